@@ -1,0 +1,2 @@
+//! augur-abstraction
+#![deny(missing_docs)]

@@ -1,0 +1,5 @@
+//! The `augur` command-line tool.
+
+fn main() {
+    println!("augur");
+}

@@ -1,0 +1,5 @@
+//! augur-pctl: PCTL properties in PRISM syntax.
+#![deny(missing_docs)]
+
+mod ast;
+pub use ast::*;

@@ -1,0 +1,2 @@
+//! augur-prism
+#![deny(missing_docs)]

@@ -1,0 +1,2 @@
+//! augur-solver
+#![deny(missing_docs)]
