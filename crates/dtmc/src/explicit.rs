@@ -730,7 +730,7 @@ pub fn write_prism_explicit(dtmc: &Dtmc, tra: &Path) -> Result<Vec<PathBuf>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Cursor;
 

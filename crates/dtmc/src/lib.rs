@@ -26,7 +26,9 @@ mod io;
 mod model;
 mod text;
 
+pub mod drn;
 pub mod explicit;
+pub mod json;
 
 pub use builder::*;
 pub use error::*;

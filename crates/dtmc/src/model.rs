@@ -232,14 +232,19 @@ impl Dtmc {
     }
 
     /// Adds the label `"deadlock"` with the given states (e.g. the states whose deadlock was
-    /// fixed by a self-loop, see [`crate::BuildReport`]) if the model does not have it.
+    /// fixed by a self-loop, see [`crate::BuildReport`]) if the model does not have it,
+    /// right after `"init"` (or first).
     /// Out-of-range states are ignored.
     pub fn add_deadlock_label(&mut self, states: &[u32]) {
         if self.label("deadlock").is_none() {
             let n = self.num_states();
             let mut set = StateSet::with_capacity(n);
             set.extend(states.iter().map(|&s| s as usize).filter(|&s| s < n));
-            let pos = usize::from(self.labels.first().is_some_and(|(l, _)| l == "init"));
+            let pos = self
+                .labels
+                .iter()
+                .position(|(l, _)| l == "init")
+                .map_or(0, |i| i + 1);
             self.labels.insert(pos, ("deadlock".to_string(), set));
         }
     }
