@@ -13,15 +13,16 @@
 //! 2
 //! @model
 //! state 0 [1] init
-//! 	action 0 [0]
-//! 		0 : 0.5
-//! 		1 : 0.5
+//!     action 0 [0]
+//!         0 : 0.5
+//!         1 : 0.5
 //! state 1 [0] done
-//! 	action 0 [0]
-//! 		1 : 1
+//!     action 0 [0]
+//!         1 : 1
 //! ```
 //!
-//! `state N [r1, r2] labels...` gives the state rewards (one per reward model) and labels;
+//! (Storm indents `action` lines with one tab and transitions with two; any indentation is
+//! accepted.) `state N [r1, r2] labels...` gives the state rewards (one per reward model) and labels;
 //! `action A [r1, r2]` the action rewards (read as a transition reward on every successor, so
 //! the expected one-step reward is the same); `dst : prob` the transitions. Initial states are
 //! the states labelled `init`. Valuations are not part of DRN and are not written.
