@@ -26,9 +26,11 @@ mod io;
 mod model;
 mod text;
 
+pub mod dot;
 pub mod drn;
 pub mod explicit;
 pub mod json;
+pub mod prism_export;
 
 pub use builder::*;
 pub use error::*;
