@@ -485,6 +485,15 @@ impl DtmcBuilder {
             set.grow(n);
             dtmc.labels.push((name, set));
         }
+        if let Some(set) = dtmc.label("init") {
+            if *set != dtmc.initial_set() {
+                return Err(DtmcError::Invalid(format!(
+                    "the label \"init\" ({:?}) differs from the initial states ({:?})",
+                    set.ones().collect::<Vec<_>>(),
+                    dtmc.initial
+                )));
+            }
+        }
         dtmc.add_init_label();
         dtmc.add_deadlock_label(&report.deadlocks_fixed);
 
@@ -651,6 +660,20 @@ mod tests {
         let (d, _) = b.build().unwrap();
         assert_eq!(d.matrix.data(), &[1.0]);
         d.validate().unwrap();
+    }
+
+    #[test]
+    fn init_label_must_match_initial_states() {
+        let mut b = DtmcBuilder::new(2);
+        b.add_row(0, [(1, 1.0)]).unwrap();
+        b.add_row(1, [(1, 1.0)]).unwrap();
+        b.add_initial(0).unwrap();
+        b.add_label_state("init", 1).unwrap();
+        let e = b.build().unwrap_err();
+        assert!(
+            e.to_string().contains("differs from the initial states"),
+            "{e}"
+        );
     }
 
     #[test]

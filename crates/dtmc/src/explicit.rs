@@ -586,7 +586,12 @@ pub fn read_prism_explicit_from(
     let mut has_init = false;
     if let Some((p, r)) = inputs.lab {
         for (name, set) in read_lab(r, p, n)? {
-            if name == "init" && set.ones().next().is_some() {
+            if name == "init" && set.ones().next().is_none() {
+                // An empty "init" label: PRISM's default initial state 0 applies (and the
+                // label is re-created as {0}).
+                continue;
+            }
+            if name == "init" {
                 has_init = true;
                 for s in set.ones() {
                     builder.add_initial(s as u32)?;
@@ -956,6 +961,17 @@ pub(crate) mod tests {
         assert_eq!(d.rewards[0].state, Some(vec![2.5, 0.0, 0.0]));
         assert_eq!(d.rewards[0].transition, Some(vec![0.0, 4.0, 0.0, 0.0]));
         assert_eq!(d.describe_state(1).unwrap(), "(x=1,b=true)");
+        // An empty "init" label means state 0, as no label file does.
+        let (d, _) = read_str(
+            "1 1\n0 0 1\n",
+            Some("0=\"init\" 1=\"x\"\n0: 1\n"),
+            None,
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(d.initial, vec![0]);
+        assert_eq!(d.label("init").unwrap().ones().collect::<Vec<_>>(), vec![0]);
         // Without a label file the initial state is 0.
         let (d, _) = read_str("1 1\n0 0 1\n", None, None, None, None).unwrap();
         assert_eq!(d.initial, vec![0]);
