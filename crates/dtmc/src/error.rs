@@ -107,6 +107,17 @@ pub enum DtmcError {
         /// The labels the model has.
         available: Vec<String>,
     },
+    /// A reward structure that the model does not have.
+    #[error(
+        "no reward structure {what} (the model has {})",
+        describe_rewards(available)
+    )]
+    UnknownRewardStructure {
+        /// What was asked for: `"name"`, `number 3`, or `(the default)`.
+        what: String,
+        /// The names of the model's structures (`""` for unnamed ones), in order.
+        available: Vec<String>,
+    },
     /// A reward that is NaN or infinite.
     #[error("reward {value} {what} is not a finite number")]
     BadReward {
@@ -137,6 +148,24 @@ pub enum DtmcError {
     /// A file name whose extension does not name a supported format.
     #[error("{}: unknown model format (expected .tra, .drn or .json)", .0.display())]
     UnknownFormat(PathBuf),
+}
+
+fn describe_rewards(names: &[String]) -> String {
+    if names.is_empty() {
+        return "none".into();
+    }
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if n.is_empty() {
+                format!("{} (unnamed)", i + 1)
+            } else {
+                format!("{} \"{n}\"", i + 1)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn valuation_suffix(v: &Option<String>) -> String {
