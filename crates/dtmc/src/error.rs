@@ -216,6 +216,36 @@ impl DtmcError {
         }
     }
 
+    /// For an error located at a line (and column) of a readable file: that line of the file
+    /// with a caret under the column, e.g.
+    /// ```text
+    ///    3 | 0 7 1
+    ///      |   ^
+    /// ```
+    /// `None` when the error has no line or the file cannot be read (e.g. in-memory input).
+    pub fn snippet(&self) -> Option<String> {
+        use std::io::BufRead;
+        let path = self.path()?;
+        let line = self.line()?;
+        let file = std::fs::File::open(path).ok()?;
+        let text = std::io::BufReader::new(file)
+            .lines()
+            .nth(line.checked_sub(1)?)?
+            .ok()?;
+        let num = line.to_string();
+        let pad = " ".repeat(num.len());
+        let mut out = format!("{num} | {text}");
+        if let Some(c) = self.column() {
+            let spaces: String = text
+                .chars()
+                .take(c.saturating_sub(1))
+                .map(|ch| if ch == '\t' { '\t' } else { ' ' })
+                .collect();
+            out.push_str(&format!("\n{pad} | {spaces}^"));
+        }
+        Some(out)
+    }
+
     /// The file this error is about, if any.
     pub fn path(&self) -> Option<&Path> {
         match self {

@@ -947,6 +947,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn snippet_points_at_the_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let tra = dir.path().join("bad.tra");
+        std::fs::write(&tra, "2 2\n0 1 1\n1\t9 1\n").unwrap();
+        let e = read_prism_explicit(&tra, &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line(), Some(3));
+        assert_eq!(e.column(), Some(3));
+        assert_eq!(e.snippet().unwrap(), "3 | 1\t9 1\n  |  \t^");
+        // A model error on a line has no column: the line alone.
+        std::fs::write(&tra, "2 2\n0 1 0.5\n1 1 1\n").unwrap();
+        let e = read_prism_explicit(&tra, &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.snippet().unwrap(), "2 | 0 1 0.5");
+    }
+
+    #[test]
     fn reads_prism_style_files() {
         let (d, _) = read_str(
             "3 4\n0 1 0.5\n0 2 1/2\n1 1 1\n2 2 1\n",
