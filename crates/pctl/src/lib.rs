@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod ast;
+mod checks;
 mod error;
 mod parser;
 pub mod print;
