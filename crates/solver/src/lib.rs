@@ -3,4 +3,5 @@
 //! (API skeleton agreed between the solver-core and checker work; bodies land with them.)
 #![deny(missing_docs)]
 
+pub mod check;
 pub mod numeric;
