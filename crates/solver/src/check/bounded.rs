@@ -4,18 +4,41 @@
 
 use augur_dtmc::{Matrix, StateSet};
 
-/// `(P·x)(s)` for one row of the CSR matrix.
-#[inline]
-fn row_dot(matrix: &Matrix, s: usize, x: &[f64]) -> f64 {
-    let indptr = matrix.indptr();
-    let range = indptr.outer_inds_sz(s);
-    let cols = &matrix.indices()[range.clone()];
-    let probs = &matrix.data()[range];
-    let mut acc = 0.0;
-    for (&c, &p) in cols.iter().zip(probs) {
-        acc += p * x[c as usize];
+/// Borrowed CSR arrays of the transition matrix, for the sweep loops.
+#[derive(Clone, Copy)]
+struct Csr<'a> {
+    /// Row pointers (`rows + 1` entries, relative to `indices`/`data`).
+    indptr: &'a [u32],
+    /// Column of every stored entry.
+    indices: &'a [u32],
+    /// Probability of every stored entry.
+    data: &'a [f64],
+    /// Offset of the first row (non-zero only for sliced matrices).
+    base: usize,
+}
+
+impl<'a> Csr<'a> {
+    fn new(matrix: &'a Matrix) -> Self {
+        let indptr: &'a [u32] = matrix.indptr().into_raw_storage();
+        Csr {
+            indptr,
+            indices: matrix.indices(),
+            data: matrix.data(),
+            base: indptr.first().map_or(0, |&b| b as usize),
+        }
     }
-    acc
+
+    /// `(P·x)(s)`.
+    #[inline]
+    fn row_dot(&self, s: usize, x: &[f64]) -> f64 {
+        let lo = self.indptr[s] as usize - self.base;
+        let hi = self.indptr[s + 1] as usize - self.base;
+        let mut acc = 0.0;
+        for (&c, &p) in self.indices[lo..hi].iter().zip(&self.data[lo..hi]) {
+            acc += p * x[c as usize];
+        }
+        acc
+    }
 }
 
 /// The states of a set as a list of u32 indices.
@@ -35,13 +58,14 @@ pub(crate) fn indicator(set: &StateSet, n: usize) -> Vec<f64> {
 /// `k` sweeps of `x(s) ← Σ_t P(s,t)·x(t)` on the rows in `rows`; every other entry keeps its
 /// initial value. Stops early when a sweep changes nothing (a fixed point).
 pub(crate) fn sweep_rows(matrix: &Matrix, rows: &[u32], init: Vec<f64>, k: u64) -> Vec<f64> {
+    let csr = Csr::new(matrix);
     let mut x = init;
     let mut y = x.clone();
     for _ in 0..k {
         let mut changed = false;
         for &s in rows {
             let s = s as usize;
-            let v = row_dot(matrix, s, &x);
+            let v = csr.row_dot(s, &x);
             changed |= v != x[s];
             y[s] = v;
         }
@@ -72,13 +96,14 @@ pub(crate) fn restricted_steps(
     init: Vec<f64>,
     k: u64,
 ) -> Vec<f64> {
+    let csr = Csr::new(matrix);
     let n = matrix.rows();
     let mut x = init;
     let mut y = vec![0.0; n];
     for _ in 0..k {
         for (s, ys) in y.iter_mut().enumerate() {
             *ys = if phi.contains(s) {
-                row_dot(matrix, s, &x)
+                csr.row_dot(s, &x)
             } else {
                 0.0
             };
@@ -92,12 +117,13 @@ pub(crate) fn restricted_steps(
 /// `d = 1` for plain cumulative reward) collected in the first `k` steps,
 /// `Σ_{i<k} d^i·E[r(X_i)]`.
 pub(crate) fn cumulative(matrix: &Matrix, rewards: &[f64], discount: f64, k: u64) -> Vec<f64> {
+    let csr = Csr::new(matrix);
     let n = matrix.rows();
     let mut x = vec![0.0; n];
     let mut y = vec![0.0; n];
     for _ in 0..k {
         for (s, ys) in y.iter_mut().enumerate() {
-            *ys = rewards[s] + discount * row_dot(matrix, s, &x);
+            *ys = rewards[s] + discount * csr.row_dot(s, &x);
         }
         std::mem::swap(&mut x, &mut y);
     }
@@ -134,6 +160,7 @@ pub(crate) fn discounted_total(
     relative: bool,
     max_iterations: u64,
 ) -> Option<Discounted> {
+    let csr = Csr::new(matrix);
     let n = matrix.rows();
     let mut x = vec![0.0; n];
     let mut y = vec![0.0; n];
@@ -143,7 +170,7 @@ pub(crate) fn discounted_total(
         // Smallest non-zero |value| (relative criterion) — zero values need `radius ≤ ε`.
         let mut scale = f64::INFINITY;
         for (s, ys) in y.iter_mut().enumerate() {
-            let v = rewards[s] + discount * row_dot(matrix, s, &x);
+            let v = rewards[s] + discount * csr.row_dot(s, &x);
             delta = delta.max((v - x[s]).abs());
             if v != 0.0 {
                 scale = scale.min(v.abs());
@@ -207,6 +234,7 @@ impl HorizonTable {
 /// `max_h` sweeps over the non-target rows: row `h` is computed from row `h−1` in place in the
 /// table (no other buffer, no allocation in the loop).
 pub fn horizon_table(matrix: &Matrix, target: &StateSet, max_h: usize) -> HorizonTable {
+    let csr = Csr::new(matrix);
     let n = matrix.rows();
     let mut data = vec![0.0; n * max_h];
     let prev0 = indicator(target, n);
@@ -222,7 +250,7 @@ pub fn horizon_table(matrix: &Matrix, target: &StateSet, max_h: usize) -> Horizo
             cur[s] = 1.0;
         }
         for &s in &rows {
-            cur[s as usize] = row_dot(matrix, s as usize, prev);
+            cur[s as usize] = csr.row_dot(s as usize, prev);
         }
     }
     HorizonTable {
