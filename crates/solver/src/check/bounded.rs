@@ -165,6 +165,7 @@ pub(crate) fn discounted_total(
     let mut x = vec![0.0; n];
     let mut y = vec![0.0; n];
     let factor = discount / (1.0 - discount);
+    let nonnegative = rewards.iter().all(|&r| r >= 0.0);
     for it in 1..=max_iterations {
         let mut delta: f64 = 0.0;
         // Smallest non-zero |value| (relative criterion) — zero values need `radius ≤ ε`.
@@ -186,7 +187,13 @@ pub(crate) fn discounted_total(
             epsilon
         };
         if radius <= target || radius == 0.0 {
-            let lo = x.iter().map(|v| v - radius).collect();
+            // With non-negative rewards the iterates increase monotonically from 0 towards the
+            // fixed point, so they are lower bounds themselves.
+            let lo = if nonnegative {
+                x.clone()
+            } else {
+                x.iter().map(|v| v - radius).collect()
+            };
             let hi = x.iter().map(|v| v + radius).collect();
             return Some(Discounted {
                 values: x,
