@@ -753,6 +753,13 @@ proptest! {
     }
 
     #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..80)) {
+        let s = String::from_utf8_lossy(&bytes);
+        let _ = parse_properties(&s);
+        let _ = parse_property(&s);
+    }
+
+    #[test]
     fn random_strings_never_panic(s in "\\PC{0,60}") {
         let _ = parse_properties(&s);
         let _ = parse_property(&s);
