@@ -552,7 +552,10 @@ fn build_reward_ref(pair: Pair<'_, Rule>) -> Result<RewardRef> {
         Rule::quoted => Ok(RewardRef::Name(quoted_text(p))),
         _ => match p.as_str().parse::<u32>() {
             Ok(i) if i >= 1 => Ok(RewardRef::Index(i)),
-            _ => Err(invalid(p.as_span(), "reward structure indices start at 1")),
+            _ => Err(invalid(
+                p.as_span(),
+                "reward structure indices start at 1 (and must fit in 32 bits)",
+            )),
         },
     }
 }

@@ -340,6 +340,16 @@ fn semantic_checks_are_located() {
     );
     rejects("T=? [ G \"a\" ]", true, 1, 7, "T[...] takes an unbounded");
     rejects("R{0}=? [ C ]", true, 1, 3, "start at 1");
+    rejects("R{99999999999}=? [ C ]", true, 1, 3, "start at 1");
+    rejects(
+        "x>0 ? \"a\" : y",
+        true,
+        1,
+        7,
+        "branches of `c ? a : b` must be expressions",
+    );
+    rejects("x>0 ? y : P>0.5 [ F z ]", true, 1, 11, "branches");
+    rejects("\"c\" ? y : z", true, 1, 1, "condition of `c ? a : b`");
     // Files: duplicate names, located on their line.
     rejects(
         "const int N = 1;\nconst N = 2;\n",
