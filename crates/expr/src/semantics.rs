@@ -354,6 +354,8 @@ fn to_int(e: &Expr, d: f64) -> Result<Value> {
     Ok(Value::Int(d as i64))
 }
 
+/// Invariant: `vals.len()` satisfies `arity(func)` (checked by the caller with `check_arity`),
+/// so the argument indexing below is in bounds.
 fn eval_call(e: &Expr, func: Func, vals: &[Value]) -> Result<Value> {
     let mut nums = Vec::with_capacity(vals.len());
     for v in vals {
