@@ -67,11 +67,14 @@ impl SyntaxError {
     }
 
     /// An error covering the text of a pest span.
+    /// Trailing whitespace that pest includes in a rule's span is left out.
     pub fn from_span(span: pest::Span<'_>, message: impl Into<String>) -> Self {
         let (line, column) = span.start_pos().line_col();
+        let text = span.as_str();
+        let len = text.trim_end().len();
         SyntaxError {
             message: message.into(),
-            span: (span.start(), span.end()),
+            span: (span.start(), span.start() + len.max(1).min(text.len())),
             line,
             column,
             expected: Vec::new(),

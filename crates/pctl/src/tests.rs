@@ -849,3 +849,19 @@ fn instantiate_substitutes_and_rechecks_bounds() {
     let h = sf("P>=p [ F<=k x=1 ]").substitute(|n| (n == "x").then(|| Expr::Ident("z".into())));
     assert_eq!(h.to_string(), "P>=p [ F<=k z=1 ]");
 }
+
+#[test]
+fn crlf_and_unicode_locations() {
+    // Windows line endings and non-ASCII text before the error: columns count characters.
+    let src = "\"ünïcødé\": P=? [ F \"é\" ]\r\n\"b\": P>=2 [ F x ]\r\n";
+    let err = parse_properties(src).unwrap_err();
+    assert_eq!((err.line(), err.column()), (2, 9));
+    let text = err.render(src, "w.props");
+    assert!(
+        text.contains("2 | \"b\": P>=2 [ F x ]\n  |         ^\n"),
+        "{text}"
+    );
+    let ok = parse_properties("\"ünï\": P=? [ F \"é\" ]\r\nS=? [ x ]\r\n").unwrap();
+    assert_eq!(ok.properties.len(), 2);
+    assert_eq!(ok.properties[0].name.as_deref(), Some("ünï"));
+}
