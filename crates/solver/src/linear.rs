@@ -17,7 +17,7 @@ use num_traits::Zero;
 /// Auto: try exact elimination when there are at most this many unknowns...
 const AUTO_EXACT_MAX_UNKNOWNS: usize = 20_000;
 /// ... within this work budget (sum of operand bit sizes over all rational multiply-adds).
-const AUTO_EXACT_BUDGET: u64 = 400_000_000;
+const AUTO_EXACT_BUDGET: u64 = 5_000_000;
 /// Closed form (dense LU) refuses systems larger than this.
 pub(crate) const CLOSED_FORM_MAX_UNKNOWNS: usize = 5_000;
 
@@ -497,6 +497,14 @@ pub(crate) fn sound_iteration(
         .zip(&hi)
         .map(|(&l, &h)| l + (h - l) / 2.0)
         .collect();
+    // Guard against accumulated rounding: each sweep can misplace a value by a few ulps, so widen
+    // the bounds by 4 ulps (relative) per iteration performed, within the a priori bounds.
+    let slack = (counter.iterations as f64 + 1.0) * 4.0 * f64::EPSILON;
+    let top = upper.unwrap_or(f64::INFINITY);
+    for (l, h) in lo.iter_mut().zip(hi.iter_mut()) {
+        *l = (*l - l.abs() * slack).max(lower);
+        *h = (*h + h.abs() * slack).min(top);
+    }
     let mut method = if topological {
         format!(
             "topological interval iteration ({n} unknowns, {blocks} SCCs, {} iterations",
