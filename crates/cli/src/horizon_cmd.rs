@@ -50,7 +50,7 @@ pub fn run(args: &HorizonArgs) -> Result<(), Failure> {
     if args.max_h == 0 {
         return Err(Failure::User("--max must be at least 1".into()));
     }
-    if n.checked_mul(args.max_h).is_none_or(|c| c > 200_000_000) {
+    if n.checked_mul(args.max_h).map_or(true, |c| c > 200_000_000) {
         return Err(Failure::User(format!(
             "the table would have {n} × {} entries; choose a smaller --max",
             args.max_h

@@ -46,7 +46,6 @@
 
 mod atoms;
 mod bounded;
-mod core;
 #[cfg(test)]
 mod tests;
 
@@ -388,7 +387,7 @@ impl<'a> Checker<'a> {
     fn transpose(&mut self) -> &Matrix {
         let m = &self.dtmc.matrix;
         self.transpose
-            .get_or_insert_with(|| m.transpose_view().to_csr())
+            .get_or_insert_with(|| crate::graph::transpose(m))
     }
 
     fn full(&self) -> StateSet {
@@ -732,8 +731,9 @@ impl<'a> Checker<'a> {
             }
             None => {
                 let opts = self.options;
+                let exact = self.dtmc.exact.as_deref();
                 let t = self.transpose();
-                let sol = core::until_probabilities(matrix, t, phi, psi, &opts)?;
+                let sol = crate::until_probabilities(matrix, t, exact, phi, psi, &opts)?;
                 Num {
                     values: sol.values,
                     bounds: sol.bounds,
@@ -886,8 +886,9 @@ impl<'a> Checker<'a> {
                     }
                     None => {
                         let opts = self.options;
+                        let exact = self.dtmc.exact.as_deref();
                         let t = self.transpose();
-                        let sol = core::total_rewards(matrix, t, &r, &opts)?;
+                        let sol = crate::total_rewards(matrix, t, exact, &r, &opts)?;
                         Ok(Num {
                             values: sol.values,
                             bounds: sol.bounds,
@@ -925,8 +926,9 @@ impl<'a> Checker<'a> {
     fn reach_rewards(&mut self, target: &StateSet, r: &[f64]) -> Result<Num> {
         let opts = self.options;
         let matrix = self.matrix();
+        let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        let sol = core::reachability_rewards(matrix, t, target, r, &opts)?;
+        let sol = crate::reachability_rewards(matrix, t, exact, target, r, &opts)?;
         Ok(Num {
             values: sol.values,
             bounds: sol.bounds,
@@ -937,8 +939,9 @@ impl<'a> Checker<'a> {
     fn long_run(&mut self, v: &[f64]) -> Result<Num> {
         let opts = self.options;
         let matrix = self.matrix();
+        let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        let sol = core::long_run_average(matrix, t, v, &opts)?;
+        let sol = crate::long_run_average(matrix, t, exact, v, &opts)?;
         Ok(Num {
             values: sol.values,
             bounds: sol.bounds,
