@@ -725,7 +725,7 @@ impl<'a> Checker<'a> {
             Some(u) => {
                 let window = u - steps.lower;
                 Num::exact(
-                    bounded::bounded_until(matrix, phi, psi, window),
+                    crate::sweep::bounded_until(matrix, phi, psi, window),
                     format!("bounded ({window} steps)"),
                 )
             }
