@@ -2,11 +2,12 @@
 //! P(F≤h target) for h = 1..H and every state.
 
 use crate::check_cmd::scalar_json;
-use crate::failure::Failure;
+use crate::error::CliError;
 use crate::model::load_model;
 use augur_solver::check::{horizon_table, Scalar};
 use clap::Args;
 use serde_json::{json, Value as Json};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `augur horizon`.
@@ -26,7 +27,7 @@ pub struct HorizonArgs {
 }
 
 /// Run `augur horizon`.
-pub fn run(args: &HorizonArgs) -> Result<(), Failure> {
+pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let loaded = load_model(&args.model, &[])?;
     let dtmc = &loaded.dtmc;
     let name = args.target.trim().trim_matches('"');
@@ -36,8 +37,8 @@ pub fn run(args: &HorizonArgs) -> Result<(), Failure> {
             .iter()
             .map(|(n, _)| format!("\"{n}\""))
             .collect();
-        Failure::User(format!(
-            "{}: unknown label \"{name}\" (the model has: {})",
+        CliError::User(format!(
+            "error: {}: unknown label \"{name}\" (the model has: {})",
             args.model.display(),
             if known.is_empty() {
                 "no labels".to_string()
@@ -48,11 +49,11 @@ pub fn run(args: &HorizonArgs) -> Result<(), Failure> {
     })?;
     let n = dtmc.num_states();
     if args.max_h == 0 {
-        return Err(Failure::User("--max must be at least 1".into()));
+        return Err(CliError::user("error: --max must be at least 1"));
     }
     if n.checked_mul(args.max_h).map_or(true, |c| c > 200_000_000) {
-        return Err(Failure::User(format!(
-            "the table would have {n} × {} entries; choose a smaller --max",
+        return Err(CliError::User(format!(
+            "error: the table would have {n} × {} entries; choose a smaller --max",
             args.max_h
         )));
     }
@@ -68,26 +69,26 @@ pub fn run(args: &HorizonArgs) -> Result<(), Failure> {
                 )
             })
             .collect();
-        let out = json!({
+        let doc = json!({
             "target": name,
             "max": args.max_h,
             "states": n,
             "initial": dtmc.initial,
             "table": rows,
         });
-        println!("{out}");
+        writeln!(out, "{doc}")?;
     } else {
         let mut header = String::from("state");
         for h in 1..=args.max_h {
             header.push_str(&format!("\th={h}"));
         }
-        println!("{header}");
+        writeln!(out, "{header}")?;
         for s in 0..n {
             let mut line = s.to_string();
             for h in 1..=args.max_h {
                 line.push_str(&format!("\t{}", at(s, h)));
             }
-            println!("{line}");
+            writeln!(out, "{line}")?;
         }
     }
     Ok(())
