@@ -652,7 +652,7 @@ impl<'a> Checker<'a> {
         }
         if rounds > 0 {
             self.notes.push(format!(
-                "{op}{} {t}: bounds straddled the threshold; recomputed with ε = {:e}",
+                "{op}{} {t}: bounds straddled the threshold; recomputed with ε = {:.0e}",
                 cmp_text(*cmp),
                 self.options.epsilon
             ));

@@ -1131,3 +1131,43 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn straddling_bounds_are_refined_then_noted() {
+    // P(F goal) from 0 is exactly 1/2. With the sound interval method and a threshold of
+    // exactly 1/2 the bounds [0.5 − δ, 0.5 + δ] straddle it: the checker refines (smaller ε)
+    // and, if still undecided, decides by the point value and says so.
+    let d = lazy();
+    let mut c = ctx();
+    c.options.method = crate::numeric::Method::Interval;
+    let f = StateFormula::Prob {
+        bound: Bound::Compare(Comparison::Ge, Expr::Double(0.5)),
+        path: Box::new(PathFormula::Eventually(goal(), StepBound::Unbounded)),
+    };
+    let r = check_property(&d, &f, &c).unwrap();
+    let undecided = r.notes.iter().any(|n| n.contains("undecided"));
+    let refined = r.notes.iter().any(|n| n.contains("recomputed"));
+    let exact_bounds = match check(
+        &d,
+        &p(PathFormula::Eventually(goal(), StepBound::Unbounded)),
+        &c,
+    )
+    .unwrap()
+    {
+        Values::Num {
+            bounds: Some((lo, hi)),
+            ..
+        } => lo[0] == 0.5 && hi[0] == 0.5,
+        _ => false,
+    };
+    // Either the method pinned the value exactly (no note needed) or the notes say what happened.
+    assert!(exact_bounds || (refined && undecided), "{:?}", r.notes);
+    // A threshold away from the value is decided by the bounds without notes.
+    let g = StateFormula::Prob {
+        bound: Bound::Compare(Comparison::Ge, Expr::Double(0.4)),
+        path: Box::new(PathFormula::Eventually(goal(), StepBound::Unbounded)),
+    };
+    let r = check_property(&d, &g, &c).unwrap();
+    assert_eq!(r.value, Scalar::Bool(true));
+    assert!(r.notes.is_empty());
+}
