@@ -6,7 +6,7 @@ use crate::model::load_model;
 use augur_expr::{evaluate_constants, parse_const_assignments, ConstDecl, Expr, Type, Value};
 use augur_pctl::{parse_properties, parse_property, Property};
 use augur_solver::check::{
-    check_property, CheckContext, CheckError, InitialFilter, PropertyResult, Scalar, Values,
+    CheckContext, CheckError, CheckSession, InitialFilter, PropertyResult, Scalar, Values,
 };
 use augur_solver::numeric::{Method, SolveOptions, SolverError};
 use clap::{Args, ValueEnum};
@@ -232,10 +232,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
             writeln!(out, "note: {note}")?;
         }
     }
+    let mut session = CheckSession::new(dtmc, &ctx);
     for job in &jobs {
         let text = job.property.formula.to_string();
         let start = Instant::now();
-        let res = check_property(dtmc, &job.property.formula, &ctx);
+        let res = session.check_property(&job.property.formula);
         let seconds = start.elapsed().as_secs_f64();
         match res {
             Ok(r) => {

@@ -173,7 +173,7 @@ pub struct PropertyResult {
 
 /// Check a formula: the value of every state.
 pub fn check(dtmc: &Dtmc, formula: &StateFormula, ctx: &CheckContext) -> Result<Values> {
-    Checker::new(dtmc, ctx).state(formula)
+    CheckSession::new(dtmc, ctx).check(formula)
 }
 
 /// Check a property and extract the value reported for it: at the initial state; for a
@@ -185,7 +185,38 @@ pub fn check_property(
     formula: &StateFormula,
     ctx: &CheckContext,
 ) -> Result<PropertyResult> {
-    let mut checker = Checker::new(dtmc, ctx);
+    CheckSession::new(dtmc, ctx).check_property(formula)
+}
+
+/// Several properties on one model: the transpose of the transition matrix (needed by every
+/// unbounded operator) is built once, on first use, and kept for the following properties.
+pub struct CheckSession<'a> {
+    checker: Checker<'a>,
+}
+
+impl<'a> CheckSession<'a> {
+    /// A session on `dtmc` with `ctx`.
+    pub fn new(dtmc: &'a Dtmc, ctx: &'a CheckContext) -> Self {
+        CheckSession {
+            checker: Checker::new(dtmc, ctx),
+        }
+    }
+
+    /// The value of every state (as [`check`]).
+    pub fn check(&mut self, formula: &StateFormula) -> Result<Values> {
+        self.checker.reset();
+        self.checker.state(formula)
+    }
+
+    /// The reported value of a property (as [`check_property`]).
+    pub fn check_property(&mut self, formula: &StateFormula) -> Result<PropertyResult> {
+        self.checker.reset();
+        property_result(&mut self.checker, formula)
+    }
+}
+
+fn property_result(checker: &mut Checker<'_>, formula: &StateFormula) -> Result<PropertyResult> {
+    let dtmc = checker.dtmc;
     let values = checker.state(formula)?;
     let mut methods: Vec<String> = Vec::new();
     for m in checker.methods.drain(..) {
@@ -287,7 +318,7 @@ pub fn check_property(
         method,
         initial_filter,
         printed,
-        notes: checker.notes,
+        notes: std::mem::take(&mut checker.notes),
     })
 }
 
@@ -374,6 +405,14 @@ impl<'a> Checker<'a> {
             methods: Vec::new(),
             notes: Vec::new(),
         }
+    }
+
+    /// Forget the state of the previous property (keeps the transpose).
+    fn reset(&mut self) {
+        self.options = self.ctx.options;
+        self.label_stack.clear();
+        self.methods.clear();
+        self.notes.clear();
     }
 
     fn n(&self) -> usize {
