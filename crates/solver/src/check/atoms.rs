@@ -1,19 +1,19 @@
 //! Evaluation of expression atoms (`x>=3`, `s=1 & t!=2`, thresholds, step bounds) over the
-//! state valuations of a DTMC and the constants of the check context, with augur-expr's
-//! evaluator.
+//! state valuations of a DTMC and the constants of the check context.
 
 use super::{CheckError, Result};
 use augur_dtmc::Dtmc;
 use augur_expr::{Expr, ExprError, Value};
 use std::collections::HashMap;
 
-fn expr_error(e: ExprError) -> CheckError {
-    match e {
+/// Evaluate `expr` with augur-expr's evaluator, resolving identifiers with `lookup`.
+pub(crate) fn eval(expr: &Expr, lookup: &dyn Fn(&str) -> Option<Value>) -> Result<Value> {
+    expr.eval(lookup).map_err(|e| match e {
         ExprError::Undeclared(name) => {
             CheckError::Expr(format!("unknown variable or constant `{name}`"))
         }
         other => CheckError::Expr(other.to_string()),
-    }
+    })
 }
 
 pub(crate) fn as_f64(v: Value) -> Result<f64> {
@@ -28,8 +28,7 @@ pub(crate) fn as_f64(v: Value) -> Result<f64> {
 
 /// Evaluate a state-independent expression (thresholds, step bounds, discount factors).
 pub(crate) fn eval_const(expr: &Expr, constants: &HashMap<String, Value>) -> Result<Value> {
-    expr.eval(|name| constants.get(name).copied())
-        .map_err(expr_error)
+    eval(expr, &|name| constants.get(name).copied())
 }
 
 /// Evaluate an expression in every state. Identifiers are model variables first, then constants.
@@ -48,6 +47,12 @@ pub(crate) fn eval_states(
         return eval_const(expr, constants).map(|v| vec![v; n]);
     };
     let width = vals.names.len();
+    let index: HashMap<&str, usize> = vals
+        .names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
     let mut out = Vec::with_capacity(n);
     for s in 0..n {
         let row = vals
@@ -55,13 +60,12 @@ pub(crate) fn eval_states(
             .get(s * width..(s + 1) * width)
             .ok_or_else(|| CheckError::Model(format!("the valuations do not cover state {s}")))?;
         let lookup = |name: &str| {
-            vals.names
-                .iter()
-                .position(|v| v == name)
-                .map(|i| row[i])
+            index
+                .get(name)
+                .map(|&i| row[i])
                 .or_else(|| constants.get(name).copied())
         };
-        out.push(expr.eval(lookup).map_err(expr_error)?);
+        out.push(eval(expr, &lookup)?);
     }
     Ok(out)
 }
