@@ -3,6 +3,7 @@
 
 use crate::error::{read_input, CliError};
 use crate::model::load_model;
+use augur_dtmc::Dtmc;
 use augur_expr::{evaluate_constants, parse_const_assignments, ConstDecl, Expr, Type, Value};
 use augur_pctl::{parse_properties, parse_property, Property};
 use augur_solver::check::{
@@ -243,7 +244,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 if args.json {
                     results_json.push(result_json(job, &text, &r, seconds, args.all_states, n));
                 } else {
-                    print_result(out, job, &text, &r, seconds, args.all_states, n)?;
+                    print_result(out, dtmc, job, &text, &r, seconds, args.all_states, n)?;
                 }
             }
             Err(e) => {
@@ -344,8 +345,10 @@ fn result_json(
     o
 }
 
+#[allow(clippy::too_many_arguments)]
 fn print_result(
     out: &mut dyn Write,
+    dtmc: &Dtmc,
     job: &Job,
     text: &str,
     r: &PropertyResult,
@@ -390,7 +393,10 @@ fn print_result(
     }
     if all_states {
         for (s, v) in state_values(&r.values, n).into_iter().enumerate() {
-            writeln!(out, "  state {s}: {}", scalar_text(v))?;
+            match dtmc.describe_state(s) {
+                Some(val) => writeln!(out, "  state {s} {val}: {}", scalar_text(v))?,
+                None => writeln!(out, "  state {s}: {}", scalar_text(v))?,
+            }
         }
     }
     Ok(())

@@ -52,7 +52,7 @@ mod tests;
 pub use bounded::{horizon_table, HorizonTable};
 
 use crate::numeric::{SolveOptions, SolverError};
-use augur_dtmc::{Dtmc, Matrix, RewardStructure, StateSet};
+use augur_dtmc::{Dtmc, DtmcError, Matrix, RewardStructure, StateSet};
 use augur_expr::{Expr, Value};
 use augur_pctl::{
     Bound, Comparison, FilterOp, PathFormula, RewardPath, RewardRef, StateFormula, StepBound,
@@ -789,75 +789,56 @@ impl<'a> Checker<'a> {
         Ok(r)
     }
 
+    /// The reward structure of `R{...}` (the dtmc crate's lookups, whose errors list the
+    /// model's structures).
     fn structure(&self, r: Option<&RewardRef>) -> Result<&'a RewardStructure> {
-        let rewards = &self.dtmc.rewards;
-        let known = || {
-            if rewards.is_empty() {
-                "no reward structures".to_string()
-            } else {
-                rewards
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| match &s.name {
-                        Some(n) => format!("\"{n}\""),
-                        None => format!("{} (unnamed)", i + 1),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
+        let d = self.dtmc;
+        let found = match r {
+            None => d.default_reward(),
+            Some(RewardRef::Name(n)) => d.reward_named(n),
+            Some(RewardRef::Index(i)) => d.reward_indexed(*i),
         };
-        match r {
-            None => rewards.first().ok_or_else(|| CheckError::UnknownRewards {
-                name: "(default)".into(),
-                known: known(),
-            }),
-            Some(RewardRef::Name(n)) => {
-                self.dtmc
-                    .reward_structure(n)
-                    .ok_or_else(|| CheckError::UnknownRewards {
-                        name: format!("\"{n}\""),
-                        known: known(),
-                    })
-            }
-            Some(RewardRef::Index(i)) => (*i as usize)
-                .checked_sub(1)
-                .and_then(|i| rewards.get(i))
-                .ok_or_else(|| CheckError::UnknownRewards {
-                    name: i.to_string(),
-                    known: known(),
-                }),
-        }
+        found.map_err(|e| match e {
+            DtmcError::UnknownRewardStructure { what, available } => CheckError::UnknownRewards {
+                name: what,
+                known: if available.is_empty() {
+                    "no reward structures".into()
+                } else {
+                    available
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| {
+                            if n.is_empty() {
+                                format!("{} (unnamed)", i + 1)
+                            } else {
+                                format!("\"{n}\"")
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            },
+            other => CheckError::Model(other.to_string()),
+        })
     }
 
     /// Expected one-step reward `state(s) + Σ_t P(s,t)·trans(s,t)`.
     fn one_step(&self, rs: &RewardStructure) -> Result<Vec<f64>> {
         let n = self.n();
-        let mut r = match &rs.state {
-            Some(v) if v.len() == n => v.clone(),
-            Some(v) => {
-                return Err(CheckError::Model(format!(
-                    "a state reward vector has {} entries for {n} states",
-                    v.len()
-                )))
-            }
-            None => vec![0.0; n],
-        };
-        if let Some(t) = &rs.transition {
-            let m = self.matrix();
-            if t.len() != m.nnz() {
-                return Err(CheckError::Model(format!(
-                    "a transition reward vector has {} entries for {} transitions",
-                    t.len(),
-                    m.nnz()
-                )));
-            }
-            for (s, rs) in r.iter_mut().enumerate() {
-                let range = m.indptr().outer_inds_sz(s);
-                let probs = &m.data()[range.clone()];
-                *rs += probs.iter().zip(&t[range]).map(|(p, w)| p * w).sum::<f64>();
-            }
+        if let Some(v) = rs.state.as_ref().filter(|v| v.len() != n) {
+            return Err(CheckError::Model(format!(
+                "a state reward vector has {} entries for {n} states",
+                v.len()
+            )));
         }
-        Ok(r)
+        let nnz = self.matrix().nnz();
+        if let Some(t) = rs.transition.as_ref().filter(|t| t.len() != nnz) {
+            return Err(CheckError::Model(format!(
+                "a transition reward vector has {} entries for {nnz} transitions",
+                t.len()
+            )));
+        }
+        Ok(self.dtmc.expected_one_step_rewards(rs))
     }
 
     fn reward(&mut self, r: Option<&RewardRef>, path: &RewardPath) -> Result<Num> {
