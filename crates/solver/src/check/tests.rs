@@ -1236,8 +1236,11 @@ proptest! {
     }
 }
 
+/// Per-state lower and upper bounds.
+type Bounds = Option<(Vec<f64>, Vec<f64>)>;
+
 /// Values and bounds of `R{"x"}=? [path]` in every state.
-fn r_vals(d: &Dtmc, path: RewardPath) -> (Vec<f64>, Option<(Vec<f64>, Vec<f64>)>) {
+fn r_vals(d: &Dtmc, path: RewardPath) -> (Vec<f64>, Bounds) {
     match check(d, &r("x", path), &ctx()).expect("check") {
         Values::Num { values, bounds, .. } => (values, bounds),
         Values::Bool(_) => panic!("expected numbers"),
