@@ -3,14 +3,15 @@
 //! All functions take the transition matrix (CSR) and state sets, and return one value per state.
 //! They do no I/O.
 
-use augur_dtmc::{Matrix, StateSet};
 use serde::{Deserialize, Serialize};
 
 /// Errors of the solver.
 #[derive(Debug, thiserror::Error)]
 pub enum SolverError {
     /// The method did not reach the requested precision within its iteration budget.
-    #[error("{method} did not converge within {iterations} iterations (last difference {difference:e})")]
+    #[error(
+        "{method} did not converge within {iterations} iterations (last difference {difference:e})"
+    )]
     NotConverged {
         /// The method's name.
         method: String,
