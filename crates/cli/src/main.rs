@@ -1,5 +1,62 @@
 //! The `augur` command-line tool.
+//!
+//! Each subcommand lives in its own module (`parse_cmd`, ...) exposing an `Args` struct
+//! (clap derive) and `fn run(args, out) -> Result<(), CliError>`; `main` only dispatches and maps
+//! errors to exit codes: 0 success, 1 user error (bad file, bad property, bad arguments),
+//! 2 internal error. Only this crate prints.
 
-fn main() {
-    println!("augur");
+mod error;
+mod parse_cmd;
+
+use clap::{Parser, Subcommand};
+use error::CliError;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Augur: a probabilistic model checker for discrete-time Markov chains.
+#[derive(Debug, Parser)]
+#[command(name = "augur", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands (one module each).
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Parse PCTL properties and print them in canonical form (or as JSON).
+    Parse(parse_cmd::ParseArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are not errors; every other argument error is a user error.
+            let code = if e.use_stderr() { 1 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let result = match cli.command {
+        Command::Parse(args) => parse_cmd::run(&args, &mut out),
+    };
+    let result = result.and_then(|()| out.flush().map_err(CliError::from));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
+        Err(CliError::User(msg)) => {
+            eprint!("{msg}");
+            if !msg.ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::from(1)
+        }
+        Err(CliError::Internal(e)) => {
+            eprintln!("internal error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
 }

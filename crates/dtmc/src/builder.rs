@@ -697,7 +697,15 @@ mod tests {
         let bad = b.add_reward_structure(None);
         b.add_transition_reward(bad, 1, 1, 1.0).unwrap();
         let (d, _) = b.build().unwrap();
-        let rs = d.reward_structure("cost").unwrap();
+        let rs = d.reward_named("cost").unwrap();
+        assert_eq!(d.reward_indexed(1).unwrap(), rs);
+        assert_eq!(d.default_reward().unwrap(), rs);
+        assert_eq!(
+            d.reward_indexed(3).unwrap_err().to_string(),
+            "no reward structure number 3 (the model has 1 \"cost\", 2 (unnamed))"
+        );
+        assert!(d.reward_indexed(0).is_err());
+        assert!(d.reward_named("x").is_err());
         // state 0: 1 + 0.75*4 = 4; state 1: 0; state 2: 0.5*2 = 1.
         assert_eq!(d.expected_one_step_rewards(rs), vec![4.0, 0.0, 1.0]);
         let t = d.transpose();

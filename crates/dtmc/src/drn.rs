@@ -34,7 +34,7 @@ use crate::builder::{BuildReport, DtmcBuilder};
 use crate::error::{DtmcError, Result};
 use crate::io::ReadOptions;
 use crate::model::{Dtmc, RewardStructure};
-use crate::text::{fmt_num, parse_real, Lines};
+use crate::text::{fmt_num, parse_real, Lines, Num};
 use std::io::{BufRead, Write};
 use std::path::Path;
 
@@ -476,7 +476,7 @@ pub fn write_drn(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
         }
         writeln!(w)?;
         for (t, p) in dtmc.successors(s) {
-            writeln!(w, "\t\t{t} : {}", fmt_num(p))?;
+            writeln!(w, "\t\t{t} : {}", Num(p))?;
         }
     }
     Ok(())

@@ -20,7 +20,7 @@ use crate::builder::{BuildReport, DtmcBuilder};
 use crate::error::{DtmcError, Result};
 use crate::io::ReadOptions;
 use crate::model::{format_value, Dtmc, RewardStructure, StateSet, Valuations};
-use crate::text::{fmt_num, parse_real, Lines};
+use crate::text::{parse_real, Lines, Num};
 use augur_expr::{Type, Value};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -715,7 +715,7 @@ pub fn write_tra(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
     writeln!(w, "{} {}", dtmc.num_states(), dtmc.num_transitions())?;
     for s in 0..dtmc.num_states() {
         for (t, p) in dtmc.successors(s) {
-            writeln!(w, "{s} {t} {}", fmt_num(p))?;
+            writeln!(w, "{s} {t} {}", Num(p))?;
         }
     }
     Ok(())
@@ -773,7 +773,7 @@ pub fn write_srew(dtmc: &Dtmc, r: &RewardStructure, w: &mut dyn Write) -> Result
     writeln!(w, "{} {}", dtmc.num_states(), nnz)?;
     for (s, &x) in v.iter().enumerate() {
         if x != 0.0 {
-            writeln!(w, "{s} {}", fmt_num(x))?;
+            writeln!(w, "{s} {}", Num(x))?;
         }
     }
     Ok(())
@@ -790,7 +790,7 @@ pub fn write_trew(dtmc: &Dtmc, r: &RewardStructure, w: &mut dyn Write) -> Result
         for k in dtmc.row_range(s) {
             if let Some(&x) = v.get(k) {
                 if x != 0.0 {
-                    writeln!(w, "{s} {} {}", dtmc.matrix.indices()[k], fmt_num(x))?;
+                    writeln!(w, "{s} {} {}", dtmc.matrix.indices()[k], Num(x))?;
                 }
             }
         }
@@ -944,6 +944,21 @@ pub(crate) mod tests {
             text,
             "0=\"init\" 1=\"deadlock\" 2=\"goal\" 3=\"bad\"\n0: 0\n2: 2\n3: 2 3\n"
         );
+    }
+
+    #[test]
+    fn snippet_points_at_the_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let tra = dir.path().join("bad.tra");
+        std::fs::write(&tra, "2 2\n0 1 1\n1\t9 1\n").unwrap();
+        let e = read_prism_explicit(&tra, &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line(), Some(3));
+        assert_eq!(e.column(), Some(3));
+        assert_eq!(e.snippet().unwrap(), "3 | 1\t9 1\n  |  \t^");
+        // A model error on a line has no column: the line alone.
+        std::fs::write(&tra, "2 2\n0 1 0.5\n1 1 1\n").unwrap();
+        let e = read_prism_explicit(&tra, &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.snippet().unwrap(), "2 | 0 1 0.5");
     }
 
     #[test]
