@@ -54,22 +54,31 @@ impl fmt::Display for Location {
 }
 
 /// Renders `message` at `loc` as `file:line:col: message`, then the line and a caret.
-fn render(f: &mut fmt::Formatter<'_>, loc: &Location, message: &str) -> fmt::Result {
-    writeln!(f, "{loc}: {message}")?;
+fn render(loc: &Location, message: &str) -> String {
     let tabs_kept: String = loc
         .line_text
         .chars()
         .take(loc.col.saturating_sub(1))
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    writeln!(f, "  | {}", loc.line_text)?;
-    write!(f, "  | {tabs_kept}^")
+    format!("{loc}: {message}\n  | {}\n  | {tabs_kept}^", loc.line_text)
+}
+
+fn missing(names: &[String]) -> String {
+    format!(
+        "undefined constant{} {} (give {} with --const {}=VALUE)",
+        if names.len() == 1 { "" } else { "s" },
+        names.join(", "),
+        if names.len() == 1 { "it" } else { "them" },
+        names.first().map_or("NAME", |s| s.as_str())
+    )
 }
 
 /// An error of this crate.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PrismError {
     /// A syntax error or a static (semantic) error in the model file, with its location.
+    #[error("{}", render(location, message))]
     Located {
         /// Where.
         location: Location,
@@ -77,17 +86,19 @@ pub enum PrismError {
         message: String,
     },
     /// Constants without a value that were not given on the command line.
+    #[error("{}", missing(names))]
     MissingConstants {
         /// Their names, in declaration order.
         names: Vec<String>,
     },
-    /// A constant given on the command line that the model does not declare, or of the
-    /// wrong type.
+    /// A constant given on the command line that the model declares with another type.
+    #[error("{message}")]
     BadConstant {
         /// What is wrong.
         message: String,
     },
     /// An error while building the state space, naming the state and the command.
+    #[error("{message} in state {state}, {context}")]
     Build {
         /// What happened.
         message: String,
@@ -97,36 +108,12 @@ pub enum PrismError {
         context: String,
     },
     /// A limit of the implementation was exceeded (too many states, variables too wide).
+    #[error("{message}")]
     Limit {
         /// What.
         message: String,
     },
 }
-
-impl fmt::Display for PrismError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PrismError::Located { location, message } => render(f, location, message),
-            PrismError::MissingConstants { names } => write!(
-                f,
-                "undefined constant{} {} (give {} with --const {}=VALUE)",
-                if names.len() == 1 { "" } else { "s" },
-                names.join(", "),
-                if names.len() == 1 { "it" } else { "them" },
-                names.first().map_or("NAME", |s| s.as_str())
-            ),
-            PrismError::BadConstant { message } => write!(f, "{message}"),
-            PrismError::Build {
-                message,
-                state,
-                context,
-            } => write!(f, "{message} in state {state}, {context}"),
-            PrismError::Limit { message } => write!(f, "{message}"),
-        }
-    }
-}
-
-impl std::error::Error for PrismError {}
 
 impl PrismError {
     /// A located error at byte `offset` of `source`.

@@ -374,6 +374,10 @@ fn formulas_expand_into_property_expressions() {
         augur_expr::parse_expr("((x + 1) * 2) > 3").unwrap()
     );
     assert_eq!(m.formulas().len(), 2);
+    let p = augur_pctl::parse_property("P=? [ F<=(f) g > 3 ]").unwrap();
+    let q = m.expand_formulas_in(&p.formula);
+    let want = augur_pctl::parse_property("P=? [ F<=(x+1) ((x + 1) * 2) > 3 ]").unwrap();
+    assert_eq!(q, want.formula);
 }
 
 #[test]
