@@ -5,7 +5,12 @@
 //! errors to exit codes: 0 success, 1 user error (bad file, bad property, bad arguments),
 //! 2 internal error. Only this crate prints.
 
+mod check_cmd;
 mod error;
+mod export_cmd;
+mod failure;
+mod horizon_cmd;
+mod model;
 mod parse_cmd;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +31,12 @@ struct Cli {
 enum Command {
     /// Parse PCTL properties and print them in canonical form (or as JSON).
     Parse(parse_cmd::ParseArgs),
+    /// Check PCTL properties on a model.
+    Check(check_cmd::CheckArgs),
+    /// The all-horizon table P(F<=h target) for h = 1..H.
+    Horizon(horizon_cmd::HorizonArgs),
+    /// Convert a model to another format.
+    Export(export_cmd::ExportArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,11 +53,15 @@ fn main() -> ExitCode {
     let mut out = stdout.lock();
     let result = match cli.command {
         Command::Parse(args) => parse_cmd::run(&args, &mut out),
+        Command::Check(args) => check_cmd::run(&args).map_err(CliError::from),
+        Command::Horizon(args) => horizon_cmd::run(&args).map_err(CliError::from),
+        Command::Export(args) => export_cmd::run(&args).map_err(CliError::from),
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
+        Err(CliError::Reported(code)) => ExitCode::from(code),
         Err(CliError::User(msg)) => {
             eprint!("{msg}");
             if !msg.ends_with('\n') {
