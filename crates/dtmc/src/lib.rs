@@ -3,3 +3,6 @@
 
 mod model;
 pub use model::*;
+pub mod learn;
+pub mod pac;
+pub mod simulate;
