@@ -70,6 +70,8 @@ pub enum Func {
     Floor,
     /// `ceil(x)` (int result)
     Ceil,
+    /// `round(x)` (int result; ties round up, as in PRISM: `round(-1.5)` is `-1`)
+    Round,
     /// `pow(x, y)` (int when both are int)
     Pow,
     /// `mod(i, n)` (ints)

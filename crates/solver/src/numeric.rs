@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, thiserror::Error)]
 pub enum SolverError {
     /// The method did not reach the requested precision within its iteration budget.
-    #[error("{method} did not converge within {iterations} iterations (last difference {difference:e})")]
+    #[error(
+        "{method} did not converge within {iterations} iterations (last difference {difference:e})"
+    )]
     NotConverged {
         /// The method's name.
         method: String,

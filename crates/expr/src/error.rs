@@ -1,0 +1,80 @@
+//! The crate's error type.
+
+use crate::ast::Type;
+use crate::syntax::SyntaxError;
+
+/// Errors of parsing, type checking and evaluating expressions and constants.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ExprError {
+    /// The text is not a well-formed expression.
+    #[error("{0}")]
+    Syntax(#[from] SyntaxError),
+    /// An identifier that is neither a variable nor a constant in scope.
+    #[error("undeclared identifier `{0}`")]
+    Undeclared(String),
+    /// An operator or function applied to operands of the wrong type.
+    #[error("type error in `{expr}`: {message}")]
+    TypeMismatch {
+        /// The offending (sub)expression, printed.
+        expr: String,
+        /// What was expected and found.
+        message: String,
+    },
+    /// Division by zero (of ints or doubles): `x/0`.
+    #[error("division by zero in `{0}`")]
+    DivisionByZero(String),
+    /// `mod(i, n)` with `n <= 0`.
+    #[error("modulo by a non-positive number in `{0}`")]
+    ModuloByNonPositive(String),
+    /// `pow(i, n)` of ints with `n < 0`.
+    #[error("negative exponent in integer power `{0}`")]
+    NegativeExponent(String),
+    /// Integer arithmetic that does not fit in 64 bits.
+    #[error("integer overflow in `{0}`")]
+    Overflow(String),
+    /// A result that is not a number (NaN) or infinite where an int is needed, e.g. `log(-1, 2)`.
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    /// A function called with the wrong number of arguments.
+    #[error("function `{func}` takes {expected} arguments, found {found}")]
+    Arity {
+        /// The function's name.
+        func: String,
+        /// The accepted number of arguments, in words.
+        expected: String,
+        /// The number given.
+        found: usize,
+    },
+    /// Constants that have neither a defining expression nor a value from the command line.
+    #[error("undefined constant{}: {}", if .0.len() == 1 { "" } else { "s" }, .0.join(", "))]
+    UndefinedConstants(Vec<String>),
+    /// Constants whose definitions depend on each other in a cycle (names in cycle order).
+    #[error("cyclic constant definitions: {}", .0.join(" -> "))]
+    CyclicConstants(Vec<String>),
+    /// A constant declared twice.
+    #[error("constant `{0}` is declared more than once")]
+    DuplicateConstant(String),
+    /// A value that does not fit the declared type of a constant.
+    #[error("constant `{name}` is declared {declared} but its value {value} is {found}")]
+    ConstantType {
+        /// The constant's name.
+        name: String,
+        /// Its declared type.
+        declared: Type,
+        /// The value given.
+        value: String,
+        /// The value's type.
+        found: Type,
+    },
+    /// A malformed `--const` assignment string.
+    #[error("invalid constant assignment `{text}`: {message}")]
+    BadAssignment {
+        /// The offending part of the string.
+        text: String,
+        /// Why it is invalid.
+        message: String,
+    },
+}
+
+/// `Result` with [`ExprError`].
+pub type Result<T, E = ExprError> = std::result::Result<T, E>;

@@ -1,0 +1,635 @@
+//! Located syntax errors and the pest-pair-to-[`Expr`] builder shared by every Augur grammar.
+
+use crate::ast::{BinaryOp, Expr, Func, UnaryOp};
+use pest::error::{ErrorVariant, InputLocation, LineColLocation};
+use pest::iterators::Pair;
+use pest::RuleType;
+use std::fmt;
+
+/// Maximum bracket nesting (`(`, `[`, `{`) accepted by the parsers, and (twice this) the
+/// maximum depth of a built expression. Deeper inputs are rejected with a located error
+/// instead of exhausting the stack.
+pub const MAX_NESTING: usize = 100;
+
+/// A syntax (or parse-time semantic) error located in the source text.
+///
+/// Used by every Augur parser (expressions, PCTL, the PRISM language) so that all located
+/// errors look the same. `line` and `column` are 1-based; `column` counts characters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// What went wrong, e.g. `expected expression` or `probability bound 1.5 is outside [0, 1]`.
+    pub message: String,
+    /// Byte range `start..end` of the offending text (`start == end` for a position).
+    pub span: (usize, usize),
+    /// 1-based line of `span.0`.
+    pub line: usize,
+    /// 1-based column (in characters) of `span.0`.
+    pub column: usize,
+    /// What the parser expected at this point (may be empty).
+    pub expected: Vec<String>,
+}
+
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
+    }
+}
+
+impl std::error::Error for SyntaxError {}
+
+impl SyntaxError {
+    /// An error covering the byte range `start..end` of `source`; line and column are
+    /// computed from `source` (offsets past the end or inside a character are clamped).
+    pub fn at(source: &str, start: usize, end: usize, message: impl Into<String>) -> Self {
+        let mut start = start.min(source.len());
+        while !source.is_char_boundary(start) {
+            start -= 1;
+        }
+        let before = &source[..start];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = source[line_start..start].chars().count() + 1;
+        SyntaxError {
+            message: message.into(),
+            span: (start, end.max(start).min(source.len())),
+            line,
+            column,
+            expected: Vec::new(),
+        }
+    }
+
+    /// An error covering the text of a pest span.
+    pub fn from_span(span: pest::Span<'_>, message: impl Into<String>) -> Self {
+        let (line, column) = span.start_pos().line_col();
+        SyntaxError {
+            message: message.into(),
+            span: (span.start(), span.end()),
+            line,
+            column,
+            expected: Vec::new(),
+        }
+    }
+
+    /// Converts a pest error, naming the expected rules with `describe` (see
+    /// [`describe_rule`] for the names of this crate's rules).
+    pub fn from_pest<R: RuleType>(
+        err: pest::error::Error<R>,
+        describe: impl Fn(&R) -> String,
+    ) -> Self {
+        let span = match err.location {
+            InputLocation::Pos(p) => (p, p),
+            InputLocation::Span((s, e)) => (s, e),
+        };
+        let (line, column) = match err.line_col {
+            LineColLocation::Pos(lc) | LineColLocation::Span(lc, _) => lc,
+        };
+        let (message, expected) = match &err.variant {
+            ErrorVariant::ParsingError {
+                positives,
+                negatives,
+            } => {
+                let mut expected: Vec<String> = Vec::new();
+                for r in positives {
+                    let d = describe(r);
+                    if !d.is_empty() && !expected.contains(&d) {
+                        expected.push(d);
+                    }
+                }
+                // Brackets and separators are literal tokens, not rules: pest reports them
+                // only when it tracks parse attempts (`pest::set_error_detail(true)`, which
+                // Augur's parsers turn on).
+                if let Some(attempts) = err.parse_attempts() {
+                    let has_expr = expected.iter().any(|e| e == "expression");
+                    let mut tokens: Vec<String> = attempts
+                        .expected_tokens()
+                        .iter()
+                        .map(|t| t.to_string())
+                        .filter(|t| is_structural_token(t) && !(has_expr && t == "("))
+                        .map(|t| format!("`{t}`"))
+                        .collect();
+                    tokens.dedup();
+                    tokens.retain(|t| !expected.contains(t));
+                    tokens.append(&mut expected);
+                    expected = tokens;
+                }
+                let mut unexpected: Vec<String> = Vec::new();
+                for r in negatives {
+                    let d = describe(r);
+                    if !d.is_empty() && !unexpected.contains(&d) {
+                        unexpected.push(d);
+                    }
+                }
+                let mut msg = if expected.is_empty() {
+                    "unexpected input".to_string()
+                } else {
+                    format!("expected {}", join_alternatives(&expected))
+                };
+                if !unexpected.is_empty() {
+                    msg.push_str(&format!(" (found {})", join_alternatives(&unexpected)));
+                }
+                (msg, expected)
+            }
+            ErrorVariant::CustomError { message } => (message.clone(), Vec::new()),
+        };
+        SyntaxError {
+            message,
+            span,
+            line,
+            column,
+            expected,
+        }
+    }
+
+    /// Renders the error the way Augur prints located errors: a headline, the source name with
+    /// line and column, the offending line and a caret under the column.
+    ///
+    /// ```
+    /// let err = augur_expr::parse_expr("x + * 2").unwrap_err();
+    /// let text = err.render("x + * 2", "--prop");
+    /// assert!(text.contains("--prop:1:5"));
+    /// assert!(text.ends_with("    ^\n"));
+    /// ```
+    pub fn render(&self, source: &str, name: &str) -> String {
+        let line_text = source
+            .split('\n')
+            .nth(self.line.saturating_sub(1))
+            .unwrap_or("");
+        let line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
+        let gutter = self.line.to_string();
+        let pad = " ".repeat(gutter.len());
+        // Reproduce tabs before the column so the caret lines up in a terminal.
+        let prefix: String = line_text
+            .chars()
+            .take(self.column.saturating_sub(1))
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        let caret_len = {
+            let start_col = self.column.saturating_sub(1);
+            let on_line = line_text.chars().count().saturating_sub(start_col);
+            let span_chars = source
+                .get(self.span.0..self.span.1)
+                .map(|s| s.split('\n').next().unwrap_or("").chars().count())
+                .unwrap_or(0);
+            span_chars.min(on_line).max(1)
+        };
+        format!(
+            "error: {}\n{pad}--> {}:{}:{}\n{pad} |\n{gutter} | {}\n{pad} | {}{}\n",
+            self.message,
+            name,
+            self.line,
+            self.column,
+            line_text,
+            prefix,
+            "^".repeat(caret_len),
+        )
+    }
+}
+
+/// Literal tokens worth naming in "expected ..." messages: brackets and separators (operators
+/// are summarised as "operator").
+fn is_structural_token(token: &str) -> bool {
+    matches!(
+        token,
+        ")" | "]" | "}" | "," | ":" | ";" | "(" | "[" | "{" | "=?"
+    )
+}
+
+fn join_alternatives(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {}", init.join(", "), last),
+    }
+}
+
+/// Human-readable name of a rule of `expr.pest`, given the rule's name (`format!("{:?}", rule)`).
+/// Names of other rules are returned with `_` replaced by spaces.
+pub fn describe_rule(name: &str) -> String {
+    match name {
+        "expr" | "implies_expr" | "iff_expr" | "or_expr" | "and_expr" | "not_expr" | "eq_expr"
+        | "rel_expr" | "add_expr" | "mul_expr" | "unary_expr" => "expression".into(),
+        "implies_op" | "iff_op" | "or_op" | "and_op" | "eq_op" | "rel_op" | "add_op" | "mul_op" => {
+            "operator".into()
+        }
+        "not_op" => "`!`".into(),
+        "neg_op" => "`-`".into(),
+        "double_lit" | "int_lit" => "number".into(),
+        "bool_lit" => "`true` or `false`".into(),
+        "call" => "function call".into(),
+        "func_name" => "function name".into(),
+        "ident" => "identifier".into(),
+        "keyword" => "keyword".into(),
+        "EOI" => "end of input".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+/// Rejects inputs whose brackets nest deeper than [`MAX_NESTING`] (before handing them to a
+/// recursive-descent parser). Brackets inside `"..."` strings and `//` comments are ignored.
+pub fn check_nesting(source: &str) -> Result<(), SyntaxError> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut in_comment = false;
+    let mut prev = '\0';
+    for (i, c) in source.char_indices() {
+        if in_comment {
+            if c == '\n' {
+                in_comment = false;
+            }
+        } else if in_string {
+            if c == '"' || c == '\n' {
+                in_string = false;
+            }
+        } else {
+            match c {
+                '"' => in_string = true,
+                '/' if prev == '/' => in_comment = true,
+                '(' | '[' | '{' => {
+                    depth += 1;
+                    if depth > MAX_NESTING {
+                        return Err(SyntaxError::at(
+                            source,
+                            i,
+                            i + 1,
+                            format!("brackets nested more than {MAX_NESTING} deep"),
+                        ));
+                    }
+                }
+                ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        prev = if in_comment { '\0' } else { c };
+    }
+    Ok(())
+}
+
+/// The rules of `expr.pest` that [`build_expr_with`] understands. A grammar that includes
+/// `expr.pest` maps its own `Rule` enum onto these (the [`expr_builder!`](crate::expr_builder)
+/// macro writes that mapping).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExprRule {
+    /// `expr` (conditional level, the entry rule)
+    Expr,
+    /// `implies_expr`
+    Implies,
+    /// `iff_expr`
+    Iff,
+    /// `or_expr`
+    Or,
+    /// `and_expr`
+    And,
+    /// `not_expr`
+    Not,
+    /// `eq_expr`
+    Eq,
+    /// `rel_expr`
+    Rel,
+    /// `add_expr`
+    Add,
+    /// `mul_expr`
+    Mul,
+    /// `unary_expr`
+    Unary,
+    /// any operator token rule (`implies_op`, ..., `neg_op`)
+    Op,
+    /// `double_lit`
+    Double,
+    /// `int_lit`
+    Int,
+    /// `bool_lit`
+    Bool,
+    /// `call`
+    Call,
+    /// `func_name`
+    FuncName,
+    /// `ident`
+    Ident,
+}
+
+/// Builds an [`Expr`] from a pair of any expression rule of `expr.pest`, for a parser whose
+/// `Rule` enum is `R`; `classify` maps `R` onto [`ExprRule`] (`None` for rules that are not
+/// expression rules). Prefer the [`expr_builder!`](crate::expr_builder) macro, which writes
+/// `classify` for you.
+pub fn build_expr_with<R: RuleType>(
+    pair: Pair<'_, R>,
+    classify: &dyn Fn(R) -> Option<ExprRule>,
+) -> Result<Expr, SyntaxError> {
+    Builder { classify }.build(pair, 0)
+}
+
+struct Builder<'c, R> {
+    classify: &'c dyn Fn(R) -> Option<ExprRule>,
+}
+
+fn binary_op(text: &str) -> Option<BinaryOp> {
+    Some(match text {
+        "=>" => BinaryOp::Implies,
+        "<=>" => BinaryOp::Iff,
+        "|" => BinaryOp::Or,
+        "&" => BinaryOp::And,
+        "=" => BinaryOp::Eq,
+        "!=" => BinaryOp::Ne,
+        "<" => BinaryOp::Lt,
+        "<=" => BinaryOp::Le,
+        ">" => BinaryOp::Gt,
+        ">=" => BinaryOp::Ge,
+        "+" => BinaryOp::Add,
+        "-" => BinaryOp::Sub,
+        "*" => BinaryOp::Mul,
+        "/" => BinaryOp::Div,
+        _ => return None,
+    })
+}
+
+fn func_from_name(name: &str) -> Option<Func> {
+    Some(match name {
+        "min" => Func::Min,
+        "max" => Func::Max,
+        "floor" => Func::Floor,
+        "ceil" => Func::Ceil,
+        "round" => Func::Round,
+        "pow" => Func::Pow,
+        "mod" => Func::Mod,
+        "log" => Func::Log,
+        _ => return None,
+    })
+}
+
+/// The number of arguments a function accepts: `(min, max)`, `None` for unbounded.
+pub(crate) fn arity(f: Func) -> (usize, Option<usize>) {
+    match f {
+        Func::Min | Func::Max => (1, None),
+        Func::Floor | Func::Ceil | Func::Round => (1, Some(1)),
+        Func::Pow | Func::Mod | Func::Log => (2, Some(2)),
+    }
+}
+
+impl<R: RuleType> Builder<'_, R> {
+    fn unexpected(&self, pair: &Pair<'_, R>) -> SyntaxError {
+        SyntaxError::from_span(
+            pair.as_span(),
+            format!(
+                "internal parser error: unexpected rule {:?}",
+                pair.as_rule()
+            ),
+        )
+    }
+
+    fn build(&self, pair: Pair<'_, R>, depth: usize) -> Result<Expr, SyntaxError> {
+        if depth > 2 * MAX_NESTING {
+            return Err(SyntaxError::from_span(
+                pair.as_span(),
+                "expression nested too deeply",
+            ));
+        }
+        let span = pair.as_span();
+        let Some(kind) = (self.classify)(pair.as_rule()) else {
+            return Err(self.unexpected(&pair));
+        };
+        match kind {
+            ExprRule::Expr => {
+                let mut inner = pair.into_inner();
+                let Some(first) = inner.next() else {
+                    return Err(SyntaxError::from_span(
+                        span,
+                        "internal parser error: empty expression",
+                    ));
+                };
+                let cond = self.build(first, depth + 1)?;
+                match (inner.next(), inner.next()) {
+                    (Some(a), Some(b)) => Ok(Expr::Ite(
+                        Box::new(cond),
+                        Box::new(self.build(a, depth + 1)?),
+                        Box::new(self.build(b, depth + 1)?),
+                    )),
+                    _ => Ok(cond),
+                }
+            }
+            ExprRule::Implies
+            | ExprRule::Iff
+            | ExprRule::Or
+            | ExprRule::And
+            | ExprRule::Eq
+            | ExprRule::Rel
+            | ExprRule::Add
+            | ExprRule::Mul => {
+                let mut inner = pair.into_inner();
+                let Some(first) = inner.next() else {
+                    return Err(SyntaxError::from_span(
+                        span,
+                        "internal parser error: empty operand",
+                    ));
+                };
+                let mut acc = self.build(first, depth + 1)?;
+                while let Some(op) = inner.next() {
+                    let Some(bop) = binary_op(op.as_str()) else {
+                        return Err(self.unexpected(&op));
+                    };
+                    let Some(rhs) = inner.next() else {
+                        return Err(self.unexpected(&op));
+                    };
+                    let rhs = self.build(rhs, depth + 1)?;
+                    acc = Expr::Binary(bop, Box::new(acc), Box::new(rhs));
+                }
+                Ok(acc)
+            }
+            ExprRule::Not | ExprRule::Unary => {
+                let op = if kind == ExprRule::Not {
+                    UnaryOp::Not
+                } else {
+                    UnaryOp::Neg
+                };
+                let mut prefixes = 0usize;
+                let mut operand = None;
+                for p in pair.into_inner() {
+                    if (self.classify)(p.as_rule()) == Some(ExprRule::Op) {
+                        prefixes += 1;
+                    } else {
+                        operand = Some(p);
+                    }
+                }
+                let Some(operand) = operand else {
+                    return Err(SyntaxError::from_span(
+                        span,
+                        "internal parser error: missing operand",
+                    ));
+                };
+                if depth + prefixes > 2 * MAX_NESTING {
+                    return Err(SyntaxError::from_span(span, "expression nested too deeply"));
+                }
+                let mut e = self.build(operand, depth + prefixes + 1)?;
+                for _ in 0..prefixes {
+                    e = Expr::Unary(op, Box::new(e));
+                }
+                Ok(e)
+            }
+            ExprRule::Double => {
+                let text = pair.as_str();
+                match text.parse::<f64>() {
+                    Ok(v) if v.is_finite() => Ok(Expr::Double(v)),
+                    _ => Err(SyntaxError::from_span(
+                        span,
+                        format!("number `{text}` is out of range"),
+                    )),
+                }
+            }
+            ExprRule::Int => {
+                let text = pair.as_str();
+                text.parse::<i64>().map(Expr::Int).map_err(|_| {
+                    SyntaxError::from_span(span, format!("integer `{text}` is out of range"))
+                })
+            }
+            ExprRule::Bool => Ok(Expr::Bool(pair.as_str() == "true")),
+            ExprRule::Ident => Ok(Expr::Ident(pair.as_str().to_string())),
+            ExprRule::Call => {
+                let mut inner = pair.into_inner();
+                let Some(name) = inner.next() else {
+                    return Err(SyntaxError::from_span(
+                        span,
+                        "internal parser error: missing function",
+                    ));
+                };
+                let Some(func) = func_from_name(name.as_str()) else {
+                    return Err(self.unexpected(&name));
+                };
+                let args = inner
+                    .map(|a| self.build(a, depth + 1))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (lo, hi) = arity(func);
+                if args.len() < lo || hi.is_some_and(|h| args.len() > h) {
+                    let want = match hi {
+                        Some(h) if h == lo => format!("{lo}"),
+                        Some(h) => format!("{lo} to {h}"),
+                        None => format!("at least {lo}"),
+                    };
+                    return Err(SyntaxError::from_span(
+                        span,
+                        format!(
+                            "function `{}` takes {want} argument{}, found {}",
+                            name.as_str(),
+                            if want == "1" { "" } else { "s" },
+                            args.len()
+                        ),
+                    ));
+                }
+                Ok(Expr::Call(func, args))
+            }
+            ExprRule::Op | ExprRule::FuncName => Err(self.unexpected(&pair)),
+        }
+    }
+}
+
+/// Writes, in the calling module, `fn build_expr(pair: Pair<'_, Rule>) -> Result<Expr, SyntaxError>`
+/// for the caller's pest `Rule` enum (a parser that includes `grammar/expr.pest`), plus
+/// `fn describe_expr_rule(rule: &Rule) -> String` naming rules for error messages.
+///
+/// `build_expr` accepts a pair of any expression rule (`expr`, `implies_expr`, ..., `unary_expr`,
+/// `ident`, literals, `call`).
+///
+/// ```ignore
+/// #[derive(pest_derive::Parser)]
+/// #[grammar = "../../../grammar/expr.pest"]
+/// #[grammar = "../../../grammar/pctl.pest"]
+/// struct PctlParser;
+/// augur_expr::expr_builder!();
+/// // ... build_expr(pair)? where pair.as_rule() == Rule::expr
+/// ```
+#[macro_export]
+macro_rules! expr_builder {
+    () => {
+        #[allow(dead_code)]
+        fn build_expr(
+            pair: $crate::pest::iterators::Pair<'_, Rule>,
+        ) -> ::std::result::Result<$crate::Expr, $crate::SyntaxError> {
+            fn classify(rule: Rule) -> ::std::option::Option<$crate::syntax::ExprRule> {
+                use $crate::syntax::ExprRule as K;
+                ::std::option::Option::Some(match rule {
+                    Rule::expr => K::Expr,
+                    Rule::implies_expr => K::Implies,
+                    Rule::iff_expr => K::Iff,
+                    Rule::or_expr => K::Or,
+                    Rule::and_expr => K::And,
+                    Rule::not_expr => K::Not,
+                    Rule::eq_expr => K::Eq,
+                    Rule::rel_expr => K::Rel,
+                    Rule::add_expr => K::Add,
+                    Rule::mul_expr => K::Mul,
+                    Rule::unary_expr => K::Unary,
+                    Rule::implies_op
+                    | Rule::iff_op
+                    | Rule::or_op
+                    | Rule::and_op
+                    | Rule::not_op
+                    | Rule::eq_op
+                    | Rule::rel_op
+                    | Rule::add_op
+                    | Rule::mul_op
+                    | Rule::neg_op => K::Op,
+                    Rule::double_lit => K::Double,
+                    Rule::int_lit => K::Int,
+                    Rule::bool_lit => K::Bool,
+                    Rule::call => K::Call,
+                    Rule::func_name => K::FuncName,
+                    Rule::ident => K::Ident,
+                    _ => return ::std::option::Option::None,
+                })
+            }
+            $crate::syntax::build_expr_with(pair, &classify)
+        }
+
+        #[allow(dead_code)]
+        fn describe_expr_rule(rule: &Rule) -> ::std::string::String {
+            $crate::syntax::describe_rule(&::std::format!("{:?}", rule))
+        }
+    };
+}
+
+mod parser {
+    #[derive(pest_derive::Parser)]
+    #[grammar = "../../../grammar/expr.pest"]
+    pub(super) struct ExprParser;
+
+    crate::expr_builder!();
+
+    pub(super) fn build(
+        pair: pest::iterators::Pair<'_, Rule>,
+    ) -> Result<crate::Expr, crate::SyntaxError> {
+        build_expr(pair)
+    }
+
+    pub(super) fn describe(rule: &Rule) -> String {
+        describe_expr_rule(rule)
+    }
+}
+
+/// Parses a complete expression (the whole of `text`).
+///
+/// ```
+/// use augur_expr::{parse_expr, BinaryOp, Expr};
+/// let e = parse_expr("1 + 2 * 3").unwrap();
+/// assert_eq!(e.to_string(), "1+2*3");
+/// assert!(matches!(e, Expr::Binary(BinaryOp::Add, _, _)));
+/// ```
+pub fn parse_expr(text: &str) -> Result<Expr, SyntaxError> {
+    use pest::Parser;
+    pest::set_error_detail(true);
+    check_nesting(text)?;
+    let mut pairs = parser::ExprParser::parse(parser::Rule::expr_main, text)
+        .map_err(|e| SyntaxError::from_pest(e, parser::describe))?;
+    match pairs.next() {
+        Some(pair) => parser::build(pair),
+        None => Err(SyntaxError::at(text, 0, 0, "expected expression")),
+    }
+}
+
+impl std::str::FromStr for Expr {
+    type Err = SyntaxError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_expr(s)
+    }
+}
