@@ -1,5 +1,6 @@
 //! The sparse DTMC type.
 
+use crate::error::{DtmcError, Result};
 use augur_expr::{Type, Value};
 use fixedbitset::FixedBitSet;
 use num_rational::BigRational;
@@ -59,6 +60,64 @@ pub struct Dtmc {
     pub exact: Option<Vec<BigRational>>,
 }
 
+impl RewardStructure {
+    /// The structure's display name (`"r"` numbering is the caller's business; unnamed is `""`).
+    pub fn display_name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    /// True when some state or transition reward is negative.
+    pub fn has_negative(&self) -> bool {
+        self.state.iter().flatten().any(|&r| r < 0.0)
+            || self.transition.iter().flatten().any(|&r| r < 0.0)
+    }
+}
+
+impl Valuations {
+    /// The values of state `s`, if `s` is in range.
+    pub fn of_state(&self, s: usize) -> Option<&[Value]> {
+        let k = self.names.len();
+        self.values.get(s * k..(s + 1) * k)
+    }
+
+    /// Number of states the valuations cover.
+    pub fn num_states(&self) -> usize {
+        self.values.len().checked_div(self.names.len()).unwrap_or(0)
+    }
+
+    /// The column of a variable.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// `(x=1,y=true)` for state `s`, or `None` if out of range.
+    pub fn describe(&self, s: usize) -> Option<String> {
+        let vals = self.of_state(s)?;
+        let parts: Vec<String> = self
+            .names
+            .iter()
+            .zip(vals)
+            .map(|(n, v)| format!("{n}={}", format_value(v)))
+            .collect();
+        Some(format!("({})", parts.join(",")))
+    }
+}
+
+/// Formats a value as PRISM writes it (`1`, `0.5`, `true`); doubles round-trip exactly.
+pub fn format_value(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Double(d) => format_f64(*d),
+    }
+}
+
+/// Formats an f64 so that parsing it back gives the same bits (shortest round-trip digits),
+/// always with a `.` or an exponent so it reads back as a double (`1.0`, `0.25`, `1e-20`).
+pub fn format_f64(x: f64) -> String {
+    format!("{x:?}")
+}
+
 impl Dtmc {
     /// Number of states.
     pub fn num_states(&self) -> usize {
@@ -70,9 +129,124 @@ impl Dtmc {
         self.matrix.nnz()
     }
 
+    /// The row pointer array of the CSR matrix (`num_states + 1` entries).
+    pub fn row_ptr(&self) -> &[u32] {
+        self.matrix.indptr().into_raw_storage()
+    }
+
+    /// The range of positions in `matrix.indices()` / `matrix.data()` that holds row `s`.
+    ///
+    /// Panics if `s >= num_states()` (an internal invariant, not user input).
+    pub fn row_range(&self, s: usize) -> std::ops::Range<usize> {
+        let ptr = self.row_ptr();
+        ptr[s] as usize..ptr[s + 1] as usize
+    }
+
+    /// The successors of state `s` with their probabilities (empty if `s` is out of range).
+    pub fn successors(&self, s: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let range = if s < self.num_states() {
+            self.row_range(s)
+        } else {
+            0..0
+        };
+        self.matrix.indices()[range.clone()]
+            .iter()
+            .copied()
+            .zip(self.matrix.data()[range].iter().copied())
+    }
+
+    /// The position of transition `src -> dst` in `matrix.data()`, if the model has it.
+    pub fn transition_index(&self, src: u32, dst: u32) -> Option<usize> {
+        let s = src as usize;
+        if s >= self.num_states() {
+            return None;
+        }
+        let range = self.row_range(s);
+        let start = range.start;
+        self.matrix.indices()[range]
+            .binary_search(&dst)
+            .ok()
+            .map(|i| start + i)
+    }
+
+    /// The CSR matrix of the transpose (row `t` lists the predecessors `s` of `t` with
+    /// `P(s,t)`), for backward searches. Built on each call in O(states + transitions):
+    /// compute it once and keep it.
+    pub fn transpose(&self) -> Matrix {
+        transpose_csr(&self.matrix)
+    }
+
     /// The state set of a label, if the model has it.
     pub fn label(&self, name: &str) -> Option<&StateSet> {
         self.labels.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+    }
+
+    /// The state set of a label, or an [`DtmcError::UnknownLabel`] error listing the labels
+    /// the model has.
+    pub fn label_or_err(&self, name: &str) -> Result<&StateSet> {
+        self.label(name).ok_or_else(|| DtmcError::UnknownLabel {
+            name: name.to_string(),
+            available: self.labels.iter().map(|(n, _)| n.clone()).collect(),
+        })
+    }
+
+    /// The label names, in order.
+    pub fn label_names(&self) -> impl Iterator<Item = &str> {
+        self.labels.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Adds a label, or replaces the states of an existing label with the same name.
+    /// The set is resized to the number of states (extra bits beyond it are dropped).
+    pub fn set_label(&mut self, name: &str, mut states: StateSet) {
+        let n = self.num_states();
+        if states.len() > n {
+            let mut t = StateSet::with_capacity(n);
+            t.extend(states.ones().filter(|&i| i < n));
+            states = t;
+        } else {
+            states.grow(n);
+        }
+        match self.labels.iter_mut().find(|(l, _)| l == name) {
+            Some((_, s)) => *s = states,
+            None => self.labels.push((name.to_string(), states)),
+        }
+    }
+
+    /// The initial states as a bitset.
+    pub fn initial_set(&self) -> StateSet {
+        let mut set = StateSet::with_capacity(self.num_states());
+        for &s in &self.initial {
+            if (s as usize) < self.num_states() {
+                set.insert(s as usize);
+            }
+        }
+        set
+    }
+
+    /// Adds the label `"init"` (the initial states) if the model does not have it.
+    pub fn add_init_label(&mut self) {
+        if self.label("init").is_none() {
+            let set = self.initial_set();
+            self.labels.insert(0, ("init".to_string(), set));
+        }
+    }
+
+    /// Adds the label `"deadlock"` with the given states (e.g. the states whose deadlock was
+    /// fixed by a self-loop, see [`crate::BuildReport`]) if the model does not have it,
+    /// right after `"init"` (or first).
+    /// Out-of-range states are ignored.
+    pub fn add_deadlock_label(&mut self, states: &[u32]) {
+        if self.label("deadlock").is_none() {
+            let n = self.num_states();
+            let mut set = StateSet::with_capacity(n);
+            set.extend(states.iter().map(|&s| s as usize).filter(|&s| s < n));
+            let pos = self
+                .labels
+                .iter()
+                .position(|(l, _)| l == "init")
+                .map_or(0, |i| i + 1);
+            self.labels.insert(pos, ("deadlock".to_string(), set));
+        }
     }
 
     /// A reward structure by name.
@@ -81,4 +255,198 @@ impl Dtmc {
             .iter()
             .find(|r| r.name.as_deref() == Some(name))
     }
+
+    /// The valuation of state `s` as `(x=1,y=true)`, if the model has valuations.
+    pub fn describe_state(&self, s: usize) -> Option<String> {
+        self.valuations.as_ref().and_then(|v| v.describe(s))
+    }
+
+    /// The expected reward earned in one step from each state:
+    /// `state(s) + Σ_t P(s,t)·transition(s,t)` (missing parts count as 0).
+    /// This is the per-step reward of cumulative, reachability and long-run reward properties.
+    pub fn expected_one_step_rewards(&self, r: &RewardStructure) -> Vec<f64> {
+        let n = self.num_states();
+        let mut out = match &r.state {
+            Some(v) if v.len() == n => v.clone(),
+            _ => vec![0.0; n],
+        };
+        if let Some(tr) = &r.transition {
+            let data = self.matrix.data();
+            if tr.len() == data.len() {
+                let ptr = self.row_ptr();
+                for (s, o) in out.iter_mut().enumerate() {
+                    let (a, b) = (ptr[s] as usize, ptr[s + 1] as usize);
+                    let mut acc = 0.0;
+                    for (p, rw) in data[a..b].iter().zip(&tr[a..b]) {
+                        acc += p * rw;
+                    }
+                    *o += acc;
+                }
+            }
+        }
+        out
+    }
+
+    /// Checks every invariant of the type (see the type's documentation); readers and the
+    /// builder guarantee them, so this is for models assembled by hand.
+    pub fn validate(&self) -> Result<()> {
+        let n = self.num_states();
+        if self.matrix.cols() != n {
+            return Err(DtmcError::Invalid(format!(
+                "matrix is {}x{}, not square",
+                n,
+                self.matrix.cols()
+            )));
+        }
+        if !self.matrix.is_csr() {
+            return Err(DtmcError::Invalid("matrix is not CSR".into()));
+        }
+        if n > u32::MAX as usize {
+            return Err(DtmcError::Invalid("more than 2^32-1 states".into()));
+        }
+        for s in 0..n {
+            let range = self.row_range(s);
+            if range.is_empty() {
+                return Err(DtmcError::Deadlock {
+                    states: vec![s as u32],
+                });
+            }
+            let mut sum = 0.0;
+            for (&t, &p) in self.matrix.indices()[range.clone()]
+                .iter()
+                .zip(&self.matrix.data()[range])
+            {
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(DtmcError::BadProbability {
+                        src: s as u32,
+                        dst: t,
+                        prob: p,
+                    });
+                }
+                sum += p;
+            }
+            if !row_sum_ok(sum) {
+                return Err(DtmcError::RowSum {
+                    state: s as u32,
+                    sum,
+                    valuation: self.describe_state(s),
+                });
+            }
+        }
+        if self.initial.is_empty() {
+            return Err(DtmcError::NoInitialState);
+        }
+        if !self.initial.windows(2).all(|w| w[0] < w[1]) {
+            return Err(DtmcError::Invalid(
+                "initial states not sorted and distinct".into(),
+            ));
+        }
+        if let Some(&s) = self.initial.iter().find(|&&s| s as usize >= n) {
+            return Err(DtmcError::StateOutOfRange {
+                state: s.into(),
+                num_states: n,
+            });
+        }
+        for (name, set) in &self.labels {
+            if set.len() != n {
+                return Err(DtmcError::Invalid(format!(
+                    "label \"{name}\" has {} bits for {n} states",
+                    set.len()
+                )));
+            }
+        }
+        for r in &self.rewards {
+            let rname = r.display_name();
+            if let Some(v) = &r.state {
+                if v.len() != n {
+                    return Err(DtmcError::Invalid(format!(
+                        "reward structure \"{rname}\" has {} state rewards for {n} states",
+                        v.len()
+                    )));
+                }
+                if let Some((s, &x)) = v.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+                    return Err(DtmcError::BadReward {
+                        what: format!("of state {s}"),
+                        value: x,
+                    });
+                }
+            }
+            if let Some(v) = &r.transition {
+                if v.len() != self.num_transitions() {
+                    return Err(DtmcError::Invalid(format!(
+                        "reward structure \"{rname}\" has {} transition rewards for {} transitions",
+                        v.len(),
+                        self.num_transitions()
+                    )));
+                }
+                if let Some(&x) = v.iter().find(|x| !x.is_finite()) {
+                    return Err(DtmcError::BadReward {
+                        what: "of a transition".into(),
+                        value: x,
+                    });
+                }
+            }
+        }
+        if let Some(v) = &self.valuations {
+            if v.types.len() != v.names.len() || v.values.len() != v.names.len() * n {
+                return Err(DtmcError::Invalid(format!(
+                    "valuations: {} names, {} types, {} values for {n} states",
+                    v.names.len(),
+                    v.types.len(),
+                    v.values.len()
+                )));
+            }
+        }
+        if let Some(e) = &self.exact {
+            if e.len() != self.num_transitions() {
+                return Err(DtmcError::Invalid(format!(
+                    "{} exact probabilities for {} transitions",
+                    e.len(),
+                    self.num_transitions()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Tolerance on row sums: `|Σ_t P(s,t) − 1| <= ROW_SUM_TOLERANCE`.
+pub const ROW_SUM_TOLERANCE: f64 = 1e-9;
+
+/// Whether a row sum is 1 within [`ROW_SUM_TOLERANCE`].
+pub fn row_sum_ok(sum: f64) -> bool {
+    (sum - 1.0).abs() <= ROW_SUM_TOLERANCE
+}
+
+/// The transpose of a square or rectangular CSR matrix, as CSR (counting sort, O(n + nnz)).
+pub fn transpose_csr(m: &Matrix) -> Matrix {
+    let (rows, cols) = m.shape();
+    let ptr = m.indptr();
+    let ptr = ptr.raw_storage();
+    let indices = m.indices();
+    let data = m.data();
+    let mut counts = vec![0u32; cols + 1];
+    for &c in indices {
+        counts[c as usize + 1] += 1;
+    }
+    for i in 0..cols {
+        counts[i + 1] += counts[i];
+    }
+    let tptr = counts.clone();
+    let mut next = counts;
+    let nnz = indices.len();
+    let mut tind = vec![0u32; nnz];
+    let mut tdata = vec![0.0; nnz];
+    for r in 0..rows {
+        let (a, b) = (ptr[r] as usize, ptr[r + 1] as usize);
+        for k in a..b {
+            let c = indices[k] as usize;
+            let pos = next[c] as usize;
+            tind[pos] = r as u32;
+            tdata[pos] = data[k];
+            next[c] += 1;
+        }
+    }
+    // Rows of the transpose are filled in increasing source order, so they are sorted.
+    Matrix::new((cols, rows), tptr, tind, tdata)
 }

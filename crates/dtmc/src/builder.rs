@@ -1,0 +1,668 @@
+//! [`DtmcBuilder`]: the one checked way to assemble a [`Dtmc`].
+
+use crate::error::{DtmcError, Result};
+use crate::model::{row_sum_ok, Dtmc, Matrix, RewardStructure, StateSet, Valuations};
+use num_rational::BigRational;
+use num_traits::{ToPrimitive, Zero};
+
+/// What the builder did besides copying: fixed deadlocks, merged duplicate entries, dropped
+/// zero-probability entries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildReport {
+    /// States that had no successor and got a self-loop (sorted).
+    pub deadlocks_fixed: Vec<u32>,
+    /// Number of duplicate `(src, dst)` entries merged by summing.
+    pub duplicates_merged: usize,
+    /// Number of entries with probability 0 that were dropped.
+    pub zeros_dropped: usize,
+}
+
+#[derive(Clone, Debug)]
+struct RewardSpec {
+    name: Option<String>,
+    state: Option<Vec<f64>>,
+    transition: Vec<(u32, u32, f64)>,
+    has_transition: bool,
+}
+
+/// Assembles a [`Dtmc`] from transitions added in any order, and checks it.
+///
+/// Duplicate `(src, dst)` entries are merged by summing their probabilities (as PRISM does for
+/// several updates leading to the same state). [`DtmcBuilder::build`] checks that every
+/// probability is finite and in [0, 1], that every row sums to 1 within 1e-9 (the error names
+/// the state, its sum and its valuation when known), and that there is an initial state.
+/// Rows without successors are an error unless [`DtmcBuilder::fix_deadlocks`] is set, in which
+/// case they get a self-loop and are listed in the [`BuildReport`].
+///
+/// The built model always has the labels `"init"` (the initial states) and `"deadlock"` (the
+/// states whose deadlock was fixed), first, unless they were given explicitly.
+///
+/// ```
+/// use augur_dtmc::DtmcBuilder;
+/// let mut b = DtmcBuilder::new(2);
+/// b.add_transition(0, 1, 0.5)?;
+/// b.add_transition(0, 0, 0.5)?;
+/// b.add_transition(1, 1, 1.0)?;
+/// b.add_initial(0)?;
+/// b.add_label_state("goal", 1)?;
+/// let (dtmc, report) = b.build()?;
+/// assert_eq!(dtmc.num_transitions(), 3);
+/// assert!(report.deadlocks_fixed.is_empty());
+/// # Ok::<(), augur_dtmc::DtmcError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DtmcBuilder {
+    num_states: usize,
+    entries: Vec<(u32, u32, f64)>,
+    exact: Option<Vec<BigRational>>,
+    initial: Vec<u32>,
+    labels: Vec<(String, StateSet)>,
+    rewards: Vec<RewardSpec>,
+    valuations: Option<Valuations>,
+    fix_deadlocks: bool,
+}
+
+impl DtmcBuilder {
+    /// A builder for a model with `num_states` states (indices `0..num_states`).
+    pub fn new(num_states: usize) -> Self {
+        DtmcBuilder {
+            num_states,
+            entries: Vec::new(),
+            exact: None,
+            initial: Vec::new(),
+            labels: Vec::new(),
+            rewards: Vec::new(),
+            valuations: None,
+            fix_deadlocks: false,
+        }
+    }
+
+    /// Like [`DtmcBuilder::new`], reserving room for `transitions` entries.
+    pub fn with_capacity(num_states: usize, transitions: usize) -> Self {
+        let mut b = Self::new(num_states);
+        b.entries.reserve(transitions);
+        b
+    }
+
+    /// The number of states.
+    pub fn num_states(&self) -> usize {
+        self.num_states
+    }
+
+    /// Changes the number of states (e.g. while exploring a model). Shrinking below a state
+    /// already used makes [`DtmcBuilder::build`] fail with an out-of-range error.
+    pub fn set_num_states(&mut self, n: usize) {
+        self.num_states = n;
+    }
+
+    /// Whether to give states without successors a self-loop (reported in
+    /// [`BuildReport::deadlocks_fixed`]) instead of failing. Default: `false`.
+    pub fn fix_deadlocks(&mut self, yes: bool) -> &mut Self {
+        self.fix_deadlocks = yes;
+        self
+    }
+
+    fn check_state(&self, s: u32) -> Result<()> {
+        if (s as usize) < self.num_states {
+            Ok(())
+        } else {
+            Err(DtmcError::StateOutOfRange {
+                state: s.into(),
+                num_states: self.num_states,
+            })
+        }
+    }
+
+    /// Adds probability `prob` to the transition `src -> dst`.
+    /// Fails at once if a state is out of range or `prob` is not a number in [0, 1].
+    pub fn add_transition(&mut self, src: u32, dst: u32, prob: f64) -> Result<()> {
+        self.check_state(src)?;
+        self.check_state(dst)?;
+        if !(0.0..=1.0).contains(&prob) {
+            return Err(DtmcError::BadProbability { src, dst, prob });
+        }
+        self.entries.push((src, dst, prob));
+        if let Some(ex) = &mut self.exact {
+            ex.push(BigRational::from_float(prob).unwrap_or_else(BigRational::zero));
+        }
+        Ok(())
+    }
+
+    /// Adds an exactly known probability to `src -> dst`; the model then carries
+    /// [`Dtmc::exact`] (entries added with [`DtmcBuilder::add_transition`] count as the exact
+    /// dyadic value of their f64).
+    pub fn add_transition_exact(&mut self, src: u32, dst: u32, prob: BigRational) -> Result<()> {
+        let f = prob.to_f64().unwrap_or(f64::NAN);
+        if prob < BigRational::zero() || prob > BigRational::from_integer(1.into()) {
+            return Err(DtmcError::BadProbability { src, dst, prob: f });
+        }
+        self.check_state(src)?;
+        self.check_state(dst)?;
+        if self.exact.is_none() {
+            self.exact = Some(
+                self.entries
+                    .iter()
+                    .map(|e| BigRational::from_float(e.2).unwrap_or_else(BigRational::zero))
+                    .collect(),
+            );
+        }
+        self.entries.push((src, dst, f));
+        if let Some(ex) = &mut self.exact {
+            ex.push(prob);
+        }
+        Ok(())
+    }
+
+    /// Adds a whole row: `(dst, prob)` pairs from `src`.
+    pub fn add_row(&mut self, src: u32, row: impl IntoIterator<Item = (u32, f64)>) -> Result<()> {
+        for (dst, p) in row {
+            self.add_transition(src, dst, p)?;
+        }
+        Ok(())
+    }
+
+    /// Marks `s` as an initial state.
+    pub fn add_initial(&mut self, s: u32) -> Result<()> {
+        self.check_state(s)?;
+        self.initial.push(s);
+        Ok(())
+    }
+
+    /// Adds state `s` to label `name` (creating the label).
+    pub fn add_label_state(&mut self, name: &str, s: u32) -> Result<()> {
+        self.check_state(s)?;
+        let i = self.label_index(name);
+        let set = &mut self.labels[i].1;
+        if set.len() <= s as usize {
+            set.grow(s as usize + 1);
+        }
+        set.insert(s as usize);
+        Ok(())
+    }
+
+    /// Declares a label (possibly empty) and returns its position; labels keep declaration
+    /// order.
+    pub fn label_index(&mut self, name: &str) -> usize {
+        match self.labels.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                self.labels.push((name.to_string(), StateSet::new()));
+                self.labels.len() - 1
+            }
+        }
+    }
+
+    /// Adds the states of `set` to label `name`. Fails if the set has a state out of range.
+    pub fn add_label(&mut self, name: &str, set: &StateSet) -> Result<()> {
+        let i = self.label_index(name);
+        for s in set.ones() {
+            self.check_state(s as u32)?;
+            if s > u32::MAX as usize {
+                return Err(DtmcError::StateOutOfRange {
+                    state: s as u64,
+                    num_states: self.num_states,
+                });
+            }
+            let l = &mut self.labels[i].1;
+            if l.len() <= s {
+                l.grow(s + 1);
+            }
+            l.insert(s);
+        }
+        Ok(())
+    }
+
+    /// Declares a reward structure and returns its index (`R{i+1}` in PCTL).
+    pub fn add_reward_structure(&mut self, name: Option<&str>) -> usize {
+        self.rewards.push(RewardSpec {
+            name: name.map(str::to_string),
+            state: None,
+            transition: Vec::new(),
+            has_transition: false,
+        });
+        self.rewards.len() - 1
+    }
+
+    fn reward_spec(&mut self, r: usize) -> Result<&mut RewardSpec> {
+        let n = self.rewards.len();
+        self.rewards.get_mut(r).ok_or_else(|| {
+            DtmcError::Invalid(format!("reward structure {r} not declared ({n} declared)"))
+        })
+    }
+
+    /// Adds `value` to the state reward of `s` in structure `r`.
+    pub fn add_state_reward(&mut self, r: usize, s: u32, value: f64) -> Result<()> {
+        self.check_state(s)?;
+        if !value.is_finite() {
+            return Err(DtmcError::BadReward {
+                what: format!("of state {s}"),
+                value,
+            });
+        }
+        let n = self.num_states;
+        let spec = self.reward_spec(r)?;
+        let v = spec.state.get_or_insert_with(|| vec![0.0; n]);
+        if v.len() < n {
+            v.resize(n, 0.0);
+        }
+        v[s as usize] += value;
+        Ok(())
+    }
+
+    /// Declares that structure `r` has state rewards (all 0 until added), so that it is
+    /// `Some` in the model even if every reward is 0.
+    pub fn declare_state_rewards(&mut self, r: usize) -> Result<()> {
+        let n = self.num_states;
+        let spec = self.reward_spec(r)?;
+        spec.state.get_or_insert_with(|| vec![0.0; n]);
+        Ok(())
+    }
+
+    /// Declares that structure `r` has transition rewards (all 0 until added).
+    pub fn declare_transition_rewards(&mut self, r: usize) -> Result<()> {
+        self.reward_spec(r)?.has_transition = true;
+        Ok(())
+    }
+
+    /// Adds `value` to the reward of transition `src -> dst` in structure `r`. The transition
+    /// must exist when the model is built.
+    pub fn add_transition_reward(
+        &mut self,
+        r: usize,
+        src: u32,
+        dst: u32,
+        value: f64,
+    ) -> Result<()> {
+        self.check_state(src)?;
+        self.check_state(dst)?;
+        if !value.is_finite() {
+            return Err(DtmcError::BadReward {
+                what: format!("of transition {src} -> {dst}"),
+                value,
+            });
+        }
+        let spec = self.reward_spec(r)?;
+        spec.has_transition = true;
+        spec.transition.push((src, dst, value));
+        Ok(())
+    }
+
+    /// Sets the state valuations (checked against the number of states at build time).
+    pub fn set_valuations(&mut self, v: Valuations) {
+        self.valuations = Some(v);
+    }
+
+    /// Checks everything and builds the model.
+    pub fn build(self) -> Result<(Dtmc, BuildReport)> {
+        let DtmcBuilder {
+            num_states: n,
+            entries,
+            exact,
+            mut initial,
+            labels,
+            rewards,
+            valuations,
+            fix_deadlocks,
+        } = self;
+        if n > u32::MAX as usize {
+            return Err(DtmcError::Invalid("more than 2^32-1 states".into()));
+        }
+        if let Some(&(s, t, _)) = entries
+            .iter()
+            .find(|e| e.0 as usize >= n || e.1 as usize >= n)
+        {
+            return Err(DtmcError::StateOutOfRange {
+                state: u64::from(s.max(t)),
+                num_states: n,
+            });
+        }
+        let mut report = BuildReport::default();
+
+        // Counting sort of entry positions by source, then sort each row by target.
+        let mut ptr = vec![0u32; n + 1];
+        for e in &entries {
+            ptr[e.0 as usize + 1] += 1;
+        }
+        for i in 0..n {
+            ptr[i + 1] += ptr[i];
+        }
+        let mut next: Vec<u32> = ptr[..n].to_vec();
+        let mut order = vec![0u32; entries.len()];
+        for (k, e) in entries.iter().enumerate() {
+            let slot = &mut next[e.0 as usize];
+            order[*slot as usize] = k as u32;
+            *slot += 1;
+        }
+        drop(next);
+
+        let mut indptr: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut indices: Vec<u32> = Vec::with_capacity(entries.len());
+        let mut data: Vec<f64> = Vec::with_capacity(entries.len());
+        let mut exact_out: Option<Vec<BigRational>> =
+            exact.as_ref().map(|_| Vec::with_capacity(entries.len()));
+        indptr.push(0);
+        for s in 0..n {
+            let row = &mut order[ptr[s] as usize..ptr[s + 1] as usize];
+            row.sort_unstable_by_key(|&k| (entries[k as usize].1, k));
+            let mut sum = 0.0;
+            let row_start = indices.len();
+            for &k in row.iter() {
+                let (_, t, p) = entries[k as usize];
+                let ex = exact.as_ref().map(|e| &e[k as usize]);
+                let is_zero = match ex {
+                    Some(x) => x.is_zero(),
+                    None => p == 0.0,
+                };
+                if is_zero {
+                    report.zeros_dropped += 1;
+                    continue;
+                }
+                if indices.len() > row_start && indices.last() == Some(&t) {
+                    report.duplicates_merged += 1;
+                    if let Some(d) = data.last_mut() {
+                        *d += p;
+                    }
+                    if let (Some(eo), Some(x)) = (exact_out.as_mut(), ex) {
+                        if let Some(last) = eo.last_mut() {
+                            *last += x;
+                        }
+                    }
+                } else {
+                    indices.push(t);
+                    data.push(p);
+                    if let (Some(eo), Some(x)) = (exact_out.as_mut(), ex) {
+                        eo.push(x.clone());
+                    }
+                }
+                sum += p;
+            }
+            if indices.len() == row_start {
+                if fix_deadlocks {
+                    report.deadlocks_fixed.push(s as u32);
+                    indices.push(s as u32);
+                    data.push(1.0);
+                    if let Some(eo) = exact_out.as_mut() {
+                        eo.push(BigRational::from_integer(1.into()));
+                    }
+                    sum = 1.0;
+                } else {
+                    let states: Vec<u32> = (s..n)
+                        .filter(|&q| {
+                            let r = &order[ptr[q] as usize..ptr[q + 1] as usize];
+                            r.iter().all(|&k| entries[k as usize].2 == 0.0)
+                        })
+                        .map(|q| q as u32)
+                        .collect();
+                    return Err(DtmcError::Deadlock { states });
+                }
+            }
+            let valuation = || valuations.as_ref().and_then(|v| v.describe(s));
+            if let Some(&p) = data[row_start..].iter().find(|&&p| p > 1.0) {
+                let t = indices
+                    [row_start + data[row_start..].iter().position(|&q| q == p).unwrap_or(0)];
+                return Err(DtmcError::BadProbability {
+                    src: s as u32,
+                    dst: t,
+                    prob: p,
+                });
+            }
+            if !row_sum_ok(sum) {
+                return Err(DtmcError::RowSum {
+                    state: s as u32,
+                    sum,
+                    valuation: valuation(),
+                });
+            }
+            indptr.push(indices.len() as u32);
+        }
+        if indices.len() > u32::MAX as usize {
+            return Err(DtmcError::Invalid("more than 2^32-1 transitions".into()));
+        }
+        drop(order);
+        let matrix = Matrix::try_new((n, n), indptr, indices, data)
+            .map_err(|(_, _, _, e)| DtmcError::Invalid(format!("matrix structure: {e}")))?;
+
+        initial.sort_unstable();
+        initial.dedup();
+        if initial.is_empty() {
+            return Err(DtmcError::NoInitialState);
+        }
+
+        let mut dtmc = Dtmc {
+            matrix,
+            initial,
+            labels: Vec::with_capacity(labels.len() + 2),
+            rewards: Vec::with_capacity(rewards.len()),
+            valuations: None,
+            exact: exact_out,
+        };
+
+        for (name, mut set) in labels {
+            set.grow(n);
+            dtmc.labels.push((name, set));
+        }
+        dtmc.add_init_label();
+        dtmc.add_deadlock_label(&report.deadlocks_fixed);
+
+        for spec in rewards {
+            let state = spec.state.map(|mut v| {
+                v.resize(n, 0.0);
+                v
+            });
+            let transition = if spec.has_transition {
+                let mut v = vec![0.0; dtmc.num_transitions()];
+                for (s, t, r) in spec.transition {
+                    let k = dtmc
+                        .transition_index(s, t)
+                        .ok_or(DtmcError::NoSuchTransition { src: s, dst: t })?;
+                    v[k] += r;
+                }
+                Some(v)
+            } else {
+                None
+            };
+            dtmc.rewards.push(RewardStructure {
+                name: spec.name,
+                state,
+                transition,
+            });
+        }
+
+        if let Some(v) = valuations {
+            if v.types.len() != v.names.len() || v.values.len() != v.names.len() * n {
+                return Err(DtmcError::Invalid(format!(
+                    "valuations: {} names, {} types, {} values for {n} states",
+                    v.names.len(),
+                    v.types.len(),
+                    v.values.len()
+                )));
+            }
+            dtmc.valuations = Some(v);
+        }
+        Ok((dtmc, report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_duplicates_and_sorts() {
+        let mut b = DtmcBuilder::new(3);
+        b.add_transition(0, 2, 0.25).unwrap();
+        b.add_transition(0, 1, 0.5).unwrap();
+        b.add_transition(0, 2, 0.25).unwrap();
+        b.add_transition(1, 1, 1.0).unwrap();
+        b.add_transition(2, 0, 0.0).unwrap();
+        b.add_transition(2, 2, 1.0).unwrap();
+        b.add_initial(0).unwrap();
+        let (d, rep) = b.build().unwrap();
+        assert_eq!(d.matrix.indices(), &[1, 2, 1, 2]);
+        assert_eq!(d.matrix.data(), &[0.5, 0.5, 1.0, 1.0]);
+        assert_eq!(rep.duplicates_merged, 1);
+        assert_eq!(rep.zeros_dropped, 1);
+        assert_eq!(d.label_names().collect::<Vec<_>>(), ["init", "deadlock"]);
+        d.validate().unwrap();
+    }
+
+    #[test]
+    fn row_sum_error_names_state_sum_and_valuation() {
+        let mut b = DtmcBuilder::new(2);
+        b.add_transition(0, 1, 1.0).unwrap();
+        b.add_transition(1, 0, 0.5).unwrap();
+        b.add_transition(1, 1, 0.4).unwrap();
+        b.add_initial(0).unwrap();
+        b.set_valuations(Valuations {
+            names: vec!["x".into()],
+            types: vec![augur_expr::Type::Int],
+            values: vec![augur_expr::Value::Int(7), augur_expr::Value::Int(8)],
+        });
+        let e = b.build().unwrap_err();
+        match &e {
+            DtmcError::RowSum { state, sum, .. } => {
+                assert_eq!(*state, 1);
+                assert!((sum - 0.9).abs() < 1e-15);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(e.to_string(), "row of state 1 (x=8) sums to 0.9, not 1");
+    }
+
+    #[test]
+    fn rejects_bad_probabilities_and_ranges() {
+        let mut b = DtmcBuilder::new(2);
+        assert!(matches!(
+            b.add_transition(0, 1, f64::NAN),
+            Err(DtmcError::BadProbability { .. })
+        ));
+        assert!(matches!(
+            b.add_transition(0, 1, 1.5),
+            Err(DtmcError::BadProbability { .. })
+        ));
+        assert!(matches!(
+            b.add_transition(0, 1, -0.1),
+            Err(DtmcError::BadProbability { .. })
+        ));
+        assert!(matches!(
+            b.add_transition(0, 2, 0.1),
+            Err(DtmcError::StateOutOfRange {
+                state: 2,
+                num_states: 2
+            })
+        ));
+        // Merged duplicates above 1.
+        b.add_transition(0, 1, 0.75).unwrap();
+        b.add_transition(0, 1, 0.75).unwrap();
+        b.add_transition(1, 1, 1.0).unwrap();
+        b.add_initial(0).unwrap();
+        assert!(matches!(
+            b.build(),
+            Err(DtmcError::BadProbability { src: 0, dst: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn deadlocks_error_or_fixed() {
+        let mk = || {
+            let mut b = DtmcBuilder::new(3);
+            b.add_transition(0, 1, 1.0).unwrap();
+            b.add_initial(0).unwrap();
+            b
+        };
+        match mk().build() {
+            Err(DtmcError::Deadlock { states }) => assert_eq!(states, vec![1, 2]),
+            other => panic!("unexpected {other:?}"),
+        }
+        let mut b = mk();
+        b.fix_deadlocks(true);
+        let (d, rep) = b.build().unwrap();
+        assert_eq!(rep.deadlocks_fixed, vec![1, 2]);
+        assert_eq!(d.successors(2).collect::<Vec<_>>(), vec![(2, 1.0)]);
+        let dl: Vec<usize> = d.label("deadlock").unwrap().ones().collect();
+        assert_eq!(dl, vec![1, 2]);
+    }
+
+    #[test]
+    fn needs_an_initial_state() {
+        let mut b = DtmcBuilder::new(1);
+        b.add_transition(0, 0, 1.0).unwrap();
+        assert!(matches!(b.build(), Err(DtmcError::NoInitialState)));
+    }
+
+    #[test]
+    fn rewards_transpose_and_expected_rewards() {
+        let mut b = DtmcBuilder::new(3);
+        b.add_row(0, [(1, 0.25), (2, 0.75)]).unwrap();
+        b.add_row(1, [(1, 1.0)]).unwrap();
+        b.add_row(2, [(0, 0.5), (2, 0.5)]).unwrap();
+        b.add_initial(0).unwrap();
+        let r = b.add_reward_structure(Some("cost"));
+        b.add_state_reward(r, 0, 1.0).unwrap();
+        b.add_transition_reward(r, 0, 2, 4.0).unwrap();
+        b.add_transition_reward(r, 2, 0, 2.0).unwrap();
+        let bad = b.add_reward_structure(None);
+        b.add_transition_reward(bad, 1, 1, 1.0).unwrap();
+        let (d, _) = b.build().unwrap();
+        let rs = d.reward_structure("cost").unwrap();
+        // state 0: 1 + 0.75*4 = 4; state 1: 0; state 2: 0.5*2 = 1.
+        assert_eq!(d.expected_one_step_rewards(rs), vec![4.0, 0.0, 1.0]);
+        let t = d.transpose();
+        // Predecessors of 0: 2 (0.5); of 1: 0 (0.25), 1 (1.0); of 2: 0 (0.75), 2 (0.5).
+        assert_eq!(t.indptr().raw_storage(), &[0, 1, 3, 5]);
+        assert_eq!(t.indices(), &[2, 0, 1, 0, 2]);
+        assert_eq!(t.data(), &[0.5, 0.25, 1.0, 0.75, 0.5]);
+
+        let mut b = DtmcBuilder::new(1);
+        b.add_row(0, [(0, 1.0)]).unwrap();
+        b.add_initial(0).unwrap();
+        let r = b.add_reward_structure(None);
+        b.add_transition_reward(r, 0, 0, 1.0).unwrap();
+        b.set_num_states(2);
+        b.add_transition_reward(r, 0, 1, 1.0).unwrap();
+        b.add_transition(1, 1, 1.0).unwrap();
+        assert!(matches!(
+            b.build(),
+            Err(DtmcError::NoSuchTransition { src: 0, dst: 1 })
+        ));
+    }
+
+    #[test]
+    fn exact_probabilities_are_kept_aligned() {
+        use num_bigint::BigInt;
+        let third = BigRational::new(BigInt::from(1), BigInt::from(3));
+        let mut b = DtmcBuilder::new(2);
+        b.add_transition(1, 1, 1.0).unwrap();
+        b.add_transition_exact(0, 1, third.clone()).unwrap();
+        b.add_transition_exact(0, 0, third.clone()).unwrap();
+        b.add_transition_exact(0, 0, third.clone()).unwrap();
+        b.add_initial(0).unwrap();
+        let (d, _) = b.build().unwrap();
+        let ex = d.exact.as_ref().unwrap();
+        assert_eq!(ex.len(), 3);
+        assert_eq!(ex[0], third.clone() + third.clone());
+        assert_eq!(ex[1], third);
+        assert_eq!(ex[2], BigRational::from_integer(1.into()));
+    }
+
+    #[test]
+    fn label_helpers() {
+        let mut b = DtmcBuilder::new(2);
+        b.add_row(0, [(1, 1.0)]).unwrap();
+        b.add_row(1, [(1, 1.0)]).unwrap();
+        b.add_initial(0).unwrap();
+        b.add_label_state("goal", 1).unwrap();
+        let (mut d, _) = b.build().unwrap();
+        assert!(d.label_or_err("goal").unwrap().contains(1));
+        let e = d.label_or_err("nope").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown label \"nope\" (the model has: init, deadlock, goal)"
+        );
+        let mut s = StateSet::with_capacity(2);
+        s.insert(0);
+        d.set_label("goal", s);
+        assert_eq!(d.label("goal").unwrap().ones().collect::<Vec<_>>(), vec![0]);
+        d.validate().unwrap();
+    }
+}
