@@ -30,13 +30,13 @@ pub mod dot;
 pub mod drn;
 pub mod explicit;
 pub mod json;
+pub mod learn;
+pub mod pac;
 pub mod prism_export;
+pub mod simulate;
 
 pub use builder::*;
 pub use error::*;
 pub use explicit::{read_prism_explicit, write_prism_explicit};
 pub use io::*;
 pub use model::*;
-pub mod learn;
-pub mod pac;
-pub mod simulate;
