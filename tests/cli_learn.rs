@@ -64,7 +64,7 @@ fn matrix(model: &Value) -> std::collections::BTreeMap<(u64, u64), f64> {
         .collect()
 }
 
-fn label<'a>(model: &'a Value, name: &str) -> Vec<u64> {
+fn label(model: &Value, name: &str) -> Vec<u64> {
     let labels = model["labels"].as_array().unwrap();
     let l = labels.iter().find(|l| l["name"] == name).unwrap();
     l["states"]
