@@ -1,7 +1,9 @@
 //! [`DtmcBuilder`]: the one checked way to assemble a [`Dtmc`].
 
 use crate::error::{DtmcError, Result};
-use crate::model::{row_sum_ok, Dtmc, Matrix, RewardStructure, StateSet, Valuations};
+use crate::model::{
+    row_sum_ok, Dtmc, Matrix, RewardStructure, StateSet, Valuations, ROW_SUM_TOLERANCE,
+};
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 
@@ -22,6 +24,7 @@ struct RewardSpec {
     name: Option<String>,
     state: Option<Vec<f64>>,
     transition: Vec<(u32, u32, f64)>,
+    row: Vec<(u32, f64)>,
     has_transition: bool,
 }
 
@@ -218,6 +221,7 @@ impl DtmcBuilder {
             name: name.map(str::to_string),
             state: None,
             transition: Vec::new(),
+            row: Vec::new(),
             has_transition: false,
         });
         self.rewards.len() - 1
@@ -284,6 +288,24 @@ impl DtmcBuilder {
         let spec = self.reward_spec(r)?;
         spec.has_transition = true;
         spec.transition.push((src, dst, value));
+        Ok(())
+    }
+
+    /// Adds `value` to the reward of every transition leaving `s` in structure `r` (an
+    /// action reward, as in PRISM's `[] guard : value;` or DRN's `action 0 [value]`): the
+    /// expected one-step reward of `s` grows by `value`. Applied at build time, after deadlock
+    /// fixing.
+    pub fn add_row_reward(&mut self, r: usize, s: u32, value: f64) -> Result<()> {
+        self.check_state(s)?;
+        if !value.is_finite() {
+            return Err(DtmcError::BadReward {
+                what: format!("of the transitions of state {s}"),
+                value,
+            });
+        }
+        let spec = self.reward_spec(r)?;
+        spec.has_transition = true;
+        spec.row.push((s, value));
         Ok(())
     }
 
@@ -397,14 +419,20 @@ impl DtmcBuilder {
                 }
             }
             let valuation = || valuations.as_ref().and_then(|v| v.describe(s));
-            if let Some(&p) = data[row_start..].iter().find(|&&p| p > 1.0) {
-                let t = indices
-                    [row_start + data[row_start..].iter().position(|&q| q == p).unwrap_or(0)];
-                return Err(DtmcError::BadProbability {
-                    src: s as u32,
-                    dst: t,
-                    prob: p,
-                });
+            // Merged duplicates may exceed 1 by rounding: tolerate that (clamping to 1),
+            // reject anything beyond the row-sum tolerance.
+            for k in row_start..data.len() {
+                if data[k] > 1.0 {
+                    if data[k] - 1.0 <= ROW_SUM_TOLERANCE {
+                        data[k] = 1.0;
+                    } else {
+                        return Err(DtmcError::BadProbability {
+                            src: s as u32,
+                            dst: indices[k],
+                            prob: data[k],
+                        });
+                    }
+                }
             }
             if !row_sum_ok(sum) {
                 return Err(DtmcError::RowSum {
@@ -427,6 +455,14 @@ impl DtmcBuilder {
         if initial.is_empty() {
             return Err(DtmcError::NoInitialState);
         }
+        // States may have been checked against a larger count (see `set_num_states`).
+        let out_of_range = |s: usize| DtmcError::StateOutOfRange {
+            state: s as u64,
+            num_states: n,
+        };
+        if let Some(&s) = initial.iter().find(|&&s| s as usize >= n) {
+            return Err(out_of_range(s as usize));
+        }
 
         let mut dtmc = Dtmc {
             matrix,
@@ -438,13 +474,35 @@ impl DtmcBuilder {
         };
 
         for (name, mut set) in labels {
+            if let Some(s) = set.ones().find(|&s| s >= n) {
+                return Err(out_of_range(s));
+            }
+            if set.len() > n {
+                let mut t = StateSet::with_capacity(n);
+                t.union_with(&set);
+                set = t;
+            }
             set.grow(n);
             dtmc.labels.push((name, set));
+        }
+        if let Some(set) = dtmc.label("init") {
+            if *set != dtmc.initial_set() {
+                return Err(DtmcError::Invalid(format!(
+                    "the label \"init\" ({:?}) differs from the initial states ({:?})",
+                    set.ones().collect::<Vec<_>>(),
+                    dtmc.initial
+                )));
+            }
         }
         dtmc.add_init_label();
         dtmc.add_deadlock_label(&report.deadlocks_fixed);
 
         for spec in rewards {
+            if let Some(v) = &spec.state {
+                if let Some(s) = (n..v.len()).find(|&s| v[s] != 0.0) {
+                    return Err(out_of_range(s));
+                }
+            }
             let state = spec.state.map(|mut v| {
                 v.resize(n, 0.0);
                 v
@@ -456,6 +514,14 @@ impl DtmcBuilder {
                         .transition_index(s, t)
                         .ok_or(DtmcError::NoSuchTransition { src: s, dst: t })?;
                     v[k] += r;
+                }
+                for (s, r) in spec.row {
+                    if s as usize >= n {
+                        return Err(out_of_range(s as usize));
+                    }
+                    for k in dtmc.row_range(s as usize) {
+                        v[k] += r;
+                    }
                 }
                 Some(v)
             } else {
@@ -584,6 +650,33 @@ mod tests {
     }
 
     #[test]
+    fn merged_rounding_above_one_is_clamped() {
+        // 9/28 + 18/28 + 1/28 = 1.0000000000000002 in f64 (summed left to right).
+        let parts = [9.0 / 28.0, 18.0 / 28.0, 1.0 / 28.0];
+        assert!(parts.iter().sum::<f64>() > 1.0);
+        let mut b = DtmcBuilder::new(1);
+        b.add_row(0, parts.iter().map(|&p| (0, p))).unwrap();
+        b.add_initial(0).unwrap();
+        let (d, _) = b.build().unwrap();
+        assert_eq!(d.matrix.data(), &[1.0]);
+        d.validate().unwrap();
+    }
+
+    #[test]
+    fn init_label_must_match_initial_states() {
+        let mut b = DtmcBuilder::new(2);
+        b.add_row(0, [(1, 1.0)]).unwrap();
+        b.add_row(1, [(1, 1.0)]).unwrap();
+        b.add_initial(0).unwrap();
+        b.add_label_state("init", 1).unwrap();
+        let e = b.build().unwrap_err();
+        assert!(
+            e.to_string().contains("differs from the initial states"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn needs_an_initial_state() {
         let mut b = DtmcBuilder::new(1);
         b.add_transition(0, 0, 1.0).unwrap();
@@ -604,7 +697,15 @@ mod tests {
         let bad = b.add_reward_structure(None);
         b.add_transition_reward(bad, 1, 1, 1.0).unwrap();
         let (d, _) = b.build().unwrap();
-        let rs = d.reward_structure("cost").unwrap();
+        let rs = d.reward_named("cost").unwrap();
+        assert_eq!(d.reward_indexed(1).unwrap(), rs);
+        assert_eq!(d.default_reward().unwrap(), rs);
+        assert_eq!(
+            d.reward_indexed(3).unwrap_err().to_string(),
+            "no reward structure number 3 (the model has 1 \"cost\", 2 (unnamed))"
+        );
+        assert!(d.reward_indexed(0).is_err());
+        assert!(d.reward_named("x").is_err());
         // state 0: 1 + 0.75*4 = 4; state 1: 0; state 2: 0.5*2 = 1.
         assert_eq!(d.expected_one_step_rewards(rs), vec![4.0, 0.0, 1.0]);
         let t = d.transpose();
@@ -624,6 +725,35 @@ mod tests {
         assert!(matches!(
             b.build(),
             Err(DtmcError::NoSuchTransition { src: 0, dst: 1 })
+        ));
+    }
+
+    #[test]
+    fn row_rewards_and_shrinking() {
+        let mut b = DtmcBuilder::new(2);
+        b.add_row(0, [(0, 0.5), (1, 0.5)]).unwrap();
+        b.add_initial(0).unwrap();
+        b.fix_deadlocks(true);
+        let r = b.add_reward_structure(Some("a"));
+        b.add_row_reward(r, 0, 2.0).unwrap();
+        b.add_row_reward(r, 1, 3.0).unwrap();
+        b.add_transition_reward(r, 0, 1, 1.0).unwrap();
+        let (d, rep) = b.build().unwrap();
+        assert_eq!(rep.deadlocks_fixed, vec![1]);
+        assert_eq!(d.rewards[0].transition, Some(vec![2.0, 3.0, 3.0]));
+        assert_eq!(d.expected_one_step_rewards(&d.rewards[0]), vec![2.5, 3.0]);
+
+        let mut b = DtmcBuilder::new(3);
+        b.add_row(0, [(0, 1.0)]).unwrap();
+        b.add_initial(0).unwrap();
+        b.add_label_state("x", 2).unwrap();
+        b.set_num_states(1);
+        assert!(matches!(
+            b.build(),
+            Err(DtmcError::StateOutOfRange {
+                state: 2,
+                num_states: 1
+            })
         ));
     }
 

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::model::Dtmc;
-use crate::text::fmt_num;
+use crate::text::Num;
 use std::io::Write;
 
 fn escape(s: &str) -> String {
@@ -46,7 +46,7 @@ pub fn write_dot(d: &Dtmc, w: &mut dyn Write) -> Result<()> {
     }
     for s in 0..d.num_states() {
         for (t, p) in d.successors(s) {
-            writeln!(w, "  {s} -> {t} [label=\"{}\"];", fmt_num(p))?;
+            writeln!(w, "  {s} -> {t} [label=\"{}\"];", Num(p))?;
         }
     }
     writeln!(w, "}}")?;

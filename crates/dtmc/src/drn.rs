@@ -34,7 +34,7 @@ use crate::builder::{BuildReport, DtmcBuilder};
 use crate::error::{DtmcError, Result};
 use crate::io::ReadOptions;
 use crate::model::{Dtmc, RewardStructure};
-use crate::text::{fmt_num, parse_real, Lines};
+use crate::text::{fmt_num, parse_real, Lines, Num};
 use std::io::{BufRead, Write};
 use std::path::Path;
 
@@ -250,6 +250,8 @@ pub fn read_drn(
                 let v = state_rewards.get_or_insert_with(|| vec![0.0; n * nr]);
                 v[s * nr..(s + 1) * nr].copy_from_slice(&vals);
             }
+            // A `//` starts a comment (Storm may append e.g. a valuation there).
+            let labels = labels.split("//").next().unwrap_or("");
             for l in labels.split_whitespace() {
                 let l = strip_quotes(l);
                 if l == "init" {
@@ -474,7 +476,7 @@ pub fn write_drn(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
         }
         writeln!(w)?;
         for (t, p) in dtmc.successors(s) {
-            writeln!(w, "\t\t{t} : {}", fmt_num(p))?;
+            writeln!(w, "\t\t{t} : {}", Num(p))?;
         }
     }
     Ok(())
@@ -493,7 +495,7 @@ mod tests {
         )
     }
 
-    const STORM_STYLE: &str = "// Exported by storm\n// Original model type: DTMC\n@type: DTMC\n@parameters\n\n@reward_models\ncoins steps \n@nr_states\n3\n@nr_choices\n3\n@model\nstate 0 [0, 1] init\n\taction 0 [1, 0]\n\t\t1 : 0.5\n\t\t2 : 0.5\nstate 1 [0, 1] done\n\taction 0 [0, 0]\n\t\t1 : 1\nstate 2 [2.5, 1] done \"other\"\n\taction 0 [0, 0]\n\t\t2 : 1\n";
+    const STORM_STYLE: &str = "// Exported by storm\n// Original model type: DTMC\n@type: DTMC\n@parameters\n\n@reward_models\ncoins steps \n@nr_states\n3\n@nr_choices\n3\n@model\nstate 0 [0, 1] init\n\taction 0 [1, 0]\n\t\t1 : 0.5\n\t\t2 : 0.5\nstate 1 [0, 1] done\n\taction 0 [0, 0]\n\t\t1 : 1\nstate 2 [2.5, 1] done \"other\" // x=2\n\taction 0 [0, 0]\n\t\t2 : 1\n";
 
     #[test]
     fn reads_storm_style() {

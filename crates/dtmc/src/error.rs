@@ -107,6 +107,17 @@ pub enum DtmcError {
         /// The labels the model has.
         available: Vec<String>,
     },
+    /// A reward structure that the model does not have.
+    #[error(
+        "no reward structure {what} (the model has {})",
+        describe_rewards(available)
+    )]
+    UnknownRewardStructure {
+        /// What was asked for: `"name"`, `number 3`, or `(the default)`.
+        what: String,
+        /// The names of the model's structures (`""` for unnamed ones), in order.
+        available: Vec<String>,
+    },
     /// A reward that is NaN or infinite.
     #[error("reward {value} {what} is not a finite number")]
     BadReward {
@@ -137,6 +148,24 @@ pub enum DtmcError {
     /// A file name whose extension does not name a supported format.
     #[error("{}: unknown model format (expected .tra, .drn or .json)", .0.display())]
     UnknownFormat(PathBuf),
+}
+
+fn describe_rewards(names: &[String]) -> String {
+    if names.is_empty() {
+        return "none".into();
+    }
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if n.is_empty() {
+                format!("{} (unnamed)", i + 1)
+            } else {
+                format!("{} \"{n}\"", i + 1)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn valuation_suffix(v: &Option<String>) -> String {
@@ -185,6 +214,36 @@ impl DtmcError {
             DtmcError::Syntax { position, .. } => position.column,
             _ => None,
         }
+    }
+
+    /// For an error located at a line (and column) of a readable file: that line of the file
+    /// with a caret under the column, e.g.
+    /// ```text
+    ///    3 | 0 7 1
+    ///      |   ^
+    /// ```
+    /// `None` when the error has no line or the file cannot be read (e.g. in-memory input).
+    pub fn snippet(&self) -> Option<String> {
+        use std::io::BufRead;
+        let path = self.path()?;
+        let line = self.line()?;
+        let file = std::fs::File::open(path).ok()?;
+        let text = std::io::BufReader::new(file)
+            .lines()
+            .nth(line.checked_sub(1)?)?
+            .ok()?;
+        let num = line.to_string();
+        let pad = " ".repeat(num.len());
+        let mut out = format!("{num} | {text}");
+        if let Some(c) = self.column() {
+            let spaces: String = text
+                .chars()
+                .take(c.saturating_sub(1))
+                .map(|ch| if ch == '\t' { '\t' } else { ' ' })
+                .collect();
+            out.push_str(&format!("\n{pad} | {spaces}^"));
+        }
+        Some(out)
     }
 
     /// The file this error is about, if any.

@@ -9,6 +9,10 @@
 //! - `.trew`: a header `states transitions`, then `src dst reward` lines.
 //! - `.sta`: a first line `(x,y,z)`, then `state:(1,2,true)` lines.
 //!
+//! Storm's explicit variant is read too: a `.tra` whose first line is `dtmc` (no counts; the
+//! number of states is the largest index + 1), a `.lab` with `#DECLARATION` / `#END` and
+//! `state label label` lines, and reward files without headers.
+//!
 //! Initial states come from the `"init"` label; without a `.lab` file (or an `"init"` label)
 //! the initial state is 0, as in PRISM.
 
@@ -16,7 +20,7 @@ use crate::builder::{BuildReport, DtmcBuilder};
 use crate::error::{DtmcError, Result};
 use crate::io::ReadOptions;
 use crate::model::{format_value, Dtmc, RewardStructure, StateSet, Valuations};
-use crate::text::{fmt_num, parse_real, Lines};
+use crate::text::{parse_real, Lines, Num};
 use augur_expr::{Type, Value};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -33,6 +37,9 @@ pub struct TraContents {
     pub row_lines: Vec<u32>,
     /// The line of the header.
     pub header_line: usize,
+    /// Whether the file was in Storm's variant (first line `dtmc`, no counts); its
+    /// companion files are then read in Storm's variants too.
+    pub storm_format: bool,
 }
 
 fn parse_header(lines: &Lines<'_, impl BufRead>, what: &str) -> Result<(usize, usize)> {
@@ -58,8 +65,9 @@ fn parse_state(lines: &Lines<'_, impl BufRead>, tok: &str, n: usize) -> Result<u
     Ok(v as u32)
 }
 
-/// Reads a `.tra` file (DTMC: `src dst prob` lines; a fourth non-numeric column, an action
-/// label, is ignored).
+/// Reads a `.tra` file: PRISM's (header `states transitions`, then `src dst prob`; a fourth
+/// non-numeric column, an action label, is ignored) or Storm's explicit variant (first line
+/// `dtmc`, then `src dst prob` lines; the number of states is the largest index + 1).
 pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
     let mut lines = Lines::new(reader, path);
     if !lines.advance_content("#", |_| {})? {
@@ -70,17 +78,32 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
             "empty file: expected header `states transitions`",
         ));
     }
-    let (n, m) = parse_header(&lines, "states transitions")?;
+    let first = lines.buf.trim();
+    let storm_format = !first.is_empty() && first.chars().all(|c| c.is_ascii_alphabetic());
     let header_line = lines.line;
-    if n == 0 {
-        return Err(lines.err(None, "a model needs at least one state"));
-    }
-    if n > u32::MAX as usize {
-        return Err(lines.err(None, format!("{n} states: at most 2^32-1 supported")));
-    }
-    let mut builder = DtmcBuilder::with_capacity(n, m.min(1 << 28));
-    let mut row_lines = vec![0u32; n];
+    let header = if storm_format {
+        if !first.eq_ignore_ascii_case("dtmc") {
+            return Err(lines.err(
+                Some(first),
+                format!("model type `{first}`: Augur reads DTMCs only"),
+            ));
+        }
+        None
+    } else {
+        let (n, m) = parse_header(&lines, "states transitions")?;
+        if n == 0 {
+            return Err(lines.err(None, "a model needs at least one state"));
+        }
+        if n > u32::MAX as usize {
+            return Err(lines.err(None, format!("{n} states: at most 2^32-1 supported")));
+        }
+        Some((n, m))
+    };
+    let bound = header.map_or(u32::MAX as usize, |h| h.0);
+    let mut builder = DtmcBuilder::with_capacity(bound, header.map_or(0, |h| h.1.min(1 << 20)));
+    let mut row_lines = vec![0u32; header.map_or(0, |h| h.0)];
     let mut count = 0usize;
+    let mut max_state = 0u32;
     const SHAPE: &str = "expected `src dst prob`";
     while lines.advance_content("#", |_| {})? {
         let mut it = lines.buf.split_whitespace();
@@ -99,8 +122,8 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
                 return Err(lines.err(Some(e), format!("{SHAPE} (extra token)")));
             }
         }
-        let src = parse_state(&lines, a, n)?;
-        let dst = parse_state(&lines, b, n)?;
+        let src = parse_state(&lines, a, bound)?;
+        let dst = parse_state(&lines, b, bound)?;
         let p = parse_real(c)
             .ok_or_else(|| lines.err(Some(c), format!("expected a probability, found `{c}`")))?;
         if !(0.0..=1.0).contains(&p) {
@@ -109,34 +132,54 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
         builder
             .add_transition(src, dst, p)
             .map_err(|e| lines.err(Some(a), e.to_string()))?;
+        if row_lines.len() <= src as usize {
+            row_lines.resize(src as usize + 1, 0);
+        }
         row_lines[src as usize] = lines.line.min(u32::MAX as usize) as u32;
+        max_state = max_state.max(src).max(dst);
         count += 1;
     }
-    if count != m {
-        return Err(DtmcError::syntax(
-            path,
-            header_line,
-            None,
-            format!("header says {m} transitions, the file has {count}"),
-        ));
+    match header {
+        Some((_, m)) => {
+            if count != m {
+                return Err(DtmcError::syntax(
+                    path,
+                    header_line,
+                    None,
+                    format!("header says {m} transitions, the file has {count}"),
+                ));
+            }
+        }
+        None => {
+            if count == 0 {
+                return Err(lines.err(None, "no transitions after `dtmc`"));
+            }
+            let n = max_state as usize + 1;
+            builder.set_num_states(n);
+            row_lines.resize(n, 0);
+        }
     }
     Ok(TraContents {
         builder,
         row_lines,
         header_line,
+        storm_format,
     })
 }
 
 /// Reads a `.lab` file for a model with `n` states. Labels keep the order of their indices.
 pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(String, StateSet)>> {
     let mut lines = Lines::new(reader, path);
-    if !lines.advance_content("#", |_| {})? {
+    if !lines.advance_content("", |_| {})? {
         return Err(DtmcError::syntax(
             path,
             1,
             None,
             "empty file: expected a first line like `0=\"init\" 1=\"deadlock\"`",
         ));
+    }
+    if lines.buf.trim() == "#DECLARATION" {
+        return read_lab_storm(lines, n);
     }
     let mut names: Vec<Option<String>> = Vec::new();
     for tok in lines.buf.split_whitespace() {
@@ -194,6 +237,49 @@ pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(Stri
         .collect())
 }
 
+/// Storm's label file: `#DECLARATION`, label names, `#END`, then `state label label ...`.
+fn read_lab_storm(mut lines: Lines<'_, impl BufRead>, n: usize) -> Result<Vec<(String, StateSet)>> {
+    let mut labels: Vec<(String, StateSet)> = Vec::new();
+    loop {
+        if !lines.advance_content("//", |_| {})? {
+            return Err(DtmcError::syntax(
+                lines.path,
+                lines.line.max(1),
+                None,
+                "unexpected end of file: missing `#END` after `#DECLARATION`",
+            ));
+        }
+        if lines.buf.trim() == "#END" {
+            break;
+        }
+        for name in lines.buf.split_whitespace() {
+            if labels.iter().any(|(l, _)| l == name) {
+                return Err(lines.err(Some(name), format!("label `{name}` declared twice")));
+            }
+            labels.push((name.to_string(), StateSet::with_capacity(n)));
+        }
+    }
+    while lines.advance_content("//", |_| {})? {
+        let mut it = lines.buf.split_whitespace();
+        let Some(s) = it.next() else { continue };
+        let s = parse_state(&lines, s, n)? as usize;
+        for name in it {
+            let set = labels
+                .iter_mut()
+                .find(|(l, _)| l == name)
+                .map(|(_, set)| set)
+                .ok_or_else(|| {
+                    lines.err(
+                        Some(name),
+                        format!("label `{name}` not declared in #DECLARATION"),
+                    )
+                })?;
+            set.insert(s);
+        }
+    }
+    Ok(labels)
+}
+
 fn reward_name_from_comment(c: &str, name: &mut Option<String>) {
     // PRISM writes `# Reward structure "name"` (or `# Reward structure 1` when unnamed).
     if let Some(rest) = c
@@ -215,21 +301,44 @@ pub fn read_srew(
     path: &Path,
     n: usize,
 ) -> Result<(Vec<f64>, Option<String>)> {
-    let mut lines = Lines::new(reader, path);
-    let mut name = None;
-    if !lines.advance_content("#", |c| reward_name_from_comment(c, &mut name))? {
+    read_srew_impl(reader, path, n, false)
+}
+
+/// Reads the header `states count` of a PRISM reward file, checking the number of states.
+fn reward_header(
+    lines: &mut Lines<'_, impl BufRead>,
+    name: &mut Option<String>,
+    n: usize,
+    what: &str,
+) -> Result<(usize, usize)> {
+    if !lines.advance_content("#", |c| reward_name_from_comment(c, name))? {
         return Err(DtmcError::syntax(
-            path,
+            lines.path,
             1,
             None,
-            "empty file: expected header `states nonzero`",
+            format!("empty file: expected header `{what}`"),
         ));
     }
-    let (hn, nnz) = parse_header(&lines, "states nonzero")?;
-    let header_line = lines.line;
+    let (hn, count) = parse_header(lines, what)?;
     if hn != n {
         return Err(lines.err(None, format!("header says {hn} states, the model has {n}")));
     }
+    Ok((lines.line, count))
+}
+
+fn read_srew_impl(
+    reader: impl BufRead,
+    path: &Path,
+    n: usize,
+    headerless: bool,
+) -> Result<(Vec<f64>, Option<String>)> {
+    let mut lines = Lines::new(reader, path);
+    let mut name = None;
+    let header = if headerless {
+        None
+    } else {
+        Some(reward_header(&mut lines, &mut name, n, "states nonzero")?)
+    };
     let mut v = vec![0.0; n];
     let mut count = 0;
     while lines.advance_content("#", |c| reward_name_from_comment(c, &mut name))? {
@@ -247,13 +356,15 @@ pub fn read_srew(
         v[s as usize] += r;
         count += 1;
     }
-    if count != nnz {
-        return Err(DtmcError::syntax(
-            path,
-            header_line,
-            None,
-            format!("header says {nnz} rewards, the file has {count}"),
-        ));
+    if let Some((line, nnz)) = header {
+        if count != nnz {
+            return Err(DtmcError::syntax(
+                path,
+                line,
+                None,
+                format!("header says {nnz} rewards, the file has {count}"),
+            ));
+        }
     }
     Ok((v, name))
 }
@@ -265,22 +376,28 @@ pub fn read_trew(
     path: &Path,
     dtmc: &Dtmc,
 ) -> Result<(Vec<f64>, Option<String>)> {
+    read_trew_impl(reader, path, dtmc, false)
+}
+
+fn read_trew_impl(
+    reader: impl BufRead,
+    path: &Path,
+    dtmc: &Dtmc,
+    headerless: bool,
+) -> Result<(Vec<f64>, Option<String>)> {
     let n = dtmc.num_states();
     let mut lines = Lines::new(reader, path);
     let mut name = None;
-    if !lines.advance_content("#", |c| reward_name_from_comment(c, &mut name))? {
-        return Err(DtmcError::syntax(
-            path,
-            1,
-            None,
-            "empty file: expected header `states transitions`",
-        ));
-    }
-    let (hn, m) = parse_header(&lines, "states transitions")?;
-    let header_line = lines.line;
-    if hn != n {
-        return Err(lines.err(None, format!("header says {hn} states, the model has {n}")));
-    }
+    let header = if headerless {
+        None
+    } else {
+        Some(reward_header(
+            &mut lines,
+            &mut name,
+            n,
+            "states transitions",
+        )?)
+    };
     let mut v = vec![0.0; dtmc.num_transitions()];
     let mut count = 0;
     while lines.advance_content("#", |c| reward_name_from_comment(c, &mut name))? {
@@ -305,13 +422,15 @@ pub fn read_trew(
         v[k] += r;
         count += 1;
     }
-    if count != m {
-        return Err(DtmcError::syntax(
-            path,
-            header_line,
-            None,
-            format!("header says {m} transition rewards, the file has {count}"),
-        ));
+    if let Some((line, m)) = header {
+        if count != m {
+            return Err(DtmcError::syntax(
+                path,
+                line,
+                None,
+                format!("header says {m} transition rewards, the file has {count}"),
+            ));
+        }
     }
     Ok((v, name))
 }
@@ -461,12 +580,18 @@ pub fn read_prism_explicit_from(
         mut builder,
         row_lines,
         header_line,
+        storm_format,
     } = read_tra(tra, tra_path)?;
     let n = builder.num_states();
     let mut has_init = false;
     if let Some((p, r)) = inputs.lab {
         for (name, set) in read_lab(r, p, n)? {
-            if name == "init" && set.ones().next().is_some() {
+            if name == "init" && set.ones().next().is_none() {
+                // An empty "init" label: PRISM's default initial state 0 applies (and the
+                // label is re-created as {0}).
+                continue;
+            }
+            if name == "init" {
                 has_init = true;
                 for s in set.ones() {
                     builder.add_initial(s as u32)?;
@@ -480,7 +605,7 @@ pub fn read_prism_explicit_from(
     }
     let mut srew = None;
     if let Some((p, r)) = inputs.srew {
-        srew = Some(read_srew(r, p, n)?);
+        srew = Some(read_srew_impl(r, p, n, storm_format)?);
     }
     if let Some((p, r)) = inputs.sta {
         builder.set_valuations(read_sta(r, p, n)?);
@@ -497,7 +622,7 @@ pub fn read_prism_explicit_from(
     })?;
     let mut trew = None;
     if let Some((p, r)) = inputs.trew {
-        trew = Some(read_trew(r, p, &dtmc)?);
+        trew = Some(read_trew_impl(r, p, &dtmc, storm_format)?);
     }
     if srew.is_some() || trew.is_some() {
         let name = srew
@@ -590,7 +715,7 @@ pub fn write_tra(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
     writeln!(w, "{} {}", dtmc.num_states(), dtmc.num_transitions())?;
     for s in 0..dtmc.num_states() {
         for (t, p) in dtmc.successors(s) {
-            writeln!(w, "{s} {t} {}", fmt_num(p))?;
+            writeln!(w, "{s} {t} {}", Num(p))?;
         }
     }
     Ok(())
@@ -648,7 +773,7 @@ pub fn write_srew(dtmc: &Dtmc, r: &RewardStructure, w: &mut dyn Write) -> Result
     writeln!(w, "{} {}", dtmc.num_states(), nnz)?;
     for (s, &x) in v.iter().enumerate() {
         if x != 0.0 {
-            writeln!(w, "{s} {}", fmt_num(x))?;
+            writeln!(w, "{s} {}", Num(x))?;
         }
     }
     Ok(())
@@ -665,7 +790,7 @@ pub fn write_trew(dtmc: &Dtmc, r: &RewardStructure, w: &mut dyn Write) -> Result
         for k in dtmc.row_range(s) {
             if let Some(&x) = v.get(k) {
                 if x != 0.0 {
-                    writeln!(w, "{s} {} {}", dtmc.matrix.indices()[k], fmt_num(x))?;
+                    writeln!(w, "{s} {} {}", dtmc.matrix.indices()[k], Num(x))?;
                 }
             }
         }
@@ -822,6 +947,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn snippet_points_at_the_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let tra = dir.path().join("bad.tra");
+        std::fs::write(&tra, "2 2\n0 1 1\n1\t9 1\n").unwrap();
+        let e = read_prism_explicit(&tra, &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.line(), Some(3));
+        assert_eq!(e.column(), Some(3));
+        assert_eq!(e.snippet().unwrap(), "3 | 1\t9 1\n  |  \t^");
+        // A model error on a line has no column: the line alone.
+        std::fs::write(&tra, "2 2\n0 1 0.5\n1 1 1\n").unwrap();
+        let e = read_prism_explicit(&tra, &ReadOptions::default()).unwrap_err();
+        assert_eq!(e.snippet().unwrap(), "2 | 0 1 0.5");
+    }
+
+    #[test]
     fn reads_prism_style_files() {
         let (d, _) = read_str(
             "3 4\n0 1 0.5\n0 2 1/2\n1 1 1\n2 2 1\n",
@@ -836,9 +976,69 @@ pub(crate) mod tests {
         assert_eq!(d.rewards[0].state, Some(vec![2.5, 0.0, 0.0]));
         assert_eq!(d.rewards[0].transition, Some(vec![0.0, 4.0, 0.0, 0.0]));
         assert_eq!(d.describe_state(1).unwrap(), "(x=1,b=true)");
+        // An empty "init" label means state 0, as no label file does.
+        let (d, _) = read_str(
+            "1 1\n0 0 1\n",
+            Some("0=\"init\" 1=\"x\"\n0: 1\n"),
+            None,
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(d.initial, vec![0]);
+        assert_eq!(d.label("init").unwrap().ones().collect::<Vec<_>>(), vec![0]);
         // Without a label file the initial state is 0.
         let (d, _) = read_str("1 1\n0 0 1\n", None, None, None, None).unwrap();
         assert_eq!(d.initial, vec![0]);
+    }
+
+    #[test]
+    fn reads_storm_explicit_variant() {
+        let (d, _) = read_str(
+            "dtmc\n0 1 0.5\n0 2 0.5\n1 1 1\n2 2 1\n",
+            Some("#DECLARATION\ninit goal\ndone\n#END\n0 init\n2 goal done\n"),
+            Some("0 3\n"),
+            Some("0 2 1.5\n"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(d.num_states(), 3);
+        assert_eq!(d.initial, vec![0]);
+        assert_eq!(
+            d.label_names().collect::<Vec<_>>(),
+            ["init", "deadlock", "goal", "done"]
+        );
+        assert!(d.label("done").unwrap().contains(2));
+        assert_eq!(d.rewards[0].state, Some(vec![3.0, 0.0, 0.0]));
+        assert_eq!(d.rewards[0].transition, Some(vec![0.0, 1.5, 0.0, 0.0]));
+        let cases: &[(&str, Option<&str>, usize, &str)] = &[
+            ("mdp\n0 0 1\n", None, 1, "model type `mdp`"),
+            ("dtmc\n", None, 1, "no transitions after `dtmc`"),
+            (
+                "dtmc\n0 1 1\n",
+                Some("#DECLARATION\ninit\n#END\n0 init\n1 goal\n"),
+                5,
+                "label `goal` not declared",
+            ),
+            (
+                "dtmc\n0 1 1\n",
+                Some("#DECLARATION\ninit\n"),
+                2,
+                "missing `#END`",
+            ),
+            (
+                "dtmc\n0 1 1\n1 0 0.5\n",
+                None,
+                3,
+                "row of state 1 sums to 0.5",
+            ),
+        ];
+        for (tra, lab, line, msg) in cases {
+            let e = read_str(tra, *lab, None, None, None).unwrap_err();
+            let m = e.to_string();
+            assert_eq!(e.line(), Some(*line), "{m}");
+            assert!(m.contains(msg), "{m}");
+        }
     }
 
     fn line_of(r: Result<(Dtmc, BuildReport)>) -> (Option<usize>, String) {

@@ -24,6 +24,8 @@ mod builder;
 mod error;
 mod io;
 mod model;
+#[cfg(test)]
+mod proptests;
 mod text;
 
 pub mod dot;

@@ -256,6 +256,39 @@ impl Dtmc {
             .find(|r| r.name.as_deref() == Some(name))
     }
 
+    fn unknown_reward(&self, what: String) -> DtmcError {
+        DtmcError::UnknownRewardStructure {
+            what,
+            available: self
+                .rewards
+                .iter()
+                .map(|r| r.display_name().to_string())
+                .collect(),
+        }
+    }
+
+    /// A reward structure by name (PCTL `R{"name"}`), or an error listing the structures.
+    pub fn reward_named(&self, name: &str) -> Result<&RewardStructure> {
+        self.reward_structure(name)
+            .ok_or_else(|| self.unknown_reward(format!("\"{name}\"")))
+    }
+
+    /// A reward structure by 1-based index (PCTL `R{2}`), or an error listing the structures.
+    pub fn reward_indexed(&self, one_based: u32) -> Result<&RewardStructure> {
+        (one_based as usize)
+            .checked_sub(1)
+            .and_then(|i| self.rewards.get(i))
+            .ok_or_else(|| self.unknown_reward(format!("number {one_based}")))
+    }
+
+    /// The first reward structure (PCTL `R=? [...]` without `{...}`), or an error if there is
+    /// none.
+    pub fn default_reward(&self) -> Result<&RewardStructure> {
+        self.rewards
+            .first()
+            .ok_or_else(|| self.unknown_reward("(the default)".into()))
+    }
+
     /// The valuation of state `s` as `(x=1,y=true)`, if the model has valuations.
     pub fn describe_state(&self, s: usize) -> Option<String> {
         self.valuations.as_ref().and_then(|v| v.describe(s))

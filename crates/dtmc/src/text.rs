@@ -107,14 +107,24 @@ pub(crate) fn parse_real(tok: &str) -> Option<f64> {
     tok.parse().ok()
 }
 
+/// [`fmt_num`] without allocating: a `Display` wrapper.
+pub(crate) struct Num(pub f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if x.fract() == 0.0 && x.abs() < 1e15 {
+            write!(f, "{}", x as i64)
+        } else {
+            write!(f, "{x:?}")
+        }
+    }
+}
+
 /// Formats a number compactly for the explicit formats: integers without a fraction,
 /// everything else with shortest round-trip digits.
 pub(crate) fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x:?}")
-    }
+    Num(x).to_string()
 }
 
 #[cfg(test)]
@@ -134,5 +144,7 @@ mod tests {
         assert_eq!(fmt_num(0.1), "0.1");
         assert_eq!(fmt_num(1e-20), "1e-20");
         assert_eq!(fmt_num(1e-20).parse::<f64>().unwrap(), 1e-20);
+        assert_eq!(fmt_num(-3.0), "-3");
+        assert_eq!(fmt_num(1e300), "1e300");
     }
 }

@@ -75,66 +75,117 @@ impl SyntaxError {
     }
 
     /// Converts a pest error, naming the expected rules with `describe` (see
-    /// [`describe_rule`] for the names of this crate's rules).
+    /// [`describe_rule`] for the names of this crate's rules). Prefer
+    /// [`SyntaxError::from_pest_in`], which can point further into the input.
     pub fn from_pest<R: RuleType>(
         err: pest::error::Error<R>,
         describe: impl Fn(&R) -> String,
     ) -> Self {
-        let span = match err.location {
+        Self::convert(err, None, &describe)
+    }
+
+    /// Converts a pest error raised while parsing `source`. When pest tracked parse attempts
+    /// (`pest::set_error_detail(true)`, which Augur's parsers turn on), the error points at the
+    /// furthest position any token was tried (e.g. at the missing `[` in `P=? F x`) and names
+    /// the brackets and separators expected there.
+    pub fn from_pest_in<R: RuleType>(
+        err: pest::error::Error<R>,
+        source: &str,
+        describe: impl Fn(&R) -> String,
+    ) -> Self {
+        Self::convert(err, Some(source), &describe)
+    }
+
+    fn convert<R: RuleType>(
+        err: pest::error::Error<R>,
+        source: Option<&str>,
+        describe: &dyn Fn(&R) -> String,
+    ) -> Self {
+        let mut span = match err.location {
             InputLocation::Pos(p) => (p, p),
             InputLocation::Span((s, e)) => (s, e),
         };
-        let (line, column) = match err.line_col {
+        let (mut line, mut column) = match err.line_col {
             LineColLocation::Pos(lc) | LineColLocation::Span(lc, _) => lc,
         };
-        let (message, expected) = match &err.variant {
-            ErrorVariant::ParsingError {
-                positives,
-                negatives,
-            } => {
-                let mut expected: Vec<String> = Vec::new();
-                for r in positives {
-                    let d = describe(r);
-                    if !d.is_empty() && !expected.contains(&d) {
-                        expected.push(d);
-                    }
-                }
-                // Brackets and separators are literal tokens, not rules: pest reports them
-                // only when it tracks parse attempts (`pest::set_error_detail(true)`, which
-                // Augur's parsers turn on).
-                if let Some(attempts) = err.parse_attempts() {
-                    let has_expr = expected.iter().any(|e| e == "expression");
-                    let mut tokens: Vec<String> = attempts
-                        .expected_tokens()
-                        .iter()
-                        .map(|t| t.to_string())
-                        .filter(|t| is_structural_token(t) && !(has_expr && t == "("))
-                        .map(|t| format!("`{t}`"))
-                        .collect();
-                    tokens.dedup();
-                    tokens.retain(|t| !expected.contains(t));
-                    tokens.append(&mut expected);
-                    expected = tokens;
-                }
-                let mut unexpected: Vec<String> = Vec::new();
-                for r in negatives {
-                    let d = describe(r);
-                    if !d.is_empty() && !unexpected.contains(&d) {
-                        unexpected.push(d);
-                    }
-                }
-                let mut msg = if expected.is_empty() {
-                    "unexpected input".to_string()
-                } else {
-                    format!("expected {}", join_alternatives(&expected))
-                };
-                if !unexpected.is_empty() {
-                    msg.push_str(&format!(" (found {})", join_alternatives(&unexpected)));
-                }
-                (msg, expected)
-            }
-            ErrorVariant::CustomError { message } => (message.clone(), Vec::new()),
+        let ErrorVariant::ParsingError {
+            positives,
+            negatives,
+        } = &err.variant
+        else {
+            let message = match &err.variant {
+                ErrorVariant::CustomError { message } => message.clone(),
+                ErrorVariant::ParsingError { .. } => String::new(),
+            };
+            return SyntaxError {
+                message,
+                span,
+                line,
+                column,
+                expected: Vec::new(),
+            };
         };
+        let describe_all = |rules: &[R]| {
+            let mut out: Vec<String> = Vec::new();
+            for r in rules {
+                let d = describe(r);
+                if !d.is_empty() && !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+            out
+        };
+        let mut expected = describe_all(positives);
+        let mut unexpected = describe_all(negatives);
+        if let Some(attempts) = err.parse_attempts() {
+            let further = match source {
+                Some(src)
+                    if attempts.max_position > span.0 && attempts.max_position <= src.len() =>
+                {
+                    let moved =
+                        SyntaxError::at(src, attempts.max_position, attempts.max_position, "");
+                    span = moved.span;
+                    line = moved.line;
+                    column = moved.column;
+                    // The rules pest names belong to the earlier position.
+                    expected.clear();
+                    unexpected.clear();
+                    true
+                }
+                _ => false,
+            };
+            if further || attempts.max_position == span.0 {
+                let has_expr = expected.iter().any(|e| e == "expression");
+                let mut tokens: Vec<String> = Vec::new();
+                let mut operator = false;
+                for t in attempts.expected_tokens() {
+                    let t = t.to_string();
+                    if is_structural_token(&t) {
+                        if !(has_expr && t == "(") {
+                            let d = format!("`{t}`");
+                            if !tokens.contains(&d) && !expected.contains(&d) {
+                                tokens.push(d);
+                            }
+                        }
+                    } else if is_operator_token(&t) {
+                        operator = true;
+                    }
+                }
+                if operator && !expected.iter().any(|e| e == "operator") {
+                    expected.push("operator".into());
+                }
+                tokens.append(&mut expected);
+                expected = tokens;
+            }
+        }
+        let mut message = if expected.is_empty() {
+            "unexpected input".to_string()
+        } else {
+            format!("expected {}", join_alternatives(&expected))
+        };
+        if !unexpected.is_empty() {
+            message.push_str(&format!(" (found {})", join_alternatives(&unexpected)));
+        }
         SyntaxError {
             message,
             span,
@@ -195,6 +246,27 @@ fn is_structural_token(token: &str) -> bool {
     matches!(
         token,
         ")" | "]" | "}" | "," | ":" | ";" | "(" | "[" | "{" | "=?"
+    )
+}
+
+/// Operator tokens (summarised as "operator" in messages).
+fn is_operator_token(token: &str) -> bool {
+    matches!(
+        token,
+        "=>" | "<=>"
+            | "|"
+            | "&"
+            | "!="
+            | "="
+            | "<="
+            | ">="
+            | "<"
+            | ">"
+            | "+"
+            | "-"
+            | "*"
+            | "/"
+            | "?"
     )
 }
 
@@ -620,7 +692,7 @@ pub fn parse_expr(text: &str) -> Result<Expr, SyntaxError> {
     pest::set_error_detail(true);
     check_nesting(text)?;
     let mut pairs = parser::ExprParser::parse(parser::Rule::expr_main, text)
-        .map_err(|e| SyntaxError::from_pest(e, parser::describe))?;
+        .map_err(|e| SyntaxError::from_pest_in(e, text, parser::describe))?;
     match pairs.next() {
         Some(pair) => parser::build(pair),
         None => Err(SyntaxError::at(text, 0, 0, "expected expression")),

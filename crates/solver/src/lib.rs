@@ -1,6 +1,49 @@
 //! augur-solver: graph algorithms, numerical and exact solvers, and the PCTL checker for DTMCs.
 //!
-//! (API skeleton agreed between the solver-core and checker work; bodies land with them.)
+//! Main entry points (all take the CSR transition matrix and, where a backward search is
+//! needed, its transpose from [`graph::transpose`]):
+//! - [`graph`]: iterative SCC decomposition, bottom SCCs, reachability, Prob0 / Prob1;
+//! - [`until_probabilities`], [`reachability_rewards`], [`total_rewards`]: unbounded
+//!   reachability problems, solved by the [`Method`] of the [`SolveOptions`] (the default,
+//!   [`Method::Auto`], is sound: exact elimination for small systems, topological interval
+//!   iteration for large ones);
+//! - [`long_run_average`]: steady-state probabilities and long-run average rewards;
+//! - [`absorbing_analysis`]: fundamental matrix, absorption probabilities and expected steps;
+//! - [`sweep`]: sparse matrix-vector products and step-bounded reachability.
+//!
+//! ```
+//! use augur_solver::{graph, until_probabilities, SolveOptions};
+//! use augur_dtmc::{Matrix, StateSet};
+//! use sprs::TriMatI;
+//!
+//! // 0 -> 1 (1/2) | 2 (1/2); 1 and 2 absorbing.
+//! let mut t = TriMatI::<f64, u32>::new((3, 3));
+//! t.add_triplet(0, 1, 0.5);
+//! t.add_triplet(0, 2, 0.5);
+//! t.add_triplet(1, 1, 1.0);
+//! t.add_triplet(2, 2, 1.0);
+//! let m: Matrix = t.to_csr();
+//! let mt = graph::transpose(&m);
+//! let mut all = StateSet::with_capacity(3);
+//! all.insert_range(..);
+//! let mut goal = StateSet::with_capacity(3);
+//! goal.insert(1);
+//! let sol = until_probabilities(&m, &mt, None, &all, &goal, &SolveOptions::default()).unwrap();
+//! assert_eq!(sol.values, vec![0.5, 1.0, 0.0]);
+//! assert!(sol.bounds.is_some());
+//! ```
 #![deny(missing_docs)]
 
+mod absorbing;
+pub mod exact;
+pub mod graph;
+mod linear;
 pub mod numeric;
+mod reach;
+mod steady;
+pub mod sweep;
+
+pub use absorbing::{absorbing_analysis, Absorption};
+pub use numeric::{Method, Result, Solution, SolveOptions, SolverError};
+pub use reach::{reachability_rewards, total_rewards, until_probabilities};
+pub use steady::long_run_average;

@@ -3,7 +3,6 @@
 //! All functions take the transition matrix (CSR) and state sets, and return one value per state.
 //! They do no I/O.
 
-use augur_dtmc::{Matrix, StateSet};
 use serde::{Deserialize, Serialize};
 
 /// Errors of the solver.

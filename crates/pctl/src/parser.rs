@@ -1,0 +1,691 @@
+//! The pest parser for `grammar/pctl.pest` and the builder from pest pairs to the AST, with
+//! the parse-time semantic checks.
+
+use crate::ast::*;
+use crate::error::{PctlError, Result};
+use augur_expr::{BinaryOp, ConstDecl, Expr, SyntaxError, Type, UnaryOp, Value};
+use pest::iterators::Pair;
+use pest::Parser as _;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "../../../grammar/expr.pest"]
+#[grammar = "../../../grammar/pctl.pest"]
+struct PctlParser;
+
+augur_expr::expr_builder!();
+
+fn describe(rule: &Rule) -> String {
+    match rule {
+        Rule::property | Rule::path_or_state | Rule::state_formula | Rule::sf_implies => {
+            "property".into()
+        }
+        Rule::sf_iff | Rule::sf_or | Rule::sf_and | Rule::sf_not => "state formula".into(),
+        Rule::prob_op => "`P`".into(),
+        Rule::reward_op => "`R`".into(),
+        Rule::steady_op => "`S`".into(),
+        Rule::time_op => "`T`".into(),
+        Rule::filter => "`filter`".into(),
+        Rule::quoted => "\"label\"".into(),
+        Rule::bound => "`=?` or a comparison (`<`, `<=`, `>`, `>=`)".into(),
+        Rule::cmp_op => "comparison".into(),
+        Rule::query => "`=?`".into(),
+        Rule::reward_ref => "`{\"name\"}`".into(),
+        Rule::filter_op => "filter operator (min, max, argmin, argmax, count, sum, avg, first, range, forall, exists, state, print, printall)".into(),
+        Rule::next_path | Rule::unary_path | Rule::unary_temporal => "path formula".into(),
+        Rule::binary_temporal => "`U`, `W` or `R`".into(),
+        Rule::step_bound | Rule::step_op => "step bound".into(),
+        Rule::reward_path | Rule::cumulative | Rule::instantaneous | Rule::long_run | Rule::reward_reach => {
+            "reward formula (F, C, C<=k, I=k, S)".into()
+        }
+        Rule::discount => "`{discount=d}`".into(),
+        Rule::const_decl => "`const` declaration".into(),
+        Rule::label_def => "`label` definition".into(),
+        Rule::const_type => "type (int, double, bool)".into(),
+        Rule::kw_const => "`const`".into(),
+        Rule::kw_label => "`label`".into(),
+        Rule::kw_filter => "`filter`".into(),
+        Rule::kw_p => "`P`".into(),
+        Rule::kw_r => "`R`".into(),
+        Rule::kw_s => "`S`".into(),
+        Rule::kw_t => "`T`".into(),
+        Rule::kw_x => "`X`".into(),
+        Rule::kw_f => "`F`".into(),
+        Rule::kw_c => "`C`".into(),
+        Rule::kw_i => "`I`".into(),
+        other => describe_expr_rule(other),
+    }
+}
+
+fn run(rule: Rule, text: &str) -> Result<Pair<'_, Rule>> {
+    pest::set_error_detail(true);
+    augur_expr::syntax::check_nesting(text)?;
+    let mut pairs = PctlParser::parse(rule, text)
+        .map_err(|e| PctlError::Syntax(SyntaxError::from_pest_in(e, text, describe)))?;
+    pairs
+        .next()
+        .ok_or_else(|| PctlError::Syntax(SyntaxError::at(text, 0, 0, "expected a property")))
+}
+
+/// Parses a single property, optionally named (`"name": ...`) and followed by `;`.
+pub fn parse_property(text: &str) -> Result<Property> {
+    let pair = run(Rule::property_main, text)?;
+    build_property(pair)
+}
+
+/// Parses a properties file.
+pub fn parse_properties(text: &str) -> Result<PropertiesFile> {
+    let pair = run(Rule::properties_file, text)?;
+    let mut file = PropertiesFile::default();
+    for item in pair.into_inner() {
+        match item.as_rule() {
+            Rule::const_decl => {
+                let span = item.as_span();
+                let decl = build_const(item)?;
+                if file.constants.iter().any(|c| c.name == decl.name) {
+                    return Err(invalid(
+                        span,
+                        format!("constant `{}` is declared twice", decl.name),
+                    ));
+                }
+                file.constants.push(decl);
+            }
+            Rule::label_def => {
+                let span = item.as_span();
+                let mut inner = item.into_inner();
+                let (_kw, name, formula) = (
+                    next(&mut inner, span)?,
+                    next(&mut inner, span)?,
+                    next(&mut inner, span)?,
+                );
+                let name_span = name.as_span();
+                let name = quoted_text(name);
+                if file.labels.iter().any(|l| l.name == name) {
+                    return Err(invalid(
+                        name_span,
+                        format!("label \"{name}\" is defined twice"),
+                    ));
+                }
+                let formula = build_state_formula(formula)?;
+                file.labels.push(LabelDef { name, formula });
+            }
+            Rule::property => {
+                let span = item.as_span();
+                let prop = build_property(item)?;
+                if let Some(name) = &prop.name {
+                    if file
+                        .properties
+                        .iter()
+                        .any(|p| p.name.as_ref() == Some(name))
+                    {
+                        return Err(invalid(
+                            span,
+                            format!("property \"{name}\" is defined twice"),
+                        ));
+                    }
+                }
+                file.properties.push(prop);
+            }
+            Rule::EOI => {}
+            _ => return Err(internal(&item)),
+        }
+    }
+    Ok(file)
+}
+
+fn invalid(span: pest::Span<'_>, message: impl Into<String>) -> PctlError {
+    PctlError::Invalid(SyntaxError::from_span(span, message))
+}
+
+fn internal(pair: &Pair<'_, Rule>) -> PctlError {
+    PctlError::Syntax(SyntaxError::from_span(
+        pair.as_span(),
+        format!("internal parser error: unexpected {:?}", pair.as_rule()),
+    ))
+}
+
+fn next<'i>(
+    it: &mut pest::iterators::Pairs<'i, Rule>,
+    span: pest::Span<'i>,
+) -> Result<Pair<'i, Rule>> {
+    it.next().ok_or_else(|| {
+        PctlError::Syntax(SyntaxError::from_span(
+            span,
+            "internal parser error: missing part",
+        ))
+    })
+}
+
+fn quoted_text(pair: Pair<'_, Rule>) -> String {
+    pair.into_inner()
+        .next()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_default()
+}
+
+fn build_const(pair: Pair<'_, Rule>) -> Result<ConstDecl> {
+    let mut ty = Type::Int;
+    let mut name = String::new();
+    let mut value = None;
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::kw_const => {}
+            Rule::const_type => {
+                ty = match p.as_str() {
+                    "double" => Type::Double,
+                    "bool" => Type::Bool,
+                    _ => Type::Int,
+                }
+            }
+            Rule::ident => name = p.as_str().to_string(),
+            Rule::expr => value = Some(build_expr(p)?),
+            _ => return Err(internal(&p)),
+        }
+    }
+    Ok(ConstDecl { name, ty, value })
+}
+
+fn build_property(pair: Pair<'_, Rule>) -> Result<Property> {
+    let mut name = None;
+    let mut formula = None;
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::quoted => name = Some(quoted_text(p)),
+            Rule::path_or_state => {
+                formula = Some(expect_state(
+                    p,
+                    "a property must be a state formula; put path formulas inside P[...]",
+                )?)
+            }
+            _ => return Err(internal(&p)),
+        }
+    }
+    match formula {
+        Some(formula) => Ok(Property { name, formula }),
+        None => Err(PctlError::Syntax(SyntaxError::at(
+            "",
+            0,
+            0,
+            "internal parser error: empty property",
+        ))),
+    }
+}
+
+/// A parsed `path_or_state`.
+enum Built<'i> {
+    State(StateFormula),
+    Path(PathFormula, pest::Span<'i>),
+}
+
+fn build_path_or_state(pair: Pair<'_, Rule>) -> Result<Built<'_>> {
+    let span = pair.as_span();
+    let mut inner = pair.into_inner();
+    let first = next(&mut inner, span)?;
+    match first.as_rule() {
+        Rule::next_path => {
+            let mut it = first.into_inner();
+            let _kw = next(&mut it, span)?;
+            let f = build_state_formula(next(&mut it, span)?)?;
+            Ok(Built::Path(PathFormula::Next(f), span))
+        }
+        Rule::unary_path => {
+            let mut it = first.into_inner();
+            let op = next(&mut it, span)?;
+            let mut bound = StepBound::Unbounded;
+            let mut operand = next(&mut it, span)?;
+            if operand.as_rule() == Rule::step_bound {
+                bound = build_step_bound(operand)?;
+                operand = next(&mut it, span)?;
+            }
+            let f = build_state_formula(operand)?;
+            Ok(Built::Path(
+                if op.as_str() == "F" {
+                    PathFormula::Eventually(f, bound)
+                } else {
+                    PathFormula::Globally(f, bound)
+                },
+                span,
+            ))
+        }
+        Rule::state_formula => {
+            let left = build_state_formula(first)?;
+            let Some(op) = inner.next() else {
+                return Ok(Built::State(left));
+            };
+            let mut bound = StepBound::Unbounded;
+            let mut right = next(&mut inner, span)?;
+            if right.as_rule() == Rule::step_bound {
+                bound = build_step_bound(right)?;
+                right = next(&mut inner, span)?;
+            }
+            let right = build_state_formula(right)?;
+            Ok(Built::Path(
+                match op.as_str() {
+                    "U" => PathFormula::Until(left, right, bound),
+                    "W" => PathFormula::WeakUntil(left, right, bound),
+                    _ => PathFormula::Release(left, right, bound),
+                },
+                span,
+            ))
+        }
+        _ => Err(internal(&first)),
+    }
+}
+
+fn expect_state(pair: Pair<'_, Rule>, message: &str) -> Result<StateFormula> {
+    match build_path_or_state(pair)? {
+        Built::State(f) => Ok(f),
+        Built::Path(_, span) => Err(invalid(span, message)),
+    }
+}
+
+fn expect_path<'i>(pair: Pair<'i, Rule>, message: &str) -> Result<(PathFormula, pest::Span<'i>)> {
+    let span = pair.as_span();
+    match build_path_or_state(pair)? {
+        Built::Path(p, span) => Ok((p, span)),
+        Built::State(_) => Err(invalid(span, message)),
+    }
+}
+
+/// `!f`, kept as one expression when `f` is an expression.
+fn sf_not(f: StateFormula) -> StateFormula {
+    match f {
+        StateFormula::Expr(e) => StateFormula::Expr(Expr::Unary(UnaryOp::Not, Box::new(e))),
+        f => StateFormula::Not(Box::new(f)),
+    }
+}
+
+/// `l op r`, kept as one expression when both operands are expressions.
+fn sf_binary(op: BinaryOp, l: StateFormula, r: StateFormula) -> StateFormula {
+    match (l, r) {
+        (StateFormula::Expr(a), StateFormula::Expr(b)) => {
+            StateFormula::Expr(Expr::Binary(op, Box::new(a), Box::new(b)))
+        }
+        (l, r) => {
+            let (l, r) = (Box::new(l), Box::new(r));
+            match op {
+                BinaryOp::And => StateFormula::And(l, r),
+                BinaryOp::Or => StateFormula::Or(l, r),
+                BinaryOp::Implies => StateFormula::Implies(l, r),
+                _ => StateFormula::Iff(l, r),
+            }
+        }
+    }
+}
+
+fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
+    let span = pair.as_span();
+    match pair.as_rule() {
+        Rule::state_formula => {
+            let mut inner = pair.into_inner();
+            let cond = build_state_formula(next(&mut inner, span)?)?;
+            let (Some(a), Some(b)) = (inner.next(), inner.next()) else {
+                return Ok(cond);
+            };
+            let (a_span, b_span) = (a.as_span(), b.as_span());
+            match (cond, build_state_formula(a)?, build_state_formula(b)?) {
+                (StateFormula::Expr(c), StateFormula::Expr(a), StateFormula::Expr(b)) => {
+                    Ok(StateFormula::Expr(Expr::Ite(Box::new(c), Box::new(a), Box::new(b))))
+                }
+                (StateFormula::Expr(_), StateFormula::Expr(_), _) => Err(invalid(
+                    b_span,
+                    "the branches of `c ? a : b` must be expressions (no labels or P/R/S operators)",
+                )),
+                (StateFormula::Expr(_), _, _) => Err(invalid(
+                    a_span,
+                    "the branches of `c ? a : b` must be expressions (no labels or P/R/S operators)",
+                )),
+                _ => Err(invalid(
+                    span,
+                    "the condition of `c ? a : b` must be an expression (no labels or P/R/S operators)",
+                )),
+            }
+        }
+        Rule::sf_implies | Rule::sf_iff | Rule::sf_or | Rule::sf_and => {
+            let mut inner = pair.into_inner();
+            let mut acc = build_state_formula(next(&mut inner, span)?)?;
+            while let Some(op) = inner.next() {
+                let bop = match op.as_str() {
+                    "=>" => BinaryOp::Implies,
+                    "<=>" => BinaryOp::Iff,
+                    "|" => BinaryOp::Or,
+                    "&" => BinaryOp::And,
+                    _ => return Err(internal(&op)),
+                };
+                let rhs = build_state_formula(next(&mut inner, span)?)?;
+                acc = sf_binary(bop, acc, rhs);
+            }
+            Ok(acc)
+        }
+        Rule::sf_not => {
+            let mut nots = 0usize;
+            let mut atom = None;
+            for p in pair.into_inner() {
+                if p.as_rule() == Rule::not_op {
+                    nots += 1;
+                } else {
+                    atom = Some(p);
+                }
+            }
+            if nots > 2 * augur_expr::syntax::MAX_NESTING {
+                return Err(PctlError::Syntax(SyntaxError::from_span(
+                    span,
+                    "formula nested too deeply",
+                )));
+            }
+            let Some(atom) = atom else {
+                return Err(PctlError::Syntax(SyntaxError::from_span(
+                    span,
+                    "internal parser error: missing operand",
+                )));
+            };
+            let mut f = build_atom(atom)?;
+            for _ in 0..nots {
+                f = sf_not(f);
+            }
+            Ok(f)
+        }
+        _ => build_atom(pair),
+    }
+}
+
+fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
+    let span = pair.as_span();
+    match pair.as_rule() {
+        Rule::eq_expr => Ok(StateFormula::Expr(build_expr(pair)?)),
+        Rule::quoted => Ok(StateFormula::Label(quoted_text(pair))),
+        Rule::path_or_state => expect_state(
+            pair,
+            "a path formula cannot stand where a state formula belongs; put it inside P[...]",
+        ),
+        Rule::prob_op => {
+            let mut it = pair.into_inner();
+            let _kw = next(&mut it, span)?;
+            let bound = build_bound(next(&mut it, span)?, BoundKind::Probability)?;
+            let (path, _) = expect_path(
+                next(&mut it, span)?,
+                "P[...] needs a path formula (X, F, G, U, W or R), not a state formula",
+            )?;
+            Ok(StateFormula::Prob {
+                bound,
+                path: Box::new(path),
+            })
+        }
+        Rule::steady_op => {
+            let mut it = pair.into_inner();
+            let _kw = next(&mut it, span)?;
+            let bound = build_bound(next(&mut it, span)?, BoundKind::Probability)?;
+            let formula = expect_state(
+                next(&mut it, span)?,
+                "S[...] takes a state formula, not a path formula",
+            )?;
+            Ok(StateFormula::Steady {
+                bound,
+                formula: Box::new(formula),
+            })
+        }
+        Rule::time_op => {
+            let mut it = pair.into_inner();
+            let _kw = next(&mut it, span)?;
+            let bound = build_bound(next(&mut it, span)?, BoundKind::Reward)?;
+            let (path, pspan) = expect_path(
+                next(&mut it, span)?,
+                "T[...] takes `F φ`, not a state formula",
+            )?;
+            match path {
+                PathFormula::Eventually(target, StepBound::Unbounded) => Ok(StateFormula::Time {
+                    bound,
+                    target: Box::new(target),
+                }),
+                _ => Err(invalid(pspan, "T[...] takes an unbounded `F φ`")),
+            }
+        }
+        Rule::reward_op => {
+            let mut structure = None;
+            let mut bound = None;
+            let mut path = None;
+            for p in pair.into_inner() {
+                match p.as_rule() {
+                    Rule::kw_r => {}
+                    Rule::reward_ref => structure = Some(build_reward_ref(p)?),
+                    Rule::bound => bound = Some(build_bound(p, BoundKind::Reward)?),
+                    Rule::reward_path => path = Some(build_reward_path(p)?),
+                    Rule::path_or_state => {
+                        let pspan = p.as_span();
+                        return Err(invalid(
+                            pspan,
+                            "R[...] takes a reward formula: F φ, C, C<=k, C{discount=d}, I=k or S",
+                        ));
+                    }
+                    _ => return Err(internal(&p)),
+                }
+            }
+            match (bound, path) {
+                (Some(bound), Some(path)) => Ok(StateFormula::Reward {
+                    structure,
+                    bound,
+                    path: Box::new(path),
+                }),
+                _ => Err(PctlError::Syntax(SyntaxError::from_span(
+                    span,
+                    "internal parser error: incomplete R",
+                ))),
+            }
+        }
+        Rule::filter => {
+            let mut it = pair.into_inner();
+            let _kw = next(&mut it, span)?;
+            let op = match next(&mut it, span)?.as_str() {
+                "min" => FilterOp::Min,
+                "max" => FilterOp::Max,
+                "argmin" => FilterOp::Argmin,
+                "argmax" => FilterOp::Argmax,
+                "count" => FilterOp::Count,
+                "sum" => FilterOp::Sum,
+                "avg" => FilterOp::Avg,
+                "first" => FilterOp::First,
+                "range" => FilterOp::Range,
+                "forall" => FilterOp::Forall,
+                "exists" => FilterOp::Exists,
+                "state" => FilterOp::State,
+                "print" => FilterOp::Print,
+                _ => FilterOp::Printall,
+            };
+            let msg = "filter(...) takes state formulas; put path formulas inside P[...]";
+            let property = expect_state(next(&mut it, span)?, msg)?;
+            let states = match it.next() {
+                Some(p) => expect_state(p, msg)?,
+                None => StateFormula::Expr(Expr::Bool(true)),
+            };
+            Ok(StateFormula::Filter {
+                op,
+                property: Box::new(property),
+                states: Box::new(states),
+            })
+        }
+        _ => Err(internal(&pair)),
+    }
+}
+
+fn build_reward_ref(pair: Pair<'_, Rule>) -> Result<RewardRef> {
+    let span = pair.as_span();
+    let p = next(&mut pair.into_inner(), span)?;
+    match p.as_rule() {
+        Rule::quoted => Ok(RewardRef::Name(quoted_text(p))),
+        _ => match p.as_str().parse::<u32>() {
+            Ok(i) if i >= 1 => Ok(RewardRef::Index(i)),
+            _ => Err(invalid(p.as_span(), "reward structure indices start at 1")),
+        },
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum BoundKind {
+    Probability,
+    Reward,
+}
+
+/// Evaluates a bound expression that names no constant; `None` when it names one (checked
+/// later, against the model's constants).
+fn closed_value(e: &Expr, span: pest::Span<'_>) -> Result<Option<Value>> {
+    if !e.is_closed() {
+        return Ok(None);
+    }
+    e.eval(|_| None)
+        .map(Some)
+        .map_err(|err| invalid(span, err.to_string()))
+}
+
+fn build_bound(pair: Pair<'_, Rule>, kind: BoundKind) -> Result<Bound> {
+    let span = pair.as_span();
+    let mut it = pair.into_inner();
+    let first = next(&mut it, span)?;
+    if first.as_rule() == Rule::query {
+        return Ok(Bound::Query);
+    }
+    let cmp = match first.as_str() {
+        "<" => Comparison::Lt,
+        "<=" => Comparison::Le,
+        ">" => Comparison::Gt,
+        _ => Comparison::Ge,
+    };
+    let ep = next(&mut it, span)?;
+    let espan = ep.as_span();
+    let e = build_expr(ep)?;
+    if let Some(v) = closed_value(&e, espan)? {
+        let Some(x) = v.as_f64() else {
+            return Err(invalid(
+                espan,
+                format!("the bound must be a number, found {v}"),
+            ));
+        };
+        match kind {
+            BoundKind::Probability if !(0.0..=1.0).contains(&x) => {
+                return Err(invalid(
+                    espan,
+                    format!("probability bound {v} is outside [0, 1]"),
+                ));
+            }
+            BoundKind::Reward if x < 0.0 => {
+                return Err(invalid(espan, format!("reward bound {v} is negative")));
+            }
+            _ => {}
+        }
+    }
+    Ok(Bound::Compare(cmp, e))
+}
+
+/// Checks a constant-free step count: an int, at least `min`.
+fn check_steps(e: &Expr, span: pest::Span<'_>, what: &str) -> Result<Option<i64>> {
+    match closed_value(e, span)? {
+        None => Ok(None),
+        Some(Value::Int(k)) if k < 0 => Err(invalid(span, format!("{what} {k} is negative"))),
+        Some(Value::Int(k)) => Ok(Some(k)),
+        Some(v) => Err(invalid(
+            span,
+            format!("{what} must be an integer, found {v}"),
+        )),
+    }
+}
+
+fn build_step_bound(pair: Pair<'_, Rule>) -> Result<StepBound> {
+    let span = pair.as_span();
+    let mut it = pair.into_inner();
+    let first = next(&mut it, span)?;
+    if first.as_rule() == Rule::step_op {
+        let ep = next(&mut it, span)?;
+        let espan = ep.as_span();
+        let e = build_expr(ep)?;
+        let k = check_steps(&e, espan, "step bound")?;
+        let op = first.as_str();
+        if op == "<" && k == Some(0) {
+            return Err(invalid(
+                span,
+                "step bound `<0` admits no step (use `<=0` or a larger bound)",
+            ));
+        }
+        Ok(match op {
+            "<" => StepBound::Lt(e),
+            "<=" => StepBound::Le(e),
+            ">" => StepBound::Gt(e),
+            ">=" => StepBound::Ge(e),
+            _ => StepBound::Eq(e),
+        })
+    } else {
+        let lo_span = first.as_span();
+        let lo = build_expr(first)?;
+        let hp = next(&mut it, span)?;
+        let hi_span = hp.as_span();
+        let hi = build_expr(hp)?;
+        let a = check_steps(&lo, lo_span, "step bound")?;
+        let b = check_steps(&hi, hi_span, "step bound")?;
+        if let (Some(a), Some(b)) = (a, b) {
+            if a > b {
+                return Err(invalid(span, format!("step interval [{a},{b}] is empty")));
+            }
+        }
+        Ok(StepBound::Interval(lo, hi))
+    }
+}
+
+fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
+    let span = pair.as_span();
+    let p = next(&mut pair.into_inner(), span)?;
+    let pspan = p.as_span();
+    match p.as_rule() {
+        Rule::reward_reach => {
+            let mut it = p.into_inner();
+            let _kw = next(&mut it, pspan)?;
+            Ok(RewardPath::Reachability(build_state_formula(next(
+                &mut it, pspan,
+            )?)?))
+        }
+        Rule::cumulative => {
+            let mut bound = None;
+            let mut discount = None;
+            for q in p.into_inner() {
+                match q.as_rule() {
+                    Rule::kw_c => {}
+                    Rule::discount => {
+                        let qspan = q.as_span();
+                        let ep = next(&mut q.into_inner(), qspan)?;
+                        let espan = ep.as_span();
+                        let d = build_expr(ep)?;
+                        if let Some(v) = closed_value(&d, espan)? {
+                            match v.as_f64() {
+                                Some(x) if (0.0..=1.0).contains(&x) => {}
+                                _ => {
+                                    return Err(invalid(
+                                        espan,
+                                        format!("discount factor {v} is not in [0, 1]"),
+                                    ))
+                                }
+                            }
+                        }
+                        discount = Some(d);
+                    }
+                    Rule::cumul_bound => {
+                        let qspan = q.as_span();
+                        let ep = next(&mut q.into_inner(), qspan)?;
+                        let espan = ep.as_span();
+                        let k = build_expr(ep)?;
+                        check_steps(&k, espan, "step bound")?;
+                        bound = Some(k);
+                    }
+                    _ => return Err(internal(&q)),
+                }
+            }
+            Ok(RewardPath::Cumulative { bound, discount })
+        }
+        Rule::instantaneous => {
+            let mut it = p.into_inner();
+            let _kw = next(&mut it, pspan)?;
+            let ep = next(&mut it, pspan)?;
+            let espan = ep.as_span();
+            let k = build_expr(ep)?;
+            check_steps(&k, espan, "step")?;
+            Ok(RewardPath::Instantaneous(k))
+        }
+        Rule::long_run => Ok(RewardPath::LongRun),
+        _ => Err(internal(&p)),
+    }
+}

@@ -1,0 +1,714 @@
+//! The linear-system core shared by every unbounded problem.
+//!
+//! Every problem is reduced to a fixed point `x = A·x + b` over the *unknown* states, where `A`
+//! is the (strictly substochastic in the limit) restriction of a non-negative matrix to the
+//! unknowns and `b ≥ 0` collects constants and the values of already-known states:
+//! `x_s = c_s + Σ_t M(s,t)·y_t` with `y_t = x_t` for unknowns and `y_t = known_t` otherwise.
+//! The callers guarantee `I − A` is non-singular (every unknown leaves the unknowns with
+//! positive probability eventually), so every method below converges to the unique solution.
+
+use crate::exact::{self, ExactFailure, ExactSystem};
+use crate::graph;
+use crate::numeric::{Method, Result, SolveOptions, SolverError};
+use augur_dtmc::Matrix;
+use num_rational::BigRational;
+use num_traits::Zero;
+
+/// Auto: try exact elimination when there are at most this many unknowns...
+const AUTO_EXACT_MAX_UNKNOWNS: usize = 20_000;
+/// ... within this work budget (sum of operand bit sizes over all rational multiply-adds).
+const AUTO_EXACT_BUDGET: u64 = 400_000_000;
+/// Closed form (dense LU) refuses systems larger than this.
+pub(crate) const CLOSED_FORM_MAX_UNKNOWNS: usize = 5_000;
+
+/// The description of a problem `x_s = c_s + Σ_t M(s,t)·y_t` over a CSR matrix `M`.
+pub(crate) struct Problem<'a> {
+    /// The matrix `M` (the transition matrix, or its transpose for stationary distributions).
+    pub matrix: &'a Matrix,
+    /// Exact entries of `M`, aligned with `matrix.data()`.
+    pub exact: Option<&'a [BigRational]>,
+    /// Global ids of the unknowns.
+    pub unknowns: Vec<u32>,
+    /// The constant `c_s` of every unknown (aligned with `unknowns`), `≥ 0`.
+    pub constant: Vec<f64>,
+    /// The value of every known state (indexed by global id; entries of unknowns are ignored).
+    pub known: &'a [f64],
+    /// Exact values of known states, when available (else `known` is converted exactly).
+    pub known_exact: Option<&'a [BigRational]>,
+    /// A priori bounds on every solution entry: `lower` always, `upper` when known.
+    pub lower: f64,
+    /// See `lower`.
+    pub upper: Option<f64>,
+}
+
+/// The solution of a [`Problem`] on its unknowns (aligned with `Problem::unknowns`).
+pub(crate) struct Solved {
+    pub values: Vec<f64>,
+    pub bounds: Option<(Vec<f64>, Vec<f64>)>,
+    pub method: String,
+    pub exact: Option<Vec<BigRational>>,
+}
+
+/// The float system over local indices.
+pub(crate) struct System {
+    pub ptr: Vec<u32>,
+    pub col: Vec<u32>,
+    pub val: Vec<f64>,
+    /// `1 / (1 − A[i][i])`.
+    pub inv: Vec<f64>,
+    pub diag: Vec<f64>,
+    pub b: Vec<f64>,
+}
+
+impl System {
+    pub fn n(&self) -> usize {
+        self.b.len()
+    }
+
+    /// `b_i + Σ_{j≠i} A[i][j]·x_j`.
+    #[inline]
+    fn row_sum(&self, i: usize, x: &[f64]) -> f64 {
+        let mut s = self.b[i];
+        for e in self.ptr[i] as usize..self.ptr[i + 1] as usize {
+            s += self.val[e] * x[self.col[e] as usize];
+        }
+        s
+    }
+}
+
+/// Local index of every global state (`u32::MAX` for known states).
+fn local_index(n: usize, unknowns: &[u32]) -> Vec<u32> {
+    let mut local = vec![u32::MAX; n];
+    for (i, &s) in unknowns.iter().enumerate() {
+        local[s as usize] = i as u32;
+    }
+    local
+}
+
+pub(crate) fn build_system(p: &Problem<'_>) -> System {
+    let (ptr, idx, val) = graph::raw(p.matrix);
+    let local = local_index(p.matrix.rows(), &p.unknowns);
+    let n = p.unknowns.len();
+    let mut sys = System {
+        ptr: Vec::with_capacity(n + 1),
+        col: Vec::new(),
+        val: Vec::new(),
+        inv: vec![1.0; n],
+        diag: vec![0.0; n],
+        b: p.constant.clone(),
+    };
+    sys.ptr.push(0);
+    for (i, &s) in p.unknowns.iter().enumerate() {
+        let s = s as usize;
+        for e in ptr[s] as usize..ptr[s + 1] as usize {
+            let t = idx[e] as usize;
+            let v = val[e];
+            if v == 0.0 {
+                continue;
+            }
+            let l = local[t];
+            if l == u32::MAX {
+                sys.b[i] += v * p.known[t];
+            } else if l as usize == i {
+                sys.diag[i] += v;
+            } else {
+                sys.col.push(l);
+                sys.val.push(v);
+            }
+        }
+        sys.ptr.push(sys.col.len() as u32);
+        sys.inv[i] = 1.0 / (1.0 - sys.diag[i]);
+    }
+    sys
+}
+
+fn build_exact(p: &Problem<'_>) -> Result<ExactSystem> {
+    let (ptr, idx, val) = graph::raw(p.matrix);
+    let local = local_index(p.matrix.rows(), &p.unknowns);
+    let n = p.unknowns.len();
+    let prob = |e: usize| -> Result<BigRational> {
+        match p.exact {
+            Some(ex) => ex
+                .get(e)
+                .cloned()
+                .ok_or_else(|| SolverError::Unsupported("exact probabilities misaligned".into())),
+            None => exact::to_rational(val[e]).ok_or_else(|| {
+                SolverError::Unsupported(format!("non-finite probability {}", val[e]))
+            }),
+        }
+    };
+    let mut sys = ExactSystem {
+        rows: Vec::with_capacity(n),
+        diag: vec![BigRational::zero(); n],
+        b: Vec::with_capacity(n),
+    };
+    for (i, &s) in p.unknowns.iter().enumerate() {
+        let c = p.constant[i];
+        let mut bi = exact::to_rational(c)
+            .ok_or_else(|| SolverError::Unsupported(format!("non-finite value {c}")))?;
+        let mut row = Vec::new();
+        let s = s as usize;
+        for e in ptr[s] as usize..ptr[s + 1] as usize {
+            if val[e] == 0.0 && p.exact.is_none() {
+                continue;
+            }
+            let t = idx[e] as usize;
+            let l = local[t];
+            if l == u32::MAX {
+                let kv = match &p.known_exact {
+                    Some(k) => k[t].clone(),
+                    None => {
+                        if p.known[t] == 0.0 {
+                            continue;
+                        }
+                        exact::to_rational(p.known[t]).ok_or_else(|| {
+                            SolverError::Unsupported(format!("non-finite value {}", p.known[t]))
+                        })?
+                    }
+                };
+                if !kv.is_zero() {
+                    bi += prob(e)? * kv;
+                }
+            } else if l as usize == i {
+                sys.diag[i] += prob(e)?;
+            } else {
+                row.push((l, prob(e)?));
+            }
+        }
+        sys.rows.push(row);
+        sys.b.push(bi);
+    }
+    Ok(sys)
+}
+
+/// Solves a problem with the selected method.
+pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
+    let n = p.unknowns.len();
+    if n == 0 {
+        return Ok(Solved {
+            values: vec![],
+            bounds: Some((vec![], vec![])),
+            method: "graph analysis (no unknowns)".into(),
+            exact: Some(vec![]),
+        });
+    }
+    match opts.method {
+        Method::Exact => solve_exact(p, None),
+        Method::ClosedForm => closed_form(p),
+        Method::GaussSeidel | Method::Jacobi | Method::Power => {
+            let sys = build_system(p);
+            unsound(&sys, p.lower, opts)
+        }
+        Method::Interval => {
+            let sys = build_system(p);
+            sound_iteration(&sys, p.lower, p.upper, opts, false)
+        }
+        Method::Topological => {
+            let sys = build_system(p);
+            sound_iteration(&sys, p.lower, p.upper, opts, true)
+        }
+        Method::Auto => {
+            if n <= AUTO_EXACT_MAX_UNKNOWNS {
+                match solve_exact(p, Some(AUTO_EXACT_BUDGET)) {
+                    Ok(s) => return Ok(s),
+                    Err(SolverError::Unsupported(_)) => {}
+                    Err(e) => return Err(e),
+                }
+                let sys = build_system(p);
+                let mut s = sound_iteration(&sys, p.lower, p.upper, opts, true)?;
+                s.method
+                    .push_str("; exact elimination abandoned: over its work budget");
+                return Ok(s);
+            }
+            let sys = build_system(p);
+            sound_iteration(&sys, p.lower, p.upper, opts, true)
+        }
+    }
+}
+
+fn solve_exact(p: &Problem<'_>, budget: Option<u64>) -> Result<Solved> {
+    let n = p.unknowns.len();
+    let sys = build_exact(p)?;
+    let x = match exact::solve(sys, budget) {
+        Ok(x) => x,
+        Err(ExactFailure::Budget) => {
+            return Err(SolverError::Unsupported(
+                "exact elimination exceeded its work budget".into(),
+            ))
+        }
+        Err(ExactFailure::Singular) => {
+            return Err(SolverError::Unsupported(
+                "the linear system is singular".into(),
+            ))
+        }
+    };
+    let mut values = Vec::with_capacity(n);
+    let mut lo = Vec::with_capacity(n);
+    let mut hi = Vec::with_capacity(n);
+    for q in &x {
+        values.push(exact::to_f64(q));
+        let (l, h) = exact::to_f64_bounds(q);
+        lo.push(l);
+        hi.push(h);
+    }
+    Ok(Solved {
+        values,
+        bounds: Some((lo, hi)),
+        method: format!("exact ({n} unknowns)"),
+        exact: Some(x),
+    })
+}
+
+fn closed_form(p: &Problem<'_>) -> Result<Solved> {
+    let n = p.unknowns.len();
+    if n > CLOSED_FORM_MAX_UNKNOWNS {
+        return Err(SolverError::Unsupported(format!(
+            "closed form (dense LU) supports at most {CLOSED_FORM_MAX_UNKNOWNS} unknowns, this system has {n}"
+        )));
+    }
+    let sys = build_system(p);
+    let x = lu_solve(&sys).ok_or_else(|| {
+        SolverError::Unsupported("closed form: the linear system is singular".into())
+    })?;
+    Ok(Solved {
+        values: x,
+        bounds: None,
+        method: format!("closed form (LU, {n} unknowns)"),
+        exact: None,
+    })
+}
+
+/// Dense LU solve of `(I − A)·x = b`.
+pub(crate) fn lu_solve(sys: &System) -> Option<Vec<f64>> {
+    let n = sys.n();
+    let mut m = nalgebra::DMatrix::<f64>::identity(n, n);
+    for i in 0..n {
+        m[(i, i)] -= sys.diag[i];
+        for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+            m[(i, sys.col[e] as usize)] -= sys.val[e];
+        }
+    }
+    let b = nalgebra::DVector::from_column_slice(&sys.b);
+    let x = m.lu().solve(&b)?;
+    Some(x.iter().copied().collect())
+}
+
+/// Relative (or absolute) change between two iterates.
+#[inline]
+fn change(old: f64, new: f64, relative: bool) -> f64 {
+    let d = (new - old).abs();
+    if relative && new != 0.0 {
+        d / new.abs()
+    } else {
+        d
+    }
+}
+
+/// Gauss-Seidel, Jacobi or power iteration from `lower`, stopping when the largest change of a
+/// sweep is at most ε (relative or absolute). Not sound.
+fn unsound(sys: &System, lower: f64, opts: &SolveOptions) -> Result<Solved> {
+    let n = sys.n();
+    let mut x = vec![lower; n];
+    let mut y = vec![lower; n];
+    let name = match opts.method {
+        Method::GaussSeidel => "gauss-seidel",
+        Method::Jacobi => "jacobi",
+        _ => "power",
+    };
+    let mut it: u64 = 0;
+    loop {
+        it += 1;
+        let mut diff: f64 = 0.0;
+        match opts.method {
+            Method::GaussSeidel => {
+                for i in 0..n {
+                    let new = sys.row_sum(i, &x) * sys.inv[i];
+                    diff = diff.max(change(x[i], new, opts.relative));
+                    x[i] = new;
+                }
+            }
+            Method::Jacobi => {
+                for i in 0..n {
+                    let new = sys.row_sum(i, &x) * sys.inv[i];
+                    diff = diff.max(change(x[i], new, opts.relative));
+                    y[i] = new;
+                }
+                std::mem::swap(&mut x, &mut y);
+            }
+            _ => {
+                for i in 0..n {
+                    let new = sys.row_sum(i, &x) + sys.diag[i] * x[i];
+                    diff = diff.max(change(x[i], new, opts.relative));
+                    y[i] = new;
+                }
+                std::mem::swap(&mut x, &mut y);
+            }
+        }
+        if diff <= opts.epsilon {
+            break;
+        }
+        if it >= opts.max_iterations {
+            return Err(SolverError::NotConverged {
+                method: name.into(),
+                iterations: it,
+                difference: diff,
+            });
+        }
+    }
+    Ok(Solved {
+        values: x,
+        bounds: None,
+        method: format!("{name} ({n} unknowns, {it} iterations)"),
+        exact: None,
+    })
+}
+
+/// Whether the interval `[lo, hi]` is within `tol` (relative to `|lo|`, or absolute).
+#[inline]
+fn tight(lo: f64, hi: f64, tol: f64, relative: bool) -> bool {
+    let gap = hi - lo;
+    if relative {
+        gap <= tol * lo.abs()
+    } else {
+        gap <= tol
+    }
+}
+
+/// Relative or absolute gap of an interval (infinite when a relative gap is undefined).
+#[inline]
+fn gap_of(lo: f64, hi: f64, relative: bool) -> f64 {
+    let gap = hi - lo;
+    if gap <= 0.0 {
+        0.0
+    } else if relative {
+        if lo.abs() > 0.0 {
+            gap / lo.abs()
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        gap
+    }
+}
+
+struct Counter {
+    iterations: u64,
+    max: u64,
+    sweeps_lower: u64,
+    guesses: u64,
+    stagnated: bool,
+}
+
+/// Relative change per sweep below which both sequences count as stuck at floating-point fixed
+/// points (a few ulps).
+const STAGNATION: f64 = 1e-15;
+
+/// Sound interval iteration, globally (`topological == false`: one block with every unknown) or
+/// SCC by SCC in reverse topological order.
+///
+/// Lower sequence from `lower`; upper sequence from `upper` when known, else by optimistic value
+/// iteration (guess an upper bound from the converged lower sequence and verify it with one
+/// Gauss-Seidel step: `G(u) ≤ u` proves `u ≥ x*`, since `G` is monotone and its iterates from
+/// any start converge to `x*`). Stops when every unknown's interval is within ε. Reports
+/// `(lo + hi) / 2` and the bounds.
+pub(crate) fn sound_iteration(
+    sys: &System,
+    lower: f64,
+    upper: Option<f64>,
+    opts: &SolveOptions,
+    topological: bool,
+) -> Result<Solved> {
+    let n = sys.n();
+    let mut lo = vec![lower; n];
+    let mut hi = vec![upper.unwrap_or(f64::INFINITY); n];
+    // Blocks: a permutation of the unknowns grouped by SCC, in reverse topological order.
+    let (order, starts, block_of) = if topological {
+        let sccs = graph::tarjan(n, &sys.ptr, &sys.col, None, None);
+        let mut starts = vec![0u32; sccs.count + 1];
+        for &c in &sccs.component {
+            starts[c as usize + 1] += 1;
+        }
+        for k in 0..sccs.count {
+            starts[k + 1] += starts[k];
+        }
+        let mut fill = starts.clone();
+        let mut order = vec![0u32; n];
+        for (i, &c) in sccs.component.iter().enumerate() {
+            order[fill[c as usize] as usize] = i as u32;
+            fill[c as usize] += 1;
+        }
+        (order, starts, sccs.component)
+    } else {
+        (
+            (0..n as u32).collect::<Vec<_>>(),
+            vec![0, n as u32],
+            vec![0u32; n],
+        )
+    };
+    let blocks = starts.len() - 1;
+    let mut counter = Counter {
+        iterations: 0,
+        max: opts.max_iterations,
+        sweeps_lower: 0,
+        guesses: 0,
+        stagnated: false,
+    };
+    let mut eps_b = opts.epsilon / 2.0;
+    let mut passes = 0;
+    let mut limited: Option<f64> = None;
+    loop {
+        passes += 1;
+        for k in 0..blocks {
+            let block = &order[starts[k] as usize..starts[k + 1] as usize];
+            solve_block(
+                sys,
+                block,
+                &block_of,
+                &mut lo,
+                &mut hi,
+                eps_b,
+                opts,
+                &mut counter,
+            )?;
+        }
+        let done = (0..n).all(|i| tight(lo[i], hi[i], opts.epsilon, opts.relative));
+        if done {
+            break;
+        }
+        let worst = (0..n)
+            .map(|i| gap_of(lo[i], hi[i], opts.relative))
+            .fold(0.0, f64::max);
+        if counter.stagnated {
+            // Floating point cannot do better: report the (honest, wider) bounds.
+            limited = Some(worst);
+            break;
+        }
+        if passes >= 12 {
+            return Err(SolverError::NotConverged {
+                method: "interval iteration".into(),
+                iterations: counter.iterations,
+                difference: worst,
+            });
+        }
+        eps_b /= 4.0;
+    }
+    let values = lo
+        .iter()
+        .zip(&hi)
+        .map(|(&l, &h)| l + (h - l) / 2.0)
+        .collect();
+    let mut method = if topological {
+        format!(
+            "topological interval iteration ({n} unknowns, {blocks} SCCs, {} iterations",
+            counter.iterations
+        )
+    } else {
+        format!(
+            "interval iteration ({n} unknowns, {} iterations",
+            counter.iterations
+        )
+    };
+    if upper.is_none() && counter.guesses > 0 {
+        method.push_str(&format!(
+            ", optimistic upper bounds: {} guesses",
+            counter.guesses
+        ));
+    }
+    if let Some(w) = limited {
+        method.push_str(&format!(
+            ", stopped at the floating-point limit with a bound gap of {w:e}{}",
+            if opts.relative { " relative" } else { "" }
+        ));
+    }
+    method.push(')');
+    Ok(Solved {
+        values,
+        bounds: Some((lo, hi)),
+        method,
+        exact: None,
+    })
+}
+
+/// One Gauss-Seidel sweep over `block` (backwards when `rev`) on `x`, keeping the better of old
+/// and new values (`raise`: lower bounds only rise; else upper bounds only fall). Returns the
+/// largest change.
+#[inline]
+fn sweep(
+    sys: &System,
+    block: &[u32],
+    x: &mut [f64],
+    raise: bool,
+    relative: bool,
+    rev: bool,
+) -> f64 {
+    let mut diff: f64 = 0.0;
+    let mut step = |i: u32| {
+        let i = i as usize;
+        let new = sys.row_sum(i, x) * sys.inv[i];
+        let old = x[i];
+        let v = if raise { new.max(old) } else { new.min(old) };
+        diff = diff.max(change(old, v, relative));
+        x[i] = v;
+    };
+    if rev {
+        block.iter().rev().copied().for_each(&mut step);
+    } else {
+        block.iter().copied().for_each(&mut step);
+    }
+    diff
+}
+
+fn not_converged(c: &Counter, block: &[u32], lo: &[f64], hi: &[f64], rel: bool) -> SolverError {
+    let worst = block
+        .iter()
+        .map(|&i| gap_of(lo[i as usize], hi[i as usize], rel))
+        .fold(0.0, f64::max);
+    SolverError::NotConverged {
+        method: "interval iteration".into(),
+        iterations: c.iterations,
+        difference: worst,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_block(
+    sys: &System,
+    block: &[u32],
+    block_of: &[u32],
+    lo: &mut [f64],
+    hi: &mut [f64],
+    eps_b: f64,
+    opts: &SolveOptions,
+    c: &mut Counter,
+) -> Result<()> {
+    let rel = opts.relative;
+    if let [i] = *block {
+        let i = i as usize;
+        // Closed form for a single state (its self-loop is in `inv`): the successors are final.
+        let l = sys.row_sum(i, lo) * sys.inv[i];
+        let h = sys.row_sum(i, hi) * sys.inv[i];
+        lo[i] = lo[i].max(l);
+        hi[i] = hi[i].min(h);
+        return Ok(());
+    }
+    // The relative (or absolute) gap inherited from outside the block.
+    let mut inherited: f64 = 0.0;
+    let me = block_of[block[0] as usize];
+    for &i in block {
+        let i = i as usize;
+        for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+            let j = sys.col[e] as usize;
+            if block_of[j] == me {
+                continue;
+            }
+            inherited = inherited.max(gap_of(lo[j], hi[j], rel));
+        }
+    }
+    let tol = eps_b + inherited;
+    let block_done = |lo: &[f64], hi: &[f64]| {
+        block
+            .iter()
+            .all(|&i| tight(lo[i as usize], hi[i as usize], tol, rel))
+    };
+    if block_done(lo, hi) {
+        return Ok(());
+    }
+    let upper_known = block.iter().all(|&i| hi[i as usize].is_finite());
+    if !upper_known {
+        optimistic_upper(sys, block, lo, hi, eps_b, opts, c)?;
+    }
+    loop {
+        if block_done(lo, hi) {
+            return Ok(());
+        }
+        if c.iterations >= c.max {
+            return Err(not_converged(c, block, lo, hi, rel));
+        }
+        c.iterations += 1;
+        // Alternate the sweep direction so that information travels both ways along chains.
+        let rev = c.iterations % 2 == 0;
+        let dl = sweep(sys, block, lo, true, rel, rev);
+        let dh = sweep(sys, block, hi, false, rel, rev);
+        if dl <= STAGNATION && dh <= STAGNATION {
+            // Floating-point fixed points reached: the bounds cannot get tighter.
+            c.stagnated = true;
+            return Ok(());
+        }
+    }
+}
+
+/// Optimistic value iteration: finds a verified finite upper bound for every state of `block`
+/// (stored in `hi`), iterating `lo` meanwhile.
+fn optimistic_upper(
+    sys: &System,
+    block: &[u32],
+    lo: &mut [f64],
+    hi: &mut [f64],
+    eps_b: f64,
+    opts: &SolveOptions,
+    c: &mut Counter,
+) -> Result<()> {
+    let rel = opts.relative;
+    let mut guess_eps = eps_b;
+    let mut slack = eps_b;
+    loop {
+        // Iterate the lower sequence until its change is below the guessing precision.
+        loop {
+            if c.iterations >= c.max {
+                return Err(not_converged(c, block, lo, hi, rel));
+            }
+            c.iterations += 1;
+            c.sweeps_lower += 1;
+            let d = sweep(sys, block, lo, true, rel, c.sweeps_lower % 2 == 0);
+            if d <= guess_eps {
+                break;
+            }
+        }
+        // Guess.
+        c.guesses += 1;
+        for &i in block {
+            let i = i as usize;
+            hi[i] = if rel {
+                lo[i] + (lo[i].abs() * slack).max(f64::MIN_POSITIVE)
+            } else {
+                lo[i] + slack
+            };
+        }
+        // Verify: G(u) ≤ u for the whole block, with a few attempts (iterating u meanwhile).
+        let attempts = c.sweeps_lower.clamp(10, 100_000);
+        for _ in 0..attempts {
+            if c.iterations >= c.max {
+                return Err(not_converged(c, block, lo, hi, rel));
+            }
+            c.iterations += 1;
+            let mut all_below = true;
+            let mut all_above = true;
+            for &i in block {
+                let i = i as usize;
+                let new = sys.row_sum(i, hi) * sys.inv[i];
+                if new > hi[i] {
+                    all_below = false;
+                }
+                if new < hi[i] {
+                    all_above = false;
+                }
+                hi[i] = new;
+            }
+            if all_below {
+                // Verified: hi = G(u) ≤ u and u ≥ x*, hence G(u) ≥ x* too.
+                return Ok(());
+            }
+            sweep(sys, block, lo, true, rel, false);
+            if all_above {
+                // The guess was below the fixed point: guess again, more precisely.
+                break;
+            }
+        }
+        for &i in block {
+            hi[i as usize] = f64::INFINITY;
+        }
+        // Next time: a more precise lower sequence and a more generous guess.
+        guess_eps = (guess_eps / 2.0).max(f64::MIN_POSITIVE);
+        slack = (slack * 2.0).min(1.0);
+    }
+}

@@ -1,0 +1,272 @@
+//! Unbounded until probabilities and expected rewards.
+
+use crate::graph;
+use crate::linear::{self, Problem, Solved};
+use crate::numeric::{Result, Solution, SolveOptions, SolverError};
+use augur_dtmc::{Matrix, StateSet};
+use num_rational::BigRational;
+
+/// Assembles a per-state [`Solution`] from known values and the solution on the unknowns.
+pub(crate) fn assemble(mut known: Vec<f64>, unknowns: &[u32], solved: Solved) -> Solution {
+    let bounds = solved.bounds.map(|(lo, hi)| {
+        let mut l = known.clone();
+        let mut h = known.clone();
+        for (k, &s) in unknowns.iter().enumerate() {
+            l[s as usize] = lo[k];
+            h[s as usize] = hi[k];
+        }
+        (l, h)
+    });
+    for (k, &s) in unknowns.iter().enumerate() {
+        known[s as usize] = solved.values[k];
+    }
+    Solution {
+        values: known,
+        bounds,
+        method: solved.method,
+    }
+}
+
+fn check_dims(matrix: &Matrix, transpose: &Matrix, sets: &[&StateSet]) -> Result<()> {
+    let n = matrix.rows();
+    if matrix.cols() != n || transpose.rows() != n || transpose.cols() != n {
+        return Err(SolverError::Unsupported(format!(
+            "matrix is {}×{} and its transpose {}×{}: expected square and matching",
+            matrix.rows(),
+            matrix.cols(),
+            transpose.rows(),
+            transpose.cols()
+        )));
+    }
+    if !matrix.is_csr() || !transpose.is_csr() {
+        return Err(SolverError::Unsupported(
+            "matrices must be in CSR storage".into(),
+        ));
+    }
+    for s in sets {
+        if s.ones().any(|x| x >= n) {
+            return Err(SolverError::Unsupported(format!(
+                "state set mentions a state ≥ {n}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_exact(matrix: &Matrix, exact: Option<&[BigRational]>) -> Result<()> {
+    if let Some(e) = exact {
+        if e.len() != matrix.nnz() {
+            return Err(SolverError::Unsupported(format!(
+                "{} exact probabilities for {} transitions",
+                e.len(),
+                matrix.nnz()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_values(what: &str, v: &[f64], n: usize, nonneg: bool) -> Result<()> {
+    if v.len() != n {
+        return Err(SolverError::Unsupported(format!(
+            "{} {what} for {n} states",
+            v.len()
+        )));
+    }
+    if let Some((s, x)) = v
+        .iter()
+        .enumerate()
+        .find(|(_, x)| !x.is_finite() || (nonneg && **x < 0.0))
+    {
+        return Err(SolverError::Unsupported(format!(
+            "{what}: state {s} has value {x} (must be finite{})",
+            if nonneg { " and non-negative" } else { "" }
+        )));
+    }
+    Ok(())
+}
+
+/// `P(φ U ψ)` for every state.
+///
+/// Prob0/Prob1 first ([`graph::prob0`], [`graph::prob1`]), then the linear system on the
+/// remaining states solved by `opts.method`. `transpose` is the transpose of `matrix`
+/// ([`graph::transpose`]); `exact`, when given, holds the exact transition probabilities aligned
+/// with `matrix.data()` (used by the exact method; otherwise every `f64` is taken as the exact
+/// dyadic rational it is).
+pub fn until_probabilities(
+    matrix: &Matrix,
+    transpose: &Matrix,
+    exact: Option<&[BigRational]>,
+    phi: &StateSet,
+    psi: &StateSet,
+    opts: &SolveOptions,
+) -> Result<Solution> {
+    check_dims(matrix, transpose, &[phi, psi])?;
+    check_exact(matrix, exact)?;
+    let n = matrix.rows();
+    let no = graph::prob0(transpose, phi, psi);
+    let yes = graph::prob1(matrix, transpose, phi, psi, &no);
+    let mut known = vec![0.0; n];
+    let mut unknowns = Vec::new();
+    for (s, k) in known.iter_mut().enumerate() {
+        if yes.contains(s) {
+            *k = 1.0;
+        } else if !no.contains(s) {
+            unknowns.push(s as u32);
+        }
+    }
+    let problem = Problem {
+        matrix,
+        exact,
+        constant: vec![0.0; unknowns.len()],
+        unknowns,
+        known: &known,
+        known_exact: None,
+        lower: 0.0,
+        upper: Some(1.0),
+    };
+    let solved = linear::solve(&problem, opts)?;
+    let unknowns = problem.unknowns;
+    Ok(assemble(known, &unknowns, solved))
+}
+
+/// Expected reward accumulated until reaching `target` (PRISM `R=? [F target]`), where
+/// `rewards[s]` is the expected reward of one step from `s` (state reward plus the
+/// probability-weighted transition rewards). `f64::INFINITY` where `P(F target) < 1`, 0 on
+/// `target`. Rewards must be finite and non-negative.
+pub fn reachability_rewards(
+    matrix: &Matrix,
+    transpose: &Matrix,
+    exact: Option<&[BigRational]>,
+    target: &StateSet,
+    rewards: &[f64],
+    opts: &SolveOptions,
+) -> Result<Solution> {
+    check_dims(matrix, transpose, &[target])?;
+    check_exact(matrix, exact)?;
+    let n = matrix.rows();
+    check_values("rewards", rewards, n, true)?;
+    let mut all = StateSet::with_capacity(n);
+    all.insert_range(..);
+    let no = graph::prob0(transpose, &all, target);
+    let sure = graph::prob1(matrix, transpose, &all, target, &no);
+    let mut known = vec![0.0; n];
+    let mut candidates = StateSet::with_capacity(n);
+    for (s, k) in known.iter_mut().enumerate() {
+        if !sure.contains(s) {
+            *k = f64::INFINITY;
+        } else if !target.contains(s) {
+            candidates.insert(s);
+        }
+    }
+    // Among the candidates, the value is 0 exactly where no positive reward can be collected
+    // before reaching the target: backward search from positive-reward candidates.
+    let mut positive = StateSet::with_capacity(n);
+    for s in candidates.ones() {
+        if rewards[s] > 0.0 {
+            positive.insert(s);
+        }
+    }
+    let earning = backward_within(transpose, &positive, &candidates);
+    let unknowns: Vec<u32> = earning.ones().map(|s| s as u32).collect();
+    let constant = unknowns.iter().map(|&s| rewards[s as usize]).collect();
+    let problem = Problem {
+        matrix,
+        exact,
+        constant,
+        unknowns,
+        known: &known,
+        known_exact: None,
+        lower: 0.0,
+        upper: None,
+    };
+    let solved = linear::solve(&problem, opts)?;
+    let unknowns = problem.unknowns;
+    Ok(assemble(known, &unknowns, solved))
+}
+
+/// Backward search on the transpose from `from`, through states of `within` only.
+pub(crate) fn backward_within(transpose: &Matrix, from: &StateSet, within: &StateSet) -> StateSet {
+    let (ptr, idx, val) = graph::raw(transpose);
+    let n = transpose.rows();
+    let mut seen = StateSet::with_capacity(n);
+    let mut queue: Vec<u32> = Vec::new();
+    for s in from.ones() {
+        if within.contains(s) && !seen.contains(s) {
+            seen.insert(s);
+            queue.push(s as u32);
+        }
+    }
+    while let Some(s) = queue.pop() {
+        let s = s as usize;
+        for e in ptr[s] as usize..ptr[s + 1] as usize {
+            let p = idx[e] as usize;
+            if val[e] > 0.0 && within.contains(p) && !seen.contains(p) {
+                seen.insert(p);
+                queue.push(p as u32);
+            }
+        }
+    }
+    seen
+}
+
+/// Expected total reward (PRISM `R=? [C]`): `f64::INFINITY` where a bottom SCC containing a
+/// state with positive reward is reachable with positive probability; otherwise the expected
+/// sum of `rewards` along the path (finite). Rewards must be finite and non-negative.
+pub fn total_rewards(
+    matrix: &Matrix,
+    transpose: &Matrix,
+    exact: Option<&[BigRational]>,
+    rewards: &[f64],
+    opts: &SolveOptions,
+) -> Result<Solution> {
+    check_dims(matrix, transpose, &[])?;
+    check_exact(matrix, exact)?;
+    let n = matrix.rows();
+    check_values("rewards", rewards, n, true)?;
+    let bsccs = graph::bsccs(matrix);
+    let mut bad_bscc = StateSet::with_capacity(n);
+    let mut in_bscc = StateSet::with_capacity(n);
+    for b in &bsccs {
+        let positive = b.iter().any(|&s| rewards[s as usize] > 0.0);
+        for &s in b {
+            in_bscc.insert(s as usize);
+            if positive {
+                bad_bscc.insert(s as usize);
+            }
+        }
+    }
+    let mut all = StateSet::with_capacity(n);
+    all.insert_range(..);
+    let infinite = backward_within(transpose, &bad_bscc, &all);
+    // Transient states that can reach a positive reward (all BSCC states left are 0).
+    let mut candidates = StateSet::with_capacity(n);
+    let mut positive = StateSet::with_capacity(n);
+    let mut known = vec![0.0; n];
+    for (s, k) in known.iter_mut().enumerate() {
+        if infinite.contains(s) {
+            *k = f64::INFINITY;
+        } else if !in_bscc.contains(s) {
+            candidates.insert(s);
+            if rewards[s] > 0.0 {
+                positive.insert(s);
+            }
+        }
+    }
+    let earning = backward_within(transpose, &positive, &candidates);
+    let unknowns: Vec<u32> = earning.ones().map(|s| s as u32).collect();
+    let constant = unknowns.iter().map(|&s| rewards[s as usize]).collect();
+    let problem = Problem {
+        matrix,
+        exact,
+        constant,
+        unknowns,
+        known: &known,
+        known_exact: None,
+        lower: 0.0,
+        upper: None,
+    };
+    let solved = linear::solve(&problem, opts)?;
+    let unknowns = problem.unknowns;
+    Ok(assemble(known, &unknowns, solved))
+}

@@ -1,0 +1,579 @@
+//! Tests of the numerical core through its public API: random DTMCs (every method against the
+//! dense closed form), the Haddad–Monmege chains, the SafetyDrift matrix, steady state.
+#![allow(clippy::needless_range_loop)]
+
+use augur_dtmc::{Matrix, StateSet};
+use augur_solver::{
+    absorbing_analysis, graph, long_run_average, reachability_rewards, sweep, total_rewards,
+    until_probabilities, Method, Solution, SolveOptions,
+};
+use proptest::prelude::*;
+use sprs::TriMatI;
+
+fn matrix(n: usize, edges: &[(usize, usize, f64)]) -> Matrix {
+    let mut t = TriMatI::<f64, u32>::new((n, n));
+    for &(s, d, p) in edges {
+        t.add_triplet(s, d, p);
+    }
+    t.to_csr()
+}
+
+fn set(n: usize, xs: impl IntoIterator<Item = usize>) -> StateSet {
+    let mut s = StateSet::with_capacity(n);
+    for x in xs {
+        s.insert(x);
+    }
+    s
+}
+
+fn all(n: usize) -> StateSet {
+    set(n, 0..n)
+}
+
+fn opts(method: Method, epsilon: f64) -> SolveOptions {
+    SolveOptions {
+        method,
+        epsilon,
+        relative: true,
+        max_iterations: 10_000_000,
+    }
+}
+
+/// A small deterministic generator (xorshift64*), so that a proptest seed fixes a whole chain.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A random DTMC: some absorbing states, the rest with 1–4 random successors (weights in
+/// [0.05, 1], normalised), so both transient parts and recurrent classes (cycles among the
+/// non-absorbing states) occur.
+fn random_dtmc(seed: u64, n: usize, absorbing_percent: usize) -> Matrix {
+    let mut r = Rng(seed | 1);
+    let mut edges = Vec::new();
+    for s in 0..n {
+        if r.below(100) < absorbing_percent {
+            edges.push((s, s, 1.0));
+            continue;
+        }
+        let k = 1 + r.below(4);
+        let mut succ: Vec<(usize, f64)> = Vec::new();
+        for _ in 0..k {
+            let d = r.below(n);
+            let w = 0.05 + 0.95 * r.unit();
+            match succ.iter_mut().find(|(x, _)| *x == d) {
+                Some(e) => e.1 += w,
+                None => succ.push((d, w)),
+            }
+        }
+        let total: f64 = succ.iter().map(|e| e.1).sum();
+        for (d, w) in succ {
+            edges.push((s, d, w / total));
+        }
+    }
+    matrix(n, &edges)
+}
+
+fn random_set(seed: u64, n: usize, percent: usize) -> StateSet {
+    let mut r = Rng(seed.wrapping_mul(7919) | 1);
+    set(
+        n,
+        (0..n)
+            .filter(|_| r.below(100) < percent)
+            .collect::<Vec<_>>(),
+    )
+}
+
+const SOUND: [Method; 4] = [
+    Method::Interval,
+    Method::Topological,
+    Method::Exact,
+    Method::Auto,
+];
+const UNSOUND: [Method; 3] = [Method::GaussSeidel, Method::Jacobi, Method::Power];
+
+fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
+    if a.is_infinite() || b.is_infinite() {
+        assert_eq!(a, b, "{what}");
+        return;
+    }
+    let scale = a.abs().max(b.abs()).max(1.0);
+    assert!((a - b).abs() <= tol * scale, "{what}: {a} vs {b}");
+}
+
+fn assert_bounds_contain(sol: &Solution, reference: &[f64], what: &str) {
+    let (lo, hi) = sol
+        .bounds
+        .as_ref()
+        .expect("sound method must report bounds");
+    for (s, &v) in reference.iter().enumerate() {
+        if v.is_infinite() {
+            assert_eq!(lo[s], v, "{what}: lower bound at {s}");
+            continue;
+        }
+        // Slack for the rounding of the dense LU reference only.
+        let slack = 1e-11 * v.abs().max(1.0);
+        assert!(
+            lo[s] - slack <= v && v <= hi[s] + slack,
+            "{what}: state {s}: {v} not in [{}, {}] ({})",
+            lo[s],
+            hi[s],
+            sol.method
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn until_every_method_agrees_with_closed_form(
+        seed in any::<u64>(), n in 2usize..40, absorbing in 0usize..40, phi_pct in 60usize..101, psi_pct in 5usize..30
+    ) {
+        let m = random_dtmc(seed, n, absorbing);
+        let mt = graph::transpose(&m);
+        let phi = random_set(seed ^ 0xabc, n, phi_pct);
+        let psi = random_set(seed ^ 0xdef, n, psi_pct);
+        let reference = until_probabilities(&m, &mt, None, &phi, &psi, &opts(Method::ClosedForm, 1e-6)).unwrap();
+        for method in SOUND {
+            let sol = until_probabilities(&m, &mt, None, &phi, &psi, &opts(method, 1e-10)).unwrap();
+            for s in 0..n {
+                assert_close(sol.values[s], reference.values[s], 1e-8, &format!("{method:?} state {s}"));
+            }
+            assert_bounds_contain(&sol, &reference.values, &format!("{method:?}"));
+        }
+        let exact = until_probabilities(&m, &mt, None, &phi, &psi, &opts(Method::Exact, 1e-6)).unwrap();
+        for s in 0..n {
+            assert_close(exact.values[s], reference.values[s], 1e-10, "exact vs closed form");
+        }
+        for method in UNSOUND {
+            let sol = until_probabilities(&m, &mt, None, &phi, &psi, &opts(method, 1e-13)).unwrap();
+            prop_assert!(sol.bounds.is_none() || sol.method.starts_with("graph"));
+            for s in 0..n {
+                assert_close(sol.values[s], reference.values[s], 1e-8, &format!("{method:?} state {s}"));
+            }
+        }
+        // Prob0 / Prob1 against the exact values and step-bounded reachability.
+        let p0 = graph::prob0(&mt, &phi, &psi);
+        let p1 = graph::prob1(&m, &mt, &phi, &psi, &p0);
+        let bounded = sweep::bounded_until(&m, &phi, &psi, n as u64);
+        let mut mid = phi.clone();
+        mid.difference_with(&psi);
+        let to_zero = sweep::bounded_until(&m, &mid, &p0, n as u64);
+        let (lo, hi) = exact.bounds.as_ref().unwrap();
+        for s in 0..n {
+            // P > 0 iff ψ is reached with positive probability within n steps.
+            prop_assert_eq!(p0.contains(s), bounded[s] == 0.0, "prob0 at {}", s);
+            // P = 1 iff no Prob0 state can be reached through φ ∧ ¬ψ.
+            prop_assert_eq!(p1.contains(s), !p0.contains(s) && to_zero[s] == 0.0, "prob1 at {}", s);
+            if p0.contains(s) { prop_assert_eq!(exact.values[s], 0.0); }
+            if p1.contains(s) { prop_assert_eq!(exact.values[s], 1.0); }
+            if !p0.contains(s) && !p1.contains(s) {
+                // Exact bounds strictly inside (0, 1).
+                prop_assert!(lo[s] > 0.0 && hi[s] < 1.0, "state {} in ({}, {})", s, lo[s], hi[s]);
+            }
+        }
+    }
+
+    #[test]
+    fn rewards_every_method_agrees_with_closed_form(
+        seed in any::<u64>(), n in 2usize..40, absorbing in 0usize..40, target_pct in 5usize..30
+    ) {
+        let m = random_dtmc(seed, n, absorbing);
+        let mt = graph::transpose(&m);
+        let target = random_set(seed ^ 0x123, n, target_pct);
+        let mut r = Rng(seed ^ 0x5555);
+        let rewards: Vec<f64> = (0..n).map(|_| if r.below(4) == 0 { 0.0 } else { r.unit() * 3.0 }).collect();
+        let reference = reachability_rewards(&m, &mt, None, &target, &rewards, &opts(Method::ClosedForm, 1e-6)).unwrap();
+        // Infinity exactly where reaching the target is not almost sure.
+        let all_s = all(n);
+        let reach = until_probabilities(&m, &mt, None, &all_s, &target, &opts(Method::Exact, 1e-6)).unwrap();
+        for s in 0..n {
+            prop_assert_eq!(reference.values[s].is_infinite(), reach.values[s] < 1.0, "inf at {}", s);
+            if target.contains(s) { prop_assert_eq!(reference.values[s], 0.0); }
+        }
+        for method in SOUND {
+            let sol = reachability_rewards(&m, &mt, None, &target, &rewards, &opts(method, 1e-10)).unwrap();
+            for s in 0..n {
+                assert_close(sol.values[s], reference.values[s], 1e-8, &format!("{method:?} state {s}"));
+            }
+            assert_bounds_contain(&sol, &reference.values, &format!("{method:?} rewards"));
+        }
+        for method in UNSOUND {
+            let sol = reachability_rewards(&m, &mt, None, &target, &rewards, &opts(method, 1e-13)).unwrap();
+            for s in 0..n {
+                assert_close(sol.values[s], reference.values[s], 1e-8, &format!("{method:?} state {s}"));
+            }
+        }
+        // Total reward with the target made absorbing (and reward-free) equals the reachability
+        // reward where the latter is finite.
+        let mut edges = Vec::new();
+        for (s, row) in m.outer_iterator().enumerate() {
+            if target.contains(s) {
+                edges.push((s, s, 1.0));
+            } else {
+                for (d, &p) in row.iter() { edges.push((s, d, p)); }
+            }
+        }
+        let ma = matrix(n, &edges);
+        let mat = graph::transpose(&ma);
+        let r0: Vec<f64> = (0..n).map(|s| if target.contains(s) { 0.0 } else { rewards[s] }).collect();
+        let total = total_rewards(&ma, &mat, None, &r0, &opts(Method::Auto, 1e-10)).unwrap();
+        for s in 0..n {
+            if reference.values[s].is_finite() {
+                assert_close(total.values[s], reference.values[s], 1e-8, &format!("total at {s}"));
+            }
+        }
+    }
+
+    #[test]
+    fn long_run_methods_agree_and_match_lazy_power(
+        seed in any::<u64>(), n in 2usize..14, absorbing in 0usize..30
+    ) {
+        let m = random_dtmc(seed, n, absorbing);
+        let mt = graph::transpose(&m);
+        let mut r = Rng(seed ^ 0x777);
+        let values: Vec<f64> = (0..n).map(|_| r.unit()).collect();
+        // Independent reference: the lazy chain (P + I)/2 is aperiodic with the same stationary
+        // distributions and BSCC reach probabilities; its powers applied to `values` converge to
+        // the long-run average.
+        let mut x = values.clone();
+        let mut y = vec![0.0; n];
+        for _ in 0..20_000 {
+            sweep::mat_vec(&m, &x, &mut y);
+            for s in 0..n { x[s] = 0.5 * (x[s] + y[s]); }
+        }
+        let exact = long_run_average(&m, &mt, None, &values, &opts(Method::Exact, 1e-6)).unwrap();
+        for s in 0..n {
+            assert_close(exact.values[s], x[s], 1e-7, &format!("exact vs lazy power at {s}"));
+        }
+        for method in [Method::Auto, Method::Interval, Method::Topological, Method::ClosedForm, Method::GaussSeidel] {
+            let sol = long_run_average(&m, &mt, None, &values, &opts(method, 1e-10)).unwrap();
+            for s in 0..n {
+                assert_close(sol.values[s], exact.values[s], 1e-8, &format!("{method:?} at {s}"));
+            }
+            if let Some((lo, hi)) = &sol.bounds {
+                for s in 0..n {
+                    prop_assert!(lo[s] <= exact.values[s] + 1e-12 && exact.values[s] <= hi[s] + 1e-12);
+                }
+            }
+        }
+        // Steady-state probabilities of all states sum to 1 in every state.
+        let mut sum = vec![0.0; n];
+        for t in 0..n {
+            let ind: Vec<f64> = (0..n).map(|s| if s == t { 1.0 } else { 0.0 }).collect();
+            let sol = long_run_average(&m, &mt, None, &ind, &opts(Method::Auto, 1e-10)).unwrap();
+            for s in 0..n { sum[s] += sol.values[s]; }
+        }
+        for (s, v) in sum.iter().enumerate() {
+            assert_close(*v, 1.0, 1e-8, &format!("steady-state sum at {s}"));
+        }
+    }
+}
+
+/// The Haddad–Monmege chain (../shared/qvbs/haddad-monmege/haddad-monmege.pm): x in [0..2N],
+/// init N; x=N → p: x−1, 1−p: x+1; 0<x<N → ½: x−1, ½: N; N<x<2N → ½: x+1, ½: N; 0 and 2N
+/// absorbing.
+fn haddad_monmege(n: usize, p: f64) -> Matrix {
+    let mut e = Vec::new();
+    for x in 0..=2 * n {
+        if x == 0 || x == 2 * n {
+            e.push((x, x, 1.0));
+        } else if x == n {
+            e.push((x, x - 1, p));
+            e.push((x, x + 1, 1.0 - p));
+        } else if x < n {
+            e.push((x, x - 1, 0.5));
+            e.push((x, n, 0.5));
+        } else {
+            e.push((x, x + 1, 0.5));
+            e.push((x, n, 0.5));
+        }
+    }
+    matrix(2 * n + 1, &e)
+}
+
+fn check_haddad_monmege(n: usize, steps_reference: f64) {
+    let m = haddad_monmege(n, 0.7);
+    let mt = graph::transpose(&m);
+    let size = 2 * n + 1;
+    let target = set(size, [0]);
+    let done = set(size, [0, 2 * n]);
+    // Plain value iteration with the naive stopping rule stops far from the answer.
+    let power = until_probabilities(
+        &m,
+        &mt,
+        None,
+        &all(size),
+        &target,
+        &opts(Method::Power, 1e-6),
+    )
+    .unwrap();
+    assert!(
+        (power.values[n] - 0.7).abs() > 0.1,
+        "power answered {} for N={n}",
+        power.values[n]
+    );
+    // The default gets 0.7; its bounds contain the truth. (The truth for the chain as built is
+    // p/(p + fl(1−p)), within 1e-16 of 0.7, since fl(1 − 0.7) is not exactly 0.3.)
+    let auto =
+        until_probabilities(&m, &mt, None, &all(size), &target, &SolveOptions::default()).unwrap();
+    assert_close(auto.values[n], 0.7, 1e-6, "HM target");
+    let (lo, hi) = auto.bounds.as_ref().unwrap();
+    assert!(
+        lo[n] <= 0.7 + 1e-15 && 0.7 - 1e-15 <= hi[n],
+        "[{}, {}]",
+        lo[n],
+        hi[n]
+    );
+    assert!(auto.method.starts_with("exact"), "{}", auto.method);
+    // Expected steps to {0, 2N} (Storm's T=? [F "Done"]), reference from QVBS.
+    let ones = vec![1.0; size];
+    let steps =
+        reachability_rewards(&m, &mt, None, &done, &ones, &SolveOptions::default()).unwrap();
+    let v = steps.values[n];
+    assert!(
+        ((v - steps_reference) / steps_reference).abs() <= 1e-6,
+        "HM steps {v} vs {steps_reference}"
+    );
+    let (lo, hi) = steps.bounds.as_ref().unwrap();
+    let rel = 1e-12 * steps_reference;
+    assert!(lo[n] - rel <= steps_reference && steps_reference <= hi[n] + rel);
+}
+
+#[test]
+fn haddad_monmege_20() {
+    check_haddad_monmege(20, 1572862.0);
+}
+
+#[test]
+fn haddad_monmege_100() {
+    check_haddad_monmege(100, 1901475900342344102245054808062.0);
+}
+
+#[test]
+fn haddad_monmege_sound_iteration() {
+    // Interval iteration is slow on this chain (N=10 keeps the test fast) but, being sound, must
+    // not stop early.
+    let m = haddad_monmege(10, 0.7);
+    let mt = graph::transpose(&m);
+    let target = set(21, [0]);
+    for method in [Method::Interval, Method::Topological] {
+        let sol =
+            until_probabilities(&m, &mt, None, &all(21), &target, &opts(method, 1e-6)).unwrap();
+        assert_close(sol.values[10], 0.7, 1e-6, &format!("{method:?}"));
+        let (lo, hi) = sol.bounds.as_ref().unwrap();
+        assert!(lo[10] <= 0.7 + 1e-15 && 0.7 - 1e-15 <= hi[10]);
+    }
+}
+
+/// SafetyDrift's aggregate matrix over risk levels (../shared/reference/README.md), rows SAFE,
+/// MILD, ELEVATED, CRITICAL, VIOLATED.
+fn safety_drift() -> Matrix {
+    matrix(
+        5,
+        &[
+            (0, 0, 0.54),
+            (0, 1, 0.32),
+            (0, 2, 0.14),
+            (1, 1, 0.74),
+            (1, 2, 0.13),
+            (1, 4, 0.13),
+            (2, 2, 0.81),
+            (2, 3, 0.12),
+            (2, 4, 0.07),
+            (3, 3, 0.93),
+            (3, 4, 0.07),
+            (4, 4, 1.0),
+        ],
+    )
+}
+
+#[test]
+fn safety_drift_absorbing_analysis() {
+    // Q is upper triangular, so t = N·1 solves backwards:
+    // t_C = 1/0.07; t_E = (1 + 0.12 t_C)/0.19 = 1/0.07; t_M = (1 + 0.13 t_E)/0.26 = 1000/91;
+    // t_S = (1 + 0.32 t_M + 0.14 t_E)/0.46 = (3 + 320/91)/0.46 = 29650/2093 ≈ 14.1663.
+    let expected = [29650.0 / 2093.0, 1000.0 / 91.0, 1.0 / 0.07, 1.0 / 0.07];
+    let m = safety_drift();
+    let targets = set(5, [4]);
+    for method in [Method::Auto, Method::Interval, Method::Exact] {
+        let a = absorbing_analysis(&m, &targets, &opts(method, 1e-12)).unwrap();
+        assert_eq!(a.transient, vec![0, 1, 2, 3]);
+        assert_eq!(a.absorbing, vec![4]);
+        for i in 0..4 {
+            assert_close(a.absorbed(i), 1.0, 1e-9, "absorption probability");
+            assert_close(
+                a.expected_steps[i],
+                expected[i],
+                1e-9,
+                &format!("steps {i}"),
+            );
+        }
+        if method == Method::Auto {
+            let n = a.fundamental.as_ref().unwrap();
+            // N[C][C] = 1/(1 − 0.93).
+            assert_close(n[(3, 3)], 1.0 / 0.07, 1e-9, "N[C][C]");
+        }
+    }
+    // P(VIOLATED within 5 | MILD) ≈ 0.454 from the rounded matrix (README).
+    let within5 = sweep::bounded_until(&m, &all(5), &targets, 5);
+    assert!((within5[1] - 0.454).abs() < 5e-4, "{}", within5[1]);
+    assert!((within5[3] - 0.304).abs() < 5e-4, "{}", within5[3]);
+}
+
+#[test]
+fn absorbing_with_unabsorbed_states() {
+    // 0 → 1 (½) | 2 (½); 1 absorbing target; 2 absorbing non-target: never absorbed.
+    let m = matrix(3, &[(0, 1, 0.5), (0, 2, 0.5), (1, 1, 1.0), (2, 2, 1.0)]);
+    let a = absorbing_analysis(&m, &set(3, [1]), &SolveOptions::default()).unwrap();
+    assert!(a.fundamental.is_none());
+    assert_close(a.absorbed(0), 0.5, 1e-12, "absorbed");
+    assert_eq!(a.absorbed(1), 0.0);
+    assert!(a.expected_steps[0].is_infinite());
+}
+
+#[test]
+fn long_run_periodic_two_cycle() {
+    // 0 → {1: ½, 2: ½}; 1 ↔ 2 (period 2); 3 absorbing. π on {1,2} = (½, ½).
+    let m = matrix(
+        4,
+        &[
+            (0, 1, 0.5),
+            (0, 3, 0.5),
+            (1, 2, 1.0),
+            (2, 1, 1.0),
+            (3, 3, 1.0),
+        ],
+    );
+    let mt = graph::transpose(&m);
+    let values = [0.0, 4.0, 0.0, 2.0];
+    for method in [
+        Method::Auto,
+        Method::Exact,
+        Method::Interval,
+        Method::ClosedForm,
+        Method::Power,
+    ] {
+        let sol = long_run_average(&m, &mt, None, &values, &opts(method, 1e-10)).unwrap();
+        // From 0: ½·(½·4 + ½·0) + ½·2 = 2; in the cycle 2; in 3: 2.
+        for s in 0..4 {
+            assert_close(sol.values[s], 2.0, 1e-8, &format!("{method:?} {s}"));
+        }
+    }
+    // Negative values are shifted and shifted back.
+    let values = [5.0, -1.0, 3.0, -4.0];
+    let sol = long_run_average(&m, &mt, None, &values, &SolveOptions::default()).unwrap();
+    assert_close(sol.values[0], 0.5 * 1.0 + 0.5 * -4.0, 1e-12, "shifted");
+    let (lo, hi) = sol.bounds.unwrap();
+    assert!(lo[0] <= -1.5 && -1.5 <= hi[0]);
+}
+
+#[test]
+fn total_rewards_infinite_and_finite() {
+    // 0 → 1 (½) | 2 (½); 1 absorbing with reward 1 (infinite), 2 absorbing reward 0;
+    // 3 → 2 with reward 5: total 5. 4 → 4/2 with reward 1: expected visits 2 → 2.
+    let m = matrix(
+        5,
+        &[
+            (0, 1, 0.5),
+            (0, 2, 0.5),
+            (1, 1, 1.0),
+            (2, 2, 1.0),
+            (3, 2, 1.0),
+            (4, 4, 0.5),
+            (4, 2, 0.5),
+        ],
+    );
+    let mt = graph::transpose(&m);
+    let r = [0.0, 1.0, 0.0, 5.0, 1.0];
+    for method in [
+        Method::Auto,
+        Method::Exact,
+        Method::Interval,
+        Method::Jacobi,
+    ] {
+        let sol = total_rewards(&m, &mt, None, &r, &opts(method, 1e-10)).unwrap();
+        assert!(sol.values[0].is_infinite() && sol.values[1].is_infinite());
+        assert_eq!(sol.values[2], 0.0);
+        assert_close(sol.values[3], 5.0, 1e-9, "total 3");
+        assert_close(sol.values[4], 2.0, 1e-9, "total 4");
+    }
+}
+
+#[test]
+fn exact_probabilities_override_floats() {
+    // With exact entries 1/3, 2/3 the answer is exactly 1/3 (0.333... as f64 bounds).
+    use num_bigint::BigInt;
+    use num_rational::BigRational;
+    let third = 1.0 / 3.0;
+    let m = matrix(
+        3,
+        &[(0, 1, third), (0, 2, 1.0 - third), (1, 1, 1.0), (2, 2, 1.0)],
+    );
+    let mt = graph::transpose(&m);
+    let q = |a: i64, b: i64| BigRational::new(BigInt::from(a), BigInt::from(b));
+    let ex = vec![q(1, 3), q(2, 3), q(1, 1), q(1, 1)];
+    let sol = until_probabilities(
+        &m,
+        &mt,
+        Some(&ex),
+        &all(3),
+        &set(3, [1]),
+        &opts(Method::Exact, 1e-6),
+    )
+    .unwrap();
+    let (lo, hi) = sol.bounds.unwrap();
+    assert!(lo[0] < hi[0], "1/3 is not a float: bounds must differ");
+    assert!(lo[0] <= third && third <= hi[0]);
+}
+
+#[test]
+fn closed_form_refuses_huge_systems_and_errors_are_reported() {
+    let n = 6000;
+    // A chain 0 → 1 → … → n−1 with escape ½ to an absorbing failure state n.
+    let mut e: Vec<(usize, usize, f64)> = Vec::new();
+    for s in 0..n - 1 {
+        e.push((s, s + 1, 0.5));
+        e.push((s, n, 0.5));
+    }
+    e.push((n - 1, n - 1, 1.0));
+    e.push((n, n, 1.0));
+    let m = matrix(n + 1, &e);
+    let mt = graph::transpose(&m);
+    let goal = set(n + 1, [n - 1]);
+    let r = until_probabilities(
+        &m,
+        &mt,
+        None,
+        &all(n + 1),
+        &goal,
+        &opts(Method::ClosedForm, 1e-6),
+    );
+    assert!(matches!(r, Err(augur_solver::SolverError::Unsupported(_))));
+    // Topological: every state its own SCC, closed form per state: 2^-(n-1-s), exact in floats.
+    let sol = until_probabilities(
+        &m,
+        &mt,
+        None,
+        &all(n + 1),
+        &goal,
+        &opts(Method::Topological, 1e-6),
+    )
+    .unwrap();
+    assert_eq!(sol.values[n - 11], 0.5f64.powi(10));
+    // Wrong sizes are errors, not panics.
+    let r = reachability_rewards(&m, &mt, None, &goal, &[1.0], &SolveOptions::default());
+    assert!(r.is_err());
+}
