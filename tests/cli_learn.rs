@@ -288,6 +288,19 @@ fn learn_named_traces_gives_empirical_frequencies() {
     // Initial states are the states traces start in; each state is labelled with its name.
     assert_eq!(v["initial"], serde_json::json!([0, 1]));
     assert_eq!(label(&v, "done"), [2]);
+    // --final-absorbing: `done`, only seen where traces end, becomes absorbing instead.
+    let sum = json(&ok(&[
+        "learn",
+        s(&traces),
+        "-o",
+        s(&model),
+        "--final-absorbing",
+        "--json",
+    ]));
+    assert_eq!(sum["models"][0]["unobserved_absorbing"], 1);
+    let p = matrix(&read_json(&model));
+    assert_eq!(p[&(2, 2)], 1.0);
+    assert!(!p.contains_key(&(2, 0)));
 }
 
 /// A small chain written by hand: 0 -> {0: .3, 1: .7}, 1 -> {0: .5, 2: .5}, 2 absorbing.
@@ -349,14 +362,17 @@ fn simulate_is_reproducible_and_learn_recovers_the_generator() {
         a.lines().take(50).collect::<Vec<_>>(),
         other.lines().collect::<Vec<_>>()
     );
-    // Traces stop at the absorbing state: `c` only ends a trace.
+    // Traces stop in the absorbing state after its self-loop: `c` only ends a trace, twice
+    // (or once when the trace reaches 40 steps).
     for line in a.lines() {
         let t = json(line);
         let steps = t["steps"].as_array().unwrap();
         assert_eq!(steps[0]["state"], "a");
         assert!(steps.len() <= 41);
-        for st in &steps[..steps.len() - 1] {
-            assert_ne!(st["state"], "c");
+        let first_c = steps.iter().position(|st| st["state"] == "c");
+        if let Some(p) = first_c {
+            assert!(p + 2 == steps.len() || p + 1 == steps.len() && steps.len() == 41);
+            assert!(steps[p..].iter().all(|st| st["state"] == "c"));
         }
     }
     let model = dir.path().join("learned.json");
@@ -377,6 +393,8 @@ fn simulate_is_reproducible_and_learn_recovers_the_generator() {
         assert!((est - truth).abs() < 0.04, "{from}->{to}: {est} vs {truth}");
     }
     assert!(!p.contains_key(&(idx("a"), idx("c"))));
+    // The absorbing state is learned as absorbing from its recorded self-loop.
+    assert_eq!(p.get(&(idx("c"), idx("c"))), Some(&1.0));
 }
 
 #[test]

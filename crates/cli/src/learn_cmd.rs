@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use augur_abstraction::{Abstraction, StepKind, TraceFormat, TraceReader};
 use augur_dtmc::json::DtmcJson;
-use augur_dtmc::learn::{learn, AllValid, TransitionCounts, Validity};
+use augur_dtmc::learn::{learn_with, AllValid, TransitionCounts, Unobserved, Validity};
 use augur_dtmc::{Dtmc, Valuations};
 use augur_expr::{Type, Value};
 use serde_json::json;
@@ -31,6 +31,10 @@ pub struct LearnArgs {
     /// Skip bad trace lines (and traces with bad steps) and count them, instead of failing.
     #[arg(long)]
     pub skip_invalid: bool,
+    /// With α = 0, make states that are never left (seen only where traces end) absorbing,
+    /// instead of giving them the uniform distribution over their valid successors.
+    #[arg(long)]
+    pub final_absorbing: bool,
     /// Output model (Augur JSON, with the transition counts for `augur pac`).
     #[arg(short, long, value_name = "MODEL.json")]
     pub output: PathBuf,
@@ -207,7 +211,12 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
             continue;
         }
         group.counts.mark_determined(validity);
-        let learned = learn(&group.counts, validity, args.alpha)?;
+        let unobserved = if args.final_absorbing {
+            Unobserved::Absorbing
+        } else {
+            Unobserved::Uniform
+        };
+        let learned = learn_with(&group.counts, validity, args.alpha, unobserved)?;
         let mut dtmc = learned.dtmc;
         let names: Vec<String> = match &spec {
             Some(a) => a.valid_states().iter().map(|&c| a.state_name(c)).collect(),
@@ -262,6 +271,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
             "invalid_examples": invalid_examples,
             "absorbing": learned.report.absorbing.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
             "unobserved_uniform": learned.report.unobserved_uniform.len(),
+            "unobserved_absorbing": learned.report.unobserved_absorbing.len(),
             "initial": dtmc.initial.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
         }));
     }
@@ -315,7 +325,14 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
             if u > 0 {
                 writeln!(
                     out,
-                    "  {u} never-left states got the uniform distribution over their valid successors"
+                    "  {u} never-left states got the uniform distribution over their valid successors (--final-absorbing makes them absorbing)"
+                )?;
+            }
+            let u = m["unobserved_absorbing"].as_u64().unwrap_or(0);
+            if u > 0 {
+                writeln!(
+                    out,
+                    "  {u} never-left states made absorbing (--final-absorbing)"
                 )?;
             }
         }

@@ -402,6 +402,9 @@ pub struct LearnReport {
     /// States with valid successors but no observation and α = 0: given the uniform
     /// distribution over their valid successors.
     pub unobserved_uniform: Vec<u32>,
+    /// States with a valid self-loop but no observation and α = 0, made absorbing because
+    /// [`Unobserved::Absorbing`] was asked for.
+    pub unobserved_absorbing: Vec<u32>,
     /// Observed invalid transitions that were dropped.
     pub invalid_dropped: u64,
 }
@@ -418,11 +421,32 @@ pub struct Learned {
     pub report: LearnReport,
 }
 
+/// What a row with no observation and α = 0 becomes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unobserved {
+    /// The uniform distribution over its valid successors (the default).
+    #[default]
+    Uniform,
+    /// A self-loop, when the self-loop is valid (e.g. states seen only at the end of traces,
+    /// where runs stop); uniform otherwise.
+    Absorbing,
+}
+
 /// Learn a DTMC from counts with validity-aware Laplace smoothing (see the module docs).
 ///
 /// With α = 0 and an observed row, only observed entries are stored (the others are exactly 0);
 /// with α > 0 every valid successor gets an entry.
 pub fn learn(counts: &TransitionCounts, validity: &dyn Validity, alpha: f64) -> Result<Learned> {
+    learn_with(counts, validity, alpha, Unobserved::Uniform)
+}
+
+/// [`learn`], choosing what rows without observations become when α = 0.
+pub fn learn_with(
+    counts: &TransitionCounts,
+    validity: &dyn Validity,
+    alpha: f64,
+    unobserved: Unobserved,
+) -> Result<Learned> {
     if !(alpha.is_finite() && alpha >= 0.0) {
         return Err(LearnError::BadAlpha(alpha));
     }
@@ -452,6 +476,14 @@ pub fn learn(counts: &TransitionCounts, validity: &dyn Validity, alpha: f64) -> 
             let succ = validity.valid_successors(i, n);
             if succ.is_empty() {
                 report.absorbing.push(i);
+                indices.push(i);
+                data.push(1.0);
+            } else if observed == 0
+                && alpha == 0.0
+                && unobserved == Unobserved::Absorbing
+                && succ.binary_search(&i).is_ok()
+            {
+                report.unobserved_absorbing.push(i);
                 indices.push(i);
                 data.push(1.0);
             } else if observed == 0 && alpha == 0.0 {
@@ -543,6 +575,23 @@ mod tests {
         for i in 0..3 {
             assert!((row_sum(&l.dtmc, i) - 1.0).abs() < 1e-12);
         }
+    }
+
+    #[test]
+    fn unobserved_rows_can_be_absorbing() {
+        let mut c = TransitionCounts::new(3);
+        c.observe_trace(&[0, 1], &AllValid);
+        c.observe_trace(&[0, 2], &AllValid);
+        // 2 may not loop: it stays uniform over {0, 1}.
+        let valid = |f: u32, t: u32| !(f == 2 && t == 2);
+        let l = learn_with(&c, &valid, 0.0, Unobserved::Absorbing).unwrap();
+        assert_eq!(l.report.unobserved_absorbing, vec![1]);
+        assert_eq!(l.report.unobserved_uniform, vec![2]);
+        assert_eq!(l.dtmc.matrix.get(1, 1).copied(), Some(1.0));
+        assert_eq!(l.dtmc.matrix.get(2, 0).copied(), Some(0.5));
+        // With α > 0 the option changes nothing: every valid successor gets α.
+        let l = learn_with(&c, &valid, 1.0, Unobserved::Absorbing).unwrap();
+        assert_eq!(l.dtmc.matrix.get(1, 0).copied(), Some(1.0 / 3.0));
     }
 
     #[test]
