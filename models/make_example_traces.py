@@ -103,6 +103,8 @@ if __name__ == "__main__":
     # One trace with an impossible move (the fork leaves a closed microwave): `augur learn`
     # counts and reports it, and never uses it.
     mw.append({"id": "mw-glitch", "category": "clean_fork", "steps": [
+        {"fork_at": "counter", "door_open": False, "power": False, "task_done": False},
+        {"fork_at": "hand", "door_open": False, "power": False, "task_done": False},
         {"fork_at": "hand", "door_open": True, "power": False, "task_done": False},
         {"fork_at": "microwave", "door_open": True, "power": False, "task_done": False},
         {"fork_at": "microwave", "door_open": False, "power": False, "task_done": False},

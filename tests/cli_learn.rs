@@ -232,6 +232,35 @@ fn learn_microwave_with_spec() {
     assert_eq!(label(&v, "unsafe"), expect);
     assert_eq!(expect.len(), 2);
 
+    // `augur check` answers PCTL on the learned model; compare with value iteration on the
+    // matrix read back from the file (a second method).
+    let c = json(&ok(&[
+        "check",
+        s(&model),
+        "--prop",
+        "P=? [ F \"unsafe\" ]",
+        "--json",
+    ]));
+    let checked = c["results"][0]["value"].as_f64().unwrap();
+    let unsafe_states = label(&v, "unsafe");
+    let mut x: Vec<f64> = (0..18)
+        .map(|i| if unsafe_states.contains(&i) { 1.0 } else { 0.0 })
+        .collect();
+    for _ in 0..20000 {
+        let mut y = vec![0.0; 18];
+        for (&(a, b), &pr) in &p {
+            y[a as usize] += pr * x[b as usize];
+        }
+        for &u in &unsafe_states {
+            y[u as usize] = 1.0;
+        }
+        x = y;
+    }
+    let init = v["initial"][0].as_u64().unwrap() as usize;
+    assert_eq!(v["initial"].as_array().unwrap().len(), 1);
+    assert!((checked - x[init]).abs() < 1e-9, "{checked} vs {}", x[init]);
+    assert!(checked > 0.0 && checked < 0.2, "{checked}");
+
     // PAC on the learned model.
     let r = json(&ok(&[
         "pac",

@@ -1,24 +1,45 @@
 //! The `augur` command-line tool.
+//!
+//! Each subcommand lives in its own module (`parse_cmd`, ...) exposing an `Args` struct
+//! (clap derive) and `fn run(args, out) -> Result<(), CliError>`; `main` only dispatches and maps
+//! errors to exit codes: 0 success, 1 user error (bad file, bad property, bad arguments),
+//! 2 internal error. Only this crate prints.
 
+mod check_cmd;
+mod error;
+mod export_cmd;
+mod failure;
+mod horizon_cmd;
+mod learn_cmd;
+mod model;
+mod pac_cmd;
+mod parse_cmd;
+mod simulate_cmd;
+
+use clap::{Parser, Subcommand};
+use error::CliError;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-
-mod learn_cmd;
-mod pac_cmd;
-mod simulate_cmd;
-
-/// A probabilistic model checker for DTMCs, with learning from traces and PAC bounds.
-#[derive(Parser, Debug)]
-#[command(name = "augur", version, about)]
+/// Augur: a probabilistic model checker for discrete-time Markov chains.
+#[derive(Debug, Parser)]
+#[command(name = "augur", version, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
-#[derive(Subcommand, Debug)]
+/// The subcommands (one module each).
+#[derive(Debug, Subcommand)]
 enum Command {
+    /// Parse PCTL properties and print them in canonical form (or as JSON).
+    Parse(parse_cmd::ParseArgs),
+    /// Check PCTL properties on a model.
+    Check(check_cmd::CheckArgs),
+    /// The all-horizon table P(F<=h target) for h = 1..H.
+    Horizon(horizon_cmd::HorizonArgs),
+    /// Convert a model to another format.
+    Export(export_cmd::ExportArgs),
     /// Learn a DTMC from traces (validity-aware Laplace smoothing), keeping the counts.
     Learn(learn_cmd::LearnArgs),
     /// PAC sample-size bounds for a learned model, or the calculator form.
@@ -27,21 +48,50 @@ enum Command {
     Simulate(simulate_cmd::SimulateArgs),
 }
 
+/// The learning commands report every failure as a user error (bad trace, spec or model file,
+/// bad parameter, unwritable output), with its location when it has one.
+fn learning_error(e: anyhow::Error) -> CliError {
+    CliError::User(format!("error: {e:#}"))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are not errors; every other argument error is a user error.
+            let code = if e.use_stderr() { 1 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let result = match &cli.command {
-        Command::Learn(a) => learn_cmd::run(a, &mut out),
-        Command::Pac(a) => pac_cmd::run(a, &mut out).map(|_| ()),
-        Command::Simulate(a) => simulate_cmd::run(a, &mut out),
+    let result = match cli.command {
+        Command::Parse(args) => parse_cmd::run(&args, &mut out),
+        Command::Check(args) => check_cmd::run(&args).map_err(CliError::from),
+        Command::Horizon(args) => horizon_cmd::run(&args).map_err(CliError::from),
+        Command::Export(args) => export_cmd::run(&args).map_err(CliError::from),
+        Command::Learn(args) => learn_cmd::run(&args, &mut out).map_err(learning_error),
+        Command::Pac(args) => pac_cmd::run(&args, &mut out)
+            .map(|_| ())
+            .map_err(learning_error),
+        Command::Simulate(args) => simulate_cmd::run(&args, &mut out).map_err(learning_error),
     };
-    let _ = out.flush();
+    let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
+        Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
+        Err(CliError::Reported(code)) => ExitCode::from(code),
+        Err(CliError::User(msg)) => {
+            eprint!("{msg}");
+            if !msg.ends_with('\n') {
+                eprintln!();
+            }
             ExitCode::from(1)
+        }
+        Err(CliError::Internal(e)) => {
+            eprintln!("internal error: {e:#}");
+            ExitCode::from(2)
         }
     }
 }

@@ -11,8 +11,11 @@ use serde_json::json;
 /// Arguments of `augur simulate`.
 #[derive(clap::Args, Debug)]
 pub struct SimulateArgs {
-    /// The model (.json, .tra, .drn).
+    /// The model (.json, .tra, .drn; .pm/.prism when the PRISM front-end supports it).
     pub model: PathBuf,
+    /// Values of the model's undefined constants, e.g. `N=3,p=0.5` (repeatable).
+    #[arg(long = "const", value_name = "N=V,...")]
+    pub consts: Vec<String>,
     /// Number of traces.
     #[arg(short = 'n', long = "traces", value_name = "TRACES")]
     pub traces: usize,

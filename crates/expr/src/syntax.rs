@@ -6,10 +6,14 @@ use pest::iterators::Pair;
 use pest::RuleType;
 use std::fmt;
 
-/// Maximum bracket nesting (`(`, `[`, `{`) accepted by the parsers, and (twice this) the
-/// maximum depth of a built expression. Deeper inputs are rejected with a located error
-/// instead of exhausting the stack.
+/// Maximum bracket nesting (`(`, `[`, `{`) accepted by the parsers. Deeper inputs are
+/// rejected with a located error instead of exhausting the stack.
 pub const MAX_NESTING: usize = 100;
+
+/// Maximum depth of an expression tree built by the parsers (`a+b+c` has depth 3). Deeper
+/// inputs (e.g. a sum of thousands of terms) are rejected with a located error, so that the
+/// recursive printer, type checker and evaluator never exhaust the stack.
+pub const MAX_DEPTH: usize = 2000;
 
 /// A syntax (or parse-time semantic) error located in the source text.
 ///
@@ -391,7 +395,7 @@ pub fn build_expr_with<R: RuleType>(
     pair: Pair<'_, R>,
     classify: &dyn Fn(R) -> Option<ExprRule>,
 ) -> Result<Expr, SyntaxError> {
-    Builder { classify }.build(pair, 0)
+    Builder { classify }.build(pair).map(|(e, _)| e)
 }
 
 struct Builder<'c, R> {
@@ -452,16 +456,27 @@ impl<R: RuleType> Builder<'_, R> {
         )
     }
 
-    fn build(&self, pair: Pair<'_, R>, depth: usize) -> Result<Expr, SyntaxError> {
-        if depth > 2 * MAX_NESTING {
-            return Err(SyntaxError::from_span(
-                pair.as_span(),
-                "expression nested too deeply",
-            ));
-        }
+    fn too_deep(span: pest::Span<'_>) -> SyntaxError {
+        SyntaxError::from_span(
+            span,
+            format!("expression nested too deeply (more than {MAX_DEPTH} levels)"),
+        )
+    }
+
+    /// Builds the expression and returns it with its depth (a leaf has depth 1). Trees deeper
+    /// than [`MAX_DEPTH`] are rejected before they are built, so that printing, evaluating and
+    /// dropping them cannot exhaust the stack.
+    fn build(&self, pair: Pair<'_, R>) -> Result<(Expr, usize), SyntaxError> {
         let span = pair.as_span();
         let Some(kind) = (self.classify)(pair.as_rule()) else {
             return Err(self.unexpected(&pair));
+        };
+        let node = |d: usize| {
+            if d > MAX_DEPTH {
+                Err(Self::too_deep(span))
+            } else {
+                Ok(d)
+            }
         };
         match kind {
             ExprRule::Expr => {
@@ -472,14 +487,15 @@ impl<R: RuleType> Builder<'_, R> {
                         "internal parser error: empty expression",
                     ));
                 };
-                let cond = self.build(first, depth + 1)?;
+                let (cond, dc) = self.build(first)?;
                 match (inner.next(), inner.next()) {
-                    (Some(a), Some(b)) => Ok(Expr::Ite(
-                        Box::new(cond),
-                        Box::new(self.build(a, depth + 1)?),
-                        Box::new(self.build(b, depth + 1)?),
-                    )),
-                    _ => Ok(cond),
+                    (Some(a), Some(b)) => {
+                        let (a, da) = self.build(a)?;
+                        let (b, db) = self.build(b)?;
+                        let d = node(1 + dc.max(da).max(db))?;
+                        Ok((Expr::Ite(Box::new(cond), Box::new(a), Box::new(b)), d))
+                    }
+                    _ => Ok((cond, dc)),
                 }
             }
             ExprRule::Implies
@@ -497,7 +513,7 @@ impl<R: RuleType> Builder<'_, R> {
                         "internal parser error: empty operand",
                     ));
                 };
-                let mut acc = self.build(first, depth + 1)?;
+                let (mut acc, mut depth) = self.build(first)?;
                 while let Some(op) = inner.next() {
                     let Some(bop) = binary_op(op.as_str()) else {
                         return Err(self.unexpected(&op));
@@ -505,10 +521,11 @@ impl<R: RuleType> Builder<'_, R> {
                     let Some(rhs) = inner.next() else {
                         return Err(self.unexpected(&op));
                     };
-                    let rhs = self.build(rhs, depth + 1)?;
+                    let (rhs, dr) = self.build(rhs)?;
+                    depth = node(1 + depth.max(dr))?;
                     acc = Expr::Binary(bop, Box::new(acc), Box::new(rhs));
                 }
-                Ok(acc)
+                Ok((acc, depth))
             }
             ExprRule::Not | ExprRule::Unary => {
                 let op = if kind == ExprRule::Not {
@@ -531,19 +548,20 @@ impl<R: RuleType> Builder<'_, R> {
                         "internal parser error: missing operand",
                     ));
                 };
-                if depth + prefixes > 2 * MAX_NESTING {
-                    return Err(SyntaxError::from_span(span, "expression nested too deeply"));
+                if prefixes > MAX_DEPTH {
+                    return Err(Self::too_deep(span));
                 }
-                let mut e = self.build(operand, depth + prefixes + 1)?;
+                let (mut e, d) = self.build(operand)?;
+                let d = node(d + prefixes)?;
                 for _ in 0..prefixes {
                     e = Expr::Unary(op, Box::new(e));
                 }
-                Ok(e)
+                Ok((e, d))
             }
             ExprRule::Double => {
                 let text = pair.as_str();
                 match text.parse::<f64>() {
-                    Ok(v) if v.is_finite() => Ok(Expr::Double(v)),
+                    Ok(v) if v.is_finite() => Ok((Expr::Double(v), 1)),
                     _ => Err(SyntaxError::from_span(
                         span,
                         format!("number `{text}` is out of range"),
@@ -552,12 +570,12 @@ impl<R: RuleType> Builder<'_, R> {
             }
             ExprRule::Int => {
                 let text = pair.as_str();
-                text.parse::<i64>().map(Expr::Int).map_err(|_| {
+                text.parse::<i64>().map(|i| (Expr::Int(i), 1)).map_err(|_| {
                     SyntaxError::from_span(span, format!("integer `{text}` is out of range"))
                 })
             }
-            ExprRule::Bool => Ok(Expr::Bool(pair.as_str() == "true")),
-            ExprRule::Ident => Ok(Expr::Ident(pair.as_str().to_string())),
+            ExprRule::Bool => Ok((Expr::Bool(pair.as_str() == "true"), 1)),
+            ExprRule::Ident => Ok((Expr::Ident(pair.as_str().to_string()), 1)),
             ExprRule::Call => {
                 let mut inner = pair.into_inner();
                 let Some(name) = inner.next() else {
@@ -569,9 +587,14 @@ impl<R: RuleType> Builder<'_, R> {
                 let Some(func) = func_from_name(name.as_str()) else {
                     return Err(self.unexpected(&name));
                 };
-                let args = inner
-                    .map(|a| self.build(a, depth + 1))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let mut args = Vec::new();
+                let mut depth = 0;
+                for a in inner {
+                    let (a, d) = self.build(a)?;
+                    depth = depth.max(d);
+                    args.push(a);
+                }
+                let depth = node(depth + 1)?;
                 let (lo, hi) = arity(func);
                 if args.len() < lo || hi.is_some_and(|h| args.len() > h) {
                     let want = match hi {
@@ -589,7 +612,7 @@ impl<R: RuleType> Builder<'_, R> {
                         ),
                     ));
                 }
-                Ok(Expr::Call(func, args))
+                Ok((Expr::Call(func, args), depth))
             }
             ExprRule::Op | ExprRule::FuncName => Err(self.unexpected(&pair)),
         }

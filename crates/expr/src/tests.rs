@@ -171,6 +171,30 @@ fn syntax_errors_are_located() {
 const MAX: usize = syntax::MAX_NESTING;
 
 #[test]
+fn deep_but_allowed_inputs_work_on_a_test_thread() {
+    // A left-nested sum as deep as allowed, and 100 nested brackets: parse, print, type check,
+    // evaluate, simplify and drop on the default 2 MiB test-thread stack.
+    let n = syntax::MAX_DEPTH - 1;
+    let sum = vec!["x"; n + 1].join("+");
+    let e = parse_expr(&sum).unwrap();
+    assert_eq!(e.to_string(), sum);
+    assert_eq!(e.type_check(|_| Some(Type::Int)).unwrap(), Type::Int);
+    assert_eq!(
+        e.eval(|_| Some(Value::Int(2))).unwrap(),
+        Value::Int(2 * (n as i64 + 1))
+    );
+    assert_eq!(e.simplify(), e);
+    let parens = format!("{}x{}", "(".repeat(MAX), ")".repeat(MAX));
+    assert_eq!(parse_expr(&parens).unwrap(), Expr::Ident("x".into()));
+    let mixed = format!("{}x{}", "(-".repeat(MAX), ")".repeat(MAX));
+    assert!(parse_expr(&mixed).is_ok());
+    // One more level is rejected with a located error.
+    let too_deep = vec!["x"; n + 2].join("+");
+    let err = parse_expr(&too_deep).unwrap_err();
+    assert!(err.message.contains("nested too deeply"), "{err}");
+}
+
+#[test]
 fn typing() {
     let ty = |s: &str| {
         p(s).type_check(|n| match n {

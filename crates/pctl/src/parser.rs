@@ -56,7 +56,36 @@ fn describe(rule: &Rule) -> String {
     }
 }
 
+thread_local! {
+    /// Formula nodes built so far by the current parse on this thread (see [`count_node`]).
+    static NODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one formula node (a connective, an operator, or a connective folded into an
+/// expression). A parse builds at most [`augur_expr::syntax::MAX_DEPTH`] of them, which bounds
+/// the depth of the formula tree (expression leaves are bounded by the expression builder), so
+/// printing, checking and dropping a parsed formula cannot exhaust the stack.
+fn count_node(span: pest::Span<'_>) -> Result<()> {
+    let n = NODES.with(|c| {
+        let n = c.get() + 1;
+        c.set(n);
+        n
+    });
+    if n > augur_expr::syntax::MAX_DEPTH {
+        Err(PctlError::Syntax(SyntaxError::from_span(
+            span,
+            format!(
+                "formula too large (more than {} operators and connectives)",
+                augur_expr::syntax::MAX_DEPTH
+            ),
+        )))
+    } else {
+        Ok(())
+    }
+}
+
 fn run(rule: Rule, text: &str) -> Result<Pair<'_, Rule>> {
+    NODES.with(|c| c.set(0));
     pest::set_error_detail(true);
     augur_expr::syntax::check_nesting(text)?;
     let mut pairs = PctlParser::parse(rule, text)
@@ -322,6 +351,7 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                 return Ok(cond);
             };
             let (a_span, b_span) = (a.as_span(), b.as_span());
+            count_node(span)?;
             match (cond, build_state_formula(a)?, build_state_formula(b)?) {
                 (StateFormula::Expr(c), StateFormula::Expr(a), StateFormula::Expr(b)) => {
                     Ok(StateFormula::Expr(Expr::Ite(Box::new(c), Box::new(a), Box::new(b))))
@@ -352,6 +382,7 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                     _ => return Err(internal(&op)),
                 };
                 let rhs = build_state_formula(next(&mut inner, span)?)?;
+                count_node(op.as_span())?;
                 acc = sf_binary(bop, acc, rhs);
             }
             Ok(acc)
@@ -366,7 +397,7 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                     atom = Some(p);
                 }
             }
-            if nots > 2 * augur_expr::syntax::MAX_NESTING {
+            if nots > augur_expr::syntax::MAX_DEPTH {
                 return Err(PctlError::Syntax(SyntaxError::from_span(
                     span,
                     "formula nested too deeply",
@@ -380,6 +411,7 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             };
             let mut f = build_atom(atom)?;
             for _ in 0..nots {
+                count_node(span)?;
                 f = sf_not(f);
             }
             Ok(f)
@@ -390,6 +422,12 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
 
 fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
     let span = pair.as_span();
+    if matches!(
+        pair.as_rule(),
+        Rule::prob_op | Rule::steady_op | Rule::time_op | Rule::reward_op | Rule::filter
+    ) {
+        count_node(span)?;
+    }
     match pair.as_rule() {
         Rule::eq_expr => Ok(StateFormula::Expr(build_expr(pair)?)),
         Rule::quoted => Ok(StateFormula::Label(quoted_text(pair))),

@@ -398,6 +398,38 @@ fn syntax_errors_are_located() {
 }
 
 #[test]
+fn large_formulas_are_bounded() {
+    // A long chain of labels and expressions as large as allowed works on a 2 MiB test thread
+    // (parse, print, reparse, drop); a larger one is rejected with a located error.
+    let n = augur_expr::syntax::MAX_DEPTH;
+    let chain = (0..n)
+        .map(|i| {
+            if i % 2 == 0 {
+                "\"a\"".to_string()
+            } else {
+                format!("x{i}>0")
+            }
+        })
+        .collect::<Vec<_>>();
+    let ok = chain.join(" & ");
+    let p = prop(&ok);
+    assert_eq!(prop(&p.to_string()), p);
+    // n operands use n-1 connectives: two more exceed the budget of MAX_DEPTH.
+    let too_big = format!("{ok} & \"b\" & \"c\"");
+    match parse_property(&too_big) {
+        Err(err) => assert!(err.to_string().contains("formula too large"), "{err}"),
+        Ok(_) => panic!("a formula with more than MAX_DEPTH connectives was accepted"),
+    }
+    let nested = format!("{}\"a\"{}", "P=? [ X ".repeat(40), " ]".repeat(40));
+    assert_eq!(prop(&nested).to_string(), nested);
+    let nots = format!("{}\"a\"", "!".repeat(n + 1));
+    assert!(
+        parse_property(&nots).is_err(),
+        "too many negations accepted"
+    );
+}
+
+#[test]
 fn properties_files() {
     let src = "// a comment\nconst int T = 5;\nconst double p;\nconst N;\nconst bool b = true;\n\
                label \"x\" = s=2 | \"init\";\n\n\t\"safe\": P<=0.01 [ F \"crash\" ]\n\

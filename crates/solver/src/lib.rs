@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod absorbing;
+pub mod check;
 pub mod exact;
 pub mod graph;
 mod linear;

@@ -1,0 +1,44 @@
+//! `augur export MODEL --to tra|drn|json|dot|prism [-o OUT]`.
+
+use crate::failure::Failure;
+use crate::model::load_model;
+use augur_dtmc::{write_model, write_model_to_path, Format};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `augur export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The model to read (.tra, .drn, .json, .pm/.prism).
+    pub model: PathBuf,
+    /// The format to write: tra, drn, json, dot or prism.
+    #[arg(long)]
+    pub to: String,
+    /// Output file (standard output when omitted; for `tra` the .lab/.srew/.trew/.sta are
+    /// written next to it).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+}
+
+/// Run `augur export`.
+pub fn run(args: &ExportArgs) -> Result<(), Failure> {
+    let format: Format = args.to.parse().map_err(Failure::User)?;
+    let loaded = load_model(&args.model, &[])?;
+    match &args.output {
+        Some(out) => {
+            let written = write_model_to_path(&loaded.dtmc, format, out)
+                .map_err(|e| Failure::User(e.to_string()))?;
+            for p in written {
+                eprintln!("wrote {}", p.display());
+            }
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut w = stdout.lock();
+            write_model(&loaded.dtmc, format, &mut w).map_err(|e| Failure::User(e.to_string()))?;
+            w.flush()?;
+        }
+    }
+    Ok(())
+}

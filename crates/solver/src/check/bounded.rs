@@ -1,0 +1,268 @@
+//! Bounded (finite-horizon) computations: every one is a fixed number of sparse
+//! matrix-vector products `x ← P·x` over CSR rows, with two buffers swapped between sweeps
+//! (no allocation inside the sweep loops) and u32 state indices.
+
+use augur_dtmc::{Matrix, StateSet};
+
+/// Borrowed CSR arrays of the transition matrix, for the sweep loops.
+#[derive(Clone, Copy)]
+struct Csr<'a> {
+    /// Row pointers (`rows + 1` entries, relative to `indices`/`data`).
+    indptr: &'a [u32],
+    /// Column of every stored entry.
+    indices: &'a [u32],
+    /// Probability of every stored entry.
+    data: &'a [f64],
+    /// Offset of the first row (non-zero only for sliced matrices).
+    base: usize,
+}
+
+impl<'a> Csr<'a> {
+    fn new(matrix: &'a Matrix) -> Self {
+        let indptr: &'a [u32] = matrix.indptr().into_raw_storage();
+        Csr {
+            indptr,
+            indices: matrix.indices(),
+            data: matrix.data(),
+            base: indptr.first().map_or(0, |&b| b as usize),
+        }
+    }
+
+    /// `(P·x)(s)`.
+    #[inline]
+    fn row_dot(&self, s: usize, x: &[f64]) -> f64 {
+        let lo = self.indptr[s] as usize - self.base;
+        let hi = self.indptr[s + 1] as usize - self.base;
+        let mut acc = 0.0;
+        for (&c, &p) in self.indices[lo..hi].iter().zip(&self.data[lo..hi]) {
+            acc += p * x[c as usize];
+        }
+        acc
+    }
+}
+
+/// The states of a set as a list of u32 indices.
+pub(crate) fn state_list(set: &StateSet, n: usize) -> Vec<u32> {
+    set.ones().filter(|&s| s < n).map(|s| s as u32).collect()
+}
+
+/// Indicator vector of a state set.
+pub(crate) fn indicator(set: &StateSet, n: usize) -> Vec<f64> {
+    let mut v = vec![0.0; n];
+    for s in set.ones().filter(|&s| s < n) {
+        v[s] = 1.0;
+    }
+    v
+}
+
+/// `k` sweeps of `x(s) ← Σ_t P(s,t)·x(t)` on the rows in `rows`; every other entry keeps its
+/// initial value. Stops early when a sweep changes nothing (a fixed point).
+pub(crate) fn sweep_rows(matrix: &Matrix, rows: &[u32], init: Vec<f64>, k: u64) -> Vec<f64> {
+    let csr = Csr::new(matrix);
+    let mut x = init;
+    let mut y = x.clone();
+    for _ in 0..k {
+        let mut changed = false;
+        for &s in rows {
+            let s = s as usize;
+            let v = csr.row_dot(s, &x);
+            changed |= v != x[s];
+            y[s] = v;
+        }
+        std::mem::swap(&mut x, &mut y);
+        if !changed {
+            break;
+        }
+    }
+    x
+}
+
+/// `P(φ U≤k ψ)` for every state, starting from the values `init` (1 on ψ-states, 0 on
+/// ¬φ∧¬ψ-states, anything on the others): only the φ∧¬ψ rows are swept.
+pub(crate) fn bounded_until(matrix: &Matrix, phi: &StateSet, psi: &StateSet, k: u64) -> Vec<f64> {
+    let n = matrix.rows();
+    let init = indicator(psi, n);
+    let mut maybe = phi.clone();
+    maybe.difference_with(psi);
+    let rows = state_list(&maybe, n);
+    sweep_rows(matrix, &rows, init, k)
+}
+
+/// `k` sweeps of `x(s) ← [s ∈ φ]·Σ_t P(s,t)·x(t)` over every state: the probability of staying
+/// in φ for `k` steps (positions `0..k`) and then collecting `x` at position `k`.
+pub(crate) fn restricted_steps(
+    matrix: &Matrix,
+    phi: &StateSet,
+    init: Vec<f64>,
+    k: u64,
+) -> Vec<f64> {
+    let csr = Csr::new(matrix);
+    let n = matrix.rows();
+    let mut x = init;
+    let mut y = vec![0.0; n];
+    for _ in 0..k {
+        for (s, ys) in y.iter_mut().enumerate() {
+            *ys = if phi.contains(s) {
+                csr.row_dot(s, &x)
+            } else {
+                0.0
+            };
+        }
+        std::mem::swap(&mut x, &mut y);
+    }
+    x
+}
+
+/// `x_k` with `x_0 = 0`, `x_{i+1} = r + d·P·x_i`: the expected reward (discounted by `d`,
+/// `d = 1` for plain cumulative reward) collected in the first `k` steps,
+/// `Σ_{i<k} d^i·E[r(X_i)]`.
+pub(crate) fn cumulative(matrix: &Matrix, rewards: &[f64], discount: f64, k: u64) -> Vec<f64> {
+    let csr = Csr::new(matrix);
+    let n = matrix.rows();
+    let mut x = vec![0.0; n];
+    let mut y = vec![0.0; n];
+    for _ in 0..k {
+        for (s, ys) in y.iter_mut().enumerate() {
+            *ys = rewards[s] + discount * csr.row_dot(s, &x);
+        }
+        std::mem::swap(&mut x, &mut y);
+    }
+    x
+}
+
+/// `P^k·v`: the expectation of `v(X_k)` from every state.
+pub(crate) fn power_apply(matrix: &Matrix, v: Vec<f64>, k: u64) -> Vec<f64> {
+    let n = matrix.rows();
+    let all: Vec<u32> = (0..n as u32).collect();
+    sweep_rows(matrix, &all, v, k)
+}
+
+/// The result of [`discounted_total`].
+pub(crate) struct Discounted {
+    pub values: Vec<f64>,
+    pub lo: Vec<f64>,
+    pub hi: Vec<f64>,
+    pub sweeps: u64,
+}
+
+/// Discounted total reward `v = r + d·P·v` (0 ≤ d < 1) by value iteration from 0.
+///
+/// The iteration is a contraction with factor `d` in the sup norm, so after a sweep with
+/// change `δ = ‖x_{n+1} − x_n‖∞` the fixed point is within `d/(1−d)·δ` of `x_{n+1}`: the
+/// returned bounds are `x ± d/(1−d)·δ`, and the loop stops when that radius is below
+/// `epsilon` (when `relative`: below `ε·min(1, smallest non-zero |value|)`, so every value is
+/// within ε relative, and zero values within ε absolute).
+pub(crate) fn discounted_total(
+    matrix: &Matrix,
+    rewards: &[f64],
+    discount: f64,
+    epsilon: f64,
+    relative: bool,
+    max_iterations: u64,
+) -> Option<Discounted> {
+    let csr = Csr::new(matrix);
+    let n = matrix.rows();
+    let mut x = vec![0.0; n];
+    let mut y = vec![0.0; n];
+    let factor = discount / (1.0 - discount);
+    let nonnegative = rewards.iter().all(|&r| r >= 0.0);
+    for it in 1..=max_iterations {
+        let mut delta: f64 = 0.0;
+        // Smallest non-zero |value| (relative criterion) — zero values need `radius ≤ ε`.
+        let mut scale = f64::INFINITY;
+        for (s, ys) in y.iter_mut().enumerate() {
+            let v = rewards[s] + discount * csr.row_dot(s, &x);
+            delta = delta.max((v - x[s]).abs());
+            if v != 0.0 {
+                scale = scale.min(v.abs());
+            }
+            *ys = v;
+        }
+        std::mem::swap(&mut x, &mut y);
+        let radius = factor * delta;
+        // Relative: every non-zero value within ε·|value| (values ≥ 1 within ε·1 at least).
+        let target = if relative {
+            epsilon * scale.min(1.0)
+        } else {
+            epsilon
+        };
+        if radius <= target || radius == 0.0 {
+            // With non-negative rewards the iterates increase monotonically from 0 towards the
+            // fixed point, so they are lower bounds themselves.
+            let lo = if nonnegative {
+                x.clone()
+            } else {
+                x.iter().map(|v| v - radius).collect()
+            };
+            let hi = x.iter().map(|v| v + radius).collect();
+            return Some(Discounted {
+                values: x,
+                lo,
+                hi,
+                sweeps: it,
+            });
+        }
+    }
+    None
+}
+
+/// The all-horizon table: `P(F≤h target)` for `h = 1..=max_h` and every state, from one
+/// pass of `max_h` sweeps. Row `h−1` of the row-major table holds horizon `h`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HorizonTable {
+    /// Number of states (row length).
+    pub num_states: usize,
+    /// The largest horizon `H` (number of rows).
+    pub max_h: usize,
+    /// Row-major values: `data[(h−1)·num_states + s] = P_s(F≤h target)`.
+    pub data: Vec<f64>,
+}
+
+impl HorizonTable {
+    /// `P_s(F≤h target)` (`1 ≤ h ≤ max_h`), or `None` out of range.
+    pub fn get(&self, state: usize, h: usize) -> Option<f64> {
+        if h == 0 || h > self.max_h || state >= self.num_states {
+            return None;
+        }
+        self.data.get((h - 1) * self.num_states + state).copied()
+    }
+
+    /// All states' values for horizon `h` (`1 ≤ h ≤ max_h`).
+    pub fn horizon(&self, h: usize) -> Option<&[f64]> {
+        if h == 0 || h > self.max_h {
+            return None;
+        }
+        self.data
+            .get((h - 1) * self.num_states..h * self.num_states)
+    }
+}
+
+/// Compute the all-horizon table `P(F≤h target)`, `h = 1..=max_h`, for every state with
+/// `max_h` sweeps over the non-target rows: row `h` is computed from row `h−1` in place in the
+/// table (no other buffer, no allocation in the loop).
+pub fn horizon_table(matrix: &Matrix, target: &StateSet, max_h: usize) -> HorizonTable {
+    let csr = Csr::new(matrix);
+    let n = matrix.rows();
+    let mut data = vec![0.0; n * max_h];
+    let prev0 = indicator(target, n);
+    let mut rest = StateSet::with_capacity(n);
+    rest.insert_range(..);
+    rest.difference_with(target);
+    let rows = state_list(&rest, n);
+    for h in 0..max_h {
+        let (done, todo) = data.split_at_mut(h * n);
+        let prev: &[f64] = if h == 0 { &prev0 } else { &done[(h - 1) * n..] };
+        let cur = &mut todo[..n];
+        for s in target.ones().filter(|&s| s < n) {
+            cur[s] = 1.0;
+        }
+        for &s in &rows {
+            cur[s as usize] = csr.row_dot(s as usize, prev);
+        }
+    }
+    HorizonTable {
+        num_states: n,
+        max_h,
+        data,
+    }
+}
