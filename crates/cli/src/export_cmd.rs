@@ -1,6 +1,6 @@
 //! `augur export MODEL --to tra|drn|json|dot|prism [-o OUT]`.
 
-use crate::failure::Failure;
+use crate::error::CliError;
 use crate::model::load_model;
 use augur_dtmc::{write_model, write_model_to_path, Format};
 use clap::Args;
@@ -22,22 +22,25 @@ pub struct ExportArgs {
 }
 
 /// Run `augur export`.
-pub fn run(args: &ExportArgs) -> Result<(), Failure> {
-    let format: Format = args.to.parse().map_err(Failure::User)?;
+pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let format: Format = args
+        .to
+        .parse()
+        .map_err(|e| CliError::User(format!("error: {e}")))?;
     let loaded = load_model(&args.model, &[])?;
     match &args.output {
-        Some(out) => {
-            let written = write_model_to_path(&loaded.dtmc, format, out)
-                .map_err(|e| Failure::User(e.to_string()))?;
+        Some(path) => {
+            let written = write_model_to_path(&loaded.dtmc, format, path)
+                .map_err(|e| CliError::User(format!("error: {e}")))?;
             for p in written {
                 eprintln!("wrote {}", p.display());
             }
         }
         None => {
-            let stdout = std::io::stdout();
-            let mut w = stdout.lock();
-            write_model(&loaded.dtmc, format, &mut w).map_err(|e| Failure::User(e.to_string()))?;
-            w.flush()?;
+            write_model(&loaded.dtmc, format, out).map_err(|e| {
+                CliError::Internal(anyhow::Error::new(e).context("writing the model"))
+            })?;
+            out.flush()?;
         }
     }
     Ok(())

@@ -8,7 +8,6 @@
 mod check_cmd;
 mod error;
 mod export_cmd;
-mod failure;
 mod horizon_cmd;
 mod learn_cmd;
 mod model;
@@ -36,9 +35,9 @@ enum Command {
     Parse(parse_cmd::ParseArgs),
     /// Check PCTL properties on a model.
     Check(check_cmd::CheckArgs),
-    /// The all-horizon table P(F<=h target) for h = 1..H.
+    /// The all-horizon table P(F<=h target) for h = 1..H and every state.
     Horizon(horizon_cmd::HorizonArgs),
-    /// Convert a model to another format.
+    /// Convert a model to another format (tra, drn, json, dot, prism).
     Export(export_cmd::ExportArgs),
     /// Learn a DTMC from traces (validity-aware Laplace smoothing), keeping the counts.
     Learn(learn_cmd::LearnArgs),
@@ -68,9 +67,9 @@ fn main() -> ExitCode {
     let mut out = stdout.lock();
     let result = match cli.command {
         Command::Parse(args) => parse_cmd::run(&args, &mut out),
-        Command::Check(args) => check_cmd::run(&args).map_err(CliError::from),
-        Command::Horizon(args) => horizon_cmd::run(&args).map_err(CliError::from),
-        Command::Export(args) => export_cmd::run(&args).map_err(CliError::from),
+        Command::Check(args) => check_cmd::run(&args, &mut out),
+        Command::Horizon(args) => horizon_cmd::run(&args, &mut out),
+        Command::Export(args) => export_cmd::run(&args, &mut out),
         Command::Learn(args) => learn_cmd::run(&args, &mut out).map_err(learning_error),
         Command::Pac(args) => pac_cmd::run(&args, &mut out)
             .map(|_| ())
@@ -81,7 +80,6 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
-        Err(CliError::Reported(code)) => ExitCode::from(code),
         Err(CliError::User(msg)) => {
             eprint!("{msg}");
             if !msg.ends_with('\n') {

@@ -1,6 +1,6 @@
 //! Loading a model by extension: the one place where every model format is wired.
 
-use crate::failure::Failure;
+use crate::error::CliError;
 use augur_dtmc::{read_model, BuildReport, Dtmc, Format, ReadOptions};
 use augur_expr::Value;
 use std::path::Path;
@@ -39,19 +39,19 @@ fn report_notes(r: &BuildReport) -> Vec<String> {
 /// Load the model at `path`, chosen by extension: `.tra` (with the `.lab/.srew/.trew/.sta`
 /// of the same stem), `.drn`, `.json`; `.pm`/`.prism` (PRISM language, with `consts` for
 /// its undefined constants).
-pub fn load_model(path: &Path, consts: &[(String, Value)]) -> Result<LoadedModel, Failure> {
+pub fn load_model(path: &Path, consts: &[(String, Value)]) -> Result<LoadedModel, CliError> {
     let start = Instant::now();
     match Format::from_path(path) {
         Some(Format::Prism) => {
             let _ = consts;
-            Err(Failure::User(format!(
-                "{}: PRISM-language models are not supported yet (use .tra, .drn or .json)",
+            Err(CliError::User(format!(
+                "error: {}: PRISM-language models are not supported yet (use .tra, .drn or .json)",
                 path.display()
             )))
         }
         Some(Format::Tra | Format::Drn | Format::Json) => {
             let (dtmc, report) = read_model(path, &ReadOptions::default())
-                .map_err(|e| Failure::User(e.to_string()))?;
+                .map_err(|e| CliError::User(format!("error: {e}")))?;
             Ok(LoadedModel {
                 dtmc,
                 constants: Vec::new(),
@@ -59,8 +59,8 @@ pub fn load_model(path: &Path, consts: &[(String, Value)]) -> Result<LoadedModel
                 notes: report_notes(&report),
             })
         }
-        _ => Err(Failure::User(format!(
-            "{}: unknown model format (expected .tra, .drn, .json, .pm or .prism)",
+        _ => Err(CliError::User(format!(
+            "error: {}: unknown model format (expected .tra, .drn, .json, .pm or .prism)",
             path.display()
         ))),
     }
