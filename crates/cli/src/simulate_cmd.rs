@@ -39,7 +39,21 @@ pub struct SimulateArgs {
 
 /// Run `augur simulate`, writing traces to `--output` or to `out`.
 pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
-    let (dtmc, _report) = augur_dtmc::read_model(&args.model, &augur_dtmc::ReadOptions::default())?;
+    let mut consts = Vec::new();
+    for text in &args.consts {
+        consts.extend(
+            augur_expr::parse_const_assignments(text)
+                .map_err(|e| anyhow::anyhow!("--const {text}: {e}"))?,
+        );
+    }
+    let dtmc = crate::model::load_model(&args.model, &consts)
+        .map_err(|e| match e {
+            crate::error::CliError::User(m) => {
+                anyhow::anyhow!("{}", m.trim_start_matches("error: ").trim_end())
+            }
+            other => anyhow::anyhow!("{other:?}"),
+        })?
+        .dtmc;
     let names = state_names(&dtmc);
     let sim = Simulator::new(&dtmc, args.seed, args.max_steps)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
