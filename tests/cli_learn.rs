@@ -279,6 +279,20 @@ fn learn_microwave_with_spec() {
         .find(|x| x["name"] == "{fork_inside,toggled}")
         .unwrap();
     assert_eq!(terminal["determined"], true);
+    // The same from the counts alone (`--counts FILE`).
+    let counts_file = dir.path().join("counts.json");
+    std::fs::write(&counts_file, v["counts"].to_string()).unwrap();
+    let r2 = json(&ok(&[
+        "pac",
+        "--counts",
+        s(&counts_file),
+        "--epsilon",
+        "0.1",
+        "--delta",
+        "0.05",
+        "--json",
+    ]));
+    assert_eq!(r2["total_more_needed"], r["total_more_needed"]);
     let text = ok(&["pac", s(&model), "--epsilon", "0.1", "--delta", "0.05"]);
     assert!(
         text.contains("not enough") && text.contains("more observations needed"),
