@@ -261,6 +261,12 @@ fn learn_microwave_with_spec() {
     assert!((checked - x[init]).abs() < 1e-9, "{checked} vs {}", x[init]);
     assert!(checked > 0.0 && checked < 0.2, "{checked}");
 
+    // The learned model exports to the PRISM language (one module, one state variable).
+    let pm = dir.path().join("mw.pm");
+    ok(&["export", s(&model), "--to", "prism", "-o", s(&pm)]);
+    let text = std::fs::read_to_string(&pm).unwrap();
+    assert!(text.contains("dtmc") && text.contains("label \"unsafe\""), "{text}");
+
     // PAC on the learned model.
     let r = json(&ok(&[
         "pac",
