@@ -265,7 +265,10 @@ fn learn_microwave_with_spec() {
     let pm = dir.path().join("mw.pm");
     ok(&["export", s(&model), "--to", "prism", "-o", s(&pm)]);
     let text = std::fs::read_to_string(&pm).unwrap();
-    assert!(text.contains("dtmc") && text.contains("label \"unsafe\""), "{text}");
+    assert!(
+        text.contains("dtmc") && text.contains("label \"unsafe\""),
+        "{text}"
+    );
 
     // PAC on the learned model.
     let r = json(&ok(&[
