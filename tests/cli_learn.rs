@@ -261,6 +261,35 @@ fn learn_microwave_with_spec() {
     assert!((checked - x[init]).abs() < 1e-9, "{checked} vs {}", x[init]);
     assert!(checked > 0.0 && checked < 0.2, "{checked}");
 
+    // Simulating the learned model names states `{a,b}` (from the predicate valuations), which
+    // `augur learn --abstraction` reads back as abstract states: only valid moves appear.
+    let sim = dir.path().join("sim.jsonl");
+    ok(&[
+        "simulate",
+        s(&model),
+        "-n",
+        "500",
+        "--max-steps",
+        "30",
+        "--seed",
+        "5",
+        "-o",
+        s(&sim),
+    ]);
+    let again = dir.path().join("again.json");
+    let sum = json(&ok(&[
+        "learn",
+        s(&sim),
+        "--abstraction",
+        "models/microwave/spec.toml",
+        "-o",
+        s(&again),
+        "--json",
+    ]));
+    assert_eq!(sum["models"][0]["traces"], 500);
+    assert_eq!(sum["models"][0]["invalid_transitions_dropped"], 0);
+    assert_eq!(state_names(&read_json(&again)), names);
+
     // The learned model exports to the PRISM language (one module, one state variable).
     let pm = dir.path().join("mw.pm");
     ok(&["export", s(&model), "--to", "prism", "-o", s(&pm)]);
