@@ -261,6 +261,44 @@ fn learn_microwave_with_spec() {
     assert!((checked - x[init]).abs() < 1e-9, "{checked} vs {}", x[init]);
     assert!(checked > 0.0 && checked < 0.2, "{checked}");
 
+    // Simulating the learned model names states `{a,b}` (from the predicate valuations), which
+    // `augur learn --abstraction` reads back as abstract states: only valid moves appear.
+    let sim = dir.path().join("sim.jsonl");
+    ok(&[
+        "simulate",
+        s(&model),
+        "-n",
+        "500",
+        "--max-steps",
+        "30",
+        "--seed",
+        "5",
+        "-o",
+        s(&sim),
+    ]);
+    let again = dir.path().join("again.json");
+    let sum = json(&ok(&[
+        "learn",
+        s(&sim),
+        "--abstraction",
+        "models/microwave/spec.toml",
+        "-o",
+        s(&again),
+        "--json",
+    ]));
+    assert_eq!(sum["models"][0]["traces"], 500);
+    assert_eq!(sum["models"][0]["invalid_transitions_dropped"], 0);
+    assert_eq!(state_names(&read_json(&again)), names);
+
+    // The learned model exports to the PRISM language (one module, one state variable).
+    let pm = dir.path().join("mw.pm");
+    ok(&["export", s(&model), "--to", "prism", "-o", s(&pm)]);
+    let text = std::fs::read_to_string(&pm).unwrap();
+    assert!(
+        text.contains("dtmc") && text.contains("label \"unsafe\""),
+        "{text}"
+    );
+
     // PAC on the learned model.
     let r = json(&ok(&[
         "pac",
@@ -279,6 +317,20 @@ fn learn_microwave_with_spec() {
         .find(|x| x["name"] == "{fork_inside,toggled}")
         .unwrap();
     assert_eq!(terminal["determined"], true);
+    // The same from the counts alone (`--counts FILE`).
+    let counts_file = dir.path().join("counts.json");
+    std::fs::write(&counts_file, v["counts"].to_string()).unwrap();
+    let r2 = json(&ok(&[
+        "pac",
+        "--counts",
+        s(&counts_file),
+        "--epsilon",
+        "0.1",
+        "--delta",
+        "0.05",
+        "--json",
+    ]));
+    assert_eq!(r2["total_more_needed"], r["total_more_needed"]);
     let text = ok(&["pac", s(&model), "--epsilon", "0.1", "--delta", "0.05"]);
     assert!(
         text.contains("not enough") && text.contains("more observations needed"),

@@ -510,3 +510,24 @@ fn csv_steps_abstract_with_the_spec() {
         "{e}"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// No input, however mangled, makes the readers or the spec parser panic.
+    #[test]
+    fn arbitrary_input_never_panics(text in "[\\[\\]{}\",:a-z0-9 =\\n'.&|!-]{0,200}") {
+        for format in [TraceFormat::JsonLines, TraceFormat::Csv] {
+            for item in TraceReader::new(text.as_bytes(), format, "x") {
+                if let Err(e) = item {
+                    prop_assert!(e.location().is_some_and(|l| l.line >= 1));
+                }
+            }
+        }
+        let _ = Abstraction::parse(&text, "x.toml");
+        let with_header = format!("[variables]\nx = {{ type = \"bool\" }}\n[predicates]\np = \"{}\"\n", text.replace(['"', '\n', '\\'], " "));
+        if let Err(e) = Abstraction::parse(&with_header, "x.toml") {
+            prop_assert!(e.location().is_some_and(|l| l.line >= 1 && l.column >= 1));
+        }
+    }
+}

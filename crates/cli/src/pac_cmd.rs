@@ -15,6 +15,10 @@ pub struct PacArgs {
     /// A learned model (Augur JSON with transition counts, as written by `augur learn`).
     /// Without it, the calculator form: --states, --p-hat and optionally --observations.
     pub model: Option<PathBuf>,
+    /// Transition counts as a JSON file of their own (the `"counts"` object of a learned
+    /// model: `num_states`, `transitions: [[from, to, count], ...]`, ...), instead of a MODEL.
+    #[arg(long, value_name = "FILE", conflicts_with = "model")]
+    pub counts: Option<PathBuf>,
     /// Accuracy ε in (0, 1).
     #[arg(long)]
     pub epsilon: f64,
@@ -50,7 +54,7 @@ pub fn run(args: &PacArgs, out: &mut dyn Write) -> Result<bool> {
     } else {
         PacBound::ChenEtAl
     };
-    match &args.model {
+    match args.model.as_ref().or(args.counts.as_ref()) {
         None => calculator(args, bound, out),
         Some(path) => {
             if args.states.is_some() || args.observations.is_some() || args.p_hat.is_some() {
@@ -120,19 +124,24 @@ fn model_report(
 ) -> Result<bool> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
-    let doc: DtmcJson = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{name}:{}:{}: {e}", e.line(), e.column()))?;
-    let Some(counts) = doc.counts else {
-        bail!(
-            "{name}: the model has no transition counts (learn it with `augur learn` to keep them)"
-        );
+    let located = |e: serde_json::Error| anyhow::anyhow!("{name}:{}:{}: {e}", e.line(), e.column());
+    let (counts, metadata): (serde_json::Value, Option<serde_json::Value>) = if args
+        .counts
+        .is_some()
+    {
+        (serde_json::from_str(&text).map_err(located)?, None)
+    } else {
+        let doc: DtmcJson = serde_json::from_str(&text).map_err(located)?;
+        let Some(counts) = doc.counts else {
+            bail!("{name}: the model has no transition counts (learn it with `augur learn` to keep them)");
+        };
+        (counts, doc.metadata)
     };
     let counts: CountsJson = serde_json::from_value(counts)
         .map_err(|e| anyhow::anyhow!("{name}: bad \"counts\": {e}"))?;
     let counts =
         TransitionCounts::from_json(&counts).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-    let names: Vec<String> = doc
-        .metadata
+    let names: Vec<String> = metadata
         .as_ref()
         .and_then(|m| m.get("state_names"))
         .and_then(|v| serde_json::from_value(v.clone()).ok())

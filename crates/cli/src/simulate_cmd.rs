@@ -31,11 +31,29 @@ pub struct SimulateArgs {
     /// Output file (default: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// With --output: print a JSON summary (traces, steps, output, seed) instead of a line of
+    /// text. (The traces themselves are always JSON Lines.)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Run `augur simulate`, writing traces to `--output` or to `out`.
 pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
-    let (dtmc, _report) = augur_dtmc::read_model(&args.model, &augur_dtmc::ReadOptions::default())?;
+    let mut consts = Vec::new();
+    for text in &args.consts {
+        consts.extend(
+            augur_expr::parse_const_assignments(text)
+                .map_err(|e| anyhow::anyhow!("--const {text}: {e}"))?,
+        );
+    }
+    let dtmc = crate::model::load_model(&args.model, &consts)
+        .map_err(|e| match e {
+            crate::error::CliError::User(m) => {
+                anyhow::anyhow!("{}", m.trim_start_matches("error: ").trim_end())
+            }
+            other => anyhow::anyhow!("{other:?}"),
+        })?
+        .dtmc;
     let names = state_names(&dtmc);
     let sim = Simulator::new(&dtmc, args.seed, args.max_steps)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
@@ -48,7 +66,9 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         }
         None => out,
     };
+    let mut steps_total = 0u64;
     for (i, trace) in sim.take(args.traces).enumerate() {
+        steps_total += trace.len() as u64;
         let steps: Vec<_> = trace
             .iter()
             .map(|&s| json!({"state": names[s as usize]}))
@@ -61,5 +81,18 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         writeln!(w)?;
     }
     w.flush()?;
+    if let Some(p) = &args.output {
+        let p = p.display().to_string();
+        if args.json {
+            let v = json!({"traces": args.traces, "steps": steps_total, "output": p, "seed": args.seed});
+            writeln!(out, "{v}")?;
+        } else {
+            writeln!(
+                out,
+                "wrote {} traces ({steps_total} steps) to {p} (seed {})",
+                args.traces, args.seed
+            )?;
+        }
+    }
     Ok(())
 }

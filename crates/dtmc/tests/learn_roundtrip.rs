@@ -123,6 +123,7 @@ fn empirical_pac(seeds: u64, epsilon: f64, delta: f64) {
         .filter(|&s| (pac_run(s, epsilon, delta) - truth).abs() > epsilon)
         .count();
     let frac = off as f64 / seeds as f64;
+    eprintln!("{off} of {seeds} runs off by more than ε = {epsilon} (δ = {delta})");
     assert!(
         frac <= delta,
         "{off} of {seeds} runs off by more than {epsilon}"
