@@ -32,7 +32,10 @@ pub mod dot;
 pub mod drn;
 pub mod explicit;
 pub mod json;
+pub mod learn;
+pub mod pac;
 pub mod prism_export;
+pub mod simulate;
 
 pub use builder::*;
 pub use error::*;

@@ -50,3 +50,4 @@ pub use absorbing::{absorbing_analysis, Absorption};
 pub use numeric::{Method, Result, Solution, SolveOptions, SolverError};
 pub use reach::{reachability_rewards, total_rewards, until_probabilities};
 pub use steady::long_run_average;
+pub use sweep::step_rewards;

@@ -1,0 +1,944 @@
+//! Type checking and compilation of [`Expr`] ASTs into the typed trees of [`crate::eval`],
+//! resolving variables to slots, substituting formulas and folding constants.
+
+use crate::eval::{decimal_rational, BExpr, Cmp, IExpr, RExpr};
+use augur_expr::{BinaryOp, Expr, Func, Type, UnaryOp, Value};
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use rustc_hash::FxHashMap;
+
+/// The value of a constant: its `f64`/int/bool value, and for reals the exact rational when
+/// known.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CValue {
+    /// An integer.
+    Int(i64),
+    /// A real, with its exact value when known.
+    Real(f64, Option<BigRational>),
+    /// A boolean.
+    Bool(bool),
+}
+
+impl CValue {
+    /// The PRISM type.
+    pub fn ty(&self) -> Type {
+        match self {
+            CValue::Int(_) => Type::Int,
+            CValue::Real(..) => Type::Double,
+            CValue::Bool(_) => Type::Bool,
+        }
+    }
+
+    /// As a shared [`Value`].
+    pub fn to_value(&self) -> Value {
+        match self {
+            CValue::Int(i) => Value::Int(*i),
+            CValue::Real(f, _) => Value::Double(*f),
+            CValue::Bool(b) => Value::Bool(*b),
+        }
+    }
+
+    /// From a shared [`Value`] (a real gets the rational of its shortest decimal form).
+    pub fn from_value(v: &Value) -> CValue {
+        match v {
+            Value::Int(i) => CValue::Int(*i),
+            Value::Double(f) => CValue::Real(*f, decimal_rational(*f)),
+            Value::Bool(b) => CValue::Bool(*b),
+        }
+    }
+
+    pub(crate) fn to_typed(&self) -> Typed {
+        match self {
+            CValue::Int(i) => Typed::I(IExpr::Const(*i)),
+            CValue::Real(f, q) => Typed::R(RExpr::Const(*f, q.clone().map(Box::new))),
+            CValue::Bool(b) => Typed::B(BExpr::Const(*b)),
+        }
+    }
+}
+
+/// A compiled expression of one of the three types.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Typed {
+    /// Integer.
+    I(IExpr),
+    /// Real.
+    R(RExpr),
+    /// Boolean.
+    B(BExpr),
+}
+
+impl Typed {
+    /// The type.
+    pub fn ty(&self) -> Type {
+        match self {
+            Typed::I(_) => Type::Int,
+            Typed::R(_) => Type::Double,
+            Typed::B(_) => Type::Bool,
+        }
+    }
+
+    /// The constant value, if folded to a constant.
+    pub fn as_const(&self) -> Option<CValue> {
+        match self {
+            Typed::I(IExpr::Const(i)) => Some(CValue::Int(*i)),
+            Typed::R(RExpr::Const(f, q)) => Some(CValue::Real(*f, q.as_deref().cloned())),
+            Typed::B(BExpr::Const(b)) => Some(CValue::Bool(*b)),
+            _ => None,
+        }
+    }
+}
+
+/// A compile error; `ident` names the identifier involved (to locate it in the source).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompileError {
+    /// What is wrong.
+    pub message: String,
+    /// The identifier the error is about, if any.
+    pub ident: Option<String>,
+}
+
+impl CompileError {
+    fn new(message: impl Into<String>) -> Self {
+        CompileError {
+            message: message.into(),
+            ident: None,
+        }
+    }
+    fn ident(message: impl Into<String>, ident: &str) -> Self {
+        CompileError {
+            message: message.into(),
+            ident: Some(ident.to_string()),
+        }
+    }
+}
+
+type CResult<T> = Result<T, CompileError>;
+
+/// A state variable as seen by the compiler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VarRef {
+    /// Slot in the value array.
+    pub slot: u16,
+    /// Whether it is boolean (else integer).
+    pub is_bool: bool,
+}
+
+/// What identifiers mean while compiling.
+pub struct Scope<'a> {
+    /// Constants with values.
+    pub consts: &'a FxHashMap<String, CValue>,
+    /// State variables (empty for constant expressions).
+    pub vars: &'a FxHashMap<String, VarRef>,
+    /// Formulas (bodies are compiled where they are used).
+    pub formulas: &'a FxHashMap<String, Expr>,
+    /// Whether to keep exact rational values of real constants.
+    pub exact: bool,
+}
+
+impl Scope<'_> {
+    /// Compiles `e`.
+    pub fn compile(&self, e: &Expr) -> CResult<Typed> {
+        let mut stack = Vec::new();
+        self.go(e, &mut stack)
+    }
+
+    /// Compiles a boolean expression.
+    pub fn compile_bool(&self, e: &Expr, what: &str) -> CResult<BExpr> {
+        match self.compile(e)? {
+            Typed::B(b) => Ok(b),
+            t => Err(CompileError::new(format!(
+                "{what} must be boolean, found {}",
+                type_name(t.ty())
+            ))),
+        }
+    }
+
+    /// Compiles a numeric expression as a real.
+    pub fn compile_real(&self, e: &Expr, what: &str) -> CResult<RExpr> {
+        let t = self.compile(e)?;
+        to_real(t).map_err(|ty| {
+            CompileError::new(format!("{what} must be numeric, found {}", type_name(ty)))
+        })
+    }
+
+    fn go(&self, e: &Expr, stack: &mut Vec<String>) -> CResult<Typed> {
+        Ok(match e {
+            Expr::Int(i) => Typed::I(IExpr::Const(*i)),
+            Expr::Double(f) => {
+                let q = if self.exact {
+                    decimal_rational(*f)
+                } else {
+                    None
+                };
+                Typed::R(RExpr::Const(*f, q.map(Box::new)))
+            }
+            Expr::Bool(b) => Typed::B(BExpr::Const(*b)),
+            Expr::Ident(name) => {
+                if let Some(v) = self.vars.get(name) {
+                    if v.is_bool {
+                        Typed::B(BExpr::Var(v.slot))
+                    } else {
+                        Typed::I(IExpr::Var(v.slot))
+                    }
+                } else if let Some(c) = self.consts.get(name) {
+                    let mut t = c.to_typed();
+                    if !self.exact {
+                        if let Typed::R(RExpr::Const(_, q)) = &mut t {
+                            *q = None;
+                        }
+                    }
+                    t
+                } else if let Some(body) = self.formulas.get(name) {
+                    if stack.iter().any(|s| s == name) {
+                        return Err(CompileError::ident(
+                            format!(
+                                "formula `{name}` is defined in terms of itself ({} -> {name})",
+                                stack.join(" -> ")
+                            ),
+                            name,
+                        ));
+                    }
+                    stack.push(name.clone());
+                    let t = self.go(body, stack);
+                    stack.pop();
+                    t?
+                } else {
+                    return Err(CompileError::ident(
+                        format!("unknown identifier `{name}`"),
+                        name,
+                    ));
+                }
+            }
+            Expr::Unary(op, a) => {
+                let a = self.go(a, stack)?;
+                match (op, a) {
+                    (UnaryOp::Neg, Typed::I(a)) => fold_i(IExpr::Neg(Box::new(a))),
+                    (UnaryOp::Neg, Typed::R(a)) => self.fold_r(RExpr::Neg(Box::new(a))),
+                    (UnaryOp::Not, Typed::B(a)) => fold_b(BExpr::Not(Box::new(a))),
+                    (UnaryOp::Neg, t) => return Err(type_err("operand of `-`", "numeric", &t)),
+                    (UnaryOp::Not, t) => return Err(type_err("operand of `!`", "boolean", &t)),
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (self.go(a, stack)?, self.go(b, stack)?);
+                self.binary(*op, a, b)?
+            }
+            Expr::Ite(c, a, b) => {
+                let c = match self.go(c, stack)? {
+                    Typed::B(c) => c,
+                    t => return Err(type_err("condition of `? :`", "boolean", &t)),
+                };
+                let (a, b) = (self.go(a, stack)?, self.go(b, stack)?);
+                if let Some(k) = c.as_const() {
+                    // Fold the condition; the branches keep their own types (unified below).
+                    let (x, y) = unify(a, b)?;
+                    return Ok(if k { x } else { y });
+                }
+                let c = Box::new(c);
+                match unify(a, b)? {
+                    (Typed::I(a), Typed::I(b)) => Typed::I(IExpr::Ite(c, Box::new(a), Box::new(b))),
+                    (Typed::R(a), Typed::R(b)) => Typed::R(RExpr::Ite(c, Box::new(a), Box::new(b))),
+                    (Typed::B(a), Typed::B(b)) => Typed::B(BExpr::Ite(c, Box::new(a), Box::new(b))),
+                    _ => return Err(CompileError::new("branches of `? :` have different types")),
+                }
+            }
+            Expr::Call(f, args) => {
+                let args = args
+                    .iter()
+                    .map(|a| self.go(a, stack))
+                    .collect::<CResult<Vec<_>>>()?;
+                self.call(*f, args)?
+            }
+        })
+    }
+
+    fn binary(&self, op: BinaryOp, a: Typed, b: Typed) -> CResult<Typed> {
+        use BinaryOp::*;
+        Ok(match op {
+            Add | Sub | Mul => match (a, b) {
+                (Typed::I(a), Typed::I(b)) => {
+                    let (a, b) = (Box::new(a), Box::new(b));
+                    fold_i(match op {
+                        Add => IExpr::Add(a, b),
+                        Sub => IExpr::Sub(a, b),
+                        _ => IExpr::Mul(a, b),
+                    })
+                }
+                (a, b) => {
+                    let sym = op_symbol(op);
+                    let a = to_real(a).map_err(|t| type_err_ty(sym, "numeric", t))?;
+                    let b = to_real(b).map_err(|t| type_err_ty(sym, "numeric", t))?;
+                    let (a, b) = (Box::new(a), Box::new(b));
+                    self.fold_r(match op {
+                        Add => RExpr::Add(a, b),
+                        Sub => RExpr::Sub(a, b),
+                        _ => RExpr::Mul(a, b),
+                    })
+                }
+            },
+            Div => {
+                let a = to_real(a).map_err(|t| type_err_ty("/", "numeric", t))?;
+                let b = to_real(b).map_err(|t| type_err_ty("/", "numeric", t))?;
+                self.fold_r(RExpr::Div(Box::new(a), Box::new(b)))
+            }
+            Eq | Ne | Lt | Le | Gt | Ge => {
+                let cmp = match op {
+                    Eq => Cmp::Eq,
+                    Ne => Cmp::Ne,
+                    Lt => Cmp::Lt,
+                    Le => Cmp::Le,
+                    Gt => Cmp::Gt,
+                    _ => Cmp::Ge,
+                };
+                match (a, b) {
+                    (Typed::B(a), Typed::B(b)) if matches!(cmp, Cmp::Eq | Cmp::Ne) => {
+                        let iff = fold_b(BExpr::Iff(Box::new(a), Box::new(b)));
+                        match (cmp, iff) {
+                            (Cmp::Eq, t) => t,
+                            (_, Typed::B(x)) => fold_b(BExpr::Not(Box::new(x))),
+                            (_, t) => t,
+                        }
+                    }
+                    (Typed::I(a), Typed::I(b)) => match (&a, &b) {
+                        (IExpr::Var(s), IExpr::Const(k)) => Typed::B(BExpr::VarCmp(cmp, *s, *k)),
+                        (IExpr::Const(k), IExpr::Var(s)) => {
+                            Typed::B(BExpr::VarCmp(flip(cmp), *s, *k))
+                        }
+                        _ => fold_b(BExpr::CmpI(cmp, Box::new(a), Box::new(b))),
+                    },
+                    (a, b) => {
+                        let sym = op_symbol(op);
+                        let a = to_real(a).map_err(|t| type_err_ty(sym, "numeric", t))?;
+                        let b = to_real(b).map_err(|t| type_err_ty(sym, "numeric", t))?;
+                        fold_b(BExpr::CmpR(cmp, Box::new(a), Box::new(b)))
+                    }
+                }
+            }
+            And | Or | Implies | Iff => {
+                let sym = op_symbol(op);
+                let a = match a {
+                    Typed::B(a) => a,
+                    t => return Err(type_err(&format!("operand of `{sym}`"), "boolean", &t)),
+                };
+                let b = match b {
+                    Typed::B(b) => b,
+                    t => return Err(type_err(&format!("operand of `{sym}`"), "boolean", &t)),
+                };
+                match op {
+                    And => fold_b(BExpr::And(flatten(a, b, true))),
+                    Or => fold_b(BExpr::Or(flatten(a, b, false))),
+                    Implies => fold_b(BExpr::Implies(Box::new(a), Box::new(b))),
+                    _ => fold_b(BExpr::Iff(Box::new(a), Box::new(b))),
+                }
+            }
+        })
+    }
+
+    fn call(&self, f: Func, args: Vec<Typed>) -> CResult<Typed> {
+        let name = func_name(f);
+        let arity = |n: usize| -> CResult<()> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(CompileError::new(format!(
+                    "`{name}` takes {n} argument{}, found {}",
+                    if n == 1 { "" } else { "s" },
+                    args.len()
+                )))
+            }
+        };
+        Ok(match f {
+            Func::Min | Func::Max => {
+                if args.is_empty() {
+                    return Err(CompileError::new(format!(
+                        "`{name}` needs at least one argument"
+                    )));
+                }
+                if args.iter().all(|a| matches!(a, Typed::I(_))) {
+                    let xs = args
+                        .into_iter()
+                        .filter_map(|a| match a {
+                            Typed::I(i) => Some(i),
+                            _ => None,
+                        })
+                        .collect();
+                    fold_i(if f == Func::Min {
+                        IExpr::Min(xs)
+                    } else {
+                        IExpr::Max(xs)
+                    })
+                } else {
+                    let xs = args
+                        .into_iter()
+                        .map(|a| to_real(a).map_err(|t| type_err_ty(name, "numeric", t)))
+                        .collect::<CResult<Vec<_>>>()?;
+                    self.fold_r(if f == Func::Min {
+                        RExpr::Min(xs)
+                    } else {
+                        RExpr::Max(xs)
+                    })
+                }
+            }
+            Func::Floor | Func::Ceil | Func::Round => {
+                arity(1)?;
+                let mut args = args;
+                let a = args.remove(0);
+                if let Typed::I(i) = a {
+                    Typed::I(i)
+                } else {
+                    let r = to_real(a).map_err(|t| type_err_ty(name, "numeric", t))?;
+                    fold_i(match f {
+                        Func::Floor => IExpr::Floor(Box::new(r)),
+                        Func::Ceil => IExpr::Ceil(Box::new(r)),
+                        // PRISM rounds halves up: round(x) = floor(x + 0.5).
+                        _ => IExpr::Floor(Box::new(RExpr::Add(
+                            Box::new(r),
+                            Box::new(RExpr::Const(0.5, None)),
+                        ))),
+                    })
+                }
+            }
+            Func::Pow => {
+                arity(2)?;
+                let mut it = args.into_iter();
+                let (a, b) = match (it.next(), it.next()) {
+                    (Some(a), Some(b)) => (a, b),
+                    _ => return Err(CompileError::new("`pow` takes 2 arguments")),
+                };
+                match (a, b) {
+                    (Typed::I(a), Typed::I(b)) => fold_i(IExpr::Pow(Box::new(a), Box::new(b))),
+                    (a, b) => {
+                        let a = to_real(a).map_err(|t| type_err_ty(name, "numeric", t))?;
+                        let b = to_real(b).map_err(|t| type_err_ty(name, "numeric", t))?;
+                        self.fold_r(RExpr::Pow(Box::new(a), Box::new(b)))
+                    }
+                }
+            }
+            Func::Mod => {
+                arity(2)?;
+                let mut it = args.into_iter();
+                match (it.next(), it.next()) {
+                    (Some(Typed::I(a)), Some(Typed::I(b))) => {
+                        fold_i(IExpr::Mod(Box::new(a), Box::new(b)))
+                    }
+                    _ => return Err(CompileError::new("`mod` takes two integer arguments")),
+                }
+            }
+            Func::Log => {
+                arity(2)?;
+                let mut it = args.into_iter();
+                let (a, b) = match (it.next(), it.next()) {
+                    (Some(a), Some(b)) => (a, b),
+                    _ => return Err(CompileError::new("`log` takes 2 arguments")),
+                };
+                let a = to_real(a).map_err(|t| type_err_ty(name, "numeric", t))?;
+                let b = to_real(b).map_err(|t| type_err_ty(name, "numeric", t))?;
+                self.fold_r(RExpr::Log(Box::new(a), Box::new(b)))
+            }
+        })
+    }
+
+    fn fold_r(&self, e: RExpr) -> Typed {
+        if !r_children_const(&e) {
+            return Typed::R(e);
+        }
+        match e.eval(&[]) {
+            Ok(f) => {
+                let q = if self.exact { e.eval_q(&[]).ok() } else { None };
+                Typed::R(RExpr::Const(f, q.map(Box::new)))
+            }
+            Err(_) => Typed::R(e),
+        }
+    }
+}
+
+/// Whether a boolean expression is a single variable test (cannot fail, costs one load).
+pub(crate) fn is_simple_test(b: &BExpr) -> bool {
+    match b {
+        BExpr::VarCmp(..) | BExpr::Var(_) | BExpr::Const(_) => true,
+        BExpr::Not(a) => matches!(**a, BExpr::Var(_)),
+        _ => false,
+    }
+}
+
+/// Moves single variable tests to the front of a conjunction/disjunction (stable), so that
+/// short-circuiting usually decides before any arithmetic. Such tests cannot fail, so the
+/// reordering never introduces an evaluation error (it may only avoid one).
+fn cheap_first(xs: Vec<BExpr>) -> Vec<BExpr> {
+    let (mut simple, rest): (Vec<BExpr>, Vec<BExpr>) = xs.into_iter().partition(is_simple_test);
+    simple.extend(rest);
+    simple
+}
+
+fn flip(c: Cmp) -> Cmp {
+    match c {
+        Cmp::Lt => Cmp::Gt,
+        Cmp::Le => Cmp::Ge,
+        Cmp::Gt => Cmp::Lt,
+        Cmp::Ge => Cmp::Le,
+        c => c,
+    }
+}
+
+fn flatten(a: BExpr, b: BExpr, and: bool) -> Vec<BExpr> {
+    let mut out = Vec::new();
+    for x in [a, b] {
+        match x {
+            BExpr::And(xs) if and => out.extend(xs),
+            BExpr::Or(xs) if !and => out.extend(xs),
+            x => out.push(x),
+        }
+    }
+    out
+}
+
+fn unify(a: Typed, b: Typed) -> CResult<(Typed, Typed)> {
+    Ok(match (a, b) {
+        (Typed::I(a), Typed::R(b)) => (Typed::R(int_to_real(a)), Typed::R(b)),
+        (Typed::R(a), Typed::I(b)) => (Typed::R(a), Typed::R(int_to_real(b))),
+        (a, b) if a.ty() == b.ty() => (a, b),
+        (a, b) => {
+            return Err(CompileError::new(format!(
+                "branches of `? :` have incompatible types {} and {}",
+                type_name(a.ty()),
+                type_name(b.ty())
+            )))
+        }
+    })
+}
+
+fn int_to_real(i: IExpr) -> RExpr {
+    match i {
+        IExpr::Const(c) => RExpr::Const(
+            c as f64,
+            Some(Box::new(BigRational::from_integer(BigInt::from(c)))),
+        ),
+        i => RExpr::FromInt(Box::new(i)),
+    }
+}
+
+/// Converts a numeric compiled expression to a real one; `Err(type)` for booleans.
+pub fn to_real(t: Typed) -> Result<RExpr, Type> {
+    match t {
+        Typed::I(i) => Ok(int_to_real(i)),
+        Typed::R(r) => Ok(r),
+        Typed::B(_) => Err(Type::Bool),
+    }
+}
+
+fn fold_i(e: IExpr) -> Typed {
+    let all_const = match &e {
+        IExpr::Const(_) | IExpr::Var(_) => false,
+        IExpr::Neg(a) => a.as_const().is_some(),
+        IExpr::Add(a, b)
+        | IExpr::Sub(a, b)
+        | IExpr::Mul(a, b)
+        | IExpr::Pow(a, b)
+        | IExpr::Mod(a, b) => a.as_const().is_some() && b.as_const().is_some(),
+        IExpr::Ite(..) => false,
+        IExpr::Min(xs) | IExpr::Max(xs) => xs.iter().all(|x| x.as_const().is_some()),
+        IExpr::Floor(r) | IExpr::Ceil(r) => r.as_const().is_some(),
+    };
+    if all_const {
+        if let Ok(v) = e.eval(&[]) {
+            return Typed::I(IExpr::Const(v));
+        }
+    }
+    Typed::I(e)
+}
+
+fn r_children_const(e: &RExpr) -> bool {
+    match e {
+        RExpr::Const(..) => false,
+        RExpr::FromInt(i) => i.as_const().is_some(),
+        RExpr::Neg(a) => a.as_const().is_some(),
+        RExpr::Add(a, b)
+        | RExpr::Sub(a, b)
+        | RExpr::Mul(a, b)
+        | RExpr::Div(a, b)
+        | RExpr::Pow(a, b)
+        | RExpr::Log(a, b) => a.as_const().is_some() && b.as_const().is_some(),
+        RExpr::Ite(..) => false,
+        RExpr::Min(xs) | RExpr::Max(xs) => xs.iter().all(|x| x.as_const().is_some()),
+    }
+}
+
+fn fold_b(e: BExpr) -> Typed {
+    let foldable = match &e {
+        BExpr::Const(_) | BExpr::Var(_) | BExpr::VarCmp(..) | BExpr::Ite(..) => false,
+        BExpr::Not(a) => a.as_const().is_some(),
+        BExpr::Implies(a, b) | BExpr::Iff(a, b) => a.as_const().is_some() && b.as_const().is_some(),
+        BExpr::And(xs) => {
+            // false & anything = false; drop `true` operands.
+            if xs.iter().any(|x| x.as_const() == Some(false)) {
+                return Typed::B(BExpr::Const(false));
+            }
+            let rest: Vec<BExpr> = match e {
+                BExpr::And(xs) => xs
+                    .into_iter()
+                    .filter(|x| x.as_const() != Some(true))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            return Typed::B(match rest.len() {
+                0 => BExpr::Const(true),
+                1 => rest.into_iter().next().unwrap_or(BExpr::Const(true)),
+                _ => BExpr::And(cheap_first(rest)),
+            });
+        }
+        BExpr::Or(xs) => {
+            if xs.iter().any(|x| x.as_const() == Some(true)) {
+                return Typed::B(BExpr::Const(true));
+            }
+            let rest: Vec<BExpr> = match e {
+                BExpr::Or(xs) => xs
+                    .into_iter()
+                    .filter(|x| x.as_const() != Some(false))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            return Typed::B(match rest.len() {
+                0 => BExpr::Const(false),
+                1 => rest.into_iter().next().unwrap_or(BExpr::Const(false)),
+                _ => BExpr::Or(cheap_first(rest)),
+            });
+        }
+        BExpr::CmpI(_, a, b) => a.as_const().is_some() && b.as_const().is_some(),
+        BExpr::CmpR(_, a, b) => a.as_const().is_some() && b.as_const().is_some(),
+    };
+    if foldable {
+        if let Ok(v) = e.eval(&[]) {
+            return Typed::B(BExpr::Const(v));
+        }
+    }
+    Typed::B(e)
+}
+
+/// The PRISM name of a type.
+pub fn type_name(t: Type) -> &'static str {
+    match t {
+        Type::Int => "int",
+        Type::Double => "double",
+        Type::Bool => "bool",
+    }
+}
+
+fn type_err(what: &str, expected: &str, found: &Typed) -> CompileError {
+    type_err_ty(what, expected, found.ty())
+}
+
+fn type_err_ty(what: &str, expected: &str, found: Type) -> CompileError {
+    CompileError::new(format!(
+        "type error: {what} must be {expected}, found {}",
+        type_name(found)
+    ))
+}
+
+fn op_symbol(op: BinaryOp) -> &'static str {
+    use BinaryOp::*;
+    match op {
+        Add => "+",
+        Sub => "-",
+        Mul => "*",
+        Div => "/",
+        Eq => "=",
+        Ne => "!=",
+        Lt => "<",
+        Le => "<=",
+        Gt => ">",
+        Ge => ">=",
+        And => "&",
+        Or => "|",
+        Implies => "=>",
+        Iff => "<=>",
+    }
+}
+
+fn func_name(f: Func) -> &'static str {
+    match f {
+        Func::Min => "min",
+        Func::Max => "max",
+        Func::Floor => "floor",
+        Func::Ceil => "ceil",
+        Func::Round => "round",
+        Func::Pow => "pow",
+        Func::Mod => "mod",
+        Func::Log => "log",
+    }
+}
+
+/// Free identifiers of an expression (in order of first occurrence).
+pub fn identifiers(e: &Expr, out: &mut Vec<String>) {
+    match e {
+        Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => {}
+        Expr::Ident(n) => {
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+        Expr::Unary(_, a) => identifiers(a, out),
+        Expr::Binary(_, a, b) => {
+            identifiers(a, out);
+            identifiers(b, out);
+        }
+        Expr::Ite(c, a, b) => {
+            identifiers(c, out);
+            identifiers(a, out);
+            identifiers(b, out);
+        }
+        Expr::Call(_, args) => args.iter().for_each(|a| identifiers(a, out)),
+    }
+}
+
+/// Replaces identifiers by `f(name)` where it returns `Some`.
+pub fn substitute(e: &Expr, f: &dyn Fn(&str) -> Option<Expr>) -> Expr {
+    match e {
+        Expr::Ident(n) => f(n).unwrap_or_else(|| e.clone()),
+        Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => e.clone(),
+        Expr::Unary(op, a) => Expr::Unary(*op, Box::new(substitute(a, f))),
+        Expr::Binary(op, a, b) => {
+            Expr::Binary(*op, Box::new(substitute(a, f)), Box::new(substitute(b, f)))
+        }
+        Expr::Ite(c, a, b) => Expr::Ite(
+            Box::new(substitute(c, f)),
+            Box::new(substitute(a, f)),
+            Box::new(substitute(b, f)),
+        ),
+        Expr::Call(func, args) => {
+            Expr::Call(*func, args.iter().map(|a| substitute(a, f)).collect())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> Box<Expr> {
+        Box::new(Expr::Ident(s.into()))
+    }
+    fn bin(op: BinaryOp, a: Expr, b: Expr) -> Expr {
+        Expr::Binary(op, Box::new(a), Box::new(b))
+    }
+
+    struct Env {
+        consts: FxHashMap<String, CValue>,
+        vars: FxHashMap<String, VarRef>,
+        formulas: FxHashMap<String, Expr>,
+    }
+
+    fn env() -> Env {
+        let mut consts = FxHashMap::default();
+        consts.insert("N".into(), CValue::Int(4));
+        consts.insert("p".into(), CValue::Real(0.7, decimal_rational(0.7)));
+        let mut vars = FxHashMap::default();
+        vars.insert(
+            "x".into(),
+            VarRef {
+                slot: 0,
+                is_bool: false,
+            },
+        );
+        vars.insert(
+            "b".into(),
+            VarRef {
+                slot: 1,
+                is_bool: true,
+            },
+        );
+        let mut formulas = FxHashMap::default();
+        formulas.insert(
+            "f".into(),
+            bin(
+                BinaryOp::Lt,
+                Expr::Ident("x".into()),
+                Expr::Ident("N".into()),
+            ),
+        );
+        formulas.insert("loop1".into(), Expr::Ident("loop2".into()));
+        formulas.insert("loop2".into(), Expr::Ident("loop1".into()));
+        Env {
+            consts,
+            vars,
+            formulas,
+        }
+    }
+
+    fn scope(e: &Env, exact: bool) -> Scope<'_> {
+        Scope {
+            consts: &e.consts,
+            vars: &e.vars,
+            formulas: &e.formulas,
+            exact,
+        }
+    }
+
+    #[test]
+    fn constants_fold_with_exact_values() {
+        let e = env();
+        let s = scope(&e, true);
+        // 1 - p  ->  3/10 exactly, f64 0.30000000000000004
+        let t = s
+            .compile(&bin(BinaryOp::Sub, Expr::Int(1), Expr::Ident("p".into())))
+            .unwrap();
+        match t {
+            Typed::R(RExpr::Const(f, Some(q))) => {
+                assert!((f - 0.3).abs() < 1e-15);
+                assert_eq!(*q, BigRational::new(3.into(), 10.into()));
+            }
+            other => panic!("{other:?}"),
+        }
+        // N*2 is an int constant; N/2 a real.
+        assert_eq!(
+            s.compile(&bin(BinaryOp::Mul, Expr::Ident("N".into()), Expr::Int(2)))
+                .unwrap(),
+            Typed::I(IExpr::Const(8))
+        );
+        assert_eq!(
+            s.compile(&bin(BinaryOp::Div, Expr::Ident("N".into()), Expr::Int(8)))
+                .unwrap()
+                .as_const(),
+            Some(CValue::Real(
+                0.5,
+                Some(BigRational::new(1.into(), 2.into()))
+            ))
+        );
+    }
+
+    #[test]
+    fn formulas_expand_and_cycles_are_reported() {
+        let e = env();
+        let s = scope(&e, false);
+        let g = s.compile_bool(&Expr::Ident("f".into()), "guard").unwrap();
+        assert_eq!(g, BExpr::VarCmp(Cmp::Lt, 0, 4));
+        assert_eq!(g.eval(&[3, 0]), Ok(true));
+        let err = s.compile(&Expr::Ident("loop1".into())).unwrap_err();
+        assert!(
+            err.message.contains("in terms of itself"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn type_errors() {
+        let e = env();
+        let s = scope(&e, false);
+        let err = s
+            .compile(&bin(BinaryOp::Add, Expr::Ident("b".into()), Expr::Int(1)))
+            .unwrap_err();
+        assert!(err.message.contains("numeric"), "{}", err.message);
+        let err = s
+            .compile(&bin(
+                BinaryOp::And,
+                Expr::Ident("x".into()),
+                Expr::Bool(true),
+            ))
+            .unwrap_err();
+        assert!(err.message.contains("boolean"), "{}", err.message);
+        let err = s.compile(&Expr::Ident("nope".into())).unwrap_err();
+        assert_eq!(err.ident.as_deref(), Some("nope"));
+        let err = s
+            .compile(&Expr::Ite(
+                id("b"),
+                Box::new(Expr::Int(1)),
+                Box::new(Expr::Bool(true)),
+            ))
+            .unwrap_err();
+        assert!(err.message.contains("incompatible"), "{}", err.message);
+    }
+
+    #[test]
+    fn boolean_equality_and_mixed_comparisons() {
+        let e = env();
+        let s = scope(&e, false);
+        let t = s
+            .compile_bool(
+                &bin(BinaryOp::Eq, Expr::Ident("b".into()), Expr::Bool(false)),
+                "g",
+            )
+            .unwrap();
+        assert_eq!(t.eval(&[0, 0]), Ok(true));
+        assert_eq!(t.eval(&[0, 1]), Ok(false));
+        let t = s
+            .compile_bool(
+                &bin(
+                    BinaryOp::Gt,
+                    Expr::Ident("x".into()),
+                    Expr::Ident("p".into()),
+                ),
+                "g",
+            )
+            .unwrap();
+        assert_eq!(t.eval(&[1, 0]), Ok(true));
+        assert_eq!(t.eval(&[0, 0]), Ok(false));
+        // 2 < x written with the constant first.
+        let t = s
+            .compile_bool(
+                &bin(BinaryOp::Lt, Expr::Int(2), Expr::Ident("x".into())),
+                "g",
+            )
+            .unwrap();
+        assert_eq!(t, BExpr::VarCmp(Cmp::Gt, 0, 2));
+    }
+
+    #[test]
+    fn functions_type_and_fold() {
+        let e = env();
+        let s = scope(&e, true);
+        let t = s
+            .compile(&Expr::Call(Func::Pow, vec![Expr::Int(6), Expr::Int(3)]))
+            .unwrap();
+        assert_eq!(t, Typed::I(IExpr::Const(216)));
+        let t = s
+            .compile(&Expr::Call(
+                Func::Max,
+                vec![
+                    bin(BinaryOp::Sub, Expr::Ident("N".into()), Expr::Int(1)),
+                    Expr::Int(1),
+                ],
+            ))
+            .unwrap();
+        assert_eq!(t, Typed::I(IExpr::Const(3)));
+        let t = s
+            .compile(&Expr::Call(Func::Floor, vec![Expr::Double(2.5)]))
+            .unwrap();
+        assert_eq!(t, Typed::I(IExpr::Const(2)));
+        let t = s
+            .compile(&Expr::Call(
+                Func::Min,
+                vec![Expr::Ident("x".into()), Expr::Double(2.5)],
+            ))
+            .unwrap();
+        assert_eq!(t.ty(), Type::Double);
+        let err = s
+            .compile(&Expr::Call(
+                Func::Mod,
+                vec![Expr::Double(2.5), Expr::Int(2)],
+            ))
+            .unwrap_err();
+        assert!(err.message.contains("integer"));
+        let err = s.compile(&Expr::Call(Func::Floor, vec![])).unwrap_err();
+        assert!(err.message.contains("1 argument"));
+    }
+
+    #[test]
+    fn constant_and_folds_short_circuit() {
+        let e = env();
+        let s = scope(&e, false);
+        let t = s
+            .compile_bool(
+                &bin(BinaryOp::And, Expr::Bool(true), Expr::Ident("b".into())),
+                "g",
+            )
+            .unwrap();
+        assert_eq!(t, BExpr::Var(1));
+        let t = s
+            .compile_bool(
+                &bin(BinaryOp::Or, Expr::Ident("b".into()), Expr::Bool(true)),
+                "g",
+            )
+            .unwrap();
+        assert_eq!(t, BExpr::Const(true));
+    }
+}

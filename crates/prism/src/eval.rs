@@ -1,0 +1,591 @@
+//! Compiled expressions: typed trees with variables resolved to slots of a value array and
+//! constants folded, evaluated without string look-ups or allocation.
+//!
+//! A state is presented to the evaluators as `&[i64]`, one entry per state variable
+//! (booleans as 0/1). Real-valued expressions are evaluated in `f64`, and, for
+//! probabilities under exact mode, also in exact rational arithmetic ([`RExpr::eval_q`]).
+
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{One, Signed, ToPrimitive, Zero};
+use std::fmt;
+
+/// A failure while evaluating an expression in a state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvalError {
+    /// `x / 0`.
+    DivisionByZero,
+    /// `mod(x, 0)` or a negative divisor.
+    ModuloByZero,
+    /// Integer overflow.
+    Overflow,
+    /// `pow(i, n)` on integers with `n < 0`.
+    NegativeExponent,
+    /// `floor`/`ceil` of a non-finite or out-of-range value.
+    NotFinite,
+    /// Exact evaluation met an operation without an exact rational result
+    /// (`log`, `pow` with a non-integer exponent, an irrational constant).
+    Inexact,
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EvalError::DivisionByZero => "division by zero",
+            EvalError::ModuloByZero => "mod with a non-positive divisor",
+            EvalError::Overflow => "integer overflow",
+            EvalError::NegativeExponent => "pow of integers with a negative exponent",
+            EvalError::NotFinite => "floor/ceil of a non-finite or out-of-range value",
+            EvalError::Inexact => "a value that has no exact rational result (log, pow with a non-integer exponent) in exact mode",
+        })
+    }
+}
+
+type R<T> = Result<T, EvalError>;
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    /// `=`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl Cmp {
+    /// Applies the comparison to integers.
+    #[inline]
+    pub fn int(self, a: i64, b: i64) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+    #[inline]
+    fn real(self, a: f64, b: f64) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+}
+
+/// An integer-valued compiled expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IExpr {
+    /// A constant.
+    Const(i64),
+    /// The variable in this slot.
+    Var(u16),
+    /// `-e`
+    Neg(Box<IExpr>),
+    /// `a + b`
+    Add(Box<IExpr>, Box<IExpr>),
+    /// `a - b`
+    Sub(Box<IExpr>, Box<IExpr>),
+    /// `a * b`
+    Mul(Box<IExpr>, Box<IExpr>),
+    /// `c ? a : b`
+    Ite(Box<BExpr>, Box<IExpr>, Box<IExpr>),
+    /// `min(...)`
+    Min(Vec<IExpr>),
+    /// `max(...)`
+    Max(Vec<IExpr>),
+    /// `floor(x)`
+    Floor(Box<RExpr>),
+    /// `ceil(x)`
+    Ceil(Box<RExpr>),
+    /// `pow(a, b)` on integers
+    Pow(Box<IExpr>, Box<IExpr>),
+    /// `mod(a, b)`
+    Mod(Box<IExpr>, Box<IExpr>),
+}
+
+/// A real-valued compiled expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RExpr {
+    /// A constant, with its exact rational value when known.
+    Const(f64, Option<Box<BigRational>>),
+    /// An integer expression used as a real.
+    FromInt(Box<IExpr>),
+    /// `-e`
+    Neg(Box<RExpr>),
+    /// `a + b`
+    Add(Box<RExpr>, Box<RExpr>),
+    /// `a - b`
+    Sub(Box<RExpr>, Box<RExpr>),
+    /// `a * b`
+    Mul(Box<RExpr>, Box<RExpr>),
+    /// `a / b`
+    Div(Box<RExpr>, Box<RExpr>),
+    /// `c ? a : b`
+    Ite(Box<BExpr>, Box<RExpr>, Box<RExpr>),
+    /// `min(...)`
+    Min(Vec<RExpr>),
+    /// `max(...)`
+    Max(Vec<RExpr>),
+    /// `pow(a, b)`
+    Pow(Box<RExpr>, Box<RExpr>),
+    /// `log(x, base)`
+    Log(Box<RExpr>, Box<RExpr>),
+}
+
+/// A boolean compiled expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BExpr {
+    /// A constant.
+    Const(bool),
+    /// The boolean variable in this slot.
+    Var(u16),
+    /// `!e`
+    Not(Box<BExpr>),
+    /// `a & b & ...`
+    And(Vec<BExpr>),
+    /// `a | b | ...`
+    Or(Vec<BExpr>),
+    /// `a => b`
+    Implies(Box<BExpr>, Box<BExpr>),
+    /// `a <=> b` (also `=` on booleans)
+    Iff(Box<BExpr>, Box<BExpr>),
+    /// `c ? a : b`
+    Ite(Box<BExpr>, Box<BExpr>, Box<BExpr>),
+    /// `slot op k`: the common case of a variable compared with a constant.
+    VarCmp(Cmp, u16, i64),
+    /// Integer comparison.
+    CmpI(Cmp, Box<IExpr>, Box<IExpr>),
+    /// Real comparison.
+    CmpR(Cmp, Box<RExpr>, Box<RExpr>),
+}
+
+impl IExpr {
+    /// Evaluates in the state `v`.
+    pub fn eval(&self, v: &[i64]) -> R<i64> {
+        Ok(match self {
+            IExpr::Const(c) => *c,
+            IExpr::Var(s) => v[*s as usize],
+            IExpr::Neg(a) => a.eval(v)?.checked_neg().ok_or(EvalError::Overflow)?,
+            IExpr::Add(a, b) => a
+                .eval(v)?
+                .checked_add(b.eval(v)?)
+                .ok_or(EvalError::Overflow)?,
+            IExpr::Sub(a, b) => a
+                .eval(v)?
+                .checked_sub(b.eval(v)?)
+                .ok_or(EvalError::Overflow)?,
+            IExpr::Mul(a, b) => a
+                .eval(v)?
+                .checked_mul(b.eval(v)?)
+                .ok_or(EvalError::Overflow)?,
+            IExpr::Ite(c, a, b) => {
+                if c.eval(v)? {
+                    a.eval(v)?
+                } else {
+                    b.eval(v)?
+                }
+            }
+            IExpr::Min(xs) => {
+                let mut m = i64::MAX;
+                for x in xs {
+                    m = m.min(x.eval(v)?);
+                }
+                m
+            }
+            IExpr::Max(xs) => {
+                let mut m = i64::MIN;
+                for x in xs {
+                    m = m.max(x.eval(v)?);
+                }
+                m
+            }
+            IExpr::Floor(x) => to_int(x.eval(v)?.floor())?,
+            IExpr::Ceil(x) => to_int(x.eval(v)?.ceil())?,
+            IExpr::Pow(a, b) => int_pow(a.eval(v)?, b.eval(v)?)?,
+            IExpr::Mod(a, b) => {
+                let d = b.eval(v)?;
+                if d <= 0 {
+                    return Err(EvalError::ModuloByZero);
+                }
+                a.eval(v)?.rem_euclid(d)
+            }
+        })
+    }
+
+    /// The constant value, if this is a constant.
+    pub fn as_const(&self) -> Option<i64> {
+        match self {
+            IExpr::Const(c) => Some(*c),
+            _ => None,
+        }
+    }
+}
+
+fn to_int(x: f64) -> R<i64> {
+    if x.is_finite() && x.abs() < 9.2e18 {
+        Ok(x as i64)
+    } else {
+        Err(EvalError::NotFinite)
+    }
+}
+
+fn int_pow(base: i64, exp: i64) -> R<i64> {
+    if exp < 0 {
+        return Err(EvalError::NegativeExponent);
+    }
+    let e = u32::try_from(exp).map_err(|_| EvalError::Overflow);
+    match base {
+        0 => Ok(if exp == 0 { 1 } else { 0 }),
+        1 => Ok(1),
+        -1 => Ok(if exp % 2 == 0 { 1 } else { -1 }),
+        _ => base.checked_pow(e?).ok_or(EvalError::Overflow),
+    }
+}
+
+impl RExpr {
+    /// Evaluates in the state `v` in `f64`.
+    pub fn eval(&self, v: &[i64]) -> R<f64> {
+        Ok(match self {
+            RExpr::Const(c, _) => *c,
+            RExpr::FromInt(i) => i.eval(v)? as f64,
+            RExpr::Neg(a) => -a.eval(v)?,
+            RExpr::Add(a, b) => a.eval(v)? + b.eval(v)?,
+            RExpr::Sub(a, b) => a.eval(v)? - b.eval(v)?,
+            RExpr::Mul(a, b) => a.eval(v)? * b.eval(v)?,
+            RExpr::Div(a, b) => {
+                let d = b.eval(v)?;
+                if d == 0.0 {
+                    return Err(EvalError::DivisionByZero);
+                }
+                a.eval(v)? / d
+            }
+            RExpr::Ite(c, a, b) => {
+                if c.eval(v)? {
+                    a.eval(v)?
+                } else {
+                    b.eval(v)?
+                }
+            }
+            RExpr::Min(xs) => {
+                let mut m = f64::INFINITY;
+                for x in xs {
+                    m = m.min(x.eval(v)?);
+                }
+                m
+            }
+            RExpr::Max(xs) => {
+                let mut m = f64::NEG_INFINITY;
+                for x in xs {
+                    m = m.max(x.eval(v)?);
+                }
+                m
+            }
+            RExpr::Pow(a, b) => {
+                let (x, y) = (a.eval(v)?, b.eval(v)?);
+                if x == 0.0 && y < 0.0 {
+                    return Err(EvalError::DivisionByZero);
+                }
+                if y.fract() == 0.0 && y.abs() <= i32::MAX as f64 {
+                    x.powi(y as i32)
+                } else {
+                    x.powf(y)
+                }
+            }
+            RExpr::Log(a, b) => a.eval(v)?.ln() / b.eval(v)?.ln(),
+        })
+    }
+
+    /// Evaluates in the state `v` in exact rational arithmetic (guards and conditions inside
+    /// are evaluated in `f64`).
+    pub fn eval_q(&self, v: &[i64]) -> R<BigRational> {
+        Ok(match self {
+            RExpr::Const(_, Some(q)) => (**q).clone(),
+            RExpr::Const(_, None) => return Err(EvalError::Inexact),
+            RExpr::FromInt(i) => BigRational::from_integer(BigInt::from(i.eval(v)?)),
+            RExpr::Neg(a) => -a.eval_q(v)?,
+            RExpr::Add(a, b) => a.eval_q(v)? + b.eval_q(v)?,
+            RExpr::Sub(a, b) => a.eval_q(v)? - b.eval_q(v)?,
+            RExpr::Mul(a, b) => a.eval_q(v)? * b.eval_q(v)?,
+            RExpr::Div(a, b) => {
+                let d = b.eval_q(v)?;
+                if d.is_zero() {
+                    return Err(EvalError::DivisionByZero);
+                }
+                a.eval_q(v)? / d
+            }
+            RExpr::Ite(c, a, b) => {
+                if c.eval(v)? {
+                    a.eval_q(v)?
+                } else {
+                    b.eval_q(v)?
+                }
+            }
+            RExpr::Min(xs) | RExpr::Max(xs) => {
+                let is_min = matches!(self, RExpr::Min(_));
+                let mut best: Option<BigRational> = None;
+                for x in xs {
+                    let q = x.eval_q(v)?;
+                    best = Some(match best {
+                        None => q,
+                        Some(b) => {
+                            if (q < b) == is_min {
+                                q
+                            } else {
+                                b
+                            }
+                        }
+                    });
+                }
+                best.ok_or(EvalError::Inexact)?
+            }
+            RExpr::Pow(a, b) => {
+                let e = b.eval_q(v)?;
+                if !e.is_integer() {
+                    return Err(EvalError::Inexact);
+                }
+                let e = e.to_integer().to_i32().ok_or(EvalError::Overflow)?;
+                let x = a.eval_q(v)?;
+                if x.is_zero() && e < 0 {
+                    return Err(EvalError::DivisionByZero);
+                }
+                if e.unsigned_abs() > 100_000 {
+                    return Err(EvalError::Overflow);
+                }
+                let p = num_traits::pow::pow(x, e.unsigned_abs() as usize);
+                if e < 0 {
+                    p.recip()
+                } else {
+                    p
+                }
+            }
+            RExpr::Log(..) => return Err(EvalError::Inexact),
+        })
+    }
+
+    /// The constant value, if this is a constant.
+    pub fn as_const(&self) -> Option<f64> {
+        match self {
+            RExpr::Const(c, _) => Some(*c),
+            _ => None,
+        }
+    }
+}
+
+impl BExpr {
+    /// Evaluates in the state `v`.
+    pub fn eval(&self, v: &[i64]) -> R<bool> {
+        Ok(match self {
+            BExpr::Const(b) => *b,
+            BExpr::Var(s) => v[*s as usize] != 0,
+            BExpr::VarCmp(op, s, k) => op.int(v[*s as usize], *k),
+            BExpr::Not(a) => !a.eval(v)?,
+            BExpr::And(xs) => {
+                for x in xs {
+                    if !x.eval(v)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            BExpr::Or(xs) => {
+                for x in xs {
+                    if x.eval(v)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            BExpr::Implies(a, b) => !a.eval(v)? || b.eval(v)?,
+            BExpr::Iff(a, b) => a.eval(v)? == b.eval(v)?,
+            BExpr::Ite(c, a, b) => {
+                if c.eval(v)? {
+                    a.eval(v)?
+                } else {
+                    b.eval(v)?
+                }
+            }
+            BExpr::CmpI(op, a, b) => op.int(a.eval(v)?, b.eval(v)?),
+            BExpr::CmpR(op, a, b) => op.real(a.eval(v)?, b.eval(v)?),
+        })
+    }
+
+    /// The constant value, if this is a constant.
+    pub fn as_const(&self) -> Option<bool> {
+        match self {
+            BExpr::Const(b) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+/// The exact rational written by the shortest decimal representation of `x` (so the
+/// literal `0.7`, stored as the nearest `f64`, becomes `7/10`). `None` for NaN/infinity.
+pub fn decimal_rational(x: f64) -> Option<BigRational> {
+    if !x.is_finite() {
+        return None;
+    }
+    // Rust prints the shortest representation that round-trips, never in exponent form.
+    let s = format!("{x}");
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.as_str()),
+    };
+    let (int_part, frac_part) = s.split_once('.').unwrap_or((s, ""));
+    let digits: String = format!("{int_part}{frac_part}");
+    let num: BigInt = digits.parse().ok()?;
+    let den = num_traits::pow::pow(BigInt::from(10), frac_part.len());
+    let q = BigRational::new(num, den);
+    Some(if neg { -q } else { q })
+}
+
+/// The exact rational as an `f64` (nearest).
+pub fn rational_to_f64(q: &BigRational) -> f64 {
+    if let Some(f) = q.to_f64() {
+        if f.is_finite() {
+            return f;
+        }
+    }
+    // Very large numerators/denominators: scale down by powers of two.
+    let n = q.numer().bits() as i64;
+    let d = q.denom().bits() as i64;
+    let shift = n - d;
+    let scaled = if shift > 0 {
+        q / BigRational::from_integer(BigInt::one() << (shift as usize))
+    } else {
+        q * BigRational::from_integer(BigInt::one() << ((-shift) as usize))
+    };
+    let f = scaled.to_f64().unwrap_or(0.0);
+    let r = f * 2f64.powi(shift.clamp(-2000, 2000) as i32);
+    if q.is_negative() && r > 0.0 {
+        -r
+    } else {
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(n: i64, d: i64) -> BigRational {
+        BigRational::new(n.into(), d.into())
+    }
+
+    #[test]
+    fn decimal_literals_become_their_written_rationals() {
+        assert_eq!(decimal_rational(0.7), Some(q(7, 10)));
+        assert_eq!(decimal_rational(0.02), Some(q(1, 50)));
+        assert_eq!(decimal_rational(-1.25), Some(q(-5, 4)));
+        assert_eq!(decimal_rational(3.0), Some(q(3, 1)));
+        assert_eq!(decimal_rational(1e-7), Some(q(1, 10_000_000)));
+        assert_eq!(decimal_rational(0.0000000278), Some(q(278, 10_000_000_000)));
+        assert_eq!(decimal_rational(f64::NAN), None);
+    }
+
+    #[test]
+    fn integer_ops_and_errors() {
+        let v = [3i64, 0];
+        let x = IExpr::Var(0);
+        let e = IExpr::Pow(Box::new(x.clone()), Box::new(IExpr::Const(3)));
+        assert_eq!(e.eval(&v), Ok(27));
+        let e = IExpr::Pow(Box::new(x.clone()), Box::new(IExpr::Const(-1)));
+        assert_eq!(e.eval(&v), Err(EvalError::NegativeExponent));
+        let e = IExpr::Mod(Box::new(IExpr::Const(-7)), Box::new(x.clone()));
+        assert_eq!(e.eval(&v), Ok(2));
+        let e = IExpr::Mod(Box::new(x.clone()), Box::new(IExpr::Var(1)));
+        assert_eq!(e.eval(&v), Err(EvalError::ModuloByZero));
+        let e = IExpr::Mul(Box::new(IExpr::Const(i64::MAX)), Box::new(x));
+        assert_eq!(e.eval(&v), Err(EvalError::Overflow));
+        let e = IExpr::Floor(Box::new(RExpr::Const(-2.5, None)));
+        assert_eq!(e.eval(&v), Ok(-3));
+    }
+
+    #[test]
+    fn real_division_by_zero_is_an_error_in_both_modes() {
+        let e = RExpr::Div(
+            Box::new(RExpr::Const(1.0, Some(Box::new(q(1, 1))))),
+            Box::new(RExpr::FromInt(Box::new(IExpr::Var(0)))),
+        );
+        assert_eq!(e.eval(&[0]), Err(EvalError::DivisionByZero));
+        assert_eq!(e.eval_q(&[0]), Err(EvalError::DivisionByZero));
+        assert_eq!(e.eval(&[4]), Ok(0.25));
+        assert_eq!(e.eval_q(&[4]), Ok(q(1, 4)));
+    }
+
+    #[test]
+    fn exact_pow_min_max() {
+        let tenth = RExpr::Const(0.1, Some(Box::new(q(1, 10))));
+        let e = RExpr::Pow(
+            Box::new(RExpr::Sub(
+                Box::new(RExpr::Const(1.0, Some(Box::new(q(1, 1))))),
+                Box::new(tenth.clone()),
+            )),
+            Box::new(RExpr::FromInt(Box::new(IExpr::Const(3)))),
+        );
+        assert_eq!(e.eval_q(&[]), Ok(q(729, 1000)));
+        assert!((e.eval(&[]).unwrap() - 0.729).abs() < 1e-15);
+        let m = RExpr::Min(vec![
+            tenth.clone(),
+            RExpr::FromInt(Box::new(IExpr::Const(0))),
+        ]);
+        assert_eq!(m.eval_q(&[]), Ok(q(0, 1)));
+        let m = RExpr::Max(vec![
+            tenth.clone(),
+            RExpr::FromInt(Box::new(IExpr::Const(0))),
+        ]);
+        assert_eq!(m.eval_q(&[]), Ok(q(1, 10)));
+        let inexact = RExpr::Pow(Box::new(tenth.clone()), Box::new(RExpr::Const(0.5, None)));
+        assert_eq!(inexact.eval_q(&[]), Err(EvalError::Inexact));
+        let l = RExpr::Log(
+            Box::new(RExpr::Const(8.0, None)),
+            Box::new(RExpr::Const(2.0, None)),
+        );
+        assert!((l.eval(&[]).unwrap() - 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn boolean_short_circuit_and_comparisons() {
+        // (x = 0) | (1 / x > 0): the right operand would divide by zero but is not reached.
+        let div = RExpr::Div(
+            Box::new(RExpr::Const(1.0, None)),
+            Box::new(RExpr::FromInt(Box::new(IExpr::Var(0)))),
+        );
+        let e = BExpr::Or(vec![
+            BExpr::VarCmp(Cmp::Eq, 0, 0),
+            BExpr::CmpR(Cmp::Gt, Box::new(div), Box::new(RExpr::Const(0.0, None))),
+        ]);
+        assert_eq!(e.eval(&[0]), Ok(true));
+        assert_eq!(e.eval(&[2]), Ok(true));
+        assert_eq!(e.eval(&[-2]), Ok(false));
+        let imp = BExpr::Implies(Box::new(BExpr::Var(1)), Box::new(BExpr::Const(false)));
+        assert_eq!(imp.eval(&[0, 0]), Ok(true));
+        assert_eq!(imp.eval(&[0, 1]), Ok(false));
+    }
+
+    #[test]
+    fn rational_to_f64_handles_huge_values() {
+        let big = BigRational::from_integer(BigInt::from(10).pow(400u32));
+        let f = rational_to_f64(&(BigRational::one() / big.clone()));
+        assert_eq!(f, 0.0);
+        assert_eq!(rational_to_f64(&q(7, 10)), 0.7);
+        let x = BigRational::new(
+            BigInt::from(10).pow(400u32) + 1,
+            BigInt::from(10).pow(400u32),
+        );
+        assert!((rational_to_f64(&x) - 1.0).abs() < 1e-15);
+    }
+}

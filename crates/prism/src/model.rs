@@ -1,0 +1,419 @@
+//! A parsed and statically checked PRISM model, constant evaluation, and the helpers that let
+//! properties use the model's constants, formulas and labels.
+
+use crate::ast::{ModelAst, Span};
+use crate::compile::{identifiers, substitute, type_name, CValue, CompileError, Scope};
+use crate::error::{PrismError, Result};
+use augur_expr::{ConstDecl, Expr, Type, Value};
+use augur_pctl::{Bound, PathFormula, RewardPath, StateFormula, StepBound};
+use rustc_hash::FxHashMap;
+
+/// A PRISM model (DTMC): the syntax tree plus the source text, for located errors.
+///
+/// Made by [`crate::parse_model`]; built into a [`augur_dtmc::Dtmc`] by [`Model::build`].
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub(crate) ast: ModelAst,
+    pub(crate) file: String,
+    pub(crate) source: String,
+}
+
+impl Model {
+    /// The syntax tree.
+    pub fn ast(&self) -> &ModelAst {
+        &self.ast
+    }
+
+    /// The file name given to the parser.
+    pub fn file_name(&self) -> &str {
+        &self.file
+    }
+
+    /// The model's constant declarations, in file order.
+    pub fn constants(&self) -> Vec<ConstDecl> {
+        self.ast.constants.iter().map(|c| c.decl.clone()).collect()
+    }
+
+    /// Names of the constants that have no value in the file (they must be given).
+    pub fn undefined_constants(&self) -> Vec<String> {
+        self.ast
+            .constants
+            .iter()
+            .filter(|c| c.decl.value.is_none())
+            .map(|c| c.decl.name.clone())
+            .collect()
+    }
+
+    /// The formulas `(name, body)`, in file order (bodies as written).
+    pub fn formulas(&self) -> Vec<(String, Expr)> {
+        self.ast
+            .formulas
+            .iter()
+            .map(|f| (f.name.clone(), f.body.clone()))
+            .collect()
+    }
+
+    /// The labels `(name, expression)` defined in the file, in file order.
+    pub fn labels(&self) -> Vec<(String, Expr)> {
+        self.ast
+            .labels
+            .iter()
+            .map(|l| (l.name.clone(), l.body.clone()))
+            .collect()
+    }
+
+    /// Names of the reward structures (`None` for unnamed ones), in file order.
+    pub fn reward_names(&self) -> Vec<Option<String>> {
+        self.ast.rewards.iter().map(|r| r.name.clone()).collect()
+    }
+
+    /// Names and types of the state variables, in valuation order (globals, then each
+    /// module's variables).
+    pub fn variables(&self) -> Vec<(String, Type)> {
+        self.ast
+            .globals
+            .iter()
+            .chain(self.ast.modules.iter().flat_map(|m| m.vars.iter()))
+            .map(|v| {
+                let ty = match v.kind {
+                    crate::ast::VarKind::Bool => Type::Bool,
+                    crate::ast::VarKind::Int { .. } => Type::Int,
+                };
+                (v.name.clone(), ty)
+            })
+            .collect()
+    }
+
+    /// Replaces every formula name in `e` by its (recursively expanded) body, so that a
+    /// property can use the model's formulas. Names that are not formulas are kept. A formula
+    /// defined in terms of itself is left unexpanded at the point of the cycle (building the
+    /// model reports that cycle as an error).
+    pub fn expand_formulas(&self, e: &Expr) -> Expr {
+        let map: FxHashMap<&str, &Expr> = self
+            .ast
+            .formulas
+            .iter()
+            .map(|f| (f.name.as_str(), &f.body))
+            .collect();
+        fn go(e: &Expr, map: &FxHashMap<&str, &Expr>, stack: &[String]) -> Expr {
+            substitute(e, &|n| {
+                let body = map.get(n)?;
+                if stack.iter().any(|s| s == n) || stack.len() > 1000 {
+                    return None;
+                }
+                let mut inner = stack.to_vec();
+                inner.push(n.to_string());
+                Some(go(body, map, &inner))
+            })
+        }
+        go(e, &map, &[])
+    }
+
+    /// Values of all the model's constants, in declaration order, given values for the
+    /// undefined ones (`overrides` may name other constants too: it wins over the file, and
+    /// names the model does not declare are ignored, since they may be meant for a properties
+    /// file). Fails naming every undefined constant without a value.
+    pub fn constant_values(&self, overrides: &[(String, Value)]) -> Result<Vec<(String, Value)>> {
+        Ok(self
+            .eval_constants(overrides, false)?
+            .into_iter()
+            .map(|(n, v)| (n, v.to_value()))
+            .collect())
+    }
+
+    /// Byte offset of the identifier `ident` inside `span` (whole word), else the span start.
+    pub(crate) fn locate_ident(&self, span: Span, ident: &str) -> usize {
+        let text = self.source.get(span.start..span.end).unwrap_or("");
+        let is_id = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let mut from = 0;
+        while let Some(i) = text[from..].find(ident) {
+            let at = from + i;
+            let before_ok = text[..at].chars().next_back().map_or(true, |c| !is_id(c));
+            let after_ok = text[at + ident.len()..]
+                .chars()
+                .next()
+                .map_or(true, |c| !is_id(c));
+            if before_ok && after_ok {
+                return span.start + at;
+            }
+            from = at + ident.len().max(1);
+            if from >= text.len() {
+                break;
+            }
+        }
+        span.start
+    }
+
+    /// A located error inside `span` (at the identifier the compile error names, if any).
+    pub(crate) fn compile_error(&self, span: Span, what: &str, e: CompileError) -> PrismError {
+        let offset = match &e.ident {
+            Some(id) => self.locate_ident(span, id),
+            None => span.start,
+        };
+        PrismError::at(
+            &self.file,
+            &self.source,
+            offset,
+            format!("{what}: {}", e.message),
+        )
+    }
+
+    /// A located error at the start of `span`.
+    pub(crate) fn error_at(&self, span: Span, message: impl Into<String>) -> PrismError {
+        PrismError::at(&self.file, &self.source, span.start, message)
+    }
+
+    /// Evaluates every constant (in dependency order), in exact arithmetic too when `exact`.
+    pub(crate) fn eval_constants(
+        &self,
+        overrides: &[(String, Value)],
+        exact: bool,
+    ) -> Result<Vec<(String, CValue)>> {
+        let consts = &self.ast.constants;
+        let missing: Vec<String> = consts
+            .iter()
+            .filter(|c| c.decl.value.is_none() && !overrides.iter().any(|(n, _)| *n == c.decl.name))
+            .map(|c| c.decl.name.clone())
+            .collect();
+        if !missing.is_empty() {
+            return Err(PrismError::MissingConstants { names: missing });
+        }
+        let index: FxHashMap<&str, usize> = consts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.decl.name.as_str(), i))
+            .collect();
+        let mut state = vec![0u8; consts.len()]; // 0 = todo, 1 = in progress, 2 = done
+        let mut values: FxHashMap<String, CValue> = FxHashMap::default();
+        let mut order = Vec::with_capacity(consts.len());
+        for i in 0..consts.len() {
+            self.visit_const(
+                i,
+                &index,
+                &mut state,
+                &mut values,
+                &mut order,
+                overrides,
+                exact,
+            )?;
+        }
+        // Declaration order for the caller.
+        order.sort_unstable();
+        Ok(order
+            .into_iter()
+            .map(|i: usize| {
+                let name = consts[i].decl.name.clone();
+                let v = values.get(&name).cloned().unwrap_or(CValue::Int(0));
+                (name, v)
+            })
+            .collect())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn visit_const(
+        &self,
+        i: usize,
+        index: &FxHashMap<&str, usize>,
+        state: &mut [u8],
+        values: &mut FxHashMap<String, CValue>,
+        order: &mut Vec<usize>,
+        overrides: &[(String, Value)],
+        exact: bool,
+    ) -> Result<()> {
+        let c = &self.ast.constants[i];
+        match state[i] {
+            2 => return Ok(()),
+            1 => {
+                return Err(self.error_at(
+                    c.span,
+                    format!("constant `{}` is defined in terms of itself", c.decl.name),
+                ))
+            }
+            _ => {}
+        }
+        state[i] = 1;
+        let declared = c.decl.ty;
+        let value = if let Some((_, v)) = overrides.iter().find(|(n, _)| *n == c.decl.name) {
+            convert(CValue::from_value(v), declared).ok_or_else(|| PrismError::BadConstant {
+                message: format!(
+                    "--const {}={}: the model declares `{}` as {}",
+                    c.decl.name,
+                    display_value(v),
+                    c.decl.name,
+                    type_name(declared)
+                ),
+            })?
+        } else if let Some(e) = &c.decl.value {
+            let mut deps = Vec::new();
+            identifiers(e, &mut deps);
+            for d in &deps {
+                if let Some(&j) = index.get(d.as_str()) {
+                    self.visit_const(j, index, state, values, order, overrides, exact)?;
+                }
+            }
+            let empty_vars = FxHashMap::default();
+            let empty_formulas = FxHashMap::default();
+            let scope = Scope {
+                consts: values,
+                vars: &empty_vars,
+                formulas: &empty_formulas,
+                exact,
+            };
+            let what = format!("in the definition of constant `{}`", c.decl.name);
+            let t = scope.compile(e).map_err(|err| {
+                let err = match &err.ident {
+                    Some(id) if !index.contains_key(id.as_str()) && self.is_non_constant(id) => {
+                        CompileError {
+                            message: format!("`{id}` is not a constant"),
+                            ident: err.ident.clone(),
+                        }
+                    }
+                    _ => err,
+                };
+                self.compile_error(c.span, &what, err)
+            })?;
+            let v = t.as_const().ok_or_else(|| {
+                self.error_at(c.span, format!("{what}: the value is not constant"))
+            })?;
+            let vt = v.ty();
+            convert(v, declared).ok_or_else(|| {
+                self.error_at(
+                    c.span,
+                    format!(
+                        "type error: constant `{}` is declared {} but its value is {}",
+                        c.decl.name,
+                        type_name(declared),
+                        type_name(vt)
+                    ),
+                )
+            })?
+        } else {
+            return Err(PrismError::MissingConstants {
+                names: vec![c.decl.name.clone()],
+            });
+        };
+        values.insert(c.decl.name.clone(), value);
+        state[i] = 2;
+        order.push(i);
+        Ok(())
+    }
+
+    fn is_non_constant(&self, id: &str) -> bool {
+        self.ast.formulas.iter().any(|f| f.name == id)
+            || self.variables().iter().any(|(n, _)| n == id)
+    }
+}
+
+/// Converts a constant value to a declared type (int → double allowed).
+fn convert(v: CValue, ty: Type) -> Option<CValue> {
+    match (v, ty) {
+        (v @ CValue::Int(_), Type::Int) => Some(v),
+        (CValue::Int(i), Type::Double) => Some(CValue::Real(
+            i as f64,
+            Some(num_rational::BigRational::from_integer(i.into())),
+        )),
+        (v @ CValue::Real(..), Type::Double) => Some(v),
+        (v @ CValue::Bool(_), Type::Bool) => Some(v),
+        _ => None,
+    }
+}
+
+fn display_value(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Double(f) => f.to_string(),
+        Value::Bool(b) => b.to_string(),
+    }
+}
+
+/// Applies `f` to every expression of a PCTL state formula (atoms, bounds, step bounds,
+/// reward bounds and discounts).
+fn map_state_formula(s: &StateFormula, f: &dyn Fn(&Expr) -> Expr) -> StateFormula {
+    let bx = |x: &StateFormula| Box::new(map_state_formula(x, f));
+    let bound = |b: &Bound| match b {
+        Bound::Query => Bound::Query,
+        Bound::Compare(c, e) => Bound::Compare(*c, f(e)),
+    };
+    match s {
+        StateFormula::Expr(e) => StateFormula::Expr(f(e)),
+        StateFormula::Label(l) => StateFormula::Label(l.clone()),
+        StateFormula::Not(a) => StateFormula::Not(bx(a)),
+        StateFormula::And(a, b) => StateFormula::And(bx(a), bx(b)),
+        StateFormula::Or(a, b) => StateFormula::Or(bx(a), bx(b)),
+        StateFormula::Implies(a, b) => StateFormula::Implies(bx(a), bx(b)),
+        StateFormula::Iff(a, b) => StateFormula::Iff(bx(a), bx(b)),
+        StateFormula::Prob { bound: b, path } => StateFormula::Prob {
+            bound: bound(b),
+            path: Box::new(map_path(path, f)),
+        },
+        StateFormula::Reward {
+            structure,
+            bound: b,
+            path,
+        } => StateFormula::Reward {
+            structure: structure.clone(),
+            bound: bound(b),
+            path: Box::new(match &**path {
+                RewardPath::Reachability(t) => RewardPath::Reachability(map_state_formula(t, f)),
+                RewardPath::Cumulative { bound, discount } => RewardPath::Cumulative {
+                    bound: bound.as_ref().map(f),
+                    discount: discount.as_ref().map(f),
+                },
+                RewardPath::Instantaneous(k) => RewardPath::Instantaneous(f(k)),
+                RewardPath::LongRun => RewardPath::LongRun,
+            }),
+        },
+        StateFormula::Steady { bound: b, formula } => StateFormula::Steady {
+            bound: bound(b),
+            formula: bx(formula),
+        },
+        StateFormula::Time { bound: b, target } => StateFormula::Time {
+            bound: bound(b),
+            target: bx(target),
+        },
+        StateFormula::Filter {
+            op,
+            property,
+            states,
+        } => StateFormula::Filter {
+            op: *op,
+            property: bx(property),
+            states: bx(states),
+        },
+    }
+}
+
+fn map_step(b: &StepBound, f: &dyn Fn(&Expr) -> Expr) -> StepBound {
+    match b {
+        StepBound::Unbounded => StepBound::Unbounded,
+        StepBound::Lt(e) => StepBound::Lt(f(e)),
+        StepBound::Le(e) => StepBound::Le(f(e)),
+        StepBound::Gt(e) => StepBound::Gt(f(e)),
+        StepBound::Ge(e) => StepBound::Ge(f(e)),
+        StepBound::Eq(e) => StepBound::Eq(f(e)),
+        StepBound::Interval(a, b) => StepBound::Interval(f(a), f(b)),
+    }
+}
+
+fn map_path(p: &PathFormula, f: &dyn Fn(&Expr) -> Expr) -> PathFormula {
+    let m = |s: &StateFormula| map_state_formula(s, f);
+    match p {
+        PathFormula::Next(a) => PathFormula::Next(m(a)),
+        PathFormula::Until(a, b, k) => PathFormula::Until(m(a), m(b), map_step(k, f)),
+        PathFormula::Eventually(a, k) => PathFormula::Eventually(m(a), map_step(k, f)),
+        PathFormula::Globally(a, k) => PathFormula::Globally(m(a), map_step(k, f)),
+        PathFormula::WeakUntil(a, b, k) => PathFormula::WeakUntil(m(a), m(b), map_step(k, f)),
+        PathFormula::Release(a, b, k) => PathFormula::Release(m(a), m(b), map_step(k, f)),
+    }
+}
+
+impl Model {
+    /// [`Model::expand_formulas`] applied to every expression of a PCTL state formula, so
+    /// that properties may use the model's formulas (`P=? [ F order_parameter >= lambda ]`).
+    pub fn expand_formulas_in(&self, f: &StateFormula) -> StateFormula {
+        if self.ast.formulas.is_empty() {
+            return f.clone();
+        }
+        map_state_formula(f, &|e| self.expand_formulas(e))
+    }
+}

@@ -1,0 +1,753 @@
+//! The pest parser of PRISM model files and the static checks that need no constant values.
+
+use crate::ast::*;
+use crate::error::{PrismError, Result};
+use crate::model::Model;
+use augur_expr::{ConstDecl, Expr, SyntaxError, Type};
+use pest::iterators::Pair;
+use pest::Parser;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+#[derive(pest_derive::Parser)]
+#[grammar = "../../../grammar/expr.pest"]
+#[grammar = "../../../grammar/prism.pest"]
+struct PrismParser;
+
+augur_expr::expr_builder!();
+
+/// Model types that are recognised but not supported.
+const OTHER_MODEL_TYPES: &[&str] = &[
+    "mdp",
+    "nondeterministic",
+    "ctmc",
+    "stochastic",
+    "pta",
+    "pomdp",
+    "popta",
+    "smg",
+    "ctmdp",
+];
+
+fn describe(rule: &Rule) -> String {
+    match rule {
+        Rule::prism_model => "model".into(),
+        Rule::model_type => "model type".into(),
+        Rule::const_decl => "`const`".into(),
+        Rule::const_type => "constant type".into(),
+        Rule::global_decl => "`global`".into(),
+        Rule::var_decl => "variable declaration".into(),
+        Rule::var_init => "`init`".into(),
+        Rule::var_type | Rule::var_range => "variable type (`[lo..hi]` or `bool`)".into(),
+        Rule::module_decl | Rule::renamed_module => "`module`".into(),
+        Rule::command => "command".into(),
+        Rule::updates | Rule::prob_update | Rule::update => "update".into(),
+        Rule::assignment => "assignment `(x'=e)`".into(),
+        Rule::renaming => "renaming `old=new`".into(),
+        Rule::formula_decl => "`formula`".into(),
+        Rule::label_decl => "`label`".into(),
+        Rule::quoted_name | Rule::name_text => "quoted name".into(),
+        Rule::rewards_decl => "`rewards`".into(),
+        Rule::reward_item => "reward item".into(),
+        Rule::reward_action => "`[action]`".into(),
+        Rule::init_decl => "`init`".into(),
+        Rule::kw_endmodule => "`endmodule`".into(),
+        Rule::kw_endrewards => "`endrewards`".into(),
+        Rule::kw_endinit => "`endinit`".into(),
+        Rule::kw_true => "`true`".into(),
+        Rule::kw_bool => "`bool`".into(),
+        Rule::kw_init => "`init`".into(),
+        Rule::unsupported_block | Rule::unsupported_kw => String::new(),
+        r => describe_expr_rule(r),
+    }
+}
+
+/// Line starts of a text, to turn byte offsets into line and column quickly (pest's own
+/// `line_col` scans from the start of the input every time).
+struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    fn span(&self, p: &Pair<'_, Rule>) -> Span {
+        let s = p.as_span();
+        let line = self.starts.partition_point(|&x| x <= s.start()).max(1);
+        let ls = self.starts[line - 1];
+        let col = self
+            .text
+            .get(ls..s.start())
+            .map_or(1, |t| t.chars().count() + 1);
+        Span {
+            line,
+            col,
+            start: s.start(),
+            end: s.end(),
+        }
+    }
+}
+
+/// Parses a PRISM model file (DTMC) and checks what can be checked without constant values
+/// (model type, duplicate names, module renaming, reserved labels).
+///
+/// ```
+/// let m = augur_prism::parse_model("dtmc\nmodule M\n  x : [0..1];\n  [] x=0 -> 0.5:(x'=1) + 0.5:true;\nendmodule\n", "coin.pm").unwrap();
+/// let (dtmc, report) = m.build(&[], &augur_prism::BuildOptions::default()).unwrap();
+/// assert_eq!((dtmc.num_states(), report.deadlocks), (2, 1));
+/// ```
+pub fn parse_model(text: &str, file_name: &str) -> Result<Model> {
+    let syntax = |e: SyntaxError| PrismError::at(file_name, text, e.span.0, e.message);
+    augur_expr::syntax::check_nesting(text).map_err(syntax)?;
+    let pairs = match PrismParser::parse(Rule::prism_model, text) {
+        Ok(p) => p,
+        Err(e) => {
+            // A model of another type may fail to parse later on; name the real problem.
+            if let Some((offset, kw)) = leading_model_type(text) {
+                if OTHER_MODEL_TYPES.contains(&kw.as_str()) {
+                    return Err(unsupported_type(file_name, text, offset, &kw));
+                }
+            }
+            return Err(syntax(SyntaxError::from_pest(e, describe)));
+        }
+    };
+    let mut b = AstBuilder {
+        file: file_name,
+        text,
+        lines: LineIndex::new(text),
+        model_type: None,
+        constants: Vec::new(),
+        globals: Vec::new(),
+        modules: Vec::new(),
+        renamed: Vec::new(),
+        formulas: Vec::new(),
+        labels: Vec::new(),
+        rewards: Vec::new(),
+        init: None,
+    };
+    for top in pairs {
+        for item in top.into_inner() {
+            b.item(item)?;
+        }
+    }
+    b.finish()
+}
+
+fn unsupported_type(file: &str, text: &str, offset: usize, kw: &str) -> PrismError {
+    PrismError::at(
+        file,
+        text,
+        offset,
+        format!("not supported: `{kw}` models (Augur handles discrete-time Markov chains: `dtmc`)"),
+    )
+}
+
+/// The first word of the file after comments and whitespace, with its offset.
+fn leading_model_type(text: &str) -> Option<(usize, String)> {
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
+        } else if text[i..].starts_with("//") {
+            i += text[i..].find('\n').unwrap_or(text.len() - i);
+        } else {
+            break;
+        }
+    }
+    let word: String = text[i..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if word.is_empty() {
+        None
+    } else {
+        Some((i, word))
+    }
+}
+
+struct AstBuilder<'a> {
+    file: &'a str,
+    text: &'a str,
+    lines: LineIndex<'a>,
+    model_type: Option<(ModelType, Span)>,
+    constants: Vec<ConstDef>,
+    globals: Vec<VarDecl>,
+    modules: Vec<Module>,
+    renamed: Vec<(usize, RenamedModule)>,
+    formulas: Vec<FormulaDef>,
+    labels: Vec<LabelDef>,
+    rewards: Vec<RewardsDef>,
+    init: Option<(Expr, Span)>,
+}
+
+impl AstBuilder<'_> {
+    fn err(&self, span: Span, msg: impl Into<String>) -> PrismError {
+        PrismError::at(self.file, self.text, span.start, msg)
+    }
+
+    fn expr(&self, p: Pair<'_, Rule>) -> Result<Expr> {
+        build_expr(p).map_err(|e| PrismError::at(self.file, self.text, e.span.0, e.message))
+    }
+
+    fn item(&mut self, p: Pair<'_, Rule>) -> Result<()> {
+        let span = self.lines.span(&p);
+        match p.as_rule() {
+            Rule::EOI => {}
+            Rule::model_type => {
+                let kw = p.as_str();
+                if kw != "dtmc" && kw != "probabilistic" {
+                    return Err(unsupported_type(self.file, self.text, span.start, kw));
+                }
+                if let Some((_, first)) = self.model_type {
+                    return Err(self.err(
+                        span,
+                        format!("second model type (the first is at line {})", first.line),
+                    ));
+                }
+                self.model_type = Some((ModelType::Dtmc, span));
+            }
+            Rule::const_decl => {
+                let mut ty = Type::Int;
+                let mut name = String::new();
+                let mut value = None;
+                for q in p.into_inner() {
+                    match q.as_rule() {
+                        Rule::const_type => {
+                            ty = match q.as_str() {
+                                "int" => Type::Int,
+                                "bool" => Type::Bool,
+                                _ => Type::Double,
+                            }
+                        }
+                        Rule::ident => name = q.as_str().to_string(),
+                        Rule::expr => value = Some(self.expr(q)?),
+                        _ => {}
+                    }
+                }
+                self.constants.push(ConstDef {
+                    decl: ConstDecl { name, ty, value },
+                    span,
+                });
+            }
+            Rule::global_decl => {
+                for q in p.into_inner() {
+                    if q.as_rule() == Rule::var_decl {
+                        let v = self.var_decl(q)?;
+                        self.globals.push(v);
+                    }
+                }
+            }
+            Rule::module_decl => {
+                let mut name = String::new();
+                let mut vars = Vec::new();
+                let mut commands = Vec::new();
+                for q in p.into_inner() {
+                    match q.as_rule() {
+                        Rule::ident => name = q.as_str().to_string(),
+                        Rule::var_decl => vars.push(self.var_decl(q)?),
+                        Rule::command => commands.push(self.command(q)?),
+                        _ => {}
+                    }
+                }
+                self.modules.push(Module {
+                    name,
+                    vars,
+                    commands,
+                    span,
+                    renamed_from: None,
+                });
+            }
+            Rule::renamed_module => {
+                let mut idents = Vec::new();
+                let mut renaming = Vec::new();
+                for q in p.into_inner() {
+                    match q.as_rule() {
+                        Rule::ident => idents.push(q.as_str().to_string()),
+                        Rule::renaming => {
+                            let mut it = q.into_inner().map(|x| x.as_str().to_string());
+                            if let (Some(a), Some(b)) = (it.next(), it.next()) {
+                                renaming.push((a, b));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let mut it = idents.into_iter();
+                let (Some(name), Some(base)) = (it.next(), it.next()) else {
+                    return Err(self.err(span, "malformed module renaming"));
+                };
+                // Placeholder module, filled in by `finish`.
+                self.renamed.push((
+                    self.modules.len(),
+                    RenamedModule {
+                        name: name.clone(),
+                        base,
+                        renaming,
+                        span,
+                    },
+                ));
+                self.modules.push(Module {
+                    name,
+                    vars: Vec::new(),
+                    commands: Vec::new(),
+                    span,
+                    renamed_from: None,
+                });
+            }
+            Rule::formula_decl => {
+                let mut name = String::new();
+                let mut body = None;
+                for q in p.into_inner() {
+                    match q.as_rule() {
+                        Rule::ident => name = q.as_str().to_string(),
+                        Rule::expr => body = Some(self.expr(q)?),
+                        _ => {}
+                    }
+                }
+                let body = body.ok_or_else(|| self.err(span, "formula without a body"))?;
+                self.formulas.push(FormulaDef { name, body, span });
+            }
+            Rule::label_decl => {
+                let mut name = String::new();
+                let mut body = None;
+                for q in p.into_inner() {
+                    match q.as_rule() {
+                        Rule::quoted_name => name = quoted(&q),
+                        Rule::expr => body = Some(self.expr(q)?),
+                        _ => {}
+                    }
+                }
+                let body = body.ok_or_else(|| self.err(span, "label without a definition"))?;
+                self.labels.push(LabelDef { name, body, span });
+            }
+            Rule::rewards_decl => {
+                let mut name = None;
+                let mut items = Vec::new();
+                for q in p.into_inner() {
+                    match q.as_rule() {
+                        Rule::quoted_name => name = Some(quoted(&q)),
+                        Rule::reward_item => items.push(self.reward_item(q)?),
+                        _ => {}
+                    }
+                }
+                self.rewards.push(RewardsDef { name, items, span });
+            }
+            Rule::init_decl => {
+                if let Some((_, first)) = &self.init {
+                    return Err(self.err(
+                        span,
+                        format!(
+                            "second `init ... endinit` block (the first is at line {})",
+                            first.line
+                        ),
+                    ));
+                }
+                for q in p.into_inner() {
+                    if q.as_rule() == Rule::expr {
+                        self.init = Some((self.expr(q)?, span));
+                    }
+                }
+            }
+            Rule::unsupported_block => {
+                let kw = p
+                    .into_inner()
+                    .next()
+                    .map_or(String::new(), |k| k.as_str().to_string());
+                let what = match kw.as_str() {
+                    "system" => "`system ... endsystem` (process-algebra composition)".to_string(),
+                    "rate" => "`rate` (continuous-time models)".to_string(),
+                    other => format!("`{other}`"),
+                };
+                return Err(self.err(span, format!("not supported: {what}")));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn var_decl(&self, p: Pair<'_, Rule>) -> Result<VarDecl> {
+        let span = self.lines.span(&p);
+        let mut name = String::new();
+        let mut kind = VarKind::Bool;
+        let mut init = None;
+        for q in p.into_inner() {
+            match q.as_rule() {
+                Rule::ident => name = q.as_str().to_string(),
+                Rule::var_type => {
+                    for t in q.into_inner() {
+                        match t.as_rule() {
+                            Rule::var_range => {
+                                let mut bounds = Vec::new();
+                                for b in t.into_inner() {
+                                    bounds.push(self.expr(b)?);
+                                }
+                                let mut it = bounds.into_iter();
+                                if let (Some(lo), Some(hi)) = (it.next(), it.next()) {
+                                    kind = VarKind::Int { lo, hi };
+                                }
+                            }
+                            Rule::kw_bool => kind = VarKind::Bool,
+                            Rule::unsupported_var_type => {
+                                let s = self.lines.span(&t);
+                                return Err(self.err(
+                                    s,
+                                    format!(
+                                        "not supported: variables of type `{}` (use a bounded range `[lo..hi]` or `bool`)",
+                                        t.as_str()
+                                    ),
+                                ));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Rule::var_init => {
+                    for e in q.into_inner() {
+                        if e.as_rule() == Rule::expr {
+                            init = Some(self.expr(e)?);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(VarDecl {
+            name,
+            kind,
+            init,
+            span,
+        })
+    }
+
+    fn command(&self, p: Pair<'_, Rule>) -> Result<Command> {
+        let span = self.lines.span(&p);
+        let mut action = None;
+        let mut guard = None;
+        let mut updates = Vec::new();
+        for q in p.into_inner() {
+            match q.as_rule() {
+                Rule::ident => action = Some(q.as_str().to_string()),
+                Rule::expr => guard = Some(self.expr(q)?),
+                Rule::updates => {
+                    for u in q.into_inner() {
+                        match u.as_rule() {
+                            Rule::prob_update => {
+                                let mut prob = None;
+                                let mut assignments = Vec::new();
+                                for x in u.into_inner() {
+                                    match x.as_rule() {
+                                        Rule::expr => prob = Some(self.expr(x)?),
+                                        Rule::update => assignments = self.assignments(x)?,
+                                        _ => {}
+                                    }
+                                }
+                                let prob = prob.ok_or_else(|| {
+                                    self.err(span, "update without a probability")
+                                })?;
+                                updates.push(Update { prob, assignments });
+                            }
+                            Rule::update => updates.push(Update {
+                                prob: Expr::Int(1),
+                                assignments: self.assignments(u)?,
+                            }),
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let guard = guard.ok_or_else(|| self.err(span, "command without a guard"))?;
+        Ok(Command {
+            action,
+            guard,
+            updates,
+            span,
+        })
+    }
+
+    fn assignments(&self, p: Pair<'_, Rule>) -> Result<Vec<Assignment>> {
+        let mut out = Vec::new();
+        for a in p.into_inner() {
+            if a.as_rule() != Rule::assignment {
+                continue;
+            }
+            let mut var = String::new();
+            let mut value = None;
+            for x in a.into_inner() {
+                match x.as_rule() {
+                    Rule::ident => var = x.as_str().to_string(),
+                    Rule::expr => value = Some(self.expr(x)?),
+                    _ => {}
+                }
+            }
+            if let Some(value) = value {
+                out.push(Assignment { var, value });
+            }
+        }
+        Ok(out)
+    }
+
+    fn reward_item(&self, p: Pair<'_, Rule>) -> Result<RewardItem> {
+        let span = self.lines.span(&p);
+        let mut action = None;
+        let mut exprs = Vec::new();
+        for q in p.into_inner() {
+            match q.as_rule() {
+                Rule::reward_action => {
+                    action = Some(q.into_inner().next().map(|a| a.as_str().to_string()));
+                }
+                Rule::expr => exprs.push(self.expr(q)?),
+                _ => {}
+            }
+        }
+        let mut it = exprs.into_iter();
+        let (Some(guard), Some(value)) = (it.next(), it.next()) else {
+            return Err(self.err(span, "malformed reward item"));
+        };
+        Ok(RewardItem {
+            action,
+            guard,
+            value,
+            span,
+        })
+    }
+
+    fn finish(mut self) -> Result<Model> {
+        let Some((model_type, _)) = self.model_type else {
+            return Err(PrismError::at(
+                self.file,
+                self.text,
+                0,
+                "missing model type: add `dtmc` (PRISM would read a file without one as an `mdp`, which Augur does not support)",
+            ));
+        };
+        self.expand_renamings()?;
+        self.check_names()?;
+        let ast = ModelAst {
+            model_type,
+            constants: self.constants,
+            globals: self.globals,
+            modules: self.modules,
+            formulas: self.formulas,
+            labels: self.labels,
+            rewards: self.rewards,
+            init: self.init,
+        };
+        Ok(Model {
+            ast,
+            file: self.file.to_string(),
+            source: self.text.to_string(),
+        })
+    }
+
+    fn expand_renamings(&mut self) -> Result<()> {
+        let formulas: FxHashMap<String, Expr> = self
+            .formulas
+            .iter()
+            .map(|f| (f.name.clone(), f.body.clone()))
+            .collect();
+        let mut pending: Vec<(usize, RenamedModule)> = std::mem::take(&mut self.renamed);
+        // Resolve in passes so a renamed module may copy another renamed module.
+        let mut done: FxHashSet<usize> = (0..self.modules.len())
+            .filter(|i| !pending.iter().any(|(j, _)| j == i))
+            .collect();
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut still = Vec::new();
+            for (slot, r) in pending {
+                let base = self.modules.iter().position(|m| m.name == r.base);
+                let Some(base) = base else {
+                    return Err(self.err(
+                        r.span,
+                        format!("module `{}` renames unknown module `{}`", r.name, r.base),
+                    ));
+                };
+                if !done.contains(&base) {
+                    still.push((slot, r));
+                    continue;
+                }
+                let mut map: FxHashMap<String, String> = FxHashMap::default();
+                for (old, new) in &r.renaming {
+                    if map.insert(old.clone(), new.clone()).is_some() {
+                        return Err(self.err(r.span, format!("`{old}` is renamed twice")));
+                    }
+                }
+                let b = &self.modules[base];
+                for v in &b.vars {
+                    if !map.contains_key(&v.name) {
+                        return Err(self.err(
+                            r.span,
+                            format!(
+                                "module `{}` must rename variable `{}` of module `{}`",
+                                r.name, v.name, b.name
+                            ),
+                        ));
+                    }
+                }
+                let rename_expr = |e: &Expr| rename(e, &map, &formulas, 0);
+                let vars = b
+                    .vars
+                    .iter()
+                    .map(|v| VarDecl {
+                        name: map.get(&v.name).cloned().unwrap_or_else(|| v.name.clone()),
+                        kind: match &v.kind {
+                            VarKind::Bool => VarKind::Bool,
+                            VarKind::Int { lo, hi } => VarKind::Int {
+                                lo: rename_expr(lo),
+                                hi: rename_expr(hi),
+                            },
+                        },
+                        init: v.init.as_ref().map(rename_expr),
+                        span: r.span,
+                    })
+                    .collect();
+                let commands = b
+                    .commands
+                    .iter()
+                    .map(|c| Command {
+                        action: c
+                            .action
+                            .as_ref()
+                            .map(|a| map.get(a).cloned().unwrap_or_else(|| a.clone())),
+                        guard: rename_expr(&c.guard),
+                        updates: c
+                            .updates
+                            .iter()
+                            .map(|u| Update {
+                                prob: rename_expr(&u.prob),
+                                assignments: u
+                                    .assignments
+                                    .iter()
+                                    .map(|a| Assignment {
+                                        var: map
+                                            .get(&a.var)
+                                            .cloned()
+                                            .unwrap_or_else(|| a.var.clone()),
+                                        value: rename_expr(&a.value),
+                                    })
+                                    .collect(),
+                            })
+                            .collect(),
+                        span: c.span,
+                    })
+                    .collect();
+                let base_name = b.name.clone();
+                self.modules[slot] = Module {
+                    name: r.name.clone(),
+                    vars,
+                    commands,
+                    span: r.span,
+                    renamed_from: Some(base_name),
+                };
+                done.insert(slot);
+            }
+            if still.len() == before {
+                let (_, r) = &still[0];
+                return Err(self.err(
+                    r.span,
+                    format!("module `{}` is defined by a cycle of renamings", r.name),
+                ));
+            }
+            pending = still;
+        }
+        Ok(())
+    }
+
+    fn check_names(&self) -> Result<()> {
+        let mut seen: FxHashMap<&str, (&str, Span)> = FxHashMap::default();
+        let mut entries: Vec<(&str, &'static str, Span)> = Vec::new();
+        for c in &self.constants {
+            entries.push((&c.decl.name, "a constant", c.span));
+        }
+        for f in &self.formulas {
+            entries.push((&f.name, "a formula", f.span));
+        }
+        for v in &self.globals {
+            entries.push((&v.name, "a global variable", v.span));
+        }
+        for m in &self.modules {
+            for v in &m.vars {
+                entries.push((&v.name, "a variable", v.span));
+            }
+        }
+        for (name, what, span) in entries {
+            if let Some((prev, pspan)) = seen.get(name) {
+                let msg = format!(
+                    "`{name}` is already declared as {prev} (line {})",
+                    pspan.line
+                );
+                return Err(self.err(span, msg));
+            }
+            seen.insert(name, (what, span));
+        }
+        let mut modules: FxHashMap<&str, Span> = FxHashMap::default();
+        for m in &self.modules {
+            if let Some(p) = modules.insert(&m.name, m.span) {
+                return Err(self.err(
+                    m.span,
+                    format!("module `{}` is already declared (line {})", m.name, p.line),
+                ));
+            }
+        }
+        let mut labels: FxHashMap<&str, Span> = FxHashMap::default();
+        for l in &self.labels {
+            if l.name == "init" || l.name == "deadlock" {
+                return Err(self.err(
+                    l.span,
+                    format!("label \"{}\" is built in and cannot be redefined", l.name),
+                ));
+            }
+            if let Some(p) = labels.insert(&l.name, l.span) {
+                return Err(self.err(
+                    l.span,
+                    format!("label \"{}\" is already defined (line {})", l.name, p.line),
+                ));
+            }
+        }
+        let mut rewards: FxHashMap<&str, Span> = FxHashMap::default();
+        for r in &self.rewards {
+            if let Some(n) = &r.name {
+                if let Some(p) = rewards.insert(n, r.span) {
+                    return Err(self.err(
+                        r.span,
+                        format!(
+                            "reward structure \"{n}\" is already defined (line {})",
+                            p.line
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn quoted(p: &Pair<'_, Rule>) -> String {
+    p.as_str().trim_matches('"').to_string()
+}
+
+/// Applies a module renaming to an expression: renamed identifiers are replaced; a formula
+/// that is not itself renamed is expanded (so the renaming reaches the variables it uses).
+fn rename(
+    e: &Expr,
+    map: &FxHashMap<String, String>,
+    formulas: &FxHashMap<String, Expr>,
+    depth: usize,
+) -> Expr {
+    crate::compile::substitute(e, &|n| {
+        if let Some(new) = map.get(n) {
+            return Some(Expr::Ident(new.clone()));
+        }
+        let body = formulas.get(n)?;
+        if depth > 100 {
+            return None;
+        }
+        Some(rename(body, map, formulas, depth + 1))
+    })
+}

@@ -1,0 +1,560 @@
+//! The model compiled for exploration: variables laid out in bit-packed words, commands,
+//! labels and rewards as compiled expressions, and the initial states.
+
+use crate::ast::{Span, VarDecl, VarKind};
+use crate::compile::{type_name, CValue, Scope, Typed, VarRef};
+use crate::error::{PrismError, Result};
+use crate::eval::{BExpr, Cmp, IExpr, RExpr};
+use crate::model::Model;
+use augur_expr::Expr;
+use rustc_hash::FxHashMap;
+
+/// A state variable's place in the packed state.
+#[derive(Clone, Debug)]
+pub(crate) struct VarInfo {
+    pub name: String,
+    pub is_bool: bool,
+    pub lo: i64,
+    pub hi: i64,
+    pub word: u32,
+    pub shift: u32,
+    /// Unshifted mask of the field (`2^width - 1`).
+    pub mask: u64,
+    /// Owning module, `None` for globals.
+    pub owner: Option<usize>,
+}
+
+/// The value assigned by `x' = e`.
+#[derive(Clone, Debug)]
+pub(crate) enum AValue {
+    I(IExpr),
+    B(BExpr),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct CAssign {
+    pub slot: u16,
+    pub value: AValue,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct CUpdate {
+    pub prob: RExpr,
+    pub assigns: Vec<CAssign>,
+}
+
+/// Up to three single-variable tests that a command's guard requires (its leading simple
+/// conjuncts), stored contiguously so that most disabled commands are rejected without
+/// walking their guard's tree.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Prefilter {
+    pub len: u8,
+    pub tests: [(u16, Cmp, i64); 3],
+}
+
+impl Prefilter {
+    fn of(guard: &BExpr) -> Prefilter {
+        let mut p = Prefilter {
+            len: 0,
+            tests: [(0, Cmp::Eq, 0); 3],
+        };
+        let conjuncts: &[BExpr] = match guard {
+            BExpr::And(xs) => xs,
+            g => std::slice::from_ref(g),
+        };
+        for c in conjuncts {
+            if p.len as usize == p.tests.len() {
+                break;
+            }
+            let t = match c {
+                BExpr::VarCmp(op, s, k) => (*s, *op, *k),
+                BExpr::Var(s) => (*s, Cmp::Ne, 0),
+                BExpr::Not(a) => match **a {
+                    BExpr::Var(s) => (s, Cmp::Eq, 0),
+                    _ => break,
+                },
+                _ => break,
+            };
+            p.tests[p.len as usize] = t;
+            p.len += 1;
+        }
+        p
+    }
+
+    /// Whether the tests hold in `v` (when false, the guard is false).
+    #[inline]
+    pub fn passes(&self, v: &[i64]) -> bool {
+        self.tests[..self.len as usize]
+            .iter()
+            .all(|&(s, op, k)| op.int(v[s as usize], k))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct CCommand {
+    pub module: usize,
+    pub action: Option<u32>,
+    pub guard: BExpr,
+    pub updates: Vec<CUpdate>,
+    pub span: Span,
+    /// Global variables written by some update (to detect conflicting synchronised writes).
+    pub global_writes: Vec<u16>,
+}
+
+/// An action and, for every module whose alphabet contains it, that module's commands.
+#[derive(Clone, Debug)]
+pub(crate) struct ActionInfo {
+    pub name: String,
+    pub modules: Vec<Vec<u32>>,
+}
+
+/// Which choices a transition-reward item applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ActionMatch {
+    Unlabelled,
+    Action(u32),
+    /// An action no module has: the item never applies.
+    Never,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct CReward {
+    pub name: Option<String>,
+    pub state: Vec<(BExpr, RExpr, Span)>,
+    pub trans: Vec<(ActionMatch, BExpr, RExpr, Span)>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Program {
+    pub vars: Vec<VarInfo>,
+    pub words: usize,
+    pub commands: Vec<CCommand>,
+    /// Guard prefilters, by command id.
+    pub prefilters: Vec<Prefilter>,
+    pub unlabelled: Vec<u32>,
+    pub actions: Vec<ActionInfo>,
+    pub labels: Vec<(String, BExpr, Span)>,
+    pub rewards: Vec<CReward>,
+    pub initial: Vec<Vec<i64>>,
+    pub module_names: Vec<String>,
+}
+
+/// Most initial valuations `init ... endinit` may enumerate.
+const MAX_INIT_ENUMERATION: u128 = 1 << 28;
+
+impl Program {
+    pub(crate) fn compile(
+        model: &Model,
+        consts: &FxHashMap<String, CValue>,
+        exact: bool,
+    ) -> Result<Program> {
+        let ast = &model.ast;
+        let no_vars: FxHashMap<String, VarRef> = FxHashMap::default();
+        let formulas: FxHashMap<String, Expr> = ast
+            .formulas
+            .iter()
+            .map(|f| (f.name.clone(), f.body.clone()))
+            .collect();
+        let const_scope = Scope {
+            consts,
+            vars: &no_vars,
+            formulas: &formulas,
+            exact,
+        };
+
+        // Variables: globals, then each module's, bit-packed without straddling words.
+        let mut vars: Vec<VarInfo> = Vec::new();
+        let mut inits: Vec<i64> = Vec::new();
+        let mut decls: Vec<(&VarDecl, Option<usize>)> =
+            ast.globals.iter().map(|v| (v, None)).collect();
+        for (m, module) in ast.modules.iter().enumerate() {
+            decls.extend(module.vars.iter().map(|v| (v, Some(m))));
+        }
+        if decls.len() > u16::MAX as usize {
+            return Err(PrismError::Limit {
+                message: format!("{} state variables (at most {})", decls.len(), u16::MAX),
+            });
+        }
+        let (mut word, mut bit) = (0u32, 0u32);
+        for (decl, owner) in &decls {
+            let const_int = |e: &Expr, what: &str| -> Result<i64> {
+                match const_scope.compile(e) {
+                    Ok(Typed::I(IExpr::Const(v))) => Ok(v),
+                    Ok(t) if t.as_const().is_some() => Err(model.error_at(
+                        decl.span,
+                        format!(
+                            "type error: {what} of `{}` must be an int, found {}",
+                            decl.name,
+                            type_name(t.ty())
+                        ),
+                    )),
+                    Ok(_) => Err(model.error_at(
+                        decl.span,
+                        format!("{what} of `{}` must be constant", decl.name),
+                    )),
+                    Err(e) => Err(model.compile_error(
+                        decl.span,
+                        &format!("in {what} of `{}`", decl.name),
+                        e,
+                    )),
+                }
+            };
+            let (is_bool, lo, hi, init) = match &decl.kind {
+                VarKind::Bool => {
+                    let init = match &decl.init {
+                        None => 0,
+                        Some(e) => match const_scope.compile(e) {
+                            Ok(Typed::B(BExpr::Const(b))) => b as i64,
+                            Ok(t) if t.as_const().is_some() => {
+                                return Err(model.error_at(
+                                    decl.span,
+                                    format!(
+                                    "type error: initial value of `{}` must be a bool, found {}",
+                                    decl.name,
+                                    type_name(t.ty())
+                                ),
+                                ))
+                            }
+                            Ok(_) => {
+                                return Err(model.error_at(
+                                    decl.span,
+                                    format!("initial value of `{}` must be constant", decl.name),
+                                ))
+                            }
+                            Err(e) => {
+                                return Err(model.compile_error(
+                                    decl.span,
+                                    &format!("in the initial value of `{}`", decl.name),
+                                    e,
+                                ))
+                            }
+                        },
+                    };
+                    (true, 0, 1, init)
+                }
+                VarKind::Int { lo, hi } => {
+                    let lo = const_int(lo, "lower bound")?;
+                    let hi = const_int(hi, "upper bound")?;
+                    if lo > hi {
+                        return Err(model.error_at(
+                            decl.span,
+                            format!("variable `{}` has an empty range [{lo}..{hi}]", decl.name),
+                        ));
+                    }
+                    let init = match &decl.init {
+                        None => lo,
+                        Some(e) => const_int(e, "initial value")?,
+                    };
+                    if init < lo || init > hi {
+                        return Err(model.error_at(
+                            decl.span,
+                            format!(
+                                "initial value {init} of `{}` is outside its range [{lo}..{hi}]",
+                                decl.name
+                            ),
+                        ));
+                    }
+                    (false, lo, hi, init)
+                }
+            };
+            let span = (hi as i128 - lo as i128) as u128;
+            let width = 128 - span.leading_zeros();
+            if width > 64 {
+                return Err(
+                    model.error_at(decl.span, "variable range too wide (more than 64 bits)")
+                );
+            }
+            if bit + width > 64 {
+                word += 1;
+                bit = 0;
+            }
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
+            vars.push(VarInfo {
+                name: decl.name.clone(),
+                is_bool,
+                lo,
+                hi,
+                word,
+                shift: bit,
+                mask,
+                owner: *owner,
+            });
+            inits.push(init);
+            bit += width;
+        }
+        let words = if vars.is_empty() {
+            1
+        } else {
+            word as usize + 1
+        };
+
+        let var_refs: FxHashMap<String, VarRef> = vars
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                (
+                    v.name.clone(),
+                    VarRef {
+                        slot: i as u16,
+                        is_bool: v.is_bool,
+                    },
+                )
+            })
+            .collect();
+        let scope = Scope {
+            consts,
+            vars: &var_refs,
+            formulas: &formulas,
+            exact,
+        };
+
+        // Actions, in order of first appearance.
+        let mut action_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut actions: Vec<ActionInfo> = Vec::new();
+        for module in &ast.modules {
+            for c in &module.commands {
+                if let Some(a) = &c.action {
+                    if !action_ids.contains_key(a) {
+                        action_ids.insert(a.clone(), actions.len() as u32);
+                        actions.push(ActionInfo {
+                            name: a.clone(),
+                            modules: Vec::new(),
+                        });
+                    }
+                }
+            }
+        }
+
+        let mut commands = Vec::new();
+        let mut unlabelled = Vec::new();
+        for (m, module) in ast.modules.iter().enumerate() {
+            let mut per_action: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+            let mut action_order: Vec<u32> = Vec::new();
+            for c in &module.commands {
+                let guard = scope
+                    .compile_bool(&c.guard, "guard")
+                    .map_err(|e| model.compile_error(c.span, "in the guard", e))?;
+                let mut updates = Vec::new();
+                let mut global_writes: Vec<u16> = Vec::new();
+                for u in &c.updates {
+                    let prob = scope
+                        .compile_real(&u.prob, "probability")
+                        .map_err(|e| model.compile_error(c.span, "in a probability", e))?;
+                    let mut assigns: Vec<CAssign> = Vec::new();
+                    for a in &u.assignments {
+                        let Some(r) = var_refs.get(&a.var) else {
+                            return Err(PrismError::at(
+                                &model.file,
+                                &model.source,
+                                model.locate_ident(c.span, &a.var),
+                                format!("update of `{}`, which is not a variable", a.var),
+                            ));
+                        };
+                        let info = &vars[r.slot as usize];
+                        if let Some(owner) = info.owner {
+                            if owner != m {
+                                return Err(PrismError::at(
+                                    &model.file,
+                                    &model.source,
+                                    model.locate_ident(c.span, &a.var),
+                                    format!(
+                                        "module `{}` updates `{}`, a variable of module `{}`",
+                                        module.name, a.var, ast.modules[owner].name
+                                    ),
+                                ));
+                            }
+                        } else if !global_writes.contains(&r.slot) {
+                            global_writes.push(r.slot);
+                        }
+                        if assigns.iter().any(|x| x.slot == r.slot) {
+                            return Err(PrismError::at(
+                                &model.file,
+                                &model.source,
+                                model.locate_ident(c.span, &a.var),
+                                format!("`{}` is updated twice in the same update", a.var),
+                            ));
+                        }
+                        let t = scope.compile(&a.value).map_err(|e| {
+                            model.compile_error(c.span, &format!("in the update of `{}`", a.var), e)
+                        })?;
+                        let value = match (info.is_bool, t) {
+                            (true, Typed::B(b)) => AValue::B(b),
+                            (false, Typed::I(i)) => AValue::I(i),
+                            (_, t) => {
+                                return Err(PrismError::at(
+                                    &model.file,
+                                    &model.source,
+                                    model.locate_ident(c.span, &a.var),
+                                    format!(
+                                        "type error: `{}` is {} but is assigned a value of type {}",
+                                        a.var,
+                                        if info.is_bool { "bool" } else { "int" },
+                                        type_name(t.ty())
+                                    ),
+                                ))
+                            }
+                        };
+                        assigns.push(CAssign {
+                            slot: r.slot,
+                            value,
+                        });
+                    }
+                    updates.push(CUpdate { prob, assigns });
+                }
+                let action = c.action.as_ref().and_then(|a| action_ids.get(a).copied());
+                let id = commands.len() as u32;
+                match action {
+                    None => unlabelled.push(id),
+                    Some(a) => {
+                        if !per_action.contains_key(&a) {
+                            action_order.push(a);
+                        }
+                        per_action.entry(a).or_default().push(id);
+                    }
+                }
+                commands.push(CCommand {
+                    module: m,
+                    action,
+                    guard,
+                    updates,
+                    span: c.span,
+                    global_writes,
+                });
+            }
+            for a in action_order {
+                if let Some(cmds) = per_action.remove(&a) {
+                    actions[a as usize].modules.push(cmds);
+                }
+            }
+        }
+
+        let mut labels = Vec::new();
+        for l in &ast.labels {
+            let b = scope
+                .compile_bool(&l.body, "a label")
+                .map_err(|e| model.compile_error(l.span, &format!("in label \"{}\"", l.name), e))?;
+            labels.push((l.name.clone(), b, l.span));
+        }
+
+        let mut rewards = Vec::new();
+        for r in &ast.rewards {
+            let mut state = Vec::new();
+            let mut trans = Vec::new();
+            for item in &r.items {
+                let g = scope
+                    .compile_bool(&item.guard, "a reward guard")
+                    .map_err(|e| model.compile_error(item.span, "in a reward guard", e))?;
+                let v = scope
+                    .compile_real(&item.value, "a reward")
+                    .map_err(|e| model.compile_error(item.span, "in a reward", e))?;
+                match &item.action {
+                    None => state.push((g, v, item.span)),
+                    Some(None) => trans.push((ActionMatch::Unlabelled, g, v, item.span)),
+                    Some(Some(a)) => {
+                        let m = action_ids
+                            .get(a)
+                            .map_or(ActionMatch::Never, |&id| ActionMatch::Action(id));
+                        trans.push((m, g, v, item.span));
+                    }
+                }
+            }
+            rewards.push(CReward {
+                name: r.name.clone(),
+                state,
+                trans,
+            });
+        }
+
+        let initial = match &ast.init {
+            None => vec![inits],
+            Some((e, span)) => {
+                if let Some(d) = decls.iter().find(|(d, _)| d.init.is_some()) {
+                    return Err(model.error_at(
+                        d.0.span,
+                        format!(
+                            "variable `{}` has an initial value, which is not allowed with `init ... endinit`",
+                            d.0.name
+                        ),
+                    ));
+                }
+                let pred = scope
+                    .compile_bool(e, "the initial-states predicate")
+                    .map_err(|err| model.compile_error(*span, "in init ... endinit", err))?;
+                enumerate_initial(&vars, &pred).map_err(|m| model.error_at(*span, m))?
+            }
+        };
+
+        Ok(Program {
+            vars,
+            words,
+            prefilters: commands.iter().map(|c| Prefilter::of(&c.guard)).collect(),
+            commands,
+            unlabelled,
+            actions,
+            labels,
+            rewards,
+            initial,
+            module_names: ast.modules.iter().map(|m| m.name.clone()).collect(),
+        })
+    }
+
+    /// `(x=1, b=true)`
+    pub(crate) fn describe(&self, vals: &[i64]) -> String {
+        let parts: Vec<String> = self
+            .vars
+            .iter()
+            .zip(vals)
+            .map(|(v, x)| {
+                if v.is_bool {
+                    format!("{}={}", v.name, *x != 0)
+                } else {
+                    format!("{}={}", v.name, x)
+                }
+            })
+            .collect();
+        format!("({})", parts.join(", "))
+    }
+}
+
+/// All valuations in the variables' ranges satisfying `pred`, in lexicographic order
+/// (the first variable varying slowest).
+fn enumerate_initial(vars: &[VarInfo], pred: &BExpr) -> std::result::Result<Vec<Vec<i64>>, String> {
+    let mut total: u128 = 1;
+    for v in vars {
+        total = total.saturating_mul((v.hi as i128 - v.lo as i128 + 1) as u128);
+    }
+    if total > MAX_INIT_ENUMERATION {
+        return Err(format!(
+            "init ... endinit ranges over {total} valuations (at most {MAX_INIT_ENUMERATION} are enumerated)"
+        ));
+    }
+    let mut out = Vec::new();
+    let mut cur: Vec<i64> = vars.iter().map(|v| v.lo).collect();
+    loop {
+        match pred.eval(&cur) {
+            Ok(true) => out.push(cur.clone()),
+            Ok(false) => {}
+            Err(e) => return Err(format!("in init ... endinit: {e}")),
+        }
+        // Odometer, last variable fastest.
+        let mut i = vars.len();
+        loop {
+            if i == 0 {
+                if out.is_empty() {
+                    return Err("init ... endinit: no valuation satisfies the predicate".into());
+                }
+                return Ok(out);
+            }
+            i -= 1;
+            if cur[i] < vars[i].hi {
+                cur[i] += 1;
+                break;
+            }
+            cur[i] = vars[i].lo;
+        }
+    }
+}

@@ -1,0 +1,452 @@
+//! Tests of parsing and building, on small models whose chains are worked out by hand.
+
+use crate::{parse_model, BuildOptions, PrismError};
+use augur_dtmc::Dtmc;
+use augur_expr::Value;
+use num_rational::BigRational;
+
+fn build(src: &str) -> (Dtmc, crate::BuildReport) {
+    build_with(src, &[], &BuildOptions::default())
+}
+
+fn build_with(
+    src: &str,
+    consts: &[(String, Value)],
+    opts: &BuildOptions<'_>,
+) -> (Dtmc, crate::BuildReport) {
+    let m = parse_model(src, "test.pm").unwrap_or_else(|e| panic!("{e}"));
+    m.build(consts, opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn err(src: &str) -> PrismError {
+    match parse_model(src, "test.pm") {
+        Err(e) => e,
+        Ok(m) => match m.build(&[], &BuildOptions::default()) {
+            Err(e) => e,
+            Ok(_) => panic!("expected an error"),
+        },
+    }
+}
+
+/// The state index whose valuation has `name = value` for every pair.
+fn state(d: &Dtmc, want: &[(&str, Value)]) -> usize {
+    let v = d.valuations.as_ref().unwrap();
+    let n = v.names.len();
+    (0..d.num_states())
+        .find(|&s| {
+            want.iter().all(|(name, val)| {
+                let i = v.names.iter().position(|x| x == name).unwrap();
+                v.values[s * n + i] == *val
+            })
+        })
+        .unwrap_or_else(|| panic!("no state {want:?}"))
+}
+
+fn prob(d: &Dtmc, s: usize, t: usize) -> f64 {
+    *d.matrix.get(s, t).unwrap_or(&0.0)
+}
+
+fn int(name: &str, v: i64) -> (&str, Value) {
+    (name, Value::Int(v))
+}
+
+#[test]
+fn three_modules_synchronise_with_product_probabilities() {
+    // [go] fires only when every module with `go` in its alphabet has an enabled [go]:
+    // a flips a fair coin, b picks 0/1 with 1/4, 3/4, c just moves. Product of probabilities.
+    let src = "dtmc
+module a  x : [0..2];  [go] x=0 -> 0.5:(x'=1) + 0.5:(x'=2); endmodule
+module b  y : [0..2];  [go] y=0 -> 0.25:(y'=1) + 0.75:(y'=2); endmodule
+module c  z : [0..1];  [go] z=0 -> (z'=1); endmodule
+";
+    let (d, r) = build(src);
+    // Initial state + 4 successors, all absorbing (deadlocks fixed with self-loops).
+    assert_eq!(d.num_states(), 5);
+    assert_eq!(r.deadlocks, 4);
+    let s0 = state(&d, &[int("x", 0), int("y", 0), int("z", 0)]);
+    for (x, y, p) in [(1, 1, 0.125), (1, 2, 0.375), (2, 1, 0.125), (2, 2, 0.375)] {
+        let t = state(&d, &[int("x", x), int("y", y), int("z", 1)]);
+        assert!((prob(&d, s0, t) - p).abs() < 1e-15);
+    }
+}
+
+#[test]
+fn a_module_without_an_enabled_command_blocks_the_action() {
+    // c has `go` in its alphabet but its only [go] needs z=1: `go` never fires; the
+    // unlabelled command of a is the only choice. d has no `go`, so it does not take part.
+    let src = "dtmc
+module a  x : [0..2];  [go] x=0 -> (x'=1); [] x=0 -> (x'=2); endmodule
+module c  z : [0..1];  [go] z=1 -> (z'=0); endmodule
+module d  w : [0..1];  [other] w=0 -> (w'=1); endmodule
+";
+    let (d, _) = build(src);
+    let s0 = state(&d, &[int("x", 0), int("z", 0), int("w", 0)]);
+    let unl = state(&d, &[int("x", 2), int("z", 0), int("w", 0)]);
+    let oth = state(&d, &[int("x", 0), int("z", 0), int("w", 1)]);
+    // Two choices in s0 (the unlabelled command and [other]): 1/2 each (PRISM's DTMC rule).
+    assert_eq!(prob(&d, s0, unl), 0.5);
+    assert_eq!(prob(&d, s0, oth), 0.5);
+    assert_eq!(d.matrix.outer_view(s0).unwrap().nnz(), 2);
+}
+
+#[test]
+fn several_synchronising_commands_give_all_combinations() {
+    // a has two enabled [s] commands, b one: two choices, each 1/2.
+    let src = "dtmc
+module a  x : [0..2];  [s] x=0 -> (x'=1); [s] x=0 -> (x'=2); endmodule
+module b  y : [0..1];  [s] y=0 -> (y'=1); endmodule
+";
+    let (d, r) = build(src);
+    let s0 = state(&d, &[int("x", 0), int("y", 0)]);
+    assert_eq!(prob(&d, s0, state(&d, &[int("x", 1), int("y", 1)])), 0.5);
+    assert_eq!(prob(&d, s0, state(&d, &[int("x", 2), int("y", 1)])), 0.5);
+    assert_eq!(r.multi_choice_states, 1);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("(x=0, y=0)")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn steady_1_interleaving_is_uniform_over_modules() {
+    // PRISM's dtmc_steady_1: in (s=1, t=0) both modules' unlabelled commands are enabled.
+    let src = "dtmc
+module m1 s: [0..2] init 0; [] s=0 -> 1/4:(s'=0) + 1/2:(s'=1) + 1/4:(s'=2); [] s>0 -> true; endmodule
+module m2 t: [0..2] init 0; [] true -> 1/2:(t'=0) + 1/4:(t'=1) + 1/4:(t'=2); endmodule
+";
+    let (d, _) = build(src);
+    assert_eq!(d.num_states(), 9);
+    let a = state(&d, &[int("s", 1), int("t", 0)]);
+    // m1's `true` keeps the state (1/2 · 1); m2 moves t: 1/2·1/2 to t=0 (the same state).
+    assert!((prob(&d, a, a) - 0.75).abs() < 1e-15);
+    assert!((prob(&d, a, state(&d, &[int("s", 1), int("t", 1)])) - 0.125).abs() < 1e-15);
+}
+
+#[test]
+fn renaming_copies_variables_actions_and_formula_bodies() {
+    let src = "dtmc
+formula ready1 = x1 = 0;
+module p1 x1 : [0..1]; [tick] ready1 -> (x1'=1); [] x1=1 -> (x1'=1); endmodule
+module p2 = p1 [x1=x2, tick=tock] endmodule
+";
+    let m = parse_model(src, "r.pm").unwrap();
+    let ast = m.ast();
+    assert_eq!(ast.modules[1].name, "p2");
+    assert_eq!(ast.modules[1].vars[0].name, "x2");
+    assert_eq!(ast.modules[1].commands[0].action.as_deref(), Some("tock"));
+    let (d, _) = m.build(&[], &BuildOptions::default()).unwrap();
+    // tick and tock are independent actions: from (0,0) each fires with 1/2.
+    let s0 = state(&d, &[int("x1", 0), int("x2", 0)]);
+    assert_eq!(prob(&d, s0, state(&d, &[int("x1", 1), int("x2", 0)])), 0.5);
+    assert_eq!(prob(&d, s0, state(&d, &[int("x1", 0), int("x2", 1)])), 0.5);
+}
+
+#[test]
+fn rewards_state_and_transition_with_merging() {
+    // Two unlabelled commands lead to the same successor: probabilities merge (1/2 + 1/2)
+    // and the transition reward becomes the probability-weighted mean (2·1/2 + 6·1/2 = 4).
+    let src = "dtmc
+module m x : [0..1]; [] x=0 -> (x'=1); [b] x=0 -> (x'=1); [] x=1 -> true; endmodule
+rewards \"r\"
+  x=0 : 10;
+  [] x=0 : 2;
+  [b] x=0 : 6;
+  x=1 : 1;
+endrewards
+rewards
+  [] true : 3;
+endrewards
+";
+    let (d, _) = build(src);
+    let s0 = state(&d, &[int("x", 0)]);
+    let s1 = state(&d, &[int("x", 1)]);
+    assert_eq!(prob(&d, s0, s1), 1.0);
+    let r = d.reward_structure("r").unwrap();
+    assert_eq!(r.state.as_ref().unwrap()[s0], 10.0);
+    assert_eq!(r.state.as_ref().unwrap()[s1], 1.0);
+    let tr = r.transition.as_ref().unwrap();
+    let pos = |s: usize, t: usize| -> usize {
+        let start = d.matrix.indptr().outer_inds_sz(s).start;
+        start
+            + d.matrix
+                .outer_view(s)
+                .unwrap()
+                .indices()
+                .iter()
+                .position(|&c| c as usize == t)
+                .unwrap()
+    };
+    assert_eq!(tr[pos(s0, s1)], 4.0);
+    assert_eq!(tr[pos(s1, s1)], 0.0);
+    // Unnamed structure: state rewards absent, transition rewards only on [] (3·1/2 in s0).
+    let u = &d.rewards[1];
+    assert!(u.name.is_none() && u.state.is_none());
+    assert_eq!(u.transition.as_ref().unwrap()[pos(s0, s1)], 1.5);
+    assert_eq!(u.transition.as_ref().unwrap()[pos(s1, s1)], 3.0);
+}
+
+#[test]
+fn labels_init_deadlock_and_init_block() {
+    let src = "dtmc
+module m x : [0..3]; b : bool; [] x<2 -> (x'=x+1); endmodule
+label \"two\" = x=2;
+init x<=1 & !b endinit
+";
+    let (d, r) = build(src);
+    assert_eq!(r.initial_states, 2);
+    assert_eq!(d.initial, vec![0, 1]);
+    assert_eq!(d.num_states(), 3);
+    let two = state(&d, &[int("x", 2)]);
+    assert!(d.label("two").unwrap().contains(two));
+    assert!(d.label("deadlock").unwrap().contains(two));
+    assert_eq!(d.label("deadlock").unwrap().count_ones(..), 1);
+    assert_eq!(d.label("init").unwrap().count_ones(..), 2);
+    assert_eq!(prob(&d, two, two), 1.0);
+}
+
+#[test]
+fn constants_from_outside_and_dependencies() {
+    let src = "dtmc
+const int M = 2*N;
+const int N;
+const double p;
+const double q = 1 - p;
+module m x : [0..M] init N; [] x>0 -> p:(x'=x-1) + q:(x'=min(x+1, M)); [] x=0 -> true; endmodule
+";
+    let m = parse_model(src, "c.pm").unwrap();
+    assert_eq!(
+        m.undefined_constants(),
+        vec!["N".to_string(), "p".to_string()]
+    );
+    match m.build(&[], &BuildOptions::default()) {
+        Err(PrismError::MissingConstants { names }) => assert_eq!(names, vec!["N", "p"]),
+        other => panic!("{other:?}"),
+    }
+    let consts = vec![
+        ("N".to_string(), Value::Int(2)),
+        ("p".to_string(), Value::Double(0.3)),
+    ];
+    let (d, r) = m.build(&consts, &BuildOptions::default()).unwrap();
+    assert_eq!(d.num_states(), 5);
+    assert!(r.constants.contains(&("M".to_string(), Value::Int(4))));
+    let vals = m.constant_values(&consts).unwrap();
+    assert_eq!(vals[0], ("M".to_string(), Value::Int(4)));
+    // An int constant given a double is rejected.
+    let bad = vec![
+        ("N".to_string(), Value::Double(2.5)),
+        ("p".to_string(), Value::Double(0.3)),
+    ];
+    assert!(matches!(
+        m.build(&bad, &BuildOptions::default()),
+        Err(PrismError::BadConstant { .. })
+    ));
+}
+
+#[test]
+fn exact_mode_reads_literals_as_rationals() {
+    let src = "dtmc
+const double p = 0.7;
+module m x : [0..2]; [] x=0 -> p:(x'=1) + (1-p):(x'=2); [] x>0 -> true; endmodule
+";
+    let opts = BuildOptions {
+        exact: true,
+        ..Default::default()
+    };
+    let (d, _) = build_with(src, &[], &opts);
+    let exact = d.exact.as_ref().unwrap();
+    assert_eq!(exact.len(), d.num_transitions());
+    let s0 = state(&d, &[int("x", 0)]);
+    let row = d.matrix.indptr().outer_inds_sz(s0);
+    let q: Vec<BigRational> = exact[row].to_vec();
+    assert_eq!(
+        q,
+        vec![
+            BigRational::new(7.into(), 10.into()),
+            BigRational::new(3.into(), 10.into())
+        ]
+    );
+    // The f64 entries are the nearest doubles of the exact values (0.3, not 1 - 0.7).
+    assert_eq!(
+        d.matrix.data()[d.matrix.indptr().outer_inds_sz(s0).start + 1],
+        0.3
+    );
+}
+
+fn located(e: &PrismError) -> (usize, usize) {
+    let l = e.location().unwrap_or_else(|| panic!("not located: {e}"));
+    (l.line, l.col)
+}
+
+#[test]
+fn unsupported_model_types_are_located() {
+    let e = err("// comment\nmdp\nmodule m x : [0..1]; [] true -> true; endmodule\n");
+    assert_eq!(located(&e), (2, 1));
+    assert!(e.to_string().contains("not supported: `mdp`"), "{e}");
+    let e = err("ctmc\nmodule m x : [0..1]; [] true -> 2.5 : true; endmodule\n");
+    assert!(e.to_string().contains("not supported: `ctmc`"), "{e}");
+    let e = err("dtmc\nmodule m x : [0..1]; [] true -> true; endmodule\nsystem m endsystem\n");
+    assert_eq!(located(&e), (3, 1));
+    let e = err("module m x : [0..1]; [] true -> true; endmodule\n");
+    assert!(e.to_string().contains("missing model type"), "{e}");
+}
+
+#[test]
+fn syntax_errors_are_located() {
+    let e = err("dtmc\nmodule m\n  x : [0..1];\n  [] x=0 -> (x'=1) +;\nendmodule\n");
+    assert_eq!(located(&e).0, 4, "{e}");
+    let e = err("dtmc\nmodule m\n  x : [0..1]\n  [] x=0 -> (x'=1);\nendmodule\n");
+    assert_eq!(located(&e).0, 4, "{e}");
+    assert!(e.to_string().contains('^'));
+}
+
+#[test]
+fn semantic_errors_are_located() {
+    // Unknown identifier: points at it.
+    let e = err("dtmc\nmodule m\n  x : [0..1];\n  [] x=0 & y>1 -> (x'=1);\nendmodule\n");
+    assert_eq!(located(&e), (4, 12), "{e}");
+    assert!(e.to_string().contains("unknown identifier `y`"));
+    // Type error in an update.
+    let e = err("dtmc\nmodule m\n  x : [0..1];\n  [] x=0 -> (x'=0.5);\nendmodule\n");
+    assert_eq!(located(&e).0, 4, "{e}");
+    // Duplicate variable.
+    let e = err("dtmc\nmodule a x : [0..1]; endmodule\nmodule b\n x : [0..1];\nendmodule\n");
+    assert_eq!(located(&e), (4, 2), "{e}");
+    // Updating another module's variable.
+    let e = err("dtmc\nmodule a x : [0..1]; endmodule\nmodule b y : [0..1];\n [] true -> (x'=1);\nendmodule\n");
+    assert_eq!(located(&e), (4, 14), "{e}");
+    // Redefining a built-in label.
+    let e = err("dtmc\nmodule a x : [0..1]; endmodule\nlabel \"init\" = x=0;\n");
+    assert_eq!(located(&e), (3, 1), "{e}");
+    // Renaming that leaves a variable unrenamed.
+    let e = err("dtmc\nmodule a x : [0..1]; y : bool; endmodule\nmodule b = a [x=z] endmodule\n");
+    assert_eq!(located(&e), (3, 1), "{e}");
+    assert!(e.to_string().contains("must rename variable `y`"), "{e}");
+    // A constant defined in terms of itself.
+    let e =
+        err("dtmc\nconst int c1 = c2;\nconst int c2 = c1 + 1;\nmodule a x : [0..1]; endmodule\n");
+    assert!(e.to_string().contains("in terms of itself"), "{e}");
+}
+
+#[test]
+fn build_errors_name_state_and_command() {
+    // Out of range.
+    let e = err("dtmc\nmodule m\n  x : [0..2];\n  [] true -> (x'=x+1);\nendmodule\n");
+    let s = e.to_string();
+    assert!(
+        s.contains("leaves the range [0..2]") && s.contains("(x=2)") && s.contains("test.pm:4:3"),
+        "{s}"
+    );
+    // Probabilities not summing to one.
+    let e = err("dtmc\nmodule m\n  x : [0..2];\n  [] x=0 -> 0.5:(x'=1) + 0.4:(x'=2);\n  [] x>0 -> true;\nendmodule\n");
+    assert!(e.to_string().contains("sum to 0.9"), "{e}");
+    // Probability outside [0, 1].
+    let e = err("dtmc\nmodule m\n  x : [0..2];\n  [] x=0 -> 1.5:(x'=1) + -0.5:(x'=2);\n  [] x>0 -> true;\nendmodule\n");
+    assert!(e.to_string().contains("not in [0, 1]"), "{e}");
+    // Division by zero, with the state.
+    let e = err("dtmc\nmodule m\n  x : [0..2];\n  [] x<2 -> 1/(1-x):(x'=x+1) + (1 - 1/(1-x)):(x'=x);\n  [] x=2 -> true;\nendmodule\n");
+    let s = e.to_string();
+    assert!(s.contains("division by zero") && s.contains("(x=1)"), "{s}");
+    // Deadlocks are an error on request.
+    let m = parse_model(
+        "dtmc\nmodule m x : [0..1]; [] x=0 -> (x'=1); endmodule\n",
+        "d.pm",
+    )
+    .unwrap();
+    let opts = BuildOptions {
+        fix_deadlocks: false,
+        ..Default::default()
+    };
+    let e = m.build(&[], &opts).unwrap_err();
+    assert!(
+        e.to_string().contains("deadlock") && e.to_string().contains("(x=1)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn formulas_expand_into_property_expressions() {
+    let m = parse_model("dtmc\nformula f = x + 1;\nformula g = f * 2;\nmodule m x : [0..1]; [] true -> true; endmodule\n", "f.pm").unwrap();
+    let e = augur_expr::parse_expr("g > 3").unwrap();
+    let expanded = m.expand_formulas(&e);
+    assert_eq!(
+        expanded,
+        augur_expr::parse_expr("((x + 1) * 2) > 3").unwrap()
+    );
+    assert_eq!(m.formulas().len(), 2);
+    let p = augur_pctl::parse_property("P=? [ F<=(f) g > 3 ]").unwrap();
+    let q = m.expand_formulas_in(&p.formula);
+    let want = augur_pctl::parse_property("P=? [ F<=(x+1) ((x + 1) * 2) > 3 ]").unwrap();
+    assert_eq!(q, want.formula);
+}
+
+#[test]
+fn progress_is_reported() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let last = AtomicUsize::new(0);
+    let cb = |p: crate::BuildProgress| {
+        if p.done {
+            last.store(p.states, Ordering::SeqCst);
+        }
+    };
+    let opts = BuildOptions {
+        progress: Some(&cb),
+        ..Default::default()
+    };
+    let (d, _) = build_with(
+        "dtmc\nmodule m x : [0..40000]; [] x<40000 -> (x'=x+1); [] x=40000 -> true; endmodule\n",
+        &[],
+        &opts,
+    );
+    assert_eq!(last.load(Ordering::SeqCst), d.num_states());
+    assert_eq!(d.num_states(), 40001);
+}
+
+#[test]
+fn wide_states_use_several_words() {
+    // 70 booleans need two words; 5 more 40-bit variables need more.
+    let mut src = String::from("dtmc\nmodule m\n");
+    for i in 0..70 {
+        src.push_str(&format!("b{i} : bool;\n"));
+    }
+    for i in 0..5 {
+        src.push_str(&format!("w{i} : [0..1000000000000] init 999999999999;\n"));
+    }
+    src.push_str("[] !b69 -> (b69'=true) & (w4'=1000000000000);\n[] b69 -> true;\nendmodule\n");
+    let (d, _) = build(&src);
+    assert_eq!(d.num_states(), 2);
+    let s = state(
+        &d,
+        &[
+            ("b69", Value::Bool(true)),
+            ("w4", Value::Int(1_000_000_000_000)),
+            ("w0", Value::Int(999_999_999_999)),
+        ],
+    );
+    assert_eq!(s, 1);
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn parser_never_panics_on_random_text(s in "\\PC{0,200}") {
+            let _ = parse_model(&s, "fuzz.pm");
+        }
+
+        #[test]
+        fn parser_never_panics_on_mutated_models(cut in 0usize..400, insert in "[\\[\\]();:+&'=<>!x0-9 .]{0,6}") {
+            let base = "dtmc\nconst int N = 3;\nformula f = x < N;\nmodule m\n  x : [0..N] init 0;\n  b : bool;\n  [a] f & !b -> 0.5:(x'=x+1) + 0.5:(b'=true);\n  [] x=N | b -> true;\nendmodule\nlabel \"done\" = x=N;\nrewards \"r\" [a] true : 1; x>0 : x/2; endrewards\n";
+            let cut = cut.min(base.len());
+            let mut s = base[..cut].to_string();
+            s.push_str(&insert);
+            s.push_str(&base[cut..]);
+            if let Ok(m) = parse_model(&s, "fuzz.pm") {
+                let _ = m.build(&[], &BuildOptions::default());
+            }
+        }
+    }
+}

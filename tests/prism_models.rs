@@ -1,0 +1,193 @@
+//! End-to-end tests of the PRISM-language models in `models/` (expected values derived by
+//! hand in the `.props` files, one `// RESULT:` line above every property), and of the
+//! located errors the binary gives for malformed PRISM files.
+
+use serde_json::Value as Json;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn models() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models")
+}
+
+fn augur(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_augur"))
+        .args(args)
+        .output()
+        .expect("running augur");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn expected_results(props: &str) -> Vec<Json> {
+    let mut out = Vec::new();
+    for line in props.lines() {
+        if let Some(r) = line.trim().strip_prefix("// RESULT:") {
+            let r = r.trim();
+            out.push(match r {
+                "true" => Json::Bool(true),
+                "false" => Json::Bool(false),
+                "Infinity" => Json::String("inf".into()),
+                _ => {
+                    let v = match r.split_once('/') {
+                        Some((n, d)) => n.parse::<f64>().unwrap() / d.parse::<f64>().unwrap(),
+                        None => r.parse::<f64>().unwrap(),
+                    };
+                    serde_json::json!(v)
+                }
+            });
+        }
+    }
+    out
+}
+
+/// Checks every property of `NAME.props` against its RESULT line; returns the JSON output.
+fn check_model(name: &str, consts: Option<&str>) -> Json {
+    let model = models().join(format!("{name}.pm"));
+    let props = models().join(format!("{name}.props"));
+    let model_s = model.display().to_string();
+    let props_s = props.display().to_string();
+    let mut args = vec!["check", &model_s, &props_s, "--json"];
+    if let Some(c) = consts {
+        args.push("--const");
+        args.push(c);
+    }
+    let (code, stdout, stderr) = augur(&args);
+    assert_eq!(code, 0, "{name}: {stderr}");
+    let out: Json = serde_json::from_str(&stdout).expect("JSON output");
+    let want = expected_results(&std::fs::read_to_string(&props).unwrap());
+    let results = out["results"].as_array().expect("results");
+    assert_eq!(results.len(), want.len(), "{name}: one RESULT per property");
+    for (r, w) in results.iter().zip(&want) {
+        let got = &r["value"];
+        let ok = match (w, got) {
+            (Json::Number(w), Json::Number(g)) => {
+                let (w, g) = (w.as_f64().unwrap(), g.as_f64().unwrap());
+                (g - w).abs() <= 1e-9 * w.abs().max(1.0)
+            }
+            (w, g) => w == g,
+        };
+        assert!(ok, "{name}: {} = {got}, expected {w}", r["property"]);
+    }
+    out
+}
+
+#[test]
+fn sync3_three_modules_with_blocking_and_a_constant() {
+    let out = check_model("sync3", Some("p=0.2"));
+    // n=0: one state; n=1,2,3: every (x, y): 1 + 3*4 = 13.
+    assert_eq!(out["model"]["states"], 13);
+}
+
+#[test]
+fn sync3_needs_its_constant() {
+    let m = models().join("sync3.pm").display().to_string();
+    let (code, _, stderr) = augur(&["check", &m, "--prop", "P=? [ F \"both\" ]"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains('p') && stderr.contains("--const"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sync3_deadlocks_are_an_error_on_request() {
+    let m = models().join("sync3.pm").display().to_string();
+    let (code, _, stderr) = augur(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ F \"both\" ]",
+        "--const",
+        "p=0.2",
+        "--no-fix-deadlocks",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("deadlock") && stderr.contains("n=3"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn ring3_renaming_formulas_and_several_choices() {
+    let out = check_model("ring3", None);
+    assert_eq!(out["model"]["states"], 27);
+}
+
+#[test]
+fn merge_transition_rewards_of_merged_choices() {
+    let out = check_model("merge", None);
+    // s=0 -> {1, 2}, and the self-loops of s=1 and s=2.
+    assert_eq!(out["model"]["states"], 3);
+    assert_eq!(out["model"]["transitions"], 4);
+}
+
+#[test]
+fn exact_method_on_a_prism_model() {
+    let m = models().join("merge.pm").display().to_string();
+    let (code, stdout, stderr) = augur(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ X s=1 ]",
+        "--method",
+        "exact",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let out: Json = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(out["results"][0]["value"].as_f64(), Some(0.75));
+}
+
+/// Malformed files: exit code 1 and `file:line:col` of the problem on stderr.
+#[test]
+fn malformed_models_get_located_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        // (file text, expected "line:col", expected words)
+        (
+            "dtmc\nmodule m\n  x : [0..1];\n  [] x=0 -> (x'=1) +;\nendmodule\n",
+            ":4:",
+            "expected",
+        ),
+        (
+            "mdp\nmodule m\n  x : [0..1];\n  [] true -> true;\nendmodule\n",
+            ":1:1",
+            "not supported",
+        ),
+        (
+            "dtmc\nmodule m\n  x : [0..1];\n  [] x=0 & zz>1 -> (x'=1);\nendmodule\n",
+            ":4:12",
+            "zz",
+        ),
+        (
+            "dtmc\nmodule m\n  x : [0..1] init 2;\nendmodule\n",
+            ":3:3",
+            "outside",
+        ),
+        (
+            "dtmc\nmodule m\n  x : [0..1];\n  [] true -> (x'=true);\nendmodule\n",
+            ":4:",
+            "type",
+        ),
+    ];
+    for (i, (text, at, words)) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("bad{i}.pm"));
+        std::fs::write(&path, text).unwrap();
+        let p = path.display().to_string();
+        let (code, _, stderr) = augur(&["check", &p, "--prop", "P=? [ F x=1 ]"]);
+        assert_eq!(code, 1, "case {i}: {stderr}");
+        assert!(
+            stderr.contains(&format!("bad{i}.pm{at}")),
+            "case {i}: expected {at} in {stderr}"
+        );
+        assert!(
+            stderr.contains(words),
+            "case {i}: expected {words} in {stderr}"
+        );
+    }
+}
