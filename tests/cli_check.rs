@@ -555,3 +555,53 @@ fn gambler_every_start_state() {
         );
     }
 }
+
+#[test]
+fn several_initial_states_report_a_filter() {
+    // 0 → 2 (1/4), 1 (3/4); 1 → 2; 2 absorbing ("goal"). P(F<=1 goal) is 1/4 from 0 and 1
+    // from 1: PRISM's convention over the initial states {0, 1} is the range [1/4, 1].
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("two.json");
+    std::fs::write(
+        &m,
+        r#"{"states": 3, "initial": [0, 1],
+            "transitions": [[0, 2, 0.25], [0, 1, 0.75], [1, 2, 1.0], [2, 2, 1.0]],
+            "labels": {"goal": [2]}}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "check",
+        m.to_str().unwrap(),
+        "--prop",
+        "P=? [ F<=1 \"goal\" ]",
+        "--prop",
+        "P>=0.5 [ F<=1 \"goal\" ]",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = stdout_json(&out);
+    assert_eq!(j["model"]["initial"], serde_json::json!([0, 1]));
+    let r = &j["results"];
+    assert_eq!(r[0]["value"].as_f64(), Some(0.25));
+    assert_eq!(r[0]["filter"]["op"], "range");
+    assert_eq!(r[0]["filter"]["max"].as_f64(), Some(1.0));
+    // Boolean: forall over the initial states (false: it fails in state 0).
+    assert_eq!(r[1]["value"], Json::Bool(false));
+    assert_eq!(r[1]["filter"]["op"], "forall");
+    // The text output says so.
+    let out = run(&[
+        "check",
+        m.to_str().unwrap(),
+        "--prop",
+        "P=? [ F<=1 \"goal\" ]",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("range over 2 initial states: [0.25, 1]"),
+        "{text}"
+    );
+}

@@ -37,6 +37,12 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
         }
         None => {
+            if format == Format::Tra {
+                eprintln!(
+                    "note: only the .tra part goes to standard output; use -o OUT.tra to also \
+                     write the .lab/.srew/.trew/.sta files"
+                );
+            }
             write_model(&loaded.dtmc, format, out).map_err(|e| {
                 CliError::Internal(anyhow::Error::new(e).context("writing the model"))
             })?;

@@ -73,6 +73,17 @@ pub(crate) fn sweep_rows(matrix: &Matrix, rows: &[u32], init: Vec<f64>, k: u64) 
     x
 }
 
+/// `P(φ U≤k ψ)` for every state: `k` sweeps over the φ∧¬ψ rows from the indicator of ψ
+/// (other states keep 1 on ψ, 0 elsewhere), stopping early at an exact fixed point (so huge
+/// `k` on a converging chain costs only the sweeps until nothing changes).
+pub(crate) fn bounded_until(matrix: &Matrix, phi: &StateSet, psi: &StateSet, k: u64) -> Vec<f64> {
+    let n = matrix.rows();
+    let mut maybe = phi.clone();
+    maybe.difference_with(psi);
+    let rows = state_list(&maybe, n);
+    sweep_rows(matrix, &rows, indicator(psi, n), k)
+}
+
 /// `k` sweeps of `x(s) ← [s ∈ φ]·Σ_t P(s,t)·x(t)` over every state: the probability of staying
 /// in φ for `k` steps (positions `0..k`) and then collecting `x` at position `k`.
 pub(crate) fn restricted_steps(
@@ -86,14 +97,21 @@ pub(crate) fn restricted_steps(
     let mut x = init;
     let mut y = vec![0.0; n];
     for _ in 0..k {
+        let mut changed = false;
         for (s, ys) in y.iter_mut().enumerate() {
-            *ys = if phi.contains(s) {
+            let v = if phi.contains(s) {
                 csr.row_dot(s, &x)
             } else {
                 0.0
             };
+            changed |= v != x[s];
+            *ys = v;
         }
         std::mem::swap(&mut x, &mut y);
+        // An exact fixed point stays one for the remaining sweeps.
+        if !changed {
+            break;
+        }
     }
     x
 }

@@ -764,7 +764,7 @@ impl<'a> Checker<'a> {
             Some(u) => {
                 let window = u - steps.lower;
                 Num::exact(
-                    crate::sweep::bounded_until(matrix, phi, psi, window),
+                    bounded::bounded_until(matrix, phi, psi, window),
                     format!("bounded ({window} steps)"),
                 )
             }
