@@ -64,7 +64,7 @@ def storm_times(inst):
     for c in prog.constants:
         if c.name in inst["constants"]:
             v = inst["constants"][c.name]
-            defs[c.expression_variable] = em.integer(v) if isinstance(v, int) else em.rational(v)
+            defs[c.expression_variable] = em.integer(v) if isinstance(v, int) else em.rational(stormpy.Rational(str(v)))
     if defs:
         prog = prog.define_undefined_constants(defs)
     props = stormpy.parse_properties(text, prog)
