@@ -377,6 +377,25 @@ fn horizon_table_json_and_text() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"target\""));
+    // A state formula as the target: s=2 is the "target" label's state.
+    let out = run(&[
+        "horizon",
+        m.to_str().unwrap(),
+        "--target",
+        "s=2",
+        "--max",
+        "3",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout_json(&out)["table"][0],
+        serde_json::json!([0.0, 0.6, 0.6])
+    );
 }
 
 #[test]

@@ -144,3 +144,31 @@ fn bad_file_exits_1_with_line_column_and_caret() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("nothing to parse"));
 }
+
+#[test]
+fn example_property_files_parse() {
+    // Every properties file shipped in models/ parses, and its canonical form parses again.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("props") {
+            continue;
+        }
+        seen += 1;
+        let o = augur(&["parse", path.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            stderr(&o)
+        );
+        let text = stdout(&o);
+        assert!(!text.is_empty(), "{}", path.display());
+        let file = augur_pctl::parse_properties(&text)
+            .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.render(&text, "output")));
+        assert_eq!(file.properties.len(), text.lines().count());
+    }
+    assert!(seen > 0, "no .props files in {}", dir.display());
+}

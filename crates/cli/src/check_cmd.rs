@@ -1,17 +1,19 @@
 //! `augur check MODEL [PROPS_FILE] [--prop TEXT]... [--const N=3,p=0.5] [--method M]
 //! [--epsilon E] [--all-states] [--json]`.
 
-use crate::failure::Failure;
+use crate::error::{read_input, CliError};
 use crate::model::{load_model_with, LoadOptions};
+use augur_dtmc::Dtmc;
 use augur_expr::{evaluate_constants, parse_const_assignments, ConstDecl, Expr, Type, Value};
 use augur_pctl::{parse_properties, parse_property, Property};
 use augur_solver::check::{
-    check_property, CheckContext, CheckError, InitialFilter, PropertyResult, Scalar, Values,
+    CheckContext, CheckError, CheckSession, InitialFilter, PropertyResult, Scalar, Values,
 };
 use augur_solver::numeric::{Method, SolveOptions, SolverError};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -96,11 +98,9 @@ fn value_expr(v: Value) -> (Type, Expr) {
     }
 }
 
-fn check_error(e: CheckError) -> Failure {
-    match e {
-        CheckError::Solver(SolverError::NotConverged { .. }) => Failure::Internal(e.to_string()),
-        other => Failure::User(other.to_string()),
-    }
+/// Whether a checking error is the user's (bad name, bad bound) or a numerical failure.
+fn is_internal(e: &CheckError) -> bool {
+    matches!(e, CheckError::Solver(SolverError::NotConverged { .. }))
 }
 
 /// JSON for one value: a number, `true`/`false`, `"inf"`/`"-inf"`, or null for NaN.
@@ -137,19 +137,19 @@ fn state_values(v: &Values, n: usize) -> Vec<Scalar> {
 }
 
 /// Run `augur check`.
-pub fn run(args: &CheckArgs) -> Result<(), Failure> {
+pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut cmdline: Vec<(String, Value)> = Vec::new();
     for text in &args.consts {
         let parsed = parse_const_assignments(text)
-            .map_err(|e| Failure::User(format!("--const {text}: {e}")))?;
+            .map_err(|e| CliError::User(format!("error: --const {text}: {e}")))?;
         for (n, v) in parsed {
             cmdline.retain(|(m, _)| *m != n);
             cmdline.push((n, v));
         }
     }
     if !(args.epsilon > 0.0 && args.epsilon < 1.0) {
-        return Err(Failure::User(format!(
-            "--epsilon must be in (0, 1), got {}",
+        return Err(CliError::User(format!(
+            "error: --epsilon must be in (0, 1), got {}",
             args.epsilon
         )));
     }
@@ -159,10 +159,9 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
     let mut file_consts: Vec<ConstDecl> = Vec::new();
     let mut labels = HashMap::new();
     if let Some(path) = &args.props_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::User(format!("{}: {e}", path.display())))?;
+        let text = read_input(path)?;
         let name = path.display().to_string();
-        let pf = parse_properties(&text).map_err(|e| Failure::User(e.render(&text, &name)))?;
+        let pf = parse_properties(&text).map_err(|e| CliError::User(e.render(&text, &name)))?;
         file_consts = pf.constants;
         for l in pf.labels {
             labels.insert(l.name, l.formula);
@@ -176,7 +175,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
         }
     }
     for text in &args.props {
-        let p = parse_property(text).map_err(|e| Failure::User(e.render(text, "--prop")))?;
+        let p = parse_property(text).map_err(|e| CliError::User(e.render(text, "--prop")))?;
         jobs.push(Job {
             name: p.name.clone(),
             origin: "--prop".into(),
@@ -184,8 +183,8 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
         });
     }
     if jobs.is_empty() {
-        return Err(Failure::User(
-            "no property to check: give a properties file or --prop".into(),
+        return Err(CliError::user(
+            "error: no property to check: give a properties file or --prop 'PCTL'",
         ));
     }
 
@@ -194,7 +193,6 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
         fix_deadlocks: !args.no_fix_deadlocks,
     };
     let loaded = load_model_with(&args.model, &cmdline, &load_opts)?;
-    let dtmc = &loaded.dtmc;
     // Properties (and properties-file labels) may use the PRISM model's formulas.
     if let Some(model) = &loaded.prism {
         for job in &mut jobs {
@@ -204,6 +202,7 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
             *formula = model.expand_formulas_in(formula);
         }
     }
+    let dtmc = &loaded.dtmc;
 
     // Constants: the model's, then the properties file's (which may use the model's), then
     // command-line values for names declared nowhere (usable directly in --prop).
@@ -221,9 +220,9 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
         .collect();
     decls.extend(file_consts);
     let values = evaluate_constants(&decls, &cmdline).map_err(|e| {
-        Failure::User(match &args.props_file {
-            Some(p) => format!("{}: {e}", p.display()),
-            None => e.to_string(),
+        CliError::User(match &args.props_file {
+            Some(p) => format!("error: {}: {e}", p.display()),
+            None => format!("error: {e}"),
         })
     })?;
     let mut constants: HashMap<String, Value> = values.into_iter().collect();
@@ -243,49 +242,45 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
 
     let n = dtmc.num_states();
     let mut results_json = Vec::new();
-    let mut failed: Option<Failure> = None;
+    let mut failures = 0usize;
+    let mut internal = false;
     if !args.json {
         for note in &loaded.notes {
-            println!("note: {note}");
+            writeln!(out, "note: {note}")?;
         }
     }
+    let mut session = CheckSession::new(dtmc, &ctx);
     for job in &jobs {
         let text = job.property.formula.to_string();
         let start = Instant::now();
-        let res = check_property(dtmc, &job.property.formula, &ctx);
+        let res = session.check_property(&job.property.formula);
         let seconds = start.elapsed().as_secs_f64();
         match res {
             Ok(r) => {
                 if args.json {
                     results_json.push(result_json(job, &text, &r, seconds, args.all_states, n));
                 } else {
-                    print_result(job, &text, &r, seconds, args.all_states, n);
+                    print_result(out, dtmc, job, &text, &r, seconds, args.all_states, n)?;
                 }
             }
             Err(e) => {
-                let f = check_error(e);
-                let msg = format!("{}: {text}: {f}", job.origin);
-                eprintln!("error: {msg}");
-                if !args.json {
-                    println!("{text} = error ({f})");
-                }
+                // Keep going (as PRISM does): report this property, check the others.
+                failures += 1;
+                internal |= is_internal(&e);
+                eprintln!("error: {}: {text}: {e}", job.origin);
                 if args.json {
                     results_json.push(json!({
                         "name": job.name, "property": text, "value": null, "bounds": null,
-                        "method": null, "seconds": seconds, "error": f.to_string(),
+                        "method": null, "seconds": seconds, "error": e.to_string(),
                     }));
-                }
-                if failed.is_none() {
-                    failed = Some(match f {
-                        Failure::Internal(_) => Failure::Internal(msg),
-                        _ => Failure::User(msg),
-                    });
+                } else {
+                    writeln!(out, "{text} = error ({e})")?;
                 }
             }
         }
     }
     if args.json {
-        let out = json!({
+        let doc = json!({
             "model": {
                 "states": n,
                 "transitions": dtmc.num_transitions(),
@@ -294,12 +289,19 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
             },
             "results": results_json,
         });
-        println!("{out}");
+        writeln!(out, "{doc}")?;
     }
-    match failed {
-        // Already reported on stderr: the caller only sets the exit code.
-        Some(f) => Err(Failure::Reported(f.exit_code())),
-        None => Ok(()),
+    if failures == 0 {
+        return Ok(());
+    }
+    let summary = format!(
+        "{failures} of {} properties could not be checked (see above)",
+        jobs.len()
+    );
+    if internal {
+        Err(CliError::Internal(anyhow::anyhow!(summary)))
+    } else {
+        Err(CliError::User(format!("error: {summary}")))
     }
 }
 
@@ -359,14 +361,17 @@ fn result_json(
     o
 }
 
+#[allow(clippy::too_many_arguments)]
 fn print_result(
+    out: &mut dyn Write,
+    dtmc: &Dtmc,
     job: &Job,
     text: &str,
     r: &PropertyResult,
     seconds: f64,
     all_states: bool,
     n: usize,
-) {
+) -> std::io::Result<()> {
     let mut line = String::new();
     if let Some(name) = &job.name {
         line.push_str(&format!("{name}: "));
@@ -393,18 +398,22 @@ fn print_result(
         None => {}
     }
     line.push_str(&format!(" ({}, {:.3} s)", r.method, seconds));
-    println!("{line}");
+    writeln!(out, "{line}")?;
     for note in &r.notes {
-        println!("  note: {note}");
+        writeln!(out, "  note: {note}")?;
     }
     if let Some(p) = &r.printed {
         for (s, v) in p {
-            println!("  state {s}: {}", scalar_text(*v));
+            writeln!(out, "  state {s}: {}", scalar_text(*v))?;
         }
     }
     if all_states {
         for (s, v) in state_values(&r.values, n).into_iter().enumerate() {
-            println!("  state {s}: {}", scalar_text(v));
+            match dtmc.describe_state(s) {
+                Some(val) => writeln!(out, "  state {s} {val}: {}", scalar_text(v))?,
+                None => writeln!(out, "  state {s}: {}", scalar_text(v))?,
+            }
         }
     }
+    Ok(())
 }

@@ -8,9 +8,6 @@ pub enum CliError {
     User(String),
     /// A bug or an environment failure: printed as `internal error: ...`; exit code 2.
     Internal(anyhow::Error),
-    /// Already reported on stderr (e.g. some of several properties failed); only the exit
-    /// code remains.
-    Reported(u8),
     /// Stdout was closed (`augur ... | head`): stop quietly.
     BrokenPipe,
 }

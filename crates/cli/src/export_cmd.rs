@@ -1,6 +1,6 @@
 //! `augur export MODEL --to tra|drn|json|dot|prism [-o OUT]`.
 
-use crate::failure::Failure;
+use crate::error::CliError;
 use crate::model::{load_model_with, LoadOptions};
 use augur_dtmc::{write_model, write_model_to_path, Format};
 use clap::Args;
@@ -29,12 +29,15 @@ pub struct ExportArgs {
 }
 
 /// Run `augur export`.
-pub fn run(args: &ExportArgs) -> Result<(), Failure> {
-    let format: Format = args.to.parse().map_err(Failure::User)?;
+pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let format: Format = args
+        .to
+        .parse()
+        .map_err(|e| CliError::User(format!("error: {e}")))?;
     let mut consts: Vec<(String, augur_expr::Value)> = Vec::new();
     for text in &args.consts {
         let parsed = augur_expr::parse_const_assignments(text)
-            .map_err(|e| Failure::User(format!("--const {text}: {e}")))?;
+            .map_err(|e| CliError::User(format!("error: --const {text}: {e}")))?;
         for (n, v) in parsed {
             consts.retain(|(m, _)| *m != n);
             consts.push((n, v));
@@ -46,18 +49,18 @@ pub fn run(args: &ExportArgs) -> Result<(), Failure> {
     };
     let loaded = load_model_with(&args.model, &consts, &opts)?;
     match &args.output {
-        Some(out) => {
-            let written = write_model_to_path(&loaded.dtmc, format, out)
-                .map_err(|e| Failure::User(e.to_string()))?;
+        Some(path) => {
+            let written = write_model_to_path(&loaded.dtmc, format, path)
+                .map_err(|e| CliError::User(format!("error: {e}")))?;
             for p in written {
                 eprintln!("wrote {}", p.display());
             }
         }
         None => {
-            let stdout = std::io::stdout();
-            let mut w = stdout.lock();
-            write_model(&loaded.dtmc, format, &mut w).map_err(|e| Failure::User(e.to_string()))?;
-            w.flush()?;
+            write_model(&loaded.dtmc, format, out).map_err(|e| {
+                CliError::Internal(anyhow::Error::new(e).context("writing the model"))
+            })?;
+            out.flush()?;
         }
     }
     Ok(())

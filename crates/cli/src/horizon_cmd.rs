@@ -2,11 +2,15 @@
 //! P(F≤h target) for h = 1..H and every state.
 
 use crate::check_cmd::scalar_json;
-use crate::failure::Failure;
+use crate::error::CliError;
 use crate::model::load_model;
-use augur_solver::check::{horizon_table, Scalar};
+use augur_dtmc::StateSet;
+use augur_expr::Expr;
+use augur_pctl::{parse_property, StateFormula};
+use augur_solver::check::{check, horizon_table, CheckContext, Scalar, Values};
 use clap::Args;
 use serde_json::{json, Value as Json};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `augur horizon`.
@@ -14,7 +18,7 @@ use std::path::PathBuf;
 pub struct HorizonArgs {
     /// The model (.tra, .drn, .json, .pm/.prism).
     pub model: PathBuf,
-    /// The target label (with or without quotes).
+    /// The target: a label (with or without quotes) or a boolean state formula.
     #[arg(long)]
     pub target: String,
     /// The largest horizon H.
@@ -26,37 +30,49 @@ pub struct HorizonArgs {
 }
 
 /// Run `augur horizon`.
-pub fn run(args: &HorizonArgs) -> Result<(), Failure> {
+pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let loaded = load_model(&args.model, &[])?;
     let dtmc = &loaded.dtmc;
     let name = args.target.trim().trim_matches('"');
-    let target = dtmc.label(name).ok_or_else(|| {
-        let known: Vec<String> = dtmc
-            .labels
-            .iter()
-            .map(|(n, _)| format!("\"{n}\""))
-            .collect();
-        Failure::User(format!(
-            "{}: unknown label \"{name}\" (the model has: {})",
-            args.model.display(),
-            if known.is_empty() {
-                "no labels".to_string()
-            } else {
-                known.join(", ")
+    // A label name (quoted or not), or else any boolean state formula (`s>=3 & !"done"`).
+    let target: StateSet = match dtmc.label(name) {
+        Some(set) => set.clone(),
+        None => {
+            let text = args.target.as_str();
+            let prop =
+                parse_property(text).map_err(|e| CliError::User(e.render(text, "--target")))?;
+            // A bare identifier is meant as a label name.
+            let formula = match prop.formula {
+                StateFormula::Expr(Expr::Ident(id)) => StateFormula::Label(id),
+                f => f,
+            };
+            let values = check(dtmc, &formula, &CheckContext::default()).map_err(|e| {
+                CliError::User(format!(
+                    "error: {}: --target {text}: {e}",
+                    args.model.display()
+                ))
+            })?;
+            match values {
+                Values::Bool(set) => set,
+                Values::Num { .. } => {
+                    return Err(CliError::User(format!(
+                        "error: --target {text}: expected a label or a boolean state formula"
+                    )))
+                }
             }
-        ))
-    })?;
+        }
+    };
     let n = dtmc.num_states();
     if args.max_h == 0 {
-        return Err(Failure::User("--max must be at least 1".into()));
+        return Err(CliError::user("error: --max must be at least 1"));
     }
-    if n.checked_mul(args.max_h).is_none_or(|c| c > 200_000_000) {
-        return Err(Failure::User(format!(
-            "the table would have {n} × {} entries; choose a smaller --max",
+    if n.checked_mul(args.max_h).map_or(true, |c| c > 200_000_000) {
+        return Err(CliError::User(format!(
+            "error: the table would have {n} × {} entries; choose a smaller --max",
             args.max_h
         )));
     }
-    let table = horizon_table(&dtmc.matrix, target, args.max_h);
+    let table = horizon_table(&dtmc.matrix, &target, args.max_h);
     let at = |s: usize, h: usize| table.get(s, h).unwrap_or(f64::NAN);
     if args.json {
         let rows: Vec<Json> = (0..n)
@@ -68,26 +84,26 @@ pub fn run(args: &HorizonArgs) -> Result<(), Failure> {
                 )
             })
             .collect();
-        let out = json!({
+        let doc = json!({
             "target": name,
             "max": args.max_h,
             "states": n,
             "initial": dtmc.initial,
             "table": rows,
         });
-        println!("{out}");
+        writeln!(out, "{doc}")?;
     } else {
         let mut header = String::from("state");
         for h in 1..=args.max_h {
             header.push_str(&format!("\th={h}"));
         }
-        println!("{header}");
+        writeln!(out, "{header}")?;
         for s in 0..n {
             let mut line = s.to_string();
             for h in 1..=args.max_h {
                 line.push_str(&format!("\t{}", at(s, h)));
             }
-            println!("{line}");
+            writeln!(out, "{line}")?;
         }
     }
     Ok(())

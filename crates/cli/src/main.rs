@@ -8,10 +8,12 @@
 mod check_cmd;
 mod error;
 mod export_cmd;
-mod failure;
 mod horizon_cmd;
+mod learn_cmd;
 mod model;
+mod pac_cmd;
 mod parse_cmd;
+mod simulate_cmd;
 
 use clap::{Parser, Subcommand};
 use error::CliError;
@@ -33,10 +35,22 @@ enum Command {
     Parse(parse_cmd::ParseArgs),
     /// Check PCTL properties on a model.
     Check(check_cmd::CheckArgs),
-    /// The all-horizon table P(F<=h target) for h = 1..H.
+    /// The all-horizon table P(F<=h target) for h = 1..H and every state.
     Horizon(horizon_cmd::HorizonArgs),
-    /// Convert a model to another format.
+    /// Convert a model to another format (tra, drn, json, dot, prism).
     Export(export_cmd::ExportArgs),
+    /// Learn a DTMC from traces (validity-aware Laplace smoothing), keeping the counts.
+    Learn(learn_cmd::LearnArgs),
+    /// PAC sample-size bounds for a learned model, or the calculator form.
+    Pac(pac_cmd::PacArgs),
+    /// Write seeded random traces of a DTMC in the JSON Lines trace format.
+    Simulate(simulate_cmd::SimulateArgs),
+}
+
+/// The learning commands report every failure as a user error (bad trace, spec or model file,
+/// bad parameter, unwritable output), with its location when it has one.
+fn learning_error(e: anyhow::Error) -> CliError {
+    CliError::User(format!("error: {e:#}"))
 }
 
 fn main() -> ExitCode {
@@ -53,15 +67,19 @@ fn main() -> ExitCode {
     let mut out = stdout.lock();
     let result = match cli.command {
         Command::Parse(args) => parse_cmd::run(&args, &mut out),
-        Command::Check(args) => check_cmd::run(&args).map_err(CliError::from),
-        Command::Horizon(args) => horizon_cmd::run(&args).map_err(CliError::from),
-        Command::Export(args) => export_cmd::run(&args).map_err(CliError::from),
+        Command::Check(args) => check_cmd::run(&args, &mut out),
+        Command::Horizon(args) => horizon_cmd::run(&args, &mut out),
+        Command::Export(args) => export_cmd::run(&args, &mut out),
+        Command::Learn(args) => learn_cmd::run(&args, &mut out).map_err(learning_error),
+        Command::Pac(args) => pac_cmd::run(&args, &mut out)
+            .map(|_| ())
+            .map_err(learning_error),
+        Command::Simulate(args) => simulate_cmd::run(&args, &mut out).map_err(learning_error),
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
-        Err(CliError::Reported(code)) => ExitCode::from(code),
         Err(CliError::User(msg)) => {
             eprint!("{msg}");
             if !msg.ends_with('\n') {

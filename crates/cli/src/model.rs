@@ -1,6 +1,6 @@
 //! Loading a model by extension: the one place where every model format is wired.
 
-use crate::failure::Failure;
+use crate::error::CliError;
 use augur_dtmc::{read_model, BuildReport, Dtmc, Format, ReadOptions};
 use augur_expr::Value;
 use augur_prism::{BuildOptions, BuildProgress};
@@ -63,7 +63,7 @@ fn report_notes(r: &BuildReport) -> Vec<String> {
 /// Load the model at `path`, chosen by extension: `.tra` (with the `.lab/.srew/.trew/.sta`
 /// of the same stem), `.drn`, `.json`; `.pm`/`.prism` (PRISM language, with `consts` for
 /// its undefined constants).
-pub fn load_model(path: &Path, consts: &[(String, Value)]) -> Result<LoadedModel, Failure> {
+pub fn load_model(path: &Path, consts: &[(String, Value)]) -> Result<LoadedModel, CliError> {
     load_model_with(path, consts, &LoadOptions::default())
 }
 
@@ -74,13 +74,13 @@ pub fn load_model_with(
     path: &Path,
     consts: &[(String, Value)],
     opts: &LoadOptions,
-) -> Result<LoadedModel, Failure> {
+) -> Result<LoadedModel, CliError> {
     let start = Instant::now();
     match Format::from_path(path) {
         Some(Format::Prism) => load_prism(path, consts, opts, start),
         Some(Format::Tra | Format::Drn | Format::Json) => {
             let (dtmc, report) = read_model(path, &ReadOptions::default())
-                .map_err(|e| Failure::User(e.to_string()))?;
+                .map_err(|e| CliError::User(format!("error: {e}")))?;
             Ok(LoadedModel {
                 dtmc,
                 constants: Vec::new(),
@@ -89,8 +89,8 @@ pub fn load_model_with(
                 prism: None,
             })
         }
-        _ => Err(Failure::User(format!(
-            "{}: unknown model format (expected .tra, .drn, .json, .pm or .prism)",
+        _ => Err(CliError::User(format!(
+            "error: {}: unknown model format (expected .tra, .drn, .json, .pm or .prism)",
             path.display()
         ))),
     }
@@ -101,9 +101,9 @@ fn load_prism(
     consts: &[(String, Value)],
     opts: &LoadOptions,
     start: Instant,
-) -> Result<LoadedModel, Failure> {
+) -> Result<LoadedModel, CliError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::User(format!("{}: {e}", path.display())))?;
+        .map_err(|e| CliError::User(format!("error: {}: {e}", path.display())))?;
     let name = path.display().to_string();
     let model = augur_prism::parse_model(&text, &name).map_err(prism_failure)?;
     // Progress: a spinner line on stderr, only on a terminal and only once the build has
@@ -157,9 +157,9 @@ fn load_prism(
     })
 }
 
-fn prism_failure(e: augur_prism::PrismError) -> Failure {
+fn prism_failure(e: augur_prism::PrismError) -> CliError {
     match e {
-        augur_prism::PrismError::Limit { .. } => Failure::Internal(e.to_string()),
-        e => Failure::User(e.to_string()),
+        augur_prism::PrismError::Limit { .. } => CliError::Internal(anyhow::anyhow!("{e}")),
+        e => CliError::User(format!("error: {e}")),
     }
 }

@@ -5,6 +5,8 @@
 //! [`BuildReport`]), [`DtmcError`] / [`Result`]. Files: [`read_model`] / [`write_model`]
 //! dispatch over PRISM explicit files ([`explicit`]), Storm's DRN ([`drn`]), Augur's JSON
 //! ([`json`]), and export to DOT ([`dot`]) and the PRISM language ([`prism_export`]).
+//! Learning from abstract traces: [`learn`] (transition counts, validity-aware Laplace
+//! smoothing, Wilson intervals), [`pac`] (PAC sample-size bounds), [`simulate`] (seeded traces).
 //!
 //! ```
 //! use augur_dtmc::DtmcBuilder;
@@ -32,7 +34,10 @@ pub mod dot;
 pub mod drn;
 pub mod explicit;
 pub mod json;
+pub mod learn;
+pub mod pac;
 pub mod prism_export;
+pub mod simulate;
 
 pub use builder::*;
 pub use error::*;

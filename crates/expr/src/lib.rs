@@ -7,7 +7,7 @@
 //! - Parsing: [`parse_expr`] (or `str::parse::<Expr>`); PRISM's syntax and precedence (see
 //!   `grammar/expr.pest`).
 //! - Printing: `Display` for [`Expr`] gives canonical text with the fewest parentheses,
-//!   and `parse_expr(&e.to_string()) == Ok(e)` for parsed expressions (see [`print`]).
+//!   and `parse_expr(&e.to_string()) == Ok(e)` for parsed expressions (see [`print`](mod@print)).
 //! - Typing and evaluation: [`Expr::type_check`], [`Expr::eval`] (rules in [`semantics`]).
 //! - Utilities: [`Expr::substitute`], [`Expr::idents`], [`Expr::simplify`],
 //!   [`evaluate_constants`], [`parse_const_assignments`].

@@ -143,8 +143,12 @@ impl SyntaxError {
         let mut unexpected = describe_all(negatives);
         if let Some(attempts) = err.parse_attempts() {
             let further = match source {
+                // (Only when some token was expected there: positions reached inside a
+                // negative lookahead, such as `!keyword`, are not progress.)
                 Some(src)
-                    if attempts.max_position > span.0 && attempts.max_position <= src.len() =>
+                    if attempts.max_position > span.0
+                        && attempts.max_position <= src.len()
+                        && !attempts.expected_tokens().is_empty() =>
                 {
                     let moved =
                         SyntaxError::at(src, attempts.max_position, attempts.max_position, "");
@@ -182,8 +186,28 @@ impl SyntaxError {
                 expected = tokens;
             }
         }
+        if expected.is_empty() {
+            // Nothing was expected here: pest stopped inside a word (e.g. after matching a
+            // keyword in a lookahead). Point at the start of that word.
+            if let Some(src) = source {
+                let before = src.get(..span.0).unwrap_or("");
+                let start = before
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .map_or(0, |i| i + 1);
+                if start < span.0 {
+                    let moved = SyntaxError::at(src, start, start, "");
+                    span = moved.span;
+                    line = moved.line;
+                    column = moved.column;
+                }
+            }
+        }
         let mut message = if expected.is_empty() {
-            "unexpected input".to_string()
+            match source.map(|src| token_at(src, span.0)) {
+                Some(Some(tok)) => format!("unexpected `{tok}`"),
+                Some(None) => "unexpected end of input".to_string(),
+                None => "unexpected input".to_string(),
+            }
         } else {
             format!("expected {}", join_alternatives(&expected))
         };
@@ -251,6 +275,19 @@ fn is_structural_token(token: &str) -> bool {
         token,
         ")" | "]" | "}" | "," | ":" | ";" | "(" | "[" | "{" | "=?"
     )
+}
+
+/// The word (identifier characters) or single character starting at byte `pos`, if any.
+fn token_at(src: &str, pos: usize) -> Option<&str> {
+    let rest = src.get(pos..)?;
+    let first = rest.chars().next()?;
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let len = if is_word(first) {
+        rest.find(|c: char| !is_word(c)).unwrap_or(rest.len())
+    } else {
+        first.len_utf8()
+    };
+    rest.get(..len)
 }
 
 /// Operator tokens (summarised as "operator" in messages).

@@ -390,6 +390,14 @@ proptest! {
     #[test]
     fn random_strings_never_panic(s in "\\PC{0,40}") {
         let _ = parse_expr(&s);
+        let _ = parse_const_assignments(&s);
+    }
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..60)) {
+        let s = String::from_utf8_lossy(&bytes);
+        let _ = parse_expr(&s);
+        let _ = parse_const_assignments(&s);
     }
 
     #[test]

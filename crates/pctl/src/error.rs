@@ -13,29 +13,45 @@ pub enum PctlError {
     /// where a state formula belongs (or the reverse), a duplicate name, ...
     #[error("{0}")]
     Invalid(SyntaxError),
+    /// After constants were substituted ([`crate::StateFormula::instantiate`]), a bound is out
+    /// of range (the same checks as at parse time, now that the values are known) or does not
+    /// evaluate.
+    #[error("in `{formula}`: {message}")]
+    Instantiate {
+        /// The formula, printed after substitution.
+        formula: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl PctlError {
-    /// The location and message.
-    pub fn located(&self) -> &SyntaxError {
+    /// The location and message (`None` for [`PctlError::Instantiate`], which concerns a
+    /// formula rather than a text).
+    pub fn located(&self) -> Option<&SyntaxError> {
         match self {
-            PctlError::Syntax(e) | PctlError::Invalid(e) => e,
+            PctlError::Syntax(e) | PctlError::Invalid(e) => Some(e),
+            PctlError::Instantiate { .. } => None,
         }
     }
 
-    /// 1-based line of the error.
+    /// 1-based line of the error (0 when the error is not located in a text).
     pub fn line(&self) -> usize {
-        self.located().line
+        self.located().map_or(0, |e| e.line)
     }
 
-    /// 1-based column (in characters) of the error.
+    /// 1-based column (in characters) of the error (0 when the error is not located).
     pub fn column(&self) -> usize {
-        self.located().column
+        self.located().map_or(0, |e| e.column)
     }
 
-    /// Renders the error with the offending line and a caret (see [`SyntaxError::render`]).
+    /// Renders the error with the offending line and a caret (see [`SyntaxError::render`]);
+    /// an unlocated error renders as `error: <message>` naming `name`.
     pub fn render(&self, source: &str, name: &str) -> String {
-        self.located().render(source, name)
+        match self.located() {
+            Some(e) => e.render(source, name),
+            None => format!("error: {name}: {self}\n"),
+        }
     }
 }
 

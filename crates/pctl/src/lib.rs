@@ -3,7 +3,7 @@
 //! Main types: [`Property`] and [`PropertiesFile`] (the results of [`parse_property`] and
 //! [`parse_properties`]), the formula ASTs [`StateFormula`], [`PathFormula`], [`RewardPath`],
 //! and the located error [`PctlError`] (render it with [`PctlError::render`]).
-//! Every AST type prints its canonical PRISM text with `Display` (see [`print`]) and
+//! Every AST type prints its canonical PRISM text with `Display` (see [`print`](mod@print)) and
 //! (de)serialises with serde.
 //!
 //! ```
@@ -32,9 +32,20 @@
 //! discount factors outside `[0, 1]`, a path formula where a state formula belongs
 //! (`S=? [ F "up" ]`) and the reverse (`P=? [ "up" ]`), reward indices below 1, and duplicate
 //! constant, label or property names in a file.
+//!
+//! Once constant values are known (model, properties file, `--const`),
+//! [`StateFormula::instantiate`] substitutes them, folds constant subexpressions and re-runs the
+//! same range checks on the bounds that have become constant. [`StateFormula::idents`],
+//! [`StateFormula::labels`], [`StateFormula::substitute`] and [`StateFormula::map_exprs`] help
+//! resolve names against a model.
+//!
+//! Parse limits: brackets nest at most [`augur_expr::syntax::MAX_NESTING`] deep, and a formula
+//! has at most [`augur_expr::syntax::MAX_DEPTH`] connectives and operators (expressions at most
+//! that depth), so that no input can exhaust the stack; larger inputs are located errors.
 #![deny(missing_docs)]
 
 mod ast;
+mod checks;
 mod error;
 mod parser;
 pub mod print;

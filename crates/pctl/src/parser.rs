@@ -2,6 +2,7 @@
 //! the parse-time semantic checks.
 
 use crate::ast::*;
+use crate::checks::{self, BoundKind};
 use crate::error::{PctlError, Result};
 use augur_expr::{BinaryOp, ConstDecl, Expr, SyntaxError, Type, UnaryOp, Value};
 use pest::iterators::Pair;
@@ -556,12 +557,6 @@ fn build_reward_ref(pair: Pair<'_, Rule>) -> Result<RewardRef> {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum BoundKind {
-    Probability,
-    Reward,
-}
-
 /// Evaluates a bound expression that names no constant; `None` when it names one (checked
 /// later, against the model's constants).
 fn closed_value(e: &Expr, span: pest::Span<'_>) -> Result<Option<Value>> {
@@ -590,24 +585,7 @@ fn build_bound(pair: Pair<'_, Rule>, kind: BoundKind) -> Result<Bound> {
     let espan = ep.as_span();
     let e = build_expr(ep)?;
     if let Some(v) = closed_value(&e, espan)? {
-        let Some(x) = v.as_f64() else {
-            return Err(invalid(
-                espan,
-                format!("the bound must be a number, found {v}"),
-            ));
-        };
-        match kind {
-            BoundKind::Probability if !(0.0..=1.0).contains(&x) => {
-                return Err(invalid(
-                    espan,
-                    format!("probability bound {v} is outside [0, 1]"),
-                ));
-            }
-            BoundKind::Reward if x < 0.0 => {
-                return Err(invalid(espan, format!("reward bound {v} is negative")));
-            }
-            _ => {}
-        }
+        checks::threshold(kind, v).map_err(|m| invalid(espan, m))?;
     }
     Ok(Bound::Compare(cmp, e))
 }
@@ -616,12 +594,9 @@ fn build_bound(pair: Pair<'_, Rule>, kind: BoundKind) -> Result<Bound> {
 fn check_steps(e: &Expr, span: pest::Span<'_>, what: &str) -> Result<Option<i64>> {
     match closed_value(e, span)? {
         None => Ok(None),
-        Some(Value::Int(k)) if k < 0 => Err(invalid(span, format!("{what} {k} is negative"))),
-        Some(Value::Int(k)) => Ok(Some(k)),
-        Some(v) => Err(invalid(
-            span,
-            format!("{what} must be an integer, found {v}"),
-        )),
+        Some(v) => checks::step_count(v, what)
+            .map(Some)
+            .map_err(|m| invalid(span, m)),
     }
 }
 
@@ -636,10 +611,7 @@ fn build_step_bound(pair: Pair<'_, Rule>) -> Result<StepBound> {
         let k = check_steps(&e, espan, "step bound")?;
         let op = first.as_str();
         if op == "<" && k == Some(0) {
-            return Err(invalid(
-                span,
-                "step bound `<0` admits no step (use `<=0` or a larger bound)",
-            ));
+            return Err(invalid(span, checks::EMPTY_LT));
         }
         Ok(match op {
             "<" => StepBound::Lt(e),
@@ -658,7 +630,7 @@ fn build_step_bound(pair: Pair<'_, Rule>) -> Result<StepBound> {
         let b = check_steps(&hi, hi_span, "step bound")?;
         if let (Some(a), Some(b)) = (a, b) {
             if a > b {
-                return Err(invalid(span, format!("step interval [{a},{b}] is empty")));
+                return Err(invalid(span, checks::empty_interval(a, b)));
             }
         }
         Ok(StepBound::Interval(lo, hi))
@@ -689,15 +661,7 @@ fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
                         let espan = ep.as_span();
                         let d = build_expr(ep)?;
                         if let Some(v) = closed_value(&d, espan)? {
-                            match v.as_f64() {
-                                Some(x) if (0.0..=1.0).contains(&x) => {}
-                                _ => {
-                                    return Err(invalid(
-                                        espan,
-                                        format!("discount factor {v} is not in [0, 1]"),
-                                    ))
-                                }
-                            }
+                            checks::discount(v).map_err(|m| invalid(espan, m))?;
                         }
                         discount = Some(d);
                     }

@@ -753,6 +753,13 @@ proptest! {
     }
 
     #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..80)) {
+        let s = String::from_utf8_lossy(&bytes);
+        let _ = parse_properties(&s);
+        let _ = parse_property(&s);
+    }
+
+    #[test]
     fn random_strings_never_panic(s in "\\PC{0,60}") {
         let _ = parse_properties(&s);
         let _ = parse_property(&s);
@@ -765,4 +772,70 @@ proptest! {
             prop_assert_eq!(parse_property(&p.to_string()), Ok(p));
         }
     }
+}
+
+#[test]
+fn instantiate_substitutes_and_rechecks_bounds() {
+    use augur_expr::Value;
+    let f = sf("P>=p [ \"a\" U[lo,hi] x>N ] & R{\"r\"}<=c [ C{discount=d}<=k ] | S<q [ y ]");
+    let ids: Vec<_> = f.idents().into_iter().collect();
+    assert_eq!(ids, ["N", "c", "d", "hi", "k", "lo", "p", "q", "x", "y"]);
+    let labels: Vec<_> = f.labels().into_iter().collect();
+    assert_eq!(labels, ["a"]);
+    let consts = |p: f64, lo: i64, hi: i64, c: f64, d: f64, k: i64| {
+        vec![
+            ("p".to_string(), Value::Double(p)),
+            ("lo".into(), Value::Int(lo)),
+            ("hi".into(), Value::Int(hi)),
+            ("N".into(), Value::Int(3)),
+            ("c".into(), Value::Double(c)),
+            ("d".into(), Value::Double(d)),
+            ("k".into(), Value::Int(k)),
+            ("q".into(), Value::Double(0.25)),
+        ]
+    };
+    let ok = f.instantiate(&consts(0.5, 1, 4, 2.0, 0.9, 5)).unwrap();
+    assert_eq!(
+        ok.to_string(),
+        "P>=0.5 [ \"a\" U[1,4] x>3 ] & R{\"r\"}<=2.0 [ C{discount=0.9}<=5 ] | S<0.25 [ y ]"
+    );
+    // Each bound, once known, is checked as at parse time.
+    for (bad, msg) in [
+        (
+            consts(1.5, 1, 4, 2.0, 0.9, 5),
+            "probability bound 1.5 is outside [0, 1]",
+        ),
+        (
+            consts(0.5, 4, 1, 2.0, 0.9, 5),
+            "step interval [4,1] is empty",
+        ),
+        (consts(0.5, -1, 1, 2.0, 0.9, 5), "step bound -1 is negative"),
+        (
+            consts(0.5, 1, 4, -2.0, 0.9, 5),
+            "reward bound -2.0 is negative",
+        ),
+        (
+            consts(0.5, 1, 4, 2.0, 1.5, 5),
+            "discount factor 1.5 is not in [0, 1]",
+        ),
+        (consts(0.5, 1, 4, 2.0, 0.9, -5), "step bound -5 is negative"),
+    ] {
+        let err = f.instantiate(&bad).unwrap_err();
+        assert!(matches!(err, PctlError::Instantiate { .. }), "{err:?}");
+        assert!(err.to_string().contains(msg), "{err}");
+        assert_eq!(err.line(), 0);
+    }
+    // Non-integer step bounds and `<0` from constants.
+    let g = sf("P=? [ F<k \"a\" ]");
+    let err = g.instantiate(&[("k".into(), Value::Int(0))]).unwrap_err();
+    assert!(err.to_string().contains("`<0` admits no step"), "{err}");
+    let err = g
+        .instantiate(&[("k".into(), Value::Double(2.5))])
+        .unwrap_err();
+    assert!(err.to_string().contains("must be an integer"), "{err}");
+    // Unknown names stay (they may be model variables).
+    assert_eq!(g.instantiate(&[]).unwrap(), g);
+    // substitute renames in every expression.
+    let h = sf("P>=p [ F<=k x=1 ]").substitute(|n| (n == "x").then(|| Expr::Ident("z".into())));
+    assert_eq!(h.to_string(), "P>=p [ F<=k z=1 ]");
 }

@@ -9,9 +9,10 @@ use augur_dtmc::{Matrix, StateSet};
 /// The transpose of a CSR matrix, again in CSR form (row `t` lists the predecessors of `t`,
 /// with the probability of the transition `s → t`).
 ///
-/// Entries keep their values; rows of the result are sorted by column.
+/// Entries keep their values; rows of the result are sorted by column. (The same as
+/// `Dtmc::transpose`, i.e. [`augur_dtmc::transpose_csr`].)
 pub fn transpose(matrix: &Matrix) -> Matrix {
-    matrix.transpose_view().to_csr()
+    augur_dtmc::transpose_csr(matrix)
 }
 
 /// The rows of a CSR matrix as raw slices: `(row pointers, column indices, values)`.

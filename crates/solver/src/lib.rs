@@ -9,7 +9,9 @@
 //!   iteration for large ones);
 //! - [`long_run_average`]: steady-state probabilities and long-run average rewards;
 //! - [`absorbing_analysis`]: fundamental matrix, absorption probabilities and expected steps;
-//! - [`sweep`]: sparse matrix-vector products and step-bounded reachability.
+//! - [`sweep`]: sparse matrix-vector products and step-bounded reachability;
+//! - [`check`]: the PCTL checker ([`check::check`], [`check::check_property`]) and the
+//!   all-horizon table ([`check::horizon_table`]).
 //!
 //! ```
 //! use augur_solver::{graph, until_probabilities, SolveOptions};
@@ -48,3 +50,4 @@ pub use absorbing::{absorbing_analysis, Absorption};
 pub use numeric::{Method, Result, Solution, SolveOptions, SolverError};
 pub use reach::{reachability_rewards, total_rewards, until_probabilities};
 pub use steady::long_run_average;
+pub use sweep::step_rewards;

@@ -59,6 +59,34 @@ pub fn bounded_until(matrix: &Matrix, phi: &StateSet, psi: &StateSet, k: u64) ->
     x
 }
 
+/// The expected reward of one step from every state: `state[s] + Σ_t P(s,t)·transition(s,t)`,
+/// with `transition` aligned with `matrix.data()` (the form every reward solver of this crate
+/// takes). Missing parts count as 0; vectors of the wrong length give `None`.
+pub fn step_rewards(
+    matrix: &Matrix,
+    state: Option<&[f64]>,
+    transition: Option<&[f64]>,
+) -> Option<Vec<f64>> {
+    let n = matrix.rows();
+    let (ptr, _, val) = graph::raw(matrix);
+    let mut out = match state {
+        Some(v) if v.len() == n => v.to_vec(),
+        Some(_) => return None,
+        None => vec![0.0; n],
+    };
+    if let Some(t) = transition {
+        if t.len() != val.len() {
+            return None;
+        }
+        for (s, o) in out.iter_mut().enumerate() {
+            for e in ptr[s] as usize..ptr[s + 1] as usize {
+                *o += val[e] * t[e];
+            }
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +113,9 @@ mod tests {
         mat_vec(&m, &[1.0, 3.0], &mut y);
         assert_eq!(y, vec![2.0, 3.0]);
         assert_eq!(bytes_per_sweep(&m), 3 * 4 + 3 * 4 + 3 * 16 + 2 * 8);
+        // Rewards: state 0 earns 1, the move 0 → 1 earns 4 (probability ½): 1 + 2 = 3.
+        let r = step_rewards(&m, Some(&[1.0, 0.0]), Some(&[0.0, 4.0, 0.0])).unwrap();
+        assert_eq!(r, vec![3.0, 0.0]);
+        assert!(step_rewards(&m, Some(&[1.0]), None).is_none());
     }
 }

@@ -577,3 +577,52 @@ fn closed_form_refuses_huge_systems_and_errors_are_reported() {
     let r = reachability_rewards(&m, &mt, None, &goal, &[1.0], &SolveOptions::default());
     assert!(r.is_err());
 }
+
+#[test]
+fn large_chain_default_method_matches_gauss_seidel() {
+    // 10⁵ states: i → i+1 (0.6; the last transient state → 0), → a pseudo-random state (0.3), → goal / fail (0.05 each).
+    // Mostly one big SCC, so Auto uses topological interval iteration.
+    let n = 100_000;
+    let (goal, fail) = (n - 2, n - 1);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut e = Vec::with_capacity(4 * n);
+    for i in 0..n - 2 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let j = (x % (n as u64 - 2)) as usize;
+        e.push((i, goal, 0.05));
+        e.push((i, fail, 0.05));
+        // The last transient state wraps around to 0.
+        e.push((i, if i + 1 == goal { 0 } else { i + 1 }, 0.6));
+        e.push((i, j, 0.3));
+    }
+    e.push((goal, goal, 1.0));
+    e.push((fail, fail, 1.0));
+    let m = matrix(n, &e);
+    let mt = graph::transpose(&m);
+    let target = set(n, [goal]);
+    let auto =
+        until_probabilities(&m, &mt, None, &all(n), &target, &SolveOptions::default()).unwrap();
+    assert!(auto.method.contains("topological"), "{}", auto.method);
+    let gs = until_probabilities(
+        &m,
+        &mt,
+        None,
+        &all(n),
+        &target,
+        &opts(Method::GaussSeidel, 1e-13),
+    )
+    .unwrap();
+    let (lo, hi) = auto.bounds.as_ref().unwrap();
+    for s in (0..n).step_by(997) {
+        assert_close(auto.values[s], gs.values[s], 1e-6, "large chain");
+        assert!(lo[s] <= gs.values[s] + 1e-12 && gs.values[s] <= hi[s] + 1e-12);
+    }
+    // Symmetry: every transient state enters goal and fail with the same probability (0.05)
+    // and the rest stays transient, so the value is exactly ½ everywhere.
+    for s in (0..n - 2).step_by(101) {
+        assert_close(auto.values[s], 0.5, 1e-6, "symmetry");
+        assert!(lo[s] <= 0.5 && 0.5 <= hi[s]);
+    }
+}

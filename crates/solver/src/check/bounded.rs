@@ -7,32 +7,28 @@ use augur_dtmc::{Matrix, StateSet};
 /// Borrowed CSR arrays of the transition matrix, for the sweep loops.
 #[derive(Clone, Copy)]
 struct Csr<'a> {
-    /// Row pointers (`rows + 1` entries, relative to `indices`/`data`).
+    /// Row pointers (`rows + 1` entries).
     indptr: &'a [u32],
     /// Column of every stored entry.
     indices: &'a [u32],
     /// Probability of every stored entry.
     data: &'a [f64],
-    /// Offset of the first row (non-zero only for sliced matrices).
-    base: usize,
 }
 
 impl<'a> Csr<'a> {
     fn new(matrix: &'a Matrix) -> Self {
-        let indptr: &'a [u32] = matrix.indptr().into_raw_storage();
+        let (indptr, indices, data) = crate::graph::raw(matrix);
         Csr {
             indptr,
-            indices: matrix.indices(),
-            data: matrix.data(),
-            base: indptr.first().map_or(0, |&b| b as usize),
+            indices,
+            data,
         }
     }
 
     /// `(P·x)(s)`.
     #[inline]
     fn row_dot(&self, s: usize, x: &[f64]) -> f64 {
-        let lo = self.indptr[s] as usize - self.base;
-        let hi = self.indptr[s + 1] as usize - self.base;
+        let (lo, hi) = (self.indptr[s] as usize, self.indptr[s + 1] as usize);
         let mut acc = 0.0;
         for (&c, &p) in self.indices[lo..hi].iter().zip(&self.data[lo..hi]) {
             acc += p * x[c as usize];
@@ -75,17 +71,6 @@ pub(crate) fn sweep_rows(matrix: &Matrix, rows: &[u32], init: Vec<f64>, k: u64) 
         }
     }
     x
-}
-
-/// `P(φ U≤k ψ)` for every state, starting from the values `init` (1 on ψ-states, 0 on
-/// ¬φ∧¬ψ-states, anything on the others): only the φ∧¬ψ rows are swept.
-pub(crate) fn bounded_until(matrix: &Matrix, phi: &StateSet, psi: &StateSet, k: u64) -> Vec<f64> {
-    let n = matrix.rows();
-    let init = indicator(psi, n);
-    let mut maybe = phi.clone();
-    maybe.difference_with(psi);
-    let rows = state_list(&maybe, n);
-    sweep_rows(matrix, &rows, init, k)
 }
 
 /// `k` sweeps of `x(s) ← [s ∈ φ]·Σ_t P(s,t)·x(t)` over every state: the probability of staying

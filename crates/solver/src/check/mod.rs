@@ -46,14 +46,13 @@
 
 mod atoms;
 mod bounded;
-mod core;
 #[cfg(test)]
 mod tests;
 
 pub use bounded::{horizon_table, HorizonTable};
 
 use crate::numeric::{SolveOptions, SolverError};
-use augur_dtmc::{Dtmc, Matrix, RewardStructure, StateSet};
+use augur_dtmc::{Dtmc, DtmcError, Matrix, RewardStructure, StateSet};
 use augur_expr::{Expr, Value};
 use augur_pctl::{
     Bound, Comparison, FilterOp, PathFormula, RewardPath, RewardRef, StateFormula, StepBound,
@@ -174,7 +173,7 @@ pub struct PropertyResult {
 
 /// Check a formula: the value of every state.
 pub fn check(dtmc: &Dtmc, formula: &StateFormula, ctx: &CheckContext) -> Result<Values> {
-    Checker::new(dtmc, ctx).state(formula)
+    CheckSession::new(dtmc, ctx).check(formula)
 }
 
 /// Check a property and extract the value reported for it: at the initial state; for a
@@ -186,7 +185,38 @@ pub fn check_property(
     formula: &StateFormula,
     ctx: &CheckContext,
 ) -> Result<PropertyResult> {
-    let mut checker = Checker::new(dtmc, ctx);
+    CheckSession::new(dtmc, ctx).check_property(formula)
+}
+
+/// Several properties on one model: the transpose of the transition matrix (needed by every
+/// unbounded operator) is built once, on first use, and kept for the following properties.
+pub struct CheckSession<'a> {
+    checker: Checker<'a>,
+}
+
+impl<'a> CheckSession<'a> {
+    /// A session on `dtmc` with `ctx`.
+    pub fn new(dtmc: &'a Dtmc, ctx: &'a CheckContext) -> Self {
+        CheckSession {
+            checker: Checker::new(dtmc, ctx),
+        }
+    }
+
+    /// The value of every state (as [`check`]).
+    pub fn check(&mut self, formula: &StateFormula) -> Result<Values> {
+        self.checker.reset();
+        self.checker.state(formula)
+    }
+
+    /// The reported value of a property (as [`check_property`]).
+    pub fn check_property(&mut self, formula: &StateFormula) -> Result<PropertyResult> {
+        self.checker.reset();
+        property_result(&mut self.checker, formula)
+    }
+}
+
+fn property_result(checker: &mut Checker<'_>, formula: &StateFormula) -> Result<PropertyResult> {
+    let dtmc = checker.dtmc;
     let values = checker.state(formula)?;
     let mut methods: Vec<String> = Vec::new();
     for m in checker.methods.drain(..) {
@@ -288,7 +318,7 @@ pub fn check_property(
         method,
         initial_filter,
         printed,
-        notes: checker.notes,
+        notes: std::mem::take(&mut checker.notes),
     })
 }
 
@@ -377,6 +407,14 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Forget the state of the previous property (keeps the transpose).
+    fn reset(&mut self) {
+        self.options = self.ctx.options;
+        self.label_stack.clear();
+        self.methods.clear();
+        self.notes.clear();
+    }
+
     fn n(&self) -> usize {
         self.dtmc.num_states()
     }
@@ -388,7 +426,7 @@ impl<'a> Checker<'a> {
     fn transpose(&mut self) -> &Matrix {
         let m = &self.dtmc.matrix;
         self.transpose
-            .get_or_insert_with(|| m.transpose_view().to_csr())
+            .get_or_insert_with(|| crate::graph::transpose(m))
     }
 
     fn full(&self) -> StateSet {
@@ -653,7 +691,7 @@ impl<'a> Checker<'a> {
         }
         if rounds > 0 {
             self.notes.push(format!(
-                "{op}{} {t}: bounds straddled the threshold; recomputed with ε = {:e}",
+                "{op}{} {t}: bounds straddled the threshold; recomputed with ε = {:.0e}",
                 cmp_text(*cmp),
                 self.options.epsilon
             ));
@@ -726,14 +764,15 @@ impl<'a> Checker<'a> {
             Some(u) => {
                 let window = u - steps.lower;
                 Num::exact(
-                    bounded::bounded_until(matrix, phi, psi, window),
+                    crate::sweep::bounded_until(matrix, phi, psi, window),
                     format!("bounded ({window} steps)"),
                 )
             }
             None => {
                 let opts = self.options;
+                let exact = self.dtmc.exact.as_deref();
                 let t = self.transpose();
-                let sol = core::until_probabilities(matrix, t, phi, psi, &opts)?;
+                let sol = crate::until_probabilities(matrix, t, exact, phi, psi, &opts)?;
                 Num {
                     values: sol.values,
                     bounds: sol.bounds,
@@ -750,75 +789,56 @@ impl<'a> Checker<'a> {
         Ok(r)
     }
 
+    /// The reward structure of `R{...}` (the dtmc crate's lookups, whose errors list the
+    /// model's structures).
     fn structure(&self, r: Option<&RewardRef>) -> Result<&'a RewardStructure> {
-        let rewards = &self.dtmc.rewards;
-        let known = || {
-            if rewards.is_empty() {
-                "no reward structures".to_string()
-            } else {
-                rewards
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| match &s.name {
-                        Some(n) => format!("\"{n}\""),
-                        None => format!("{} (unnamed)", i + 1),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
+        let d = self.dtmc;
+        let found = match r {
+            None => d.default_reward(),
+            Some(RewardRef::Name(n)) => d.reward_named(n),
+            Some(RewardRef::Index(i)) => d.reward_indexed(*i),
         };
-        match r {
-            None => rewards.first().ok_or_else(|| CheckError::UnknownRewards {
-                name: "(default)".into(),
-                known: known(),
-            }),
-            Some(RewardRef::Name(n)) => {
-                self.dtmc
-                    .reward_structure(n)
-                    .ok_or_else(|| CheckError::UnknownRewards {
-                        name: format!("\"{n}\""),
-                        known: known(),
-                    })
-            }
-            Some(RewardRef::Index(i)) => (*i as usize)
-                .checked_sub(1)
-                .and_then(|i| rewards.get(i))
-                .ok_or_else(|| CheckError::UnknownRewards {
-                    name: i.to_string(),
-                    known: known(),
-                }),
-        }
+        found.map_err(|e| match e {
+            DtmcError::UnknownRewardStructure { what, available } => CheckError::UnknownRewards {
+                name: what,
+                known: if available.is_empty() {
+                    "no reward structures".into()
+                } else {
+                    available
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| {
+                            if n.is_empty() {
+                                format!("{} (unnamed)", i + 1)
+                            } else {
+                                format!("\"{n}\"")
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            },
+            other => CheckError::Model(other.to_string()),
+        })
     }
 
     /// Expected one-step reward `state(s) + Σ_t P(s,t)·trans(s,t)`.
     fn one_step(&self, rs: &RewardStructure) -> Result<Vec<f64>> {
         let n = self.n();
-        let mut r = match &rs.state {
-            Some(v) if v.len() == n => v.clone(),
-            Some(v) => {
-                return Err(CheckError::Model(format!(
-                    "a state reward vector has {} entries for {n} states",
-                    v.len()
-                )))
-            }
-            None => vec![0.0; n],
-        };
-        if let Some(t) = &rs.transition {
-            let m = self.matrix();
-            if t.len() != m.nnz() {
-                return Err(CheckError::Model(format!(
-                    "a transition reward vector has {} entries for {} transitions",
-                    t.len(),
-                    m.nnz()
-                )));
-            }
-            for (s, rs) in r.iter_mut().enumerate() {
-                let range = m.indptr().outer_inds_sz(s);
-                let probs = &m.data()[range.clone()];
-                *rs += probs.iter().zip(&t[range]).map(|(p, w)| p * w).sum::<f64>();
-            }
+        if let Some(v) = rs.state.as_ref().filter(|v| v.len() != n) {
+            return Err(CheckError::Model(format!(
+                "a state reward vector has {} entries for {n} states",
+                v.len()
+            )));
         }
-        Ok(r)
+        let nnz = self.matrix().nnz();
+        if let Some(t) = rs.transition.as_ref().filter(|t| t.len() != nnz) {
+            return Err(CheckError::Model(format!(
+                "a transition reward vector has {} entries for {nnz} transitions",
+                t.len()
+            )));
+        }
+        Ok(self.dtmc.expected_one_step_rewards(rs))
     }
 
     fn reward(&mut self, r: Option<&RewardRef>, path: &RewardPath) -> Result<Num> {
@@ -886,8 +906,9 @@ impl<'a> Checker<'a> {
                     }
                     None => {
                         let opts = self.options;
+                        let exact = self.dtmc.exact.as_deref();
                         let t = self.transpose();
-                        let sol = core::total_rewards(matrix, t, &r, &opts)?;
+                        let sol = crate::total_rewards(matrix, t, exact, &r, &opts)?;
                         Ok(Num {
                             values: sol.values,
                             bounds: sol.bounds,
@@ -925,8 +946,9 @@ impl<'a> Checker<'a> {
     fn reach_rewards(&mut self, target: &StateSet, r: &[f64]) -> Result<Num> {
         let opts = self.options;
         let matrix = self.matrix();
+        let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        let sol = core::reachability_rewards(matrix, t, target, r, &opts)?;
+        let sol = crate::reachability_rewards(matrix, t, exact, target, r, &opts)?;
         Ok(Num {
             values: sol.values,
             bounds: sol.bounds,
@@ -937,8 +959,9 @@ impl<'a> Checker<'a> {
     fn long_run(&mut self, v: &[f64]) -> Result<Num> {
         let opts = self.options;
         let matrix = self.matrix();
+        let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        let sol = core::long_run_average(matrix, t, v, &opts)?;
+        let sol = crate::long_run_average(matrix, t, exact, v, &opts)?;
         Ok(Num {
             values: sol.values,
             bounds: sol.bounds,

@@ -1131,3 +1131,118 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn straddling_bounds_are_refined_then_noted() {
+    // P(F goal) from 0 is exactly 1/2. With the sound interval method and a threshold of
+    // exactly 1/2 the bounds [0.5 − δ, 0.5 + δ] straddle it: the checker refines (smaller ε)
+    // and, if still undecided, decides by the point value and says so.
+    let d = lazy();
+    let mut c = ctx();
+    c.options.method = crate::numeric::Method::Interval;
+    let f = StateFormula::Prob {
+        bound: Bound::Compare(Comparison::Ge, Expr::Double(0.5)),
+        path: Box::new(PathFormula::Eventually(goal(), StepBound::Unbounded)),
+    };
+    let r = check_property(&d, &f, &c).unwrap();
+    let undecided = r.notes.iter().any(|n| n.contains("undecided"));
+    let refined = r.notes.iter().any(|n| n.contains("recomputed"));
+    let exact_bounds = match check(
+        &d,
+        &p(PathFormula::Eventually(goal(), StepBound::Unbounded)),
+        &c,
+    )
+    .unwrap()
+    {
+        Values::Num {
+            bounds: Some((lo, hi)),
+            ..
+        } => lo[0] == 0.5 && hi[0] == 0.5,
+        _ => false,
+    };
+    // Either the method pinned the value exactly (no note needed) or the notes say what happened.
+    assert!(exact_bounds || (refined && undecided), "{:?}", r.notes);
+    // A threshold away from the value is decided by the bounds without notes.
+    let g = StateFormula::Prob {
+        bound: Bound::Compare(Comparison::Ge, Expr::Double(0.4)),
+        path: Box::new(PathFormula::Eventually(goal(), StepBound::Unbounded)),
+    };
+    let r = check_property(&d, &g, &c).unwrap();
+    assert_eq!(r.value, Scalar::Bool(true));
+    assert!(r.notes.is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Reward operators against dense linear algebra: `C<=k = Σ_{i<k} P^i r`,
+    /// `C{discount=d}<=k = Σ_{i<k} (dP)^i r`, `I=k = P^k r_state`, and the discounted total
+    /// `(I − dP)^{-1} r` inside the reported sound bounds. `r` = state + expected transition
+    /// reward.
+    #[test]
+    fn rewards_equal_dense_sums((n, w, _phi, _psi, k, _l) in arb_case(),
+                                state_r in proptest::collection::vec(0u8..5, 7),
+                                trans_r in proptest::collection::vec(0u8..5, 49),
+                                disc in 0.05f64..0.95) {
+        let mut d = random_dtmc(n, &w);
+        let state: Vec<f64> = state_r[..n].iter().map(|&x| x as f64).collect();
+        let trans: Vec<f64> = (0..d.matrix.nnz()).map(|i| trans_r[i % 49] as f64).collect();
+        let pm = dense(&d);
+        // Expected one-step reward, computed independently from the dense matrix and the
+        // CSR-aligned transition rewards.
+        let mut r = nalgebra::DVector::from_vec(state.clone());
+        for (i, (p, (s, _t))) in d.matrix.iter().enumerate() {
+            r[s as usize] += p * trans[i];
+        }
+        d.rewards = vec![RewardStructure { name: Some("x".into()), state: Some(state.clone()), transition: Some(trans) }];
+        let cum = |bound: Option<i64>, discount: Option<f64>| r_vals(&d, RewardPath::Cumulative {
+            bound: bound.map(int), discount: discount.map(Expr::Double) });
+        // Σ_{i<k} P^i r and Σ_{i<k} (dP)^i r
+        let mut acc = nalgebra::DVector::zeros(n);
+        let mut accd = nalgebra::DVector::zeros(n);
+        let mut term = r.clone();
+        let mut termd = r.clone();
+        for _ in 0..k {
+            acc += &term;
+            accd += &termd;
+            term = &pm * term;
+            termd = (&pm * termd) * disc;
+        }
+        let c = cum(Some(k), None).0;
+        let cd = cum(Some(k), Some(disc)).0;
+        for s in 0..n {
+            prop_assert!((c[s] - acc[s]).abs() <= 1e-9 * (1.0 + acc[s].abs()));
+            prop_assert!((cd[s] - accd[s]).abs() <= 1e-9 * (1.0 + accd[s].abs()));
+        }
+        // I=k: P^k · state
+        let mut pk = nalgebra::DVector::from_vec(state.clone());
+        for _ in 0..k {
+            pk = &pm * pk;
+        }
+        let inst = r_vals(&d, RewardPath::Instantaneous(int(k))).0;
+        for s in 0..n {
+            prop_assert!((inst[s] - pk[s]).abs() <= 1e-9 * (1.0 + pk[s].abs()));
+        }
+        // Discounted total: the dense solve lies within the sound bounds.
+        let a = nalgebra::DMatrix::<f64>::identity(n, n) - &pm * disc;
+        let exact = a.lu().solve(&r).expect("I − dP is invertible for d < 1");
+        let (v, bounds) = cum(None, Some(disc));
+        let (lo, hi) = bounds.expect("bounds");
+        for s in 0..n {
+            let tol = 1e-9 * (1.0 + exact[s].abs());
+            prop_assert!(lo[s] - tol <= exact[s] && exact[s] <= hi[s] + tol, "state {s}: {} not in [{}, {}]", exact[s], lo[s], hi[s]);
+            prop_assert!((v[s] - exact[s]).abs() <= 2e-6 * exact[s].abs().max(1.0));
+        }
+    }
+}
+
+/// Per-state lower and upper bounds.
+type Bounds = Option<(Vec<f64>, Vec<f64>)>;
+
+/// Values and bounds of `R{"x"}=? [path]` in every state.
+fn r_vals(d: &Dtmc, path: RewardPath) -> (Vec<f64>, Bounds) {
+    match check(d, &r("x", path), &ctx()).expect("check") {
+        Values::Num { values, bounds, .. } => (values, bounds),
+        Values::Bool(_) => panic!("expected numbers"),
+    }
+}
