@@ -211,7 +211,7 @@ fn export_a_prism_model_as_tra() {
             )
         })
         .collect();
-    rows.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    rows.sort_by_key(|r| (r.0, r.1));
     assert_eq!(
         rows,
         vec![(0, 1, 0.75), (0, 2, 0.25), (1, 1, 1.0), (2, 2, 1.0)]
