@@ -191,3 +191,34 @@ fn malformed_models_get_located_errors() {
         );
     }
 }
+
+#[test]
+fn export_a_prism_model_as_tra() {
+    let m = models().join("merge.pm").display().to_string();
+    let (code, stdout, stderr) = augur(&["export", &m, "--to", "tra"]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    // merge.pm: s=0 -> s=1 (3/4), s=2 (1/4); s=1 and s=2 loop (see merge.pm).
+    assert_eq!(lines[0], "3 4");
+    let mut rows: Vec<(u32, u32, f64)> = lines[1..]
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    rows.sort_by_key(|r| (r.0, r.1));
+    assert_eq!(
+        rows,
+        vec![(0, 1, 0.75), (0, 2, 0.25), (1, 1, 1.0), (2, 2, 1.0)]
+    );
+    // Undefined constants are named.
+    let s = models().join("sync3.pm").display().to_string();
+    let (code, _, stderr) = augur(&["export", &s, "--to", "tra"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("undefined constant p"), "{stderr}");
+}

@@ -2,7 +2,7 @@
 //! [--epsilon E] [--all-states] [--json]`.
 
 use crate::error::{read_input, CliError};
-use crate::model::load_model;
+use crate::model::{load_model_with, LoadOptions};
 use augur_dtmc::Dtmc;
 use augur_expr::{evaluate_constants, parse_const_assignments, ConstDecl, Expr, Type, Value};
 use augur_pctl::{parse_properties, parse_property, Property};
@@ -78,6 +78,9 @@ pub struct CheckArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// PRISM models: fail on a deadlock state instead of giving it a self-loop.
+    #[arg(long)]
+    pub no_fix_deadlocks: bool,
 }
 
 /// One property to check, with where it came from (for messages).
@@ -185,7 +188,20 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     }
 
-    let loaded = load_model(&args.model, &cmdline)?;
+    let load_opts = LoadOptions {
+        exact: args.method == MethodArg::Exact,
+        fix_deadlocks: !args.no_fix_deadlocks,
+    };
+    let loaded = load_model_with(&args.model, &cmdline, &load_opts)?;
+    // Properties (and properties-file labels) may use the PRISM model's formulas.
+    if let Some(model) = &loaded.prism {
+        for job in &mut jobs {
+            job.property.formula = model.expand_formulas_in(&job.property.formula);
+        }
+        for formula in labels.values_mut() {
+            *formula = model.expand_formulas_in(formula);
+        }
+    }
     let dtmc = &loaded.dtmc;
 
     // Constants: the model's, then the properties file's (which may use the model's), then

@@ -1,7 +1,7 @@
 //! `augur export MODEL --to tra|drn|json|dot|prism [-o OUT]`.
 
 use crate::error::CliError;
-use crate::model::load_model;
+use crate::model::{load_model_with, LoadOptions};
 use augur_dtmc::{write_model, write_model_to_path, Format};
 use clap::Args;
 use std::io::Write;
@@ -19,6 +19,13 @@ pub struct ExportArgs {
     /// written next to it).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Values of the model's undefined constants (PRISM models), e.g. `N=3,p=0.5`
+    /// (repeatable).
+    #[arg(long = "const", value_name = "N=V,...")]
+    pub consts: Vec<String>,
+    /// PRISM models: fail on a deadlock state instead of giving it a self-loop.
+    #[arg(long)]
+    pub no_fix_deadlocks: bool,
 }
 
 /// Run `augur export`.
@@ -27,7 +34,20 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .to
         .parse()
         .map_err(|e| CliError::User(format!("error: {e}")))?;
-    let loaded = load_model(&args.model, &[])?;
+    let mut consts: Vec<(String, augur_expr::Value)> = Vec::new();
+    for text in &args.consts {
+        let parsed = augur_expr::parse_const_assignments(text)
+            .map_err(|e| CliError::User(format!("error: --const {text}: {e}")))?;
+        for (n, v) in parsed {
+            consts.retain(|(m, _)| *m != n);
+            consts.push((n, v));
+        }
+    }
+    let opts = LoadOptions {
+        exact: false,
+        fix_deadlocks: !args.no_fix_deadlocks,
+    };
+    let loaded = load_model_with(&args.model, &consts, &opts)?;
     match &args.output {
         Some(path) => {
             let written = write_model_to_path(&loaded.dtmc, format, path)
