@@ -15,9 +15,9 @@ use num_rational::BigRational;
 use num_traits::Zero;
 
 /// Auto: try exact elimination when there are at most this many unknowns...
-const AUTO_EXACT_MAX_UNKNOWNS: usize = 20_000;
+const AUTO_EXACT_MAX_UNKNOWNS: usize = 1_000;
 /// ... within this work budget (sum of operand bit sizes over all rational multiply-adds).
-const AUTO_EXACT_BUDGET: u64 = 5_000_000;
+const AUTO_EXACT_BUDGET: u64 = 1_000_000;
 /// Closed form (dense LU) refuses systems larger than this.
 pub(crate) const CLOSED_FORM_MAX_UNKNOWNS: usize = 5_000;
 
