@@ -87,6 +87,8 @@ pub struct CheckArgs {
 struct Job {
     name: Option<String>,
     property: Property,
+    /// The property as the user wrote it (canonical form), before formulas were expanded.
+    text: String,
     origin: String,
 }
 
@@ -170,6 +172,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
             jobs.push(Job {
                 name: p.name.clone(),
                 origin: format!("{name}: property {}", i + 1),
+                text: p.formula.to_string(),
                 property: p,
             });
         }
@@ -179,6 +182,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         jobs.push(Job {
             name: p.name.clone(),
             origin: "--prop".into(),
+            text: p.formula.to_string(),
             property: p,
         });
     }
@@ -251,7 +255,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let mut session = CheckSession::new(dtmc, &ctx);
     for job in &jobs {
-        let text = job.property.formula.to_string();
+        let text = job.text.clone();
         let start = Instant::now();
         let res = session.check_property(&job.property.formula);
         let seconds = start.elapsed().as_secs_f64();
