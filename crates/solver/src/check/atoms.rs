@@ -53,6 +53,17 @@ pub(crate) fn eval_states(
         .enumerate()
         .map(|(i, n)| (n.as_str(), i))
         .collect();
+    // Fold the constants in once, so the per-state evaluation only looks up variables
+    // (model formulas expand into large constant-heavy trees, e.g. in oscillators).
+    let folded = expr
+        .substitute(|name| {
+            if index.contains_key(name) {
+                None
+            } else {
+                constants.get(name).map(|v| Expr::from(*v))
+            }
+        })
+        .simplify();
     let mut out = Vec::with_capacity(n);
     for s in 0..n {
         let row = vals
@@ -65,7 +76,7 @@ pub(crate) fn eval_states(
                 .map(|&i| row[i])
                 .or_else(|| constants.get(name).copied())
         };
-        out.push(eval(expr, &lookup)?);
+        out.push(eval(&folded, &lookup)?);
     }
     Ok(out)
 }
