@@ -209,12 +209,18 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
         }
         Method::Auto => {
             if n <= AUTO_EXACT_MAX_UNKNOWNS {
+                let sys = build_system(p);
+                // An acyclic system (every SCC one state; self-loops are kept apart in `diag`)
+                // is solved in one topological pass, in closed form per state: exact
+                // elimination would only cost time there (brp: 0.15 s instead of 1 ms).
+                if graph::tarjan(n, &sys.ptr, &sys.col, None, None).count == n {
+                    return sound_iteration(&sys, p.lower, p.upper, opts, true);
+                }
                 match solve_exact(p, Some(AUTO_EXACT_BUDGET)) {
                     Ok(s) => return Ok(s),
                     Err(SolverError::Unsupported(_)) => {}
                     Err(e) => return Err(e),
                 }
-                let sys = build_system(p);
                 let mut s = sound_iteration(&sys, p.lower, p.upper, opts, true)?;
                 s.method
                     .push_str("; exact elimination abandoned: over its work budget");
