@@ -489,6 +489,22 @@ fn csv_traces() {
 }
 
 #[test]
+fn csv_row_with_more_fields_than_the_header_is_an_error() {
+    // Before: the extra cell was silently ignored, hiding a shifted or mistyped row.
+    let r = read_all("trace,step,x\nt1,0,1\nt1,1,2,7\n", TraceFormat::Csv);
+    let e = r
+        .iter()
+        .find_map(|x| x.as_ref().err())
+        .expect("an error for the 4-field row");
+    assert_eq!(e.location().unwrap().line, 3);
+    assert!(
+        e.to_string()
+            .contains("4 fields, but the header names 3 columns"),
+        "{e}"
+    );
+}
+
+#[test]
 fn csv_steps_abstract_with_the_spec() {
     let abs = spec(FOUR);
     let r = read_all("trace,step,x\nt,0,1\nt,1,9\nt,2,99\n", TraceFormat::Csv);

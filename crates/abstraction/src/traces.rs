@@ -99,6 +99,8 @@ struct CsvColumns {
     category: Option<usize>,
     state: Option<usize>,
     vars: Vec<(usize, String)>,
+    /// Number of columns in the header.
+    width: usize,
 }
 
 /// A streaming reader of traces: an iterator of `Result<Trace>`. After an error the reader goes
@@ -288,6 +290,7 @@ impl<R: BufRead> TraceReader<R> {
                     category,
                     state,
                     vars,
+                    width: names.len(),
                 });
                 continue;
             };
@@ -298,6 +301,13 @@ impl<R: BufRead> TraceReader<R> {
             let row = (|| -> std::result::Result<(i64, Option<String>, Step), String> {
                 if id.is_empty() {
                     return Err("empty `trace` cell".into());
+                }
+                if record.len() > cols.width {
+                    return Err(format!(
+                        "{} fields, but the header names {} columns",
+                        record.len(),
+                        cols.width
+                    ));
                 }
                 let step_text = record.get(cols.step).unwrap_or("");
                 let step: i64 = step_text
