@@ -121,3 +121,26 @@ fn missing_abstraction_spec_names_the_reason_once() {
     // The OS reason was printed twice ("...: No such file ... : No such file ...").
     assert_eq!(err.matches("os error").count(), 1, "{err}");
 }
+
+#[test]
+fn export_to_prism_on_stdout_with_a_non_identifier_label_is_a_user_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // A state named like `augur simulate` names states of a model with valuations.
+    std::fs::write(
+        dir.path().join("t.jsonl"),
+        "{\"id\":\"a\",\"steps\":[{\"state\":\"x=0\"},{\"state\":\"x=1\"}]}\n",
+    )
+    .unwrap();
+    let out = augur_in(dir.path(), &["learn", "t.jsonl", "-o", "m.json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // With -o this was already exit 1; on stdout it was "internal error", exit 2.
+    let out = augur_in(dir.path(), &["export", "m.json", "--to", "prism"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("\"x=0\" is not an identifier"), "{err}");
+    assert!(!err.contains("internal error"), "{err}");
+}
