@@ -489,6 +489,20 @@ fn csv_traces() {
 }
 
 #[test]
+fn invalid_json_line_names_only_the_file_line() {
+    let r = read_all(
+        "{\"id\": \"a\", \"steps\": [{\"state\": \"S\"}]}\n{bad json\n",
+        TraceFormat::JsonLines,
+    );
+    let e = r[1].as_ref().unwrap_err();
+    assert_eq!(e.location().unwrap().line, 2);
+    let m = e.to_string();
+    assert!(m.contains("invalid JSON (column 2)"), "{m}");
+    // serde's own "at line 1 column 2" contradicted the file line 2.
+    assert!(!m.contains("line 1"), "{m}");
+}
+
+#[test]
 fn csv_row_with_more_fields_than_the_header_is_an_error() {
     // Before: the extra cell was silently ignored, hiding a shifted or mistyped row.
     let r = read_all("trace,step,x\nt1,0,1\nt1,1,2,7\n", TraceFormat::Csv);

@@ -147,8 +147,16 @@ impl<R: BufRead> TraceReader<R> {
 }
 
 fn parse_json_trace(text: &str, line: usize) -> std::result::Result<Trace, String> {
-    let v: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| format!("invalid JSON (column {}): {e}", e.column()))?;
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        // serde's message ends with "at line 1 column N": the line within the JSON text,
+        // which is always 1 here and contradicts the file line of the error.
+        let msg = e.to_string();
+        let msg = match msg.rsplit_once(" at line ") {
+            Some((m, _)) => m.to_string(),
+            None => msg,
+        };
+        format!("invalid JSON (column {}): {msg}", e.column())
+    })?;
     let obj = v
         .as_object()
         .ok_or("a trace must be a JSON object {\"id\": ..., \"steps\": [...]}")?;
