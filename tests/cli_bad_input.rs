@@ -144,3 +144,28 @@ fn export_to_prism_on_stdout_with_a_non_identifier_label_is_a_user_error() {
     assert!(err.contains("\"x=0\" is not an identifier"), "{err}");
     assert!(!err.contains("internal error"), "{err}");
 }
+
+#[test]
+fn a_properties_file_with_a_byte_order_mark_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("m.json"),
+        r#"{"states": 2, "initial": [0], "rows": [[[0, 0.5], [1, 0.5]], [[1, 1]]], "labels": {"goal": [1]}}"#,
+    )
+    .unwrap();
+    // Before: "expected `(`, `;`, properties file or operator" at 1:1, pointing at nothing.
+    std::fs::write(
+        dir.path().join("p.props"),
+        "\u{feff}P=? [ F<=1 \"goal\" ];\n",
+    )
+    .unwrap();
+    let out = augur_in(dir.path(), &["check", "m.json", "p.props"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One step from state 0 reaches the goal with probability 1/2.
+    assert!(stdout.contains("= 0.5"), "{stdout}");
+}

@@ -489,6 +489,19 @@ fn csv_traces() {
 }
 
 #[test]
+fn a_byte_order_mark_before_the_first_trace_is_skipped() {
+    let r = read_all(
+        "\u{feff}{\"id\": \"a\", \"steps\": [{\"state\": \"S\"}]}\n",
+        TraceFormat::JsonLines,
+    );
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].as_ref().unwrap().id, "a");
+    let r = read_all("\u{feff}trace,step,state\nt,0,S\n", TraceFormat::Csv);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].as_ref().unwrap().id, "t");
+}
+
+#[test]
 fn invalid_json_line_names_only_the_file_line() {
     let r = read_all(
         "{\"id\": \"a\", \"steps\": [{\"state\": \"S\"}]}\n{bad json\n",

@@ -147,6 +147,12 @@ impl<R: BufRead> TraceReader<R> {
 }
 
 fn parse_json_trace(text: &str, line: usize) -> std::result::Result<Trace, String> {
+    // A byte-order mark (Windows editors) before the first line is not JSON.
+    let text = if line == 1 {
+        text.strip_prefix('\u{feff}').unwrap_or(text)
+    } else {
+        text
+    };
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         // serde's message ends with "at line 1 column N": the line within the JSON text,
         // which is always 1 here and contradicts the file line of the error.
@@ -272,7 +278,19 @@ impl<R: BufRead> TraceReader<R> {
             }
             let Some(cols) = columns.as_ref() else {
                 // The header.
-                let names: Vec<String> = record.iter().map(str::to_string).collect();
+                // A byte-order mark (Windows editors) is not part of the first column's name.
+                let names: Vec<String> = record
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let c = if i == 0 {
+                            c.trim_start_matches('\u{feff}')
+                        } else {
+                            c
+                        };
+                        c.to_string()
+                    })
+                    .collect();
                 let find = |n: &str| names.iter().position(|c| c == n);
                 let (Some(trace), Some(step)) = (find("trace"), find("step")) else {
                     *done = true;

@@ -337,7 +337,18 @@ pub fn read_json(
 }
 
 /// Reads the JSON document without building the model (for access to `counts`/`metadata`).
-pub fn read_json_document(reader: impl BufRead, path: &Path) -> Result<DtmcJson> {
+pub fn read_json_document(mut reader: impl BufRead, path: &Path) -> Result<DtmcJson> {
+    // Skip a UTF-8 byte-order mark (Windows editors), which serde_json rejects.
+    let bom = reader
+        .fill_buf()
+        .map_err(|source| DtmcError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .starts_with(b"\xef\xbb\xbf");
+    if bom {
+        reader.consume(3);
+    }
     serde_json::from_reader(reader).map_err(|e| {
         if e.is_io() {
             DtmcError::Io {
@@ -421,6 +432,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(doc.counts, Some(serde_json::json!([1, 2])));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let (d, _) =
+            read("\u{feff}{\"states\": 1, \"initial\": [0], \"rows\": [[[0, 1]]]}").unwrap();
+        assert_eq!(d.num_states(), 1);
     }
 
     #[test]
