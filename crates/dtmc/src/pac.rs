@@ -96,7 +96,7 @@ pub fn required_samples(
     };
     // A bound of 2^64 or more (or infinite, e.g. ε = 1e-300) does not fit the u64 count: the
     // ceiling would saturate to u64::MAX and be reported as if it were the answer.
-    if !(r < u64::MAX as f64) {
+    if r.is_nan() || r >= u64::MAX as f64 {
         return Err(LearnError::BadPacParameter(format!(
             "epsilon = {epsilon}, delta = {delta}: the required number of observations \
              ({r:e}) is too large to count; choose a larger epsilon or delta"
