@@ -169,3 +169,23 @@ fn a_properties_file_with_a_byte_order_mark_is_read() {
     // One step from state 0 reaches the goal with probability 1/2.
     assert!(stdout.contains("= 0.5"), "{stdout}");
 }
+
+#[test]
+fn by_category_refuses_two_categories_that_map_to_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t.jsonl"),
+        "{\"id\":\"a\",\"category\":\"a/b\",\"steps\":[{\"state\":\"A\"},{\"state\":\"B\"}]}\n\
+         {\"id\":\"b\",\"category\":\"a_b\",\"steps\":[{\"state\":\"A\"}]}\n",
+    )
+    .unwrap();
+    // Before: both were written to m.a_b.json, the second overwriting the first.
+    let out = augur_in(
+        dir.path(),
+        &["learn", "t.jsonl", "--by-category", "-o", "m.json"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("categories `a/b` and `a_b`"), "{err}");
+    assert!(!dir.path().join("m.a_b.json").exists());
+}
