@@ -84,8 +84,9 @@ pub enum AbstractionError {
     /// it with [`AbstractionError::at_line`]).
     #[error("{0}")]
     State(String),
-    /// A file that cannot be read.
-    #[error("{file}: {source}")]
+    /// A file that cannot be read. The I/O error is the `source` (not repeated in the message,
+    /// so that `{:#}` chains print it once).
+    #[error("{file}: cannot read")]
     Io {
         /// The file's name.
         file: String,

@@ -489,6 +489,49 @@ fn csv_traces() {
 }
 
 #[test]
+fn a_byte_order_mark_before_the_first_trace_is_skipped() {
+    let r = read_all(
+        "\u{feff}{\"id\": \"a\", \"steps\": [{\"state\": \"S\"}]}\n",
+        TraceFormat::JsonLines,
+    );
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].as_ref().unwrap().id, "a");
+    let r = read_all("\u{feff}trace,step,state\nt,0,S\n", TraceFormat::Csv);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].as_ref().unwrap().id, "t");
+}
+
+#[test]
+fn invalid_json_line_names_only_the_file_line() {
+    let r = read_all(
+        "{\"id\": \"a\", \"steps\": [{\"state\": \"S\"}]}\n{bad json\n",
+        TraceFormat::JsonLines,
+    );
+    let e = r[1].as_ref().unwrap_err();
+    assert_eq!(e.location().unwrap().line, 2);
+    let m = e.to_string();
+    assert!(m.contains("invalid JSON (column 2)"), "{m}");
+    // serde's own "at line 1 column 2" contradicted the file line 2.
+    assert!(!m.contains("line 1"), "{m}");
+}
+
+#[test]
+fn csv_row_with_more_fields_than_the_header_is_an_error() {
+    // Before: the extra cell was silently ignored, hiding a shifted or mistyped row.
+    let r = read_all("trace,step,x\nt1,0,1\nt1,1,2,7\n", TraceFormat::Csv);
+    let e = r
+        .iter()
+        .find_map(|x| x.as_ref().err())
+        .expect("an error for the 4-field row");
+    assert_eq!(e.location().unwrap().line, 3);
+    assert!(
+        e.to_string()
+            .contains("4 fields, but the header names 3 columns"),
+        "{e}"
+    );
+}
+
+#[test]
 fn csv_steps_abstract_with_the_spec() {
     let abs = spec(FOUR);
     let r = read_all("trace,step,x\nt,0,1\nt,1,9\nt,2,99\n", TraceFormat::Csv);

@@ -99,6 +99,8 @@ struct CsvColumns {
     category: Option<usize>,
     state: Option<usize>,
     vars: Vec<(usize, String)>,
+    /// Number of columns in the header.
+    width: usize,
 }
 
 /// A streaming reader of traces: an iterator of `Result<Trace>`. After an error the reader goes
@@ -145,8 +147,22 @@ impl<R: BufRead> TraceReader<R> {
 }
 
 fn parse_json_trace(text: &str, line: usize) -> std::result::Result<Trace, String> {
-    let v: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| format!("invalid JSON (column {}): {e}", e.column()))?;
+    // A byte-order mark (Windows editors) before the first line is not JSON.
+    let text = if line == 1 {
+        text.strip_prefix('\u{feff}').unwrap_or(text)
+    } else {
+        text
+    };
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        // serde's message ends with "at line 1 column N": the line within the JSON text,
+        // which is always 1 here and contradicts the file line of the error.
+        let msg = e.to_string();
+        let msg = match msg.rsplit_once(" at line ") {
+            Some((m, _)) => m.to_string(),
+            None => msg,
+        };
+        format!("invalid JSON (column {}): {msg}", e.column())
+    })?;
     let obj = v
         .as_object()
         .ok_or("a trace must be a JSON object {\"id\": ..., \"steps\": [...]}")?;
@@ -262,7 +278,19 @@ impl<R: BufRead> TraceReader<R> {
             }
             let Some(cols) = columns.as_ref() else {
                 // The header.
-                let names: Vec<String> = record.iter().map(str::to_string).collect();
+                // A byte-order mark (Windows editors) is not part of the first column's name.
+                let names: Vec<String> = record
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let c = if i == 0 {
+                            c.trim_start_matches('\u{feff}')
+                        } else {
+                            c
+                        };
+                        c.to_string()
+                    })
+                    .collect();
                 let find = |n: &str| names.iter().position(|c| c == n);
                 let (Some(trace), Some(step)) = (find("trace"), find("step")) else {
                     *done = true;
@@ -288,6 +316,7 @@ impl<R: BufRead> TraceReader<R> {
                     category,
                     state,
                     vars,
+                    width: names.len(),
                 });
                 continue;
             };
@@ -298,6 +327,13 @@ impl<R: BufRead> TraceReader<R> {
             let row = (|| -> std::result::Result<(i64, Option<String>, Step), String> {
                 if id.is_empty() {
                     return Err("empty `trace` cell".into());
+                }
+                if record.len() > cols.width {
+                    return Err(format!(
+                        "{} fields, but the header names {} columns",
+                        record.len(),
+                        cols.width
+                    ));
                 }
                 let step_text = record.get(cols.step).unwrap_or("");
                 let step: i64 = step_text

@@ -38,6 +38,11 @@ impl From<serde_json::Error> for CliError {
 
 /// Reads a user-named input file; failures are user errors naming the file.
 pub fn read_input(path: &std::path::Path) -> Result<String, CliError> {
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::user(format!("error: cannot read {}: {e}", path.display())))
+    let mut text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::user(format!("error: cannot read {}: {e}", path.display())))?;
+    // A byte-order mark (Windows editors) is not part of the text.
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
 }

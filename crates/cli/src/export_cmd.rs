@@ -63,8 +63,12 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
                      write the .lab/.srew/.trew/.sta files"
                 );
             }
-            write_model(&loaded.dtmc, format, out).map_err(|e| {
-                CliError::Internal(anyhow::Error::new(e).context("writing the model"))
+            write_model(&loaded.dtmc, format, out).map_err(|e| match e {
+                // Writing to stdout failed (a closed pipe ends quietly).
+                augur_dtmc::DtmcError::Write(io) => CliError::from(io),
+                // The model cannot be expressed in the format (e.g. a label name that is not a
+                // PRISM identifier): the same user error as with `-o`.
+                e => CliError::User(format!("error: {e}")),
             })?;
             out.flush()?;
         }

@@ -205,6 +205,26 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         );
     }
 
+    if args.by_category {
+        // Two categories whose names sanitise alike ("a/b", "a_b") would silently overwrite
+        // one model with the other.
+        let mut paths: Vec<(PathBuf, &str)> = Vec::new();
+        for (category, group) in &groups {
+            if group.counts.traces() == 0 {
+                continue;
+            }
+            let p = category_path(&args.output, category);
+            if let Some((_, other)) = paths.iter().find(|(q, _)| *q == p) {
+                bail!(
+                    "categories `{other}` and `{category}` would both be written to {}; \
+                     rename one of them in the traces",
+                    p.display()
+                );
+            }
+            paths.push((p, category));
+        }
+    }
+
     let mut models = Vec::new();
     for (category, group) in &mut groups {
         if group.counts.traces() == 0 {

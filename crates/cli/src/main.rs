@@ -50,6 +50,14 @@ enum Command {
 /// The learning commands report every failure as a user error (bad trace, spec or model file,
 /// bad parameter, unwritable output), with its location when it has one.
 fn learning_error(e: anyhow::Error) -> CliError {
+    // Writing to a closed stdout (`augur simulate ... | head`) is not a user error.
+    let broken_pipe = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return CliError::BrokenPipe;
+    }
     CliError::User(format!("error: {e:#}"))
 }
 
@@ -80,15 +88,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
+        // `eprint!` panics when stderr is closed; a failed diagnostic must not turn into a panic.
         Err(CliError::User(msg)) => {
-            eprint!("{msg}");
-            if !msg.ends_with('\n') {
-                eprintln!();
-            }
+            let nl = if msg.ends_with('\n') { "" } else { "\n" };
+            let _ = write!(std::io::stderr(), "{msg}{nl}");
             ExitCode::from(1)
         }
         Err(CliError::Internal(e)) => {
-            eprintln!("internal error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "internal error: {e:#}");
             ExitCode::from(2)
         }
     }

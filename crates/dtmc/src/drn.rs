@@ -146,7 +146,17 @@ pub fn read_drn(
                         }
                     }
                     "@reward_models" => {
-                        reward_names = v.split_whitespace().map(|s| strip_quotes(s).to_string()).collect();
+                        reward_names = Vec::new();
+                        for tok in v.split_whitespace() {
+                            let name = strip_quotes(tok).to_string();
+                            if reward_names.contains(&name) {
+                                return Err(lines.err(
+                                    Some(tok),
+                                    format!("reward model `{name}` declared twice"),
+                                ));
+                            }
+                            reward_names.push(name);
+                        }
                     }
                     "@nr_states" => {
                         let n: usize = v.parse().map_err(|_| {
@@ -551,6 +561,11 @@ mod tests {
                 "expected the number of states",
             ),
             ("@type: DTMC\n@parameters\np q\n".into(), 3, "parametric"),
+            (
+                "@type: DTMC\n@reward_models\nr \"r\"\n".into(),
+                3,
+                "reward model `r` declared twice",
+            ),
             (
                 format!("{base}state 0 init\n\taction 0\n\t\t1 : 1.5\n"),
                 13,

@@ -473,6 +473,12 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
     if names.iter().any(|s| s.is_empty()) {
         return Err(lines.err(Some(head), "empty variable name in `(x,y,...)`"));
     }
+    if let Some(j) = (1..names.len()).find(|&j| names[..j].contains(&names[j])) {
+        return Err(lines.err(
+            Some(head),
+            format!("variable `{}` listed twice in `(x,y,...)`", names[j]),
+        ));
+    }
     let k = names.len();
     let mut values: Vec<Option<Value>> = vec![None; n * k];
     let mut seen = vec![false; n];
@@ -1237,6 +1243,15 @@ pub(crate) mod tests {
                 "m.sta",
                 2,
                 "expected 2 values, found 1",
+            ),
+            (
+                None,
+                None,
+                None,
+                Some("(x,y,x)\n0:(1,2,3)\n1:(1,2,3)\n"),
+                "m.sta",
+                1,
+                "variable `x` listed twice",
             ),
         ];
         for (lab, srew, trew, sta, file, line, msg) in cases {

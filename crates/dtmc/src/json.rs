@@ -209,6 +209,25 @@ impl DtmcJson {
             LabelsJson::List(l) => l.iter().map(|x| (x.name.as_str(), &x.states[..])).collect(),
             LabelsJson::Map(m) => m.iter().map(|(k, v)| (k.as_str(), &v[..])).collect(),
         };
+        for (i, (name, _)) in labels.iter().enumerate() {
+            if labels[..i].iter().any(|(m, _)| m == name) {
+                return Err(DtmcError::Invalid(format!(
+                    "labels[{i}]: label \"{name}\" defined twice"
+                )));
+            }
+        }
+        for (i, r) in self.rewards.iter().enumerate() {
+            if let Some(name) = &r.name {
+                if self.rewards[..i]
+                    .iter()
+                    .any(|q| q.name.as_ref() == Some(name))
+                {
+                    return Err(DtmcError::Invalid(format!(
+                        "rewards[{i}]: reward structure \"{name}\" defined twice"
+                    )));
+                }
+            }
+        }
         for (name, states) in &labels {
             b.label_index(name);
             for &s in *states {
@@ -318,7 +337,18 @@ pub fn read_json(
 }
 
 /// Reads the JSON document without building the model (for access to `counts`/`metadata`).
-pub fn read_json_document(reader: impl BufRead, path: &Path) -> Result<DtmcJson> {
+pub fn read_json_document(mut reader: impl BufRead, path: &Path) -> Result<DtmcJson> {
+    // Skip a UTF-8 byte-order mark (Windows editors), which serde_json rejects.
+    let bom = reader
+        .fill_buf()
+        .map_err(|source| DtmcError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .starts_with(b"\xef\xbb\xbf");
+    if bom {
+        reader.consume(3);
+    }
     serde_json::from_reader(reader).map_err(|e| {
         if e.is_io() {
             DtmcError::Io {
@@ -405,6 +435,13 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let (d, _) =
+            read("\u{feff}{\"states\": 1, \"initial\": [0], \"rows\": [[[0, 1]]]}").unwrap();
+        assert_eq!(d.num_states(), 1);
+    }
+
+    #[test]
     fn malformed() {
         let cases: &[(&str, Option<usize>, &str)] = &[
             (
@@ -446,6 +483,18 @@ mod tests {
                 r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]], "labels": {"a": [3]}}"#,
                 None,
                 "label \"a\": state 3 out of range (1 states)",
+            ),
+            (
+                r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]],
+                    "labels": [{"name": "a", "states": [0]}, {"name": "a", "states": []}]}"#,
+                None,
+                "labels[1]: label \"a\" defined twice",
+            ),
+            (
+                r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]],
+                    "rewards": [{"name": "r", "state": [1]}, {"name": "r", "state": [2]}]}"#,
+                None,
+                "rewards[1]: reward structure \"r\" defined twice",
             ),
         ];
         for (text, line, msg) in cases {

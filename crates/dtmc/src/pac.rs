@@ -75,8 +75,8 @@ pub fn required_samples(
     check_params(m, epsilon, delta)?;
     let delta_prime = delta / m as f64;
     let log_term = (2.0 / delta_prime).ln();
-    match bound {
-        PacBound::Hoeffding => Ok(log_term / (2.0 * epsilon * epsilon)),
+    let r = match bound {
+        PacBound::Hoeffding => log_term / (2.0 * epsilon * epsilon),
         PacBound::ChenEtAl => {
             let p = match p_hat {
                 // n_p = 0: worst case.
@@ -91,9 +91,18 @@ pub fn required_samples(
             // The difference below zero (p̂ within 2ε/3 of 1/2, p̂ = 1/2 included) counts as 0.
             let x = ((0.5 - p).abs() - 2.0 * epsilon / 3.0).max(0.0);
             let inner = 0.25 - x * x;
-            Ok(2.0 / (epsilon * epsilon) * log_term * inner)
+            2.0 / (epsilon * epsilon) * log_term * inner
         }
+    };
+    // A bound of 2^64 or more (or infinite, e.g. ε = 1e-300) does not fit the u64 count: the
+    // ceiling would saturate to u64::MAX and be reported as if it were the answer.
+    if r.is_nan() || r >= u64::MAX as f64 {
+        return Err(LearnError::BadPacParameter(format!(
+            "epsilon = {epsilon}, delta = {delta}: the required number of observations \
+             ({r:e}) is too large to count; choose a larger epsilon or delta"
+        )));
     }
+    Ok(r)
 }
 
 /// The integer number of observations required: the ceiling of [`required_samples`].
@@ -274,6 +283,21 @@ mod tests {
         ] {
             assert!(matches!(bad, Err(LearnError::BadPacParameter(_))));
         }
+    }
+
+    #[test]
+    fn a_bound_too_large_to_count_is_an_error_not_u64_max() {
+        // ε = 1e-300: 2/ε² overflows to inf; before, the count saturated to u64::MAX and the
+        // calculator printed "required n ≥ inf → 18446744073709551615 observations".
+        for bound in [PacBound::ChenEtAl, PacBound::Hoeffding] {
+            let e = required_count(Some(0.2), 10, 1e-300, 0.01, bound).unwrap_err();
+            assert!(e.to_string().contains("too large to count"), "{e}");
+            // δ so small that 2/δ' overflows.
+            assert!(required_samples(None, 10, 0.05, 1e-320, bound).is_err());
+        }
+        // ε = 1e-9 is fine: Hoeffding ln(2000)/(2·1e-18) ≈ 3.8e18 < 2^64 ≈ 1.8e19.
+        let h = required_count(None, 10, 1e-9, 0.01, PacBound::Hoeffding).unwrap();
+        assert!(h > 3_000_000_000_000_000_000);
     }
 
     #[test]

@@ -48,6 +48,11 @@ impl<'p, R: BufRead> Lines<'p, R> {
         while self.buf.ends_with('\n') || self.buf.ends_with('\r') {
             self.buf.pop();
         }
+        // A byte-order mark (files saved by Windows editors) is not part of the first line:
+        // left in, it made the header `2 2` fail as "expected header" with nothing visible.
+        if self.line == 1 && self.buf.starts_with('\u{feff}') {
+            self.buf.drain(..'\u{feff}'.len_utf8());
+        }
         Ok(true)
     }
 
@@ -146,5 +151,19 @@ mod tests {
         assert_eq!(fmt_num(1e-20).parse::<f64>().unwrap(), 1e-20);
         assert_eq!(fmt_num(-3.0), "-3");
         assert_eq!(fmt_num(1e300), "1e300");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_from_the_first_line_only() {
+        let text = "\u{feff}2 2\r\n\u{feff}x\n";
+        let mut lines = Lines::new(text.as_bytes(), Path::new("m.tra"));
+        assert!(lines.advance().unwrap());
+        assert_eq!(lines.buf, "2 2");
+        assert!(lines.advance().unwrap());
+        assert_eq!(lines.buf, "\u{feff}x");
+        // And a whole file with a BOM reads.
+        let t =
+            crate::explicit::read_tra("\u{feff}2 2\n0 1 1\n1 1 1\n".as_bytes(), Path::new("m.tra"));
+        assert!(t.is_ok(), "{:?}", t.err());
     }
 }

@@ -667,6 +667,16 @@ impl<'a> Checker<'a> {
         compute: impl Fn(&mut Self) -> Result<Num>,
         max: Option<f64>,
     ) -> Result<Values> {
+        // A probability (P, S) read from decimals can come out a few ulps above 1 (the f64 rows
+        // of `0.54 0.32 0.14` sum to 1 + 2^-54); clamp values and bounds into [0, max], which
+        // can only move them towards the true value.
+        let compute = |c: &mut Self| -> Result<Num> {
+            let num = compute(c)?;
+            Ok(match max {
+                Some(m) => num.map_monotone(|v| v.into_iter().map(|x| x.clamp(0.0, m)).collect()),
+                None => num,
+            })
+        };
         let num = compute(self)?;
         self.methods.push(num.method.clone());
         let Bound::Compare(cmp, threshold) = bound else {

@@ -1246,3 +1246,54 @@ fn r_vals(d: &Dtmc, path: RewardPath) -> (Vec<f64>, Bounds) {
         Values::Bool(_) => panic!("expected numbers"),
     }
 }
+
+/// SafetyDrift's 5×5 matrix as printed (models/safetydrift.tra): its decimal rows sum to 1, but
+/// three of them sum to 1 + 2^-54 as f64, and `S=? [F "violated"]`-like results came out as
+/// 1.0000000000000007 with bounds [1.0000000000000004, 1.0000000000000007] that exclude the
+/// true value 1 (VIOLATED is the only BSCC, reached with probability 1).
+#[test]
+fn probabilities_from_decimal_rows_stay_within_0_and_1() {
+    let d = chain(
+        5,
+        &[
+            (0, 0, 0.54),
+            (0, 1, 0.32),
+            (0, 2, 0.14),
+            (1, 1, 0.74),
+            (1, 2, 0.13),
+            (1, 4, 0.13),
+            (2, 2, 0.81),
+            (2, 3, 0.12),
+            (2, 4, 0.07),
+            (3, 3, 0.93),
+            (3, 4, 0.07),
+            (4, 4, 1.0),
+        ],
+    );
+    let st = StateFormula::Steady {
+        bound: Bound::Query,
+        formula: Box::new(s_eq(4)),
+    };
+    match check(&d, &st, &ctx()).expect("check") {
+        Values::Num { values, bounds, .. } => {
+            let (lo, hi) = bounds.expect("the default method is sound");
+            for s in 0..5 {
+                assert!(values[s] <= 1.0, "state {s}: {}", values[s]);
+                assert!(close(values[s], 1.0), "state {s}: {}", values[s]);
+                assert!(
+                    lo[s] <= 1.0 && 1.0 <= hi[s],
+                    "state {s}: [{}, {}]",
+                    lo[s],
+                    hi[s]
+                );
+            }
+        }
+        Values::Bool(_) => panic!("expected numbers"),
+    }
+    assert!(
+        value(
+            &d,
+            &p(PathFormula::Eventually(s_eq(4), StepBound::Unbounded))
+        ) <= 1.0
+    );
+}

@@ -1,0 +1,191 @@
+//! End-to-end tests of bad input found by QA: each case must end with a clear message and exit
+//! code 1 (or, for a closed output pipe, a quiet exit 0), never a panic (exit code 101) or a
+//! silently wrong answer.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn augur_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_augur"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run augur")
+}
+
+/// Runs augur with stdout and stderr closed before it writes anything, and returns its exit
+/// code. Writing to a closed pipe must stop the command quietly (exit 0), not report an error
+/// (exit 1) and certainly not panic while reporting it on a closed stderr (exit 101).
+fn with_closed_pipes(args: &[&str]) -> Option<i32> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_augur"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run augur");
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    child.wait().expect("wait for augur").code()
+}
+
+#[test]
+fn closed_stdout_is_not_an_error() {
+    // Enough output that the writes cannot all fit before the pipe is seen closed.
+    let code = with_closed_pipes(&[
+        "simulate",
+        "models/safetydrift.tra",
+        "-n",
+        "2000",
+        "--max-steps",
+        "20",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(code, Some(0), "simulate into a closed pipe");
+    let code = with_closed_pipes(&[
+        "pac",
+        "--states",
+        "10",
+        "--observations",
+        "400",
+        "--p-hat",
+        "0.2",
+        "--epsilon",
+        "0.05",
+        "--delta",
+        "0.01",
+    ]);
+    assert_eq!(code, Some(0), "pac into a closed pipe");
+}
+
+#[test]
+fn json_model_with_a_label_or_reward_defined_twice_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two labels "one": before the fix their states were merged silently, so `F "one"` was
+    // answered for {1, 2} instead of being rejected.
+    let model = r#"{"states": 3, "initial": [0],
+        "rows": [[[1, 0.5], [2, 0.5]], [[1, 1]], [[2, 1]]],
+        "labels": [{"name": "one", "states": [1]}, {"name": "one", "states": [2]}]}"#;
+    std::fs::File::create(dir.path().join("m.json"))
+        .unwrap()
+        .write_all(model.as_bytes())
+        .unwrap();
+    let out = augur_in(
+        dir.path(),
+        &["check", "m.json", "--prop", "P=? [F \"one\"]"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("m.json"), "{err}");
+    assert!(err.contains("label \"one\" defined twice"), "{err}");
+
+    let model = r#"{"states": 1, "initial": [0], "rows": [[[0, 1]]],
+        "rewards": [{"name": "r", "state": [1]}, {"name": "r", "state": [5]}]}"#;
+    std::fs::write(dir.path().join("r.json"), model).unwrap();
+    let out = augur_in(
+        dir.path(),
+        &["check", "r.json", "--prop", "R{\"r\"}=? [C<=1]"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("reward structure \"r\" defined twice"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_abstraction_spec_names_the_reason_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t.jsonl"),
+        "{\"id\":\"a\",\"steps\":[{\"state\":\"A\"},{\"state\":\"B\"}]}\n",
+    )
+    .unwrap();
+    let out = augur_in(
+        dir.path(),
+        &[
+            "learn",
+            "t.jsonl",
+            "--abstraction",
+            "nospec.toml",
+            "-o",
+            "m.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nospec.toml: cannot read"), "{err}");
+    // The OS reason was printed twice ("...: No such file ... : No such file ...").
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
+}
+
+#[test]
+fn export_to_prism_on_stdout_with_a_non_identifier_label_is_a_user_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // A state named like `augur simulate` names states of a model with valuations.
+    std::fs::write(
+        dir.path().join("t.jsonl"),
+        "{\"id\":\"a\",\"steps\":[{\"state\":\"x=0\"},{\"state\":\"x=1\"}]}\n",
+    )
+    .unwrap();
+    let out = augur_in(dir.path(), &["learn", "t.jsonl", "-o", "m.json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // With -o this was already exit 1; on stdout it was "internal error", exit 2.
+    let out = augur_in(dir.path(), &["export", "m.json", "--to", "prism"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("\"x=0\" is not an identifier"), "{err}");
+    assert!(!err.contains("internal error"), "{err}");
+}
+
+#[test]
+fn a_properties_file_with_a_byte_order_mark_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("m.json"),
+        r#"{"states": 2, "initial": [0], "rows": [[[0, 0.5], [1, 0.5]], [[1, 1]]], "labels": {"goal": [1]}}"#,
+    )
+    .unwrap();
+    // Before: "expected `(`, `;`, properties file or operator" at 1:1, pointing at nothing.
+    std::fs::write(
+        dir.path().join("p.props"),
+        "\u{feff}P=? [ F<=1 \"goal\" ];\n",
+    )
+    .unwrap();
+    let out = augur_in(dir.path(), &["check", "m.json", "p.props"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One step from state 0 reaches the goal with probability 1/2.
+    assert!(stdout.contains("= 0.5"), "{stdout}");
+}
+
+#[test]
+fn by_category_refuses_two_categories_that_map_to_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t.jsonl"),
+        "{\"id\":\"a\",\"category\":\"a/b\",\"steps\":[{\"state\":\"A\"},{\"state\":\"B\"}]}\n\
+         {\"id\":\"b\",\"category\":\"a_b\",\"steps\":[{\"state\":\"A\"}]}\n",
+    )
+    .unwrap();
+    // Before: both were written to m.a_b.json, the second overwriting the first.
+    let out = augur_in(
+        dir.path(),
+        &["learn", "t.jsonl", "--by-category", "-o", "m.json"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("categories `a/b` and `a_b`"), "{err}");
+    assert!(!dir.path().join("m.a_b.json").exists());
+}
