@@ -167,22 +167,16 @@ pub fn reachability_rewards(
             positive.insert(s);
         }
     }
-    let earning = backward_within(transpose, &positive, &candidates);
-    let unknowns: Vec<u32> = earning.ones().map(|s| s as u32).collect();
-    let constant = unknowns.iter().map(|&s| rewards[s as usize]).collect();
-    let problem = Problem {
+    solve_earning(
         matrix,
+        transpose,
         exact,
-        constant,
-        unknowns,
-        known: &known,
-        known_exact: None,
-        lower: 0.0,
-        upper: None,
-    };
-    let solved = linear::solve(&problem, opts)?;
-    let unknowns = problem.unknowns;
-    Ok(assemble(known, &unknowns, solved))
+        known,
+        &positive,
+        &candidates,
+        rewards,
+        opts,
+    )
 }
 
 /// Backward search on the transpose from `from`, through states of `within` only.
@@ -253,7 +247,33 @@ pub fn total_rewards(
             }
         }
     }
-    let earning = backward_within(transpose, &positive, &candidates);
+    solve_earning(
+        matrix,
+        transpose,
+        exact,
+        known,
+        &positive,
+        &candidates,
+        rewards,
+        opts,
+    )
+}
+
+/// Solves the expected-reward system on the candidates that can still earn a positive reward
+/// (a backward search from `positive` within `candidates`); every other state keeps its value
+/// in `known`.
+#[allow(clippy::too_many_arguments)]
+fn solve_earning(
+    matrix: &Matrix,
+    transpose: &Matrix,
+    exact: Option<&[BigRational]>,
+    known: Vec<f64>,
+    positive: &StateSet,
+    candidates: &StateSet,
+    rewards: &[f64],
+    opts: &SolveOptions,
+) -> Result<Solution> {
+    let earning = backward_within(transpose, positive, candidates);
     let unknowns: Vec<u32> = earning.ones().map(|s| s as u32).collect();
     let constant = unknowns.iter().map(|&s| rewards[s as usize]).collect();
     let problem = Problem {
