@@ -231,7 +231,7 @@ pub fn prob0(matrix_t: &Matrix, phi: &StateSet, psi: &StateSet) -> StateSet {
 }
 
 /// Backward search on the transpose from `from`, adding predecessors that lie in `through`.
-fn backward_through(matrix_t: &Matrix, from: &StateSet, through: &StateSet) -> StateSet {
+pub(crate) fn backward_through(matrix_t: &Matrix, from: &StateSet, through: &StateSet) -> StateSet {
     let (ptr, idx, val) = raw(matrix_t);
     let n = matrix_t.rows();
     let mut seen = StateSet::with_capacity(n);

@@ -181,27 +181,9 @@ pub fn reachability_rewards(
 
 /// Backward search on the transpose from `from`, through states of `within` only.
 pub(crate) fn backward_within(transpose: &Matrix, from: &StateSet, within: &StateSet) -> StateSet {
-    let (ptr, idx, val) = graph::raw(transpose);
-    let n = transpose.rows();
-    let mut seen = StateSet::with_capacity(n);
-    let mut queue: Vec<u32> = Vec::new();
-    for s in from.ones() {
-        if within.contains(s) && !seen.contains(s) {
-            seen.insert(s);
-            queue.push(s as u32);
-        }
-    }
-    while let Some(s) = queue.pop() {
-        let s = s as usize;
-        for e in ptr[s] as usize..ptr[s + 1] as usize {
-            let p = idx[e] as usize;
-            if val[e] > 0.0 && within.contains(p) && !seen.contains(p) {
-                seen.insert(p);
-                queue.push(p as u32);
-            }
-        }
-    }
-    seen
+    let mut start = from.clone();
+    start.intersect_with(within);
+    graph::backward_through(transpose, &start, within)
 }
 
 /// Expected total reward (PRISM `R=? [C]`): `f64::INFINITY` where a bottom SCC containing a
