@@ -189,3 +189,37 @@ fn by_category_refuses_two_categories_that_map_to_one_file() {
     assert!(err.contains("categories `a/b` and `a_b`"), "{err}");
     assert!(!dir.path().join("m.a_b.json").exists());
 }
+
+#[test]
+fn a_const_that_nothing_declares_or_uses_is_a_typo_error() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // `q` is neither a constant of sync3.pm / sync3.props nor used by a property.
+    let out = augur_in(
+        root,
+        &[
+            "check",
+            "models/sync3.pm",
+            "models/sync3.props",
+            "--const",
+            "p=0.2,q=3",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--const q"), "{err}");
+    // A name declared nowhere but used by a --prop is still a constant for it: F<=T with T=3
+    // from SAFE is [P^3]_{0,4} = 0.121966 (models/README.md, the horizon table).
+    let out = augur_in(
+        root,
+        &[
+            "check",
+            "models/safetydrift.tra",
+            "--prop",
+            "P=? [ F<=T \"violated\" ]",
+            "--const",
+            "T=3",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0.121966"));
+}

@@ -223,6 +223,20 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         })
         .collect();
     decls.extend(file_consts);
+    // A --const name that nothing declares or uses is a typo, not a value to ignore silently.
+    for (name, _) in &cmdline {
+        let declared = decls.iter().any(|d| d.name == *name);
+        let used = jobs
+            .iter()
+            .any(|j| j.property.formula.idents().contains(name))
+            || labels.values().any(|f| f.idents().contains(name));
+        if !declared && !used {
+            return Err(CliError::User(format!(
+                "error: --const {name}: no constant `{name}` is declared in the model or the \
+                 properties file, and no property uses it"
+            )));
+        }
+    }
     let values = evaluate_constants(&decls, &cmdline).map_err(|e| {
         CliError::User(match &args.props_file {
             Some(p) => format!("error: {}: {e}", p.display()),
