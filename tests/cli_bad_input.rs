@@ -223,3 +223,18 @@ fn a_const_that_nothing_declares_or_uses_is_a_typo_error() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("0.121966"));
 }
+
+#[test]
+fn a_warning_on_a_closed_stderr_does_not_panic() {
+    // sync3.pm has deadlock states: the build warns on stderr before anything is printed.
+    // With both pipes closed the warning is lost and the output stops quietly (exit 0);
+    // `eprintln!` would have panicked (exit 101).
+    let code = with_closed_pipes(&[
+        "check",
+        "models/sync3.pm",
+        "models/sync3.props",
+        "--const",
+        "p=0.2",
+    ]);
+    assert_eq!(code, Some(0));
+}

@@ -285,7 +285,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 // Keep going (as PRISM does): report this property, check the others.
                 failures += 1;
                 internal |= is_internal(&e);
-                eprintln!("error: {}: {text}: {e}", job.origin);
+                crate::error::diag(format_args!("error: {}: {text}: {e}", job.origin));
                 if args.json {
                     results_json.push(json!({
                         "name": job.name, "property": text, "value": null, "bounds": null,

@@ -46,3 +46,10 @@ pub fn read_input(path: &std::path::Path) -> Result<String, CliError> {
     }
     Ok(text)
 }
+
+/// Writes one diagnostic line (warning, note, per-property error) to stderr. Unlike
+/// `eprintln!`, it never panics: a closed stderr only loses the message.
+pub fn diag(msg: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}

@@ -53,15 +53,15 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
             let written = write_model_to_path(&loaded.dtmc, format, path)
                 .map_err(|e| CliError::User(format!("error: {e}")))?;
             for p in written {
-                eprintln!("wrote {}", p.display());
+                crate::error::diag(format_args!("wrote {}", p.display()));
             }
         }
         None => {
             if format == Format::Tra {
-                eprintln!(
+                crate::error::diag(format_args!(
                     "note: only the .tra part goes to standard output; use -o OUT.tra to also \
                      write the .lab/.srew/.trew/.sta files"
-                );
+                ));
             }
             write_model(&loaded.dtmc, format, out).map_err(|e| match e {
                 // Writing to stdout failed (a closed pipe ends quietly).

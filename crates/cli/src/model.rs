@@ -146,7 +146,7 @@ fn load_prism(
     bar.finish_and_clear();
     let (dtmc, report) = result.map_err(prism_failure)?;
     for w in &report.warnings {
-        eprintln!("warning: {name}: {w}");
+        crate::error::diag(format_args!("warning: {name}: {w}"));
     }
     Ok(LoadedModel {
         dtmc,
