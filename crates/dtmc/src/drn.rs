@@ -63,6 +63,16 @@ fn parse_bracket(s: &str, out: &mut Vec<f64>) -> Option<()> {
     Some(())
 }
 
+/// Parses a `[r1, ...]` group of `nr` rewards (one per reward model) into `vals`; the error
+/// message names `what` ("state rewards", "action rewards").
+fn parse_rewards(br: &str, nr: usize, what: &str, vals: &mut Vec<f64>) -> Result<(), String> {
+    parse_bracket(br, vals).ok_or_else(|| format!("expected {what} `[r1, ...]`, found `{br}`"))?;
+    if vals.len() != nr {
+        return Err(format!("{} {what} for {nr} reward models", vals.len()));
+    }
+    Ok(())
+}
+
 /// Splits off a leading `[...]` group from `rest` (after trimming), if any.
 fn take_bracket(rest: &str) -> (Option<&str>, &str) {
     let rest = rest.trim_start();
@@ -245,18 +255,8 @@ pub fn read_drn(
             }
             let (br, labels) = take_bracket(rest);
             if let Some(br) = br {
-                parse_bracket(br, &mut vals).ok_or_else(|| {
-                    lines.err(
-                        Some(br),
-                        format!("expected state rewards `[r1, ...]`, found `{br}`"),
-                    )
-                })?;
-                if vals.len() != nr {
-                    return Err(lines.err(
-                        Some(br),
-                        format!("{} state rewards for {nr} reward models", vals.len()),
-                    ));
-                }
+                parse_rewards(br, nr, "state rewards", &mut vals)
+                    .map_err(|m| lines.err(Some(br), m))?;
                 let v = state_rewards.get_or_insert_with(|| vec![0.0; n * nr]);
                 v[s * nr..(s + 1) * nr].copy_from_slice(&vals);
             }
@@ -285,18 +285,8 @@ pub fn read_drn(
             let _name = parts.next().unwrap_or("");
             let (br, tail) = take_bracket(parts.next().unwrap_or(""));
             if let Some(br) = br {
-                parse_bracket(br, &mut vals).ok_or_else(|| {
-                    lines.err(
-                        Some(br),
-                        format!("expected action rewards `[r1, ...]`, found `{br}`"),
-                    )
-                })?;
-                if vals.len() != nr {
-                    return Err(lines.err(
-                        Some(br),
-                        format!("{} action rewards for {nr} reward models", vals.len()),
-                    ));
-                }
+                parse_rewards(br, nr, "action rewards", &mut vals)
+                    .map_err(|m| lines.err(Some(br), m))?;
                 let v = action_rewards.get_or_insert_with(|| vec![0.0; n * nr]);
                 v[s as usize * nr..(s as usize + 1) * nr].copy_from_slice(&vals);
             }
