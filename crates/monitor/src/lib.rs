@@ -16,7 +16,7 @@
 //! - [`eval`]: learn on a training split, compile, replay the test split, report.
 //!
 //! ```
-//! use augur_monitor::{compile::{compile_dtmcs, CompileOptions, Source}, Policy, Session, ToolCall, Verdict};
+//! use augur_monitor::{compile::{compile_dtmcs, CompileOptions, Source}, Action, Policy, Session, ToolCall, Verdict};
 //! use std::sync::Arc;
 //! // The SafetyDrift risk-level chain (5 states labelled safe .. violated).
 //! let (dtmc, _) = augur_dtmc::read_model(
@@ -27,7 +27,7 @@
 //! let monitor = Arc::new(compile_dtmcs(vec![Source::new(dtmc, "safetydrift.tra")], &opts).unwrap());
 //! let mut session = Session::new(&monitor, &Arc::new(Policy::default()), None).unwrap();
 //! let args = serde_json::json!({"path": "/workspace/notes.txt"});
-//! let d = session.gate(&ToolCall::new("read_file", &args));
+//! let d = session.gate(&Action::Tool(ToolCall::new("read_file", &args)));
 //! assert_eq!(d.verdict, Verdict::Allow);
 //! ```
 #![deny(missing_docs)]
