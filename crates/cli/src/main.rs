@@ -11,6 +11,7 @@ mod export_cmd;
 mod horizon_cmd;
 mod learn_cmd;
 mod model;
+mod monitor_cmd;
 mod pac_cmd;
 mod parse_cmd;
 mod simulate_cmd;
@@ -45,6 +46,8 @@ enum Command {
     Pac(pac_cmd::PacArgs),
     /// Write seeded random traces of a DTMC in the JSON Lines trace format.
     Simulate(simulate_cmd::SimulateArgs),
+    /// The runtime monitor: compile, gate, replay, eval, agentdojo.
+    Monitor(monitor_cmd::MonitorArgs),
 }
 
 /// The learning commands report every failure as a user error (bad trace, spec or model file,
@@ -83,6 +86,7 @@ fn main() -> ExitCode {
             .map(|_| ())
             .map_err(learning_error),
         Command::Simulate(args) => simulate_cmd::run(&args, &mut out).map_err(learning_error),
+        Command::Monitor(args) => monitor_cmd::run(&args, &mut out),
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {
