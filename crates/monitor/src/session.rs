@@ -449,18 +449,44 @@ impl Session {
                 let Some(c) = self.monitor.runtime.classifier.as_ref().and_then(|cl| cl.classify(call.name, call.args)) else {
                     return self.fail(tool, FailReason::Unmapped);
                 };
-                let next = self.dtr.update(c.implication);
-                let idx = match mapping {
-                    Mapping::Dtr => next.index(),
-                    _ => next.risk_level().index(),
-                };
-                let hit = match c.matched {
-                    Matched::Rule { arg, .. } => arg,
-                    Matched::Default => None,
-                };
-                (next, self.tab().map[idx], Some(c), hit)
+                return self.gate_classified(call.name, c);
             }
         };
+        self.decide(tool, dtr_after, state_after, classification, hit)
+    }
+
+    /// [`Session::gate`] for a tool call already classified: the table lookup, the policy and
+    /// the state update alone (an abstraction monitor fails closed).
+    pub fn gate_classified(&mut self, tool: &str, c: Classification) -> Decision {
+        if self.closed {
+            return self.fail(Some(tool), FailReason::SessionClosed);
+        }
+        let mapping = self.monitor.mapping;
+        if mapping == Mapping::Abstraction {
+            return self.fail(Some(tool), FailReason::ToolCallForAbstraction);
+        }
+        let next = self.dtr.update(c.implication);
+        let idx = match mapping {
+            Mapping::Dtr => next.index(),
+            _ => next.risk_level().index(),
+        };
+        let hit = match c.matched {
+            Matched::Rule { arg, .. } => arg,
+            Matched::Default => None,
+        };
+        let state_after = self.tab().map[idx];
+        self.decide(Some(tool), next, state_after, Some(c), hit)
+    }
+
+    fn decide(
+        &mut self,
+        tool: Option<&str>,
+        dtr_after: SafetyState,
+        state_after: u32,
+        classification: Option<Classification>,
+        hit: Option<ArgHit>,
+    ) -> Decision {
+        let mapping = self.monitor.mapping;
         let (p, lo, hi, horizon) = self.value_at(state_after);
         let rules = self.rules();
         let name = tool.unwrap_or("");
