@@ -4,7 +4,9 @@
 //! - compiling the 60-state SafetyDrift (d, t, r) monitor with H = 20;
 //! - replay of labelled runs already in memory (steps/s), JSON parsing measured apart.
 //!
-//! Run with `cargo bench --bench monitor`. The AgentDojo replay needs `../shared/data/agentdojo`
+//! Run with `cargo bench --bench monitor`. Times are the benchmark thread's CPU time
+//! (`CLOCK_THREAD_CPUTIME_ID`), not wall time: on a machine shared with other builds, wall
+//! time counts the time the thread waits for a core. The AgentDojo replay needs `../shared/data/agentdojo`
 //! (skipped without it).
 
 use augur_monitor::compile::{compile_dtmcs, CompileOptions, Source};
@@ -14,7 +16,10 @@ use augur_monitor::monitor::Mapping;
 use augur_monitor::runs::{read_runs, Run};
 use augur_monitor::session::{Action, ToolCall};
 use augur_monitor::{Policy, Session};
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+// std's black_box: criterion 0.5's reads its argument byte by byte (volatile), which for a
+// 200-byte decision costs more than the gate itself.
+use std::hint::black_box;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -56,7 +61,68 @@ fn opts(h: u32) -> CompileOptions {
     o
 }
 
-fn bench_compile(c: &mut Criterion) {
+/// Criterion measurement of the thread's CPU time.
+struct ThreadCpu;
+
+struct DurationFormatter;
+
+impl criterion::measurement::ValueFormatter for DurationFormatter {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (factor, unit) = if typical < 1e3 {
+            (1.0, "ns")
+        } else if typical < 1e6 {
+            (1e-3, "µs")
+        } else if typical < 1e9 {
+            (1e-6, "ms")
+        } else {
+            (1e-9, "s")
+        };
+        for v in values {
+            *v *= factor;
+        }
+        unit
+    }
+    fn scale_throughputs(&self, _typical: f64, throughput: &Throughput, values: &mut [f64]) -> &'static str {
+        let (n, unit) = match throughput {
+            Throughput::Bytes(b) | Throughput::BytesDecimal(b) => (*b as f64, "B/s"),
+            Throughput::Elements(e) => (*e as f64, "elem/s"),
+        };
+        for v in values {
+            *v = n * 1e9 / *v;
+        }
+        unit
+    }
+    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+impl criterion::measurement::Measurement for ThreadCpu {
+    type Intermediate = cpu_time::ThreadTime;
+    type Value = std::time::Duration;
+    fn start(&self) -> Self::Intermediate {
+        cpu_time::ThreadTime::now()
+    }
+    fn end(&self, i: Self::Intermediate) -> Self::Value {
+        i.elapsed()
+    }
+    fn add(&self, a: &Self::Value, b: &Self::Value) -> Self::Value {
+        *a + *b
+    }
+    fn zero(&self) -> Self::Value {
+        std::time::Duration::ZERO
+    }
+    fn to_f64(&self, v: &Self::Value) -> f64 {
+        v.as_nanos() as f64
+    }
+    fn formatter(&self) -> &dyn criterion::measurement::ValueFormatter {
+        &DurationFormatter
+    }
+}
+
+type C = Criterion<ThreadCpu>;
+
+fn bench_compile(c: &mut C) {
     let mut g = c.benchmark_group("monitor compile");
     g.bench_function("60-state SafetyDrift (d,t,r), H = 20", |b| {
         b.iter_batched(
@@ -68,7 +134,7 @@ fn bench_compile(c: &mut Criterion) {
     g.finish();
 }
 
-fn bench_gate(c: &mut Criterion) {
+fn bench_gate(c: &mut C) {
     let m = Arc::new(compile_dtmcs(vec![sixty_state_source()], &opts(20)).unwrap());
     let policy = Arc::new(Policy::default());
     let mut s = Session::new(&m, &policy, None).unwrap();
@@ -129,7 +195,7 @@ fn agentdojo_runs_text() -> Option<String> {
     Some(conv.runs.iter().map(|r| r.to_json_line() + "\n").collect())
 }
 
-fn bench_replay(c: &mut Criterion) {
+fn bench_replay(c: &mut C) {
     let Some(text) = agentdojo_runs_text() else {
         eprintln!("../shared/data/agentdojo not found: replay benchmark skipped");
         return;
@@ -150,5 +216,9 @@ fn bench_replay(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_compile, bench_gate, bench_replay);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(ThreadCpu);
+    targets = bench_compile, bench_gate, bench_replay
+}
 criterion_main!(benches);

@@ -111,7 +111,8 @@ fn bad_action_lines_get_an_error_object_and_the_stream_goes_on() {
     // A concrete state for a classifier monitor: fail closed.
     assert_eq!(ls[4]["verdict"], "block");
     assert!(ls[4]["rule"].as_str().unwrap().contains("state_for_classifier"), "{}", ls[4]);
-    assert_eq!(ls[5]["verdict"], "allow");
+    // get_iban made the session MILD (P = 0.454); reading the date keeps it there: warn.
+    assert_eq!(ls[5]["verdict"], "warn");
     assert_eq!(ls[5]["step"], 2);
 }
 
@@ -214,4 +215,29 @@ fn replay_and_eval_on_a_small_dataset() {
         let svg = std::fs::read_to_string(plots.join(f)).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("<text"), "{f}");
     }
+}
+
+/// Pro2Guard's microwave (docs/monitor.md §4): the monitor pauses when the fork goes in, two
+/// steps before the unsafe state (fork inside while the microwave runs), and lets the safe run
+/// through.
+#[test]
+fn the_microwave_monitor_intervenes_two_steps_before_the_unsafe_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let learned = dir.path().join("microwave.json");
+    let o = augur(&["learn", "models/microwave/traces.jsonl", "--abstraction", "models/microwave/spec.toml", "--alpha", "0.1", "-o", learned.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = dir.path().join("mw.json");
+    let o = augur(&["monitor", "compile", learned.to_str().unwrap(), "--abstraction", "models/microwave/spec.toml", "--prop", "P=? [ F<=2 \"unsafe\" ]", "-o", m.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = augur(&["monitor", "replay", m.to_str().unwrap(), "models/microwave/runs.jsonl", "--policy", "models/microwave/policy.toml", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ls = lines(&o);
+    let v = |run: &str| -> Vec<String> {
+        ls.iter().filter(|l| l["session"] == run).map(|l| l["verdict"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(v("fork-in-microwave"), ["allow", "allow", "pause", "pause", "block"]);
+    assert!(v("heat-food").iter().all(|x| x == "allow"));
+    let first = ls.iter().find(|l| l["session"] == "fork-in-microwave" && l["verdict"] == "pause").unwrap();
+    assert_eq!(first["state"], "{fork_inside,open}");
+    assert_eq!(first["step"], 2);
 }

@@ -10,6 +10,7 @@ use augur_dtmc::learn::{CountsJson, TransitionCounts};
 use augur_dtmc::{Dtmc, Format, ReadOptions, StateSet};
 use augur_pctl::{Bound, PathFormula, StateFormula, StepBound};
 use augur_solver::check::{check, horizon_table, CheckContext, Values};
+use augur_solver::{Method, SolveOptions};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
@@ -102,9 +103,22 @@ pub fn load_model(path: &Path) -> Result<LoadedModel> {
     })
 }
 
+/// The checker's settings for monitors: topological interval iteration (sound bounds; on the
+/// monotone (d, t, r) chains every SCC is a single state, solved in closed form) instead of the
+/// default's exact rational elimination, whose rationals grow with the learned probabilities.
+fn context() -> CheckContext {
+    CheckContext {
+        options: SolveOptions {
+            method: Method::Topological,
+            ..SolveOptions::default()
+        },
+        ..CheckContext::default()
+    }
+}
+
 /// The states where a state formula holds.
 pub fn states_of(dtmc: &Dtmc, f: &StateFormula) -> Result<StateSet> {
-    match check(dtmc, f, &CheckContext::default()).map_err(|e| MonitorError::Check(e.to_string()))? {
+    match check(dtmc, f, &context()).map_err(|e| MonitorError::Check(e.to_string()))? {
         Values::Bool(set) => Ok(set),
         Values::Num { .. } => Err(MonitorError::Property(
             "expected a boolean state formula, found a numerical one".into(),
@@ -125,7 +139,7 @@ pub struct Checked {
 
 /// Check `P=? [path]` (or any numerical formula) in every state.
 pub fn values_of(dtmc: &Dtmc, f: &StateFormula) -> Result<Checked> {
-    match check(dtmc, f, &CheckContext::default()).map_err(|e| MonitorError::Check(e.to_string()))? {
+    match check(dtmc, f, &context()).map_err(|e| MonitorError::Check(e.to_string()))? {
         Values::Num { values, bounds, .. } => {
             let (lower, upper) = bounds.unwrap_or_else(|| (values.clone(), values.clone()));
             Ok(Checked {

@@ -32,7 +32,7 @@
 use crate::dtr::{DataExposure, Implication, Reversibility, ToolEscalation};
 use crate::error::{MonitorError, Result};
 use crate::words::{on_boundaries, split_words, NamePattern, MAX_WORDS};
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use augur_source::Span;
 use serde::Deserialize;
 use serde_json::Value;
@@ -161,6 +161,41 @@ pub struct Classifier {
     rules: Vec<Rule>,
     patterns: Vec<ArgPattern>,
     default: Option<Implication>,
+    index: NameIndex,
+}
+
+/// Most rules the name index handles (beyond, rules are tried one by one).
+const INDEXED_RULES: usize = 512;
+
+/// Name patterns by their first word, so a call looks at the few patterns that can match
+/// instead of all of them.
+#[derive(Clone, Debug, Default)]
+struct NameIndex {
+    /// Lower-case first word → (rule, pattern) whose first word is exactly it.
+    exact: rustc_hash::FxHashMap<Box<[u8]>, Vec<(u16, u16)>>,
+    /// Patterns whose first word is a `word*` prefix: always tried.
+    prefix: Vec<(u16, u16)>,
+    /// Rules without name patterns (argument patterns only): always candidates.
+    any_name: [u64; INDEXED_RULES / 64],
+}
+
+impl NameIndex {
+    fn build(rules: &[Rule]) -> NameIndex {
+        let mut ix = NameIndex::default();
+        for (r, rule) in rules.iter().enumerate().take(INDEXED_RULES) {
+            if rule.tools.is_empty() {
+                ix.any_name[r / 64] |= 1 << (r % 64);
+            }
+            for (p, pat) in rule.tools.iter().enumerate() {
+                let key = (r as u16, p as u16);
+                match pat.exact_first_word() {
+                    Some(w) => ix.exact.entry(w.as_bytes().into()).or_default().push(key),
+                    None => ix.prefix.push(key),
+                }
+            }
+        }
+        ix
+    }
 }
 
 fn level<T>(
@@ -257,6 +292,7 @@ impl Classifier {
                 let automaton = AhoCorasickBuilder::new()
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::DFA))
                     .build(&list)
                     .map_err(|e| MonitorError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
                 ArgMatcher::Contains { automaton, needles: list }
@@ -346,12 +382,14 @@ impl Classifier {
         if rules.len() > u16::MAX as usize || patterns.len() > u16::MAX as usize {
             return Err(MonitorError::at(file, src, Span::point(0), "too many rules or patterns"));
         }
+        let index = NameIndex::build(&rules);
         Ok(Classifier {
             source: src.to_string(),
             file: file.to_string(),
             rules,
             patterns,
             default,
+            index,
         })
     }
 
@@ -382,8 +420,39 @@ impl Classifier {
         let mut buf = [(0u16, 0u16); MAX_WORDS];
         let n = split_words(tool, &mut buf);
         let words = &buf[..n];
+        // The rules whose name patterns match, found through the index.
+        let mut named = self.index.any_name;
+        let mut lower = [0u8; 64];
+        let mut unindexed = self.rules.len() > INDEXED_RULES;
+        for (i, &(s, e)) in words.iter().enumerate() {
+            let w = &tool.as_bytes()[s as usize..e as usize];
+            if w.len() > lower.len() {
+                unindexed = true;
+                break;
+            }
+            let lw = &mut lower[..w.len()];
+            lw.copy_from_slice(w);
+            lw.make_ascii_lowercase();
+            if let Some(cands) = self.index.exact.get(&*lw) {
+                for &(r, p) in cands {
+                    if self.rules[r as usize].tools[p as usize].matches_at(tool, words, i) {
+                        named[r as usize / 64] |= 1 << (r % 64);
+                    }
+                }
+            }
+        }
+        for &(r, p) in &self.index.prefix {
+            if self.rules[r as usize].tools[p as usize].matches_words(tool, words) {
+                named[r as usize / 64] |= 1 << (r % 64);
+            }
+        }
         'rules: for (i, rule) in self.rules.iter().enumerate() {
-            if !rule.tools.is_empty() && !rule.tools.iter().any(|p| p.matches_words(tool, words)) {
+            let name_ok = if unindexed || i >= INDEXED_RULES {
+                rule.tools.is_empty() || rule.tools.iter().any(|p| p.matches_words(tool, words))
+            } else {
+                named[i / 64] >> (i % 64) & 1 == 1
+            };
+            if !name_ok {
                 continue;
             }
             let mut first_hit = None;

@@ -55,6 +55,16 @@ impl InlineName {
         }
     }
 
+    /// Overwrite in place with `s` (cut at 47 bytes).
+    pub fn set(&mut self, s: &str) {
+        let mut end = s.len().min(47);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.bytes[..end].copy_from_slice(&s.as_bytes()[..end]);
+        self.len = end as u8;
+    }
+
     /// The text.
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
@@ -211,10 +221,13 @@ pub struct Decision {
     pub advanced: bool,
     /// The projected state was never observed in training (its row is not data).
     pub unobserved: bool,
-    /// The tool's name (cut at 47 bytes).
-    pub tool: InlineName,
-    /// The previous executed action's tool and argument hit, for the reason.
-    pub previous: Option<(InlineName, Option<ArgHit>)>,
+    /// The previous executed action, for the reason: its argument hit (`Some(None)`: an action
+    /// without one; `None`: no previous action). Its name, and this action's, are kept in the
+    /// session (see [`Session::reason`]), so that a decision copies no text.
+    pub previous: Option<Option<ArgHit>>,
+    /// The session's name slot holding this action's tool name.
+    #[serde(skip)]
+    pub slot: u8,
     /// The table used.
     pub table: u16,
 }
@@ -239,7 +252,7 @@ struct Pending {
     before: (SafetyState, u32),
     after: (SafetyState, u32),
     advanced: bool,
-    tool: InlineName,
+    slot: u8,
     hit: Option<ArgHit>,
 }
 
@@ -256,7 +269,11 @@ pub struct Session {
     step: u32,
     closed: bool,
     pending: Option<Pending>,
-    previous: Option<(InlineName, Option<ArgHit>)>,
+    /// The tool names of the latest action and of the previous executed one, in two slots
+    /// written in place (no copy of text per decision).
+    names: [InlineName; 2],
+    /// The slot and argument hit of the previous executed action.
+    previous: Option<(u8, Option<ArgHit>)>,
     summary: Summary,
     buf: Vec<EValue>,
 }
@@ -303,6 +320,7 @@ impl Session {
             step: 0,
             closed: false,
             pending: None,
+            names: [InlineName::EMPTY; 2],
             previous: None,
             summary: Summary::default(),
             buf: Vec::with_capacity(capacity),
@@ -375,7 +393,22 @@ impl Session {
         }
     }
 
+    /// Write the tool's name into the slot that does not hold the previous executed action.
+    fn name_slot(&mut self, tool: Option<&str>) -> u8 {
+        let slot = match self.previous {
+            Some((0, _)) => 1,
+            _ => 0,
+        };
+        self.names[slot as usize].set(tool.unwrap_or(""));
+        slot
+    }
+
+    fn previous_hit(&self) -> Option<Option<ArgHit>> {
+        self.previous.map(|(_, h)| h)
+    }
+
     fn fail(&mut self, tool: Option<&str>, why: FailReason) -> Decision {
+        let slot = self.name_slot(tool);
         let step = self.step;
         self.step += 1;
         self.summary.steps += 1;
@@ -399,8 +432,8 @@ impl Session {
             step,
             advanced: false,
             unobserved: false,
-            tool: InlineName::new(tool.unwrap_or("")),
-            previous: self.previous,
+            previous: self.previous_hit(),
+            slot,
             table: self.table as u16,
         }
     }
@@ -486,6 +519,7 @@ impl Session {
         classification: Option<Classification>,
         hit: Option<ArgHit>,
     ) -> Decision {
+        let slot = self.name_slot(tool);
         let mapping = self.monitor.mapping;
         let (p, lo, hi, horizon) = self.value_at(state_after);
         let rules = self.rules();
@@ -534,22 +568,21 @@ impl Session {
             step: self.step,
             advanced,
             unobserved,
-            tool: InlineName::new(name),
-            previous: self.previous,
+            previous: self.previous_hit(),
+            slot,
             table: self.table as u16,
         };
-        let tool_name = InlineName::new(name);
         self.pending = Some(Pending {
             before,
             after: (dtr_after, state_after),
             advanced,
-            tool: tool_name,
+            slot,
             hit,
         });
         if advanced {
             self.dtr = dtr_after;
             self.state = state_after;
-            self.previous = Some((tool_name, hit));
+            self.previous = Some((slot, hit));
         }
         self.step += 1;
         let s = &mut self.summary;
@@ -576,11 +609,11 @@ impl Session {
             return false;
         }
         match self.pending.take() {
-            Some(p) if p.tool.as_str() == action.tool().unwrap_or("") => {
+            Some(p) if self.names[p.slot as usize].as_str() == action.tool().unwrap_or("") => {
                 match (p.advanced, executed) {
                     (false, true) => {
                         (self.dtr, self.state) = p.after;
-                        self.previous = Some((p.tool, p.hit));
+                        self.previous = Some((p.slot, p.hit));
                         self.summary.overridden += 1;
                         if self.monitor.mapping != Mapping::Abstraction {
                             let r = p.after.0.risk_level();
@@ -615,15 +648,25 @@ impl Session {
         }
     }
 
-    /// The decision's reason, for a person (allocates).
-    pub fn reason(&self, d: &Decision) -> String {
-        render_reason(&self.monitor, self.rules(), d)
+    /// The tool names of a decision and of the previous executed action (valid for the
+    /// session's latest decision: the next `gate` reuses the slots).
+    pub fn names(&self, d: &Decision) -> (&str, Option<&str>) {
+        let cur = self.names[d.slot as usize & 1].as_str();
+        let prev = d.previous.map(|_| self.names[(d.slot as usize & 1) ^ 1].as_str());
+        (cur, prev)
     }
 
-    /// The decision as owned, serialisable data with names and the reason (for JSON
+    /// The reason of the session's latest decision, for a person (allocates).
+    pub fn reason(&self, d: &Decision) -> String {
+        let (tool, prev) = self.names(d);
+        render_reason(&self.monitor, self.rules(), d, tool, prev)
+    }
+
+    /// The latest decision as owned, serialisable data with names and the reason (for JSON
     /// front-ends).
     pub fn report(&self, d: &Decision, session: &str) -> DecisionReport {
-        report(&self.monitor, self.rules(), d, session)
+        let (tool, prev) = self.names(d);
+        report(&self.monitor, self.rules(), d, session, tool, prev)
     }
 }
 
@@ -636,8 +679,8 @@ fn prob_phrase(m: &Monitor, h: Option<u32>) -> String {
     }
 }
 
-/// The reason text of a decision.
-pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision) -> String {
+/// The reason text of a decision, given the tool's name and the previous executed action's.
+pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, tool: &str, previous: Option<&str>) -> String {
     use std::fmt::Write;
     let t = &m.tables[d.table as usize];
     let hit_text = |h: &Option<ArgHit>| -> String {
@@ -647,14 +690,14 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision) -> String {
         }
     };
     let mut s = String::new();
-    if let Some((prev, ph)) = &d.previous {
-        let _ = write!(s, "{}{} then ", prev.as_str(), hit_text(ph));
+    if let (Some(prev), Some(ph)) = (previous, &d.previous) {
+        let _ = write!(s, "{prev}{} then ", hit_text(ph));
     }
     let hit = d.classification.and_then(|c| match c.matched {
         Matched::Rule { arg, .. } => arg,
         Matched::Default => None,
     });
-    let tool = if d.tool.as_str().is_empty() { "action" } else { d.tool.as_str() };
+    let tool = if tool.is_empty() { "action" } else { tool };
     let _ = write!(s, "{tool}{}", hit_text(&hit));
     if let Fired::FailClosed(why) = d.fired {
         let _ = write!(s, ": {} → block", why.text());
@@ -764,8 +807,8 @@ pub struct DecisionReport {
     pub reason: String,
 }
 
-/// Build the report of a decision.
-pub fn report(m: &Monitor, rules: &Rules, d: &Decision, session: &str) -> DecisionReport {
+/// Build the report of a decision, given the tool's name and the previous executed action's.
+pub fn report(m: &Monitor, rules: &Rules, d: &Decision, session: &str, tool: &str, previous: Option<&str>) -> DecisionReport {
     let t = &m.tables[d.table as usize];
     let mut rule = match d.fired {
         Fired::Threshold(i) => format!("threshold {}", rules.thresholds.get(i as usize).map_or(0.0, |t| t.at)),
@@ -787,7 +830,7 @@ pub fn report(m: &Monitor, rules: &Rules, d: &Decision, session: &str) -> Decisi
     DecisionReport {
         session: session.to_string(),
         step: d.step,
-        tool: d.tool.as_str().to_string(),
+        tool: tool.to_string(),
         verdict: d.verdict,
         probability: d.probability,
         bounds: d.bounds,
@@ -803,7 +846,7 @@ pub fn report(m: &Monitor, rules: &Rules, d: &Decision, session: &str) -> Decisi
         unobserved: d.unobserved,
         path,
         path_probability: if failed { 0.0 } else { t.path_probability[d.state_after as usize] },
-        reason: render_reason(m, rules, d),
+        reason: render_reason(m, rules, d, tool, previous),
     }
 }
 
@@ -976,8 +1019,8 @@ impl SessionStore {
                 step: 0,
                 advanced: false,
                 unobserved: false,
-                tool: InlineName::new(tool),
                 previous: None,
+                slot: 0,
                 table: 0,
             },
         }

@@ -113,6 +113,29 @@ impl NamePattern {
         &self.text
     }
 
+    /// The first word (lower case) when it must match exactly (not a `word*` prefix): the key
+    /// under which the classifier indexes the pattern.
+    pub(crate) fn exact_first_word(&self) -> Option<&str> {
+        self.words.first().filter(|w| !w.prefix).map(|w| w.word.as_str())
+    }
+
+    /// Whether the pattern matches with its first word at word `start` of `name`.
+    pub(crate) fn matches_at(&self, name: &str, words: &[(u16, u16)], start: usize) -> bool {
+        let m = self.words.len();
+        if start + m > words.len() || (self.anchor_start && start != 0) || (self.anchor_end && start + m != words.len()) {
+            return false;
+        }
+        self.words.iter().zip(&words[start..start + m]).all(|(p, &(s, e))| {
+            let w = &name.as_bytes()[s as usize..e as usize];
+            let pw = p.word.as_bytes();
+            if p.prefix {
+                w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
+            } else {
+                w.eq_ignore_ascii_case(pw)
+            }
+        })
+    }
+
     /// Whether the pattern matches a name already split by [`split_words`].
     pub fn matches_words(&self, name: &str, words: &[(u16, u16)]) -> bool {
         let m = self.words.len();
