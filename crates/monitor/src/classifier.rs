@@ -94,8 +94,9 @@ enum ArgMatcher {
     },
     /// An e-mail address whose domain is not one of `except`.
     Email { except: Vec<String> },
-    /// An http(s):// or www. URL whose host is not one of `except`.
-    Url { except: Vec<String> },
+    /// An http(s):// or www. URL whose host is not one of `except` (`markers` finds the
+    /// URL starts).
+    Url { except: Vec<String>, markers: AhoCorasick },
 }
 
 /// A named argument pattern.
@@ -162,6 +163,71 @@ pub struct Classifier {
     patterns: Vec<ArgPattern>,
     default: Option<Implication>,
     index: NameIndex,
+    scan: ArgScan,
+}
+
+/// Most argument patterns scanned in one pass (beyond, each pattern searches on its own).
+const SCANNED_PATTERNS: usize = 64;
+
+/// Every `contains` needle of every argument pattern in one automaton, so that a call's
+/// arguments are read once whatever the number of patterns.
+#[derive(Clone, Debug, Default)]
+struct ArgScan {
+    /// All needles; automaton pattern `i` is `owners[i]`.
+    automaton: Option<AhoCorasick>,
+    /// (argument pattern, needle index in it) of each automaton pattern.
+    owners: Vec<(u16, u16)>,
+    /// Patterns that look at every argument.
+    unkeyed: u64,
+    /// Patterns that are e-mail matchers.
+    email: u64,
+    /// Patterns that are URL matchers (their markers are needles of the automaton, owned by
+    /// pattern `u16::MAX`).
+    url: u64,
+}
+
+impl ArgScan {
+    fn build(patterns: &[ArgPattern]) -> ArgScan {
+        if patterns.len() > SCANNED_PATTERNS {
+            return ArgScan::default();
+        }
+        let mut needles: Vec<&str> = Vec::new();
+        let mut scan = ArgScan::default();
+        for (p, pat) in patterns.iter().enumerate() {
+            if pat.keys.is_empty() {
+                scan.unkeyed |= 1 << p;
+            }
+            match &pat.matcher {
+                ArgMatcher::Contains { needles: ns, .. } => {
+                    for (j, n) in ns.iter().enumerate() {
+                        needles.push(n);
+                        scan.owners.push((p as u16, j as u16));
+                    }
+                }
+                ArgMatcher::Email { .. } => scan.email |= 1 << p,
+                ArgMatcher::Url { .. } => scan.url |= 1 << p,
+            }
+        }
+        if scan.url != 0 {
+            for (k, m) in URL_MARKERS.iter().enumerate() {
+                needles.push(m);
+                scan.owners.push((u16::MAX, k as u16));
+            }
+        }
+        scan.automaton = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&needles)
+            .ok();
+        scan
+    }
+}
+
+/// The result of scanning a call's arguments: per pattern, the first hit.
+struct Hits {
+    found: u64,
+    needle: [u16; SCANNED_PATTERNS],
 }
 
 /// Most rules the name index handles (beyond, rules are tried one by one).
@@ -173,8 +239,8 @@ const INDEXED_RULES: usize = 512;
 struct NameIndex {
     /// Lower-case first word → (rule, pattern) whose first word is exactly it.
     exact: rustc_hash::FxHashMap<Box<[u8]>, Vec<(u16, u16)>>,
-    /// Patterns whose first word is a `word*` prefix: always tried.
-    prefix: Vec<(u16, u16)>,
+    /// Patterns whose first word is a `word*` prefix, by the prefix's first byte (lower case).
+    prefix: rustc_hash::FxHashMap<u8, Vec<(u16, u16)>>,
     /// Rules without name patterns (argument patterns only): always candidates.
     any_name: [u64; INDEXED_RULES / 64],
 }
@@ -190,7 +256,7 @@ impl NameIndex {
                 let key = (r as u16, p as u16);
                 match pat.exact_first_word() {
                     Some(w) => ix.exact.entry(w.as_bytes().into()).or_default().push(key),
-                    None => ix.prefix.push(key),
+                    None => ix.prefix.entry(pat.first_byte()).or_default().push(key),
                 }
             }
         }
@@ -301,7 +367,15 @@ impl Classifier {
                 if p.email == Some(true) {
                     ArgMatcher::Email { except }
                 } else {
-                    ArgMatcher::Url { except }
+                    let markers = AhoCorasickBuilder::new()
+                        .ascii_case_insensitive(true)
+                        .match_kind(MatchKind::LeftmostFirst)
+                        .kind(Some(AhoCorasickKind::DFA))
+                        // Arguments are short: a prefilter's set-up costs more than it saves.
+                        .prefilter(false)
+                        .build(["https://", "http://", "www."])
+                        .map_err(|e| MonitorError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
+                    ArgMatcher::Url { except, markers }
                 }
             };
             patterns.push(ArgPattern {
@@ -383,6 +457,7 @@ impl Classifier {
             return Err(MonitorError::at(file, src, Span::point(0), "too many rules or patterns"));
         }
         let index = NameIndex::build(&rules);
+        let scan = ArgScan::build(&patterns);
         Ok(Classifier {
             source: src.to_string(),
             file: file.to_string(),
@@ -390,6 +465,7 @@ impl Classifier {
             patterns,
             default,
             index,
+            scan,
         })
     }
 
@@ -440,12 +516,15 @@ impl Classifier {
                     }
                 }
             }
-        }
-        for &(r, p) in &self.index.prefix {
-            if self.rules[r as usize].tools[p as usize].matches_words(tool, words) {
-                named[r as usize / 64] |= 1 << (r % 64);
+            if let Some(cands) = lw.first().and_then(|b| self.index.prefix.get(b)) {
+                for &(r, p) in cands {
+                    if self.rules[r as usize].tools[p as usize].matches_at(tool, words, i) {
+                        named[r as usize / 64] |= 1 << (r % 64);
+                    }
+                }
             }
         }
+        let mut hits: Option<Hits> = None;
         'rules: for (i, rule) in self.rules.iter().enumerate() {
             let name_ok = if unindexed || i >= INDEXED_RULES {
                 rule.tools.is_empty() || rule.tools.iter().any(|p| p.matches_words(tool, words))
@@ -456,8 +535,15 @@ impl Classifier {
                 continue;
             }
             let mut first_hit = None;
+            if !rule.args.is_empty() && hits.is_none() && self.scan.automaton.is_some() {
+                hits = Some(self.scan_args(args));
+            }
             for &k in &rule.args {
-                match self.patterns[k as usize].find(args) {
+                let found = match &hits {
+                    Some(h) => (h.found >> k & 1 == 1).then(|| h.needle[k as usize]),
+                    None => self.patterns[k as usize].find(args),
+                };
+                match found {
                     Some(needle) => {
                         if first_hit.is_none() {
                             first_hit = Some(ArgHit { pattern: k, needle });
@@ -478,6 +564,79 @@ impl Classifier {
             implication,
             matched: Matched::Default,
         })
+    }
+
+    /// Scan every argument string once for every pattern (see [`ArgScan`]).
+    fn scan_args(&self, args: &Value) -> Hits {
+        let mut h = Hits {
+            found: 0,
+            needle: [0; SCANNED_PATTERNS],
+        };
+        self.scan_value(args, self.scan.unkeyed, &mut h);
+        h
+    }
+
+    fn scan_value(&self, v: &Value, eligible: u64, h: &mut Hits) {
+        match v {
+            Value::String(s) => {
+                let want = eligible & !h.found;
+                if want == 0 {
+                    return;
+                }
+                if let Some(ac) = &self.scan.automaton {
+                    let hay = s.as_bytes();
+                    for m in ac.find_overlapping_iter(s.as_str()) {
+                        let (p, j) = self.scan.owners[m.pattern().as_usize()];
+                        if p == u16::MAX {
+                            // A URL start: every eligible URL pattern judges its host.
+                            let mut urls = want & self.scan.url & !h.found;
+                            while urls != 0 {
+                                let q = urls.trailing_zeros() as usize;
+                                urls &= urls - 1;
+                                if let ArgMatcher::Url { except, .. } = &self.patterns[q].matcher {
+                                    if url_outside(s, m.start(), URL_MARKERS[j as usize].len(), except) {
+                                        h.found |= 1 << q;
+                                        h.needle[q] = u16::MAX;
+                                    }
+                                }
+                            }
+                            continue;
+                        }
+                        let bit = 1u64 << p;
+                        if want & bit != 0 && h.found & bit == 0 && on_boundaries(hay, m.start(), m.end()) {
+                            h.found |= bit;
+                            h.needle[p as usize] = j;
+                        }
+                    }
+                }
+                let mut special = want & self.scan.email & !h.found;
+                while special != 0 {
+                    let p = special.trailing_zeros() as usize;
+                    special &= special - 1;
+                    if let Some(n) = self.patterns[p].find_in(s) {
+                        h.found |= 1 << p;
+                        h.needle[p] = n;
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for x in items {
+                    self.scan_value(x, eligible, h);
+                }
+            }
+            Value::Object(map) => {
+                for (k, x) in map {
+                    let mut e = eligible;
+                    for (p, pat) in self.patterns.iter().enumerate().take(SCANNED_PATTERNS) {
+                        if !pat.keys.is_empty() && pat.keys.iter().any(|want| want.eq_ignore_ascii_case(k)) {
+                            e |= 1 << p;
+                        }
+                    }
+                    self.scan_value(x, e, h);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A short description of what matched: `rule send-external (argument external_email)`,
@@ -546,36 +705,29 @@ impl ArgPattern {
                 }
                 None
             }
-            ArgMatcher::Url { except } => {
-                let mut i = 0;
-                while i < hay.len() {
-                    let rest = &hay[i..];
-                    let skip = if starts_with_ci(rest, b"https://") {
-                        8
-                    } else if starts_with_ci(rest, b"http://") {
-                        7
-                    } else if starts_with_ci(rest, b"www.") && (i == 0 || !is_host_char(hay[i - 1])) {
-                        0
-                    } else {
-                        i += 1;
-                        continue;
-                    };
-                    let start = i + skip;
-                    let hlen = hay[start..].iter().take_while(|&&c| is_host_char(c)).count();
-                    let host = s[start..start + hlen].trim_end_matches('.');
-                    if !host.is_empty() && !excepted(host, except) {
-                        return Some(u16::MAX);
-                    }
-                    i = start + hlen.max(1);
-                }
-                None
-            }
+            ArgMatcher::Url { except, markers } => markers
+                .find_iter(s)
+                .any(|m| url_outside(s, m.start(), m.len(), except))
+                .then_some(u16::MAX),
         }
     }
 }
 
-fn starts_with_ci(hay: &[u8], prefix: &[u8]) -> bool {
-    hay.len() >= prefix.len() && hay[..prefix.len()].eq_ignore_ascii_case(prefix)
+/// What starts a URL.
+const URL_MARKERS: [&str; 3] = ["https://", "http://", "www."];
+
+/// Whether the URL whose marker (of length `len`) starts at byte `i` of `s` has a host outside
+/// `except` (`www.` counts only at the start of a host).
+fn url_outside(s: &str, i: usize, len: usize, except: &[String]) -> bool {
+    let hay = s.as_bytes();
+    let www = len == 4;
+    if www && i > 0 && is_host_char(hay[i - 1]) {
+        return false;
+    }
+    let start = if www { i } else { i + len };
+    let hlen = hay[start..].iter().take_while(|&&c| is_host_char(c)).count();
+    let host = s[start..start + hlen].trim_end_matches('.');
+    !host.is_empty() && !excepted(host, except)
 }
 
 fn is_local_char(c: u8) -> bool {

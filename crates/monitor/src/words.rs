@@ -119,6 +119,11 @@ impl NamePattern {
         self.words.first().filter(|w| !w.prefix).map(|w| w.word.as_str())
     }
 
+    /// The first byte of the first word (lower case).
+    pub(crate) fn first_byte(&self) -> u8 {
+        self.words.first().and_then(|w| w.word.bytes().next()).unwrap_or(0)
+    }
+
     /// Whether the pattern matches with its first word at word `start` of `name`.
     pub(crate) fn matches_at(&self, name: &str, words: &[(u16, u16)], start: usize) -> bool {
         let m = self.words.len();

@@ -200,3 +200,57 @@ fn bad_rule_files_are_located_errors() {
         assert_eq!((loc.file.as_str(), loc.line, loc.column), ("c.toml", *line, *col), "{src:?}: {}", e.render());
     }
 }
+
+/// The reference: every rule in order, every name pattern, every argument pattern searched on
+/// its own (what the name index and the one-pass argument scan must agree with).
+fn classify_reference(cl: &Classifier, tool: &str, args: &Value) -> Option<Classification> {
+    for (i, rule) in cl.rules.iter().enumerate() {
+        if !rule.tools.is_empty() && !rule.tools.iter().any(|p| p.matches(tool)) {
+            continue;
+        }
+        let mut first = None;
+        let mut ok = true;
+        for &k in &rule.args {
+            match cl.patterns[k as usize].find(args) {
+                Some(n) => {
+                    first.get_or_insert(ArgHit { pattern: k, needle: n });
+                }
+                None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if ok {
+            return Some(Classification {
+                implication: rule.implies,
+                matched: Matched::Rule { rule: i as u16, arg: first },
+            });
+        }
+    }
+    cl.default.map(|implication| Classification { implication, matched: Matched::Default })
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_fast_paths_agree_with_the_reference(
+        words in proptest::collection::vec(proptest::sample::select(vec![
+            "send", "email", "get", "read", "file", "delete", "payment", "Money", "update", "password",
+            "user", "info", "post", "webpage", "hotel", "list", "merge", "sort", "drop", "box", "x",
+        ]), 1..4),
+        sep in proptest::sample::select(vec!["_", "-", " ", ""]),
+        vals in proptest::collection::vec(proptest::sample::select(vec![
+            "notes.txt", "/app/.env", "my password is x", "passport", "bob@gmail.com", "www.evil.example/x",
+            "https://corp.example", "secret key", ".environment", "IBAN DE00", "hello",
+        ]), 0..4),
+    ) {
+        let cl = Classifier::default_rules();
+        let tool = words.join(sep);
+        let args = json!({"a": vals, "path": vals.first().copied().unwrap_or("")});
+        let fast = cl.classify(&tool, &args);
+        let slow = classify_reference(&cl, &tool, &args);
+        proptest::prop_assert_eq!(fast.map(|c| (c.implication, match c.matched { Matched::Rule { rule, .. } => Some(rule), Matched::Default => None })),
+                                  slow.map(|c| (c.implication, match c.matched { Matched::Rule { rule, .. } => Some(rule), Matched::Default => None })),
+                                  "{} {}", tool, args);
+    }
+}
