@@ -19,13 +19,14 @@ use augur_monitor::{Policy, Session};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 // std's black_box: criterion 0.5's reads its argument byte by byte (volatile), which for a
 // 200-byte decision costs more than the gate itself.
-use std::hint::black_box;
 use serde_json::json;
+use std::hint::black_box;
 use std::sync::Arc;
 
 /// The (d, t, r) trajectories of models/safetydrift/traces.jsonl (300 synthetic runs).
 fn safetydrift_trajectories() -> Vec<Vec<SafetyState>> {
-    let text = std::fs::read_to_string("models/safetydrift/traces.jsonl").expect("run from the repository root");
+    let text = std::fs::read_to_string("models/safetydrift/traces.jsonl")
+        .expect("run from the repository root");
     text.lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
@@ -82,7 +83,12 @@ impl criterion::measurement::ValueFormatter for DurationFormatter {
         }
         unit
     }
-    fn scale_throughputs(&self, _typical: f64, throughput: &Throughput, values: &mut [f64]) -> &'static str {
+    fn scale_throughputs(
+        &self,
+        _typical: f64,
+        throughput: &Throughput,
+        values: &mut [f64],
+    ) -> &'static str {
         let (n, unit) = match throughput {
             Throughput::Bytes(b) | Throughput::BytesDecimal(b) => (*b as f64, "B/s"),
             Throughput::Elements(e) => (*e as f64, "elem/s"),
@@ -163,7 +169,10 @@ fn bench_gate(c: &mut C) {
             if i % 8 == 0 {
                 s.reset();
             }
-            black_box(s.gate(&Action::Tool(ToolCall::new(black_box("send_email"), black_box(&args)))))
+            black_box(s.gate(&Action::Tool(ToolCall::new(
+                black_box("send_email"),
+                black_box(&args),
+            ))))
         })
     });
     g.bench_function("with classification (read_file, 1 argument)", |b| {
@@ -173,7 +182,10 @@ fn bench_gate(c: &mut C) {
             if i % 8 == 0 {
                 s.reset();
             }
-            black_box(s.gate(&Action::Tool(ToolCall::new(black_box("read_file"), black_box(&read_args)))))
+            black_box(s.gate(&Action::Tool(ToolCall::new(
+                black_box("read_file"),
+                black_box(&read_args),
+            ))))
         })
     });
     g.finish();

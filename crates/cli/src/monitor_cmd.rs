@@ -7,7 +7,9 @@ use augur_monitor::compile::{compile, CompileOptions, ModelArg};
 use augur_monitor::eval::{evaluate, EvalOptions};
 use augur_monitor::runs::read_runs_file;
 use augur_monitor::session::{report, Action, AuditRecord, SessionRefused, SessionStore, ToolCall};
-use augur_monitor::{Classifier, Mapping, Monitor, MonitorError, NamePattern, Policy, Session, Verdict};
+use augur_monitor::{
+    Classifier, Mapping, Monitor, MonitorError, NamePattern, Policy, Session, Verdict,
+};
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
@@ -189,7 +191,9 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
     opts.pac = (a.pac_epsilon, a.pac_delta);
     if let Some(s) = &a.states {
         opts.mapping = Some(Mapping::parse(s).ok_or_else(|| {
-            CliError::user(format!("error: --states {s}: expected dtr, risk-level or abstraction"))
+            CliError::user(format!(
+                "error: --states {s}: expected dtr, risk-level or abstraction"
+            ))
         })?);
     }
     if let Some(c) = &a.classifier {
@@ -228,10 +232,11 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
             secs
         )?;
         for t in &monitor.tables {
-            let unobserved = t
-                .learning
-                .as_ref()
-                .map(|l| l.iter().filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved).count());
+            let unobserved = t.learning.as_ref().map(|l| {
+                l.iter()
+                    .filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved)
+                    .count()
+            });
             writeln!(
                 out,
                 "  {}: {} ({} states), P at the start state = {:.6}{}",
@@ -239,7 +244,9 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 t.model.file,
                 t.model.states,
                 t.value[t.initial as usize],
-                unobserved.map_or(String::new(), |u| format!(", {u} states never observed in training"))
+                unobserved.map_or(String::new(), |u| format!(
+                    ", {u} states never observed in training"
+                ))
             )?;
         }
     }
@@ -258,12 +265,19 @@ fn parse_gate_line(line: &str, lineno: usize) -> Result<Map<String, Value>, Moni
         let col = e.column();
         MonitorError::located(
             augur_source::Location::in_line("<stdin>", lineno, col.max(1), 1, line),
-            e.to_string().split(" at line ").next().unwrap_or("").to_string(),
+            e.to_string()
+                .split(" at line ")
+                .next()
+                .unwrap_or("")
+                .to_string(),
         )
     })?;
     match v {
         Value::Object(m) => Ok(m),
-        _ => Err(MonitorError::located(augur_source::Location::line("<stdin>", lineno), "expected a JSON object")),
+        _ => Err(MonitorError::located(
+            augur_source::Location::line("<stdin>", lineno),
+            "expected a JSON object",
+        )),
     }
 }
 
@@ -271,8 +285,14 @@ fn bad_line(lineno: usize, msg: impl Into<String>) -> MonitorError {
     MonitorError::located(augur_source::Location::line("<stdin>", lineno), msg)
 }
 
+/// A line's tool name, arguments and concrete state.
+type ActionParts = (Option<String>, Value, Option<Map<String, Value>>);
+
 /// The action of a line (`tool`/`args` or `state`), or of a record line's `record` object.
-fn action_parts(m: &Map<String, Value>, lineno: usize) -> Result<(Option<String>, Value, Option<Map<String, Value>>), MonitorError> {
+fn action_parts(
+    m: &Map<String, Value>,
+    lineno: usize,
+) -> Result<ActionParts, MonitorError> {
     let tool = match m.get("tool") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -283,10 +303,18 @@ fn action_parts(m: &Map<String, Value>, lineno: usize) -> Result<(Option<String>
     let state = match m.get("state") {
         None | Some(Value::Null) => None,
         Some(Value::Object(s)) => Some(s.clone()),
-        Some(_) => return Err(bad_line(lineno, "`state` must be an object of variable values")),
+        Some(_) => {
+            return Err(bad_line(
+                lineno,
+                "`state` must be an object of variable values",
+            ))
+        }
     };
     if tool.is_none() && state.is_none() {
-        return Err(bad_line(lineno, "an action needs `tool` (with `args`) or `state`"));
+        return Err(bad_line(
+            lineno,
+            "an action needs `tool` (with `args`) or `state`",
+        ));
     }
     Ok((tool, args, state))
 }
@@ -297,7 +325,8 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     // Check the policy against the monitor once, before reading any action.
     for cat in std::iter::once(None).chain(monitor.tables.iter().map(|t| t.category.as_deref())) {
         if monitor.table_for(cat).is_some() {
-            Session::new(&monitor, &policy, cat).map_err(|e| CliError::User(format!("error: {e}")))?;
+            Session::new(&monitor, &policy, cat)
+                .map_err(|e| CliError::User(format!("error: {e}")))?;
         }
     }
     let mut audit = match &a.audit {
@@ -310,12 +339,18 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )),
         None => None,
     };
-    let mut store = SessionStore::new(Arc::clone(&monitor), Arc::clone(&policy), a.session_ttl, a.max_sessions);
+    let mut store = SessionStore::new(
+        Arc::clone(&monitor),
+        Arc::clone(&policy),
+        a.session_ttl,
+        a.max_sessions,
+    );
     let start = std::time::Instant::now();
     let stdin = std::io::stdin();
     for (i, line) in stdin.lock().lines().enumerate() {
         let lineno = i + 1;
-        let line = line.map_err(|e| CliError::Internal(anyhow::Error::new(e).context("reading stdin")))?;
+        let line =
+            line.map_err(|e| CliError::Internal(anyhow::Error::new(e).context("reading stdin")))?;
         if line.trim().is_empty() {
             continue;
         }
@@ -325,7 +360,9 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
         out.flush()?;
     }
     if let Some(w) = audit.as_mut() {
-        w.flush().map_err(|e| CliError::Internal(anyhow::Error::new(e).context("writing the audit log")))?;
+        w.flush().map_err(|e| {
+            CliError::Internal(anyhow::Error::new(e).context("writing the audit log"))
+        })?;
     }
     Ok(())
 }
@@ -341,19 +378,37 @@ fn gate_line(
         Ok(m) => m,
         Err(e) => return line_error(lineno, &e),
     };
-    let Some(id) = m.get("session").and_then(|s| s.as_str()).map(str::to_string) else {
-        return line_error(lineno, &bad_line(lineno, "every line needs a `session` id (a string)"));
+    let Some(id) = m
+        .get("session")
+        .and_then(|s| s.as_str())
+        .map(str::to_string)
+    else {
+        return line_error(
+            lineno,
+            &bad_line(lineno, "every line needs a `session` id (a string)"),
+        );
     };
-    let category = m.get("category").and_then(|c| c.as_str()).map(str::to_string);
+    let category = m
+        .get("category")
+        .and_then(|c| c.as_str())
+        .map(str::to_string);
     let monitor = Arc::clone(store.monitor());
     // A record line: what happened to the last gated action.
     if let Some(rec) = m.get("record") {
         let Value::Object(rm) = rec else {
-            return line_error(lineno, &bad_line(lineno, "`record` must be an action object"));
+            return line_error(
+                lineno,
+                &bad_line(lineno, "`record` must be an action object"),
+            );
         };
         let executed = match m.get("executed") {
             Some(Value::Bool(b)) => *b,
-            _ => return line_error(lineno, &bad_line(lineno, "a record line needs `executed`: true or false")),
+            _ => {
+                return line_error(
+                    lineno,
+                    &bad_line(lineno, "a record line needs `executed`: true or false"),
+                )
+            }
         };
         let (tool, args, state) = match action_parts(rm, lineno) {
             Ok(p) => p,
@@ -362,15 +417,22 @@ fn gate_line(
         return match store.get(&id, category.as_deref(), now) {
             Ok(s) => {
                 let action = match &state {
-                    Some(st) => Action::State { tool: tool.as_deref(), state: st },
+                    Some(st) => Action::State {
+                        tool: tool.as_deref(),
+                        state: st,
+                    },
                     None => Action::Tool(ToolCall::new(tool.as_deref().unwrap_or(""), &args)),
                 };
                 let changed = s.record(&action, executed);
                 let t = &monitor.tables[monitor.table_for(s.category()).unwrap_or(0)];
                 json!({"session": id, "recorded": true, "executed": executed, "changed": changed, "state": t.name(s.state())})
             }
-            Err(SessionRefused::Expired) => json!({"session": id, "recorded": false, "error": {"message": "the session has expired or was evicted"}}),
-            Err(SessionRefused::Open(msg)) => json!({"session": id, "recorded": false, "error": {"message": msg}}),
+            Err(SessionRefused::Expired) => {
+                json!({"session": id, "recorded": false, "error": {"message": "the session has expired or was evicted"}})
+            }
+            Err(SessionRefused::Open(msg)) => {
+                json!({"session": id, "recorded": false, "error": {"message": msg}})
+            }
         };
     }
     let (tool, args, state) = match action_parts(&m, lineno) {
@@ -378,7 +440,10 @@ fn gate_line(
         Err(e) => return line_error(lineno, &e),
     };
     let action = match &state {
-        Some(st) => Action::State { tool: tool.as_deref(), state: st },
+        Some(st) => Action::State {
+            tool: tool.as_deref(),
+            state: st,
+        },
         None => Action::Tool(ToolCall::new(tool.as_deref().unwrap_or(""), &args)),
     };
     let rep = match store.get(&id, category.as_deref(), now) {
@@ -388,7 +453,14 @@ fn gate_line(
         }
         Err(refused) => {
             let d = store.refused_decision(tool.as_deref().unwrap_or(""));
-            let mut r = report(&monitor, store.rules_for(None), &d, &id, tool.as_deref().unwrap_or(""), None);
+            let mut r = report(
+                &monitor,
+                store.rules_for(None),
+                &d,
+                &id,
+                tool.as_deref().unwrap_or(""),
+                None,
+            );
             if let SessionRefused::Open(msg) = refused {
                 r.reason = format!("{}: {msg} → block", tool.as_deref().unwrap_or("action"));
                 r.rule = "fail_closed: cannot open session".into();
@@ -416,8 +488,12 @@ fn run_replay(a: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 "run {} [{}] {}{}",
                 r.id,
                 r.category.as_deref().unwrap_or("-"),
-                serde_json::to_value(r.label).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
-                r.violation_step.map_or(String::new(), |v| format!(", violation at step {v}"))
+                serde_json::to_value(r.label)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                r.violation_step
+                    .map_or(String::new(), |v| format!(", violation at step {v}"))
             )?;
         }
         for step in &r.steps {
@@ -462,7 +538,10 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(k) = &a.keywords {
         opts.keywords = k
             .split(',')
-            .map(|w| NamePattern::new(w).map_err(|m| CliError::user(format!("error: --keywords `{w}`: {m}"))))
+            .map(|w| {
+                NamePattern::new(w)
+                    .map_err(|m| CliError::user(format!("error: --keywords `{w}`: {m}")))
+            })
             .collect::<Result<_, _>>()?;
     }
     let matrix = augur_dtmc::read_model(&a.matrix, &Default::default())
@@ -472,15 +551,21 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
         Some(p) => Some(Policy::from_file(p).map_err(user)?),
         None => None,
     };
-    opts.flag_at = Verdict::parse(&a.flag_at)
-        .ok_or_else(|| CliError::user(format!("error: --flag-at {}: expected allow, warn, pause or block", a.flag_at)))?;
+    opts.flag_at = Verdict::parse(&a.flag_at).ok_or_else(|| {
+        CliError::user(format!(
+            "error: --flag-at {}: expected allow, warn, pause or block",
+            a.flag_at
+        ))
+    })?;
     let report = evaluate(&runs, &opts).map_err(user)?;
     if let Some(dir) = &a.plots {
-        std::fs::create_dir_all(dir).map_err(|e| CliError::user(format!("error: {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::user(format!("error: {}: {e}", dir.display())))?;
         let write = |name: &str, svg: Result<String, MonitorError>| -> Result<(), CliError> {
             let svg = svg.map_err(user)?;
             let p: PathBuf = dir.join(name);
-            std::fs::write(&p, svg).map_err(|e| CliError::user(format!("error: {}: {e}", p.display())))
+            std::fs::write(&p, svg)
+                .map_err(|e| CliError::user(format!("error: {}: {e}", p.display())))
         };
         write("roc.svg", augur_monitor::plot::roc_svg(&report))?;
         write("horizons.svg", augur_monitor::plot::horizons_svg(&report))?;
@@ -503,21 +588,39 @@ fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError>
     let tasks = Tasks::parse(&text, &a.tasks.display().to_string()).map_err(user)?;
     let mut conv = Converted::default();
     for f in &a.files {
-        let file = std::fs::File::open(f).map_err(|e| CliError::user(format!("error: cannot read {}: {e}", f.display())))?;
-        agentdojo::convert(std::io::BufReader::new(file), &f.display().to_string(), &tasks, &mut conv).map_err(user)?;
+        let file = std::fs::File::open(f)
+            .map_err(|e| CliError::user(format!("error: cannot read {}: {e}", f.display())))?;
+        agentdojo::convert(
+            std::io::BufReader::new(file),
+            &f.display().to_string(),
+            &tasks,
+            &mut conv,
+        )
+        .map_err(user)?;
     }
     write_runs(&a.output, &conv)?;
-    let unsafe_n = conv.runs.iter().filter(|r| r.label == augur_monitor::runs::Label::Unsafe).count();
+    let unsafe_n = conv
+        .runs
+        .iter()
+        .filter(|r| r.label == augur_monitor::runs::Label::Unsafe)
+        .count();
     writeln!(
         out,
         "wrote {}: {} runs ({} unsafe, {} with a violation step), {} tool calls",
         a.output.display(),
         conv.runs.len(),
         unsafe_n,
-        conv.runs.iter().filter(|r| r.violation_step.is_some()).count(),
+        conv.runs
+            .iter()
+            .filter(|r| r.violation_step.is_some())
+            .count(),
         conv.runs.iter().map(|r| r.steps.len()).sum::<usize>()
     )?;
-    let unknown = conv.disagreements.iter().filter(|d| d.what.starts_with("unsafe")).count();
+    let unknown = conv
+        .disagreements
+        .iter()
+        .filter(|d| d.what.starts_with("unsafe"))
+        .count();
     writeln!(
         out,
         "label and violation step disagree on {} runs: {} unsafe runs without a matching call, {} safe injected runs with one",
@@ -532,10 +635,13 @@ fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError>
 }
 
 fn write_runs(path: &Path, conv: &Converted) -> Result<(), CliError> {
-    let f = std::fs::File::create(path).map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))?;
+    let f = std::fs::File::create(path)
+        .map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))?;
     let mut w = std::io::BufWriter::new(f);
     for r in &conv.runs {
-        writeln!(w, "{}", r.to_json_line()).map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))?;
+        writeln!(w, "{}", r.to_json_line())
+            .map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))?;
     }
-    w.flush().map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))
+    w.flush()
+        .map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))
 }

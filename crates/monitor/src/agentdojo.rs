@@ -44,10 +44,13 @@ pub struct Tasks {
 impl Tasks {
     /// Parse `agentdojo_v1_tasks.json`.
     pub fn parse(text: &str, file: &str) -> Result<Tasks> {
-        let v: Value = serde_json::from_str(text).map_err(|e| crate::monitor::json_error(file, text, &e))?;
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| crate::monitor::json_error(file, text, &e))?;
         let mut gt = HashMap::new();
         let Some(suites) = v.as_object() else {
-            return Err(MonitorError::Eval(format!("{file}: expected an object of suites")));
+            return Err(MonitorError::Eval(format!(
+                "{file}: expected an object of suites"
+            )));
         };
         for (suite, s) in suites {
             let Some(inj) = s.get("injection_tasks").and_then(|x| x.as_object()) else {
@@ -60,7 +63,11 @@ impl Tasks {
                     .map(|calls| {
                         calls
                             .iter()
-                            .filter_map(|c| c.get("function").and_then(|f| f.as_str()).map(str::to_string))
+                            .filter_map(|c| {
+                                c.get("function")
+                                    .and_then(|f| f.as_str())
+                                    .map(str::to_string)
+                            })
                             .collect()
                     })
                     .unwrap_or_default();
@@ -75,7 +82,11 @@ impl Tasks {
 pub fn convert(reader: impl BufRead, file: &str, tasks: &Tasks, out: &mut Converted) -> Result<()> {
     let model = std::path::Path::new(file)
         .file_stem()
-        .map(|s| s.to_string_lossy().trim_start_matches("agentdojo-").to_string())
+        .map(|s| {
+            s.to_string_lossy()
+                .trim_start_matches("agentdojo-")
+                .to_string()
+        })
         .unwrap_or_default();
     for (i, line) in reader.lines().enumerate() {
         let lineno = i + 1;
@@ -87,16 +98,27 @@ pub fn convert(reader: impl BufRead, file: &str, tasks: &Tasks, out: &mut Conver
             continue;
         }
         let v: Value = serde_json::from_str(&line).map_err(|e| {
-            MonitorError::located(augur_source::Location::line(file, lineno), format!("invalid JSON: {e}"))
+            MonitorError::located(
+                augur_source::Location::line(file, lineno),
+                format!("invalid JSON: {e}"),
+            )
         })?;
         let Some(messages) = v.get("messages").and_then(|m| m.as_array()) else {
             continue; // the metadata line
         };
         let bad = |m: String| MonitorError::located(augur_source::Location::line(file, lineno), m);
-        let meta = v.get("metadata").ok_or_else(|| bad("a run without metadata".into()))?;
-        let suite = meta.get("suite_name").and_then(|s| s.as_str()).ok_or_else(|| bad("metadata.suite_name missing".into()))?;
+        let meta = v
+            .get("metadata")
+            .ok_or_else(|| bad("a run without metadata".into()))?;
+        let suite = meta
+            .get("suite_name")
+            .and_then(|s| s.as_str())
+            .ok_or_else(|| bad("metadata.suite_name missing".into()))?;
         let injection = meta.get("injection_task_id").and_then(|s| s.as_str());
-        let security = meta.get("security").and_then(|s| s.as_bool()).unwrap_or(false);
+        let security = meta
+            .get("security")
+            .and_then(|s| s.as_bool())
+            .unwrap_or(false);
         let steps = steps_from_messages(messages).map_err(bad)?;
         let id = format!("{model}:{suite}:{lineno}");
         let (label, violation_step) = match injection {
@@ -156,14 +178,22 @@ mod tests {
         let text = [
             json!({"metadata": {"name": "m"}}).to_string(),
             run(Value::Null, true, &["get_iban", "send_money"]),
-            run(json!("injection_task_0"), true, &["get_iban", "send_money", "send_money"]),
+            run(
+                json!("injection_task_0"),
+                true,
+                &["get_iban", "send_money", "send_money"],
+            ),
             run(json!("injection_task_0"), true, &["get_iban"]),
             run(json!("injection_task_0"), false, &["send_money"]),
         ]
         .join("\n");
         let mut out = Converted::default();
         convert(text.as_bytes(), "agentdojo-m.jsonl", &tasks, &mut out).unwrap();
-        let got: Vec<_> = out.runs.iter().map(|r| (r.label, r.violation_step, r.category.as_deref())).collect();
+        let got: Vec<_> = out
+            .runs
+            .iter()
+            .map(|r| (r.label, r.violation_step, r.category.as_deref()))
+            .collect();
         assert_eq!(
             got,
             [

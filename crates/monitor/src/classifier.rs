@@ -96,7 +96,10 @@ enum ArgMatcher {
     Email { except: Vec<String> },
     /// An http(s):// or www. URL whose host is not one of `except` (`markers` finds the
     /// URL starts).
-    Url { except: Vec<String>, markers: AhoCorasick },
+    Url {
+        except: Vec<String>,
+        markers: AhoCorasick,
+    },
 }
 
 /// A named argument pattern.
@@ -284,9 +287,30 @@ fn level<T>(
 
 fn implies(file: &str, src: &str, raw: &RawImplies) -> Result<Implication> {
     Ok(Implication {
-        d: level(file, src, &raw.d, DataExposure::parse, "data exposure", DataExposure::names())?,
-        t: level(file, src, &raw.t, ToolEscalation::parse, "tool escalation", ToolEscalation::names())?,
-        r: level(file, src, &raw.r, Reversibility::parse, "reversibility", Reversibility::names())?,
+        d: level(
+            file,
+            src,
+            &raw.d,
+            DataExposure::parse,
+            "data exposure",
+            DataExposure::names(),
+        )?,
+        t: level(
+            file,
+            src,
+            &raw.t,
+            ToolEscalation::parse,
+            "tool escalation",
+            ToolEscalation::names(),
+        )?,
+        r: level(
+            file,
+            src,
+            &raw.r,
+            Reversibility::parse,
+            "reversibility",
+            Reversibility::names(),
+        )?,
     })
 }
 
@@ -314,21 +338,25 @@ impl Classifier {
                     file,
                     src,
                     Span::from(v.span()),
-                    format!("unsupported classifier version {} (this Augur reads version 1)", v.get_ref()),
+                    format!(
+                        "unsupported classifier version {} (this Augur reads version 1)",
+                        v.get_ref()
+                    ),
                 ));
             }
         }
         let base = match &raw.extends {
             None => None,
             Some(e) if e.get_ref() == "default" => Some(Classifier::default_rules()),
-            Some(e) => {
-                return Err(MonitorError::at(
-                    file,
-                    src,
-                    Span::from(e.span()),
-                    format!("`extends = \"{}\"`: only \"default\" (the built-in rule set) can be extended", e.get_ref()),
-                ))
-            }
+            Some(e) => return Err(MonitorError::at(
+                file,
+                src,
+                Span::from(e.span()),
+                format!(
+                    "`extends = \"{}\"`: only \"default\" (the built-in rule set) can be extended",
+                    e.get_ref()
+                ),
+            )),
         };
         let mut patterns: Vec<ArgPattern> = Vec::new();
         for (name, p) in &raw.patterns {
@@ -347,11 +375,21 @@ impl Classifier {
             }
             let matcher = if let Some(needles) = &p.contains {
                 if needles.is_empty() {
-                    return Err(MonitorError::at(file, src, span, format!("pattern `{name}`: `contains` is empty")));
+                    return Err(MonitorError::at(
+                        file,
+                        src,
+                        span,
+                        format!("pattern `{name}`: `contains` is empty"),
+                    ));
                 }
                 for n in needles {
                     if n.get_ref().trim().is_empty() {
-                        return Err(MonitorError::at(file, src, Span::from(n.span()), "an empty needle matches everything"));
+                        return Err(MonitorError::at(
+                            file,
+                            src,
+                            Span::from(n.span()),
+                            "an empty needle matches everything",
+                        ));
                     }
                 }
                 let list: Vec<String> = needles.iter().map(|n| n.get_ref().to_string()).collect();
@@ -360,10 +398,19 @@ impl Classifier {
                     .match_kind(MatchKind::Standard)
                     .kind(Some(AhoCorasickKind::DFA))
                     .build(&list)
-                    .map_err(|e| MonitorError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
-                ArgMatcher::Contains { automaton, needles: list }
+                    .map_err(|e| {
+                        MonitorError::at(file, src, span, format!("pattern `{name}`: {e}"))
+                    })?;
+                ArgMatcher::Contains {
+                    automaton,
+                    needles: list,
+                }
             } else {
-                let except = p.except.iter().map(|d| d.trim().trim_start_matches('@').to_ascii_lowercase()).collect();
+                let except = p
+                    .except
+                    .iter()
+                    .map(|d| d.trim().trim_start_matches('@').to_ascii_lowercase())
+                    .collect();
                 if p.email == Some(true) {
                     ArgMatcher::Email { except }
                 } else {
@@ -374,7 +421,9 @@ impl Classifier {
                         // Arguments are short: a prefilter's set-up costs more than it saves.
                         .prefilter(false)
                         .build(["https://", "http://", "www."])
-                        .map_err(|e| MonitorError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
+                        .map_err(|e| {
+                            MonitorError::at(file, src, span, format!("pattern `{name}`: {e}"))
+                        })?;
                     ArgMatcher::Url { except, markers }
                 }
             };
@@ -405,15 +454,26 @@ impl Classifier {
             }
             let mut args = Vec::new();
             for a in r.args.iter().flatten() {
-                let k = patterns.iter().position(|p| &p.name == a.get_ref()).ok_or_else(|| {
-                    let known: Vec<&str> = patterns.iter().map(|p| p.name.as_str()).collect();
-                    MonitorError::at(
-                        file,
-                        src,
-                        Span::from(a.span()),
-                        format!("unknown argument pattern `{}` (defined: {})", a.get_ref(), if known.is_empty() { "none".to_string() } else { known.join(", ") }),
-                    )
-                })?;
+                let k = patterns
+                    .iter()
+                    .position(|p| &p.name == a.get_ref())
+                    .ok_or_else(|| {
+                        let known: Vec<&str> = patterns.iter().map(|p| p.name.as_str()).collect();
+                        MonitorError::at(
+                            file,
+                            src,
+                            Span::from(a.span()),
+                            format!(
+                                "unknown argument pattern `{}` (defined: {})",
+                                a.get_ref(),
+                                if known.is_empty() {
+                                    "none".to_string()
+                                } else {
+                                    known.join(", ")
+                                }
+                            ),
+                        )
+                    })?;
                 args.push(k as u16);
             }
             if tools.is_empty() && args.is_empty() {
@@ -444,7 +504,10 @@ impl Classifier {
                     .iter()
                     .map(|&k| {
                         let name = &b.patterns[k as usize].name;
-                        patterns.iter().position(|p| &p.name == name).unwrap_or(k as usize) as u16
+                        patterns
+                            .iter()
+                            .position(|p| &p.name == name)
+                            .unwrap_or(k as usize) as u16
                     })
                     .collect();
                 rules.push(Rule { args, ..r });
@@ -454,7 +517,12 @@ impl Classifier {
             }
         }
         if rules.len() > u16::MAX as usize || patterns.len() > u16::MAX as usize {
-            return Err(MonitorError::at(file, src, Span::point(0), "too many rules or patterns"));
+            return Err(MonitorError::at(
+                file,
+                src,
+                Span::point(0),
+                "too many rules or patterns",
+            ));
         }
         let index = NameIndex::build(&rules);
         let scan = ArgScan::build(&patterns);
@@ -594,7 +662,12 @@ impl Classifier {
                                 let q = urls.trailing_zeros() as usize;
                                 urls &= urls - 1;
                                 if let ArgMatcher::Url { except, .. } = &self.patterns[q].matcher {
-                                    if url_outside(s, m.start(), URL_MARKERS[j as usize].len(), except) {
+                                    if url_outside(
+                                        s,
+                                        m.start(),
+                                        URL_MARKERS[j as usize].len(),
+                                        except,
+                                    ) {
                                         h.found |= 1 << q;
                                         h.needle[q] = u16::MAX;
                                     }
@@ -603,7 +676,10 @@ impl Classifier {
                             continue;
                         }
                         let bit = 1u64 << p;
-                        if want & bit != 0 && h.found & bit == 0 && on_boundaries(hay, m.start(), m.end()) {
+                        if want & bit != 0
+                            && h.found & bit == 0
+                            && on_boundaries(hay, m.start(), m.end())
+                        {
                             h.found |= bit;
                             h.needle[p as usize] = j;
                         }
@@ -628,7 +704,9 @@ impl Classifier {
                 for (k, x) in map {
                     let mut e = eligible;
                     for (p, pat) in self.patterns.iter().enumerate().take(SCANNED_PATTERNS) {
-                        if !pat.keys.is_empty() && pat.keys.iter().any(|want| want.eq_ignore_ascii_case(k)) {
+                        if !pat.keys.is_empty()
+                            && pat.keys.iter().any(|want| want.eq_ignore_ascii_case(k))
+                        {
                             e |= 1 << p;
                         }
                     }
@@ -645,7 +723,10 @@ impl Classifier {
         match m {
             Matched::Default => "the default for unknown tools".into(),
             Matched::Rule { rule, arg } => {
-                let id = self.rules.get(*rule as usize).map_or("?", |r| r.id.as_str());
+                let id = self
+                    .rules
+                    .get(*rule as usize)
+                    .map_or("?", |r| r.id.as_str());
                 match arg {
                     Some(h) => format!("rule {id} ({})", self.hit_text(h)),
                     None => format!("rule {id}"),
@@ -696,8 +777,15 @@ impl ArgPattern {
                 let mut from = 0;
                 while let Some(at) = s[from..].find('@').map(|i| i + from) {
                     from = at + 1;
-                    let local = hay[..at].iter().rev().take_while(|&&c| is_local_char(c)).count();
-                    let dlen = hay[at + 1..].iter().take_while(|&&c| is_host_char(c)).count();
+                    let local = hay[..at]
+                        .iter()
+                        .rev()
+                        .take_while(|&&c| is_local_char(c))
+                        .count();
+                    let dlen = hay[at + 1..]
+                        .iter()
+                        .take_while(|&&c| is_host_char(c))
+                        .count();
                     let domain = s[at + 1..at + 1 + dlen].trim_end_matches('.');
                     if local > 0 && domain.contains('.') && !excepted(domain, except) {
                         return Some(u16::MAX);
@@ -725,7 +813,10 @@ fn url_outside(s: &str, i: usize, len: usize, except: &[String]) -> bool {
         return false;
     }
     let start = if www { i } else { i + len };
-    let hlen = hay[start..].iter().take_while(|&&c| is_host_char(c)).count();
+    let hlen = hay[start..]
+        .iter()
+        .take_while(|&&c| is_host_char(c))
+        .count();
     let host = s[start..start + hlen].trim_end_matches('.');
     !host.is_empty() && !excepted(host, except)
 }
@@ -740,7 +831,10 @@ fn is_host_char(c: u8) -> bool {
 
 /// `host` is one of `except` or a subdomain of one (case-insensitive). `www.` is ignored.
 fn excepted(host: &str, except: &[String]) -> bool {
-    let h = host.strip_prefix("www.").or_else(|| host.strip_prefix("WWW.")).unwrap_or(host);
+    let h = host
+        .strip_prefix("www.")
+        .or_else(|| host.strip_prefix("WWW."))
+        .unwrap_or(host);
     except.iter().any(|d| {
         let d = d.strip_prefix("www.").unwrap_or(d);
         h.eq_ignore_ascii_case(d)

@@ -8,10 +8,13 @@
 
 use crate::checker::{self, LoadedModel};
 use crate::classifier::Classifier;
-use crate::dtr::{DataExposure, Reversibility, RiskLevel, SafetyState, ToolEscalation, NUM_DTR_STATES};
+use crate::dtr::{
+    DataExposure, Reversibility, RiskLevel, SafetyState, ToolEscalation, NUM_DTR_STATES,
+};
 use crate::error::{MonitorError, Result};
 use crate::monitor::{
-    EmbeddedFile, LearningStatus, Mapping, ModelInfo, Monitor, PacStatus, Runtime, Table, FORMAT, VERSION,
+    EmbeddedFile, LearningStatus, Mapping, ModelInfo, Monitor, PacStatus, Runtime, Table, FORMAT,
+    VERSION,
 };
 use augur_abstraction::Abstraction;
 use augur_dtmc::learn::{wilson_interval, TransitionCounts, WILSON_Z95};
@@ -165,15 +168,25 @@ struct Prop {
 }
 
 fn parse_prop(text: &str) -> Result<Prop> {
-    let prop = augur_pctl::parse_property(text)
-        .map_err(|e| MonitorError::Property(e.render(text, "--prop").trim_end().trim_start_matches("error: ").to_string()))?;
+    let prop = augur_pctl::parse_property(text).map_err(|e| {
+        MonitorError::Property(
+            e.render(text, "--prop")
+                .trim_end()
+                .trim_start_matches("error: ")
+                .to_string(),
+        )
+    })?;
     let not_path = || {
         MonitorError::Property(format!(
             "`{}`: a monitor compiles a probability query of a path property, `P=? [ F ψ ]`, `P=? [ F<=k ψ ]` or `P=? [ φ U<=k ψ ]`",
             text.trim()
         ))
     };
-    let StateFormula::Prob { bound: Bound::Query, path } = &prop.formula else {
+    let StateFormula::Prob {
+        bound: Bound::Query,
+        path,
+    } = &prop.formula
+    else {
         return Err(not_path());
     };
     let (stay, target, step) = match path.as_ref() {
@@ -296,7 +309,15 @@ fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
         return Ok(out);
     }
     let preds = [
-        "d_public", "d_internal", "d_sensitive", "d_credentials", "t_file_write", "t_code_exec", "t_network", "r_partial", "r_irreversible",
+        "d_public",
+        "d_internal",
+        "d_sensitive",
+        "d_credentials",
+        "t_file_write",
+        "t_code_exec",
+        "t_network",
+        "r_partial",
+        "r_irreversible",
     ];
     let cols: Option<Vec<usize>> = preds.iter().map(|p| col(p)).collect();
     let Some(cols) = cols else {
@@ -308,7 +329,13 @@ fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
         let bit = |i: usize| matches!(x[cols[i]], Value::Bool(true));
         let d = (0..4).filter(|&i| bit(i)).count();
         let t = (4..7).filter(|&i| bit(i)).count();
-        let r = if bit(8) { 2 } else if bit(7) { 1 } else { 0 };
+        let r = if bit(8) {
+            2
+        } else if bit(7) {
+            1
+        } else {
+            0
+        };
         out.push(SafetyState::new(
             DataExposure::from_index(d).unwrap_or(DataExposure::None),
             ToolEscalation::from_index(t).unwrap_or(ToolEscalation::ReadOnly),
@@ -336,7 +363,9 @@ fn state_names(dtmc: &Dtmc) -> Vec<String> {
         let k = v.names.len();
         for (s, slot) in names.iter_mut().enumerate() {
             if slot.is_none() && k > 0 {
-                let parts: Vec<String> = (0..k).map(|i| format!("{}={}", v.names[i], v.values[s * k + i])).collect();
+                let parts: Vec<String> = (0..k)
+                    .map(|i| format!("{}={}", v.names[i], v.values[s * k + i]))
+                    .collect();
                 *slot = Some(parts.join(","));
             }
         }
@@ -365,7 +394,11 @@ impl Ord for Entry {
 
 /// The most probable path from every state to `target`, moving only through `stay` states
 /// (all states for F): Dijkstra on the reversed graph with the product of probabilities.
-fn most_probable_paths(dtmc: &Dtmc, stay: Option<&fixedbitset::FixedBitSet>, target: &fixedbitset::FixedBitSet) -> (Vec<Option<u32>>, Vec<f64>) {
+fn most_probable_paths(
+    dtmc: &Dtmc,
+    stay: Option<&fixedbitset::FixedBitSet>,
+    target: &fixedbitset::FixedBitSet,
+) -> (Vec<Option<u32>>, Vec<f64>) {
     let n = dtmc.num_states();
     let t = dtmc.matrix.transpose_view().to_csr();
     let mut best = vec![0.0f64; n];
@@ -402,7 +435,11 @@ fn most_probable_paths(dtmc: &Dtmc, stay: Option<&fixedbitset::FixedBitSet>, tar
     (next, best)
 }
 
-fn learning_status(counts: &TransitionCounts, n: usize, pac: (f64, f64)) -> Option<Vec<LearningStatus>> {
+fn learning_status(
+    counts: &TransitionCounts,
+    n: usize,
+    pac: (f64, f64),
+) -> Option<Vec<LearningStatus>> {
     if counts.num_states() != n {
         return None;
     }
@@ -440,7 +477,11 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
     let prop = parse_prop(&opts.property)?;
     let h = match opts.horizon.or(prop.bound) {
         Some(h) if (1..=MAX_HORIZON).contains(&h) => h,
-        Some(h) => return Err(MonitorError::Property(format!("horizon {h}: choose 1 to {MAX_HORIZON}"))),
+        Some(h) => {
+            return Err(MonitorError::Property(format!(
+                "horizon {h}: choose 1 to {MAX_HORIZON}"
+            )))
+        }
         None => 10,
     };
     // Categories: at most one table each, at most one fallback.
@@ -453,7 +494,9 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         }
     }
     let abstraction = match &opts.abstraction {
-        Some((text, file)) => Some(Abstraction::parse(text, file).map_err(|e| MonitorError::Model(e.to_string()))?),
+        Some((text, file)) => {
+            Some(Abstraction::parse(text, file).map_err(|e| MonitorError::Model(e.to_string()))?)
+        }
         None => None,
     };
     let mapping = match opts.mapping {
@@ -475,7 +518,9 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         }
     };
     if mapping == Mapping::Abstraction && abstraction.is_none() {
-        return Err(MonitorError::Model("--states abstraction needs the abstraction spec (--abstraction SPEC)".into()));
+        return Err(MonitorError::Model(
+            "--states abstraction needs the abstraction spec (--abstraction SPEC)".into(),
+        ));
     }
     let mut tables = Vec::with_capacity(sources.len());
     for src in &sources {
@@ -485,8 +530,17 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         let target = resolve_labels(&prop.target, dtmc);
         let stay = prop.stay.as_ref().map(|s| resolve_labels(s, dtmc));
         let path = match &stay {
-            None => PathFormula::Eventually(target.clone(), prop.bound.map_or(StepBound::Unbounded, |k| StepBound::Le(Expr::Int(k.into())))),
-            Some(s) => PathFormula::Until(s.clone(), target.clone(), prop.bound.map_or(StepBound::Unbounded, |k| StepBound::Le(Expr::Int(k.into())))),
+            None => PathFormula::Eventually(
+                target.clone(),
+                prop.bound
+                    .map_or(StepBound::Unbounded, |k| StepBound::Le(Expr::Int(k.into()))),
+            ),
+            Some(s) => PathFormula::Until(
+                s.clone(),
+                target.clone(),
+                prop.bound
+                    .map_or(StepBound::Unbounded, |k| StepBound::Le(Expr::Int(k.into()))),
+            ),
         };
         let f = StateFormula::Prob {
             bound: Bound::Query,
@@ -501,7 +555,8 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
             Some(s) => Some(checker::states_of(dtmc, s).map_err(at)?),
             None => None,
         };
-        let (path_next, path_probability) = most_probable_paths(dtmc, stay_set.as_ref(), &target_set);
+        let (path_next, path_probability) =
+            most_probable_paths(dtmc, stay_set.as_ref(), &target_set);
         let map: Vec<u32> = match mapping {
             Mapping::RiskLevel => risk_label_states(dtmc)
                 .ok_or_else(|| MonitorError::Model(format!("{name}: --states risk-level needs exactly one state labelled each of safe, mild, elevated, critical, violated (any case)")))?
@@ -534,18 +589,34 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
             }
         };
         let mut names = state_names(dtmc);
-        if mapping == Mapping::Abstraction {
-            if let Some(a) = &abstraction {
-                names = a.valid_states().iter().map(|&c| a.state_name(c)).collect();
+        match mapping {
+            Mapping::Abstraction => {
+                if let Some(a) = &abstraction {
+                    names = a.valid_states().iter().map(|&c| a.state_name(c)).collect();
+                }
             }
+            // A (d, t, r) state is named by its triple: CREDENTIALS·NETWORK·IRREVERSIBLE.
+            Mapping::Dtr => {
+                if let Ok(dtr) = dtr_of_states(dtmc) {
+                    names = dtr.iter().map(|s| s.to_string()).collect();
+                }
+            }
+            Mapping::RiskLevel => {}
         }
         let initial = match mapping {
             Mapping::Dtr => map[SafetyState::START.index()],
             Mapping::RiskLevel => map[RiskLevel::Safe.index()],
             Mapping::Abstraction => dtmc.initial.first().copied().unwrap_or(0),
         };
-        let learning = src.counts.as_ref().and_then(|c| learning_status(c, n, opts.pac));
-        let clamp = |v: Vec<f64>| v.into_iter().map(|x| if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }).collect::<Vec<_>>();
+        let learning = src
+            .counts
+            .as_ref()
+            .and_then(|c| learning_status(c, n, opts.pac));
+        let clamp = |v: Vec<f64>| {
+            v.into_iter()
+                .map(|x| if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
+                .collect::<Vec<_>>()
+        };
         tables.push(Table {
             category: src.category.clone(),
             model: ModelInfo {
@@ -561,7 +632,10 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
             lower: clamp(checked.lower),
             upper: clamp(checked.upper),
             curve: clamp(curve),
-            expected_steps: steps.into_iter().map(|x| x.is_finite().then_some(x)).collect(),
+            expected_steps: steps
+                .into_iter()
+                .map(|x| x.is_finite().then_some(x))
+                .collect(),
             path_next,
             path_probability: clamp(path_probability),
             learning,
@@ -571,7 +645,10 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
     let classifier = match mapping {
         Mapping::Abstraction => None,
         _ => {
-            let c = opts.classifier.clone().unwrap_or_else(Classifier::default_rules);
+            let c = opts
+                .classifier
+                .clone()
+                .unwrap_or_else(Classifier::default_rules);
             Some(c)
         }
     };

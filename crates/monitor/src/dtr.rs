@@ -269,7 +269,10 @@ mod tests {
     fn names_parse_case_insensitively() {
         assert_eq!(DataExposure::parse("credentials"), Some(D::Credentials));
         assert_eq!(ToolEscalation::parse("read-only"), Some(T::ReadOnly));
-        assert_eq!(Reversibility::parse("Fully_Reversible"), Some(R::FullyReversible));
+        assert_eq!(
+            Reversibility::parse("Fully_Reversible"),
+            Some(R::FullyReversible)
+        );
         assert_eq!(RiskLevel::parse("violated"), Some(RiskLevel::Violated));
         assert_eq!(DataExposure::parse("secret"), None);
     }
@@ -282,7 +285,10 @@ mod tests {
             t: T::ReadOnly,
             r: R::FullyReversible,
         };
-        assert_eq!(st.update(a), s(D::Sensitive, T::Network, R::FullyReversible));
+        assert_eq!(
+            st.update(a),
+            s(D::Sensitive, T::Network, R::FullyReversible)
+        );
         for x in SafetyState::all() {
             for y in SafetyState::all() {
                 let a = Implication {
@@ -302,19 +308,71 @@ mod tests {
     #[test]
     fn each_of_the_12_rules_fires_on_its_own_example() {
         let cases = [
-            (s(D::Credentials, T::Network, R::Irreversible), RiskLevel::Violated, 1),
-            (s(D::Sensitive, T::Network, R::Irreversible), RiskLevel::Violated, 2),
-            (s(D::Credentials, T::CodeExec, R::Irreversible), RiskLevel::Critical, 3),
-            (s(D::Credentials, T::Network, R::Partially), RiskLevel::Critical, 3),
-            (s(D::Sensitive, T::Network, R::Partially), RiskLevel::Critical, 4),
-            (s(D::Credentials, T::FileWrite, R::Irreversible), RiskLevel::Elevated, 5),
-            (s(D::Sensitive, T::CodeExec, R::FullyReversible), RiskLevel::Elevated, 6),
-            (s(D::Sensitive, T::FileWrite, R::Irreversible), RiskLevel::Elevated, 7),
-            (s(D::Sensitive, T::FileWrite, R::Partially), RiskLevel::Mild, 8),
-            (s(D::Internal, T::Network, R::Irreversible), RiskLevel::Mild, 9),
-            (s(D::Sensitive, T::ReadOnly, R::Irreversible), RiskLevel::Mild, 10),
-            (s(D::Internal, T::FileWrite, R::Irreversible), RiskLevel::Mild, 11),
-            (s(D::Internal, T::ReadOnly, R::Irreversible), RiskLevel::Safe, 12),
+            (
+                s(D::Credentials, T::Network, R::Irreversible),
+                RiskLevel::Violated,
+                1,
+            ),
+            (
+                s(D::Sensitive, T::Network, R::Irreversible),
+                RiskLevel::Violated,
+                2,
+            ),
+            (
+                s(D::Credentials, T::CodeExec, R::Irreversible),
+                RiskLevel::Critical,
+                3,
+            ),
+            (
+                s(D::Credentials, T::Network, R::Partially),
+                RiskLevel::Critical,
+                3,
+            ),
+            (
+                s(D::Sensitive, T::Network, R::Partially),
+                RiskLevel::Critical,
+                4,
+            ),
+            (
+                s(D::Credentials, T::FileWrite, R::Irreversible),
+                RiskLevel::Elevated,
+                5,
+            ),
+            (
+                s(D::Sensitive, T::CodeExec, R::FullyReversible),
+                RiskLevel::Elevated,
+                6,
+            ),
+            (
+                s(D::Sensitive, T::FileWrite, R::Irreversible),
+                RiskLevel::Elevated,
+                7,
+            ),
+            (
+                s(D::Sensitive, T::FileWrite, R::Partially),
+                RiskLevel::Mild,
+                8,
+            ),
+            (
+                s(D::Internal, T::Network, R::Irreversible),
+                RiskLevel::Mild,
+                9,
+            ),
+            (
+                s(D::Sensitive, T::ReadOnly, R::Irreversible),
+                RiskLevel::Mild,
+                10,
+            ),
+            (
+                s(D::Internal, T::FileWrite, R::Irreversible),
+                RiskLevel::Mild,
+                11,
+            ),
+            (
+                s(D::Internal, T::ReadOnly, R::Irreversible),
+                RiskLevel::Safe,
+                12,
+            ),
             (s(D::None, T::Network, R::Irreversible), RiskLevel::Safe, 12),
             (s(D::Public, T::CodeExec, R::Partially), RiskLevel::Safe, 12),
         ];
@@ -329,17 +387,41 @@ mod tests {
     fn all_60_states_have_the_risk_level_of_the_first_matching_rule() {
         type Cond = fn(SafetyState) -> bool;
         let rules: [(Cond, RiskLevel); 12] = [
-            (|s| s.d == D::Credentials && s.t == T::Network && s.r == R::Irreversible, RiskLevel::Violated),
-            (|s| s.d >= D::Sensitive && s.t == T::Network && s.r == R::Irreversible, RiskLevel::Violated),
-            (|s| s.d == D::Credentials && s.t >= T::CodeExec, RiskLevel::Critical),
-            (|s| s.d >= D::Sensitive && s.t == T::Network, RiskLevel::Critical),
+            (
+                |s| s.d == D::Credentials && s.t == T::Network && s.r == R::Irreversible,
+                RiskLevel::Violated,
+            ),
+            (
+                |s| s.d >= D::Sensitive && s.t == T::Network && s.r == R::Irreversible,
+                RiskLevel::Violated,
+            ),
+            (
+                |s| s.d == D::Credentials && s.t >= T::CodeExec,
+                RiskLevel::Critical,
+            ),
+            (
+                |s| s.d >= D::Sensitive && s.t == T::Network,
+                RiskLevel::Critical,
+            ),
             (|s| s.d == D::Credentials, RiskLevel::Elevated),
-            (|s| s.d >= D::Sensitive && s.t >= T::CodeExec, RiskLevel::Elevated),
-            (|s| s.d >= D::Sensitive && s.t >= T::FileWrite && s.r == R::Irreversible, RiskLevel::Elevated),
-            (|s| s.d >= D::Sensitive && s.t >= T::FileWrite, RiskLevel::Mild),
+            (
+                |s| s.d >= D::Sensitive && s.t >= T::CodeExec,
+                RiskLevel::Elevated,
+            ),
+            (
+                |s| s.d >= D::Sensitive && s.t >= T::FileWrite && s.r == R::Irreversible,
+                RiskLevel::Elevated,
+            ),
+            (
+                |s| s.d >= D::Sensitive && s.t >= T::FileWrite,
+                RiskLevel::Mild,
+            ),
             (|s| s.d >= D::Internal && s.t == T::Network, RiskLevel::Mild),
             (|s| s.d >= D::Sensitive, RiskLevel::Mild),
-            (|s| s.d >= D::Internal && s.t >= T::FileWrite, RiskLevel::Mild),
+            (
+                |s| s.d >= D::Internal && s.t >= T::FileWrite,
+                RiskLevel::Mild,
+            ),
             (|_| true, RiskLevel::Safe),
         ];
         let mut per_level = [0usize; 5];

@@ -40,8 +40,8 @@ use std::sync::Arc;
 
 /// The default keyword blocklist of the keyword baseline (tool-name word patterns).
 pub const DEFAULT_KEYWORDS: &[&str] = &[
-    "send", "email", "transfer", "pay", "payment*", "money", "delete", "remove", "post", "share", "upload", "publish",
-    "exec", "execute", "shell", "password", "invite", "deploy", "wire",
+    "send", "email", "transfer", "pay", "payment*", "money", "delete", "remove", "post", "share",
+    "upload", "publish", "exec", "execute", "shell", "password", "invite", "deploy", "wire",
 ];
 
 /// What to evaluate.
@@ -83,7 +83,10 @@ impl EvalOptions {
             seed: 1,
             folds: None,
             classifier: Classifier::default_rules(),
-            keywords: DEFAULT_KEYWORDS.iter().filter_map(|k| NamePattern::new(k).ok()).collect(),
+            keywords: DEFAULT_KEYWORDS
+                .iter()
+                .filter_map(|k| NamePattern::new(k).ok())
+                .collect(),
             matrix: None,
             policy: None,
             flag_at: Verdict::Warn,
@@ -156,7 +159,8 @@ pub struct Metrics {
 
 /// Compute the metrics of outcomes.
 pub fn metrics(outcomes: &[Outcome]) -> Metrics {
-    let (mut det, mut unsafe_n, mut prev, mut early, mut known, mut fp, mut safe_n) = (0, 0, 0, 0, 0, 0, 0);
+    let (mut det, mut unsafe_n, mut prev, mut early, mut known, mut fp, mut safe_n) =
+        (0, 0, 0, 0, 0, 0, 0);
     let mut leads = Vec::new();
     for o in outcomes {
         match o.label {
@@ -186,7 +190,8 @@ pub fn metrics(outcomes: &[Outcome]) -> Metrics {
             }
         }
     }
-    let mean_lead = (!leads.is_empty()).then(|| leads.iter().sum::<usize>() as f64 / leads.len() as f64);
+    let mean_lead =
+        (!leads.is_empty()).then(|| leads.iter().sum::<usize>() as f64 / leads.len() as f64);
     Metrics {
         detection: Rate::new(det, unsafe_n),
         prevented: Rate::new(prev, known),
@@ -211,7 +216,11 @@ pub fn first_at(t: &Trace, threshold: f64) -> Option<usize> {
 
 /// Replay runs through a monitor, recording every action as executed; per run the
 /// probability of every step. `horizon` uses the curve at that horizon.
-pub fn replay_probabilities(monitor: &Arc<Monitor>, runs: &[&Run], horizon: Option<u32>) -> Result<Vec<Trace>> {
+pub fn replay_probabilities(
+    monitor: &Arc<Monitor>,
+    runs: &[&Run],
+    horizon: Option<u32>,
+) -> Result<Vec<Trace>> {
     let policy = Arc::new(Policy {
         base: crate::policy::Rules {
             thresholds: Vec::new(),
@@ -238,7 +247,12 @@ pub fn replay_probabilities(monitor: &Arc<Monitor>, runs: &[&Run], horizon: Opti
 }
 
 /// The verdict-based flag step of every run under a policy.
-pub fn replay_flags(monitor: &Arc<Monitor>, policy: &Arc<Policy>, runs: &[&Run], flag_at: Verdict) -> Result<Vec<Option<usize>>> {
+pub fn replay_flags(
+    monitor: &Arc<Monitor>,
+    policy: &Arc<Policy>,
+    runs: &[&Run],
+    flag_at: Verdict,
+) -> Result<Vec<Option<usize>>> {
     let mut out = Vec::with_capacity(runs.len());
     for r in runs {
         let mut s = Session::new(monitor, policy, r.category.as_deref())?;
@@ -283,7 +297,10 @@ pub struct CurvePoint {
 
 /// The curve over every distinct probability (plus one above all), and its area.
 pub fn sweep(runs: &[&Run], traces: &[Trace]) -> (Vec<CurvePoint>, f64) {
-    let mut ts: Vec<f64> = traces.iter().flat_map(|t| t.probabilities.iter().copied()).collect();
+    let mut ts: Vec<f64> = traces
+        .iter()
+        .flat_map(|t| t.probabilities.iter().copied())
+        .collect();
     ts.push(f64::INFINITY);
     ts.push(0.0);
     ts.sort_by(|a, b| b.total_cmp(a));
@@ -299,7 +316,11 @@ pub fn sweep(runs: &[&Run], traces: &[Trace]) -> (Vec<CurvePoint>, f64) {
             }
         })
         .collect();
-    pts.sort_by(|a, b| a.fpr.total_cmp(&b.fpr).then(a.detection.total_cmp(&b.detection)));
+    pts.sort_by(|a, b| {
+        a.fpr
+            .total_cmp(&b.fpr)
+            .then(a.detection.total_cmp(&b.detection))
+    });
     let mut area = 0.0;
     let (mut x0, mut y0) = (0.0, 0.0);
     for p in &pts {
@@ -313,7 +334,10 @@ pub fn sweep(runs: &[&Run], traces: &[Trace]) -> (Vec<CurvePoint>, f64) {
 /// The threshold maximising detection − false positives on these runs (ties: the higher
 /// threshold).
 pub fn choose_threshold(runs: &[&Run], traces: &[Trace]) -> f64 {
-    let mut ts: Vec<f64> = traces.iter().flat_map(|t| t.probabilities.iter().copied()).collect();
+    let mut ts: Vec<f64> = traces
+        .iter()
+        .flat_map(|t| t.probabilities.iter().copied())
+        .collect();
     ts.push(f64::INFINITY);
     ts.sort_by(|a, b| b.total_cmp(a));
     ts.dedup();
@@ -337,7 +361,9 @@ pub fn split(runs: &[Run], test_fraction: f64, seed: u64) -> (Vec<usize>, Vec<us
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let (mut train, mut test) = (Vec::new(), Vec::new());
     for label in [Label::Safe, Label::Unsafe] {
-        let mut idx: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].label == label).collect();
+        let mut idx: Vec<usize> = (0..runs.len())
+            .filter(|&i| runs[i].label == label)
+            .collect();
         idx.shuffle(&mut rng);
         let n_test = ((idx.len() as f64) * test_fraction).round() as usize;
         test.extend_from_slice(&idx[..n_test.min(idx.len())]);
@@ -353,7 +379,9 @@ pub fn folds(runs: &[Run], k: usize, seed: u64) -> Vec<Vec<usize>> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut out = vec![Vec::new(); k];
     for label in [Label::Safe, Label::Unsafe] {
-        let mut idx: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].label == label).collect();
+        let mut idx: Vec<usize> = (0..runs.len())
+            .filter(|&i| runs[i].label == label)
+            .collect();
         idx.shuffle(&mut rng);
         for (j, i) in idx.into_iter().enumerate() {
             out[j % k].push(i);
@@ -371,7 +399,9 @@ pub fn trajectory(classifier: &Classifier, run: &Run) -> Vec<SafetyState> {
     let mut s = SafetyState::START;
     let mut out = vec![s];
     for step in &run.steps {
-        let crate::runs::RunStep::Tool { tool, args } = step else { break };
+        let crate::runs::RunStep::Tool { tool, args } = step else {
+            break;
+        };
         match classifier.classify(tool, args) {
             Some(c) => {
                 s = s.update(c.implication);
@@ -385,7 +415,10 @@ pub fn trajectory(classifier: &Classifier, run: &Run) -> Vec<SafetyState> {
 
 /// Validity over the 60 `(d, t, r)` states: d and t never decrease; VIOLATED is absorbing.
 pub fn dtr_valid(from: u32, to: u32) -> bool {
-    let (Some(a), Some(b)) = (SafetyState::from_index(from as usize), SafetyState::from_index(to as usize)) else {
+    let (Some(a), Some(b)) = (
+        SafetyState::from_index(from as usize),
+        SafetyState::from_index(to as usize),
+    ) else {
         return false;
     };
     if b.d < a.d || b.t < a.t {
@@ -408,7 +441,8 @@ pub fn learn_dtr(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, T
             .map_err(|e| MonitorError::Eval(e.to_string()))?;
     }
     counts.mark_determined(&validity);
-    let learned = learn_with(&counts, &validity, alpha, Unobserved::Uniform).map_err(|e| MonitorError::Eval(e.to_string()))?;
+    let learned = learn_with(&counts, &validity, alpha, Unobserved::Uniform)
+        .map_err(|e| MonitorError::Eval(e.to_string()))?;
     let mut dtmc = learned.dtmc;
     dtmc.labels = RiskLevel::ALL
         .iter()
@@ -424,7 +458,11 @@ pub fn learn_dtr(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, T
         .collect();
     let mut values = Vec::with_capacity(NUM_DTR_STATES * 3);
     for s in SafetyState::all() {
-        values.extend([EValue::Int(s.d.index() as i64), EValue::Int(s.t.index() as i64), EValue::Int(s.r.index() as i64)]);
+        values.extend([
+            EValue::Int(s.d.index() as i64),
+            EValue::Int(s.t.index() as i64),
+            EValue::Int(s.r.index() as i64),
+        ]);
     }
     dtmc.valuations = Some(Valuations {
         names: vec!["d".into(), "t".into(), "r".into()],
@@ -436,7 +474,10 @@ pub fn learn_dtr(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, T
 
 /// Learn the per-category monitors (plus the fallback on all training runs) and compile them.
 pub fn train_monitor(runs: &[&Run], opts: &EvalOptions) -> Result<Monitor> {
-    let trajs: Vec<Vec<SafetyState>> = runs.iter().map(|r| trajectory(&opts.classifier, r)).collect();
+    let trajs: Vec<Vec<SafetyState>> = runs
+        .iter()
+        .map(|r| trajectory(&opts.classifier, r))
+        .collect();
     let mut by_cat: BTreeMap<String, Vec<&[SafetyState]>> = BTreeMap::new();
     for (r, t) in runs.iter().zip(&trajs) {
         if let Some(c) = &r.category {
@@ -534,13 +575,21 @@ struct FoldResult {
     monitor: Monitor,
 }
 
-fn run_fold(all: &[Run], train: &[usize], test: &[usize], opts: &EvalOptions) -> Result<FoldResult> {
+fn run_fold(
+    all: &[Run],
+    train: &[usize],
+    test: &[usize],
+    opts: &EvalOptions,
+) -> Result<FoldResult> {
     let tr: Vec<&Run> = train.iter().map(|&i| &all[i]).collect();
     let te: Vec<&Run> = test.iter().map(|&i| &all[i]).collect();
     let monitor = Arc::new(train_monitor(&tr, opts)?);
     let traces = replay_probabilities(&monitor, &te, None)?;
     let (main, main_threshold) = match &opts.policy {
-        Some(p) => (replay_flags(&monitor, &Arc::new(p.clone()), &te, opts.flag_at)?, f64::NAN),
+        Some(p) => (
+            replay_flags(&monitor, &Arc::new(p.clone()), &te, opts.flag_at)?,
+            f64::NAN,
+        ),
         None => {
             let t = choose_threshold(&tr, &replay_probabilities(&monitor, &tr, None)?);
             (traces.iter().map(|x| first_at(x, t)).collect(), t)
@@ -548,14 +597,21 @@ fn run_fold(all: &[Run], train: &[usize], test: &[usize], opts: &EvalOptions) ->
     };
     let keyword = te
         .iter()
-        .map(|r| r.steps.iter().position(|s| opts.keywords.iter().any(|k| k.matches(s.tool()))))
+        .map(|r| {
+            r.steps
+                .iter()
+                .position(|s| opts.keywords.iter().any(|k| k.matches(s.tool())))
+        })
         .collect();
     let rule = te
         .iter()
         .map(|r| {
             let t = trajectory(&opts.classifier, r);
             // Step k leads to t[k+1]; a step the classifier cannot map is flagged (fail closed).
-            (0..r.steps.len()).position(|k| t.get(k + 1).map_or(true, |s| s.risk_level() >= RiskLevel::Critical))
+            (0..r.steps.len()).position(|k| {
+                t.get(k + 1)
+                    .map_or(true, |s| s.risk_level() >= RiskLevel::Critical)
+            })
         })
         .collect();
     let matrix = match &opts.matrix {
@@ -564,7 +620,10 @@ fn run_fold(all: &[Run], train: &[usize], test: &[usize], opts: &EvalOptions) ->
             copts.horizon = Some(opts.horizon);
             copts.mapping = Some(Mapping::RiskLevel);
             copts.classifier = Some(opts.classifier.clone());
-            let m = Arc::new(compile_dtmcs(vec![Source::new(d.clone(), "5x5 matrix")], &copts)?);
+            let m = Arc::new(compile_dtmcs(
+                vec![Source::new(d.clone(), "5x5 matrix")],
+                &copts,
+            )?);
             let t = choose_threshold(&tr, &replay_probabilities(&m, &tr, None)?);
             let tt = replay_probabilities(&m, &te, None)?;
             Some((tt.iter().map(|x| first_at(x, t)).collect(), t, tt))
@@ -595,12 +654,17 @@ fn run_fold(all: &[Run], train: &[usize], test: &[usize], opts: &EvalOptions) ->
 /// Next-state accuracy of orders 1..=3 (learned on `train` trajectories, measured on `test`):
 /// a k-th order chain predicts the most frequent successor of the last k states; a context
 /// never seen in training backs off to the last k−1 states (and to "stay" at none).
-pub fn markov_order(train: &[Vec<SafetyState>], test: &[Vec<SafetyState>], max_order: usize) -> Vec<OrderAccuracy> {
+pub fn markov_order(
+    train: &[Vec<SafetyState>],
+    test: &[Vec<SafetyState>],
+    max_order: usize,
+) -> Vec<OrderAccuracy> {
     let idx = |t: &[SafetyState]| -> Vec<u8> { t.iter().map(|s| s.index() as u8).collect() };
     let train: Vec<Vec<u8>> = train.iter().map(|t| idx(t)).collect();
     let test: Vec<Vec<u8>> = test.iter().map(|t| idx(t)).collect();
     // counts[k][context] -> successor counts
-    let mut counts: Vec<HashMap<Vec<u8>, [u32; NUM_DTR_STATES]>> = vec![HashMap::new(); max_order + 1];
+    let mut counts: Vec<HashMap<Vec<u8>, [u32; NUM_DTR_STATES]>> =
+        vec![HashMap::new(); max_order + 1];
     for t in &train {
         for i in 1..t.len() {
             for k in 1..=max_order.min(i) {
@@ -612,7 +676,11 @@ pub fn markov_order(train: &[Vec<SafetyState>], test: &[Vec<SafetyState>], max_o
     let predict = |t: &[u8], i: usize, k: usize| -> u8 {
         for kk in (1..=k.min(i)).rev() {
             if let Some(c) = counts[kk].get(&t[i - kk..i]) {
-                let (best, _) = c.iter().enumerate().fold((0usize, 0u32), |acc, (j, &n)| if n > acc.1 { (j, n) } else { acc });
+                let (best, _) =
+                    c.iter().enumerate().fold(
+                        (0usize, 0u32),
+                        |acc, (j, &n)| if n > acc.1 { (j, n) } else { acc },
+                    );
                 return best as u8;
             }
         }
@@ -637,6 +705,9 @@ pub fn markov_order(train: &[Vec<SafetyState>], test: &[Vec<SafetyState>], max_o
         .collect()
 }
 
+/// One round: training and test run indices.
+type Round = (Vec<usize>, Vec<usize>);
+
 /// Run the evaluation.
 pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
     let unsafe_runs = runs.iter().filter(|r| r.label == Label::Unsafe).count();
@@ -646,43 +717,73 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
             runs.len() - unsafe_runs
         )));
     }
-    let (rounds, protocol): (Vec<(Vec<usize>, Vec<usize>)>, String) = match opts.folds {
+    let (rounds, protocol): (Vec<Round>, String) = match opts.folds {
         Some(k) if k >= 2 => {
             if k > runs.len() {
-                return Err(MonitorError::Eval(format!("{k} folds for {} runs", runs.len())));
+                return Err(MonitorError::Eval(format!(
+                    "{k} folds for {} runs",
+                    runs.len()
+                )));
             }
             let fs = folds(runs, k, opts.seed);
             let rounds = (0..k)
                 .map(|i| {
-                    let train: Vec<usize> = fs.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, f)| f.iter().copied()).collect();
+                    let train: Vec<usize> = fs
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .flat_map(|(_, f)| f.iter().copied())
+                        .collect();
                     (train, fs[i].clone())
                 })
                 .collect();
-            (rounds, format!("{k}-fold cross-validation (stratified, seed {})", opts.seed))
+            (
+                rounds,
+                format!("{k}-fold cross-validation (stratified, seed {})", opts.seed),
+            )
         }
         Some(k) => return Err(MonitorError::Eval(format!("--folds {k}: need at least 2"))),
         None => {
             if !(opts.test_fraction > 0.0 && opts.test_fraction < 1.0) {
-                return Err(MonitorError::Eval(format!("test fraction {} must be in (0, 1)", opts.test_fraction)));
+                return Err(MonitorError::Eval(format!(
+                    "test fraction {} must be in (0, 1)",
+                    opts.test_fraction
+                )));
             }
             let (tr, te) = split(runs, opts.test_fraction, opts.seed);
             let pct = (opts.test_fraction * 100.0).round();
-            (vec![(tr, te)], format!("stratified split {}/{} by run (seed {})", 100.0 - pct, pct, opts.seed))
+            (
+                vec![(tr, te)],
+                format!(
+                    "stratified split {}/{} by run (seed {})",
+                    100.0 - pct,
+                    pct,
+                    opts.seed
+                ),
+            )
         }
     };
     let mut results = Vec::new();
     for (tr, te) in &rounds {
         if tr.is_empty() || te.is_empty() {
-            return Err(MonitorError::Eval("a split left no training or no test run".into()));
+            return Err(MonitorError::Eval(
+                "a split left no training or no test run".into(),
+            ));
         }
         results.push(run_fold(runs, tr, te, opts)?);
     }
     // Pool the test outcomes of every round.
-    let test_runs: Vec<&Run> = results.iter().flat_map(|f| f.runs.iter().map(|&i| &runs[i])).collect();
+    let test_runs: Vec<&Run> = results
+        .iter()
+        .flat_map(|f| f.runs.iter().map(|&i| &runs[i]))
+        .collect();
     let pool = |get: &dyn Fn(&FoldResult) -> Vec<Option<usize>>| -> Vec<Outcome> {
         outcomes(&test_runs, results.iter().flat_map(get))
     };
-    let traces: Vec<Trace> = results.iter().flat_map(|f| f.traces.iter().cloned()).collect();
+    let traces: Vec<Trace> = results
+        .iter()
+        .flat_map(|f| f.traces.iter().cloned())
+        .collect();
     let (curve, auc) = sweep(&test_runs, &traces);
     let mean_threshold = |ts: Vec<f64>| -> Option<f64> {
         let ts: Vec<f64> = ts.into_iter().filter(|t| t.is_finite()).collect();
@@ -701,13 +802,23 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
     }];
     let mut matrix_curve = Vec::new();
     if results.iter().all(|f| f.matrix.is_some()) {
-        let tr: Vec<Trace> = results.iter().flat_map(|f| f.matrix.as_ref().map(|m| m.2.clone()).unwrap_or_default()).collect();
+        let tr: Vec<Trace> = results
+            .iter()
+            .flat_map(|f| f.matrix.as_ref().map(|m| m.2.clone()).unwrap_or_default())
+            .collect();
         let (c, a) = sweep(&test_runs, &tr);
         matrix_curve = c;
         rows.push(Row {
             method: "paper's 5×5 matrix as the model".into(),
-            threshold: mean_threshold(results.iter().filter_map(|f| f.matrix.as_ref().map(|m| m.1)).collect()),
-            metrics: metrics(&pool(&|f| f.matrix.as_ref().map(|m| m.0.clone()).unwrap_or_default())),
+            threshold: mean_threshold(
+                results
+                    .iter()
+                    .filter_map(|f| f.matrix.as_ref().map(|m| m.1))
+                    .collect(),
+            ),
+            metrics: metrics(&pool(&|f| {
+                f.matrix.as_ref().map(|m| m.0.clone()).unwrap_or_default()
+            })),
             auc: Some(a),
         });
     }
@@ -725,27 +836,45 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
     });
     let baseline_points = rows[1..]
         .iter()
-        .map(|r| (r.method.clone(), r.metrics.false_positive.rate, r.metrics.detection.rate))
+        .map(|r| {
+            (
+                r.method.clone(),
+                r.metrics.false_positive.rate,
+                r.metrics.detection.rate,
+            )
+        })
         .collect();
     let main_outcomes = pool(&|f| f.main.clone());
     let mut cats: BTreeMap<String, Vec<Outcome>> = BTreeMap::new();
     for o in &main_outcomes {
-        cats.entry(o.category.clone().unwrap_or_else(|| "(none)".into())).or_default().push(o.clone());
+        cats.entry(o.category.clone().unwrap_or_else(|| "(none)".into()))
+            .or_default()
+            .push(o.clone());
     }
     let per_category = cats.into_iter().map(|(c, os)| (c, metrics(&os))).collect();
     let mut per_horizon = Vec::new();
-    if results.iter().all(|f| f.per_h.len() == opts.horizon as usize) {
+    if results
+        .iter()
+        .all(|f| f.per_h.len() == opts.horizon as usize)
+    {
         for h in 0..opts.horizon as usize {
             let m = metrics(&pool(&|f| f.per_h[h].1.clone()));
-            let t = mean_threshold(results.iter().map(|f| f.per_h[h].0).collect()).unwrap_or(f64::NAN);
+            let t =
+                mean_threshold(results.iter().map(|f| f.per_h[h].0).collect()).unwrap_or(f64::NAN);
             per_horizon.push((h as u32 + 1, t, m));
         }
     }
     // Markov order: over the rounds, train trajectories → test trajectories (pooled counts).
-    let mut ok = vec![(0u64, 0u64); 3];
+    let mut ok = [(0u64, 0u64); 3];
     for (tr, te) in &rounds {
-        let t1: Vec<Vec<SafetyState>> = tr.iter().map(|&i| trajectory(&opts.classifier, &runs[i])).collect();
-        let t2: Vec<Vec<SafetyState>> = te.iter().map(|&i| trajectory(&opts.classifier, &runs[i])).collect();
+        let t1: Vec<Vec<SafetyState>> = tr
+            .iter()
+            .map(|&i| trajectory(&opts.classifier, &runs[i]))
+            .collect();
+        let t2: Vec<Vec<SafetyState>> = te
+            .iter()
+            .map(|&i| trajectory(&opts.classifier, &runs[i]))
+            .collect();
         for a in markov_order(&t1, &t2, 3) {
             ok[a.order - 1].0 += a.accuracy.k;
             ok[a.order - 1].1 += a.accuracy.n;
@@ -781,7 +910,9 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
 /// Per risk level, the observation-weighted mean horizon curve of the fallback table's states
 /// of that level (states never observed are left out).
 pub fn level_curves(m: &Monitor) -> Vec<(String, Vec<f64>)> {
-    let Some(ti) = m.table_for(None) else { return Vec::new() };
+    let Some(ti) = m.table_for(None) else {
+        return Vec::new();
+    };
     let t = &m.tables[ti];
     let h = m.horizon_max as usize;
     let mut out = Vec::new();
@@ -800,7 +931,10 @@ pub fn level_curves(m: &Monitor) -> Vec<(String, Vec<f64>)> {
             w += obs;
         }
         if w > 0.0 {
-            out.push((level.as_str().to_string(), acc.into_iter().map(|a| a / w).collect()));
+            out.push((
+                level.as_str().to_string(),
+                acc.into_iter().map(|a| a / w).collect(),
+            ));
         }
     }
     out
@@ -810,7 +944,14 @@ fn pct(r: &Rate) -> String {
     if r.n == 0 {
         return "—".into();
     }
-    format!("{:.1}% [{:.1}, {:.1}] ({}/{})", 100.0 * r.rate, 100.0 * r.wilson[0], 100.0 * r.wilson[1], r.k, r.n)
+    format!(
+        "{:.1}% [{:.1}, {:.1}] ({}/{})",
+        100.0 * r.rate,
+        100.0 * r.wilson[0],
+        100.0 * r.wilson[1],
+        r.k,
+        r.n
+    )
 }
 
 impl EvalReport {
@@ -821,7 +962,12 @@ impl EvalReport {
         let _ = writeln!(
             s,
             "{} runs ({} unsafe); {}; {} test runs, {} tool calls; property {}\n",
-            self.runs, self.unsafe_runs, self.protocol, self.test_runs, self.test_steps, self.property
+            self.runs,
+            self.unsafe_runs,
+            self.protocol,
+            self.test_runs,
+            self.test_steps,
+            self.property
         );
         let _ = writeln!(s, "| method | threshold | detection | prevented (k ≤ v) | early (k < v) | false positives | mean lead | AUC |");
         let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
@@ -844,17 +990,38 @@ impl EvalReport {
         let _ = writeln!(s, "| category | detection | false positives | mean lead |");
         let _ = writeln!(s, "|---|---|---|---|");
         for (c, m) in &self.per_category {
-            let _ = writeln!(s, "| {c} | {} | {} | {} |", pct(&m.detection), pct(&m.false_positive), m.mean_lead.map_or("—".into(), |l| format!("{l:.2}")));
+            let _ = writeln!(
+                s,
+                "| {c} | {} | {} | {} |",
+                pct(&m.detection),
+                pct(&m.false_positive),
+                m.mean_lead.map_or("—".into(), |l| format!("{l:.2}"))
+            );
         }
         if !self.per_horizon.is_empty() {
-            let _ = writeln!(s, "\nPer horizon (P(F≤h target), threshold chosen on training per h):\n");
-            let _ = writeln!(s, "| h | threshold | detection | false positives | mean lead |");
+            let _ = writeln!(
+                s,
+                "\nPer horizon (P(F≤h target), threshold chosen on training per h):\n"
+            );
+            let _ = writeln!(
+                s,
+                "| h | threshold | detection | false positives | mean lead |"
+            );
             let _ = writeln!(s, "|---|---|---|---|---|");
             for (h, t, m) in &self.per_horizon {
-                let _ = writeln!(s, "| {h} | {t:.3} | {} | {} | {} |", pct(&m.detection), pct(&m.false_positive), m.mean_lead.map_or("—".into(), |l| format!("{l:.2}")));
+                let _ = writeln!(
+                    s,
+                    "| {h} | {t:.3} | {} | {} | {} |",
+                    pct(&m.detection),
+                    pct(&m.false_positive),
+                    m.mean_lead.map_or("—".into(), |l| format!("{l:.2}"))
+                );
             }
         }
-        let _ = writeln!(s, "\nMarkov-order check (next-state accuracy on test transitions):\n");
+        let _ = writeln!(
+            s,
+            "\nMarkov-order check (next-state accuracy on test transitions):\n"
+        );
         let _ = writeln!(s, "| order | accuracy |");
         let _ = writeln!(s, "|---|---|");
         for a in &self.markov_order {

@@ -33,10 +33,10 @@
 #![deny(missing_docs)]
 
 pub mod agentdojo;
+mod checker;
 pub mod classifier;
 pub mod compile;
 pub mod dtr;
-mod checker;
 mod error;
 pub mod eval;
 pub mod monitor;

@@ -169,7 +169,9 @@ impl Table {
 
     /// The name of a model state.
     pub fn name(&self, state: u32) -> &str {
-        self.state_names.get(state as usize).map_or("?", |s| s.as_str())
+        self.state_names
+            .get(state as usize)
+            .map_or("?", |s| s.as_str())
     }
 }
 
@@ -263,7 +265,8 @@ impl Monitor {
     /// for JSON syntax errors, the field for inconsistent contents).
     pub fn from_json(text: &str, file: &str) -> Result<Monitor> {
         // The format and version first, so an old or foreign file gets a clear message.
-        let head: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(file, text, &e))?;
+        let head: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| json_error(file, text, &e))?;
         let bad = |msg: String| MonitorError::located(Location::file(file), msg);
         match head.get("format").and_then(|f| f.as_str()) {
             Some(FORMAT) => {}
@@ -289,15 +292,25 @@ impl Monitor {
         match self.mapping {
             Mapping::Dtr | Mapping::RiskLevel => {
                 let c = self.classifier.as_ref().ok_or_else(|| {
-                    bad(format!("a `{}` monitor needs its classifier rules (\"classifier\")", self.mapping.as_str()))
+                    bad(format!(
+                        "a `{}` monitor needs its classifier rules (\"classifier\")",
+                        self.mapping.as_str()
+                    ))
                 })?;
-                self.runtime.classifier = Some(Classifier::parse(&c.text, &format!("{file} (classifier from {})", c.file))?);
+                self.runtime.classifier = Some(Classifier::parse(
+                    &c.text,
+                    &format!("{file} (classifier from {})", c.file),
+                )?);
             }
             Mapping::Abstraction => {
                 let a = self.abstraction.as_ref().ok_or_else(|| {
-                    bad("an `abstraction` monitor needs its abstraction spec (\"abstraction\")".into())
+                    bad(
+                        "an `abstraction` monitor needs its abstraction spec (\"abstraction\")"
+                            .into(),
+                    )
                 })?;
-                let spec = Abstraction::parse(&a.text, &a.file).map_err(|e| bad(format!("embedded abstraction spec: {e}")))?;
+                let spec = Abstraction::parse(&a.text, &a.file)
+                    .map_err(|e| bad(format!("embedded abstraction spec: {e}")))?;
                 self.runtime.abstraction = Some(spec);
             }
         }
@@ -314,14 +327,21 @@ impl Monitor {
         let abstract_states = match self.mapping {
             Mapping::Dtr => crate::dtr::NUM_DTR_STATES,
             Mapping::RiskLevel => 5,
-            Mapping::Abstraction => self.runtime.abstraction.as_ref().map_or(0, |a| a.num_states()),
+            Mapping::Abstraction => self
+                .runtime
+                .abstraction
+                .as_ref()
+                .map_or(0, |a| a.num_states()),
         };
         for (i, t) in self.tables.iter().enumerate() {
             let n = t.num_states();
             let what = |field: &str| format!("tables[{i}].{field}");
             let check_len = |field: &str, len: usize, want: usize| -> Result<()> {
                 if len != want {
-                    return Err(bad(format!("{} has {len} entries, expected {want}", what(field))));
+                    return Err(bad(format!(
+                        "{} has {len} entries, expected {want}",
+                        what(field)
+                    )));
                 }
                 Ok(())
             };
@@ -340,19 +360,41 @@ impl Monitor {
                 check_len("learning", l.len(), n)?;
             }
             let prob = |x: &f64| x.is_finite() && (0.0..=1.0).contains(x);
-            for (field, v) in [("value", &t.value), ("lower", &t.lower), ("upper", &t.upper), ("curve", &t.curve), ("path_probability", &t.path_probability)] {
+            for (field, v) in [
+                ("value", &t.value),
+                ("lower", &t.lower),
+                ("upper", &t.upper),
+                ("curve", &t.curve),
+                ("path_probability", &t.path_probability),
+            ] {
                 if let Some(k) = v.iter().position(|x| !prob(x)) {
-                    return Err(bad(format!("{}[{k}] = {} is not a probability", what(field), v[k])));
+                    return Err(bad(format!(
+                        "{}[{k}] = {} is not a probability",
+                        what(field),
+                        v[k]
+                    )));
                 }
             }
             let in_range = |s: u32| (s as usize) < n;
             if !in_range(t.initial) {
-                return Err(bad(format!("{} = {} is not a state", what("initial"), t.initial)));
+                return Err(bad(format!(
+                    "{} = {} is not a state",
+                    what("initial"),
+                    t.initial
+                )));
             }
             if let Some(k) = t.map.iter().position(|&s| !in_range(s)) {
-                return Err(bad(format!("{}[{k}] = {} is not a state", what("map"), t.map[k])));
+                return Err(bad(format!(
+                    "{}[{k}] = {} is not a state",
+                    what("map"),
+                    t.map[k]
+                )));
             }
-            if let Some(k) = t.path_next.iter().position(|s| s.is_some_and(|s| !in_range(s))) {
+            if let Some(k) = t
+                .path_next
+                .iter()
+                .position(|s| s.is_some_and(|s| !in_range(s)))
+            {
                 return Err(bad(format!("{}[{k}] is not a state", what("path_next"))));
             }
         }
@@ -373,7 +415,12 @@ pub(crate) fn json_error(file: &str, text: &str, e: &serde_json::Error) -> Monit
     while !line_text.is_char_boundary(b) {
         b -= 1;
     }
-    let loc = Location::in_line_bytes(file, line, line_text, Span::new(b, (b + 1).min(line_text.len())));
+    let loc = Location::in_line_bytes(
+        file,
+        line,
+        line_text,
+        Span::new(b, (b + 1).min(line_text.len())),
+    );
     let msg = e.to_string();
     let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
     MonitorError::located(loc, msg)

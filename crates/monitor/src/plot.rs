@@ -26,7 +26,10 @@ pub fn roc_svg(r: &EvalReport) -> Result<String> {
         let root = SVGBackend::with_string(&mut out, (640, 480)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption("Detection vs false positives (test runs)", ("sans-serif", 20))
+            .caption(
+                "Detection vs false positives (test runs)",
+                ("sans-serif", 20),
+            )
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(50)
@@ -49,23 +52,41 @@ pub fn roc_svg(r: &EvalReport) -> Result<String> {
             .draw_series(LineSeries::new(line(&r.curve), COLORS[0].stroke_width(2)))
             .map_err(err)?
             .label(format!("Augur monitor (AUC {auc:.3})"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], COLORS[0].stroke_width(2)));
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], COLORS[0].stroke_width(2))
+            });
         if !r.matrix_curve.is_empty() {
-            let a = r.rows.iter().find(|x| x.method.contains("5×5")).and_then(|x| x.auc).unwrap_or(f64::NAN);
+            let a = r
+                .rows
+                .iter()
+                .find(|x| x.method.contains("5×5"))
+                .and_then(|x| x.auc)
+                .unwrap_or(f64::NAN);
             chart
-                .draw_series(LineSeries::new(line(&r.matrix_curve), COLORS[3].stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    line(&r.matrix_curve),
+                    COLORS[3].stroke_width(2),
+                ))
                 .map_err(err)?
                 .label(format!("5x5 matrix (AUC {a:.3})"))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], COLORS[3].stroke_width(2)));
+                .legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], COLORS[3].stroke_width(2))
+                });
         }
         chart
-            .draw_series(LineSeries::new(vec![(0.0, 0.0), (1.0, 1.0)], BLACK.mix(0.3)))
+            .draw_series(LineSeries::new(
+                vec![(0.0, 0.0), (1.0, 1.0)],
+                BLACK.mix(0.3),
+            ))
             .map_err(err)?;
-        for (i, (name, fpr, det)) in r.baseline_points.iter().enumerate() {
-            if name.contains("5×5") {
-                continue;
-            }
-            let c = COLORS[(i + 1) % COLORS.len()];
+        let point_colors = [COLORS[2], COLORS[4], COLORS[5], COLORS[1]];
+        for (i, (name, fpr, det)) in r
+            .baseline_points
+            .iter()
+            .filter(|b| !b.0.contains("5×5"))
+            .enumerate()
+        {
+            let c = point_colors[i % point_colors.len()];
             chart
                 .draw_series(std::iter::once(Circle::new((*fpr, *det), 6, c.filled())))
                 .map_err(err)?
@@ -75,7 +96,11 @@ pub fn roc_svg(r: &EvalReport) -> Result<String> {
         if let Some(main) = r.rows.first() {
             let m = &main.metrics;
             chart
-                .draw_series(std::iter::once(TriangleMarker::new((m.false_positive.rate, m.detection.rate), 8, COLORS[0].filled())))
+                .draw_series(std::iter::once(TriangleMarker::new(
+                    (m.false_positive.rate, m.detection.rate),
+                    8,
+                    COLORS[0].filled(),
+                )))
                 .map_err(err)?
                 .label("monitor at the threshold chosen on training")
                 .legend(|(x, y)| TriangleMarker::new((x + 10, y), 6, COLORS[0].filled()));
@@ -100,20 +125,33 @@ pub fn horizons_svg(r: &EvalReport) -> Result<String> {
         let root = SVGBackend::with_string(&mut out, (640, 480)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption("P(F<=h target) by risk level (learned fallback)", ("sans-serif", 20))
+            .caption(
+                "P(F<=h target) by risk level (learned fallback)",
+                ("sans-serif", 20),
+            )
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(50)
             .build_cartesian_2d(1f64..h as f64, 0f64..1.02f64)
             .map_err(err)?;
-        chart.configure_mesh().x_desc("horizon h (steps)").y_desc("probability").draw().map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("horizon h (steps)")
+            .y_desc("probability")
+            .draw()
+            .map_err(err)?;
         for (i, (level, curve)) in r.horizon_curves.iter().enumerate() {
             let c = COLORS[i % COLORS.len()];
             chart
-                .draw_series(LineSeries::new(curve.iter().enumerate().map(|(k, &v)| ((k + 1) as f64, v)), c.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    curve.iter().enumerate().map(|(k, &v)| ((k + 1) as f64, v)),
+                    c.stroke_width(2),
+                ))
                 .map_err(err)?
                 .label(level.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
         }
         chart
             .configure_series_labels()
@@ -141,7 +179,10 @@ pub fn lead_svg(r: &EvalReport) -> Result<String> {
         let root = SVGBackend::with_string(&mut out, (640, 400)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption("Lead time of prevented violations (steps before the violating call)", ("sans-serif", 18))
+            .caption(
+                "Lead time of prevented violations (steps before the violating call)",
+                ("sans-serif", 18),
+            )
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(50)

@@ -43,7 +43,12 @@ pub enum Verdict {
 
 impl Verdict {
     /// All verdicts, least severe first.
-    pub const ALL: [Verdict; 4] = [Verdict::Allow, Verdict::Warn, Verdict::Pause, Verdict::Block];
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Allow,
+        Verdict::Warn,
+        Verdict::Pause,
+        Verdict::Block,
+    ];
 
     /// `allow`, `warn`, `pause`, `block`.
     pub fn as_str(self) -> &'static str {
@@ -258,18 +263,33 @@ impl Ctx<'_> {
         if let Some(h) = horizon {
             let v = *h.get_ref();
             if !(1..=100_000).contains(&v) {
-                return Err(self.err(h.span(), format!("horizon {v}: expected a number of steps from 1 to 100000")));
+                return Err(self.err(
+                    h.span(),
+                    format!("horizon {v}: expected a number of steps from 1 to 100000"),
+                ));
             }
             into.horizon = Some(v as u32);
         }
         if let Some(m) = mode {
             into.mode = Mode::parse(m.get_ref()).ok_or_else(|| {
-                self.err(m.span(), format!("unknown mode `{}` (expected stop, reflect or user_inspection)", m.get_ref()))
+                self.err(
+                    m.span(),
+                    format!(
+                        "unknown mode `{}` (expected stop, reflect or user_inspection)",
+                        m.get_ref()
+                    ),
+                )
             })?;
         }
         if let Some(u) = unobserved {
             into.unobserved = Some(Verdict::parse(u.get_ref()).ok_or_else(|| {
-                self.err(u.span(), format!("unknown verdict `{}` (expected allow, warn, pause or block)", u.get_ref()))
+                self.err(
+                    u.span(),
+                    format!(
+                        "unknown verdict `{}` (expected allow, warn, pause or block)",
+                        u.get_ref()
+                    ),
+                )
             })?);
         }
         if let Some(l) = always_block {
@@ -284,20 +304,29 @@ impl Ctx<'_> {
                 let raw = t.get_ref();
                 let at = *raw.at.get_ref();
                 if !(0.0..=1.0).contains(&at) {
-                    return Err(self.err(raw.at.span(), format!("threshold {at} is not a probability in [0, 1]")));
+                    return Err(self.err(
+                        raw.at.span(),
+                        format!("threshold {at} is not a probability in [0, 1]"),
+                    ));
                 }
                 if let Some(prev) = out.last() {
                     if at >= prev.at {
                         return Err(self.err(
                             raw.at.span(),
-                            format!("thresholds must be in descending order: {at} comes after {}", prev.at),
+                            format!(
+                                "thresholds must be in descending order: {at} comes after {}",
+                                prev.at
+                            ),
                         ));
                     }
                 }
                 let verdict = Verdict::parse(raw.verdict.get_ref()).ok_or_else(|| {
                     self.err(
                         raw.verdict.span(),
-                        format!("unknown verdict `{}` (expected allow, log, warn, pause or block)", raw.verdict.get_ref()),
+                        format!(
+                            "unknown verdict `{}` (expected allow, log, warn, pause or block)",
+                            raw.verdict.get_ref()
+                        ),
                     )
                 })?;
                 out.push(Threshold {
@@ -325,17 +354,39 @@ impl Policy {
         let cx = Ctx { file, src };
         if let Some(v) = &raw.version {
             if *v.get_ref() != 1 {
-                return Err(cx.err(v.span(), format!("unsupported policy version {} (this Augur reads version 1)", v.get_ref())));
+                return Err(cx.err(
+                    v.span(),
+                    format!(
+                        "unsupported policy version {} (this Augur reads version 1)",
+                        v.get_ref()
+                    ),
+                ));
             }
         }
         let mut base = Rules::default();
         let r = &raw;
-        cx.apply(&mut base, &r.horizon, &r.mode, &r.unobserved, &r.always_block, &r.always_allow, &r.thresholds)?;
+        cx.apply(
+            &mut base,
+            &r.horizon,
+            &r.mode,
+            &r.unobserved,
+            &r.always_block,
+            &r.always_allow,
+            &r.thresholds,
+        )?;
         let mut categories = Vec::new();
         for (name, c) in &raw.category {
             let mut rules = base.clone();
             let c = c.get_ref();
-            cx.apply(&mut rules, &c.horizon, &c.mode, &c.unobserved, &c.always_block, &c.always_allow, &c.thresholds)?;
+            cx.apply(
+                &mut rules,
+                &c.horizon,
+                &c.mode,
+                &c.unobserved,
+                &c.always_block,
+                &c.always_allow,
+                &c.thresholds,
+            )?;
             categories.push((name.clone(), rules));
         }
         Ok(Policy { base, categories })
@@ -418,7 +469,12 @@ mode = "user_inspection"
             let d = e.diagnostic();
             assert!(d.message.contains(msg), "{src:?}: {}", d.message);
             let loc = d.location.unwrap();
-            assert_eq!((loc.line, loc.column), (*line, *col), "{src:?}: {}", e.render());
+            assert_eq!(
+                (loc.line, loc.column),
+                (*line, *col),
+                "{src:?}: {}",
+                e.render()
+            );
         }
     }
 }

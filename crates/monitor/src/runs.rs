@@ -96,8 +96,12 @@ pub fn steps_from_messages(messages: &[Value]) -> std::result::Result<Vec<RunSte
                 .get("name")
                 .and_then(|n| n.as_str())
                 .ok_or_else(|| format!("messages[{i}].tool_calls[{j}] has no function name"))?;
-            let args = f.get("arguments").cloned().unwrap_or(Value::Object(Map::new()));
-            let args = ToolCall::parse_args(args).map_err(|e| format!("messages[{i}].tool_calls[{j}] ({name}): {e}"))?;
+            let args = f
+                .get("arguments")
+                .cloned()
+                .unwrap_or(Value::Object(Map::new()));
+            let args = ToolCall::parse_args(args)
+                .map_err(|e| format!("messages[{i}].tool_calls[{j}] ({name}): {e}"))?;
             out.push(RunStep::Tool {
                 tool: name.to_string(),
                 args,
@@ -112,8 +116,13 @@ fn parse_step(v: &Value, k: usize) -> std::result::Result<RunStep, String> {
         return Err(format!("steps[{k}] is not an object"));
     };
     if let Some(tool) = map.get("tool") {
-        let tool = tool.as_str().ok_or_else(|| format!("steps[{k}].tool is not a string"))?;
-        let args = map.get("args").cloned().unwrap_or(Value::Object(Map::new()));
+        let tool = tool
+            .as_str()
+            .ok_or_else(|| format!("steps[{k}].tool is not a string"))?;
+        let args = map
+            .get("args")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
         let args = ToolCall::parse_args(args).map_err(|e| format!("steps[{k}] ({tool}): {e}"))?;
         return Ok(RunStep::Tool {
             tool: tool.to_string(),
@@ -122,7 +131,9 @@ fn parse_step(v: &Value, k: usize) -> std::result::Result<RunStep, String> {
     }
     match map.get("state") {
         Some(Value::Object(s)) => Ok(RunStep::State { state: s.clone() }),
-        Some(_) => Err(format!("steps[{k}].state is not an object of variable values")),
+        Some(_) => Err(format!(
+            "steps[{k}].state is not an object of variable values"
+        )),
         None => Ok(RunStep::State { state: map.clone() }),
     }
 }
@@ -155,28 +166,42 @@ pub fn parse_run(line: &str, file: &str, lineno: usize) -> Result<Run> {
     let label = match v.get("label").and_then(|l| l.as_str()) {
         Some("safe") => Label::Safe,
         Some("unsafe") => Label::Unsafe,
-        _ => return Err(bad(format!("run `{id}`: `label` must be \"safe\" or \"unsafe\""))),
+        _ => {
+            return Err(bad(format!(
+                "run `{id}`: `label` must be \"safe\" or \"unsafe\""
+            )))
+        }
     };
     let violation_step = match v.get("violation_step") {
         None | Some(Value::Null) => None,
-        Some(x) => Some(
-            x.as_u64()
-                .ok_or_else(|| bad(format!("run `{id}`: `violation_step` must be a step index or null")))? as usize,
-        ),
+        Some(x) => Some(x.as_u64().ok_or_else(|| {
+            bad(format!(
+                "run `{id}`: `violation_step` must be a step index or null"
+            ))
+        })? as usize),
     };
     let steps = match (v.get("messages"), v.get("steps")) {
-        (Some(Value::Array(m)), None) => steps_from_messages(m).map_err(|e| bad(format!("run `{id}`: {e}")))?,
+        (Some(Value::Array(m)), None) => {
+            steps_from_messages(m).map_err(|e| bad(format!("run `{id}`: {e}")))?
+        }
         (None, Some(Value::Array(s))) => s
             .iter()
             .enumerate()
             .map(|(k, x)| parse_step(x, k))
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| bad(format!("run `{id}`: {e}")))?,
-        _ => return Err(bad(format!("run `{id}`: give either `messages` (chat turns) or `steps` (a list)"))),
+        _ => {
+            return Err(bad(format!(
+                "run `{id}`: give either `messages` (chat turns) or `steps` (a list)"
+            )))
+        }
     };
     if let Some(k) = violation_step {
         if k >= steps.len() {
-            return Err(bad(format!("run `{id}`: violation_step {k} is beyond its {} steps", steps.len())));
+            return Err(bad(format!(
+                "run `{id}`: violation_step {k} is beyond its {} steps",
+                steps.len()
+            )));
         }
     }
     if label == Label::Safe && violation_step.is_some() {
@@ -251,7 +276,13 @@ mod tests {
         .to_string();
         let r = parse_run(&line, "r.jsonl", 1).unwrap();
         assert_eq!(r.steps.len(), 2);
-        assert_eq!(r.steps[1], RunStep::Tool { tool: "send_money".into(), args: json!({"amount": 5}) });
+        assert_eq!(
+            r.steps[1],
+            RunStep::Tool {
+                tool: "send_money".into(),
+                args: json!({"amount": 5})
+            }
+        );
         assert_eq!(r.violation_step, Some(1));
     }
 
@@ -259,9 +290,15 @@ mod tests {
     fn bad_runs_are_located() {
         let cases = [
             ("{\"label\": \"maybe\", \"steps\": []}", "`label` must be"),
-            ("{\"label\": \"safe\", \"steps\": [], \"violation_step\": 0}", "beyond its 0 steps"),
+            (
+                "{\"label\": \"safe\", \"steps\": [], \"violation_step\": 0}",
+                "beyond its 0 steps",
+            ),
             ("{\"label\": \"unsafe\"}", "either `messages`"),
-            ("{\"label\": \"safe\", \"steps\": [{\"tool\": \"x\", \"args\": \"{oops\"}]}", "not JSON"),
+            (
+                "{\"label\": \"safe\", \"steps\": [{\"tool\": \"x\", \"args\": \"{oops\"}]}",
+                "not JSON",
+            ),
             ("{\"label\": ", "EOF"),
         ];
         for (line, msg) in cases {

@@ -282,9 +282,17 @@ impl Session {
     /// A session at the start state, using `category`'s table (or the fallback). Errors when
     /// the category has no table and there is no fallback, or when the policy's horizon does
     /// not fit the monitor.
-    pub fn new(monitor: &Arc<Monitor>, policy: &Arc<Policy>, category: Option<&str>) -> Result<Session> {
+    pub fn new(
+        monitor: &Arc<Monitor>,
+        policy: &Arc<Policy>,
+        category: Option<&str>,
+    ) -> Result<Session> {
         let table = monitor.table_for(category).ok_or_else(|| {
-            let known: Vec<&str> = monitor.tables.iter().filter_map(|t| t.category.as_deref()).collect();
+            let known: Vec<&str> = monitor
+                .tables
+                .iter()
+                .filter_map(|t| t.category.as_deref())
+                .collect();
             MonitorError::Mismatch(format!(
                 "category `{}` has no table and the monitor has no fallback (tables: {})",
                 category.unwrap_or("(none)"),
@@ -328,7 +336,8 @@ impl Session {
     }
 
     fn rules(&self) -> &Rules {
-        self.rules_index.map_or(&self.policy.base, |i| &self.policy.categories[i].1)
+        self.rules_index
+            .map_or(&self.policy.base, |i| &self.policy.categories[i].1)
     }
 
     fn tab(&self) -> &Table {
@@ -389,7 +398,12 @@ impl Session {
                 let v = t.curve[s * self.monitor.horizon_max as usize + h as usize - 1];
                 (v, v, v, Some(h))
             }
-            None => (t.value[s], t.lower[s], t.upper[s], self.monitor.property_horizon),
+            None => (
+                t.value[s],
+                t.lower[s],
+                t.upper[s],
+                self.monitor.property_horizon,
+            ),
         }
     }
 
@@ -455,7 +469,9 @@ impl Session {
                     EValue::Int(i)
                 }
                 (VarKind::Double, Value::Number(n)) => EValue::Double(n.as_f64()?),
-                (VarKind::Enum(names), Value::String(s)) => EValue::Int(names.iter().position(|n| n == s)? as i64),
+                (VarKind::Enum(names), Value::String(s)) => {
+                    EValue::Int(names.iter().position(|n| n == s)? as i64)
+                }
                 _ => return None,
             };
             self.buf.push(v);
@@ -472,14 +488,25 @@ impl Session {
         }
         let mapping = self.monitor.mapping;
         let (dtr_after, state_after, classification, hit) = match (mapping, action) {
-            (Mapping::Abstraction, Action::Tool(_)) => return self.fail(tool, FailReason::ToolCallForAbstraction),
-            (Mapping::Dtr | Mapping::RiskLevel, Action::State { .. }) => return self.fail(tool, FailReason::StateForClassifier),
-            (Mapping::Abstraction, Action::State { state, .. }) => match self.abstract_index(state) {
+            (Mapping::Abstraction, Action::Tool(_)) => {
+                return self.fail(tool, FailReason::ToolCallForAbstraction)
+            }
+            (Mapping::Dtr | Mapping::RiskLevel, Action::State { .. }) => {
+                return self.fail(tool, FailReason::StateForClassifier)
+            }
+            (Mapping::Abstraction, Action::State { state, .. }) => match self.abstract_index(state)
+            {
                 Some(i) => (self.dtr, self.tab().map[i as usize], None, None),
                 None => return self.fail(tool, FailReason::BadState),
             },
             (_, Action::Tool(call)) => {
-                let Some(c) = self.monitor.runtime.classifier.as_ref().and_then(|cl| cl.classify(call.name, call.args)) else {
+                let Some(c) = self
+                    .monitor
+                    .runtime
+                    .classifier
+                    .as_ref()
+                    .and_then(|cl| cl.classify(call.name, call.args))
+                else {
                     return self.fail(tool, FailReason::Unmapped);
                 };
                 return self.gate_classified(call.name, c);
@@ -524,16 +551,17 @@ impl Session {
         let (p, lo, hi, horizon) = self.value_at(state_after);
         let rules = self.rules();
         let name = tool.unwrap_or("");
-        let (mut verdict, mut fired) = if let Some(i) = rules.always_block.iter().position(|pat| pat.matches(name)) {
-            (Verdict::Block, Fired::AlwaysBlock(i as u16))
-        } else if let Some(i) = rules.always_allow.iter().position(|pat| pat.matches(name)) {
-            (Verdict::Allow, Fired::AlwaysAllow(i as u16))
-        } else {
-            match rules.verdict_for(p) {
-                (v, Some(i)) => (v, Fired::Threshold(i)),
-                (v, None) => (v, Fired::BelowThresholds),
-            }
-        };
+        let (mut verdict, mut fired) =
+            if let Some(i) = rules.always_block.iter().position(|pat| pat.matches(name)) {
+                (Verdict::Block, Fired::AlwaysBlock(i as u16))
+            } else if let Some(i) = rules.always_allow.iter().position(|pat| pat.matches(name)) {
+                (Verdict::Allow, Fired::AlwaysAllow(i as u16))
+            } else {
+                match rules.verdict_for(p) {
+                    (v, Some(i)) => (v, Fired::Threshold(i)),
+                    (v, None) => (v, Fired::BelowThresholds),
+                }
+            };
         let unobserved = self
             .tab()
             .learning
@@ -652,7 +680,9 @@ impl Session {
     /// session's latest decision: the next `gate` reuses the slots).
     pub fn names(&self, d: &Decision) -> (&str, Option<&str>) {
         let cur = self.names[d.slot as usize & 1].as_str();
-        let prev = d.previous.map(|_| self.names[(d.slot as usize & 1) ^ 1].as_str());
+        let prev = d
+            .previous
+            .map(|_| self.names[(d.slot as usize & 1) ^ 1].as_str());
         (cur, prev)
     }
 
@@ -674,13 +704,21 @@ fn prob_phrase(m: &Monitor, h: Option<u32>) -> String {
     match (&m.stay, h) {
         (None, Some(h)) => format!("P({} within {h})", m.target_name()),
         (None, None) => format!("P({} eventually)", m.target_name()),
-        (Some(_), Some(h)) if Some(h) != m.property_horizon => format!("P({} within {h})", m.target_name()),
+        (Some(_), Some(h)) if Some(h) != m.property_horizon => {
+            format!("P({} within {h})", m.target_name())
+        }
         (Some(_), _) => m.property.clone(),
     }
 }
 
 /// The reason text of a decision, given the tool's name and the previous executed action's.
-pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, tool: &str, previous: Option<&str>) -> String {
+pub fn render_reason(
+    m: &Monitor,
+    rules: &Rules,
+    d: &Decision,
+    tool: &str,
+    previous: Option<&str>,
+) -> String {
     use std::fmt::Write;
     let t = &m.tables[d.table as usize];
     let hit_text = |h: &Option<ArgHit>| -> String {
@@ -721,25 +759,51 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, tool: &str, previ
     match d.fired {
         Fired::Threshold(i) => {
             let th = &rules.thresholds[i as usize];
-            let _ = write!(s, ", {phrase} = {:.2} ≥ {:.2} → {}", d.probability, th.at, d.verdict);
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2} ≥ {:.2} → {}",
+                d.probability, th.at, d.verdict
+            );
             if let Some(msg) = &th.message {
                 let _ = write!(s, " ({msg})");
             }
         }
         Fired::BelowThresholds => {
             let lowest = rules.thresholds.last().map_or(1.0, |t| t.at);
-            let _ = write!(s, ", {phrase} = {:.2} < {:.2} → {}", d.probability, lowest, d.verdict);
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2} < {:.2} → {}",
+                d.probability, lowest, d.verdict
+            );
         }
         Fired::AlwaysBlock(i) => {
-            let pat = rules.always_block.get(i as usize).map_or("", |p| p.as_str());
-            let _ = write!(s, ", {phrase} = {:.2}; `{pat}` is always blocked → block", d.probability);
+            let pat = rules
+                .always_block
+                .get(i as usize)
+                .map_or("", |p| p.as_str());
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2}; `{pat}` is always blocked → block",
+                d.probability
+            );
         }
         Fired::AlwaysAllow(i) => {
-            let pat = rules.always_allow.get(i as usize).map_or("", |p| p.as_str());
-            let _ = write!(s, ", {phrase} = {:.2}; `{pat}` is always allowed → allow", d.probability);
+            let pat = rules
+                .always_allow
+                .get(i as usize)
+                .map_or("", |p| p.as_str());
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2}; `{pat}` is always allowed → allow",
+                d.probability
+            );
         }
         Fired::Unobserved => {
-            let _ = write!(s, ", {phrase} = {:.2}; the policy's verdict for unobserved states → {}", d.probability, d.verdict);
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2}; the policy's verdict for unobserved states → {}",
+                d.probability, d.verdict
+            );
         }
         Fired::FailClosed(_) => {}
     }
@@ -747,11 +811,18 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, tool: &str, previ
         let _ = write!(s, " (bounds [{:.4}, {:.4}])", d.bounds[0], d.bounds[1]);
     }
     if d.unobserved {
-        let _ = write!(s, "; state {} was never observed in training: its probabilities are smoothing, not data", t.name(d.state_after));
+        let _ = write!(
+            s,
+            "; state {} was never observed in training: its probabilities are smoothing, not data",
+            t.name(d.state_after)
+        );
     }
     let path = t.path(d.state_after);
     if !path.is_empty() {
-        let names: Vec<&str> = std::iter::once(d.state_after).chain(path.iter().copied()).map(|x| t.name(x)).collect();
+        let names: Vec<&str> = std::iter::once(d.state_after)
+            .chain(path.iter().copied())
+            .map(|x| t.name(x))
+            .collect();
         let _ = write!(
             s,
             "; most probable path to {}: {} ({:.3})",
@@ -808,15 +879,43 @@ pub struct DecisionReport {
 }
 
 /// Build the report of a decision, given the tool's name and the previous executed action's.
-pub fn report(m: &Monitor, rules: &Rules, d: &Decision, session: &str, tool: &str, previous: Option<&str>) -> DecisionReport {
+pub fn report(
+    m: &Monitor,
+    rules: &Rules,
+    d: &Decision,
+    session: &str,
+    tool: &str,
+    previous: Option<&str>,
+) -> DecisionReport {
     let t = &m.tables[d.table as usize];
     let mut rule = match d.fired {
-        Fired::Threshold(i) => format!("threshold {}", rules.thresholds.get(i as usize).map_or(0.0, |t| t.at)),
+        Fired::Threshold(i) => format!(
+            "threshold {}",
+            rules.thresholds.get(i as usize).map_or(0.0, |t| t.at)
+        ),
         Fired::BelowThresholds => "below thresholds".into(),
-        Fired::AlwaysBlock(i) => format!("always_block {}", rules.always_block.get(i as usize).map_or("", |p| p.as_str())),
-        Fired::AlwaysAllow(i) => format!("always_allow {}", rules.always_allow.get(i as usize).map_or("", |p| p.as_str())),
+        Fired::AlwaysBlock(i) => format!(
+            "always_block {}",
+            rules
+                .always_block
+                .get(i as usize)
+                .map_or("", |p| p.as_str())
+        ),
+        Fired::AlwaysAllow(i) => format!(
+            "always_allow {}",
+            rules
+                .always_allow
+                .get(i as usize)
+                .map_or("", |p| p.as_str())
+        ),
         Fired::Unobserved => "unobserved state".into(),
-        Fired::FailClosed(why) => format!("fail_closed: {}", serde_json::to_value(why).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
+        Fired::FailClosed(why) => format!(
+            "fail_closed: {}",
+            serde_json::to_value(why)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        ),
     };
     if let (Some(c), Some(cl)) = (d.classification, m.classifier()) {
         rule.push_str(&format!("; classified by {}", cl.describe(&c.matched)));
@@ -825,7 +924,10 @@ pub fn report(m: &Monitor, rules: &Rules, d: &Decision, session: &str, tool: &st
     let path: Vec<String> = if failed {
         Vec::new()
     } else {
-        t.path(d.state_after).iter().map(|&s| t.name(s).to_string()).collect()
+        t.path(d.state_after)
+            .iter()
+            .map(|&s| t.name(s).to_string())
+            .collect()
     };
     DecisionReport {
         session: session.to_string(),
@@ -845,7 +947,11 @@ pub fn report(m: &Monitor, rules: &Rules, d: &Decision, session: &str, tool: &st
         advanced: d.advanced,
         unobserved: d.unobserved,
         path,
-        path_probability: if failed { 0.0 } else { t.path_probability[d.state_after as usize] },
+        path_probability: if failed {
+            0.0
+        } else {
+            t.path_probability[d.state_after as usize]
+        },
         reason: render_reason(m, rules, d, tool, previous),
     }
 }
@@ -911,7 +1017,12 @@ pub struct SessionStore {
 
 impl SessionStore {
     /// A store; `ttl` in seconds (`None`: never expire), `capacity` ≥ 1 open sessions.
-    pub fn new(monitor: Arc<Monitor>, policy: Arc<Policy>, ttl: Option<u64>, capacity: usize) -> SessionStore {
+    pub fn new(
+        monitor: Arc<Monitor>,
+        policy: Arc<Policy>,
+        ttl: Option<u64>,
+        capacity: usize,
+    ) -> SessionStore {
         SessionStore {
             monitor,
             policy,
@@ -951,15 +1062,26 @@ impl SessionStore {
 
     /// The session `id` at time `now`: an open one, or a new one at the start state for an id
     /// never seen. An expired or evicted id is refused.
-    pub fn get(&mut self, id: &str, category: Option<&str>, now: u64) -> std::result::Result<&mut Session, SessionRefused> {
+    pub fn get(
+        &mut self,
+        id: &str,
+        category: Option<&str>,
+        now: u64,
+    ) -> std::result::Result<&mut Session, SessionRefused> {
         self.expire(now);
         if self.gone.contains(id) {
             return Err(SessionRefused::Expired);
         }
         if !self.sessions.contains_key(id) {
-            let s = Session::new(&self.monitor, &self.policy, category).map_err(|e| SessionRefused::Open(e.to_string()))?;
+            let s = Session::new(&self.monitor, &self.policy, category)
+                .map_err(|e| SessionRefused::Open(e.to_string()))?;
             if self.sessions.len() >= self.capacity {
-                if let Some(lru) = self.sessions.iter().min_by_key(|(_, (_, t))| *t).map(|(k, _)| k.clone()) {
+                if let Some(lru) = self
+                    .sessions
+                    .iter()
+                    .min_by_key(|(_, (_, t))| *t)
+                    .map(|(k, _)| k.clone())
+                {
                     self.sessions.remove(&lru);
                     self.bury(lru);
                 }

@@ -27,7 +27,10 @@ pub fn split_words(text: &str, out: &mut [(u16, u16); MAX_WORDS]) -> usize {
         }
         let start = i;
         i += 1;
-        while i < len && is_word_byte(b[i]) && !(b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase()) {
+        while i < len
+            && is_word_byte(b[i])
+            && !(b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
+        {
             i += 1;
         }
         out[n] = (start as u16, i as u16);
@@ -116,29 +119,41 @@ impl NamePattern {
     /// The first word (lower case) when it must match exactly (not a `word*` prefix): the key
     /// under which the classifier indexes the pattern.
     pub(crate) fn exact_first_word(&self) -> Option<&str> {
-        self.words.first().filter(|w| !w.prefix).map(|w| w.word.as_str())
+        self.words
+            .first()
+            .filter(|w| !w.prefix)
+            .map(|w| w.word.as_str())
     }
 
     /// The first byte of the first word (lower case).
     pub(crate) fn first_byte(&self) -> u8 {
-        self.words.first().and_then(|w| w.word.bytes().next()).unwrap_or(0)
+        self.words
+            .first()
+            .and_then(|w| w.word.bytes().next())
+            .unwrap_or(0)
     }
 
     /// Whether the pattern matches with its first word at word `start` of `name`.
     pub(crate) fn matches_at(&self, name: &str, words: &[(u16, u16)], start: usize) -> bool {
         let m = self.words.len();
-        if start + m > words.len() || (self.anchor_start && start != 0) || (self.anchor_end && start + m != words.len()) {
+        if start + m > words.len()
+            || (self.anchor_start && start != 0)
+            || (self.anchor_end && start + m != words.len())
+        {
             return false;
         }
-        self.words.iter().zip(&words[start..start + m]).all(|(p, &(s, e))| {
-            let w = &name.as_bytes()[s as usize..e as usize];
-            let pw = p.word.as_bytes();
-            if p.prefix {
-                w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
-            } else {
-                w.eq_ignore_ascii_case(pw)
-            }
-        })
+        self.words
+            .iter()
+            .zip(&words[start..start + m])
+            .all(|(p, &(s, e))| {
+                let w = &name.as_bytes()[s as usize..e as usize];
+                let pw = p.word.as_bytes();
+                if p.prefix {
+                    w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
+                } else {
+                    w.eq_ignore_ascii_case(pw)
+                }
+            })
     }
 
     /// Whether the pattern matches a name already split by [`split_words`].
@@ -148,20 +163,28 @@ impl NamePattern {
             return false;
         }
         let last_start = words.len() - m;
-        let starts = if self.anchor_start { 0..=0 } else { 0..=last_start };
+        let starts = if self.anchor_start {
+            0..=0
+        } else {
+            0..=last_start
+        };
         for start in starts {
             if self.anchor_end && start != last_start {
                 continue;
             }
-            let ok = self.words.iter().zip(&words[start..start + m]).all(|(p, &(s, e))| {
-                let w = &name.as_bytes()[s as usize..e as usize];
-                let pw = p.word.as_bytes();
-                if p.prefix {
-                    w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
-                } else {
-                    w.eq_ignore_ascii_case(pw)
-                }
-            });
+            let ok = self
+                .words
+                .iter()
+                .zip(&words[start..start + m])
+                .all(|(p, &(s, e))| {
+                    let w = &name.as_bytes()[s as usize..e as usize];
+                    let pw = p.word.as_bytes();
+                    if p.prefix {
+                        w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
+                    } else {
+                        w.eq_ignore_ascii_case(pw)
+                    }
+                });
             if ok {
                 return true;
             }
@@ -204,7 +227,10 @@ mod tests {
     fn words(s: &str) -> Vec<&str> {
         let mut buf = [(0u16, 0u16); MAX_WORDS];
         let n = split_words(s, &mut buf);
-        buf[..n].iter().map(|&(a, b)| &s[a as usize..b as usize]).collect()
+        buf[..n]
+            .iter()
+            .map(|&(a, b)| &s[a as usize..b as usize])
+            .collect()
     }
 
     #[test]

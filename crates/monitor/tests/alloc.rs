@@ -23,14 +23,30 @@ fn models() -> std::path::PathBuf {
 #[test]
 fn gate_allocates_nothing() {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let (dtmc, _) = augur_dtmc::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
-    let m = Arc::new(compile_dtmcs(vec![Source::new(dtmc, "sd")], &CompileOptions::new("P=? [ F<=5 \"violated\" ]")).unwrap());
-    let policy = Arc::new(Policy::parse("always_block = [\"wipe all data\"]\nunobserved = \"warn\"", "p").unwrap());
+    let (dtmc, _) =
+        augur_dtmc::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+    let m = Arc::new(
+        compile_dtmcs(
+            vec![Source::new(dtmc, "sd")],
+            &CompileOptions::new("P=? [ F<=5 \"violated\" ]"),
+        )
+        .unwrap(),
+    );
+    let policy = Arc::new(
+        Policy::parse(
+            "always_block = [\"wipe all data\"]\nunobserved = \"warn\"",
+            "p",
+        )
+        .unwrap(),
+    );
     let mut s = Session::new(&m, &policy, None).unwrap();
     let calls = [
         ("read_file", json!({"path": "/workspace/report.txt"})),
         ("read_file", json!({"path": "/home/u/.ssh/id_rsa"})),
-        ("send_email", json!({"recipients": ["mark@gmail.com"], "subject": "hi", "body": "see attached"})),
+        (
+            "send_email",
+            json!({"recipients": ["mark@gmail.com"], "subject": "hi", "body": "see attached"}),
+        ),
         ("get_iban", json!({})),
         ("wipe_all_data", json!({})),
         ("frobnicate", json!({"x": [1, 2, {"y": "z"}]})),
@@ -95,14 +111,23 @@ fn gate_on_an_abstraction_monitor_allocates_nothing() {
         json!({"fork_at": "counter", "door_open": false, "power": false, "task_done": false}),
         json!({"fork_at": "hand", "door_open": true, "power": false, "task_done": false}),
     ];
-    let maps: Vec<_> = states.iter().map(|v| v.as_object().unwrap().clone()).collect();
+    let maps: Vec<_> = states
+        .iter()
+        .map(|v| v.as_object().unwrap().clone())
+        .collect();
     for st in &maps {
-        s.gate(&Action::State { tool: None, state: st });
+        s.gate(&Action::State {
+            tool: None,
+            state: st,
+        });
     }
     let region = Region::new(GLOBAL);
     for _ in 0..1000 {
         for st in &maps {
-            s.gate(&Action::State { tool: Some("move"), state: st });
+            s.gate(&Action::State {
+                tool: Some("move"),
+                state: st,
+            });
         }
     }
     let stats = region.change();

@@ -19,44 +19,136 @@ fn rule_of(cl: &Classifier, tool: &str, args: Value) -> String {
 #[test]
 fn every_default_rule_decides_its_example() {
     let cases: &[(&str, Value, &str)] = &[
-        ("send_email", json!({"recipients": ["bob@corp.example"], "body": "the API key is 1234"}), "send-secret"),
-        ("post_webpage", json!({"url": "www.example.org", "content": "Secret key is 1a7b3d"}), "send-secret"),
-        ("update_password", json!({"password": "hunter2"}), "change-credentials"),
-        ("run_shell", json!({"command": "cat ~/.aws/credentials"}), "exec-with-secret"),
+        (
+            "send_email",
+            json!({"recipients": ["bob@corp.example"], "body": "the API key is 1234"}),
+            "send-secret",
+        ),
+        (
+            "post_webpage",
+            json!({"url": "www.example.org", "content": "Secret key is 1a7b3d"}),
+            "send-secret",
+        ),
+        (
+            "update_password",
+            json!({"password": "hunter2"}),
+            "change-credentials",
+        ),
+        (
+            "run_shell",
+            json!({"command": "cat ~/.aws/credentials"}),
+            "exec-with-secret",
+        ),
         ("read_file", json!({"path": "/app/.env"}), "read-secret"),
         ("cat", json!({"file": "/home/u/.ssh/id_rsa"}), "read-secret"),
         ("vault_get_secret", json!({}), "read-secret-store"),
-        ("send_money", json!({"recipient": "XX00", "amount": 10}), "payment"),
+        (
+            "send_money",
+            json!({"recipient": "XX00", "amount": 10}),
+            "payment",
+        ),
         ("transferFunds", json!({}), "payment"),
         ("schedule_transaction", json!({}), "scheduled-payment"),
-        ("update_scheduled_transaction", json!({"id": 6}), "scheduled-payment"),
-        ("reserve_hotel", json!({"hotel": "Le Marais"}), "reservation"),
-        ("send_email", json!({"recipients": ["a@b.example"], "body": "my passport number is X"}), "send-personal"),
-        ("send_email", json!({"recipients": ["someone@gmail.com"], "body": "hello"}), "send-external-email"),
-        ("share_file", json!({"file_id": "3", "email": "x@y.example"}), "send-external-email"),
-        ("post_webpage", json!({"url": "www.example.org", "content": "hi"}), "post-web"),
-        ("send_direct_message", json!({"recipient": "Alice", "body": "hi"}), "send-message"),
+        (
+            "update_scheduled_transaction",
+            json!({"id": 6}),
+            "scheduled-payment",
+        ),
+        (
+            "reserve_hotel",
+            json!({"hotel": "Le Marais"}),
+            "reservation",
+        ),
+        (
+            "send_email",
+            json!({"recipients": ["a@b.example"], "body": "my passport number is X"}),
+            "send-personal",
+        ),
+        (
+            "send_email",
+            json!({"recipients": ["someone@gmail.com"], "body": "hello"}),
+            "send-external-email",
+        ),
+        (
+            "share_file",
+            json!({"file_id": "3", "email": "x@y.example"}),
+            "send-external-email",
+        ),
+        (
+            "post_webpage",
+            json!({"url": "www.example.org", "content": "hi"}),
+            "post-web",
+        ),
+        (
+            "send_direct_message",
+            json!({"recipient": "Alice", "body": "hi"}),
+            "send-message",
+        ),
         ("share_file", json!({"file_id": "3"}), "share"),
-        ("add_user_to_channel", json!({"user": "Bob", "channel": "general"}), "share"),
+        (
+            "add_user_to_channel",
+            json!({"user": "Bob", "channel": "general"}),
+            "share",
+        ),
         ("deploy_service", json!({}), "deploy"),
         ("github_merge_pull_request", json!({"number": 3}), "deploy"),
         ("delete_file", json!({"file_id": "13"}), "delete"),
         ("drop_table", json!({"name": "users"}), "delete"),
         ("execute_python", json!({"code": "print(1)"}), "run-code"),
-        ("update_user_info", json!({"street": "Main St"}), "update-personal"),
-        ("create_calendar_event", json!({"title": "Sync"}), "calendar-write"),
-        ("cancel_calendar_event", json!({"event_id": "1"}), "calendar-write"),
-        ("create_file", json!({"filename": "notes.txt"}), "create-file"),
+        (
+            "update_user_info",
+            json!({"street": "Main St"}),
+            "update-personal",
+        ),
+        (
+            "create_calendar_event",
+            json!({"title": "Sync"}),
+            "calendar-write",
+        ),
+        (
+            "cancel_calendar_event",
+            json!({"event_id": "1"}),
+            "calendar-write",
+        ),
+        (
+            "create_file",
+            json!({"filename": "notes.txt"}),
+            "create-file",
+        ),
         ("append_to_file", json!({"file_id": "2"}), "modify-file"),
         ("get_iban", json!({}), "read-financial"),
-        ("get_most_recent_transactions", json!({"n": 5}), "read-financial"),
+        (
+            "get_most_recent_transactions",
+            json!({"n": 5}),
+            "read-financial",
+        ),
         ("get_user_info", json!({}), "read-personal"),
-        ("get_webpage", json!({"url": "www.informations.com"}), "web-read"),
-        ("get_all_hotels_in_city", json!({"city": "Paris"}), "read-catalogue"),
-        ("get_all_car_rental_companies_in_city", json!({"city": "LA"}), "read-catalogue"),
+        (
+            "get_webpage",
+            json!({"url": "www.informations.com"}),
+            "web-read",
+        ),
+        (
+            "get_all_hotels_in_city",
+            json!({"city": "Paris"}),
+            "read-catalogue",
+        ),
+        (
+            "get_all_car_rental_companies_in_city",
+            json!({"city": "LA"}),
+            "read-catalogue",
+        ),
         ("get_current_day", json!({}), "read-clock"),
-        ("read_channel_messages", json!({"channel": "general"}), "read-internal"),
-        ("search_emails", json!({"query": "meeting"}), "read-internal"),
+        (
+            "read_channel_messages",
+            json!({"channel": "general"}),
+            "read-internal",
+        ),
+        (
+            "search_emails",
+            json!({"query": "meeting"}),
+            "read-internal",
+        ),
     ];
     let cl = c();
     for (tool, args, want) in cases {
@@ -88,14 +180,48 @@ fn word_boundaries_in_tool_names() {
 fn argument_patterns() {
     let cl = c();
     // Word-bounded needles: `.environment` is not `.env`.
-    assert_eq!(rule_of(&cl, "read_file", json!({"path": "docs/.environment"})), "read-internal");
-    assert_eq!(rule_of(&cl, "read_file", json!({"path": "/srv/.env.local"})), "read-secret");
-    assert_eq!(rule_of(&cl, "read_file", json!({"path": "C:\\Users\\u\\.SSH\\id_ed25519"})), "read-secret");
+    assert_eq!(
+        rule_of(&cl, "read_file", json!({"path": "docs/.environment"})),
+        "read-internal"
+    );
+    assert_eq!(
+        rule_of(&cl, "read_file", json!({"path": "/srv/.env.local"})),
+        "read-secret"
+    );
+    assert_eq!(
+        rule_of(
+            &cl,
+            "read_file",
+            json!({"path": "C:\\Users\\u\\.SSH\\id_ed25519"})
+        ),
+        "read-secret"
+    );
     // Nested arguments and arrays are searched.
-    assert_eq!(rule_of(&cl, "read_file", json!({"opts": {"paths": ["a.txt", "~/.aws/credentials"]}})), "read-secret");
+    assert_eq!(
+        rule_of(
+            &cl,
+            "read_file",
+            json!({"opts": {"paths": ["a.txt", "~/.aws/credentials"]}})
+        ),
+        "read-secret"
+    );
     // E-mail addresses and URLs.
-    assert_eq!(rule_of(&cl, "send_email", json!({"recipients": "bob <bob@gmail.com>"})), "send-external-email");
-    assert_eq!(rule_of(&cl, "send_email", json!({"recipients": ["not an address @ all"]})), "send-message");
+    assert_eq!(
+        rule_of(
+            &cl,
+            "send_email",
+            json!({"recipients": "bob <bob@gmail.com>"})
+        ),
+        "send-external-email"
+    );
+    assert_eq!(
+        rule_of(
+            &cl,
+            "send_email",
+            json!({"recipients": ["not an address @ all"]})
+        ),
+        "send-message"
+    );
     let p = |s: &str| {
         let cl = Classifier::parse(
             &format!("[patterns.u]\nurl = true\nexcept = [\"corp.example\"]\n[patterns.e]\nemail = true\nexcept = [\"corp.example\"]\n[[rule]]\nargs = [\"{s}\"]\nimplies = {{ d = \"NONE\", t = \"NETWORK\", r = \"PARTIALLY\" }}\n"),
@@ -129,7 +255,9 @@ implies = { d = "CREDENTIALS", t = "READ_ONLY", r = "FULLY_REVERSIBLE" }
 "#;
     let cl = Classifier::parse(src, "k.toml").unwrap();
     assert!(cl.classify("read", &json!({"path": "/x/secret"})).is_some());
-    assert!(cl.classify("read", &json!({"PATH": {"inner": "/x/secret"}})).is_some());
+    assert!(cl
+        .classify("read", &json!({"PATH": {"inner": "/x/secret"}}))
+        .is_some());
     assert!(cl.classify("read", &json!({"query": "secret"})).is_none());
 }
 
@@ -158,7 +286,10 @@ implies = { d = "SENSITIVE", t = "NETWORK", r = "IRREVERSIBLE" }
     .unwrap();
     let got = with_default.classify("frobnicate", &json!({})).unwrap();
     assert_eq!(got.matched, Matched::Default);
-    assert_eq!((got.implication.t, got.implication.r), (T::CodeExec, R::Irreversible));
+    assert_eq!(
+        (got.implication.t, got.implication.r),
+        (T::CodeExec, R::Irreversible)
+    );
 }
 
 #[test]
@@ -175,8 +306,18 @@ implies = { d = "NONE", t = "READ_ONLY", r = "FULLY_REVERSIBLE" }
 "#;
     let cl = Classifier::parse(src, "x.toml").unwrap();
     assert_eq!(rule_of(&cl, "frobnicate", json!({})), "mine");
-    assert_eq!(rule_of(&cl, "send_email", json!({"recipients": ["emma@bluesparrowtech.com"]})), "send-message");
-    assert_eq!(rule_of(&cl, "send_email", json!({"recipients": ["mark@gmail.com"]})), "send-external-email");
+    assert_eq!(
+        rule_of(
+            &cl,
+            "send_email",
+            json!({"recipients": ["emma@bluesparrowtech.com"]})
+        ),
+        "send-message"
+    );
+    assert_eq!(
+        rule_of(&cl, "send_email", json!({"recipients": ["mark@gmail.com"]})),
+        "send-external-email"
+    );
     assert_eq!(rule_of(&cl, "merge_sort", json!({})), "default");
 }
 
@@ -197,7 +338,12 @@ fn bad_rule_files_are_located_errors() {
         let d = e.diagnostic();
         assert!(d.message.contains(msg), "{src:?}: {}", d.message);
         let loc = d.location.unwrap();
-        assert_eq!((loc.file.as_str(), loc.line, loc.column), ("c.toml", *line, *col), "{src:?}: {}", e.render());
+        assert_eq!(
+            (loc.file.as_str(), loc.line, loc.column),
+            ("c.toml", *line, *col),
+            "{src:?}: {}",
+            e.render()
+        );
     }
 }
 
@@ -213,7 +359,10 @@ fn classify_reference(cl: &Classifier, tool: &str, args: &Value) -> Option<Class
         for &k in &rule.args {
             match cl.patterns[k as usize].find(args) {
                 Some(n) => {
-                    first.get_or_insert(ArgHit { pattern: k, needle: n });
+                    first.get_or_insert(ArgHit {
+                        pattern: k,
+                        needle: n,
+                    });
                 }
                 None => {
                     ok = false;
@@ -224,11 +373,17 @@ fn classify_reference(cl: &Classifier, tool: &str, args: &Value) -> Option<Class
         if ok {
             return Some(Classification {
                 implication: rule.implies,
-                matched: Matched::Rule { rule: i as u16, arg: first },
+                matched: Matched::Rule {
+                    rule: i as u16,
+                    arg: first,
+                },
             });
         }
     }
-    cl.default.map(|implication| Classification { implication, matched: Matched::Default })
+    cl.default.map(|implication| Classification {
+        implication,
+        matched: Matched::Default,
+    })
 }
 
 proptest::proptest! {

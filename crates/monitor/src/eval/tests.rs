@@ -39,8 +39,16 @@ fn metrics_on_a_hand_made_set() {
     // Wilson 95% by hand (z = 1.959964): 3/5 → centre 0.556551, half-width 0.325828;
     // 1/4 → centre 0.372473, half-width 0.326886.
     let close = |a: f64, b: f64| (a - b).abs() < 1e-5;
-    assert!(close(m.detection.wilson[0], 0.230723) && close(m.detection.wilson[1], 0.882379), "{:?}", m.detection);
-    assert!(close(m.false_positive.wilson[0], 0.045587) && close(m.false_positive.wilson[1], 0.699359), "{:?}", m.false_positive);
+    assert!(
+        close(m.detection.wilson[0], 0.230723) && close(m.detection.wilson[1], 0.882379),
+        "{:?}",
+        m.detection
+    );
+    assert!(
+        close(m.false_positive.wilson[0], 0.045587) && close(m.false_positive.wilson[1], 0.699359),
+        "{:?}",
+        m.false_positive
+    );
 }
 
 proptest! {
@@ -73,7 +81,10 @@ proptest! {
 }
 
 fn tool(t: &str, args: serde_json::Value) -> RunStep {
-    RunStep::Tool { tool: t.into(), args }
+    RunStep::Tool {
+        tool: t.into(),
+        args,
+    }
 }
 
 /// A small synthetic dataset: safe runs read and write files, unsafe runs read the IBAN then
@@ -83,7 +94,10 @@ fn dataset() -> Vec<Run> {
     for i in 0..40 {
         let cat = if i % 2 == 0 { "a" } else { "b" };
         let unsafe_run = i % 4 == 0;
-        let mut steps = vec![tool("get_current_day", json!({})), tool("read_file", json!({"path": "notes.txt"}))];
+        let mut steps = vec![
+            tool("get_current_day", json!({})),
+            tool("read_file", json!({"path": "notes.txt"})),
+        ];
         if unsafe_run {
             steps.push(tool("get_iban", json!({})));
             steps.push(tool("send_money", json!({"amount": 1})));
@@ -96,7 +110,11 @@ fn dataset() -> Vec<Run> {
         out.push(Run {
             id: format!("r{i}"),
             category: Some(cat.into()),
-            label: if unsafe_run { Label::Unsafe } else { Label::Safe },
+            label: if unsafe_run {
+                Label::Unsafe
+            } else {
+                Label::Safe
+            },
             violation_step: unsafe_run.then_some(3),
             steps,
         });
@@ -110,7 +128,10 @@ fn splits_are_stratified_and_disjoint() {
     let (tr, te) = split(&runs, 0.3, 7);
     assert_eq!(tr.len() + te.len(), runs.len());
     assert!(tr.iter().all(|i| !te.contains(i)));
-    let unsafe_test = te.iter().filter(|&&i| runs[i].label == Label::Unsafe).count();
+    let unsafe_test = te
+        .iter()
+        .filter(|&&i| runs[i].label == Label::Unsafe)
+        .count();
     assert_eq!(unsafe_test, 3); // round(10 × 0.3)
     let fs = folds(&runs, 4, 7);
     let mut all: Vec<usize> = fs.concat();
@@ -129,7 +150,13 @@ fn test_runs_never_reach_training() {
     let m1 = train_monitor(&train, &opts).unwrap();
     // The fallback learned from exactly the training runs' transitions.
     let fb = &m1.tables[m1.table_for(None).unwrap()];
-    let observed: u64 = fb.learning.as_ref().unwrap().iter().map(|l| l.observations).sum();
+    let observed: u64 = fb
+        .learning
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|l| l.observations)
+        .sum();
     let train_steps: usize = train.iter().map(|r| r.steps.len()).sum();
     assert_eq!(observed as usize, train_steps);
     let r1 = evaluate(&runs, &opts).unwrap();
@@ -156,14 +183,23 @@ fn the_monitor_separates_the_synthetic_runs() {
     // projection) at the latest.
     assert_eq!(m.detection.k, m.detection.n);
     assert!(r.rows[0].auc.unwrap() > 0.9);
-    let k = evaluate(&runs, &EvalOptions { folds: Some(4), ..EvalOptions::new() }).unwrap();
+    let k = evaluate(
+        &runs,
+        &EvalOptions {
+            folds: Some(4),
+            ..EvalOptions::new()
+        },
+    )
+    .unwrap();
     assert_eq!(k.test_runs, runs.len());
     assert_eq!(k.markov_order.len(), 3);
 }
 
 #[test]
 fn dtr_validity() {
-    let s = |d: usize, t: usize, r: usize| SafetyState::from_index(d * 12 + t * 3 + r).unwrap().index() as u32;
+    let s = |d: usize, t: usize, r: usize| {
+        SafetyState::from_index(d * 12 + t * 3 + r).unwrap().index() as u32
+    };
     assert!(dtr_valid(s(1, 1, 0), s(2, 1, 2)));
     assert!(!dtr_valid(s(2, 1, 0), s(1, 1, 0)));
     // VIOLATED (SENSITIVE, NETWORK, IRREVERSIBLE) is absorbing.
@@ -173,7 +209,9 @@ fn dtr_validity() {
 
 #[test]
 fn markov_order_accuracy_from_counts() {
-    use crate::dtr::{DataExposure as D, Reversibility as R, SafetyState as S, ToolEscalation as T};
+    use crate::dtr::{
+        DataExposure as D, Reversibility as R, SafetyState as S, ToolEscalation as T,
+    };
     let a = S::new(D::None, T::ReadOnly, R::FullyReversible);
     let b = S::new(D::Public, T::ReadOnly, R::FullyReversible);
     let c = S::new(D::Internal, T::ReadOnly, R::FullyReversible);

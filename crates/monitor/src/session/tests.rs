@@ -8,7 +8,8 @@ fn models() -> std::path::PathBuf {
 
 /// The paper's 5×5 risk-level chain compiled for P(F≤5 violated).
 fn risk_monitor(prop: &str, horizon: Option<u32>) -> Arc<Monitor> {
-    let (dtmc, _) = augur_dtmc::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+    let (dtmc, _) =
+        augur_dtmc::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
     let mut opts = CompileOptions::new(prop);
     opts.horizon = horizon;
     Arc::new(compile_dtmcs(vec![Source::new(dtmc, "safetydrift.tra")], &opts).unwrap())
@@ -30,16 +31,50 @@ fn the_5x5_matrix_scripted_session() {
     let mut s = Session::new(&m, &policy, None).unwrap();
     let none = json!({});
     let steps: [(&str, Value, RiskLevel, f64, Verdict); 5] = [
-        ("get_current_day", none.clone(), RiskLevel::Safe, 0.2671295398, Verdict::Allow),
-        ("get_iban", none.clone(), RiskLevel::Mild, 0.4539288013, Verdict::Warn),
-        ("execute_python", json!({"code": "1+1"}), RiskLevel::Elevated, 0.3043116307, Verdict::Warn),
-        ("send_direct_message", json!({"recipient": "Alice", "body": "hi"}), RiskLevel::Critical, 0.3043116307, Verdict::Warn),
-        ("send_money", json!({"recipient": "XX", "amount": 1}), RiskLevel::Violated, 1.0, Verdict::Block),
+        (
+            "get_current_day",
+            none.clone(),
+            RiskLevel::Safe,
+            0.2671295398,
+            Verdict::Allow,
+        ),
+        (
+            "get_iban",
+            none.clone(),
+            RiskLevel::Mild,
+            0.4539288013,
+            Verdict::Warn,
+        ),
+        (
+            "execute_python",
+            json!({"code": "1+1"}),
+            RiskLevel::Elevated,
+            0.3043116307,
+            Verdict::Warn,
+        ),
+        (
+            "send_direct_message",
+            json!({"recipient": "Alice", "body": "hi"}),
+            RiskLevel::Critical,
+            0.3043116307,
+            Verdict::Warn,
+        ),
+        (
+            "send_money",
+            json!({"recipient": "XX", "amount": 1}),
+            RiskLevel::Violated,
+            1.0,
+            Verdict::Block,
+        ),
     ];
     for (i, (tool, args, level, p, verdict)) in steps.iter().enumerate() {
         let d = s.gate(&call(tool, args));
         assert_eq!(d.risk_after.unwrap().0, *level, "step {i} {tool}");
-        assert!((d.probability - p).abs() < 1e-9, "step {i}: {} vs {p}", d.probability);
+        assert!(
+            (d.probability - p).abs() < 1e-9,
+            "step {i}: {} vs {p}",
+            d.probability
+        );
         assert!(d.bounds[0] <= d.probability && d.probability <= d.bounds[1]);
         assert_eq!(d.verdict, *verdict, "step {i}");
         assert_eq!(d.step, i as u32);
@@ -68,12 +103,31 @@ fn policy_horizon_reads_the_curve() {
     let m = risk_monitor("P=? [ F \"violated\" ]", Some(5));
     let want = [0.13, 0.2353, 0.321685, 0.39348049, 0.4539288013];
     for (h, w) in want.iter().enumerate() {
-        let p = Policy::parse(&format!("horizon = {}\nthresholds = [{{ at = 0.2, verdict = \"pause\" }}]", h + 1), "p").unwrap();
+        let p = Policy::parse(
+            &format!(
+                "horizon = {}\nthresholds = [{{ at = 0.2, verdict = \"pause\" }}]",
+                h + 1
+            ),
+            "p",
+        )
+        .unwrap();
         let mut s = Session::new(&m, &Arc::new(p), None).unwrap();
         let d = s.gate(&call("get_iban", &json!({})));
-        assert!((d.probability - w).abs() < 1e-12, "h={}: {}", h + 1, d.probability);
+        assert!(
+            (d.probability - w).abs() < 1e-12,
+            "h={}: {}",
+            h + 1,
+            d.probability
+        );
         assert_eq!(d.horizon, Some(h as u32 + 1));
-        assert_eq!(d.verdict, if *w >= 0.2 { Verdict::Pause } else { Verdict::Allow });
+        assert_eq!(
+            d.verdict,
+            if *w >= 0.2 {
+                Verdict::Pause
+            } else {
+                Verdict::Allow
+            }
+        );
     }
     // Unbounded: every transient level reaches VIOLATED surely.
     let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
@@ -107,32 +161,58 @@ fn the_reason_names_the_actions_the_state_and_the_threshold() {
     let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
     let d = s.gate(&call("get_iban", &json!({})));
     let r = s.reason(&d);
-    assert!(r.contains("most probable path to violated: mild → violated (0.130)"), "{r}");
+    assert!(
+        r.contains("most probable path to violated: mild → violated (0.130)"),
+        "{r}"
+    );
 }
 
 #[test]
 fn always_lists_and_fail_closed() {
     let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
-    let p = Policy::parse("always_block = [\"wipe all data\"]\nalways_allow = [\"send money\"]", "p").unwrap();
+    let p = Policy::parse(
+        "always_block = [\"wipe all data\"]\nalways_allow = [\"send money\"]",
+        "p",
+    )
+    .unwrap();
     let mut s = Session::new(&m, &Arc::new(p), None).unwrap();
     let none = json!({});
-    assert_eq!(s.gate(&call("wipe_all_data", &none)).fired, Fired::AlwaysBlock(0));
+    assert_eq!(
+        s.gate(&call("wipe_all_data", &none)).fired,
+        Fired::AlwaysBlock(0)
+    );
     let d = s.gate(&call("send_money", &none));
-    assert_eq!((d.verdict, d.fired), (Verdict::Allow, Fired::AlwaysAllow(0)));
+    assert_eq!(
+        (d.verdict, d.fired),
+        (Verdict::Allow, Fired::AlwaysAllow(0))
+    );
     // A concrete state for a classifier monitor: block.
     let st = Map::new();
-    let d = s.gate(&Action::State { tool: None, state: &st });
-    assert_eq!((d.verdict, d.fired), (Verdict::Block, Fired::FailClosed(FailReason::StateForClassifier)));
+    let d = s.gate(&Action::State {
+        tool: None,
+        state: &st,
+    });
+    assert_eq!(
+        (d.verdict, d.fired),
+        (
+            Verdict::Block,
+            Fired::FailClosed(FailReason::StateForClassifier)
+        )
+    );
     // A closed session blocks everything.
     s.close();
     let d = s.gate(&call("get_current_day", &none));
-    assert_eq!((d.verdict, d.fired), (Verdict::Block, Fired::FailClosed(FailReason::SessionClosed)));
+    assert_eq!(
+        (d.verdict, d.fired),
+        (Verdict::Block, Fired::FailClosed(FailReason::SessionClosed))
+    );
     assert!(s.reason(&d).contains("expired"));
 }
 
 #[test]
 fn unmappable_tools_block_when_the_classifier_has_no_default() {
-    let (dtmc, _) = augur_dtmc::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+    let (dtmc, _) =
+        augur_dtmc::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
     let mut opts = CompileOptions::new("P=? [ F<=5 \"violated\" ]");
     opts.classifier = Some(
         crate::Classifier::parse("[[rule]]\ntools = [\"read\"]\nimplies = { d = \"INTERNAL\", t = \"READ_ONLY\", r = \"FULLY_REVERSIBLE\" }\n", "c.toml").unwrap(),
@@ -142,7 +222,10 @@ fn unmappable_tools_block_when_the_classifier_has_no_default() {
     let none = json!({});
     assert_eq!(s.gate(&call("read_file", &none)).verdict, Verdict::Allow);
     let d = s.gate(&call("frobnicate", &none));
-    assert_eq!((d.verdict, d.fired), (Verdict::Block, Fired::FailClosed(FailReason::Unmapped)));
+    assert_eq!(
+        (d.verdict, d.fired),
+        (Verdict::Block, Fired::FailClosed(FailReason::Unmapped))
+    );
 }
 
 #[test]
@@ -167,15 +250,27 @@ fn session_store_refuses_expired_ids() {
     let none = json!({});
     let s = store.get("a", None, 0).unwrap();
     s.gate(&call("get_iban", &none));
-    assert_eq!(store.get("a", None, 5).unwrap().dtr().risk_level(), RiskLevel::Mild);
+    assert_eq!(
+        store.get("a", None, 5).unwrap().dtr().risk_level(),
+        RiskLevel::Mild
+    );
     // Idle for more than 10 s: expired, and refused ever after.
-    assert_eq!(store.get("a", None, 30).err(), Some(SessionRefused::Expired));
-    assert_eq!(store.get("a", None, 31).err(), Some(SessionRefused::Expired));
+    assert_eq!(
+        store.get("a", None, 30).err(),
+        Some(SessionRefused::Expired)
+    );
+    assert_eq!(
+        store.get("a", None, 31).err(),
+        Some(SessionRefused::Expired)
+    );
     // Capacity 2: opening a third evicts the least recently used.
     store.get("b", None, 40).unwrap();
     store.get("c", None, 41).unwrap();
     store.get("d", None, 42).unwrap();
-    assert_eq!(store.get("b", None, 43).err(), Some(SessionRefused::Expired));
+    assert_eq!(
+        store.get("b", None, 43).err(),
+        Some(SessionRefused::Expired)
+    );
     assert!(store.get("c", None, 43).is_ok());
     let d = store.refused_decision("send_email");
     assert_eq!(d.verdict, Verdict::Block);
