@@ -289,10 +289,7 @@ fn bad_line(lineno: usize, msg: impl Into<String>) -> MonitorError {
 type ActionParts = (Option<String>, Value, Option<Map<String, Value>>);
 
 /// The action of a line (`tool`/`args` or `state`), or of a record line's `record` object.
-fn action_parts(
-    m: &Map<String, Value>,
-    lineno: usize,
-) -> Result<ActionParts, MonitorError> {
+fn action_parts(m: &Map<String, Value>, lineno: usize) -> Result<ActionParts, MonitorError> {
     let tool = match m.get("tool") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),

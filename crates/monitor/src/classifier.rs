@@ -348,15 +348,17 @@ impl Classifier {
         let base = match &raw.extends {
             None => None,
             Some(e) if e.get_ref() == "default" => Some(Classifier::default_rules()),
-            Some(e) => return Err(MonitorError::at(
-                file,
-                src,
-                Span::from(e.span()),
-                format!(
+            Some(e) => {
+                return Err(MonitorError::at(
+                    file,
+                    src,
+                    Span::from(e.span()),
+                    format!(
                     "`extends = \"{}\"`: only \"default\" (the built-in rule set) can be extended",
                     e.get_ref()
                 ),
-            )),
+                ))
+            }
         };
         let mut patterns: Vec<ArgPattern> = Vec::new();
         for (name, p) in &raw.patterns {
