@@ -34,15 +34,7 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .to
         .parse()
         .map_err(|e| CliError::User(format!("error: {e}")))?;
-    let mut consts: Vec<(String, augur_expr::Value)> = Vec::new();
-    for text in &args.consts {
-        let parsed = augur_expr::parse_const_assignments(text)
-            .map_err(|e| CliError::User(format!("error: --const {text}: {e}")))?;
-        for (n, v) in parsed {
-            consts.retain(|(m, _)| *m != n);
-            consts.push((n, v));
-        }
-    }
+    let consts = crate::error::parse_consts(&args.consts)?;
     let opts = LoadOptions {
         exact: false,
         fix_deadlocks: !args.no_fix_deadlocks,

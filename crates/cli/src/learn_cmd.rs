@@ -158,13 +158,16 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                         (group.names.len() + k) as u32
                     }
                 }),
-                (None, StepKind::Values(_)) => Err(anyhow::anyhow!(
-                    "{file_name}:{}: trace `{}` has a step with concrete variable values; \
-                     give --abstraction SPEC to abstract them, or name abstract states with \
-                     {{\"state\": \"NAME\"}}",
-                    step.line,
-                    trace.id
-                )),
+                (None, StepKind::Values(_)) => Err(augur_abstraction::AbstractionError::Trace {
+                    location: step.location(&file_name, None),
+                    message: format!(
+                        "trace `{}` has a step with concrete variable values; give \
+                         --abstraction SPEC to abstract them, or name abstract states with \
+                         {{\"state\": \"NAME\"}}",
+                        trace.id
+                    ),
+                }
+                .into()),
             };
             match r {
                 Ok(s) => states_buf.push(s),

@@ -58,6 +58,19 @@ fn learning_error(e: anyhow::Error) -> CliError {
     if broken_pipe {
         return CliError::BrokenPipe;
     }
+    // A located error of a reader prints its line and caret.
+    for cause in e.chain() {
+        if let Some(a) = cause.downcast_ref::<augur_abstraction::AbstractionError>() {
+            if a.location().is_some() {
+                return a.diagnostic().into();
+            }
+        }
+        if let Some(d) = cause.downcast_ref::<augur_dtmc::DtmcError>() {
+            if d.location().is_some() {
+                return d.diagnostic().into();
+            }
+        }
+    }
     CliError::User(format!("error: {e:#}"))
 }
 

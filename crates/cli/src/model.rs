@@ -79,8 +79,8 @@ pub fn load_model_with(
     match Format::from_path(path) {
         Some(Format::Prism) => load_prism(path, consts, opts, start),
         Some(Format::Tra | Format::Drn | Format::Json) => {
-            let (dtmc, report) = read_model(path, &ReadOptions::default())
-                .map_err(|e| CliError::User(format!("error: {e}")))?;
+            let (dtmc, report) =
+                read_model(path, &ReadOptions::default()).map_err(|e| e.diagnostic())?;
             Ok(LoadedModel {
                 dtmc,
                 constants: Vec::new(),
@@ -160,6 +160,6 @@ fn load_prism(
 fn prism_failure(e: augur_prism::PrismError) -> CliError {
     match e {
         augur_prism::PrismError::Limit { .. } => CliError::Internal(anyhow::anyhow!("{e}")),
-        e => CliError::User(format!("error: {e}")),
+        e => e.diagnostic().into(),
     }
 }

@@ -39,13 +39,12 @@ pub struct SimulateArgs {
 
 /// Run `augur simulate`, writing traces to `--output` or to `out`.
 pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
-    let mut consts = Vec::new();
-    for text in &args.consts {
-        consts.extend(
-            augur_expr::parse_const_assignments(text)
-                .map_err(|e| anyhow::anyhow!("--const {text}: {e}"))?,
-        );
-    }
+    let consts = crate::error::parse_consts(&args.consts).map_err(|e| match e {
+        crate::error::CliError::User(m) => {
+            anyhow::anyhow!("{}", m.trim_start_matches("error: ").trim_end())
+        }
+        other => anyhow::anyhow!("{other:?}"),
+    })?;
     let dtmc = crate::model::load_model(&args.model, &consts)
         .map_err(|e| match e {
             crate::error::CliError::User(m) => {

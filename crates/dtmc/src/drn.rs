@@ -34,7 +34,8 @@ use crate::builder::{BuildReport, DtmcBuilder};
 use crate::error::{DtmcError, Result};
 use crate::io::ReadOptions;
 use crate::model::{Dtmc, RewardStructure};
-use crate::text::{fmt_num, parse_real, Lines, Num};
+use crate::text::{fmt_num, parse_real, reread_location, Lines, Num};
+use augur_source::Location;
 use std::io::{BufRead, Write};
 use std::path::Path;
 
@@ -95,8 +96,8 @@ pub fn read_drn(
     let mut label_order: Vec<String> = Vec::new();
     let mut ty: Option<String> = None;
     let mut reward_names: Vec<String> = Vec::new();
-    let mut nr_states: Option<usize> = None;
-    let model_line;
+    let mut nr_states: Option<(usize, Location)> = None;
+    let model_location;
     let on_comment = |c: &str, order: &mut Vec<String>| {
         if let Some(rest) = c.strip_prefix(LABELS_COMMENT) {
             *order = rest
@@ -112,9 +113,7 @@ pub fn read_drn(
         label_order = order;
         if !more {
             return Err(DtmcError::syntax(
-                path,
-                lines.line.max(1),
-                None,
+                lines.end_location(lines.line + 1),
                 "unexpected end of file: no `@model` section",
             ));
         }
@@ -128,7 +127,7 @@ pub fn read_drn(
                 let v = val.unwrap_or_default();
                 if v != "DTMC" {
                     return Err(lines.err(
-                        None,
+                        lines.buf.split_once(':').map(|(_, v)| v.trim()),
                         format!("model type `{v}`: Augur reads DTMCs only (`@type: DTMC`)"),
                     ));
                 }
@@ -137,13 +136,19 @@ pub fn read_drn(
             "@value_type" => {
                 let v = val.unwrap_or_default();
                 if v != "double" && v != "rational" {
-                    return Err(lines.err(None, format!("value type `{v}` not supported")));
+                    return Err(lines.err(
+                        lines.buf.split_once(':').map(|(_, v)| v.trim()),
+                        format!("value type `{v}` not supported"),
+                    ));
                 }
             }
             "@parameters" | "@reward_models" | "@nr_states" | "@nr_choices" => {
                 // The value is on the next line (possibly empty).
                 if !lines.advance()? {
-                    return Err(lines.err(None, format!("expected a line after `{key}`")));
+                    return Err(DtmcError::syntax(
+                        lines.end_location(lines.line + 1),
+                        format!("expected a line after `{key}`"),
+                    ));
                 }
                 let v = lines.buf.trim();
                 match key.as_str() {
@@ -175,7 +180,7 @@ pub fn read_drn(
                         if n == 0 || n > u32::MAX as usize {
                             return Err(lines.err(Some(v), format!("{n} states: need 1 to 2^32-1")));
                         }
-                        nr_states = Some(n);
+                        nr_states = Some((n, lines.location(Some(v))));
                     }
                     _ => {
                         let _: usize = v.parse().map_err(|_| {
@@ -185,7 +190,7 @@ pub fn read_drn(
                 }
             }
             "@model" => {
-                model_line = lines.line;
+                model_location = lines.location(None);
                 break;
             }
             _ => {
@@ -199,7 +204,8 @@ pub fn read_drn(
     if ty.is_none() {
         return Err(lines.err(None, "missing `@type: DTMC` before `@model`"));
     }
-    let n = nr_states.ok_or_else(|| lines.err(None, "missing `@nr_states` before `@model`"))?;
+    let (n, nr_states_location) =
+        nr_states.ok_or_else(|| lines.err(None, "missing `@nr_states` before `@model`"))?;
     let nr = reward_names.len();
     let mut b = DtmcBuilder::new(n);
     for l in &label_order {
@@ -237,9 +243,7 @@ pub fn read_drn(
             if let Some(prev) = current {
                 if !has_action {
                     return Err(DtmcError::syntax(
-                        path,
-                        row_lines[prev as usize],
-                        None,
+                        reread_location(path, row_lines[prev as usize], 1),
                         format!("state {prev} has no `action` line"),
                     ));
                 }
@@ -324,37 +328,36 @@ pub fn read_drn(
     if let Some(prev) = current {
         if !has_action {
             return Err(DtmcError::syntax(
-                path,
-                row_lines[prev as usize],
-                None,
+                reread_location(path, row_lines[prev as usize], 1),
                 format!("state {prev} has no `action` line"),
             ));
         }
     }
     if next_state != n {
         return Err(DtmcError::syntax(
-            path,
-            lines.line.max(1),
-            None,
+            nr_states_location,
             format!("@nr_states is {n} but the file describes {next_state} states"),
         ));
     }
     if !has_init {
         return Err(DtmcError::syntax(
-            path,
-            model_line,
-            None,
+            model_location,
             "no state is labelled `init`",
         ));
     }
     b.fix_deadlocks(opts.fix_deadlocks);
     let (mut dtmc, report) = b.build().map_err(|e| {
+        // A row error is located at the number of its `state` line, read again from the file.
         let line = match &e {
             DtmcError::RowSum { state, .. } => row_lines.get(*state as usize).copied(),
             DtmcError::BadProbability { src, .. } => row_lines.get(*src as usize).copied(),
             _ => None,
         };
-        e.in_file(path, line)
+        let location = match line.filter(|&l| l > 0) {
+            Some(l) => reread_location(path, l, 1),
+            None => Location::file(path.display().to_string()),
+        };
+        e.in_file(location)
     })?;
     for (i, name) in reward_names.into_iter().enumerate() {
         let state = state_rewards
@@ -605,10 +608,10 @@ mod tests {
             ),
             (
                 format!("{base}state 0 init\n\taction 0\n\t\t1 : 1\n"),
-                13,
+                7, // the value of @nr_states
                 "@nr_states is 2 but the file describes 1 states",
             ),
-            ("@type: DTMC\n".into(), 1, "no `@model` section"),
+            ("@type: DTMC\n".into(), 2, "no `@model` section"), // the end of the file
         ];
         for (text, line, msg) in cases {
             let e = read(&text).unwrap_err();

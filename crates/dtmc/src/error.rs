@@ -1,51 +1,41 @@
 //! The crate's error type.
 
-use std::fmt;
+use augur_source::json::JsonPath;
+use augur_source::{Diagnostic, Location};
 use std::path::{Path, PathBuf};
 
 /// The result type of this crate.
 pub type Result<T, E = DtmcError> = std::result::Result<T, E>;
 
-/// A position in a file: line (1-based) and, when meaningful, column (1-based).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Position {
-    /// 1-based line number.
-    pub line: usize,
-    /// 1-based column, when the error points at a particular token.
-    pub column: Option<usize>,
-}
-
-impl fmt::Display for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.column {
-            Some(c) => write!(f, "{}:{}", self.line, c),
-            None => write!(f, "{}", self.line),
-        }
-    }
-}
-
 /// Everything that can go wrong when building, reading or writing a DTMC.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DtmcError {
-    /// A malformed input file: the file, the position and what was wrong.
-    #[error("{}:{position}: {message}", path.display())]
+    /// A malformed input file: where (file, line, column, the line's text) and what was
+    /// wrong.
+    #[error("{location}: {message}")]
     Syntax {
-        /// The file (or a pseudo-name such as `<input>`).
-        path: PathBuf,
-        /// Where in the file.
-        position: Position,
+        /// Where in the file (the file name is the one given to the reader).
+        location: Location,
         /// What was wrong.
         message: String,
     },
     /// A well-formed file that describes an invalid model, or an invalid model found at a
     /// known place in a file (e.g. a row that does not sum to 1, located at its last entry).
-    #[error("{}{}: {source}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    #[error("{location}: {source}")]
     InFile {
-        /// The file.
-        path: PathBuf,
-        /// The line the problem is attributed to, if any.
-        line: Option<usize>,
+        /// Where the problem is attributed to (at least the file).
+        location: Location,
+        /// The underlying model error.
+        #[source]
+        source: Box<DtmcError>,
+    },
+    /// A model error at a place of a JSON document, before the document's text is known
+    /// (the reader turns it into [`DtmcError::InFile`] located at that place).
+    #[error("{path}: {source}")]
+    AtJsonPath {
+        /// Where in the document, e.g. `transitions[3][1]`.
+        path: JsonPath,
         /// The underlying model error.
         #[source]
         source: Box<DtmcError>,
@@ -173,87 +163,76 @@ fn valuation_suffix(v: &Option<String>) -> String {
 }
 
 impl DtmcError {
-    /// A syntax error at `line` (1-based) and an optional column.
-    pub fn syntax(
-        path: &Path,
-        line: usize,
-        column: Option<usize>,
-        message: impl Into<String>,
-    ) -> Self {
+    /// A syntax error at `location`.
+    pub fn syntax(location: Location, message: impl Into<String>) -> Self {
         DtmcError::Syntax {
-            path: path.to_path_buf(),
-            position: Position { line, column },
+            location,
             message: message.into(),
         }
     }
 
-    /// Wraps a model error with the file (and line) it comes from.
-    pub fn in_file(self, path: &Path, line: Option<usize>) -> Self {
+    /// Wraps a model error with the place in a file it comes from (located errors are kept).
+    pub fn in_file(self, location: Location) -> Self {
         match self {
             e @ (DtmcError::Syntax { .. } | DtmcError::InFile { .. } | DtmcError::Io { .. }) => e,
             e => DtmcError::InFile {
-                path: path.to_path_buf(),
-                line,
+                location,
                 source: Box::new(e),
             },
         }
     }
 
-    /// The line this error is located at, if any.
-    pub fn line(&self) -> Option<usize> {
+    /// Wraps a model error with the place in a JSON document it comes from.
+    pub fn at_json_path(self, path: JsonPath) -> Self {
+        DtmcError::AtJsonPath {
+            path,
+            source: Box::new(self),
+        }
+    }
+
+    /// The location of this error in a file, if it has one.
+    pub fn location(&self) -> Option<&Location> {
         match self {
-            DtmcError::Syntax { position, .. } => Some(position.line),
-            DtmcError::InFile { line, .. } => *line,
+            DtmcError::Syntax { location, .. } | DtmcError::InFile { location, .. } => {
+                Some(location)
+            }
             _ => None,
         }
+    }
+
+    /// The line this error is located at, if any.
+    pub fn line(&self) -> Option<usize> {
+        self.location().map(|l| l.line).filter(|&l| l > 0)
     }
 
     /// The column this error is located at, if any.
     pub fn column(&self) -> Option<usize> {
-        match self {
-            DtmcError::Syntax { position, .. } => position.column,
-            _ => None,
-        }
-    }
-
-    /// For an error located at a line (and column) of a readable file: that line of the file
-    /// with a caret under the column, e.g.
-    /// ```text
-    ///    3 | 0 7 1
-    ///      |   ^
-    /// ```
-    /// `None` when the error has no line or the file cannot be read (e.g. in-memory input).
-    pub fn snippet(&self) -> Option<String> {
-        use std::io::BufRead;
-        let path = self.path()?;
-        let line = self.line()?;
-        let file = std::fs::File::open(path).ok()?;
-        let text = std::io::BufReader::new(file)
-            .lines()
-            .nth(line.checked_sub(1)?)?
-            .ok()?;
-        let num = line.to_string();
-        let pad = " ".repeat(num.len());
-        let mut out = format!("{num} | {text}");
-        if let Some(c) = self.column() {
-            let spaces: String = text
-                .chars()
-                .take(c.saturating_sub(1))
-                .map(|ch| if ch == '\t' { '\t' } else { ' ' })
-                .collect();
-            out.push_str(&format!("\n{pad} | {spaces}^"));
-        }
-        Some(out)
+        self.location().map(|l| l.column).filter(|&c| c > 0)
     }
 
     /// The file this error is about, if any.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            DtmcError::Syntax { path, .. }
-            | DtmcError::InFile { path, .. }
-            | DtmcError::Io { path, .. } => Some(path),
+            DtmcError::Syntax { location, .. } | DtmcError::InFile { location, .. } => {
+                Some(Path::new(&location.file))
+            }
+            DtmcError::Io { path, .. } => Some(path),
             DtmcError::UnknownFormat(p) => Some(p),
             _ => None,
+        }
+    }
+
+    /// The error as a [`Diagnostic`]: a located error with its line and a caret under the
+    /// offending token (see `augur_source`).
+    pub fn diagnostic(&self) -> Diagnostic {
+        match self {
+            DtmcError::Syntax { location, message } => {
+                Diagnostic::error(message).at(location.clone())
+            }
+            DtmcError::InFile { location, source } => {
+                Diagnostic::error(source.to_string()).at(location.clone())
+            }
+            e => Diagnostic::error(e.to_string()),
         }
     }
 }

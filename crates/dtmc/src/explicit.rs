@@ -20,8 +20,9 @@ use crate::builder::{BuildReport, DtmcBuilder};
 use crate::error::{DtmcError, Result};
 use crate::io::ReadOptions;
 use crate::model::{format_value, Dtmc, RewardStructure, StateSet, Valuations};
-use crate::text::{parse_real, Lines, Num};
+use crate::text::{parse_real, reread_location, Lines, Num};
 use augur_expr::{Type, Value};
+use augur_source::Location;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -72,12 +73,13 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
     let mut lines = Lines::new(reader, path);
     if !lines.advance_content("#", |_| {})? {
         return Err(DtmcError::syntax(
-            path,
-            1,
-            None,
+            lines.end_location(1),
             "empty file: expected header `states transitions`",
         ));
     }
+    // Where the header's number of transitions is (PRISM) or the header line (Storm), for
+    // errors found at the end of the file.
+    let header_location = lines.field_location(1);
     let first = lines.buf.trim();
     let storm_format = !first.is_empty() && first.chars().all(|c| c.is_ascii_alphabetic());
     let header_line = lines.line;
@@ -92,10 +94,16 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
     } else {
         let (n, m) = parse_header(&lines, "states transitions")?;
         if n == 0 {
-            return Err(lines.err(None, "a model needs at least one state"));
+            return Err(DtmcError::syntax(
+                lines.field_location(0),
+                "a model needs at least one state",
+            ));
         }
         if n > u32::MAX as usize {
-            return Err(lines.err(None, format!("{n} states: at most 2^32-1 supported")));
+            return Err(DtmcError::syntax(
+                lines.field_location(0),
+                format!("{n} states: at most 2^32-1 supported"),
+            ));
         }
         Some((n, m))
     };
@@ -113,7 +121,7 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
         if let Some(d) = it.next() {
             if parse_real(d).is_some() {
                 return Err(lines.err(
-                    Some(a),
+                    Some(d),
                     "four numeric columns: this looks like an MDP transition file \
                      (`src choice dst prob`); Augur reads DTMCs only",
                 ));
@@ -143,16 +151,17 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
         Some((_, m)) => {
             if count != m {
                 return Err(DtmcError::syntax(
-                    path,
-                    header_line,
-                    None,
+                    header_location,
                     format!("header says {m} transitions, the file has {count}"),
                 ));
             }
         }
         None => {
             if count == 0 {
-                return Err(lines.err(None, "no transitions after `dtmc`"));
+                return Err(DtmcError::syntax(
+                    header_location,
+                    "no transitions after `dtmc`",
+                ));
             }
             let n = max_state as usize + 1;
             builder.set_num_states(n);
@@ -172,9 +181,7 @@ pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(Stri
     let mut lines = Lines::new(reader, path);
     if !lines.advance_content("", |_| {})? {
         return Err(DtmcError::syntax(
-            path,
-            1,
-            None,
+            lines.end_location(1),
             "empty file: expected a first line like `0=\"init\" 1=\"deadlock\"`",
         ));
     }
@@ -243,9 +250,7 @@ fn read_lab_storm(mut lines: Lines<'_, impl BufRead>, n: usize) -> Result<Vec<(S
     loop {
         if !lines.advance_content("//", |_| {})? {
             return Err(DtmcError::syntax(
-                lines.path,
-                lines.line.max(1),
-                None,
+                lines.end_location(lines.line + 1),
                 "unexpected end of file: missing `#END` after `#DECLARATION`",
             ));
         }
@@ -305,25 +310,27 @@ pub fn read_srew(
 }
 
 /// Reads the header `states count` of a PRISM reward file, checking the number of states.
+/// Returns the location of the count (for a count that the file does not match) and the count.
 fn reward_header(
     lines: &mut Lines<'_, impl BufRead>,
     name: &mut Option<String>,
     n: usize,
     what: &str,
-) -> Result<(usize, usize)> {
+) -> Result<(Location, usize)> {
     if !lines.advance_content("#", |c| reward_name_from_comment(c, name))? {
         return Err(DtmcError::syntax(
-            lines.path,
-            1,
-            None,
+            lines.end_location(1),
             format!("empty file: expected header `{what}`"),
         ));
     }
     let (hn, count) = parse_header(lines, what)?;
     if hn != n {
-        return Err(lines.err(None, format!("header says {hn} states, the model has {n}")));
+        return Err(DtmcError::syntax(
+            lines.field_location(0),
+            format!("header says {hn} states, the model has {n}"),
+        ));
     }
-    Ok((lines.line, count))
+    Ok((lines.field_location(1), count))
 }
 
 fn read_srew_impl(
@@ -356,12 +363,10 @@ fn read_srew_impl(
         v[s as usize] += r;
         count += 1;
     }
-    if let Some((line, nnz)) = header {
+    if let Some((location, nnz)) = header {
         if count != nnz {
             return Err(DtmcError::syntax(
-                path,
-                line,
-                None,
+                location,
                 format!("header says {nnz} rewards, the file has {count}"),
             ));
         }
@@ -414,20 +419,22 @@ fn read_trew_impl(
             .filter(|r| r.is_finite())
             .ok_or_else(|| lines.err(Some(c), format!("expected a finite reward, found `{c}`")))?;
         let k = dtmc.transition_index(s, t).ok_or_else(|| {
+            // Under both states: `src dst`.
+            let start = a.as_ptr() as usize - lines.buf.as_ptr() as usize;
+            let end = b.as_ptr() as usize - lines.buf.as_ptr() as usize + b.len();
+            let both = &lines.buf[start..end];
             lines.err(
-                Some(a),
+                Some(both),
                 format!("{s} -> {t} is not a transition of the model"),
             )
         })?;
         v[k] += r;
         count += 1;
     }
-    if let Some((line, m)) = header {
+    if let Some((location, m)) = header {
         if count != m {
             return Err(DtmcError::syntax(
-                path,
-                line,
-                None,
+                location,
                 format!("header says {m} transition rewards, the file has {count}"),
             ));
         }
@@ -458,9 +465,7 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
     let mut lines = Lines::new(reader, path);
     if !lines.advance_content("#", |_| {})? {
         return Err(DtmcError::syntax(
-            path,
-            1,
-            None,
+            lines.end_location(1),
             "empty file: expected `(x,y,...)`",
         ));
     }
@@ -489,9 +494,10 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
             .buf
             .split_once(':')
             .ok_or_else(|| lines.err(None, "expected `state:(v1,v2,...)`"))?;
-        let s = parse_state(&lines, s.trim(), n)? as usize;
+        let s_tok = s.trim();
+        let s = parse_state(&lines, s_tok, n)? as usize;
         if std::mem::replace(&mut seen[s], true) {
-            return Err(lines.err(None, format!("state {s} listed twice")));
+            return Err(lines.err(Some(s_tok), format!("state {s} listed twice")));
         }
         let rest = rest.trim();
         let inner = rest
@@ -539,9 +545,7 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
     }
     if let Some(s) = seen.iter().position(|x| !x) {
         return Err(DtmcError::syntax(
-            path,
-            lines.line.max(1),
-            None,
+            lines.end_location(lines.line + 1),
             format!("state {s} has no valuation"),
         ));
     }
@@ -618,13 +622,19 @@ pub fn read_prism_explicit_from(
     }
     builder.fix_deadlocks(opts.fix_deadlocks);
     let (mut dtmc, report) = builder.build().map_err(|e| {
-        let line = match &e {
-            DtmcError::RowSum { state, .. } => row_lines.get(*state as usize).copied(),
-            DtmcError::BadProbability { src, .. } => row_lines.get(*src as usize).copied(),
-            DtmcError::Deadlock { .. } => None,
-            _ => Some(header_line as u32),
+        // A row error is located at the probability of the row's last entry, read again
+        // from the file.
+        let (line, field) = match &e {
+            DtmcError::RowSum { state, .. } => (row_lines.get(*state as usize).copied(), 2),
+            DtmcError::BadProbability { src, .. } => (row_lines.get(*src as usize).copied(), 2),
+            DtmcError::Deadlock { .. } => (None, 0),
+            _ => (Some(header_line as u32), usize::MAX),
         };
-        e.in_file(tra_path, line.filter(|&l| l > 0).map(|l| l as usize))
+        let location = match line.filter(|&l| l > 0) {
+            Some(l) => reread_location(tra_path, l as usize, field),
+            None => Location::file(tra_path.display().to_string()),
+        };
+        e.in_file(location)
     })?;
     let mut trew = None;
     if let Some((p, r)) = inputs.trew {
@@ -953,18 +963,29 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn snippet_points_at_the_column() {
+    fn diagnostics_point_at_the_cause() {
         let dir = tempfile::tempdir().unwrap();
         let tra = dir.path().join("bad.tra");
         std::fs::write(&tra, "2 2\n0 1 1\n1\t9 1\n").unwrap();
         let e = read_prism_explicit(&tra, &ReadOptions::default()).unwrap_err();
         assert_eq!(e.line(), Some(3));
         assert_eq!(e.column(), Some(3));
-        assert_eq!(e.snippet().unwrap(), "3 | 1\t9 1\n  |  \t^");
-        // A model error on a line has no column: the line alone.
+        let d = e.diagnostic().to_string();
+        assert!(d.ends_with("3 | 1\t9 1\n  |  \t^\n"), "{d}");
+        // A row that does not sum to 1, found when the model is built: the file is read again
+        // to show the row's last entry, with the caret under its probability.
         std::fs::write(&tra, "2 2\n0 1 0.5\n1 1 1\n").unwrap();
         let e = read_prism_explicit(&tra, &ReadOptions::default()).unwrap_err();
-        assert_eq!(e.snippet().unwrap(), "2 | 0 1 0.5");
+        let d = e.diagnostic().to_string();
+        assert!(
+            d.starts_with("error: row of state 0 sums to 0.5, not 1\n"),
+            "{d}"
+        );
+        assert!(d.ends_with("2 | 0 1 0.5\n  |     ^^^\n"), "{d}");
+        // A count in the header that the file does not match: under the count.
+        std::fs::write(&tra, "2 3\n0 1 1\n1 1 1\n").unwrap();
+        let e = read_prism_explicit(&tra, &ReadOptions::default()).unwrap_err();
+        assert!(e.diagnostic().to_string().ends_with("1 | 2 3\n  |   ^\n"));
     }
 
     #[test]
@@ -1029,7 +1050,7 @@ pub(crate) mod tests {
             (
                 "dtmc\n0 1 1\n",
                 Some("#DECLARATION\ninit\n"),
-                2,
+                3, // the end of the file
                 "missing `#END`",
             ),
             (
@@ -1232,7 +1253,7 @@ pub(crate) mod tests {
                 None,
                 Some("(x)\n0:(1)\n"),
                 "m.sta",
-                2,
+                3, // the end of the file
                 "state 1 has no valuation",
             ),
             (

@@ -24,6 +24,8 @@ use crate::error::{DtmcError, Result};
 use crate::io::ReadOptions;
 use crate::model::{Dtmc, Valuations};
 use augur_expr::{Type, Value};
+use augur_source::json::JsonPath;
+use augur_source::{Location, Span};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -168,52 +170,85 @@ impl DtmcJson {
         }
     }
 
-    /// Builds the model (errors are located by JSON path, e.g. `transitions[3]`).
+    /// Builds the model. Errors name the place in the document as a
+    /// [`DtmcError::AtJsonPath`] (e.g. `transitions[3][1]: state 7 out of range (3 states)`),
+    /// which [`read_json`] locates in the text.
     pub fn to_dtmc(&self, opts: &ReadOptions) -> Result<(Dtmc, BuildReport)> {
         let n = self.states;
-        let ctx = |what: String, e: DtmcError| DtmcError::Invalid(format!("{what}: {e}"));
+        let root = JsonPath::root;
+        let invalid = |p: JsonPath, m: String| DtmcError::Invalid(m).at_json_path(p);
+        // The element of a `[src, dst, x]` triple (or `[dst, x]` pair: `first` = 1) that an
+        // error of `add_transition`-like calls is about.
+        let element = |e: &DtmcError, src: u32, first: usize| match e {
+            DtmcError::StateOutOfRange { state, .. } if *state == u64::from(src) && first == 0 => 0,
+            DtmcError::StateOutOfRange { .. } => 1 - first,
+            _ => 2 - first,
+        };
         let mut b = DtmcBuilder::new(n);
+        // For each state, the index of its last transition in `transitions` (to locate row
+        // errors; empty for the `rows` form, whose rows are their own places).
+        let mut last: Vec<u32> = Vec::new();
         match (&self.transitions, &self.rows) {
             (Some(_), Some(_)) => {
-                return Err(DtmcError::Invalid(
+                return Err(invalid(
+                    root().key("rows"),
                     "give either `transitions` or `rows`, not both".into(),
                 ))
             }
             (None, None) => {
-                return Err(DtmcError::Invalid(
-                    "missing `transitions` (or `rows`)".into(),
-                ))
+                return Err(invalid(root(), "missing `transitions` (or `rows`)".into()))
             }
             (Some(ts), None) => {
                 for (i, &(s, t, p)) in ts.iter().enumerate() {
-                    b.add_transition(s, t, p)
-                        .map_err(|e| ctx(format!("transitions[{i}]"), e))?;
+                    b.add_transition(s, t, p).map_err(|e| {
+                        let k = element(&e, s, 0);
+                        e.at_json_path(root().key("transitions").index(i).index(k))
+                    })?;
+                    // (`s` is a state of the model: `add_transition` checked it.)
+                    if last.len() <= s as usize {
+                        last.resize(s as usize + 1, u32::MAX);
+                    }
+                    last[s as usize] = i as u32;
                 }
             }
             (None, Some(rows)) => {
                 if rows.len() != n {
-                    return Err(DtmcError::Invalid(format!(
-                        "`rows` has {} rows for {n} states",
-                        rows.len()
-                    )));
+                    return Err(invalid(
+                        root().key("rows"),
+                        format!("`rows` has {} rows for {n} states", rows.len()),
+                    ));
                 }
                 for (s, row) in rows.iter().enumerate() {
                     for (j, &(t, p)) in row.iter().enumerate() {
-                        b.add_transition(s as u32, t, p)
-                            .map_err(|e| ctx(format!("rows[{s}][{j}]"), e))?;
+                        b.add_transition(s as u32, t, p).map_err(|e| {
+                            let k = element(&e, s as u32, 1);
+                            e.at_json_path(root().key("rows").index(s).index(j).index(k))
+                        })?;
                     }
                 }
             }
         }
-        let labels: Vec<(&str, &[u32])> = match &self.labels {
-            LabelsJson::List(l) => l.iter().map(|x| (x.name.as_str(), &x.states[..])).collect(),
-            LabelsJson::Map(m) => m.iter().map(|(k, v)| (k.as_str(), &v[..])).collect(),
+        // Labels, with the place of each one's list of states.
+        let labels: Vec<(&str, &[u32], JsonPath)> = match &self.labels {
+            LabelsJson::List(l) => l
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let p = root().key("labels").index(i).key("states");
+                    (x.name.as_str(), &x.states[..], p)
+                })
+                .collect(),
+            LabelsJson::Map(m) => m
+                .iter()
+                .map(|(k, v)| (k.as_str(), &v[..], root().key("labels").key(k.clone())))
+                .collect(),
         };
-        for (i, (name, _)) in labels.iter().enumerate() {
-            if labels[..i].iter().any(|(m, _)| m == name) {
-                return Err(DtmcError::Invalid(format!(
-                    "labels[{i}]: label \"{name}\" defined twice"
-                )));
+        for (i, (name, _, _)) in labels.iter().enumerate() {
+            if labels[..i].iter().any(|(m, _, _)| m == name) {
+                return Err(invalid(
+                    root().key("labels").index(i).key("name"),
+                    format!("label \"{name}\" defined twice"),
+                ));
             }
         }
         for (i, r) in self.rewards.iter().enumerate() {
@@ -222,52 +257,65 @@ impl DtmcJson {
                     .iter()
                     .any(|q| q.name.as_ref() == Some(name))
                 {
-                    return Err(DtmcError::Invalid(format!(
-                        "rewards[{i}]: reward structure \"{name}\" defined twice"
-                    )));
+                    return Err(invalid(
+                        root().key("rewards").index(i).key("name"),
+                        format!("reward structure \"{name}\" defined twice"),
+                    ));
                 }
             }
         }
-        for (name, states) in &labels {
+        for (name, states, place) in &labels {
             b.label_index(name);
-            for &s in *states {
+            for (k, &s) in states.iter().enumerate() {
                 b.add_label_state(name, s)
-                    .map_err(|e| ctx(format!("label \"{name}\""), e))?;
+                    .map_err(|e| e.at_json_path(place.clone().index(k)))?;
             }
         }
         let mut initial: Vec<u32> = self.initial.clone();
+        let mut initial_place = root().key("initial");
         if initial.is_empty() {
-            if let Some((_, st)) = labels.iter().find(|(n, _)| *n == "init") {
+            if let Some((_, st, place)) = labels.iter().find(|(n, _, _)| *n == "init") {
                 initial = st.to_vec();
+                initial_place = place.clone();
             }
         }
-        for &s in &initial {
-            b.add_initial(s).map_err(|e| ctx("initial".into(), e))?;
+        for (k, &s) in initial.iter().enumerate() {
+            b.add_initial(s)
+                .map_err(|e| e.at_json_path(initial_place.clone().index(k)))?;
         }
         for (i, r) in self.rewards.iter().enumerate() {
             let k = b.add_reward_structure(r.name.as_deref());
-            let where_ = |x: &str| format!("rewards[{i}].{x}");
+            let at = |x: &str| root().key("rewards").index(i).key(x);
             if let Some(v) = &r.state {
                 if v.len() != n {
-                    return Err(DtmcError::Invalid(format!(
-                        "{}: {} values for {n} states",
-                        where_("state"),
-                        v.len()
-                    )));
+                    return Err(invalid(
+                        at("state"),
+                        format!("{} values for {n} states", v.len()),
+                    ));
                 }
                 b.declare_state_rewards(k)?;
                 for (s, &x) in v.iter().enumerate() {
                     if x != 0.0 || !x.is_finite() {
                         b.add_state_reward(k, s as u32, x)
-                            .map_err(|e| ctx(where_("state"), e))?;
+                            .map_err(|e| e.at_json_path(at("state").index(s)))?;
                     }
                 }
             }
             if let Some(ts) = &r.transitions {
                 b.declare_transition_rewards(k)?;
                 for (j, &(s, t, x)) in ts.iter().enumerate() {
-                    b.add_transition_reward(k, s, t, x)
-                        .map_err(|e| ctx(format!("rewards[{i}].transitions[{j}]"), e))?;
+                    b.add_transition_reward(k, s, t, x).map_err(|e| {
+                        let p = at("transitions").index(j);
+                        let p = match &e {
+                            DtmcError::StateOutOfRange { state, .. } if *state == u64::from(s) => {
+                                p.index(0)
+                            }
+                            DtmcError::StateOutOfRange { .. } => p.index(1),
+                            DtmcError::BadReward { .. } => p.index(2),
+                            _ => p,
+                        };
+                        e.at_json_path(p)
+                    })?;
                 }
             }
         }
@@ -275,31 +323,51 @@ impl DtmcJson {
             b.set_valuations(valuations_from_json(v, n)?);
         }
         b.fix_deadlocks(opts.fix_deadlocks);
-        b.build()
+        let row_place = |s: u32| -> Option<JsonPath> {
+            if self.rows.is_some() {
+                return Some(root().key("rows").index(s as usize));
+            }
+            let i = *last.get(s as usize).filter(|&&i| i != u32::MAX)?;
+            Some(root().key("transitions").index(i as usize).index(2))
+        };
+        b.build().map_err(|e| {
+            let place = match &e {
+                DtmcError::RowSum { state, .. } => row_place(*state),
+                DtmcError::BadProbability { src, .. } => row_place(*src),
+                DtmcError::NoInitialState => Some(root().key("initial")),
+                _ => None,
+            };
+            match place {
+                Some(p) => e.at_json_path(p),
+                None => e,
+            }
+        })
     }
 }
 
 fn valuations_from_json(v: &ValuationsJson, n: usize) -> Result<Valuations> {
+    let at = || JsonPath::root().key("valuations");
+    let invalid = |p: JsonPath, m: String| DtmcError::Invalid(m).at_json_path(p);
     let k = v.names.len();
     if v.types.len() != k {
-        return Err(DtmcError::Invalid(format!(
-            "valuations: {k} names but {} types",
-            v.types.len()
-        )));
+        return Err(invalid(
+            at().key("types"),
+            format!("{k} names but {} types", v.types.len()),
+        ));
     }
     if v.states.len() != n {
-        return Err(DtmcError::Invalid(format!(
-            "valuations: {} rows for {n} states",
-            v.states.len()
-        )));
+        return Err(invalid(
+            at().key("states"),
+            format!("{} rows for {n} states", v.states.len()),
+        ));
     }
     let mut values = Vec::with_capacity(n * k);
     for (s, row) in v.states.iter().enumerate() {
         if row.len() != k {
-            return Err(DtmcError::Invalid(format!(
-                "valuations.states[{s}]: {} values for {k} variables",
-                row.len()
-            )));
+            return Err(invalid(
+                at().key("states").index(s),
+                format!("{} values for {k} variables", row.len()),
+            ));
         }
         for (j, (val, ty)) in row.iter().zip(&v.types).enumerate() {
             let val = match (val, ty) {
@@ -308,10 +376,10 @@ fn valuations_from_json(v: &ValuationsJson, n: usize) -> Result<Valuations> {
                 | (Value::Double(_), Type::Double)
                 | (Value::Bool(_), Type::Bool) => *val,
                 _ => {
-                    return Err(DtmcError::Invalid(format!(
-                        "valuations.states[{s}][{j}]: {val:?} is not of type {ty:?} (variable {})",
-                        v.names[j]
-                    )))
+                    return Err(invalid(
+                        at().key("states").index(s).index(j),
+                        format!("{val:?} is not of type {ty:?} (variable {})", v.names[j]),
+                    ))
                 }
             };
             values.push(val);
@@ -324,46 +392,144 @@ fn valuations_from_json(v: &ValuationsJson, n: usize) -> Result<Valuations> {
     })
 }
 
-/// Reads a JSON model. Syntax and shape errors carry line and column; model errors name the
-/// JSON path (e.g. `transitions[3]: state 7 out of range (3 states)`).
+/// Reads a JSON model. Syntax and shape errors carry line and column (and the JSON path of
+/// the value being read); model errors are located at the value they are about (e.g.
+/// `transitions[3][1]: state 7 out of range (3 states)`, with a caret under the `7`).
 pub fn read_json(
     reader: impl BufRead,
     path: &Path,
     opts: &ReadOptions,
 ) -> Result<(Dtmc, BuildReport)> {
-    read_json_document(reader, path)?
-        .to_dtmc(opts)
-        .map_err(|e| e.in_file(path, None))
+    let text = read_text(reader, path)?;
+    let doc = parse_json_document(&text, path)?;
+    doc.to_dtmc(opts)
+        .map_err(|e| locate_json_error(e, &text, path))
 }
 
 /// Reads the JSON document without building the model (for access to `counts`/`metadata`).
-pub fn read_json_document(mut reader: impl BufRead, path: &Path) -> Result<DtmcJson> {
-    // Skip a UTF-8 byte-order mark (Windows editors), which serde_json rejects.
-    let bom = reader
-        .fill_buf()
-        .map_err(|source| DtmcError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?
-        .starts_with(b"\xef\xbb\xbf");
-    if bom {
-        reader.consume(3);
-    }
-    serde_json::from_reader(reader).map_err(|e| {
-        if e.is_io() {
-            DtmcError::Io {
+pub fn read_json_document(reader: impl BufRead, path: &Path) -> Result<DtmcJson> {
+    parse_json_document(&read_text(reader, path)?, path)
+}
+
+/// The whole text of a JSON file, without a UTF-8 byte-order mark (Windows editors), which
+/// serde_json rejects.
+fn read_text(mut reader: impl BufRead, path: &Path) -> Result<String> {
+    let mut text = String::new();
+    reader
+        .read_to_string(&mut text)
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::InvalidData => DtmcError::syntax(
+                Location::file(path.display().to_string()),
+                "the file is not valid UTF-8",
+            ),
+            _ => DtmcError::Io {
                 path: path.to_path_buf(),
-                source: e.into(),
-            }
-        } else {
-            DtmcError::syntax(
-                path,
-                e.line().max(1),
-                Some(e.column().max(1)),
-                strip_position(&e),
-            )
+                source,
+            },
+        })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+/// Parses `text` (the contents of `path`) as a [`DtmcJson`] document. Errors carry the line
+/// and column serde reports, and the path of the value being read.
+pub fn parse_json_document(text: &str, path: &Path) -> Result<DtmcJson> {
+    parse_json(text, path)
+}
+
+/// Parses `text` (the contents of `path`) as any JSON document `T` (e.g. transition counts),
+/// with errors located as for [`parse_json_document`].
+pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        use serde_path_to_error::Segment;
+        let at = e.path().to_string();
+        // The value being read, when the path leads to one in the text.
+        let mut json_path = Some(JsonPath::root());
+        for seg in e.path().iter() {
+            json_path = match (json_path, seg) {
+                (Some(p), Segment::Seq { index }) => Some(p.index(*index)),
+                (Some(p), Segment::Map { key }) => Some(p.key(key.clone())),
+                _ => None,
+            };
         }
+        let e = e.into_inner();
+        // At the end of the input the cause is the missing rest, after the last character.
+        let offset = if e.is_eof() {
+            text.trim_end().len()
+        } else {
+            offset_of_line_col(text, e.line(), e.column())
+        };
+        let message = strip_position(&e);
+        let span = match json_path.filter(|p| !p.is_root()) {
+            _ if message.starts_with("unknown field `") => {
+                // serde stops after the key: point at the key itself.
+                let key = message.split('`').nth(1).unwrap_or("");
+                let quoted = format!("\"{key}\"");
+                let upto = (offset + 1).min(text.len());
+                text.get(..upto)
+                    .and_then(|t| t.rfind(&quoted))
+                    .map_or(Span::point(offset), |i| Span::new(i, i + quoted.len()))
+            }
+            Some(p) if e.is_data() => p.span_in(text).unwrap_or(Span::point(offset)),
+            _ => Span::point(offset),
+        };
+        let message = if at.is_empty() || at == "." || at == "?" {
+            message
+        } else {
+            format!("{at}: {message}")
+        };
+        DtmcError::syntax(location_in(text, path, span), message)
     })
+}
+
+/// The location of a model error at a JSON path ([`DtmcError::AtJsonPath`]) in `text`.
+fn locate_json_error(e: DtmcError, text: &str, path: &Path) -> DtmcError {
+    let location = match &e {
+        DtmcError::AtJsonPath { path: p, .. } => match p.span_in(text) {
+            Some(span) => location_in(text, path, span),
+            None => Location::file(path.display().to_string()),
+        },
+        _ => Location::file(path.display().to_string()),
+    };
+    e.in_file(location)
+}
+
+/// The location of `span` of `text` (the contents of `path`), without copying the text.
+fn location_in(text: &str, path: &Path, span: Span) -> Location {
+    let start = span.start.min(text.len());
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let line = text[..line_start].matches('\n').count() + 1;
+    Location::in_line_bytes(
+        path.display().to_string(),
+        line,
+        &text[line_start..line_end],
+        Span::new(
+            start - line_start,
+            span.end.min(line_end).max(start) - line_start,
+        ),
+    )
+}
+
+/// The byte offset of serde's 1-based line and column (the column counts bytes; 0 means the
+/// start of the line).
+fn offset_of_line_col(text: &str, line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for _ in 1..line.max(1) {
+        match text[offset..].find('\n') {
+            Some(i) => offset += i + 1,
+            None => return text.len(),
+        }
+    }
+    let line_len = text[offset..].find('\n').unwrap_or(text.len() - offset);
+    let mut o = offset + column.saturating_sub(1).min(line_len);
+    while !text.is_char_boundary(o) {
+        o -= 1;
+    }
+    o
 }
 
 fn strip_position(e: &serde_json::Error) -> String {
@@ -443,64 +609,105 @@ mod tests {
 
     #[test]
     fn malformed() {
-        let cases: &[(&str, Option<usize>, &str)] = &[
+        // (text, line, the text under the caret, message)
+        let cases: &[(&str, usize, &str, &str)] = &[
             (
                 "{\"states\": 2,\n \"transitions\": [[0, 1, 0.5]\n",
-                Some(3),
+                2, // after the last character
+                "",
                 "EOF",
             ),
             (
                 "{\"states\": 2,\n \"transitions\": [[0, 1, \"x\"]]}",
-                Some(2),
-                "invalid type",
+                2,
+                "\"x\"",
+                "transitions[0][2]: invalid type",
+            ),
+            (
+                "{\"states\": 2,\n \"transitions\": [[0, 1, 1], [1, 1]]}",
+                2,
+                "[1, 1]",
+                "transitions[1]: invalid length 2",
             ),
             (
                 "{\"states\": 2,\n\n \"bogus\": 1}",
-                Some(3),
+                3,
+                "\"bogus\"",
                 "unknown field `bogus`",
             ),
             (
                 r#"{"states": 2, "initial": [0], "transitions": [[0, 1, 1], [1, 7, 1]]}"#,
-                None,
-                "transitions[1]: state 7 out of range (2 states)",
+                1,
+                "7",
+                "transitions[1][1]: state 7 out of range (2 states)",
             ),
             (
                 r#"{"states": 2, "initial": [0], "transitions": [[0, 1, 1.5], [1, 1, 1]]}"#,
-                None,
-                "transitions[0]: probability 1.5",
+                1,
+                "1.5",
+                "transitions[0][2]: probability 1.5",
             ),
             (
                 r#"{"states": 2, "initial": [0], "transitions": [[0, 1, 0.9], [1, 1, 1]]}"#,
-                None,
-                "row of state 0 sums to 0.9",
+                1,
+                "0.9",
+                "transitions[0][2]: row of state 0 sums to 0.9",
+            ),
+            (
+                r#"{"states": 2, "initial": [0], "rows": [[[1, 0.5]], [[1, 1]]]}"#,
+                1,
+                "[[1, 0.5]]",
+                "rows[0]: row of state 0 sums to 0.5",
             ),
             (
                 r#"{"states": 2, "transitions": [[0, 1, 1], [1, 1, 1]]}"#,
-                None,
+                0,
+                "",
                 "no initial state",
             ),
             (
                 r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]], "labels": {"a": [3]}}"#,
-                None,
-                "label \"a\": state 3 out of range (1 states)",
+                1,
+                "3",
+                "labels.a[0]: state 3 out of range (1 states)",
             ),
             (
                 r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]],
                     "labels": [{"name": "a", "states": [0]}, {"name": "a", "states": []}]}"#,
-                None,
-                "labels[1]: label \"a\" defined twice",
+                2,
+                "\"a\"",
+                "labels[1].name: invalid model: label \"a\" defined twice",
             ),
             (
                 r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]],
                     "rewards": [{"name": "r", "state": [1]}, {"name": "r", "state": [2]}]}"#,
-                None,
-                "rewards[1]: reward structure \"r\" defined twice",
+                2,
+                "\"r\"",
+                "rewards[1].name: invalid model: reward structure \"r\" defined twice",
+            ),
+            (
+                r#"{"states": 2, "initial": [0], "rows": [[[1, 1]], [[1, 1]]],
+                    "valuations": {"names": ["x"], "types": ["int"], "states": [[0], [true]]}}"#,
+                2,
+                "true",
+                "valuations.states[1][0]: invalid model: Bool(true) is not of type Int",
             ),
         ];
-        for (text, line, msg) in cases {
+        for (text, line, under, msg) in cases {
             let e = read(text).unwrap_err();
             let m = e.to_string();
-            assert_eq!(e.line(), *line, "{m}");
+            assert_eq!(e.line().unwrap_or(0), *line, "{m}");
+            if let Some(loc) = e.location().filter(|l| l.column > 0) {
+                let shown: String = loc
+                    .line_text
+                    .as_deref()
+                    .unwrap_or("")
+                    .chars()
+                    .skip(loc.column - 1)
+                    .take(loc.width)
+                    .collect();
+                assert_eq!(shown, *under, "{m}");
+            }
             assert!(m.contains(msg), "{m}");
             assert!(m.starts_with("m.json"), "{m}");
         }

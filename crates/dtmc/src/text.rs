@@ -1,6 +1,7 @@
 //! Line-oriented reading helpers shared by the text formats.
 
 use crate::error::{DtmcError, Result};
+use augur_source::{Location, Span};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -33,9 +34,10 @@ impl<'p, R: BufRead> Lines<'p, R> {
             .reader
             .read_line(&mut self.buf)
             .map_err(|e| match e.kind() {
-                std::io::ErrorKind::InvalidData => {
-                    DtmcError::syntax(self.path, self.line + 1, None, "line is not valid UTF-8")
-                }
+                std::io::ErrorKind::InvalidData => DtmcError::syntax(
+                    Location::line(self.path.display().to_string(), self.line + 1),
+                    "line is not valid UTF-8",
+                ),
                 _ => DtmcError::Io {
                     path: self.path.to_path_buf(),
                     source: e,
@@ -79,25 +81,80 @@ impl<'p, R: BufRead> Lines<'p, R> {
         }
     }
 
-    /// A syntax error on the current line, at the column of `token` if it is a slice of `buf`.
+    /// A syntax error on the current line, under `token` if it is a slice of `buf` (else
+    /// under the whole line).
     pub fn err(&self, token: Option<&str>, message: impl Into<String>) -> DtmcError {
-        DtmcError::syntax(
-            self.path,
-            self.line,
-            token.and_then(|t| column_of(&self.buf, t)),
-            message,
-        )
+        DtmcError::syntax(self.location(token), message)
+    }
+
+    /// The location of `token` (a slice of `buf`) on the current line, or of the whole line
+    /// (without surrounding blanks) when `token` is `None` or not a slice of `buf`.
+    pub fn location(&self, token: Option<&str>) -> Location {
+        let span = token
+            .and_then(|t| span_of(&self.buf, t))
+            .unwrap_or_else(|| trimmed_span(&self.buf));
+        Location::in_line_bytes(self.path.display().to_string(), self.line, &self.buf, span)
+    }
+
+    /// The location of the `field`-th whitespace-separated field of the current line (the
+    /// whole line when it has fewer fields).
+    pub fn field_location(&self, field: usize) -> Location {
+        self.location(self.buf.split_whitespace().nth(field))
+    }
+
+    /// The location of the start of an empty or missing line `line` (an empty file, the end
+    /// of the file).
+    pub fn end_location(&self, line: usize) -> Location {
+        Location::in_line(self.path.display().to_string(), line.max(1), 1, 1, "")
     }
 }
 
-/// The 1-based column of `token` within `line`, if `token` is a sub-slice of `line`.
-pub(crate) fn column_of(line: &str, token: &str) -> Option<usize> {
+/// The byte range of `token` within `line`, if `token` is a sub-slice of `line`.
+pub(crate) fn span_of(line: &str, token: &str) -> Option<Span> {
     let start = line.as_ptr() as usize;
     let t = token.as_ptr() as usize;
-    if t >= start && t <= start + line.len() {
-        Some(line[..t - start].chars().count() + 1)
+    if t >= start && t + token.len() <= start + line.len() {
+        Some(Span::new(t - start, t - start + token.len()))
     } else {
         None
+    }
+}
+
+/// The span of `line` without leading and trailing blanks (the whole line as the cause).
+pub(crate) fn trimmed_span(line: &str) -> Span {
+    let start = line.len() - line.trim_start().len();
+    Span::new(start, line.trim_end().len().max(start))
+}
+
+/// The location of field `field` (whitespace-separated) of line `line` of the file at
+/// `path`, read again from the file: for errors found after the file was read (a row that
+/// does not sum to 1, found when the model is built). Only the file's name when it cannot be
+/// read again.
+pub(crate) fn reread_location(path: &Path, line: usize, field: usize) -> Location {
+    use std::io::BufRead as _;
+    let name = path.display().to_string();
+    let text = std::fs::File::open(path).ok().and_then(|f| {
+        std::io::BufReader::new(f)
+            .lines()
+            .nth(line.checked_sub(1)?)?
+            .ok()
+    });
+    match text {
+        Some(text) => {
+            let text = if line == 1 {
+                text.trim_start_matches('\u{feff}').to_string()
+            } else {
+                text
+            };
+            let span = text
+                .split_whitespace()
+                .nth(field)
+                .and_then(|t| span_of(&text, t))
+                .unwrap_or_else(|| trimmed_span(&text));
+            Location::in_line_bytes(name, line, &text, span)
+        }
+        None if line > 0 => Location::line(name, line),
+        None => Location::file(name),
     }
 }
 
@@ -140,8 +197,9 @@ mod tests {
     fn columns_and_numbers() {
         let line = "  12 abc";
         let tok = line.split_whitespace().nth(1).unwrap();
-        assert_eq!(column_of(line, tok), Some(6));
-        assert_eq!(column_of(line, "abc"), None);
+        assert_eq!(span_of(line, tok), Some(Span::new(5, 8)));
+        assert_eq!(span_of(line, "abc"), None);
+        assert_eq!(trimmed_span("  a b \t"), Span::new(2, 5));
         assert_eq!(parse_real("1/4"), Some(0.25));
         assert_eq!(parse_real("2.5e-1"), Some(0.25));
         assert_eq!(parse_real("x"), None);
