@@ -241,3 +241,14 @@ snapshot!(
         "0.05"
     ]
 );
+
+// Learning: concrete values without a spec (with the CLI's hint).
+snapshot!(
+    learn_concrete_without_spec,
+    [
+        "learn",
+        f("out_of_range.jsonl"),
+        "-o",
+        "target/never-written.json"
+    ]
+);

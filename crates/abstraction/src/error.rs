@@ -114,7 +114,7 @@ impl AbstractionError {
                 Diagnostic::error(message).at(location.clone())
             }
             AbstractionError::Io { file, source } => {
-                Diagnostic::error(format!("cannot read {file}: {source}"))
+                Diagnostic::error(format!("{file}: cannot read: {source}"))
             }
             e => Diagnostic::error(e.to_string()),
         }

@@ -2,7 +2,7 @@
 
 use crate::error::CliError;
 use crate::model::{load_model_with, LoadOptions};
-use augur_dtmc::{write_model, write_model_to_path, Format};
+use augur_formats::{write_model, write_model_to_path, Format, FormatError};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -57,7 +57,7 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
             write_model(&loaded.dtmc, format, out).map_err(|e| match e {
                 // Writing to stdout failed (a closed pipe ends quietly).
-                augur_dtmc::DtmcError::Write(io) => CliError::from(io),
+                FormatError::Write(io) => CliError::from(io),
                 // The model cannot be expressed in the format (e.g. a label name that is not a
                 // PRISM identifier): the same user error as with `-o`.
                 e => CliError::User(format!("error: {e}")),

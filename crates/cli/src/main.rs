@@ -58,18 +58,16 @@ fn learning_error(e: anyhow::Error) -> CliError {
     if broken_pipe {
         return CliError::BrokenPipe;
     }
-    // A located error of a reader prints its line and caret.
-    for cause in e.chain() {
-        if let Some(a) = cause.downcast_ref::<augur_abstraction::AbstractionError>() {
-            if a.location().is_some() {
-                return a.diagnostic().into();
-            }
-        }
-        if let Some(d) = cause.downcast_ref::<augur_dtmc::DtmcError>() {
-            if d.location().is_some() {
-                return d.diagnostic().into();
-            }
-        }
+    // The library's own errors print through their diagnostics (located ones with the line
+    // and a caret).
+    if let Some(d) = e.downcast_ref::<augur_source::Diagnostic>() {
+        return d.clone().into();
+    }
+    if let Some(l) = e.downcast_ref::<augur_learn::LearnError>() {
+        return l.diagnostic().into();
+    }
+    if let Some(f) = e.downcast_ref::<augur_formats::FormatError>() {
+        return f.diagnostic().into();
     }
     CliError::User(format!("error: {e:#}"))
 }

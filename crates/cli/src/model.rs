@@ -1,8 +1,9 @@
 //! Loading a model by extension: the one place where every model format is wired.
 
 use crate::error::CliError;
-use augur_dtmc::{read_model, BuildReport, Dtmc, Format, ReadOptions};
+use augur_dtmc::{BuildReport, Dtmc};
 use augur_expr::Value;
+use augur_formats::{read_model, Format, ReadOptions};
 use augur_prism::{BuildOptions, BuildProgress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;

@@ -4,9 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use augur_dtmc::json::parse_json;
-use augur_dtmc::learn::{CountsJson, TransitionCounts};
-use augur_dtmc::pac::{pac_report, required_samples, PacBound};
+use augur_formats::json::parse_json;
+use augur_learn::pac::{pac_report, required_samples, PacBound};
+use augur_learn::{CountsJson, TransitionCounts};
 use serde_json::json;
 
 /// Arguments of `augur pac`.

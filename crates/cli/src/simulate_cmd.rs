@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use augur_dtmc::simulate::{state_names, Simulator};
+use augur_learn::simulate::{state_names, Simulator};
 use serde_json::json;
 
 /// Arguments of `augur simulate`.

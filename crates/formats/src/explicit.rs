@@ -16,11 +16,12 @@
 //! Initial states come from the `"init"` label; without a `.lab` file (or an `"init"` label)
 //! the initial state is 0, as in PRISM.
 
-use crate::builder::{BuildReport, DtmcBuilder};
-use crate::error::{DtmcError, Result};
+use crate::error::{FormatError, Place, Result};
 use crate::io::ReadOptions;
-use crate::model::{format_value, Dtmc, RewardStructure, StateSet, Valuations};
 use crate::text::{parse_real, reread_location, Lines, Num};
+use augur_dtmc::DtmcError;
+use augur_dtmc::{format_value, Dtmc, RewardStructure, StateSet, Valuations};
+use augur_dtmc::{BuildReport, DtmcBuilder};
 use augur_expr::{Type, Value};
 use augur_source::Location;
 use std::fs::File;
@@ -72,7 +73,7 @@ fn parse_state(lines: &Lines<'_, impl BufRead>, tok: &str, n: usize) -> Result<u
 pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
     let mut lines = Lines::new(reader, path);
     if !lines.advance_content("#", |_| {})? {
-        return Err(DtmcError::syntax(
+        return Err(FormatError::syntax(
             lines.end_location(1),
             "empty file: expected header `states transitions`",
         ));
@@ -94,13 +95,13 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
     } else {
         let (n, m) = parse_header(&lines, "states transitions")?;
         if n == 0 {
-            return Err(DtmcError::syntax(
+            return Err(FormatError::syntax(
                 lines.field_location(0),
                 "a model needs at least one state",
             ));
         }
         if n > u32::MAX as usize {
-            return Err(DtmcError::syntax(
+            return Err(FormatError::syntax(
                 lines.field_location(0),
                 format!("{n} states: at most 2^32-1 supported"),
             ));
@@ -150,7 +151,7 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
     match header {
         Some((_, m)) => {
             if count != m {
-                return Err(DtmcError::syntax(
+                return Err(FormatError::syntax(
                     header_location,
                     format!("header says {m} transitions, the file has {count}"),
                 ));
@@ -158,7 +159,7 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
         }
         None => {
             if count == 0 {
-                return Err(DtmcError::syntax(
+                return Err(FormatError::syntax(
                     header_location,
                     "no transitions after `dtmc`",
                 ));
@@ -180,7 +181,7 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
 pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(String, StateSet)>> {
     let mut lines = Lines::new(reader, path);
     if !lines.advance_content("", |_| {})? {
-        return Err(DtmcError::syntax(
+        return Err(FormatError::syntax(
             lines.end_location(1),
             "empty file: expected a first line like `0=\"init\" 1=\"deadlock\"`",
         ));
@@ -249,7 +250,7 @@ fn read_lab_storm(mut lines: Lines<'_, impl BufRead>, n: usize) -> Result<Vec<(S
     let mut labels: Vec<(String, StateSet)> = Vec::new();
     loop {
         if !lines.advance_content("//", |_| {})? {
-            return Err(DtmcError::syntax(
+            return Err(FormatError::syntax(
                 lines.end_location(lines.line + 1),
                 "unexpected end of file: missing `#END` after `#DECLARATION`",
             ));
@@ -318,14 +319,14 @@ fn reward_header(
     what: &str,
 ) -> Result<(Location, usize)> {
     if !lines.advance_content("#", |c| reward_name_from_comment(c, name))? {
-        return Err(DtmcError::syntax(
+        return Err(FormatError::syntax(
             lines.end_location(1),
             format!("empty file: expected header `{what}`"),
         ));
     }
     let (hn, count) = parse_header(lines, what)?;
     if hn != n {
-        return Err(DtmcError::syntax(
+        return Err(FormatError::syntax(
             lines.field_location(0),
             format!("header says {hn} states, the model has {n}"),
         ));
@@ -365,7 +366,7 @@ fn read_srew_impl(
     }
     if let Some((location, nnz)) = header {
         if count != nnz {
-            return Err(DtmcError::syntax(
+            return Err(FormatError::syntax(
                 location,
                 format!("header says {nnz} rewards, the file has {count}"),
             ));
@@ -433,7 +434,7 @@ fn read_trew_impl(
     }
     if let Some((location, m)) = header {
         if count != m {
-            return Err(DtmcError::syntax(
+            return Err(FormatError::syntax(
                 location,
                 format!("header says {m} transition rewards, the file has {count}"),
             ));
@@ -464,7 +465,7 @@ fn parse_value(tok: &str) -> Option<Value> {
 pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuations> {
     let mut lines = Lines::new(reader, path);
     if !lines.advance_content("#", |_| {})? {
-        return Err(DtmcError::syntax(
+        return Err(FormatError::syntax(
             lines.end_location(1),
             "empty file: expected `(x,y,...)`",
         ));
@@ -544,7 +545,7 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
         }
     }
     if let Some(s) = seen.iter().position(|x| !x) {
-        return Err(DtmcError::syntax(
+        return Err(FormatError::syntax(
             lines.end_location(lines.line + 1),
             format!("state {s} has no valuation"),
         ));
@@ -685,7 +686,7 @@ impl ExplicitPaths {
 fn open(path: &Path) -> Result<BufReader<File>> {
     File::open(path)
         .map(|f| BufReader::with_capacity(BUF, f))
-        .map_err(|e| DtmcError::Io {
+        .map_err(|e| FormatError::Io {
             path: path.to_path_buf(),
             source: e,
         })
@@ -742,7 +743,7 @@ pub fn write_tra(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
 pub fn write_lab(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
     for (name, _) in &dtmc.labels {
         if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '"') {
-            return Err(DtmcError::Unsupported {
+            return Err(FormatError::Unsupported {
                 format: "lab".into(),
                 message: format!("label name {name:?} contains whitespace or a quote"),
             });
@@ -832,7 +833,7 @@ pub fn write_sta(v: &Valuations, w: &mut dyn Write) -> Result<()> {
 fn create(path: &Path) -> Result<BufWriter<File>> {
     File::create(path)
         .map(|f| BufWriter::with_capacity(BUF, f))
-        .map_err(|e| DtmcError::Io {
+        .map_err(|e| FormatError::Io {
             path: path.to_path_buf(),
             source: e,
         })
@@ -847,7 +848,7 @@ pub fn write_prism_explicit(dtmc: &Dtmc, tra: &Path) -> Result<Vec<PathBuf>> {
     let mut go = |path: &Path, f: &dyn Fn(&mut dyn Write) -> Result<()>| -> Result<()> {
         let mut w = create(path)?;
         f(&mut w)?;
-        w.flush().map_err(|e| DtmcError::Io {
+        w.flush().map_err(|e| FormatError::Io {
             path: path.to_path_buf(),
             source: e,
         })?;

@@ -22,7 +22,7 @@
 //! The simpler Hoeffding bound `n_p ≥ ln(2/δ')/(2ε²)` does not depend on p̂.
 //!
 //! ```
-//! use augur_dtmc::pac::{required_samples, PacBound};
+//! use augur_learn::pac::{required_samples, PacBound};
 //! // Pro2Guard's worked example: m = 10, ε = 0.05, δ = 0.01, p̂ = 0.2.
 //! let n = required_samples(Some(0.2), 10, 0.05, 0.01, PacBound::ChenEtAl).unwrap();
 //! assert!((1087.0..1088.0).contains(&n));
@@ -30,7 +30,8 @@
 
 use serde::Serialize;
 
-use crate::learn::{LearnError, Result, TransitionCounts};
+use crate::error::{LearnError, Result};
+use crate::learn::TransitionCounts;
 
 /// Which sample-size bound to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -30,11 +30,12 @@
 //! The writer adds a comment `// @augur-labels: a b c` listing every label in order (Storm
 //! ignores it) so that label order and empty labels survive a round trip.
 
-use crate::builder::{BuildReport, DtmcBuilder};
-use crate::error::{DtmcError, Result};
+use crate::error::{FormatError, Place, Result};
 use crate::io::ReadOptions;
-use crate::model::{Dtmc, RewardStructure};
 use crate::text::{fmt_num, parse_real, reread_location, Lines, Num};
+use augur_dtmc::DtmcError;
+use augur_dtmc::{BuildReport, DtmcBuilder};
+use augur_dtmc::{Dtmc, RewardStructure};
 use augur_source::Location;
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -112,7 +113,7 @@ pub fn read_drn(
         let more = lines.advance_content("//", |c| on_comment(c, &mut order))?;
         label_order = order;
         if !more {
-            return Err(DtmcError::syntax(
+            return Err(FormatError::syntax(
                 lines.end_location(lines.line + 1),
                 "unexpected end of file: no `@model` section",
             ));
@@ -145,7 +146,7 @@ pub fn read_drn(
             "@parameters" | "@reward_models" | "@nr_states" | "@nr_choices" => {
                 // The value is on the next line (possibly empty).
                 if !lines.advance()? {
-                    return Err(DtmcError::syntax(
+                    return Err(FormatError::syntax(
                         lines.end_location(lines.line + 1),
                         format!("expected a line after `{key}`"),
                     ));
@@ -242,7 +243,7 @@ pub fn read_drn(
             }
             if let Some(prev) = current {
                 if !has_action {
-                    return Err(DtmcError::syntax(
+                    return Err(FormatError::syntax(
                         reread_location(path, row_lines[prev as usize], 1),
                         format!("state {prev} has no `action` line"),
                     ));
@@ -327,20 +328,20 @@ pub fn read_drn(
     }
     if let Some(prev) = current {
         if !has_action {
-            return Err(DtmcError::syntax(
+            return Err(FormatError::syntax(
                 reread_location(path, row_lines[prev as usize], 1),
                 format!("state {prev} has no `action` line"),
             ));
         }
     }
     if next_state != n {
-        return Err(DtmcError::syntax(
+        return Err(FormatError::syntax(
             nr_states_location,
             format!("@nr_states is {n} but the file describes {next_state} states"),
         ));
     }
     if !has_init {
-        return Err(DtmcError::syntax(
+        return Err(FormatError::syntax(
             model_location,
             "no state is labelled `init`",
         ));
@@ -390,7 +391,7 @@ fn is_token(s: &str) -> bool {
 /// one-step reward, so the same value for every cumulative, reachability and long-run reward
 /// property). Valuations are not written.
 pub fn write_drn(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
-    let unsupported = |m: String| DtmcError::Unsupported {
+    let unsupported = |m: String| FormatError::Unsupported {
         format: "drn".into(),
         message: m,
     };

@@ -2,8 +2,8 @@
 //! marked by an incoming arrow from a point and a double circle, probabilities on edges.
 
 use crate::error::Result;
-use crate::model::Dtmc;
 use crate::text::Num;
+use augur_dtmc::Dtmc;
 use std::io::Write;
 
 fn escape(s: &str) -> String {

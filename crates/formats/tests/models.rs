@@ -1,7 +1,8 @@
 //! The example models in `models/`: structure, and their documented values recomputed here by
 //! elementary means on the matrix as read (independently of the solver crate).
 
-use augur_dtmc::{read_model, Dtmc, ReadOptions};
+use augur_dtmc::Dtmc;
+use augur_formats::{read_model, ReadOptions};
 use std::path::PathBuf;
 
 fn model(name: &str) -> Dtmc {

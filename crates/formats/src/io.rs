@@ -16,9 +16,9 @@ impl Default for ReadOptions {
     }
 }
 
-use crate::builder::BuildReport;
-use crate::error::{DtmcError, Result};
-use crate::model::Dtmc;
+use crate::error::{FormatError, Result};
+use augur_dtmc::BuildReport;
+use augur_dtmc::Dtmc;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -113,7 +113,7 @@ impl std::str::FromStr for Format {
 fn open(path: &Path) -> Result<BufReader<File>> {
     File::open(path)
         .map(|f| BufReader::with_capacity(1 << 16, f))
-        .map_err(|e| DtmcError::Io {
+        .map_err(|e| FormatError::Io {
             path: path.to_path_buf(),
             source: e,
         })
@@ -126,7 +126,7 @@ pub fn read_model(path: &Path, opts: &ReadOptions) -> Result<(Dtmc, BuildReport)
         Some(Format::Tra) => crate::explicit::read_prism_explicit(path, opts),
         Some(Format::Drn) => crate::drn::read_drn(open(path)?, path, opts),
         Some(Format::Json) => crate::json::read_json(open(path)?, path, opts),
-        _ => Err(DtmcError::UnknownFormat(path.to_path_buf())),
+        _ => Err(FormatError::UnknownFormat(path.to_path_buf())),
     }
 }
 
@@ -148,7 +148,7 @@ pub fn write_model_to_path(dtmc: &Dtmc, format: Format, path: &Path) -> Result<V
     if format == Format::Tra {
         return crate::explicit::write_prism_explicit(dtmc, path);
     }
-    let io_err = |e| DtmcError::Io {
+    let io_err = |e| FormatError::Io {
         path: path.to_path_buf(),
         source: e,
     };
@@ -187,7 +187,7 @@ mod tests {
             assert_eq!(back.initial, d.initial, "{f}");
         }
         let e = read_model(&dir.path().join("m.pm"), &ReadOptions::default()).unwrap_err();
-        assert!(matches!(e, DtmcError::UnknownFormat(_)));
+        assert!(matches!(e, FormatError::UnknownFormat(_)));
         let e = read_model(&dir.path().join("missing.drn"), &ReadOptions::default()).unwrap_err();
         assert!(e.to_string().contains("missing.drn"), "{e}");
     }

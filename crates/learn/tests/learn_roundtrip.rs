@@ -1,9 +1,9 @@
 //! Simulate a known chain, learn it back, and check the estimates (round trip and empirical PAC).
 
-use augur_dtmc::learn::{learn, TransitionCounts, Validity};
-use augur_dtmc::pac::{pac_report, PacBound};
-use augur_dtmc::simulate::Simulator;
 use augur_dtmc::{Dtmc, Matrix};
+use augur_learn::pac::{pac_report, PacBound};
+use augur_learn::simulate::Simulator;
+use augur_learn::{learn, TransitionCounts, Validity};
 
 /// A DTMC from explicit rows (each sorted by column), initial state 0.
 fn dtmc(rows: &[&[(u32, f64)]]) -> Dtmc {

@@ -8,8 +8,8 @@
 //! every platform. [`state_names`] names states for writing traces.
 //!
 //! ```
-//! use augur_dtmc::learn::{learn, AllValid, TransitionCounts};
-//! use augur_dtmc::simulate::Simulator;
+//! use augur_learn::{learn, AllValid, TransitionCounts};
+//! use augur_learn::simulate::Simulator;
 //! let mut c = TransitionCounts::new(2);
 //! c.observe_trace(&[0, 1], &AllValid);
 //! let dtmc = learn(&c, &AllValid, 0.0).unwrap().dtmc; // 0 -> 1 surely, 1 uniform over {0, 1}
@@ -20,8 +20,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::learn::{LearnError, Result};
-use crate::model::{Dtmc, Valuations};
+use crate::error::{LearnError, Result};
+use augur_dtmc::{Dtmc, Valuations};
 use augur_expr::Value;
 
 /// An endless iterator of simulated traces (take as many as needed).

@@ -19,10 +19,11 @@
 //! exists. `counts` and `metadata` are passed through untouched (the learning code stores
 //! transition counts there).
 
-use crate::builder::{BuildReport, DtmcBuilder};
-use crate::error::{DtmcError, Result};
+use crate::error::{FormatError, Place, Result};
 use crate::io::ReadOptions;
-use crate::model::{Dtmc, Valuations};
+use augur_dtmc::DtmcError;
+use augur_dtmc::{BuildReport, DtmcBuilder};
+use augur_dtmc::{Dtmc, Valuations};
 use augur_expr::{Type, Value};
 use augur_source::json::JsonPath;
 use augur_source::{Location, Span};
@@ -171,7 +172,7 @@ impl DtmcJson {
     }
 
     /// Builds the model. Errors name the place in the document as a
-    /// [`DtmcError::AtJsonPath`] (e.g. `transitions[3][1]: state 7 out of range (3 states)`),
+    /// [`FormatError::AtJsonPath`] (e.g. `transitions[3][1]: state 7 out of range (3 states)`),
     /// which [`read_json`] locates in the text.
     pub fn to_dtmc(&self, opts: &ReadOptions) -> Result<(Dtmc, BuildReport)> {
         let n = self.states;
@@ -339,7 +340,7 @@ impl DtmcJson {
             };
             match place {
                 Some(p) => e.at_json_path(p),
-                None => e,
+                None => e.into(),
             }
         })
     }
@@ -418,11 +419,11 @@ fn read_text(mut reader: impl BufRead, path: &Path) -> Result<String> {
     reader
         .read_to_string(&mut text)
         .map_err(|source| match source.kind() {
-            std::io::ErrorKind::InvalidData => DtmcError::syntax(
+            std::io::ErrorKind::InvalidData => FormatError::syntax(
                 Location::file(path.display().to_string()),
                 "the file is not valid UTF-8",
             ),
-            _ => DtmcError::Io {
+            _ => FormatError::Io {
                 path: path.to_path_buf(),
                 source,
             },
@@ -481,14 +482,14 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Re
         } else {
             format!("{at}: {message}")
         };
-        DtmcError::syntax(location_in(text, path, span), message)
+        FormatError::syntax(location_in(text, path, span), message)
     })
 }
 
-/// The location of a model error at a JSON path ([`DtmcError::AtJsonPath`]) in `text`.
-fn locate_json_error(e: DtmcError, text: &str, path: &Path) -> DtmcError {
+/// The location of a model error at a JSON path ([`FormatError::AtJsonPath`]) in `text`.
+fn locate_json_error(e: FormatError, text: &str, path: &Path) -> FormatError {
     let location = match &e {
-        DtmcError::AtJsonPath { path: p, .. } => match p.span_in(text) {
+        FormatError::AtJsonPath { path: p, .. } => match p.span_in(text) {
             Some(span) => location_in(text, path, span),
             None => Location::file(path.display().to_string()),
         },
@@ -547,7 +548,7 @@ pub fn write_json(d: &Dtmc, w: &mut dyn Write) -> Result<()> {
 
 /// Writes a JSON document (e.g. one with `counts` filled in).
 pub fn write_json_document(doc: &DtmcJson, w: &mut dyn Write) -> Result<()> {
-    serde_json::to_writer(&mut *w, doc).map_err(|e| DtmcError::Write(e.into()))?;
+    serde_json::to_writer(&mut *w, doc).map_err(|e| FormatError::Write(e.into()))?;
     writeln!(w)?;
     Ok(())
 }

@@ -9,8 +9,8 @@
 //! Several initial states become an `init ... endinit` block. The built-in labels `"init"`
 //! and `"deadlock"` are not written (PRISM defines them itself).
 
-use crate::error::{DtmcError, Result};
-use crate::model::{format_f64, Dtmc, RewardStructure, StateSet};
+use crate::error::{FormatError, Result};
+use augur_dtmc::{format_f64, Dtmc, RewardStructure, StateSet};
 use std::io::Write;
 
 fn is_identifier(s: &str) -> bool {
@@ -55,7 +55,7 @@ fn set_expr(set: impl Iterator<Item = usize>) -> String {
 
 /// Writes the model in the PRISM language.
 pub fn write_prism(d: &Dtmc, w: &mut dyn Write) -> Result<()> {
-    let unsupported = |m: String| DtmcError::Unsupported {
+    let unsupported = |m: String| FormatError::Unsupported {
         format: "prism".into(),
         message: m,
     };
@@ -196,7 +196,7 @@ endrewards
 
     #[test]
     fn several_initial_states_and_bad_names() {
-        let mut b = crate::DtmcBuilder::new(3);
+        let mut b = augur_dtmc::DtmcBuilder::new(3);
         for s in 0..3 {
             b.add_row(s, [(s, 1.0)]).unwrap();
             b.add_initial(s).unwrap();

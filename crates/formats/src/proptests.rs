@@ -3,6 +3,7 @@
 
 use crate::explicit::tests::assert_same;
 use crate::*;
+use augur_dtmc::*;
 use augur_expr::{Type, Value};
 use proptest::prelude::*;
 use std::io::Cursor;

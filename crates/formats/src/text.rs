@@ -1,6 +1,6 @@
 //! Line-oriented reading helpers shared by the text formats.
 
-use crate::error::{DtmcError, Result};
+use crate::error::{FormatError, Result};
 use augur_source::{Location, Span};
 use std::io::BufRead;
 use std::path::Path;
@@ -34,11 +34,11 @@ impl<'p, R: BufRead> Lines<'p, R> {
             .reader
             .read_line(&mut self.buf)
             .map_err(|e| match e.kind() {
-                std::io::ErrorKind::InvalidData => DtmcError::syntax(
+                std::io::ErrorKind::InvalidData => FormatError::syntax(
                     Location::line(self.path.display().to_string(), self.line + 1),
                     "line is not valid UTF-8",
                 ),
-                _ => DtmcError::Io {
+                _ => FormatError::Io {
                     path: self.path.to_path_buf(),
                     source: e,
                 },
@@ -83,8 +83,8 @@ impl<'p, R: BufRead> Lines<'p, R> {
 
     /// A syntax error on the current line, under `token` if it is a slice of `buf` (else
     /// under the whole line).
-    pub fn err(&self, token: Option<&str>, message: impl Into<String>) -> DtmcError {
-        DtmcError::syntax(self.location(token), message)
+    pub fn err(&self, token: Option<&str>, message: impl Into<String>) -> FormatError {
+        FormatError::syntax(self.location(token), message)
     }
 
     /// The location of `token` (a slice of `buf`) on the current line, or of the whole line

@@ -1,7 +1,8 @@
 //! A large generated chain through the .tra reader and writer (ignored by default: run with
 //! `cargo test -p augur-dtmc --release --test large -- --ignored --nocapture`).
 
-use augur_dtmc::{read_model, write_model_to_path, DtmcBuilder, Format, ReadOptions};
+use augur_dtmc::DtmcBuilder;
+use augur_formats::{read_model, write_model_to_path, Format, ReadOptions};
 use std::time::Instant;
 
 #[test]
