@@ -541,7 +541,7 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
             })
             .collect::<Result<_, _>>()?;
     }
-    let matrix = augur_dtmc::read_model(&a.matrix, &Default::default())
+    let matrix = augur_formats::read_model(&a.matrix, &Default::default())
         .map_err(|e| CliError::user(format!("error: --matrix: {e}")))?;
     opts.matrix = Some(matrix.0);
     opts.policy = match &a.policy {

@@ -6,8 +6,9 @@
 //! `augur-prism` for PRISM-language files and `augur-solver`'s checker.
 
 use crate::error::{MonitorError, Result};
-use augur_dtmc::learn::{CountsJson, TransitionCounts};
-use augur_dtmc::{Dtmc, Format, ReadOptions, StateSet};
+use augur_dtmc::{Dtmc, StateSet};
+use augur_formats::{Format, ReadOptions};
+use augur_learn::learn::{CountsJson, TransitionCounts};
 use augur_pctl::{Bound, PathFormula, StateFormula, StepBound};
 use augur_solver::check::{check, horizon_table, CheckContext, Values};
 use augur_solver::{Method, SolveOptions};
@@ -62,7 +63,7 @@ pub fn load_model(path: &Path) -> Result<LoadedModel> {
             (dtmc, sha256_hex([bytes.as_slice()]))
         }
         Some(Format::Tra | Format::Drn | Format::Json) => {
-            let (dtmc, _) = augur_dtmc::read_model(path, &ReadOptions::default())
+            let (dtmc, _) = augur_formats::read_model(path, &ReadOptions::default())
                 .map_err(|e| MonitorError::Model(e.to_string()))?;
             let mut parts = vec![read_bytes(path)?];
             if format == Some(Format::Tra) {

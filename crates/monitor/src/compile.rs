@@ -17,10 +17,10 @@ use crate::monitor::{
     VERSION,
 };
 use augur_abstraction::Abstraction;
-use augur_dtmc::learn::{wilson_interval, TransitionCounts, WILSON_Z95};
-use augur_dtmc::pac::{pac_report, PacBound};
 use augur_dtmc::Dtmc;
 use augur_expr::{Expr, Value};
+use augur_learn::learn::{wilson_interval, TransitionCounts, WILSON_Z95};
+use augur_learn::pac::{pac_report, PacBound};
 use augur_pctl::{Bound, PathFormula, StateFormula, StepBound};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -169,12 +169,9 @@ struct Prop {
 
 fn parse_prop(text: &str) -> Result<Prop> {
     let prop = augur_pctl::parse_property(text).map_err(|e| {
-        MonitorError::Property(
-            e.render(text, "--prop")
-                .trim_end()
-                .trim_start_matches("error: ")
-                .to_string(),
-        )
+        MonitorError::Input(Box::new(
+            e.diagnostic(&augur_source::SourceFile::new("--prop", text)),
+        ))
     })?;
     let not_path = || {
         MonitorError::Property(format!(
@@ -494,9 +491,10 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         }
     }
     let abstraction = match &opts.abstraction {
-        Some((text, file)) => {
-            Some(Abstraction::parse(text, file).map_err(|e| MonitorError::Model(e.to_string()))?)
-        }
+        Some((text, file)) => Some(
+            Abstraction::parse(text, file)
+                .map_err(|e| MonitorError::Input(Box::new(e.diagnostic())))?,
+        ),
         None => None,
     };
     let mapping = match opts.mapping {

@@ -19,7 +19,7 @@
 //! use augur_monitor::{compile::{compile_dtmcs, CompileOptions, Source}, Action, Policy, Session, ToolCall, Verdict};
 //! use std::sync::Arc;
 //! // The SafetyDrift risk-level chain (5 states labelled safe .. violated).
-//! let (dtmc, _) = augur_dtmc::read_model(
+//! let (dtmc, _) = augur_formats::read_model(
 //!     std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/safetydrift.tra")),
 //!     &Default::default(),
 //! ).unwrap();

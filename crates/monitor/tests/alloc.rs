@@ -24,7 +24,7 @@ fn models() -> std::path::PathBuf {
 fn gate_allocates_nothing() {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let (dtmc, _) =
-        augur_dtmc::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+        augur_formats::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
     let m = Arc::new(
         compile_dtmcs(
             vec![Source::new(dtmc, "sd")],
@@ -92,7 +92,7 @@ fn gate_on_an_abstraction_monitor_allocates_nothing() {
         "traces.jsonl",
     );
     let validity = |i: u32, j: u32| abs.is_valid_transition_idx(i, j);
-    let mut counts = augur_dtmc::learn::TransitionCounts::new(abs.num_states());
+    let mut counts = augur_learn::learn::TransitionCounts::new(abs.num_states());
     for t in reader {
         let t = t.unwrap();
         let states: Result<Vec<u32>, _> = t.steps.iter().map(|s| abs.step_state(s, "t")).collect();
@@ -100,7 +100,7 @@ fn gate_on_an_abstraction_monitor_allocates_nothing() {
             counts.try_observe_trace(&states, &validity).unwrap();
         }
     }
-    let learned = augur_dtmc::learn::learn(&counts, &validity, 0.1).unwrap();
+    let learned = augur_learn::learn::learn(&counts, &validity, 0.1).unwrap();
     let mut dtmc = learned.dtmc;
     dtmc.labels = abs.labels();
     let mut opts = CompileOptions::new("P=? [ F<=5 \"unsafe\" ]");

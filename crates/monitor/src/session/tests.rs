@@ -9,7 +9,7 @@ fn models() -> std::path::PathBuf {
 /// The paper's 5×5 risk-level chain compiled for P(F≤5 violated).
 fn risk_monitor(prop: &str, horizon: Option<u32>) -> Arc<Monitor> {
     let (dtmc, _) =
-        augur_dtmc::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+        augur_formats::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
     let mut opts = CompileOptions::new(prop);
     opts.horizon = horizon;
     Arc::new(compile_dtmcs(vec![Source::new(dtmc, "safetydrift.tra")], &opts).unwrap())
@@ -212,7 +212,7 @@ fn always_lists_and_fail_closed() {
 #[test]
 fn unmappable_tools_block_when_the_classifier_has_no_default() {
     let (dtmc, _) =
-        augur_dtmc::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+        augur_formats::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
     let mut opts = CompileOptions::new("P=? [ F<=5 \"violated\" ]");
     opts.classifier = Some(
         crate::Classifier::parse("[[rule]]\ntools = [\"read\"]\nimplies = { d = \"INTERNAL\", t = \"READ_ONLY\", r = \"FULLY_REVERSIBLE\" }\n", "c.toml").unwrap(),
