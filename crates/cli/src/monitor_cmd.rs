@@ -450,14 +450,11 @@ fn gate_line(
         }
         Err(refused) => {
             let d = store.refused_decision(tool.as_deref().unwrap_or(""));
-            let mut r = report(
-                &monitor,
-                store.rules_for(None),
-                &d,
-                &id,
-                tool.as_deref().unwrap_or(""),
-                None,
-            );
+            let names = augur_monitor::session::Names {
+                tool: tool.as_deref().unwrap_or(""),
+                ..Default::default()
+            };
+            let mut r = report(&monitor, store.rules_for(None), &d, &id, &names);
             if let SessionRefused::Open(msg) = refused {
                 r.reason = format!("{}: {msg} → block", tool.as_deref().unwrap_or("action"));
                 r.rule = "fail_closed: cannot open session".into();

@@ -225,6 +225,9 @@ pub struct Decision {
     /// without one; `None`: no previous action). Its name, and this action's, are kept in the
     /// session (see [`Session::reason`]), so that a decision copies no text.
     pub previous: Option<Option<ArgHit>>,
+    /// The earlier action that raised the data exposure to its current level, when it is not
+    /// the previous one (its argument hit; its name is kept in the session).
+    pub raiser: Option<Option<ArgHit>>,
     /// The session's name slot holding this action's tool name.
     #[serde(skip)]
     pub slot: u8,
@@ -271,9 +274,12 @@ pub struct Session {
     pending: Option<Pending>,
     /// The tool names of the latest action and of the previous executed one, in two slots
     /// written in place (no copy of text per decision).
-    names: [InlineName; 2],
+    /// Slot 2: the action that raised the data exposure to its current level.
+    names: [InlineName; 3],
+    /// The step and argument hit of that action.
+    raiser: Option<(u32, Option<ArgHit>)>,
     /// The slot and argument hit of the previous executed action.
-    previous: Option<(u8, Option<ArgHit>)>,
+    previous: Option<(u8, Option<ArgHit>, u32)>,
     summary: Summary,
     buf: Vec<EValue>,
 }
@@ -328,7 +334,8 @@ impl Session {
             step: 0,
             closed: false,
             pending: None,
-            names: [InlineName::EMPTY; 2],
+            names: [InlineName::EMPTY; 3],
+            raiser: None,
             previous: None,
             summary: Summary::default(),
             buf: Vec::with_capacity(capacity),
@@ -376,6 +383,7 @@ impl Session {
         self.step = 0;
         self.pending = None;
         self.previous = None;
+        self.raiser = None;
         self.summary = Summary::default();
     }
 
@@ -410,7 +418,7 @@ impl Session {
     /// Write the tool's name into the slot that does not hold the previous executed action.
     fn name_slot(&mut self, tool: Option<&str>) -> u8 {
         let slot = match self.previous {
-            Some((0, _)) => 1,
+            Some((0, _, _)) => 1,
             _ => 0,
         };
         self.names[slot as usize].set(tool.unwrap_or(""));
@@ -418,7 +426,25 @@ impl Session {
     }
 
     fn previous_hit(&self) -> Option<Option<ArgHit>> {
-        self.previous.map(|(_, h)| h)
+        self.previous.map(|(_, h, _)| h)
+    }
+
+    /// The raiser of the data exposure, unless it is the previous action.
+    fn raiser_hit(&self) -> Option<Option<ArgHit>> {
+        match (self.raiser, self.previous) {
+            (Some((rs, h)), Some((_, _, ps))) if rs != ps => Some(h),
+            _ => None,
+        }
+    }
+
+    /// An executed action (in `slot`, at `step`) moves the session from `before`: it becomes
+    /// the previous action, and the raiser when it raised the data exposure.
+    fn executed(&mut self, slot: u8, hit: Option<ArgHit>, step: u32, before: SafetyState) {
+        self.previous = Some((slot, hit, step));
+        if self.monitor.mapping != Mapping::Abstraction && self.dtr.d > before.d {
+            self.names[2] = self.names[slot as usize];
+            self.raiser = Some((step, hit));
+        }
     }
 
     fn fail(&mut self, tool: Option<&str>, why: FailReason) -> Decision {
@@ -447,6 +473,7 @@ impl Session {
             advanced: false,
             unobserved: false,
             previous: self.previous_hit(),
+            raiser: self.raiser_hit(),
             slot,
             table: self.table as u16,
         }
@@ -597,6 +624,7 @@ impl Session {
             advanced,
             unobserved,
             previous: self.previous_hit(),
+            raiser: self.raiser_hit(),
             slot,
             table: self.table as u16,
         };
@@ -610,7 +638,7 @@ impl Session {
         if advanced {
             self.dtr = dtr_after;
             self.state = state_after;
-            self.previous = Some((slot, hit));
+            self.executed(slot, hit, decision.step, before.0);
         }
         self.step += 1;
         let s = &mut self.summary;
@@ -641,7 +669,7 @@ impl Session {
                 match (p.advanced, executed) {
                     (false, true) => {
                         (self.dtr, self.state) = p.after;
-                        self.previous = Some((p.slot, p.hit));
+                        self.executed(p.slot, p.hit, self.step.saturating_sub(1), p.before.0);
                         self.summary.overridden += 1;
                         if self.monitor.mapping != Mapping::Abstraction {
                             let r = p.after.0.risk_level();
@@ -676,27 +704,27 @@ impl Session {
         }
     }
 
-    /// The tool names of a decision and of the previous executed action (valid for the
-    /// session's latest decision: the next `gate` reuses the slots).
-    pub fn names(&self, d: &Decision) -> (&str, Option<&str>) {
-        let cur = self.names[d.slot as usize & 1].as_str();
-        let prev = d
-            .previous
-            .map(|_| self.names[(d.slot as usize & 1) ^ 1].as_str());
-        (cur, prev)
+    /// The tool names of a decision, of the previous executed action and of the action that
+    /// raised the data exposure (valid for the session's latest decision: the next `gate`
+    /// reuses the slots).
+    pub fn names(&self, d: &Decision) -> Names<'_> {
+        let slot = d.slot as usize & 1;
+        Names {
+            tool: self.names[slot].as_str(),
+            previous: d.previous.map(|_| self.names[slot ^ 1].as_str()),
+            raiser: d.raiser.map(|_| self.names[2].as_str()),
+        }
     }
 
     /// The reason of the session's latest decision, for a person (allocates).
     pub fn reason(&self, d: &Decision) -> String {
-        let (tool, prev) = self.names(d);
-        render_reason(&self.monitor, self.rules(), d, tool, prev)
+        render_reason(&self.monitor, self.rules(), d, &self.names(d))
     }
 
     /// The latest decision as owned, serialisable data with names and the reason (for JSON
     /// front-ends).
     pub fn report(&self, d: &Decision, session: &str) -> DecisionReport {
-        let (tool, prev) = self.names(d);
-        report(&self.monitor, self.rules(), d, session, tool, prev)
+        report(&self.monitor, self.rules(), d, session, &self.names(d))
     }
 }
 
@@ -711,14 +739,22 @@ fn prob_phrase(m: &Monitor, h: Option<u32>) -> String {
     }
 }
 
-/// The reason text of a decision, given the tool's name and the previous executed action's.
-pub fn render_reason(
-    m: &Monitor,
-    rules: &Rules,
-    d: &Decision,
-    tool: &str,
-    previous: Option<&str>,
-) -> String {
+/// The names a reason mentions.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Names<'a> {
+    /// The action's tool.
+    pub tool: &'a str,
+    /// The previous executed action's tool.
+    pub previous: Option<&'a str>,
+    /// The tool that raised the data exposure to its level, when not the previous one.
+    pub raiser: Option<&'a str>,
+}
+
+/// The reason text of a decision: `read_file(.env) … write_file then send_email(external
+/// email): CREDENTIALS·NETWORK·IRREVERSIBLE [VIOLATED, rule 1], P(violated within 5) = 1.00 ≥
+/// 0.90 → block`.
+pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>) -> String {
+    let (tool, previous) = (names.tool, names.previous);
     use std::fmt::Write;
     let t = &m.tables[d.table as usize];
     let hit_text = |h: &Option<ArgHit>| -> String {
@@ -728,6 +764,9 @@ pub fn render_reason(
         }
     };
     let mut s = String::new();
+    if let (Some(r), Some(rh)) = (names.raiser, &d.raiser) {
+        let _ = write!(s, "{r}{} … ", hit_text(rh));
+    }
     if let (Some(prev), Some(ph)) = (previous, &d.previous) {
         let _ = write!(s, "{prev}{} then ", hit_text(ph));
     }
@@ -878,14 +917,13 @@ pub struct DecisionReport {
     pub reason: String,
 }
 
-/// Build the report of a decision, given the tool's name and the previous executed action's.
+/// Build the report of a decision.
 pub fn report(
     m: &Monitor,
     rules: &Rules,
     d: &Decision,
     session: &str,
-    tool: &str,
-    previous: Option<&str>,
+    names: &Names<'_>,
 ) -> DecisionReport {
     let t = &m.tables[d.table as usize];
     let mut rule = match d.fired {
@@ -932,7 +970,7 @@ pub fn report(
     DecisionReport {
         session: session.to_string(),
         step: d.step,
-        tool: tool.to_string(),
+        tool: names.tool.to_string(),
         verdict: d.verdict,
         probability: d.probability,
         bounds: d.bounds,
@@ -952,7 +990,7 @@ pub fn report(
         } else {
             t.path_probability[d.state_after as usize]
         },
-        reason: render_reason(m, rules, d, tool, previous),
+        reason: render_reason(m, rules, d, names),
     }
 }
 
@@ -1142,6 +1180,7 @@ impl SessionStore {
                 advanced: false,
                 unobserved: false,
                 previous: None,
+                raiser: None,
                 slot: 0,
                 table: 0,
             },

@@ -284,3 +284,21 @@ fn decisions_are_send_and_sessions_are_send() {
     is_send::<SessionStore>();
     is_send::<Arc<Monitor>>();
 }
+
+/// The reason names the action that raised the data exposure when it is not the previous one.
+#[test]
+fn the_reason_names_the_action_that_raised_the_exposure() {
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
+    let env = json!({"path": "/app/.env"});
+    let w = json!({"path": "/tmp/summary.txt"});
+    let mail = json!({"recipients": ["mark@gmail.com"], "body": "summary"});
+    s.gate(&call("read_file", &env));
+    s.gate(&call("write_file", &w));
+    let d = s.gate(&call("send_email", &mail));
+    let r = s.reason(&d);
+    assert!(
+        r.starts_with("read_file(.env) … write_file then send_email(external email): CREDENTIALS·NETWORK·IRREVERSIBLE"),
+        "{r}"
+    );
+}
