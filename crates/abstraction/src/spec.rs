@@ -590,7 +590,7 @@ impl Abstraction {
                 if self
                     .invalid_state
                     .as_ref()
-                    .map_or(true, |e| !e.eval(cur, 0))
+                    .is_none_or(|e| !e.eval(cur, 0))
                 {
                     out.push(cur);
                     if out.len() > MAX_STATES {
@@ -671,7 +671,7 @@ impl Abstraction {
             && self
                 .invalid_transition
                 .as_ref()
-                .map_or(true, |e| !e.eval(from, to))
+                .is_none_or(|e| !e.eval(from, to))
     }
 
     /// [`Self::is_valid_transition`] on state indices (out of range: invalid).

@@ -36,15 +36,32 @@ impl From<serde_json::Error> for CliError {
     }
 }
 
-/// Reads a user-named input file; failures are user errors naming the file.
-pub fn read_input(path: &std::path::Path) -> Result<String, CliError> {
-    let mut text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::user(format!("error: cannot read {}: {e}", path.display())))?;
-    // A byte-order mark (Windows editors) is not part of the text.
-    if text.starts_with('\u{feff}') {
-        text.drain(..'\u{feff}'.len_utf8());
+impl From<augur_check::CheckError> for CliError {
+    /// Located errors are rendered with their caret; limits hit name the option that raises
+    /// them; numerical failures and bugs are internal errors (exit code 2).
+    fn from(e: augur_check::CheckError) -> Self {
+        use augur_check::{CheckError, Stop};
+        match e {
+            CheckError::Write(io) => CliError::from(io),
+            CheckError::UnusedConstant { ref name } => {
+                CliError::User(format!("error: --const {name}: {e}"))
+            }
+            CheckError::Stopped(ref stop) => {
+                let note = match stop {
+                    Stop::TooManyStates { .. } => Some("raise the limit with --max-states N"),
+                    Stop::Timeout { .. } => Some("raise the limit with --timeout SECONDS"),
+                    Stop::Cancelled => None,
+                };
+                let mut d = e.diagnostic();
+                if let Some(n) = note {
+                    d = d.with_note(n);
+                }
+                CliError::User(d.to_string())
+            }
+            ref e if e.is_internal() => CliError::Internal(anyhow::anyhow!("{e}")),
+            e => CliError::User(e.diagnostic().to_string()),
+        }
     }
-    Ok(text)
 }
 
 /// Writes one diagnostic line (warning, note, per-property error) to stderr. Unlike

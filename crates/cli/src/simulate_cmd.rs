@@ -35,25 +35,40 @@ pub struct SimulateArgs {
     /// text. (The traces themselves are always JSON Lines.)
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 /// Run `augur simulate`, writing traces to `--output` or to `out`.
 pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
-    let mut consts = Vec::new();
+    let mut constants = augur_check::Constants::new();
     for text in &args.consts {
-        consts.extend(
-            augur_expr::parse_const_assignments(text)
-                .map_err(|e| anyhow::anyhow!("--const {text}: {e}"))?,
-        );
+        constants
+            .add(text)
+            .map_err(|e| anyhow::anyhow!("--const {text}: {e}"))?;
     }
-    let dtmc = crate::model::load_model(&args.model, &consts)
-        .map_err(|e| match e {
-            crate::error::CliError::User(m) => {
-                anyhow::anyhow!("{}", m.trim_start_matches("error: ").trim_end())
-            }
-            other => anyhow::anyhow!("{other:?}"),
-        })?
-        .dtmc;
+    let limits = args.limits.limits().map_err(|e| match e {
+        crate::error::CliError::User(m) => anyhow::anyhow!("{}", m.trim_start_matches("error: ")),
+        other => anyhow::anyhow!("{other:?}"),
+    })?;
+    let load = augur_check::LoadOptions {
+        constants,
+        limits,
+        ..augur_check::LoadOptions::default()
+    };
+    let model = augur_check::Model::load(&args.model, &load).map_err(|e| {
+        anyhow::anyhow!(
+            "{}",
+            e.diagnostic()
+                .to_string()
+                .trim_start_matches("error: ")
+                .trim_end()
+        )
+    })?;
+    for w in model.warnings() {
+        crate::error::diag(format_args!("warning: {w}"));
+    }
+    let dtmc = model.into_dtmc();
     let names = state_names(&dtmc);
     let sim = Simulator::new(&dtmc, args.seed, args.max_steps)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;

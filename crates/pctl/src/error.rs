@@ -1,6 +1,7 @@
 //! The crate's error type.
 
 use augur_expr::SyntaxError;
+use augur_source::Diagnostic;
 
 /// An error in a property or properties file, located in the source text.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -13,44 +14,56 @@ pub enum PctlError {
     /// where a state formula belongs (or the reverse), a duplicate name, ...
     #[error("{0}")]
     Invalid(SyntaxError),
-    /// After constants were substituted ([`crate::StateFormula::instantiate`]), a bound is out
-    /// of range (the same checks as at parse time, now that the values are known) or does not
-    /// evaluate.
-    #[error("in `{formula}`: {message}")]
-    Instantiate {
-        /// The formula, printed after substitution.
-        formula: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// The property does not fit the model and constants it is resolved against
+    /// ([`crate::resolve`]): a bound out of range once its constants are known, an unknown
+    /// name, a number where a truth value belongs, ... Located in the property's text.
+    #[error("{}", .0.message)]
+    Resolve(Box<Diagnostic>),
 }
 
 impl PctlError {
-    /// The location and message (`None` for [`PctlError::Instantiate`], which concerns a
-    /// formula rather than a text).
+    /// The location and message of a parse error (`None` for [`PctlError::Resolve`], which
+    /// carries its own [`Diagnostic`]).
     pub fn located(&self) -> Option<&SyntaxError> {
         match self {
             PctlError::Syntax(e) | PctlError::Invalid(e) => Some(e),
-            PctlError::Instantiate { .. } => None,
+            PctlError::Resolve(_) => None,
+        }
+    }
+
+    /// What is wrong, without the location.
+    pub fn message(&self) -> &str {
+        match self {
+            PctlError::Resolve(d) => &d.message,
+            PctlError::Syntax(e) | PctlError::Invalid(e) => &e.message,
         }
     }
 
     /// 1-based line of the error (0 when the error is not located in a text).
     pub fn line(&self) -> usize {
-        self.located().map_or(0, |e| e.line)
+        match self {
+            PctlError::Resolve(d) => d.location.as_ref().map_or(0, |l| l.line),
+            e => e.located().map_or(0, |e| e.line),
+        }
     }
 
     /// 1-based column (in characters) of the error (0 when the error is not located).
     pub fn column(&self) -> usize {
-        self.located().map_or(0, |e| e.column)
+        match self {
+            PctlError::Resolve(d) => d.location.as_ref().map_or(0, |l| l.column),
+            e => e.located().map_or(0, |e| e.column),
+        }
     }
 
-    /// Renders the error with the offending line and a caret (see [`SyntaxError::render`]);
-    /// an unlocated error renders as `error: <message>` naming `name`.
+    /// Renders the error with the offending line and a caret (see [`SyntaxError::render`]); a
+    /// [`PctlError::Resolve`] renders its own diagnostic (which knows its source).
     pub fn render(&self, source: &str, name: &str) -> String {
-        match self.located() {
-            Some(e) => e.render(source, name),
-            None => format!("error: {name}: {self}\n"),
+        match self {
+            PctlError::Resolve(d) => d.to_string(),
+            e => match e.located() {
+                Some(s) => s.render(source, name),
+                None => format!("error: {name}: {self}\n"),
+            },
         }
     }
 }
