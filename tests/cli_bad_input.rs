@@ -358,3 +358,61 @@ fn a_timeout_is_a_user_error_and_stops_the_remaining_properties() {
         assert_eq!(out.status.code(), Some(1), "--timeout {bad}");
     }
 }
+
+/// Issue 9: bounds were validated by the parser, `instantiate` and the checker with different
+/// rules. Now a bound written with a constant gets exactly the message of the same bound
+/// written literally, located at the bound with a caret.
+#[test]
+fn a_bound_from_a_constant_fails_like_the_literal() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let message = |prop: &str, consts: Option<&str>| {
+        let mut args = vec!["check", "models/safetydrift.tra", "--prop", prop];
+        if let Some(c) = consts {
+            args.extend(["--const", c]);
+        }
+        let out = augur_in(root, &args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{prop}: {err}");
+        assert!(err.contains("--> --prop:1:"), "{prop}: {err}");
+        assert!(err.contains('^'), "{prop}: {err}");
+        err.lines().next().unwrap_or_default().to_string()
+    };
+    for (literal, named, value) in [
+        // A step bound must be an integer (as PRISM): the checker used to accept k = 3.0.
+        (
+            "P=? [ F<=3.0 \"violated\" ]",
+            "P=? [ F<=k \"violated\" ]",
+            "k=3.0",
+        ),
+        // One message for a threshold out of range.
+        (
+            "P>=1.5 [ F \"violated\" ]",
+            "P>=p [ F \"violated\" ]",
+            "p=1.5",
+        ),
+        // Negative, empty and `<0` step bounds: the checker had its own words for these.
+        (
+            "P=? [ F<=-2 \"violated\" ]",
+            "P=? [ F<=k \"violated\" ]",
+            "k=-2",
+        ),
+        (
+            "P=? [ F<0 \"violated\" ]",
+            "P=? [ F<k \"violated\" ]",
+            "k=0",
+        ),
+        (
+            "P=? [ F[5,2] \"violated\" ]",
+            "P=? [ F[k,2] \"violated\" ]",
+            "k=5",
+        ),
+        ("R=? [ C{discount=1.5} ]", "R=? [ C{discount=d} ]", "d=1.5"),
+    ] {
+        let lit = message(literal, None);
+        assert_eq!(message(named, Some(value)), lit, "{named} with {value}");
+    }
+    assert_eq!(
+        message("P=? [ F<=k \"violated\" ]", Some("k=3.0")),
+        "error: step bound must be an integer, found 3.0"
+    );
+}
