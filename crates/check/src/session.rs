@@ -73,7 +73,7 @@ impl CheckOptions {
 }
 
 /// The model's formula expansion (PRISM-language models).
-type Expand<'m> = Box<dyn Fn(&Expr) -> Expr + 'm>;
+type Expand<'m> = Box<dyn Fn(&Expr) -> Expr + Send + Sync + 'm>;
 
 /// What a property may use of the model being checked.
 struct Scope<'m> {

@@ -46,6 +46,7 @@ fn shared_types_are_send_and_sync() {
     both::<Report>();
     both::<CheckError>();
     both::<Constants>();
+    both::<Session<'static>>();
 }
 
 #[test]
