@@ -34,10 +34,20 @@ impl Constants {
         Ok(c)
     }
 
-    /// Adds the assignments of `text` (`N=3,p=0.5`).
+    /// Adds the assignments of `text` (`N=3,p=0.5`); errors are located in a text named
+    /// `constants` (see [`Constants::add_from`]).
     pub fn add(&mut self, text: &str) -> Result<()> {
-        let parsed = augur_expr::parse_const_assignments(text)
-            .map_err(|e| CheckError::input(e.to_string()))?;
+        self.add_from("constants", text)
+    }
+
+    /// Adds the assignments of `text`, locating errors (with a caret) in a text named
+    /// `source_name` (the CLI's `--const`).
+    pub fn add_from(&mut self, source_name: &str, text: &str) -> Result<()> {
+        let parsed = augur_expr::parse_const_assignments(text).map_err(|e| {
+            CheckError::Input(Box::new(
+                e.diagnostic(&augur_source::SourceFile::new(source_name, text)),
+            ))
+        })?;
         for (name, value) in parsed {
             self.set(name, value);
         }

@@ -1,18 +1,19 @@
 //! Loading a model by file name (format by extension) or from text: the one place where every
-//! model format and reader is wired.
+//! model format and reader (`augur-formats`, `augur-prism`) is wired.
 
 use crate::constants::Constants;
 use crate::error::{CheckError, Result, Stop};
 use crate::limits::{Limits, Progress};
-use augur_dtmc::{BuildReport, Dtmc, ReadOptions};
+use augur_dtmc::{BuildReport, Dtmc};
 use augur_expr::{Expr, Value};
+use augur_formats::{FormatError, ReadOptions};
 use augur_pctl::ModelNames;
 use augur_prism::{BuildOptions, BuildProgress, PrismError, StopReason};
 use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub use augur_dtmc::Format;
+pub use augur_formats::Format;
 
 /// How to load a model.
 #[derive(Clone, Debug)]
@@ -87,8 +88,8 @@ impl Model {
             Some(format @ (Format::Tra | Format::Drn | Format::Json)) => {
                 // Explicit files always get their deadlocks fixed (with a note), as before:
                 // `fix_deadlocks` concerns PRISM-language models.
-                let (dtmc, report) = augur_dtmc::read_model(path, &ReadOptions::default())
-                    .map_err(|e| CheckError::input(e.to_string()))?;
+                let (dtmc, report) = augur_formats::read_model(path, &ReadOptions::default())
+                    .map_err(format_error)?;
                 explicit(dtmc, &report, name, format, start)
             }
             _ => {
@@ -107,29 +108,29 @@ impl Model {
         let start = Instant::now();
         let read_opts = ReadOptions::default();
         let path = Path::new(name);
-        let input = |e: augur_dtmc::DtmcError| CheckError::input(e.to_string());
+        let input = format_error;
         let model = match format {
             Format::Prism => load_prism(name, text, opts, start)?,
             Format::Drn => {
-                let (d, r) = augur_dtmc::drn::read_drn(Cursor::new(text), path, &read_opts)
+                let (d, r) = augur_formats::drn::read_drn(Cursor::new(text), path, &read_opts)
                     .map_err(input)?;
                 explicit(d, &r, name.into(), format, start)
             }
             Format::Json => {
-                let (d, r) = augur_dtmc::json::read_json(Cursor::new(text), path, &read_opts)
+                let (d, r) = augur_formats::json::read_json(Cursor::new(text), path, &read_opts)
                     .map_err(input)?;
                 explicit(d, &r, name.into(), format, start)
             }
             Format::Tra => {
                 let mut tra = Cursor::new(text);
-                let inputs = augur_dtmc::explicit::ExplicitInputs {
+                let inputs = augur_formats::explicit::ExplicitInputs {
                     tra: (path, &mut tra),
                     lab: None,
                     srew: None,
                     trew: None,
                     sta: None,
                 };
-                let (d, r) = augur_dtmc::explicit::read_prism_explicit_from(inputs, &read_opts)
+                let (d, r) = augur_formats::explicit::read_prism_explicit_from(inputs, &read_opts)
                     .map_err(input)?;
                 explicit(d, &r, name.into(), format, start)
             }
@@ -233,17 +234,16 @@ impl Model {
     /// Writes the model in `format` to a stream (for [`Format::Tra`] the `.tra` part only; see
     /// [`Model::write_to_path`]). A model that the format cannot express is a user error.
     pub fn write(&self, format: Format, w: &mut dyn Write) -> Result<()> {
-        augur_dtmc::write_model(&self.dtmc, format, w).map_err(|e| match e {
-            augur_dtmc::DtmcError::Write(io) => CheckError::Write(io),
-            e => CheckError::input(e.to_string()),
+        augur_formats::write_model(&self.dtmc, format, w).map_err(|e| match e {
+            FormatError::Write(io) => CheckError::Write(io),
+            e => format_error(e),
         })
     }
 
     /// Writes the model in `format` to `path` (for [`Format::Tra`] also the `.lab`, `.srew`,
     /// `.trew` and `.sta` files next to it); returns the files written.
     pub fn write_to_path(&self, format: Format, path: &Path) -> Result<Vec<PathBuf>> {
-        augur_dtmc::write_model_to_path(&self.dtmc, format, path)
-            .map_err(|e| CheckError::input(e.to_string()))
+        augur_formats::write_model_to_path(&self.dtmc, format, path).map_err(format_error)
     }
 
     /// What a property may name in the model: labels, variables and reward structures.
@@ -355,6 +355,11 @@ fn load_prism(name: &str, text: &str, opts: &LoadOptions, start: Instant) -> Res
 fn prism_error(e: PrismError) -> CheckError {
     match e {
         PrismError::Limit { .. } => CheckError::Internal(e.to_string()),
-        e => CheckError::input(e.to_string()),
+        e => CheckError::Input(Box::new(e.diagnostic())),
     }
+}
+
+/// A reader's or writer's error, located (with its line and caret) when it can be.
+fn format_error(e: FormatError) -> CheckError {
+    CheckError::Input(Box::new(e.diagnostic()))
 }

@@ -6,19 +6,14 @@ use crate::error::{CheckError, Result};
 use crate::model::Model;
 use augur_expr::{evaluate_constants, ConstDecl, Expr, Type, Value};
 use augur_pctl::{LabelDef, PctlError, Property, ResolvedProperty, Resolver};
-use augur_source::{Diagnostic, SourceFile, Span};
+use augur_source::{Diagnostic, SourceFile};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// A parse error of `source`, as a located diagnostic.
+/// A parse or resolution error of a text in `source`, as a located diagnostic.
 pub(crate) fn parse_error(e: PctlError, source: &SourceFile) -> CheckError {
-    match e {
-        PctlError::Resolve(d) => CheckError::Input(d),
-        PctlError::Syntax(s) | PctlError::Invalid(s) => CheckError::Input(Box::new(
-            Diagnostic::error(s.message).at(source.location(Span::new(s.span.0, s.span.1))),
-        )),
-    }
+    CheckError::Input(Box::new(e.diagnostic(source)))
 }
 
 /// One property with the text it is written in.

@@ -80,12 +80,12 @@ pub struct CheckArgs {
     pub limits: LimitArgs,
 }
 
-/// Parses the `--const` arguments (a later value of a name replaces an earlier one).
-pub fn constants(args: &[String]) -> Result<Constants, CliError> {
+/// Parses the `--const` arguments (a later value of a name replaces an earlier one); an error
+/// is located in the offending argument, with a caret.
+pub fn constants(args: &[String]) -> Result<Constants, augur_check::CheckError> {
     let mut c = Constants::new();
     for text in args {
-        c.add(text)
-            .map_err(|e| CliError::User(format!("error: --const {text}: {e}")))?;
+        c.add_from("--const", text)?;
     }
     Ok(c)
 }

@@ -19,6 +19,13 @@ impl CliError {
     }
 }
 
+impl From<augur_source::Diagnostic> for CliError {
+    /// A user error printed the one way located errors are printed (line and caret).
+    fn from(d: augur_source::Diagnostic) -> Self {
+        CliError::User(d.render())
+    }
+}
+
 impl From<std::io::Error> for CliError {
     /// I/O errors reaching `main` come from writing the output.
     fn from(e: std::io::Error) -> Self {
@@ -36,30 +43,32 @@ impl From<serde_json::Error> for CliError {
     }
 }
 
+/// The diagnostic of a checking error as the CLI prints it: a limit hit names the option that
+/// raises it, an unused constant the `--const` it came from.
+pub fn check_diagnostic(e: &augur_check::CheckError) -> augur_source::Diagnostic {
+    use augur_check::{CheckError, Stop};
+    match e {
+        CheckError::UnusedConstant { name } => {
+            augur_source::Diagnostic::error(format!("--const {name}: {e}"))
+        }
+        CheckError::Stopped(Stop::TooManyStates { .. }) => e
+            .diagnostic()
+            .with_note("raise the limit with --max-states N"),
+        CheckError::Stopped(Stop::Timeout { .. }) => e
+            .diagnostic()
+            .with_note("raise the limit with --timeout SECONDS"),
+        e => e.diagnostic(),
+    }
+}
+
 impl From<augur_check::CheckError> for CliError {
     /// Located errors are rendered with their caret; limits hit name the option that raises
     /// them; numerical failures and bugs are internal errors (exit code 2).
     fn from(e: augur_check::CheckError) -> Self {
-        use augur_check::{CheckError, Stop};
         match e {
-            CheckError::Write(io) => CliError::from(io),
-            CheckError::UnusedConstant { ref name } => {
-                CliError::User(format!("error: --const {name}: {e}"))
-            }
-            CheckError::Stopped(ref stop) => {
-                let note = match stop {
-                    Stop::TooManyStates { .. } => Some("raise the limit with --max-states N"),
-                    Stop::Timeout { .. } => Some("raise the limit with --timeout SECONDS"),
-                    Stop::Cancelled => None,
-                };
-                let mut d = e.diagnostic();
-                if let Some(n) = note {
-                    d = d.with_note(n);
-                }
-                CliError::User(d.to_string())
-            }
+            augur_check::CheckError::Write(io) => CliError::from(io),
             ref e if e.is_internal() => CliError::Internal(anyhow::anyhow!("{e}")),
-            e => CliError::User(e.diagnostic().to_string()),
+            e => check_diagnostic(&e).into(),
         }
     }
 }

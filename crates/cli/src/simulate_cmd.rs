@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use augur_dtmc::simulate::{state_names, Simulator};
+use augur_learn::simulate::{state_names, Simulator};
 use serde_json::json;
 
 /// Arguments of `augur simulate`.
@@ -41,12 +41,9 @@ pub struct SimulateArgs {
 
 /// Run `augur simulate`, writing traces to `--output` or to `out`.
 pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
-    let mut constants = augur_check::Constants::new();
-    for text in &args.consts {
-        constants
-            .add(text)
-            .map_err(|e| anyhow::anyhow!("--const {text}: {e}"))?;
-    }
+    // Errors of loading print through their diagnostics (`learning_error` in main).
+    let located = |e: augur_check::CheckError| crate::error::check_diagnostic(&e);
+    let constants = crate::check_cmd::constants(&args.consts).map_err(located)?;
     let limits = args.limits.limits().map_err(|e| match e {
         crate::error::CliError::User(m) => anyhow::anyhow!("{}", m.trim_start_matches("error: ")),
         other => anyhow::anyhow!("{other:?}"),
@@ -56,15 +53,7 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         limits,
         ..augur_check::LoadOptions::default()
     };
-    let model = augur_check::Model::load(&args.model, &load).map_err(|e| {
-        anyhow::anyhow!(
-            "{}",
-            e.diagnostic()
-                .to_string()
-                .trim_start_matches("error: ")
-                .trim_end()
-        )
-    })?;
+    let model = augur_check::Model::load(&args.model, &load).map_err(located)?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }

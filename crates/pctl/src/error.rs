@@ -1,7 +1,7 @@
 //! The crate's error type.
 
 use augur_expr::SyntaxError;
-use augur_source::Diagnostic;
+use augur_source::{Diagnostic, Location, SourceFile};
 
 /// An error in a property or properties file, located in the source text.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -55,14 +55,23 @@ impl PctlError {
         }
     }
 
-    /// Renders the error with the offending line and a caret (see [`SyntaxError::render`]); a
-    /// [`PctlError::Resolve`] renders its own diagnostic (which knows its source).
-    pub fn render(&self, source: &str, name: &str) -> String {
+    /// The error as a [`Diagnostic`], located in `source` (the text that was parsed, with
+    /// its name: a properties file, `--prop`, ...) when the error is located; a
+    /// [`PctlError::Resolve`] carries its own diagnostic (which knows its source).
+    ///
+    /// ```
+    /// use augur_source::SourceFile;
+    /// let text = "P=? [ F<0 \"goal\" ]";
+    /// let err = augur_pctl::parse_property(text).unwrap_err();
+    /// let d = err.diagnostic(&SourceFile::new("--prop", text));
+    /// assert!(d.to_string().contains(" --> --prop:1:8\n"));
+    /// ```
+    pub fn diagnostic(&self, source: &SourceFile) -> Diagnostic {
         match self {
-            PctlError::Resolve(d) => d.to_string(),
+            PctlError::Resolve(d) => (**d).clone(),
             e => match e.located() {
-                Some(s) => s.render(source, name),
-                None => format!("error: {name}: {self}\n"),
+                Some(s) => s.diagnostic(source),
+                None => Diagnostic::error(self.to_string()).at(Location::file(source.name())),
             },
         }
     }

@@ -40,7 +40,7 @@ mod parser;
 mod program;
 
 pub use build::{BuildOptions, BuildProgress, BuildReport};
-pub use error::{Location, PrismError, Result, StopReason};
+pub use error::{PrismError, Result, StopReason};
 pub use model::Model;
 pub use parser::parse_model;
 
