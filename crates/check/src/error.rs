@@ -121,8 +121,8 @@ impl From<SolverError> for CheckError {
 }
 
 impl From<augur_pctl::PctlError> for CheckError {
-    /// Resolution errors carry their own located diagnostic; parse errors are converted by
-    /// [`crate::properties`], which knows their text.
+    /// Resolution errors carry their own located diagnostic; parse errors are located by
+    /// [`crate::Properties`], which knows their text (here they keep only their message).
     fn from(e: augur_pctl::PctlError) -> Self {
         match e {
             augur_pctl::PctlError::Resolve(d) => CheckError::Input(d),
