@@ -155,10 +155,10 @@ fn bench_gate(c: &mut C) {
         let mut i = 0u32;
         b.iter(|| {
             i = i.wrapping_add(1);
-            if i % 8 == 0 {
+            if i.is_multiple_of(8) {
                 s.reset();
             }
-            let c = if i % 2 == 0 { c_read } else { c_send };
+            let c = if i.is_multiple_of(2) { c_read } else { c_send };
             black_box(s.gate_classified(black_box("send_email"), c))
         })
     });
@@ -166,7 +166,7 @@ fn bench_gate(c: &mut C) {
         let mut i = 0u32;
         b.iter(|| {
             i = i.wrapping_add(1);
-            if i % 8 == 0 {
+            if i.is_multiple_of(8) {
                 s.reset();
             }
             black_box(s.gate(&Action::Tool(ToolCall::new(
@@ -179,7 +179,7 @@ fn bench_gate(c: &mut C) {
         let mut i = 0u32;
         b.iter(|| {
             i = i.wrapping_add(1);
-            if i % 8 == 0 {
+            if i.is_multiple_of(8) {
                 s.reset();
             }
             black_box(s.gate(&Action::Tool(ToolCall::new(

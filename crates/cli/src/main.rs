@@ -2,15 +2,16 @@
 //!
 //! Each subcommand lives in its own module (`parse_cmd`, ...) exposing an `Args` struct
 //! (clap derive) and `fn run(args, out) -> Result<(), CliError>`; `main` only dispatches and maps
-//! errors to exit codes: 0 success, 1 user error (bad file, bad property, bad arguments),
-//! 2 internal error. Only this crate prints.
+//! errors to exit codes: 0 success, 1 user error (bad file, bad property, bad arguments, a
+//! limit hit), 2 internal error. Only this crate prints. Loading and checking go through
+//! `augur-check` (this crate depends on neither `augur-solver` nor `augur-prism`).
 
 mod check_cmd;
 mod error;
 mod export_cmd;
 mod horizon_cmd;
 mod learn_cmd;
-mod model;
+mod limits;
 mod monitor_cmd;
 mod pac_cmd;
 mod parse_cmd;

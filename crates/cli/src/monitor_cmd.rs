@@ -162,6 +162,11 @@ struct AgentdojoArgs {
     output: PathBuf,
 }
 
+/// A user-named text file (a byte-order mark dropped); failures are user errors.
+fn read_file(p: &Path) -> Result<String, CliError> {
+    augur_check::read_text(p).map_err(|e| CliError::User(e.diagnostic().render()))
+}
+
 fn user(e: MonitorError) -> CliError {
     CliError::User(e.render())
 }
@@ -200,7 +205,7 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
         opts.classifier = Some(Classifier::from_file(c).map_err(user)?);
     }
     if let Some(p) = &a.abstraction {
-        let text = crate::error::read_input(p)?;
+        let text = read_file(p)?;
         opts.abstraction = Some((text, p.display().to_string()));
     }
     let models: Vec<ModelArg> = a.models.iter().map(|m| ModelArg::parse(m)).collect();
@@ -578,7 +583,7 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let text = crate::error::read_input(&a.tasks)?;
+    let text = read_file(&a.tasks)?;
     let tasks = Tasks::parse(&text, &a.tasks.display().to_string()).map_err(user)?;
     let mut conv = Converted::default();
     for f in &a.files {

@@ -1,17 +1,12 @@
-//! The monitor's only door to model loading and checking.
-//!
-//! Everything the monitor needs from a model checker goes through these few functions, so
-//! that moving to the `augur-check` crate (one entry point for loading any model by file name
-//! and checking properties) changes this file only. Today they call `augur-dtmc`'s readers,
-//! `augur-prism` for PRISM-language files and `augur-solver`'s checker.
+//! The monitor's only door to model loading and checking: `augur-check`, the entry point every
+//! front-end uses. Properties and state formulas are handed to it as PCTL text, so that it
+//! resolves and locates them like any other property.
 
 use crate::error::{MonitorError, Result};
+use augur_check::{CheckError, CheckOptions, LoadOptions, Method, Model, Session, StateValues};
 use augur_dtmc::{Dtmc, StateSet};
-use augur_formats::{Format, ReadOptions};
-use augur_learn::learn::{CountsJson, TransitionCounts};
-use augur_pctl::{Bound, PathFormula, StateFormula, StepBound};
-use augur_solver::check::{check, horizon_table, CheckContext, Values};
-use augur_solver::{Method, SolveOptions};
+use augur_formats::Format;
+use augur_learn::{CountsJson, TransitionCounts};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
@@ -43,48 +38,30 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     })
 }
 
+fn check_error(e: CheckError) -> MonitorError {
+    match e {
+        CheckError::Input(d) => MonitorError::Input(d),
+        e => MonitorError::Check(e.to_string()),
+    }
+}
+
 /// Load a model by its extension (`.tra` with its companions, `.drn`, `.json`, `.pm`/`.prism`).
 pub fn load_model(path: &Path) -> Result<LoadedModel> {
-    let name = path.display().to_string();
+    let model = Model::load(path, &LoadOptions::default()).map_err(check_error)?;
     let format = Format::from_path(path);
-    let (dtmc, sha256) = match format {
-        Some(Format::Prism) => {
-            let bytes = read_bytes(path)?;
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            let model = augur_prism::parse_model(&text, &name)
-                .map_err(|e| MonitorError::Model(e.to_string()))?;
-            let opts = augur_prism::BuildOptions {
-                valuations: true,
-                ..Default::default()
-            };
-            let (dtmc, _) = model
-                .build(&[], &opts)
-                .map_err(|e| MonitorError::Model(e.to_string()))?;
-            (dtmc, sha256_hex([bytes.as_slice()]))
-        }
-        Some(Format::Tra | Format::Drn | Format::Json) => {
-            let (dtmc, _) = augur_formats::read_model(path, &ReadOptions::default())
-                .map_err(|e| MonitorError::Model(e.to_string()))?;
-            let mut parts = vec![read_bytes(path)?];
-            if format == Some(Format::Tra) {
-                for ext in ["lab", "srew", "trew", "sta"] {
-                    if let Ok(b) = std::fs::read(path.with_extension(ext)) {
-                        parts.push(b);
-                    }
-                }
+    let mut parts = vec![read_bytes(path)?];
+    if format == Some(Format::Tra) {
+        for ext in ["lab", "srew", "trew", "sta"] {
+            if let Ok(b) = std::fs::read(path.with_extension(ext)) {
+                parts.push(b);
             }
-            (dtmc, sha256_hex(parts.iter().map(Vec::as_slice)))
         }
-        _ => {
-            return Err(MonitorError::Model(format!(
-                "{name}: unknown model format (expected .tra, .drn, .json, .pm or .prism)"
-            )))
-        }
-    };
+    }
+    let sha256 = sha256_hex(parts.iter().map(Vec::as_slice));
     let (mut counts, mut metadata) = (None, None);
     if format == Some(Format::Json) {
-        let bytes = read_bytes(path)?;
-        let doc: serde_json::Value = serde_json::from_slice(&bytes)
+        let name = path.display().to_string();
+        let doc: serde_json::Value = serde_json::from_slice(&parts[0])
             .map_err(|e| MonitorError::Model(format!("{name}: {e}")))?;
         if let Some(c) = doc.get("counts") {
             let cj: CountsJson = serde_json::from_value(c.clone())
@@ -97,7 +74,7 @@ pub fn load_model(path: &Path) -> Result<LoadedModel> {
         metadata = doc.get("metadata").cloned();
     }
     Ok(LoadedModel {
-        dtmc,
+        dtmc: model.into_dtmc(),
         counts,
         metadata,
         sha256,
@@ -107,27 +84,22 @@ pub fn load_model(path: &Path) -> Result<LoadedModel> {
 /// The checker's settings for monitors: topological interval iteration (sound bounds; on the
 /// monotone (d, t, r) chains every SCC is a single state, solved in closed form) instead of the
 /// default's exact rational elimination, whose rationals grow with the learned probabilities.
-fn context() -> CheckContext {
-    CheckContext {
-        options: SolveOptions {
+fn session(dtmc: &Dtmc) -> Session<'_> {
+    Session::for_dtmc(
+        dtmc,
+        CheckOptions {
             method: Method::Topological,
-            ..SolveOptions::default()
+            ..CheckOptions::default()
         },
-        ..CheckContext::default()
-    }
+    )
 }
 
-/// The states where a state formula holds.
-pub fn states_of(dtmc: &Dtmc, f: &StateFormula) -> Result<StateSet> {
-    match check(dtmc, f, &context()).map_err(|e| MonitorError::Check(e.to_string()))? {
-        Values::Bool(set) => Ok(set),
-        Values::Num { .. } => Err(MonitorError::Property(
-            "expected a boolean state formula, found a numerical one".into(),
-        )),
-    }
+/// The states where a state formula (PCTL text) holds.
+pub fn states_of(dtmc: &Dtmc, formula: &str) -> Result<StateSet> {
+    session(dtmc).states(formula, "--prop").map_err(check_error)
 }
 
-/// Every state's value of a numerical formula, with sound bounds when the method has them
+/// Every state's value of a numerical property, with sound bounds when the method has them
 /// (else the value itself on both sides).
 pub struct Checked {
     /// The values.
@@ -138,37 +110,41 @@ pub struct Checked {
     pub upper: Vec<f64>,
 }
 
-/// Check `P=? [path]` (or any numerical formula) in every state.
-pub fn values_of(dtmc: &Dtmc, f: &StateFormula) -> Result<Checked> {
-    match check(dtmc, f, &context()).map_err(|e| MonitorError::Check(e.to_string()))? {
-        Values::Num { values, bounds, .. } => {
-            let (lower, upper) = bounds.unwrap_or_else(|| (values.clone(), values.clone()));
+/// Check a numerical property (PCTL text: `P=? [...]`, `T=? [...]`) in every state.
+pub fn values_of(dtmc: &Dtmc, property: &str) -> Result<Checked> {
+    let r = session(dtmc).check_str(property).map_err(check_error)?;
+    match r.states {
+        StateValues::Num(n) => {
+            let (lower, upper) = n
+                .bounds
+                .unwrap_or_else(|| (n.values.clone(), n.values.clone()));
             Ok(Checked {
-                values,
+                values: n.values,
                 lower,
                 upper,
             })
         }
-        Values::Bool(_) => Err(MonitorError::Property(
-            "expected a numerical property (P=? [...]), found a boolean one".into(),
-        )),
+        StateValues::Bool(_) => Err(MonitorError::Property(format!(
+            "`{property}`: expected a numerical property, found a boolean one"
+        ))),
     }
 }
 
-/// The horizon curve of `P=? [ φ U≤h ψ ]` (`φ = None` for `F≤h ψ`), `h = 1..=max_h`: per
-/// state, `max_h` values (state-major: `curve[s·max_h + h−1]`).
+/// The horizon curve of `P=? [ φ U≤h ψ ]` (`stay = None` for `F≤h ψ`), `h = 1..=max_h`,
+/// as PCTL text: per state, `max_h` values (state-major: `curve[s·max_h + h−1]`).
 pub fn horizon_curve(
     dtmc: &Dtmc,
-    stay: Option<&StateFormula>,
-    target: &StateFormula,
+    stay: Option<&str>,
+    target: &str,
     max_h: usize,
 ) -> Result<Vec<f64>> {
     let n = dtmc.num_states();
     let mut out = vec![0.0; n * max_h];
     match stay {
         None => {
-            let t = states_of(dtmc, target)?;
-            let table = horizon_table(&dtmc.matrix, &t, max_h);
+            let table = session(dtmc)
+                .horizon(target, "--prop", max_h)
+                .map_err(check_error)?;
             for h in 1..=max_h {
                 if let Some(row) = table.horizon(h) {
                     for (s, &v) in row.iter().enumerate() {
@@ -178,18 +154,18 @@ pub fn horizon_curve(
             }
         }
         Some(phi) => {
+            let mut sess = session(dtmc);
             for h in 1..=max_h {
-                let f = StateFormula::Prob {
-                    bound: Bound::Query,
-                    path: Box::new(PathFormula::Until(
-                        phi.clone(),
-                        target.clone(),
-                        StepBound::Le(augur_expr::Expr::Int(h as i64)),
-                    )),
+                let r = sess
+                    .check_str(&format!("P=? [ ({phi}) U<={h} ({target}) ]"))
+                    .map_err(check_error)?;
+                let StateValues::Num(v) = r.states else {
+                    return Err(MonitorError::Check(
+                        "a path probability gave truth values".into(),
+                    ));
                 };
-                let c = values_of(dtmc, &f)?;
-                for (s, &v) in c.values.iter().enumerate() {
-                    out[s * max_h + h - 1] = v;
+                for (s, &x) in v.values.iter().enumerate() {
+                    out[s * max_h + h - 1] = x;
                 }
             }
         }
@@ -199,10 +175,6 @@ pub fn horizon_curve(
 
 /// Expected number of steps to reach `target` from every state (`T=? [ F target ]`;
 /// infinite where it is reached with probability < 1).
-pub fn expected_steps(dtmc: &Dtmc, target: &StateFormula) -> Result<Vec<f64>> {
-    let f = StateFormula::Time {
-        bound: Bound::Query,
-        target: Box::new(target.clone()),
-    };
-    Ok(values_of(dtmc, &f)?.values)
+pub fn expected_steps(dtmc: &Dtmc, target: &str) -> Result<Vec<f64>> {
+    Ok(values_of(dtmc, &format!("T=? [ F ({target}) ]"))?.values)
 }

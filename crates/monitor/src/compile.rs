@@ -18,7 +18,7 @@ use crate::monitor::{
 };
 use augur_abstraction::Abstraction;
 use augur_dtmc::Dtmc;
-use augur_expr::{Expr, Value};
+use augur_expr::Value;
 use augur_learn::learn::{wilson_interval, TransitionCounts, WILSON_Z95};
 use augur_learn::pac::{pac_report, PacBound};
 use augur_pctl::{Bound, PathFormula, StateFormula, StepBound};
@@ -179,26 +179,24 @@ fn parse_prop(text: &str) -> Result<Prop> {
             text.trim()
         ))
     };
-    let StateFormula::Prob {
-        bound: Bound::Query,
-        path,
-    } = &prop.formula
-    else {
+    let StateFormula::Prob { bound, path } = &prop.formula else {
         return Err(not_path());
     };
+    if bound.node != Bound::Query {
+        return Err(not_path());
+    }
     let (stay, target, step) = match path.as_ref() {
-        PathFormula::Eventually(t, b) => (None, t.clone(), b),
-        PathFormula::Until(s, t, b) => (Some(s.clone()), t.clone(), b),
+        PathFormula::Eventually(t, b) => (None, t.clone(), &b.node),
+        PathFormula::Until(s, t, b) => (Some(s.clone()), t.clone(), &b.node),
         _ => return Err(not_path()),
     };
-    let int = |e: &Expr| -> Result<i64> {
-        match e {
-            Expr::Int(k) => Ok(*k),
-            _ => Err(MonitorError::Property(format!(
+    let int = |e: &augur_pctl::Spanned<augur_expr::Expr>| -> Result<i64> {
+        e.node.to_string().trim().parse::<i64>().map_err(|_| {
+            MonitorError::Property(format!(
                 "`{}`: write the step bound as a number",
                 text.trim()
-            ))),
-        }
+            ))
+        })
     };
     let bound = match step {
         StepBound::Unbounded => None,
@@ -234,15 +232,15 @@ fn resolve_labels(f: &StateFormula, dtmc: &Dtmc) -> StateFormula {
     use StateFormula as S;
     let b = |x: &S| Box::new(resolve_labels(x, dtmc));
     match f {
-        S::Label(name) if dtmc.label(name).is_none() => {
+        S::Label(name) if dtmc.label(&name.node).is_none() => {
             let hits: Vec<&String> = dtmc
                 .labels
                 .iter()
                 .map(|(n, _)| n)
-                .filter(|n| n.eq_ignore_ascii_case(name))
+                .filter(|n| n.eq_ignore_ascii_case(&name.node))
                 .collect();
             match hits.as_slice() {
-                [one] => S::Label((*one).clone()),
+                [one] => S::Label(name.clone().map(|_| (*one).clone())),
                 _ => f.clone(),
             }
         }
@@ -525,28 +523,23 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         let dtmc = &src.dtmc;
         let n = dtmc.num_states();
         let name = &src.name;
-        let target = resolve_labels(&prop.target, dtmc);
-        let stay = prop.stay.as_ref().map(|s| resolve_labels(s, dtmc));
-        let path = match &stay {
-            None => PathFormula::Eventually(
-                target.clone(),
-                prop.bound
-                    .map_or(StepBound::Unbounded, |k| StepBound::Le(Expr::Int(k.into()))),
-            ),
-            Some(s) => PathFormula::Until(
-                s.clone(),
-                target.clone(),
-                prop.bound
-                    .map_or(StepBound::Unbounded, |k| StepBound::Le(Expr::Int(k.into()))),
-            ),
+        let target = resolve_labels(&prop.target, dtmc).to_string();
+        let stay = prop
+            .stay
+            .as_ref()
+            .map(|s| resolve_labels(s, dtmc).to_string());
+        let bound = prop.bound.map_or(String::new(), |k| format!("<={k}"));
+        let property = match &stay {
+            None => format!("P=? [ F{bound} ({target}) ]"),
+            Some(s) => format!("P=? [ ({s}) U{bound} ({target}) ]"),
         };
-        let f = StateFormula::Prob {
-            bound: Bound::Query,
-            path: Box::new(path),
+        let at = |e: MonitorError| match e {
+            MonitorError::Input(d) => MonitorError::Input(d),
+            e => MonitorError::Check(format!("{name}: {e}")),
         };
-        let at = |e: MonitorError| MonitorError::Check(format!("{name}: {e}"));
-        let checked = checker::values_of(dtmc, &f).map_err(at)?;
-        let curve = checker::horizon_curve(dtmc, stay.as_ref(), &target, h as usize).map_err(at)?;
+        let checked = checker::values_of(dtmc, &property).map_err(at)?;
+        let curve =
+            checker::horizon_curve(dtmc, stay.as_deref(), &target, h as usize).map_err(at)?;
         let steps = checker::expected_steps(dtmc, &target).map_err(at)?;
         let target_set = checker::states_of(dtmc, &target).map_err(at)?;
         let stay_set = match &stay {

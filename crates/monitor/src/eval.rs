@@ -610,7 +610,7 @@ fn run_fold(
             // Step k leads to t[k+1]; a step the classifier cannot map is flagged (fail closed).
             (0..r.steps.len()).position(|k| {
                 t.get(k + 1)
-                    .map_or(true, |s| s.risk_level() >= RiskLevel::Critical)
+                    .is_none_or(|s| s.risk_level() >= RiskLevel::Critical)
             })
         })
         .collect();

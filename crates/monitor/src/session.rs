@@ -649,7 +649,7 @@ impl Session {
         }
         if classifier {
             let r = dtr_after.risk_level();
-            if s.peak_risk.map_or(true, |q| r > q) && advanced {
+            if s.peak_risk.is_none_or(|q| r > q) && advanced {
                 s.peak_risk = Some(r);
             }
         }
@@ -673,7 +673,7 @@ impl Session {
                         self.summary.overridden += 1;
                         if self.monitor.mapping != Mapping::Abstraction {
                             let r = p.after.0.risk_level();
-                            if self.summary.peak_risk.map_or(true, |q| r > q) {
+                            if self.summary.peak_risk.is_none_or(|q| r > q) {
                                 self.summary.peak_risk = Some(r);
                             }
                         }

@@ -61,8 +61,8 @@ fn gate_allocates_nothing() {
     }
     let region = Region::new(GLOBAL);
     let mut blocks = 0;
-    for i in 0..1000 {
-        if i % 7 == 0 {
+    for i in 0..1000u32 {
+        if i.is_multiple_of(7) {
             s.reset();
         }
         for (t, a) in &calls {

@@ -193,7 +193,7 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
         });
     }
     match opts.method {
-        Method::Exact => solve_exact(p, None),
+        Method::Exact => solve_exact(p, None, opts),
         Method::ClosedForm => closed_form(p),
         Method::GaussSeidel | Method::Jacobi | Method::Power => {
             let sys = build_system(p);
@@ -216,7 +216,7 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
                 if graph::tarjan(n, &sys.ptr, &sys.col, None, None).count == n {
                     return sound_iteration(&sys, p.lower, p.upper, opts, true);
                 }
-                match solve_exact(p, Some(AUTO_EXACT_BUDGET)) {
+                match solve_exact(p, Some(AUTO_EXACT_BUDGET), opts) {
                     Ok(s) => return Ok(s),
                     Err(SolverError::Unsupported(_)) => {}
                     Err(e) => return Err(e),
@@ -232,11 +232,12 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
     }
 }
 
-fn solve_exact(p: &Problem<'_>, budget: Option<u64>) -> Result<Solved> {
+fn solve_exact(p: &Problem<'_>, budget: Option<u64>, opts: &SolveOptions) -> Result<Solved> {
     let n = p.unknowns.len();
     let sys = build_exact(p)?;
-    let x = match exact::solve(sys, budget) {
+    let x = match exact::solve(sys, budget, &opts.interrupt) {
         Ok(x) => x,
+        Err(ExactFailure::Interrupted(e)) => return Err(e),
         Err(ExactFailure::Budget) => {
             return Err(SolverError::Unsupported(
                 "exact elimination exceeded its work budget".into(),
@@ -324,6 +325,7 @@ fn unsound(sys: &System, lower: f64, opts: &SolveOptions) -> Result<Solved> {
     let mut it: u64 = 0;
     loop {
         it += 1;
+        opts.interrupt.check(it)?;
         let mut diff: f64 = 0.0;
         match opts.method {
             Method::GaussSeidel => {
@@ -639,8 +641,9 @@ fn solve_block(
             return Err(not_converged(c, block, lo, hi, rel));
         }
         c.iterations += 1;
+        opts.interrupt.check(c.iterations)?;
         // Alternate the sweep direction so that information travels both ways along chains.
-        let rev = c.iterations % 2 == 0;
+        let rev = c.iterations.is_multiple_of(2);
         let (dl, dh, done) = sweep_both(sys, block, lo, hi, tol, rel, rev);
         if done {
             return Ok(());
@@ -716,8 +719,9 @@ fn optimistic_upper(
                 return Err(not_converged(c, block, lo, hi, rel));
             }
             c.iterations += 1;
+            opts.interrupt.check(c.iterations)?;
             c.sweeps_lower += 1;
-            let d = sweep(sys, block, lo, true, rel, c.sweeps_lower % 2 == 0);
+            let d = sweep(sys, block, lo, true, rel, c.sweeps_lower.is_multiple_of(2));
             if d <= guess_eps {
                 break;
             }
@@ -739,6 +743,7 @@ fn optimistic_upper(
                 return Err(not_converged(c, block, lo, hi, rel));
             }
             c.iterations += 1;
+            opts.interrupt.check(c.iterations)?;
             let mut all_below = true;
             let mut all_above = true;
             for &i in block {

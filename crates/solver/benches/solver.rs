@@ -1,7 +1,7 @@
 //! Solver benchmarks: sparse sweeps, step-bounded and unbounded reachability on generated
 //! chains of 10⁵ and 10⁶ states.
 //!
-//! Run with `cargo bench --bench solver`. Each sweep group reports its throughput in bytes
+//! Run with `cargo bench -p augur-solver --bench solver`. Each sweep group reports its throughput in bytes
 //! touched per sweep (CSR arrays + gathered vector entries + written entries, see
 //! `augur_solver::sweep::bytes_per_sweep`); the unbounded group prints the iterations used, so
 //! time per sweep = time / (2 × iterations) for interval iteration (a lower and an upper sweep).

@@ -1,0 +1,47 @@
+//! Evaluation of expression atoms (`x>=3`, `s=1 & t!=2`) over the state valuations of a DTMC.
+//! Constants were substituted and folded when the property was resolved: only the model's
+//! variables remain.
+
+use augur_dtmc::Dtmc;
+use augur_expr::{Expr, ExprError, Value};
+use std::collections::HashMap;
+
+/// The message for an expression that does not evaluate.
+fn message(e: ExprError) -> String {
+    match e {
+        ExprError::Undeclared(name) => format!("unknown variable or constant `{name}`"),
+        other => other.to_string(),
+    }
+}
+
+/// Evaluate an expression in every state (the error is a message; the caller locates it).
+pub(crate) fn eval_states(dtmc: &Dtmc, expr: &Expr) -> Result<Vec<Value>, String> {
+    let n = dtmc.num_states();
+    // A state-independent expression is evaluated once.
+    if expr.is_closed() {
+        return expr.eval(|_| None).map(|v| vec![v; n]).map_err(message);
+    }
+    let Some(vals) = &dtmc.valuations else {
+        // Reports the unknown identifier (the model has no variables).
+        return expr.eval(|_| None).map(|v| vec![v; n]).map_err(message);
+    };
+    let width = vals.names.len();
+    let index: HashMap<&str, usize> = vals
+        .names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let mut out = Vec::with_capacity(n);
+    for s in 0..n {
+        let row = vals
+            .values
+            .get(s * width..(s + 1) * width)
+            .ok_or_else(|| format!("model: the valuations do not cover state {s}"))?;
+        out.push(
+            expr.eval(|name| index.get(name).map(|&i| row[i]))
+                .map_err(message)?,
+        );
+    }
+    Ok(out)
+}
