@@ -12,6 +12,7 @@ mod export_cmd;
 mod horizon_cmd;
 mod learn_cmd;
 mod limits;
+mod mcp_cmd;
 mod monitor_cmd;
 mod pac_cmd;
 mod parse_cmd;
@@ -49,6 +50,8 @@ enum Command {
     Simulate(simulate_cmd::SimulateArgs),
     /// The runtime monitor: compile, gate, replay, eval, agentdojo.
     Monitor(monitor_cmd::MonitorArgs),
+    /// An MCP server over stdio: the monitor's gate and the checker as tools (docs/mcp.md).
+    Mcp(mcp_cmd::McpArgs),
 }
 
 /// The learning commands report every failure as a user error (bad trace, spec or model file,
@@ -86,6 +89,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // The MCP server owns stdout (the protocol); it must not be locked here.
+    if let Command::Mcp(args) = &cli.command {
+        return finish(mcp_cmd::run(args));
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = match cli.command {
@@ -99,8 +106,14 @@ fn main() -> ExitCode {
             .map_err(learning_error),
         Command::Simulate(args) => simulate_cmd::run(&args, &mut out).map_err(learning_error),
         Command::Monitor(args) => monitor_cmd::run(&args, &mut out),
+        Command::Mcp(args) => mcp_cmd::run(&args), // (returned above)
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
+    finish(result)
+}
+
+/// The exit code of a subcommand's outcome (its message printed to stderr).
+fn finish(result: Result<(), CliError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,

@@ -1,0 +1,100 @@
+//! `augur mcp [--monitor M.json] [--policy P.toml] [--root DIR] [--session ID[=CATEGORY]]...
+//! [--harness]`: the MCP server over stdio (glue over `augur-mcp`; docs/mcp.md).
+
+use crate::error::CliError;
+use augur_mcp::server::defaults;
+use augur_mcp::{Config, Server};
+use augur_monitor::{Monitor, Policy};
+use clap::Args;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Arguments of `augur mcp`.
+#[derive(Args, Debug)]
+pub struct McpArgs {
+    /// The compiled monitor (`augur monitor compile`); default: SafetyDrift's 5-state
+    /// risk-level chain with `P=? [ F<=5 "violated" ]` and the built-in classifier.
+    #[arg(long, value_name = "MONITOR.json")]
+    pub monitor: Option<PathBuf>,
+    /// The policy (TOML); default: block at P >= 0.9, pause at 0.6, warn at 0.3.
+    #[arg(long, value_name = "POLICY.toml")]
+    pub policy: Option<PathBuf>,
+    /// The folder `model_path` arguments are read from (default: none; only `model_text`).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Open a session with this id at start (repeatable); `ID=CATEGORY` selects a category.
+    #[arg(long = "session", value_name = "ID[=CATEGORY]")]
+    pub sessions: Vec<String>,
+    /// Enable the harness-only tools (open_session, end_session, reset, approve, deny,
+    /// record with executed=false). Set by the harness, never by the agent.
+    #[arg(long)]
+    pub harness: bool,
+    /// At most this many open sessions; new ones are refused beyond it.
+    #[arg(long, default_value_t = defaults::MAX_SESSIONS)]
+    pub max_sessions: usize,
+    /// A session idle for this many seconds expires (its id is refused afterwards).
+    #[arg(long, value_name = "SECS", default_value_t = defaults::SESSION_TTL_SECS)]
+    pub session_ttl: u64,
+    /// The time limit of one check, horizon or PAC request (seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = defaults::TIMEOUT_SECS)]
+    pub timeout: f64,
+    /// The largest model a request may build (reachable states).
+    #[arg(long, value_name = "N", default_value_t = defaults::MAX_STATES)]
+    pub max_states: usize,
+}
+
+/// Run `augur mcp` until the client closes stdin.
+pub fn run(args: &McpArgs) -> Result<(), CliError> {
+    let user = |e: augur_monitor::MonitorError| CliError::User(e.render());
+    let monitor = match &args.monitor {
+        Some(p) => Monitor::load(p).map_err(user)?,
+        None => augur_mcp::server::default_monitor()
+            .map_err(|e| CliError::Internal(anyhow::anyhow!(e.message)))?,
+    };
+    let policy = match &args.policy {
+        Some(p) => Policy::from_file(p).map_err(user)?,
+        None => Policy::default(),
+    };
+    let timeout = Duration::try_from_secs_f64(args.timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            CliError::user(format!(
+                "error: --timeout must be a positive number of seconds, got {}",
+                args.timeout
+            ))
+        })?;
+    if args.max_sessions == 0 || args.session_ttl == 0 {
+        return Err(CliError::user(
+            "error: --max-sessions and --session-ttl must be at least 1",
+        ));
+    }
+    if let Some(root) = &args.root {
+        if !root.is_dir() {
+            return Err(CliError::user(format!(
+                "error: --root {}: not a folder",
+                root.display()
+            )));
+        }
+    }
+    let mut cfg = Config::new(Arc::new(monitor), Arc::new(policy));
+    cfg.root = args.root.clone();
+    cfg.harness = args.harness;
+    cfg.max_sessions = args.max_sessions;
+    cfg.session_ttl = Duration::from_secs(args.session_ttl);
+    cfg.timeout = timeout;
+    cfg.max_states = args.max_states;
+    cfg.sessions = args
+        .sessions
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((id, cat)) => (id.to_string(), Some(cat.to_string())),
+            None => (s.clone(), None),
+        })
+        .collect();
+    let server =
+        Server::new(cfg).map_err(|e| CliError::User(format!("error: --session: {}", e.message)))?;
+    augur_mcp::stdio::serve_stdio(server)
+        .map_err(|e| CliError::Internal(anyhow::Error::new(e).context("the MCP server")))
+}

@@ -1,0 +1,963 @@
+//! The tools' logic, independent of the transport: [`Server::tools`] lists them (name,
+//! description, JSON schema), [`Server::call`] runs one. The rmcp glue ([`crate::stdio`])
+//! only forwards.
+//!
+//! Sessions: an agent cannot switch the monitor off through this server. A session is opened
+//! by the harness (`--session ID` at start, or the harness-only `open_session` tool); a gate
+//! on an unknown or expired id is refused with a block decision, never restarted at the start
+//! state; sessions idle longer than the time to live expire (their ids are remembered and
+//! refused); at the maximum number of sessions new ones are refused and open ones are never
+//! evicted. `reset`, `record(executed=false)`, `approve`, `deny`, `open_session` and
+//! `end_session` are harness-only ([`Config::harness`]).
+
+use crate::error::{ErrorKind, Result, ToolError};
+use crate::ops::{self, CheckRequest, ModelSource};
+use augur_check::Limits;
+use augur_monitor::session::DecisionReport;
+use augur_monitor::{Action, Monitor, Policy, Session, ToolCall, Verdict};
+use serde_json::{json, Map, Value};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The server's configuration (the options of `augur mcp`).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The compiled monitor the sessions gate with.
+    pub monitor: Arc<Monitor>,
+    /// The policy.
+    pub policy: Arc<Policy>,
+    /// The folder `model_path` is read from (`None`: only `model_text`).
+    pub root: Option<PathBuf>,
+    /// Enables the harness-only tools. Set by whoever starts the server (the harness), never
+    /// by the agent.
+    pub harness: bool,
+    /// Sessions opened at start: (id, category).
+    pub sessions: Vec<(String, Option<String>)>,
+    /// At most this many open sessions; beyond it new sessions are refused.
+    pub max_sessions: usize,
+    /// A session idle for longer expires (its id is then refused).
+    pub session_ttl: Duration,
+    /// The time limit of one check, horizon or PAC request.
+    pub timeout: Duration,
+    /// The largest model a request may build (states).
+    pub max_states: usize,
+    /// At most this many checks run at once; more are refused (busy).
+    pub max_concurrent_checks: usize,
+    /// The largest `model_text` (bytes).
+    pub max_text_bytes: usize,
+    /// The largest horizon of a `horizon` request.
+    pub max_horizon: usize,
+}
+
+/// Defaults of [`Config`].
+pub mod defaults {
+    /// Open sessions at most.
+    pub const MAX_SESSIONS: usize = 1000;
+    /// Seconds of idleness before a session expires.
+    pub const SESSION_TTL_SECS: u64 = 3600;
+    /// Seconds per check.
+    pub const TIMEOUT_SECS: f64 = 10.0;
+    /// States per model.
+    pub const MAX_STATES: usize = 1_000_000;
+    /// Concurrent checks.
+    pub const MAX_CONCURRENT_CHECKS: usize = 2;
+    /// Bytes of `model_text`.
+    pub const MAX_TEXT_BYTES: usize = 4 << 20;
+    /// The largest horizon.
+    pub const MAX_HORIZON: usize = 10_000;
+    /// Properties per check.
+    pub const MAX_PROPERTIES: usize = 64;
+    /// Bytes of a session id.
+    pub const MAX_ID_BYTES: usize = 128;
+}
+
+impl Config {
+    /// A configuration with the defaults, for `monitor` and `policy`.
+    pub fn new(monitor: Arc<Monitor>, policy: Arc<Policy>) -> Config {
+        Config {
+            monitor,
+            policy,
+            root: None,
+            harness: false,
+            sessions: Vec::new(),
+            max_sessions: defaults::MAX_SESSIONS,
+            session_ttl: Duration::from_secs(defaults::SESSION_TTL_SECS),
+            timeout: Duration::from_secs_f64(defaults::TIMEOUT_SECS),
+            max_states: defaults::MAX_STATES,
+            max_concurrent_checks: defaults::MAX_CONCURRENT_CHECKS,
+            max_text_bytes: defaults::MAX_TEXT_BYTES,
+            max_horizon: defaults::MAX_HORIZON,
+        }
+    }
+}
+
+/// The built-in monitor: SafetyDrift's 5-state risk-level chain (`models/safetydrift.tra`),
+/// compiled for `P=? [ F<=5 "violated" ]` with the built-in classifier.
+pub fn default_monitor() -> std::result::Result<Monitor, ToolError> {
+    use augur_formats::explicit::{read_prism_explicit_from, ExplicitInputs};
+    use std::io::Cursor;
+    use std::path::Path;
+    let mut tra = Cursor::new(include_str!("../../../models/safetydrift.tra"));
+    let mut lab = Cursor::new(include_str!("../../../models/safetydrift.lab"));
+    let mut sta = Cursor::new(include_str!("../../../models/safetydrift.sta"));
+    let inputs = ExplicitInputs {
+        tra: (Path::new("safetydrift.tra"), &mut tra),
+        lab: Some((Path::new("safetydrift.lab"), &mut lab)),
+        srew: None,
+        trew: None,
+        sta: Some((Path::new("safetydrift.sta"), &mut sta)),
+    };
+    let (dtmc, _) =
+        read_prism_explicit_from(inputs, &Default::default()).map_err(|e| ToolError::format(&e))?;
+    let opts = augur_monitor::compile::CompileOptions::new("P=? [ F<=5 \"violated\" ]");
+    augur_monitor::compile::compile_dtmcs(
+        vec![augur_monitor::compile::Source::new(dtmc, "safetydrift.tra")],
+        &opts,
+    )
+    .map_err(|e| ToolError::monitor(&e))
+}
+
+/// A tool: name, description, input schema, and whether only the harness may call it.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    /// The name.
+    pub name: &'static str,
+    /// What it does, for the model.
+    pub description: &'static str,
+    /// The JSON schema of its arguments.
+    pub schema: Value,
+    /// Harness-only.
+    pub harness: bool,
+}
+
+/// A tool call's answer: the JSON value (MCP `structuredContent`, and its text as the
+/// content), or a tool error (`isError: true`) with the located message.
+pub type ToolResult = Result<Value>;
+
+/// Why a call is not a tool call at all (answered with a JSON-RPC error).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No such tool.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// The arguments are not a JSON object.
+    #[error("the arguments of `{0}` must be a JSON object")]
+    NotAnObject(String),
+}
+
+struct Pause {
+    id: String,
+    tool: String,
+    args: Value,
+    state: Option<Map<String, Value>>,
+}
+
+struct Entry {
+    session: Session,
+    last: Instant,
+    pause: Option<Pause>,
+}
+
+struct Sessions {
+    open: HashMap<String, Entry>,
+    gone: HashSet<String>,
+    gone_order: VecDeque<String>,
+    last_sweep: Option<Instant>,
+    next_pause: u64,
+}
+
+/// The MCP server's state: the configuration and the sessions.
+pub struct Server {
+    cfg: Config,
+    sessions: Mutex<Sessions>,
+    checks_running: AtomicUsize,
+    tools: Vec<ToolSpec>,
+}
+
+fn obj(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
+}
+
+fn session_prop() -> Value {
+    json!({"type": "string", "description": "The session id the harness gave you (or that open_session returned)."})
+}
+
+fn model_props(extra: Value) -> Value {
+    let mut m = json!({
+        "model_text": {"type": "string", "description": "The text of the model (default: the PRISM language; see format). Exactly one of model_text and model_path."},
+        "model_path": {"type": "string", "description": "A model file under the server's --root folder (.pm/.prism, .tra with its .lab, .drn, .json). Exactly one of model_text and model_path."},
+        "format": {"type": "string", "enum": ["prism", "drn", "json", "tra"], "description": "The format of model_text (default prism)."},
+        "constants": {"description": "Values of constants: \"N=3,p=0.5\" or {\"N\": 3, \"p\": 0.5}.", "type": ["string", "object"]},
+    });
+    if let (Some(m), Value::Object(e)) = (m.as_object_mut(), extra) {
+        m.extend(e);
+    }
+    m
+}
+
+fn tool_specs() -> Vec<ToolSpec> {
+    let action_props = json!({
+        "session": session_prop(),
+        "tool": {"type": "string", "description": "The name of the tool you are about to call."},
+        "args": {"description": "The arguments you are about to pass to it (an object, or a JSON string holding one).", "type": ["object", "string"]},
+        "state": {"type": "object", "description": "For monitors compiled over an abstraction spec: the concrete state the action leads to (variable -> value), instead of tool arguments."},
+    });
+    let mut record_props = action_props.clone();
+    record_props["executed"] = json!({"type": "boolean", "description": "Whether the action was executed (default true). false (the action did not happen) is harness-only."});
+    vec![
+        ToolSpec {
+            name: "gate",
+            description: "Call this BEFORE every other tool call, with the tool's name and the exact arguments you intend to use. Returns the runtime monitor's decision: verdict allow (go ahead), warn (go ahead with care; the reason says why), pause (stop and wait: a person must approve; do not call the tool) or block (do not call the tool; choose another way or stop), with the probability of reaching an unsafe state within the horizon and the reason. An unknown or expired session is always blocked.",
+            schema: obj(action_props.clone(), &["session"]),
+            harness: false,
+        },
+        ToolSpec {
+            name: "record",
+            description: "Tell the monitor what happened to an action: executed=true when a tool call ran (e.g. one that was not gated, or one a person approved). The monitor's state moves as if the action was allowed.",
+            schema: obj(record_props, &["session", "tool"]),
+            harness: false,
+        },
+        ToolSpec {
+            name: "session_state",
+            description: "The session's current monitor state: the model state, (d, t, r) and risk level for classifier monitors, the step count, a pending pause.",
+            schema: obj(json!({"session": session_prop()}), &["session"]),
+            harness: false,
+        },
+        ToolSpec {
+            name: "summary",
+            description: "The session's counts: actions gated, decisions per verdict (allow, warn, pause, block), the peak probability and risk, actions executed despite a pause or block.",
+            schema: obj(json!({"session": session_prop()}), &["session"]),
+            harness: false,
+        },
+        ToolSpec {
+            name: "check",
+            description: "Model-check PCTL properties on a discrete-time Markov chain (the PRISM language, or explicit formats). Returns the results as `augur check --json` prints them: per property the value, sound bounds, the method and time. A model or property error is returned as a tool error with the file, line, column and a caret.",
+            schema: obj(
+                model_props(json!({
+                    "properties": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "PCTL properties, e.g. [\"P=? [ F<=5 \\\"unsafe\\\" ]\"]."},
+                    "method": {"type": "string", "description": "auto (default, sound), exact, interval, topological, power, jacobi, gauss-seidel, closed-form."},
+                    "all_states": {"type": "boolean", "description": "Also report every state's value."},
+                })),
+                &["properties"],
+            ),
+            harness: false,
+        },
+        ToolSpec {
+            name: "horizon",
+            description: "The curve P(F<=h target) for h = 1..max from the initial state (and with all_states every state's), for a label or boolean state formula `target`.",
+            schema: obj(
+                model_props(json!({
+                    "target": {"type": "string", "description": "A label (e.g. \"unsafe\") or a boolean state formula."},
+                    "max": {"type": "integer", "minimum": 1, "description": "The largest horizon."},
+                    "all_states": {"type": "boolean"},
+                })),
+                &["target", "max"],
+            ),
+            harness: false,
+        },
+        ToolSpec {
+            name: "pac",
+            description: "PAC sample-size bounds: for a learned model (Augur JSON with transition counts, as `augur learn` writes it), whether every state has enough observations for accuracy epsilon with confidence 1-delta and how many more are needed; or the calculator form with `states` (and p_hat, observations).",
+            schema: obj(
+                json!({
+                    "model_text": {"type": "string", "description": "The learned model's JSON text."},
+                    "model_path": {"type": "string", "description": "The learned model's file under --root."},
+                    "epsilon": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                    "delta": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                    "hoeffding": {"type": "boolean", "description": "Use the Hoeffding bound instead of Pro2Guard's (Chen et al.)."},
+                    "states": {"type": "integer", "minimum": 1, "description": "Calculator: the number of states."},
+                    "p_hat": {"type": "number", "description": "Calculator: the binding successor's empirical probability (default: the worst case 1/2)."},
+                    "observations": {"type": "integer", "minimum": 0, "description": "Calculator: observations out of the state."},
+                }),
+                &["epsilon", "delta"],
+            ),
+            harness: false,
+        },
+        ToolSpec {
+            name: "open_session",
+            description: "Harness only: open a monitor session (at the start state). Returns its id.",
+            schema: obj(
+                json!({
+                    "session": {"type": "string", "description": "The id to use (default: a fresh one)."},
+                    "category": {"type": "string", "description": "The run's category (selects the monitor's table and the policy's overrides)."},
+                }),
+                &[],
+            ),
+            harness: true,
+        },
+        ToolSpec {
+            name: "end_session",
+            description: "Harness only: close a session (its id is refused afterwards).",
+            schema: obj(json!({"session": session_prop()}), &["session"]),
+            harness: true,
+        },
+        ToolSpec {
+            name: "reset",
+            description: "Harness only: put a session back at the start state with fresh counts.",
+            schema: obj(json!({"session": session_prop()}), &["session"]),
+            harness: true,
+        },
+        ToolSpec {
+            name: "approve",
+            description: "Harness only: a person approved the paused action `pause_id`; it is executed, and the session moves to the state it leads to.",
+            schema: obj(json!({"session": session_prop(), "pause_id": {"type": "string"}}), &["session", "pause_id"]),
+            harness: true,
+        },
+        ToolSpec {
+            name: "deny",
+            description: "Harness only: a person denied the paused action `pause_id`; it is not executed and the session stays where it is.",
+            schema: obj(json!({"session": session_prop(), "pause_id": {"type": "string"}}), &["session", "pause_id"]),
+            harness: true,
+        },
+    ]
+}
+
+// Argument accessors: a missing or mistyped argument is a tool error naming it.
+fn opt_str<'a>(a: &'a Map<String, Value>, k: &str) -> Result<Option<&'a str>> {
+    match a.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ToolError::param(format!("`{k}` must be a string"))),
+    }
+}
+fn req_str<'a>(a: &'a Map<String, Value>, k: &str) -> Result<&'a str> {
+    opt_str(a, k)?.ok_or_else(|| ToolError::param(format!("`{k}` is required")))
+}
+fn opt_bool(a: &Map<String, Value>, k: &str) -> Result<Option<bool>> {
+    match a.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(ToolError::param(format!("`{k}` must be true or false"))),
+    }
+}
+fn opt_f64(a: &Map<String, Value>, k: &str) -> Result<Option<f64>> {
+    match a.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(_) => Err(ToolError::param(format!("`{k}` must be a number"))),
+    }
+}
+fn opt_u64(a: &Map<String, Value>, k: &str) -> Result<Option<u64>> {
+    match a.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| ToolError::param(format!("`{k}` must be a non-negative integer"))),
+        Some(_) => Err(ToolError::param(format!(
+            "`{k}` must be a non-negative integer"
+        ))),
+    }
+}
+fn check_keys(a: &Map<String, Value>, spec: &ToolSpec) -> Result<()> {
+    let known = spec.schema["properties"].as_object();
+    for k in a.keys() {
+        if !known.is_some_and(|m| m.contains_key(k)) {
+            return Err(ToolError::param(format!(
+                "`{}` has no argument `{k}`",
+                spec.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn valid_id(id: &str) -> Result<()> {
+    if id.is_empty()
+        || id.len() > defaults::MAX_ID_BYTES
+        || id.chars().any(|c| c.is_control() || c.is_whitespace())
+    {
+        return Err(ToolError::param(format!(
+            "a session id is 1 to {} bytes without spaces or control characters",
+            defaults::MAX_ID_BYTES
+        )));
+    }
+    Ok(())
+}
+
+/// Releases a check slot when dropped.
+struct CheckSlot<'a>(&'a AtomicUsize);
+impl Drop for CheckSlot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Server {
+    /// A server; the sessions of `cfg.sessions` are opened now. Errors when one cannot be
+    /// opened (a category without a table, a duplicate id) or there are more than the
+    /// maximum.
+    pub fn new(cfg: Config) -> Result<Server> {
+        let server = Server {
+            sessions: Mutex::new(Sessions {
+                open: HashMap::new(),
+                gone: HashSet::new(),
+                gone_order: VecDeque::new(),
+                last_sweep: None,
+                next_pause: 1,
+            }),
+            checks_running: AtomicUsize::new(0),
+            tools: tool_specs(),
+            cfg,
+        };
+        let now = Instant::now();
+        for (id, cat) in server.cfg.sessions.clone() {
+            server.open(Some(&id), cat.as_deref(), now)?;
+        }
+        Ok(server)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The tools this server offers (the harness-only ones only with [`Config::harness`]).
+    pub fn tools(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.tools.iter().filter(|t| self.cfg.harness || !t.harness)
+    }
+
+    /// The number of open sessions.
+    pub fn open_sessions(&self) -> usize {
+        self.lock().open.len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sessions> {
+        // A panic while holding the lock cannot leave the map inconsistent in a way that
+        // matters more than refusing service; recover the guard.
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs tool `name` with `args` now.
+    pub fn call(
+        &self,
+        name: &str,
+        args: Option<Value>,
+    ) -> std::result::Result<ToolResult, CallError> {
+        self.call_at(name, args, Instant::now())
+    }
+
+    /// Runs tool `name` with `args` at time `now` (for tests of expiry).
+    pub fn call_at(
+        &self,
+        name: &str,
+        args: Option<Value>,
+        now: Instant,
+    ) -> std::result::Result<ToolResult, CallError> {
+        let Some(spec) = self.tools.iter().find(|t| t.name == name) else {
+            return Err(CallError::UnknownTool(name.to_string()));
+        };
+        let args = match args {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(CallError::NotAnObject(name.to_string())),
+        };
+        if spec.harness && !self.cfg.harness {
+            return Ok(Err(ToolError::refused(format!(
+                "`{name}` is a harness-only tool: it is enabled only when the server is started with --harness"
+            ))));
+        }
+        if let Err(e) = check_keys(&args, spec) {
+            return Ok(Err(e));
+        }
+        Ok(match name {
+            "gate" => self.gate(&args, now),
+            "record" => self.record(&args, now),
+            "session_state" => self.session_state(&args, now),
+            "summary" => self.summary(&args, now),
+            "open_session" => (|| {
+                let id = opt_str(&args, "session")?;
+                let cat = opt_str(&args, "category")?;
+                let id = self.open(id, cat, now)?;
+                Ok(json!({"session": id}))
+            })(),
+            "end_session" => self.end_session(&args, now),
+            "reset" => self.with_session(&args, now, |id, e| {
+                e.session.reset();
+                e.pause = None;
+                Ok(json!({"session": id, "reset": true}))
+            }),
+            "approve" => self.answer_pause(&args, now, true),
+            "deny" => self.answer_pause(&args, now, false),
+            "check" => self.heavy(|| self.check(&args)),
+            "horizon" => self.heavy(|| self.horizon(&args)),
+            "pac" => self.heavy(|| self.pac(&args)),
+            _ => Err(ToolError::new(
+                ErrorKind::Internal,
+                format!("tool `{name}` has no handler"),
+            )),
+        })
+    }
+
+    fn sweep(&self, s: &mut Sessions, now: Instant) {
+        if s.last_sweep
+            .is_some_and(|t| now.saturating_duration_since(t) < Duration::from_secs(1))
+        {
+            return;
+        }
+        s.last_sweep = Some(now);
+        let ttl = self.cfg.session_ttl;
+        let old: Vec<String> = s
+            .open
+            .iter()
+            .filter(|(_, e)| now.saturating_duration_since(e.last) > ttl)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in old {
+            s.open.remove(&k);
+            self.bury(s, k);
+        }
+    }
+
+    fn bury(&self, s: &mut Sessions, id: String) {
+        if s.gone.insert(id.clone()) {
+            s.gone_order.push_back(id);
+            let cap = (4 * self.cfg.max_sessions).max(4096);
+            while s.gone_order.len() > cap {
+                if let Some(old) = s.gone_order.pop_front() {
+                    s.gone.remove(&old);
+                }
+            }
+        }
+    }
+
+    fn open(&self, id: Option<&str>, category: Option<&str>, now: Instant) -> Result<String> {
+        let mut s = self.lock();
+        self.sweep(&mut s, now);
+        if s.open.len() >= self.cfg.max_sessions {
+            return Err(ToolError::refused(format!(
+                "the maximum of {} open sessions is reached; end a session first",
+                self.cfg.max_sessions
+            )));
+        }
+        let id = match id {
+            Some(id) => {
+                valid_id(id)?;
+                if s.open.contains_key(id) || s.gone.contains(id) {
+                    return Err(ToolError::refused(format!(
+                        "session `{id}` exists or existed: ids are not reused"
+                    )));
+                }
+                id.to_string()
+            }
+            None => loop {
+                let id = format!("s-{:016x}", rand::random::<u64>());
+                if !s.open.contains_key(&id) && !s.gone.contains(&id) {
+                    break id;
+                }
+            },
+        };
+        let session = Session::new(&self.cfg.monitor, &self.cfg.policy, category)
+            .map_err(|e| ToolError::monitor(&e))?;
+        s.open.insert(
+            id.clone(),
+            Entry {
+                session,
+                last: now,
+                pause: None,
+            },
+        );
+        Ok(id)
+    }
+
+    fn refusal(&self, s: &Sessions, id: &str) -> (&'static str, String) {
+        if s.gone.contains(id) {
+            (
+                "expired",
+                format!("session `{id}` has expired or was ended; it is never restarted: ask the harness for a new session"),
+            )
+        } else {
+            (
+                "unknown",
+                format!("session `{id}` is unknown: use the session id the harness gave you"),
+            )
+        }
+    }
+
+    /// Runs `f` on an open session; an unknown or expired id is a refused tool error.
+    fn with_session(
+        &self,
+        args: &Map<String, Value>,
+        now: Instant,
+        f: impl FnOnce(&str, &mut Entry) -> Result<Value>,
+    ) -> Result<Value> {
+        let id = req_str(args, "session")?;
+        let mut s = self.lock();
+        self.sweep(&mut s, now);
+        if !s.open.contains_key(id) {
+            let (_, why) = self.refusal(&s, id);
+            return Err(ToolError::refused(why));
+        }
+        let e = s
+            .open
+            .get_mut(id)
+            .ok_or_else(|| ToolError::refused("the session is gone"))?;
+        e.last = now;
+        f(id, e)
+    }
+
+    fn gate(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
+        let id = req_str(args, "session")?;
+        let tool = opt_str(args, "tool")?;
+        let state = match args.get("state") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(_) => return Err(ToolError::param("`state` must be an object")),
+        };
+        if tool.is_none() && state.is_none() {
+            return Err(ToolError::param("give `tool` (with `args`) or `state`"));
+        }
+        let raw = args.get("args").cloned().unwrap_or(Value::Null);
+        let call_args = match raw {
+            Value::Null => Value::Object(Map::new()),
+            v @ (Value::Object(_) | Value::String(_)) => {
+                ToolCall::parse_args(v).map_err(|e| ToolError::param(format!("`args`: {e}")))?
+            }
+            _ => {
+                return Err(ToolError::param(
+                    "`args` must be an object or a JSON string",
+                ))
+            }
+        };
+        let mut guard = self.lock();
+        let s = &mut *guard;
+        self.sweep(s, now);
+        let next_pause = s.next_pause;
+        if !s.open.contains_key(id) {
+            let (kind, why) = self.refusal(s, id);
+            return Ok(json!({
+                "session": id,
+                "tool": tool.unwrap_or(""),
+                "verdict": Verdict::Block,
+                "probability": 1.0,
+                "refused": kind,
+                "rule": format!("fail_closed: {kind}_session"),
+                "reason": format!("{}: {why} → block", tool.unwrap_or("action")),
+            }));
+        }
+        let e = s
+            .open
+            .get_mut(id)
+            .ok_or_else(|| ToolError::refused("the session is gone"))?;
+        e.last = now;
+        let action = match state {
+            Some(st) => Action::State { tool, state: st },
+            None => Action::Tool(ToolCall::new(tool.unwrap_or(""), &call_args)),
+        };
+        let d = e.session.gate(&action);
+        let report: DecisionReport = e.session.report(&d, id);
+        let mut v = serde_json::to_value(&report)
+            .map_err(|err| ToolError::new(ErrorKind::Internal, err.to_string()))?;
+        if d.verdict == Verdict::Pause {
+            let pid = format!("pause-{next_pause}");
+            v["pause_id"] = json!(pid);
+            e.pause = Some(Pause {
+                id: pid,
+                tool: tool.unwrap_or("").to_string(),
+                args: call_args,
+                state: state.cloned(),
+            });
+            s.next_pause += 1;
+        } else {
+            e.pause = None;
+        }
+        Ok(v)
+    }
+
+    fn record(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
+        let executed = opt_bool(args, "executed")?.unwrap_or(true);
+        if !executed && !self.cfg.harness {
+            return Err(ToolError::refused(
+                "record with executed=false is harness-only: it would move the monitor back; start the server with --harness",
+            ));
+        }
+        let tool = req_str(args, "tool")?;
+        let call_args = match args.get("args").cloned().unwrap_or(Value::Null) {
+            Value::Null => Value::Object(Map::new()),
+            v @ (Value::Object(_) | Value::String(_)) => {
+                ToolCall::parse_args(v).map_err(|e| ToolError::param(format!("`args`: {e}")))?
+            }
+            _ => {
+                return Err(ToolError::param(
+                    "`args` must be an object or a JSON string",
+                ))
+            }
+        };
+        let state = match args.get("state") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m.clone()),
+            Some(_) => return Err(ToolError::param("`state` must be an object")),
+        };
+        self.with_session(args, now, |id, e| {
+            let action = match &state {
+                Some(st) => Action::State {
+                    tool: Some(tool),
+                    state: st,
+                },
+                None => Action::Tool(ToolCall::new(tool, &call_args)),
+            };
+            let changed = e.session.record(&action, executed);
+            e.pause = None;
+            Ok(json!({"session": id, "changed": changed, "state": state_name(&e.session)}))
+        })
+    }
+
+    fn answer_pause(
+        &self,
+        args: &Map<String, Value>,
+        now: Instant,
+        approve: bool,
+    ) -> Result<Value> {
+        let pid = req_str(args, "pause_id")?;
+        self.with_session(args, now, |id, e| {
+            let Some(p) = e.pause.take_if(|p| p.id == pid) else {
+                return Err(ToolError::refused(format!(
+                    "`{pid}` is not the session's pending pause (a later action superseded it, or it was answered)"
+                )));
+            };
+            let changed = if approve {
+                let action = match &p.state {
+                    Some(st) => Action::State {
+                        tool: Some(&p.tool),
+                        state: st,
+                    },
+                    None => Action::Tool(ToolCall::new(&p.tool, &p.args)),
+                };
+                e.session.record(&action, true)
+            } else {
+                false
+            };
+            Ok(json!({
+                "session": id,
+                "pause_id": pid,
+                "approved": approve,
+                "changed": changed,
+                "state": state_name(&e.session),
+            }))
+        })
+    }
+
+    fn end_session(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
+        let id = req_str(args, "session")?;
+        let mut s = self.lock();
+        self.sweep(&mut s, now);
+        if s.open.remove(id).is_none() {
+            let (_, why) = self.refusal(&s, id);
+            return Err(ToolError::refused(why));
+        }
+        self.bury(&mut s, id.to_string());
+        Ok(json!({"session": id, "ended": true}))
+    }
+
+    fn session_state(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
+        self.with_session(args, now, |id, e| {
+            let s = &e.session;
+            let classifier = s.monitor().classifier().is_some();
+            Ok(json!({
+                "session": id,
+                "category": s.category(),
+                "state": state_name(s),
+                "dtr": classifier.then(|| s.dtr().to_string()),
+                "risk": classifier.then(|| s.dtr().risk_level()),
+                "steps": s.summary().steps,
+                "pending_pause": e.pause.as_ref().map(|p| json!({"pause_id": p.id, "tool": p.tool})),
+            }))
+        })
+    }
+
+    fn summary(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
+        self.with_session(args, now, |id, e| {
+            let sum = e.session.summary();
+            Ok(json!({
+                "session": id,
+                "steps": sum.steps,
+                "allow": sum.decisions[Verdict::Allow as usize],
+                "warn": sum.decisions[Verdict::Warn as usize],
+                "pause": sum.decisions[Verdict::Pause as usize],
+                "block": sum.decisions[Verdict::Block as usize],
+                "peak_probability": sum.peak_probability,
+                "peak_risk": sum.peak_risk,
+                "overridden": sum.overridden,
+                "state": state_name(&e.session),
+            }))
+        })
+    }
+
+    fn limits(&self) -> Limits {
+        Limits::default()
+            .with_max_states(self.cfg.max_states)
+            .with_timeout(self.cfg.timeout)
+            .with_deadline(Instant::now() + self.cfg.timeout)
+    }
+
+    fn heavy(&self, f: impl FnOnce() -> Result<Value>) -> Result<Value> {
+        let n = self.checks_running.fetch_add(1, Ordering::SeqCst);
+        let _slot = CheckSlot(&self.checks_running);
+        if n >= self.cfg.max_concurrent_checks {
+            return Err(ToolError::refused(format!(
+                "busy: {} checks are running (the server's maximum); try again later",
+                self.cfg.max_concurrent_checks
+            )));
+        }
+        f()
+    }
+
+    fn source<'a>(&self, args: &'a Map<String, Value>) -> Result<ModelSource<'a>> {
+        let text = opt_str(args, "model_text")?;
+        let path = opt_str(args, "model_path")?;
+        match (text, path) {
+            (Some(t), None) => {
+                if t.len() > self.cfg.max_text_bytes {
+                    return Err(ToolError::refused(format!(
+                        "model_text has {} bytes; this server takes at most {}",
+                        t.len(),
+                        self.cfg.max_text_bytes
+                    )));
+                }
+                Ok(ModelSource::Text {
+                    text: t,
+                    format: opt_str(args, "format")?,
+                })
+            }
+            (None, Some(p)) => {
+                if args.get("format").is_some_and(|f| !f.is_null()) {
+                    return Err(ToolError::param(
+                        "`format` is for model_text; a file's format comes from its extension",
+                    ));
+                }
+                Ok(ModelSource::Path(p))
+            }
+            (Some(_), Some(_)) => Err(ToolError::param(
+                "give exactly one of model_text and model_path, not both",
+            )),
+            (None, None) => Err(ToolError::param("give model_text or model_path")),
+        }
+    }
+
+    fn check(&self, args: &Map<String, Value>) -> Result<Value> {
+        let props = match args.get("properties") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|p| {
+                    p.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| ToolError::param("`properties` must be a list of strings"))
+                })
+                .collect::<Result<Vec<_>>>()?,
+            Some(Value::String(s)) => vec![s.clone()],
+            _ => {
+                return Err(ToolError::param(
+                    "`properties` (a list of PCTL strings) is required",
+                ))
+            }
+        };
+        if props.len() > defaults::MAX_PROPERTIES {
+            return Err(ToolError::refused(format!(
+                "{} properties; at most {} per request",
+                props.len(),
+                defaults::MAX_PROPERTIES
+            )));
+        }
+        let method = opt_str(args, "method")?
+            .map(ops::parse_method)
+            .transpose()?;
+        let constants = ops::constants_from_json(args.get("constants"))?;
+        let source = self.source(args)?;
+        let limits = self.limits();
+        let exact = method == Some(augur_check::Method::Exact);
+        let model = ops::load_model(source, self.cfg.root.as_deref(), &constants, exact, &limits)?;
+        let req = CheckRequest {
+            properties: props,
+            constants,
+            method,
+            all_states: opt_bool(args, "all_states")?.unwrap_or(false),
+        };
+        let out = ops::check(&model, &req, &limits)?;
+        if let Some((_, first)) = out.errors.first() {
+            let mut e = first.clone();
+            let all: Vec<&str> = out.errors.iter().map(|(_, e)| e.message.as_str()).collect();
+            e.message = format!("{}\n\n{}", all.join("\n"), out.report.to_json());
+            return Err(e);
+        }
+        serde_json::to_value(&out.report)
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.to_string()))
+    }
+
+    fn horizon(&self, args: &Map<String, Value>) -> Result<Value> {
+        let target = req_str(args, "target")?;
+        let max = opt_u64(args, "max")?.ok_or_else(|| ToolError::param("`max` is required"))?;
+        if max == 0 || max > self.cfg.max_horizon as u64 {
+            return Err(ToolError::param(format!(
+                "`max` must be in 1..={}",
+                self.cfg.max_horizon
+            )));
+        }
+        let all_states = opt_bool(args, "all_states")?.unwrap_or(false);
+        let constants = ops::constants_from_json(args.get("constants"))?;
+        let source = self.source(args)?;
+        let limits = self.limits();
+        let model = ops::load_model(source, self.cfg.root.as_deref(), &constants, false, &limits)?;
+        if all_states && model.dtmc().num_states().saturating_mul(max as usize) > 1_000_000 {
+            return Err(ToolError::refused(
+                "the table for all states would have more than 1,000,000 entries; ask for the initial state's curve (all_states=false)",
+            ));
+        }
+        ops::horizon(
+            &model,
+            target,
+            max as usize,
+            &constants,
+            all_states,
+            &limits,
+        )
+    }
+
+    fn pac(&self, args: &Map<String, Value>) -> Result<Value> {
+        let epsilon =
+            opt_f64(args, "epsilon")?.ok_or_else(|| ToolError::param("`epsilon` is required"))?;
+        let delta =
+            opt_f64(args, "delta")?.ok_or_else(|| ToolError::param("`delta` is required"))?;
+        let hoeffding = opt_bool(args, "hoeffding")?.unwrap_or(false);
+        let states = opt_u64(args, "states")?;
+        let text = opt_str(args, "model_text")?;
+        let path = opt_str(args, "model_path")?;
+        match (states, text, path) {
+            (Some(m), None, None) => ops::pac_calculator(
+                m as usize,
+                opt_f64(args, "p_hat")?,
+                opt_u64(args, "observations")?,
+                epsilon,
+                delta,
+                hoeffding,
+            ),
+            (None, Some(t), None) => {
+                if t.len() > self.cfg.max_text_bytes {
+                    return Err(ToolError::refused("model_text is too large"));
+                }
+                ops::pac_learned(ops::TEXT_NAME, t, epsilon, delta, hoeffding)
+            }
+            (None, None, Some(p)) => {
+                let real = ops::resolve_under(self.cfg.root.as_deref(), p)?;
+                let meta = std::fs::metadata(&real)
+                    .map_err(|e| ToolError::new(ErrorKind::Model, format!("{p}: {e}")))?;
+                if meta.len() > self.cfg.max_text_bytes as u64 {
+                    return Err(ToolError::refused(format!("{p} is too large")));
+                }
+                let text = augur_check::read_text(&real).map_err(|e| ToolError::check(&e))?;
+                ops::pac_learned(p, &text, epsilon, delta, hoeffding)
+            }
+            _ => Err(ToolError::param(
+                "give exactly one of model_text, model_path (a learned model) or states (the calculator)",
+            )),
+        }
+    }
+}
+
+fn state_name(s: &Session) -> String {
+    let m = s.monitor();
+    let t = m.table_for(s.category()).map(|i| &m.tables[i]);
+    t.map_or_else(|| s.state().to_string(), |t| t.name(s.state()).to_string())
+}

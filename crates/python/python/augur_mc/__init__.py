@@ -1,0 +1,459 @@
+"""Augur in Python: the probabilistic model checker and the runtime monitor, in-process.
+
+>>> import augur_mc as augur
+>>> r = augur.check("models/die.json", 'P=? [ F "six" ]')[0]
+>>> round(r.value, 6)
+0.166667
+
+Checks run in Rust with the GIL released; Ctrl-C (KeyboardInterrupt) stops a long check.
+Errors are exceptions carrying the located message: ``ParseError`` (``file``, ``line``,
+``column``), ``ModelError``, ``LimitError``, ``ParameterError`` -- all ``AugurError``.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _native
+from ._native import (
+    AugurError,
+    InternalError,
+    LimitError,
+    ModelError,
+    ParameterError,
+    ParseError,
+)
+
+__version__ = _native.__version__
+
+__all__ = [
+    "Action",
+    "AugurError",
+    "Decision",
+    "InternalError",
+    "LimitError",
+    "Model",
+    "ModelError",
+    "Monitor",
+    "ParameterError",
+    "ParseError",
+    "Result",
+    "Session",
+    "check",
+    "check_json",
+    "horizon",
+    "load_model",
+    "pac",
+    "pac_required",
+    "parse_model",
+    "parse_prism",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _consts(const: Union[None, str, Mapping[str, Any]]) -> Optional[str]:
+    """Constants as ``"N=3,p=0.5"`` (a dict is written that way)."""
+    if const is None:
+        return None
+    if isinstance(const, str):
+        return const
+    parts = []
+    for k, v in const.items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        parts.append(f"{k}={v}")
+    return ",".join(parts)
+
+
+class Model:
+    """A DTMC loaded in memory (from a file or from text), with its labels and rewards."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @property
+    def states(self) -> int:
+        """The number of reachable states."""
+        return self._native.states
+
+    @property
+    def transitions(self) -> int:
+        """The number of transitions."""
+        return self._native.transitions
+
+    @property
+    def initial(self) -> List[int]:
+        """The initial states."""
+        return list(self._native.initial)
+
+    @property
+    def labels(self) -> List[str]:
+        """The label names."""
+        return list(self._native.labels)
+
+    @property
+    def name(self) -> str:
+        """The file name (or ``model_text``)."""
+        return self._native.name
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r}, states={self.states}, transitions={self.transitions})"
+
+
+def load_model(
+    path: PathLike,
+    const: Union[None, str, Mapping[str, Any]] = None,
+    *,
+    exact: bool = False,
+    max_states: Optional[int] = None,
+    timeout: Optional[float] = None,
+) -> Model:
+    """Load a model file: ``.pm``/``.prism``, ``.tra`` (with ``.lab``, ``.srew``, ...),
+    ``.drn``, ``.json``. ``const`` gives undefined constants (``"N=3"`` or ``{"N": 3}``)."""
+    return Model(
+        _native.load_model(os.fspath(path), _consts(const), exact, max_states, timeout)
+    )
+
+
+def parse_model(
+    text: str,
+    format: str = "prism",
+    const: Union[None, str, Mapping[str, Any]] = None,
+    *,
+    exact: bool = False,
+    max_states: Optional[int] = None,
+    timeout: Optional[float] = None,
+) -> Model:
+    """Read a model from text in ``format`` (``prism``, ``drn``, ``json``, ``tra``);
+    located errors name the text ``model_text``."""
+    return Model(
+        _native.parse_model(text, format, _consts(const), exact, max_states, timeout)
+    )
+
+
+def parse_prism(
+    text: str,
+    const: Union[None, str, Mapping[str, Any]] = None,
+    **kwargs: Any,
+) -> Model:
+    """Read a model written in the PRISM language."""
+    return parse_model(text, "prism", const, **kwargs)
+
+
+class Result:
+    """The result of one property: ``value`` (a float, a bool, ``inf``, or None),
+    ``bounds`` (sound ``(lo, hi)`` or None), ``method``, ``seconds``, and with
+    ``all_states=True`` the value of every state in ``states``."""
+
+    __slots__ = ("name", "property", "value", "bounds", "method", "seconds", "states", "notes", "_raw")
+
+    def __init__(self, raw: Dict[str, Any]) -> None:
+        self._raw = raw
+        self.name: Optional[str] = raw.get("name")
+        self.property: str = raw["property"]
+        self.value: Union[float, bool, None] = _scalar(raw.get("value"))
+        b = raw.get("bounds")
+        self.bounds: Optional[Tuple[float, float]] = (
+            None if b is None else (_scalar(b[0]), _scalar(b[1]))
+        )
+        self.method: Optional[str] = raw.get("method")
+        self.seconds: float = raw.get("seconds", 0.0)
+        s = raw.get("states")
+        self.states: Optional[List[Union[float, bool, None]]] = (
+            None if s is None else [_scalar(x) for x in s]
+        )
+        self.notes: List[str] = list(raw.get("notes", []))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The result as ``augur check --json`` gives it."""
+        return dict(self._raw)
+
+    def to_numpy(self) -> Any:
+        """The per-state values as a NumPy array (needs ``numpy`` and ``all_states=True``)."""
+        import numpy  # noqa: PLC0415 (optional dependency)
+
+        if self.states is None:
+            raise ParameterError("no per-state values: check with all_states=True")
+        return numpy.asarray(self.states, dtype=float)
+
+    def __repr__(self) -> str:
+        return f"Result({self.property!r}, value={self.value!r}, bounds={self.bounds!r}, method={self.method!r})"
+
+
+def _scalar(v: Any) -> Any:
+    if v == "inf":
+        return float("inf")
+    if v == "-inf":
+        return float("-inf")
+    return v
+
+
+def _model(model: Union[Model, PathLike], const: Any) -> Model:
+    if isinstance(model, Model):
+        return model
+    return load_model(model, const)
+
+
+def check_json(
+    model: Union[Model, PathLike],
+    props: Union[str, Sequence[str]],
+    const: Union[None, str, Mapping[str, Any]] = None,
+    method: Optional[str] = None,
+    all_states: bool = False,
+    timeout: Optional[float] = None,
+) -> Dict[str, Any]:
+    """Check properties; the whole document of ``augur check --json`` (docs/json.md)."""
+    if isinstance(props, str):
+        props = [props]
+    m = _model(model, const)
+    text = _native.check(m._native, list(props), _consts(const), method, all_states, timeout)
+    return json.loads(text)
+
+
+def check(
+    model: Union[Model, PathLike],
+    props: Union[str, Sequence[str]],
+    const: Union[None, str, Mapping[str, Any]] = None,
+    method: Optional[str] = None,
+    all_states: bool = False,
+    timeout: Optional[float] = None,
+) -> List[Result]:
+    """Check PCTL properties on a model (a :class:`Model` or a file path); one
+    :class:`Result` per property. A malformed property raises :class:`ParseError` with its
+    location; a property that cannot be checked raises the error of the first one."""
+    doc = check_json(model, props, const, method, all_states, timeout)
+    return [Result(r) for r in doc["results"]]
+
+
+def horizon(
+    model: Union[Model, PathLike],
+    target: str,
+    max_h: int,
+    const: Union[None, str, Mapping[str, Any]] = None,
+    all_states: bool = False,
+    timeout: Optional[float] = None,
+) -> Any:
+    """The curve ``P(F<=h target)`` for ``h = 1..max_h`` from the initial state (a list), or
+    with ``all_states=True`` every state's curve (a list of lists, one per state)."""
+    m = _model(model, const)
+    doc = json.loads(_native.horizon(m._native, target, max_h, _consts(const), all_states, timeout))
+    return doc["table"] if all_states else doc["curve"]
+
+
+def pac(
+    model: Union[PathLike, Mapping[str, Any]],
+    epsilon: float,
+    delta: float,
+    hoeffding: bool = False,
+) -> Dict[str, Any]:
+    """The PAC report of a learned model (a file written by ``augur learn``, or its JSON as a
+    dict): per state the observations, the required count and what is missing; ``holds``."""
+    if isinstance(model, Mapping):
+        return json.loads(_native.pac_learned("model", json.dumps(model), epsilon, delta, hoeffding))
+    path = os.fspath(model)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ModelError(f"{path}: {e.strerror}") from None
+    return json.loads(_native.pac_learned(path, text, epsilon, delta, hoeffding))
+
+
+def pac_required(
+    states: int,
+    epsilon: float,
+    delta: float,
+    p_hat: Optional[float] = None,
+    observations: Optional[int] = None,
+    hoeffding: bool = False,
+) -> Dict[str, Any]:
+    """The calculator form: the observations needed out of one state of a ``states``-state
+    model (``required``), and with ``observations`` whether they suffice (``holds``)."""
+    return json.loads(_native.pac_calculator(states, epsilon, delta, p_hat, observations, hoeffding))
+
+
+class Action(enum.Enum):
+    """A monitor verdict, ordered ALLOW < WARN < PAUSE < BLOCK."""
+
+    ALLOW = "allow"
+    WARN = "warn"
+    PAUSE = "pause"
+    BLOCK = "block"
+
+    @property
+    def severity(self) -> int:
+        return ["allow", "warn", "pause", "block"].index(self.value)
+
+    def __lt__(self, other: "Action") -> bool:
+        return self.severity < other.severity
+
+    def __le__(self, other: "Action") -> bool:
+        return self.severity <= other.severity
+
+    def __gt__(self, other: "Action") -> bool:
+        return self.severity > other.severity
+
+    def __ge__(self, other: "Action") -> bool:
+        return self.severity >= other.severity
+
+
+class Decision:
+    """The monitor's decision on one action: ``action`` (:class:`Action`), ``probability``,
+    ``bounds``, ``reason``, ``state`` (the state the action leads to), ``horizon``, ``step``;
+    ``to_dict()`` gives every field of ``augur monitor gate``'s JSON line."""
+
+    __slots__ = ("action", "probability", "bounds", "reason", "state", "horizon", "step", "tool", "_raw")
+
+    def __init__(self, raw: Dict[str, Any]) -> None:
+        self._raw = raw
+        self.action = Action(raw["verdict"])
+        self.probability: float = raw["probability"]
+        self.bounds: Tuple[float, float] = tuple(raw["bounds"])  # type: ignore[assignment]
+        self.reason: str = raw["reason"]
+        self.state: str = raw["state"]
+        self.horizon: Optional[int] = raw.get("horizon")
+        self.step: int = raw["step"]
+        self.tool: str = raw["tool"]
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the action may go ahead (ALLOW or WARN)."""
+        return self.action <= Action.WARN
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self._raw)
+
+    def __repr__(self) -> str:
+        return f"Decision({self.action.name}, p={self.probability:.4g}, state={self.state!r})"
+
+
+def _args_json(args: Union[None, str, Mapping[str, Any]]) -> Optional[str]:
+    if args is None:
+        return None
+    if isinstance(args, str):
+        # OpenAI-style arguments: a JSON string holding the object.
+        return json.dumps(args)
+    return json.dumps(args)
+
+
+class Session:
+    """One agent run being gated: call :meth:`gate` before every tool call."""
+
+    __slots__ = ("_native", "id")
+
+    def __init__(self, native: Any, id: str) -> None:
+        self._native = native
+        self.id = id
+
+    def gate(
+        self,
+        tool: Optional[str] = None,
+        args: Union[None, str, Mapping[str, Any]] = None,
+        *,
+        state: Optional[Mapping[str, Any]] = None,
+    ) -> Decision:
+        """The decision on calling ``tool`` with ``args`` (a dict, or a JSON string), or for an
+        abstraction monitor on reaching the concrete ``state``. ALLOW and WARN advance the
+        session; PAUSE and BLOCK do not (until :meth:`record` says it ran anyway)."""
+        s = None if state is None else json.dumps(state)
+        return Decision(json.loads(self._native.gate(self.id, tool, _args_json(args), s)))
+
+    def record(
+        self,
+        tool: str,
+        args: Union[None, str, Mapping[str, Any]] = None,
+        executed: bool = True,
+        *,
+        state: Optional[Mapping[str, Any]] = None,
+    ) -> bool:
+        """Say what happened to the last gated action (``executed=False``: it did not run, the
+        session moves back); returns whether the state changed."""
+        s = None if state is None else json.dumps(state)
+        return self._native.record(tool, _args_json(args), s, executed)
+
+    def summary(self) -> Dict[str, Any]:
+        """Actions gated, decisions per verdict, peak probability and risk, overrides."""
+        raw = json.loads(self._native.summary())
+        d = raw.pop("decisions")
+        raw.update(dict(zip(["allow", "warn", "pause", "block"], d)))
+        return raw
+
+    def reset(self) -> None:
+        """Back to the start state with fresh counts."""
+        self._native.reset()
+
+    @property
+    def state(self) -> str:
+        """The current model state's name."""
+        return self._native.state()
+
+
+class Monitor:
+    """A compiled runtime monitor (``monitor.json``)."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @classmethod
+    def compile(
+        cls,
+        model: Union[Model, PathLike, Sequence[Union[Model, PathLike, Tuple[str, Model]]]],
+        prop: str,
+        horizon: Optional[int] = None,
+    ) -> "Monitor":
+        """Compile a monitor for ``prop`` (e.g. ``'P=? [ F<=5 "violated" ]'``) from a model, a
+        model file, or a list of them (``(category, Model)`` pairs for per-category tables;
+        a file ``CATEGORY=PATH``); ``horizon`` is the length of the P(F<=h) curve."""
+        items = list(model) if isinstance(model, (list, tuple)) and not _is_pair(model) else [model]
+        if all(isinstance(m, (str, os.PathLike)) for m in items):
+            return cls(_native.NativeMonitor.compile_files([os.fspath(m) for m in items], prop, horizon))
+        natives = []
+        for m in items:
+            if _is_pair(m):
+                cat, mm = m  # type: ignore[misc]
+                natives.append((_model(mm, None)._native, cat))
+            else:
+                natives.append((_model(m, None)._native, None))  # type: ignore[arg-type]
+        return cls(_native.NativeMonitor.compile(natives, prop, horizon))
+
+    @classmethod
+    def load(cls, path: PathLike) -> "Monitor":
+        """Load a monitor file written by ``augur monitor compile`` or :meth:`save`."""
+        return cls(_native.NativeMonitor.load(os.fspath(path)))
+
+    @classmethod
+    def default(cls) -> "Monitor":
+        """SafetyDrift's 5-state risk-level chain with ``P=? [ F<=5 "violated" ]``."""
+        return cls(_native.NativeMonitor.default())
+
+    def save(self, path: PathLike) -> None:
+        self._native.save(os.fspath(path))
+
+    @property
+    def property(self) -> str:
+        return self._native.property
+
+    def session(
+        self,
+        policy: Union[None, PathLike] = None,
+        category: Optional[str] = None,
+        *,
+        policy_text: Optional[str] = None,
+        id: str = "session",
+    ) -> Session:
+        """A new session at the start state; ``policy`` is a TOML file (default: block at
+        P >= 0.9, pause at 0.6, warn at 0.3), ``category`` selects the table and overrides."""
+        p = None if policy is None else os.fspath(policy)
+        return Session(self._native.session(p, policy_text, category), id)
+
+
+def _is_pair(x: Any) -> bool:
+    return isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], Model)

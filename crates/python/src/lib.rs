@@ -1,0 +1,517 @@
+//! `augur_mc._native`: the pyo3 module under the `augur_mc` Python package (whose pure-Python
+//! layer, `python/augur_mc/__init__.py`, gives the documented API). Checks run in-process
+//! through `augur-check` with the GIL released; Ctrl-C (KeyboardInterrupt) stops them through
+//! the cancellation flag of [`augur_check::Limits`]. Errors are Python exceptions carrying
+//! the located message (`ParseError` with `file`, `line`, `column`).
+#![deny(missing_docs)]
+
+use augur_check::{Limits, Model};
+use augur_mcp::ops::{self, CheckRequest, ModelSource};
+use augur_mcp::{ErrorKind, ToolError};
+use augur_monitor::{Action, Monitor, Policy, Session, ToolCall};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use serde_json::Value;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+create_exception!(augur_mc, AugurError, PyException, "Every error of Augur. `message` is the located message (file:line:column, the line and a caret when the cause is in a text); `file`, `line`, `column` are set when known (else None).");
+create_exception!(augur_mc, ParseError, AugurError, "A located error in a model, property, constant or policy text: `file`, `line`, `column` are set.");
+create_exception!(
+    augur_mc,
+    ModelError,
+    AugurError,
+    "A model or property that cannot be used (an unknown label, an unreadable file, ...)."
+);
+create_exception!(
+    augur_mc,
+    LimitError,
+    AugurError,
+    "A limit stopped the work (max_states, timeout)."
+);
+create_exception!(
+    augur_mc,
+    ParameterError,
+    AugurError,
+    "A parameter out of range or of the wrong kind."
+);
+create_exception!(
+    augur_mc,
+    InternalError,
+    AugurError,
+    "A failure that is not the caller's (a solver that did not converge, a bug)."
+);
+
+fn py_err(py: Python<'_>, e: ToolError) -> PyErr {
+    let err = match e.kind {
+        ErrorKind::Parse => ParseError::new_err(e.message.clone()),
+        ErrorKind::Model => ModelError::new_err(e.message.clone()),
+        ErrorKind::Limit => LimitError::new_err(e.message.clone()),
+        ErrorKind::Param | ErrorKind::Refused => ParameterError::new_err(e.message.clone()),
+        ErrorKind::Internal => InternalError::new_err(e.message.clone()),
+    };
+    let v = err.value(py);
+    let loc = e.location.as_ref();
+    let _ = v.setattr("message", e.message.as_str());
+    let _ = v.setattr("file", loc.map(|l| l.file.clone()));
+    let _ = v.setattr("line", loc.map(|l| l.line));
+    let _ = v.setattr("column", loc.map(|l| l.column));
+    err
+}
+
+fn limits(max_states: Option<usize>, timeout: Option<f64>) -> PyResult<Limits> {
+    let mut l = Limits::default();
+    if let Some(n) = max_states {
+        l = l.with_max_states(n);
+    }
+    if let Some(t) = timeout {
+        let d = Duration::try_from_secs_f64(t)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                ParameterError::new_err(format!(
+                    "timeout must be a positive number of seconds, got {t}"
+                ))
+            })?;
+        l = l
+            .with_timeout(d)
+            .with_deadline(std::time::Instant::now() + d);
+    }
+    Ok(l)
+}
+
+/// Runs `f` on another thread with the GIL released, checking for signals every 50 ms: a
+/// KeyboardInterrupt cancels the work (through `limits`' flag) and is raised.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    limits: &Limits,
+    f: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel();
+        scope.spawn(move || {
+            let _ = tx.send(f());
+        });
+        loop {
+            let got = py.detach(|| rx.recv_timeout(Duration::from_millis(50)));
+            match got {
+                Ok(v) => return Ok(v),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(InternalError::new_err(
+                        "the check's thread ended without an answer",
+                    ))
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        limits.cancel();
+                        // Wait for the worker to notice the flag.
+                        let _ = py.detach(|| rx.recv());
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    })
+}
+
+fn json_str(py: Python<'_>, v: &impl serde::Serialize) -> PyResult<String> {
+    serde_json::to_string(v)
+        .map_err(|e| py_err(py, ToolError::new(ErrorKind::Internal, e.to_string())))
+}
+
+/// A model loaded in memory (a DTMC with its labels, rewards and constants).
+#[pyclass(module = "augur_mc._native", frozen)]
+struct NativeModel {
+    model: Arc<Model>,
+}
+
+#[pymethods]
+impl NativeModel {
+    #[getter]
+    fn states(&self) -> usize {
+        self.model.dtmc().num_states()
+    }
+    #[getter]
+    fn transitions(&self) -> usize {
+        self.model.dtmc().matrix.nnz()
+    }
+    #[getter]
+    fn initial(&self) -> Vec<u32> {
+        self.model.dtmc().initial.clone()
+    }
+    #[getter]
+    fn name(&self) -> String {
+        self.model.name().to_string()
+    }
+    #[getter]
+    fn labels(&self) -> Vec<String> {
+        self.model.dtmc().labels.keys().cloned().collect()
+    }
+}
+
+/// Loads a model file (format from the extension).
+#[pyfunction]
+#[pyo3(signature = (path, constants=None, exact=false, max_states=None, timeout=None))]
+fn load_model(
+    py: Python<'_>,
+    path: &str,
+    constants: Option<&str>,
+    exact: bool,
+    max_states: Option<usize>,
+    timeout: Option<f64>,
+) -> PyResult<NativeModel> {
+    let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
+    let l = limits(max_states, timeout)?;
+    let p = std::path::Path::new(path);
+    let r = interruptible(py, &l, || {
+        let opts = augur_check::LoadOptions {
+            constants: c,
+            exact,
+            limits: l.clone(),
+            ..Default::default()
+        };
+        Model::load(p, &opts).map_err(|e| ToolError::check(&e))
+    })?;
+    r.map(|m| NativeModel { model: Arc::new(m) })
+        .map_err(|e| py_err(py, e))
+}
+
+/// Reads a model from text (`format`: prism, drn, json, tra).
+#[pyfunction]
+#[pyo3(signature = (text, format=None, constants=None, exact=false, max_states=None, timeout=None))]
+fn parse_model(
+    py: Python<'_>,
+    text: &str,
+    format: Option<&str>,
+    constants: Option<&str>,
+    exact: bool,
+    max_states: Option<usize>,
+    timeout: Option<f64>,
+) -> PyResult<NativeModel> {
+    let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
+    let l = limits(max_states, timeout)?;
+    let r = interruptible(py, &l, || {
+        ops::load_model(ModelSource::Text { text, format }, None, &c, exact, &l)
+    })?;
+    r.map(|m| NativeModel { model: Arc::new(m) })
+        .map_err(|e| py_err(py, e))
+}
+
+/// Checks properties; returns the JSON of `augur check --json`. Raises the first failing
+/// property's error.
+#[pyfunction]
+#[pyo3(signature = (model, properties, constants=None, method=None, all_states=false, timeout=None))]
+fn check(
+    py: Python<'_>,
+    model: &NativeModel,
+    properties: Vec<String>,
+    constants: Option<&str>,
+    method: Option<&str>,
+    all_states: bool,
+    timeout: Option<f64>,
+) -> PyResult<String> {
+    let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
+    let method = method
+        .map(ops::parse_method)
+        .transpose()
+        .map_err(|e| py_err(py, e))?;
+    let l = limits(None, timeout)?;
+    let req = CheckRequest {
+        properties,
+        constants: c,
+        method,
+        all_states,
+    };
+    let m = Arc::clone(&model.model);
+    let out = interruptible(py, &l, || ops::check(&m, &req, &l))?.map_err(|e| py_err(py, e))?;
+    if let Some((_, e)) = out.errors.into_iter().next() {
+        return Err(py_err(py, e));
+    }
+    json_str(py, &out.report)
+}
+
+/// The curve P(F≤h target), h = 1..max (JSON: `curve`, and `table` with `all_states`).
+#[pyfunction]
+#[pyo3(signature = (model, target, max_h, constants=None, all_states=false, timeout=None))]
+fn horizon(
+    py: Python<'_>,
+    model: &NativeModel,
+    target: &str,
+    max_h: usize,
+    constants: Option<&str>,
+    all_states: bool,
+    timeout: Option<f64>,
+) -> PyResult<String> {
+    let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
+    let l = limits(None, timeout)?;
+    let m = Arc::clone(&model.model);
+    let v = interruptible(py, &l, || {
+        ops::horizon(&m, target, max_h, &c, all_states, &l)
+    })?
+    .map_err(|e| py_err(py, e))?;
+    Ok(v.to_string())
+}
+
+/// The PAC report of a learned model's JSON text (JSON).
+#[pyfunction]
+#[pyo3(signature = (name, text, epsilon, delta, hoeffding=false))]
+fn pac_learned(
+    py: Python<'_>,
+    name: &str,
+    text: &str,
+    epsilon: f64,
+    delta: f64,
+    hoeffding: bool,
+) -> PyResult<String> {
+    ops::pac_learned(name, text, epsilon, delta, hoeffding)
+        .map(|v| v.to_string())
+        .map_err(|e| py_err(py, e))
+}
+
+/// The PAC calculator (JSON).
+#[pyfunction]
+#[pyo3(signature = (states, epsilon, delta, p_hat=None, observations=None, hoeffding=false))]
+fn pac_calculator(
+    py: Python<'_>,
+    states: usize,
+    epsilon: f64,
+    delta: f64,
+    p_hat: Option<f64>,
+    observations: Option<u64>,
+    hoeffding: bool,
+) -> PyResult<String> {
+    ops::pac_calculator(states, p_hat, observations, epsilon, delta, hoeffding)
+        .map(|v| v.to_string())
+        .map_err(|e| py_err(py, e))
+}
+
+fn monitor_err(py: Python<'_>, e: augur_monitor::MonitorError) -> PyErr {
+    py_err(py, ToolError::monitor(&e))
+}
+
+/// A compiled runtime monitor.
+#[pyclass(module = "augur_mc._native", frozen)]
+struct NativeMonitor {
+    monitor: Arc<Monitor>,
+}
+
+#[pymethods]
+impl NativeMonitor {
+    /// Compiles a monitor from models (`(model, category or None)`) for a property.
+    #[staticmethod]
+    #[pyo3(signature = (models, prop, horizon=None))]
+    fn compile(
+        py: Python<'_>,
+        models: Vec<(PyRef<'_, NativeModel>, Option<String>)>,
+        prop: &str,
+        horizon: Option<u32>,
+    ) -> PyResult<NativeMonitor> {
+        let mut sources = Vec::new();
+        for (m, cat) in &models {
+            let mut s = augur_monitor::compile::Source::new(m.model.dtmc().clone(), m.model.name());
+            s.category = cat.clone();
+            sources.push(s);
+        }
+        let mut opts = augur_monitor::compile::CompileOptions::new(prop);
+        opts.horizon = horizon;
+        let m = py
+            .detach(|| augur_monitor::compile::compile_dtmcs(sources, &opts))
+            .map_err(|e| monitor_err(py, e))?;
+        Ok(NativeMonitor {
+            monitor: Arc::new(m),
+        })
+    }
+
+    /// Compiles monitor files as `augur monitor compile` does (models by path).
+    #[staticmethod]
+    #[pyo3(signature = (paths, prop, horizon=None))]
+    fn compile_files(
+        py: Python<'_>,
+        paths: Vec<String>,
+        prop: &str,
+        horizon: Option<u32>,
+    ) -> PyResult<NativeMonitor> {
+        let args: Vec<_> = paths
+            .iter()
+            .map(|p| augur_monitor::compile::ModelArg::parse(p))
+            .collect();
+        let mut opts = augur_monitor::compile::CompileOptions::new(prop);
+        opts.horizon = horizon;
+        let m = py
+            .detach(|| augur_monitor::compile::compile(&args, &opts))
+            .map_err(|e| monitor_err(py, e))?;
+        Ok(NativeMonitor {
+            monitor: Arc::new(m),
+        })
+    }
+
+    /// Loads a monitor file.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: &str) -> PyResult<NativeMonitor> {
+        let m = Monitor::load(std::path::Path::new(path)).map_err(|e| monitor_err(py, e))?;
+        Ok(NativeMonitor {
+            monitor: Arc::new(m),
+        })
+    }
+
+    /// The built-in monitor (SafetyDrift's 5-state chain, `P=? [ F<=5 "violated" ]`).
+    #[staticmethod]
+    fn default(py: Python<'_>) -> PyResult<NativeMonitor> {
+        let m = augur_mcp::server::default_monitor().map_err(|e| py_err(py, e))?;
+        Ok(NativeMonitor {
+            monitor: Arc::new(m),
+        })
+    }
+
+    /// Saves it.
+    fn save(&self, py: Python<'_>, path: &str) -> PyResult<()> {
+        self.monitor
+            .save(std::path::Path::new(path))
+            .map_err(|e| monitor_err(py, e))
+    }
+
+    /// The monitor file's JSON.
+    fn to_json(&self) -> String {
+        self.monitor.to_json()
+    }
+
+    #[getter]
+    fn property(&self) -> String {
+        self.monitor.property.clone()
+    }
+
+    /// A session (policy: a TOML file path or text, `None` for the default).
+    #[pyo3(signature = (policy_path=None, policy_text=None, category=None))]
+    fn session(
+        &self,
+        py: Python<'_>,
+        policy_path: Option<&str>,
+        policy_text: Option<&str>,
+        category: Option<&str>,
+    ) -> PyResult<NativeSession> {
+        let policy = match (policy_path, policy_text) {
+            (Some(p), _) => {
+                Policy::from_file(std::path::Path::new(p)).map_err(|e| monitor_err(py, e))?
+            }
+            (None, Some(t)) => Policy::parse(t, "policy").map_err(|e| monitor_err(py, e))?,
+            (None, None) => Policy::default(),
+        };
+        let s = Session::new(&self.monitor, &Arc::new(policy), category)
+            .map_err(|e| monitor_err(py, e))?;
+        Ok(NativeSession { session: s })
+    }
+}
+
+/// One agent run being gated.
+#[pyclass(module = "augur_mc._native")]
+struct NativeSession {
+    session: Session,
+}
+
+fn args_value(py: Python<'_>, args: Option<&str>) -> PyResult<Value> {
+    match args {
+        None => Ok(Value::Object(Default::default())),
+        Some(text) => {
+            let v: Value = serde_json::from_str(text)
+                .map_err(|e| py_err(py, ToolError::param(format!("arguments: {e}"))))?;
+            ToolCall::parse_args(v).map_err(|e| py_err(py, ToolError::param(e)))
+        }
+    }
+}
+
+fn state_map(py: Python<'_>, state: &str) -> PyResult<serde_json::Map<String, Value>> {
+    match serde_json::from_str(state) {
+        Ok(Value::Object(m)) => Ok(m),
+        _ => Err(py_err(
+            py,
+            ToolError::param("the state must be a dict of variable -> value"),
+        )),
+    }
+}
+
+#[pymethods]
+impl NativeSession {
+    /// Gates an action (arguments or state as JSON text); returns the decision's JSON.
+    #[pyo3(signature = (session_id, tool=None, args_json=None, state_json=None))]
+    fn gate(
+        &mut self,
+        py: Python<'_>,
+        session_id: &str,
+        tool: Option<&str>,
+        args_json: Option<&str>,
+        state_json: Option<&str>,
+    ) -> PyResult<String> {
+        let args = args_value(py, args_json)?;
+        let state = state_json.map(|s| state_map(py, s)).transpose()?;
+        let action = match &state {
+            Some(st) => Action::State { tool, state: st },
+            None => Action::Tool(ToolCall::new(tool.unwrap_or(""), &args)),
+        };
+        let d = self.session.gate(&action);
+        json_str(py, &self.session.report(&d, session_id))
+    }
+
+    /// Records what happened to an action; returns whether the state changed.
+    #[pyo3(signature = (tool, args_json=None, state_json=None, executed=true))]
+    fn record(
+        &mut self,
+        py: Python<'_>,
+        tool: &str,
+        args_json: Option<&str>,
+        state_json: Option<&str>,
+        executed: bool,
+    ) -> PyResult<bool> {
+        let args = args_value(py, args_json)?;
+        let state = state_json.map(|s| state_map(py, s)).transpose()?;
+        let action = match &state {
+            Some(st) => Action::State {
+                tool: Some(tool),
+                state: st,
+            },
+            None => Action::Tool(ToolCall::new(tool, &args)),
+        };
+        Ok(self.session.record(&action, executed))
+    }
+
+    /// The counts (JSON).
+    fn summary(&self, py: Python<'_>) -> PyResult<String> {
+        json_str(py, &self.session.summary())
+    }
+
+    /// Back to the start state.
+    fn reset(&mut self) {
+        self.session.reset();
+    }
+
+    /// The current model state's name.
+    fn state(&self) -> String {
+        let m = self.session.monitor();
+        m.table_for(self.session.category())
+            .map(|i| m.tables[i].name(self.session.state()).to_string())
+            .unwrap_or_else(|| self.session.state().to_string())
+    }
+}
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("AugurError", py.get_type::<AugurError>())?;
+    m.add("ParseError", py.get_type::<ParseError>())?;
+    m.add("ModelError", py.get_type::<ModelError>())?;
+    m.add("LimitError", py.get_type::<LimitError>())?;
+    m.add("ParameterError", py.get_type::<ParameterError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add_class::<NativeModel>()?;
+    m.add_class::<NativeMonitor>()?;
+    m.add_class::<NativeSession>()?;
+    m.add_function(wrap_pyfunction!(load_model, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_model, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(horizon, m)?)?;
+    m.add_function(wrap_pyfunction!(pac_learned, m)?)?;
+    m.add_function(wrap_pyfunction!(pac_calculator, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

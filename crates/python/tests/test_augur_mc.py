@@ -1,0 +1,214 @@
+"""The Python package against the CLI on the example models (run by scripts/test, which
+builds and installs the wheel; AUGUR_BIN names the CLI binary)."""
+
+from __future__ import annotations
+
+import _thread
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import augur_mc as augur
+
+REPO = Path(__file__).resolve().parents[3]
+AUGUR = os.environ.get("AUGUR_BIN", str(REPO / "target" / "debug" / "augur"))
+MODELS = REPO / "models"
+
+
+def cli(*args, stdin=None):
+    p = subprocess.run([AUGUR, *args], cwd=REPO, capture_output=True, text=True, input=stdin)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def props_of(path: Path):
+    """The properties of a PRISM properties file, one per `;`-terminated or bare line."""
+    out = []
+    for line in path.read_text().splitlines():
+        line = line.split("//")[0].strip().rstrip(";").strip()
+        if line:
+            out.append(line)
+    return out
+
+
+@pytest.mark.parametrize(
+    "model,props,const",
+    [
+        ("die.json", "die.props", None),
+        ("gambler.drn", "gambler.props", None),
+        ("ring3.pm", "ring3.props", None),
+        ("safetydrift.tra", "safetydrift.props", None),
+        ("merge.pm", "merge.props", None),
+    ],
+)
+def test_results_equal_augur_check_json(model, props, const):
+    ps = props_of(MODELS / props)
+    args = ["check", str(MODELS / model), "--json"]
+    for p in ps:
+        args += ["--prop", p]
+    expected = json.loads(cli(*args))
+    got = augur.check_json(MODELS / model, ps, const)
+    results = augur.check(MODELS / model, ps, const)
+    assert got["model"]["states"] == expected["model"]["states"]
+    assert len(results) == len(expected["results"]) == len(ps)
+    for r, e, g in zip(results, expected["results"], got["results"]):
+        for k in ("name", "property", "value", "bounds", "method"):
+            assert g[k] == e[k], (k, g, e)
+        assert r.name == e["name"] and r.method == e["method"]
+        if isinstance(e["value"], float):
+            assert r.value == e["value"]
+            lo, hi = r.bounds
+            assert lo <= r.value <= hi
+
+
+def test_all_states_and_numpy():
+    m = augur.load_model(MODELS / "die.json")
+    assert (m.states, m.initial) == (13, [0])
+    [r] = augur.check(m, 'P=? [ F "six" ]', all_states=True)
+    assert len(r.states) == 13
+    # From the outcome states the value is 1 in state 12 (six) and 0 in the other outcomes.
+    assert r.states[12] == 1.0 and r.states[7] == 0.0
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError):
+            r.to_numpy()
+    else:
+        assert r.to_numpy().shape == (13,)
+
+
+def test_parse_prism_with_constants_and_the_closed_form():
+    text = (MODELS / "..").resolve().joinpath("models", "ring3.pm").read_text()
+    m = augur.parse_prism(text)
+    assert m.states > 0
+    coin = 'dtmc\nconst double p;\nmodule c\n  x : [0..2] init 0;\n  [] x=0 -> p : (x\'=1) + (1-p) : (x\'=2);\n  [] x>0 -> true;\nendmodule\nlabel "heads" = x=1;\n'
+    for p in (0.1, 0.25, 0.7):
+        [r] = augur.check(augur.parse_prism(coin, {"p": p}), 'P=? [ F "heads" ]')
+        assert abs(r.value - p) < 1e-12
+
+
+def test_errors_are_exceptions_with_locations():
+    m = augur.load_model(MODELS / "die.json")
+    with pytest.raises(augur.ParseError) as e:
+        augur.check(m, 'P=? [ F "six" ')
+    assert (e.value.file, e.value.line) == ("property 1", 1)
+    assert e.value.column >= 1 and "^" in str(e.value)
+    assert isinstance(e.value, augur.AugurError)
+    with pytest.raises(augur.ParseError) as e:
+        augur.parse_prism("dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> (x'=);\nendmodule\n")
+    assert (e.value.file, e.value.line) == ("model_text", 4)
+    with pytest.raises(augur.ModelError) as e:
+        augur.check(m, 'P=? [ F "seven" ]')
+    assert "seven" in str(e.value)
+    with pytest.raises(augur.AugurError):
+        augur.load_model(MODELS / "no-such-model.pm")
+    with pytest.raises(augur.LimitError):
+        augur.load_model(MODELS / "ring3.pm", max_states=2)
+    with pytest.raises(augur.ParameterError):
+        augur.check(m, 'P=? [ F "six" ]', method="magic")
+
+
+def test_horizon_equals_the_cli():
+    expected = json.loads(cli("horizon", str(MODELS / "safetydrift.tra"), "--target", "violated", "--max", "5", "--json"))
+    table = augur.horizon(MODELS / "safetydrift.tra", "violated", 5, all_states=True)
+    assert table == expected["table"]
+    curve = augur.horizon(MODELS / "safetydrift.tra", "violated", 5)
+    assert curve == expected["table"][expected["initial"][0]]
+
+
+def test_pac_equals_the_cli(tmp_path):
+    learned = tmp_path / "sd.json"
+    cli("learn", "models/safetydrift/traces.jsonl", "--abstraction", "models/safetydrift/spec.toml", "--alpha", "0.1", "-o", str(learned))
+    expected = json.loads(cli("pac", str(learned), "--epsilon", "0.1", "--delta", "0.05", "--json"))
+    got = augur.pac(learned, 0.1, 0.05)
+    assert got == expected
+    calc = augur.pac_required(60, 0.1, 0.05, p_hat=0.5, observations=10)
+    expected = json.loads(cli("pac", "--states", "60", "--epsilon", "0.1", "--delta", "0.05", "--p-hat", "0.5", "--observations", "10", "--json"))
+    assert calc == expected
+    with pytest.raises(augur.ParameterError):
+        augur.pac_required(60, 1.5, 0.05)
+
+
+ACTIONS = [
+    ("read_file", {"path": "/workspace/customers.csv"}),
+    ("read_file", {"path": "/workspace/.env"}),
+    ("write_file", {"path": "/tmp/summary.txt", "content": "..."}),
+    ("send_email", '{"recipients": ["mark.black@gmail.com"], "body": "summary attached"}'),
+]
+
+
+def test_gate_decisions_match_the_cli(tmp_path):
+    mon = tmp_path / "m.json"
+    cli("monitor", "compile", "models/safetydrift.tra", "--prop", 'P=? [ F<=5 "violated" ]', "-o", str(mon))
+    lines = "\n".join(json.dumps({"session": "s", "tool": t, "args": a}) for t, a in ACTIONS) + "\n"
+    expected = [json.loads(x) for x in cli("monitor", "gate", str(mon), stdin=lines).splitlines()]
+    for monitor in (augur.Monitor.load(mon), augur.Monitor.compile(MODELS / "safetydrift.tra", 'P=? [ F<=5 "violated" ]'), augur.Monitor.default()):
+        session = monitor.session(id="s")
+        got = [session.gate(t, a) for t, a in ACTIONS]
+        assert [d.action for d in got] == [augur.Action.ALLOW, augur.Action.WARN, augur.Action.WARN, augur.Action.BLOCK]
+        for d, e in zip(got, expected):
+            assert d.to_dict() == e
+            assert (d.probability, list(d.bounds), d.reason, d.state) == (e["probability"], e["bounds"], e["reason"], e["state"])
+        s = session.summary()
+        assert (s["steps"], s["allow"], s["warn"], s["block"]) == (4, 1, 2, 1)
+        # The blocked email did not move the session; recording it as executed does.
+        before = session.state
+        assert session.record("send_email", ACTIONS[3][1], executed=True)
+        assert session.state != before
+        session.reset()
+        assert session.state == "safe" and session.summary()["steps"] == 0
+
+
+def test_policy_and_pause(tmp_path):
+    policy = 'version = 1\nthresholds = [ { at = 0.95, verdict = "block" }, { at = 0.2, verdict = "pause" } ]\n'
+    s = augur.Monitor.default().session(policy_text=policy)
+    d = s.gate("read_file", {"path": "/workspace/.env"})
+    assert d.action is augur.Action.PAUSE and not d.allowed
+    assert augur.Action.PAUSE > augur.Action.WARN
+    with pytest.raises(augur.ParseError) as e:
+        augur.Monitor.default().session(policy_text="version = 1\nthresholds = [ { at = 2.0, verdict = \"block\" } ]\n")
+    assert e.value.line == 2
+
+
+# P(F<=k x=1) = 1 - (1 - 1e-9)^k: a bounded check that never reaches an exact fixed point
+# before k = 2e9 steps (tens of seconds), so it is still running when stopped.
+SLOW = "dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> 0.000000001 : (x'=1) + 0.999999999 : (x'=0);\n  [] x=1 -> true;\nendmodule\n"
+
+
+def test_the_gil_is_released_during_a_check():
+    m = augur.parse_prism(SLOW)
+    done = threading.Event()
+    errors = []
+
+    def long_check():
+        try:
+            augur.check(m, "P=? [ F<=2000000000 x=1 ]", timeout=1.0)
+        except augur.LimitError as e:
+            errors.append(e)
+        finally:
+            done.set()
+
+    t = threading.Thread(target=long_check)
+    t.start()
+    ticks = 0
+    while not done.is_set():
+        ticks += 1  # runs only while the check does not hold the GIL
+        time.sleep(0.001)
+    t.join()
+    assert errors and "time limit" in str(errors[0])
+    assert ticks > 100, ticks
+
+
+def test_ctrl_c_stops_a_long_check():
+    m = augur.parse_prism(SLOW)
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        augur.check(m, "P=? [ F<=2000000000 x=1 ]", timeout=60)
+    assert time.monotonic() - start < 10
