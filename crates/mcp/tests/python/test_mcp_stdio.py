@@ -207,38 +207,44 @@ def test_malformed_json_rpc_is_answered_or_ignored_and_the_server_keeps_serving(
 def test_soak_100000_gates_over_1000_sessions_in_bounded_memory():
     sessions, per = 1000, 100
     r = Raw("--harness", "--max-sessions", str(sessions))
-    n = 0
+    ids = iter(range(1, 10**9))
 
-    def call(name, args):
-        nonlocal n
-        n += 1
-        return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": args}}
+    def many(calls):
+        """Send the calls in batches small enough for the pipes; the answers, by id."""
+        out = {}
+        for k in range(0, len(calls), 100):
+            sent = []
+            for name, args in calls[k:k + 100]:
+                i = next(ids)
+                sent.append(i)
+                r.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}})
+            for _ in sent:
+                m = r.recv()
+                out[m["id"]] = m
+            assert set(sent) <= set(out)
+        return list(out.values())
 
-    for i in range(sessions):
-        r.send(call("open_session", {"session": f"s{i}"}))
-    for _ in range(sessions):
-        assert "structuredContent" in r.recv()["result"]
+    opened = many([("open_session", {"session": f"s{i}"}) for i in range(sessions)])
+    assert all(m["result"].get("isError") is not True for m in opened)
     # At the maximum a new session is refused; open ones stay.
-    r.send(call("open_session", {"session": "one-too-many"}))
-    assert r.recv()["result"]["isError"] is True
+    [m] = many([("open_session", {"session": "one-too-many"})])
+    assert m["result"]["isError"] is True and "maximum" in m["result"]["content"][0]["text"]
     before = r.rss_kib()
     start = time.monotonic()
     tools = [("read_file", {"path": "/workspace/notes.txt"}), ("read_file", {"path": "/workspace/.env"}), ("send_email", {"recipients": ["a@outside.example"], "body": "x"})]
-    batch = 1000
     verdicts = {}
-    for b in range(sessions * per // batch):
-        for k in range(batch):
-            j = b * batch + k
-            tool, args = tools[(j // sessions) % len(tools)]
-            r.send(call("gate", {"session": f"s{j % sessions}", "tool": tool, "args": args}))
-        for _ in range(batch):
-            v = r.recv()["result"]["structuredContent"]["verdict"]
+    for rnd in range(per):
+        tool, args = tools[rnd % len(tools)]
+        for m in many([("gate", {"session": f"s{j}", "tool": tool, "args": args}) for j in range(sessions)]):
+            v = m["result"]["structuredContent"]["verdict"]
             verdicts[v] = verdicts.get(v, 0) + 1
         assert time.monotonic() - start < 600, "the soak is bounded in time"
     after = r.rss_kib()
     assert sum(verdicts.values()) == sessions * per
     assert set(verdicts) <= {"allow", "warn", "pause", "block"}
+    # Every session went read (allow), .env (warn), email outside (block, not applied), ...
+    assert verdicts.get("block", 0) >= sessions * (per // 3)
     print(f"soak: {sessions * per} gates in {time.monotonic() - start:.1f} s; RSS {before} KiB -> {after} KiB; {verdicts}")
-    # Memory is bounded: no growth per call beyond a few MiB of allocator slack.
+    # Memory is bounded: no growth per call beyond allocator slack.
     assert after - before < 16 * 1024, (before, after)
     r.close()
