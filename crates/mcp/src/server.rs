@@ -468,12 +468,7 @@ impl Server {
             "record" => self.record(&args, now),
             "session_state" => self.session_state(&args, now),
             "summary" => self.summary(&args, now),
-            "open_session" => (|| {
-                let id = opt_str(&args, "session")?;
-                let cat = opt_str(&args, "category")?;
-                let id = self.open(id, cat, now)?;
-                Ok(json!({"session": id}))
-            })(),
+            "open_session" => self.open_tool(&args, now),
             "end_session" => self.end_session(&args, now),
             "reset" => self.with_session(&args, now, |id, e| {
                 e.session.reset();
@@ -490,6 +485,13 @@ impl Server {
                 format!("tool `{name}` has no handler"),
             )),
         })
+    }
+
+    fn open_tool(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
+        let id = opt_str(args, "session")?;
+        let cat = opt_str(args, "category")?;
+        let id = self.open(id, cat, now)?;
+        Ok(json!({"session": id}))
     }
 
     fn sweep(&self, s: &mut Sessions, now: Instant) {

@@ -90,11 +90,20 @@ fn interruptible<T: Send>(
 ) -> PyResult<T> {
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel();
+        // (A Mutex makes the receiver shareable with the GIL-free closures below.)
+        let rx = std::sync::Mutex::new(rx);
+        let wait = |timeout: Option<Duration>| {
+            let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+            match timeout {
+                Some(t) => rx.recv_timeout(t),
+                None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            }
+        };
         scope.spawn(move || {
             let _ = tx.send(f());
         });
         loop {
-            let got = py.detach(|| rx.recv_timeout(Duration::from_millis(50)));
+            let got = py.detach(|| wait(Some(Duration::from_millis(50))));
             match got {
                 Ok(v) => return Ok(v),
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -106,7 +115,7 @@ fn interruptible<T: Send>(
                     if let Err(e) = py.check_signals() {
                         limits.cancel();
                         // Wait for the worker to notice the flag.
-                        let _ = py.detach(|| rx.recv());
+                        let _ = py.detach(|| wait(None));
                         return Err(e);
                     }
                 }
@@ -146,7 +155,12 @@ impl NativeModel {
     }
     #[getter]
     fn labels(&self) -> Vec<String> {
-        self.model.dtmc().labels.keys().cloned().collect()
+        self.model
+            .dtmc()
+            .labels
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect()
     }
 }
 
