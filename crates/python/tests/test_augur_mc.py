@@ -102,9 +102,10 @@ def test_errors_are_exceptions_with_locations():
     with pytest.raises(augur.ParseError) as e:
         augur.parse_prism("dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> (x'=);\nendmodule\n")
     assert (e.value.file, e.value.line) == ("model_text", 4)
-    with pytest.raises(augur.ModelError) as e:
+    # An unknown label is located in the property too.
+    with pytest.raises(augur.ParseError) as e:
         augur.check(m, 'P=? [ F "seven" ]')
-    assert "seven" in str(e.value)
+    assert "seven" in str(e.value) and (e.value.line, e.value.column) == (1, 9)
     with pytest.raises(augur.AugurError):
         augur.load_model(MODELS / "no-such-model.pm")
     with pytest.raises(augur.LimitError):
