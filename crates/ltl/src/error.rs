@@ -12,13 +12,17 @@ pub enum LtlError {
         limit: usize,
     },
     /// The product of the chain and the automaton has more states than allowed.
-    #[error("the product of the model and the LTL automaton is too large (more than {limit} states)")]
+    #[error(
+        "the product of the model and the LTL automaton is too large (more than {limit} states)"
+    )]
     ProductTooLarge {
         /// The limit.
         limit: usize,
     },
     /// More than 64 distinct atomic propositions (state subformulas) in one formula.
-    #[error("the LTL formula has {0} atomic propositions (state subformulas); at most 64 are supported")]
+    #[error(
+        "the LTL formula has {0} atomic propositions (state subformulas); at most 64 are supported"
+    )]
     TooManyPropositions(usize),
     /// A step bound above [`crate::LtlOptions::max_step_bound`].
     #[error("step bound {bound} inside an LTL formula is above the limit {limit} (bounded operators are unrolled)")]

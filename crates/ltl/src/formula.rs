@@ -203,14 +203,16 @@ impl Ltl {
                 let va = un(a);
                 (0..n).map(|p| va[succ(p)]).collect()
             }
-            Ltl::Eventually(a) => Ltl::until(Ltl::True, (**a).clone()).eval_positions(n, letter, succ),
-            Ltl::Globally(a) => Ltl::not(Ltl::eventually(Ltl::not((**a).clone())))
-                .eval_positions(n, letter, succ),
-            Ltl::Release(a, b) => Ltl::not(Ltl::until(
-                Ltl::not((**a).clone()),
-                Ltl::not((**b).clone()),
-            ))
-            .eval_positions(n, letter, succ),
+            Ltl::Eventually(a) => {
+                Ltl::until(Ltl::True, (**a).clone()).eval_positions(n, letter, succ)
+            }
+            Ltl::Globally(a) => {
+                Ltl::not(Ltl::eventually(Ltl::not((**a).clone()))).eval_positions(n, letter, succ)
+            }
+            Ltl::Release(a, b) => {
+                Ltl::not(Ltl::until(Ltl::not((**a).clone()), Ltl::not((**b).clone())))
+                    .eval_positions(n, letter, succ)
+            }
             Ltl::WeakUntil(a, b) => Ltl::or(
                 Ltl::until((**a).clone(), (**b).clone()),
                 Ltl::globally((**a).clone()),

@@ -52,7 +52,14 @@ fn hand_derived_values() {
     // a = {1}, b = {3}. P0(F a) = 1/2 + 1/2·2/3·P0(F a) ⇒ P0(F a) = (1/2)/(1 − 1/3) = 3/4.
     let m = chain(
         4,
-        &[(0, 1, 0.5), (0, 2, 0.5), (1, 1, 1.0), (2, 3, 1.0 / 3.0), (2, 0, 2.0 / 3.0), (3, 3, 1.0)],
+        &[
+            (0, 1, 0.5),
+            (0, 2, 0.5),
+            (1, 1, 1.0),
+            (2, 3, 1.0 / 3.0),
+            (2, 0, 2.0 / 3.0),
+            (3, 3, 1.0),
+        ],
     );
     let aps = [set(4, &[1]), set(4, &[3])];
     let v = probs(&m, &aps, &Ltl::eventually(ap(0)));
@@ -81,7 +88,10 @@ fn recurrence_in_a_probabilistic_bscc() {
     let both = Ltl::and(gf(0), gf(1));
     assert_eq!(probs(&m, &aps, &both), vec![1.0; 3]);
     // F G a: never (state 0 is not a), F G !b: never.
-    assert_eq!(probs(&m, &aps, &Ltl::eventually(Ltl::globally(ap(0)))), vec![0.0; 3]);
+    assert_eq!(
+        probs(&m, &aps, &Ltl::eventually(Ltl::globally(ap(0)))),
+        vec![0.0; 3]
+    );
     assert_eq!(
         probs(&m, &aps, &Ltl::eventually(Ltl::globally(Ltl::not(ap(1))))),
         vec![0.0; 3]
@@ -93,7 +103,10 @@ fn recurrence_in_a_probabilistic_bscc() {
     ));
     assert_eq!(probs(&m, &aps, &f), vec![0.0; 3]);
     // G F (a & X X a): happens infinitely often a.s. (each visit of 1 has chance 1/2).
-    let f = Ltl::globally(Ltl::eventually(Ltl::and(ap(0), Ltl::next(Ltl::next(ap(0))))));
+    let f = Ltl::globally(Ltl::eventually(Ltl::and(
+        ap(0),
+        Ltl::next(Ltl::next(ap(0))),
+    )));
     assert_eq!(probs(&m, &aps, &f), vec![1.0; 3]);
     // (G F a) U b-free variants: a R (F b) = F b always (true a.s.).
     let f = Ltl::Release(Box::new(ap(0)), Box::new(Ltl::eventually(ap(1))));
@@ -120,7 +133,10 @@ fn limits_and_errors() {
     let aps = [set(2, &[1])];
     let f = Ltl::next(Ltl::next(Ltl::next(ap(0))));
     let err = probabilities(&m, None, &aps, &f, &options, &SolveOptions::default()).unwrap_err();
-    assert!(matches!(err, LtlError::ProductTooLarge { limit: 3 }), "{err}");
+    assert!(
+        matches!(err, LtlError::ProductTooLarge { limit: 3 }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -128,15 +144,7 @@ fn bounded_expansions() {
     // One path 0 → 1 → 2 → 3 → 3 …, a = {2}: F[2,2] a holds, F<=1 a does not, F>=3 a does not.
     let m = chain(4, &[(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (3, 3, 1.0)]);
     let aps = [set(4, &[2])];
-    let within = |l, u| {
-        Ltl::eventually_bounded(
-            ap(0),
-            StepInterval {
-                lower: l,
-                upper: u,
-            },
-        )
-    };
+    let within = |l, u| Ltl::eventually_bounded(ap(0), StepInterval { lower: l, upper: u });
     assert_eq!(probs(&m, &aps, &within(2, Some(2)))[0], 1.0);
     assert_eq!(probs(&m, &aps, &within(0, Some(1)))[0], 0.0);
     assert_eq!(probs(&m, &aps, &within(3, None))[0], 0.0);
@@ -246,7 +254,11 @@ fn enumerate(c: &LassoChain, f: &Ltl, s: usize, prefix: &mut Vec<u64>, p: f64) -
             cycle.push(c.letters[t]);
             t = c.next_on_cycle[t];
         }
-        return if f.holds_on_lasso(prefix, &cycle) { p } else { 0.0 };
+        return if f.holds_on_lasso(prefix, &cycle) {
+            p
+        } else {
+            0.0
+        };
     }
     prefix.push(c.letters[s]);
     let mut total = 0.0;

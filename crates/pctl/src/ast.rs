@@ -235,9 +235,7 @@ impl LtlPath {
             L::WeakUntil(a, b, k) if st(&a) && st(&b) => {
                 PathFormula::WeakUntil(unbox(a), unbox(b), k)
             }
-            L::Release(a, b, k) if st(&a) && st(&b) => {
-                PathFormula::Release(unbox(a), unbox(b), k)
-            }
+            L::Release(a, b, k) if st(&a) && st(&b) => PathFormula::Release(unbox(a), unbox(b), k),
             other => PathFormula::Ltl(Box::new(other)),
         })
     }

@@ -216,11 +216,12 @@ impl Display for LtlPath {
             write!(f, " {op} ")?;
             write_ltl_operand(f, r, p + 1, false)
         };
-        let temporal = |f: &mut Formatter<'_>, op: &str, l: &LtlPath, r: &LtlPath, b: &Spanned<StepBound>| {
-            write_ltl_operand(f, l, prec::ITE, false)?;
-            write!(f, " {op}{b} ")?;
-            write_ltl_operand(f, r, prec::ITE, true)
-        };
+        let temporal =
+            |f: &mut Formatter<'_>, op: &str, l: &LtlPath, r: &LtlPath, b: &Spanned<StepBound>| {
+                write_ltl_operand(f, l, prec::ITE, false)?;
+                write!(f, " {op}{b} ")?;
+                write_ltl_operand(f, r, prec::ITE, true)
+            };
         match self {
             LtlPath::State(s) => write!(f, "{s}"),
             LtlPath::Not(a) => {

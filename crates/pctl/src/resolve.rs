@@ -257,10 +257,7 @@ fn join(a: Span, b: Span) -> Span {
 }
 
 /// Applies `f` to the expressions of a step bound.
-fn map_step_bound(
-    b: &Spanned<StepBound>,
-    f: &mut dyn FnMut(&Expr) -> Expr,
-) -> Spanned<StepBound> {
+fn map_step_bound(b: &Spanned<StepBound>, f: &mut dyn FnMut(&Expr) -> Expr) -> Spanned<StepBound> {
     let mut g = |e: &Spanned<Expr>| e.map(|e| f(e));
     b.map(|b| match b {
         StepBound::Unbounded => StepBound::Unbounded,

@@ -683,7 +683,10 @@ fn normalise_ltl(l: LtlPath) -> LtlPath {
     use LtlPath as L;
     use StateFormula as S;
     let n = |x: Box<LtlPath>| Box::new(normalise_ltl(*x));
-    let bin = |l: Box<LtlPath>, r: Box<LtlPath>, st: fn(Box<S>, Box<S>) -> S, lt: fn(Box<L>, Box<L>) -> L| {
+    let bin = |l: Box<LtlPath>,
+               r: Box<LtlPath>,
+               st: fn(Box<S>, Box<S>) -> S,
+               lt: fn(Box<L>, Box<L>) -> L| {
         match (normalise_ltl(*l), normalise_ltl(*r)) {
             (L::State(a), L::State(c)) => L::State(normalise(st(b(a), b(c)))),
             (x, y) => lt(Box::new(x), Box::new(y)),
@@ -715,16 +718,27 @@ fn arb_ltl(state: BoxedStrategy<StateFormula>) -> impl Strategy<Value = LtlPath>
         let bound = arb_step_bound().boxed();
         prop_oneof![
             i.clone().prop_map(|a| L::Not(Box::new(a))),
-            two.clone().prop_map(|(x, y)| L::And(Box::new(x), Box::new(y))),
-            two.clone().prop_map(|(x, y)| L::Or(Box::new(x), Box::new(y))),
-            two.clone().prop_map(|(x, y)| L::Implies(Box::new(x), Box::new(y))),
-            two.clone().prop_map(|(x, y)| L::Iff(Box::new(x), Box::new(y))),
+            two.clone()
+                .prop_map(|(x, y)| L::And(Box::new(x), Box::new(y))),
+            two.clone()
+                .prop_map(|(x, y)| L::Or(Box::new(x), Box::new(y))),
+            two.clone()
+                .prop_map(|(x, y)| L::Implies(Box::new(x), Box::new(y))),
+            two.clone()
+                .prop_map(|(x, y)| L::Iff(Box::new(x), Box::new(y))),
             i.clone().prop_map(|a| L::Next(Box::new(a))),
             (i.clone(), bound.clone()).prop_map(|(a, k)| L::Eventually(Box::new(a), k)),
             (i.clone(), bound.clone()).prop_map(|(a, k)| L::Globally(Box::new(a), k)),
-            (i.clone(), i.clone(), bound.clone()).prop_map(|(x, y, k)| L::Until(Box::new(x), Box::new(y), k)),
-            (i.clone(), i.clone(), bound.clone())
-                .prop_map(|(x, y, k)| L::WeakUntil(Box::new(x), Box::new(y), k)),
+            (i.clone(), i.clone(), bound.clone()).prop_map(|(x, y, k)| L::Until(
+                Box::new(x),
+                Box::new(y),
+                k
+            )),
+            (i.clone(), i.clone(), bound.clone()).prop_map(|(x, y, k)| L::WeakUntil(
+                Box::new(x),
+                Box::new(y),
+                k
+            )),
             (i.clone(), i, bound).prop_map(|(x, y, k)| L::Release(Box::new(x), Box::new(y), k)),
         ]
     })
@@ -1249,13 +1263,31 @@ fn ltl_path_formulas_parse_print_and_reparse() {
         (r#"P=? [ G F "a" ]"#, r#"P=? [ G F "a" ]"#),
         ("P>=1 [ F G s=3 ]", "P>=1 [ F G s=3 ]"),
         ("P=? [ X F s=7 ]", "P=? [ X F s=7 ]"),
-        (r#"P=? [ "a" U ("b" U "c") ]"#, r#"P=? [ "a" U ("b" U "c") ]"#),
-        (r#"P=? [ ("a" U "b") U "c" ]"#, r#"P=? [ ("a" U "b") U "c" ]"#),
-        (r#"P=? [ F P>0.5 [ G "a" ] ]"#, r#"P=? [ F P>0.5 [ G "a" ] ]"#),
-        (r#"P=? [ (G F "a") & !(F G "b") ]"#, r#"P=? [ (G F "a") & !(F G "b") ]"#),
-        (r#"P=? [ "a" & (F<=3 "b") | x>1 ]"#, r#"P=? [ "a" & (F<=3 "b") | x>1 ]"#),
+        (
+            r#"P=? [ "a" U ("b" U "c") ]"#,
+            r#"P=? [ "a" U ("b" U "c") ]"#,
+        ),
+        (
+            r#"P=? [ ("a" U "b") U "c" ]"#,
+            r#"P=? [ ("a" U "b") U "c" ]"#,
+        ),
+        (
+            r#"P=? [ F P>0.5 [ G "a" ] ]"#,
+            r#"P=? [ F P>0.5 [ G "a" ] ]"#,
+        ),
+        (
+            r#"P=? [ (G F "a") & !(F G "b") ]"#,
+            r#"P=? [ (G F "a") & !(F G "b") ]"#,
+        ),
+        (
+            r#"P=? [ "a" & (F<=3 "b") | x>1 ]"#,
+            r#"P=? [ "a" & (F<=3 "b") | x>1 ]"#,
+        ),
         (r#"P=? [ "a" U X "b" ]"#, r#"P=? [ "a" U X "b" ]"#),
-        (r#"P=? [ (X "a") => (G "b") ]"#, r#"P=? [ (X "a") => (G "b") ]"#),
+        (
+            r#"P=? [ (X "a") => (G "b") ]"#,
+            r#"P=? [ (X "a") => (G "b") ]"#,
+        ),
     ] {
         let p = parse_property(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(p.to_string(), printed);
