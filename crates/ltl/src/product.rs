@@ -162,15 +162,17 @@ impl Product {
         let mut row: Vec<(u32, u32)> = Vec::new();
         let mut i = 0usize;
         while i < model_state.len() {
-            if i % 4096 == 0 {
+            if i.is_multiple_of(4096) {
                 interrupt.check(i as u64)?;
             }
             let (s, q) = (model_state[i], automaton_state[i]);
             let q2 = aut.step(q, letter[s as usize])?;
             row.clear();
-            for e in ptr[s as usize] as usize..ptr[s as usize + 1] as usize {
+            let first = ptr[s as usize] as usize;
+            for (off, &target) in idx[first..ptr[s as usize + 1] as usize].iter().enumerate() {
+                let e = first + off;
                 let t = add(
-                    idx[e],
+                    target,
                     q2,
                     &mut index,
                     &mut model_state,
@@ -201,7 +203,7 @@ impl Product {
             root,
         };
         for (k, members) in bsccs.iter().enumerate() {
-            if k % 64 == 0 {
+            if k.is_multiple_of(64) {
                 interrupt.check(k as u64)?;
             }
             let pairs: Vec<(u32, u32)> = members

@@ -341,9 +341,9 @@ proptest! {
         let c = lasso_chain(seed, 2);
         let aps = aps_of(&c.letters, 2);
         let v = probs(&c.matrix, &aps, &f);
-        for s in 0..c.letters.len() {
+        for (s, &value) in v.iter().enumerate() {
             let expected = enumerate(&c, &f, s, &mut Vec::new(), 1.0);
-            prop_assert!((v[s] - expected).abs() < 1e-9, "state {} of {:?}: {} vs {} for {}", s, c.letters, v[s], expected, f);
+            prop_assert!((value - expected).abs() < 1e-9, "state {} of {:?}: {} vs {} for {}", s, c.letters, value, expected, f);
         }
     }
 
