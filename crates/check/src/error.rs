@@ -120,6 +120,17 @@ impl From<SolverError> for CheckError {
     }
 }
 
+impl From<augur_ltl::LtlError> for CheckError {
+    /// Interruptions are stops, solver failures solver errors; the size limits of the LTL
+    /// construction are implementation limits.
+    fn from(e: augur_ltl::LtlError) -> Self {
+        match e {
+            augur_ltl::LtlError::Solver(e) => e.into(),
+            e => CheckError::Internal(e.to_string()),
+        }
+    }
+}
+
 impl From<augur_pctl::PctlError> for CheckError {
     /// Resolution errors carry their own located diagnostic; parse errors are located by
     /// [`crate::Properties`], which knows their text (here they keep only their message).

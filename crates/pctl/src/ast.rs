@@ -176,6 +176,100 @@ pub enum PathFormula {
     WeakUntil(StateFormula, StateFormula, Spanned<StepBound>),
     /// `φ R ψ` with a step bound
     Release(StateFormula, StateFormula, Spanned<StepBound>),
+    /// An LTL formula: temporal operators nested inside each other or combined with `!`, `&`,
+    /// `|`, `=>`, `<=>` (`G F "a"`, `"a" U ("b" U "c")`, `(F "a") & (G "b")`). Only formulas
+    /// that are not one of the PCTL forms above are kept here (the parser and
+    /// [`LtlPath::into_path`] make sure of it), so the AST stays canonical.
+    Ltl(Box<LtlPath>),
+}
+
+/// An LTL path formula (inside `P[...]`, see [`PathFormula::Ltl`]). Boolean connectives
+/// appear only where an operand is itself temporal; connectives between state formulas are
+/// kept in [`LtlPath::State`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LtlPath {
+    /// A state formula (an atomic proposition of the LTL formula).
+    State(StateFormula),
+    /// `!φ`
+    Not(Box<LtlPath>),
+    /// `φ & ψ`
+    And(Box<LtlPath>, Box<LtlPath>),
+    /// `φ | ψ`
+    Or(Box<LtlPath>, Box<LtlPath>),
+    /// `φ => ψ`
+    Implies(Box<LtlPath>, Box<LtlPath>),
+    /// `φ <=> ψ`
+    Iff(Box<LtlPath>, Box<LtlPath>),
+    /// `X φ`
+    Next(Box<LtlPath>),
+    /// `φ U ψ` with a step bound
+    Until(Box<LtlPath>, Box<LtlPath>, Spanned<StepBound>),
+    /// `φ W ψ` with a step bound
+    WeakUntil(Box<LtlPath>, Box<LtlPath>, Spanned<StepBound>),
+    /// `φ R ψ` with a step bound
+    Release(Box<LtlPath>, Box<LtlPath>, Spanned<StepBound>),
+    /// `F φ` with a step bound
+    Eventually(Box<LtlPath>, Spanned<StepBound>),
+    /// `G φ` with a step bound
+    Globally(Box<LtlPath>, Spanned<StepBound>),
+}
+
+impl LtlPath {
+    /// The path formula this LTL formula is: one of the PCTL forms when every operand of its
+    /// (single) temporal operator is a state formula, [`PathFormula::Ltl`] otherwise; `None`
+    /// for a state formula (no temporal operator).
+    pub fn into_path(self) -> Option<PathFormula> {
+        use LtlPath as L;
+        let st = |b: &LtlPath| matches!(b, L::State(_));
+        let unbox = |b: Box<LtlPath>| match *b {
+            L::State(s) => s,
+            _ => unreachable!("checked to be a state formula"),
+        };
+        Some(match self {
+            L::State(_) => return None,
+            L::Next(a) if st(&a) => PathFormula::Next(unbox(a)),
+            L::Eventually(a, k) if st(&a) => PathFormula::Eventually(unbox(a), k),
+            L::Globally(a, k) if st(&a) => PathFormula::Globally(unbox(a), k),
+            L::Until(a, b, k) if st(&a) && st(&b) => PathFormula::Until(unbox(a), unbox(b), k),
+            L::WeakUntil(a, b, k) if st(&a) && st(&b) => {
+                PathFormula::WeakUntil(unbox(a), unbox(b), k)
+            }
+            L::Release(a, b, k) if st(&a) && st(&b) => PathFormula::Release(unbox(a), unbox(b), k),
+            other => PathFormula::Ltl(Box::new(other)),
+        })
+    }
+
+    /// Whether the formula's top is a temporal operator (`X`, `F`, `G`, `U`, `W`, `R`).
+    pub fn is_temporal(&self) -> bool {
+        use LtlPath as L;
+        matches!(
+            self,
+            L::Next(_)
+                | L::Eventually(..)
+                | L::Globally(..)
+                | L::Until(..)
+                | L::WeakUntil(..)
+                | L::Release(..)
+        )
+    }
+}
+
+impl PathFormula {
+    /// This path formula as an LTL formula (the PCTL forms become their LTL nodes).
+    pub fn to_ltl(&self) -> LtlPath {
+        use LtlPath as L;
+        let b = |s: &StateFormula| Box::new(L::State(s.clone()));
+        match self {
+            PathFormula::Next(a) => L::Next(b(a)),
+            PathFormula::Eventually(a, k) => L::Eventually(b(a), k.clone()),
+            PathFormula::Globally(a, k) => L::Globally(b(a), k.clone()),
+            PathFormula::Until(a, c, k) => L::Until(b(a), b(c), k.clone()),
+            PathFormula::WeakUntil(a, c, k) => L::WeakUntil(b(a), b(c), k.clone()),
+            PathFormula::Release(a, c, k) => L::Release(b(a), b(c), k.clone()),
+            PathFormula::Ltl(l) => (**l).clone(),
+        }
+    }
 }
 
 /// A reward path formula (inside `R[...]`).

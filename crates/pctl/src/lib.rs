@@ -61,8 +61,8 @@ pub use error::{PctlError, Result};
 pub use parser::{parse_properties, parse_property};
 pub use print::const_decl_to_string;
 pub use resolve::{
-    Kind, ModelNames, Number, ResolvedFormula, ResolvedLabel, ResolvedPath, ResolvedProperty,
-    ResolvedRewardPath, Resolver, Steps, Threshold,
+    Kind, ModelNames, Number, ResolvedFormula, ResolvedLabel, ResolvedLtl, ResolvedPath,
+    ResolvedProperty, ResolvedRewardPath, Resolver, Steps, Threshold,
 };
 pub use spanned::Spanned;
 

@@ -261,17 +261,71 @@ enum Built<'i> {
 
 fn build_path_or_state(pair: Pair<'_, Rule>) -> Result<Built<'_>> {
     let span = pair.as_span();
-    let mut inner = pair.into_inner();
+    let mut inner = pair.clone().into_inner();
     let first = next(&mut inner, span)?;
-    match first.as_rule() {
+    if first.as_rule() == Rule::state_formula && inner.next().is_none() {
+        return Ok(Built::State(build_state_formula(first)?));
+    }
+    match build_ltl(pair)?.into_path() {
+        Some(p) => Ok(Built::Path(Box::new(p), span)),
+        None => Err(PctlError::Syntax(SyntaxError::from_span(
+            span,
+            "internal parser error: a temporal operator without a path formula",
+        ))),
+    }
+}
+
+/// `l op r` over LTL formulas: a state formula when both are (see [`sf_binary`]).
+fn ltl_binary(op: BinaryOp, l: LtlPath, r: LtlPath) -> LtlPath {
+    match (l, r) {
+        (LtlPath::State(a), LtlPath::State(b)) => LtlPath::State(sf_binary(op, a, b)),
+        (l, r) => {
+            let (l, r) = (Box::new(l), Box::new(r));
+            match op {
+                BinaryOp::And => LtlPath::And(l, r),
+                BinaryOp::Or => LtlPath::Or(l, r),
+                BinaryOp::Implies => LtlPath::Implies(l, r),
+                _ => LtlPath::Iff(l, r),
+            }
+        }
+    }
+}
+
+/// Builds a path formula in full LTL generality (inside `P[...]`): temporal operators nest,
+/// and connectives combine temporal formulas; connectives between state formulas stay state
+/// formulas, so the result is canonical.
+fn build_ltl(pair: Pair<'_, Rule>) -> Result<LtlPath> {
+    let span = pair.as_span();
+    match pair.as_rule() {
+        Rule::path_or_state => {
+            let mut inner = pair.into_inner();
+            let left = build_ltl(next(&mut inner, span)?)?;
+            let Some(op) = inner.next() else {
+                return Ok(left);
+            };
+            count_node(op.as_span())?;
+            let mut bound = Spanned::new(StepBound::Unbounded, sp(op.as_span()));
+            let mut right = next(&mut inner, span)?;
+            if right.as_rule() == Rule::step_bound {
+                bound = build_step_bound(right)?;
+                right = next(&mut inner, span)?;
+            }
+            let (l, r) = (Box::new(left), Box::new(build_ltl(right)?));
+            Ok(match op.as_str() {
+                "U" => LtlPath::Until(l, r, bound),
+                "W" => LtlPath::WeakUntil(l, r, bound),
+                _ => LtlPath::Release(l, r, bound),
+            })
+        }
         Rule::next_path => {
-            let mut it = first.into_inner();
+            count_node(span)?;
+            let mut it = pair.into_inner();
             let _kw = next(&mut it, span)?;
-            let f = build_state_formula(next(&mut it, span)?)?;
-            Ok(Built::Path(Box::new(PathFormula::Next(f)), span))
+            Ok(LtlPath::Next(Box::new(build_ltl(next(&mut it, span)?)?)))
         }
         Rule::unary_path => {
-            let mut it = first.into_inner();
+            count_node(span)?;
+            let mut it = pair.into_inner();
             let op = next(&mut it, span)?;
             let mut bound = Spanned::new(StepBound::Unbounded, sp(op.as_span()));
             let mut operand = next(&mut it, span)?;
@@ -279,38 +333,72 @@ fn build_path_or_state(pair: Pair<'_, Rule>) -> Result<Built<'_>> {
                 bound = build_step_bound(operand)?;
                 operand = next(&mut it, span)?;
             }
-            let f = build_state_formula(operand)?;
-            Ok(Built::Path(
-                Box::new(if op.as_str() == "F" {
-                    PathFormula::Eventually(f, bound)
-                } else {
-                    PathFormula::Globally(f, bound)
-                }),
-                span,
-            ))
+            let f = Box::new(build_ltl(operand)?);
+            Ok(if op.as_str() == "F" {
+                LtlPath::Eventually(f, bound)
+            } else {
+                LtlPath::Globally(f, bound)
+            })
         }
         Rule::state_formula => {
-            let left = build_state_formula(first)?;
-            let Some(op) = inner.next() else {
-                return Ok(Built::State(left));
-            };
-            let mut bound = Spanned::new(StepBound::Unbounded, sp(op.as_span()));
-            let mut right = next(&mut inner, span)?;
-            if right.as_rule() == Rule::step_bound {
-                bound = build_step_bound(right)?;
-                right = next(&mut inner, span)?;
+            let mut inner = pair.clone().into_inner();
+            let first = next(&mut inner, span)?;
+            if inner.next().is_some() {
+                // `c ? a : b`: state formulas only (the builder says so otherwise).
+                return Ok(LtlPath::State(build_state_formula(pair)?));
             }
-            let right = build_state_formula(right)?;
-            Ok(Built::Path(
-                Box::new(match op.as_str() {
-                    "U" => PathFormula::Until(left, right, bound),
-                    "W" => PathFormula::WeakUntil(left, right, bound),
-                    _ => PathFormula::Release(left, right, bound),
-                }),
-                span,
-            ))
+            build_ltl(first)
         }
-        _ => Err(internal(&first)),
+        Rule::sf_implies | Rule::sf_iff | Rule::sf_or | Rule::sf_and => {
+            let mut inner = pair.into_inner();
+            let mut acc = build_ltl(next(&mut inner, span)?)?;
+            while let Some(op) = inner.next() {
+                let bop = match op.as_str() {
+                    "=>" => BinaryOp::Implies,
+                    "<=>" => BinaryOp::Iff,
+                    "|" => BinaryOp::Or,
+                    "&" => BinaryOp::And,
+                    _ => return Err(internal(&op)),
+                };
+                let rhs = build_ltl(next(&mut inner, span)?)?;
+                count_node(op.as_span())?;
+                acc = ltl_binary(bop, acc, rhs);
+            }
+            Ok(acc)
+        }
+        Rule::sf_not => {
+            let mut not_spans = Vec::new();
+            let mut atom = None;
+            for p in pair.into_inner() {
+                if p.as_rule() == Rule::not_op {
+                    not_spans.push(sp(p.as_span()));
+                } else {
+                    atom = Some(p);
+                }
+            }
+            if not_spans.len() > augur_expr::syntax::MAX_DEPTH {
+                return Err(PctlError::Syntax(SyntaxError::from_span(
+                    span,
+                    "formula nested too deeply",
+                )));
+            }
+            let Some(atom) = atom else {
+                return Err(PctlError::Syntax(SyntaxError::from_span(
+                    span,
+                    "internal parser error: missing operand",
+                )));
+            };
+            let mut f = build_ltl(atom)?;
+            for &not_span in not_spans.iter().rev() {
+                count_node(span)?;
+                f = match f {
+                    LtlPath::State(s) => LtlPath::State(sf_not(s, not_span)),
+                    f => LtlPath::Not(Box::new(f)),
+                };
+            }
+            Ok(f)
+        }
+        _ => Ok(LtlPath::State(build_atom(pair)?)),
     }
 }
 
@@ -468,10 +556,14 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             let mut it = pair.into_inner();
             let kw = next(&mut it, span)?;
             let bound = build_bound(kw.as_span(), next(&mut it, span)?, BoundKind::Probability)?;
-            let (path, _) = expect_path(
-                next(&mut it, span)?,
-                "P[...] needs a path formula (X, F, G, U, W or R), not a state formula",
-            )?;
+            let operand = next(&mut it, span)?;
+            let pspan = operand.as_span();
+            let path = build_ltl(operand)?.into_path().ok_or_else(|| {
+                invalid(
+                    pspan,
+                    "P[...] needs a path formula (X, F, G, U, W or R), not a state formula",
+                )
+            })?;
             Ok(StateFormula::Prob {
                 bound,
                 path: Box::new(path),

@@ -7,6 +7,7 @@
 //! fewest parentheses. For every AST the parser produces, `parse(print(ast)) == ast`.
 
 use crate::ast::*;
+use crate::Spanned;
 use augur_expr::print::prec;
 use augur_expr::{ConstDecl, Expr, Type};
 use std::fmt::{self, Display, Formatter, Write};
@@ -184,6 +185,68 @@ impl Display for PathFormula {
             PathFormula::Until(l, r, b) => write!(f, "{l} U{b} {r}"),
             PathFormula::WeakUntil(l, r, b) => write!(f, "{l} W{b} {r}"),
             PathFormula::Release(l, r, b) => write!(f, "{l} R{b} {r}"),
+            PathFormula::Ltl(l) => write!(f, "{l}"),
+        }
+    }
+}
+
+/// An operand of an LTL connective or temporal operator: a state formula at precedence
+/// `min`; a negation, and (as the operand of a connective, `!bare_unary`) a connective, bare
+/// where it binds tightly enough; a unary temporal formula bare when `bare_unary` (the operand
+/// of a temporal operator); anything else in parentheses.
+fn write_ltl_operand(f: &mut Formatter<'_>, l: &LtlPath, min: u8, bare_unary: bool) -> fmt::Result {
+    match l {
+        LtlPath::State(s) => write_sf(f, s, min),
+        LtlPath::Next(_) | LtlPath::Eventually(..) | LtlPath::Globally(..) if bare_unary => {
+            write!(f, "{l}")
+        }
+        LtlPath::Not(_) if min <= prec::NOT => write!(f, "{l}"),
+        LtlPath::And(..) if !bare_unary && min <= prec::AND => write!(f, "{l}"),
+        LtlPath::Or(..) if !bare_unary && min <= prec::OR => write!(f, "{l}"),
+        LtlPath::Iff(..) if !bare_unary && min <= prec::IFF => write!(f, "{l}"),
+        LtlPath::Implies(..) if !bare_unary && min <= prec::IMPLIES => write!(f, "{l}"),
+        _ => write!(f, "({l})"),
+    }
+}
+
+impl Display for LtlPath {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let binary = |f: &mut Formatter<'_>, op: &str, l: &LtlPath, r: &LtlPath, p: u8| {
+            write_ltl_operand(f, l, p, false)?;
+            write!(f, " {op} ")?;
+            write_ltl_operand(f, r, p + 1, false)
+        };
+        let temporal =
+            |f: &mut Formatter<'_>, op: &str, l: &LtlPath, r: &LtlPath, b: &Spanned<StepBound>| {
+                write_ltl_operand(f, l, prec::ITE, false)?;
+                write!(f, " {op}{b} ")?;
+                write_ltl_operand(f, r, prec::ITE, true)
+            };
+        match self {
+            LtlPath::State(s) => write!(f, "{s}"),
+            LtlPath::Not(a) => {
+                f.write_char('!')?;
+                write_ltl_operand(f, a, prec::NOT, false)
+            }
+            LtlPath::And(l, r) => binary(f, "&", l, r, prec::AND),
+            LtlPath::Or(l, r) => binary(f, "|", l, r, prec::OR),
+            LtlPath::Implies(l, r) => binary(f, "=>", l, r, prec::IMPLIES),
+            LtlPath::Iff(l, r) => binary(f, "<=>", l, r, prec::IFF),
+            LtlPath::Next(a) => {
+                f.write_str("X ")?;
+                write_ltl_operand(f, a, prec::ITE, true)
+            }
+            LtlPath::Eventually(a, b) => {
+                write!(f, "F{b} ")?;
+                write_ltl_operand(f, a, prec::ITE, true)
+            }
+            LtlPath::Globally(a, b) => {
+                write!(f, "G{b} ")?;
+                write_ltl_operand(f, a, prec::ITE, true)
+            }
+            LtlPath::Until(l, r, b) => temporal(f, "U", l, r, b),
+            LtlPath::WeakUntil(l, r, b) => temporal(f, "W", l, r, b),
+            LtlPath::Release(l, r, b) => temporal(f, "R", l, r, b),
         }
     }
 }

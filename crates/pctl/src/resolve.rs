@@ -208,6 +208,7 @@ impl StateFormula {
                     a.collect_labels(out);
                     b.collect_labels(out);
                 }
+                PathFormula::Ltl(l) => l.collect_labels(out),
             },
             S::Reward { path, .. } => {
                 if let RewardPath::Reachability(a) = &**path {
@@ -255,22 +256,83 @@ fn join(a: Span, b: Span) -> Span {
     }
 }
 
+/// Applies `f` to the expressions of a step bound.
+fn map_step_bound(b: &Spanned<StepBound>, f: &mut dyn FnMut(&Expr) -> Expr) -> Spanned<StepBound> {
+    let mut g = |e: &Spanned<Expr>| e.map(|e| f(e));
+    b.map(|b| match b {
+        StepBound::Unbounded => StepBound::Unbounded,
+        StepBound::Lt(e) => StepBound::Lt(g(e)),
+        StepBound::Le(e) => StepBound::Le(g(e)),
+        StepBound::Gt(e) => StepBound::Gt(g(e)),
+        StepBound::Ge(e) => StepBound::Ge(g(e)),
+        StepBound::Eq(e) => StepBound::Eq(g(e)),
+        StepBound::Interval(a, b) => StepBound::Interval(g(a), g(b)),
+    })
+}
+
+impl LtlPath {
+    /// Applies `f` to every expression of the formula (see [`StateFormula::map_exprs`]).
+    pub fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> LtlPath {
+        use LtlPath as L;
+        let m = |a: &LtlPath, f: &mut dyn FnMut(&Expr) -> Expr| Box::new(a.map_exprs(f));
+        match self {
+            L::State(s) => L::State(s.map_exprs(f)),
+            L::Not(a) => L::Not(m(a, f)),
+            L::And(a, b) => L::And(m(a, f), m(b, f)),
+            L::Or(a, b) => L::Or(m(a, f), m(b, f)),
+            L::Implies(a, b) => L::Implies(m(a, f), m(b, f)),
+            L::Iff(a, b) => L::Iff(m(a, f), m(b, f)),
+            L::Next(a) => L::Next(m(a, f)),
+            L::Eventually(a, k) => {
+                let k = map_step_bound(k, f);
+                L::Eventually(m(a, f), k)
+            }
+            L::Globally(a, k) => {
+                let k = map_step_bound(k, f);
+                L::Globally(m(a, f), k)
+            }
+            L::Until(a, b, k) => {
+                let k = map_step_bound(k, f);
+                L::Until(m(a, f), m(b, f), k)
+            }
+            L::WeakUntil(a, b, k) => {
+                let k = map_step_bound(k, f);
+                L::WeakUntil(m(a, f), m(b, f), k)
+            }
+            L::Release(a, b, k) => {
+                let k = map_step_bound(k, f);
+                L::Release(m(a, f), m(b, f), k)
+            }
+        }
+    }
+
+    fn collect_labels(&self, out: &mut BTreeSet<String>) {
+        use LtlPath as L;
+        match self {
+            L::State(s) => s.collect_labels(out),
+            L::Not(a) | L::Next(a) | L::Eventually(a, _) | L::Globally(a, _) => {
+                a.collect_labels(out)
+            }
+            L::And(a, b)
+            | L::Or(a, b)
+            | L::Implies(a, b)
+            | L::Iff(a, b)
+            | L::Until(a, b, _)
+            | L::WeakUntil(a, b, _)
+            | L::Release(a, b, _) => {
+                a.collect_labels(out);
+                b.collect_labels(out);
+            }
+        }
+    }
+}
+
 impl PathFormula {
     /// Applies `f` to every expression of the path formula (see [`StateFormula::map_exprs`]).
     pub fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> PathFormula {
-        let sb = |b: &Spanned<StepBound>, f: &mut dyn FnMut(&Expr) -> Expr| {
-            let mut g = |e: &Spanned<Expr>| e.map(|e| f(e));
-            b.map(|b| match b {
-                StepBound::Unbounded => StepBound::Unbounded,
-                StepBound::Lt(e) => StepBound::Lt(g(e)),
-                StepBound::Le(e) => StepBound::Le(g(e)),
-                StepBound::Gt(e) => StepBound::Gt(g(e)),
-                StepBound::Ge(e) => StepBound::Ge(g(e)),
-                StepBound::Eq(e) => StepBound::Eq(g(e)),
-                StepBound::Interval(a, b) => StepBound::Interval(g(a), g(b)),
-            })
-        };
+        let sb = map_step_bound;
         match self {
+            PathFormula::Ltl(l) => PathFormula::Ltl(Box::new(l.map_exprs(f))),
             PathFormula::Next(a) => PathFormula::Next(a.map_exprs(f)),
             PathFormula::Eventually(a, k) => {
                 let k = sb(k, f);
@@ -491,6 +553,37 @@ pub enum ResolvedPath {
     WeakUntil(ResolvedFormula, ResolvedFormula, Steps),
     /// `φ R ψ`
     Release(ResolvedFormula, ResolvedFormula, Steps),
+    /// An LTL formula (temporal operators nested or combined by connectives).
+    Ltl(ResolvedLtl),
+}
+
+/// A resolved LTL path formula (see [`LtlPath`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResolvedLtl {
+    /// A state formula.
+    State(ResolvedFormula),
+    /// `!φ`
+    Not(Box<ResolvedLtl>),
+    /// `φ & ψ`
+    And(Box<ResolvedLtl>, Box<ResolvedLtl>),
+    /// `φ | ψ`
+    Or(Box<ResolvedLtl>, Box<ResolvedLtl>),
+    /// `φ => ψ`
+    Implies(Box<ResolvedLtl>, Box<ResolvedLtl>),
+    /// `φ <=> ψ`
+    Iff(Box<ResolvedLtl>, Box<ResolvedLtl>),
+    /// `X φ`
+    Next(Box<ResolvedLtl>),
+    /// `φ U ψ`
+    Until(Box<ResolvedLtl>, Box<ResolvedLtl>, Steps),
+    /// `φ W ψ`
+    WeakUntil(Box<ResolvedLtl>, Box<ResolvedLtl>, Steps),
+    /// `φ R ψ`
+    Release(Box<ResolvedLtl>, Box<ResolvedLtl>, Steps),
+    /// `F φ`
+    Eventually(Box<ResolvedLtl>, Steps),
+    /// `G φ`
+    Globally(Box<ResolvedLtl>, Steps),
 }
 
 /// A resolved reward path formula.
@@ -1010,6 +1103,27 @@ impl<'a> Resolver<'a> {
                 self.boolean(c, at)?,
                 self.steps(k, at)?,
             ),
+            P::Ltl(l) => RP::Ltl(self.ltl(l, at)?),
+        })
+    }
+
+    fn ltl(&mut self, l: &LtlPath, at: At<'_>) -> Result<ResolvedLtl> {
+        use LtlPath as L;
+        use ResolvedLtl as R;
+        let b = |s: &mut Self, x: &LtlPath| s.ltl(x, at).map(Box::new);
+        Ok(match l {
+            L::State(s) => R::State(self.boolean(s, at)?),
+            L::Not(a) => R::Not(b(self, a)?),
+            L::And(x, y) => R::And(b(self, x)?, b(self, y)?),
+            L::Or(x, y) => R::Or(b(self, x)?, b(self, y)?),
+            L::Implies(x, y) => R::Implies(b(self, x)?, b(self, y)?),
+            L::Iff(x, y) => R::Iff(b(self, x)?, b(self, y)?),
+            L::Next(a) => R::Next(b(self, a)?),
+            L::Eventually(a, k) => R::Eventually(b(self, a)?, self.steps(k, at)?),
+            L::Globally(a, k) => R::Globally(b(self, a)?, self.steps(k, at)?),
+            L::Until(x, y, k) => R::Until(b(self, x)?, b(self, y)?, self.steps(k, at)?),
+            L::WeakUntil(x, y, k) => R::WeakUntil(b(self, x)?, b(self, y)?, self.steps(k, at)?),
+            L::Release(x, y, k) => R::Release(b(self, x)?, b(self, y)?, self.steps(k, at)?),
         })
     }
 

@@ -671,7 +671,77 @@ fn normalise_path(p: PathFormula) -> PathFormula {
         PathFormula::Globally(a, k) => PathFormula::Globally(normalise(a), k),
         PathFormula::WeakUntil(a, c, k) => PathFormula::WeakUntil(normalise(a), normalise(c), k),
         PathFormula::Release(a, c, k) => PathFormula::Release(normalise(a), normalise(c), k),
+        PathFormula::Ltl(l) => normalise_ltl(*l)
+            .into_path()
+            .unwrap_or_else(|| PathFormula::Next(StateFormula::Label("a".to_string().into()))),
     }
+}
+
+/// Builds the LTL formula the parser would build: connectives (and negations) whose operands
+/// are all state formulas are state formulas.
+fn normalise_ltl(l: LtlPath) -> LtlPath {
+    use LtlPath as L;
+    use StateFormula as S;
+    let n = |x: Box<LtlPath>| Box::new(normalise_ltl(*x));
+    let bin = |l: Box<LtlPath>,
+               r: Box<LtlPath>,
+               st: fn(Box<S>, Box<S>) -> S,
+               lt: fn(Box<L>, Box<L>) -> L| {
+        match (normalise_ltl(*l), normalise_ltl(*r)) {
+            (L::State(a), L::State(c)) => L::State(normalise(st(b(a), b(c)))),
+            (x, y) => lt(Box::new(x), Box::new(y)),
+        }
+    };
+    match l {
+        L::State(s) => L::State(normalise(s)),
+        L::Not(a) => match normalise_ltl(*a) {
+            L::State(s) => L::State(normalise(S::Not(b(s)))),
+            a => L::Not(Box::new(a)),
+        },
+        L::And(x, y) => bin(x, y, S::And, L::And),
+        L::Or(x, y) => bin(x, y, S::Or, L::Or),
+        L::Implies(x, y) => bin(x, y, S::Implies, L::Implies),
+        L::Iff(x, y) => bin(x, y, S::Iff, L::Iff),
+        L::Next(a) => L::Next(n(a)),
+        L::Eventually(a, k) => L::Eventually(n(a), k),
+        L::Globally(a, k) => L::Globally(n(a), k),
+        L::Until(x, y, k) => L::Until(n(x), n(y), k),
+        L::WeakUntil(x, y, k) => L::WeakUntil(n(x), n(y), k),
+        L::Release(x, y, k) => L::Release(n(x), n(y), k),
+    }
+}
+
+fn arb_ltl(state: BoxedStrategy<StateFormula>) -> impl Strategy<Value = LtlPath> {
+    use LtlPath as L;
+    state.prop_map(L::State).prop_recursive(3, 12, 2, |i| {
+        let two = (i.clone(), i.clone());
+        let bound = arb_step_bound().boxed();
+        prop_oneof![
+            i.clone().prop_map(|a| L::Not(Box::new(a))),
+            two.clone()
+                .prop_map(|(x, y)| L::And(Box::new(x), Box::new(y))),
+            two.clone()
+                .prop_map(|(x, y)| L::Or(Box::new(x), Box::new(y))),
+            two.clone()
+                .prop_map(|(x, y)| L::Implies(Box::new(x), Box::new(y))),
+            two.clone()
+                .prop_map(|(x, y)| L::Iff(Box::new(x), Box::new(y))),
+            i.clone().prop_map(|a| L::Next(Box::new(a))),
+            (i.clone(), bound.clone()).prop_map(|(a, k)| L::Eventually(Box::new(a), k)),
+            (i.clone(), bound.clone()).prop_map(|(a, k)| L::Globally(Box::new(a), k)),
+            (i.clone(), i.clone(), bound.clone()).prop_map(|(x, y, k)| L::Until(
+                Box::new(x),
+                Box::new(y),
+                k
+            )),
+            (i.clone(), i.clone(), bound.clone()).prop_map(|(x, y, k)| L::WeakUntil(
+                Box::new(x),
+                Box::new(y),
+                k
+            )),
+            (i.clone(), i, bound).prop_map(|(x, y, k)| L::Release(Box::new(x), Box::new(y), k)),
+        ]
+    })
 }
 
 fn arb_state() -> impl Strategy<Value = StateFormula> {
@@ -690,6 +760,7 @@ fn arb_state() -> impl Strategy<Value = StateFormula> {
                 .prop_map(|(a, c, k)| PathFormula::WeakUntil(a, c, k)),
             (inner.clone(), inner.clone(), arb_step_bound())
                 .prop_map(|(a, c, k)| PathFormula::Release(a, c, k)),
+            arb_ltl(inner.clone().boxed()).prop_map(|l| PathFormula::Ltl(Box::new(l))),
         ]
         .boxed();
         let reward_path = prop_oneof![
@@ -1184,4 +1255,63 @@ fn crlf_and_unicode_locations() {
     let ok = parse_properties("\"ünï\": P=? [ F \"é\" ]\r\nS=? [ x ]\r\n").unwrap();
     assert_eq!(ok.properties.len(), 2);
     assert_eq!(ok.properties[0].name.as_deref(), Some("ünï"));
+}
+
+#[test]
+fn ltl_path_formulas_parse_print_and_reparse() {
+    for (text, printed) in [
+        (r#"P=? [ G F "a" ]"#, r#"P=? [ G F "a" ]"#),
+        ("P>=1 [ F G s=3 ]", "P>=1 [ F G s=3 ]"),
+        ("P=? [ X F s=7 ]", "P=? [ X F s=7 ]"),
+        (
+            r#"P=? [ "a" U ("b" U "c") ]"#,
+            r#"P=? [ "a" U ("b" U "c") ]"#,
+        ),
+        (
+            r#"P=? [ ("a" U "b") U "c" ]"#,
+            r#"P=? [ ("a" U "b") U "c" ]"#,
+        ),
+        (
+            r#"P=? [ F P>0.5 [ G "a" ] ]"#,
+            r#"P=? [ F P>0.5 [ G "a" ] ]"#,
+        ),
+        (
+            r#"P=? [ (G F "a") & !(F G "b") ]"#,
+            r#"P=? [ (G F "a") & !(F G "b") ]"#,
+        ),
+        (
+            r#"P=? [ "a" & (F<=3 "b") | x>1 ]"#,
+            r#"P=? [ "a" & (F<=3 "b") | x>1 ]"#,
+        ),
+        (r#"P=? [ "a" U X "b" ]"#, r#"P=? [ "a" U X "b" ]"#),
+        (
+            r#"P=? [ (X "a") => (G "b") ]"#,
+            r#"P=? [ (X "a") => (G "b") ]"#,
+        ),
+    ] {
+        let p = parse_property(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(p.to_string(), printed);
+        assert_eq!(parse_property(printed).unwrap(), p);
+    }
+    // Single temporal operators over state formulas stay PCTL.
+    let p = parse_property(r#"P=? [ "a" U "b" & "c" ]"#).unwrap();
+    let StateFormula::Prob { path, .. } = p.formula else {
+        panic!()
+    };
+    assert!(matches!(*path, PathFormula::Until(..)));
+    let p = parse_property(r#"P=? [ G F "a" ]"#).unwrap();
+    let StateFormula::Prob { path, .. } = p.formula else {
+        panic!()
+    };
+    assert!(matches!(*path, PathFormula::Ltl(_)));
+    // Path formulas outside P[...] are still errors, and P needs a temporal operator.
+    for bad in [
+        r#"S=? [ F G "a" ]"#,
+        r#"("a" U "b") & "c""#,
+        r#"P=? [ ("a") & "b" ]"#,
+        r#"T=? [ F G "a" ]"#,
+        r#"P=? [ F "a" U "b" ]"#,
+    ] {
+        assert!(parse_property(bad).is_err(), "{bad}");
+    }
 }

@@ -37,8 +37,8 @@ use crate::result::{
 };
 use augur_dtmc::{Dtmc, Matrix, RewardStructure, StateSet};
 use augur_pctl::{
-    Comparison, FilterOp, ResolvedFormula, ResolvedLabel, ResolvedPath, ResolvedProperty,
-    ResolvedRewardPath, Steps, Threshold,
+    Comparison, FilterOp, ResolvedFormula, ResolvedLabel, ResolvedLtl, ResolvedPath,
+    ResolvedProperty, ResolvedRewardPath, Steps, Threshold,
 };
 use augur_solver::{bounded, SolveOptions, SolverError};
 use augur_source::{SourceFile, Span};
@@ -494,7 +494,126 @@ impl<'a> Checker<'a> {
                 let (np, nq) = (self.not(&phi), self.not(&psi));
                 Ok(self.until(&np, &nq, b)?.complement())
             }
+            ResolvedPath::Ltl(f) => self.ltl(f),
         }
+    }
+
+    /// `P(φ)` for an LTL formula: its maximal state subformulas become atomic propositions
+    /// (each a set of states, computed like any state formula — nested `P` operators
+    /// included), then `augur-ltl` builds the product with the formula's deterministic
+    /// automaton, finds the accepting BSCCs and solves their reachability with the solver
+    /// (sound bounds with the default method).
+    fn ltl(&mut self, f: &ResolvedLtl) -> Result<NumValues> {
+        let options = augur_ltl::LtlOptions::default();
+        let mut aps = Vec::new();
+        let formula = self.ltl_formula(f, &mut aps, &options)?;
+        let exact = self.dtmc.exact.as_deref();
+        let r = augur_ltl::probabilities(
+            self.matrix(),
+            exact,
+            &aps,
+            &formula,
+            &options,
+            &self.options,
+        )?;
+        let method = format!(
+            "LTL product ({} states, {} automaton states, {} of {} BSCCs accepting); {}",
+            r.product_states, r.automaton_states, r.accepting_bsccs, r.bsccs, r.solution.method
+        );
+        Ok(NumValues {
+            values: r.solution.values,
+            bounds: r.solution.bounds,
+            method: MethodUsed::Solver(method),
+        })
+    }
+
+    /// The `augur_ltl` formula of `f`, with the state sets of its propositions in `aps`
+    /// (equal sets share one proposition); step bounds are unrolled.
+    fn ltl_formula(
+        &mut self,
+        f: &ResolvedLtl,
+        aps: &mut Vec<StateSet>,
+        options: &augur_ltl::LtlOptions,
+    ) -> Result<augur_ltl::Ltl> {
+        use augur_ltl::{Ltl, StepInterval};
+        use ResolvedLtl as R;
+        let sub =
+            |c: &mut Self, g: &ResolvedLtl, aps: &mut Vec<StateSet>| c.ltl_formula(g, aps, options);
+        let interval = |c: &Self, steps: &Steps| -> Result<Option<StepInterval>> {
+            if steps.lower == 0 && steps.upper.is_none() {
+                return Ok(None);
+            }
+            let largest = steps.upper.unwrap_or(steps.lower);
+            if largest > options.max_step_bound {
+                return Err(c.error_at(
+                    steps.span,
+                    format!(
+                        "step bound {largest} inside an LTL formula is above the limit {} (bounded operators nested in LTL are unrolled step by step)",
+                        options.max_step_bound
+                    ),
+                ));
+            }
+            Ok(Some(StepInterval {
+                lower: steps.lower,
+                upper: steps.upper,
+            }))
+        };
+        Ok(match f {
+            R::State(s) => {
+                let set = self.bool_of(s)?;
+                let i = match aps.iter().position(|a| *a == set) {
+                    Some(i) => i,
+                    None => {
+                        aps.push(set);
+                        aps.len() - 1
+                    }
+                };
+                Ltl::Ap(i as u32)
+            }
+            R::Not(a) => Ltl::not(sub(self, a, aps)?),
+            R::And(a, b) => Ltl::and(sub(self, a, aps)?, sub(self, b, aps)?),
+            R::Or(a, b) => Ltl::or(sub(self, a, aps)?, sub(self, b, aps)?),
+            R::Implies(a, b) => {
+                Ltl::Implies(Box::new(sub(self, a, aps)?), Box::new(sub(self, b, aps)?))
+            }
+            R::Iff(a, b) => Ltl::Iff(Box::new(sub(self, a, aps)?), Box::new(sub(self, b, aps)?)),
+            R::Next(a) => Ltl::next(sub(self, a, aps)?),
+            R::Eventually(a, k) => {
+                let a = sub(self, a, aps)?;
+                match interval(self, k)? {
+                    None => Ltl::eventually(a),
+                    Some(i) => Ltl::eventually_bounded(a, i),
+                }
+            }
+            R::Globally(a, k) => {
+                let a = sub(self, a, aps)?;
+                match interval(self, k)? {
+                    None => Ltl::globally(a),
+                    Some(i) => Ltl::globally_bounded(a, i),
+                }
+            }
+            R::Until(a, b, k) => {
+                let (a, b) = (sub(self, a, aps)?, sub(self, b, aps)?);
+                match interval(self, k)? {
+                    None => Ltl::until(a, b),
+                    Some(i) => Ltl::until_bounded(a, b, i),
+                }
+            }
+            R::WeakUntil(a, b, k) => {
+                let (a, b) = (sub(self, a, aps)?, sub(self, b, aps)?);
+                match interval(self, k)? {
+                    None => Ltl::WeakUntil(Box::new(a), Box::new(b)),
+                    Some(i) => Ltl::weak_until_bounded(a, b, i),
+                }
+            }
+            R::Release(a, b, k) => {
+                let (a, b) = (sub(self, a, aps)?, sub(self, b, aps)?);
+                match interval(self, k)? {
+                    None => Ltl::Release(Box::new(a), Box::new(b)),
+                    Some(i) => Ltl::release_bounded(a, b, i),
+                }
+            }
+        })
     }
 
     /// `P(φ U b ψ)` for every state (PRISM's semantics of every step bound).

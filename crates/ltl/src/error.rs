@@ -1,0 +1,44 @@
+//! The errors of `augur-ltl`.
+
+use augur_solver::SolverError;
+
+/// What can go wrong when checking an LTL formula on a chain.
+#[derive(Debug, thiserror::Error)]
+pub enum LtlError {
+    /// The automaton of the formula has more states than allowed.
+    #[error("the automaton of the LTL formula is too large (more than {limit} states)")]
+    AutomatonTooLarge {
+        /// The limit.
+        limit: usize,
+    },
+    /// The product of the chain and the automaton has more states than allowed.
+    #[error(
+        "the product of the model and the LTL automaton is too large (more than {limit} states)"
+    )]
+    ProductTooLarge {
+        /// The limit.
+        limit: usize,
+    },
+    /// More than 64 distinct atomic propositions (state subformulas) in one formula.
+    #[error(
+        "the LTL formula has {0} atomic propositions (state subformulas); at most 64 are supported"
+    )]
+    TooManyPropositions(usize),
+    /// A step bound above [`crate::LtlOptions::max_step_bound`].
+    #[error("step bound {bound} inside an LTL formula is above the limit {limit} (bounded operators are unrolled)")]
+    StepBoundTooLarge {
+        /// The bound.
+        bound: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The inputs do not fit together (matrix not square, a proposition without its set).
+    #[error("LTL product: {0}")]
+    Dimensions(String),
+    /// The reachability problem on the product failed or was interrupted.
+    #[error(transparent)]
+    Solver(#[from] SolverError),
+}
+
+/// The result type of `augur-ltl`.
+pub type Result<T, E = LtlError> = std::result::Result<T, E>;
