@@ -40,6 +40,9 @@ pub struct Properties {
     labels: Vec<LabelDef>,
     file: Option<Arc<SourceFile>>,
     items: Vec<Item>,
+    /// Properties of the file that the parser rejected (a parse-time check failed): each fails
+    /// alone, with its located error, and the others are still checked.
+    rejected: Vec<augur_pctl::RejectedProperty>,
 }
 
 impl Properties {
@@ -54,13 +57,16 @@ impl Properties {
         Properties::parse_file(&path.display().to_string(), &text)
     }
 
-    /// Parses a properties file named `name` (shown in messages).
+    /// Parses a properties file named `name` (shown in messages). A syntax error fails the
+    /// whole file; a property that breaks a parse-time check (a bound out of range, ...) is
+    /// kept with its error and fails alone when compiled ([`Properties::first_rejected`]).
     pub fn parse_file(name: &str, text: &str) -> Result<Properties> {
         let source = Arc::new(SourceFile::new(name, text));
         let file = augur_pctl::parse_properties(text).map_err(|e| parse_error(e, &source))?;
         Ok(Properties {
             constants: file.constants,
             labels: file.labels,
+            rejected: file.rejected,
             items: file
                 .properties
                 .into_iter()
@@ -81,17 +87,25 @@ impl Properties {
         Ok(())
     }
 
-    /// Number of properties.
+    /// Number of properties (the rejected ones included).
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.items.len() + self.rejected.len()
     }
 
     /// Whether there is no property.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.len() == 0
     }
 
-    /// The properties, in order (the file's first).
+    /// The first property of the file that the parser rejected, as a located error (see
+    /// [`Properties::parse_file`]); `None` when every property parsed.
+    pub fn first_rejected(&self) -> Option<CheckError> {
+        let r = self.rejected.first()?;
+        let file = self.file.as_ref()?;
+        Some(parse_error(r.error.clone(), file))
+    }
+
+    /// The properties, in order (the file's first; without the rejected ones).
     pub fn properties(&self) -> impl Iterator<Item = &Property> {
         self.items.iter().map(|i| &i.property)
     }
@@ -177,7 +191,12 @@ impl Properties {
         if let Some(file) = &self.file {
             resolver = resolver.with_labels(&self.labels, Arc::clone(file));
         }
-        let items = self
+        resolver = resolver.with_properties(
+            self.items
+                .iter()
+                .map(|i| (&i.property, Arc::clone(&i.source))),
+        );
+        let mut items: Vec<CompiledProperty> = self
             .items
             .iter()
             .map(|i| CompiledProperty {
@@ -191,6 +210,20 @@ impl Properties {
                 }),
             })
             .collect();
+        for r in &self.rejected {
+            let diagnostic = match &self.file {
+                Some(file) => r.error.diagnostic(file),
+                None => Diagnostic::error(r.error.to_string()),
+            };
+            items.insert(
+                r.index.min(items.len()),
+                CompiledProperty {
+                    name: r.name.clone(),
+                    text: r.text.clone(),
+                    resolved: Err(diagnostic),
+                },
+            );
+        }
         Ok(CompiledProperties { constants, items })
     }
 }

@@ -161,6 +161,10 @@ impl StateFormula {
                 property: Box::new(property.map_exprs(f)),
                 states: Box::new(states.map_exprs(f)),
             },
+            S::Apply { op, args } => S::Apply {
+                op: *op,
+                args: args.iter().map(|a| a.map_exprs(f)).collect(),
+            },
         }
     }
 
@@ -222,6 +226,11 @@ impl StateFormula {
                 property.collect_labels(out);
                 states.collect_labels(out);
             }
+            S::Apply { args, .. } => {
+                for a in args {
+                    a.collect_labels(out);
+                }
+            }
         }
     }
 
@@ -242,6 +251,7 @@ impl StateFormula {
             | S::Steady { bound, .. }
             | S::Time { bound, .. } => bound.span,
             S::Filter { op, .. } => op.span,
+            S::Apply { op, .. } => op.span,
         }
     }
 }
@@ -373,7 +383,8 @@ impl Steps {
     }
 }
 
-/// A properties-file label, resolved once and shared by every formula that uses it.
+/// A properties-file label (or a named property another property refers to), resolved once
+/// and shared by every formula that uses it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResolvedLabel {
     /// The label's name.
@@ -461,6 +472,27 @@ pub enum ResolvedFormula {
         /// The target.
         target: Box<ResolvedFormula>,
         /// Where the operator is written.
+        span: Span,
+    },
+    /// A reference to a named property of the properties file (`"ex4"`): its formula's value.
+    Reference {
+        /// The property, resolved (shared; its `source` is the text it is written in).
+        property: Arc<ResolvedLabel>,
+        /// Where it is referred to.
+        span: Span,
+    },
+    /// An operator applied to state formulas (`P=? [ F s=7 ] + 0.5`): its value in a state is
+    /// `expr` evaluated with `#0`, `#1`, ... bound to the operands' values in that state.
+    Apply {
+        /// The operator over the operands `#0`, `#1`, ... (type-checked).
+        expr: Expr,
+        /// The operands.
+        args: Vec<ResolvedFormula>,
+        /// The operands' types, as `expr` was checked with.
+        arg_types: Vec<Type>,
+        /// The type of the result.
+        ty: Type,
+        /// Where it is written.
         span: Span,
     },
     /// `filter(op, property, states)`
@@ -557,6 +589,14 @@ impl ResolvedFormula {
                     Kind::Num
                 }
             }
+            R::Reference { property, .. } => property.formula.kind(),
+            R::Apply { ty, .. } => {
+                if *ty == Type::Bool {
+                    Kind::Bool
+                } else {
+                    Kind::Num
+                }
+            }
             R::Filter { op, property, .. } => match op {
                 FilterOp::Min
                 | FilterOp::Max
@@ -586,6 +626,8 @@ impl ResolvedFormula {
             | R::Reward { span, .. }
             | R::Steady { span, .. }
             | R::Time { span, .. }
+            | R::Reference { span, .. }
+            | R::Apply { span, .. }
             | R::Filter { span, .. } => *span,
             R::Not(a) => a.span(),
             R::And(l, r) | R::Or(l, r) | R::Implies(l, r) | R::Iff(l, r) => {
@@ -610,6 +652,11 @@ pub struct Resolver<'a> {
     /// Properties-file labels being resolved (cycle detection).
     in_progress: Vec<String>,
     variables: HashMap<&'a str, Type>,
+    /// Named properties that others may refer to (`"name"`), with their texts.
+    named: HashMap<&'a str, (&'a Property, Arc<SourceFile>)>,
+    resolved_named: HashMap<String, Arc<ResolvedLabel>>,
+    /// Named properties being resolved (cycle detection).
+    named_in_progress: Vec<String>,
 }
 
 /// Where an error found while resolving is located: the text being resolved.
@@ -637,6 +684,9 @@ impl<'a> Resolver<'a> {
             label_defs: HashMap::new(),
             resolved_labels: HashMap::new(),
             in_progress: Vec::new(),
+            named: HashMap::new(),
+            resolved_named: HashMap::new(),
+            named_in_progress: Vec::new(),
             variables: model
                 .variables
                 .iter()
@@ -656,6 +706,20 @@ impl<'a> Resolver<'a> {
         for l in labels {
             self.label_defs
                 .insert(l.name.node.as_str(), (l, Arc::clone(&source)));
+        }
+        self
+    }
+
+    /// Named properties (written in `source`) that properties may refer to by name (`"ex4"`,
+    /// as PRISM resolves them). A model or properties-file label of the same name is preferred.
+    pub fn with_properties(
+        mut self,
+        properties: impl IntoIterator<Item = (&'a Property, Arc<SourceFile>)>,
+    ) -> Resolver<'a> {
+        for (p, source) in properties {
+            if let Some(name) = &p.name {
+                self.named.entry(name.as_str()).or_insert((p, source));
+            }
         }
         self
     }
@@ -737,6 +801,7 @@ impl<'a> Resolver<'a> {
                 target: Box::new(self.boolean(target, at)?),
                 span: bound.span,
             },
+            S::Apply { op, args } => self.apply(op, args, at)?,
             S::Filter {
                 op,
                 property,
@@ -774,6 +839,64 @@ impl<'a> Resolver<'a> {
                     span: op.span,
                 }
             }
+        })
+    }
+
+    /// `op(args)` where some operand is not a plain expression: resolves the operands and
+    /// type-checks the operator over placeholders `#0`, `#1`, ... of their types.
+    fn apply(
+        &mut self,
+        op: &Spanned<Operator>,
+        args: &[StateFormula],
+        at: At<'_>,
+    ) -> Result<ResolvedFormula> {
+        let mut resolved = Vec::with_capacity(args.len());
+        let mut types = Vec::with_capacity(args.len());
+        for a in args {
+            let r = self.state(a, at)?;
+            types.push(value_type(&r));
+            resolved.push(r);
+        }
+        let mut holes = (0..args.len()).map(|i| Expr::Ident(format!("#{i}")));
+        let mut hole = || holes.next().unwrap_or(Expr::Bool(false));
+        let expr = match op.node {
+            Operator::Neg => Expr::Unary(UnaryOp::Neg, Box::new(hole())),
+            Operator::Binary(b) => {
+                let l = hole();
+                Expr::Binary(b, Box::new(l), Box::new(hole()))
+            }
+            Operator::Ite => {
+                let (c, a) = (hole(), hole());
+                Expr::Ite(Box::new(c), Box::new(a), Box::new(hole()))
+            }
+            Operator::Call(f) => Expr::Call(f, (0..args.len()).map(|_| hole()).collect()),
+        };
+        let ty = expr
+            .type_check(|name| {
+                name.strip_prefix('#')
+                    .and_then(|i| i.parse::<usize>().ok())
+                    .and_then(|i| types.get(i).copied())
+            })
+            .map_err(|err| {
+                // Name the operands as written, not as placeholders.
+                let written = StateFormula::Apply {
+                    op: *op,
+                    args: args.to_vec(),
+                };
+                let message = match err {
+                    ExprError::TypeMismatch { message, .. } => {
+                        format!("{message} in {written}")
+                    }
+                    other => format!("{} in {written}", expr_message(other)),
+                };
+                at.err(op.span, message)
+            })?;
+        Ok(ResolvedFormula::Apply {
+            expr,
+            args: resolved,
+            arg_types: types,
+            ty,
+            span: op.span,
         })
     }
 
@@ -847,6 +970,45 @@ impl<'a> Resolver<'a> {
                 .insert(name.to_string(), Arc::clone(&resolved));
             return Ok(ResolvedFormula::FileLabel {
                 label: resolved,
+                span: l.span,
+            });
+        }
+        if let Some(done) = self.resolved_named.get(name) {
+            return Ok(ResolvedFormula::Reference {
+                property: Arc::clone(done),
+                span: l.span,
+            });
+        }
+        if let Some((prop, source)) = self.named.get(name).cloned() {
+            if self.named_in_progress.iter().any(|n| n == name) {
+                return Err(at.err(l.span, format!("property \"{name}\" refers to itself")));
+            }
+            self.named_in_progress.push(name.to_string());
+            let def_at = At { source: &source };
+            let formula = match self.expand {
+                Some(expand) => self.state(&prop.formula.map_exprs(&mut |e| expand(e)), def_at),
+                None => self.state(&prop.formula, def_at),
+            };
+            self.named_in_progress.pop();
+            let formula = formula.map_err(|e| match e {
+                PctlError::Resolve(d) => at.err(
+                    l.span,
+                    format!(
+                        "property \"{name}\" (referred to here) does not resolve: {}",
+                        d.message
+                    ),
+                ),
+                other => other,
+            })?;
+            let resolved = Arc::new(ResolvedLabel {
+                name: name.to_string(),
+                formula,
+                source,
+            });
+            self.resolved_named
+                .insert(name.to_string(), Arc::clone(&resolved));
+            return Ok(ResolvedFormula::Reference {
+                property: resolved,
                 span: l.span,
             });
         }
@@ -1035,6 +1197,28 @@ impl<'a> Resolver<'a> {
             }
             RewardPath::LongRun => ResolvedRewardPath::LongRun,
         })
+    }
+}
+
+/// The type of a resolved formula's value in a state (`P=?` is a double; `filter(count, ...)`
+/// an int, as in PRISM).
+fn value_type(f: &ResolvedFormula) -> Type {
+    match f {
+        ResolvedFormula::Expr { ty, .. } | ResolvedFormula::Apply { ty, .. } => *ty,
+        ResolvedFormula::Reference { property, .. } => value_type(&property.formula),
+        ResolvedFormula::Filter {
+            op: FilterOp::Count,
+            ..
+        } => Type::Int,
+        ResolvedFormula::Filter {
+            op: FilterOp::First | FilterOp::State | FilterOp::Print | FilterOp::Printall,
+            property,
+            ..
+        } => value_type(property),
+        other => match other.kind() {
+            Kind::Bool => Type::Bool,
+            Kind::Num => Type::Double,
+        },
     }
 }
 
