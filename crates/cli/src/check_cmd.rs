@@ -126,6 +126,9 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         crate::error::diag(format_args!("warning: {w}"));
     }
     let compiled = props.compile(&model, &constants)?;
+    for w in &compiled.warnings {
+        crate::error::diag(format_args!("warning: {w}"));
+    }
     let options = CheckOptions {
         method: args.method.into(),
         epsilon: args.epsilon,

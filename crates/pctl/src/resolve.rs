@@ -657,6 +657,9 @@ pub struct Resolver<'a> {
     resolved_named: HashMap<String, Arc<ResolvedLabel>>,
     /// Named properties being resolved (cycle detection).
     named_in_progress: Vec<String>,
+    /// Exact values of constants (given as `1/3`, or defined by rational arithmetic), used
+    /// for the exact rationals of thresholds instead of the decimal of their `f64`.
+    exact: BTreeMap<String, BigRational>,
 }
 
 /// Where an error found while resolving is located: the text being resolved.
@@ -687,6 +690,7 @@ impl<'a> Resolver<'a> {
             named: HashMap::new(),
             resolved_named: HashMap::new(),
             named_in_progress: Vec::new(),
+            exact: BTreeMap::new(),
             variables: model
                 .variables
                 .iter()
@@ -721,6 +725,13 @@ impl<'a> Resolver<'a> {
                 self.named.entry(name.as_str()).or_insert((p, source));
             }
         }
+        self
+    }
+
+    /// Exact values of constants (`--const p=1/3`): thresholds naming them get exact
+    /// rationals (the `f64` values still come from the constants given to [`Resolver::new`]).
+    pub fn with_exact_constants(mut self, exact: &BTreeMap<String, BigRational>) -> Resolver<'a> {
+        self.exact = exact.clone();
         self
     }
 
@@ -1090,7 +1101,7 @@ impl<'a> Resolver<'a> {
     fn number(&self, e: &Spanned<Expr>, value: f64) -> Number {
         Number {
             value,
-            exact: exact_value(e, self.constants)
+            exact: exact_value(e, self.constants, &self.exact)
                 .or_else(|| decimal(value))
                 .unwrap_or_else(BigRational::zero),
             span: e.span,
@@ -1230,6 +1241,36 @@ fn expr_message(e: ExprError) -> String {
     }
 }
 
+/// The exact rational of a value written on the command line: `3`, `-0.25`, `1e-30`, `1/3`
+/// (`None` for anything else, booleans included).
+pub fn exact_literal(text: &str) -> Option<BigRational> {
+    let t = text.trim();
+    if let Some((a, b)) = t.split_once('/') {
+        let (a, b) = (exact_literal(a)?, exact_literal(b)?);
+        return (!b.is_zero()).then(|| a / b);
+    }
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let (mantissa, exp) = match t.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        None => (t, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+        || exp.abs() > 10_000
+    {
+        return None;
+    }
+    let numer: BigInt = format!("{int}{frac}").parse().ok()?;
+    let scale = exp - i32::try_from(frac.len()).ok()?;
+    let ten = BigRational::from_integer(BigInt::from(10));
+    let q = BigRational::from_integer(numer) * num_traits::pow::Pow::pow(ten, scale);
+    Some(if neg { -q } else { q })
+}
+
 /// The exact rational of a number written in decimal (`0.7` is `7/10`): the decimal an `f64`
 /// prints as (Rust's shortest round-trip form, without exponent).
 pub fn decimal(x: f64) -> Option<BigRational> {
@@ -1249,9 +1290,14 @@ pub fn decimal(x: f64) -> Option<BigRational> {
 }
 
 /// The exact value of a constant arithmetic expression (`1/3` is `1/3`, not its `f64`): literals
-/// and constants read as decimals, `+ - * /` and unary minus computed exactly. `None` for
-/// anything else (the caller then takes the decimal of the `f64` value).
-fn exact_value(e: &Expr, constants: &BTreeMap<String, Value>) -> Option<BigRational> {
+/// read as decimals, constants from `exact` (else as the decimal of their value), `+ - * /`,
+/// unary minus and `pow` with an integer literal exponent computed exactly. `None` for anything
+/// else (the caller then takes the decimal of the `f64` value).
+pub fn exact_value(
+    e: &Expr,
+    constants: &BTreeMap<String, Value>,
+    exact: &BTreeMap<String, BigRational>,
+) -> Option<BigRational> {
     let of_value = |v: &Value| match v {
         Value::Int(i) => Some(BigRational::from_integer(BigInt::from(*i))),
         Value::Double(d) => decimal(*d),
@@ -1260,10 +1306,27 @@ fn exact_value(e: &Expr, constants: &BTreeMap<String, Value>) -> Option<BigRatio
     match e {
         Expr::Int(i) => of_value(&Value::Int(*i)),
         Expr::Double(d) => of_value(&Value::Double(*d)),
-        Expr::Ident(n) => of_value(constants.get(n)?),
-        Expr::Unary(UnaryOp::Neg, a) => Some(-exact_value(a, constants)?),
+        Expr::Ident(n) => match exact.get(n) {
+            Some(q) => Some(q.clone()),
+            None => of_value(constants.get(n)?),
+        },
+        Expr::Unary(UnaryOp::Neg, a) => Some(-exact_value(a, constants, exact)?),
+        Expr::Call(augur_expr::Func::Pow, args) => {
+            let x = exact_value(&args[0], constants, exact)?;
+            let Expr::Int(k) = &args[1] else {
+                return None;
+            };
+            let k = i32::try_from(*k).ok().filter(|k| k.abs() <= 4096)?;
+            if x.is_zero() && k < 0 {
+                return None;
+            }
+            Some(num_traits::pow::Pow::pow(x, k))
+        }
         Expr::Binary(op, a, b) => {
-            let (x, y) = (exact_value(a, constants)?, exact_value(b, constants)?);
+            let (x, y) = (
+                exact_value(a, constants, exact)?,
+                exact_value(b, constants, exact)?,
+            );
             match op {
                 BinaryOp::Add => Some(x + y),
                 BinaryOp::Sub => Some(x - y),
