@@ -481,9 +481,9 @@ fn a_semantic_error_fails_only_its_property() {
     assert!(got[2].as_ref().unwrap_err().contains("unknown label"));
     assert!((got[3].as_ref().unwrap() - 0.5).abs() < 1e-12);
     // a type error in an operator over state formulas is located and fails alone
-    let got = check_file("P=? [ F s=2 ] & true\nP=? [ X s=1 ]");
+    let got = check_file("P=? [ F s=2 ] + true\nP=? [ X s=1 ]");
     assert!(
-        got[0].as_ref().unwrap_err().contains("needs bools"),
+        got[0].as_ref().unwrap_err().contains("`+` needs numbers"),
         "{got:?}"
     );
     assert!(got[1].is_ok());
