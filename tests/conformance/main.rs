@@ -16,12 +16,19 @@
 //!   over 500 kB) are too slow for a debug build and are ignored unless asked for:
 //!   `cargo test --release --test conformance -- --include-ignored`.
 //!
+//! - `docs::FILE` — the documents as tests (see `docs.rs`): the command blocks of README.md,
+//!   models/README.md and models/learning.md run as written, their output compared with the
+//!   document; `docs::FILE:LINE` for a block that needs external data (its error must say
+//!   where the data comes from) or is not run (ignored, with the reason).
+//!
 //! Without `../shared` each of its groups is one test, shown as ignored with the reason; under
 //! `CI=true` it fails instead. Before running, the binary prints how many cases it found.
 //! Filter as with any test binary: `cargo test --test conformance -- qvbs::crowds`.
 
 #[path = "../util/mod.rs"]
 mod util;
+
+mod docs;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value as Json;
@@ -39,7 +46,8 @@ fn main() {
     let mut trials = Vec::new();
     let prism = prism_trials(&mut trials);
     let qvbs = qvbs_trials(&mut trials, run_large);
-    eprintln!("conformance: {prism}; {qvbs}");
+    let docs = docs::trials(&mut trials);
+    eprintln!("conformance: {prism}; {qvbs}; {docs}");
     libtest_mimic::run(&args, trials).exit();
 }
 

@@ -125,6 +125,23 @@ snapshot!(
 );
 snapshot!(pctl_file_bound, ["parse", f("bad_bound.props")]);
 snapshot!(
+    pctl_file_two_on_one_line,
+    ["parse", f("two_on_one_line.props")]
+);
+snapshot!(
+    pctl_storm_cumulative_lt0,
+    ["parse", "--prop", "R=? [ C<0 ]"]
+);
+snapshot!(
+    pctl_operator_type,
+    [
+        "check",
+        "tests/fixtures/dtmc_pctl.json",
+        "--prop",
+        "P=? [ F s=2 ] + true"
+    ]
+);
+snapshot!(
     const_bad_value,
     [
         "check",

@@ -591,3 +591,38 @@ fn by_category_and_csv() {
     let v = read_json(&m);
     assert_eq!(matrix(&v)[&(0, 1)], 2.0 / 3.0);
 }
+
+/// Issue 14, item 7: `--final-absorbing` with `--alpha > 0` has no effect; it is said, not
+/// silently ignored (and not said with `--alpha 0`).
+#[test]
+fn final_absorbing_with_smoothing_warns() {
+    let dir = tmp();
+    let t = dir.path().join("t.jsonl");
+    std::fs::write(
+        &t,
+        "{\"steps\": [{\"state\": \"a\"}, {\"state\": \"b\"}]}\n",
+    )
+    .unwrap();
+    let m = dir.path().join("m.json");
+    let run = |alpha: &str| {
+        crate::util::augur(&[
+            "learn",
+            s(&t),
+            "--final-absorbing",
+            "--alpha",
+            alpha,
+            "-o",
+            s(&m),
+        ])
+    };
+    let o = run("0.1");
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: --final-absorbing has no effect with --alpha 0.1"),
+        "{err}"
+    );
+    let o = run("0");
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+}

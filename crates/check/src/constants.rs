@@ -11,14 +11,18 @@ use augur_expr::Value;
 /// use augur_check::Constants;
 /// use augur_expr::Value;
 /// let mut c = Constants::parse("N=3,p=0.5").unwrap();
-/// c.add("N=4").unwrap();
+/// c.add("N=4,q=1/3").unwrap();
 /// assert_eq!(c.get("N"), Some(Value::Int(4)));
 /// assert_eq!(c.get("p"), Some(Value::Double(0.5)));
+/// assert_eq!(c.get("q"), Some(Value::Double(1.0 / 3.0)));
+/// assert_eq!(c.exact()["q"].to_string(), "1/3");
 /// assert!(Constants::parse("N=").is_err());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Constants {
     values: Vec<(String, Value)>,
+    /// The exact rationals of the values given as numbers (`1/3` is 1/3, `0.1` is 1/10).
+    exact: std::collections::BTreeMap<String, augur_pctl::BigRational>,
 }
 
 impl Constants {
@@ -51,12 +55,26 @@ impl Constants {
         for (name, value) in parsed {
             self.set(name, value);
         }
+        // The exact value of each number as written (parse_const_assignments accepted the text).
+        for part in text.split(',') {
+            if let Some((name, value)) = part.split_once('=') {
+                if let Some(q) = augur_pctl::resolve::exact_literal(value) {
+                    self.exact.insert(name.trim().to_string(), q);
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The exact rationals of the values given as numbers (`p=1/3` is exactly 1/3).
+    pub fn exact(&self) -> &std::collections::BTreeMap<String, augur_pctl::BigRational> {
+        &self.exact
     }
 
     /// Sets one value.
     pub fn set(&mut self, name: impl Into<String>, value: Value) {
         let name = name.into();
+        self.exact.remove(&name);
         self.values.retain(|(n, _)| *n != name);
         self.values.push((name, value));
     }

@@ -40,6 +40,9 @@ pub struct Properties {
     labels: Vec<LabelDef>,
     file: Option<Arc<SourceFile>>,
     items: Vec<Item>,
+    /// Properties of the file that the parser rejected (a parse-time check failed): each fails
+    /// alone, with its located error, and the others are still checked.
+    rejected: Vec<augur_pctl::RejectedProperty>,
 }
 
 impl Properties {
@@ -54,13 +57,16 @@ impl Properties {
         Properties::parse_file(&path.display().to_string(), &text)
     }
 
-    /// Parses a properties file named `name` (shown in messages).
+    /// Parses a properties file named `name` (shown in messages). A syntax error fails the
+    /// whole file; a property that breaks a parse-time check (a bound out of range, ...) is
+    /// kept with its error and fails alone when compiled ([`Properties::first_rejected`]).
     pub fn parse_file(name: &str, text: &str) -> Result<Properties> {
         let source = Arc::new(SourceFile::new(name, text));
         let file = augur_pctl::parse_properties(text).map_err(|e| parse_error(e, &source))?;
         Ok(Properties {
             constants: file.constants,
             labels: file.labels,
+            rejected: file.rejected,
             items: file
                 .properties
                 .into_iter()
@@ -81,17 +87,25 @@ impl Properties {
         Ok(())
     }
 
-    /// Number of properties.
+    /// Number of properties (the rejected ones included).
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.items.len() + self.rejected.len()
     }
 
     /// Whether there is no property.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.len() == 0
     }
 
-    /// The properties, in order (the file's first).
+    /// The first property of the file that the parser rejected, as a located error (see
+    /// [`Properties::parse_file`]); `None` when every property parsed.
+    pub fn first_rejected(&self) -> Option<CheckError> {
+        let r = self.rejected.first()?;
+        let file = self.file.as_ref()?;
+        Some(parse_error(r.error.clone(), file))
+    }
+
+    /// The properties, in order (the file's first; without the rejected ones).
     pub fn properties(&self) -> impl Iterator<Item = &Property> {
         self.items.iter().map(|i| &i.property)
     }
@@ -131,7 +145,13 @@ impl Properties {
                 }
             })
             .collect();
-        decls.extend(self.constants.iter().cloned());
+        let skipped = self.unused_undefined(model, given);
+        decls.extend(
+            self.constants
+                .iter()
+                .filter(|c| !skipped.contains(&c.name))
+                .cloned(),
+        );
         for (name, _) in given.as_slice() {
             let declared = decls.iter().any(|d| d.name == *name);
             let used = || {
@@ -165,19 +185,101 @@ impl Properties {
         Ok(all)
     }
 
+    /// Whether `name` is used by a property, a label or another constant's definition (the
+    /// model's formulas expanded).
+    fn uses(&self, model: &Model, name: &str) -> bool {
+        let expand = |e: &Expr| model.expand_formulas(e);
+        self.items.iter().any(|i| {
+            i.property
+                .formula
+                .map_exprs(&mut |e| expand(e))
+                .idents()
+                .contains(name)
+        }) || self.labels.iter().any(|l| {
+            l.formula
+                .map_exprs(&mut |e| expand(e))
+                .idents()
+                .contains(name)
+        }) || self.constants.iter().any(|c| {
+            c.name != name
+                && c.value
+                    .as_ref()
+                    .is_some_and(|e| expand(e).idents().contains(name))
+        })
+    }
+
+    /// The properties file's constants that have no value (neither defined nor given) and that
+    /// nothing uses: PRISM asks only for the constants the checked properties need, so these
+    /// are ignored with a warning ([`CompiledProperties::warnings`]).
+    fn unused_undefined(&self, model: &Model, given: &Constants) -> Vec<String> {
+        self.constants
+            .iter()
+            .filter(|c| c.value.is_none() && given.get(&c.name).is_none())
+            .filter(|c| !self.uses(model, &c.name))
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    /// Exact values of the constants that have one: given as numbers (`--const p=1/3`), then
+    /// the properties file's constants defined by rational arithmetic over those.
+    fn exact_constants(
+        &self,
+        values: &BTreeMap<String, Value>,
+        given: &Constants,
+    ) -> BTreeMap<String, augur_pctl::BigRational> {
+        let mut exact = given.exact().clone();
+        // Definitions may refer to each other in any order: repeat until nothing changes.
+        for _ in 0..=self.constants.len() {
+            let mut changed = false;
+            for c in &self.constants {
+                if exact.contains_key(&c.name) || c.ty == Type::Bool {
+                    continue;
+                }
+                if let Some(q) = c
+                    .value
+                    .as_ref()
+                    .and_then(|e| augur_pctl::resolve::exact_value(e, values, &exact))
+                {
+                    exact.insert(c.name.clone(), q);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        exact
+    }
+
     /// Resolves every property against `model` with the given constant values: the form the
     /// checker takes. A property that does not resolve (a bound out of range, an unknown
     /// name, ...) keeps its located error, and the others are still compiled; an error that
     /// concerns every property (constants) fails the whole compilation.
     pub fn compile(&self, model: &Model, given: &Constants) -> Result<CompiledProperties> {
         let constants = self.constant_values(model, given)?;
+        let warnings = self
+            .unused_undefined(model, given)
+            .into_iter()
+            .map(|name| {
+                let file = self.file.as_ref().map_or("", |f| f.name());
+                format!("constant `{name}` of {file} has no value but no property uses it: ignored")
+            })
+            .collect();
+        let exact = self.exact_constants(&constants, given);
         let names = model.names();
         let expand = |e: &Expr| model.expand_formulas(e);
-        let mut resolver = Resolver::new(&names, &constants).with_formulas(&expand);
+        let mut resolver = Resolver::new(&names, &constants)
+            .with_formulas(&expand)
+            .with_exact_constants(&exact);
         if let Some(file) = &self.file {
             resolver = resolver.with_labels(&self.labels, Arc::clone(file));
         }
-        let items = self
+        resolver = resolver.with_properties(
+            self.items
+                .iter()
+                .map(|i| (&i.property, Arc::clone(&i.source))),
+        );
+        let mut items: Vec<CompiledProperty> = self
             .items
             .iter()
             .map(|i| CompiledProperty {
@@ -191,7 +293,25 @@ impl Properties {
                 }),
             })
             .collect();
-        Ok(CompiledProperties { constants, items })
+        for r in &self.rejected {
+            let diagnostic = match &self.file {
+                Some(file) => r.error.diagnostic(file),
+                None => Diagnostic::error(r.error.to_string()),
+            };
+            items.insert(
+                r.index.min(items.len()),
+                CompiledProperty {
+                    name: r.name.clone(),
+                    text: r.text.clone(),
+                    resolved: Err(diagnostic),
+                },
+            );
+        }
+        Ok(CompiledProperties {
+            constants,
+            items,
+            warnings,
+        })
     }
 }
 
@@ -213,6 +333,9 @@ pub struct CompiledProperties {
     pub constants: BTreeMap<String, Value>,
     /// The properties, in order.
     pub items: Vec<CompiledProperty>,
+    /// Warnings for the user (a properties-file constant without a value that no property
+    /// uses, ignored as PRISM does).
+    pub warnings: Vec<String>,
 }
 
 impl CompiledProperties {

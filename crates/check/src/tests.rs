@@ -360,3 +360,178 @@ fn the_report_is_the_documented_json() {
     }
     assert!(doc.contains(&format!("`\"schema_version\": {SCHEMA_VERSION}`")));
 }
+
+// ---- issue 13: the rest of the property language, checked end to end ----
+
+/// PRISM's `dtmc_pctl.pm` regression model (shared/prism-tests): from s=0, P(F s=2) = 1/6
+/// (PRISM's RESULT); from s=1, x1 = ½·x0 + ¼ with x0 = ½·x1 gives x1 = 1/3.
+const PCTL_MODEL: &str = "dtmc\nmodule M\ns:[0..5];\n[] s=0 -> 0.5:(s'=1) + 0.5:(s'=3);\n[] s=1 -> 0.5:(s'=0) + 0.25:(s'=2) + 0.25:(s'=4);\n[r] s=2 -> 1:(s'=5);\n[] s=3 -> 1:(s'=3);\n[] s=4 -> 1:(s'=4);\n[] s=5 -> 1:(s'=2);\nendmodule\nrewards \"time\"\ntrue : 1;\nendrewards\n";
+
+/// Checks every property of `file` on [`PCTL_MODEL`]; each outcome as a number (booleans as
+/// 0/1) or the rendered error.
+fn check_file(file: &str) -> Vec<std::result::Result<f64, String>> {
+    let model = load_text(PCTL_MODEL, Limits::default()).unwrap();
+    let props = Properties::parse_file("t.props", file).unwrap();
+    let compiled = props.compile(&model, &Constants::new()).unwrap();
+    let mut session = Session::new(&model, CheckOptions::default());
+    session
+        .check_all(&compiled)
+        .into_iter()
+        .map(|r| match r {
+            Ok(r) => Ok(match r.value {
+                Scalar::Num(x) => x,
+                Scalar::Bool(b) => f64::from(u8::from(b)),
+            }),
+            Err(e) => Err(e.to_string()),
+        })
+        .collect()
+}
+
+fn assert_values(file: &str, expected: &[f64]) {
+    assert_values_within(file, expected, 1e-9);
+}
+
+fn assert_values_within(file: &str, expected: &[f64], tolerance: f64) {
+    let got = check_file(file);
+    assert_eq!(got.len(), expected.len(), "{got:?}");
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        let g = g.as_ref().unwrap_or_else(|m| panic!("property {i}: {m}"));
+        assert!((g - e).abs() < tolerance, "property {i}: {g} != {e}");
+    }
+}
+
+#[test]
+fn operators_inside_arithmetic_are_computed_state_by_state() {
+    assert_values(
+        "P=? [ F s=2 ]\n\
+         P=? [ F s=2 ] + 0.5\n\
+         round(1 + P=? [ X s=1 ])\n\
+         0.0 + filter(sum, P=? [ X s=1 ])\n\
+         P>=0.1 [ F s=2 ] & P<0.2 [ F s=2 ]\n\
+         P>=0.2 [ F s=2 ] | P>0.9 [ F s=2 ]\n\
+         filter(max, 2 * P=? [ F s=2 ], s<=1)\n\
+         (s=0 ? P=? [ F s=2 ] : 1) ^ 2;\n\
+         -P=? [ X s=1 ]",
+        &[
+            1.0 / 6.0,
+            1.0 / 6.0 + 0.5,
+            2.0, // round(1.5): PRISM rounds ties up
+            0.5, // only s=0 moves to s=1
+            1.0,
+            0.0,
+            2.0 / 3.0,
+            1.0 / 36.0,
+            -0.5,
+        ],
+    );
+}
+
+#[test]
+fn old_style_filters_take_the_first_state_or_the_min_or_max() {
+    assert_values(
+        "P=? [ F s=2 {s=1} ]\n\
+         P=? [ F s=2 {s<=1}{min} ]\n\
+         P=? [ F s=2 {s<=1}{max} ]\n\
+         P=? [ F s=2 {s<=1}{min}{max} ]\n\
+         P=? [ F s=2 {\"init\"} ]",
+        &[1.0 / 3.0, 1.0 / 6.0, 1.0 / 3.0, 1.0 / 6.0, 1.0 / 6.0],
+    );
+}
+
+#[test]
+fn references_to_named_properties() {
+    assert_values(
+        "\"reach\": P=? [ F s=2 ]\n\
+         \"twice\": 2 * \"reach\"\n\
+         pow(3 * \"reach\", 2)\n\
+         filter(count, \"reach\" > 0.5)\n\
+         filter(forall, \"big\" <=> (s=2 | s=5))\n\
+         \"big\": P>=1 [ F s=2 ]",
+        // the cycle {2, 5} is the only set reaching s=2 surely
+        &[1.0 / 6.0, 1.0 / 3.0, 0.25, 2.0, 1.0, 0.0],
+    );
+    let got = check_file("\"a\": \"b\" + 1\n\"b\": \"a\"\nP=? [ F s=2 ]");
+    assert!(
+        got[0].as_ref().unwrap_err().contains("refers to itself"),
+        "{got:?}"
+    );
+    assert!((got[2].as_ref().unwrap() - 1.0 / 6.0).abs() < 1e-12);
+}
+
+#[test]
+fn storm_spellings_equal_prism_forms() {
+    // long-run: the chain reaches the cycle {2,5} with probability 1/6 and spends half its
+    // time in s=2 there: 1/12.
+    // (the unbounded discounted sums by value iteration: to its precision)
+    assert_values_within(
+        "LRA=? [ s=2 ]\nS=? [ s=2 ]\nR{\"time\"}=? [ C<3 ]\nR{\"time\"}=? [ C<=2 ]\n\
+         R{\"time\"}=? [ Cdiscount=0.5 ]\nR{\"time\"}=? [ C{discount=0.5} ]\n\
+         R{\"time\"}=? [ C<=2discount=0.5 ]\nR{\"time\"}=? [ LRA ]",
+        &[1.0 / 12.0, 1.0 / 12.0, 2.0, 2.0, 2.0, 2.0, 1.5, 1.0],
+        1e-5,
+    );
+}
+
+#[test]
+fn a_semantic_error_fails_only_its_property() {
+    let got = check_file("P=? [ F s=2 ]\nP>=1.5 [ F s=2 ]\nP=? [ F \"nowhere\" ]\nP=? [ X s=1 ]");
+    assert!((got[0].as_ref().unwrap() - 1.0 / 6.0).abs() < 1e-12);
+    let e = got[1].as_ref().unwrap_err();
+    assert!(e.contains("probability bound 1.5 is outside [0, 1]"), "{e}");
+    assert!(got[2].as_ref().unwrap_err().contains("unknown label"));
+    assert!((got[3].as_ref().unwrap() - 0.5).abs() < 1e-12);
+    // a type error in an operator over state formulas is located and fails alone
+    let got = check_file("P=? [ F s=2 ] + true\nP=? [ X s=1 ]");
+    assert!(
+        got[0].as_ref().unwrap_err().contains("`+` needs numbers"),
+        "{got:?}"
+    );
+    assert!(got[1].is_ok());
+}
+
+#[test]
+fn an_unused_undefined_constant_is_a_warning() {
+    let model = load_text(PCTL_MODEL, Limits::default()).unwrap();
+    let props =
+        Properties::parse_file("t.props", "const double p;\nconst int k;\nP=? [ F<=k s=2 ]")
+            .unwrap();
+    let compiled = props
+        .compile(&model, &Constants::parse("k=2").unwrap())
+        .unwrap();
+    assert_eq!(
+        compiled.warnings,
+        vec!["constant `p` of t.props has no value but no property uses it: ignored".to_string()]
+    );
+    assert!(compiled.items[0].resolved.is_ok());
+    // a used one is still an error
+    let err = props.compile(&model, &Constants::new()).unwrap_err();
+    assert!(err.to_string().contains('k'), "{err}");
+}
+
+#[test]
+fn rational_constants_are_exact_in_thresholds() {
+    let model = load_text(PCTL_MODEL, Limits::default()).unwrap();
+    let props = Properties::parse_file(
+        "t.props",
+        "const double p;\nconst double q = p/2;\nP>=p [ F s=2 ]\nP>=q [ F s=2 ]\nP>=0.1 [ F s=2 ]",
+    )
+    .unwrap();
+    let compiled = props
+        .compile(&model, &Constants::parse("p=1/3").unwrap())
+        .unwrap();
+    let exact: Vec<String> = compiled
+        .items
+        .iter()
+        .map(|i| match &i.resolved.as_ref().unwrap().formula {
+            augur_pctl::ResolvedFormula::Prob {
+                threshold: Some(t), ..
+            } => t.value.exact.to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(exact, ["1/3", "1/6", "1/10"]);
+    assert_eq!(
+        compiled.constants["p"],
+        augur_expr::Value::Double(1.0 / 3.0)
+    );
+}

@@ -59,6 +59,9 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write) -> Result<(), CliError> {
         };
         props.add(&source, text)?;
     }
+    if let Some(err) = props.first_rejected() {
+        return Err(err.into());
+    }
     let (constants, labels) = (props.constants(), props.labels());
     let properties: Vec<&Property> = props.properties().collect();
     if args.json {

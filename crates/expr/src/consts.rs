@@ -144,9 +144,18 @@ fn is_identifier(s: &str) -> bool {
 }
 
 /// Parses a literal value as written on the command line: `3`, `-2`, `0.5`, `1e-3`, `true`,
-/// `false`. Digits only (with an optional sign) give an int; a `.` or an exponent gives a double.
+/// `false`, or a fraction `1/3` (as PRISM accepts, a double). Digits only (with an optional
+/// sign) give an int; a `.`, an exponent or a `/` gives a double.
 pub fn parse_value(text: &str) -> Option<Value> {
     let t = text.trim();
+    if let Some((num, den)) = t.split_once('/') {
+        let num = parse_value(num)?.as_f64()?;
+        let den = parse_value(den)?.as_f64()?;
+        if den == 0.0 || num.is_nan() {
+            return None;
+        }
+        return Some(Value::Double(num / den)).filter(|v| v.as_f64().is_some_and(f64::is_finite));
+    }
     match t {
         "true" => return Some(Value::Bool(true)),
         "false" => return Some(Value::Bool(false)),
@@ -218,7 +227,7 @@ pub fn parse_const_assignments(text: &str) -> Result<Vec<(String, Value)>> {
         }
         let Some(v) = parse_value(value) else {
             return Err(bad(
-                "the value must be an int, a double, true or false",
+                "the value must be an int, a double (`0.5`, `1/3`), true or false",
                 value,
             ));
         };

@@ -288,6 +288,7 @@ fn is_operator_token(token: &str) -> bool {
             | "-"
             | "*"
             | "/"
+            | "^"
             | "?"
     )
 }
@@ -306,9 +307,8 @@ pub fn describe_rule(name: &str) -> String {
     match name {
         "expr" | "implies_expr" | "iff_expr" | "or_expr" | "and_expr" | "not_expr" | "eq_expr"
         | "rel_expr" | "add_expr" | "mul_expr" | "unary_expr" => "expression".into(),
-        "implies_op" | "iff_op" | "or_op" | "and_op" | "eq_op" | "rel_op" | "add_op" | "mul_op" => {
-            "operator".into()
-        }
+        "implies_op" | "iff_op" | "or_op" | "and_op" | "eq_op" | "rel_op" | "add_op" | "mul_op"
+        | "pow_op" => "operator".into(),
         "not_op" => "`!`".into(),
         "neg_op" => "`-`".into(),
         "double_lit" | "int_lit" => "number".into(),
@@ -389,6 +389,8 @@ pub enum ExprRule {
     Mul,
     /// `unary_expr`
     Unary,
+    /// `pow_expr` (`a ^ b`, built as `pow(a, b)`)
+    Pow,
     /// any operator token rule (`implies_op`, ..., `neg_op`)
     Op,
     /// `double_lit`
@@ -455,7 +457,7 @@ fn func_from_name(name: &str) -> Option<Func> {
 }
 
 /// The number of arguments a function accepts: `(min, max)`, `None` for unbounded.
-pub(crate) fn arity(f: Func) -> (usize, Option<usize>) {
+pub fn arity(f: Func) -> (usize, Option<usize>) {
     match f {
         Func::Min | Func::Max => (1, None),
         Func::Floor | Func::Ceil | Func::Round => (1, Some(1)),
@@ -576,6 +578,25 @@ impl<R: RuleType> Builder<'_, R> {
                 }
                 Ok((e, d))
             }
+            ExprRule::Pow => {
+                let mut inner = pair.into_inner();
+                let Some(base) = inner.next() else {
+                    return Err(SyntaxError::from_span(
+                        span,
+                        "internal parser error: missing operand",
+                    ));
+                };
+                let (base, db) = self.build(base)?;
+                // inner: [pow_op, exponent] or nothing
+                match (inner.next(), inner.next()) {
+                    (Some(_), Some(exp)) => {
+                        let (exp, de) = self.build(exp)?;
+                        let d = node(1 + db.max(de))?;
+                        Ok((Expr::Call(Func::Pow, vec![base, exp]), d))
+                    }
+                    _ => Ok((base, db)),
+                }
+            }
             ExprRule::Double => {
                 let text = pair.as_str();
                 match text.parse::<f64>() {
@@ -673,6 +694,7 @@ macro_rules! expr_builder {
                     Rule::add_expr => K::Add,
                     Rule::mul_expr => K::Mul,
                     Rule::unary_expr => K::Unary,
+                    Rule::pow_expr => K::Pow,
                     Rule::implies_op
                     | Rule::iff_op
                     | Rule::or_op
@@ -682,7 +704,8 @@ macro_rules! expr_builder {
                     | Rule::rel_op
                     | Rule::add_op
                     | Rule::mul_op
-                    | Rule::neg_op => K::Op,
+                    | Rule::neg_op
+                    | Rule::pow_op => K::Op,
                     Rule::double_lit => K::Double,
                     Rule::int_lit => K::Int,
                     Rule::bool_lit => K::Bool,

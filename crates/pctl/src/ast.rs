@@ -1,7 +1,7 @@
 //! The PCTL abstract syntax tree (PRISM syntax, DTMC fragment, plus Storm's `T` operator).
 
 use crate::Spanned;
-use augur_expr::{ConstDecl, Expr};
+use augur_expr::{BinaryOp, ConstDecl, Expr, Func};
 use augur_source::Span;
 use serde::{Deserialize, Serialize};
 
@@ -97,6 +97,22 @@ pub enum FilterOp {
     Printall,
 }
 
+/// The operator of an [`StateFormula::Apply`]: arithmetic, a comparison, a conditional or a
+/// function call whose operands are state formulas (the boolean connectives have their own
+/// variants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Operator {
+    /// Unary minus `-φ`.
+    Neg,
+    /// `φ op ψ` for an arithmetic or comparison operator (`+ - * / = != < <= > >=`).
+    Binary(BinaryOp),
+    /// `c ? a : b`.
+    Ite,
+    /// `f(φ, ...)` (also `φ ^ ψ`, which is `pow(φ, ψ)`).
+    Call(Func),
+}
+
 /// A PCTL state formula.
 ///
 /// Boolean expressions over model variables and constants are kept as one [`Expr`] leaf
@@ -148,6 +164,15 @@ pub enum StateFormula {
         bound: Spanned<Bound>,
         /// The target (`F φ`).
         target: Box<StateFormula>,
+    },
+    /// An operator applied to state formulas of which at least one is not a plain expression
+    /// (`P=? [ F s=7 ] + 0.5`, `round(1 + P=? [ F<=1 d=6 ])`, `pow(2*"one", d+3)`): its value
+    /// in a state is the operator applied to the operands' values in that state.
+    Apply {
+        /// The operator; its span covers the whole application.
+        op: Spanned<Operator>,
+        /// The operands (one for `Neg`, two for `Binary`, three for `Ite`).
+        args: Vec<StateFormula>,
     },
     /// `filter(op, property, states)`; `states` is `true` when omitted.
     Filter {
@@ -336,6 +361,26 @@ pub struct PropertiesFile {
     pub constants: Vec<ConstDecl>,
     /// `label` definitions, in order.
     pub labels: Vec<LabelDef>,
-    /// The properties, in order.
+    /// The properties, in order (without the rejected ones).
     pub properties: Vec<Property>,
+    /// Properties that parsed but were rejected by a check of the parser (a bound out of
+    /// range, a path formula where a state formula belongs, a duplicate name), each with its
+    /// located error; the file's other properties are unaffected.
+    #[serde(skip)]
+    pub rejected: Vec<RejectedProperty>,
+}
+
+/// A property of a properties file that the parser rejected ([`PropertiesFile::rejected`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RejectedProperty {
+    /// Its position among all the file's properties (the accepted and the rejected ones).
+    pub index: usize,
+    /// Its name, if it has one.
+    pub name: Option<String>,
+    /// Its text as written.
+    pub text: String,
+    /// Where it is written.
+    pub span: Span,
+    /// Why it was rejected (located in the file's text).
+    pub error: crate::PctlError,
 }

@@ -58,6 +58,7 @@ mod spanned;
 pub use ast::*;
 pub use augur_source::Span;
 pub use error::{PctlError, Result};
+pub use num_rational::BigRational;
 pub use parser::{parse_properties, parse_property};
 pub use print::const_decl_to_string;
 pub use resolve::{

@@ -5,7 +5,7 @@ use crate::ast::*;
 use crate::error::{PctlError, Result};
 use crate::resolve::{self as checks, BoundKind};
 use crate::Spanned;
-use augur_expr::{BinaryOp, ConstDecl, Expr, SyntaxError, Type, UnaryOp, Value};
+use augur_expr::{BinaryOp, ConstDecl, Expr, Func, SyntaxError, Type, UnaryOp, Value};
 use augur_source::Span;
 use pest::iterators::Pair;
 use pest::Parser as _;
@@ -27,6 +27,13 @@ fn describe(rule: &Rule) -> String {
         Rule::reward_op => "`R`".into(),
         Rule::steady_op => "`S`".into(),
         Rule::time_op => "`T`".into(),
+        Rule::lra_op | Rule::kw_lra => "`LRA`".into(),
+        Rule::old_filter | Rule::old_filter_req | Rule::old_filter_kw => "`{states}`, `{min}` or `{max}`".into(),
+        Rule::sf_eq | Rule::sf_rel | Rule::sf_add | Rule::sf_mul | Rule::sf_unary | Rule::sf_pow => "state formula".into(),
+        Rule::sf_call => "function call".into(),
+        Rule::storm_discount => "`discount=d`".into(),
+        Rule::cumul_op => "`<=` or `<`".into(),
+        Rule::storm_k => "step bound".into(),
         Rule::filter => "`filter`".into(),
         Rule::quoted => "\"label\"".into(),
         Rule::bound => "`=?` or a comparison (`<`, `<=`, `>`, `>=`)".into(),
@@ -62,6 +69,33 @@ fn describe(rule: &Rule) -> String {
 thread_local! {
     /// Formula nodes built so far by the current parse on this thread (see [`count_node`]).
     static NODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Expression operators folded so far by the current parse (see [`counted`]).
+    static EXPR_NODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts the node just built: a formula node with [`count_node`], an expression operator
+/// (folded from operands that are all expressions) against its own budget of
+/// [`augur_expr::syntax::MAX_DEPTH`], as the expression builder bounds expressions.
+fn counted(f: StateFormula, span: pest::Span<'_>) -> Result<StateFormula> {
+    if matches!(f, StateFormula::Expr(_)) {
+        let n = EXPR_NODES.with(|c| {
+            let n = c.get() + 1;
+            c.set(n);
+            n
+        });
+        if n > augur_expr::syntax::MAX_DEPTH {
+            return Err(PctlError::Syntax(SyntaxError::from_span(
+                span,
+                format!(
+                    "expression too large (more than {} operators)",
+                    augur_expr::syntax::MAX_DEPTH
+                ),
+            )));
+        }
+    } else {
+        count_node(span)?;
+    }
+    Ok(f)
 }
 
 /// Counts one formula node (a connective, an operator, or a connective folded into an
@@ -95,6 +129,7 @@ fn sp(span: pest::Span<'_>) -> Span {
 
 fn run(rule: Rule, text: &str) -> Result<Pair<'_, Rule>> {
     NODES.with(|c| c.set(0));
+    EXPR_NODES.with(|c| c.set(0));
     pest::set_error_detail(true);
     augur_expr::syntax::check_nesting(text)?;
     let mut pairs = PctlParser::parse(rule, text)
@@ -111,10 +146,30 @@ pub fn parse_property(text: &str) -> Result<Property> {
 }
 
 /// Parses a properties file.
+///
+/// A syntax error stops the file (as in PRISM). A property that parses but breaks a rule the
+/// parser checks (a bound out of range, a path formula where a state formula belongs, a
+/// duplicate name) is kept in [`PropertiesFile::rejected`] with its located error, and the
+/// other properties are still read. Properties on separate lines need no `;` between them,
+/// but two on one line do: `d (d+1)` is an error, not the two properties `d` and `(d+1)`.
 pub fn parse_properties(text: &str) -> Result<PropertiesFile> {
     let pair = run(Rule::properties_file, text)?;
     let mut file = PropertiesFile::default();
+    // The end of the previous property (to check what separates it from the next item).
+    let mut previous_end: Option<usize> = None;
     for item in pair.into_inner() {
+        if let Some(end) = previous_end.take() {
+            let start = item.as_span().start();
+            let gap = text.get(end..start).unwrap_or("");
+            if item.as_rule() != Rule::EOI && !gap.contains(';') && !gap.contains('\n') {
+                return Err(PctlError::Syntax(SyntaxError::at(
+                    text,
+                    start,
+                    start + 1,
+                    "expected an operator, or `;` before another property on the same line",
+                )));
+            }
+        }
         match item.as_rule() {
             Rule::const_decl => {
                 let span = item.as_span();
@@ -148,20 +203,41 @@ pub fn parse_properties(text: &str) -> Result<PropertiesFile> {
             }
             Rule::property => {
                 let span = item.as_span();
-                let prop = build_property(item)?;
-                if let Some(name) = &prop.name {
-                    if file
-                        .properties
+                previous_end = Some(sp(span).end);
+                let name = item
+                    .clone()
+                    .into_inner()
+                    .find(|p| p.as_rule() == Rule::quoted)
+                    .map(quoted_text);
+                let index = file.properties.len() + file.rejected.len();
+                let duplicate = name.as_ref().is_some_and(|name| {
+                    file.properties
                         .iter()
                         .any(|p| p.name.as_ref() == Some(name))
-                    {
-                        return Err(invalid(
-                            span,
-                            format!("property \"{name}\" is defined twice"),
-                        ));
-                    }
+                        || file.rejected.iter().any(|r| r.name.as_ref() == Some(name))
+                });
+                let built = if duplicate {
+                    Err(invalid(
+                        span,
+                        format!(
+                            "property \"{}\" is defined twice",
+                            name.clone().unwrap_or_default()
+                        ),
+                    ))
+                } else {
+                    build_property(item)
+                };
+                match built {
+                    Ok(prop) => file.properties.push(prop),
+                    Err(error @ PctlError::Invalid(_)) => file.rejected.push(RejectedProperty {
+                        index,
+                        name,
+                        text: span.as_str().trim_end().to_string(),
+                        span: sp(span),
+                        error,
+                    }),
+                    Err(other) => return Err(other),
                 }
-                file.properties.push(prop);
             }
             Rule::EOI => {}
             _ => return Err(internal(&item)),
@@ -447,6 +523,40 @@ fn sf_binary(op: BinaryOp, l: StateFormula, r: StateFormula) -> StateFormula {
     }
 }
 
+/// `op(args)` over state formulas: one expression when every operand is one, an
+/// [`StateFormula::Apply`] otherwise.
+fn sf_apply(op: Operator, args: Vec<StateFormula>, span: Span) -> StateFormula {
+    if args.iter().all(|a| matches!(a, StateFormula::Expr(_))) {
+        let mut exprs: Vec<Expr> = args
+            .into_iter()
+            .filter_map(|a| match a {
+                StateFormula::Expr(e) => Some(e.node),
+                _ => None,
+            })
+            .collect();
+        let e = match op {
+            Operator::Neg => Expr::Unary(UnaryOp::Neg, Box::new(exprs.remove(0))),
+            Operator::Binary(b) => {
+                let r = exprs.pop().unwrap_or(Expr::Bool(false));
+                let l = exprs.pop().unwrap_or(Expr::Bool(false));
+                Expr::Binary(b, Box::new(l), Box::new(r))
+            }
+            Operator::Ite => {
+                let b = exprs.pop().unwrap_or(Expr::Bool(false));
+                let a = exprs.pop().unwrap_or(Expr::Bool(false));
+                let c = exprs.pop().unwrap_or(Expr::Bool(false));
+                Expr::Ite(Box::new(c), Box::new(a), Box::new(b))
+            }
+            Operator::Call(f) => Expr::Call(f, exprs),
+        };
+        return StateFormula::Expr(Spanned::new(e, span));
+    }
+    StateFormula::Apply {
+        op: Spanned::new(op, span),
+        args,
+    }
+}
+
 fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
     let span = pair.as_span();
     match pair.as_rule() {
@@ -456,28 +566,8 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             let (Some(a), Some(b)) = (inner.next(), inner.next()) else {
                 return Ok(cond);
             };
-            let (a_span, b_span) = (a.as_span(), b.as_span());
-            count_node(span)?;
-            match (cond, build_state_formula(a)?, build_state_formula(b)?) {
-                (StateFormula::Expr(c), StateFormula::Expr(a), StateFormula::Expr(b)) => {
-                    Ok(StateFormula::Expr(Spanned::new(
-                        Expr::Ite(Box::new(c.node), Box::new(a.node), Box::new(b.node)),
-                        sp(span),
-                    )))
-                }
-                (StateFormula::Expr(_), StateFormula::Expr(_), _) => Err(invalid(
-                    b_span,
-                    "the branches of `c ? a : b` must be expressions (no labels or P/R/S operators)",
-                )),
-                (StateFormula::Expr(_), _, _) => Err(invalid(
-                    a_span,
-                    "the branches of `c ? a : b` must be expressions (no labels or P/R/S operators)",
-                )),
-                _ => Err(invalid(
-                    span,
-                    "the condition of `c ? a : b` must be an expression (no labels or P/R/S operators)",
-                )),
-            }
+            let (a, b) = (build_state_formula(a)?, build_state_formula(b)?);
+            counted(sf_apply(Operator::Ite, vec![cond, a, b], sp(span)), span)
         }
         Rule::sf_implies | Rule::sf_iff | Rule::sf_or | Rule::sf_and => {
             let mut inner = pair.into_inner();
@@ -496,14 +586,44 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             }
             Ok(acc)
         }
-        Rule::sf_not => {
+        Rule::sf_eq | Rule::sf_rel | Rule::sf_add | Rule::sf_mul => {
+            let mut inner = pair.into_inner();
+            let first = next(&mut inner, span)?;
+            let start = first.as_span().start();
+            let mut acc = build_state_formula(first)?;
+            while let Some(op) = inner.next() {
+                let bop = match op.as_str() {
+                    "=" => BinaryOp::Eq,
+                    "!=" => BinaryOp::Ne,
+                    "<" => BinaryOp::Lt,
+                    "<=" => BinaryOp::Le,
+                    ">" => BinaryOp::Gt,
+                    ">=" => BinaryOp::Ge,
+                    "+" => BinaryOp::Add,
+                    "-" => BinaryOp::Sub,
+                    "*" => BinaryOp::Mul,
+                    "/" => BinaryOp::Div,
+                    _ => return Err(internal(&op)),
+                };
+                let rhs_pair = next(&mut inner, span)?;
+                let end = sp(rhs_pair.as_span()).end;
+                let rhs = build_state_formula(rhs_pair)?;
+                acc = counted(
+                    sf_apply(Operator::Binary(bop), vec![acc, rhs], Span::new(start, end)),
+                    op.as_span(),
+                )?;
+            }
+            Ok(acc)
+        }
+        Rule::sf_not | Rule::sf_unary => {
+            let is_not = pair.as_rule() == Rule::sf_not;
             let mut nots = 0usize;
             let mut atom = None;
-            let mut not_spans = Vec::new();
+            let mut op_spans = Vec::new();
             for p in pair.into_inner() {
-                if p.as_rule() == Rule::not_op {
+                if matches!(p.as_rule(), Rule::not_op | Rule::neg_op) {
                     nots += 1;
-                    not_spans.push(sp(p.as_span()));
+                    op_spans.push(sp(p.as_span()));
                 } else {
                     atom = Some(p);
                 }
@@ -520,13 +640,71 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                     "internal parser error: missing operand",
                 )));
             };
-            let mut f = build_atom(atom)?;
-            for &not_span in not_spans.iter().rev() {
-                count_node(span)?;
-                f = sf_not(f, not_span);
+            let mut f = build_state_formula(atom)?;
+            let end = sp(span).end;
+            for &op_span in op_spans.iter().rev() {
+                f = counted(
+                    if is_not {
+                        sf_not(f, op_span)
+                    } else {
+                        sf_apply(Operator::Neg, vec![f], Span::new(op_span.start, end))
+                    },
+                    span,
+                )?;
             }
             Ok(f)
         }
+        Rule::sf_pow => {
+            let mut inner = pair.into_inner();
+            let base = build_state_formula(next(&mut inner, span)?)?;
+            match (inner.next(), inner.next()) {
+                (Some(_), Some(exp)) => {
+                    let exp = build_state_formula(exp)?;
+                    counted(
+                        sf_apply(Operator::Call(Func::Pow), vec![base, exp], sp(span)),
+                        span,
+                    )
+                }
+                _ => Ok(base),
+            }
+        }
+        Rule::sf_call => {
+            let mut inner = pair.into_inner();
+            let name = next(&mut inner, span)?;
+            let func = match name.as_str() {
+                "min" => Func::Min,
+                "max" => Func::Max,
+                "floor" => Func::Floor,
+                "ceil" => Func::Ceil,
+                "round" => Func::Round,
+                "pow" => Func::Pow,
+                "mod" => Func::Mod,
+                "log" => Func::Log,
+                _ => return Err(internal(&name)),
+            };
+            let args = inner.map(build_state_formula).collect::<Result<Vec<_>>>()?;
+            let (lo, hi) = augur_expr::syntax::arity(func);
+            if args.len() < lo || hi.is_some_and(|h| args.len() > h) {
+                let want = match hi {
+                    Some(h) if h == lo => format!("{lo}"),
+                    Some(h) => format!("{lo} to {h}"),
+                    None => format!("at least {lo}"),
+                };
+                return Err(PctlError::Syntax(SyntaxError::from_span(
+                    span,
+                    format!(
+                        "function `{}` takes {want} argument{}, found {}",
+                        name.as_str(),
+                        if want == "1" { "" } else { "s" },
+                        args.len()
+                    ),
+                )));
+            }
+            counted(sf_apply(Operator::Call(func), args, sp(span)), span)
+        }
+        Rule::double_lit | Rule::int_lit | Rule::bool_lit | Rule::ident => Ok(StateFormula::Expr(
+            Spanned::new(build_expr(pair)?, sp(span)),
+        )),
         _ => build_atom(pair),
     }
 }
@@ -535,15 +713,16 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
     let span = pair.as_span();
     if matches!(
         pair.as_rule(),
-        Rule::prob_op | Rule::steady_op | Rule::time_op | Rule::reward_op | Rule::filter
+        Rule::prob_op
+            | Rule::steady_op
+            | Rule::lra_op
+            | Rule::time_op
+            | Rule::reward_op
+            | Rule::filter
     ) {
         count_node(span)?;
     }
     match pair.as_rule() {
-        Rule::eq_expr => Ok(StateFormula::Expr(Spanned::new(
-            build_expr(pair)?,
-            sp(span),
-        ))),
         Rule::quoted => Ok(StateFormula::Label(Spanned::new(
             quoted_text(pair),
             sp(span),
@@ -564,12 +743,15 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                     "P[...] needs a path formula (X, F, G, U, W or R), not a state formula",
                 )
             })?;
-            Ok(StateFormula::Prob {
-                bound,
-                path: Box::new(path),
-            })
+            old_filter(
+                StateFormula::Prob {
+                    bound,
+                    path: Box::new(path),
+                },
+                it.next(),
+            )
         }
-        Rule::steady_op => {
+        Rule::steady_op | Rule::lra_op => {
             let mut it = pair.into_inner();
             let kw = next(&mut it, span)?;
             let bound = build_bound(kw.as_span(), next(&mut it, span)?, BoundKind::Probability)?;
@@ -577,10 +759,13 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                 next(&mut it, span)?,
                 "S[...] takes a state formula, not a path formula",
             )?;
-            Ok(StateFormula::Steady {
-                bound,
-                formula: Box::new(formula),
-            })
+            old_filter(
+                StateFormula::Steady {
+                    bound,
+                    formula: Box::new(formula),
+                },
+                it.next(),
+            )
         }
         Rule::time_op => {
             let mut it = pair.into_inner();
@@ -597,10 +782,13 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                         node: StepBound::Unbounded,
                         ..
                     },
-                ) => Ok(StateFormula::Time {
-                    bound,
-                    target: Box::new(target),
-                }),
+                ) => old_filter(
+                    StateFormula::Time {
+                        bound,
+                        target: Box::new(target),
+                    },
+                    it.next(),
+                ),
                 _ => Err(invalid(pspan, "T[...] takes an unbounded `F φ`")),
             }
         }
@@ -608,9 +796,11 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             let mut structure = None;
             let mut bound = None;
             let mut path = None;
+            let mut filter = None;
             let mut kw_span = span;
             for p in pair.into_inner() {
                 match p.as_rule() {
+                    Rule::old_filter => filter = Some(p),
                     Rule::kw_r => kw_span = p.as_span(),
                     Rule::reward_ref => structure = Some(build_reward_ref(p)?),
                     Rule::bound => bound = Some(build_bound(kw_span, p, BoundKind::Reward)?),
@@ -626,11 +816,14 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                 }
             }
             match (bound, path) {
-                (Some(bound), Some(path)) => Ok(StateFormula::Reward {
-                    structure,
-                    bound,
-                    path: Box::new(path),
-                }),
+                (Some(bound), Some(path)) => old_filter(
+                    StateFormula::Reward {
+                        structure,
+                        bound,
+                        path: Box::new(path),
+                    },
+                    filter,
+                ),
                 _ => Err(PctlError::Syntax(SyntaxError::from_span(
                     span,
                     "internal parser error: incomplete R",
@@ -672,6 +865,40 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
         }
         _ => Err(internal(&pair)),
     }
+}
+
+/// PRISM's original filter syntax inside an operator's brackets (`P=? [ F "goal" {x=1} ]`,
+/// `S=? [ s=0 {"init"}{min} ]`), as PRISM reads it: the value in the first state of the filter,
+/// or the minimum (`{min}`), the maximum (`{max}`) or both (`{min}{max}`: the range) over its
+/// states. Built as the equivalent `filter(first | min | max | range, operator, states)`.
+fn old_filter(operator: StateFormula, filter: Option<Pair<'_, Rule>>) -> Result<StateFormula> {
+    let Some(filter) = filter else {
+        return Ok(operator);
+    };
+    let span = filter.as_span();
+    let mut it = filter.into_inner();
+    let states = build_state_formula(next(&mut it, span)?)?;
+    let (mut min, mut max) = (false, false);
+    for req in it {
+        let text = req.as_str();
+        if text.contains("min") {
+            min = true;
+        } else {
+            max = true;
+        }
+    }
+    let op = match (min, max) {
+        (true, true) => FilterOp::Range,
+        (true, false) => FilterOp::Min,
+        (false, true) => FilterOp::Max,
+        (false, false) => FilterOp::First,
+    };
+    count_node(span)?;
+    Ok(StateFormula::Filter {
+        op: Spanned::new(op, sp(span)),
+        property: Box::new(operator),
+        states: Box::new(states),
+    })
 }
 
 fn build_reward_ref(pair: Pair<'_, Rule>) -> Result<RewardRef> {
@@ -799,10 +1026,12 @@ fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
         Rule::cumulative => {
             let mut bound = None;
             let mut discount = None;
+            let mut strict = false;
+            let mut op_start = pspan.start();
             for q in p.into_inner() {
                 match q.as_rule() {
                     Rule::kw_c => {}
-                    Rule::discount => {
+                    Rule::discount | Rule::storm_discount => {
                         let qspan = q.as_span();
                         let ep = next(&mut q.into_inner(), qspan)?;
                         let espan = ep.as_span();
@@ -812,12 +1041,49 @@ fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
                         }
                         discount = Some(Spanned::new(d, sp(espan)));
                     }
+                    Rule::cumul_op => {
+                        strict = q.as_str() == "<";
+                        op_start = q.as_span().start();
+                    }
                     Rule::cumul_bound => {
                         let qspan = q.as_span();
                         let ep = next(&mut q.into_inner(), qspan)?;
                         let espan = ep.as_span();
-                        let k = build_expr(ep)?;
-                        check_steps(&k, espan, "step bound")?;
+                        let k = if ep.as_rule() == Rule::storm_k {
+                            // `C<=10discount=0.9`: the bound glued to Storm's discount
+                            match ep.as_str().parse::<i64>() {
+                                Ok(i) => Expr::Int(i),
+                                Err(_) if ep.as_str().starts_with(|c: char| c.is_ascii_digit()) => {
+                                    return Err(invalid(
+                                        espan,
+                                        format!("integer `{}` is out of range", ep.as_str()),
+                                    ))
+                                }
+                                Err(_) => Expr::Ident(ep.as_str().to_string()),
+                            }
+                        } else {
+                            build_expr(ep)?
+                        };
+                        let closed = check_steps(&k, espan, "step bound")?;
+                        // Storm's `C<k` is `C<=k-1`, as `F<k` is `F<=k-1`.
+                        let k = if strict {
+                            if closed == Some(0) {
+                                return Err(PctlError::Invalid(SyntaxError::at(
+                                    qspan.get_input(),
+                                    op_start,
+                                    qspan.end(),
+                                    checks::EMPTY_LT,
+                                )));
+                            }
+                            match k {
+                                Expr::Int(i) => Expr::Int(i - 1),
+                                k => {
+                                    Expr::Binary(BinaryOp::Sub, Box::new(k), Box::new(Expr::Int(1)))
+                                }
+                            }
+                        } else {
+                            k
+                        };
                         bound = Some(Spanned::new(k, sp(espan)));
                     }
                     _ => return Err(internal(&q)),

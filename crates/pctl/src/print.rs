@@ -115,6 +115,12 @@ impl StateFormula {
             StateFormula::Or(..) => prec::OR,
             StateFormula::Implies(..) => prec::IMPLIES,
             StateFormula::Iff(..) => prec::IFF,
+            StateFormula::Apply { op, .. } => match op.node {
+                Operator::Neg => prec::NEG,
+                Operator::Binary(b) => b.precedence(),
+                Operator::Ite => prec::ITE,
+                Operator::Call(_) => prec::ATOM,
+            },
             _ => prec::ATOM,
         }
     }
@@ -142,6 +148,46 @@ fn write_sf(f: &mut Formatter<'_>, sf: &StateFormula, min: u8) -> fmt::Result {
         StateFormula::Or(l, r) => binary(f, "|", l, r, prec::OR),
         StateFormula::Implies(l, r) => binary(f, "=>", l, r, prec::IMPLIES),
         StateFormula::Iff(l, r) => binary(f, "<=>", l, r, prec::IFF),
+        StateFormula::Apply { op, args } => match (op.node, args.as_slice()) {
+            (Operator::Neg, [a]) => {
+                f.write_char('-')?;
+                write_sf(f, a, prec::NEG)
+            }
+            (Operator::Binary(b), [l, r]) => {
+                let p = b.precedence();
+                write_sf(f, l, p)?;
+                write!(f, " {} ", b.symbol())?;
+                write_sf(f, r, p + 1)
+            }
+            (Operator::Ite, [c, a, b]) => {
+                write_sf(f, c, prec::IMPLIES)?;
+                f.write_str(" ? ")?;
+                write_sf(f, a, prec::IMPLIES)?;
+                f.write_str(" : ")?;
+                write_sf(f, b, prec::ITE)
+            }
+            (Operator::Call(func), args) => {
+                write!(f, "{}(", func.name())?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write_sf(f, a, prec::ITE)?;
+                }
+                f.write_char(')')
+            }
+            // Not built by the parser (wrong number of operands): printed as a call-like form.
+            (op, args) => {
+                write!(f, "<{op:?}>(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write_sf(f, a, prec::ITE)?;
+                }
+                f.write_char(')')
+            }
+        },
         StateFormula::Prob { bound, path } => write!(f, "P{bound} [ {path} ]"),
         StateFormula::Reward {
             structure,

@@ -161,6 +161,10 @@ impl StateFormula {
                 property: Box::new(property.map_exprs(f)),
                 states: Box::new(states.map_exprs(f)),
             },
+            S::Apply { op, args } => S::Apply {
+                op: *op,
+                args: args.iter().map(|a| a.map_exprs(f)).collect(),
+            },
         }
     }
 
@@ -223,6 +227,11 @@ impl StateFormula {
                 property.collect_labels(out);
                 states.collect_labels(out);
             }
+            S::Apply { args, .. } => {
+                for a in args {
+                    a.collect_labels(out);
+                }
+            }
         }
     }
 
@@ -243,6 +252,7 @@ impl StateFormula {
             | S::Steady { bound, .. }
             | S::Time { bound, .. } => bound.span,
             S::Filter { op, .. } => op.span,
+            S::Apply { op, .. } => op.span,
         }
     }
 }
@@ -435,7 +445,8 @@ impl Steps {
     }
 }
 
-/// A properties-file label, resolved once and shared by every formula that uses it.
+/// A properties-file label (or a named property another property refers to), resolved once
+/// and shared by every formula that uses it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResolvedLabel {
     /// The label's name.
@@ -523,6 +534,27 @@ pub enum ResolvedFormula {
         /// The target.
         target: Box<ResolvedFormula>,
         /// Where the operator is written.
+        span: Span,
+    },
+    /// A reference to a named property of the properties file (`"ex4"`): its formula's value.
+    Reference {
+        /// The property, resolved (shared; its `source` is the text it is written in).
+        property: Arc<ResolvedLabel>,
+        /// Where it is referred to.
+        span: Span,
+    },
+    /// An operator applied to state formulas (`P=? [ F s=7 ] + 0.5`): its value in a state is
+    /// `expr` evaluated with `#0`, `#1`, ... bound to the operands' values in that state.
+    Apply {
+        /// The operator over the operands `#0`, `#1`, ... (type-checked).
+        expr: Expr,
+        /// The operands.
+        args: Vec<ResolvedFormula>,
+        /// The operands' types, as `expr` was checked with.
+        arg_types: Vec<Type>,
+        /// The type of the result.
+        ty: Type,
+        /// Where it is written.
         span: Span,
     },
     /// `filter(op, property, states)`
@@ -650,6 +682,14 @@ impl ResolvedFormula {
                     Kind::Num
                 }
             }
+            R::Reference { property, .. } => property.formula.kind(),
+            R::Apply { ty, .. } => {
+                if *ty == Type::Bool {
+                    Kind::Bool
+                } else {
+                    Kind::Num
+                }
+            }
             R::Filter { op, property, .. } => match op {
                 FilterOp::Min
                 | FilterOp::Max
@@ -679,6 +719,8 @@ impl ResolvedFormula {
             | R::Reward { span, .. }
             | R::Steady { span, .. }
             | R::Time { span, .. }
+            | R::Reference { span, .. }
+            | R::Apply { span, .. }
             | R::Filter { span, .. } => *span,
             R::Not(a) => a.span(),
             R::And(l, r) | R::Or(l, r) | R::Implies(l, r) | R::Iff(l, r) => {
@@ -703,6 +745,14 @@ pub struct Resolver<'a> {
     /// Properties-file labels being resolved (cycle detection).
     in_progress: Vec<String>,
     variables: HashMap<&'a str, Type>,
+    /// Named properties that others may refer to (`"name"`), with their texts.
+    named: HashMap<&'a str, (&'a Property, Arc<SourceFile>)>,
+    resolved_named: HashMap<String, Arc<ResolvedLabel>>,
+    /// Named properties being resolved (cycle detection).
+    named_in_progress: Vec<String>,
+    /// Exact values of constants (given as `1/3`, or defined by rational arithmetic), used
+    /// for the exact rationals of thresholds instead of the decimal of their `f64`.
+    exact: BTreeMap<String, BigRational>,
 }
 
 /// Where an error found while resolving is located: the text being resolved.
@@ -730,6 +780,10 @@ impl<'a> Resolver<'a> {
             label_defs: HashMap::new(),
             resolved_labels: HashMap::new(),
             in_progress: Vec::new(),
+            named: HashMap::new(),
+            resolved_named: HashMap::new(),
+            named_in_progress: Vec::new(),
+            exact: BTreeMap::new(),
             variables: model
                 .variables
                 .iter()
@@ -750,6 +804,27 @@ impl<'a> Resolver<'a> {
             self.label_defs
                 .insert(l.name.node.as_str(), (l, Arc::clone(&source)));
         }
+        self
+    }
+
+    /// Named properties (written in `source`) that properties may refer to by name (`"ex4"`,
+    /// as PRISM resolves them). A model or properties-file label of the same name is preferred.
+    pub fn with_properties(
+        mut self,
+        properties: impl IntoIterator<Item = (&'a Property, Arc<SourceFile>)>,
+    ) -> Resolver<'a> {
+        for (p, source) in properties {
+            if let Some(name) = &p.name {
+                self.named.entry(name.as_str()).or_insert((p, source));
+            }
+        }
+        self
+    }
+
+    /// Exact values of constants (`--const p=1/3`): thresholds naming them get exact
+    /// rationals (the `f64` values still come from the constants given to [`Resolver::new`]).
+    pub fn with_exact_constants(mut self, exact: &BTreeMap<String, BigRational>) -> Resolver<'a> {
+        self.exact = exact.clone();
         self
     }
 
@@ -830,6 +905,7 @@ impl<'a> Resolver<'a> {
                 target: Box::new(self.boolean(target, at)?),
                 span: bound.span,
             },
+            S::Apply { op, args } => self.apply(op, args, at)?,
             S::Filter {
                 op,
                 property,
@@ -867,6 +943,64 @@ impl<'a> Resolver<'a> {
                     span: op.span,
                 }
             }
+        })
+    }
+
+    /// `op(args)` where some operand is not a plain expression: resolves the operands and
+    /// type-checks the operator over placeholders `#0`, `#1`, ... of their types.
+    fn apply(
+        &mut self,
+        op: &Spanned<Operator>,
+        args: &[StateFormula],
+        at: At<'_>,
+    ) -> Result<ResolvedFormula> {
+        let mut resolved = Vec::with_capacity(args.len());
+        let mut types = Vec::with_capacity(args.len());
+        for a in args {
+            let r = self.state(a, at)?;
+            types.push(value_type(&r));
+            resolved.push(r);
+        }
+        let mut holes = (0..args.len()).map(|i| Expr::Ident(format!("#{i}")));
+        let mut hole = || holes.next().unwrap_or(Expr::Bool(false));
+        let expr = match op.node {
+            Operator::Neg => Expr::Unary(UnaryOp::Neg, Box::new(hole())),
+            Operator::Binary(b) => {
+                let l = hole();
+                Expr::Binary(b, Box::new(l), Box::new(hole()))
+            }
+            Operator::Ite => {
+                let (c, a) = (hole(), hole());
+                Expr::Ite(Box::new(c), Box::new(a), Box::new(hole()))
+            }
+            Operator::Call(f) => Expr::Call(f, (0..args.len()).map(|_| hole()).collect()),
+        };
+        let ty = expr
+            .type_check(|name| {
+                name.strip_prefix('#')
+                    .and_then(|i| i.parse::<usize>().ok())
+                    .and_then(|i| types.get(i).copied())
+            })
+            .map_err(|err| {
+                // Name the operands as written, not as placeholders.
+                let written = StateFormula::Apply {
+                    op: *op,
+                    args: args.to_vec(),
+                };
+                let message = match err {
+                    ExprError::TypeMismatch { message, .. } => {
+                        format!("{message} in {written}")
+                    }
+                    other => format!("{} in {written}", expr_message(other)),
+                };
+                at.err(op.span, message)
+            })?;
+        Ok(ResolvedFormula::Apply {
+            expr,
+            args: resolved,
+            arg_types: types,
+            ty,
+            span: op.span,
         })
     }
 
@@ -940,6 +1074,45 @@ impl<'a> Resolver<'a> {
                 .insert(name.to_string(), Arc::clone(&resolved));
             return Ok(ResolvedFormula::FileLabel {
                 label: resolved,
+                span: l.span,
+            });
+        }
+        if let Some(done) = self.resolved_named.get(name) {
+            return Ok(ResolvedFormula::Reference {
+                property: Arc::clone(done),
+                span: l.span,
+            });
+        }
+        if let Some((prop, source)) = self.named.get(name).cloned() {
+            if self.named_in_progress.iter().any(|n| n == name) {
+                return Err(at.err(l.span, format!("property \"{name}\" refers to itself")));
+            }
+            self.named_in_progress.push(name.to_string());
+            let def_at = At { source: &source };
+            let formula = match self.expand {
+                Some(expand) => self.state(&prop.formula.map_exprs(&mut |e| expand(e)), def_at),
+                None => self.state(&prop.formula, def_at),
+            };
+            self.named_in_progress.pop();
+            let formula = formula.map_err(|e| match e {
+                PctlError::Resolve(d) => at.err(
+                    l.span,
+                    format!(
+                        "property \"{name}\" (referred to here) does not resolve: {}",
+                        d.message
+                    ),
+                ),
+                other => other,
+            })?;
+            let resolved = Arc::new(ResolvedLabel {
+                name: name.to_string(),
+                formula,
+                source,
+            });
+            self.resolved_named
+                .insert(name.to_string(), Arc::clone(&resolved));
+            return Ok(ResolvedFormula::Reference {
+                property: resolved,
                 span: l.span,
             });
         }
@@ -1021,7 +1194,7 @@ impl<'a> Resolver<'a> {
     fn number(&self, e: &Spanned<Expr>, value: f64) -> Number {
         Number {
             value,
-            exact: exact_value(e, self.constants)
+            exact: exact_value(e, self.constants, &self.exact)
                 .or_else(|| decimal(value))
                 .unwrap_or_else(BigRational::zero),
             span: e.span,
@@ -1152,12 +1325,64 @@ impl<'a> Resolver<'a> {
     }
 }
 
+/// The type of a resolved formula's value in a state (`P=?` is a double; `filter(count, ...)`
+/// an int, as in PRISM).
+fn value_type(f: &ResolvedFormula) -> Type {
+    match f {
+        ResolvedFormula::Expr { ty, .. } | ResolvedFormula::Apply { ty, .. } => *ty,
+        ResolvedFormula::Reference { property, .. } => value_type(&property.formula),
+        ResolvedFormula::Filter {
+            op: FilterOp::Count,
+            ..
+        } => Type::Int,
+        ResolvedFormula::Filter {
+            op: FilterOp::First | FilterOp::State | FilterOp::Print | FilterOp::Printall,
+            property,
+            ..
+        } => value_type(property),
+        other => match other.kind() {
+            Kind::Bool => Type::Bool,
+            Kind::Num => Type::Double,
+        },
+    }
+}
+
 /// The message for an expression that does not type-check.
 fn expr_message(e: ExprError) -> String {
     match e {
         ExprError::Undeclared(name) => format!("unknown variable or constant `{name}`"),
         other => other.to_string(),
     }
+}
+
+/// The exact rational of a value written on the command line: `3`, `-0.25`, `1e-30`, `1/3`
+/// (`None` for anything else, booleans included).
+pub fn exact_literal(text: &str) -> Option<BigRational> {
+    let t = text.trim();
+    if let Some((a, b)) = t.split_once('/') {
+        let (a, b) = (exact_literal(a)?, exact_literal(b)?);
+        return (!b.is_zero()).then(|| a / b);
+    }
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let (mantissa, exp) = match t.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        None => (t, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+        || exp.abs() > 10_000
+    {
+        return None;
+    }
+    let numer: BigInt = format!("{int}{frac}").parse().ok()?;
+    let scale = exp - i32::try_from(frac.len()).ok()?;
+    let ten = BigRational::from_integer(BigInt::from(10));
+    let q = BigRational::from_integer(numer) * num_traits::pow::Pow::pow(ten, scale);
+    Some(if neg { -q } else { q })
 }
 
 /// The exact rational of a number written in decimal (`0.7` is `7/10`): the decimal an `f64`
@@ -1179,9 +1404,14 @@ pub fn decimal(x: f64) -> Option<BigRational> {
 }
 
 /// The exact value of a constant arithmetic expression (`1/3` is `1/3`, not its `f64`): literals
-/// and constants read as decimals, `+ - * /` and unary minus computed exactly. `None` for
-/// anything else (the caller then takes the decimal of the `f64` value).
-fn exact_value(e: &Expr, constants: &BTreeMap<String, Value>) -> Option<BigRational> {
+/// read as decimals, constants from `exact` (else as the decimal of their value), `+ - * /`,
+/// unary minus and `pow` with an integer literal exponent computed exactly. `None` for anything
+/// else (the caller then takes the decimal of the `f64` value).
+pub fn exact_value(
+    e: &Expr,
+    constants: &BTreeMap<String, Value>,
+    exact: &BTreeMap<String, BigRational>,
+) -> Option<BigRational> {
     let of_value = |v: &Value| match v {
         Value::Int(i) => Some(BigRational::from_integer(BigInt::from(*i))),
         Value::Double(d) => decimal(*d),
@@ -1190,10 +1420,27 @@ fn exact_value(e: &Expr, constants: &BTreeMap<String, Value>) -> Option<BigRatio
     match e {
         Expr::Int(i) => of_value(&Value::Int(*i)),
         Expr::Double(d) => of_value(&Value::Double(*d)),
-        Expr::Ident(n) => of_value(constants.get(n)?),
-        Expr::Unary(UnaryOp::Neg, a) => Some(-exact_value(a, constants)?),
+        Expr::Ident(n) => match exact.get(n) {
+            Some(q) => Some(q.clone()),
+            None => of_value(constants.get(n)?),
+        },
+        Expr::Unary(UnaryOp::Neg, a) => Some(-exact_value(a, constants, exact)?),
+        Expr::Call(augur_expr::Func::Pow, args) => {
+            let x = exact_value(&args[0], constants, exact)?;
+            let Expr::Int(k) = &args[1] else {
+                return None;
+            };
+            let k = i32::try_from(*k).ok().filter(|k| k.abs() <= 4096)?;
+            if x.is_zero() && k < 0 {
+                return None;
+            }
+            Some(num_traits::pow::Pow::pow(x, k))
+        }
         Expr::Binary(op, a, b) => {
-            let (x, y) = (exact_value(a, constants)?, exact_value(b, constants)?);
+            let (x, y) = (
+                exact_value(a, constants, exact)?,
+                exact_value(b, constants, exact)?,
+            );
             match op {
                 BinaryOp::Add => Some(x + y),
                 BinaryOp::Sub => Some(x - y),

@@ -1,7 +1,7 @@
 //! Parser, printer and semantic-check tests.
 
 use crate::*;
-use augur_expr::{parse_expr, BinaryOp, Expr, Type, UnaryOp};
+use augur_expr::{parse_expr, BinaryOp, Expr, Func, Type, UnaryOp};
 use proptest::prelude::*;
 
 fn prop(s: &str) -> Property {
@@ -271,7 +271,13 @@ fn path_and_reward_trees() {
 
 /// Asserts that `src` is rejected as invalid at `line`:`col` with a message containing `msg`.
 fn rejects(src: &str, kind_invalid: bool, line: usize, col: usize, msg: &str) {
+    // A property that fails a parse-time check is rejected alone (the file still parses);
+    // `parse_property` fails.
     let err = match parse_properties(src) {
+        Ok(mut f) if !f.rejected.is_empty() => {
+            assert!(parse_property(src.trim_end_matches(';')).is_err() || src.contains('\n'));
+            f.rejected.remove(0).error
+        }
         Ok(f) => panic!("{src:?} parsed as {f:?}"),
         Err(e) => e,
     };
@@ -355,15 +361,8 @@ fn semantic_checks_are_located() {
     rejects("T=? [ G \"a\" ]", true, 1, 7, "T[...] takes an unbounded");
     rejects("R{0}=? [ C ]", true, 1, 3, "start at 1");
     rejects("R{99999999999}=? [ C ]", true, 1, 3, "start at 1");
-    rejects(
-        "x>0 ? \"a\" : y",
-        true,
-        1,
-        7,
-        "branches of `c ? a : b` must be expressions",
-    );
-    rejects("x>0 ? y : P>0.5 [ F z ]", true, 1, 11, "branches");
-    rejects("\"c\" ? y : z", true, 1, 1, "condition of `c ? a : b`");
+    // `c ? a : b` over labels and operators is a state formula (typed when resolved).
+    assert!(parse_properties("x>0 ? \"a\" : y").is_ok());
     // Files: duplicate names, located on their line.
     rejects(
         "const int N = 1;\nconst N = 2;\n",
@@ -534,11 +533,12 @@ fn arb_expr() -> impl Strategy<Value = Expr> {
             inner
                 .clone()
                 .prop_map(|a| Expr::Unary(UnaryOp::Neg, Box::new(a))),
-            (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| Expr::Ite(
+            (inner.clone(), inner.clone(), inner.clone()).prop_map(|(c, a, b)| Expr::Ite(
                 Box::new(c),
                 Box::new(a),
                 Box::new(b)
             )),
+            (inner.clone(), inner).prop_map(|(a, b)| Expr::Call(Func::Pow, vec![a, b])),
         ]
     })
 }
@@ -659,6 +659,36 @@ fn normalise(f: StateFormula) -> StateFormula {
             property: b(normalise(*property)),
             states: b(normalise(*states)),
         },
+        S::Apply { op, args } => {
+            let args: Vec<StateFormula> = args.into_iter().map(normalise).collect();
+            let exprs: Vec<Expr> = args
+                .iter()
+                .filter_map(|a| match a {
+                    S::Expr(e) => Some(e.node.clone()),
+                    _ => None,
+                })
+                .collect();
+            if exprs.len() < args.len() {
+                return S::Apply { op, args };
+            }
+            let mut it = exprs.into_iter();
+            let mut next = || Box::new(it.next().unwrap());
+            S::Expr(
+                match op.node {
+                    Operator::Neg => Expr::Unary(UnaryOp::Neg, next()),
+                    Operator::Binary(o) => {
+                        let l = next();
+                        Expr::Binary(o, l, next())
+                    }
+                    Operator::Ite => {
+                        let (c, a) = (next(), next());
+                        Expr::Ite(c, a, next())
+                    }
+                    Operator::Call(f) => Expr::Call(f, args.iter().map(|_| *next()).collect()),
+                }
+                .into(),
+            )
+        }
         f => f,
     }
 }
@@ -778,6 +808,28 @@ fn arb_state() -> impl Strategy<Value = StateFormula> {
             arb_name().prop_map(RewardRef::Name),
             (1u32..5).prop_map(RewardRef::Index),
         ]);
+        let arith_op = prop::sample::select(vec![
+            BinaryOp::Add,
+            BinaryOp::Sub,
+            BinaryOp::Mul,
+            BinaryOp::Div,
+            BinaryOp::Eq,
+            BinaryOp::Ne,
+            BinaryOp::Lt,
+            BinaryOp::Le,
+            BinaryOp::Gt,
+            BinaryOp::Ge,
+        ]);
+        let func = prop::sample::select(vec![
+            Func::Min,
+            Func::Max,
+            Func::Floor,
+            Func::Ceil,
+            Func::Round,
+            Func::Pow,
+            Func::Mod,
+            Func::Log,
+        ]);
         let filter_op = prop::sample::select(vec![
             FilterOp::Min,
             FilterOp::Max,
@@ -833,11 +885,47 @@ fn arb_state() -> impl Strategy<Value = StateFormula> {
                     target: b(f)
                 })
                 .boxed(),
-            (filter_op, inner.clone(), inner)
+            (filter_op, inner.clone(), inner.clone())
                 .prop_map(|(op, p, s)| StateFormula::Filter {
                     op: op.into(),
                     property: b(p),
                     states: b(s)
+                })
+                .boxed(),
+            (arith_op, inner.clone(), inner.clone())
+                .prop_map(|(op, l, r)| StateFormula::Apply {
+                    op: Operator::Binary(op).into(),
+                    args: vec![l, r]
+                })
+                .boxed(),
+            inner
+                .clone()
+                .prop_map(|a| StateFormula::Apply {
+                    op: Operator::Neg.into(),
+                    args: vec![a]
+                })
+                .boxed(),
+            (inner.clone(), inner.clone(), inner.clone())
+                .prop_map(|(c, a, e)| StateFormula::Apply {
+                    op: Operator::Ite.into(),
+                    args: vec![c, a, e]
+                })
+                .boxed(),
+            (func, prop::collection::vec(inner, 1..3))
+                .prop_map(|(f, mut args)| {
+                    let n = match f {
+                        Func::Pow | Func::Mod | Func::Log => 2,
+                        Func::Floor | Func::Ceil | Func::Round => 1,
+                        _ => args.len(),
+                    };
+                    while args.len() < n {
+                        args.push(args[0].clone());
+                    }
+                    args.truncate(n);
+                    StateFormula::Apply {
+                        op: Operator::Call(f).into(),
+                        args,
+                    }
                 })
                 .boxed(),
         ]
@@ -1243,7 +1331,7 @@ mod resolution {
 fn crlf_and_unicode_locations() {
     // Windows line endings and non-ASCII text before the error: columns count characters.
     let src = "\"ünïcødé\": P=? [ F \"é\" ]\r\n\"b\": P>=2 [ F x ]\r\n";
-    let err = parse_properties(src).unwrap_err();
+    let err = parse_properties(src).unwrap().rejected.remove(0).error;
     assert_eq!((err.line(), err.column()), (2, 9));
     let text = err
         .diagnostic(&augur_source::SourceFile::new("w.props", src))
@@ -1314,4 +1402,183 @@ fn ltl_path_formulas_parse_print_and_reparse() {
     ] {
         assert!(parse_property(bad).is_err(), "{bad}");
     }
+
+// ---- issue 13: the rest of PRISM's and Storm's property language ----
+
+/// Parses, checks the canonical text, and that the text parses back to the same tree.
+fn canonical(s: &str) -> String {
+    let p = prop(s);
+    let text = p.to_string();
+    assert_eq!(prop(&text), p, "{s} printed as {text}");
+    text
+}
+
+#[test]
+fn old_style_filters_are_filters() {
+    assert_eq!(
+        canonical("P=? [ F \"goal\" {x=1} ]"),
+        "filter(first, P=? [ F \"goal\" ], x=1)"
+    );
+    assert_eq!(
+        canonical("S=? [ s=0 {\"init\"}{min} ]"),
+        "filter(min, S=? [ s=0 ], \"init\")"
+    );
+    assert_eq!(
+        canonical("R=? [ F \"stable\" {\"init\"}{max} ]"),
+        "filter(max, R=? [ F \"stable\" ], \"init\")"
+    );
+    assert_eq!(
+        canonical("P>0.5 [ X s=1 {s=0}{min}{max} ]"),
+        "filter(range, P>0.5 [ X s=1 ], s=0)"
+    );
+    assert_eq!(
+        canonical("R{\"c\"}=? [ C<=3 {true} ]"),
+        "filter(first, R{\"c\"}=? [ C<=3 ])"
+    );
+}
+
+#[test]
+fn power_is_pow_with_prism_precedence() {
+    // right associative, tighter than unary minus on its left, exponent may be negated
+    assert_eq!(
+        parse_expr("2^3^2").unwrap(),
+        parse_expr("pow(2, pow(3, 2))").unwrap()
+    );
+    assert_eq!(
+        parse_expr("-2^2").unwrap(),
+        parse_expr("-pow(2, 2)").unwrap()
+    );
+    assert_eq!(
+        parse_expr("2^-1").unwrap(),
+        parse_expr("pow(2, -1)").unwrap()
+    );
+    assert_eq!(
+        parse_expr("2*3^2").unwrap(),
+        parse_expr("2*pow(3, 2)").unwrap()
+    );
+    let v = |s: &str| parse_expr(s).unwrap().eval(|_| None).unwrap();
+    assert_eq!(v("2^3^2"), augur_expr::Value::Int(512));
+    assert_eq!(v("-2^2"), augur_expr::Value::Int(-4));
+    assert_eq!(
+        v("2^0.5*2^0.5"),
+        augur_expr::Value::Double(2.0000000000000004)
+    );
+    assert_eq!(v("(1/2)^2"), augur_expr::Value::Double(0.25));
+    assert_eq!(
+        canonical("P=? [ F<=2^2 x^2>3 ]"),
+        "P=? [ F<=pow(2, 2) pow(x, 2)>3 ]"
+    );
+    let f = parse_properties("const int c = 2^3;\nP=? [ F x=c ]").unwrap();
+    assert_eq!(f.constants[0].value, Some(parse_expr("pow(2, 3)").unwrap()));
+}
+
+#[test]
+fn operators_inside_arithmetic_and_calls() {
+    assert_eq!(
+        canonical("round(1 + P=? [ F<=1 d=6 ])"),
+        "round(1 + P=? [ F<=1 d=6 ])"
+    );
+    assert_eq!(canonical("P=? [ F s=7 ] + 0.5"), "P=? [ F s=7 ] + 0.5");
+    assert_eq!(
+        canonical("0.0 + filter(sum, P=? [ F s=7 ])"),
+        "0.0 + filter(sum, P=? [ F s=7 ])"
+    );
+    assert_eq!(
+        canonical("P>=0.5 [ F s=7 ] & P<0.9 [ F s=7 ]"),
+        "P>=0.5 [ F s=7 ] & P<0.9 [ F s=7 ]"
+    );
+    assert_eq!(canonical("pow(2*\"one\", d+3)"), "pow(2 * \"one\", d+3)");
+    assert_eq!(
+        canonical("1 - (P=? [ F \"a\" ] + 2) * 3"),
+        "1 - (P=? [ F \"a\" ] + 2) * 3"
+    );
+    assert_eq!(canonical("-P=? [ X \"a\" ]^2"), "-pow(P=? [ X \"a\" ], 2)");
+    assert_eq!(
+        canonical("\"a\" ? P=? [ F \"b\" ] : 0"),
+        "\"a\" ? P=? [ F \"b\" ] : 0"
+    );
+    match sf("P=? [ F s=7 ] + 0.5") {
+        StateFormula::Apply { op, args } => {
+            assert_eq!(op.node, Operator::Binary(BinaryOp::Add));
+            assert_eq!(args.len(), 2);
+            assert_eq!(args[1], ex("0.5"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // plain expressions stay one expression
+    assert_eq!(sf("round(x/2) + 1 > y"), ex("round(x/2)+1>y"));
+    let err = parse_property("floor(P=? [ F s=7 ], 2)").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "line 1, column 1: function `floor` takes 1 argument, found 2"
+    );
+}
+
+#[test]
+fn storm_spellings() {
+    assert_eq!(canonical("LRA=? [ \"a\" ]"), "S=? [ \"a\" ]");
+    assert_eq!(canonical("LRA>=0.5 [ x=1 ]"), "S>=0.5 [ x=1 ]");
+    assert_eq!(canonical("R=? [ C<5 ]"), "R=? [ C<=4 ]");
+    assert_eq!(canonical("R=? [ C<k ]"), "R=? [ C<=k-1 ]");
+    assert_eq!(
+        canonical("R=? [ Cdiscount=0.9 ]"),
+        "R=? [ C{discount=0.9} ]"
+    );
+    assert_eq!(
+        canonical("R=? [ C<=10discount=0.9 ]"),
+        "R=? [ C{discount=0.9}<=10 ]"
+    );
+    assert_eq!(
+        canonical("R=? [ C<=k discount=d ]"),
+        "R=? [ C{discount=d}<=k ]"
+    );
+    assert_eq!(
+        canonical("R=? [ C<=kdiscount=d ]"),
+        "R=? [ C{discount=d}<=k ]"
+    );
+    assert_eq!(canonical("R{\"r\"}=? [ LRA ]"), "R{\"r\"}=? [ S ]");
+    let err = parse_property("R=? [ C<0 ]").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "line 1, column 8: step bound `<0` admits no step (use `<=0` or a larger bound)"
+    );
+}
+
+#[test]
+fn two_properties_on_one_line_are_an_error() {
+    // separate lines need no `;`
+    let f = parse_properties("P=? [ F x=1 ]\nP=? [ F x=2 ]\n\"a\": x\n(y)").unwrap();
+    assert_eq!(f.properties.len(), 4);
+    // one line needs one
+    let f = parse_properties("P=? [ F x=1 ]; P=? [ F x=2 ]").unwrap();
+    assert_eq!(f.properties.len(), 2);
+    let err = parse_properties("P=? [ F true ]\nd (d+1)\nP=? [ F x=2 ]").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "line 2, column 3: expected an operator, or `;` before another property on the same line"
+    );
+    // a call of a property is one property
+    let f = parse_properties("round(P=?[F true])\n").unwrap();
+    assert_eq!(f.properties.len(), 1);
+    assert_eq!(f.properties[0].to_string(), "round(P=? [ F true ])");
+    let err = parse_properties("\"a\" \"b\"").unwrap_err();
+    assert_eq!(err.line(), 1);
+    assert_eq!(err.column(), 5);
+}
+
+#[test]
+fn a_rejected_property_fails_alone() {
+    let f = parse_properties("P=? [ F x=1 ]\nP>=1.5 [ F x=2 ]\n\"n\": P=? [ F x=3 ]\n\"n\": x=4")
+        .unwrap();
+    assert_eq!(f.properties.len(), 2);
+    assert_eq!(f.rejected.len(), 2);
+    assert_eq!(f.rejected[0].index, 1);
+    assert_eq!(
+        f.rejected[0].error.to_string(),
+        "line 2, column 4: probability bound 1.5 is outside [0, 1]"
+    );
+    assert_eq!(f.rejected[1].index, 3);
+    assert_eq!(f.rejected[1].name.as_deref(), Some("n"));
+    // a syntax error still stops the file
+    assert!(parse_properties("P=? [ F x=1 ]\nP=? [ F ]").is_err());
 }

@@ -394,7 +394,91 @@ impl<'a> Checker<'a> {
                 states,
                 span,
             } => self.filter(*op, property, states, *span)?,
+            R::Reference { property, .. } => {
+                self.sources.push(Arc::clone(&property.source));
+                let v = self.state(&property.formula);
+                self.sources.pop();
+                v?
+            }
+            R::Apply {
+                expr,
+                args,
+                arg_types,
+                ty,
+                span,
+            } => self.apply(expr, args, arg_types, *ty, *span)?,
         })
+    }
+
+    /// An operator over state formulas, state by state. The result has bounds when every
+    /// numeric operand is exact (its bounds are its value); otherwise none (the operator need
+    /// not be monotone), and the point values are reported.
+    fn apply(
+        &mut self,
+        expr: &augur_expr::Expr,
+        args: &[ResolvedFormula],
+        arg_types: &[augur_expr::Type],
+        ty: augur_expr::Type,
+        span: Span,
+    ) -> Result<StateValues> {
+        use augur_expr::{Type, Value};
+        let n = self.n();
+        let mut operands = Vec::with_capacity(args.len());
+        let mut exact = true;
+        let mut method = None;
+        for a in args {
+            let v = self.state(a)?;
+            if let StateValues::Num(num) = &v {
+                let is_exact = match &num.bounds {
+                    Some((lo, hi)) => lo == &num.values && hi == &num.values,
+                    None => false,
+                };
+                exact &= is_exact;
+                if method.is_none() && num.method != MethodUsed::Expression {
+                    method = Some(num.method.clone());
+                }
+            }
+            operands.push(v);
+        }
+        let names: Vec<String> = (0..args.len()).map(|i| format!("#{i}")).collect();
+        let mut values = Vec::with_capacity(n);
+        let mut set = StateSet::with_capacity(n);
+        for s in 0..n {
+            let env = |name: &str| -> Option<Value> {
+                let i = names.iter().position(|m| m == name)?;
+                Some(match operands[i].at(s) {
+                    Scalar::Bool(b) => Value::Bool(b),
+                    Scalar::Num(x) if arg_types[i] == Type::Int && x.fract() == 0.0 => {
+                        Value::Int(x as i64)
+                    }
+                    Scalar::Num(x) => Value::Double(x),
+                })
+            };
+            let v = expr
+                .eval(env)
+                .map_err(|e| self.error_at(span, format!("in state {s}: {e}")))?;
+            match v {
+                Value::Bool(b) => {
+                    if b {
+                        set.insert(s);
+                    }
+                }
+                v => values.push(v.as_f64().unwrap_or(f64::NAN)),
+            }
+        }
+        if ty == Type::Bool {
+            return Ok(StateValues::Bool(set));
+        }
+        let method = method.unwrap_or(MethodUsed::Expression);
+        Ok(StateValues::Num(if exact {
+            NumValues::exact(values, method)
+        } else {
+            NumValues {
+                values,
+                bounds: None,
+                method,
+            }
+        }))
     }
 
     /// `OP=?` or `OP⋈t`: compute the values, then compare (refining sound bounds that
