@@ -1402,6 +1402,7 @@ fn ltl_path_formulas_parse_print_and_reparse() {
     ] {
         assert!(parse_property(bad).is_err(), "{bad}");
     }
+}
 
 // ---- issue 13: the rest of PRISM's and Storm's property language ----
 
