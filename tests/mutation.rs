@@ -179,7 +179,8 @@ fn verdict(e: &CheckError) -> Option<String> {
     None
 }
 
-/// Runs `parse` on `MUTANTS` mutants of `file`, collecting the findings.
+/// Runs `parse` on `MUTANTS` mutants of `file`, collecting the findings. The harness must
+/// exercise the error paths: a good share of the mutants is rejected with a located error.
 fn mutants(file: &str, findings: &mut Vec<String>, parse: &dyn Fn(&str) -> Result<(), CheckError>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -194,12 +195,17 @@ fn mutants(file: &str, findings: &mut Vec<String>, parse: &dyn Fn(&str) -> Resul
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     });
     let mut rng = Rng(seed | 1);
+    let mut located = 0;
     for i in 0..MUTANTS {
         let m = mutate(&text, &mut rng);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(&m)));
         let finding = match r {
             Err(_) => Some("a panic".to_string()),
-            Ok(Err(e)) => verdict(&e),
+            Ok(Err(e)) => {
+                let v = verdict(&e);
+                located += usize::from(v.is_none() && e.location().is_some());
+                v
+            }
             Ok(Ok(())) => None,
         };
         if let Some(f) = finding {
@@ -207,6 +213,12 @@ fn mutants(file: &str, findings: &mut Vec<String>, parse: &dyn Fn(&str) -> Resul
                 "{file}, mutant {i} (seed {seed:#x}): {f}\n--- mutant:\n{m}\n---"
             ));
         }
+    }
+    eprintln!("{file}: {located} of {MUTANTS} mutants rejected with a located error");
+    if located < MUTANTS / 10 {
+        findings.push(format!(
+            "{file}: only {located} of {MUTANTS} mutants rejected with a located error"
+        ));
     }
 }
 
