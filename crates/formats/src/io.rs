@@ -163,41 +163,6 @@ pub fn write_model_to_path(dtmc: &Dtmc, format: Format, path: &Path) -> Result<V
     Ok(vec![path.to_path_buf()])
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_by_name_and_extension() {
-        for f in Format::ALL {
-            assert_eq!(f.name().parse::<Format>().unwrap(), f);
-            let p = PathBuf::from(format!("m.{}", f.extension()));
-            assert_eq!(Format::from_path(&p), Some(f));
-        }
-        assert!("xml".parse::<Format>().is_err());
-        assert_eq!(Format::from_path(Path::new("M.TRA")), Some(Format::Tra));
-        assert_eq!(Format::from_path(Path::new("m")), None);
-    }
-
-    #[test]
-    fn read_and_write_files_of_every_readable_format() {
-        let d = crate::explicit::tests::sample();
-        let dir = tempfile::tempdir().unwrap();
-        for f in Format::ALL.into_iter().filter(|f| f.readable()) {
-            let p = dir.path().join(format!("m.{}", f.extension()));
-            write_model_to_path(&d, f, &p).unwrap();
-            let (back, _) = read_model(&p, &ReadOptions::default()).unwrap();
-            assert_eq!(back.matrix, d.matrix, "{f}");
-            assert_eq!(back.labels, d.labels, "{f}");
-            assert_eq!(back.initial, d.initial, "{f}");
-        }
-        let e = read_model(&dir.path().join("m.pm"), &ReadOptions::default()).unwrap_err();
-        assert!(matches!(e, FormatError::UnknownFormat(_)));
-        let e = read_model(&dir.path().join("missing.drn"), &ReadOptions::default()).unwrap_err();
-        assert!(e.to_string().contains("missing.drn"), "{e}");
-    }
-}
-
 /// Refuses `n` states declared by a file (at `location`) when they exceed
 /// [`ReadOptions::max_states`] — before anything is allocated for them.
 pub(crate) fn check_declared_states(
@@ -234,4 +199,39 @@ pub(crate) fn try_filled<T: Clone>(
     }
     v.resize(n, value);
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_name_and_extension() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>().unwrap(), f);
+            let p = PathBuf::from(format!("m.{}", f.extension()));
+            assert_eq!(Format::from_path(&p), Some(f));
+        }
+        assert!("xml".parse::<Format>().is_err());
+        assert_eq!(Format::from_path(Path::new("M.TRA")), Some(Format::Tra));
+        assert_eq!(Format::from_path(Path::new("m")), None);
+    }
+
+    #[test]
+    fn read_and_write_files_of_every_readable_format() {
+        let d = crate::explicit::tests::sample();
+        let dir = tempfile::tempdir().unwrap();
+        for f in Format::ALL.into_iter().filter(|f| f.readable()) {
+            let p = dir.path().join(format!("m.{}", f.extension()));
+            write_model_to_path(&d, f, &p).unwrap();
+            let (back, _) = read_model(&p, &ReadOptions::default()).unwrap();
+            assert_eq!(back.matrix, d.matrix, "{f}");
+            assert_eq!(back.labels, d.labels, "{f}");
+            assert_eq!(back.initial, d.initial, "{f}");
+        }
+        let e = read_model(&dir.path().join("m.pm"), &ReadOptions::default()).unwrap_err();
+        assert!(matches!(e, FormatError::UnknownFormat(_)));
+        let e = read_model(&dir.path().join("missing.drn"), &ReadOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("missing.drn"), "{e}");
+    }
 }
