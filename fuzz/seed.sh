@@ -24,5 +24,5 @@ for f in tests/fixtures/errors/*.csv; do { printf '\1'; cat "$f"; } > "$c/traces
 for f in models/microwave/spec.toml tests/fixtures/errors/spec.toml tests/fixtures/errors/bad_*.toml tests/fixtures/errors/undeclared.toml; do seed spec "$(basename "$f")" "$f"; done
 for f in models/microwave/policy.toml models/monitor/policy.toml; do seed policy "$(basename "$(dirname "$f")")-policy.toml" "$f"; done
 seed classifier classifier.toml models/classifier.toml
-for f in $(ls models/monitor/*.json models/*.monitor.json 2>/dev/null); do seed monitor "$(basename "$f")" "$f"; done
+# monitor: fuzz/corpus/monitor/seed-safetydrift.monitor.json is `augur monitor compile models/safetydrift.tra --prop 'P=? [ F<=5 "violated" ]'`
 ls $c/* | head -100 >/dev/null
