@@ -1292,7 +1292,7 @@ pub(crate) mod tests {
                 Some("(x)\n0:(1)\n1:(true)\n"),
                 "m.sta",
                 3,
-                "variable x is Int on line 2",
+                "variable x is int on line 2",
             ),
             (
                 None,
