@@ -644,8 +644,8 @@ mod tests {
         assert_eq!(d.initial, vec![0]);
         assert_eq!(
             d.label_names().collect::<Vec<_>>(),
-            // The object form keeps the file's order (a map used to sort it).
-            ["init", "done", "deadlock"]
+            // The object form keeps the file's order ("init" and "deadlock" first, as always).
+            ["init", "deadlock", "done"]
         );
         assert_eq!(d.valuations.as_ref().unwrap().values[0], Value::Double(0.0));
         let doc = read_json_document(
