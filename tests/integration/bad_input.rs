@@ -317,7 +317,15 @@ fn a_model_larger_than_max_states_is_a_user_error_with_the_count_so_far() {
 #[test]
 fn a_timeout_is_a_user_error_and_stops_the_remaining_properties() {
     let dir = tempfile::tempdir().unwrap();
-    limit_models(dir.path());
+    // A 300-state cycle (above the size where huge step bounds are taken by repeated
+    // squaring) with a reward in one state only: the expected reward per step never settles,
+    // so C<=10^12 sweeps until the time limit. From x=0 the reward is collected at step 0
+    // only within 3 steps: C<=3 = C<=2 = 1.
+    std::fs::write(
+        dir.path().join("cycle.pm"),
+        "dtmc\nmodule m\n  x : [0..299] init 0;\n  [] true -> (x'=mod(x+1, 300));\nendmodule\nrewards \"r\"\n  x=0 : 1;\nendrewards\n",
+    )
+    .unwrap();
     let out = augur_in(
         dir.path(),
         &[
@@ -339,7 +347,7 @@ fn a_timeout_is_a_user_error_and_stops_the_remaining_properties() {
     assert!(err.contains("time limit exceeded (after 0.5 s)"), "{err}");
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = &j["results"];
-    assert_eq!(r[0]["value"], 3.0);
+    assert_eq!(r[0]["value"], 1.0);
     assert_eq!(r[1]["error"], "time limit exceeded (after 0.5 s)");
     assert_eq!(r[2]["error"], "time limit exceeded (after 0.5 s)");
     // Bad values of the options are user errors too.

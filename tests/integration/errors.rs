@@ -305,3 +305,23 @@ snapshot!(
         "2"
     ]
 );
+
+// Hostile input (issue 15): a declared size refused at the header before any allocation, a
+// formula expansion beyond the limit, an undefined constant at its declaration, a
+// properties-file label that would silently lose to the model's.
+snapshot!(
+    tra_declared_states_over_the_limit,
+    ["check", f("huge_header.tra"), "--prop", "P=? [ F true ]"]
+);
+snapshot!(
+    prism_formula_expansion_limit,
+    ["check", f("formula_doubling.pm"), "--prop", "P=? [ F x=1 ]"]
+);
+snapshot!(
+    prism_undefined_constant,
+    ["check", f("needs_p.pm"), "--prop", "P=? [ F x=2 ]"]
+);
+snapshot!(
+    pctl_label_redefines_a_model_label,
+    ["check", "models/gambler.drn", f("label_redefined.props")]
+);

@@ -88,8 +88,12 @@ impl Model {
             Some(format @ (Format::Tra | Format::Drn | Format::Json)) => {
                 // Explicit files always get their deadlocks fixed (with a note), as before:
                 // `fix_deadlocks` concerns PRISM-language models.
-                let (dtmc, report) = augur_formats::read_model(path, &ReadOptions::default())
-                    .map_err(format_error)?;
+                let read_opts = ReadOptions {
+                    max_states: opts.limits.max_states,
+                    ..ReadOptions::default()
+                };
+                let (dtmc, report) =
+                    augur_formats::read_model(path, &read_opts).map_err(format_error)?;
                 explicit(dtmc, &report, name, format, start)
             }
             _ => {
@@ -106,7 +110,10 @@ impl Model {
     /// messages.
     pub fn from_text(name: &str, text: &str, format: Format, opts: &LoadOptions) -> Result<Model> {
         let start = Instant::now();
-        let read_opts = ReadOptions::default();
+        let read_opts = ReadOptions {
+            max_states: opts.limits.max_states,
+            ..ReadOptions::default()
+        };
         let path = Path::new(name);
         let input = format_error;
         let model = match format {
@@ -295,6 +302,8 @@ fn explicit(
 }
 
 fn load_prism(name: &str, text: &str, opts: &LoadOptions, start: Instant) -> Result<Model> {
+    // A UTF-8 byte-order mark (Windows editors), which every other reader accepts too.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let model = augur_prism::parse_model(text, name).map_err(prism_error)?;
     let limits = &opts.limits;
     let progress = |p: BuildProgress| {

@@ -268,6 +268,9 @@ impl Properties {
         let exact = self.exact_constants(&constants, given);
         let names = model.names();
         let expand = |e: &Expr| model.expand_formulas(e);
+        if let Some(file) = &self.file {
+            check_file_labels(&self.labels, &names.labels, file)?;
+        }
         let mut resolver = Resolver::new(&names, &constants)
             .with_formulas(&expand)
             .with_exact_constants(&exact);
@@ -348,4 +351,23 @@ impl CompiledProperties {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
+}
+
+/// A properties-file label may not redefine one of the model's labels (or `"init"`): the
+/// model's would silently win. Located at the label's name.
+fn check_file_labels(
+    labels: &[LabelDef],
+    model_labels: &[String],
+    file: &SourceFile,
+) -> Result<()> {
+    for l in labels {
+        let name = l.name.node.as_str();
+        if name == "init" || model_labels.iter().any(|m| m == name) {
+            return Err(CheckError::at(
+                format!("label \"{name}\" is already a label of the model; a properties file cannot redefine it"),
+                file.location(l.name.span),
+            ));
+        }
+    }
+    Ok(())
 }

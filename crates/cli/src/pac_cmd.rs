@@ -146,8 +146,8 @@ fn model_report(
         };
         (counts, doc.metadata)
     };
-    let counts =
-        TransitionCounts::from_json(&counts).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let counts = TransitionCounts::from_json_within(&counts, augur_check::DEFAULT_MAX_STATES)
+        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
     let names: Vec<String> = metadata
         .as_ref()
         .and_then(|m| m.get("state_names"))

@@ -31,7 +31,7 @@
 //! ignores it) so that label order and empty labels survive a round trip.
 
 use crate::error::{FormatError, Place, Result};
-use crate::io::ReadOptions;
+use crate::io::{check_declared_states, try_filled, ReadOptions};
 use crate::text::{fmt_num, parse_real, reread_location, Lines, Num};
 use augur_dtmc::DtmcError;
 use augur_dtmc::{BuildReport, DtmcBuilder};
@@ -46,6 +46,29 @@ fn strip_quotes(s: &str) -> &str {
     s.strip_prefix('"')
         .and_then(|x| x.strip_suffix('"'))
         .unwrap_or(s)
+}
+
+/// The label names of a `state` line: blank-separated, a quoted one (`"a b"`) taken whole
+/// without its quotes.
+fn label_tokens(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            return None;
+        }
+        if let Some(inner) = rest.strip_prefix('"') {
+            if let Some(end) = inner.find('"') {
+                let tok = &inner[..end];
+                rest = &inner[end + 1..];
+                return Some(tok);
+            }
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let tok = &rest[..end];
+        rest = &rest[end..];
+        Some(tok)
+    })
 }
 
 /// Parses `[1, 2.5]` into `out` (cleared first); `None` if malformed.
@@ -101,10 +124,7 @@ pub fn read_drn(
     let model_location;
     let on_comment = |c: &str, order: &mut Vec<String>| {
         if let Some(rest) = c.strip_prefix(LABELS_COMMENT) {
-            *order = rest
-                .split_whitespace()
-                .map(|s| strip_quotes(s).to_string())
-                .collect();
+            *order = label_tokens(rest).map(str::to_string).collect();
         }
     };
     // Header.
@@ -163,9 +183,10 @@ pub fn read_drn(
                     }
                     "@reward_models" => {
                         reward_names = Vec::new();
+                        let mut seen = std::collections::HashSet::new();
                         for tok in v.split_whitespace() {
                             let name = strip_quotes(tok).to_string();
-                            if reward_names.contains(&name) {
+                            if !seen.insert(name.clone()) {
                                 return Err(lines.err(
                                     Some(tok),
                                     format!("reward model `{name}` declared twice"),
@@ -181,6 +202,7 @@ pub fn read_drn(
                         if n == 0 || n > u32::MAX as usize {
                             return Err(lines.err(Some(v), format!("{n} states: need 1 to 2^32-1")));
                         }
+                        check_declared_states(n, opts, || lines.location(Some(v)))?;
                         nr_states = Some((n, lines.location(Some(v))));
                     }
                     _ => {
@@ -208,13 +230,23 @@ pub fn read_drn(
     let (n, nr_states_location) =
         nr_states.ok_or_else(|| lines.err(None, "missing `@nr_states` before `@model`"))?;
     let nr = reward_names.len();
+    // Reward values are held densely (one vector of `n` per reward model): refuse a header
+    // whose product cannot be held before reading on.
+    let reward_values = n.checked_mul(nr).filter(|&v| v <= MAX_REWARD_VALUES);
+    let Some(reward_values) = reward_values else {
+        return Err(FormatError::syntax(
+            nr_states_location,
+            format!("{n} states × {nr} reward models: more than {MAX_REWARD_VALUES} reward values"),
+        ));
+    };
     let mut b = DtmcBuilder::new(n);
     for l in &label_order {
         b.label_index(l);
     }
     let mut state_rewards: Option<Vec<f64>> = None; // n * nr, row-major by state
     let mut action_rewards: Option<Vec<f64>> = None;
-    let mut row_lines = vec![0usize; n];
+    // The line of each state's `state` line, growing with the states read (in order).
+    let mut row_lines: Vec<usize> = Vec::new();
     let mut current: Option<u32> = None;
     let mut has_action = false;
     let mut next_state: usize = 0;
@@ -252,7 +284,7 @@ pub fn read_drn(
             next_state += 1;
             current = Some(s as u32);
             has_action = false;
-            row_lines[s] = lines.line;
+            row_lines.push(lines.line);
             // Optional valuation `{...}` (skipped), rewards `[...]`, then labels.
             let mut rest = rest.trim_start();
             if rest.starts_with('{') {
@@ -262,13 +294,17 @@ pub fn read_drn(
             if let Some(br) = br {
                 parse_rewards(br, nr, "state rewards", &mut vals)
                     .map_err(|m| lines.err(Some(br), m))?;
-                let v = state_rewards.get_or_insert_with(|| vec![0.0; n * nr]);
+                if state_rewards.is_none() {
+                    state_rewards = Some(try_filled(reward_values, 0.0, "reward values", || {
+                        lines.location(Some(br))
+                    })?);
+                }
+                let v = state_rewards.as_mut().expect("just set");
                 v[s * nr..(s + 1) * nr].copy_from_slice(&vals);
             }
             // A `//` starts a comment (Storm may append e.g. a valuation there).
             let labels = labels.split("//").next().unwrap_or("");
-            for l in labels.split_whitespace() {
-                let l = strip_quotes(l);
+            for l in label_tokens(labels) {
                 if l == "init" {
                     has_init = true;
                     b.add_initial(s as u32)?;
@@ -292,7 +328,12 @@ pub fn read_drn(
             if let Some(br) = br {
                 parse_rewards(br, nr, "action rewards", &mut vals)
                     .map_err(|m| lines.err(Some(br), m))?;
-                let v = action_rewards.get_or_insert_with(|| vec![0.0; n * nr]);
+                if action_rewards.is_none() {
+                    action_rewards = Some(try_filled(reward_values, 0.0, "reward values", || {
+                        lines.location(Some(br))
+                    })?);
+                }
+                let v = action_rewards.as_mut().expect("just set");
                 v[s as usize * nr..(s as usize + 1) * nr].copy_from_slice(&vals);
             }
             if let Some(x) = tail.split_whitespace().next() {
@@ -381,6 +422,10 @@ pub fn read_drn(
     }
     Ok((dtmc, report))
 }
+
+/// The most reward values (states × reward models) a DRN file may declare: 2^28 (2 GiB of
+/// `f64`), far above any benchmark model's and far below what would exhaust memory.
+pub const MAX_REWARD_VALUES: usize = 1 << 28;
 
 fn is_token(s: &str) -> bool {
     !s.is_empty() && !s.contains(|c: char| c.is_whitespace() || c == '"' || c == '[' || c == ']')

@@ -17,7 +17,7 @@
 //! the initial state is 0, as in PRISM.
 
 use crate::error::{FormatError, Place, Result};
-use crate::io::ReadOptions;
+use crate::io::{check_declared_states, ReadOptions};
 use crate::text::{parse_real, reread_location, Lines, Num};
 use augur_dtmc::DtmcError;
 use augur_dtmc::{format_value, Dtmc, RewardStructure, StateSet, Valuations};
@@ -71,6 +71,12 @@ fn parse_state(lines: &Lines<'_, impl BufRead>, tok: &str, n: usize) -> Result<u
 /// non-numeric column, an action label, is ignored) or Storm's explicit variant (first line
 /// `dtmc`, then `src dst prob` lines; the number of states is the largest index + 1).
 pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
+    read_tra_with(reader, path, &ReadOptions::default())
+}
+
+/// [`read_tra`] within `opts`' limit on the number of states (checked against the header,
+/// or, for Storm's variant, against the largest state index as it is read).
+pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> Result<TraContents> {
     let mut lines = Lines::new(reader, path);
     if !lines.advance_content("#", |_| {})? {
         return Err(FormatError::syntax(
@@ -106,11 +112,13 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
                 format!("{n} states: at most 2^32-1 supported"),
             ));
         }
+        check_declared_states(n, opts, || lines.field_location(0))?;
         Some((n, m))
     };
     let bound = header.map_or(u32::MAX as usize, |h| h.0);
     let mut builder = DtmcBuilder::with_capacity(bound, header.map_or(0, |h| h.1.min(1 << 20)));
-    let mut row_lines = vec![0u32; header.map_or(0, |h| h.0)];
+    // One entry per state with a row, growing with the rows read (not with the header).
+    let mut row_lines: Vec<u32> = Vec::new();
     let mut count = 0usize;
     let mut max_state = 0u32;
     const SHAPE: &str = "expected `src dst prob`";
@@ -133,6 +141,11 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
         }
         let src = parse_state(&lines, a, bound)?;
         let dst = parse_state(&lines, b, bound)?;
+        if header.is_none() {
+            for (s, tok) in [(src, a), (dst, b)] {
+                check_declared_states(s as usize + 1, opts, || lines.location(Some(tok)))?;
+            }
+        }
         let p = parse_real(c)
             .ok_or_else(|| lines.err(Some(c), format!("expected a probability, found `{c}`")))?;
         if !(0.0..=1.0).contains(&p) {
@@ -142,6 +155,12 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
             .add_transition(src, dst, p)
             .map_err(|e| lines.err(Some(a), e.to_string()))?;
         if row_lines.len() <= src as usize {
+            if row_lines
+                .try_reserve(src as usize + 1 - row_lines.len())
+                .is_err()
+            {
+                return Err(lines.err(Some(a), format!("state {src}: more than memory can hold")));
+            }
             row_lines.resize(src as usize + 1, 0);
         }
         row_lines[src as usize] = lines.line.min(u32::MAX as usize) as u32;
@@ -166,7 +185,6 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
             }
             let n = max_state as usize + 1;
             builder.set_num_states(n);
-            row_lines.resize(n, 0);
         }
     }
     Ok(TraContents {
@@ -190,6 +208,7 @@ pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(Stri
         return read_lab_storm(lines, n);
     }
     let mut names: Vec<Option<String>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for tok in lines.buf.split_whitespace() {
         let bad = || {
             lines.err(
@@ -213,12 +232,16 @@ pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(Stri
         if names[i].is_some() {
             return Err(lines.err(Some(tok), format!("label index {i} defined twice")));
         }
-        if names.iter().flatten().any(|x| x == name) {
+        if !seen.insert(name) {
             return Err(lines.err(Some(tok), format!("label \"{name}\" defined twice")));
         }
         names[i] = Some(name.to_string());
     }
-    let mut sets: Vec<StateSet> = names.iter().map(|_| StateSet::with_capacity(n)).collect();
+    // A set for each declared label only (indices may leave gaps).
+    let mut sets: Vec<Option<StateSet>> = names
+        .iter()
+        .map(|x| x.as_ref().map(|_| StateSet::with_capacity(n)))
+        .collect();
     while lines.advance_content("#", |_| {})? {
         let (s, rest) = lines
             .buf
@@ -235,19 +258,22 @@ pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(Stri
                     format!("label index {i} out of range (not declared on line 1)"),
                 ));
             }
-            sets[i].insert(s as usize);
+            if let Some(set) = &mut sets[i] {
+                set.insert(s as usize);
+            }
         }
     }
     Ok(names
         .into_iter()
         .zip(sets)
-        .filter_map(|(n, s)| n.map(|n| (n, s)))
+        .filter_map(|(n, s)| n.zip(s))
         .collect())
 }
 
 /// Storm's label file: `#DECLARATION`, label names, `#END`, then `state label label ...`.
 fn read_lab_storm(mut lines: Lines<'_, impl BufRead>, n: usize) -> Result<Vec<(String, StateSet)>> {
     let mut labels: Vec<(String, StateSet)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     loop {
         if !lines.advance_content("//", |_| {})? {
             return Err(FormatError::syntax(
@@ -259,9 +285,10 @@ fn read_lab_storm(mut lines: Lines<'_, impl BufRead>, n: usize) -> Result<Vec<(S
             break;
         }
         for name in lines.buf.split_whitespace() {
-            if labels.iter().any(|(l, _)| l == name) {
+            if index.contains_key(name) {
                 return Err(lines.err(Some(name), format!("label `{name}` declared twice")));
             }
+            index.insert(name.to_string(), labels.len());
             labels.push((name.to_string(), StateSet::with_capacity(n)));
         }
     }
@@ -270,16 +297,12 @@ fn read_lab_storm(mut lines: Lines<'_, impl BufRead>, n: usize) -> Result<Vec<(S
         let Some(s) = it.next() else { continue };
         let s = parse_state(&lines, s, n)? as usize;
         for name in it {
-            let set = labels
-                .iter_mut()
-                .find(|(l, _)| l == name)
-                .map(|(_, set)| set)
-                .ok_or_else(|| {
-                    lines.err(
-                        Some(name),
-                        format!("label `{name}` not declared in #DECLARATION"),
-                    )
-                })?;
+            let set = index.get(name).map(|&i| &mut labels[i].1).ok_or_else(|| {
+                lines.err(
+                    Some(name),
+                    format!("label `{name}` not declared in #DECLARATION"),
+                )
+            })?;
             set.insert(s);
         }
     }
@@ -348,6 +371,7 @@ fn read_srew_impl(
         Some(reward_header(&mut lines, &mut name, n, "states nonzero")?)
     };
     let mut v = vec![0.0; n];
+    let mut listed = StateSet::with_capacity(n);
     let mut count = 0;
     while lines.advance_content("#", |c| reward_name_from_comment(c, &mut name))? {
         let mut it = lines.buf.split_whitespace();
@@ -361,7 +385,13 @@ fn read_srew_impl(
         let r = parse_real(b)
             .filter(|r| r.is_finite())
             .ok_or_else(|| lines.err(Some(b), format!("expected a finite reward, found `{b}`")))?;
-        v[s as usize] += r;
+        if listed.put(s as usize) {
+            return Err(lines.err(
+                Some(a),
+                format!("state {s} listed twice (each state has at most one reward)"),
+            ));
+        }
+        v[s as usize] = r;
         count += 1;
     }
     if let Some((location, nnz)) = header {
@@ -405,6 +435,7 @@ fn read_trew_impl(
         )?)
     };
     let mut v = vec![0.0; dtmc.num_transitions()];
+    let mut listed = StateSet::with_capacity(dtmc.num_transitions());
     let mut count = 0;
     while lines.advance_content("#", |c| reward_name_from_comment(c, &mut name))? {
         let mut it = lines.buf.split_whitespace();
@@ -429,7 +460,15 @@ fn read_trew_impl(
                 format!("{s} -> {t} is not a transition of the model"),
             )
         })?;
-        v[k] += r;
+        if listed.put(k) {
+            let start = a.as_ptr() as usize - lines.buf.as_ptr() as usize;
+            let end = b.as_ptr() as usize - lines.buf.as_ptr() as usize + b.len();
+            return Err(lines.err(
+                Some(&lines.buf[start..end]),
+                format!("{s} -> {t} listed twice (each transition has at most one reward)"),
+            ));
+        }
+        v[k] = r;
         count += 1;
     }
     if let Some((location, m)) = header {
@@ -479,15 +518,18 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
     if names.iter().any(|s| s.is_empty()) {
         return Err(lines.err(Some(head), "empty variable name in `(x,y,...)`"));
     }
-    if let Some(j) = (1..names.len()).find(|&j| names[..j].contains(&names[j])) {
+    let mut distinct = std::collections::HashSet::new();
+    if let Some(j) = (0..names.len()).find(|&j| !distinct.insert(names[j].as_str())) {
         return Err(lines.err(
             Some(head),
             format!("variable `{}` listed twice in `(x,y,...)`", names[j]),
         ));
     }
     let k = names.len();
-    let mut values: Vec<Option<Value>> = vec![None; n * k];
-    let mut seen = vec![false; n];
+    // The rows as read (memory grows with the file, not with `n * k`), by state.
+    let mut rows: Vec<Option<Vec<Value>>> = Vec::new();
+    rows.resize_with(n, || None);
+    let mut row: Vec<Value> = Vec::new();
     let mut first_line = vec![0usize; k];
     let mut types: Vec<Option<Type>> = vec![None; k];
     while lines.advance_content("#", |_| {})? {
@@ -497,9 +539,10 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
             .ok_or_else(|| lines.err(None, "expected `state:(v1,v2,...)`"))?;
         let s_tok = s.trim();
         let s = parse_state(&lines, s_tok, n)? as usize;
-        if std::mem::replace(&mut seen[s], true) {
+        if rows[s].is_some() {
             return Err(lines.err(Some(s_tok), format!("state {s} listed twice")));
         }
+        row.clear();
         let rest = rest.trim();
         let inner = rest
             .strip_prefix('(')
@@ -531,33 +574,35 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
                     return Err(lines.err(
                         Some(tok),
                         format!(
-                            "variable {} is {a:?} on line {} but {b:?} here",
+                            "variable {} is {a} on line {} but {b} here",
                             names[j], first_line[j]
                         ),
                     ))
                 }
             };
-            values[s * k + j] = Some(v);
+            row.push(v);
             count += 1;
         }
         if count != k {
             return Err(lines.err(Some(rest), format!("expected {k} values, found {count}")));
         }
+        rows[s] = Some(std::mem::take(&mut row));
     }
-    if let Some(s) = seen.iter().position(|x| !x) {
+    if let Some(s) = rows.iter().position(|x| x.is_none()) {
         return Err(FormatError::syntax(
             lines.end_location(lines.line + 1),
             format!("state {s} has no valuation"),
         ));
     }
     let types: Vec<Type> = types.into_iter().map(|t| t.unwrap_or(Type::Int)).collect();
-    let values = values
+    let values = rows
         .into_iter()
+        .flatten()
+        .flatten()
         .enumerate()
         .map(|(i, v)| match (v, types[i % k]) {
-            (Some(Value::Int(x)), Type::Double) => Value::Double(x as f64),
-            (Some(v), _) => v,
-            (None, _) => Value::Int(0), // unreachable: every state was seen with k values
+            (Value::Int(x), Type::Double) => Value::Double(x as f64),
+            (v, _) => v,
         })
         .collect();
     Ok(Valuations {
@@ -592,7 +637,7 @@ pub fn read_prism_explicit_from(
         row_lines,
         header_line,
         storm_format,
-    } = read_tra(tra, tra_path)?;
+    } = read_tra_with(tra, tra_path, opts)?;
     let n = builder.num_states();
     let mut has_init = false;
     if let Some((p, r)) = inputs.lab {
@@ -1129,6 +1174,7 @@ pub(crate) mod tests {
             },
             &ReadOptions {
                 fix_deadlocks: false,
+                ..ReadOptions::default()
             },
         )
         .unwrap_err();
@@ -1246,7 +1292,7 @@ pub(crate) mod tests {
                 Some("(x)\n0:(1)\n1:(true)\n"),
                 "m.sta",
                 3,
-                "variable x is Int on line 2",
+                "variable x is int on line 2",
             ),
             (
                 None,

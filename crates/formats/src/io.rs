@@ -6,12 +6,17 @@ pub struct ReadOptions {
     /// Give states without successors a self-loop (listed in the [`crate::BuildReport`])
     /// instead of failing. Default `true`, as in PRISM.
     pub fix_deadlocks: bool,
+    /// The largest number of states a model may have: a file that declares more (in a header
+    /// or by a state index) is refused with a located error before anything is allocated for
+    /// them. `None`: no limit (allocations then grow with the data read, and fail cleanly).
+    pub max_states: Option<usize>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             fix_deadlocks: true,
+            max_states: None,
         }
     }
 }
@@ -156,6 +161,44 @@ pub fn write_model_to_path(dtmc: &Dtmc, format: Format, path: &Path) -> Result<V
     write_model(dtmc, format, &mut w)?;
     w.flush().map_err(io_err)?;
     Ok(vec![path.to_path_buf()])
+}
+
+/// Refuses `n` states declared by a file (at `location`) when they exceed
+/// [`ReadOptions::max_states`] — before anything is allocated for them.
+pub(crate) fn check_declared_states(
+    n: usize,
+    opts: &ReadOptions,
+    location: impl FnOnce() -> augur_source::Location,
+) -> Result<()> {
+    match opts.max_states {
+        Some(max) if n > max => Err(FormatError::syntax(
+            location(),
+            format!(
+                "the file declares {n} states, more than the limit of {max} \
+                 (raise it with --max-states)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A vector of `n` copies of `value`, or a located error when the memory for it cannot be
+/// had (instead of aborting the process).
+pub(crate) fn try_filled<T: Clone>(
+    n: usize,
+    value: T,
+    what: &str,
+    location: impl FnOnce() -> augur_source::Location,
+) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        return Err(FormatError::syntax(
+            location(),
+            format!("the file declares {n} {what}, more than memory can hold"),
+        ));
+    }
+    v.resize(n, value);
+    Ok(v)
 }
 
 #[cfg(test)]

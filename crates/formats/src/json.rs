@@ -28,7 +28,6 @@ use augur_expr::{Type, Value};
 use augur_source::json::JsonPath;
 use augur_source::{Location, Span};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::Path;
 
@@ -47,8 +46,48 @@ pub struct LabelJson {
 pub enum LabelsJson {
     /// `[{"name": "goal", "states": [2]}]`
     List(Vec<LabelJson>),
-    /// `{"goal": [2]}`
-    Map(BTreeMap<String, Vec<u32>>),
+    /// `{"goal": [2]}` (in file order; a name given twice is an error when building, not
+    /// silently the last one).
+    Map(LabelMap),
+}
+
+/// The object form of the labels, `{"goal": [2]}`: every entry, in file order, duplicates
+/// kept (a map would keep only the last of two entries with the same name).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LabelMap(pub Vec<(String, Vec<u32>)>);
+
+impl Serialize for LabelMap {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for LabelMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = LabelMap;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of label names to lists of states")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<LabelMap, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Vec<u32>>()? {
+                    entries.push((k, v));
+                }
+                Ok(LabelMap(entries))
+            }
+        }
+        d.deserialize_map(Visitor)
+    }
 }
 
 impl Default for LabelsJson {
@@ -185,6 +224,15 @@ impl DtmcJson {
             DtmcError::StateOutOfRange { .. } => 1 - first,
             _ => 2 - first,
         };
+        if let Some(max) = opts.max_states.filter(|&m| n > m) {
+            return Err(invalid(
+                root().key("states"),
+                format!(
+                    "the file declares {n} states, more than the limit of {max} \
+                     (raise it with --max-states)"
+                ),
+            ));
+        }
         let mut b = DtmcBuilder::new(n);
         // For each state, the index of its last transition in `transitions` (to locate row
         // errors; empty for the `rows` form, whose rows are their own places).
@@ -239,25 +287,26 @@ impl DtmcJson {
                     (x.name.as_str(), &x.states[..], p)
                 })
                 .collect(),
-            LabelsJson::Map(m) => m
-                .iter()
-                .map(|(k, v)| (k.as_str(), &v[..], root().key("labels").key(k.clone())))
-                .collect(),
+            LabelsJson::Map(m) => {
+                m.0.iter()
+                    .map(|(k, v)| (k.as_str(), &v[..], root().key("labels").key(k.clone())))
+                    .collect()
+            }
         };
+        let mut seen = std::collections::HashSet::new();
         for (i, (name, _, _)) in labels.iter().enumerate() {
-            if labels[..i].iter().any(|(m, _, _)| m == name) {
-                return Err(invalid(
-                    root().key("labels").index(i).key("name"),
-                    format!("label \"{name}\" defined twice"),
-                ));
+            if !seen.insert(*name) {
+                let place = match &self.labels {
+                    LabelsJson::List(_) => root().key("labels").index(i).key("name"),
+                    LabelsJson::Map(_) => root().key("labels").key(name.to_string()),
+                };
+                return Err(invalid(place, format!("label \"{name}\" defined twice")));
             }
         }
+        let mut seen = std::collections::HashSet::new();
         for (i, r) in self.rewards.iter().enumerate() {
             if let Some(name) = &r.name {
-                if self.rewards[..i]
-                    .iter()
-                    .any(|q| q.name.as_ref() == Some(name))
-                {
+                if !seen.insert(name.as_str()) {
                     return Err(invalid(
                         root().key("rewards").index(i).key("name"),
                         format!("reward structure \"{name}\" defined twice"),
@@ -356,6 +405,13 @@ fn valuations_from_json(v: &ValuationsJson, n: usize) -> Result<Valuations> {
             format!("{k} names but {} types", v.types.len()),
         ));
     }
+    let mut distinct = std::collections::HashSet::new();
+    if let Some(j) = (0..k).find(|&j| !distinct.insert(v.names[j].as_str())) {
+        return Err(invalid(
+            at().key("names").index(j),
+            format!("variable `{}` listed twice", v.names[j]),
+        ));
+    }
     if v.states.len() != n {
         return Err(invalid(
             at().key("states"),
@@ -379,7 +435,7 @@ fn valuations_from_json(v: &ValuationsJson, n: usize) -> Result<Valuations> {
                 _ => {
                     return Err(invalid(
                         at().key("states").index(s).index(j),
-                        format!("{val:?} is not of type {ty:?} (variable {})", v.names[j]),
+                        format!("{val} is not of type {ty} (variable {})", v.names[j]),
                     ))
                 }
             };
@@ -588,7 +644,8 @@ mod tests {
         assert_eq!(d.initial, vec![0]);
         assert_eq!(
             d.label_names().collect::<Vec<_>>(),
-            ["done", "init", "deadlock"]
+            // The object form keeps the file's order ("init" and "deadlock" first, as always).
+            ["init", "deadlock", "done"]
         );
         assert_eq!(d.valuations.as_ref().unwrap().values[0], Value::Double(0.0));
         let doc = read_json_document(
@@ -691,7 +748,7 @@ mod tests {
                     "valuations": {"names": ["x"], "types": ["int"], "states": [[0], [true]]}}"#,
                 2,
                 "true",
-                "valuations.states[1][0]: invalid model: Bool(true) is not of type Int",
+                "valuations.states[1][0]: invalid model: true is not of type int",
             ),
         ];
         for (text, line, under, msg) in cases {

@@ -23,6 +23,24 @@ pub enum LearnError {
     /// The smoothing parameter is negative or not a number.
     #[error("invalid smoothing parameter alpha = {0}: it must be a finite number >= 0")]
     BadAlpha(f64),
+    /// A smoothing parameter so large that a row's total overflows (its entries would be 0).
+    #[error("invalid smoothing parameter alpha = {}: alpha × {successors} valid successors overflows (use at most {})", augur_dtmc::format_f64(*.alpha), augur_dtmc::format_f64(f64::MAX / (*.successors).max(1) as f64 / 2.0))]
+    AlphaTooLarge {
+        /// α.
+        alpha: f64,
+        /// The valid successors of the row that overflowed.
+        successors: usize,
+    },
+    /// A learned model with more transitions than [`crate::learn::MAX_LEARNED_TRANSITIONS`].
+    #[error("the learned model would have more than {} transitions ({entries} in its first {rows} of {states} states): smoothing gives every valid successor of a row an entry; add validity constraints to the spec, use fewer predicates, or learn with --alpha 0", crate::learn::MAX_LEARNED_TRANSITIONS)]
+    TooManyTransitions {
+        /// Entries in the rows made so far.
+        entries: usize,
+        /// Rows made so far.
+        rows: usize,
+        /// States of the model.
+        states: usize,
+    },
     /// A chain order outside 1..=8.
     #[error("invalid order {0}: a k-th order chain needs 1 <= k <= 8")]
     BadOrder(usize),

@@ -295,24 +295,65 @@ impl TransitionCounts {
         }
     }
 
-    /// Rebuild counts from their JSON form, checking every index.
+    /// Rebuild counts from their JSON form, checking every index, that the number of states
+    /// fits in memory (fallible allocation, not an abort) and that no count or row total
+    /// overflows `u64` (a wrapped sum would give a wrong p̂).
     pub fn from_json(json: &CountsJson) -> Result<Self> {
-        let mut c = TransitionCounts::new(json.num_states);
+        Self::from_json_within(json, usize::MAX)
+    }
+
+    /// [`TransitionCounts::from_json`], refusing more than `max_states` states.
+    pub fn from_json_within(json: &CountsJson, max_states: usize) -> Result<Self> {
+        let n = json.num_states;
+        if n > max_states || n > u32::MAX as usize + 1 {
+            return Err(LearnError::BadCounts(format!(
+                "num_states is {n}, more than the limit of {} states",
+                max_states.min(u32::MAX as usize + 1)
+            )));
+        }
+        let mut rows = Vec::new();
+        if rows.try_reserve_exact(n).is_err() {
+            return Err(LearnError::BadCounts(format!(
+                "num_states is {n}: more states than memory can hold"
+            )));
+        }
+        rows.resize(n, BTreeMap::new());
+        let mut c = TransitionCounts {
+            rows,
+            ..Default::default()
+        };
         c.traces = json.traces;
         c.steps = json.steps;
+        let overflow = |what: String| {
+            LearnError::BadCounts(format!("{what}: the counts add up past 2^64 - 1"))
+        };
         for &(s, n) in &json.initial {
             c.check(s)?;
-            *c.initial.entry(s).or_insert(0) += n;
+            let e = c.initial.entry(s).or_insert(0);
+            *e = e
+                .checked_add(n)
+                .ok_or_else(|| overflow(format!("initial state {s}")))?;
         }
+        let mut totals: BTreeMap<u32, u64> = BTreeMap::new();
         for &(f, t, n) in &json.transitions {
             c.check(f)?;
             c.check(t)?;
-            *c.rows[f as usize].entry(t).or_insert(0) += n;
+            let e = c.rows[f as usize].entry(t).or_insert(0);
+            *e = e
+                .checked_add(n)
+                .ok_or_else(|| overflow(format!("transition {f} -> {t}")))?;
+            let total = totals.entry(f).or_insert(0);
+            *total = total
+                .checked_add(n)
+                .ok_or_else(|| overflow(format!("the transitions from state {f}")))?;
         }
         for &(f, t, n) in &json.invalid {
             c.check(f)?;
             c.check(t)?;
-            *c.invalid.entry((f, t)).or_insert(0) += n;
+            let e = c.invalid.entry((f, t)).or_insert(0);
+            *e = e
+                .checked_add(n)
+                .ok_or_else(|| overflow(format!("invalid transition {f} -> {t}")))?;
         }
         for &s in &json.determined {
             c.check(s)?;
@@ -344,6 +385,36 @@ pub struct CountsJson {
     /// States with at most one valid successor (rows fixed by validity, exempt from PAC).
     #[serde(default)]
     pub determined: Vec<u32>,
+}
+
+/// The most transitions a learned model may have: 2^24 (about 200 MB in memory and a
+/// gigabyte of JSON). Smoothing gives every valid successor of a row an entry, so a spec with
+/// many predicates and few validity constraints reaches it quickly (13 unconstrained boolean
+/// predicates: 8,192 states, 67 million transitions).
+pub const MAX_LEARNED_TRANSITIONS: usize = 1 << 24;
+
+/// The denominator of a smoothed row, `observed + α·|valid successors|`, refusing an α so
+/// large that it overflows (the row would be all zeros).
+fn smoothed_total(observed: u64, alpha: f64, successors: usize) -> Result<f64> {
+    let total = observed as f64 + alpha * successors as f64;
+    if total.is_finite() {
+        Ok(total)
+    } else {
+        Err(LearnError::AlphaTooLarge { alpha, successors })
+    }
+}
+
+/// Refuses to go on once the rows made so far (`done` of `n`) hold more than
+/// [`MAX_LEARNED_TRANSITIONS`] entries, before the next rows are materialised.
+fn within_transition_limit(entries: usize, row: u32, n: usize) -> Result<()> {
+    if entries <= MAX_LEARNED_TRANSITIONS {
+        return Ok(());
+    }
+    Err(LearnError::TooManyTransitions {
+        entries,
+        rows: row as usize + 1,
+        states: n,
+    })
 }
 
 /// z for a two-sided 95% interval (the 0.975 quantile of the standard normal).
@@ -464,7 +535,7 @@ pub fn learn_with(
                     data.push(p);
                 }
             } else {
-                let total = observed as f64 + alpha * succ.len() as f64;
+                let total = smoothed_total(observed, alpha, succ.len())?;
                 for j in succ {
                     let c = row.get(&j).copied().unwrap_or(0) as f64;
                     indices.push(j);
@@ -473,6 +544,7 @@ pub fn learn_with(
             }
         }
         indptr.push(indices.len() as u32);
+        within_transition_limit(indices.len(), i, n)?;
     }
     let matrix = Matrix::try_new((n, n), indptr, indices, data)
         .map_err(|(_, _, _, e)| LearnError::BadCounts(format!("matrix structure: {e}")))?;

@@ -29,6 +29,8 @@ pub enum PrismError {
     MissingConstants {
         /// Their names, in declaration order.
         names: Vec<String>,
+        /// The declaration of the first one.
+        location: Option<Box<Location>>,
     },
     /// A constant given on the command line that the model declares with another type.
     #[error("{message}")]
@@ -98,7 +100,9 @@ impl PrismError {
     pub fn location(&self) -> Option<&Location> {
         match self {
             PrismError::Located { location, .. } => Some(location),
-            PrismError::Build { location, .. } => location.as_deref(),
+            PrismError::Build { location, .. } | PrismError::MissingConstants { location, .. } => {
+                location.as_deref()
+            }
             _ => None,
         }
     }
@@ -118,6 +122,9 @@ impl PrismError {
             } => Diagnostic::error(format!("{message} in state {state}"))
                 .at_opt(location.as_deref().cloned())
                 .with_note(format!("while building: {context}")),
+            PrismError::MissingConstants { location, .. } => {
+                Diagnostic::error(self.to_string()).at_opt(location.as_deref().cloned())
+            }
             e => Diagnostic::error(e.to_string()),
         }
     }

@@ -94,18 +94,36 @@ impl Model {
             .iter()
             .map(|f| (f.name.as_str(), &f.body))
             .collect();
-        fn go(e: &Expr, map: &FxHashMap<&str, &Expr>, stack: &[String]) -> Expr {
-            substitute(e, &|n| {
-                let body = map.get(n)?;
-                if stack.iter().any(|s| s == n) || stack.len() > 1000 {
-                    return None;
-                }
-                let mut inner = stack.to_vec();
-                inner.push(n.to_string());
-                Some(go(body, map, &inner))
-            })
+        // Each formula is expanded once (the parser bounds the expansions' depth and size).
+        struct Expander<'m> {
+            map: FxHashMap<&'m str, &'m Expr>,
+            done: std::cell::RefCell<FxHashMap<String, Expr>>,
+            active: std::cell::RefCell<Vec<String>>,
         }
-        go(e, &map, &[])
+        impl Expander<'_> {
+            fn expand(&self, e: &Expr) -> Expr {
+                substitute(e, &|n| {
+                    let body = self.map.get(n)?;
+                    if let Some(x) = self.done.borrow().get(n) {
+                        return Some(x.clone());
+                    }
+                    if self.active.borrow().iter().any(|s| s == n) {
+                        return None;
+                    }
+                    self.active.borrow_mut().push(n.to_string());
+                    let x = self.expand(body);
+                    self.active.borrow_mut().pop();
+                    self.done.borrow_mut().insert(n.to_string(), x.clone());
+                    Some(x)
+                })
+            }
+        }
+        Expander {
+            map,
+            done: Default::default(),
+            active: Default::default(),
+        }
+        .expand(e)
     }
 
     /// Values of all the model's constants, in declaration order, given values for the
@@ -157,6 +175,14 @@ impl Model {
         )
     }
 
+    /// The location of the start of `span` (for errors that keep their own message).
+    pub(crate) fn location_of(&self, span: Span) -> Option<Box<augur_source::Location>> {
+        match self.error_at(span, "") {
+            PrismError::Located { location, .. } => Some(Box::new(location)),
+            _ => None,
+        }
+    }
+
     /// A located error at the start of `span`.
     pub(crate) fn error_at(&self, span: Span, message: impl Into<String>) -> PrismError {
         PrismError::at(&self.file, &self.source, span.start, message)
@@ -169,13 +195,15 @@ impl Model {
         exact: bool,
     ) -> Result<Vec<(String, CValue)>> {
         let consts = &self.ast.constants;
-        let missing: Vec<String> = consts
+        let missing: Vec<&crate::ast::ConstDef> = consts
             .iter()
             .filter(|c| c.decl.value.is_none() && !overrides.iter().any(|(n, _)| *n == c.decl.name))
-            .map(|c| c.decl.name.clone())
             .collect();
-        if !missing.is_empty() {
-            return Err(PrismError::MissingConstants { names: missing });
+        if let Some(first) = missing.first() {
+            return Err(PrismError::MissingConstants {
+                names: missing.iter().map(|c| c.decl.name.clone()).collect(),
+                location: self.location_of(first.span),
+            });
         }
         let index: FxHashMap<&str, usize> = consts
             .iter()
@@ -289,6 +317,7 @@ impl Model {
         } else {
             return Err(PrismError::MissingConstants {
                 names: vec![c.decl.name.clone()],
+                location: self.location_of(c.span),
             });
         };
         values.insert(c.decl.name.clone(), value);

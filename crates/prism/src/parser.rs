@@ -3,6 +3,7 @@
 use crate::ast::*;
 use crate::error::{PrismError, Result};
 use crate::model::Model;
+use augur_expr::syntax::MAX_DEPTH;
 use augur_expr::{ConstDecl, Expr, SyntaxError, Type};
 use pest::iterators::Pair;
 use pest::Parser;
@@ -527,6 +528,7 @@ impl AstBuilder<'_> {
                 "missing model type: add `dtmc` (PRISM would read a file without one as an `mdp`, which Augur does not support)",
             ));
         };
+        self.check_formula_expansion()?;
         self.expand_renamings()?;
         self.check_names()?;
         let ast = ModelAst {
@@ -659,6 +661,83 @@ impl AstBuilder<'_> {
         Ok(())
     }
 
+    /// Refuses formulas whose expansion (every formula name replaced by its body, as the
+    /// compiler and the property resolver do) would nest deeper than [`MAX_DEPTH`] or exceed
+    /// [`MAX_FORMULA_EXPANSION`] operators: thousands of chained formulas overflowed the stack
+    /// and thirty doubling ones (`f1 = f0 + f0`, …) exhausted memory. The expanded depth and
+    /// size of each formula are computed once (iteratively over the formulas, so a long chain
+    /// does not recurse), and the error names the formula and the limit.
+    fn check_formula_expansion(&self) -> Result<()> {
+        let n = self.formulas.len();
+        let mut index: FxHashMap<&str, usize> = FxHashMap::default();
+        for (i, f) in self.formulas.iter().enumerate() {
+            index.entry(f.name.as_str()).or_insert(i);
+        }
+        let deps: Vec<Vec<usize>> = self
+            .formulas
+            .iter()
+            .map(|f| {
+                let mut d = Vec::new();
+                visit_idents(&f.body, &mut |name| {
+                    if let Some(&j) = index.get(name) {
+                        d.push(j);
+                    }
+                });
+                d
+            })
+            .collect();
+        // (expanded depth, expanded size), saturating; `None` until measured.
+        let mut cost: Vec<Option<(u64, u64)>> = vec![None; n];
+        let mut visited = vec![false; n];
+        for root in 0..n {
+            if visited[root] {
+                continue;
+            }
+            visited[root] = true;
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            while let Some(top) = stack.last_mut() {
+                let (f, next) = *top;
+                if next < deps[f].len() {
+                    top.1 += 1;
+                    let d = deps[f][next];
+                    if !visited[d] {
+                        visited[d] = true;
+                        stack.push((d, 0));
+                    }
+                    continue;
+                }
+                stack.pop();
+                // A formula on the stack (a cycle, reported when compiling) counts as a leaf.
+                let (depth, size) = expansion_cost(&self.formulas[f].body, &|name| {
+                    index.get(name).and_then(|&j| cost[j])
+                });
+                let def = &self.formulas[f];
+                if depth > MAX_DEPTH as u64 {
+                    return Err(self.err(
+                        def.span,
+                        format!(
+                            "formula `{}` expands to an expression nested {depth} deep (formulas \
+                             used in formulas; at most {MAX_DEPTH})",
+                            def.name
+                        ),
+                    ));
+                }
+                if size > MAX_FORMULA_EXPANSION {
+                    return Err(self.err(
+                        def.span,
+                        format!(
+                            "formula `{}` expands to more than {MAX_FORMULA_EXPANSION} operators \
+                             (formulas used in formulas)",
+                            def.name
+                        ),
+                    ));
+                }
+                cost[f] = Some((depth, size));
+            }
+        }
+        Ok(())
+    }
+
     fn check_names(&self) -> Result<()> {
         let mut seen: FxHashMap<&str, (&str, Span)> = FxHashMap::default();
         let mut entries: Vec<(&str, &'static str, Span)> = Vec::new();
@@ -730,6 +809,48 @@ impl AstBuilder<'_> {
 
 fn quoted(p: &Pair<'_, Rule>) -> String {
     p.as_str().trim_matches('"').to_string()
+}
+
+/// The most operators (and leaves) a formula may expand to: 2^20.
+pub const MAX_FORMULA_EXPANSION: u64 = 1 << 20;
+
+/// Calls `f` on every identifier of `e` (the parser bounds its depth by [`MAX_DEPTH`]).
+fn visit_idents<'e>(e: &'e Expr, f: &mut impl FnMut(&'e str)) {
+    match e {
+        Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => {}
+        Expr::Ident(n) => f(n),
+        Expr::Unary(_, a) => visit_idents(a, f),
+        Expr::Binary(_, a, b) => {
+            visit_idents(a, f);
+            visit_idents(b, f);
+        }
+        Expr::Ite(c, a, b) => {
+            visit_idents(c, f);
+            visit_idents(a, f);
+            visit_idents(b, f);
+        }
+        Expr::Call(_, args) => args.iter().for_each(|a| visit_idents(a, f)),
+    }
+}
+
+/// The depth and size of `e` once every formula name in it is replaced by its expansion,
+/// whose `(depth, size)` `formula` gives (`None`: not a formula, or not measured: a leaf).
+fn expansion_cost(e: &Expr, formula: &dyn Fn(&str) -> Option<(u64, u64)>) -> (u64, u64) {
+    let children = |es: &[&Expr]| {
+        es.iter().fold((0u64, 1u64), |(d, s), c| {
+            let (cd, cs) = expansion_cost(c, formula);
+            (d.max(cd), s.saturating_add(cs))
+        })
+    };
+    let (d, s) = match e {
+        Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => (0, 1),
+        Expr::Ident(n) => return formula(n).unwrap_or((1, 1)),
+        Expr::Unary(_, a) => children(&[a]),
+        Expr::Binary(_, a, b) => children(&[a, b]),
+        Expr::Ite(c, a, b) => children(&[c, a, b]),
+        Expr::Call(_, args) => children(&args.iter().collect::<Vec<_>>()),
+    };
+    (d + 1, s)
 }
 
 /// Applies a module renaming to an expression: renamed identifiers are replaced; a formula

@@ -220,7 +220,7 @@ module m x : [0..M] init N; [] x>0 -> p:(x'=x-1) + q:(x'=min(x+1, M)); [] x=0 ->
         vec!["N".to_string(), "p".to_string()]
     );
     match m.build(&[], &BuildOptions::default()) {
-        Err(PrismError::MissingConstants { names }) => assert_eq!(names, vec!["N", "p"]),
+        Err(PrismError::MissingConstants { names, .. }) => assert_eq!(names, vec!["N", "p"]),
         other => panic!("{other:?}"),
     }
     let consts = vec![

@@ -28,6 +28,7 @@
 //! own errors are runtime conditions (an empty filter, a numerical failure, a limit hit).
 
 mod atoms;
+mod huge_k;
 #[cfg(test)]
 mod tests;
 
@@ -494,7 +495,7 @@ impl<'a> Checker<'a> {
         // of `0.54 0.32 0.14` sum to 1 + 2^-54); clamp values and bounds into [0, max], which
         // can only move them towards the true value.
         let compute = |c: &mut Self| -> Result<NumValues> {
-            let num = compute(c)?;
+            let num = no_nan(compute(c)?, op)?;
             Ok(match max {
                 Some(m) => num.map_monotone(|v| v.into_iter().map(|x| x.clamp(0.0, m)).collect()),
                 None => num,
@@ -707,7 +708,7 @@ impl<'a> Checker<'a> {
             Some(u) => {
                 let window = u.saturating_sub(steps.lower);
                 NumValues::exact(
-                    bounded::bounded_until(matrix, phi, psi, window, &self.options.interrupt)?,
+                    huge_k::bounded_until(matrix, phi, psi, window, &self.options.interrupt)?,
                     MethodUsed::Bounded { steps: window },
                 )
             }
@@ -730,12 +731,12 @@ impl<'a> Checker<'a> {
         let mut lo_hi = None;
         if let Some((lo, hi)) = rest.bounds {
             lo_hi = Some((
-                bounded::restricted_steps(matrix, phi, lo, k, &stop)?,
-                bounded::restricted_steps(matrix, phi, hi, k, &stop)?,
+                huge_k::restricted_steps(matrix, phi, lo, k, &stop)?,
+                huge_k::restricted_steps(matrix, phi, hi, k, &stop)?,
             ));
         }
         Ok(NumValues {
-            values: bounded::restricted_steps(matrix, phi, rest.values, k, &stop)?,
+            values: huge_k::restricted_steps(matrix, phi, rest.values, k, &stop)?,
             bounds: lo_hi,
             method,
         })
@@ -794,7 +795,7 @@ impl<'a> Checker<'a> {
                 let d = discount.as_ref().map_or(1.0, |d| d.value);
                 match steps {
                     Some(k) => {
-                        let x = bounded::cumulative(matrix, &r, d, *k, &stop)?;
+                        let x = huge_k::cumulative(matrix, &r, d, *k, &stop)?;
                         Ok(NumValues::exact(
                             x,
                             MethodUsed::Cumulative {
@@ -845,7 +846,7 @@ impl<'a> Checker<'a> {
                     }
                     None => vec![0.0; self.n()],
                 };
-                let x = bounded::power_apply(matrix, v, *k, &stop)?;
+                let x = huge_k::power_apply(matrix, v, *k, &stop)?;
                 Ok(NumValues::exact(x, MethodUsed::Instantaneous { steps: *k }))
             }
             ResolvedRewardPath::LongRun => {
@@ -1030,4 +1031,23 @@ fn undecided_states(num: &NumValues, c: Comparison, t: f64) -> usize {
         .zip(hi)
         .filter(|(&l, &h)| compare(l, c, t) != compare(h, c, t))
         .count()
+}
+
+/// Refuses values or bounds that are not numbers: an overflow (rewards near `f64::MAX` summed
+/// to `inf − inf`) must be an error, never a NaN printed as a value or compared with a
+/// threshold (where it would silently give `false`).
+fn no_nan(num: NumValues, op: &str) -> Result<NumValues> {
+    let nan = |v: &[f64]| v.iter().any(|x| x.is_nan());
+    let bad = nan(&num.values)
+        || num
+            .bounds
+            .as_ref()
+            .is_some_and(|(lo, hi)| nan(lo) || nan(hi));
+    if bad {
+        return Err(CheckError::input(format!(
+            "{op}: the computation overflowed (the model's rewards or values are too large \
+             for double precision: a sum reached inf − inf); scale them down"
+        )));
+    }
+    Ok(num)
 }

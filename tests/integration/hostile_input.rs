@@ -1,0 +1,618 @@
+//! The reproducers of issue 15 (hostile input): each input once aborted the process, ate
+//! gigabytes, never stopped, or gave a silently wrong answer. Each now ends with an answer or
+//! a located error and exit code 1. Every run has a generous watchdog (it fails the test
+//! instead of hanging CI, it asserts no timing) and a cap on the process's address space
+//! (so "asks for 16 GB" shows up as a failed test, not as a machine in trouble).
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The watchdog: far beyond what any of these inputs takes now (well under a second in a
+/// debug build), far below "never".
+const WATCHDOG: Duration = Duration::from_secs(240);
+
+/// Address-space cap for each run, in KiB (3 GiB).
+const MEMORY_KIB: u64 = 3 << 20;
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `augur args` in `dir` under the memory cap and the watchdog.
+fn augur(dir: &Path, args: &[&str]) -> Run {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {MEMORY_KIB}; exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_augur"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run augur");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for augur") {
+            break status;
+        }
+        if start.elapsed() > WATCHDOG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("augur {args:?} still running after {WATCHDOG:?}: a hang");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        code: status.code(),
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+    }
+}
+
+/// Asserts a user error (exit 1) whose message contains `needle` and is located (`--> `).
+fn located_error(run: &Run, needle: &str) {
+    assert_eq!(
+        run.code,
+        Some(1),
+        "exit code (None: killed by a signal)\n{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(needle), "{}", run.stderr);
+    assert!(run.stderr.contains("--> "), "no location:\n{}", run.stderr);
+    assert!(run.stderr.contains('^'), "no caret:\n{}", run.stderr);
+    no_debug_text(&run.stderr);
+}
+
+/// User-facing text must not carry Rust Debug output or grammar rule names.
+fn no_debug_text(text: &str) {
+    for bad in ["Some(", "None", "Prob {", "Bool(", "kw_", "Int(", "Double("] {
+        assert!(!text.contains(bad), "Debug text `{bad}` in:\n{text}");
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn ok(run: &Run) -> &str {
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    &run.stdout
+}
+
+// ---- 1. Sizes declared in headers are not allocated up front ----
+
+#[test]
+fn tra_header_with_four_billion_states_is_refused_at_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.tra", "4000000000 1\n0 0 1\n");
+    let run = augur(dir.path(), &["check", "m.tra", "--prop", "P=? [ X true ]"]);
+    located_error(&run, "declares 4000000000 states");
+    assert!(run.stderr.contains("m.tra:1:1"), "{}", run.stderr);
+}
+
+#[test]
+fn storm_tra_with_a_huge_state_index_is_refused_at_that_index() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.tra", "dtmc\n0 4294967294 1\n");
+    let run = augur(dir.path(), &["check", "m.tra", "--prop", "P=? [ X true ]"]);
+    located_error(&run, "declares 4294967295 states");
+    assert!(run.stderr.contains("m.tra:2:3"), "{}", run.stderr);
+}
+
+#[test]
+fn drn_with_four_billion_states_is_refused_at_nr_states() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.drn",
+        "@type: DTMC\n@parameters\n\n@reward_models\n\n@nr_states\n4000000000\n@nr_choices\n1\n@model\nstate 0 [0] init\n\taction 0 [0]\n\t\t0 : 1\n",
+    );
+    let run = augur(dir.path(), &["check", "m.drn", "--prop", "P=? [ X true ]"]);
+    located_error(&run, "declares 4000000000 states");
+    assert!(run.stderr.contains("m.drn:7:1"), "{}", run.stderr);
+}
+
+#[test]
+fn drn_with_a_million_states_and_twenty_thousand_reward_models_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..20_000).map(|i| format!("r{i}")).collect();
+    write(
+        dir.path(),
+        "m.drn",
+        &format!(
+            "@type: DTMC\n@parameters\n\n@reward_models\n{}\n@nr_states\n1000000\n@nr_choices\n1\n@model\nstate 0 [0] init\n\taction 0\n\t\t0 : 1\n",
+            names.join(" ")
+        ),
+    );
+    let run = augur(dir.path(), &["check", "m.drn", "--prop", "P=? [ X true ]"]);
+    located_error(&run, "reward values");
+}
+
+#[test]
+fn json_with_four_billion_states_is_refused_at_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.json",
+        "{\"states\": 4000000000, \"initial\": [0], \"rows\": [[[0, 1]]]}",
+    );
+    let run = augur(dir.path(), &["check", "m.json", "--prop", "P=? [ X true ]"]);
+    located_error(&run, "declares 4000000000 states");
+}
+
+#[test]
+fn pac_counts_with_four_billion_states_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "c.json",
+        "{\"num_states\": 4000000000, \"transitions\": []}",
+    );
+    let run = augur(
+        dir.path(),
+        &[
+            "pac",
+            "--counts",
+            "c.json",
+            "--epsilon",
+            "0.1",
+            "--delta",
+            "0.05",
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("4000000000"), "{}", run.stderr);
+    no_debug_text(&run.stderr);
+}
+
+#[test]
+fn lab_with_a_huge_label_index_beside_a_large_model_is_read() {
+    // One label at index 1,000,000 used to allocate a million state sets of 100,000 bits.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.tra", "100000 1\n0 0 1\n");
+    write(
+        dir.path(),
+        "m.lab",
+        "0=\"init\" 1000000=\"a\"\n0: 0 1000000\n",
+    );
+    let run = augur(dir.path(), &["check", "m.tra", "--prop", "P=? [ F \"a\" ]"]);
+    assert!(ok(&run).contains("= 1"), "{}", run.stdout);
+}
+
+// ---- 2, 3. Formulas: no stack overflow, no exponential expansion ----
+
+fn chain(n: usize, body: &str) -> String {
+    let mut s = String::from("dtmc\nformula f0 = 1;\n");
+    for i in 1..n {
+        s.push_str(&format!(
+            "formula f{i} = {};\n",
+            body.replace("PREV", &format!("f{}", i - 1))
+        ));
+    }
+    s.push_str(&format!(
+        "module m\n  x : [0..1] init 0;\n  [] x=0 & f{}>0 -> (x'=1);\n  [] x=1 -> true;\nendmodule\n",
+        n - 1
+    ));
+    s
+}
+
+#[test]
+fn thousands_of_chained_formulas_give_a_located_limit_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &chain(4400, "PREV + 1"));
+    let run = augur(dir.path(), &["check", "m.pm", "--prop", "P=? [ F x=1 ]"]);
+    located_error(&run, "nested");
+    assert!(run.stderr.contains("at most 2000"), "{}", run.stderr);
+}
+
+#[test]
+fn doubling_formulas_give_a_located_limit_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &chain(31, "PREV + PREV"));
+    let run = augur(dir.path(), &["check", "m.pm", "--prop", "P=? [ F x=1 ]"]);
+    located_error(&run, "expands to more than");
+}
+
+#[test]
+fn a_thousand_chained_formulas_in_a_property_are_expanded() {
+    // The chain's value is 1001 (f0 = 1, each adds 1); within the limits, so the property
+    // that uses the last formula is answered.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &chain(1001, "PREV + 1"));
+    let run = augur(
+        dir.path(),
+        &["check", "m.pm", "--prop", "P=? [ F x=1 & f1000=1001 ]"],
+    );
+    assert!(ok(&run).contains("= 1"), "{}", run.stdout);
+}
+
+// ---- 5. Limits on sizes ----
+
+#[test]
+fn a_horizon_table_too_large_to_hold_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = "11 11\n".to_string()
+        + &(0..11)
+            .map(|s| format!("{s} {} 1\n", (s + 1) % 11))
+            .collect::<String>();
+    write(dir.path(), "m.tra", &model);
+    let run = augur(
+        dir.path(),
+        &["horizon", "m.tra", "--target", "true", "--max", "18181818"],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("entries"), "{}", run.stderr);
+}
+
+#[test]
+fn a_huge_variable_range_stops_at_the_state_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.pm",
+        "dtmc\nmodule m\n  x : [0..2147483647] init 0;\n  [] true -> (x'=x+1);\nendmodule\n",
+    );
+    let run = augur(
+        dir.path(),
+        &[
+            "check",
+            "m.pm",
+            "--prop",
+            "P=? [ F x=5 ]",
+            "--max-states",
+            "20000",
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("more than 20000 states"),
+        "{}",
+        run.stderr
+    );
+}
+
+// ---- 6. Bounded operators with huge bounds end ----
+
+fn two_cycle(dir: &Path) {
+    write(
+        dir,
+        "c.pm",
+        "dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> (x'=1);\n  [] x=1 -> (x'=0);\nendmodule\nrewards \"r\"\n  true : 1;\nendrewards\nlabel \"a\" = x=1;\n",
+    );
+}
+
+/// The value printed for the property (the first number after `= `).
+fn value(stdout: &str) -> f64 {
+    let v = stdout.split("= ").nth(1).expect("a value");
+    v.split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .expect("a number")
+}
+
+#[test]
+fn cumulative_reward_over_a_billion_steps_is_answered() {
+    // One unit of reward per step: C<=k = k (by hand); discounted: Σ_{i<k} d^i = 1/(1−d)
+    // for huge k, 2 for d = 0.5.
+    let dir = tempfile::tempdir().unwrap();
+    two_cycle(dir.path());
+    let run = augur(
+        dir.path(),
+        &["check", "c.pm", "--prop", "R=? [ C<=1000000000 ]"],
+    );
+    assert_eq!(value(ok(&run)), 1e9, "{}", run.stdout);
+    let run = augur(
+        dir.path(),
+        &[
+            "check",
+            "c.pm",
+            "--prop",
+            "R=? [ C{discount=0.5}<=1000000000 ]",
+        ],
+    );
+    assert!((value(ok(&run)) - 2.0).abs() < 1e-12, "{}", run.stdout);
+}
+
+#[test]
+fn step_bounds_of_a_hundred_billion_on_a_periodic_chain_are_answered() {
+    // From x=0 the chain is in x=1 ("a") exactly at odd steps: F=k "a" is 1 for odd k and 0
+    // for even k; G=k "a" (from x=0) is never true at step k when k is even; I=k is 1.
+    let dir = tempfile::tempdir().unwrap();
+    two_cycle(dir.path());
+    let run = augur(
+        dir.path(),
+        &["check", "c.pm", "--prop", "P=? [ F=99999999999 \"a\" ]"],
+    );
+    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+    let run = augur(
+        dir.path(),
+        &["check", "c.pm", "--prop", "P=? [ F=99999999998 \"a\" ]"],
+    );
+    assert_eq!(value(ok(&run)), 0.0, "{}", run.stdout);
+    let run = augur(
+        dir.path(),
+        &["check", "c.pm", "--prop", "P=? [ G=99999999998 \"a\" ]"],
+    );
+    assert_eq!(value(ok(&run)), 0.0, "{}", run.stdout);
+    let run = augur(
+        dir.path(),
+        &["check", "c.pm", "--prop", "R=? [ I=99999999999 ]"],
+    );
+    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+}
+
+// ---- 7. Duplicate checks are not quadratic ----
+
+#[test]
+fn a_hundred_thousand_names_are_read_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 100_000;
+    write(dir.path(), "m.tra", "1 1\n0 0 1\n");
+    let names: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+    write(
+        dir.path(),
+        "m.sta",
+        &format!("({})\n0:({})\n", names.join(","), vec!["0"; n].join(",")),
+    );
+    let labels: Vec<String> = (0..n).map(|i| format!("{i}=\"l{i}\"")).collect();
+    write(
+        dir.path(),
+        "m.lab",
+        &format!("{}\n0: 0\n", labels.join(" ")),
+    );
+    let run = augur(
+        dir.path(),
+        &["check", "m.tra", "--prop", "P=? [ F \"l0\" ]"],
+    );
+    assert!(ok(&run).contains("= 1"), "{}", run.stdout);
+    // JSON labels.
+    let labels: Vec<String> = (0..n).map(|i| format!("\"l{i}\": [0]")).collect();
+    write(
+        dir.path(),
+        "m.json",
+        &format!(
+            "{{\"states\": 1, \"initial\": [0], \"rows\": [[[0, 1]]], \"labels\": {{{}}}}}",
+            labels.join(",")
+        ),
+    );
+    let run = augur(
+        dir.path(),
+        &["check", "m.json", "--prop", "P=? [ F \"l7\" ]"],
+    );
+    assert!(ok(&run).contains("= 1"), "{}", run.stdout);
+    // DRN reward models.
+    let names: Vec<String> = (0..n).map(|i| format!("r{i}")).collect();
+    write(
+        dir.path(),
+        "m.drn",
+        &format!(
+            "@type: DTMC\n@parameters\n\n@reward_models\n{}\n@nr_states\n1\n@nr_choices\n1\n@model\nstate 0 init\n\taction 0\n\t\t0 : 1\n",
+            names.join(" ")
+        ),
+    );
+    let run = augur(dir.path(), &["check", "m.drn", "--prop", "P=? [ X true ]"]);
+    assert!(ok(&run).contains("= 1"), "{}", run.stdout);
+}
+
+// ---- 10. Formats agree ----
+
+#[test]
+fn duplicate_reward_entries_are_refused_with_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.tra", "2 2\n0 1 1\n1 1 1\n");
+    write(dir.path(), "m.srew", "2 2\n0 1.5\n0 2\n");
+    let run = augur(dir.path(), &["check", "m.tra", "--prop", "R=? [ C<=1 ]"]);
+    located_error(&run, "state 0 listed twice");
+    assert!(run.stderr.contains("m.srew:3:1"), "{}", run.stderr);
+    std::fs::remove_file(dir.path().join("m.srew")).unwrap();
+    write(dir.path(), "m.trew", "2 2\n0 1 1.5\n0 1 2\n");
+    let run = augur(dir.path(), &["check", "m.tra", "--prop", "R=? [ C<=1 ]"]);
+    located_error(&run, "0 -> 1 listed twice");
+}
+
+#[test]
+fn json_valuations_with_a_variable_listed_twice_are_refused_as_sta_does() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.json",
+        r#"{"states": 1, "initial": [0], "rows": [[[0, 1]]],
+            "valuations": {"names": ["x", "x"], "types": ["int", "int"], "states": [[0, 0]]}}"#,
+    );
+    let run = augur(dir.path(), &["check", "m.json", "--prop", "P=? [ X true ]"]);
+    located_error(&run, "variable `x` listed twice");
+}
+
+#[test]
+fn a_quoted_drn_label_with_a_space_is_one_label() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.drn",
+        "@type: DTMC\n@parameters\n\n@reward_models\n\n@nr_states\n2\n@nr_choices\n2\n@model\nstate 0 init\n\taction 0\n\t\t1 : 1\nstate 1 \"a b\"\n\taction 0\n\t\t1 : 1\n",
+    );
+    let run = augur(
+        dir.path(),
+        &["check", "m.drn", "--prop", "P=? [ F \"a b\" ]"],
+    );
+    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+}
+
+#[test]
+fn a_prism_model_with_a_byte_order_mark_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.pm",
+        "\u{feff}dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> (x'=1);\n  [] x=1 -> true;\nendmodule\n",
+    );
+    let run = augur(dir.path(), &["check", "m.pm", "--prop", "P=? [ F x=1 ]"]);
+    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+}
+
+// ---- 9. Parameters validated against the range where the result is valid ----
+
+#[test]
+fn learn_with_an_alpha_that_overflows_a_row_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "t.jsonl",
+        "{\"id\": \"t\", \"steps\": [{\"state\": \"a\"}, {\"state\": \"b\"}, {\"state\": \"a\"}]}\n",
+    );
+    let run = augur(
+        dir.path(),
+        &["learn", "t.jsonl", "--alpha", "1e308", "-o", "m.json"],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("alpha = 1e308"), "{}", run.stderr);
+    assert!(!dir.path().join("m.json").exists());
+}
+
+#[test]
+fn pac_counts_near_the_u64_limit_do_not_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = u64::MAX / 2 + 1;
+    // Two entries of 2^63 from state 0: the row total is 2^64, one past u64::MAX.
+    write(
+        dir.path(),
+        "c.json",
+        &format!("{{\"num_states\": 2, \"initial\": [[0, 1]], \"transitions\": [[0, 0, {big}], [0, 1, {big}]]}}"),
+    );
+    let run = augur(
+        dir.path(),
+        &[
+            "pac",
+            "--counts",
+            "c.json",
+            "--epsilon",
+            "0.1",
+            "--delta",
+            "0.05",
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("2^64"), "{}", run.stderr);
+}
+
+// ---- 4. Learning: a model beyond the limit is a clear error, not gigabytes ----
+
+#[test]
+fn learning_with_fourteen_unconstrained_predicates_is_refused_quickly() {
+    // 14 boolean predicates without validity constraints: 16,384 states, each smoothed over
+    // all 16,384 successors — 268 million transitions, past the limit of 2^24.
+    let dir = tempfile::tempdir().unwrap();
+    let vars: String = (0..14)
+        .map(|i| format!("v{i} = {{ type = \"bool\" }}\n"))
+        .collect();
+    let preds: String = (0..14).map(|i| format!("p{i} = \"v{i}\"\n")).collect();
+    write(
+        dir.path(),
+        "spec.toml",
+        &format!("[variables]\n{vars}\n[predicates]\n{preds}"),
+    );
+    let step: Vec<String> = (0..14).map(|i| format!("\"v{i}\": false")).collect();
+    let step = format!("{{{}}}", step.join(", "));
+    write(
+        dir.path(),
+        "t.jsonl",
+        &format!("{{\"id\": \"t\", \"steps\": [{step}, {step}]}}\n"),
+    );
+    let run = augur(
+        dir.path(),
+        &[
+            "learn",
+            "t.jsonl",
+            "--abstraction",
+            "spec.toml",
+            "--alpha",
+            "0.1",
+            "-o",
+            "m.json",
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("transitions"), "{}", run.stderr);
+    assert!(!dir.path().join("m.json").exists());
+}
+
+#[test]
+fn a_json_label_map_with_a_name_given_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.json",
+        r#"{"states": 2, "initial": [0], "rows": [[[1, 1]], [[1, 1]]],
+            "labels": {"a": [0], "a": [1]}}"#,
+    );
+    let run = augur(
+        dir.path(),
+        &["check", "m.json", "--prop", "P=? [ F \"a\" ]"],
+    );
+    located_error(&run, "label \"a\" defined twice");
+}
+
+// ---- 8. Overflow is never a NaN or a silently wrong verdict ----
+
+#[test]
+fn rewards_near_the_largest_double_are_never_nan() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.pm",
+        "dtmc\nmodule m\n  x : [0..2] init 0;\n  [] x=0 -> 0.5 : (x'=1) + 0.5 : (x'=2);\n  [] x=1 -> (x'=2);\n  [] x=2 -> true;\nendmodule\nrewards \"r\"\n  x<2 : 1e308;\nendrewards\nlabel \"goal\" = x=2;\n",
+    );
+    for method in ["interval", "auto", "exact"] {
+        let run = augur(
+            dir.path(),
+            &[
+                "check",
+                "m.pm",
+                "--method",
+                method,
+                "--prop",
+                "R=? [ F \"goal\" ]",
+            ],
+        );
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(!all.contains("NaN"), "{method}: {all}");
+        assert!(matches!(run.code, Some(0) | Some(1)), "{method}: {all}");
+    }
+}
+
+#[test]
+fn a_properties_file_label_that_redefines_a_model_label_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let gambler = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/gambler.drn");
+    std::fs::copy(gambler, dir.path().join("g.drn")).unwrap();
+    for (text, name) in [
+        ("label \"win\" = \"ruin\";\nP=? [ F \"win\" ]\n", "win"),
+        ("label \"init\" = false;\nP=? [ F \"init\" ]\n", "init"),
+    ] {
+        write(dir.path(), "p.props", text);
+        let run = augur(dir.path(), &["check", "g.drn", "p.props"]);
+        located_error(
+            &run,
+            &format!("label \"{name}\" is already a label of the model"),
+        );
+        assert!(run.stderr.contains("p.props:1:7"), "{}", run.stderr);
+    }
+}

@@ -1,0 +1,336 @@
+//! Seeded in-process mutation test (issue 15): thousands of mutants of every example file go
+//! through the readers and parsers (through `augur-check`'s loader, as every front-end reads
+//! them). For each mutant: no panic, and every rejection whose cause is in the input is a
+//! located error (file, line, column) whose rendering carries no Rust Debug text. Limits hit
+//! (a mutant that declares a huge model, a slow property) are stops, not input errors, and
+//! are exempt; so are numerical failures (exit code 2, not the input's fault).
+//!
+//! The mutants are deterministic (a fixed seed per file): a failure prints the seed, the
+//! mutant number and the mutant itself.
+
+use augur_check::{
+    CheckError, CheckOptions, Constants, Format, Limits, LoadOptions, Model, Properties, Session,
+};
+use std::path::Path;
+use std::time::Duration;
+
+/// Mutants per example file (debug build: the whole test stays well under a minute).
+const MUTANTS: usize = 1500;
+
+/// A small, seeded xorshift generator (no dependency, stable across platforms).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Tokens that tend to find edge cases: huge and special numbers, brackets, quotes,
+/// separators and keywords of every format.
+const TOKENS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2",
+    "0.5",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "NaN",
+    "inf",
+    "4294967295",
+    "4294967296",
+    "18446744073709551616",
+    "9223372036854775807",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "\"",
+    "'",
+    ",",
+    ":",
+    ";",
+    "=",
+    "->",
+    "+",
+    "&",
+    "|",
+    "!",
+    "/",
+    "*",
+    "..",
+    " ",
+    "\n",
+    "\t",
+    "\u{feff}",
+    "é",
+    "init",
+    "const",
+    "formula",
+    "label",
+    "module",
+    "endmodule",
+    "rewards",
+    "endrewards",
+    "P=?",
+    "R=?",
+    "F",
+    "G",
+    "U",
+    "X",
+    "C<=",
+    "I=",
+    "S=?",
+    "true",
+    "false",
+    "dtmc",
+    "state",
+    "action",
+    "@nr_states",
+    "@model",
+    "\"states\"",
+    "null",
+    "#",
+    "//",
+];
+
+/// One mutant of `text`: a few random edits (delete a range, insert a token, replace a
+/// byte, duplicate or drop a line), kept valid UTF-8.
+fn mutate(text: &str, rng: &mut Rng) -> String {
+    let mut s = text.to_string();
+    for _ in 0..1 + rng.below(3) {
+        let at = boundary(&s, rng.below(s.len() + 1));
+        match rng.below(6) {
+            0 => {
+                let end = boundary(&s, (at + 1 + rng.below(16)).min(s.len()));
+                s.replace_range(at..end, "");
+            }
+            1 | 2 => s.insert_str(at, TOKENS[rng.below(TOKENS.len())]),
+            3 => {
+                let end = boundary(&s, (at + 1).min(s.len()));
+                let tok = TOKENS[rng.below(TOKENS.len())];
+                s.replace_range(at..end, tok);
+            }
+            4 => {
+                // Duplicate the line at `at`.
+                let start = s[..at].rfind('\n').map_or(0, |i| i + 1);
+                let end = s[at..].find('\n').map_or(s.len(), |i| at + i + 1);
+                let line = s[start..end].to_string();
+                s.insert_str(end, &line);
+            }
+            _ => {
+                // A digit changed (numbers are what readers check most).
+                if let Some(i) = s[at..].find(|c: char| c.is_ascii_digit()) {
+                    let d = (b'0' + rng.below(10) as u8) as char;
+                    s.replace_range(at + i..at + i + 1, &d.to_string());
+                }
+            }
+        }
+    }
+    s
+}
+
+fn boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn limits() -> Limits {
+    Limits::default()
+        .with_max_states(5_000)
+        .with_timeout(Duration::from_secs(2))
+}
+
+fn load_options() -> LoadOptions {
+    LoadOptions {
+        limits: limits(),
+        ..LoadOptions::default()
+    }
+}
+
+/// What went wrong with one mutant.
+fn verdict(e: &CheckError) -> Option<String> {
+    if e.stop().is_some() || e.is_internal() {
+        return None; // a limit hit or a numerical failure: not an input error
+    }
+    let text = e.diagnostic().to_string();
+    for bad in DEBUG_TEXT {
+        if text.contains(bad) {
+            return Some(format!("Debug text `{bad}` in the message:\n{text}"));
+        }
+    }
+    if e.location().is_none() {
+        return Some(format!("an input error without a location:\n{text}"));
+    }
+    None
+}
+
+/// Runs `parse` on `MUTANTS` mutants of `file`, collecting the findings. The harness must
+/// exercise the error paths: a good share of the mutants is rejected with a located error.
+fn mutants(file: &str, findings: &mut Vec<String>, parse: &dyn Fn(&str) -> Result<(), CheckError>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    // The original is accepted.
+    if let Err(e) = parse(&text) {
+        findings.push(format!(
+            "{file}: the unmutated file is rejected: {}",
+            e.diagnostic()
+        ));
+    }
+    let seed = file.bytes().fold(0x9e37_79b9_7f4a_7c15u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    let mut rng = Rng(seed | 1);
+    let mut located = 0;
+    for i in 0..MUTANTS {
+        let m = mutate(&text, &mut rng);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(&m)));
+        let finding = match r {
+            Err(_) => Some("a panic".to_string()),
+            Ok(Err(e)) => {
+                let v = verdict(&e);
+                located += usize::from(v.is_none() && e.location().is_some());
+                v
+            }
+            Ok(Ok(())) => None,
+        };
+        if let Some(f) = finding {
+            findings.push(format!(
+                "{file}, mutant {i} (seed {seed:#x}): {f}\n--- mutant:\n{m}\n---"
+            ));
+        }
+    }
+    eprintln!("{file}: {located} of {MUTANTS} mutants rejected with a located error");
+    if located < MUTANTS / 10 {
+        findings.push(format!(
+            "{file}: only {located} of {MUTANTS} mutants rejected with a located error"
+        ));
+    }
+}
+
+fn model<'a>(
+    name: &'a str,
+    format: Format,
+    constants: &'a str,
+) -> impl Fn(&str) -> Result<(), CheckError> + 'a {
+    move |text| {
+        let mut opts = load_options();
+        if !constants.is_empty() {
+            opts.constants = Constants::parse(constants).unwrap();
+        }
+        Model::from_text(name, text, format, &opts).map(|_| ())
+    }
+}
+
+/// A properties file: parsed, compiled against `model` and checked.
+fn properties(name: &str, model: Model) -> impl Fn(&str) -> Result<(), CheckError> + '_ {
+    move |text| {
+        let props = Properties::parse_file(name, text)?;
+        let compiled = props.compile(&model, &Constants::default())?;
+        let options = CheckOptions {
+            limits: limits(),
+            ..CheckOptions::default()
+        };
+        let mut session = Session::new(&model, options);
+        for r in session.check_all(&compiled) {
+            r?;
+        }
+        Ok(())
+    }
+}
+
+fn load(file: &str) -> Model {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    Model::load(&path, &load_options()).unwrap()
+}
+
+#[test]
+fn mutants_of_every_example_file_fail_cleanly() {
+    let mut findings = Vec::new();
+    for (f, c) in [
+        ("models/sync3.pm", "p=0.2"),
+        ("models/ring3.pm", ""),
+        ("models/merge.pm", ""),
+    ] {
+        mutants(f, &mut findings, &model(f, Format::Prism, c));
+    }
+    for (f, format) in [
+        ("models/gambler.drn", Format::Drn),
+        ("models/die.json", Format::Json),
+        ("models/safetydrift.tra", Format::Tra),
+    ] {
+        mutants(f, &mut findings, &model(f, format, ""));
+    }
+    mutants(
+        "models/gambler.props",
+        &mut findings,
+        &properties("gambler.props", load("models/gambler.drn")),
+    );
+    mutants(
+        "models/die.props",
+        &mut findings,
+        &properties("die.props", load("models/die.json")),
+    );
+    mutants(
+        "models/sync3.props",
+        &mut findings,
+        &properties("sync3.props", {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/sync3.pm");
+            let mut opts = load_options();
+            opts.constants = Constants::parse("p=0.2").unwrap();
+            Model::load(&path, &opts).unwrap()
+        }),
+    );
+    let total = findings.len();
+    findings.truncate(8);
+    assert!(
+        total == 0,
+        "{total} findings; the first:\n\n{}",
+        findings.join("\n\n")
+    );
+}
+
+/// Rust Debug output and grammar rule names that must never reach a user.
+const DEBUG_TEXT: &[&str] = &["Some(", "Prob {", "Bool(", "kw_", "Int(", "Double("];
+
+#[test]
+fn rendered_error_snapshots_carry_no_debug_text() {
+    // Every snapshot of a user-facing message (one per reader and error family).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/snapshots");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "snap") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            // The snapshot's body, after insta's header.
+            let body = text.splitn(3, "---").nth(2).unwrap_or(&text);
+            for bad in DEBUG_TEXT {
+                assert!(
+                    !body.contains(bad),
+                    "{}: `{bad}` in\n{body}",
+                    path.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 10,
+        "only {checked} snapshots found in {}",
+        dir.display()
+    );
+}
