@@ -29,6 +29,7 @@ mod model;
 #[cfg(test)]
 mod proptests;
 mod text;
+mod valuations;
 
 pub mod dot;
 pub mod drn;

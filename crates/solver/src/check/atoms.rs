@@ -46,7 +46,6 @@ pub(crate) fn eval_states(
         // Reports the unknown identifier (the model has no variables).
         return eval_const(expr, constants).map(|v| vec![v; n]);
     };
-    let width = vals.names.len();
     let index: HashMap<&str, usize> = vals
         .names
         .iter()
@@ -66,14 +65,15 @@ pub(crate) fn eval_states(
         .simplify();
     let mut out = Vec::with_capacity(n);
     for s in 0..n {
-        let row = vals
-            .values
-            .get(s * width..(s + 1) * width)
-            .ok_or_else(|| CheckError::Model(format!("the valuations do not cover state {s}")))?;
+        if s >= vals.num_states() {
+            return Err(CheckError::Model(format!(
+                "the valuations do not cover state {s}"
+            )));
+        }
         let lookup = |name: &str| {
             index
                 .get(name)
-                .map(|&i| row[i])
+                .and_then(|&i| vals.get(s, i))
                 .or_else(|| constants.get(name).copied())
         };
         out.push(eval(&folded, &lookup)?);
