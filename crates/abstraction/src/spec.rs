@@ -587,11 +587,7 @@ impl Abstraction {
                 }
             }
             if i == k {
-                if self
-                    .invalid_state
-                    .as_ref()
-                    .map_or(true, |e| !e.eval(cur, 0))
-                {
+                if self.invalid_state.as_ref().is_none_or(|e| !e.eval(cur, 0)) {
                     out.push(cur);
                     if out.len() > MAX_STATES {
                         return Err(format!("more than {MAX_STATES} valid abstract states: add validity constraints or use fewer predicates"));
@@ -671,7 +667,7 @@ impl Abstraction {
             && self
                 .invalid_transition
                 .as_ref()
-                .map_or(true, |e| !e.eval(from, to))
+                .is_none_or(|e| !e.eval(from, to))
     }
 
     /// [`Self::is_valid_transition`] on state indices (out of range: invalid).

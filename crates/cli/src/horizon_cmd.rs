@@ -66,7 +66,7 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if args.max_h == 0 {
         return Err(CliError::user("error: --max must be at least 1"));
     }
-    if n.checked_mul(args.max_h).map_or(true, |c| c > 200_000_000) {
+    if n.checked_mul(args.max_h).is_none_or(|c| c > 200_000_000) {
         return Err(CliError::User(format!(
             "error: the table would have {n} × {} entries; choose a smaller --max",
             args.max_h

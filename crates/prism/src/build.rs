@@ -550,7 +550,7 @@ impl<K: StateKey> Explorer<'_, K> {
                 (p.max(0.0), None)
             };
             sum += p;
-            if p == 0.0 && q.as_ref().map_or(true, |q| q.is_zero()) {
+            if p == 0.0 && q.as_ref().is_none_or(|q| q.is_zero()) {
                 continue;
             }
             let delta_start = self.deltas.len() as u32;

@@ -128,11 +128,11 @@ impl Model {
         let mut from = 0;
         while let Some(i) = text[from..].find(ident) {
             let at = from + i;
-            let before_ok = text[..at].chars().next_back().map_or(true, |c| !is_id(c));
+            let before_ok = text[..at].chars().next_back().is_none_or(|c| !is_id(c));
             let after_ok = text[at + ident.len()..]
                 .chars()
                 .next()
-                .map_or(true, |c| !is_id(c));
+                .is_none_or(|c| !is_id(c));
             if before_ok && after_ok {
                 return span.start + at;
             }

@@ -80,8 +80,8 @@ pub(crate) fn tarjan(
     let mut call: Vec<(u32, u32)> = Vec::new();
     let mut next_index = 0u32;
     let mut count = 0u32;
-    let inside = |v: usize| subset.map_or(true, |s| s.contains(v));
-    let is_edge = |e: usize| val.map_or(true, |d| d[e] > 0.0);
+    let inside = |v: usize| subset.is_none_or(|s| s.contains(v));
+    let is_edge = |e: usize| val.is_none_or(|d| d[e] > 0.0);
 
     for root in 0..n {
         if index[root] != UNVISITED || !inside(root) {
@@ -208,7 +208,7 @@ pub(crate) fn search(matrix: &Matrix, from: &StateSet, through: Option<&StateSet
                 continue;
             }
             seen.insert(t);
-            if through.map_or(true, |th| th.contains(t)) {
+            if through.is_none_or(|th| th.contains(t)) {
                 queue.push(t as u32);
             }
         }

@@ -38,6 +38,7 @@
 
 mod absorbing;
 pub mod check;
+mod direct;
 pub mod exact;
 pub mod graph;
 mod linear;
