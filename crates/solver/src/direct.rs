@@ -560,3 +560,145 @@ fn exact_sides(
     let xh = exact::solve(upper, Some(budget)).ok()?;
     Some((xl, xh))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A random block of `m` states (chained `i → i+1`, 0–2 more successors inside, a
+    /// self-loop, an exit to two outside states and a constant), followed by the two outside
+    /// states (no rows of their own). Returns the system and the outside bounds.
+    fn random_block(seed: u64, m: usize, stiff: bool) -> (System, Vec<f64>, Vec<f64>) {
+        let mut r = seed | 1;
+        let mut next = move || {
+            r ^= r >> 12;
+            r ^= r << 25;
+            r ^= r >> 27;
+            (r.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let n = m + 2;
+        let mut sys = System {
+            ptr: vec![0],
+            col: Vec::new(),
+            val: Vec::new(),
+            inv: vec![1.0; n],
+            diag: vec![0.0; n],
+            b: vec![0.0; n],
+        };
+        for i in 0..m {
+            let mut w: Vec<(u32, f64)> = Vec::new();
+            w.push(((i + 1) as u32, 0.2 + next()));
+            for _ in 0..(next() * 2.5) as usize {
+                w.push(((next() * m as f64) as u32, 0.05 + next()));
+            }
+            // Exits: rare in a stiff block (long stays, wide conditioning).
+            let exit = if stiff { 1e-4 * next() } else { 0.3 * next() };
+            if i + 1 == m || next() < 0.5 {
+                w.push((m as u32 + (next() < 0.5) as u32, exit + 1e-6));
+            }
+            let self_loop = next() * 0.5;
+            let total: f64 = w.iter().map(|x| x.1).sum::<f64>() + self_loop;
+            let scale = (1.0 - next() * 0.1 * (!stiff) as u8 as f64) / total;
+            sys.diag[i] = self_loop * scale;
+            for (j, v) in w {
+                if j as usize == i {
+                    sys.diag[i] += v * scale;
+                } else {
+                    sys.col.push(j);
+                    sys.val.push(v * scale);
+                }
+            }
+            sys.b[i] = next() * 0.01;
+            sys.ptr.push(sys.col.len() as u32);
+            sys.inv[i] = 1.0 / (1.0 - sys.diag[i]);
+        }
+        sys.ptr.push(sys.col.len() as u32);
+        sys.ptr.push(sys.col.len() as u32);
+        let a = next();
+        let mut lo = vec![0.0; n];
+        let mut hi = vec![f64::INFINITY; n];
+        lo[m] = a;
+        hi[m] = a + next() * 1e-3;
+        lo[m + 1] = 2.0 * a;
+        hi[m + 1] = 2.0 * a;
+        (sys, lo, hi)
+    }
+
+    /// The exact solution of the block with the outside states at `out`.
+    fn exact_solution(sys: &System, m: usize, out: &[f64]) -> Vec<BigRational> {
+        let q = |x: f64| exact::to_rational(x).unwrap();
+        let mut es = ExactSystem::default();
+        for i in 0..m {
+            let mut row = Vec::new();
+            let mut b = q(sys.b[i]);
+            for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+                let j = sys.col[e] as usize;
+                if j < m {
+                    row.push((j as u32, q(sys.val[e])));
+                } else {
+                    b += q(sys.val[e]) * q(out[j]);
+                }
+            }
+            es.rows.push(row);
+            es.diag.push(q(sys.diag[i]));
+            es.b.push(b);
+        }
+        exact::solve(es, None).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// The certified direct path (dense LU up to 64 states, faer's sparse LU above) gives
+        /// bounds that contain the exact rational solution, for the lower and the upper
+        /// outside values, on random blocks, well-conditioned and stiff.
+        #[test]
+        fn certified_bounds_contain_the_exact_solution(
+            seed in any::<u64>(), m in 2usize..96, stiff in any::<bool>()
+        ) {
+            let (sys, mut lo, mut hi) = random_block(seed, m, stiff);
+            let block: Vec<u32> = (0..m as u32).collect();
+            let mut scratch = Scratch::new(m + 2);
+            let (outcome, kind) = solve_block(
+                &sys, &block, &mut lo, &mut hi, (0.0, f64::INFINITY),
+                &|l, h| h - l <= 1e-6 * l.abs(), &mut scratch,
+            );
+            prop_assert_eq!(kind, if m <= DENSE_MAX { Kind::Dense } else { Kind::Sparse });
+            prop_assert!(outcome != Outcome::Failed, "no certificate for a regular block");
+            let xl = exact_solution(&sys, m, &lo);
+            let xh = exact_solution(&sys, m, &hi);
+            for k in 0..m {
+                let (l, h) = (exact::to_rational(lo[k]).unwrap(), exact::to_rational(hi[k]).unwrap());
+                prop_assert!(l <= xl[k], "lower bound {} above the exact {} at {k}", lo[k], exact::to_f64(&xl[k]));
+                prop_assert!(xh[k] <= h, "upper bound {} below the exact {} at {k}", hi[k], exact::to_f64(&xh[k]));
+            }
+            prop_assert!(scratch.pos.iter().all(|&p| p == u32::MAX));
+        }
+    }
+
+    #[test]
+    fn a_singular_block_gives_no_bounds() {
+        // Two states that only swap: I − A is singular.
+        let sys = System {
+            ptr: vec![0, 1, 2],
+            col: vec![1, 0],
+            val: vec![1.0, 1.0],
+            inv: vec![1.0, 1.0],
+            diag: vec![0.0, 0.0],
+            b: vec![0.0, 0.0],
+        };
+        let (mut lo, mut hi) = (vec![0.0; 2], vec![1.0; 2]);
+        let mut scratch = Scratch::new(2);
+        let (outcome, _) = solve_block(
+            &sys,
+            &[0, 1],
+            &mut lo,
+            &mut hi,
+            (0.0, 1.0),
+            &|_, _| true,
+            &mut scratch,
+        );
+        assert_eq!(outcome, Outcome::Failed);
+        assert_eq!((lo, hi), (vec![0.0; 2], vec![1.0; 2]));
+    }
+}

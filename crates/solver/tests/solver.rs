@@ -364,6 +364,53 @@ fn haddad_monmege_100() {
     check_haddad_monmege(100, 1901475900342344102245054808062.0);
 }
 
+/// The Haddad–Monmege trap inside a large model: a prefix of 100,000 states (each stays with
+/// ½ or moves on with ½, so each is its own SCC) leads into the chain of N=600 (1,199 unknowns
+/// in one SCC, expected steps ~10^180). Every prefix state reaches the target with the chain's
+/// probability p/(p + fl(1−p)) (the prefix is left surely); the default method must answer it
+/// within ε, and its bounds must contain it.
+#[test]
+fn haddad_monmege_600_embedded_in_a_large_model() {
+    let (n, prefix) = (600usize, 100_000usize);
+    let hm = haddad_monmege(n, 0.7);
+    let size = prefix + 2 * n + 1;
+    let mut e = Vec::new();
+    for i in 0..prefix {
+        let next = if i + 1 < prefix { i + 1 } else { prefix + n };
+        e.push((i, i, 0.5));
+        e.push((i, next, 0.5));
+    }
+    for (v, (s, d)) in hm.iter() {
+        e.push((prefix + s as usize, prefix + d as usize, *v));
+    }
+    let m = matrix(size, &e);
+    let mt = graph::transpose(&m);
+    let target = set(size, [prefix]);
+    let sol =
+        until_probabilities(&m, &mt, None, &all(size), &target, &SolveOptions::default()).unwrap();
+    // The exact value for the chain as built, from p and fl(1 − p) as rationals.
+    let p = 0.7f64;
+    let q = 1.0 - p;
+    let truth = p / (p + q);
+    let (lo, hi) = sol.bounds.as_ref().unwrap();
+    for s in [0, prefix / 2, prefix - 1, prefix + n] {
+        assert_close(sol.values[s], 0.7, 1e-6, "embedded HM target");
+        assert!(
+            lo[s] <= truth + 1e-15 && truth - 1e-15 <= hi[s],
+            "[{}, {}] at {s}",
+            lo[s],
+            hi[s]
+        );
+        assert!(
+            hi[s] - lo[s] <= 1e-6 * lo[s],
+            "[{}, {}] too wide",
+            lo[s],
+            hi[s]
+        );
+    }
+    assert!(sol.method.contains("exact"), "{}", sol.method);
+}
+
 #[test]
 fn haddad_monmege_sound_iteration() {
     // Interval iteration is slow on this chain (N=10 keeps the test fast) but, being sound, must
