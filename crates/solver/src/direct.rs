@@ -27,9 +27,16 @@ use num_traits::Zero;
 
 /// Blocks of at most this many states are factorised dense.
 pub(crate) const DENSE_MAX: usize = 64;
-/// Blocks above this size are not factorised (the fill of a sparse LU is not predicted, so
-/// the largest blocks go to iteration rather than risk running out of memory).
+/// Blocks above this size are not factorised.
 pub(crate) const SPARSE_MAX: usize = 4_000_000;
+/// Blocks above this size are factorised only when the predicted fill is affordable: twice the
+/// entries of the Cholesky factor of the pattern of `M + Mᵀ` under AMD (the factors of an LU
+/// whose pivots stay on the diagonal; partial pivoting can add more) ...
+const PREDICT_ABOVE: usize = 2_000;
+/// ... at most this many times the entries of `M` ...
+const FILL_PER_ENTRY: usize = 40;
+/// ... and at most this many in all (8 bytes each).
+const FILL_MAX: usize = 120_000_000;
 
 /// Unit roundoff of `f64` (2⁻⁵³).
 const UNIT: f64 = f64::EPSILON / 2.0;
@@ -217,6 +224,88 @@ fn sparse_factor(
     Lu::try_new_with_symbolic(symbolic, SparseColMatRef::new(sym, &vals)).ok()
 }
 
+/// A cheap test that rules out blocks whose fill is hopeless before the (costlier) symbolic
+/// analysis: the eccentricity `d` of a far state (two breadth-first searches over the block's
+/// edges) must satisfy `d² ≥ m/4`. Grids in the plane pass (`d ~ √m`), while expander-like
+/// blocks (random jumps, `d ~ log m`), whose every ordering fills in most of the matrix, and
+/// meshes of higher dimension do not.
+fn long_enough(sys: &System, block: &[u32], pos: &[u32]) -> bool {
+    let m = block.len();
+    let mut level = vec![u32::MAX; m];
+    let mut queue: Vec<u32> = Vec::with_capacity(m);
+    let mut bfs = |start: u32, level: &mut [u32]| -> (u32, u32) {
+        level.iter_mut().for_each(|l| *l = u32::MAX);
+        queue.clear();
+        queue.push(start);
+        level[start as usize] = 0;
+        let mut head = 0;
+        let mut last = start;
+        while head < queue.len() {
+            let k = queue[head];
+            head += 1;
+            last = k;
+            let i = block[k as usize] as usize;
+            for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+                let p = pos[sys.col[e] as usize];
+                if p != u32::MAX && level[p as usize] == u32::MAX {
+                    level[p as usize] = level[k as usize] + 1;
+                    queue.push(p);
+                }
+            }
+        }
+        (last, level[last as usize])
+    };
+    let (far, _) = bfs(0, &mut level);
+    let (_, d) = bfs(far, &mut level);
+    (d as u64) * (d as u64) >= m as u64 / 4
+}
+
+/// The predicted number of entries of the LU factors of `M` (see [`PREDICT_ABOVE`]), and the
+/// entries of `M`; `None` when the prediction fails.
+fn predicted_fill(sys: &System, block: &[u32], pos: &[u32]) -> Option<(usize, usize)> {
+    use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, SymmetricOrdering};
+    use faer::sparse::SymbolicSparseColMatRef;
+    use faer::Side;
+    let m = block.len();
+    // The lower triangle of the pattern of M + Mᵀ, column by column: (column, row) pairs.
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for (k, &i) in block.iter().enumerate() {
+        let k = k as u32;
+        pairs.push((k, k));
+        let i = i as usize;
+        for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+            let p = pos[sys.col[e] as usize];
+            if p != u32::MAX && p != k {
+                pairs.push((k.min(p), k.max(p)));
+            }
+        }
+    }
+    let entries = pairs.len();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut col_ptr: Vec<u32> = Vec::with_capacity(m + 1);
+    let mut row_idx: Vec<u32> = Vec::with_capacity(pairs.len());
+    col_ptr.push(0);
+    let mut c = 0u32;
+    for &(col, row) in &pairs {
+        while c < col {
+            col_ptr.push(row_idx.len() as u32);
+            c += 1;
+        }
+        row_idx.push(row);
+    }
+    while (c as usize) < m {
+        col_ptr.push(row_idx.len() as u32);
+        c += 1;
+    }
+    drop(pairs);
+    let sym = SymbolicSparseColMatRef::new_checked(m, m, &col_ptr, None, &row_idx);
+    let chol =
+        factorize_symbolic_cholesky(sym, Side::Lower, SymmetricOrdering::Amd, Default::default())
+            .ok()?;
+    Some((2 * chol.len_val(), entries))
+}
+
 /// Solves `M·X = R` in place for the columns of `rhs` (each of length `m`).
 fn solve_with(f: &Factor, dense: &[f64], piv: &[usize], m: usize, rhs: &mut [f64]) -> bool {
     let cols = rhs.len() / m.max(1);
@@ -317,6 +406,21 @@ pub(crate) fn solve_block(
     }
     for (k, &i) in block.iter().enumerate() {
         s.pos[i as usize] = k as u32;
+    }
+    if m > PREDICT_ABOVE {
+        let affordable = match long_enough(sys, block, &s.pos)
+            .then(|| predicted_fill(sys, block, &s.pos))
+            .flatten()
+        {
+            Some((fill, entries)) => fill <= FILL_MAX.min(FILL_PER_ENTRY * entries),
+            None => false,
+        };
+        if !affordable {
+            for &i in block {
+                s.pos[i as usize] = u32::MAX;
+            }
+            return (Outcome::Failed, kind);
+        }
     }
     let out = solve_marked(sys, block, lo, hi, bounds, tight, s, kind);
     for &i in block {

@@ -428,9 +428,9 @@ pub(crate) enum Blocks {
 }
 
 /// Exact elimination of one block: at most this many states...
-const EXACT_BLOCK_MAX: usize = 20_000;
+const EXACT_BLOCK_MAX: usize = 5_000;
 /// ... within this work budget (sum of operand bit sizes, as [`AUTO_EXACT_BUDGET`]).
-const EXACT_BLOCK_BUDGET: u64 = 200_000_000;
+const EXACT_BLOCK_BUDGET: u64 = 100_000_000;
 
 /// Relative change per sweep below which both sequences count as stuck at floating-point fixed
 /// points (a few ulps).
