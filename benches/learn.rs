@@ -4,9 +4,9 @@
 //! Run with `cargo bench --bench learn`.
 
 use augur_abstraction::Abstraction;
-use augur_dtmc::learn::{learn, AllValid, TransitionCounts};
-use augur_dtmc::simulate::Simulator;
 use augur_expr::Value;
+use augur_learn::simulate::Simulator;
+use augur_learn::{learn, AllValid, TransitionCounts};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
 /// 20 000 pseudo-random traces of 50 steps over 500 states (a random walk with local moves).

@@ -491,7 +491,8 @@ fn bad_trace_lines_are_located_and_can_be_skipped() {
     .unwrap();
     let model = dir.path().join("m.json");
     let e = fail(&["learn", s(&traces), "-o", s(&model)]);
-    assert!(e.contains("bad.jsonl:2: invalid JSON"), "{e}");
+    assert!(e.starts_with("error: invalid JSON: EOF"), "{e}");
+    assert!(e.contains("bad.jsonl:2:37\n"), "{e}");
     let sum = json(&ok(&[
         "learn",
         s(&traces),
@@ -516,9 +517,11 @@ fn bad_trace_lines_are_located_and_can_be_skipped() {
     let spec = "models/microwave/spec.toml";
     let e = fail(&["learn", s(&traces), "--abstraction", spec, "-o", s(&model)]);
     assert!(
-        e.contains("mw.jsonl:2: variable `fork_at`: expected one of counter"),
+        e.starts_with("error: variable `fork_at`: expected one of counter"),
         "{e}"
     );
+    // The caret is under the rejected value.
+    assert!(e.contains("mw.jsonl:2:33\n"), "{e}");
     let sum = json(&ok(&[
         "learn",
         s(&traces),
@@ -533,7 +536,11 @@ fn bad_trace_lines_are_located_and_can_be_skipped() {
     assert!(sum["skipped_lines"][1]["error"]
         .as_str()
         .unwrap()
-        .contains("mw.jsonl:3: the state abstracts to {holding,open,toggled}"));
+        .contains(": the state abstracts to {holding,open,toggled}"));
+    assert!(sum["skipped_lines"][1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("mw.jsonl:3:"));
 
     // Concrete steps without a spec.
     let e = fail(&["learn", s(&traces), "-o", s(&model)]);
@@ -560,8 +567,9 @@ fn bad_spec_is_located() {
         "-o",
         s(&dir.path().join("m.json")),
     ]);
-    assert!(e.contains("spec.toml:5:14: undeclared name `y`"), "{e}");
-    assert!(e.contains("  |              ^"), "{e}");
+    assert!(e.starts_with("error: undeclared name `y`"), "{e}");
+    assert!(e.contains("spec.toml:5:14\n"), "{e}");
+    assert!(e.ends_with("  |              ^\n"), "{e}");
 }
 
 #[test]

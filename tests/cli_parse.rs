@@ -166,8 +166,13 @@ fn example_property_files_parse() {
         );
         let text = stdout(&o);
         assert!(!text.is_empty(), "{}", path.display());
-        let file = augur_pctl::parse_properties(&text)
-            .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.render(&text, "output")));
+        let file = augur_pctl::parse_properties(&text).unwrap_or_else(|e| {
+            panic!(
+                "{}: {}",
+                path.display(),
+                e.diagnostic(&augur_source::SourceFile::new("output", text.as_str()))
+            )
+        });
         assert_eq!(file.properties.len(), text.lines().count());
     }
     assert!(seen > 0, "no .props files in {}", dir.display());

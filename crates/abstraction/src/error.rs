@@ -1,89 +1,41 @@
 //! The crate's error type.
 
-use std::fmt;
-
-/// A position in a user's file, with the offending line for a caret.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Location {
-    /// The file's name as given by the user (or `<spec>` for text without a file).
-    pub file: String,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters (0 when only the line is known).
-    pub column: usize,
-    /// The text of the line (empty when not available).
-    pub source_line: String,
-}
-
-impl Location {
-    /// The location of byte offset `offset` in `source`.
-    pub fn at(file: &str, source: &str, offset: usize) -> Location {
-        let mut offset = offset.min(source.len());
-        while !source.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let before = &source[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = source[line_start..offset].chars().count() + 1;
-        let source_line = source[line_start..]
-            .lines()
-            .next()
-            .unwrap_or("")
-            .to_string();
-        Location {
-            file: file.to_string(),
-            line,
-            column,
-            source_line,
-        }
-    }
-
-    /// A line without a column (trace files).
-    pub fn line(file: &str, line: usize) -> Location {
-        Location {
-            file: file.to_string(),
-            line,
-            column: 0,
-            source_line: String::new(),
-        }
-    }
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.column > 0 {
-            write!(f, "{}:{}:{}", self.file, self.line, self.column)
-        } else {
-            write!(f, "{}:{}", self.file, self.line)
-        }
-    }
-}
+use augur_source::{Diagnostic, Location, Span};
 
 /// Errors of reading an abstraction spec, abstracting states and reading traces.
 #[derive(Debug, thiserror::Error)]
 pub enum AbstractionError {
     /// An error in the abstraction spec: bad TOML, an undeclared name, a type error, a
-    /// contradiction leaving no valid state. Displayed with the line and a caret.
-    #[error("{location}: {message}{}", caret(.location))]
+    /// contradiction leaving no valid state. Rendered with the line and a caret by
+    /// [`AbstractionError::diagnostic`].
+    #[error("{location}: {message}")]
     Spec {
         /// Where.
         location: Location,
         /// What.
         message: String,
     },
-    /// A bad line in a trace file.
+    /// A bad line in a trace file, or a step the abstraction cannot map.
     #[error("{location}: {message}")]
     Trace {
-        /// Where (file and line).
+        /// Where: file, line, and the column of the offending field or value.
         location: Location,
         /// What.
         message: String,
     },
     /// A concrete or named state that the abstraction cannot map (no location: the caller adds
-    /// it with [`AbstractionError::at_line`]).
+    /// it with [`AbstractionError::at_step`] or [`AbstractionError::at_line`]).
     #[error("{0}")]
     State(String),
+    /// A concrete value that the abstraction cannot take (missing, of the wrong type, out of
+    /// range), naming the variable so that the location can point at its value.
+    #[error("{message}")]
+    Value {
+        /// The variable.
+        variable: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A file that cannot be read. The I/O error is the `source` (not repeated in the message,
     /// so that `{:#}` chains print it once).
     #[error("{file}: cannot read")]
@@ -96,19 +48,6 @@ pub enum AbstractionError {
     },
 }
 
-fn caret(loc: &Location) -> String {
-    if loc.source_line.is_empty() || loc.column == 0 {
-        return String::new();
-    }
-    let pad: String = loc
-        .source_line
-        .chars()
-        .take(loc.column - 1)
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
-        .collect();
-    format!("\n  | {}\n  | {}^", loc.source_line, pad)
-}
-
 impl AbstractionError {
     /// A spec error at byte `offset` of `source`.
     pub(crate) fn spec(
@@ -117,20 +56,67 @@ impl AbstractionError {
         offset: usize,
         message: impl Into<String>,
     ) -> Self {
+        AbstractionError::spec_span(file, source, Span::point(offset), message)
+    }
+
+    /// A spec error covering `span` of `source`.
+    pub(crate) fn spec_span(
+        file: &str,
+        source: &str,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
         AbstractionError::Spec {
-            location: Location::at(file, source, offset),
+            location: Location::at(file, source, span),
             message: message.into(),
         }
     }
 
-    /// Turn a [`AbstractionError::State`] into a located trace error (other variants are kept).
+    /// Turn a [`AbstractionError::State`] or [`AbstractionError::Value`] into a trace error
+    /// located at line `line` of `file`, without a column (other variants are kept). Prefer
+    /// [`AbstractionError::at_step`], which points at the step or the value.
     pub fn at_line(self, file: &str, line: usize) -> Self {
         match self {
-            AbstractionError::State(message) => AbstractionError::Trace {
-                location: Location::line(file, line),
-                message,
-            },
+            AbstractionError::State(message) | AbstractionError::Value { message, .. } => {
+                AbstractionError::Trace {
+                    location: Location::line(file, line),
+                    message,
+                }
+            }
             e => e,
+        }
+    }
+
+    /// Turn a [`AbstractionError::State`] or [`AbstractionError::Value`] about `step` into a
+    /// trace error located in `file` with a caret under the step, or under the variable's value
+    /// for a [`AbstractionError::Value`] (other variants are kept).
+    pub fn at_step(self, file: &str, step: &crate::Step) -> Self {
+        let (message, variable) = match self {
+            // A named step's cause is its name.
+            AbstractionError::State(message) => (
+                message,
+                matches!(step.kind, crate::StepKind::Named(_)).then(|| "state".to_string()),
+            ),
+            AbstractionError::Value { variable, message } => (message, Some(variable)),
+            e => return e,
+        };
+        AbstractionError::Trace {
+            location: step.location(file, variable.as_deref()),
+            message,
+        }
+    }
+
+    /// The error as a [`Diagnostic`]: located errors with their line and a caret.
+    pub fn diagnostic(&self) -> Diagnostic {
+        match self {
+            AbstractionError::Spec { location, message }
+            | AbstractionError::Trace { location, message } => {
+                Diagnostic::error(message).at(location.clone())
+            }
+            AbstractionError::Io { file, source } => {
+                Diagnostic::error(format!("{file}: cannot read: {source}"))
+            }
+            e => Diagnostic::error(e.to_string()),
         }
     }
 

@@ -3,7 +3,8 @@
 //!
 //! Main types: [`Abstraction`] (read from a TOML spec with [`Abstraction::parse`] or
 //! [`Abstraction::from_file`]), [`TraceReader`] (JSON Lines or CSV long form, one trace at a
-//! time), [`AbstractionError`] (every spec or trace error carries file, line and column).
+//! time), [`AbstractionError`] (every spec or trace error carries an `augur_source::Location`:
+//! file, line, column; [`AbstractionError::diagnostic`] renders it with a caret).
 //!
 //! A spec:
 //!
@@ -64,9 +65,9 @@ mod spec;
 mod traces;
 
 pub use bexpr::BExpr;
-pub use error::{AbstractionError, Location, Result};
+pub use error::{AbstractionError, Result};
 pub use spec::{Abstraction, Predicate, VarKind, Variable, MAX_PREDICATES, MAX_STATES};
-pub use traces::{RawValue, Step, StepKind, Trace, TraceFormat, TraceReader};
+pub use traces::{RawValue, Step, StepKind, StepSource, Trace, TraceFormat, TraceReader};
 
 #[cfg(test)]
 mod tests;

@@ -130,6 +130,15 @@ impl Ctx<'_> {
         AbstractionError::spec(self.file, self.src, offset, msg)
     }
 
+    fn err_span(&self, start: usize, end: usize, msg: impl Into<String>) -> AbstractionError {
+        AbstractionError::spec_span(
+            self.file,
+            self.src,
+            augur_source::Span::new(start, end),
+            msg,
+        )
+    }
+
     /// Byte offset of the first character inside a string value whose span is `span`.
     fn content_start(&self, span: &Range<usize>) -> usize {
         let rest = self.src.get(span.start..).unwrap_or("");
@@ -165,8 +174,9 @@ impl Ctx<'_> {
         };
         match parse_expr(&rewritten) {
             Ok(e) => Ok((e, located)),
-            Err(e) => Err(self.err(
-                located.map(e.span.0),
+            Err(e) => Err(self.err_span(
+                located.map(e.span.start),
+                located.map(e.span.end),
                 format!("syntax error: {}", e.message),
             )),
         }
@@ -178,9 +188,10 @@ impl Ctx<'_> {
             ExprError::Undeclared(name) => {
                 let shown = name.strip_suffix(NEXT_SUFFIX).map(|n| format!("{n}'"));
                 let shown = shown.as_deref().unwrap_or(name);
-                let at = find_ident(&loc.text, shown).unwrap_or(0);
-                self.err(
+                let (at, len) = find_ident(&loc.text, shown).map_or((0, 0), |i| (i, shown.len()));
+                self.err_span(
                     loc.base + at,
+                    loc.base + at + len,
                     format!("undeclared name `{shown}` in {context}"),
                 )
             }
@@ -272,8 +283,10 @@ impl Abstraction {
     pub fn parse(src: &str, file: &str) -> Result<Abstraction> {
         let ctx = Ctx { file, src };
         let spec: SpecToml = toml::from_str(src).map_err(|e| {
-            let at = e.span().map_or(0, |s| s.start);
-            ctx.err(at, e.message().trim().to_string())
+            let span = e.span().unwrap_or(0..0);
+            // (One line: toml puts "expected ..." on a line of its own.)
+            let message = e.message().trim().replace('\n', ": ");
+            ctx.err_span(span.start, span.end, message)
         })?;
 
         // Variables and enum constants.

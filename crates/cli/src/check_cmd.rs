@@ -1,10 +1,10 @@
 //! `augur check MODEL [PROPS_FILE] [--prop TEXT]... [--const N=3,p=0.5] [--method M]
 //! [--epsilon E] [--all-states] [--json]`.
 
-use crate::error::{read_input, CliError};
+use crate::error::{located, parse_consts, read_input, CliError};
 use crate::model::{load_model_with, LoadOptions};
 use augur_dtmc::Dtmc;
-use augur_expr::{evaluate_constants, parse_const_assignments, ConstDecl, Expr, Type, Value};
+use augur_expr::{evaluate_constants, ConstDecl, Expr, Type, Value};
 use augur_pctl::{parse_properties, parse_property, Property};
 use augur_solver::check::{
     CheckContext, CheckError, CheckSession, InitialFilter, PropertyResult, Scalar, Values,
@@ -140,15 +140,7 @@ fn state_values(v: &Values, n: usize) -> Vec<Scalar> {
 
 /// Run `augur check`.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let mut cmdline: Vec<(String, Value)> = Vec::new();
-    for text in &args.consts {
-        let parsed = parse_const_assignments(text)
-            .map_err(|e| CliError::User(format!("error: --const {text}: {e}")))?;
-        for (n, v) in parsed {
-            cmdline.retain(|(m, _)| *m != n);
-            cmdline.push((n, v));
-        }
-    }
+    let cmdline: Vec<(String, Value)> = parse_consts(&args.consts)?;
     if !(args.epsilon > 0.0 && args.epsilon < 1.0) {
         return Err(CliError::User(format!(
             "error: --epsilon must be in (0, 1), got {}",
@@ -163,7 +155,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(path) = &args.props_file {
         let text = read_input(path)?;
         let name = path.display().to_string();
-        let pf = parse_properties(&text).map_err(|e| CliError::User(e.render(&text, &name)))?;
+        let pf = parse_properties(&text).map_err(|e| located(&name, &text, &e))?;
         file_consts = pf.constants;
         for l in pf.labels {
             labels.insert(l.name, l.formula);
@@ -178,7 +170,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     }
     for text in &args.props {
-        let p = parse_property(text).map_err(|e| CliError::User(e.render(text, "--prop")))?;
+        let p = parse_property(text).map_err(|e| located("--prop", text, &e))?;
         jobs.push(Job {
             name: p.name.clone(),
             origin: "--prop".into(),

@@ -19,6 +19,13 @@ impl CliError {
     }
 }
 
+impl From<augur_source::Diagnostic> for CliError {
+    /// A user error printed the one way located errors are printed (line and caret).
+    fn from(d: augur_source::Diagnostic) -> Self {
+        CliError::User(d.render())
+    }
+}
+
 impl From<std::io::Error> for CliError {
     /// I/O errors reaching `main` come from writing the output.
     fn from(e: std::io::Error) -> Self {
@@ -34,6 +41,28 @@ impl From<serde_json::Error> for CliError {
     fn from(e: serde_json::Error) -> Self {
         CliError::Internal(anyhow::Error::new(e).context("serialising JSON"))
     }
+}
+
+/// The diagnostic of a syntax error in the text `text` named `name` (`--prop`, a file).
+pub fn located(name: &str, text: &str, e: &augur_pctl::PctlError) -> CliError {
+    e.diagnostic(&augur_source::SourceFile::new(name, text))
+        .into()
+}
+
+/// Parses `--const` strings (later assignments of the same name win); an error is located
+/// in the offending string, with a caret under the cause.
+pub fn parse_consts(texts: &[String]) -> Result<Vec<(String, augur_expr::Value)>, CliError> {
+    let mut out: Vec<(String, augur_expr::Value)> = Vec::new();
+    for text in texts {
+        let parsed = augur_expr::parse_const_assignments(text).map_err(|e| {
+            CliError::from(e.diagnostic(&augur_source::SourceFile::new("--const", text.as_str())))
+        })?;
+        for (n, v) in parsed {
+            out.retain(|(m, _)| *m != n);
+            out.push((n, v));
+        }
+    }
+    Ok(out)
 }
 
 /// Reads a user-named input file; failures are user errors naming the file.

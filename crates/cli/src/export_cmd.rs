@@ -2,7 +2,7 @@
 
 use crate::error::CliError;
 use crate::model::{load_model_with, LoadOptions};
-use augur_dtmc::{write_model, write_model_to_path, Format};
+use augur_formats::{write_model, write_model_to_path, Format, FormatError};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,15 +34,7 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .to
         .parse()
         .map_err(|e| CliError::User(format!("error: {e}")))?;
-    let mut consts: Vec<(String, augur_expr::Value)> = Vec::new();
-    for text in &args.consts {
-        let parsed = augur_expr::parse_const_assignments(text)
-            .map_err(|e| CliError::User(format!("error: --const {text}: {e}")))?;
-        for (n, v) in parsed {
-            consts.retain(|(m, _)| *m != n);
-            consts.push((n, v));
-        }
-    }
+    let consts = crate::error::parse_consts(&args.consts)?;
     let opts = LoadOptions {
         exact: false,
         fix_deadlocks: !args.no_fix_deadlocks,
@@ -65,7 +57,7 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
             write_model(&loaded.dtmc, format, out).map_err(|e| match e {
                 // Writing to stdout failed (a closed pipe ends quietly).
-                augur_dtmc::DtmcError::Write(io) => CliError::from(io),
+                FormatError::Write(io) => CliError::from(io),
                 // The model cannot be expressed in the format (e.g. a label name that is not a
                 // PRISM identifier): the same user error as with `-o`.
                 e => CliError::User(format!("error: {e}")),

@@ -40,7 +40,7 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
         None => {
             let text = args.target.as_str();
             let prop =
-                parse_property(text).map_err(|e| CliError::User(e.render(text, "--target")))?;
+                parse_property(text).map_err(|e| crate::error::located("--target", text, &e))?;
             // A bare identifier is meant as a label name.
             let formula = match prop.formula {
                 StateFormula::Expr(Expr::Ident(id)) => StateFormula::Label(id),

@@ -1,16 +1,14 @@
-//! `augur learn`: learn a DTMC from traces (optionally through an abstraction spec).
+//! `augur learn`: learn a DTMC from traces (optionally through an abstraction spec). The
+//! work is `augur_learn::pipeline`'s; this module reads the arguments and prints the summary.
 
-use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufReader, Write};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
-use augur_abstraction::{Abstraction, StepKind, TraceFormat, TraceReader};
-use augur_dtmc::json::DtmcJson;
-use augur_dtmc::learn::{learn_with, AllValid, TransitionCounts, Unobserved, Validity};
-use augur_dtmc::{Dtmc, Valuations};
-use augur_expr::{Type, Value};
+use anyhow::{Context, Result};
+use augur_abstraction::{Abstraction, TraceFormat, TraceReader};
+use augur_learn::learn::Unobserved;
+use augur_learn::pipeline::{learn_from_traces, output_paths, write_learned, LearnOptions};
 use serde_json::json;
 
 /// Arguments of `augur learn`.
@@ -43,53 +41,10 @@ pub struct LearnArgs {
     pub json: bool,
 }
 
-/// One model being learned: its counts and, without a spec, its state names.
-#[derive(Default)]
-struct Group {
-    counts: TransitionCounts,
-    names: Vec<String>,
-    index: HashMap<String, u32>,
-}
-
-/// A skipped trace or line, for the summary.
-struct Skipped {
-    line: usize,
-    message: String,
-}
-
-fn sanitize(category: &str) -> String {
-    let s: String = category
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() {
-        "_".into()
-    } else {
-        s
-    }
-}
-
-fn category_path(out: &Path, category: &str) -> PathBuf {
-    let stem = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "model".into());
-    out.with_file_name(format!("{stem}.{}.json", sanitize(category)))
-}
-
 /// Run `augur learn`, printing the summary to `out`.
 pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
-    if !(args.alpha.is_finite() && args.alpha >= 0.0) {
-        bail!("--alpha must be a finite number >= 0, got {}", args.alpha);
-    }
     let spec = match &args.abstraction {
-        Some(p) => Some(Abstraction::from_file(p)?),
+        Some(p) => Some(Abstraction::from_file(p).map_err(augur_learn::LearnError::from)?),
         None => None,
     };
     let file_name = args.traces.display().to_string();
@@ -99,175 +54,40 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         TraceFormat::from_path(&args.traces),
         &file_name,
     );
-
-    let spec_validity = spec
-        .as_ref()
-        .map(|a| move |i: u32, j: u32| -> bool { a.is_valid_transition_idx(i, j) });
-    let validity: &dyn Validity = match &spec_validity {
-        Some(v) => v,
-        None => &AllValid,
-    };
-
-    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
-    let mut skipped: Vec<Skipped> = Vec::new();
-    let mut read_traces = 0u64;
-    let mut states_buf: Vec<u32> = Vec::new();
-    for item in reader {
-        let trace = match item {
-            Ok(t) => t,
-            Err(e) => {
-                if args.skip_invalid {
-                    let line = e.location().map_or(0, |l| l.line);
-                    skipped.push(Skipped {
-                        line,
-                        message: e.to_string(),
-                    });
-                    continue;
-                }
-                return Err(e.into());
-            }
-        };
-        read_traces += 1;
-        let key = if args.by_category {
-            trace
-                .category
-                .clone()
-                .unwrap_or_else(|| "uncategorized".into())
-        } else {
-            String::new()
-        };
-        let group = groups.entry(key).or_insert_with(|| Group {
-            counts: TransitionCounts::new(spec.as_ref().map_or(0, |a| a.num_states())),
-            ..Default::default()
-        });
-        // Map the steps to state indices; nothing is recorded unless the whole trace maps.
-        states_buf.clear();
-        let mut new_names: Vec<String> = Vec::new();
-        let mut failure = None;
-        for step in &trace.steps {
-            let r = match (&spec, &step.kind) {
-                (Some(a), _) => a.step_state(step, &file_name).map_err(anyhow::Error::from),
-                (None, StepKind::Named(name)) => Ok(match group.index.get(name) {
-                    Some(&i) => i,
-                    None => {
-                        let pos = new_names.iter().position(|n| n == name);
-                        let k = pos.unwrap_or_else(|| {
-                            new_names.push(name.clone());
-                            new_names.len() - 1
-                        });
-                        (group.names.len() + k) as u32
-                    }
-                }),
-                (None, StepKind::Values(_)) => Err(anyhow::anyhow!(
-                    "{file_name}:{}: trace `{}` has a step with concrete variable values; \
-                     give --abstraction SPEC to abstract them, or name abstract states with \
-                     {{\"state\": \"NAME\"}}",
-                    step.line,
-                    trace.id
-                )),
-            };
-            match r {
-                Ok(s) => states_buf.push(s),
-                Err(e) => {
-                    failure = Some((step.line, e));
-                    break;
-                }
-            }
-        }
-        if let Some((line, e)) = failure {
-            if args.skip_invalid {
-                skipped.push(Skipped {
-                    line,
-                    message: e.to_string(),
-                });
-                continue;
-            }
-            return Err(e);
-        }
-        for name in new_names {
-            group.index.insert(name.clone(), group.names.len() as u32);
-            group.names.push(name);
-        }
-        if spec.is_none() {
-            group.counts.ensure_states(group.names.len());
-        }
-        group.counts.try_observe_trace(&states_buf, validity)?;
-    }
-
-    if groups.values().all(|g| g.counts.traces() == 0) {
-        bail!(
-            "{file_name}: no trace with at least one step{}",
-            if skipped.is_empty() {
-                String::new()
-            } else {
-                format!(" ({} skipped)", skipped.len())
-            }
-        );
-    }
-
-    if args.by_category {
-        // Two categories whose names sanitise alike ("a/b", "a_b") would silently overwrite
-        // one model with the other.
-        let mut paths: Vec<(PathBuf, &str)> = Vec::new();
-        for (category, group) in &groups {
-            if group.counts.traces() == 0 {
-                continue;
-            }
-            let p = category_path(&args.output, category);
-            if let Some((_, other)) = paths.iter().find(|(q, _)| *q == p) {
-                bail!(
-                    "categories `{other}` and `{category}` would both be written to {}; \
-                     rename one of them in the traces",
-                    p.display()
-                );
-            }
-            paths.push((p, category));
-        }
-    }
-
-    let mut models = Vec::new();
-    for (category, group) in &mut groups {
-        if group.counts.traces() == 0 {
-            continue;
-        }
-        group.counts.mark_determined(validity);
-        let unobserved = if args.final_absorbing {
+    let opts = LearnOptions {
+        alpha: args.alpha,
+        by_category: args.by_category,
+        skip_invalid: args.skip_invalid,
+        unobserved: if args.final_absorbing {
             Unobserved::Absorbing
         } else {
             Unobserved::Uniform
-        };
-        let learned = learn_with(&group.counts, validity, args.alpha, unobserved)?;
-        let mut dtmc = learned.dtmc;
-        let names: Vec<String> = match &spec {
-            Some(a) => a.valid_states().iter().map(|&c| a.state_name(c)).collect(),
-            None => group.names.clone(),
-        };
-        decorate(&mut dtmc, spec.as_ref(), &names);
-        let path = if args.by_category {
-            category_path(&args.output, category)
-        } else {
-            args.output.clone()
-        };
-        let mut doc = DtmcJson::from_dtmc(&dtmc);
-        doc.counts = Some(serde_json::to_value(group.counts.to_json())?);
-        doc.metadata = Some(json!({
+        },
+    };
+    let outcome =
+        learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(|e| match e {
+            // Concrete values without a spec: say how to give one.
+            e @ augur_learn::LearnError::Step { .. } if spec.is_none() => anyhow::Error::new(
+                e.diagnostic()
+                    .with_note("give --abstraction SPEC to abstract concrete values"),
+            ),
+            e => e.into(),
+        })?;
+    let paths = output_paths(&outcome.models, &args.output)?;
+
+    let mut models = Vec::new();
+    for (m, path) in outcome.models.iter().zip(&paths) {
+        let metadata = json!({
             "learned": {
                 "alpha": args.alpha,
                 "traces_file": file_name,
                 "abstraction": args.abstraction.as_ref().map(|p| p.display().to_string()),
-                "category": if args.by_category { Some(category.clone()) } else { None },
+                "category": m.category,
             },
-            "state_names": names,
-        }));
-        let f =
-            File::create(&path).with_context(|| format!("{}: cannot create", path.display()))?;
-        let mut w = BufWriter::new(f);
-        serde_json::to_writer(&mut w, &doc)?;
-        writeln!(w)?;
-        w.flush()
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-
-        let c = &group.counts;
+        });
+        write_learned(m, path, metadata)?;
+        let names = &m.state_names;
+        let c = &m.counts;
         let invalid_examples: Vec<_> = {
             let mut v: Vec<_> = c.invalid().iter().collect();
             v.sort_by(|a, b| b.1.cmp(a.1));
@@ -279,27 +99,33 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                 .collect()
         };
         models.push(json!({
-            "category": if args.by_category { Some(category.clone()) } else { None },
+            "category": m.category,
             "output": path.display().to_string(),
             "traces": c.traces(),
             "steps": c.steps(),
-            "states": dtmc.num_states(),
+            "states": m.dtmc.num_states(),
             "states_seen": c.states_seen(),
-            "transitions": dtmc.num_transitions(),
+            "transitions": m.dtmc.num_transitions(),
             "observed_transitions": c.to_json().transitions.iter().map(|t| t.2).sum::<u64>(),
             "invalid_transitions_dropped": c.invalid_total(),
             "invalid_examples": invalid_examples,
-            "absorbing": learned.report.absorbing.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
-            "unobserved_uniform": learned.report.unobserved_uniform.len(),
-            "unobserved_absorbing": learned.report.unobserved_absorbing.len(),
-            "initial": dtmc.initial.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
+            "absorbing": m.report.absorbing.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
+            "unobserved_uniform": m.report.unobserved_uniform.len(),
+            "unobserved_absorbing": m.report.unobserved_absorbing.len(),
+            "initial": m.dtmc.initial.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
         }));
     }
+    let read_traces = outcome.traces_read;
+    let skipped: Vec<(usize, String)> = outcome
+        .skipped
+        .iter()
+        .map(|s| (s.line, s.error.to_string()))
+        .collect();
 
     let summary = json!({
         "traces_read": read_traces,
         "skipped": skipped.len(),
-        "skipped_lines": skipped.iter().map(|s| json!({"line": s.line, "error": s.message})).collect::<Vec<_>>(),
+        "skipped_lines": skipped.iter().map(|(line, message)| json!({"line": line, "error": message})).collect::<Vec<_>>(),
         "alpha": args.alpha,
         "models": models,
     });
@@ -315,8 +141,8 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                 format!(", skipped {} bad lines/traces", skipped.len())
             }
         )?;
-        for s in &skipped {
-            writeln!(out, "  skipped: {}", s.message)?;
+        for (_, message) in &skipped {
+            writeln!(out, "  skipped: {message}")?;
         }
         for m in &models {
             let cat = m["category"]
@@ -358,36 +184,4 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Labels and valuations: with a spec, its labels and predicates, and predicate valuations;
-/// without, every state labelled with its name.
-fn decorate(dtmc: &mut Dtmc, spec: Option<&Abstraction>, names: &[String]) {
-    match spec {
-        Some(a) => {
-            dtmc.labels = a.labels();
-            let k = a.predicates().len();
-            let mut values = Vec::with_capacity(a.num_states() * k);
-            for &c in a.valid_states() {
-                values.extend(a.decode(c).into_iter().map(Value::Bool));
-            }
-            dtmc.valuations = Some(Valuations::new(
-                a.predicates().iter().map(|p| p.name.clone()).collect(),
-                vec![Type::Bool; k],
-                values,
-            ));
-        }
-        None => {
-            let n = dtmc.num_states();
-            dtmc.labels = names
-                .iter()
-                .enumerate()
-                .map(|(i, name)| {
-                    let mut set = fixedbitset::FixedBitSet::with_capacity(n);
-                    set.insert(i);
-                    (name.clone(), set)
-                })
-                .collect();
-        }
-    }
 }

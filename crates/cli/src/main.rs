@@ -58,6 +58,17 @@ fn learning_error(e: anyhow::Error) -> CliError {
     if broken_pipe {
         return CliError::BrokenPipe;
     }
+    // The library's own errors print through their diagnostics (located ones with the line
+    // and a caret).
+    if let Some(d) = e.downcast_ref::<augur_source::Diagnostic>() {
+        return d.clone().into();
+    }
+    if let Some(l) = e.downcast_ref::<augur_learn::LearnError>() {
+        return l.diagnostic().into();
+    }
+    if let Some(f) = e.downcast_ref::<augur_formats::FormatError>() {
+        return f.diagnostic().into();
+    }
     CliError::User(format!("error: {e:#}"))
 }
 

@@ -1,8 +1,9 @@
 //! Loading a model by extension: the one place where every model format is wired.
 
 use crate::error::CliError;
-use augur_dtmc::{read_model, BuildReport, Dtmc, Format, ReadOptions};
+use augur_dtmc::{BuildReport, Dtmc};
 use augur_expr::Value;
+use augur_formats::{read_model, Format, ReadOptions};
 use augur_prism::{BuildOptions, BuildProgress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -79,8 +80,8 @@ pub fn load_model_with(
     match Format::from_path(path) {
         Some(Format::Prism) => load_prism(path, consts, opts, start),
         Some(Format::Tra | Format::Drn | Format::Json) => {
-            let (dtmc, report) = read_model(path, &ReadOptions::default())
-                .map_err(|e| CliError::User(format!("error: {e}")))?;
+            let (dtmc, report) =
+                read_model(path, &ReadOptions::default()).map_err(|e| e.diagnostic())?;
             Ok(LoadedModel {
                 dtmc,
                 constants: Vec::new(),
@@ -160,6 +161,6 @@ fn load_prism(
 fn prism_failure(e: augur_prism::PrismError) -> CliError {
     match e {
         augur_prism::PrismError::Limit { .. } => CliError::Internal(anyhow::anyhow!("{e}")),
-        e => CliError::User(format!("error: {e}")),
+        e => e.diagnostic().into(),
     }
 }

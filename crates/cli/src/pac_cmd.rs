@@ -4,9 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use augur_dtmc::json::DtmcJson;
-use augur_dtmc::learn::{CountsJson, TransitionCounts};
-use augur_dtmc::pac::{pac_report, required_samples, PacBound};
+use augur_formats::json::parse_json;
+use augur_learn::pac::{pac_report, required_samples, PacBound};
+use augur_learn::{CountsJson, TransitionCounts};
 use serde_json::json;
 
 /// Arguments of `augur pac`.
@@ -122,23 +122,25 @@ fn model_report(
     bound: PacBound,
     out: &mut dyn Write,
 ) -> Result<bool> {
+    /// A learned model, as far as `pac` reads it.
+    #[derive(serde::Deserialize)]
+    struct Learned {
+        counts: Option<CountsJson>,
+        metadata: Option<serde_json::Value>,
+    }
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
-    let located = |e: serde_json::Error| anyhow::anyhow!("{name}:{}:{}: {e}", e.line(), e.column());
-    let (counts, metadata): (serde_json::Value, Option<serde_json::Value>) = if args
-        .counts
-        .is_some()
-    {
-        (serde_json::from_str(&text).map_err(located)?, None)
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let (counts, metadata): (CountsJson, Option<serde_json::Value>) = if args.counts.is_some() {
+        (parse_json(text, path)?, None)
     } else {
-        let doc: DtmcJson = serde_json::from_str(&text).map_err(located)?;
+        // (The model itself is not built: only its counts matter here.)
+        let doc: Learned = parse_json(text, path)?;
         let Some(counts) = doc.counts else {
             bail!("{name}: the model has no transition counts (learn it with `augur learn` to keep them)");
         };
         (counts, doc.metadata)
     };
-    let counts: CountsJson = serde_json::from_value(counts)
-        .map_err(|e| anyhow::anyhow!("{name}: bad \"counts\": {e}"))?;
     let counts =
         TransitionCounts::from_json(&counts).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
     let names: Vec<String> = metadata

@@ -1,6 +1,6 @@
 //! `augur parse`: parse PCTL properties and print them in canonical form or as JSON.
 
-use crate::error::{read_input, CliError};
+use crate::error::{located, read_input, CliError};
 use augur_expr::ConstDecl;
 use augur_pctl::{parse_properties, parse_property, LabelDef, Property};
 use serde::Serialize;
@@ -51,8 +51,8 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut properties: Vec<Property> = Vec::new();
     if let Some(path) = &args.file {
         let text = read_input(path)?;
-        let file = parse_properties(&text)
-            .map_err(|e| CliError::User(e.render(&text, &path.display().to_string())))?;
+        let file =
+            parse_properties(&text).map_err(|e| located(&path.display().to_string(), &text, &e))?;
         constants = file.constants;
         labels = file.labels;
         properties = file.properties;
@@ -63,7 +63,7 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write) -> Result<(), CliError> {
         } else {
             format!("--prop #{}", i + 1)
         };
-        let prop = parse_property(text).map_err(|e| CliError::User(e.render(text, &source)))?;
+        let prop = parse_property(text).map_err(|e| located(&source, text, &e))?;
         properties.push(prop);
     }
     if args.json {

@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use augur_dtmc::simulate::{state_names, Simulator};
+use augur_learn::simulate::{state_names, Simulator};
 use serde_json::json;
 
 /// Arguments of `augur simulate`.
@@ -39,13 +39,12 @@ pub struct SimulateArgs {
 
 /// Run `augur simulate`, writing traces to `--output` or to `out`.
 pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
-    let mut consts = Vec::new();
-    for text in &args.consts {
-        consts.extend(
-            augur_expr::parse_const_assignments(text)
-                .map_err(|e| anyhow::anyhow!("--const {text}: {e}"))?,
-        );
-    }
+    let consts = crate::error::parse_consts(&args.consts).map_err(|e| match e {
+        crate::error::CliError::User(m) => {
+            anyhow::anyhow!("{}", m.trim_start_matches("error: ").trim_end())
+        }
+        other => anyhow::anyhow!("{other:?}"),
+    })?;
     let dtmc = crate::model::load_model(&args.model, &consts)
         .map_err(|e| match e {
             crate::error::CliError::User(m) => {

@@ -1,12 +1,9 @@
-//! augur-dtmc: the sparse DTMC, its builder, and the explicit model formats.
+//! augur-dtmc: the sparse DTMC and its builder.
 //!
 //! Main types: [`Dtmc`] (CSR transition matrix with u32 indices, labels, reward structures,
-//! initial states, valuations), [`DtmcBuilder`] (the checked way to make one, with a
-//! [`BuildReport`]), [`DtmcError`] / [`Result`]. Files: [`read_model`] / [`write_model`]
-//! dispatch over PRISM explicit files ([`explicit`]), Storm's DRN ([`drn`]), Augur's JSON
-//! ([`json`]), and export to DOT ([`dot`]) and the PRISM language ([`prism_export`]).
-//! Learning from abstract traces: [`learn`] (transition counts, validity-aware Laplace
-//! smoothing, Wilson intervals), [`pac`] (PAC sample-size bounds), [`simulate`] (seeded traces).
+//! initial states, valuations), [`StateSet`], [`Matrix`], [`DtmcBuilder`] (the checked way to
+//! make one, with a [`BuildReport`]), [`DtmcError`] / [`Result`]. Files are `augur-formats`'s
+//! job; learning, PAC bounds and simulation are `augur-learn`'s.
 //!
 //! ```
 //! use augur_dtmc::DtmcBuilder;
@@ -24,24 +21,9 @@
 
 mod builder;
 mod error;
-mod io;
 mod model;
-#[cfg(test)]
-mod proptests;
-mod text;
 mod valuations;
-
-pub mod dot;
-pub mod drn;
-pub mod explicit;
-pub mod json;
-pub mod learn;
-pub mod pac;
-pub mod prism_export;
-pub mod simulate;
 
 pub use builder::*;
 pub use error::*;
-pub use explicit::{read_prism_explicit, write_prism_explicit};
-pub use io::*;
 pub use model::*;

@@ -188,28 +188,42 @@ pub fn parse_const_assignments(text: &str) -> Result<Vec<(String, Value)>> {
     if text.trim().is_empty() {
         return Ok(out);
     }
+    let mut offset = 0;
     for part in text.split(',') {
-        let bad = |message: &str| ExprError::BadAssignment {
+        let at = offset;
+        offset += part.len() + 1;
+        // The byte range of `sub` (a slice of `part`) in `text`, without surrounding spaces.
+        let span_of = |sub: &str| {
+            let trimmed = sub.trim();
+            let start = at + (trimmed.as_ptr() as usize - part.as_ptr() as usize);
+            augur_source::Span::new(start, start + trimmed.len())
+        };
+        let bad = |message: &str, cause: &str| ExprError::BadAssignment {
             text: part.trim().to_string(),
             message: message.to_string(),
+            span: span_of(if cause.trim().is_empty() { part } else { cause }),
         };
         let Some((name, value)) = part.split_once('=') else {
-            return Err(bad("expected NAME=VALUE"));
+            return Err(bad("expected NAME=VALUE", part));
         };
-        let name = name.trim();
-        if !is_identifier(name) {
-            return Err(bad("the name is not an identifier"));
+        if !is_identifier(name.trim()) {
+            return Err(bad("the name is not an identifier", name));
         }
+        let name = name.trim();
         if value.contains(':') {
             return Err(bad(
                 "ranges (a:b or a:step:b) are not supported; give a single value",
+                value,
             ));
         }
         let Some(v) = parse_value(value) else {
-            return Err(bad("the value must be an int, a double, true or false"));
+            return Err(bad(
+                "the value must be an int, a double, true or false",
+                value,
+            ));
         };
         if out.iter().any(|(n, _)| n == name) {
-            return Err(bad("the constant is assigned twice"));
+            return Err(bad("the constant is assigned twice", name));
         }
         out.push((name.to_string(), v));
     }
@@ -330,6 +344,18 @@ mod tests {
             "N", "N=", "3=4", "N=abc", "N=1:5", "N=1,N=2", "N=inf", "N=NaN",
         ] {
             assert!(parse_const_assignments(bad).is_err(), "{bad}");
+        }
+        // The span is the cause: the value, the name, or the whole assignment.
+        for (text, cause) in [
+            ("N=3, p= abc ,b=true", "abc"),
+            ("N=3,3x=4", "3x"),
+            ("N=3, q", "q"),
+            ("N=1, N=2", "N"),
+            ("N=1:5", "1:5"),
+        ] {
+            let e = parse_const_assignments(text).unwrap_err();
+            let s = e.span().unwrap();
+            assert_eq!(&text[s.start..s.end], cause, "{text}");
         }
     }
 }

@@ -73,7 +73,31 @@ pub enum ExprError {
         text: String,
         /// Why it is invalid.
         message: String,
+        /// Byte range of the cause in the whole string (the name, the value or the
+        /// assignment), for a caret.
+        span: augur_source::Span,
     },
+}
+
+impl ExprError {
+    /// Byte range in the parsed text of a syntax error or a bad `--const` assignment.
+    pub fn span(&self) -> Option<augur_source::Span> {
+        match self {
+            ExprError::Syntax(e) => Some(e.span),
+            ExprError::BadAssignment { span, .. } => Some(*span),
+            _ => None,
+        }
+    }
+
+    /// The error as a [`Diagnostic`](augur_source::Diagnostic), located in `source` when the
+    /// error has a [span](ExprError::span) in it (e.g. `SourceFile::new("--const", text)`).
+    pub fn diagnostic(&self, source: &augur_source::SourceFile) -> augur_source::Diagnostic {
+        let message = match self {
+            ExprError::Syntax(e) => e.message.clone(),
+            e => e.to_string(),
+        };
+        augur_source::Diagnostic::error(message).at_opt(self.span().map(|s| source.location(s)))
+    }
 }
 
 /// `Result` with [`ExprError`].

@@ -1,6 +1,7 @@
 //! Located syntax errors and the pest-pair-to-[`Expr`] builder shared by every Augur grammar.
 
 use crate::ast::{BinaryOp, Expr, Func, UnaryOp};
+use augur_source::{Diagnostic, Location, SourceFile, Span};
 use pest::error::{ErrorVariant, InputLocation, LineColLocation};
 use pest::iterators::Pair;
 use pest::RuleType;
@@ -17,17 +18,19 @@ pub const MAX_DEPTH: usize = 2000;
 
 /// A syntax (or parse-time semantic) error located in the source text.
 ///
-/// Used by every Augur parser (expressions, PCTL, the PRISM language) so that all located
-/// errors look the same. `line` and `column` are 1-based; `column` counts characters.
+/// Used by every Augur parser (expressions, PCTL, the PRISM language). `line` and `column` are
+/// 1-based; `column` counts characters. The error does not know the name of the text it was
+/// found in: [`SyntaxError::diagnostic`] takes the [`SourceFile`] and gives the
+/// [`Diagnostic`] that every front-end renders the same way (line, caret under the span).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyntaxError {
     /// What went wrong, e.g. `expected expression` or `probability bound 1.5 is outside [0, 1]`.
     pub message: String,
-    /// Byte range `start..end` of the offending text (`start == end` for a position).
-    pub span: (usize, usize),
-    /// 1-based line of `span.0`.
+    /// Byte range of the offending text (empty for a position).
+    pub span: Span,
+    /// 1-based line of `span.start`.
     pub line: usize,
-    /// 1-based column (in characters) of `span.0`.
+    /// 1-based column (in characters) of `span.start`.
     pub column: usize,
     /// What the parser expected at this point (may be empty).
     pub expected: Vec<String>,
@@ -59,7 +62,7 @@ impl SyntaxError {
         let column = source[line_start..start].chars().count() + 1;
         SyntaxError {
             message: message.into(),
-            span: (start, end.max(start).min(source.len())),
+            span: Span::new(start, end.max(start).min(source.len())),
             line,
             column,
             expected: Vec::new(),
@@ -74,7 +77,7 @@ impl SyntaxError {
         let len = text.trim_end().len();
         SyntaxError {
             message: message.into(),
-            span: (span.start(), span.start() + len.max(1).min(text.len())),
+            span: Span::new(span.start(), span.start() + len.max(1).min(text.len())),
             line,
             column,
             expected: Vec::new(),
@@ -109,8 +112,8 @@ impl SyntaxError {
         describe: &dyn Fn(&R) -> String,
     ) -> Self {
         let mut span = match err.location {
-            InputLocation::Pos(p) => (p, p),
-            InputLocation::Span((s, e)) => (s, e),
+            InputLocation::Pos(p) => Span::point(p),
+            InputLocation::Span((s, e)) => Span::new(s, e),
         };
         let (mut line, mut column) = match err.line_col {
             LineColLocation::Pos(lc) | LineColLocation::Span(lc, _) => lc,
@@ -149,7 +152,7 @@ impl SyntaxError {
                 // (Only when some token was expected there: positions reached inside a
                 // negative lookahead, such as `!keyword`, are not progress.)
                 Some(src)
-                    if attempts.max_position > span.0
+                    if attempts.max_position > span.start
                         && attempts.max_position <= src.len()
                         && !attempts.expected_tokens().is_empty() =>
                 {
@@ -165,7 +168,7 @@ impl SyntaxError {
                 }
                 _ => false,
             };
-            if further || attempts.max_position == span.0 {
+            if further || attempts.max_position == span.start {
                 let has_expr = expected.iter().any(|e| e == "expression");
                 let mut tokens: Vec<String> = Vec::new();
                 let mut operator = false;
@@ -193,11 +196,11 @@ impl SyntaxError {
             // Nothing was expected here: pest stopped inside a word (e.g. after matching a
             // keyword in a lookahead). Point at the start of that word.
             if let Some(src) = source {
-                let before = src.get(..span.0).unwrap_or("");
+                let before = src.get(..span.start).unwrap_or("");
                 let start = before
                     .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                     .map_or(0, |i| i + 1);
-                if start < span.0 {
+                if start < span.start {
                     let moved = SyntaxError::at(src, start, start, "");
                     span = moved.span;
                     line = moved.line;
@@ -206,7 +209,7 @@ impl SyntaxError {
             }
         }
         let mut message = if expected.is_empty() {
-            match source.map(|src| token_at(src, span.0)) {
+            match source.map(|src| token_at(src, span.start)) {
                 Some(Some(tok)) => format!("unexpected `{tok}`"),
                 Some(None) => "unexpected end of input".to_string(),
                 None => "unexpected input".to_string(),
@@ -226,48 +229,23 @@ impl SyntaxError {
         }
     }
 
-    /// Renders the error the way Augur prints located errors: a headline, the source name with
-    /// line and column, the offending line and a caret under the column.
+    /// Where the error is in `source` (the text it was parsed from, with its name): line,
+    /// column and a caret as wide as the span's part of that line.
+    pub fn location(&self, source: &SourceFile) -> Location {
+        source.location(self.span)
+    }
+
+    /// The error as a [`Diagnostic`] located in `source`, ready to print:
     ///
     /// ```
+    /// use augur_source::SourceFile;
     /// let err = augur_expr::parse_expr("x + * 2").unwrap_err();
-    /// let text = err.render("x + * 2", "--prop");
+    /// let text = err.diagnostic(&SourceFile::new("--prop", "x + * 2")).to_string();
     /// assert!(text.contains("--prop:1:5"));
     /// assert!(text.ends_with("    ^\n"));
     /// ```
-    pub fn render(&self, source: &str, name: &str) -> String {
-        let line_text = source
-            .split('\n')
-            .nth(self.line.saturating_sub(1))
-            .unwrap_or("");
-        let line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
-        let gutter = self.line.to_string();
-        let pad = " ".repeat(gutter.len());
-        // Reproduce tabs before the column so the caret lines up in a terminal.
-        let prefix: String = line_text
-            .chars()
-            .take(self.column.saturating_sub(1))
-            .map(|c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
-        let caret_len = {
-            let start_col = self.column.saturating_sub(1);
-            let on_line = line_text.chars().count().saturating_sub(start_col);
-            let span_chars = source
-                .get(self.span.0..self.span.1)
-                .map(|s| s.split('\n').next().unwrap_or("").chars().count())
-                .unwrap_or(0);
-            span_chars.min(on_line).max(1)
-        };
-        format!(
-            "error: {}\n{pad}--> {}:{}:{}\n{pad} |\n{gutter} | {}\n{pad} | {}{}\n",
-            self.message,
-            name,
-            self.line,
-            self.column,
-            line_text,
-            prefix,
-            "^".repeat(caret_len),
-        )
+    pub fn diagnostic(&self, source: &SourceFile) -> Diagnostic {
+        Diagnostic::error(&self.message).at(self.location(source))
     }
 }
 

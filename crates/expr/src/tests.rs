@@ -140,7 +140,9 @@ fn syntax_errors_are_located() {
     let src = "a &\n\tb + + c";
     let err = parse_expr(src).unwrap_err();
     assert_eq!((err.line, err.column), (2, 6));
-    let text = err.render(src, "f.props");
+    let text = err
+        .diagnostic(&augur_source::SourceFile::new("f.props", src))
+        .to_string();
     assert!(text.contains("--> f.props:2:6"), "{text}");
     // The caret line reproduces the tab so the caret sits under the second `+`.
     assert!(text.contains("2 | \tb + + c\n  | \t    ^\n"), "{text}");

@@ -1,6 +1,7 @@
 //! The crate's error type.
 
 use augur_expr::SyntaxError;
+use augur_source::{Diagnostic, Location, SourceFile};
 
 /// An error in a property or properties file, located in the source text.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -45,12 +46,20 @@ impl PctlError {
         self.located().map_or(0, |e| e.column)
     }
 
-    /// Renders the error with the offending line and a caret (see [`SyntaxError::render`]);
-    /// an unlocated error renders as `error: <message>` naming `name`.
-    pub fn render(&self, source: &str, name: &str) -> String {
+    /// The error as a [`Diagnostic`], located in `source` (the text that was parsed, with
+    /// its name: a properties file, `--prop`, ...) when the error is located.
+    ///
+    /// ```
+    /// use augur_source::SourceFile;
+    /// let text = "P=? [ F<0 \"goal\" ]";
+    /// let err = augur_pctl::parse_property(text).unwrap_err();
+    /// let d = err.diagnostic(&SourceFile::new("--prop", text));
+    /// assert!(d.to_string().contains(" --> --prop:1:8\n"));
+    /// ```
+    pub fn diagnostic(&self, source: &SourceFile) -> Diagnostic {
         match self.located() {
-            Some(e) => e.render(source, name),
-            None => format!("error: {name}: {self}\n"),
+            Some(e) => e.diagnostic(source),
+            None => Diagnostic::error(self.to_string()).at(Location::file(source.name())),
         }
     }
 }

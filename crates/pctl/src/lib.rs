@@ -2,7 +2,7 @@
 //!
 //! Main types: [`Property`] and [`PropertiesFile`] (the results of [`parse_property`] and
 //! [`parse_properties`]), the formula ASTs [`StateFormula`], [`PathFormula`], [`RewardPath`],
-//! and the located error [`PctlError`] (render it with [`PctlError::render`]).
+//! and the located error [`PctlError`] (turn it into an `augur_source::Diagnostic` with [`PctlError::diagnostic`]).
 //! Every AST type prints its canonical PRISM text with `Display` (see [`print`](mod@print)) and
 //! (de)serialises with serde.
 //!

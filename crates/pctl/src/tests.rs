@@ -5,7 +5,12 @@ use augur_expr::{parse_expr, BinaryOp, Expr, Type, UnaryOp};
 use proptest::prelude::*;
 
 fn prop(s: &str) -> Property {
-    parse_property(s).unwrap_or_else(|e| panic!("{s}\n{}", e.render(s, "test")))
+    parse_property(s).unwrap_or_else(|e| {
+        panic!(
+            "{s}\n{}",
+            e.diagnostic(&augur_source::SourceFile::new("test", s))
+        )
+    })
 }
 fn sf(s: &str) -> StateFormula {
     prop(s).formula
@@ -395,7 +400,9 @@ fn syntax_errors_are_located() {
     let src = "P=? [ F \"a\" ]\n\tP=? [ G  ]";
     let err = parse_properties(src).unwrap_err();
     assert_eq!((err.line(), err.column()), (2, 11));
-    let text = err.render(src, "my.props");
+    let text = err
+        .diagnostic(&augur_source::SourceFile::new("my.props", src))
+        .to_string();
     assert!(text.contains("--> my.props:2:11"), "{text}");
     assert!(
         text.contains("2 | \tP=? [ G  ]\n  | \t         ^"),
@@ -445,7 +452,8 @@ fn properties_files() {
                label \"x\" = s=2 | \"init\";\n\n\t\"safe\": P<=0.01 [ F \"crash\" ]\n\
                P=? [ F<=T \"goal\" ]; R{\"r\"}=? [ C ];;\n\
                P>=p [\n  F \"a\"\n]\n// trailing comment";
-    let f = parse_properties(src).unwrap_or_else(|e| panic!("{}", e.render(src, "t")));
+    let f = parse_properties(src)
+        .unwrap_or_else(|e| panic!("{}", e.diagnostic(&augur_source::SourceFile::new("t", src))));
     assert_eq!(
         f.constants
             .iter()
@@ -856,7 +864,9 @@ fn crlf_and_unicode_locations() {
     let src = "\"ünïcødé\": P=? [ F \"é\" ]\r\n\"b\": P>=2 [ F x ]\r\n";
     let err = parse_properties(src).unwrap_err();
     assert_eq!((err.line(), err.column()), (2, 9));
-    let text = err.render(src, "w.props");
+    let text = err
+        .diagnostic(&augur_source::SourceFile::new("w.props", src))
+        .to_string();
     assert!(
         text.contains("2 | \"b\": P>=2 [ F x ]\n  |         ^\n"),
         "{text}"

@@ -98,7 +98,10 @@ fn prism_regression_properties() {
             } else if let Err(e) = single {
                 panic!(
                     "{name}:{line}: `{prop}` must parse:\n{}",
-                    e.render(prop, &name)
+                    e.diagnostic(&augur_source::SourceFile::new(
+                        name.as_str(),
+                        prop.to_string()
+                    ))
                 );
             } else {
                 accepted += 1;
@@ -107,8 +110,12 @@ fn prism_regression_properties() {
         // The whole file (without the Error properties) parses as a properties file, with the
         // same number of properties, and its canonical text parses back to the same file.
         let expected_count = props.iter().filter(|(_, r, _)| r != "Error").count();
-        let parsed =
-            parse_properties(&good).unwrap_or_else(|e| panic!("{}", e.render(&good, &name)));
+        let parsed = parse_properties(&good).unwrap_or_else(|e| {
+            panic!(
+                "{}",
+                e.diagnostic(&augur_source::SourceFile::new(name.as_str(), good.as_str()))
+            )
+        });
         assert_eq!(parsed.properties.len(), expected_count, "{name}");
         let printed = parsed.to_string();
         assert_eq!(parse_properties(&printed).unwrap(), parsed, "{name}");
@@ -133,8 +140,12 @@ fn qvbs_properties() {
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         let name = file.display().to_string();
-        let parsed =
-            parse_properties(&text).unwrap_or_else(|e| panic!("{}", e.render(&text, &name)));
+        let parsed = parse_properties(&text).unwrap_or_else(|e| {
+            panic!(
+                "{}",
+                e.diagnostic(&augur_source::SourceFile::new(name.as_str(), text.as_str()))
+            )
+        });
         assert!(!parsed.properties.is_empty(), "{name}");
         // All QVBS properties are named.
         assert!(parsed.properties.iter().all(|p| p.name.is_some()), "{name}");

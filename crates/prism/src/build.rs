@@ -297,9 +297,9 @@ fn explore<K: StateKey>(
     while cur * w < ex.store.len() {
         ex.unpack(cur);
         // Labels and state rewards.
-        for (li, (name, b, _)) in prog.labels.iter().enumerate() {
+        for (li, (name, b, span)) in prog.labels.iter().enumerate() {
             if b.eval(&ex.vals)
-                .map_err(|e| ex.state_error(e, &format!("label \"{name}\"")))?
+                .map_err(|e| ex.state_error(e, &format!("label \"{name}\""), *span))?
             {
                 label_states[li].push(cur as u32);
             }
@@ -311,8 +311,12 @@ fn explore<K: StateKey>(
             let mut total = 0.0;
             for (g, v, span) in &r.state {
                 let ctx = || format!("state reward at {}", ex.model_location(*span));
-                if g.eval(&ex.vals).map_err(|e| ex.state_error(e, &ctx()))? {
-                    total += v.eval(&ex.vals).map_err(|e| ex.state_error(e, &ctx()))?;
+                if g.eval(&ex.vals)
+                    .map_err(|e| ex.state_error(e, &ctx(), *span))?
+                {
+                    total += v
+                        .eval(&ex.vals)
+                        .map_err(|e| ex.state_error(e, &ctx(), *span))?;
                 }
             }
             state_rew[ri].push(total);
@@ -326,6 +330,7 @@ fn explore<K: StateKey>(
                     message: "deadlock (no command is enabled)".into(),
                     state: prog.describe(&ex.vals),
                     context: "and --no-fix-deadlocks was given".into(),
+                    location: None,
                 });
             }
             if first_deadlock.is_none() {
@@ -505,11 +510,21 @@ impl<K: StateKey> Explorer<'_, K> {
         )
     }
 
-    fn state_error(&self, e: EvalError, context: &str) -> PrismError {
+    /// The location of the start of `span` in the model file.
+    fn source_location(&self, span: crate::ast::Span) -> augur_source::Location {
+        augur_source::Location::at(
+            &self.model.file,
+            &self.model.source,
+            augur_source::Span::point(span.start),
+        )
+    }
+
+    fn state_error(&self, e: EvalError, context: &str, span: crate::ast::Span) -> PrismError {
         PrismError::Build {
             message: e.to_string(),
             state: self.prog.describe(&self.vals),
             context: context.to_string(),
+            location: Some(Box::new(self.source_location(span))),
         }
     }
 
@@ -518,6 +533,9 @@ impl<K: StateKey> Explorer<'_, K> {
             message,
             state: self.prog.describe(&self.vals),
             context: self.command_context(cmd),
+            location: Some(Box::new(
+                self.source_location(self.prog.commands[cmd as usize].span),
+            )),
         }
     }
 
@@ -734,11 +752,11 @@ impl<K: StateKey> Explorer<'_, K> {
                 }
                 let ctx = || format!("transition reward at {}", self.model_location(*span));
                 if g.eval(&self.vals)
-                    .map_err(|e| self.state_error(e, &ctx()))?
+                    .map_err(|e| self.state_error(e, &ctx(), *span))?
                 {
                     total += v
                         .eval(&self.vals)
-                        .map_err(|e| self.state_error(e, &ctx()))?;
+                        .map_err(|e| self.state_error(e, &ctx(), *span))?;
                 }
             }
             self.choice_rew.push(total);

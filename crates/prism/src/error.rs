@@ -1,68 +1,6 @@
 //! Errors of the PRISM front-end and of state-space construction.
 
-use std::fmt;
-
-/// A position in a model file, with the text of its line for a caret display.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Location {
-    /// The file name as given to the parser.
-    pub file: String,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column (characters).
-    pub col: usize,
-    /// The text of that line (without the newline).
-    pub line_text: String,
-}
-
-impl Location {
-    /// The location of byte `offset` in `source`.
-    pub fn at(file: &str, source: &str, offset: usize) -> Location {
-        let offset = offset.min(source.len());
-        let mut line_start = 0;
-        let mut line = 1;
-        for (i, c) in source.char_indices() {
-            if i >= offset {
-                break;
-            }
-            if c == '\n' {
-                line += 1;
-                line_start = i + 1;
-            }
-        }
-        let line_end = source[line_start..]
-            .find('\n')
-            .map_or(source.len(), |e| line_start + e);
-        let col = source
-            .get(line_start..offset)
-            .map_or(1, |s| s.chars().count() + 1);
-        Location {
-            file: file.to_string(),
-            line,
-            col,
-            line_text: source[line_start..line_end]
-                .trim_end_matches('\r')
-                .to_string(),
-        }
-    }
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.col)
-    }
-}
-
-/// Renders `message` at `loc` as `file:line:col: message`, then the line and a caret.
-fn render(loc: &Location, message: &str) -> String {
-    let tabs_kept: String = loc
-        .line_text
-        .chars()
-        .take(loc.col.saturating_sub(1))
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
-        .collect();
-    format!("{loc}: {message}\n  | {}\n  | {tabs_kept}^", loc.line_text)
-}
+use augur_source::{Diagnostic, Location, Span};
 
 fn missing(names: &[String]) -> String {
     format!(
@@ -77,8 +15,9 @@ fn missing(names: &[String]) -> String {
 /// An error of this crate.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PrismError {
-    /// A syntax error or a static (semantic) error in the model file, with its location.
-    #[error("{}", render(location, message))]
+    /// A syntax error or a static (semantic) error in the model file, with its location
+    /// (rendered with the line and a caret by [`PrismError::diagnostic`]).
+    #[error("{location}: {message}")]
     Located {
         /// Where.
         location: Location,
@@ -106,6 +45,8 @@ pub enum PrismError {
         state: String,
         /// The command (`[a] in module M (file:line:col)`) or construct involved.
         context: String,
+        /// Where the command or construct is in the model file.
+        location: Option<Box<Location>>,
     },
     /// A limit of the implementation was exceeded (too many states, variables too wide).
     #[error("{message}")]
@@ -116,10 +57,15 @@ pub enum PrismError {
 }
 
 impl PrismError {
-    /// A located error at byte `offset` of `source`.
+    /// A located error at byte `offset` of `source` (the text of `file`).
     pub fn at(file: &str, source: &str, offset: usize, message: impl Into<String>) -> PrismError {
+        PrismError::at_span(file, source, Span::point(offset), message)
+    }
+
+    /// A located error covering `span` of `source` (the caret underlines its first line).
+    pub fn at_span(file: &str, source: &str, span: Span, message: impl Into<String>) -> PrismError {
         PrismError::Located {
-            location: Location::at(file, source, offset),
+            location: Location::at(file, source, span),
             message: message.into(),
         }
     }
@@ -128,7 +74,27 @@ impl PrismError {
     pub fn location(&self) -> Option<&Location> {
         match self {
             PrismError::Located { location, .. } => Some(location),
+            PrismError::Build { location, .. } => location.as_deref(),
             _ => None,
+        }
+    }
+
+    /// The error as a [`Diagnostic`]: a located error with its line and a caret; a build
+    /// error with the command it concerns.
+    pub fn diagnostic(&self) -> Diagnostic {
+        match self {
+            PrismError::Located { location, message } => {
+                Diagnostic::error(message).at(location.clone())
+            }
+            PrismError::Build {
+                message,
+                state,
+                context,
+                location,
+            } => Diagnostic::error(format!("{message} in state {state}"))
+                .at_opt(location.as_deref().cloned())
+                .with_note(format!("while building: {context}")),
+            e => Diagnostic::error(e.to_string()),
         }
     }
 }
@@ -141,23 +107,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn location_of_offsets() {
-        let src = "dtmc\nmodule M\n  x : [0..1];\n";
-        let l = Location::at("m.pm", src, src.find("x :").unwrap());
-        assert_eq!((l.line, l.col), (3, 3));
-        assert_eq!(l.line_text, "  x : [0..1];");
-        let l = Location::at("m.pm", src, 0);
-        assert_eq!((l.line, l.col), (1, 1));
+    fn located_errors_render_with_a_caret() {
+        let src = "dtmc\nmdp x\n";
+        let e = PrismError::at("m.pm", src, 5, "not supported: mdp");
+        assert_eq!(e.to_string(), "m.pm:2:1: not supported: mdp");
+        let l = e.location().unwrap();
+        assert_eq!((l.line, l.column), (2, 1));
+        assert_eq!(
+            e.diagnostic().to_string(),
+            "error: not supported: mdp\n --> m.pm:2:1\n  |\n2 | mdp x\n  | ^\n"
+        );
         // Past the end: the last (empty) line.
-        let l = Location::at("m.pm", src, 10_000);
-        assert_eq!(l.line, 4);
-    }
-
-    #[test]
-    fn rendering_has_caret_under_column() {
-        let e = PrismError::at("m.pm", "dtmc\nmdp x\n", 5, "not supported: mdp");
-        let s = e.to_string();
-        assert!(s.starts_with("m.pm:2:1: not supported: mdp"), "{s}");
-        assert!(s.ends_with("  | ^"), "{s}");
+        let e = PrismError::at("m.pm", src, 10_000, "x");
+        assert_eq!(e.location().unwrap().line, 3);
     }
 }

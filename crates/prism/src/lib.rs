@@ -38,7 +38,7 @@ mod parser;
 mod program;
 
 pub use build::{BuildOptions, BuildProgress, BuildReport};
-pub use error::{Location, PrismError, Result};
+pub use error::{PrismError, Result};
 pub use model::Model;
 pub use parser::parse_model;
 

@@ -101,7 +101,7 @@ impl<'a> LineIndex<'a> {
 /// assert_eq!((dtmc.num_states(), report.deadlocks), (2, 1));
 /// ```
 pub fn parse_model(text: &str, file_name: &str) -> Result<Model> {
-    let syntax = |e: SyntaxError| PrismError::at(file_name, text, e.span.0, e.message);
+    let syntax = |e: SyntaxError| PrismError::at_span(file_name, text, e.span, e.message);
     augur_expr::syntax::check_nesting(text).map_err(syntax)?;
     let pairs = match PrismParser::parse(Rule::prism_model, text) {
         Ok(p) => p,
@@ -191,7 +191,7 @@ impl AstBuilder<'_> {
     }
 
     fn expr(&self, p: Pair<'_, Rule>) -> Result<Expr> {
-        build_expr(p).map_err(|e| PrismError::at(self.file, self.text, e.span.0, e.message))
+        build_expr(p).map_err(|e| PrismError::at_span(self.file, self.text, e.span, e.message))
     }
 
     fn item(&mut self, p: Pair<'_, Rule>) -> Result<()> {

@@ -274,7 +274,7 @@ module m x : [0..2]; [] x=0 -> p:(x'=1) + (1-p):(x'=2); [] x>0 -> true; endmodul
 
 fn located(e: &PrismError) -> (usize, usize) {
     let l = e.location().unwrap_or_else(|| panic!("not located: {e}"));
-    (l.line, l.col)
+    (l.line, l.column)
 }
 
 #[test]
@@ -296,7 +296,7 @@ fn syntax_errors_are_located() {
     assert_eq!(located(&e).0, 4, "{e}");
     let e = err("dtmc\nmodule m\n  x : [0..1]\n  [] x=0 -> (x'=1);\nendmodule\n");
     assert_eq!(located(&e).0, 4, "{e}");
-    assert!(e.to_string().contains('^'));
+    assert!(e.diagnostic().to_string().contains('^'));
 }
 
 #[test]

@@ -12,6 +12,8 @@
 //!   with [`Location::in_line`].
 //! - [`Diagnostic`]: a severity, a message, an optional location and notes; its `Display` is the
 //!   rendered form.
+//! - [`json::JsonPath`]: a place in a JSON document (`transitions[3][1]`), located in its text
+//!   for errors found after deserialising.
 //!
 //! ```
 //! use augur_source::{Diagnostic, SourceFile, Span};
@@ -30,6 +32,8 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+pub mod json;
 
 /// A byte range `[start, end)` in a source text.
 #[derive(

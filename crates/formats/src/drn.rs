@@ -1,0 +1,625 @@
+//! Storm's explicit DRN format, for DTMCs.
+//!
+//! ```text
+//! // comment
+//! @type: DTMC
+//! @parameters
+//!
+//! @reward_models
+//! steps
+//! @nr_states
+//! 2
+//! @nr_choices
+//! 2
+//! @model
+//! state 0 [1] init
+//!     action 0 [0]
+//!         0 : 0.5
+//!         1 : 0.5
+//! state 1 [0] done
+//!     action 0 [0]
+//!         1 : 1
+//! ```
+//!
+//! (Storm indents `action` lines with one tab and transitions with two; any indentation is
+//! accepted.) `state N [r1, r2] labels...` gives the state rewards (one per reward model) and labels;
+//! `action A [r1, r2]` the action rewards (read as a transition reward on every successor, so
+//! the expected one-step reward is the same); `dst : prob` the transitions. Initial states are
+//! the states labelled `init`. Valuations are not part of DRN and are not written.
+//!
+//! The writer adds a comment `// @augur-labels: a b c` listing every label in order (Storm
+//! ignores it) so that label order and empty labels survive a round trip.
+
+use crate::error::{FormatError, Place, Result};
+use crate::io::ReadOptions;
+use crate::text::{fmt_num, parse_real, reread_location, Lines, Num};
+use augur_dtmc::DtmcError;
+use augur_dtmc::{BuildReport, DtmcBuilder};
+use augur_dtmc::{Dtmc, RewardStructure};
+use augur_source::Location;
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+const LABELS_COMMENT: &str = "// @augur-labels:";
+
+fn strip_quotes(s: &str) -> &str {
+    s.strip_prefix('"')
+        .and_then(|x| x.strip_suffix('"'))
+        .unwrap_or(s)
+}
+
+/// Parses `[1, 2.5]` into `out` (cleared first); `None` if malformed.
+fn parse_bracket(s: &str, out: &mut Vec<f64>) -> Option<()> {
+    out.clear();
+    let inner = s.strip_prefix('[')?.strip_suffix(']')?;
+    if inner.trim().is_empty() {
+        return Some(());
+    }
+    for part in inner.split(',') {
+        let v = parse_real(part.trim())?;
+        if !v.is_finite() {
+            return None;
+        }
+        out.push(v);
+    }
+    Some(())
+}
+
+/// Parses a `[r1, ...]` group of `nr` rewards (one per reward model) into `vals`; the error
+/// message names `what` ("state rewards", "action rewards").
+fn parse_rewards(br: &str, nr: usize, what: &str, vals: &mut Vec<f64>) -> Result<(), String> {
+    parse_bracket(br, vals).ok_or_else(|| format!("expected {what} `[r1, ...]`, found `{br}`"))?;
+    if vals.len() != nr {
+        return Err(format!("{} {what} for {nr} reward models", vals.len()));
+    }
+    Ok(())
+}
+
+/// Splits off a leading `[...]` group from `rest` (after trimming), if any.
+fn take_bracket(rest: &str) -> (Option<&str>, &str) {
+    let rest = rest.trim_start();
+    if rest.starts_with('[') {
+        if let Some(end) = rest.find(']') {
+            return (Some(&rest[..=end]), &rest[end + 1..]);
+        }
+        return (Some(rest), "");
+    }
+    (None, rest)
+}
+
+/// Reads a DRN file describing a DTMC.
+pub fn read_drn(
+    reader: impl BufRead,
+    path: &Path,
+    opts: &ReadOptions,
+) -> Result<(Dtmc, BuildReport)> {
+    let mut lines = Lines::new(reader, path);
+    let mut label_order: Vec<String> = Vec::new();
+    let mut ty: Option<String> = None;
+    let mut reward_names: Vec<String> = Vec::new();
+    let mut nr_states: Option<(usize, Location)> = None;
+    let model_location;
+    let on_comment = |c: &str, order: &mut Vec<String>| {
+        if let Some(rest) = c.strip_prefix(LABELS_COMMENT) {
+            *order = rest
+                .split_whitespace()
+                .map(|s| strip_quotes(s).to_string())
+                .collect();
+        }
+    };
+    // Header.
+    loop {
+        let mut order = std::mem::take(&mut label_order);
+        let more = lines.advance_content("//", |c| on_comment(c, &mut order))?;
+        label_order = order;
+        if !more {
+            return Err(FormatError::syntax(
+                lines.end_location(lines.line + 1),
+                "unexpected end of file: no `@model` section",
+            ));
+        }
+        let t = lines.buf.trim().to_string();
+        let (key, val) = match t.split_once(':') {
+            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+            None => (t.clone(), None),
+        };
+        match key.as_str() {
+            "@type" => {
+                let v = val.unwrap_or_default();
+                if v != "DTMC" {
+                    return Err(lines.err(
+                        lines.buf.split_once(':').map(|(_, v)| v.trim()),
+                        format!("model type `{v}`: Augur reads DTMCs only (`@type: DTMC`)"),
+                    ));
+                }
+                ty = Some(v);
+            }
+            "@value_type" => {
+                let v = val.unwrap_or_default();
+                if v != "double" && v != "rational" {
+                    return Err(lines.err(
+                        lines.buf.split_once(':').map(|(_, v)| v.trim()),
+                        format!("value type `{v}` not supported"),
+                    ));
+                }
+            }
+            "@parameters" | "@reward_models" | "@nr_states" | "@nr_choices" => {
+                // The value is on the next line (possibly empty).
+                if !lines.advance()? {
+                    return Err(FormatError::syntax(
+                        lines.end_location(lines.line + 1),
+                        format!("expected a line after `{key}`"),
+                    ));
+                }
+                let v = lines.buf.trim();
+                match key.as_str() {
+                    "@parameters" => {
+                        if !v.is_empty() {
+                            return Err(lines.err(
+                                Some(v),
+                                "parametric models are not supported (non-empty @parameters)",
+                            ));
+                        }
+                    }
+                    "@reward_models" => {
+                        reward_names = Vec::new();
+                        for tok in v.split_whitespace() {
+                            let name = strip_quotes(tok).to_string();
+                            if reward_names.contains(&name) {
+                                return Err(lines.err(
+                                    Some(tok),
+                                    format!("reward model `{name}` declared twice"),
+                                ));
+                            }
+                            reward_names.push(name);
+                        }
+                    }
+                    "@nr_states" => {
+                        let n: usize = v.parse().map_err(|_| {
+                            lines.err(Some(v), format!("expected the number of states, found `{v}`"))
+                        })?;
+                        if n == 0 || n > u32::MAX as usize {
+                            return Err(lines.err(Some(v), format!("{n} states: need 1 to 2^32-1")));
+                        }
+                        nr_states = Some((n, lines.location(Some(v))));
+                    }
+                    _ => {
+                        let _: usize = v.parse().map_err(|_| {
+                            lines.err(Some(v), format!("expected the number of choices, found `{v}`"))
+                        })?;
+                    }
+                }
+            }
+            "@model" => {
+                model_location = lines.location(None);
+                break;
+            }
+            _ => {
+                return Err(lines.err(
+                    Some(lines.buf.trim()),
+                    format!("unknown header `{key}` (expected @type, @parameters, @reward_models, @nr_states, @nr_choices or @model)"),
+                ))
+            }
+        }
+    }
+    if ty.is_none() {
+        return Err(lines.err(None, "missing `@type: DTMC` before `@model`"));
+    }
+    let (n, nr_states_location) =
+        nr_states.ok_or_else(|| lines.err(None, "missing `@nr_states` before `@model`"))?;
+    let nr = reward_names.len();
+    let mut b = DtmcBuilder::new(n);
+    for l in &label_order {
+        b.label_index(l);
+    }
+    let mut state_rewards: Option<Vec<f64>> = None; // n * nr, row-major by state
+    let mut action_rewards: Option<Vec<f64>> = None;
+    let mut row_lines = vec![0usize; n];
+    let mut current: Option<u32> = None;
+    let mut has_action = false;
+    let mut next_state: usize = 0;
+    let mut vals: Vec<f64> = Vec::new();
+    let mut has_init = false;
+    while lines.advance_content("//", |_| {})? {
+        let t = lines.buf.trim_start();
+        if let Some(rest) = t
+            .strip_prefix("state ")
+            .or_else(|| (t == "state").then_some(""))
+        {
+            let mut parts = rest.trim_start().splitn(2, char::is_whitespace);
+            let tok = parts.next().unwrap_or("");
+            let rest = parts.next().unwrap_or("");
+            let s: usize = tok.parse().map_err(|_| {
+                lines.err(Some(tok), format!("expected a state index, found `{tok}`"))
+            })?;
+            if s >= n {
+                return Err(lines.err(Some(tok), format!("state {s} out of range ({n} states)")));
+            }
+            if s != next_state {
+                return Err(lines.err(
+                    Some(tok),
+                    format!("expected state {next_state}, found state {s}"),
+                ));
+            }
+            if let Some(prev) = current {
+                if !has_action {
+                    return Err(FormatError::syntax(
+                        reread_location(path, row_lines[prev as usize], 1),
+                        format!("state {prev} has no `action` line"),
+                    ));
+                }
+            }
+            next_state += 1;
+            current = Some(s as u32);
+            has_action = false;
+            row_lines[s] = lines.line;
+            // Optional valuation `{...}` (skipped), rewards `[...]`, then labels.
+            let mut rest = rest.trim_start();
+            if rest.starts_with('{') {
+                rest = rest.find('}').map(|i| &rest[i + 1..]).unwrap_or("");
+            }
+            let (br, labels) = take_bracket(rest);
+            if let Some(br) = br {
+                parse_rewards(br, nr, "state rewards", &mut vals)
+                    .map_err(|m| lines.err(Some(br), m))?;
+                let v = state_rewards.get_or_insert_with(|| vec![0.0; n * nr]);
+                v[s * nr..(s + 1) * nr].copy_from_slice(&vals);
+            }
+            // A `//` starts a comment (Storm may append e.g. a valuation there).
+            let labels = labels.split("//").next().unwrap_or("");
+            for l in labels.split_whitespace() {
+                let l = strip_quotes(l);
+                if l == "init" {
+                    has_init = true;
+                    b.add_initial(s as u32)?;
+                }
+                b.add_label_state(l, s as u32)?;
+            }
+        } else if let Some(rest) = t.strip_prefix("action") {
+            let Some(s) = current else {
+                return Err(lines.err(None, "`action` before any `state`"));
+            };
+            if has_action {
+                return Err(lines.err(
+                    None,
+                    format!("state {s} has a second action: a DTMC has one action per state"),
+                ));
+            }
+            has_action = true;
+            let mut parts = rest.trim_start().splitn(2, char::is_whitespace);
+            let _name = parts.next().unwrap_or("");
+            let (br, tail) = take_bracket(parts.next().unwrap_or(""));
+            if let Some(br) = br {
+                parse_rewards(br, nr, "action rewards", &mut vals)
+                    .map_err(|m| lines.err(Some(br), m))?;
+                let v = action_rewards.get_or_insert_with(|| vec![0.0; n * nr]);
+                v[s as usize * nr..(s as usize + 1) * nr].copy_from_slice(&vals);
+            }
+            if let Some(x) = tail.split_whitespace().next() {
+                return Err(lines.err(Some(x), format!("unexpected `{x}` after the action")));
+            }
+        } else {
+            let Some(s) = current else {
+                return Err(lines.err(None, "expected `state N`"));
+            };
+            if !has_action {
+                return Err(lines.err(None, "expected `action` before the transitions"));
+            }
+            let (a, c) = t
+                .split_once(':')
+                .ok_or_else(|| lines.err(None, "expected `dst : prob`"))?;
+            let a = a.trim();
+            let c = c.trim();
+            let dst: usize = a
+                .parse()
+                .map_err(|_| lines.err(Some(a), format!("expected a target state, found `{a}`")))?;
+            if dst >= n {
+                return Err(lines.err(Some(a), format!("state {dst} out of range ({n} states)")));
+            }
+            let p = parse_real(c).ok_or_else(|| {
+                lines.err(Some(c), format!("expected a probability, found `{c}`"))
+            })?;
+            if !(0.0..=1.0).contains(&p) {
+                return Err(lines.err(Some(c), format!("probability {c} not in [0,1]")));
+            }
+            b.add_transition(s, dst as u32, p)
+                .map_err(|e| lines.err(Some(a), e.to_string()))?;
+        }
+    }
+    if let Some(prev) = current {
+        if !has_action {
+            return Err(FormatError::syntax(
+                reread_location(path, row_lines[prev as usize], 1),
+                format!("state {prev} has no `action` line"),
+            ));
+        }
+    }
+    if next_state != n {
+        return Err(FormatError::syntax(
+            nr_states_location,
+            format!("@nr_states is {n} but the file describes {next_state} states"),
+        ));
+    }
+    if !has_init {
+        return Err(FormatError::syntax(
+            model_location,
+            "no state is labelled `init`",
+        ));
+    }
+    b.fix_deadlocks(opts.fix_deadlocks);
+    let (mut dtmc, report) = b.build().map_err(|e| {
+        // A row error is located at the number of its `state` line, read again from the file.
+        let line = match &e {
+            DtmcError::RowSum { state, .. } => row_lines.get(*state as usize).copied(),
+            DtmcError::BadProbability { src, .. } => row_lines.get(*src as usize).copied(),
+            _ => None,
+        };
+        let location = match line.filter(|&l| l > 0) {
+            Some(l) => reread_location(path, l, 1),
+            None => Location::file(path.display().to_string()),
+        };
+        e.in_file(location)
+    })?;
+    for (i, name) in reward_names.into_iter().enumerate() {
+        let state = state_rewards
+            .as_ref()
+            .map(|v| (0..n).map(|s| v[s * nr + i]).collect());
+        let transition = action_rewards.as_ref().map(|v| {
+            let mut t = vec![0.0; dtmc.num_transitions()];
+            for s in 0..n {
+                for k in dtmc.row_range(s) {
+                    t[k] = v[s * nr + i];
+                }
+            }
+            t
+        });
+        dtmc.rewards.push(RewardStructure {
+            name: Some(name),
+            state,
+            transition,
+        });
+    }
+    Ok((dtmc, report))
+}
+
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && !s.contains(|c: char| c.is_whitespace() || c == '"' || c == '[' || c == ']')
+}
+
+/// Writes a DTMC in DRN. Unnamed reward structures are called `r1`, `r2`, … (by position);
+/// transition rewards are written as action rewards `Σ_t P(s,t)·r(s,t)` (same expected
+/// one-step reward, so the same value for every cumulative, reachability and long-run reward
+/// property). Valuations are not written.
+pub fn write_drn(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
+    let unsupported = |m: String| FormatError::Unsupported {
+        format: "drn".into(),
+        message: m,
+    };
+    for (l, _) in &dtmc.labels {
+        if !is_token(l) {
+            return Err(unsupported(format!(
+                "label name {l:?} contains whitespace, a quote or a bracket"
+            )));
+        }
+    }
+    let names: Vec<String> = dtmc
+        .rewards
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r.name.clone().unwrap_or_else(|| format!("r{}", i + 1)))
+        .collect();
+    if let Some(bad) = names.iter().find(|s| !is_token(s)) {
+        return Err(unsupported(format!(
+            "reward structure name {bad:?} is not a single token"
+        )));
+    }
+    let any_state = dtmc.rewards.iter().any(|r| r.state.is_some());
+    let any_trans = dtmc.rewards.iter().any(|r| r.transition.is_some());
+    let expected: Vec<Option<Vec<f64>>> = dtmc
+        .rewards
+        .iter()
+        .map(|r| {
+            r.transition.as_ref().map(|_| {
+                let only = RewardStructure {
+                    name: None,
+                    state: None,
+                    transition: r.transition.clone(),
+                };
+                dtmc.expected_one_step_rewards(&only)
+            })
+        })
+        .collect();
+    let n = dtmc.num_states();
+    writeln!(w, "// Exported by augur")?;
+    writeln!(
+        w,
+        "{LABELS_COMMENT} {}",
+        dtmc.label_names().collect::<Vec<_>>().join(" ")
+    )?;
+    writeln!(w, "@type: DTMC")?;
+    writeln!(w, "@parameters")?;
+    writeln!(w)?;
+    writeln!(w, "@reward_models")?;
+    writeln!(w, "{}", names.join(" "))?;
+    writeln!(w, "@nr_states")?;
+    writeln!(w, "{n}")?;
+    writeln!(w, "@nr_choices")?;
+    writeln!(w, "{n}")?;
+    writeln!(w, "@model")?;
+    let mut vals: Vec<String> = Vec::with_capacity(names.len());
+    for s in 0..n {
+        write!(w, "state {s}")?;
+        if any_state {
+            vals.clear();
+            vals.extend(dtmc.rewards.iter().map(|r| {
+                fmt_num(
+                    r.state
+                        .as_ref()
+                        .and_then(|v| v.get(s))
+                        .copied()
+                        .unwrap_or(0.0),
+                )
+            }));
+            write!(w, " [{}]", vals.join(", "))?;
+        }
+        for (l, set) in &dtmc.labels {
+            if set.contains(s) {
+                write!(w, " {l}")?;
+            }
+        }
+        writeln!(w)?;
+        write!(w, "\taction 0")?;
+        if any_trans {
+            vals.clear();
+            vals.extend(
+                expected
+                    .iter()
+                    .map(|e| fmt_num(e.as_ref().and_then(|v| v.get(s)).copied().unwrap_or(0.0))),
+            );
+            write!(w, " [{}]", vals.join(", "))?;
+        }
+        writeln!(w)?;
+        for (t, p) in dtmc.successors(s) {
+            writeln!(w, "\t\t{t} : {}", Num(p))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn read(text: &str) -> Result<(Dtmc, BuildReport)> {
+        read_drn(
+            Cursor::new(text.as_bytes()),
+            Path::new("m.drn"),
+            &ReadOptions::default(),
+        )
+    }
+
+    const STORM_STYLE: &str = "// Exported by storm\n// Original model type: DTMC\n@type: DTMC\n@parameters\n\n@reward_models\ncoins steps \n@nr_states\n3\n@nr_choices\n3\n@model\nstate 0 [0, 1] init\n\taction 0 [1, 0]\n\t\t1 : 0.5\n\t\t2 : 0.5\nstate 1 [0, 1] done\n\taction 0 [0, 0]\n\t\t1 : 1\nstate 2 [2.5, 1] done \"other\" // x=2\n\taction 0 [0, 0]\n\t\t2 : 1\n";
+
+    #[test]
+    fn reads_storm_style() {
+        let (d, _) = read(STORM_STYLE).unwrap();
+        assert_eq!(d.num_states(), 3);
+        assert_eq!(d.initial, vec![0]);
+        assert_eq!(
+            d.label("done").unwrap().ones().collect::<Vec<_>>(),
+            vec![1, 2]
+        );
+        assert!(d.label("other").unwrap().contains(2));
+        assert_eq!(d.rewards.len(), 2);
+        assert_eq!(d.rewards[0].name.as_deref(), Some("coins"));
+        assert_eq!(d.rewards[0].state, Some(vec![0.0, 0.0, 2.5]));
+        // action reward 1 on state 0 -> transition rewards on both successors.
+        assert_eq!(d.rewards[0].transition, Some(vec![1.0, 1.0, 0.0, 0.0]));
+        assert_eq!(
+            d.expected_one_step_rewards(&d.rewards[0]),
+            vec![1.0, 0.0, 2.5]
+        );
+        assert_eq!(d.rewards[1].state, Some(vec![1.0, 1.0, 1.0]));
+    }
+
+    #[test]
+    fn round_trip() {
+        let d = crate::explicit::tests::sample();
+        let mut out = Vec::new();
+        write_drn(&d, &mut out).unwrap();
+        let (back, _) = read(std::str::from_utf8(&out).unwrap()).unwrap();
+        assert_eq!(back.matrix, d.matrix);
+        assert_eq!(back.initial, d.initial);
+        assert_eq!(back.labels, d.labels);
+        assert_eq!(back.rewards.len(), 1);
+        assert_eq!(back.rewards[0].state, d.rewards[0].state);
+        assert_eq!(
+            back.expected_one_step_rewards(&back.rewards[0]),
+            d.expected_one_step_rewards(&d.rewards[0])
+        );
+    }
+
+    #[test]
+    fn malformed() {
+        let base =
+            "@type: DTMC\n@parameters\n\n@reward_models\n\n@nr_states\n2\n@nr_choices\n2\n@model\n";
+        let ok_tail = "state 0 init\n\taction 0\n\t\t1 : 1\nstate 1\n\taction 0\n\t\t1 : 1\n";
+        assert!(read(&format!("{base}{ok_tail}")).is_ok());
+        let cases: Vec<(String, usize, &str)> = vec![
+            ("@type: MDP\n".into(), 1, "DTMCs only"),
+            ("@type: DTMC\n@foo\n".into(), 2, "unknown header `@foo`"),
+            (
+                "@type: DTMC\n@nr_states\nx\n".into(),
+                3,
+                "expected the number of states",
+            ),
+            ("@type: DTMC\n@parameters\np q\n".into(), 3, "parametric"),
+            (
+                "@type: DTMC\n@reward_models\nr \"r\"\n".into(),
+                3,
+                "reward model `r` declared twice",
+            ),
+            (
+                format!("{base}state 0 init\n\taction 0\n\t\t1 : 1.5\n"),
+                13,
+                "probability 1.5 not in [0,1]",
+            ),
+            (
+                format!("{base}state 0 init\n\taction 0\n\t\t5 : 1\n"),
+                13,
+                "state 5 out of range (2 states)",
+            ),
+            (
+                format!("{base}state 0 init\n\taction 0\n\t\t1 - 1\n"),
+                13,
+                "expected `dst : prob`",
+            ),
+            (
+                format!("{base}state 1 init\n"),
+                11,
+                "expected state 0, found state 1",
+            ),
+            (
+                format!("{base}state 0 init\n\taction 0\n\t\t1 : 1\n\taction 1\n"),
+                14,
+                "second action",
+            ),
+            (
+                format!("{base}state 0 [1] init\n"),
+                11,
+                "1 state rewards for 0 reward models",
+            ),
+            (
+                format!("{base}state 0 init\nstate 1\n"),
+                11,
+                "state 0 has no `action` line",
+            ),
+            (
+                format!(
+                    "{base}state 0 init\n\taction 0\n\t\t1 : 0.5\nstate 1\n\taction 0\n\t\t1 : 1\n"
+                ),
+                11,
+                "row of state 0 sums to 0.5",
+            ),
+            (
+                format!("{base}state 0\n\taction 0\n\t\t1 : 1\nstate 1\n\taction 0\n\t\t1 : 1\n"),
+                10,
+                "no state is labelled `init`",
+            ),
+            (
+                format!("{base}state 0 init\n\taction 0\n\t\t1 : 1\n"),
+                7, // the value of @nr_states
+                "@nr_states is 2 but the file describes 1 states",
+            ),
+            ("@type: DTMC\n".into(), 2, "no `@model` section"), // the end of the file
+        ];
+        for (text, line, msg) in cases {
+            let e = read(&text).unwrap_err();
+            let m = e.to_string();
+            assert_eq!(e.line(), Some(line), "{text:?}: {m}");
+            assert!(m.contains(msg), "{text:?}: {m}");
+            assert!(m.starts_with("m.drn:"), "{m}");
+        }
+    }
+}

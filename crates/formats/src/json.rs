@@ -1,0 +1,715 @@
+//! Augur's own JSON model format ([`DtmcJson`], serde).
+//!
+//! ```json
+//! {
+//!   "states": 3,
+//!   "initial": [0],
+//!   "transitions": [[0, 1, 0.5], [0, 2, 0.5], [1, 1, 1.0], [2, 2, 1.0]],
+//!   "labels": {"goal": [2]},
+//!   "rewards": [{"name": "steps", "state": [1, 0, 0]}],
+//!   "valuations": {"names": ["x"], "types": ["int"], "states": [[0], [1], [2]]}
+//! }
+//! ```
+//!
+//! `transitions` is a list of `[src, dst, prob]`; alternatively `rows` gives, for each state in
+//! order, a list of `[dst, prob]`. `labels` is an object (name → states) or a list of
+//! `{"name": .., "states": [..]}` (the writer uses the list, which keeps label order).
+//! A reward structure has an optional `name`, an optional dense `state` vector and optional
+//! `transitions` as `[src, dst, reward]`. `initial` may be omitted when an `"init"` label
+//! exists. `counts` and `metadata` are passed through untouched (the learning code stores
+//! transition counts there).
+
+use crate::error::{FormatError, Place, Result};
+use crate::io::ReadOptions;
+use augur_dtmc::DtmcError;
+use augur_dtmc::{BuildReport, DtmcBuilder};
+use augur_dtmc::{Dtmc, Valuations};
+use augur_expr::{Type, Value};
+use augur_source::json::JsonPath;
+use augur_source::{Location, Span};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+/// A label in the list form.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LabelJson {
+    /// The label's name.
+    pub name: String,
+    /// Its states.
+    pub states: Vec<u32>,
+}
+
+/// Labels: a list (keeps order) or an object name → states.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LabelsJson {
+    /// `[{"name": "goal", "states": [2]}]`
+    List(Vec<LabelJson>),
+    /// `{"goal": [2]}`
+    Map(BTreeMap<String, Vec<u32>>),
+}
+
+impl Default for LabelsJson {
+    fn default() -> Self {
+        LabelsJson::List(Vec::new())
+    }
+}
+
+/// A reward structure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RewardJson {
+    /// The structure's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// One reward per state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Vec<f64>>,
+    /// `[src, dst, reward]` triples (zero rewards may be omitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<Vec<(u32, u32, f64)>>,
+}
+
+/// State valuations: variable names, their types, one row of values per state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ValuationsJson {
+    /// Variable names.
+    pub names: Vec<String>,
+    /// Variable types (`"int"`, `"double"`, `"bool"`).
+    pub types: Vec<Type>,
+    /// One list of values per state.
+    pub states: Vec<Vec<Value>>,
+}
+
+/// The JSON document of a DTMC.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DtmcJson {
+    /// Number of states.
+    pub states: usize,
+    /// Initial states (default: the `"init"` label).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub initial: Vec<u32>,
+    /// `[src, dst, prob]` triples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<Vec<(u32, u32, f64)>>,
+    /// Alternatively: per state, `[dst, prob]` pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<Vec<Vec<(u32, f64)>>>,
+    /// Labels.
+    #[serde(default)]
+    pub labels: LabelsJson,
+    /// Reward structures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rewards: Vec<RewardJson>,
+    /// State valuations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valuations: Option<ValuationsJson>,
+    /// Transition counts (learned models); passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<serde_json::Value>,
+    /// Free-form metadata; passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+}
+
+impl DtmcJson {
+    /// The JSON form of a model (transitions as triples, labels as a list).
+    pub fn from_dtmc(d: &Dtmc) -> Self {
+        let mut transitions = Vec::with_capacity(d.num_transitions());
+        for s in 0..d.num_states() {
+            transitions.extend(d.successors(s).map(|(t, p)| (s as u32, t, p)));
+        }
+        let labels = LabelsJson::List(
+            d.labels
+                .iter()
+                .map(|(n, set)| LabelJson {
+                    name: n.clone(),
+                    states: set.ones().map(|s| s as u32).collect(),
+                })
+                .collect(),
+        );
+        let rewards = d
+            .rewards
+            .iter()
+            .map(|r| RewardJson {
+                name: r.name.clone(),
+                state: r.state.clone(),
+                transitions: r.transition.as_ref().map(|v| {
+                    let mut out = Vec::new();
+                    for s in 0..d.num_states() {
+                        for k in d.row_range(s) {
+                            if let Some(&x) = v.get(k) {
+                                if x != 0.0 {
+                                    out.push((s as u32, d.matrix.indices()[k], x));
+                                }
+                            }
+                        }
+                    }
+                    out
+                }),
+            })
+            .collect();
+        let valuations = d.valuations.as_ref().map(|v| ValuationsJson {
+            names: v.names.clone(),
+            types: v.types.clone(),
+            states: (0..v.num_states())
+                .map(|s| v.row(s).unwrap_or_default())
+                .collect(),
+        });
+        DtmcJson {
+            states: d.num_states(),
+            initial: d.initial.clone(),
+            transitions: Some(transitions),
+            rows: None,
+            labels,
+            rewards,
+            valuations,
+            counts: None,
+            metadata: None,
+        }
+    }
+
+    /// Builds the model. Errors name the place in the document as a
+    /// [`FormatError::AtJsonPath`] (e.g. `transitions[3][1]: state 7 out of range (3 states)`),
+    /// which [`read_json`] locates in the text.
+    pub fn to_dtmc(&self, opts: &ReadOptions) -> Result<(Dtmc, BuildReport)> {
+        let n = self.states;
+        let root = JsonPath::root;
+        let invalid = |p: JsonPath, m: String| DtmcError::Invalid(m).at_json_path(p);
+        // The element of a `[src, dst, x]` triple (or `[dst, x]` pair: `first` = 1) that an
+        // error of `add_transition`-like calls is about.
+        let element = |e: &DtmcError, src: u32, first: usize| match e {
+            DtmcError::StateOutOfRange { state, .. } if *state == u64::from(src) && first == 0 => 0,
+            DtmcError::StateOutOfRange { .. } => 1 - first,
+            _ => 2 - first,
+        };
+        let mut b = DtmcBuilder::new(n);
+        // For each state, the index of its last transition in `transitions` (to locate row
+        // errors; empty for the `rows` form, whose rows are their own places).
+        let mut last: Vec<u32> = Vec::new();
+        match (&self.transitions, &self.rows) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    root().key("rows"),
+                    "give either `transitions` or `rows`, not both".into(),
+                ))
+            }
+            (None, None) => {
+                return Err(invalid(root(), "missing `transitions` (or `rows`)".into()))
+            }
+            (Some(ts), None) => {
+                for (i, &(s, t, p)) in ts.iter().enumerate() {
+                    b.add_transition(s, t, p).map_err(|e| {
+                        let k = element(&e, s, 0);
+                        e.at_json_path(root().key("transitions").index(i).index(k))
+                    })?;
+                    // (`s` is a state of the model: `add_transition` checked it.)
+                    if last.len() <= s as usize {
+                        last.resize(s as usize + 1, u32::MAX);
+                    }
+                    last[s as usize] = i as u32;
+                }
+            }
+            (None, Some(rows)) => {
+                if rows.len() != n {
+                    return Err(invalid(
+                        root().key("rows"),
+                        format!("`rows` has {} rows for {n} states", rows.len()),
+                    ));
+                }
+                for (s, row) in rows.iter().enumerate() {
+                    for (j, &(t, p)) in row.iter().enumerate() {
+                        b.add_transition(s as u32, t, p).map_err(|e| {
+                            let k = element(&e, s as u32, 1);
+                            e.at_json_path(root().key("rows").index(s).index(j).index(k))
+                        })?;
+                    }
+                }
+            }
+        }
+        // Labels, with the place of each one's list of states.
+        let labels: Vec<(&str, &[u32], JsonPath)> = match &self.labels {
+            LabelsJson::List(l) => l
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let p = root().key("labels").index(i).key("states");
+                    (x.name.as_str(), &x.states[..], p)
+                })
+                .collect(),
+            LabelsJson::Map(m) => m
+                .iter()
+                .map(|(k, v)| (k.as_str(), &v[..], root().key("labels").key(k.clone())))
+                .collect(),
+        };
+        for (i, (name, _, _)) in labels.iter().enumerate() {
+            if labels[..i].iter().any(|(m, _, _)| m == name) {
+                return Err(invalid(
+                    root().key("labels").index(i).key("name"),
+                    format!("label \"{name}\" defined twice"),
+                ));
+            }
+        }
+        for (i, r) in self.rewards.iter().enumerate() {
+            if let Some(name) = &r.name {
+                if self.rewards[..i]
+                    .iter()
+                    .any(|q| q.name.as_ref() == Some(name))
+                {
+                    return Err(invalid(
+                        root().key("rewards").index(i).key("name"),
+                        format!("reward structure \"{name}\" defined twice"),
+                    ));
+                }
+            }
+        }
+        for (name, states, place) in &labels {
+            b.label_index(name);
+            for (k, &s) in states.iter().enumerate() {
+                b.add_label_state(name, s)
+                    .map_err(|e| e.at_json_path(place.clone().index(k)))?;
+            }
+        }
+        let mut initial: Vec<u32> = self.initial.clone();
+        let mut initial_place = root().key("initial");
+        if initial.is_empty() {
+            if let Some((_, st, place)) = labels.iter().find(|(n, _, _)| *n == "init") {
+                initial = st.to_vec();
+                initial_place = place.clone();
+            }
+        }
+        for (k, &s) in initial.iter().enumerate() {
+            b.add_initial(s)
+                .map_err(|e| e.at_json_path(initial_place.clone().index(k)))?;
+        }
+        for (i, r) in self.rewards.iter().enumerate() {
+            let k = b.add_reward_structure(r.name.as_deref());
+            let at = |x: &str| root().key("rewards").index(i).key(x);
+            if let Some(v) = &r.state {
+                if v.len() != n {
+                    return Err(invalid(
+                        at("state"),
+                        format!("{} values for {n} states", v.len()),
+                    ));
+                }
+                b.declare_state_rewards(k)?;
+                for (s, &x) in v.iter().enumerate() {
+                    if x != 0.0 || !x.is_finite() {
+                        b.add_state_reward(k, s as u32, x)
+                            .map_err(|e| e.at_json_path(at("state").index(s)))?;
+                    }
+                }
+            }
+            if let Some(ts) = &r.transitions {
+                b.declare_transition_rewards(k)?;
+                for (j, &(s, t, x)) in ts.iter().enumerate() {
+                    b.add_transition_reward(k, s, t, x).map_err(|e| {
+                        let p = at("transitions").index(j);
+                        let p = match &e {
+                            DtmcError::StateOutOfRange { state, .. } if *state == u64::from(s) => {
+                                p.index(0)
+                            }
+                            DtmcError::StateOutOfRange { .. } => p.index(1),
+                            DtmcError::BadReward { .. } => p.index(2),
+                            _ => p,
+                        };
+                        e.at_json_path(p)
+                    })?;
+                }
+            }
+        }
+        if let Some(v) = &self.valuations {
+            b.set_valuations(valuations_from_json(v, n)?);
+        }
+        b.fix_deadlocks(opts.fix_deadlocks);
+        let row_place = |s: u32| -> Option<JsonPath> {
+            if self.rows.is_some() {
+                return Some(root().key("rows").index(s as usize));
+            }
+            let i = *last.get(s as usize).filter(|&&i| i != u32::MAX)?;
+            Some(root().key("transitions").index(i as usize).index(2))
+        };
+        b.build().map_err(|e| {
+            let place = match &e {
+                DtmcError::RowSum { state, .. } => row_place(*state),
+                DtmcError::BadProbability { src, .. } => row_place(*src),
+                DtmcError::NoInitialState => Some(root().key("initial")),
+                _ => None,
+            };
+            match place {
+                Some(p) => e.at_json_path(p),
+                None => e.into(),
+            }
+        })
+    }
+}
+
+fn valuations_from_json(v: &ValuationsJson, n: usize) -> Result<Valuations> {
+    let at = || JsonPath::root().key("valuations");
+    let invalid = |p: JsonPath, m: String| DtmcError::Invalid(m).at_json_path(p);
+    let k = v.names.len();
+    if v.types.len() != k {
+        return Err(invalid(
+            at().key("types"),
+            format!("{k} names but {} types", v.types.len()),
+        ));
+    }
+    if v.states.len() != n {
+        return Err(invalid(
+            at().key("states"),
+            format!("{} rows for {n} states", v.states.len()),
+        ));
+    }
+    let mut values = Vec::with_capacity(n * k);
+    for (s, row) in v.states.iter().enumerate() {
+        if row.len() != k {
+            return Err(invalid(
+                at().key("states").index(s),
+                format!("{} values for {k} variables", row.len()),
+            ));
+        }
+        for (j, (val, ty)) in row.iter().zip(&v.types).enumerate() {
+            let val = match (val, ty) {
+                (Value::Int(i), Type::Double) => Value::Double(*i as f64),
+                (Value::Int(_), Type::Int)
+                | (Value::Double(_), Type::Double)
+                | (Value::Bool(_), Type::Bool) => *val,
+                _ => {
+                    return Err(invalid(
+                        at().key("states").index(s).index(j),
+                        format!("{val:?} is not of type {ty:?} (variable {})", v.names[j]),
+                    ))
+                }
+            };
+            values.push(val);
+        }
+    }
+    Ok(Valuations::new(v.names.clone(), v.types.clone(), values))
+}
+
+/// Reads a JSON model. Syntax and shape errors carry line and column (and the JSON path of
+/// the value being read); model errors are located at the value they are about (e.g.
+/// `transitions[3][1]: state 7 out of range (3 states)`, with a caret under the `7`).
+pub fn read_json(
+    reader: impl BufRead,
+    path: &Path,
+    opts: &ReadOptions,
+) -> Result<(Dtmc, BuildReport)> {
+    let text = read_text(reader, path)?;
+    let doc = parse_json_document(&text, path)?;
+    doc.to_dtmc(opts)
+        .map_err(|e| locate_json_error(e, &text, path))
+}
+
+/// Reads the JSON document without building the model (for access to `counts`/`metadata`).
+pub fn read_json_document(reader: impl BufRead, path: &Path) -> Result<DtmcJson> {
+    parse_json_document(&read_text(reader, path)?, path)
+}
+
+/// The whole text of a JSON file, without a UTF-8 byte-order mark (Windows editors), which
+/// serde_json rejects.
+fn read_text(mut reader: impl BufRead, path: &Path) -> Result<String> {
+    let mut text = String::new();
+    reader
+        .read_to_string(&mut text)
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::InvalidData => FormatError::syntax(
+                Location::file(path.display().to_string()),
+                "the file is not valid UTF-8",
+            ),
+            _ => FormatError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+        })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+/// Parses `text` (the contents of `path`) as a [`DtmcJson`] document. Errors carry the line
+/// and column serde reports, and the path of the value being read.
+pub fn parse_json_document(text: &str, path: &Path) -> Result<DtmcJson> {
+    parse_json(text, path)
+}
+
+/// Parses `text` (the contents of `path`) as any JSON document `T` (e.g. transition counts),
+/// with errors located as for [`parse_json_document`].
+pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        use serde_path_to_error::Segment;
+        let at = e.path().to_string();
+        // The value being read, when the path leads to one in the text.
+        let mut json_path = Some(JsonPath::root());
+        for seg in e.path().iter() {
+            json_path = match (json_path, seg) {
+                (Some(p), Segment::Seq { index }) => Some(p.index(*index)),
+                (Some(p), Segment::Map { key }) => Some(p.key(key.clone())),
+                _ => None,
+            };
+        }
+        let e = e.into_inner();
+        // At the end of the input the cause is the missing rest, after the last character.
+        let offset = if e.is_eof() {
+            text.trim_end().len()
+        } else {
+            offset_of_line_col(text, e.line(), e.column())
+        };
+        let message = strip_position(&e);
+        let span = match json_path.filter(|p| !p.is_root()) {
+            _ if message.starts_with("unknown field `") => {
+                // serde stops after the key: point at the key itself.
+                let key = message.split('`').nth(1).unwrap_or("");
+                let quoted = format!("\"{key}\"");
+                let upto = (offset + 1).min(text.len());
+                text.get(..upto)
+                    .and_then(|t| t.rfind(&quoted))
+                    .map_or(Span::point(offset), |i| Span::new(i, i + quoted.len()))
+            }
+            Some(p) if e.is_data() => p.span_in(text).unwrap_or(Span::point(offset)),
+            _ => Span::point(offset),
+        };
+        let message = if at.is_empty() || at == "." || at == "?" {
+            message
+        } else {
+            format!("{at}: {message}")
+        };
+        FormatError::syntax(location_in(text, path, span), message)
+    })
+}
+
+/// The location of a model error at a JSON path ([`FormatError::AtJsonPath`]) in `text`.
+fn locate_json_error(e: FormatError, text: &str, path: &Path) -> FormatError {
+    let location = match &e {
+        FormatError::AtJsonPath { path: p, .. } => match p.span_in(text) {
+            Some(span) => location_in(text, path, span),
+            None => Location::file(path.display().to_string()),
+        },
+        _ => Location::file(path.display().to_string()),
+    };
+    e.in_file(location)
+}
+
+/// The location of `span` of `text` (the contents of `path`), without copying the text.
+fn location_in(text: &str, path: &Path, span: Span) -> Location {
+    let start = span.start.min(text.len());
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let line = text[..line_start].matches('\n').count() + 1;
+    Location::in_line_bytes(
+        path.display().to_string(),
+        line,
+        &text[line_start..line_end],
+        Span::new(
+            start - line_start,
+            span.end.min(line_end).max(start) - line_start,
+        ),
+    )
+}
+
+/// The byte offset of serde's 1-based line and column (the column counts bytes; 0 means the
+/// start of the line).
+fn offset_of_line_col(text: &str, line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for _ in 1..line.max(1) {
+        match text[offset..].find('\n') {
+            Some(i) => offset += i + 1,
+            None => return text.len(),
+        }
+    }
+    let line_len = text[offset..].find('\n').unwrap_or(text.len() - offset);
+    let mut o = offset + column.saturating_sub(1).min(line_len);
+    while !text.is_char_boundary(o) {
+        o -= 1;
+    }
+    o
+}
+
+fn strip_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Writes a model as JSON (one line per transition triple for readability).
+pub fn write_json(d: &Dtmc, w: &mut dyn Write) -> Result<()> {
+    write_json_document(&DtmcJson::from_dtmc(d), w)
+}
+
+/// Writes a JSON document (e.g. one with `counts` filled in).
+pub fn write_json_document(doc: &DtmcJson, w: &mut dyn Write) -> Result<()> {
+    serde_json::to_writer(&mut *w, doc).map_err(|e| FormatError::Write(e.into()))?;
+    writeln!(w)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn read(text: &str) -> Result<(Dtmc, BuildReport)> {
+        read_json(
+            Cursor::new(text.as_bytes()),
+            Path::new("m.json"),
+            &ReadOptions::default(),
+        )
+    }
+
+    #[test]
+    fn round_trip() {
+        let d = crate::explicit::tests::sample();
+        let mut out = Vec::new();
+        write_json(&d, &mut out).unwrap();
+        let (back, _) = read(std::str::from_utf8(&out).unwrap()).unwrap();
+        crate::explicit::tests::assert_same(&d, &back);
+    }
+
+    #[test]
+    fn hand_written_forms() {
+        let (d, _) = read(
+            r#"{"states": 2, "rows": [[[0, 0.5], [1, 0.5]], [[1, 1]]],
+                "labels": {"init": [0], "done": [1]},
+                "rewards": [{"name": "steps", "state": [1, 0]}],
+                "valuations": {"names": ["x", "y"], "types": ["double", "bool"], "states": [[0, true], [1.5, false]]},
+                "counts": {"0": {"1": 3}}}"#,
+        )
+        .unwrap();
+        assert_eq!(d.initial, vec![0]);
+        assert_eq!(
+            d.label_names().collect::<Vec<_>>(),
+            ["done", "init", "deadlock"]
+        );
+        assert_eq!(
+            d.valuations.as_ref().unwrap().get(0, 0).unwrap(),
+            Value::Double(0.0)
+        );
+        let doc = read_json_document(
+            Cursor::new(
+                &br#"{"states":1,"transitions":[[0,0,1]],"initial":[0],"counts":[1,2]}"#[..],
+            ),
+            Path::new("x.json"),
+        )
+        .unwrap();
+        assert_eq!(doc.counts, Some(serde_json::json!([1, 2])));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let (d, _) =
+            read("\u{feff}{\"states\": 1, \"initial\": [0], \"rows\": [[[0, 1]]]}").unwrap();
+        assert_eq!(d.num_states(), 1);
+    }
+
+    #[test]
+    fn malformed() {
+        // (text, line, the text under the caret, message)
+        let cases: &[(&str, usize, &str, &str)] = &[
+            (
+                "{\"states\": 2,\n \"transitions\": [[0, 1, 0.5]\n",
+                2, // after the last character
+                "",
+                "EOF",
+            ),
+            (
+                "{\"states\": 2,\n \"transitions\": [[0, 1, \"x\"]]}",
+                2,
+                "\"x\"",
+                "transitions[0][2]: invalid type",
+            ),
+            (
+                "{\"states\": 2,\n \"transitions\": [[0, 1, 1], [1, 1]]}",
+                2,
+                "[1, 1]",
+                "transitions[1]: invalid length 2",
+            ),
+            (
+                "{\"states\": 2,\n\n \"bogus\": 1}",
+                3,
+                "\"bogus\"",
+                "unknown field `bogus`",
+            ),
+            (
+                r#"{"states": 2, "initial": [0], "transitions": [[0, 1, 1], [1, 7, 1]]}"#,
+                1,
+                "7",
+                "transitions[1][1]: state 7 out of range (2 states)",
+            ),
+            (
+                r#"{"states": 2, "initial": [0], "transitions": [[0, 1, 1.5], [1, 1, 1]]}"#,
+                1,
+                "1.5",
+                "transitions[0][2]: probability 1.5",
+            ),
+            (
+                r#"{"states": 2, "initial": [0], "transitions": [[0, 1, 0.9], [1, 1, 1]]}"#,
+                1,
+                "0.9",
+                "transitions[0][2]: row of state 0 sums to 0.9",
+            ),
+            (
+                r#"{"states": 2, "initial": [0], "rows": [[[1, 0.5]], [[1, 1]]]}"#,
+                1,
+                "[[1, 0.5]]",
+                "rows[0]: row of state 0 sums to 0.5",
+            ),
+            (
+                r#"{"states": 2, "transitions": [[0, 1, 1], [1, 1, 1]]}"#,
+                0,
+                "",
+                "no initial state",
+            ),
+            (
+                r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]], "labels": {"a": [3]}}"#,
+                1,
+                "3",
+                "labels.a[0]: state 3 out of range (1 states)",
+            ),
+            (
+                r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]],
+                    "labels": [{"name": "a", "states": [0]}, {"name": "a", "states": []}]}"#,
+                2,
+                "\"a\"",
+                "labels[1].name: invalid model: label \"a\" defined twice",
+            ),
+            (
+                r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]],
+                    "rewards": [{"name": "r", "state": [1]}, {"name": "r", "state": [2]}]}"#,
+                2,
+                "\"r\"",
+                "rewards[1].name: invalid model: reward structure \"r\" defined twice",
+            ),
+            (
+                r#"{"states": 2, "initial": [0], "rows": [[[1, 1]], [[1, 1]]],
+                    "valuations": {"names": ["x"], "types": ["int"], "states": [[0], [true]]}}"#,
+                2,
+                "true",
+                "valuations.states[1][0]: invalid model: Bool(true) is not of type Int",
+            ),
+        ];
+        for (text, line, under, msg) in cases {
+            let e = read(text).unwrap_err();
+            let m = e.to_string();
+            assert_eq!(e.line().unwrap_or(0), *line, "{m}");
+            if let Some(loc) = e.location().filter(|l| l.column > 0) {
+                let shown: String = loc
+                    .line_text
+                    .as_deref()
+                    .unwrap_or("")
+                    .chars()
+                    .skip(loc.column - 1)
+                    .take(loc.width)
+                    .collect();
+                assert_eq!(shown, *under, "{m}");
+            }
+            assert!(m.contains(msg), "{m}");
+            assert!(m.starts_with("m.json"), "{m}");
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The crate's error type.
+
+use augur_abstraction::AbstractionError;
+use augur_formats::FormatError;
+use augur_source::{Diagnostic, Location};
+use std::path::PathBuf;
+
+/// Errors of learning from traces, PAC computations and simulation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LearnError {
+    /// No trace had a single step, so the model would have no initial state.
+    #[error("no traces: cannot learn a model without at least one trace step")]
+    NoTraces,
+    /// A trace file in which no trace has a step (some may have been skipped as invalid).
+    #[error("{file}: no trace with at least one step{}", if *.skipped > 0 { format!(" ({skipped} skipped)") } else { String::new() })]
+    EmptyTraceFile {
+        /// The trace file.
+        file: String,
+        /// How many bad lines or traces were skipped.
+        skipped: usize,
+    },
+    /// The smoothing parameter is negative or not a number.
+    #[error("invalid smoothing parameter alpha = {0}: it must be a finite number >= 0")]
+    BadAlpha(f64),
+    /// A state index outside `0..num_states`.
+    #[error("state index {index} out of range (the model has {num_states} states)")]
+    StateOutOfRange {
+        /// The offending index.
+        index: u32,
+        /// The number of states.
+        num_states: usize,
+    },
+    /// A PAC parameter out of its range.
+    #[error("invalid PAC parameter: {0}")]
+    BadPacParameter(String),
+    /// Counts read from a file that do not fit together.
+    #[error("inconsistent transition counts: {0}")]
+    BadCounts(String),
+    /// A model that cannot be simulated.
+    #[error("cannot simulate: {0}")]
+    Simulation(String),
+    /// A bad spec, a bad trace line, or a step the abstraction cannot map (located).
+    #[error(transparent)]
+    Abstraction(#[from] AbstractionError),
+    /// A step that cannot be learned from as written (e.g. concrete values without a spec).
+    #[error("{location}: {message}")]
+    Step {
+        /// Where the step is.
+        location: Location,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two trace categories whose models would be written to the same file.
+    #[error("categories `{first}` and `{second}` would both be written to {}; rename one of them in the traces", path.display())]
+    CategoryClash {
+        /// The first category.
+        first: String,
+        /// The second category.
+        second: String,
+        /// The file both would be written to.
+        path: PathBuf,
+    },
+    /// A file that cannot be read or written.
+    #[error("{}: {what}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// `cannot open`, `cannot create`, `cannot write`.
+        what: &'static str,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing the learned model, or reading a model or counts file.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+}
+
+impl LearnError {
+    /// The error as a [`Diagnostic`]: located errors (spec, trace lines, steps, model files)
+    /// with their line and a caret.
+    pub fn diagnostic(&self) -> Diagnostic {
+        match self {
+            LearnError::Abstraction(e) => e.diagnostic(),
+            LearnError::Format(e) => e.diagnostic(),
+            LearnError::Step { location, message } => {
+                Diagnostic::error(message).at(location.clone())
+            }
+            LearnError::Io { source, .. } => {
+                Diagnostic::error(format!("{self}")).with_note(source.to_string())
+            }
+            e => Diagnostic::error(e.to_string()),
+        }
+    }
+
+    /// The line of a located error (0 when it has none), e.g. for a list of skipped lines.
+    pub fn line(&self) -> usize {
+        match self {
+            LearnError::Abstraction(e) => e.location().map_or(0, |l| l.line),
+            LearnError::Format(e) => e.line().unwrap_or(0),
+            LearnError::Step { location, .. } => location.line,
+            _ => 0,
+        }
+    }
+}
+
+/// `Result` with [`LearnError`].
+pub type Result<T, E = LearnError> = std::result::Result<T, E>;

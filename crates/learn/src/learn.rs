@@ -1,0 +1,657 @@
+//! Learning a DTMC from abstract traces (Pro2Guard's Algorithm 1, done so rows sum to 1).
+//!
+//! The input is a stream of traces, each a sequence of abstract state indices `0..n`.
+//! [`TransitionCounts`] counts the observed transitions, keeping apart the ones the caller's
+//! [`Validity`] rejects (counted and reported, never used). [`learn`] turns the counts into a
+//! [`Dtmc`] with *validity-aware Laplace smoothing*: for a row `i` with valid successors `V(i)`
+//! and counts `c_ij`,
+//!
+//! ```text
+//! P(i, j) = (c_ij + α) / (Σ_{k ∈ V(i)} c_ik + α·|V(i)|)   for j ∈ V(i),   0 otherwise,
+//! ```
+//!
+//! a row with no observation and α = 0 gets the uniform distribution over `V(i)`, and a row with
+//! `V(i) = ∅` becomes absorbing (a self-loop), which the [`LearnReport`] lists.
+//!
+//! The learner knows nothing about predicates or expressions: validity is the small
+//! [`Validity`] trait (any `Fn(u32, u32) -> bool` is one), so the abstraction crate and the CLI
+//! glue the two together.
+//!
+//! ```
+//! use augur_learn::{learn, AllValid, TransitionCounts};
+//! let mut counts = TransitionCounts::new(2);
+//! counts.observe_trace(&[0, 0, 1], &AllValid);
+//! counts.observe_trace(&[0, 1, 1], &AllValid);
+//! let learned = learn(&counts, &AllValid, 0.0).unwrap();
+//! // Row 0 saw 0->0 once and 0->1 twice.
+//! assert_eq!(learned.dtmc.matrix.get(0, 1).copied(), Some(2.0 / 3.0));
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{LearnError, Result};
+use augur_dtmc::{Dtmc, Matrix};
+
+/// Which abstract transitions are possible. Implemented by every `Fn(u32, u32) -> bool`.
+pub trait Validity {
+    /// Whether the move `from -> to` is semantically possible.
+    fn is_valid_transition(&self, from: u32, to: u32) -> bool;
+
+    /// The valid successors of `from` among `0..num_states`, sorted. The default scans all states.
+    fn valid_successors(&self, from: u32, num_states: usize) -> Vec<u32> {
+        (0..num_states as u32)
+            .filter(|&to| self.is_valid_transition(from, to))
+            .collect()
+    }
+
+    /// How many valid successors `from` has among `0..num_states`.
+    fn num_valid_successors(&self, from: u32, num_states: usize) -> usize {
+        self.valid_successors(from, num_states).len()
+    }
+}
+
+impl<F: Fn(u32, u32) -> bool> Validity for F {
+    fn is_valid_transition(&self, from: u32, to: u32) -> bool {
+        self(from, to)
+    }
+}
+
+/// Every transition is valid (traces that are already abstract, without a spec).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AllValid;
+
+impl Validity for AllValid {
+    fn is_valid_transition(&self, _from: u32, _to: u32) -> bool {
+        true
+    }
+    fn valid_successors(&self, _from: u32, num_states: usize) -> Vec<u32> {
+        (0..num_states as u32).collect()
+    }
+    fn num_valid_successors(&self, _from: u32, num_states: usize) -> usize {
+        num_states
+    }
+}
+
+/// What one trace contributed, as returned by [`TransitionCounts::observe_trace`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceContribution {
+    /// Valid transitions counted.
+    pub counted: u64,
+    /// Invalid transitions seen and dropped.
+    pub invalid: u64,
+}
+
+/// Transition counts between abstract states `0..num_states`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TransitionCounts {
+    rows: Vec<BTreeMap<u32, u64>>,
+    invalid: BTreeMap<(u32, u32), u64>,
+    initial: BTreeMap<u32, u64>,
+    determined: BTreeSet<u32>,
+    traces: u64,
+    steps: u64,
+}
+
+impl TransitionCounts {
+    /// Empty counts over `num_states` states.
+    pub fn new(num_states: usize) -> Self {
+        TransitionCounts {
+            rows: vec![BTreeMap::new(); num_states],
+            ..Default::default()
+        }
+    }
+
+    /// Number of states.
+    pub fn num_states(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Grow the state space to at least `n` states (for traces whose state names are discovered
+    /// as they are read).
+    pub fn ensure_states(&mut self, n: usize) {
+        if self.rows.len() < n {
+            self.rows.resize(n, BTreeMap::new());
+        }
+    }
+
+    fn check(&self, s: u32) -> Result<()> {
+        if (s as usize) < self.rows.len() {
+            Ok(())
+        } else {
+            Err(LearnError::StateOutOfRange {
+                index: s,
+                num_states: self.rows.len(),
+            })
+        }
+    }
+
+    /// Count one trace: its first state as an initial state, and each consecutive pair as a
+    /// transition (valid ones counted, invalid ones recorded apart). An empty trace counts
+    /// nothing. Errors if an index is out of range (nothing is counted then).
+    pub fn try_observe_trace(
+        &mut self,
+        states: &[u32],
+        validity: &dyn Validity,
+    ) -> Result<TraceContribution> {
+        for &s in states {
+            self.check(s)?;
+        }
+        let Some(&first) = states.first() else {
+            return Ok(TraceContribution::default());
+        };
+        self.traces += 1;
+        self.steps += states.len() as u64;
+        *self.initial.entry(first).or_insert(0) += 1;
+        let mut contribution = TraceContribution::default();
+        for pair in states.windows(2) {
+            let (from, to) = (pair[0], pair[1]);
+            if validity.is_valid_transition(from, to) {
+                *self.rows[from as usize].entry(to).or_insert(0) += 1;
+                contribution.counted += 1;
+            } else {
+                *self.invalid.entry((from, to)).or_insert(0) += 1;
+                contribution.invalid += 1;
+            }
+        }
+        Ok(contribution)
+    }
+
+    /// [`Self::try_observe_trace`], growing the state space to fit the trace first.
+    pub fn observe_trace(&mut self, states: &[u32], validity: &dyn Validity) -> TraceContribution {
+        if let Some(&max) = states.iter().max() {
+            self.ensure_states(max as usize + 1);
+        }
+        // Cannot fail: every index is in range now.
+        self.try_observe_trace(states, validity).unwrap_or_default()
+    }
+
+    /// Observed valid transitions from `from` to `to`.
+    pub fn count(&self, from: u32, to: u32) -> u64 {
+        self.rows
+            .get(from as usize)
+            .and_then(|r| r.get(&to))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// `n_p`: the number of valid transitions observed out of `state`.
+    pub fn row_total(&self, state: u32) -> u64 {
+        self.rows
+            .get(state as usize)
+            .map(|r| r.values().sum())
+            .unwrap_or(0)
+    }
+
+    /// The observed successors of `state` with their counts, by successor index.
+    pub fn row(&self, state: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.rows
+            .get(state as usize)
+            .into_iter()
+            .flat_map(|r| r.iter().map(|(&t, &c)| (t, c)))
+    }
+
+    /// Number of traces counted (non-empty ones).
+    pub fn traces(&self) -> u64 {
+        self.traces
+    }
+
+    /// Number of trace steps (states) counted.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Number of observed invalid transitions (dropped).
+    pub fn invalid_total(&self) -> u64 {
+        self.invalid.values().sum()
+    }
+
+    /// The observed invalid transitions `(from, to) -> count`.
+    pub fn invalid(&self) -> &BTreeMap<(u32, u32), u64> {
+        &self.invalid
+    }
+
+    /// How often each state started a trace.
+    pub fn initial(&self) -> &BTreeMap<u32, u64> {
+        &self.initial
+    }
+
+    /// States with at least one observed valid outgoing transition or that started a trace or
+    /// were the target of one: the states "seen".
+    pub fn states_seen(&self) -> usize {
+        let mut seen = vec![false; self.rows.len()];
+        for &s in self.initial.keys() {
+            seen[s as usize] = true;
+        }
+        for (from, row) in self.rows.iter().enumerate() {
+            if !row.is_empty() {
+                seen[from] = true;
+            }
+            for &to in row.keys() {
+                seen[to as usize] = true;
+            }
+        }
+        for &(from, to) in self.invalid.keys() {
+            seen[from as usize] = true;
+            seen[to as usize] = true;
+        }
+        seen.iter().filter(|&&b| b).count()
+    }
+
+    /// Record which states have at most one valid successor: their rows are fixed by validity
+    /// (a self-loop or a forced move), nothing is estimated, and PAC bounds do not apply to them.
+    pub fn mark_determined(&mut self, validity: &dyn Validity) {
+        let n = self.num_states();
+        self.determined = (0..n as u32)
+            .filter(|&s| validity.num_valid_successors(s, n) <= 1)
+            .collect();
+    }
+
+    /// The states marked by [`Self::mark_determined`].
+    pub fn determined(&self) -> &BTreeSet<u32> {
+        &self.determined
+    }
+
+    /// Add another set of counts over the same states into this one.
+    pub fn merge(&mut self, other: &TransitionCounts) {
+        self.ensure_states(other.num_states());
+        for (from, row) in other.rows.iter().enumerate() {
+            for (&to, &c) in row {
+                *self.rows[from].entry(to).or_insert(0) += c;
+            }
+        }
+        for (&k, &c) in &other.invalid {
+            *self.invalid.entry(k).or_insert(0) += c;
+        }
+        for (&s, &c) in &other.initial {
+            *self.initial.entry(s).or_insert(0) += c;
+        }
+        self.determined.extend(other.determined.iter().copied());
+        self.traces += other.traces;
+        self.steps += other.steps;
+    }
+
+    /// The Wilson 95% interval of the transition probability `from -> to`, from the raw counts.
+    pub fn wilson(&self, from: u32, to: u32) -> (f64, f64) {
+        wilson_interval(self.count(from, to), self.row_total(from), WILSON_Z95)
+    }
+
+    /// The serialisable form kept in a learned model's JSON.
+    pub fn to_json(&self) -> CountsJson {
+        CountsJson {
+            num_states: self.rows.len(),
+            traces: self.traces,
+            steps: self.steps,
+            initial: self.initial.iter().map(|(&s, &c)| (s, c)).collect(),
+            transitions: self
+                .rows
+                .iter()
+                .enumerate()
+                .flat_map(|(f, r)| r.iter().map(move |(&t, &c)| (f as u32, t, c)))
+                .collect(),
+            invalid: self.invalid.iter().map(|(&(f, t), &c)| (f, t, c)).collect(),
+            determined: self.determined.iter().copied().collect(),
+        }
+    }
+
+    /// Rebuild counts from their JSON form, checking every index.
+    pub fn from_json(json: &CountsJson) -> Result<Self> {
+        let mut c = TransitionCounts::new(json.num_states);
+        c.traces = json.traces;
+        c.steps = json.steps;
+        for &(s, n) in &json.initial {
+            c.check(s)?;
+            *c.initial.entry(s).or_insert(0) += n;
+        }
+        for &(f, t, n) in &json.transitions {
+            c.check(f)?;
+            c.check(t)?;
+            *c.rows[f as usize].entry(t).or_insert(0) += n;
+        }
+        for &(f, t, n) in &json.invalid {
+            c.check(f)?;
+            c.check(t)?;
+            *c.invalid.entry((f, t)).or_insert(0) += n;
+        }
+        for &s in &json.determined {
+            c.check(s)?;
+            c.determined.insert(s);
+        }
+        Ok(c)
+    }
+}
+
+/// The counts as stored in a learned model's JSON (`"counts"` field).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CountsJson {
+    /// Number of states.
+    pub num_states: usize,
+    /// Number of (non-empty) traces counted.
+    #[serde(default)]
+    pub traces: u64,
+    /// Number of trace steps counted.
+    #[serde(default)]
+    pub steps: u64,
+    /// `[state, count]`: how often each state started a trace.
+    #[serde(default)]
+    pub initial: Vec<(u32, u64)>,
+    /// `[from, to, count]` for every observed valid transition.
+    pub transitions: Vec<(u32, u32, u64)>,
+    /// `[from, to, count]` for every observed invalid (dropped) transition.
+    #[serde(default)]
+    pub invalid: Vec<(u32, u32, u64)>,
+    /// States with at most one valid successor (rows fixed by validity, exempt from PAC).
+    #[serde(default)]
+    pub determined: Vec<u32>,
+}
+
+/// z for a two-sided 95% interval (the 0.975 quantile of the standard normal).
+pub const WILSON_Z95: f64 = 1.959_963_984_540_054;
+
+/// The Wilson score interval for `successes` out of `trials` at normal quantile `z`.
+/// With no trials the interval is `[0, 1]`.
+pub fn wilson_interval(successes: u64, trials: u64, z: f64) -> (f64, f64) {
+    if trials == 0 {
+        return (0.0, 1.0);
+    }
+    let n = trials as f64;
+    let p = (successes.min(trials)) as f64 / n;
+    let z2 = z * z;
+    let denom = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denom;
+    let half = z / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// What [`learn`] did besides estimating probabilities.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LearnReport {
+    /// States with no valid successor, made absorbing with a self-loop.
+    pub absorbing: Vec<u32>,
+    /// States with valid successors but no observation and α = 0: given the uniform
+    /// distribution over their valid successors.
+    pub unobserved_uniform: Vec<u32>,
+    /// States with a valid self-loop but no observation and α = 0, made absorbing because
+    /// [`Unobserved::Absorbing`] was asked for.
+    pub unobserved_absorbing: Vec<u32>,
+    /// Observed invalid transitions that were dropped.
+    pub invalid_dropped: u64,
+}
+
+/// A learned chain and the report of how it was made.
+#[derive(Clone, Debug)]
+pub struct Learned {
+    /// The learned DTMC: no labels and no valuations (the caller adds them), initial states the
+    /// states traces started in.
+    pub dtmc: Dtmc,
+    /// The smoothing parameter used.
+    pub alpha: f64,
+    /// Special cases met.
+    pub report: LearnReport,
+}
+
+/// What a row with no observation and α = 0 becomes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unobserved {
+    /// The uniform distribution over its valid successors (the default).
+    #[default]
+    Uniform,
+    /// A self-loop, when the self-loop is valid (e.g. states seen only at the end of traces,
+    /// where runs stop); uniform otherwise.
+    Absorbing,
+}
+
+/// Learn a DTMC from counts with validity-aware Laplace smoothing (see the module docs).
+///
+/// With α = 0 and an observed row, only observed entries are stored (the others are exactly 0);
+/// with α > 0 every valid successor gets an entry.
+pub fn learn(counts: &TransitionCounts, validity: &dyn Validity, alpha: f64) -> Result<Learned> {
+    learn_with(counts, validity, alpha, Unobserved::Uniform)
+}
+
+/// [`learn`], choosing what rows without observations become when α = 0.
+pub fn learn_with(
+    counts: &TransitionCounts,
+    validity: &dyn Validity,
+    alpha: f64,
+    unobserved: Unobserved,
+) -> Result<Learned> {
+    if !(alpha.is_finite() && alpha >= 0.0) {
+        return Err(LearnError::BadAlpha(alpha));
+    }
+    if counts.initial.is_empty() {
+        return Err(LearnError::NoTraces);
+    }
+    let n = counts.num_states();
+    let mut report = LearnReport {
+        invalid_dropped: counts.invalid_total(),
+        ..Default::default()
+    };
+    let mut indptr: Vec<u32> = Vec::with_capacity(n + 1);
+    let mut indices: Vec<u32> = Vec::new();
+    let mut data: Vec<f64> = Vec::new();
+    indptr.push(0);
+    for i in 0..n as u32 {
+        let row = &counts.rows[i as usize];
+        let observed: u64 = row.values().sum();
+        if alpha == 0.0 && observed > 0 {
+            // Empirical frequencies; the counted transitions are valid by construction.
+            let total = observed as f64;
+            for (&j, &c) in row {
+                indices.push(j);
+                data.push(c as f64 / total);
+            }
+        } else {
+            let succ = validity.valid_successors(i, n);
+            if succ.is_empty() {
+                report.absorbing.push(i);
+                indices.push(i);
+                data.push(1.0);
+            } else if observed == 0
+                && alpha == 0.0
+                && unobserved == Unobserved::Absorbing
+                && succ.binary_search(&i).is_ok()
+            {
+                report.unobserved_absorbing.push(i);
+                indices.push(i);
+                data.push(1.0);
+            } else if observed == 0 && alpha == 0.0 {
+                report.unobserved_uniform.push(i);
+                let p = 1.0 / succ.len() as f64;
+                for j in succ {
+                    indices.push(j);
+                    data.push(p);
+                }
+            } else {
+                let total = observed as f64 + alpha * succ.len() as f64;
+                for j in succ {
+                    let c = row.get(&j).copied().unwrap_or(0) as f64;
+                    indices.push(j);
+                    data.push((c + alpha) / total);
+                }
+            }
+        }
+        indptr.push(indices.len() as u32);
+    }
+    let matrix = Matrix::try_new((n, n), indptr, indices, data)
+        .map_err(|(_, _, _, e)| LearnError::BadCounts(format!("matrix structure: {e}")))?;
+    let initial: Vec<u32> = counts.initial.keys().copied().collect();
+    Ok(Learned {
+        dtmc: Dtmc {
+            matrix,
+            initial,
+            labels: Vec::new(),
+            rewards: Vec::new(),
+            valuations: None,
+            exact: None,
+        },
+        alpha,
+        report,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn row_sum(d: &Dtmc, i: usize) -> f64 {
+        d.matrix
+            .outer_view(i)
+            .map(|r| r.data().iter().sum())
+            .unwrap_or(0.0)
+    }
+
+    #[test]
+    fn alpha_zero_gives_empirical_frequencies() {
+        let mut c = TransitionCounts::new(3);
+        // Row 0: 0->1 three times, 0->2 once.
+        c.observe_trace(&[0, 1], &AllValid);
+        c.observe_trace(&[0, 1], &AllValid);
+        c.observe_trace(&[0, 1], &AllValid);
+        c.observe_trace(&[0, 2, 2], &AllValid);
+        let l = learn(&c, &AllValid, 0.0).unwrap();
+        assert_eq!(l.dtmc.matrix.get(0, 1).copied(), Some(0.75));
+        assert_eq!(l.dtmc.matrix.get(0, 2).copied(), Some(0.25));
+        assert_eq!(l.dtmc.matrix.get(0, 0), None);
+        // State 1 was never left: uniform over its 3 valid successors.
+        assert_eq!(l.report.unobserved_uniform, vec![1]);
+        assert_eq!(l.dtmc.matrix.get(1, 2).copied(), Some(1.0 / 3.0));
+        assert_eq!(l.dtmc.matrix.get(2, 2).copied(), Some(1.0));
+        assert_eq!(l.dtmc.initial, vec![0]);
+    }
+
+    #[test]
+    fn alpha_positive_is_count_plus_alpha_over_total_plus_alpha_times_valid() {
+        // Valid: j >= i (a monotone chain 0 -> 1 -> 2).
+        let valid = |f: u32, t: u32| t >= f;
+        let mut c = TransitionCounts::new(3);
+        c.observe_trace(&[0, 0, 1, 2], &valid);
+        c.observe_trace(&[0, 1, 0], &valid); // 1 -> 0 is invalid: dropped
+        let alpha = 0.5;
+        let l = learn(&c, &valid, alpha).unwrap();
+        assert_eq!(l.report.invalid_dropped, 1);
+        // Row 0: counts 0->0: 1, 0->1: 2, 0->2: 0; 3 valid successors.
+        let tot = 3.0 + alpha * 3.0;
+        assert_eq!(l.dtmc.matrix.get(0, 0).copied(), Some((1.0 + alpha) / tot));
+        assert_eq!(l.dtmc.matrix.get(0, 1).copied(), Some((2.0 + alpha) / tot));
+        assert_eq!(l.dtmc.matrix.get(0, 2).copied(), Some(alpha / tot));
+        // Row 1: 1->2 once; valid successors {1, 2}; 1 -> 0 invalid gets no entry at all.
+        let tot1 = 1.0 + alpha * 2.0;
+        assert_eq!(l.dtmc.matrix.get(1, 0), None);
+        assert_eq!(l.dtmc.matrix.get(1, 1).copied(), Some(alpha / tot1));
+        assert_eq!(l.dtmc.matrix.get(1, 2).copied(), Some((1.0 + alpha) / tot1));
+        for i in 0..3 {
+            assert!((row_sum(&l.dtmc, i) - 1.0).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn unobserved_rows_can_be_absorbing() {
+        let mut c = TransitionCounts::new(3);
+        c.observe_trace(&[0, 1], &AllValid);
+        c.observe_trace(&[0, 2], &AllValid);
+        // 2 may not loop: it stays uniform over {0, 1}.
+        let valid = |f: u32, t: u32| !(f == 2 && t == 2);
+        let l = learn_with(&c, &valid, 0.0, Unobserved::Absorbing).unwrap();
+        assert_eq!(l.report.unobserved_absorbing, vec![1]);
+        assert_eq!(l.report.unobserved_uniform, vec![2]);
+        assert_eq!(l.dtmc.matrix.get(1, 1).copied(), Some(1.0));
+        assert_eq!(l.dtmc.matrix.get(2, 0).copied(), Some(0.5));
+        // With α > 0 the option changes nothing: every valid successor gets α.
+        let l = learn_with(&c, &valid, 1.0, Unobserved::Absorbing).unwrap();
+        assert_eq!(l.dtmc.matrix.get(1, 0).copied(), Some(1.0 / 3.0));
+    }
+
+    #[test]
+    fn no_valid_successor_is_absorbing() {
+        let valid = |f: u32, _t: u32| f == 0;
+        let mut c = TransitionCounts::new(2);
+        c.observe_trace(&[0, 1, 0], &valid);
+        let l = learn(&c, &valid, 1.0).unwrap();
+        assert_eq!(l.report.absorbing, vec![1]);
+        assert_eq!(l.dtmc.matrix.get(1, 1).copied(), Some(1.0));
+        assert_eq!(l.dtmc.matrix.get(1, 0), None);
+        assert_eq!(l.report.invalid_dropped, 1);
+    }
+
+    #[test]
+    fn errors() {
+        let c = TransitionCounts::new(2);
+        assert!(matches!(
+            learn(&c, &AllValid, 0.0),
+            Err(LearnError::NoTraces)
+        ));
+        let mut c = TransitionCounts::new(2);
+        c.observe_trace(&[0], &AllValid);
+        assert!(matches!(
+            learn(&c, &AllValid, -1.0),
+            Err(LearnError::BadAlpha(_))
+        ));
+        assert!(matches!(
+            learn(&c, &AllValid, f64::NAN),
+            Err(LearnError::BadAlpha(_))
+        ));
+        let mut c = TransitionCounts::new(2);
+        assert!(matches!(
+            c.try_observe_trace(&[0, 5], &AllValid),
+            Err(LearnError::StateOutOfRange { index: 5, .. })
+        ));
+        assert_eq!(c.traces(), 0);
+    }
+
+    #[test]
+    fn wilson_known_values() {
+        // Independent reference: for 0 successes out of n, the Wilson upper bound is
+        // z²/(n + z²) (the centre and half-width coincide). n = 10, z = 1.96: 3.8416/13.8416.
+        let (lo, hi) = wilson_interval(0, 10, 1.96);
+        assert!(lo.abs() < 1e-15);
+        assert!((hi - 3.8416 / 13.8416).abs() < 1e-12);
+        // Symmetry: k of n and n-k of n are mirror images.
+        let (a, b) = wilson_interval(3, 20, WILSON_Z95);
+        let (c, d) = wilson_interval(17, 20, WILSON_Z95);
+        assert!((a - (1.0 - d)).abs() < 1e-12 && (b - (1.0 - c)).abs() < 1e-12);
+        assert_eq!(wilson_interval(0, 0, WILSON_Z95), (0.0, 1.0));
+    }
+
+    #[test]
+    fn counts_json_round_trip() {
+        let valid = |f: u32, t: u32| t >= f;
+        let mut c = TransitionCounts::new(4);
+        c.observe_trace(&[0, 1, 3, 2], &valid);
+        c.observe_trace(&[1, 1], &valid);
+        c.mark_determined(&valid);
+        assert_eq!(c.determined().iter().copied().collect::<Vec<_>>(), vec![3]);
+        let back = TransitionCounts::from_json(&c.to_json()).unwrap();
+        assert_eq!(back, c);
+        let mut bad = c.to_json();
+        bad.transitions.push((9, 0, 1));
+        assert!(TransitionCounts::from_json(&bad).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn rows_sum_to_one_and_invalid_get_zero(
+            traces in proptest::collection::vec(proptest::collection::vec(0u32..6, 0..12), 1..8),
+            alpha in prop_oneof![Just(0.0), 0.0f64..3.0],
+        ) {
+            // Valid: |from - to| <= 2 and not (from = 5, to != 5).
+            let valid = |f: u32, t: u32| f.abs_diff(t) <= 2 && !(f == 5 && t != 5);
+            let mut c = TransitionCounts::new(6);
+            for t in &traces {
+                c.observe_trace(t, &valid);
+            }
+            prop_assume!(!c.initial().is_empty());
+            let l = learn(&c, &valid, alpha).unwrap();
+            for i in 0..6u32 {
+                prop_assert!((row_sum(&l.dtmc, i as usize) - 1.0).abs() < 1e-12);
+                for j in 0..6u32 {
+                    if !valid(i, j) && !l.report.absorbing.contains(&i) {
+                        prop_assert!(l.dtmc.matrix.get(i as usize, j as usize).is_none());
+                    }
+                }
+            }
+        }
+    }
+}

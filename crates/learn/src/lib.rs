@@ -1,0 +1,42 @@
+//! augur-learn: learning DTMCs from agent traces, PAC bounds, and simulation.
+//!
+//! - [`learn`](mod@learn): [`TransitionCounts`] (observed transitions, invalid ones kept
+//!   apart), [`learn()`] / [`learn_with`] (validity-aware Laplace smoothing, Pro2Guard's
+//!   Algorithm 1 made to give rows that sum to 1), Wilson intervals; validity is the
+//!   [`Validity`] trait, so the learner needs no abstraction.
+//! - [`pac`]: PAC sample-size bounds per state ([`pac::pac_report`], [`pac::required_samples`]).
+//! - [`simulate`]: seeded, reproducible traces of a DTMC ([`simulate::Simulator`]).
+//! - [`pipeline`]: the trace file → model pipeline every front-end uses (the CLI's `learn`,
+//!   the monitor, the MCP server): read traces with or without an abstraction spec, learn by
+//!   category, write the learned model with its counts.
+//!
+//! Errors are [`LearnError`] ([`Result`]); located ones (spec, trace lines, steps) render with
+//! a caret through [`LearnError::diagnostic`]. This is the only Augur crate that depends on
+//! `rand`.
+//!
+//! ```
+//! use augur_learn::{learn, AllValid, TransitionCounts};
+//! use augur_learn::pac::{pac_report, PacBound};
+//! let mut counts = TransitionCounts::new(2);
+//! for _ in 0..50 {
+//!     counts.observe_trace(&[0, 1, 1], &AllValid);
+//! }
+//! let learned = learn(&counts, &AllValid, 0.0)?;
+//! assert_eq!(learned.dtmc.matrix.get(0, 1).copied(), Some(1.0));
+//! let report = pac_report(&counts, 0.1, 0.05, PacBound::ChenEtAl)?;
+//! assert_eq!(report.states, 2);
+//! # Ok::<(), augur_learn::LearnError>(())
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+pub mod learn;
+pub mod pac;
+pub mod pipeline;
+pub mod simulate;
+
+pub use error::{LearnError, Result};
+pub use learn::{
+    learn, learn_with, AllValid, CountsJson, LearnReport, Learned, TransitionCounts, Unobserved,
+    Validity,
+};

@@ -1,0 +1,428 @@
+//! From a trace file to learned models: read traces (with or without an abstraction spec),
+//! map their steps to abstract states, count transitions (by category if asked), learn one
+//! DTMC per group, and write each as Augur JSON with its transition counts (which `pac` reads).
+//!
+//! ```
+//! use augur_abstraction::{TraceFormat, TraceReader};
+//! use augur_learn::pipeline::{learn_from_traces, LearnOptions};
+//! let traces = "{\"steps\": [{\"state\": \"a\"}, {\"state\": \"b\"}]}\n\
+//!               {\"steps\": [{\"state\": \"a\"}, {\"state\": \"a\"}]}\n";
+//! let reader = TraceReader::new(traces.as_bytes(), TraceFormat::JsonLines, "t.jsonl");
+//! let outcome = learn_from_traces(reader, "t.jsonl", None, &LearnOptions::default()).unwrap();
+//! let model = &outcome.models[0];
+//! assert_eq!(model.state_names, ["a", "b"]);
+//! assert_eq!(model.dtmc.matrix.get(0, 1).copied(), Some(0.5));
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use augur_abstraction::{Abstraction, StepKind, TraceReader};
+use augur_dtmc::{Dtmc, Valuations};
+use augur_expr::{Type, Value};
+use augur_formats::json::{write_json_document, DtmcJson};
+
+use crate::error::{LearnError, Result};
+use crate::learn::{learn_with, AllValid, LearnReport, TransitionCounts, Unobserved, Validity};
+
+/// How to learn from a trace file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LearnOptions {
+    /// Laplace smoothing parameter α ≥ 0, added to every valid transition of every row.
+    pub alpha: f64,
+    /// One model per trace category (traces without one are `uncategorized`).
+    pub by_category: bool,
+    /// Skip bad trace lines (and traces with bad steps), listing them, instead of failing.
+    pub skip_invalid: bool,
+    /// What a state that is never left (seen only where traces end) becomes with α = 0.
+    pub unobserved: Unobserved,
+}
+
+impl Default for LearnOptions {
+    fn default() -> Self {
+        LearnOptions {
+            alpha: 0.0,
+            by_category: false,
+            skip_invalid: false,
+            unobserved: Unobserved::Uniform,
+        }
+    }
+}
+
+/// A skipped trace or line (with [`LearnOptions::skip_invalid`]).
+#[derive(Debug)]
+pub struct Skipped {
+    /// Its line (0 when unknown).
+    pub line: usize,
+    /// Why it was skipped (located).
+    pub error: LearnError,
+}
+
+/// One learned model.
+#[derive(Debug)]
+pub struct LearnedModel {
+    /// Its category (with [`LearnOptions::by_category`]).
+    pub category: Option<String>,
+    /// The model, with labels (the spec's labels and predicates, or one label per named
+    /// state) and valuations (the predicates' values) when learned with a spec.
+    pub dtmc: Dtmc,
+    /// The transition counts it was learned from.
+    pub counts: TransitionCounts,
+    /// What the learner did to unobserved and dead-end states.
+    pub report: LearnReport,
+    /// The name of each state: `{a,b}` (the true predicates) with a spec, the trace's name
+    /// without.
+    pub state_names: Vec<String>,
+}
+
+/// What [`learn_from_traces`] read and learned.
+#[derive(Debug)]
+pub struct LearnOutcome {
+    /// Traces read (including those of categories that were then empty).
+    pub traces_read: u64,
+    /// Skipped lines and traces.
+    pub skipped: Vec<Skipped>,
+    /// The learned models, in category order (one without `by_category`).
+    pub models: Vec<LearnedModel>,
+}
+
+/// One model being learned: its counts and, without a spec, its state names.
+#[derive(Default)]
+struct Group {
+    counts: TransitionCounts,
+    names: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+/// Learns from the traces of `reader` (named `file` in messages). With a `spec`, steps are
+/// concrete values or `{a,b}` names abstracted by it, and only its valid transitions are
+/// learned (invalid ones are counted apart); without one, steps must name their states.
+/// Nothing of a trace is counted unless all its steps map.
+pub fn learn_from_traces<R: BufRead>(
+    reader: TraceReader<R>,
+    file: &str,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> Result<LearnOutcome> {
+    if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
+        return Err(LearnError::BadAlpha(opts.alpha));
+    }
+    let spec_validity =
+        spec.map(|a| move |i: u32, j: u32| -> bool { a.is_valid_transition_idx(i, j) });
+    let validity: &dyn Validity = match &spec_validity {
+        Some(v) => v,
+        None => &AllValid,
+    };
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut skipped: Vec<Skipped> = Vec::new();
+    let mut traces_read = 0u64;
+    let mut states_buf: Vec<u32> = Vec::new();
+    for item in reader {
+        let trace = match item {
+            Ok(t) => t,
+            Err(e) if opts.skip_invalid => {
+                let error = LearnError::from(e);
+                skipped.push(Skipped {
+                    line: error.line(),
+                    error,
+                });
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        traces_read += 1;
+        let key = if opts.by_category {
+            trace
+                .category
+                .clone()
+                .unwrap_or_else(|| "uncategorized".into())
+        } else {
+            String::new()
+        };
+        let group = groups.entry(key).or_insert_with(|| Group {
+            counts: TransitionCounts::new(spec.map_or(0, |a| a.num_states())),
+            ..Default::default()
+        });
+        // Map the steps to state indices; nothing is recorded unless the whole trace maps.
+        states_buf.clear();
+        let mut new_names: Vec<String> = Vec::new();
+        let mut failure = None;
+        for step in &trace.steps {
+            let r = match (spec, &step.kind) {
+                (Some(a), _) => a.step_state(step, file).map_err(LearnError::from),
+                (None, StepKind::Named(name)) => Ok(match group.index.get(name) {
+                    Some(&i) => i,
+                    None => {
+                        let pos = new_names.iter().position(|n| n == name);
+                        let k = pos.unwrap_or_else(|| {
+                            new_names.push(name.clone());
+                            new_names.len() - 1
+                        });
+                        (group.names.len() + k) as u32
+                    }
+                }),
+                (None, StepKind::Values(_)) => Err(LearnError::Step {
+                    location: step.location(file, None),
+                    message: format!(
+                        "trace `{}` has a step with concrete variable values; give an \
+                         abstraction spec to abstract them, or name abstract states with \
+                         {{\"state\": \"NAME\"}}",
+                        trace.id
+                    ),
+                }),
+            };
+            match r {
+                Ok(s) => states_buf.push(s),
+                Err(e) => {
+                    failure = Some((step.line, e));
+                    break;
+                }
+            }
+        }
+        if let Some((line, error)) = failure {
+            if opts.skip_invalid {
+                skipped.push(Skipped { line, error });
+                continue;
+            }
+            return Err(error);
+        }
+        for name in new_names {
+            group.index.insert(name.clone(), group.names.len() as u32);
+            group.names.push(name);
+        }
+        if spec.is_none() {
+            group.counts.ensure_states(group.names.len());
+        }
+        group.counts.try_observe_trace(&states_buf, validity)?;
+    }
+    if groups.values().all(|g| g.counts.traces() == 0) {
+        return Err(LearnError::EmptyTraceFile {
+            file: file.to_string(),
+            skipped: skipped.len(),
+        });
+    }
+    let mut models = Vec::new();
+    for (category, mut group) in groups {
+        if group.counts.traces() == 0 {
+            continue;
+        }
+        group.counts.mark_determined(validity);
+        let learned = learn_with(&group.counts, validity, opts.alpha, opts.unobserved)?;
+        let mut dtmc = learned.dtmc;
+        let state_names: Vec<String> = match spec {
+            Some(a) => a.valid_states().iter().map(|&c| a.state_name(c)).collect(),
+            None => group.names.clone(),
+        };
+        decorate(&mut dtmc, spec, &state_names);
+        models.push(LearnedModel {
+            category: opts.by_category.then_some(category),
+            dtmc,
+            counts: group.counts,
+            report: learned.report,
+            state_names,
+        });
+    }
+    Ok(LearnOutcome {
+        traces_read,
+        skipped,
+        models,
+    })
+}
+
+/// Labels and valuations: with a spec, its labels and predicates, and predicate valuations;
+/// without, every state labelled with its name.
+fn decorate(dtmc: &mut Dtmc, spec: Option<&Abstraction>, names: &[String]) {
+    match spec {
+        Some(a) => {
+            dtmc.labels = a.labels();
+            let k = a.predicates().len();
+            let mut values = Vec::with_capacity(a.num_states() * k);
+            for &c in a.valid_states() {
+                values.extend(a.decode(c).into_iter().map(Value::Bool));
+            }
+            dtmc.valuations = Some(Valuations::new(
+                a.predicates().iter().map(|p| p.name.clone()).collect(),
+                vec![Type::Bool; k],
+                values,
+            ));
+        }
+        None => {
+            let n = dtmc.num_states();
+            dtmc.labels = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let mut set = fixedbitset::FixedBitSet::with_capacity(n);
+                    set.insert(i);
+                    (name.clone(), set)
+                })
+                .collect();
+        }
+    }
+}
+
+fn sanitize(category: &str) -> String {
+    let s: String = category
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() {
+        "_".into()
+    } else {
+        s
+    }
+}
+
+/// The file of a category's model next to `out`: `OUT-stem.CATEGORY.json` (the category with
+/// characters other than letters, digits, `-` and `_` replaced by `_`).
+pub fn category_path(out: &Path, category: &str) -> PathBuf {
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    out.with_file_name(format!("{stem}.{}.json", sanitize(category)))
+}
+
+/// The file of each model: `out` itself, or with categories [`category_path`]. Two
+/// categories that would be written to the same file are an error (one model would silently
+/// overwrite the other).
+pub fn output_paths(models: &[LearnedModel], out: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(models.len());
+    for (i, m) in models.iter().enumerate() {
+        let Some(category) = &m.category else {
+            paths.push(out.to_path_buf());
+            continue;
+        };
+        let p = category_path(out, category);
+        if let Some(j) = paths.iter().position(|q| *q == p) {
+            return Err(LearnError::CategoryClash {
+                first: models[j].category.clone().unwrap_or_default(),
+                second: category.clone(),
+                path: p,
+            });
+        }
+        debug_assert_eq!(paths.len(), i);
+        paths.push(p);
+    }
+    Ok(paths)
+}
+
+/// The JSON document of a learned model: the model, its transition counts (`"counts"`, read
+/// by `pac`) and `metadata` (the state names are added as `"state_names"`).
+pub fn learned_document(model: &LearnedModel, metadata: serde_json::Value) -> DtmcJson {
+    let mut doc = DtmcJson::from_dtmc(&model.dtmc);
+    doc.counts = serde_json::to_value(model.counts.to_json()).ok();
+    let mut metadata = match metadata {
+        serde_json::Value::Object(m) => m,
+        serde_json::Value::Null => serde_json::Map::new(),
+        other => {
+            let mut m = serde_json::Map::new();
+            m.insert("info".into(), other);
+            m
+        }
+    };
+    metadata.insert(
+        "state_names".into(),
+        serde_json::Value::from(model.state_names.clone()),
+    );
+    doc.metadata = Some(serde_json::Value::Object(metadata));
+    doc
+}
+
+/// Writes a learned model to `path` as Augur JSON with its counts (see [`learned_document`]).
+pub fn write_learned(model: &LearnedModel, path: &Path, metadata: serde_json::Value) -> Result<()> {
+    let io = |what: &'static str| {
+        move |source| LearnError::Io {
+            path: path.to_path_buf(),
+            what,
+            source,
+        }
+    };
+    let f = std::fs::File::create(path).map_err(io("cannot create"))?;
+    let mut w = BufWriter::new(f);
+    write_json_document(&learned_document(model, metadata), &mut w)?;
+    w.flush().map_err(io("cannot write"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use augur_abstraction::TraceFormat;
+
+    fn run(traces: &str, spec: Option<&Abstraction>, opts: &LearnOptions) -> Result<LearnOutcome> {
+        let reader = TraceReader::new(traces.as_bytes(), TraceFormat::JsonLines, "t.jsonl");
+        learn_from_traces(reader, "t.jsonl", spec, opts)
+    }
+
+    #[test]
+    fn categories_learn_apart_and_clash_on_file_names() {
+        let traces = "{\"category\": \"a/b\", \"steps\": [{\"state\": \"x\"}, {\"state\": \"y\"}]}\n\
+                      {\"category\": \"a_b\", \"steps\": [{\"state\": \"x\"}, {\"state\": \"x\"}]}\n";
+        let opts = LearnOptions {
+            by_category: true,
+            ..LearnOptions::default()
+        };
+        let out = run(traces, None, &opts).unwrap();
+        assert_eq!(out.models.len(), 2);
+        assert_eq!(out.models[0].category.as_deref(), Some("a/b"));
+        assert_eq!(out.models[0].dtmc.matrix.get(0, 1).copied(), Some(1.0));
+        assert_eq!(out.models[1].dtmc.matrix.get(0, 0).copied(), Some(1.0));
+        let e = output_paths(&out.models, Path::new("dir/m.json")).unwrap_err();
+        assert!(matches!(e, LearnError::CategoryClash { .. }), "{e}");
+        assert!(e.to_string().contains("dir/m.a_b.json"), "{e}");
+    }
+
+    #[test]
+    fn bad_steps_are_located_or_skipped() {
+        let traces =
+            "{\"steps\": [{\"state\": \"x\"}, {\"v\": 1}]}\n{\"steps\": [{\"state\": \"x\"}]}\n";
+        let e = run(traces, None, &LearnOptions::default()).unwrap_err();
+        let d = e.diagnostic().to_string();
+        assert!(d.contains(" --> t.jsonl:1:28\n"), "{d}");
+        let opts = LearnOptions {
+            skip_invalid: true,
+            ..LearnOptions::default()
+        };
+        let out = run(traces, None, &opts).unwrap();
+        assert_eq!((out.traces_read, out.skipped.len()), (2, 1));
+        assert_eq!(out.skipped[0].line, 1);
+        // Nothing left to learn from.
+        let e = run("{\"steps\": [{\"v\": 1}]}\n", None, &opts).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.jsonl: no trace with at least one step (1 skipped)"
+        );
+    }
+
+    #[test]
+    fn learned_models_are_written_with_their_counts() {
+        let out = run(
+            "{\"steps\": [{\"state\": \"x\"}, {\"state\": \"y\"}]}\n",
+            None,
+            &LearnOptions::default(),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.json");
+        write_learned(
+            &out.models[0],
+            &path,
+            serde_json::json!({"learned": {"alpha": 0.0}}),
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let doc: DtmcJson = augur_formats::json::parse_json(&text, &path).unwrap();
+        assert!(doc.counts.is_some());
+        let meta = doc.metadata.unwrap();
+        assert_eq!(meta["state_names"], serde_json::json!(["x", "y"]));
+        assert_eq!(meta["learned"]["alpha"], 0.0);
+    }
+}
