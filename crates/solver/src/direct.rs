@@ -29,9 +29,10 @@ use num_traits::Zero;
 pub(crate) const DENSE_MAX: usize = 64;
 /// Blocks above this size are not factorised.
 pub(crate) const SPARSE_MAX: usize = 4_000_000;
-/// Blocks above this size are factorised only when the predicted fill is affordable: twice the
+/// Sparse blocks are factorised only when the predicted fill is affordable: twice the
 /// entries of the Cholesky factor of the pattern of `M + Mᵀ` under AMD (the factors of an LU
-/// whose pivots stay on the diagonal; partial pivoting can add more) ...
+/// whose pivots stay on the diagonal; partial pivoting can add more); above this size the
+/// block must also pass [`long_enough`] first ...
 const PREDICT_ABOVE: usize = 2_000;
 /// ... at most this many times the entries of `M` ...
 const FILL_PER_ENTRY: usize = 40;
@@ -407,8 +408,8 @@ pub(crate) fn solve_block(
     for (k, &i) in block.iter().enumerate() {
         s.pos[i as usize] = k as u32;
     }
-    if m > PREDICT_ABOVE {
-        let affordable = match long_enough(sys, block, &s.pos)
+    if m > DENSE_MAX {
+        let affordable = match (m <= PREDICT_ABOVE || long_enough(sys, block, &s.pos))
             .then(|| predicted_fill(sys, block, &s.pos))
             .flatten()
         {

@@ -501,7 +501,10 @@ pub(crate) fn sound_iteration(
         passes += 1;
         for k in 0..blocks {
             let block = &order[starts[k] as usize..starts[k + 1] as usize];
-            let direct = (blocks_kind == Blocks::Direct).then_some((&mut scratch, bounds));
+            // Direct and exact solving are tried once per block (on the first pass): a block
+            // they could not finish is left to iteration on the later, finer passes.
+            let direct =
+                (blocks_kind == Blocks::Direct && passes == 1).then_some((&mut scratch, bounds));
             solve_block(
                 sys,
                 block,
@@ -697,7 +700,14 @@ fn solve_block(
         }
         // Too wide (badly conditioned, e.g. Haddad–Monmege) or no certificate: exact
         // elimination of the block, when small enough.
+        // Only sparse blocks (at most 4 entries a row on average): elimination of a dense
+        // block grows the numbers too fast to finish within the budget anyway.
+        let entries: usize = block
+            .iter()
+            .map(|&i| (sys.ptr[i as usize + 1] - sys.ptr[i as usize]) as usize)
+            .sum();
         if block.len() <= EXACT_BLOCK_MAX
+            && entries <= 4 * block.len()
             && direct::exact_block(sys, block, block_of, lo, hi, EXACT_BLOCK_BUDGET, scratch)
         {
             c.exact += 1;
