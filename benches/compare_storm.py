@@ -58,6 +58,8 @@ GOALS = {
     "nand.40-4": (0.5, 1.0),
     "walk2d": (0.2, 2.0),
 }
+# Build time ratio Augur/Storm at most this (on the instances with goals).
+BUILD_GOAL = 0.5
 # walk2d (N=700): the value of P=? [F "exit_east"] from the centre lies in this interval,
 # computed by Augur's interval iteration with --method interval --epsilon 1e-11 (models/README.md
 # gives the derivation and the independent checks on smaller N).
@@ -351,7 +353,7 @@ def main():
             problems += [f"augur {p}" for p in judge(inst, aug[0], need_bounds=True)]
         if sto:
             problems += [f"storm {p}" for p in judge(inst, sto[0], need_bounds=False)]
-        row = {"id": iid, "problems": problems}
+        row = {"id": iid, "problems": problems, "load": os.getloadavg()[0]}
         if aug:
             row.update(states=aug[0]["states"],
                        a_build=statistics.median(r["build"] for r in aug),
@@ -396,13 +398,16 @@ def render(rows, a, storm, started, load_before, load_after):
              "build, `augur check --json`, default method (sound, 1e-6 relative). Times: median "
              f"of {a.runs} runs, each in a fresh process; memory: maximum RSS over the runs. "
              "Goals (issue 12): check ≤ 0.5× Storm (walk2d ≤ 0.2×), memory ≤ Storm "
-             "(walk2d ≤ 2×); herman.15 and oscillators.8-8 are reported without a goal.")
+             "(walk2d ≤ 2×), build ≤ 0.5× Storm; herman.15 and oscillators.8-8 are reported without "
+             "a goal. load: the 1-minute load average when the row finished.")
     L.append("")
-    L.append("| instance | states | Augur build s | Storm build s | Augur check s | Storm check s "
-             "| check ratio | goal | Augur peak MB | Storm peak MB | memory ratio | goal | answers |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    L.append("| instance | states | Augur build s | Storm build s | build ratio | Augur check s "
+             "| Storm check s | check ratio | goal | Augur peak MB | Storm peak MB | memory ratio "
+             "| goal | load | answers |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         cr = ratio(r.get("a_check"), r.get("s_check"))
+        br = ratio(r.get("a_build"), r.get("s_build"))
         mr = ratio(r.get("a_mem"), r.get("s_mem"))
         goal = GOALS.get(r["id"])
 
@@ -413,13 +418,15 @@ def render(rows, a, storm, started, load_before, load_after):
                 return f"{x:.2f}"
             return f"{x:.2f} {'✓' if x <= g else '✗'}"
         answers = "inside bounds" if not r["problems"] else "; ".join(r["problems"])
-        L.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        L.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             r["id"], r.get("states", "–"), fmt_s(r.get("a_build")), fmt_s(r.get("s_build")),
+            mark(br, BUILD_GOAL if goal else None),
             fmt_s(r.get("a_check")), fmt_s(r.get("s_check")),
             mark(cr, goal and goal[0]), f"≤ {goal[0]}" if goal else "–",
             f"{r['a_mem']:.0f}" if "a_mem" in r else "–",
             f"{r['s_mem']:.0f}" if "s_mem" in r else "–",
-            mark(mr, goal and goal[1]), f"≤ {goal[1]}" if goal else "–", answers))
+            mark(mr, goal and goal[1]), f"≤ {goal[1]}" if goal else "–",
+            f"{r['load']:.1f}" if "load" in r else "–", answers))
     L.append("")
     L.append("Augur's methods (the solver path that answered each property):")
     L.append("")

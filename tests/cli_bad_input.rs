@@ -238,3 +238,181 @@ fn a_warning_on_a_closed_stderr_does_not_panic() {
     ]);
     assert_eq!(code, Some(0));
 }
+
+/// A PRISM model with `n` states in a line, and a 2-cycle earning 1 per step (`C<=k` sweeps
+/// k times: it never reaches a fixed point).
+fn limit_models(dir: &std::path::Path) {
+    std::fs::write(
+        dir.join("line.pm"),
+        "dtmc\nmodule m\n  x : [0..100000] init 0;\n  [] x<100000 -> (x'=x+1);\n  [] x=100000 -> true;\nendmodule\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("cycle.pm"),
+        "dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> (x'=1);\n  [] x=1 -> (x'=0);\nendmodule\nrewards \"r\"\n  true : 1;\nendrewards\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_model_larger_than_max_states_is_a_user_error_with_the_count_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    limit_models(dir.path());
+    let out = augur_in(
+        dir.path(),
+        &[
+            "check",
+            "line.pm",
+            "--prop",
+            "P=? [ F x=5 ]",
+            "--max-states",
+            "1000",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err,
+        "error: state limit exceeded: the model has more than 1000 states (1001 found, 999 explored so far)\n  = note: raise the limit with --max-states N\n"
+    );
+    // The same for the other commands that load a model.
+    for args in [
+        &[
+            "horizon",
+            "line.pm",
+            "--target",
+            "x=5",
+            "--max",
+            "2",
+            "--max-states",
+            "10",
+        ][..],
+        &["export", "line.pm", "--to", "drn", "--max-states", "10"][..],
+        &[
+            "simulate",
+            "line.pm",
+            "-n",
+            "1",
+            "--max-steps",
+            "2",
+            "--max-states",
+            "10",
+        ][..],
+    ] {
+        let out = augur_in(dir.path(), args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("more than 10 states"), "{args:?}: {err}");
+    }
+    // The default limit does not stand in the way.
+    let out = augur_in(dir.path(), &["check", "line.pm", "--prop", "P=? [ F x=5 ]"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_timeout_is_a_user_error_and_stops_the_remaining_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    limit_models(dir.path());
+    let out = augur_in(
+        dir.path(),
+        &[
+            "check",
+            "cycle.pm",
+            "--prop",
+            "R=? [ C<=3 ]",
+            "--prop",
+            "R=? [ C<=1000000000000 ]",
+            "--prop",
+            "R=? [ C<=2 ]",
+            "--timeout",
+            "0.5",
+            "--json",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("time limit exceeded (after 0.5 s)"), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &j["results"];
+    assert_eq!(r[0]["value"], 3.0);
+    assert_eq!(r[1]["error"], "time limit exceeded (after 0.5 s)");
+    assert_eq!(r[2]["error"], "time limit exceeded (after 0.5 s)");
+    // Bad values of the options are user errors too.
+    for bad in ["0", "-1", "abc"] {
+        let out = augur_in(
+            dir.path(),
+            &[
+                "check",
+                "cycle.pm",
+                "--prop",
+                "R=? [ C<=2 ]",
+                "--timeout",
+                bad,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1), "--timeout {bad}");
+    }
+}
+
+/// Issue 9: bounds were validated by the parser, `instantiate` and the checker with different
+/// rules. Now a bound written with a constant gets exactly the message of the same bound
+/// written literally, located at the bound with a caret.
+#[test]
+fn a_bound_from_a_constant_fails_like_the_literal() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let message = |prop: &str, consts: Option<&str>| {
+        let mut args = vec!["check", "models/safetydrift.tra", "--prop", prop];
+        if let Some(c) = consts {
+            args.extend(["--const", c]);
+        }
+        let out = augur_in(root, &args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{prop}: {err}");
+        assert!(err.contains("--> --prop:1:"), "{prop}: {err}");
+        assert!(err.contains('^'), "{prop}: {err}");
+        err.lines().next().unwrap_or_default().to_string()
+    };
+    for (literal, named, value) in [
+        // A step bound must be an integer (as PRISM): the checker used to accept k = 3.0.
+        (
+            "P=? [ F<=3.0 \"violated\" ]",
+            "P=? [ F<=k \"violated\" ]",
+            "k=3.0",
+        ),
+        // One message for a threshold out of range.
+        (
+            "P>=1.5 [ F \"violated\" ]",
+            "P>=p [ F \"violated\" ]",
+            "p=1.5",
+        ),
+        // Negative, empty and `<0` step bounds: the checker had its own words for these.
+        (
+            "P=? [ F<=-2 \"violated\" ]",
+            "P=? [ F<=k \"violated\" ]",
+            "k=-2",
+        ),
+        (
+            "P=? [ F<0 \"violated\" ]",
+            "P=? [ F<k \"violated\" ]",
+            "k=0",
+        ),
+        (
+            "P=? [ F[5,2] \"violated\" ]",
+            "P=? [ F[k,2] \"violated\" ]",
+            "k=5",
+        ),
+        ("R=? [ C{discount=1.5} ]", "R=? [ C{discount=d} ]", "d=1.5"),
+    ] {
+        let lit = message(literal, None);
+        assert_eq!(message(named, Some(value)), lit, "{named} with {value}");
+    }
+    assert_eq!(
+        message("P=? [ F<=k \"violated\" ]", Some("k=3.0")),
+        "error: step bound must be an integer, found 3.0"
+    );
+}

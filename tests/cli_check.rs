@@ -212,6 +212,8 @@ fn json_shape() {
         String::from_utf8_lossy(&out.stderr)
     );
     let j = stdout_json(&out);
+    // The documented schema (docs/json.md), versioned.
+    assert_eq!(j["schema_version"], 1);
     let model = &j["model"];
     assert_eq!(model["states"], 6);
     assert_eq!(model["transitions"], 9);

@@ -252,3 +252,43 @@ snapshot!(
         "target/never-written.json"
     ]
 );
+
+// Properties resolved against the model and the constants (augur-check): a bound from a
+// constant fails like the literal, located at the bound; an unknown label lists the known ones.
+snapshot!(
+    check_step_bound_from_constant,
+    [
+        "check",
+        f("needs_p.pm"),
+        "--prop",
+        "P=? [ F<=k x=2 ]",
+        "--const",
+        "p=0.5,k=3.0"
+    ]
+);
+snapshot!(
+    check_unknown_label,
+    [
+        "check",
+        f("needs_p.pm"),
+        "--prop",
+        "P=? [ F \"nope\" ]",
+        "--const",
+        "p=0.5"
+    ]
+);
+
+// Limits: a model larger than --max-states stops with the count so far.
+snapshot!(
+    check_max_states,
+    [
+        "check",
+        f("needs_p.pm"),
+        "--prop",
+        "P=? [ F x=2 ]",
+        "--const",
+        "p=0.5",
+        "--max-states",
+        "2"
+    ]
+);

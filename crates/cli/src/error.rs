@@ -43,37 +43,34 @@ impl From<serde_json::Error> for CliError {
     }
 }
 
-/// The diagnostic of a syntax error in the text `text` named `name` (`--prop`, a file).
-pub fn located(name: &str, text: &str, e: &augur_pctl::PctlError) -> CliError {
-    e.diagnostic(&augur_source::SourceFile::new(name, text))
-        .into()
+/// The diagnostic of a checking error as the CLI prints it: a limit hit names the option that
+/// raises it, an unused constant the `--const` it came from.
+pub fn check_diagnostic(e: &augur_check::CheckError) -> augur_source::Diagnostic {
+    use augur_check::{CheckError, Stop};
+    match e {
+        CheckError::UnusedConstant { name } => {
+            augur_source::Diagnostic::error(format!("--const {name}: {e}"))
+        }
+        CheckError::Stopped(Stop::TooManyStates { .. }) => e
+            .diagnostic()
+            .with_note("raise the limit with --max-states N"),
+        CheckError::Stopped(Stop::Timeout { .. }) => e
+            .diagnostic()
+            .with_note("raise the limit with --timeout SECONDS"),
+        e => e.diagnostic(),
+    }
 }
 
-/// Parses `--const` strings (later assignments of the same name win); an error is located
-/// in the offending string, with a caret under the cause.
-pub fn parse_consts(texts: &[String]) -> Result<Vec<(String, augur_expr::Value)>, CliError> {
-    let mut out: Vec<(String, augur_expr::Value)> = Vec::new();
-    for text in texts {
-        let parsed = augur_expr::parse_const_assignments(text).map_err(|e| {
-            CliError::from(e.diagnostic(&augur_source::SourceFile::new("--const", text.as_str())))
-        })?;
-        for (n, v) in parsed {
-            out.retain(|(m, _)| *m != n);
-            out.push((n, v));
+impl From<augur_check::CheckError> for CliError {
+    /// Located errors are rendered with their caret; limits hit name the option that raises
+    /// them; numerical failures and bugs are internal errors (exit code 2).
+    fn from(e: augur_check::CheckError) -> Self {
+        match e {
+            augur_check::CheckError::Write(io) => CliError::from(io),
+            ref e if e.is_internal() => CliError::Internal(anyhow::anyhow!("{e}")),
+            e => check_diagnostic(&e).into(),
         }
     }
-    Ok(out)
-}
-
-/// Reads a user-named input file; failures are user errors naming the file.
-pub fn read_input(path: &std::path::Path) -> Result<String, CliError> {
-    let mut text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::user(format!("error: cannot read {}: {e}", path.display())))?;
-    // A byte-order mark (Windows editors) is not part of the text.
-    if text.starts_with('\u{feff}') {
-        text.drain(..'\u{feff}'.len_utf8());
-    }
-    Ok(text)
 }
 
 /// Writes one diagnostic line (warning, note, per-property error) to stderr. Unlike

@@ -1,8 +1,9 @@
-//! `augur export MODEL --to tra|drn|json|dot|prism [-o OUT]`.
+//! `augur export MODEL --to tra|drn|json|dot|prism [-o OUT]` (glue over `augur-check`).
 
+use crate::check_cmd::constants;
 use crate::error::CliError;
-use crate::model::{load_model_with, LoadOptions};
-use augur_formats::{write_model, write_model_to_path, Format, FormatError};
+use crate::limits::LimitArgs;
+use augur_check::{Format, LoadOptions, Model};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -26,6 +27,8 @@ pub struct ExportArgs {
     /// PRISM models: fail on a deadlock state instead of giving it a self-loop.
     #[arg(long)]
     pub no_fix_deadlocks: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Run `augur export`.
@@ -34,17 +37,19 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .to
         .parse()
         .map_err(|e| CliError::User(format!("error: {e}")))?;
-    let consts = crate::error::parse_consts(&args.consts)?;
-    let opts = LoadOptions {
+    let load = LoadOptions {
+        constants: constants(&args.consts)?,
         exact: false,
         fix_deadlocks: !args.no_fix_deadlocks,
+        limits: args.limits.limits()?,
     };
-    let loaded = load_model_with(&args.model, &consts, &opts)?;
+    let model = Model::load(&args.model, &load)?;
+    for w in model.warnings() {
+        crate::error::diag(format_args!("warning: {w}"));
+    }
     match &args.output {
         Some(path) => {
-            let written = write_model_to_path(&loaded.dtmc, format, path)
-                .map_err(|e| CliError::User(format!("error: {e}")))?;
-            for p in written {
+            for p in model.write_to_path(format, path)? {
                 crate::error::diag(format_args!("wrote {}", p.display()));
             }
         }
@@ -55,13 +60,7 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
                      write the .lab/.srew/.trew/.sta files"
                 ));
             }
-            write_model(&loaded.dtmc, format, out).map_err(|e| match e {
-                // Writing to stdout failed (a closed pipe ends quietly).
-                FormatError::Write(io) => CliError::from(io),
-                // The model cannot be expressed in the format (e.g. a label name that is not a
-                // PRISM identifier): the same user error as with `-o`.
-                e => CliError::User(format!("error: {e}")),
-            })?;
+            model.write(format, out)?;
             out.flush()?;
         }
     }

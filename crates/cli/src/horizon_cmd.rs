@@ -1,13 +1,10 @@
-//! `augur horizon MODEL --target LABEL --max H [--json]`: the all-horizon table
-//! P(F≤h target) for h = 1..H and every state.
+//! `augur horizon MODEL --target LABEL --max H [--const N=3] [--json]`: the all-horizon table
+//! P(F≤h target) for h = 1..H and every state (glue over `augur-check`).
 
-use crate::check_cmd::scalar_json;
+use crate::check_cmd::constants;
 use crate::error::CliError;
-use crate::model::load_model;
-use augur_dtmc::StateSet;
-use augur_expr::Expr;
-use augur_pctl::{parse_property, StateFormula};
-use augur_solver::check::{check, horizon_table, CheckContext, Scalar, Values};
+use crate::limits::LimitArgs;
+use augur_check::{CheckOptions, LoadOptions, Model, Scalar, Session};
 use clap::Args;
 use serde_json::{json, Value as Json};
 use std::io::Write;
@@ -24,71 +21,56 @@ pub struct HorizonArgs {
     /// The largest horizon H.
     #[arg(long = "max", value_name = "H")]
     pub max_h: usize,
+    /// Values of constants (the model's undefined ones, or names used in the target), e.g.
+    /// `N=3,p=0.5` (repeatable).
+    #[arg(long = "const", value_name = "N=V,...")]
+    pub consts: Vec<String>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Run `augur horizon`.
 pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let loaded = load_model(&args.model, &[])?;
-    let dtmc = &loaded.dtmc;
-    let name = args.target.trim().trim_matches('"');
-    // A label name (quoted or not), or else any boolean state formula (`s>=3 & !"done"`).
-    let target: StateSet = match dtmc.label(name) {
-        Some(set) => set.clone(),
-        None => {
-            let text = args.target.as_str();
-            let prop =
-                parse_property(text).map_err(|e| crate::error::located("--target", text, &e))?;
-            // A bare identifier is meant as a label name.
-            let formula = match prop.formula {
-                StateFormula::Expr(Expr::Ident(id)) => StateFormula::Label(id),
-                f => f,
-            };
-            let values = check(dtmc, &formula, &CheckContext::default()).map_err(|e| {
-                CliError::User(format!(
-                    "error: {}: --target {text}: {e}",
-                    args.model.display()
-                ))
-            })?;
-            match values {
-                Values::Bool(set) => set,
-                Values::Num { .. } => {
-                    return Err(CliError::User(format!(
-                        "error: --target {text}: expected a label or a boolean state formula"
-                    )))
-                }
-            }
-        }
-    };
-    let n = dtmc.num_states();
+    let constants = constants(&args.consts)?;
+    let limits = args.limits.limits()?;
     if args.max_h == 0 {
         return Err(CliError::user("error: --max must be at least 1"));
     }
-    if n.checked_mul(args.max_h).is_none_or(|c| c > 200_000_000) {
-        return Err(CliError::User(format!(
-            "error: the table would have {n} × {} entries; choose a smaller --max",
-            args.max_h
-        )));
+    let load = LoadOptions {
+        constants: constants.clone(),
+        limits: limits.clone(),
+        ..LoadOptions::default()
+    };
+    let model = Model::load(&args.model, &load)?;
+    for w in model.warnings() {
+        crate::error::diag(format_args!("warning: {w}"));
     }
-    let table = horizon_table(&dtmc.matrix, &target, args.max_h);
+    let options = CheckOptions {
+        limits,
+        ..CheckOptions::default()
+    };
+    let mut session = Session::new(&model, options).with_constants(&constants);
+    let table = session.horizon(&args.target, "--target", args.max_h)?;
+    let n = table.num_states;
     let at = |s: usize, h: usize| table.get(s, h).unwrap_or(f64::NAN);
     if args.json {
         let rows: Vec<Json> = (0..n)
             .map(|s| {
                 Json::Array(
                     (1..=args.max_h)
-                        .map(|h| scalar_json(Scalar::Num(at(s, h))))
+                        .map(|h| serde_json::to_value(Scalar::Num(at(s, h))).unwrap_or(Json::Null))
                         .collect(),
                 )
             })
             .collect();
         let doc = json!({
-            "target": name,
+            "target": args.target.trim().trim_matches('"'),
             "max": args.max_h,
             "states": n,
-            "initial": dtmc.initial,
+            "initial": model.dtmc().initial,
             "table": rows,
         });
         writeln!(out, "{doc}")?;

@@ -33,6 +33,10 @@ pub struct LearnArgs {
     /// instead of giving them the uniform distribution over their valid successors.
     #[arg(long)]
     pub final_absorbing: bool,
+    /// Learn a k-th order chain: a first-order chain over the tuples of the last k states
+    /// (named `(a,b)`, labelled like their last state).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub order: usize,
     /// Output model (Augur JSON, with the transition counts for `augur pac`).
     #[arg(short, long, value_name = "MODEL.json")]
     pub output: PathBuf,
@@ -63,6 +67,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         } else {
             Unobserved::Uniform
         },
+        order: args.order,
     };
     let outcome =
         learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(|e| match e {
@@ -83,6 +88,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                 "traces_file": file_name,
                 "abstraction": args.abstraction.as_ref().map(|p| p.display().to_string()),
                 "category": m.category,
+                "order": args.order,
             },
         });
         write_learned(m, path, metadata)?;

@@ -2,15 +2,17 @@
 //!
 //! Each subcommand lives in its own module (`parse_cmd`, ...) exposing an `Args` struct
 //! (clap derive) and `fn run(args, out) -> Result<(), CliError>`; `main` only dispatches and maps
-//! errors to exit codes: 0 success, 1 user error (bad file, bad property, bad arguments),
-//! 2 internal error. Only this crate prints.
+//! errors to exit codes: 0 success, 1 user error (bad file, bad property, bad arguments, a
+//! limit hit), 2 internal error. Only this crate prints. Loading and checking go through
+//! `augur-check` (this crate depends on neither `augur-solver` nor `augur-prism`).
 
 mod check_cmd;
 mod error;
 mod export_cmd;
 mod horizon_cmd;
 mod learn_cmd;
-mod model;
+mod limits;
+mod monitor_cmd;
 mod pac_cmd;
 mod parse_cmd;
 mod simulate_cmd;
@@ -45,6 +47,8 @@ enum Command {
     Pac(pac_cmd::PacArgs),
     /// Write seeded random traces of a DTMC in the JSON Lines trace format.
     Simulate(simulate_cmd::SimulateArgs),
+    /// The runtime monitor: compile, gate, replay, eval, agentdojo.
+    Monitor(monitor_cmd::MonitorArgs),
 }
 
 /// The learning commands report every failure as a user error (bad trace, spec or model file,
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
             .map(|_| ())
             .map_err(learning_error),
         Command::Simulate(args) => simulate_cmd::run(&args, &mut out).map_err(learning_error),
+        Command::Monitor(args) => monitor_cmd::run(&args, &mut out),
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     match result {

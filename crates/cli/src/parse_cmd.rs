@@ -1,8 +1,9 @@
 //! `augur parse`: parse PCTL properties and print them in canonical form or as JSON.
 
-use crate::error::{located, read_input, CliError};
+use crate::error::CliError;
+use augur_check::Properties;
 use augur_expr::ConstDecl;
-use augur_pctl::{parse_properties, parse_property, LabelDef, Property};
+use augur_pctl::{LabelDef, Property};
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -46,30 +47,24 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "error: nothing to parse: give a properties FILE or --prop 'PCTL'\n(see `augur parse --help`)",
         ));
     }
-    let mut constants = Vec::new();
-    let mut labels = Vec::new();
-    let mut properties: Vec<Property> = Vec::new();
-    if let Some(path) = &args.file {
-        let text = read_input(path)?;
-        let file =
-            parse_properties(&text).map_err(|e| located(&path.display().to_string(), &text, &e))?;
-        constants = file.constants;
-        labels = file.labels;
-        properties = file.properties;
-    }
+    let mut props = match &args.file {
+        Some(path) => Properties::read_file(path)?,
+        None => Properties::new(),
+    };
     for (i, text) in args.props.iter().enumerate() {
         let source = if args.props.len() == 1 {
             "--prop".to_string()
         } else {
             format!("--prop #{}", i + 1)
         };
-        let prop = parse_property(text).map_err(|e| located(&source, text, &e))?;
-        properties.push(prop);
+        props.add(&source, text)?;
     }
+    let (constants, labels) = (props.constants(), props.labels());
+    let properties: Vec<&Property> = props.properties().collect();
     if args.json {
         let output = JsonOutput {
-            constants: &constants,
-            labels: &labels,
+            constants,
+            labels,
             properties: properties
                 .iter()
                 .map(|p| JsonProperty {

@@ -35,24 +35,29 @@ pub struct SimulateArgs {
     /// text. (The traces themselves are always JSON Lines.)
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 /// Run `augur simulate`, writing traces to `--output` or to `out`.
 pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
-    let consts = crate::error::parse_consts(&args.consts).map_err(|e| match e {
-        crate::error::CliError::User(m) => {
-            anyhow::anyhow!("{}", m.trim_start_matches("error: ").trim_end())
-        }
+    // Errors of loading print through their diagnostics (`learning_error` in main).
+    let located = |e: augur_check::CheckError| crate::error::check_diagnostic(&e);
+    let constants = crate::check_cmd::constants(&args.consts).map_err(located)?;
+    let limits = args.limits.limits().map_err(|e| match e {
+        crate::error::CliError::User(m) => anyhow::anyhow!("{}", m.trim_start_matches("error: ")),
         other => anyhow::anyhow!("{other:?}"),
     })?;
-    let dtmc = crate::model::load_model(&args.model, &consts)
-        .map_err(|e| match e {
-            crate::error::CliError::User(m) => {
-                anyhow::anyhow!("{}", m.trim_start_matches("error: ").trim_end())
-            }
-            other => anyhow::anyhow!("{other:?}"),
-        })?
-        .dtmc;
+    let load = augur_check::LoadOptions {
+        constants,
+        limits,
+        ..augur_check::LoadOptions::default()
+    };
+    let model = augur_check::Model::load(&args.model, &load).map_err(located)?;
+    for w in model.warnings() {
+        crate::error::diag(format_args!("warning: {w}"));
+    }
+    let dtmc = model.into_dtmc();
     let names = state_names(&dtmc);
     let sim = Simulator::new(&dtmc, args.seed, args.max_steps)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;

@@ -23,6 +23,9 @@ pub enum LearnError {
     /// The smoothing parameter is negative or not a number.
     #[error("invalid smoothing parameter alpha = {0}: it must be a finite number >= 0")]
     BadAlpha(f64),
+    /// A chain order outside 1..=8.
+    #[error("invalid order {0}: a k-th order chain needs 1 <= k <= 8")]
+    BadOrder(usize),
     /// A state index outside `0..num_states`.
     #[error("state index {index} out of range (the model has {num_states} states)")]
     StateOutOfRange {

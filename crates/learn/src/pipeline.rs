@@ -13,6 +13,13 @@
 //! assert_eq!(model.state_names, ["a", "b"]);
 //! assert_eq!(model.dtmc.matrix.get(0, 1).copied(), Some(0.5));
 //! ```
+//!
+//! With [`LearnOptions::order`] `k > 1` the learned chain is of order k, built as a first-order
+//! chain over k-tuples of states (SafetyDrift's product embedding): the state after step i is
+//! the tuple of the last `min(k, i+1)` abstract states, named `(a,b)`; a tuple moves only to the
+//! tuples that extend it by one state (and, with a spec, only by a valid transition of its last
+//! state); a tuple has the labels and valuation of its last state, so properties written for
+//! the first-order chain apply unchanged.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufWriter, Write};
@@ -37,6 +44,8 @@ pub struct LearnOptions {
     pub skip_invalid: bool,
     /// What a state that is never left (seen only where traces end) becomes with α = 0.
     pub unobserved: Unobserved,
+    /// The chain's order k (1: an ordinary chain; k > 1: a chain over k-tuples of states).
+    pub order: usize,
 }
 
 impl Default for LearnOptions {
@@ -46,6 +55,7 @@ impl Default for LearnOptions {
             by_category: false,
             skip_invalid: false,
             unobserved: Unobserved::Uniform,
+            order: 1,
         }
     }
 }
@@ -87,12 +97,55 @@ pub struct LearnOutcome {
     pub models: Vec<LearnedModel>,
 }
 
-/// One model being learned: its counts and, without a spec, its state names.
+/// One model being learned: its counts and, without a spec, its state names; for order
+/// k > 1 the tuples of abstract states that are its states.
 #[derive(Default)]
 struct Group {
     counts: TransitionCounts,
     names: Vec<String>,
     index: HashMap<String, u32>,
+    tuples: Vec<Vec<u32>>,
+    tuple_index: HashMap<Vec<u32>, u32>,
+}
+
+/// Validity of a k-th order chain over tuples: `j` extends `i` by one state, by a move that
+/// is valid between their last states.
+struct TupleValidity<'a> {
+    tuples: &'a [Vec<u32>],
+    order: usize,
+    base: &'a dyn Validity,
+}
+
+impl TupleValidity<'_> {
+    fn valid(&self, i: u32, j: u32) -> bool {
+        let (Some(ti), Some(tj)) = (self.tuples.get(i as usize), self.tuples.get(j as usize))
+        else {
+            return false;
+        };
+        let keep = ti.len().min(self.order - 1);
+        let (Some(&a), Some(&b)) = (ti.last(), tj.last()) else {
+            return false;
+        };
+        tj.len() == keep + 1
+            && tj[..keep] == ti[ti.len() - keep..]
+            && self.base.is_valid_transition(a, b)
+    }
+}
+
+impl Validity for TupleValidity<'_> {
+    fn is_valid_transition(&self, from: u32, to: u32) -> bool {
+        self.valid(from, to)
+    }
+    fn valid_successors(&self, from: u32, num_states: usize) -> Vec<u32> {
+        (0..num_states as u32)
+            .filter(|&to| self.valid(from, to))
+            .collect()
+    }
+    fn num_valid_successors(&self, from: u32, num_states: usize) -> usize {
+        (0..num_states as u32)
+            .filter(|&to| self.valid(from, to))
+            .count()
+    }
 }
 
 /// Learns from the traces of `reader` (named `file` in messages). With a `spec`, steps are
@@ -108,6 +161,11 @@ pub fn learn_from_traces<R: BufRead>(
     if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
         return Err(LearnError::BadAlpha(opts.alpha));
     }
+    if !(1..=8).contains(&opts.order) {
+        return Err(LearnError::BadOrder(opts.order));
+    }
+    let k = opts.order;
+    let mut tuple_buf: Vec<u32> = Vec::new();
     let spec_validity =
         spec.map(|a| move |i: u32, j: u32| -> bool { a.is_valid_transition_idx(i, j) });
     let validity: &dyn Validity = match &spec_validity {
@@ -141,7 +199,11 @@ pub fn learn_from_traces<R: BufRead>(
             String::new()
         };
         let group = groups.entry(key).or_insert_with(|| Group {
-            counts: TransitionCounts::new(spec.map_or(0, |a| a.num_states())),
+            counts: TransitionCounts::new(if k > 1 {
+                0
+            } else {
+                spec.map_or(0, |a| a.num_states())
+            }),
             ..Default::default()
         });
         // Map the steps to state indices; nothing is recorded unless the whole trace maps.
@@ -191,6 +253,31 @@ pub fn learn_from_traces<R: BufRead>(
             group.index.insert(name.clone(), group.names.len() as u32);
             group.names.push(name);
         }
+        if k > 1 {
+            // The states of a k-th order chain: the tuples of the last k abstract states.
+            tuple_buf.clear();
+            for i in 0..states_buf.len() {
+                let t = &states_buf[(i + 1).saturating_sub(k)..=i];
+                let id = match group.tuple_index.get(t) {
+                    Some(&id) => id,
+                    None => {
+                        let id = group.tuples.len() as u32;
+                        group.tuples.push(t.to_vec());
+                        group.tuple_index.insert(t.to_vec(), id);
+                        id
+                    }
+                };
+                tuple_buf.push(id);
+            }
+            group.counts.ensure_states(group.tuples.len());
+            let tv = TupleValidity {
+                tuples: &group.tuples,
+                order: k,
+                base: validity,
+            };
+            group.counts.try_observe_trace(&tuple_buf, &tv)?;
+            continue;
+        }
         if spec.is_none() {
             group.counts.ensure_states(group.names.len());
         }
@@ -207,14 +294,41 @@ pub fn learn_from_traces<R: BufRead>(
         if group.counts.traces() == 0 {
             continue;
         }
-        group.counts.mark_determined(validity);
-        let learned = learn_with(&group.counts, validity, opts.alpha, opts.unobserved)?;
-        let mut dtmc = learned.dtmc;
-        let state_names: Vec<String> = match spec {
+        let base_names: Vec<String> = match spec {
             Some(a) => a.valid_states().iter().map(|&c| a.state_name(c)).collect(),
             None => group.names.clone(),
         };
-        decorate(&mut dtmc, spec, &state_names);
+        let tuples = std::mem::take(&mut group.tuples);
+        let tv = TupleValidity {
+            tuples: &tuples,
+            order: k,
+            base: validity,
+        };
+        let v: &dyn Validity = if k > 1 { &tv } else { validity };
+        group.counts.mark_determined(v);
+        let learned = learn_with(&group.counts, v, opts.alpha, opts.unobserved)?;
+        let mut dtmc = learned.dtmc;
+        let state_names: Vec<String> = if k > 1 {
+            tuples
+                .iter()
+                .map(|t| {
+                    let parts: Vec<&str> =
+                        t.iter().map(|&s| base_names[s as usize].as_str()).collect();
+                    format!("({})", parts.join(","))
+                })
+                .collect()
+        } else {
+            base_names.clone()
+        };
+        if k > 1 {
+            let last: Vec<u32> = tuples
+                .iter()
+                .map(|t| t.last().copied().unwrap_or(0))
+                .collect();
+            decorate_tuples(&mut dtmc, spec, &base_names, &last);
+        } else {
+            decorate(&mut dtmc, spec, &state_names);
+        }
         models.push(LearnedModel {
             category: opts.by_category.then_some(category),
             dtmc,
@@ -256,6 +370,56 @@ fn decorate(dtmc: &mut Dtmc, spec: Option<&Abstraction>, names: &[String]) {
                     let mut set = fixedbitset::FixedBitSet::with_capacity(n);
                     set.insert(i);
                     (name.clone(), set)
+                })
+                .collect();
+        }
+    }
+}
+
+/// Labels and valuations of a chain over tuples: those of each tuple's last state.
+fn decorate_tuples(
+    dtmc: &mut Dtmc,
+    spec: Option<&Abstraction>,
+    base_names: &[String],
+    last: &[u32],
+) {
+    let n = dtmc.num_states();
+    let lift = |set: &fixedbitset::FixedBitSet| {
+        let mut out = fixedbitset::FixedBitSet::with_capacity(n);
+        for (t, &s) in last.iter().enumerate() {
+            if set.contains(s as usize) {
+                out.insert(t);
+            }
+        }
+        out
+    };
+    match spec {
+        Some(a) => {
+            dtmc.labels = a
+                .labels()
+                .iter()
+                .map(|(name, set)| (name.clone(), lift(set)))
+                .collect();
+            let k = a.predicates().len();
+            let mut values = Vec::with_capacity(n * k);
+            for &s in last {
+                let code = a.code_of(s).unwrap_or(0);
+                values.extend(a.decode(code).into_iter().map(Value::Bool));
+            }
+            dtmc.valuations = Some(Valuations::new(
+                a.predicates().iter().map(|p| p.name.clone()).collect(),
+                vec![Type::Bool; k],
+                values,
+            ));
+        }
+        None => {
+            dtmc.labels = base_names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let mut one = fixedbitset::FixedBitSet::with_capacity(base_names.len());
+                    one.insert(i);
+                    (name.clone(), lift(&one))
                 })
                 .collect();
         }
@@ -424,5 +588,60 @@ mod tests {
         let meta = doc.metadata.unwrap();
         assert_eq!(meta["state_names"], serde_json::json!(["x", "y"]));
         assert_eq!(meta["learned"]["alpha"], 0.0);
+    }
+
+    /// A second-order chain is a first-order chain over pairs: after `x a` comes `y`, after
+    /// `z a` comes `w` (a first-order chain can only say 1/2 each from `a`).
+    #[test]
+    fn second_order_chain_over_pairs() {
+        let traces = "{\"steps\": [{\"state\": \"x\"}, {\"state\": \"a\"}, {\"state\": \"y\"}]}\n\
+                      {\"steps\": [{\"state\": \"z\"}, {\"state\": \"a\"}, {\"state\": \"w\"}]}\n";
+        let first = run(traces, None, &LearnOptions::default()).unwrap();
+        let m1 = &first.models[0];
+        let a = m1.state_names.iter().position(|n| n == "a").unwrap();
+        let y = m1.state_names.iter().position(|n| n == "y").unwrap();
+        assert_eq!(m1.dtmc.matrix.get(a, y).copied(), Some(0.5));
+        let opts = LearnOptions {
+            order: 2,
+            ..LearnOptions::default()
+        };
+        let second = run(traces, None, &opts).unwrap();
+        let m = &second.models[0];
+        assert_eq!(
+            m.state_names,
+            ["(x)", "(x,a)", "(a,y)", "(z)", "(z,a)", "(a,w)"]
+        );
+        let at = |i: usize, j: usize| m.dtmc.matrix.get(i, j).copied();
+        assert_eq!(at(0, 1), Some(1.0));
+        assert_eq!(at(1, 2), Some(1.0));
+        assert_eq!(at(4, 5), Some(1.0));
+        assert_eq!(at(1, 5), None);
+        // A tuple carries the label of its last state.
+        let label_a = m.dtmc.label("a").unwrap();
+        assert_eq!(label_a.ones().collect::<Vec<_>>(), [1, 4]);
+        // With smoothing, a tuple's valid successors are the tuples that extend it.
+        let smoothed = run(
+            traces,
+            None,
+            &LearnOptions {
+                order: 2,
+                alpha: 1.0,
+                ..LearnOptions::default()
+            },
+        )
+        .unwrap();
+        let s = &smoothed.models[0].dtmc;
+        // (x,a) can go to (a,y) and (a,w): (1 + 1) / 3 and 1 / 3.
+        assert!((s.matrix.get(1, 2).copied().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+        assert!((s.matrix.get(1, 5).copied().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert!(run(
+            traces,
+            None,
+            &LearnOptions {
+                order: 0,
+                ..LearnOptions::default()
+            }
+        )
+        .is_err());
     }
 }

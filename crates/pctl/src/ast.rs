@@ -1,6 +1,8 @@
 //! The PCTL abstract syntax tree (PRISM syntax, DTMC fragment, plus Storm's `T` operator).
 
+use crate::Spanned;
 use augur_expr::{ConstDecl, Expr};
+use augur_source::Span;
 use serde::{Deserialize, Serialize};
 
 /// A comparison in a bound `P⋈p`, `R⋈r`, `S⋈p`.
@@ -27,27 +29,28 @@ pub enum Bound {
     /// `=?`: compute the value.
     Query,
     /// `⋈ threshold`: compare the value with a threshold (an expression, may name constants).
-    Compare(Comparison, Expr),
+    Compare(Comparison, Spanned<Expr>),
 }
 
-/// A step bound on a temporal operator. Bounds are integer expressions and may name constants.
+/// A step bound on a temporal operator. Bounds are integer expressions and may name constants;
+/// they become step counts when the property is resolved ([`crate::resolve`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StepBound {
     /// No bound.
     Unbounded,
     /// `<k`
-    Lt(Expr),
+    Lt(Spanned<Expr>),
     /// `<=k`
-    Le(Expr),
+    Le(Spanned<Expr>),
     /// `>k`
-    Gt(Expr),
+    Gt(Spanned<Expr>),
     /// `>=k`
-    Ge(Expr),
+    Ge(Spanned<Expr>),
     /// `=k`
-    Eq(Expr),
+    Eq(Spanned<Expr>),
     /// `[k1,k2]`
-    Interval(Expr, Expr),
+    Interval(Spanned<Expr>, Spanned<Expr>),
 }
 
 /// How a reward structure is referred to in `R{...}`.
@@ -103,9 +106,9 @@ pub enum FilterOp {
 #[serde(rename_all = "lowercase")]
 pub enum StateFormula {
     /// A boolean expression over variables and constants (`true`, `x>=3`, `s=1 & t!=2`).
-    Expr(Expr),
-    /// `"label"`
-    Label(String),
+    Expr(Spanned<Expr>),
+    /// `"label"` (the span covers the quotes).
+    Label(Spanned<String>),
     /// `!φ`
     Not(Box<StateFormula>),
     /// `φ & ψ`
@@ -118,8 +121,8 @@ pub enum StateFormula {
     Iff(Box<StateFormula>, Box<StateFormula>),
     /// `P⋈p [ path ]` / `P=? [ path ]`
     Prob {
-        /// The bound or query.
-        bound: Bound,
+        /// The bound or query; its span covers the operator (`P>=0.5`).
+        bound: Spanned<Bound>,
         /// The path formula.
         path: Box<PathFormula>,
     },
@@ -127,29 +130,29 @@ pub enum StateFormula {
     Reward {
         /// The reward structure (the first one when omitted).
         structure: Option<RewardRef>,
-        /// The bound or query.
-        bound: Bound,
+        /// The bound or query; its span covers the operator (`R{"cost"}<=3`).
+        bound: Spanned<Bound>,
         /// The reward path formula.
         path: Box<RewardPath>,
     },
     /// `S⋈p [ φ ]` / `S=? [ φ ]`: long-run probability of being in φ-states.
     Steady {
-        /// The bound or query.
-        bound: Bound,
+        /// The bound or query; its span covers the operator (`S=?`).
+        bound: Spanned<Bound>,
         /// The state formula whose long-run probability is measured.
         formula: Box<StateFormula>,
     },
     /// Storm's `T=? [ F φ ]`: expected number of steps until φ.
     Time {
-        /// The bound or query.
-        bound: Bound,
+        /// The bound or query; its span covers the operator (`T=?`).
+        bound: Spanned<Bound>,
         /// The target (`F φ`).
         target: Box<StateFormula>,
     },
     /// `filter(op, property, states)`; `states` is `true` when omitted.
     Filter {
-        /// The filter operator.
-        op: FilterOp,
+        /// The filter operator; its span covers `filter(op`.
+        op: Spanned<FilterOp>,
         /// The filtered property.
         property: Box<StateFormula>,
         /// The states the filter ranges over.
@@ -164,15 +167,15 @@ pub enum PathFormula {
     /// `X φ`
     Next(StateFormula),
     /// `φ U ψ` with a step bound
-    Until(StateFormula, StateFormula, StepBound),
+    Until(StateFormula, StateFormula, Spanned<StepBound>),
     /// `F ψ` with a step bound
-    Eventually(StateFormula, StepBound),
+    Eventually(StateFormula, Spanned<StepBound>),
     /// `G φ` with a step bound
-    Globally(StateFormula, StepBound),
+    Globally(StateFormula, Spanned<StepBound>),
     /// `φ W ψ` with a step bound
-    WeakUntil(StateFormula, StateFormula, StepBound),
+    WeakUntil(StateFormula, StateFormula, Spanned<StepBound>),
     /// `φ R ψ` with a step bound
-    Release(StateFormula, StateFormula, StepBound),
+    Release(StateFormula, StateFormula, Spanned<StepBound>),
 }
 
 /// A reward path formula (inside `R[...]`).
@@ -184,30 +187,50 @@ pub enum RewardPath {
     /// `C<=k`, `C` (total), optionally discounted `C{discount=d}`.
     Cumulative {
         /// The step bound `<=k`, or `None` for total reward.
-        bound: Option<Expr>,
+        bound: Option<Spanned<Expr>>,
         /// The discount factor, when given.
-        discount: Option<Expr>,
+        discount: Option<Spanned<Expr>>,
     },
     /// `I=k`: expected state reward at step k.
-    Instantaneous(Expr),
+    Instantaneous(Spanned<Expr>),
     /// `S`: long-run average reward.
     LongRun,
 }
 
 /// One property of a properties file (or of `--prop`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Property {
     /// The property's name (`"name": ...`), if any.
     pub name: Option<String>,
     /// The formula.
     pub formula: StateFormula,
+    /// Where the property is in the text it was parsed from (ignored by `==` and serde).
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl PartialEq for Property {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.formula == other.formula
+    }
+}
+
+impl Property {
+    /// An unnamed property without a source span.
+    pub fn new(formula: StateFormula) -> Property {
+        Property {
+            name: None,
+            formula,
+            span: Span::default(),
+        }
+    }
 }
 
 /// `label "name" = expr;` in a properties file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LabelDef {
-    /// The label's name.
-    pub name: String,
+    /// The label's name (its span covers the quoted name).
+    pub name: Spanned<String>,
     /// Its defining state formula.
     pub formula: StateFormula,
 }

@@ -14,40 +14,50 @@ pub enum PctlError {
     /// where a state formula belongs (or the reverse), a duplicate name, ...
     #[error("{0}")]
     Invalid(SyntaxError),
-    /// After constants were substituted ([`crate::StateFormula::instantiate`]), a bound is out
-    /// of range (the same checks as at parse time, now that the values are known) or does not
-    /// evaluate.
-    #[error("in `{formula}`: {message}")]
-    Instantiate {
-        /// The formula, printed after substitution.
-        formula: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// The property does not fit the model and constants it is resolved against
+    /// ([`crate::resolve`]): a bound out of range once its constants are known, an unknown
+    /// name, a number where a truth value belongs, ... Located in the property's text.
+    #[error("{}", .0.message)]
+    Resolve(Box<Diagnostic>),
 }
 
 impl PctlError {
-    /// The location and message (`None` for [`PctlError::Instantiate`], which concerns a
-    /// formula rather than a text).
+    /// The location and message of a parse error (`None` for [`PctlError::Resolve`], which
+    /// carries its own [`Diagnostic`]).
     pub fn located(&self) -> Option<&SyntaxError> {
         match self {
             PctlError::Syntax(e) | PctlError::Invalid(e) => Some(e),
-            PctlError::Instantiate { .. } => None,
+            PctlError::Resolve(_) => None,
+        }
+    }
+
+    /// What is wrong, without the location.
+    pub fn message(&self) -> &str {
+        match self {
+            PctlError::Resolve(d) => &d.message,
+            PctlError::Syntax(e) | PctlError::Invalid(e) => &e.message,
         }
     }
 
     /// 1-based line of the error (0 when the error is not located in a text).
     pub fn line(&self) -> usize {
-        self.located().map_or(0, |e| e.line)
+        match self {
+            PctlError::Resolve(d) => d.location.as_ref().map_or(0, |l| l.line),
+            e => e.located().map_or(0, |e| e.line),
+        }
     }
 
     /// 1-based column (in characters) of the error (0 when the error is not located).
     pub fn column(&self) -> usize {
-        self.located().map_or(0, |e| e.column)
+        match self {
+            PctlError::Resolve(d) => d.location.as_ref().map_or(0, |l| l.column),
+            e => e.located().map_or(0, |e| e.column),
+        }
     }
 
     /// The error as a [`Diagnostic`], located in `source` (the text that was parsed, with
-    /// its name: a properties file, `--prop`, ...) when the error is located.
+    /// its name: a properties file, `--prop`, ...) when the error is located; a
+    /// [`PctlError::Resolve`] carries its own diagnostic (which knows its source).
     ///
     /// ```
     /// use augur_source::SourceFile;
@@ -57,9 +67,12 @@ impl PctlError {
     /// assert!(d.to_string().contains(" --> --prop:1:8\n"));
     /// ```
     pub fn diagnostic(&self, source: &SourceFile) -> Diagnostic {
-        match self.located() {
-            Some(e) => e.diagnostic(source),
-            None => Diagnostic::error(self.to_string()).at(Location::file(source.name())),
+        match self {
+            PctlError::Resolve(d) => (**d).clone(),
+            e => match e.located() {
+                Some(s) => s.diagnostic(source),
+                None => Diagnostic::error(self.to_string()).at(Location::file(source.name())),
+            },
         }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Main types: [`Property`] and [`PropertiesFile`] (the results of [`parse_property`] and
 //! [`parse_properties`]), the formula ASTs [`StateFormula`], [`PathFormula`], [`RewardPath`],
-//! and the located error [`PctlError`] (turn it into an `augur_source::Diagnostic` with [`PctlError::diagnostic`]).
+//! the resolved form [`ResolvedProperty`] (from [`Resolver`]), and the located error
+//! [`PctlError`] (turn it into an `augur_source::Diagnostic` with [`PctlError::diagnostic`]).
 //! Every AST type prints its canonical PRISM text with `Display` (see [`print`](mod@print)) and
 //! (de)serialises with serde.
 //!
@@ -26,18 +27,21 @@
 //! an operand is a label, a `P`/`R`/`S`/`T` operator or a filter. Names (labels, variables,
 //! constants) are not resolved here: that happens when a property is checked against a model.
 //!
-//! Checks done at parse time (each a [`PctlError::Invalid`] with the location): probability
-//! bounds outside `[0, 1]` and negative reward bounds (when the bound names no constant),
-//! negative, empty (`<0`, `[5,2]`) or non-integer step bounds (when they name no constant),
-//! discount factors outside `[0, 1]`, a path formula where a state formula belongs
-//! (`S=? [ F "up" ]`) and the reverse (`P=? [ "up" ]`), reward indices below 1, and duplicate
-//! constant, label or property names in a file.
+//! Every part of a parsed formula that an error may concern (expressions, labels, operators,
+//! thresholds, step bounds) is a [`Spanned`] value that keeps the byte span of its text (spans
+//! are ignored by `==` and serde).
 //!
-//! Once constant values are known (model, properties file, `--const`),
-//! [`StateFormula::instantiate`] substitutes them, folds constant subexpressions and re-runs the
-//! same range checks on the bounds that have become constant. [`StateFormula::idents`],
+//! Checks done at parse time (each a [`PctlError::Invalid`] with the location): a path formula
+//! where a state formula belongs (`S=? [ F "up" ]`) and the reverse (`P=? [ "up" ]`), reward
+//! indices below 1, duplicate constant, label or property names in a file, and — on bounds that
+//! name no constant — the range checks of [`resolve`] (the same functions, the same words).
+//!
+//! Once constant values and the model are known, [`resolve::Resolver`] turns a [`Property`]
+//! into a [`ResolvedProperty`]: constants substituted, step bounds as step counts, thresholds
+//! as numbers (with their exact rationals), labels and reward structures resolved, types
+//! checked; every bound is checked there, once. [`StateFormula::idents`],
 //! [`StateFormula::labels`], [`StateFormula::substitute`] and [`StateFormula::map_exprs`] help
-//! resolve names against a model.
+//! callers inspect and rewrite formulas.
 //!
 //! Parse limits: brackets nest at most [`augur_expr::syntax::MAX_NESTING`] deep, and a formula
 //! has at most [`augur_expr::syntax::MAX_DEPTH`] connectives and operators (expressions at most
@@ -45,15 +49,22 @@
 #![deny(missing_docs)]
 
 mod ast;
-mod checks;
 mod error;
 mod parser;
 pub mod print;
+pub mod resolve;
+mod spanned;
 
 pub use ast::*;
+pub use augur_source::Span;
 pub use error::{PctlError, Result};
 pub use parser::{parse_properties, parse_property};
 pub use print::const_decl_to_string;
+pub use resolve::{
+    Kind, ModelNames, Number, ResolvedFormula, ResolvedLabel, ResolvedPath, ResolvedProperty,
+    ResolvedRewardPath, Resolver, Steps, Threshold,
+};
+pub use spanned::Spanned;
 
 #[cfg(test)]
 mod tests;

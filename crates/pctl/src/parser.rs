@@ -2,9 +2,11 @@
 //! the parse-time semantic checks.
 
 use crate::ast::*;
-use crate::checks::{self, BoundKind};
 use crate::error::{PctlError, Result};
+use crate::resolve::{self as checks, BoundKind};
+use crate::Spanned;
 use augur_expr::{BinaryOp, ConstDecl, Expr, SyntaxError, Type, UnaryOp, Value};
+use augur_source::Span;
 use pest::iterators::Pair;
 use pest::Parser as _;
 
@@ -85,6 +87,12 @@ fn count_node(span: pest::Span<'_>) -> Result<()> {
     }
 }
 
+/// The byte range of a pest span, without the whitespace that implicit whitespace rules leave
+/// at its end.
+fn sp(span: pest::Span<'_>) -> Span {
+    Span::new(span.start(), span.start() + span.as_str().trim_end().len())
+}
+
 fn run(rule: Rule, text: &str) -> Result<Pair<'_, Rule>> {
     NODES.with(|c| c.set(0));
     pest::set_error_detail(true);
@@ -128,11 +136,11 @@ pub fn parse_properties(text: &str) -> Result<PropertiesFile> {
                     next(&mut inner, span)?,
                 );
                 let name_span = name.as_span();
-                let name = quoted_text(name);
+                let name = Spanned::new(quoted_text(name), sp(name_span));
                 if file.labels.iter().any(|l| l.name == name) {
                     return Err(invalid(
                         name_span,
-                        format!("label \"{name}\" is defined twice"),
+                        format!("label \"{}\" is defined twice", name.node),
                     ));
                 }
                 let formula = build_state_formula(formula)?;
@@ -215,6 +223,7 @@ fn build_const(pair: Pair<'_, Rule>) -> Result<ConstDecl> {
 }
 
 fn build_property(pair: Pair<'_, Rule>) -> Result<Property> {
+    let span = sp(pair.as_span());
     let mut name = None;
     let mut formula = None;
     for p in pair.into_inner() {
@@ -230,7 +239,11 @@ fn build_property(pair: Pair<'_, Rule>) -> Result<Property> {
         }
     }
     match formula {
-        Some(formula) => Ok(Property { name, formula }),
+        Some(formula) => Ok(Property {
+            name,
+            formula,
+            span,
+        }),
         None => Err(PctlError::Syntax(SyntaxError::at(
             "",
             0,
@@ -243,7 +256,7 @@ fn build_property(pair: Pair<'_, Rule>) -> Result<Property> {
 /// A parsed `path_or_state`.
 enum Built<'i> {
     State(StateFormula),
-    Path(PathFormula, pest::Span<'i>),
+    Path(Box<PathFormula>, pest::Span<'i>),
 }
 
 fn build_path_or_state(pair: Pair<'_, Rule>) -> Result<Built<'_>> {
@@ -255,12 +268,12 @@ fn build_path_or_state(pair: Pair<'_, Rule>) -> Result<Built<'_>> {
             let mut it = first.into_inner();
             let _kw = next(&mut it, span)?;
             let f = build_state_formula(next(&mut it, span)?)?;
-            Ok(Built::Path(PathFormula::Next(f), span))
+            Ok(Built::Path(Box::new(PathFormula::Next(f)), span))
         }
         Rule::unary_path => {
             let mut it = first.into_inner();
             let op = next(&mut it, span)?;
-            let mut bound = StepBound::Unbounded;
+            let mut bound = Spanned::new(StepBound::Unbounded, sp(op.as_span()));
             let mut operand = next(&mut it, span)?;
             if operand.as_rule() == Rule::step_bound {
                 bound = build_step_bound(operand)?;
@@ -268,11 +281,11 @@ fn build_path_or_state(pair: Pair<'_, Rule>) -> Result<Built<'_>> {
             }
             let f = build_state_formula(operand)?;
             Ok(Built::Path(
-                if op.as_str() == "F" {
+                Box::new(if op.as_str() == "F" {
                     PathFormula::Eventually(f, bound)
                 } else {
                     PathFormula::Globally(f, bound)
-                },
+                }),
                 span,
             ))
         }
@@ -281,7 +294,7 @@ fn build_path_or_state(pair: Pair<'_, Rule>) -> Result<Built<'_>> {
             let Some(op) = inner.next() else {
                 return Ok(Built::State(left));
             };
-            let mut bound = StepBound::Unbounded;
+            let mut bound = Spanned::new(StepBound::Unbounded, sp(op.as_span()));
             let mut right = next(&mut inner, span)?;
             if right.as_rule() == Rule::step_bound {
                 bound = build_step_bound(right)?;
@@ -289,11 +302,11 @@ fn build_path_or_state(pair: Pair<'_, Rule>) -> Result<Built<'_>> {
             }
             let right = build_state_formula(right)?;
             Ok(Built::Path(
-                match op.as_str() {
+                Box::new(match op.as_str() {
                     "U" => PathFormula::Until(left, right, bound),
                     "W" => PathFormula::WeakUntil(left, right, bound),
                     _ => PathFormula::Release(left, right, bound),
-                },
+                }),
                 span,
             ))
         }
@@ -311,15 +324,18 @@ fn expect_state(pair: Pair<'_, Rule>, message: &str) -> Result<StateFormula> {
 fn expect_path<'i>(pair: Pair<'i, Rule>, message: &str) -> Result<(PathFormula, pest::Span<'i>)> {
     let span = pair.as_span();
     match build_path_or_state(pair)? {
-        Built::Path(p, span) => Ok((p, span)),
+        Built::Path(p, span) => Ok((*p, span)),
         Built::State(_) => Err(invalid(span, message)),
     }
 }
 
-/// `!f`, kept as one expression when `f` is an expression.
-fn sf_not(f: StateFormula) -> StateFormula {
+/// `!f` (written at `span`), kept as one expression when `f` is an expression.
+fn sf_not(f: StateFormula, span: Span) -> StateFormula {
     match f {
-        StateFormula::Expr(e) => StateFormula::Expr(Expr::Unary(UnaryOp::Not, Box::new(e))),
+        StateFormula::Expr(e) => StateFormula::Expr(Spanned::new(
+            Expr::Unary(UnaryOp::Not, Box::new(e.node)),
+            span.join(e.span),
+        )),
         f => StateFormula::Not(Box::new(f)),
     }
 }
@@ -327,9 +343,10 @@ fn sf_not(f: StateFormula) -> StateFormula {
 /// `l op r`, kept as one expression when both operands are expressions.
 fn sf_binary(op: BinaryOp, l: StateFormula, r: StateFormula) -> StateFormula {
     match (l, r) {
-        (StateFormula::Expr(a), StateFormula::Expr(b)) => {
-            StateFormula::Expr(Expr::Binary(op, Box::new(a), Box::new(b)))
-        }
+        (StateFormula::Expr(a), StateFormula::Expr(b)) => StateFormula::Expr(Spanned::new(
+            Expr::Binary(op, Box::new(a.node), Box::new(b.node)),
+            a.span.join(b.span),
+        )),
         (l, r) => {
             let (l, r) = (Box::new(l), Box::new(r));
             match op {
@@ -355,7 +372,10 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             count_node(span)?;
             match (cond, build_state_formula(a)?, build_state_formula(b)?) {
                 (StateFormula::Expr(c), StateFormula::Expr(a), StateFormula::Expr(b)) => {
-                    Ok(StateFormula::Expr(Expr::Ite(Box::new(c), Box::new(a), Box::new(b))))
+                    Ok(StateFormula::Expr(Spanned::new(
+                        Expr::Ite(Box::new(c.node), Box::new(a.node), Box::new(b.node)),
+                        sp(span),
+                    )))
                 }
                 (StateFormula::Expr(_), StateFormula::Expr(_), _) => Err(invalid(
                     b_span,
@@ -391,9 +411,11 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
         Rule::sf_not => {
             let mut nots = 0usize;
             let mut atom = None;
+            let mut not_spans = Vec::new();
             for p in pair.into_inner() {
                 if p.as_rule() == Rule::not_op {
                     nots += 1;
+                    not_spans.push(sp(p.as_span()));
                 } else {
                     atom = Some(p);
                 }
@@ -411,9 +433,9 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                 )));
             };
             let mut f = build_atom(atom)?;
-            for _ in 0..nots {
+            for &not_span in not_spans.iter().rev() {
                 count_node(span)?;
-                f = sf_not(f);
+                f = sf_not(f, not_span);
             }
             Ok(f)
         }
@@ -430,16 +452,22 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
         count_node(span)?;
     }
     match pair.as_rule() {
-        Rule::eq_expr => Ok(StateFormula::Expr(build_expr(pair)?)),
-        Rule::quoted => Ok(StateFormula::Label(quoted_text(pair))),
+        Rule::eq_expr => Ok(StateFormula::Expr(Spanned::new(
+            build_expr(pair)?,
+            sp(span),
+        ))),
+        Rule::quoted => Ok(StateFormula::Label(Spanned::new(
+            quoted_text(pair),
+            sp(span),
+        ))),
         Rule::path_or_state => expect_state(
             pair,
             "a path formula cannot stand where a state formula belongs; put it inside P[...]",
         ),
         Rule::prob_op => {
             let mut it = pair.into_inner();
-            let _kw = next(&mut it, span)?;
-            let bound = build_bound(next(&mut it, span)?, BoundKind::Probability)?;
+            let kw = next(&mut it, span)?;
+            let bound = build_bound(kw.as_span(), next(&mut it, span)?, BoundKind::Probability)?;
             let (path, _) = expect_path(
                 next(&mut it, span)?,
                 "P[...] needs a path formula (X, F, G, U, W or R), not a state formula",
@@ -451,8 +479,8 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
         }
         Rule::steady_op => {
             let mut it = pair.into_inner();
-            let _kw = next(&mut it, span)?;
-            let bound = build_bound(next(&mut it, span)?, BoundKind::Probability)?;
+            let kw = next(&mut it, span)?;
+            let bound = build_bound(kw.as_span(), next(&mut it, span)?, BoundKind::Probability)?;
             let formula = expect_state(
                 next(&mut it, span)?,
                 "S[...] takes a state formula, not a path formula",
@@ -464,14 +492,20 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
         }
         Rule::time_op => {
             let mut it = pair.into_inner();
-            let _kw = next(&mut it, span)?;
-            let bound = build_bound(next(&mut it, span)?, BoundKind::Reward)?;
+            let kw = next(&mut it, span)?;
+            let bound = build_bound(kw.as_span(), next(&mut it, span)?, BoundKind::Reward)?;
             let (path, pspan) = expect_path(
                 next(&mut it, span)?,
                 "T[...] takes `F φ`, not a state formula",
             )?;
             match path {
-                PathFormula::Eventually(target, StepBound::Unbounded) => Ok(StateFormula::Time {
+                PathFormula::Eventually(
+                    target,
+                    Spanned {
+                        node: StepBound::Unbounded,
+                        ..
+                    },
+                ) => Ok(StateFormula::Time {
                     bound,
                     target: Box::new(target),
                 }),
@@ -482,11 +516,12 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             let mut structure = None;
             let mut bound = None;
             let mut path = None;
+            let mut kw_span = span;
             for p in pair.into_inner() {
                 match p.as_rule() {
-                    Rule::kw_r => {}
+                    Rule::kw_r => kw_span = p.as_span(),
                     Rule::reward_ref => structure = Some(build_reward_ref(p)?),
-                    Rule::bound => bound = Some(build_bound(p, BoundKind::Reward)?),
+                    Rule::bound => bound = Some(build_bound(kw_span, p, BoundKind::Reward)?),
                     Rule::reward_path => path = Some(build_reward_path(p)?),
                     Rule::path_or_state => {
                         let pspan = p.as_span();
@@ -512,8 +547,10 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
         }
         Rule::filter => {
             let mut it = pair.into_inner();
-            let _kw = next(&mut it, span)?;
-            let op = match next(&mut it, span)?.as_str() {
+            let kw = next(&mut it, span)?;
+            let op_pair = next(&mut it, span)?;
+            let op_span = sp(kw.as_span()).join(sp(op_pair.as_span()));
+            let op = match op_pair.as_str() {
                 "min" => FilterOp::Min,
                 "max" => FilterOp::Max,
                 "argmin" => FilterOp::Argmin,
@@ -533,10 +570,10 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             let property = expect_state(next(&mut it, span)?, msg)?;
             let states = match it.next() {
                 Some(p) => expect_state(p, msg)?,
-                None => StateFormula::Expr(Expr::Bool(true)),
+                None => StateFormula::Expr(Expr::Bool(true).into()),
             };
             Ok(StateFormula::Filter {
-                op,
+                op: Spanned::new(op, op_span),
                 property: Box::new(property),
                 states: Box::new(states),
             })
@@ -571,12 +608,19 @@ fn closed_value(e: &Expr, span: pest::Span<'_>) -> Result<Option<Value>> {
         .map_err(|err| invalid(span, err.to_string()))
 }
 
-fn build_bound(pair: Pair<'_, Rule>, kind: BoundKind) -> Result<Bound> {
+/// The bound of an operator whose keyword (`P`, `R`, ...) is at `kw`; the result's span covers
+/// the operator from its keyword to the end of the bound (`P>=0.5`, `R{"c"}=?`).
+fn build_bound(
+    kw: pest::Span<'_>,
+    pair: Pair<'_, Rule>,
+    kind: BoundKind,
+) -> Result<Spanned<Bound>> {
     let span = pair.as_span();
+    let op_span = Span::new(kw.start(), span.end());
     let mut it = pair.into_inner();
     let first = next(&mut it, span)?;
     if first.as_rule() == Rule::query {
-        return Ok(Bound::Query);
+        return Ok(Spanned::new(Bound::Query, op_span));
     }
     let cmp = match first.as_str() {
         "<" => Comparison::Lt,
@@ -590,7 +634,10 @@ fn build_bound(pair: Pair<'_, Rule>, kind: BoundKind) -> Result<Bound> {
     if let Some(v) = closed_value(&e, espan)? {
         checks::threshold(kind, v).map_err(|m| invalid(espan, m))?;
     }
-    Ok(Bound::Compare(cmp, e))
+    Ok(Spanned::new(
+        Bound::Compare(cmp, Spanned::new(e, sp(espan))),
+        op_span,
+    ))
 }
 
 /// Checks a constant-free step count: an int, at least `min`.
@@ -603,8 +650,9 @@ fn check_steps(e: &Expr, span: pest::Span<'_>, what: &str) -> Result<Option<i64>
     }
 }
 
-fn build_step_bound(pair: Pair<'_, Rule>) -> Result<StepBound> {
+fn build_step_bound(pair: Pair<'_, Rule>) -> Result<Spanned<StepBound>> {
     let span = pair.as_span();
+    let at = |b: StepBound| Spanned::new(b, sp(span));
     let mut it = pair.into_inner();
     let first = next(&mut it, span)?;
     if first.as_rule() == Rule::step_op {
@@ -616,13 +664,14 @@ fn build_step_bound(pair: Pair<'_, Rule>) -> Result<StepBound> {
         if op == "<" && k == Some(0) {
             return Err(invalid(span, checks::EMPTY_LT));
         }
-        Ok(match op {
+        let e = Spanned::new(e, sp(espan));
+        Ok(at(match op {
             "<" => StepBound::Lt(e),
             "<=" => StepBound::Le(e),
             ">" => StepBound::Gt(e),
             ">=" => StepBound::Ge(e),
             _ => StepBound::Eq(e),
-        })
+        }))
     } else {
         let lo_span = first.as_span();
         let lo = build_expr(first)?;
@@ -636,7 +685,10 @@ fn build_step_bound(pair: Pair<'_, Rule>) -> Result<StepBound> {
                 return Err(invalid(span, checks::empty_interval(a, b)));
             }
         }
-        Ok(StepBound::Interval(lo, hi))
+        Ok(at(StepBound::Interval(
+            Spanned::new(lo, sp(lo_span)),
+            Spanned::new(hi, sp(hi_span)),
+        )))
     }
 }
 
@@ -666,7 +718,7 @@ fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
                         if let Some(v) = closed_value(&d, espan)? {
                             checks::discount(v).map_err(|m| invalid(espan, m))?;
                         }
-                        discount = Some(d);
+                        discount = Some(Spanned::new(d, sp(espan)));
                     }
                     Rule::cumul_bound => {
                         let qspan = q.as_span();
@@ -674,7 +726,7 @@ fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
                         let espan = ep.as_span();
                         let k = build_expr(ep)?;
                         check_steps(&k, espan, "step bound")?;
-                        bound = Some(k);
+                        bound = Some(Spanned::new(k, sp(espan)));
                     }
                     _ => return Err(internal(&q)),
                 }
@@ -688,7 +740,7 @@ fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
             let espan = ep.as_span();
             let k = build_expr(ep)?;
             check_steps(&k, espan, "step")?;
-            Ok(RewardPath::Instantaneous(k))
+            Ok(RewardPath::Instantaneous(Spanned::new(k, sp(espan))))
         }
         Rule::long_run => Ok(RewardPath::LongRun),
         _ => Err(internal(&p)),

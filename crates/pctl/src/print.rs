@@ -161,7 +161,7 @@ fn write_sf(f: &mut Formatter<'_>, sf: &StateFormula, min: u8) -> fmt::Result {
             states,
         } => {
             write!(f, "filter({op}, {property}")?;
-            if **states != StateFormula::Expr(Expr::Bool(true)) {
+            if **states != StateFormula::Expr(Expr::Bool(true).into()) {
                 write!(f, ", {states}")?;
             }
             f.write_char(')')

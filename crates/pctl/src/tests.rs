@@ -16,16 +16,16 @@ fn sf(s: &str) -> StateFormula {
     prop(s).formula
 }
 fn ex(s: &str) -> StateFormula {
-    StateFormula::Expr(parse_expr(s).unwrap())
+    StateFormula::Expr(parse_expr(s).unwrap().into())
 }
 fn label(s: &str) -> StateFormula {
-    StateFormula::Label(s.into())
+    StateFormula::Label(s.to_string().into())
 }
 fn b(f: StateFormula) -> Box<StateFormula> {
     Box::new(f)
 }
-fn e(s: &str) -> Expr {
-    parse_expr(s).unwrap()
+fn e(s: &str) -> Spanned<Expr> {
+    parse_expr(s).unwrap().into()
 }
 
 /// Every property form named in issue 2 (and DESIGN.md): parses, and printing then parsing
@@ -152,7 +152,7 @@ fn expressions_stay_one_leaf() {
             b(StateFormula::Iff(
                 b(ex("x=1")),
                 b(StateFormula::Prob {
-                    bound: Bound::Compare(Comparison::Gt, Expr::Double(0.5)),
+                    bound: Bound::Compare(Comparison::Gt, Expr::Double(0.5).into()).into(),
                     path: Box::new(PathFormula::Next(ex("y"))),
                 })
             ))
@@ -165,21 +165,21 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("P=? [ s<2 U=2 s=1 ]"),
         StateFormula::Prob {
-            bound: Bound::Query,
+            bound: Bound::Query.into(),
             path: Box::new(PathFormula::Until(
                 ex("s<2"),
                 ex("s=1"),
-                StepBound::Eq(Expr::Int(2))
+                StepBound::Eq(Expr::Int(2).into()).into()
             )),
         }
     );
     assert_eq!(
         sf("P=? [ G[1,3] (s=1 | s=3) ]"),
         StateFormula::Prob {
-            bound: Bound::Query,
+            bound: Bound::Query.into(),
             path: Box::new(PathFormula::Globally(
                 ex("s=1 | s=3"),
-                StepBound::Interval(Expr::Int(1), Expr::Int(3))
+                StepBound::Interval(Expr::Int(1).into(), Expr::Int(3).into()).into()
             )),
         }
     );
@@ -187,7 +187,7 @@ fn path_and_reward_trees() {
         sf("R{\"a\"}<=2.5 [ C<=N ]"),
         StateFormula::Reward {
             structure: Some(RewardRef::Name("a".into())),
-            bound: Bound::Compare(Comparison::Le, Expr::Double(2.5)),
+            bound: Bound::Compare(Comparison::Le, Expr::Double(2.5).into()).into(),
             path: Box::new(RewardPath::Cumulative {
                 bound: Some(e("N")),
                 discount: None
@@ -197,14 +197,14 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("T=? [ F \"Done\" ]"),
         StateFormula::Time {
-            bound: Bound::Query,
+            bound: Bound::Query.into(),
             target: b(label("Done"))
         }
     );
     assert_eq!(
         sf("S<0.2 [ !\"up\" ]"),
         StateFormula::Steady {
-            bound: Bound::Compare(Comparison::Lt, Expr::Double(0.2)),
+            bound: Bound::Compare(Comparison::Lt, Expr::Double(0.2).into()).into(),
             formula: b(StateFormula::Not(b(label("up")))),
         }
     );
@@ -214,10 +214,10 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("P=? [ F=2 s=2 ]"),
         StateFormula::Prob {
-            bound: Bound::Query,
+            bound: Bound::Query.into(),
             path: Box::new(PathFormula::Eventually(
                 ex("s=2"),
-                StepBound::Eq(Expr::Int(2))
+                StepBound::Eq(Expr::Int(2).into()).into()
             )),
         }
     );
@@ -226,18 +226,21 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("P=? [ F<=T x ]"),
         StateFormula::Prob {
-            bound: Bound::Query,
-            path: Box::new(PathFormula::Eventually(ex("x"), StepBound::Le(e("T")))),
+            bound: Bound::Query.into(),
+            path: Box::new(PathFormula::Eventually(
+                ex("x"),
+                StepBound::Le(e("T")).into()
+            )),
         }
     );
     // A step bound followed by a formula starting with `-`.
     assert_eq!(
         sf("P=? [ F<=5 -x>0 ]"),
         StateFormula::Prob {
-            bound: Bound::Query,
+            bound: Bound::Query.into(),
             path: Box::new(PathFormula::Eventually(
                 ex("-x>0"),
-                StepBound::Le(Expr::Int(5))
+                StepBound::Le(Expr::Int(5).into()).into()
             )),
         }
     );
@@ -245,18 +248,24 @@ fn path_and_reward_trees() {
         sf("R{1}=? [ I=k+1 ]"),
         StateFormula::Reward {
             structure: Some(RewardRef::Index(1)),
-            bound: Bound::Query,
+            bound: Bound::Query.into(),
             path: Box::new(RewardPath::Instantaneous(e("k+1"))),
         }
     );
     let unary_not = ex("!x");
     assert!(matches!(
         unary_not,
-        StateFormula::Expr(Expr::Unary(UnaryOp::Not, _))
+        StateFormula::Expr(Spanned {
+            node: Expr::Unary(UnaryOp::Not, _),
+            ..
+        })
     ));
     assert!(matches!(
         sf("x | y"),
-        StateFormula::Expr(Expr::Binary(BinaryOp::Or, _, _))
+        StateFormula::Expr(Spanned {
+            node: Expr::Binary(BinaryOp::Or, _, _),
+            ..
+        })
     ));
 }
 
@@ -548,8 +557,8 @@ fn arb_prob_bound() -> impl Strategy<Value = Bound> {
     prop_oneof![
         Just(Bound::Query),
         (cmp.clone(), 0u32..=8)
-            .prop_map(|(c, n)| Bound::Compare(c, Expr::Double(f64::from(n) / 8.0))),
-        (cmp, Just(Expr::Ident("p".into()))).prop_map(|(c, e)| Bound::Compare(c, e)),
+            .prop_map(|(c, n)| Bound::Compare(c, Expr::Double(f64::from(n) / 8.0).into())),
+        (cmp, Just(Expr::Ident("p".into()))).prop_map(|(c, e)| Bound::Compare(c, e.into())),
     ]
 }
 
@@ -562,34 +571,35 @@ fn arb_reward_bound() -> impl Strategy<Value = Bound> {
     ]);
     prop_oneof![
         Just(Bound::Query),
-        (cmp.clone(), 0i64..50).prop_map(|(c, n)| Bound::Compare(c, Expr::Int(n))),
-        (cmp, 0u32..100).prop_map(|(c, n)| Bound::Compare(c, Expr::Double(f64::from(n) / 4.0))),
+        (cmp.clone(), 0i64..50).prop_map(|(c, n)| Bound::Compare(c, Expr::Int(n).into())),
+        (cmp, 0u32..100)
+            .prop_map(|(c, n)| Bound::Compare(c, Expr::Double(f64::from(n) / 4.0).into())),
     ]
 }
 
-fn arb_steps() -> impl Strategy<Value = Expr> {
+fn arb_steps() -> impl Strategy<Value = Spanned<Expr>> {
     prop_oneof![
         (0i64..30).prop_map(Expr::Int),
         Just(Expr::Ident("k".into())),
         Just(parse_expr("k+1").unwrap()),
         Just(Expr::Ident("floor".into())),
     ]
+    .prop_map(Spanned::from)
 }
 
-fn arb_step_bound() -> impl Strategy<Value = StepBound> {
+fn arb_step_bound() -> impl Strategy<Value = Spanned<StepBound>> {
     prop_oneof![
         Just(StepBound::Unbounded),
-        (1i64..30).prop_map(|n| StepBound::Lt(Expr::Int(n))),
+        (1i64..30).prop_map(|n| StepBound::Lt(Expr::Int(n).into())),
         arb_steps().prop_map(StepBound::Le),
         arb_steps().prop_map(StepBound::Gt),
         arb_steps().prop_map(StepBound::Ge),
         arb_steps().prop_map(StepBound::Eq),
-        (0i64..10, 0i64..10).prop_map(|(a, d)| StepBound::Interval(Expr::Int(a), Expr::Int(a + d))),
-        Just(StepBound::Interval(
-            Expr::Ident("k".into()),
-            parse_expr("2*k").unwrap()
-        )),
+        (0i64..10, 0i64..10)
+            .prop_map(|(a, d)| StepBound::Interval(Expr::Int(a).into(), Expr::Int(a + d).into())),
+        Just(StepBound::Interval(e("k"), e("2*k"))),
     ]
+    .prop_map(Spanned::from)
 }
 
 /// Builds the formula the parser would build: connectives and negations whose operands are all
@@ -597,7 +607,9 @@ fn arb_step_bound() -> impl Strategy<Value = StepBound> {
 fn normalise(f: StateFormula) -> StateFormula {
     use StateFormula as S;
     let bin = |op: BinaryOp, l: StateFormula, r: StateFormula| match (normalise(l), normalise(r)) {
-        (S::Expr(a), S::Expr(b)) => S::Expr(Expr::Binary(op, Box::new(a), Box::new(b))),
+        (S::Expr(a), S::Expr(b)) => {
+            S::Expr(Expr::Binary(op, Box::new(a.node), Box::new(b.node)).into())
+        }
         (l, r) => match op {
             BinaryOp::And => S::And(b(l), b(r)),
             BinaryOp::Or => S::Or(b(l), b(r)),
@@ -607,7 +619,7 @@ fn normalise(f: StateFormula) -> StateFormula {
     };
     match f {
         S::Not(a) => match normalise(*a) {
-            S::Expr(e) => S::Expr(Expr::Unary(UnaryOp::Not, Box::new(e))),
+            S::Expr(e) => S::Expr(Expr::Unary(UnaryOp::Not, Box::new(e.node)).into()),
             a => S::Not(b(a)),
         },
         S::And(l, r) => bin(BinaryOp::And, *l, *r),
@@ -664,8 +676,8 @@ fn normalise_path(p: PathFormula) -> PathFormula {
 
 fn arb_state() -> impl Strategy<Value = StateFormula> {
     let leaf = prop_oneof![
-        arb_expr().prop_map(StateFormula::Expr),
-        arb_name().prop_map(StateFormula::Label),
+        arb_expr().prop_map(|e| StateFormula::Expr(e.into())),
+        arb_name().prop_map(|l| StateFormula::Label(l.into())),
     ];
     leaf.prop_recursive(4, 24, 2, |inner| {
         let path = prop_oneof![
@@ -684,7 +696,7 @@ fn arb_state() -> impl Strategy<Value = StateFormula> {
             inner.clone().prop_map(RewardPath::Reachability),
             (
                 prop::option::of(arb_steps()),
-                prop::option::of((0u32..=4).prop_map(|n| Expr::Double(f64::from(n) / 4.0)))
+                prop::option::of((0u32..=4).prop_map(|n| Expr::Double(f64::from(n) / 4.0).into()))
             )
                 .prop_map(|(bound, discount)| RewardPath::Cumulative { bound, discount }),
             arb_steps().prop_map(RewardPath::Instantaneous),
@@ -727,32 +739,32 @@ fn arb_state() -> impl Strategy<Value = StateFormula> {
                 .boxed(),
             (arb_prob_bound(), path)
                 .prop_map(|(bound, p)| StateFormula::Prob {
-                    bound,
+                    bound: bound.into(),
                     path: Box::new(p)
                 })
                 .boxed(),
             (structure, arb_reward_bound(), reward_path)
                 .prop_map(|(structure, bound, p)| StateFormula::Reward {
                     structure,
-                    bound,
+                    bound: bound.into(),
                     path: Box::new(p)
                 })
                 .boxed(),
             (arb_prob_bound(), inner.clone())
                 .prop_map(|(bound, f)| StateFormula::Steady {
-                    bound,
+                    bound: bound.into(),
                     formula: b(f)
                 })
                 .boxed(),
             (arb_reward_bound(), inner.clone())
                 .prop_map(|(bound, f)| StateFormula::Time {
-                    bound,
+                    bound: bound.into(),
                     target: b(f)
                 })
                 .boxed(),
             (filter_op, inner.clone(), inner)
                 .prop_map(|(op, p, s)| StateFormula::Filter {
-                    op,
+                    op: op.into(),
                     property: b(p),
                     states: b(s)
                 })
@@ -764,7 +776,7 @@ fn arb_state() -> impl Strategy<Value = StateFormula> {
 proptest! {
     #[test]
     fn random_asts_round_trip(f in arb_state(), name in prop::option::of(arb_name())) {
-        let p = Property { name, formula: normalise(f) };
+        let p = Property { name, ..Property::new(normalise(f)) };
         let text = p.to_string();
         let back = parse_property(&text);
         prop_assert_eq!(back.as_ref(), Ok(&p), "printed as {}", text);
@@ -792,70 +804,368 @@ proptest! {
     }
 }
 
-#[test]
-fn instantiate_substitutes_and_rechecks_bounds() {
+// ---- resolution ----
+
+mod resolution {
+    use super::*;
+    use crate::resolve::*;
     use augur_expr::Value;
-    let f = sf("P>=p [ \"a\" U[lo,hi] x>N ] & R{\"r\"}<=c [ C{discount=d}<=k ] | S<q [ y ]");
-    let ids: Vec<_> = f.idents().into_iter().collect();
-    assert_eq!(ids, ["N", "c", "d", "hi", "k", "lo", "p", "q", "x", "y"]);
-    let labels: Vec<_> = f.labels().into_iter().collect();
-    assert_eq!(labels, ["a"]);
-    let consts = |p: f64, lo: i64, hi: i64, c: f64, d: f64, k: i64| {
-        vec![
-            ("p".to_string(), Value::Double(p)),
-            ("lo".into(), Value::Int(lo)),
-            ("hi".into(), Value::Int(hi)),
-            ("N".into(), Value::Int(3)),
-            ("c".into(), Value::Double(c)),
-            ("d".into(), Value::Double(d)),
-            ("k".into(), Value::Int(k)),
-            ("q".into(), Value::Double(0.25)),
-        ]
-    };
-    let ok = f.instantiate(&consts(0.5, 1, 4, 2.0, 0.9, 5)).unwrap();
-    assert_eq!(
-        ok.to_string(),
-        "P>=0.5 [ \"a\" U[1,4] x>3 ] & R{\"r\"}<=2.0 [ C{discount=0.9}<=5 ] | S<0.25 [ y ]"
-    );
-    // Each bound, once known, is checked as at parse time.
-    for (bad, msg) in [
-        (
-            consts(1.5, 1, 4, 2.0, 0.9, 5),
-            "probability bound 1.5 is outside [0, 1]",
-        ),
-        (
-            consts(0.5, 4, 1, 2.0, 0.9, 5),
-            "step interval [4,1] is empty",
-        ),
-        (consts(0.5, -1, 1, 2.0, 0.9, 5), "step bound -1 is negative"),
-        (
-            consts(0.5, 1, 4, -2.0, 0.9, 5),
-            "reward bound -2.0 is negative",
-        ),
-        (
-            consts(0.5, 1, 4, 2.0, 1.5, 5),
-            "discount factor 1.5 is not in [0, 1]",
-        ),
-        (consts(0.5, 1, 4, 2.0, 0.9, -5), "step bound -5 is negative"),
-    ] {
-        let err = f.instantiate(&bad).unwrap_err();
-        assert!(matches!(err, PctlError::Instantiate { .. }), "{err:?}");
-        assert!(err.to_string().contains(msg), "{err}");
-        assert_eq!(err.line(), 0);
+    use augur_source::SourceFile;
+    use num_bigint::BigInt;
+    use num_rational::BigRational;
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    fn model() -> ModelNames {
+        ModelNames {
+            labels: vec!["a".into(), "goal".into()],
+            variables: vec![("x".into(), Type::Int), ("y".into(), Type::Bool)],
+            reward_structures: vec!["time".into(), "".into()],
+        }
     }
-    // Non-integer step bounds and `<0` from constants.
-    let g = sf("P=? [ F<k \"a\" ]");
-    let err = g.instantiate(&[("k".into(), Value::Int(0))]).unwrap_err();
-    assert!(err.to_string().contains("`<0` admits no step"), "{err}");
-    let err = g
-        .instantiate(&[("k".into(), Value::Double(2.5))])
-        .unwrap_err();
-    assert!(err.to_string().contains("must be an integer"), "{err}");
-    // Unknown names stay (they may be model variables).
-    assert_eq!(g.instantiate(&[]).unwrap(), g);
-    // substitute renames in every expression.
-    let h = sf("P>=p [ F<=k x=1 ]").substitute(|n| (n == "x").then(|| Expr::Ident("z".into())));
-    assert_eq!(h.to_string(), "P>=p [ F<=k z=1 ]");
+
+    fn consts(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
+        pairs.iter().map(|(n, v)| (n.to_string(), *v)).collect()
+    }
+
+    fn resolve_with(text: &str, c: &BTreeMap<String, Value>) -> Result<ResolvedProperty> {
+        let m = model();
+        let source = Arc::new(SourceFile::new("--prop", text));
+        let p = parse_property(text)?;
+        Resolver::new(&m, c).resolve(&p, &source)
+    }
+
+    fn resolve(text: &str, c: &[(&str, Value)]) -> Result<ResolvedProperty> {
+        resolve_with(text, &consts(c))
+    }
+
+    /// The rendered error of a property that must not resolve (or parse).
+    fn error(text: &str, c: &[(&str, Value)]) -> (String, usize, usize, String) {
+        match resolve(text, c) {
+            Ok(r) => panic!("{text} resolved to {r:?}"),
+            Err(e) => (
+                e.message().to_string(),
+                e.line(),
+                e.column(),
+                e.diagnostic(&SourceFile::new("--prop", text)).to_string(),
+            ),
+        }
+    }
+
+    #[test]
+    fn a_step_bound_is_an_integer_whether_literal_or_constant() {
+        // Issue 9: `F<=3.0` was refused but `F<=k` with k = 3.0 accepted by the checker.
+        let (lit, _, col, _) = error("P=? [ F<=3.0 \"a\" ]", &[]);
+        let (named, _, col2, render) = error("P=? [ F<=k \"a\" ]", &[("k", Value::Double(3.0))]);
+        assert_eq!(lit, "step bound must be an integer, found 3.0");
+        assert_eq!(named, lit);
+        assert_eq!((col, col2), (10, 10));
+        assert_eq!(
+            render,
+            "error: step bound must be an integer, found 3.0\n --> --prop:1:10\n  |\n1 | P=? [ F<=k \"a\" ]\n  |          ^\n"
+        );
+        // Every kind of step bound, the same words.
+        for text in [
+            "P=? [ F[k,4] \"a\" ]",
+            "P=? [ \"a\" U=k x>0 ]",
+            "R=? [ C<=k ]",
+        ] {
+            assert_eq!(error(text, &[("k", Value::Double(3.0))]).0, lit, "{text}");
+        }
+        assert_eq!(
+            error("R=? [ I=k ]", &[("k", Value::Double(3.0))]).0,
+            "step must be an integer, found 3.0"
+        );
+        // An integer-valued constant is fine.
+        let ok = resolve("P=? [ F<=k \"a\" ]", &[("k", Value::Int(3))]).unwrap();
+        let ResolvedFormula::Prob { path, .. } = ok.formula else {
+            panic!()
+        };
+        let ResolvedPath::Eventually(_, steps) = *path else {
+            panic!()
+        };
+        assert_eq!((steps.lower, steps.upper), (0, Some(3)));
+    }
+
+    #[test]
+    fn a_threshold_out_of_range_has_one_message() {
+        // Issue 9: `P>=1.5` and `P>=p` with p = 1.5 gave two different messages.
+        let (lit, _, c1, _) = error("P>=1.5 [ F \"a\" ]", &[]);
+        let (named, _, c2, _) = error("P>=p [ F \"a\" ]", &[("p", Value::Double(1.5))]);
+        assert_eq!(lit, "probability bound 1.5 is outside [0, 1]");
+        assert_eq!(named, lit);
+        assert_eq!((c1, c2), (4, 4));
+        let (lit, ..) = error("R{\"time\"}<-2.0 [ F \"a\" ]", &[]);
+        let (named, ..) = error("R{\"time\"}<r [ F \"a\" ]", &[("r", Value::Double(-2.0))]);
+        assert_eq!(lit, "reward bound -2.0 is negative");
+        assert_eq!(named, lit);
+        let (lit, ..) = error("R=? [ C{discount=1.5} ]", &[]);
+        let (named, ..) = error("R=? [ C{discount=d} ]", &[("d", Value::Double(1.5))]);
+        assert_eq!(lit, "discount factor 1.5 is not in [0, 1]");
+        assert_eq!(named, lit);
+        assert_eq!(
+            error("S<q [ y ]", &[("q", Value::Int(2))]).0,
+            "probability bound 2 is outside [0, 1]"
+        );
+        assert_eq!(
+            error("P>=b [ F y ]", &[("b", Value::Bool(true))]).0,
+            "the bound must be a number, found true"
+        );
+    }
+
+    #[test]
+    fn every_bound_is_checked_once_constants_are_known() {
+        let text = "P>=p [ \"a\" U[lo,hi] x>N ] & R{\"time\"}<=c [ C{discount=d}<=k ] | S<q [ y ]";
+        let c = |p: f64, lo: i64, hi: i64, c: f64, d: f64, k: i64| {
+            vec![
+                ("p", Value::Double(p)),
+                ("lo", Value::Int(lo)),
+                ("hi", Value::Int(hi)),
+                ("N", Value::Int(3)),
+                ("c", Value::Double(c)),
+                ("d", Value::Double(d)),
+                ("k", Value::Int(k)),
+                ("q", Value::Double(0.25)),
+            ]
+        };
+        let ok = resolve(text, &c(0.5, 1, 4, 2.0, 0.9, 5)).unwrap();
+        assert_eq!(ok.text, text);
+        // Constants are substituted into the expression leaves, once.
+        let ResolvedFormula::Or(l, _) = &ok.formula else {
+            panic!("{ok:?}")
+        };
+        let ResolvedFormula::And(p, _) = &**l else {
+            panic!()
+        };
+        let ResolvedFormula::Prob {
+            threshold: Some(t),
+            path,
+            ..
+        } = &**p
+        else {
+            panic!()
+        };
+        assert_eq!((t.cmp, t.value.value), (Comparison::Ge, 0.5));
+        let ResolvedPath::Until(_, ResolvedFormula::Expr { expr, ty, .. }, steps) = &**path else {
+            panic!()
+        };
+        assert_eq!((expr.to_string(), *ty), ("x>3".to_string(), Type::Bool));
+        assert_eq!((steps.lower, steps.upper), (1, Some(4)));
+        for (bad, msg, col) in [
+            (
+                c(1.5, 1, 4, 2.0, 0.9, 5),
+                "probability bound 1.5 is outside [0, 1]",
+                4,
+            ),
+            (
+                c(0.5, 4, 1, 2.0, 0.9, 5),
+                "step interval [4,1] is empty",
+                13,
+            ),
+            (c(0.5, -1, 1, 2.0, 0.9, 5), "step bound -1 is negative", 14),
+            (
+                c(0.5, 1, 4, -2.0, 0.9, 5),
+                "reward bound -2.0 is negative",
+                40,
+            ),
+            (
+                c(0.5, 1, 4, 2.0, 1.5, 5),
+                "discount factor 1.5 is not in [0, 1]",
+                55,
+            ),
+            (c(0.5, 1, 4, 2.0, 0.9, -5), "step bound -5 is negative", 59),
+        ] {
+            let err = resolve(text, &bad).unwrap_err();
+            assert!(matches!(err, PctlError::Resolve(_)), "{err:?}");
+            assert_eq!(err.to_string(), msg);
+            assert_eq!((err.line(), err.column()), (1, col), "{msg}");
+        }
+        // `<k` with k = 0, located at the whole step bound as the parser does for `<0`.
+        let (msg, _, col, _) = error("P=? [ F<k \"a\" ]", &[("k", Value::Int(0))]);
+        assert_eq!(msg, error("P=? [ F<0 \"a\" ]", &[]).0);
+        assert_eq!(col, 8);
+        // A bound must be constant, and every name must be known.
+        assert_eq!(
+            error("P=? [ F<=x \"a\" ]", &[]).0,
+            "step bound must be constant, but `x` is a model variable"
+        );
+        assert_eq!(
+            error("P>=p [ F \"a\" ]", &[]).0,
+            "unknown constant `p` in the bound"
+        );
+        assert_eq!(
+            error("P=? [ F z>1 ]", &[]).0,
+            "unknown variable or constant `z`"
+        );
+    }
+
+    #[test]
+    fn thresholds_keep_their_exact_rationals() {
+        let exact = |text: &str, c: &[(&str, Value)]| {
+            let r = resolve(text, c).unwrap();
+            let ResolvedFormula::Prob {
+                threshold: Some(t), ..
+            } = r.formula
+            else {
+                panic!()
+            };
+            t.value.exact
+        };
+        let q = |n: i64, d: i64| BigRational::new(BigInt::from(n), BigInt::from(d));
+        assert_eq!(exact("P>=0.7 [ F \"a\" ]", &[]), q(7, 10));
+        assert_eq!(exact("P>=1/3 [ F \"a\" ]", &[]), q(1, 3));
+        assert_eq!(
+            exact("P>=p [ F \"a\" ]", &[("p", Value::Double(0.1))]),
+            q(1, 10)
+        );
+        assert_eq!(
+            exact("P>=1-p [ F \"a\" ]", &[("p", Value::Double(0.1))]),
+            q(9, 10)
+        );
+        assert_eq!(exact("P>=1 [ F \"a\" ]", &[]), q(1, 1));
+        assert_eq!(decimal(1e-7), Some(q(1, 10_000_000)));
+        assert_eq!(decimal(-2.5), Some(q(-5, 2)));
+    }
+
+    #[test]
+    fn labels_and_reward_structures_are_resolved() {
+        let m = model();
+        let c = consts(&[("N", Value::Int(2))]);
+        let file_text = "label \"near\" = x>=N-1 & \"goal\";\nlabel \"far\" = !\"near\";\nlabel \"loop\" = \"loop2\";\nlabel \"loop2\" = \"loop\" | y;\nP=? [ F \"far\" ] + 0";
+        let file = parse_properties("label \"near\" = x>=N-1 & \"goal\";\nlabel \"far\" = !\"near\";\nlabel \"loop\" = \"loop2\";\nlabel \"loop2\" = \"loop\" | y;").unwrap();
+        let fsrc = Arc::new(SourceFile::new("p.props", file_text));
+        let mut r = Resolver::new(&m, &c).with_labels(&file.labels, Arc::clone(&fsrc));
+        let text = "P=? [ \"near\" U \"far\" ] ";
+        let src = Arc::new(SourceFile::new("--prop", text));
+        let p = r.resolve(&parse_property(text).unwrap(), &src).unwrap();
+        let ResolvedFormula::Prob { path, .. } = &p.formula else {
+            panic!()
+        };
+        let ResolvedPath::Until(
+            ResolvedFormula::FileLabel { label: near, .. },
+            ResolvedFormula::FileLabel { label: far, .. },
+            _,
+        ) = &**path
+        else {
+            panic!("{path:?}")
+        };
+        // "far" refers to "near": the same resolved definition, shared.
+        let ResolvedFormula::Not(inner) = &far.formula else {
+            panic!()
+        };
+        let ResolvedFormula::FileLabel { label: near2, .. } = &**inner else {
+            panic!()
+        };
+        assert!(Arc::ptr_eq(near, near2));
+        assert!(matches!(&near.formula, ResolvedFormula::And(..)));
+        // A label defined in terms of itself, located in the file.
+        let err = r
+            .resolve(&parse_property("\"loop\"").unwrap(), &src)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "label \"loop\" is defined in terms of itself"
+        );
+        assert_eq!((err.line(), err.column()), (4, 17));
+        assert!(err
+            .diagnostic(&SourceFile::new("", ""))
+            .to_string()
+            .contains("--> p.props:4:17"));
+        // "init" without a model label: the initial states.
+        let i = r
+            .resolve(&parse_property("\"init\"").unwrap(), &src)
+            .unwrap();
+        assert!(matches!(i.formula, ResolvedFormula::Initial { .. }));
+        let (msg, _, col, _) = error("P=? [ F \"nope\" ]", &[]);
+        assert_eq!(
+            msg,
+            "unknown label \"nope\" (known labels: \"a\", \"goal\", \"init\")"
+        );
+        assert_eq!(col, 9);
+        // Reward structures by name, index, or the first by default.
+        let idx = |text: &str| match resolve(text, &[]).unwrap().formula {
+            ResolvedFormula::Reward { structure, .. } => structure,
+            f => panic!("{f:?}"),
+        };
+        assert_eq!(idx("R=? [ S ]"), 0);
+        assert_eq!(idx("R{\"time\"}=? [ S ]"), 0);
+        assert_eq!(idx("R{2}=? [ S ]"), 1);
+        let (msg, _, col, _) = error("P>0 [ F R{\"cost\"}>1 [ S ] ]", &[]);
+        assert_eq!(
+            msg,
+            "unknown reward structure \"cost\" (the model has: \"time\", 2 (unnamed))"
+        );
+        assert_eq!(col, 9);
+        assert!(error("R{3}=? [ S ]", &[]).0.contains("number 3"));
+    }
+
+    #[test]
+    fn booleans_and_numbers_are_checked() {
+        let (msg, _, col, render) = error("\"a\" & P=? [ F \"goal\" ]", &[]);
+        assert_eq!(
+            msg,
+            "expected a boolean state formula, found a numeric one: P=? [ F \"goal\" ]"
+        );
+        assert_eq!(col, 7);
+        assert!(
+            render.ends_with("1 | \"a\" & P=? [ F \"goal\" ]\n  |       ^^^\n"),
+            "{render}"
+        );
+        assert_eq!(
+            error("P=? [ F x+1 ]", &[]).0,
+            "expected a boolean state formula, found a numeric one: x+1"
+        );
+        assert_eq!(
+            error("filter(count, P=? [ F \"a\" ])", &[]).0,
+            "filter count needs a boolean property"
+        );
+        assert_eq!(
+            error("filter(max, \"a\")", &[]).0,
+            "filter max needs a numeric property"
+        );
+        assert!(error("x & y", &[]).0.contains("type error"));
+        // Kinds.
+        let kind = |t: &str| resolve(t, &[]).unwrap().formula.kind();
+        assert_eq!(kind("P=? [ F \"a\" ]"), Kind::Num);
+        assert_eq!(kind("P>0.5 [ F \"a\" ]"), Kind::Bool);
+        assert_eq!(kind("x+1"), Kind::Num);
+        assert_eq!(kind("filter(count, \"a\")"), Kind::Num);
+        assert_eq!(kind("filter(argmax, P=? [ F \"a\" ])"), Kind::Bool);
+        assert_eq!(kind("filter(first, P=? [ F \"a\" ])"), Kind::Num);
+    }
+
+    #[test]
+    fn model_formulas_are_expanded_first() {
+        let m = model();
+        let c = consts(&[]);
+        let expand = |e: &Expr| e.substitute(|n| (n == "far").then(|| parse_expr("x>5").unwrap()));
+        let text = "P=? [ F far ]";
+        let src = Arc::new(SourceFile::new("--prop", text));
+        let r = Resolver::new(&m, &c)
+            .with_formulas(&expand)
+            .resolve(&parse_property(text).unwrap(), &src)
+            .unwrap();
+        // The text stays as written; the formula uses the expansion.
+        assert_eq!(r.text, text);
+        let ResolvedFormula::Prob { path, .. } = r.formula else {
+            panic!()
+        };
+        let ResolvedPath::Eventually(ResolvedFormula::Expr { expr, .. }, _) = *path else {
+            panic!()
+        };
+        assert_eq!(expr.to_string(), "x>5");
+    }
+
+    #[test]
+    fn idents_labels_substitute() {
+        let f = sf("P>=p [ \"a\" U[lo,hi] x>N ] & R{\"r\"}<=c [ C{discount=d}<=k ] | S<q [ y ]");
+        let ids: Vec<_> = f.idents().into_iter().collect();
+        assert_eq!(ids, ["N", "c", "d", "hi", "k", "lo", "p", "q", "x", "y"]);
+        let labels: Vec<_> = f.labels().into_iter().collect();
+        assert_eq!(labels, ["a"]);
+        let h = sf("P>=p [ F<=k x=1 ]").substitute(|n| (n == "x").then(|| Expr::Ident("z".into())));
+        assert_eq!(h.to_string(), "P>=p [ F<=k z=1 ]");
+    }
 }
 
 #[test]

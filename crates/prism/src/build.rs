@@ -23,7 +23,7 @@
 //!   `Σ_c P(c)·r(c)` exactly as before merging.
 
 use crate::compile::CValue;
-use crate::error::{PrismError, Result};
+use crate::error::{PrismError, Result, StopReason};
 use crate::eval::{rational_to_f64, EvalError};
 use crate::model::Model;
 use crate::program::{AValue, ActionMatch, Program};
@@ -34,6 +34,8 @@ use num_rational::BigRational;
 use num_traits::{One, Zero};
 use rustc_hash::FxHashMap;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// Options of [`Model::build`].
 #[derive(Clone, Copy)]
@@ -48,7 +50,20 @@ pub struct BuildOptions<'a> {
     pub valuations: bool,
     /// Called every few thousand states and at the end with the progress so far.
     pub progress: Option<&'a (dyn Fn(BuildProgress) + Sync)>,
+    /// Stop with [`PrismError::Stopped`] when more states than this are reachable (checked as
+    /// each state is discovered). Default `None`.
+    pub max_states: Option<usize>,
+    /// Stop with [`PrismError::Stopped`] once this instant has passed (checked every 1024
+    /// explored states). Default `None`.
+    pub deadline: Option<Instant>,
+    /// Stop with [`PrismError::Stopped`] once this flag is set, from any thread (checked with
+    /// the deadline). Default `None`.
+    pub cancel: Option<&'a AtomicBool>,
 }
+
+/// How often (in explored states) the build checks [`BuildOptions::deadline`] and
+/// [`BuildOptions::cancel`].
+pub(crate) const CHECK_EVERY: usize = 1 << 10;
 
 impl Default for BuildOptions<'_> {
     fn default() -> Self {
@@ -57,6 +72,9 @@ impl Default for BuildOptions<'_> {
             exact: false,
             valuations: true,
             progress: None,
+            max_states: None,
+            deadline: None,
+            cancel: None,
         }
     }
 }
@@ -68,6 +86,9 @@ impl std::fmt::Debug for BuildOptions<'_> {
             .field("exact", &self.exact)
             .field("valuations", &self.valuations)
             .field("progress", &self.progress.is_some())
+            .field("max_states", &self.max_states)
+            .field("deadline", &self.deadline)
+            .field("cancel", &self.cancel)
             .finish()
     }
 }
@@ -205,6 +226,8 @@ struct Explorer<'a, K> {
     store: Vec<u64>,
     index: FxHashMap<K, u32>,
     vals: Vec<i64>,
+    /// States whose successors are computed (the index of the state being explored).
+    explored: usize,
     // Per-state scratch.
     upds: Vec<UpdPrep>,
     upd_q: Vec<BigRational>,
@@ -240,6 +263,7 @@ fn explore<K: StateKey>(
         store: Vec::new(),
         index: FxHashMap::default(),
         vals: vec![0; nvars],
+        explored: 0,
         upds: Vec::new(),
         upd_q: Vec::new(),
         deltas: Vec::new(),
@@ -274,6 +298,9 @@ fn explore<K: StateKey>(
         let next = (ex.store.len() / w) as u32;
         let key = K::from_words(&words);
         if let std::collections::hash_map::Entry::Vacant(e) = ex.index.entry(key) {
+            if opts.max_states.is_some_and(|m| next as usize >= m) {
+                return Err(ex.stopped_by_states(0));
+            }
             e.insert(next);
             ex.store.extend_from_slice(&words);
         }
@@ -295,6 +322,7 @@ fn explore<K: StateKey>(
 
     let mut cur = 0usize;
     while cur * w < ex.store.len() {
+        ex.explored = cur;
         ex.unpack(cur);
         // Labels and state rewards.
         for (li, (name, b, span)) in prog.labels.iter().enumerate() {
@@ -368,7 +396,23 @@ fn explore<K: StateKey>(
         indptr.push(indices.len() as u32);
         debug_assert!(indices.len() > row_start);
         cur += 1;
-        if cur % PROGRESS_EVERY == 0 {
+        if cur.is_multiple_of(CHECK_EVERY) {
+            let reason = if opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                Some(StopReason::Cancelled)
+            } else if opts.deadline.is_some_and(|d| Instant::now() >= d) {
+                Some(StopReason::Deadline)
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                return Err(PrismError::Stopped {
+                    reason,
+                    states: ex.store.len() / w,
+                    explored: cur,
+                });
+            }
+        }
+        if cur.is_multiple_of(PROGRESS_EVERY) {
             if let Some(cb) = opts.progress {
                 cb(BuildProgress {
                     states: ex.store.len() / w,
@@ -486,6 +530,15 @@ fn explore<K: StateKey>(
 }
 
 impl<K: StateKey> Explorer<'_, K> {
+    /// The error for a state beyond [`BuildOptions::max_states`].
+    fn stopped_by_states(&self, explored: usize) -> PrismError {
+        PrismError::Stopped {
+            reason: StopReason::MaxStates(self.opts.max_states.unwrap_or(0)),
+            states: self.store.len() / self.w + 1,
+            explored,
+        }
+    }
+
     #[inline]
     fn unpack(&mut self, s: usize) {
         let words = &self.store[s * self.w..(s + 1) * self.w];
@@ -806,6 +859,9 @@ impl<K: StateKey> Explorer<'_, K> {
                         return Err(PrismError::Limit {
                             message: "more than 2^32 - 1 states".into(),
                         });
+                    }
+                    if self.opts.max_states.is_some_and(|m| next as usize >= m) {
+                        return Err(self.stopped_by_states(self.explored));
                     }
                     e.insert(next);
                     self.store.extend_from_slice(succ);

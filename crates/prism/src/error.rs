@@ -54,6 +54,30 @@ pub enum PrismError {
         /// What.
         message: String,
     },
+    /// The build was stopped by one of the caller's limits ([`crate::BuildOptions`]).
+    #[error("{reason} ({states} states found, {explored} explored so far)")]
+    Stopped {
+        /// Which limit.
+        reason: StopReason,
+        /// States discovered when the build stopped.
+        states: usize,
+        /// States whose successors had been computed.
+        explored: usize,
+    },
+}
+
+/// Which of the caller's limits stopped a build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StopReason {
+    /// More reachable states than [`crate::BuildOptions::max_states`].
+    #[error("the model has more than {0} states")]
+    MaxStates(usize),
+    /// [`crate::BuildOptions::deadline`] passed.
+    #[error("the time limit was reached")]
+    Deadline,
+    /// [`crate::BuildOptions::cancel`] was set.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 impl PrismError {

@@ -4,8 +4,10 @@
 //! [`BuildOptions`], [`BuildReport`], [`PrismError`]. [`Model::build`] explores the reachable
 //! states breadth-first into an [`augur_dtmc::Dtmc`] (valuations, labels including `"init"`
 //! and `"deadlock"`, reward structures; exact rational probabilities under
-//! [`BuildOptions::exact`]). Properties can use the model's constants
-//! ([`Model::constant_values`]) and formulas ([`Model::expand_formulas_in`]).
+//! [`BuildOptions::exact`]), within the caller's limits ([`BuildOptions::max_states`],
+//! [`BuildOptions::deadline`], [`BuildOptions::cancel`]: [`PrismError::Stopped`]). Properties
+//! can use the model's constants ([`Model::constant_values`]) and formulas
+//! ([`Model::expand_formulas`]).
 //!
 //! ```
 //! use augur_prism::{parse_model, BuildOptions};
@@ -38,7 +40,7 @@ mod parser;
 mod program;
 
 pub use build::{BuildOptions, BuildProgress, BuildReport};
-pub use error::{PrismError, Result};
+pub use error::{PrismError, Result, StopReason};
 pub use model::Model;
 pub use parser::parse_model;
 

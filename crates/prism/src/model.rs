@@ -5,7 +5,6 @@ use crate::ast::{ModelAst, Span};
 use crate::compile::{identifiers, substitute, type_name, CValue, CompileError, Scope};
 use crate::error::{PrismError, Result};
 use augur_expr::{ConstDecl, Expr, Type, Value};
-use augur_pctl::{Bound, PathFormula, RewardPath, StateFormula, StepBound};
 use rustc_hash::FxHashMap;
 
 /// A PRISM model (DTMC): the syntax tree plus the source text, for located errors.
@@ -323,97 +322,5 @@ fn display_value(v: &Value) -> String {
         Value::Int(i) => i.to_string(),
         Value::Double(f) => f.to_string(),
         Value::Bool(b) => b.to_string(),
-    }
-}
-
-/// Applies `f` to every expression of a PCTL state formula (atoms, bounds, step bounds,
-/// reward bounds and discounts).
-fn map_state_formula(s: &StateFormula, f: &dyn Fn(&Expr) -> Expr) -> StateFormula {
-    let bx = |x: &StateFormula| Box::new(map_state_formula(x, f));
-    let bound = |b: &Bound| match b {
-        Bound::Query => Bound::Query,
-        Bound::Compare(c, e) => Bound::Compare(*c, f(e)),
-    };
-    match s {
-        StateFormula::Expr(e) => StateFormula::Expr(f(e)),
-        StateFormula::Label(l) => StateFormula::Label(l.clone()),
-        StateFormula::Not(a) => StateFormula::Not(bx(a)),
-        StateFormula::And(a, b) => StateFormula::And(bx(a), bx(b)),
-        StateFormula::Or(a, b) => StateFormula::Or(bx(a), bx(b)),
-        StateFormula::Implies(a, b) => StateFormula::Implies(bx(a), bx(b)),
-        StateFormula::Iff(a, b) => StateFormula::Iff(bx(a), bx(b)),
-        StateFormula::Prob { bound: b, path } => StateFormula::Prob {
-            bound: bound(b),
-            path: Box::new(map_path(path, f)),
-        },
-        StateFormula::Reward {
-            structure,
-            bound: b,
-            path,
-        } => StateFormula::Reward {
-            structure: structure.clone(),
-            bound: bound(b),
-            path: Box::new(match &**path {
-                RewardPath::Reachability(t) => RewardPath::Reachability(map_state_formula(t, f)),
-                RewardPath::Cumulative { bound, discount } => RewardPath::Cumulative {
-                    bound: bound.as_ref().map(f),
-                    discount: discount.as_ref().map(f),
-                },
-                RewardPath::Instantaneous(k) => RewardPath::Instantaneous(f(k)),
-                RewardPath::LongRun => RewardPath::LongRun,
-            }),
-        },
-        StateFormula::Steady { bound: b, formula } => StateFormula::Steady {
-            bound: bound(b),
-            formula: bx(formula),
-        },
-        StateFormula::Time { bound: b, target } => StateFormula::Time {
-            bound: bound(b),
-            target: bx(target),
-        },
-        StateFormula::Filter {
-            op,
-            property,
-            states,
-        } => StateFormula::Filter {
-            op: *op,
-            property: bx(property),
-            states: bx(states),
-        },
-    }
-}
-
-fn map_step(b: &StepBound, f: &dyn Fn(&Expr) -> Expr) -> StepBound {
-    match b {
-        StepBound::Unbounded => StepBound::Unbounded,
-        StepBound::Lt(e) => StepBound::Lt(f(e)),
-        StepBound::Le(e) => StepBound::Le(f(e)),
-        StepBound::Gt(e) => StepBound::Gt(f(e)),
-        StepBound::Ge(e) => StepBound::Ge(f(e)),
-        StepBound::Eq(e) => StepBound::Eq(f(e)),
-        StepBound::Interval(a, b) => StepBound::Interval(f(a), f(b)),
-    }
-}
-
-fn map_path(p: &PathFormula, f: &dyn Fn(&Expr) -> Expr) -> PathFormula {
-    let m = |s: &StateFormula| map_state_formula(s, f);
-    match p {
-        PathFormula::Next(a) => PathFormula::Next(m(a)),
-        PathFormula::Until(a, b, k) => PathFormula::Until(m(a), m(b), map_step(k, f)),
-        PathFormula::Eventually(a, k) => PathFormula::Eventually(m(a), map_step(k, f)),
-        PathFormula::Globally(a, k) => PathFormula::Globally(m(a), map_step(k, f)),
-        PathFormula::WeakUntil(a, b, k) => PathFormula::WeakUntil(m(a), m(b), map_step(k, f)),
-        PathFormula::Release(a, b, k) => PathFormula::Release(m(a), m(b), map_step(k, f)),
-    }
-}
-
-impl Model {
-    /// [`Model::expand_formulas`] applied to every expression of a PCTL state formula, so
-    /// that properties may use the model's formulas (`P=? [ F order_parameter >= lambda ]`).
-    pub fn expand_formulas_in(&self, f: &StateFormula) -> StateFormula {
-        if self.ast.formulas.is_empty() {
-            return f.clone();
-        }
-        map_state_formula(f, &|e| self.expand_formulas(e))
     }
 }

@@ -373,10 +373,6 @@ fn formulas_expand_into_property_expressions() {
         augur_expr::parse_expr("((x + 1) * 2) > 3").unwrap()
     );
     assert_eq!(m.formulas().len(), 2);
-    let p = augur_pctl::parse_property("P=? [ F<=(f) g > 3 ]").unwrap();
-    let q = m.expand_formulas_in(&p.formula);
-    let want = augur_pctl::parse_property("P=? [ F<=(x+1) ((x + 1) * 2) > 3 ]").unwrap();
-    assert_eq!(q, want.formula);
 }
 
 #[test]
@@ -399,6 +395,79 @@ fn progress_is_reported() {
     );
     assert_eq!(last.load(Ordering::SeqCst), d.num_states());
     assert_eq!(d.num_states(), 40001);
+}
+
+#[test]
+fn builds_stop_at_the_callers_limits() {
+    use crate::StopReason;
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+    let src =
+        "dtmc\nmodule m x : [0..40000]; [] x<40000 -> (x'=x+1); [] x=40000 -> true; endmodule\n";
+    let m = parse_model(src, "line.pm").unwrap();
+    let run = |opts: &BuildOptions<'_>| m.build(&[], opts).map(|(d, _)| d.num_states());
+    // Exactly at the limit is fine; one state more stops, with the count so far.
+    let at = |n| BuildOptions {
+        max_states: Some(n),
+        ..Default::default()
+    };
+    assert_eq!(run(&at(40001)), Ok(40001));
+    let err = run(&at(1000)).unwrap_err();
+    assert_eq!(
+        err,
+        PrismError::Stopped {
+            reason: StopReason::MaxStates(1000),
+            states: 1001,
+            explored: 999,
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "the model has more than 1000 states (1001 states found, 999 explored so far)"
+    );
+    // Initial states count too.
+    let many_init = parse_model(
+        "dtmc\nmodule m x : [0..9]; [] true -> true; endmodule\ninit true endinit\n",
+        "init.pm",
+    )
+    .unwrap();
+    let e = many_init.build(&[], &at(3)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            PrismError::Stopped {
+                reason: StopReason::MaxStates(3),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // A set cancellation flag and a passed deadline stop at the next check.
+    let flag = AtomicBool::new(true);
+    let cancelled = BuildOptions {
+        cancel: Some(&flag),
+        ..Default::default()
+    };
+    let e = run(&cancelled).unwrap_err();
+    assert!(
+        matches!(e, PrismError::Stopped { reason: StopReason::Cancelled, explored, .. } if explored == crate::build::CHECK_EVERY),
+        "{e:?}"
+    );
+    let late = BuildOptions {
+        deadline: Some(Instant::now() - Duration::from_millis(1)),
+        ..Default::default()
+    };
+    let e = run(&late).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            PrismError::Stopped {
+                reason: StopReason::Deadline,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -22,6 +22,7 @@
 
 use crate::exact::{self, ExactFailure, ExactSystem};
 use crate::linear::System;
+use crate::numeric::{Interrupt, Result};
 use num_rational::BigRational;
 use num_traits::Zero;
 
@@ -584,25 +585,26 @@ pub(crate) fn exact_block(
     lo: &mut [f64],
     hi: &mut [f64],
     budget: u64,
+    stop: &Interrupt,
     s: &mut Scratch,
-) -> bool {
+) -> Result<bool> {
     for (k, &i) in block.iter().enumerate() {
         s.pos[i as usize] = k as u32;
     }
     let me = block_of[block[0] as usize];
-    let res = exact_sides(sys, block, me, block_of, lo, hi, budget, &s.pos);
+    let res = exact_sides(sys, block, me, block_of, lo, hi, budget, stop, &s.pos);
     for &i in block {
         s.pos[i as usize] = u32::MAX;
     }
-    let Some((xl, xh)) = res else {
-        return false;
+    let Some((xl, xh)) = res? else {
+        return Ok(false);
     };
     for (k, &i) in block.iter().enumerate() {
         let i = i as usize;
         lo[i] = lo[i].max(exact::to_f64_bounds(&xl[k]).0);
         hi[i] = hi[i].min(exact::to_f64_bounds(&xh[k]).1);
     }
-    true
+    Ok(true)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -614,56 +616,67 @@ fn exact_sides(
     lo: &[f64],
     hi: &[f64],
     budget: u64,
+    stop: &Interrupt,
     pos: &[u32],
-) -> Option<(Vec<BigRational>, Vec<BigRational>)> {
-    let m = block.len();
-    let mut rows = Vec::with_capacity(m);
-    let mut diag = Vec::with_capacity(m);
-    let mut bl = Vec::with_capacity(m);
-    let mut bh = Vec::with_capacity(m);
-    let mut same = true;
-    for &i in block {
-        let i = i as usize;
-        let mut row = Vec::new();
-        let b0 = exact::to_rational(sys.b[i])?;
-        let (mut l, mut h) = (b0.clone(), b0);
-        for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
-            let j = sys.col[e] as usize;
-            let a = exact::to_rational(sys.val[e])?;
-            if block_of[j] == me {
-                row.push((pos[j], a));
-            } else {
-                if lo[j] != hi[j] {
-                    same = false;
-                }
-                if !lo[j].is_zero() {
-                    l += &a * exact::to_rational(lo[j])?;
-                }
-                if !hi[j].is_zero() {
-                    h += a * exact::to_rational(hi[j])?;
+) -> Result<Option<(Vec<BigRational>, Vec<BigRational>)>> {
+    // The block's rows in rationals (`None` when a number is not finite).
+    let build = || {
+        let m = block.len();
+        let mut rows = Vec::with_capacity(m);
+        let mut diag = Vec::with_capacity(m);
+        let mut bl = Vec::with_capacity(m);
+        let mut bh = Vec::with_capacity(m);
+        let mut same = true;
+        for &i in block {
+            let i = i as usize;
+            let mut row = Vec::new();
+            let b0 = exact::to_rational(sys.b[i])?;
+            let (mut l, mut h) = (b0.clone(), b0);
+            for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+                let j = sys.col[e] as usize;
+                let a = exact::to_rational(sys.val[e])?;
+                if block_of[j] == me {
+                    row.push((pos[j], a));
+                } else {
+                    if lo[j] != hi[j] {
+                        same = false;
+                    }
+                    if !lo[j].is_zero() {
+                        l += &a * exact::to_rational(lo[j])?;
+                    }
+                    if !hi[j].is_zero() {
+                        h += a * exact::to_rational(hi[j])?;
+                    }
                 }
             }
+            rows.push(row);
+            diag.push(exact::to_rational(sys.diag[i])?);
+            bl.push(l);
+            bh.push(h);
         }
-        rows.push(row);
-        diag.push(exact::to_rational(sys.diag[i])?);
-        bl.push(l);
-        bh.push(h);
-    }
+        Some((rows, diag, bl, bh, same))
+    };
+    let Some((rows, diag, bl, bh, same)) = build() else {
+        return Ok(None);
+    };
     let lower = ExactSystem {
         rows: rows.clone(),
         diag: diag.clone(),
         b: bl,
     };
-    let xl = match exact::solve(lower, Some(budget)) {
-        Ok(x) => x,
-        Err(ExactFailure::Budget | ExactFailure::Singular) => return None,
+    let solve = |sys: ExactSystem| match exact::solve(sys, Some(budget), stop) {
+        Ok(x) => Ok(Some(x)),
+        Err(ExactFailure::Budget | ExactFailure::Singular) => Ok(None),
+        Err(ExactFailure::Interrupted(e)) => Err(e),
+    };
+    let Some(xl) = solve(lower)? else {
+        return Ok(None);
     };
     if same {
-        return Some((xl.clone(), xl));
+        return Ok(Some((xl.clone(), xl)));
     }
     let upper = ExactSystem { rows, diag, b: bh };
-    let xh = exact::solve(upper, Some(budget)).ok()?;
-    Some((xl, xh))
+    Ok(solve(upper)?.map(|xh| (xl, xh)))
 }
 
 #[cfg(test)]
@@ -749,7 +762,7 @@ mod tests {
             es.diag.push(q(sys.diag[i]));
             es.b.push(b);
         }
-        exact::solve(es, None).unwrap()
+        exact::solve(es, None, &Interrupt::default()).unwrap()
     }
 
     proptest! {

@@ -4,6 +4,7 @@
 //! Every finite `f64` is a dyadic rational, so [`to_rational`] is exact; results computed with
 //! [`BigRational`] are exact for the model as read, and [`to_f64_bounds`] rounds them outwards.
 
+use crate::numeric::{Interrupt, SolverError};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
@@ -86,6 +87,8 @@ pub(crate) enum ExactFailure {
     Budget,
     /// `1 - A[i][i] = 0` when eliminating a state: the system is singular.
     Singular,
+    /// The caller's [`Interrupt`] stopped the elimination.
+    Interrupted(SolverError),
 }
 
 fn size_of(q: &BigRational) -> u64 {
@@ -100,6 +103,7 @@ fn size_of(q: &BigRational) -> u64 {
 pub(crate) fn solve(
     sys: ExactSystem,
     budget: Option<u64>,
+    stop: &Interrupt,
 ) -> Result<Vec<BigRational>, ExactFailure> {
     let n = sys.b.len();
     let mut rows: Vec<FxHashMap<u32, BigRational>> = sys
@@ -138,6 +142,9 @@ pub(crate) fn solve(
         if eliminated[su] || stamp[su] != st {
             continue;
         }
+        // Once per eliminated unknown.
+        stop.check(order.len() as u64)
+            .map_err(ExactFailure::Interrupted)?;
         // Normalise row s: x_s = (b_s + Σ A[s][t] x_t) / (1 - A[s][s]).
         let denom = &one - &diag[su];
         if denom.is_zero() {
@@ -246,7 +253,7 @@ mod tests {
             diag: vec![q(0, 1), q(0, 1), q(0, 1)],
             b: vec![q(0, 1), q(0, 1), h.clone()],
         };
-        let x = solve(sys, None).unwrap();
+        let x = solve(sys, None, &Interrupt::default()).unwrap();
         assert_eq!(x, vec![q(1, 4), q(1, 2), q(3, 4)]);
     }
 
@@ -258,12 +265,18 @@ mod tests {
             diag: vec![q(1, 2)],
             b: vec![q(1, 4)],
         };
-        assert_eq!(solve(sys, None).unwrap(), vec![q(1, 2)]);
+        assert_eq!(
+            solve(sys, None, &Interrupt::default()).unwrap(),
+            vec![q(1, 2)]
+        );
         let sys = ExactSystem {
             rows: vec![vec![]],
             diag: vec![q(1, 1)],
             b: vec![q(1, 4)],
         };
-        assert!(matches!(solve(sys, None), Err(ExactFailure::Singular)));
+        assert!(matches!(
+            solve(sys, None, &Interrupt::default()),
+            Err(ExactFailure::Singular)
+        ));
     }
 }

@@ -1,4 +1,6 @@
-//! augur-solver: graph algorithms, numerical and exact solvers, and the PCTL checker for DTMCs.
+//! augur-solver: graph algorithms, numerical and exact solvers for DTMCs, over CSR matrices
+//! and state sets. It knows nothing about PCTL: the checker (`augur-check`) reduces every
+//! property to the problems solved here.
 //!
 //! Main entry points (all take the CSR transition matrix and, where a backward search is
 //! needed, its transpose from [`graph::transpose`]):
@@ -11,8 +13,12 @@
 //! - [`long_run_average`]: steady-state probabilities and long-run average rewards;
 //! - [`absorbing_analysis`]: fundamental matrix, absorption probabilities and expected steps;
 //! - [`sweep`]: sparse matrix-vector products and step-bounded reachability;
-//! - [`check`]: the PCTL checker ([`check::check`], [`check::check_property`]) and the
-//!   all-horizon table ([`check::horizon_table`]).
+//! - [`bounded`]: the finite-horizon operators (bounded until, restricted steps, cumulative
+//!   and instantaneous rewards, discounted totals) and the all-horizon table
+//!   ([`bounded::horizon_table`]).
+//!
+//! Long computations honour the [`Interrupt`] of their [`SolveOptions`] (deadline,
+//! cancellation flag, progress callback), checked once per sweep.
 //!
 //! ```
 //! use augur_solver::{graph, until_probabilities, SolveOptions};
@@ -38,7 +44,7 @@
 #![deny(missing_docs)]
 
 mod absorbing;
-pub mod check;
+pub mod bounded;
 mod direct;
 pub mod exact;
 pub mod graph;
@@ -49,7 +55,7 @@ mod steady;
 pub mod sweep;
 
 pub use absorbing::{absorbing_analysis, Absorption};
-pub use numeric::{Method, Result, Solution, SolveOptions, SolverError};
+pub use numeric::{Interrupt, Interruption, Method, Result, Solution, SolveOptions, SolverError};
 pub use reach::{reachability_rewards, total_rewards, until_probabilities};
 pub use steady::long_run_average;
 pub use sweep::step_rewards;

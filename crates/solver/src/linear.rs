@@ -194,7 +194,7 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
         });
     }
     match opts.method {
-        Method::Exact => solve_exact(p, None),
+        Method::Exact => solve_exact(p, None, opts),
         Method::ClosedForm => closed_form(p),
         Method::GaussSeidel | Method::Jacobi | Method::Power => {
             let sys = build_system(p);
@@ -217,7 +217,7 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
                 if graph::tarjan(n, &sys.ptr, &sys.col, None, None).count == n {
                     return sound_iteration(&sys, p.lower, p.upper, opts, Blocks::Direct);
                 }
-                match solve_exact(p, Some(AUTO_EXACT_BUDGET)) {
+                match solve_exact(p, Some(AUTO_EXACT_BUDGET), opts) {
                     Ok(s) => return Ok(s),
                     Err(SolverError::Unsupported(_)) => {}
                     Err(e) => return Err(e),
@@ -233,11 +233,12 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
     }
 }
 
-fn solve_exact(p: &Problem<'_>, budget: Option<u64>) -> Result<Solved> {
+fn solve_exact(p: &Problem<'_>, budget: Option<u64>, opts: &SolveOptions) -> Result<Solved> {
     let n = p.unknowns.len();
     let sys = build_exact(p)?;
-    let x = match exact::solve(sys, budget) {
+    let x = match exact::solve(sys, budget, &opts.interrupt) {
         Ok(x) => x,
+        Err(ExactFailure::Interrupted(e)) => return Err(e),
         Err(ExactFailure::Budget) => {
             return Err(SolverError::Unsupported(
                 "exact elimination exceeded its work budget".into(),
@@ -325,6 +326,7 @@ fn unsound(sys: &System, lower: f64, opts: &SolveOptions) -> Result<Solved> {
     let mut it: u64 = 0;
     loop {
         it += 1;
+        opts.interrupt.check(it)?;
         let mut diff: f64 = 0.0;
         match opts.method {
             Method::GaussSeidel => {
@@ -689,8 +691,12 @@ fn solve_block(
         return Ok(());
     }
     if let Some((scratch, bounds)) = direct {
+        // A factorisation cannot be stopped midway: the interrupt is checked before and after
+        // each block's direct solve (every block of more than one state).
+        opts.interrupt.check(c.iterations)?;
         let is_tight = |l: f64, h: f64| tight(l, h, tol, rel);
         let (outcome, kind) = direct::solve_block(sys, block, lo, hi, bounds, &is_tight, scratch);
+        opts.interrupt.check(c.iterations)?;
         if outcome == direct::Outcome::Tight {
             match kind {
                 direct::Kind::Dense => c.dense += 1,
@@ -708,7 +714,16 @@ fn solve_block(
             .sum();
         if block.len() <= EXACT_BLOCK_MAX
             && entries <= 4 * block.len()
-            && direct::exact_block(sys, block, block_of, lo, hi, EXACT_BLOCK_BUDGET, scratch)
+            && direct::exact_block(
+                sys,
+                block,
+                block_of,
+                lo,
+                hi,
+                EXACT_BLOCK_BUDGET,
+                &opts.interrupt,
+                scratch,
+            )?
         {
             c.exact += 1;
             if block_done(lo, hi) {
@@ -729,8 +744,9 @@ fn solve_block(
             return Err(not_converged(c, block, lo, hi, rel));
         }
         c.iterations += 1;
+        opts.interrupt.check(c.iterations)?;
         // Alternate the sweep direction so that information travels both ways along chains.
-        let rev = c.iterations % 2 == 0;
+        let rev = c.iterations.is_multiple_of(2);
         let (dl, dh, done) = sweep_both(sys, block, lo, hi, tol, rel, rev);
         if done {
             return Ok(());
@@ -806,8 +822,9 @@ fn optimistic_upper(
                 return Err(not_converged(c, block, lo, hi, rel));
             }
             c.iterations += 1;
+            opts.interrupt.check(c.iterations)?;
             c.sweeps_lower += 1;
-            let d = sweep(sys, block, lo, true, rel, c.sweeps_lower % 2 == 0);
+            let d = sweep(sys, block, lo, true, rel, c.sweeps_lower.is_multiple_of(2));
             if d <= guess_eps {
                 break;
             }
@@ -829,6 +846,7 @@ fn optimistic_upper(
                 return Err(not_converged(c, block, lo, hi, rel));
             }
             c.iterations += 1;
+            opts.interrupt.check(c.iterations)?;
             let mut all_below = true;
             let mut all_above = true;
             for &i in block {

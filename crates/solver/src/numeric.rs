@@ -1,9 +1,12 @@
-//! Unbounded numerical problems on a DTMC: the API the checker calls.
+//! Unbounded numerical problems on a DTMC: the API the checker calls, its options and errors.
 //!
 //! All functions take the transition matrix (CSR) and state sets, and return one value per state.
 //! They do no I/O.
 
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// Errors of the solver.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +26,66 @@ pub enum SolverError {
     /// A method was asked for a problem it cannot solve (e.g. closed form on too many unknowns).
     #[error("{0}")]
     Unsupported(String),
+    /// The computation was stopped by its [`Interrupt`] (deadline passed or cancelled).
+    #[error("{0}")]
+    Interrupted(Interruption),
+}
+
+/// Why a computation was stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Interruption {
+    /// [`Interrupt::deadline`] passed.
+    #[error("the time limit was reached")]
+    Deadline,
+    /// [`Interrupt::cancel`] was set.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// When to stop a long computation early. Every iterative solver, bounded operator and exact
+/// elimination calls [`Interrupt::check`] once per sweep (or per eliminated unknown), never
+/// inside a sweep.
+#[derive(Clone, Default)]
+pub struct Interrupt {
+    /// Stop with [`Interruption::Deadline`] once this instant has passed.
+    pub deadline: Option<Instant>,
+    /// Stop with [`Interruption::Cancelled`] once this flag is set (from any thread).
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Called at every check with the number of sweeps done so far by the current
+    /// computation (progress display; a front-end may also set `cancel` from it).
+    pub on_sweep: Option<Arc<dyn Fn(u64) + Send + Sync>>,
+}
+
+impl Interrupt {
+    /// `Err(SolverError::Interrupted(..))` when the computation must stop; `sweeps` is the
+    /// number of sweeps (or steps) done so far.
+    #[inline]
+    pub fn check(&self, sweeps: u64) -> Result<()> {
+        if let Some(f) = &self.on_sweep {
+            f(sweeps);
+        }
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            return Err(SolverError::Interrupted(Interruption::Cancelled));
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(SolverError::Interrupted(Interruption::Deadline));
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Interrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interrupt")
+            .field("deadline", &self.deadline)
+            .field("cancel", &self.cancel)
+            .field("on_sweep", &self.on_sweep.is_some())
+            .finish()
+    }
 }
 
 /// Result alias of this crate.
@@ -53,7 +116,7 @@ pub enum Method {
 }
 
 /// Options for the numerical solvers.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct SolveOptions {
     /// The method.
     pub method: Method,
@@ -63,6 +126,8 @@ pub struct SolveOptions {
     pub relative: bool,
     /// Iteration budget for iterative methods.
     pub max_iterations: u64,
+    /// When to stop early (checked once per sweep).
+    pub interrupt: Interrupt,
 }
 
 impl Default for SolveOptions {
@@ -72,6 +137,7 @@ impl Default for SolveOptions {
             epsilon: 1e-6,
             relative: true,
             max_iterations: 1_000_000,
+            interrupt: Interrupt::default(),
         }
     }
 }

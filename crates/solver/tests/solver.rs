@@ -36,6 +36,7 @@ fn opts(method: Method, epsilon: f64) -> SolveOptions {
         epsilon,
         relative: true,
         max_iterations: 10_000_000,
+        ..SolveOptions::default()
     }
 }
 
@@ -674,4 +675,90 @@ fn large_chain_default_method_matches_gauss_seidel() {
         assert_close(auto.values[s], 0.5, 1e-6, "symmetry");
         assert!(lo[s] <= 0.5 && 0.5 <= hi[s]);
     }
+}
+
+/// Every long computation stops at its `Interrupt`: a set cancellation flag, a passed deadline
+/// (checked once per sweep, so even the first sweep stops), and the progress callback sees the
+/// sweeps.
+#[test]
+fn interrupts_stop_iterations_eliminations_and_bounded_operators() {
+    use augur_solver::{bounded, Interrupt, Interruption, SolverError};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let m = haddad_monmege(30, 0.7);
+    let mt = graph::transpose(&m);
+    let n = m.rows();
+    let (phi, psi) = (all(n), set(n, [n - 1]));
+    let cancelled = Interrupt {
+        cancel: Some(Arc::new(AtomicBool::new(true))),
+        ..Interrupt::default()
+    };
+    let late = Interrupt {
+        deadline: Some(Instant::now() - Duration::from_millis(1)),
+        ..Interrupt::default()
+    };
+    let is = |r: Result<Solution, SolverError>, want: Interruption| matches!(r, Err(SolverError::Interrupted(w)) if w == want);
+    for method in [
+        Method::Auto,
+        Method::Exact,
+        Method::Interval,
+        Method::Topological,
+        Method::GaussSeidel,
+        Method::Jacobi,
+        Method::Power,
+    ] {
+        let mut o = opts(method, 1e-6);
+        o.interrupt = cancelled.clone();
+        let r = until_probabilities(&m, &mt, None, &phi, &psi, &o);
+        assert!(is(r, Interruption::Cancelled), "{method:?}");
+        o.interrupt = late.clone();
+        let r = until_probabilities(&m, &mt, None, &phi, &psi, &o);
+        assert!(is(r, Interruption::Deadline), "{method:?}");
+    }
+    // Without an interrupt the same problem is solved.
+    let r = until_probabilities(&m, &mt, None, &phi, &psi, &opts(Method::Auto, 1e-6));
+    assert!(r.is_ok(), "{r:?}");
+    let stopped = |r: Result<Vec<f64>, SolverError>| {
+        matches!(r, Err(SolverError::Interrupted(Interruption::Cancelled)))
+    };
+    assert!(stopped(bounded::bounded_until(
+        &m, &phi, &psi, 5, &cancelled
+    )));
+    assert!(stopped(bounded::cumulative(
+        &m,
+        &vec![1.0; n],
+        1.0,
+        5,
+        &cancelled
+    )));
+    assert!(stopped(bounded::power_apply(
+        &m,
+        vec![1.0; n],
+        5,
+        &cancelled
+    )));
+    assert!(bounded::horizon_table(&m, &psi, 3, &cancelled).is_err());
+    assert!(
+        bounded::discounted_total(&m, &vec![1.0; n], 0.5, 1e-6, true, 100, &cancelled).is_err()
+    );
+    // Zero steps need no sweep: nothing to interrupt.
+    assert!(bounded::bounded_until(&m, &phi, &psi, 0, &cancelled).is_ok());
+    // The callback sees every sweep, and may cancel (as a front-end polling for Ctrl-C does).
+    let flag = Arc::new(AtomicBool::new(false));
+    let seen = Arc::new(AtomicU64::new(0));
+    let (f2, s2) = (Arc::clone(&flag), Arc::clone(&seen));
+    let watching = Interrupt {
+        cancel: Some(Arc::clone(&flag)),
+        on_sweep: Some(Arc::new(move |sweeps| {
+            s2.store(sweeps, Ordering::Relaxed);
+            if sweeps >= 3 {
+                f2.store(true, Ordering::Relaxed);
+            }
+        })),
+        ..Interrupt::default()
+    };
+    let r = bounded::bounded_until(&m, &phi, &psi, 1000, &watching);
+    assert!(stopped(r));
+    assert_eq!(seen.load(Ordering::Relaxed), 3);
 }

@@ -2,7 +2,7 @@
 //! part of `augur check` that `augur-prism` owns.
 //!
 //! ```text
-//! cargo bench --bench prism_build
+//! cargo bench -p augur-prism --bench prism_build
 //! ```
 //!
 //! Needs `../shared/qvbs` beside the repository (skips with a notice otherwise). Storm's
@@ -18,7 +18,7 @@ use std::time::Duration;
 
 fn instance(c: &mut Criterion, name: &str, file: &str, consts: &[(&str, Value)]) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/qvbs")
+        .join("../../../shared/qvbs")
         .join(file);
     let Ok(text) = std::fs::read_to_string(&path) else {
         eprintln!("skipping {name}: {} not found", path.display());

@@ -1,11 +1,9 @@
 //! Bounded checking on generated chains of 10^5 and 10^6 states: `P=? [ F<=100 "goal" ]`
 //! through the checker, and the all-horizon table for H = 100, reporting the bytes the sweeps
-//! touch (criterion throughput). Run with `cargo bench --bench checker`.
+//! touch (criterion throughput). Run with `cargo bench -p augur-check --bench checker`.
 
+use augur_check::{CheckOptions, Session};
 use augur_dtmc::{Dtmc, Matrix, StateSet};
-use augur_expr::Expr;
-use augur_pctl::{Bound, PathFormula, StateFormula, StepBound};
-use augur_solver::check::{check, horizon_table, CheckContext};
 use augur_solver::sweep::bytes_per_sweep;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
@@ -21,7 +19,7 @@ fn walk(n: usize) -> Dtmc {
         tri.add_triplet(s, s, 0.2);
     }
     let matrix: Matrix = tri.to_csr();
-    let mut goal = StateSet::with_capacity(n);
+    let mut goal: StateSet = StateSet::with_capacity(n);
     goal.insert(n - 1);
     Dtmc {
         matrix,
@@ -40,20 +38,14 @@ fn bounded(c: &mut Criterion) {
     for n in [100_000usize, 1_000_000] {
         let d = walk(n);
         group.throughput(Throughput::Bytes(bytes_per_sweep(&d.matrix) * H as u64));
-        let f = StateFormula::Prob {
-            bound: Bound::Query,
-            path: Box::new(PathFormula::Eventually(
-                StateFormula::Label("goal".into()),
-                StepBound::Le(Expr::Int(H as i64)),
-            )),
-        };
-        let ctx = CheckContext::default();
+        let f = format!("P=? [ F<={H} \"goal\" ]");
         group.bench_with_input(BenchmarkId::new("F<=100", n), &d, |b, d| {
-            b.iter(|| check(d, &f, &ctx).expect("check"))
+            let mut s = Session::for_dtmc(d, CheckOptions::default());
+            b.iter(|| s.check_str(&f).expect("check"))
         });
-        let target = d.label("goal").expect("goal").clone();
         group.bench_with_input(BenchmarkId::new("horizon_table_H100", n), &d, |b, d| {
-            b.iter(|| horizon_table(&d.matrix, &target, H))
+            let mut s = Session::for_dtmc(d, CheckOptions::default());
+            b.iter(|| s.horizon("goal", "target", H).expect("table"))
         });
     }
     group.finish();

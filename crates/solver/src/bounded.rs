@@ -1,7 +1,9 @@
 //! Bounded (finite-horizon) computations: every one is a fixed number of sparse
 //! matrix-vector products `x ← P·x` over CSR rows, with two buffers swapped between sweeps
-//! (no allocation inside the sweep loops) and u32 state indices.
+//! (no allocation inside the sweep loops) and u32 state indices. Each checks its
+//! [`Interrupt`] once per sweep.
 
+use crate::numeric::{Interrupt, Result};
 use augur_dtmc::{Matrix, StateSet};
 
 /// Borrowed CSR arrays of the transition matrix, for the sweep loops.
@@ -38,12 +40,12 @@ impl<'a> Csr<'a> {
 }
 
 /// The states of a set as a list of u32 indices.
-pub(crate) fn state_list(set: &StateSet, n: usize) -> Vec<u32> {
+pub fn state_list(set: &StateSet, n: usize) -> Vec<u32> {
     set.ones().filter(|&s| s < n).map(|s| s as u32).collect()
 }
 
 /// Indicator vector of a state set.
-pub(crate) fn indicator(set: &StateSet, n: usize) -> Vec<f64> {
+pub fn indicator(set: &StateSet, n: usize) -> Vec<f64> {
     let mut v = vec![0.0; n];
     for s in set.ones().filter(|&s| s < n) {
         v[s] = 1.0;
@@ -53,11 +55,18 @@ pub(crate) fn indicator(set: &StateSet, n: usize) -> Vec<f64> {
 
 /// `k` sweeps of `x(s) ← Σ_t P(s,t)·x(t)` on the rows in `rows`; every other entry keeps its
 /// initial value. Stops early when a sweep changes nothing (a fixed point).
-pub(crate) fn sweep_rows(matrix: &Matrix, rows: &[u32], init: Vec<f64>, k: u64) -> Vec<f64> {
+pub fn sweep_rows(
+    matrix: &Matrix,
+    rows: &[u32],
+    init: Vec<f64>,
+    k: u64,
+    stop: &Interrupt,
+) -> Result<Vec<f64>> {
     let csr = Csr::new(matrix);
     let mut x = init;
     let mut y = x.clone();
-    for _ in 0..k {
+    for i in 0..k {
+        stop.check(i)?;
         let mut changed = false;
         for &s in rows {
             let s = s as usize;
@@ -70,33 +79,41 @@ pub(crate) fn sweep_rows(matrix: &Matrix, rows: &[u32], init: Vec<f64>, k: u64) 
             break;
         }
     }
-    x
+    Ok(x)
 }
 
 /// `P(φ U≤k ψ)` for every state: `k` sweeps over the φ∧¬ψ rows from the indicator of ψ
 /// (other states keep 1 on ψ, 0 elsewhere), stopping early at an exact fixed point (so huge
 /// `k` on a converging chain costs only the sweeps until nothing changes).
-pub(crate) fn bounded_until(matrix: &Matrix, phi: &StateSet, psi: &StateSet, k: u64) -> Vec<f64> {
+pub fn bounded_until(
+    matrix: &Matrix,
+    phi: &StateSet,
+    psi: &StateSet,
+    k: u64,
+    stop: &Interrupt,
+) -> Result<Vec<f64>> {
     let n = matrix.rows();
     let mut maybe = phi.clone();
     maybe.difference_with(psi);
     let rows = state_list(&maybe, n);
-    sweep_rows(matrix, &rows, indicator(psi, n), k)
+    sweep_rows(matrix, &rows, indicator(psi, n), k, stop)
 }
 
 /// `k` sweeps of `x(s) ← [s ∈ φ]·Σ_t P(s,t)·x(t)` over every state: the probability of staying
 /// in φ for `k` steps (positions `0..k`) and then collecting `x` at position `k`.
-pub(crate) fn restricted_steps(
+pub fn restricted_steps(
     matrix: &Matrix,
     phi: &StateSet,
     init: Vec<f64>,
     k: u64,
-) -> Vec<f64> {
+    stop: &Interrupt,
+) -> Result<Vec<f64>> {
     let csr = Csr::new(matrix);
     let n = matrix.rows();
     let mut x = init;
     let mut y = vec![0.0; n];
-    for _ in 0..k {
+    for i in 0..k {
+        stop.check(i)?;
         let mut changed = false;
         for (s, ys) in y.iter_mut().enumerate() {
             let v = if phi.contains(s) {
@@ -113,38 +130,50 @@ pub(crate) fn restricted_steps(
             break;
         }
     }
-    x
+    Ok(x)
 }
 
 /// `x_k` with `x_0 = 0`, `x_{i+1} = r + d·P·x_i`: the expected reward (discounted by `d`,
 /// `d = 1` for plain cumulative reward) collected in the first `k` steps,
 /// `Σ_{i<k} d^i·E[r(X_i)]`.
-pub(crate) fn cumulative(matrix: &Matrix, rewards: &[f64], discount: f64, k: u64) -> Vec<f64> {
+pub fn cumulative(
+    matrix: &Matrix,
+    rewards: &[f64],
+    discount: f64,
+    k: u64,
+    stop: &Interrupt,
+) -> Result<Vec<f64>> {
     let csr = Csr::new(matrix);
     let n = matrix.rows();
     let mut x = vec![0.0; n];
     let mut y = vec![0.0; n];
-    for _ in 0..k {
+    for i in 0..k {
+        stop.check(i)?;
         for (s, ys) in y.iter_mut().enumerate() {
             *ys = rewards[s] + discount * csr.row_dot(s, &x);
         }
         std::mem::swap(&mut x, &mut y);
     }
-    x
+    Ok(x)
 }
 
 /// `P^k·v`: the expectation of `v(X_k)` from every state.
-pub(crate) fn power_apply(matrix: &Matrix, v: Vec<f64>, k: u64) -> Vec<f64> {
+pub fn power_apply(matrix: &Matrix, v: Vec<f64>, k: u64, stop: &Interrupt) -> Result<Vec<f64>> {
     let n = matrix.rows();
     let all: Vec<u32> = (0..n as u32).collect();
-    sweep_rows(matrix, &all, v, k)
+    sweep_rows(matrix, &all, v, k, stop)
 }
 
 /// The result of [`discounted_total`].
-pub(crate) struct Discounted {
+#[derive(Clone, Debug, PartialEq)]
+pub struct Discounted {
+    /// The value of every state.
     pub values: Vec<f64>,
+    /// Guaranteed lower bounds.
     pub lo: Vec<f64>,
+    /// Guaranteed upper bounds.
     pub hi: Vec<f64>,
+    /// Sweeps performed.
     pub sweeps: u64,
 }
 
@@ -155,14 +184,16 @@ pub(crate) struct Discounted {
 /// returned bounds are `x ± d/(1−d)·δ`, and the loop stops when that radius is below
 /// `epsilon` (when `relative`: below `ε·min(1, smallest non-zero |value|)`, so every value is
 /// within ε relative, and zero values within ε absolute).
-pub(crate) fn discounted_total(
+/// `None` when `max_iterations` sweeps do not reach the precision.
+pub fn discounted_total(
     matrix: &Matrix,
     rewards: &[f64],
     discount: f64,
     epsilon: f64,
     relative: bool,
     max_iterations: u64,
-) -> Option<Discounted> {
+    stop: &Interrupt,
+) -> Result<Option<Discounted>> {
     let csr = Csr::new(matrix);
     let n = matrix.rows();
     let mut x = vec![0.0; n];
@@ -170,6 +201,7 @@ pub(crate) fn discounted_total(
     let factor = discount / (1.0 - discount);
     let nonnegative = rewards.iter().all(|&r| r >= 0.0);
     for it in 1..=max_iterations {
+        stop.check(it - 1)?;
         let mut delta: f64 = 0.0;
         // Smallest non-zero |value| (relative criterion) — zero values need `radius ≤ ε`.
         let mut scale = f64::INFINITY;
@@ -198,15 +230,15 @@ pub(crate) fn discounted_total(
                 x.iter().map(|v| v - radius).collect()
             };
             let hi = x.iter().map(|v| v + radius).collect();
-            return Some(Discounted {
+            return Ok(Some(Discounted {
                 values: x,
                 lo,
                 hi,
                 sweeps: it,
-            });
+            }));
         }
     }
-    None
+    Ok(None)
 }
 
 /// The all-horizon table: `P(F≤h target)` for `h = 1..=max_h` and every state, from one
@@ -243,7 +275,12 @@ impl HorizonTable {
 /// Compute the all-horizon table `P(F≤h target)`, `h = 1..=max_h`, for every state with
 /// `max_h` sweeps over the non-target rows: row `h` is computed from row `h−1` in place in the
 /// table (no other buffer, no allocation in the loop).
-pub fn horizon_table(matrix: &Matrix, target: &StateSet, max_h: usize) -> HorizonTable {
+pub fn horizon_table(
+    matrix: &Matrix,
+    target: &StateSet,
+    max_h: usize,
+    stop: &Interrupt,
+) -> Result<HorizonTable> {
     let csr = Csr::new(matrix);
     let n = matrix.rows();
     let mut data = vec![0.0; n * max_h];
@@ -253,6 +290,7 @@ pub fn horizon_table(matrix: &Matrix, target: &StateSet, max_h: usize) -> Horizo
     rest.difference_with(target);
     let rows = state_list(&rest, n);
     for h in 0..max_h {
+        stop.check(h as u64)?;
         let (done, todo) = data.split_at_mut(h * n);
         let prev: &[f64] = if h == 0 { &prev0 } else { &done[(h - 1) * n..] };
         let cur = &mut todo[..n];
@@ -263,9 +301,9 @@ pub fn horizon_table(matrix: &Matrix, target: &StateSet, max_h: usize) -> Horizo
             cur[s as usize] = csr.row_dot(s as usize, prev);
         }
     }
-    HorizonTable {
+    Ok(HorizonTable {
         num_states: n,
         max_h,
         data,
-    }
+    })
 }

@@ -2,7 +2,7 @@
 //! chains of 10⁵ and 10⁶ states, and one benchmark per solver path of the default method
 //! (`solver_paths`: sparse direct, dense direct per block, interval iteration, exact).
 //!
-//! Run with `cargo bench --bench solver`. Each sweep group reports its throughput in bytes
+//! Run with `cargo bench -p augur-solver --bench solver`. Each sweep group reports its throughput in bytes
 //! touched per sweep (CSR arrays + gathered vector entries + written entries, see
 //! `augur_solver::sweep::bytes_per_sweep`); the unbounded group prints the iterations used, so
 //! time per sweep = time / (2 × iterations) for interval iteration (a lower and an upper sweep).

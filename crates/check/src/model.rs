@@ -1,0 +1,365 @@
+//! Loading a model by file name (format by extension) or from text: the one place where every
+//! model format and reader (`augur-formats`, `augur-prism`) is wired.
+
+use crate::constants::Constants;
+use crate::error::{CheckError, Result, Stop};
+use crate::limits::{Limits, Progress};
+use augur_dtmc::{BuildReport, Dtmc};
+use augur_expr::{Expr, Value};
+use augur_formats::{FormatError, ReadOptions};
+use augur_pctl::ModelNames;
+use augur_prism::{BuildOptions, BuildProgress, PrismError, StopReason};
+use std::io::{Cursor, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub use augur_formats::Format;
+
+/// How to load a model.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Values of the model's undefined constants (PRISM-language models).
+    pub constants: Constants,
+    /// Read the model's numbers as exact rationals and fill `Dtmc::exact` (for
+    /// `Method::Exact`).
+    pub exact: bool,
+    /// Give deadlock states a self-loop (default, with a warning) instead of failing.
+    pub fix_deadlocks: bool,
+    /// Time, state and cancellation limits of the load.
+    pub limits: Limits,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            constants: Constants::default(),
+            exact: false,
+            fix_deadlocks: true,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// A model ready to check: the DTMC and what properties may use besides it (the model's
+/// constants and, for PRISM-language models, its formulas). `Send + Sync`: a server may hold
+/// one and check it from several threads.
+#[derive(Clone, Debug)]
+pub struct Model {
+    dtmc: Dtmc,
+    name: String,
+    format: Option<Format>,
+    constants: Vec<(String, Value)>,
+    prism: Option<augur_prism::Model>,
+    build_seconds: f64,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+}
+
+fn report_notes(r: &BuildReport) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !r.deadlocks_fixed.is_empty() {
+        notes.push(format!(
+            "{} state(s) without successors got a self-loop (first: {})",
+            r.deadlocks_fixed.len(),
+            r.deadlocks_fixed[0]
+        ));
+    }
+    if r.duplicates_merged > 0 {
+        notes.push(format!(
+            "{} duplicate transition(s) merged by summing",
+            r.duplicates_merged
+        ));
+    }
+    notes
+}
+
+impl Model {
+    /// Loads the model at `path`, chosen by extension: `.tra` (with the `.lab/.srew/.trew/.sta`
+    /// of the same stem), `.drn`, `.json`; `.pm`/`.prism` (PRISM language, with
+    /// `opts.constants` for its undefined constants).
+    pub fn load(path: &Path, opts: &LoadOptions) -> Result<Model> {
+        let start = Instant::now();
+        let name = path.display().to_string();
+        let model = match Format::from_path(path) {
+            Some(Format::Prism) => {
+                let text = crate::read_text(path)?;
+                load_prism(&name, &text, opts, start)?
+            }
+            Some(format @ (Format::Tra | Format::Drn | Format::Json)) => {
+                // Explicit files always get their deadlocks fixed (with a note), as before:
+                // `fix_deadlocks` concerns PRISM-language models.
+                let (dtmc, report) = augur_formats::read_model(path, &ReadOptions::default())
+                    .map_err(format_error)?;
+                explicit(dtmc, &report, name, format, start)
+            }
+            _ => {
+                return Err(CheckError::input(format!(
+                    "{name}: unknown model format (expected .tra, .drn, .json, .pm or .prism)"
+                )))
+            }
+        };
+        model.within(&opts.limits)
+    }
+
+    /// Reads a model from its text (e.g. an MCP request's `model_text`) in the given format
+    /// (`Prism`, `Drn`, `Json`, or `Tra` without companion files); `name` is shown in
+    /// messages.
+    pub fn from_text(name: &str, text: &str, format: Format, opts: &LoadOptions) -> Result<Model> {
+        let start = Instant::now();
+        let read_opts = ReadOptions::default();
+        let path = Path::new(name);
+        let input = format_error;
+        let model = match format {
+            Format::Prism => load_prism(name, text, opts, start)?,
+            Format::Drn => {
+                let (d, r) = augur_formats::drn::read_drn(Cursor::new(text), path, &read_opts)
+                    .map_err(input)?;
+                explicit(d, &r, name.into(), format, start)
+            }
+            Format::Json => {
+                let (d, r) = augur_formats::json::read_json(Cursor::new(text), path, &read_opts)
+                    .map_err(input)?;
+                explicit(d, &r, name.into(), format, start)
+            }
+            Format::Tra => {
+                let mut tra = Cursor::new(text);
+                let inputs = augur_formats::explicit::ExplicitInputs {
+                    tra: (path, &mut tra),
+                    lab: None,
+                    srew: None,
+                    trew: None,
+                    sta: None,
+                };
+                let (d, r) = augur_formats::explicit::read_prism_explicit_from(inputs, &read_opts)
+                    .map_err(input)?;
+                explicit(d, &r, name.into(), format, start)
+            }
+            Format::Dot => {
+                return Err(CheckError::input(format!(
+                    "{name}: DOT is an output format only"
+                )))
+            }
+        };
+        model.within(&opts.limits)
+    }
+
+    /// A model made in code (a learned chain, a test): no constants, no formulas.
+    pub fn from_dtmc(dtmc: Dtmc) -> Model {
+        Model {
+            dtmc,
+            name: "<model>".into(),
+            format: None,
+            constants: Vec::new(),
+            prism: None,
+            build_seconds: 0.0,
+            notes: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The same model named `name` (shown in messages).
+    pub fn named(mut self, name: impl Into<String>) -> Model {
+        self.name = name.into();
+        self
+    }
+
+    /// Fails when the model has more states than `limits` allow (explicit readers read the
+    /// whole file first).
+    fn within(self, limits: &Limits) -> Result<Model> {
+        match limits.max_states {
+            Some(max) if self.dtmc.num_states() > max => {
+                Err(CheckError::Stopped(Stop::TooManyStates {
+                    limit: max,
+                    states: self.dtmc.num_states(),
+                    explored: self.dtmc.num_states(),
+                }))
+            }
+            _ => Ok(self),
+        }
+    }
+
+    /// The DTMC.
+    pub fn dtmc(&self) -> &Dtmc {
+        &self.dtmc
+    }
+
+    /// The DTMC, consuming the model.
+    pub fn into_dtmc(self) -> Dtmc {
+        self.dtmc
+    }
+
+    /// The name shown in messages (the file name as given).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The format it was read from (`None` for a model made in code).
+    pub fn format(&self) -> Option<Format> {
+        self.format
+    }
+
+    /// Values of the model's constants (PRISM-language models), usable in properties.
+    pub fn constants(&self) -> &[(String, Value)] {
+        &self.constants
+    }
+
+    /// Seconds spent reading and building.
+    pub fn build_seconds(&self) -> f64 {
+        self.build_seconds
+    }
+
+    /// Remarks about the build (deadlocks fixed, entries merged).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Warnings of the PRISM build (deadlocks, several enabled choices).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The PRISM model, for PRISM-language models.
+    pub fn prism(&self) -> Option<&augur_prism::Model> {
+        self.prism.as_ref()
+    }
+
+    /// Replaces the model's formulas (PRISM `formula` definitions) in `e` by their bodies.
+    pub fn expand_formulas(&self, e: &Expr) -> Expr {
+        match &self.prism {
+            Some(m) if !m.formulas().is_empty() => m.expand_formulas(e),
+            _ => e.clone(),
+        }
+    }
+
+    /// Writes the model in `format` to a stream (for [`Format::Tra`] the `.tra` part only; see
+    /// [`Model::write_to_path`]). A model that the format cannot express is a user error.
+    pub fn write(&self, format: Format, w: &mut dyn Write) -> Result<()> {
+        augur_formats::write_model(&self.dtmc, format, w).map_err(|e| match e {
+            FormatError::Write(io) => CheckError::Write(io),
+            e => format_error(e),
+        })
+    }
+
+    /// Writes the model in `format` to `path` (for [`Format::Tra`] also the `.lab`, `.srew`,
+    /// `.trew` and `.sta` files next to it); returns the files written.
+    pub fn write_to_path(&self, format: Format, path: &Path) -> Result<Vec<PathBuf>> {
+        augur_formats::write_model_to_path(&self.dtmc, format, path).map_err(format_error)
+    }
+
+    /// What a property may name in the model: labels, variables and reward structures.
+    pub fn names(&self) -> ModelNames {
+        names_of(&self.dtmc)
+    }
+}
+
+/// What a property may name in `dtmc`.
+pub(crate) fn names_of(dtmc: &Dtmc) -> ModelNames {
+    ModelNames {
+        labels: dtmc.labels.iter().map(|(n, _)| n.clone()).collect(),
+        variables: dtmc
+            .valuations
+            .as_ref()
+            .map(|v| {
+                v.names
+                    .iter()
+                    .cloned()
+                    .zip(v.types.iter().copied())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        reward_structures: dtmc
+            .rewards
+            .iter()
+            .map(|r| r.name.clone().unwrap_or_default())
+            .collect(),
+    }
+}
+
+fn explicit(
+    dtmc: Dtmc,
+    report: &BuildReport,
+    name: String,
+    format: Format,
+    start: Instant,
+) -> Model {
+    Model {
+        dtmc,
+        name,
+        format: Some(format),
+        constants: Vec::new(),
+        prism: None,
+        build_seconds: start.elapsed().as_secs_f64(),
+        notes: report_notes(report),
+        warnings: Vec::new(),
+    }
+}
+
+fn load_prism(name: &str, text: &str, opts: &LoadOptions, start: Instant) -> Result<Model> {
+    let model = augur_prism::parse_model(text, name).map_err(prism_error)?;
+    let limits = &opts.limits;
+    let progress = |p: BuildProgress| {
+        limits.report(Progress::Building {
+            states: p.states,
+            explored: p.explored,
+            transitions: p.transitions,
+            done: p.done,
+        })
+    };
+    let progress: Option<&(dyn Fn(BuildProgress) + Sync)> = match limits.progress {
+        Some(_) => Some(&progress),
+        None => None,
+    };
+    let build_opts = BuildOptions {
+        exact: opts.exact,
+        fix_deadlocks: opts.fix_deadlocks,
+        valuations: true,
+        progress,
+        max_states: limits.max_states,
+        deadline: limits.deadline_from_now(),
+        cancel: Some(&limits.cancel_flag),
+    };
+    let (dtmc, report) = model
+        .build(opts.constants.as_slice(), &build_opts)
+        .map_err(|e| match e {
+            PrismError::Stopped {
+                reason,
+                states,
+                explored,
+            } => match reason {
+                StopReason::MaxStates(limit) => CheckError::Stopped(Stop::TooManyStates {
+                    limit,
+                    states,
+                    explored,
+                }),
+                StopReason::Deadline => limits.timeout_error(),
+                StopReason::Cancelled => CheckError::Stopped(Stop::Cancelled),
+            },
+            e => prism_error(e),
+        })?;
+    Ok(Model {
+        dtmc,
+        name: name.to_string(),
+        format: Some(Format::Prism),
+        constants: report.constants.clone(),
+        prism: Some(model),
+        build_seconds: start.elapsed().as_secs_f64(),
+        notes: Vec::new(),
+        warnings: report
+            .warnings
+            .iter()
+            .map(|w| format!("{name}: {w}"))
+            .collect(),
+    })
+}
+
+fn prism_error(e: PrismError) -> CheckError {
+    match e {
+        PrismError::Limit { .. } => CheckError::Internal(e.to_string()),
+        e => CheckError::Input(Box::new(e.diagnostic())),
+    }
+}
+
+/// A reader's or writer's error, located (with its line and caret) when it can be.
+fn format_error(e: FormatError) -> CheckError {
+    CheckError::Input(Box::new(e.diagnostic()))
+}

@@ -1,0 +1,264 @@
+//! What a check produces: per-state values, the reported value with its bounds, and the method.
+
+use augur_dtmc::StateSet;
+use augur_solver::Solution;
+use std::fmt;
+
+/// One value: a truth value or a number (possibly infinite).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    /// A truth value.
+    Bool(bool),
+    /// A number (`f64::INFINITY` for infinite expected rewards).
+    Num(f64),
+}
+
+impl fmt::Display for Scalar {
+    /// `true`/`false`, `inf`/`-inf`, or Rust's shortest round-trip form of the number.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Scalar::Bool(b) => write!(f, "{b}"),
+            Scalar::Num(x) if x == f64::INFINITY => f.write_str("inf"),
+            Scalar::Num(x) if x == f64::NEG_INFINITY => f.write_str("-inf"),
+            Scalar::Num(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// Guaranteed bounds `[lo, hi]` around a value (sound methods only; `lo == hi` when exact).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+}
+
+impl Bounds {
+    /// Whether `x` lies in `[lo, hi]`.
+    pub fn contains(&self, x: f64) -> bool {
+        self.lo <= x && x <= self.hi
+    }
+}
+
+/// What computed a value. `Display` gives the text `augur check` prints in parentheses
+/// (`exact (9 unknowns)`, `bounded (5 steps)`, `graph`, ...).
+#[derive(Clone, Debug, PartialEq)]
+pub enum MethodUsed {
+    /// Graph analysis only: labels, expressions and their boolean combinations.
+    Graph,
+    /// An expression evaluated in every state.
+    Expression,
+    /// `X φ`: one matrix-vector product.
+    Next,
+    /// A step-bounded until: `steps` sweeps (stopping early at a fixed point).
+    Bounded {
+        /// The window of steps.
+        steps: u64,
+    },
+    /// An unbounded problem, as the numerical solver describes its method
+    /// (`exact (9 unknowns)`, `topological interval iteration (...)`, ...).
+    Solver(String),
+    /// `inner`, then `steps` sweeps of "stay in φ" (a step bound with a lower end).
+    RestrictedSteps {
+        /// How the remainder was computed.
+        inner: Box<MethodUsed>,
+        /// The lower end of the step bound.
+        steps: u64,
+    },
+    /// `C<=k`, optionally discounted.
+    Cumulative {
+        /// `k`.
+        steps: u64,
+        /// Whether a discount factor below 1 applied.
+        discounted: bool,
+    },
+    /// `C{discount=d}` (unbounded): value iteration with the contraction bound.
+    DiscountedIteration {
+        /// Sweeps performed.
+        sweeps: u64,
+    },
+    /// `I=k`.
+    Instantaneous {
+        /// `k`.
+        steps: u64,
+    },
+    /// `filter(count, ...)`.
+    Count,
+    /// `filter(range, ...)`.
+    Range {
+        /// Number of states in the filter.
+        states: usize,
+    },
+    /// Several computations (a boolean combination of operators), in order, without repeats.
+    Several(Vec<MethodUsed>),
+}
+
+impl fmt::Display for MethodUsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MethodUsed::Graph => f.write_str("graph"),
+            MethodUsed::Expression => f.write_str("expression"),
+            MethodUsed::Next => f.write_str("one matrix-vector product"),
+            MethodUsed::Bounded { steps } => write!(f, "bounded ({steps} steps)"),
+            MethodUsed::Solver(s) => f.write_str(s),
+            MethodUsed::RestrictedSteps { inner, steps } => {
+                write!(f, "{inner} + {steps} restricted steps")
+            }
+            MethodUsed::Cumulative { steps, discounted } => {
+                let what = if *discounted {
+                    "discounted cumulative"
+                } else {
+                    "cumulative"
+                };
+                write!(f, "{what} ({steps} steps)")
+            }
+            MethodUsed::DiscountedIteration { sweeps } => {
+                write!(f, "discounted value iteration ({sweeps} sweeps, sound)")
+            }
+            MethodUsed::Instantaneous { steps } => write!(f, "instantaneous ({steps} steps)"),
+            MethodUsed::Count => f.write_str("count"),
+            MethodUsed::Range { states } => write!(f, "range over {states} states"),
+            MethodUsed::Several(ms) => {
+                for (i, m) in ms.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{m}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A number per state, with sound bounds when every step was sound, and how it was computed:
+/// the one numeric result type of the checker (the solvers' [`Solution`] converts into it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NumValues {
+    /// The value of every state (`f64::INFINITY` for infinite rewards).
+    pub values: Vec<f64>,
+    /// Guaranteed `[lo, hi]` per state, when known.
+    pub bounds: Option<(Vec<f64>, Vec<f64>)>,
+    /// What computed it.
+    pub method: MethodUsed,
+}
+
+impl NumValues {
+    /// Exact values (the bounds are the values).
+    pub fn exact(values: Vec<f64>, method: MethodUsed) -> NumValues {
+        NumValues {
+            bounds: Some((values.clone(), values.clone())),
+            values,
+            method,
+        }
+    }
+
+    /// The bounds of state `s`, when known.
+    pub fn bounds_at(&self, s: usize) -> Option<Bounds> {
+        self.bounds.as_ref().map(|(lo, hi)| Bounds {
+            lo: lo[s],
+            hi: hi[s],
+        })
+    }
+
+    /// Applies a monotone (non-decreasing) map to the values and both bounds.
+    pub(crate) fn map_monotone(self, f: impl Fn(Vec<f64>) -> Vec<f64>) -> NumValues {
+        NumValues {
+            values: f(self.values),
+            bounds: self.bounds.map(|(lo, hi)| (f(lo), f(hi))),
+            method: self.method,
+        }
+    }
+
+    /// `1 − x`, bounds swapped.
+    pub(crate) fn complement(self) -> NumValues {
+        let flip = |v: Vec<f64>| v.into_iter().map(|x| 1.0 - x).collect::<Vec<_>>();
+        NumValues {
+            values: flip(self.values),
+            bounds: self.bounds.map(|(lo, hi)| (flip(hi), flip(lo))),
+            method: self.method,
+        }
+    }
+}
+
+impl From<Solution> for NumValues {
+    fn from(s: Solution) -> NumValues {
+        NumValues {
+            values: s.values,
+            bounds: s.bounds,
+            method: MethodUsed::Solver(s.method),
+        }
+    }
+}
+
+/// The value of a formula in every state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StateValues {
+    /// A truth value per state: the set of states where the formula holds.
+    Bool(StateSet),
+    /// A number per state.
+    Num(NumValues),
+}
+
+impl StateValues {
+    /// The value of state `s`.
+    pub fn at(&self, s: usize) -> Scalar {
+        match self {
+            StateValues::Bool(set) => Scalar::Bool(set.contains(s)),
+            StateValues::Num(n) => Scalar::Num(n.values.get(s).copied().unwrap_or(f64::NAN)),
+        }
+    }
+
+    /// The value of every state of `0..n`, in order.
+    pub fn to_vec(&self, n: usize) -> Vec<Scalar> {
+        (0..n).map(|s| self.at(s)).collect()
+    }
+}
+
+/// How the reported value was obtained from the values at several initial states (PRISM's
+/// convention).
+#[derive(Clone, Debug, PartialEq)]
+pub enum InitialFilter {
+    /// Boolean property: it holds in all `count` initial states (`forall`).
+    Forall {
+        /// Number of initial states.
+        count: usize,
+    },
+    /// Numeric property: the range `[min, max]` over `count` initial states; the reported
+    /// value is `min`.
+    Range {
+        /// Number of initial states.
+        count: usize,
+        /// Smallest value.
+        min: f64,
+        /// Largest value.
+        max: f64,
+    },
+}
+
+/// The result of checking one property, as reported to the user.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckResult {
+    /// The property's name, if any.
+    pub name: Option<String>,
+    /// The property as written (canonical text).
+    pub property: String,
+    /// The values of every state.
+    pub states: StateValues,
+    /// The value at the (single) initial state, the value of a top-level filter, or the
+    /// PRISM filter over several initial states (see `initial_filter`).
+    pub value: Scalar,
+    /// Sound bounds of `value`, when known.
+    pub bounds: Option<Bounds>,
+    /// What computed it.
+    pub method: MethodUsed,
+    /// Set when the model has several initial states and the property is not a filter.
+    pub initial_filter: Option<InitialFilter>,
+    /// For a top-level `print`/`printall` filter: the printed `(state, value)` pairs.
+    pub printed: Option<Vec<(u32, Scalar)>>,
+    /// Remarks worth showing (undecided comparisons, ...).
+    pub notes: Vec<String>,
+    /// Seconds spent checking it.
+    pub seconds: f64,
+}

@@ -1,0 +1,304 @@
+//! [`Session`]: checking properties on one model under [`CheckOptions`], and the all-horizon
+//! table.
+
+use crate::checker::Checker;
+use crate::constants::Constants;
+use crate::error::{CheckError, Result, Stop};
+use crate::limits::{Limits, Progress};
+use crate::model::{names_of, Model};
+use crate::properties::{parse_error, CompiledProperties, CompiledProperty};
+use crate::result::{CheckResult, StateValues};
+use augur_dtmc::{Dtmc, StateSet};
+use augur_expr::{Expr, Value};
+use augur_pctl::{Kind, ModelNames, Property, Resolver, StateFormula};
+use augur_solver::bounded::HorizonTable;
+use augur_solver::{Method, SolveOptions};
+use augur_source::SourceFile;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The largest all-horizon table [`Session::horizon`] builds (states × horizons).
+pub const MAX_HORIZON_ENTRIES: usize = 200_000_000;
+
+/// How to check.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// The method for linear equation systems (default [`Method::Auto`], sound).
+    pub method: Method,
+    /// Requested precision (default 1e-6).
+    pub epsilon: f64,
+    /// Whether `epsilon` is relative (default) or absolute.
+    pub relative: bool,
+    /// Iteration budget of iterative methods.
+    pub max_iterations: u64,
+    /// Time and cancellation limits (the state limit applies when loading).
+    pub limits: Limits,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        let s = SolveOptions::default();
+        CheckOptions {
+            method: s.method,
+            epsilon: s.epsilon,
+            relative: s.relative,
+            max_iterations: s.max_iterations,
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl CheckOptions {
+    /// Checks the values (`epsilon` in `(0, 1)`).
+    pub fn validate(&self) -> Result<()> {
+        if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
+            return Err(CheckError::input(format!(
+                "the precision (epsilon) must be in (0, 1), got {}",
+                self.epsilon
+            )));
+        }
+        Ok(())
+    }
+
+    fn solve_options(&self, deadline: Option<Instant>) -> SolveOptions {
+        SolveOptions {
+            method: self.method,
+            epsilon: self.epsilon,
+            relative: self.relative,
+            max_iterations: self.max_iterations,
+            interrupt: self.limits.interrupt(deadline),
+        }
+    }
+}
+
+/// The model's formula expansion (PRISM-language models).
+type Expand<'m> = Box<dyn Fn(&Expr) -> Expr + Send + Sync + 'm>;
+
+/// What a property may use of the model being checked.
+struct Scope<'m> {
+    names: ModelNames,
+    constants: BTreeMap<String, Value>,
+    /// The model's formula expansion (PRISM-language models).
+    expand: Option<Expand<'m>>,
+}
+
+/// Checks properties on one model. Work is shared between the properties of a session: the
+/// transpose of the transition matrix and the values of properties-file labels are computed
+/// once.
+///
+/// ```
+/// use augur_check::{check_str, Scalar};
+/// use augur_dtmc::DtmcBuilder;
+/// // 0 → 0 (1/2) | 1 (1/2); 1 absorbing, labelled "goal".
+/// let mut b = DtmcBuilder::new(2);
+/// b.add_transition(0, 0, 0.5).unwrap();
+/// b.add_transition(0, 1, 0.5).unwrap();
+/// b.add_transition(1, 1, 1.0).unwrap();
+/// b.add_initial(0).unwrap();
+/// b.add_label_state("goal", 1).unwrap();
+/// let (dtmc, _) = b.build().unwrap();
+/// let r = check_str(&dtmc, "P=? [ F<=2 \"goal\" ]").unwrap();
+/// assert_eq!(r.value, Scalar::Num(0.75));
+/// assert_eq!(r.method.to_string(), "bounded (2 steps)");
+/// ```
+pub struct Session<'m> {
+    scope: Scope<'m>,
+    checker: Checker<'m>,
+    options: CheckOptions,
+}
+
+impl<'m> Session<'m> {
+    /// A session on a loaded model (its constants and formulas are usable in properties).
+    pub fn new(model: &'m Model, options: CheckOptions) -> Session<'m> {
+        Session {
+            scope: Scope {
+                names: model.names(),
+                constants: model.constants().iter().cloned().collect(),
+                expand: Some(Box::new(|e: &Expr| model.expand_formulas(e))),
+            },
+            checker: Checker::new(model.dtmc(), options.solve_options(None)),
+            options,
+        }
+    }
+
+    /// A session on a bare DTMC (no constants, no formulas).
+    pub fn for_dtmc(dtmc: &'m Dtmc, options: CheckOptions) -> Session<'m> {
+        Session {
+            scope: Scope {
+                names: names_of(dtmc),
+                constants: BTreeMap::new(),
+                expand: None,
+            },
+            checker: Checker::new(dtmc, options.solve_options(None)),
+            options,
+        }
+    }
+
+    /// The same session with values for constants, usable by [`Session::check_str`] and
+    /// [`Session::horizon`] (compiled properties carry their own).
+    pub fn with_constants(mut self, constants: &Constants) -> Session<'m> {
+        for (n, v) in constants.as_slice() {
+            self.scope.constants.insert(n.clone(), *v);
+        }
+        self
+    }
+
+    /// The DTMC.
+    pub fn dtmc(&self) -> &'m Dtmc {
+        self.checker.dtmc()
+    }
+
+    /// Starts an operation under the limits: its deadline.
+    fn start(&mut self) -> Result<Option<Instant>> {
+        let deadline = self.options.limits.deadline_from_now();
+        self.options.limits.check(deadline)?;
+        self.checker
+            .set_options(self.options.solve_options(deadline));
+        Ok(deadline)
+    }
+
+    fn run(&mut self, p: &CompiledProperty) -> Result<CheckResult> {
+        let resolved = p
+            .resolved
+            .as_ref()
+            .map_err(|d| CheckError::Input(Box::new(d.clone())))?;
+        self.checker
+            .check(resolved)
+            .map_err(|e| self.options.limits.solver_error(e))
+    }
+
+    /// Checks one compiled property (the time limit starts now).
+    pub fn check(&mut self, property: &CompiledProperty) -> Result<CheckResult> {
+        self.start()?;
+        self.run(property)
+    }
+
+    /// Checks every property in order, calling `each` with its position and outcome as soon
+    /// as it is known (a front-end prints as it goes). One time limit covers them all; once a
+    /// limit stops a property, the following ones are not attempted and report the same stop.
+    pub fn check_each(
+        &mut self,
+        properties: &CompiledProperties,
+        mut each: impl FnMut(usize, &CompiledProperty, Result<CheckResult>),
+    ) {
+        let count = properties.len();
+        let started = self.start();
+        let mut stopped: Option<Stop> = started.err().and_then(|e| e.stop().cloned());
+        for (index, p) in properties.items.iter().enumerate() {
+            if let Some(s) = &stopped {
+                each(index, p, Err(CheckError::Stopped(s.clone())));
+                continue;
+            }
+            self.options
+                .limits
+                .report(Progress::Property { index, count });
+            let outcome = self.run(p);
+            if let Err(CheckError::Stopped(s)) = &outcome {
+                stopped = Some(s.clone());
+            }
+            each(index, p, outcome);
+        }
+    }
+
+    /// Checks every property in order (see [`Session::check_each`]).
+    pub fn check_all(&mut self, properties: &CompiledProperties) -> Vec<Result<CheckResult>> {
+        let mut out = Vec::with_capacity(properties.len());
+        self.check_each(properties, |_, _, r| out.push(r));
+        out
+    }
+
+    /// Parses, resolves and checks one property written as text.
+    pub fn check_str(&mut self, property: &str) -> Result<CheckResult> {
+        let source = Arc::new(SourceFile::new("<property>", property));
+        let parsed = augur_pctl::parse_property(property).map_err(|e| parse_error(e, &source))?;
+        let resolved = self
+            .resolver()
+            .resolve(&parsed, &source)
+            .map_err(|e| parse_error(e, &source))?;
+        self.start()?;
+        self.checker
+            .check(&resolved)
+            .map_err(|e| self.options.limits.solver_error(e))
+    }
+
+    fn resolver(&self) -> Resolver<'_> {
+        let r = Resolver::new(&self.scope.names, &self.scope.constants);
+        match &self.scope.expand {
+            Some(expand) => r.with_formulas(&**expand),
+            None => r,
+        }
+    }
+
+    /// The states satisfying a boolean state formula written in `source` (a label, quoted or
+    /// not, or any formula such as `s>=3 & !"done"`).
+    pub fn states(&mut self, formula: &str, source_name: &str) -> Result<StateSet> {
+        let name = formula.trim().trim_matches('"');
+        if let Some(set) = self.dtmc().label(name) {
+            return Ok(set.clone());
+        }
+        let source = Arc::new(SourceFile::new(source_name, formula));
+        let parsed: Property =
+            augur_pctl::parse_property(formula).map_err(|e| parse_error(e, &source))?;
+        // A bare identifier is meant as a label name.
+        let f = match parsed.formula {
+            StateFormula::Expr(e) => match &e.node {
+                Expr::Ident(id) => StateFormula::Label(e.map(|_| id.clone())),
+                _ => StateFormula::Expr(e),
+            },
+            f => f,
+        };
+        let resolved = self
+            .resolver()
+            .resolve_formula(&f, &source)
+            .map_err(|e| parse_error(e, &source))?;
+        if resolved.kind() != Kind::Bool {
+            return Err(CheckError::at(
+                "expected a label or a boolean state formula",
+                source.location(resolved.span()),
+            ));
+        }
+        self.start()?;
+        match self
+            .checker
+            .values(&resolved, &source)
+            .map_err(|e| self.options.limits.solver_error(e))?
+        {
+            StateValues::Bool(set) => Ok(set),
+            StateValues::Num(_) => Err(CheckError::Internal(
+                "a boolean formula gave numbers".into(),
+            )),
+        }
+    }
+
+    /// The all-horizon table `P(F≤h target)` for `h = 1..=max_h` and every state, in
+    /// `max_h` sweeps (the monitor's table). `target` is a label (quoted or not) or a boolean
+    /// state formula; errors in it are located in a text named `source_name`.
+    pub fn horizon(
+        &mut self,
+        target: &str,
+        source_name: &str,
+        max_h: usize,
+    ) -> Result<HorizonTable> {
+        let set = self.states(target, source_name)?;
+        let n = self.dtmc().num_states();
+        if max_h == 0 {
+            return Err(CheckError::input("the largest horizon must be at least 1"));
+        }
+        if n.checked_mul(max_h).is_none_or(|c| c > MAX_HORIZON_ENTRIES) {
+            return Err(CheckError::input(format!(
+                "the table would have {n} × {max_h} entries (at most {MAX_HORIZON_ENTRIES}); choose a smaller horizon"
+            )));
+        }
+        let deadline = self.start()?;
+        let stop = self.options.limits.interrupt(deadline);
+        augur_solver::bounded::horizon_table(&self.dtmc().matrix, &set, max_h, &stop)
+            .map_err(|e| self.options.limits.solver_error(e.into()))
+    }
+}
+
+/// Checks one property, written as text, on a DTMC with the default options: the convenience
+/// for tests and examples (`check_str(&dtmc, "P=? [ s<2 U=2 s=2 ]")`).
+pub fn check_str(dtmc: &Dtmc, property: &str) -> Result<CheckResult> {
+    Session::for_dtmc(dtmc, CheckOptions::default()).check_str(property)
+}

@@ -1,0 +1,362 @@
+//! Tests of the session layer: loading, constants, compilation, limits, the JSON report.
+
+use crate::*;
+use augur_dtmc::{Dtmc, DtmcBuilder};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// `N` states in a line, the last absorbing: `x` counts up to N-1.
+fn line_model(n: usize) -> String {
+    format!(
+        "dtmc\nmodule m\n  x : [0..{last}] init 0;\n  [] x<{last} -> (x'=x+1);\n  [] x={last} -> true;\nendmodule\nlabel \"end\" = x={last};\n",
+        last = n - 1
+    )
+}
+
+/// 0 ↔ 1 forever, both earning 1 per step: `C<=k` never reaches a fixed point.
+fn two_cycle() -> Dtmc {
+    let mut b = DtmcBuilder::new(2);
+    b.add_transition(0, 1, 1.0).unwrap();
+    b.add_transition(1, 0, 1.0).unwrap();
+    b.add_initial(0).unwrap();
+    let r = b.add_reward_structure(Some("steps"));
+    b.add_state_reward(r, 0, 1.0).unwrap();
+    b.add_state_reward(r, 1, 1.0).unwrap();
+    b.build().unwrap().0
+}
+
+fn load_text(text: &str, limits: Limits) -> Result<Model> {
+    let opts = LoadOptions {
+        limits,
+        ..LoadOptions::default()
+    };
+    Model::from_text("line.pm", text, Format::Prism, &opts)
+}
+
+#[test]
+fn shared_types_are_send_and_sync() {
+    fn both<T: Send + Sync>() {}
+    both::<Model>();
+    both::<CompiledProperties>();
+    both::<CompiledProperty>();
+    both::<Properties>();
+    both::<Limits>();
+    both::<CheckResult>();
+    both::<Report>();
+    both::<CheckError>();
+    both::<Constants>();
+    both::<Session<'static>>();
+}
+
+#[test]
+fn the_state_limit_stops_an_exploration_with_the_count_so_far() {
+    let text = line_model(5000);
+    let m = load_text(&text, Limits::default().with_max_states(5000)).unwrap();
+    assert_eq!(m.dtmc().num_states(), 5000);
+    let e = load_text(&text, Limits::default().with_max_states(1000)).unwrap_err();
+    assert_eq!(
+        e.stop(),
+        Some(&Stop::TooManyStates {
+            limit: 1000,
+            states: 1001,
+            explored: 999
+        })
+    );
+    assert!(!e.is_internal());
+    assert_eq!(
+        e.to_string(),
+        "state limit exceeded: the model has more than 1000 states (1001 found, 999 explored so far)"
+    );
+    // Explicit models are read whole, then refused.
+    let json = r#"{"states": 3, "initial": [0], "rows": [[[1, 1]], [[2, 1]], [[2, 1]]]}"#;
+    let opts = LoadOptions {
+        limits: Limits::default().with_max_states(2),
+        ..LoadOptions::default()
+    };
+    let e = Model::from_text("m.json", json, Format::Json, &opts).unwrap_err();
+    assert!(
+        matches!(
+            e.stop(),
+            Some(Stop::TooManyStates {
+                limit: 2,
+                states: 3,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_cancelled_load_or_check_stops() {
+    let limits = Limits::default();
+    limits.cancel();
+    let e = load_text(&line_model(5000), limits.clone()).unwrap_err();
+    assert_eq!(e.stop(), Some(&Stop::Cancelled));
+    // A check cancelled from another thread while it runs: `C<=k` with a huge k sweeps until
+    // stopped.
+    let d = two_cycle();
+    let limits = Limits::default();
+    let handle = limits.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        handle.cancel();
+    });
+    let options = CheckOptions {
+        limits,
+        ..CheckOptions::default()
+    };
+    let start = Instant::now();
+    let e = Session::for_dtmc(&d, options)
+        .check_str("R=? [ C<=1000000000000 ]")
+        .unwrap_err();
+    canceller.join().unwrap();
+    assert_eq!(e.stop(), Some(&Stop::Cancelled));
+    assert!(start.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn a_timeout_stops_a_check_and_the_properties_after_it() {
+    let d = two_cycle();
+    let model = Model::from_dtmc(d);
+    let mut props = Properties::new();
+    props.add("--prop", "R=? [ C<=3 ]").unwrap();
+    props.add("--prop", "R=? [ C<=1000000000000 ]").unwrap();
+    props.add("--prop", "R=? [ C<=4 ]").unwrap();
+    let compiled = props.compile(&model, &Constants::new()).unwrap();
+    let options = CheckOptions {
+        limits: Limits::default().with_timeout(Duration::from_millis(300)),
+        ..CheckOptions::default()
+    };
+    let outcomes = Session::new(&model, options).check_all(&compiled);
+    assert_eq!(outcomes[0].as_ref().unwrap().value, Scalar::Num(3.0));
+    let timeout = Stop::Timeout {
+        after: Some(Duration::from_millis(300)),
+    };
+    for o in &outcomes[1..] {
+        let e = o.as_ref().unwrap_err();
+        assert_eq!(e.stop(), Some(&timeout));
+        assert_eq!(e.to_string(), "time limit exceeded (after 0.3 s)");
+    }
+    // A deadline already passed stops the exploration of a PRISM model too.
+    let late = Limits::default().with_deadline(Instant::now());
+    let e = load_text(&line_model(5000), late).unwrap_err();
+    assert!(matches!(e.stop(), Some(Stop::Timeout { .. })), "{e:?}");
+}
+
+#[test]
+fn progress_reports_builds_properties_and_sweeps() {
+    let building = Arc::new(AtomicUsize::new(0));
+    let properties = Arc::new(AtomicUsize::new(0));
+    let solving = Arc::new(AtomicUsize::new(0));
+    let (b, p, s) = (building.clone(), properties.clone(), solving.clone());
+    let limits = Limits::default().with_progress(move |e| {
+        let c = match e {
+            Progress::Building { .. } => &b,
+            Progress::Property { .. } => &p,
+            Progress::Solving { .. } => &s,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    });
+    let model = load_text(&line_model(20000), limits.clone()).unwrap();
+    assert!(building.load(Ordering::Relaxed) >= 2);
+    let mut props = Properties::new();
+    props.add("--prop", "P=? [ F<=19999 \"end\" ]").unwrap();
+    let compiled = props.compile(&model, &Constants::new()).unwrap();
+    let options = CheckOptions {
+        limits,
+        ..CheckOptions::default()
+    };
+    let r = Session::new(&model, options).check_all(&compiled);
+    assert_eq!(r[0].as_ref().unwrap().value, Scalar::Num(1.0));
+    assert_eq!(properties.load(Ordering::Relaxed), 1);
+    // 20,000 sweeps of a 20,000-state chain take longer than the 50 ms progress interval.
+    assert!(solving.load(Ordering::Relaxed) >= 1);
+}
+
+#[test]
+fn models_load_from_text_in_every_readable_format() {
+    let opts = LoadOptions::default();
+    let prism = Model::from_text("c.pm", &line_model(3), Format::Prism, &opts).unwrap();
+    let json = r#"{"states": 3, "initial": [0], "rows": [[[1, 1]], [[2, 1]], [[2, 1]]], "labels": {"end": [2]}}"#;
+    let drn = "@type: DTMC\n@parameters\n\n@reward_models\n\n@nr_states\n3\n@nr_choices\n3\n@model\nstate 0 init\n\taction 0\n\t\t1 : 1\nstate 1\n\taction 0\n\t\t2 : 1\nstate 2 end\n\taction 0\n\t\t2 : 1\n";
+    let tra = "3 3\n0 1 1\n1 2 1\n2 2 1\n";
+    for (m, format) in [(json, Format::Json), (drn, Format::Drn), (tra, Format::Tra)] {
+        let model = Model::from_text("m", m, format, &opts).unwrap();
+        assert_eq!(model.dtmc().num_states(), 3, "{format}");
+        assert_eq!(model.dtmc().matrix, prism.dtmc().matrix, "{format}");
+    }
+    assert!(Model::from_text("m.dot", "", Format::Dot, &opts).is_err());
+    // A PRISM error is a user error.
+    let e =
+        Model::from_text("bad.pm", "dtmc\nmodule m endmodule x", Format::Prism, &opts).unwrap_err();
+    assert!(
+        matches!(e, CheckError::Input(_)) && !e.is_internal(),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn constants_reach_the_model_the_file_and_the_properties() {
+    let text = "dtmc\nconst int N;\nmodule m\n  x : [0..N] init 0;\n  [] x<N -> (x'=x+1);\n  [] x=N -> true;\nendmodule\nformula done = x=N;\n";
+    let constants = Constants::parse("N=4,k=2").unwrap();
+    let opts = LoadOptions {
+        constants: constants.clone(),
+        ..LoadOptions::default()
+    };
+    let model = Model::from_text("n.pm", text, Format::Prism, &opts).unwrap();
+    assert_eq!(
+        model.constants(),
+        &[("N".to_string(), augur_expr::Value::Int(4))]
+    );
+    // The file's constant uses the model's; k is used directly; `done` is the model's formula.
+    let props = Properties::parse_file(
+        "p.props",
+        "const int T = N+1;\nP=? [ F<=T done ]\nP=? [ F<=k done ]\nP=? [ F<=(N-1) done ]",
+    )
+    .unwrap();
+    let compiled = props.compile(&model, &constants).unwrap();
+    assert_eq!(
+        compiled.constants.get("T"),
+        Some(&augur_expr::Value::Int(5))
+    );
+    let values: Vec<Scalar> = Session::new(&model, CheckOptions::default())
+        .check_all(&compiled)
+        .into_iter()
+        .map(|r| r.unwrap().value)
+        .collect();
+    assert_eq!(
+        values,
+        [Scalar::Num(1.0), Scalar::Num(0.0), Scalar::Num(0.0)]
+    );
+    // A value that nothing declares or uses is a typo.
+    let e = props
+        .compile(&model, &Constants::parse("N=4,q=1").unwrap())
+        .unwrap_err();
+    assert!(
+        matches!(&e, CheckError::UnusedConstant { name } if name == "q"),
+        "{e:?}"
+    );
+    // A property that does not resolve keeps its located error; the others compile.
+    let mut two = Properties::new();
+    two.add("--prop", "P=? [ F \"nope\" ]").unwrap();
+    two.add("--prop", "P=? [ F done ]").unwrap();
+    let c = two
+        .compile(&model, &Constants::parse("N=4").unwrap())
+        .unwrap();
+    assert!(c.items[0].resolved.is_err() && c.items[1].resolved.is_ok());
+    let mut s = Session::new(&model, CheckOptions::default());
+    let e = s.check(&c.items[0]).unwrap_err();
+    assert_eq!(
+        e.location().map(|l| (l.file.as_str(), l.column)),
+        Some(("--prop", 9))
+    );
+}
+
+#[test]
+fn the_report_is_the_documented_json() {
+    let mut b = DtmcBuilder::new(3);
+    b.add_transition(0, 1, 0.5).unwrap();
+    b.add_transition(0, 2, 0.5).unwrap();
+    b.add_transition(1, 1, 1.0).unwrap();
+    b.add_transition(2, 2, 1.0).unwrap();
+    b.add_initial(0).unwrap();
+    b.add_initial(1).unwrap();
+    b.add_label_state("goal", 1).unwrap();
+    let r = b.add_reward_structure(Some("r"));
+    b.add_state_reward(r, 0, 1.0).unwrap();
+    let model = Model::from_dtmc(b.build().unwrap().0);
+    let mut props = Properties::new();
+    for p in [
+        "\"p\": P=? [ F \"goal\" ]",
+        "R=? [ F \"goal\" ]",
+        "P>0.5 [ F \"goal\" ]",
+        "filter(print, P=? [ X \"goal\" ], true)",
+        "P=? [ F \"nope\" ]",
+    ] {
+        props.add("--prop", p).unwrap();
+    }
+    let compiled = props.compile(&model, &Constants::new()).unwrap();
+    let mut report = Report::new(&model);
+    let outcomes = Session::new(&model, CheckOptions::default()).check_all(&compiled);
+    for (p, o) in compiled.items.iter().zip(&outcomes) {
+        report.push(p.name.as_deref(), &p.text, o, true);
+    }
+    let j: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["model"]["states"], 3);
+    assert_eq!(j["model"]["transitions"], 4);
+    assert_eq!(j["model"]["initial"], serde_json::json!([0, 1]));
+    let r = &j["results"];
+    // Two initial states: PRISM's range filter, the minimum reported.
+    assert_eq!(r[0]["name"], "p");
+    assert_eq!(r[0]["property"], "P=? [ F \"goal\" ]");
+    assert_eq!(r[0]["value"], 0.5);
+    let b = r[0]["bounds"].as_array().unwrap();
+    assert!(
+        b[0].as_f64().unwrap() <= 0.5 && 0.5 <= b[1].as_f64().unwrap(),
+        "{b:?}"
+    );
+    assert_eq!(
+        r[0]["filter"],
+        serde_json::json!({"op": "range", "initial_states": 2, "min": 0.5, "max": 1.0})
+    );
+    assert_eq!(r[0]["states"], serde_json::json!([0.5, 1.0, 0.0]));
+    assert!(r[0]["method"].as_str().is_some() && r[0]["seconds"].is_number());
+    assert!(r[0].get("error").is_none() && r[0].get("notes").is_none());
+    // Infinite rewards are "inf" (from state 0 the goal is missed with probability 1/2; the
+    // minimum over the initial states is state 1's 0).
+    assert_eq!(r[1]["value"], 0.0);
+    assert_eq!(r[1]["filter"]["max"], "inf");
+    assert_eq!(r[1]["states"], serde_json::json!(["inf", 0.0, "inf"]));
+    assert_eq!(r[1]["name"], serde_json::Value::Null);
+    assert_eq!(r[2]["value"], false);
+    assert_eq!(
+        r[2]["filter"],
+        serde_json::json!({"op": "forall", "initial_states": 2})
+    );
+    assert_eq!(r[3]["printed"], serde_json::json!([[0, 0.5], [1, 1.0]]));
+    // An error: value, bounds and method null, the message in "error".
+    assert_eq!(r[4]["value"], serde_json::Value::Null);
+    assert_eq!(r[4]["bounds"], serde_json::Value::Null);
+    assert_eq!(r[4]["method"], serde_json::Value::Null);
+    assert!(r[4]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("unknown label \"nope\""));
+    // The JSON reads back into the same report.
+    let back: Report = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(back, report);
+    // The documented schema names every field the report writes.
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json.md"))
+        .unwrap();
+    for field in [
+        "schema_version",
+        "model",
+        "states",
+        "transitions",
+        "initial",
+        "build_seconds",
+        "results",
+        "name",
+        "property",
+        "value",
+        "bounds",
+        "method",
+        "seconds",
+        "filter",
+        "initial_states",
+        "min",
+        "max",
+        "notes",
+        "printed",
+        "error",
+    ] {
+        assert!(
+            doc.contains(&format!("`{field}`")),
+            "docs/json.md does not describe `{field}`"
+        );
+    }
+    assert!(doc.contains(&format!("`\"schema_version\": {SCHEMA_VERSION}`")));
+}

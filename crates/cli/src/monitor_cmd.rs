@@ -1,0 +1,646 @@
+//! `augur monitor compile | gate | replay | eval | agentdojo`: the runtime monitor's commands
+//! (glue over `augur-monitor`).
+
+use crate::error::CliError;
+use augur_monitor::agentdojo::{self, Converted, Tasks};
+use augur_monitor::compile::{compile, CompileOptions, ModelArg};
+use augur_monitor::eval::{evaluate, EvalOptions};
+use augur_monitor::runs::read_runs_file;
+use augur_monitor::session::{report, Action, AuditRecord, SessionRefused, SessionStore, ToolCall};
+use augur_monitor::{
+    Classifier, Mapping, Monitor, MonitorError, NamePattern, Policy, Session, Verdict,
+};
+use clap::{Args, Subcommand};
+use serde_json::{json, Map, Value};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Arguments of `augur monitor`.
+#[derive(Args, Debug)]
+pub struct MonitorArgs {
+    #[command(subcommand)]
+    command: MonitorCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum MonitorCommand {
+    /// Check a property in every state of each model and save the tables a running agent needs.
+    Compile(CompileArgs),
+    /// Gate actions read as JSON Lines on stdin; one decision per line on stdout.
+    Gate(GateArgs),
+    /// Replay labelled runs step by step (state, P, verdict).
+    Replay(ReplayArgs),
+    /// Learn on a training split, compile, replay the test split, report with baselines.
+    Eval(EvalArgs),
+    /// Write labelled runs from AgentDojo exports.
+    Agentdojo(AgentdojoArgs),
+}
+
+#[derive(Args, Debug)]
+struct CompileArgs {
+    /// Models (.tra, .drn, .json, .pm): `PATH` or `CATEGORY=PATH`. A learned model's category
+    /// comes from `augur learn --by-category`; a model without one is the fallback.
+    #[arg(required = true)]
+    models: Vec<String>,
+    /// The property: `P=? [ F<=5 "violated" ]`, `P=? [ F "unsafe" ]`, `P=? [ !"ok" U<=10 "bad" ]`.
+    #[arg(long)]
+    prop: String,
+    /// Length H of the horizon curve P(F<=h target), h = 1..H (default: the property's bound, else 10).
+    #[arg(long, value_name = "H")]
+    horizon: Option<u32>,
+    /// How actions map to states: dtr, risk-level or abstraction (default: from the model).
+    #[arg(long, value_name = "MAPPING")]
+    states: Option<String>,
+    /// Classifier rules (TOML) for dtr / risk-level (default: the built-in rules, models/classifier.toml).
+    #[arg(long, value_name = "RULES")]
+    classifier: Option<PathBuf>,
+    /// Abstraction spec (TOML) for --states abstraction.
+    #[arg(long, value_name = "SPEC")]
+    abstraction: Option<PathBuf>,
+    /// ε and δ of the PAC status stored for learned models.
+    #[arg(long, default_value_t = 0.1)]
+    pac_epsilon: f64,
+    /// δ of the PAC status.
+    #[arg(long, default_value_t = 0.05)]
+    pac_delta: f64,
+    /// Output monitor file.
+    #[arg(short, long, value_name = "MONITOR.json")]
+    output: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct GateArgs {
+    /// The monitor file.
+    monitor: PathBuf,
+    /// Policy (TOML); default: 0.9 block, 0.6 pause, 0.3 warn.
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Append every decision to this file as a JSON line (audit log).
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// Close sessions idle for this many seconds (an expired id is refused, never restarted).
+    #[arg(long, value_name = "SECS")]
+    session_ttl: Option<u64>,
+    /// Keep at most this many sessions open (the least recently used is evicted and refused).
+    #[arg(long, default_value_t = 10_000)]
+    max_sessions: usize,
+}
+
+#[derive(Args, Debug)]
+struct ReplayArgs {
+    /// The monitor file.
+    monitor: PathBuf,
+    /// Labelled runs (JSON Lines: messages or steps).
+    runs: PathBuf,
+    /// Policy (TOML).
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// One JSON line per step instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct EvalArgs {
+    /// Labelled runs (JSON Lines).
+    runs: PathBuf,
+    /// The property compiled for every learned model.
+    #[arg(long, default_value = "P=? [ F<=5 \"VIOLATED\" ]")]
+    prop: String,
+    /// Horizons 1..H for the per-horizon breakdown.
+    #[arg(long, default_value_t = 5)]
+    horizon: u32,
+    /// Laplace smoothing α.
+    #[arg(long, default_value_t = 0.1)]
+    alpha: f64,
+    /// Fraction of runs (per label) in the test split.
+    #[arg(long, default_value_t = 0.3)]
+    test_fraction: f64,
+    /// k-fold cross-validation instead of one split.
+    #[arg(long, value_name = "K")]
+    folds: Option<usize>,
+    /// Seed of the split.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Classifier rules (TOML); default: the built-in rules.
+    #[arg(long)]
+    classifier: Option<PathBuf>,
+    /// The paper's 5×5 risk-level chain for the matrix baseline.
+    #[arg(long, value_name = "MODEL", default_value = "models/safetydrift.tra")]
+    matrix: PathBuf,
+    /// Flag with this policy's verdicts instead of a threshold chosen on the training split.
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// With --policy: the least verdict that flags a run.
+    #[arg(long, default_value = "warn")]
+    flag_at: String,
+    /// Keyword baseline patterns, comma-separated (default: a built-in list).
+    #[arg(long)]
+    keywords: Option<String>,
+    /// Write roc.svg, horizons.svg and lead.svg into this folder.
+    #[arg(long, value_name = "DIR")]
+    plots: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct AgentdojoArgs {
+    /// AgentDojo export files (agentdojo-<model>.jsonl).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// agentdojo_v1_tasks.json (the injection tasks' ground truth).
+    #[arg(long)]
+    tasks: PathBuf,
+    /// Output runs file (JSON Lines).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+/// A user-named text file (a byte-order mark dropped); failures are user errors.
+fn read_file(p: &Path) -> Result<String, CliError> {
+    augur_check::read_text(p).map_err(|e| CliError::User(e.diagnostic().render()))
+}
+
+fn user(e: MonitorError) -> CliError {
+    CliError::User(e.render())
+}
+
+fn load_policy(p: &Option<PathBuf>) -> Result<Policy, CliError> {
+    match p {
+        Some(p) => Policy::from_file(p).map_err(user),
+        None => Ok(Policy::default()),
+    }
+}
+
+/// Run `augur monitor`.
+pub fn run(args: &MonitorArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    match &args.command {
+        MonitorCommand::Compile(a) => run_compile(a, out),
+        MonitorCommand::Gate(a) => run_gate(a, out),
+        MonitorCommand::Replay(a) => run_replay(a, out),
+        MonitorCommand::Eval(a) => run_eval(a, out),
+        MonitorCommand::Agentdojo(a) => run_agentdojo(a, out),
+    }
+}
+
+fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let start = std::time::Instant::now();
+    let mut opts = CompileOptions::new(&a.prop);
+    opts.horizon = a.horizon;
+    opts.pac = (a.pac_epsilon, a.pac_delta);
+    if let Some(s) = &a.states {
+        opts.mapping = Some(Mapping::parse(s).ok_or_else(|| {
+            CliError::user(format!(
+                "error: --states {s}: expected dtr, risk-level or abstraction"
+            ))
+        })?);
+    }
+    if let Some(c) = &a.classifier {
+        opts.classifier = Some(Classifier::from_file(c).map_err(user)?);
+    }
+    if let Some(p) = &a.abstraction {
+        let text = read_file(p)?;
+        opts.abstraction = Some((text, p.display().to_string()));
+    }
+    let models: Vec<ModelArg> = a.models.iter().map(|m| ModelArg::parse(m)).collect();
+    let monitor = compile(&models, &opts).map_err(user)?;
+    monitor.save(&a.output).map_err(user)?;
+    let secs = start.elapsed().as_secs_f64();
+    let tables: Vec<Value> = monitor
+        .tables
+        .iter()
+        .map(|t| {
+            json!({"category": t.category, "model": t.model.file, "states": t.model.states,
+                   "initial_value": t.value[t.initial as usize],
+                   "unobserved_states": t.learning.as_ref().map(|l| l.iter().filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved).count())})
+        })
+        .collect();
+    if a.json {
+        let doc = json!({"output": a.output.display().to_string(), "property": monitor.property,
+            "mapping": monitor.mapping.as_str(), "horizon_max": monitor.horizon_max, "tables": tables, "seconds": secs});
+        writeln!(out, "{doc}")?;
+    } else {
+        writeln!(
+            out,
+            "wrote {}: {} ({} mapping, horizon curve h = 1..{}), {} table(s) in {:.3} s",
+            a.output.display(),
+            monitor.property,
+            monitor.mapping.as_str(),
+            monitor.horizon_max,
+            monitor.tables.len(),
+            secs
+        )?;
+        for t in &monitor.tables {
+            let unobserved = t.learning.as_ref().map(|l| {
+                l.iter()
+                    .filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved)
+                    .count()
+            });
+            writeln!(
+                out,
+                "  {}: {} ({} states), P at the start state = {:.6}{}",
+                t.category.as_deref().unwrap_or("fallback"),
+                t.model.file,
+                t.model.states,
+                t.value[t.initial as usize],
+                unobserved.map_or(String::new(), |u| format!(
+                    ", {u} states never observed in training"
+                ))
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// An error object for a bad input line; the stream goes on.
+fn line_error(lineno: usize, e: &MonitorError) -> Value {
+    let d = e.diagnostic();
+    json!({"error": {"message": d.message, "line": lineno,
+        "column": d.location.as_ref().map(|l| l.column).filter(|&c| c > 0)}, "line": lineno})
+}
+
+fn parse_gate_line(line: &str, lineno: usize) -> Result<Map<String, Value>, MonitorError> {
+    let v: Value = serde_json::from_str(line).map_err(|e| {
+        let col = e.column();
+        MonitorError::located(
+            augur_source::Location::in_line("<stdin>", lineno, col.max(1), 1, line),
+            e.to_string()
+                .split(" at line ")
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        )
+    })?;
+    match v {
+        Value::Object(m) => Ok(m),
+        _ => Err(MonitorError::located(
+            augur_source::Location::line("<stdin>", lineno),
+            "expected a JSON object",
+        )),
+    }
+}
+
+fn bad_line(lineno: usize, msg: impl Into<String>) -> MonitorError {
+    MonitorError::located(augur_source::Location::line("<stdin>", lineno), msg)
+}
+
+/// A line's tool name, arguments and concrete state.
+type ActionParts = (Option<String>, Value, Option<Map<String, Value>>);
+
+/// The action of a line (`tool`/`args` or `state`), or of a record line's `record` object.
+fn action_parts(m: &Map<String, Value>, lineno: usize) -> Result<ActionParts, MonitorError> {
+    let tool = match m.get("tool") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(bad_line(lineno, "`tool` must be a string")),
+    };
+    let args = ToolCall::parse_args(m.get("args").cloned().unwrap_or(Value::Object(Map::new())))
+        .map_err(|e| bad_line(lineno, e))?;
+    let state = match m.get("state") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(bad_line(
+                lineno,
+                "`state` must be an object of variable values",
+            ))
+        }
+    };
+    if tool.is_none() && state.is_none() {
+        return Err(bad_line(
+            lineno,
+            "an action needs `tool` (with `args`) or `state`",
+        ));
+    }
+    Ok((tool, args, state))
+}
+
+fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let monitor = Arc::new(Monitor::load(&a.monitor).map_err(user)?);
+    let policy = Arc::new(load_policy(&a.policy)?);
+    // Check the policy against the monitor once, before reading any action.
+    for cat in std::iter::once(None).chain(monitor.tables.iter().map(|t| t.category.as_deref())) {
+        if monitor.table_for(cat).is_some() {
+            Session::new(&monitor, &policy, cat)
+                .map_err(|e| CliError::User(format!("error: {e}")))?;
+        }
+    }
+    let mut audit = match &a.audit {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| CliError::user(format!("error: {}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let mut store = SessionStore::new(
+        Arc::clone(&monitor),
+        Arc::clone(&policy),
+        a.session_ttl,
+        a.max_sessions,
+    );
+    let start = std::time::Instant::now();
+    let stdin = std::io::stdin();
+    for (i, line) in stdin.lock().lines().enumerate() {
+        let lineno = i + 1;
+        let line =
+            line.map_err(|e| CliError::Internal(anyhow::Error::new(e).context("reading stdin")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let now = start.elapsed().as_secs();
+        let answer = gate_line(&mut store, &line, lineno, now, &mut audit);
+        writeln!(out, "{answer}")?;
+        out.flush()?;
+    }
+    if let Some(w) = audit.as_mut() {
+        w.flush().map_err(|e| {
+            CliError::Internal(anyhow::Error::new(e).context("writing the audit log"))
+        })?;
+    }
+    Ok(())
+}
+
+fn gate_line(
+    store: &mut SessionStore,
+    line: &str,
+    lineno: usize,
+    now: u64,
+    audit: &mut Option<std::io::BufWriter<std::fs::File>>,
+) -> Value {
+    let m = match parse_gate_line(line, lineno) {
+        Ok(m) => m,
+        Err(e) => return line_error(lineno, &e),
+    };
+    let Some(id) = m
+        .get("session")
+        .and_then(|s| s.as_str())
+        .map(str::to_string)
+    else {
+        return line_error(
+            lineno,
+            &bad_line(lineno, "every line needs a `session` id (a string)"),
+        );
+    };
+    let category = m
+        .get("category")
+        .and_then(|c| c.as_str())
+        .map(str::to_string);
+    let monitor = Arc::clone(store.monitor());
+    // A record line: what happened to the last gated action.
+    if let Some(rec) = m.get("record") {
+        let Value::Object(rm) = rec else {
+            return line_error(
+                lineno,
+                &bad_line(lineno, "`record` must be an action object"),
+            );
+        };
+        let executed = match m.get("executed") {
+            Some(Value::Bool(b)) => *b,
+            _ => {
+                return line_error(
+                    lineno,
+                    &bad_line(lineno, "a record line needs `executed`: true or false"),
+                )
+            }
+        };
+        let (tool, args, state) = match action_parts(rm, lineno) {
+            Ok(p) => p,
+            Err(e) => return line_error(lineno, &e),
+        };
+        return match store.get(&id, category.as_deref(), now) {
+            Ok(s) => {
+                let action = match &state {
+                    Some(st) => Action::State {
+                        tool: tool.as_deref(),
+                        state: st,
+                    },
+                    None => Action::Tool(ToolCall::new(tool.as_deref().unwrap_or(""), &args)),
+                };
+                let changed = s.record(&action, executed);
+                let t = &monitor.tables[monitor.table_for(s.category()).unwrap_or(0)];
+                json!({"session": id, "recorded": true, "executed": executed, "changed": changed, "state": t.name(s.state())})
+            }
+            Err(SessionRefused::Expired) => {
+                json!({"session": id, "recorded": false, "error": {"message": "the session has expired or was evicted"}})
+            }
+            Err(SessionRefused::Open(msg)) => {
+                json!({"session": id, "recorded": false, "error": {"message": msg}})
+            }
+        };
+    }
+    let (tool, args, state) = match action_parts(&m, lineno) {
+        Ok(p) => p,
+        Err(e) => return line_error(lineno, &e),
+    };
+    let action = match &state {
+        Some(st) => Action::State {
+            tool: tool.as_deref(),
+            state: st,
+        },
+        None => Action::Tool(ToolCall::new(tool.as_deref().unwrap_or(""), &args)),
+    };
+    let rep = match store.get(&id, category.as_deref(), now) {
+        Ok(s) => {
+            let d = s.gate(&action);
+            s.report(&d, &id)
+        }
+        Err(refused) => {
+            let d = store.refused_decision(tool.as_deref().unwrap_or(""));
+            let names = augur_monitor::session::Names {
+                tool: tool.as_deref().unwrap_or(""),
+                ..Default::default()
+            };
+            let mut r = report(&monitor, store.rules_for(None), &d, &id, &names);
+            if let SessionRefused::Open(msg) = refused {
+                r.reason = format!("{}: {msg} → block", tool.as_deref().unwrap_or("action"));
+                r.rule = "fail_closed: cannot open session".into();
+            }
+            r
+        }
+    };
+    if let Some(w) = audit.as_mut() {
+        if let Ok(s) = serde_json::to_string(&AuditRecord::from_report(&rep)) {
+            let _ = writeln!(w, "{s}");
+        }
+    }
+    serde_json::to_value(&rep).unwrap_or(Value::Null)
+}
+
+fn run_replay(a: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let monitor = Arc::new(Monitor::load(&a.monitor).map_err(user)?);
+    let policy = Arc::new(load_policy(&a.policy)?);
+    let runs = read_runs_file(&a.runs).map_err(user)?;
+    for r in &runs {
+        let mut s = Session::new(&monitor, &policy, r.category.as_deref()).map_err(user)?;
+        if !a.json {
+            writeln!(
+                out,
+                "run {} [{}] {}{}",
+                r.id,
+                r.category.as_deref().unwrap_or("-"),
+                serde_json::to_value(r.label)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                r.violation_step
+                    .map_or(String::new(), |v| format!(", violation at step {v}"))
+            )?;
+        }
+        for step in &r.steps {
+            let action = step.action();
+            let d = s.gate(&action);
+            let rep = s.report(&d, &r.id);
+            if a.json {
+                writeln!(out, "{}", serde_json::to_string(&rep)?)?;
+            } else {
+                writeln!(
+                    out,
+                    "  {:>3} {:<32} {:<40} P = {:.4}  {}",
+                    d.step,
+                    rep.tool,
+                    rep.dtr.clone().unwrap_or_else(|| rep.state.clone()),
+                    d.probability,
+                    d.verdict
+                )?;
+            }
+            if !d.advanced {
+                // Replay follows the recorded run: the action did happen.
+                s.record(&action, true);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let start = std::time::Instant::now();
+    let runs = read_runs_file(&a.runs).map_err(user)?;
+    let mut opts = EvalOptions::new();
+    opts.property = a.prop.clone();
+    opts.horizon = a.horizon;
+    opts.alpha = a.alpha;
+    opts.test_fraction = a.test_fraction;
+    opts.folds = a.folds;
+    opts.seed = a.seed;
+    if let Some(c) = &a.classifier {
+        opts.classifier = Classifier::from_file(c).map_err(user)?;
+    }
+    if let Some(k) = &a.keywords {
+        opts.keywords = k
+            .split(',')
+            .map(|w| {
+                NamePattern::new(w)
+                    .map_err(|m| CliError::user(format!("error: --keywords `{w}`: {m}")))
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    let matrix = augur_formats::read_model(&a.matrix, &Default::default())
+        .map_err(|e| CliError::user(format!("error: --matrix: {e}")))?;
+    opts.matrix = Some(matrix.0);
+    opts.policy = match &a.policy {
+        Some(p) => Some(Policy::from_file(p).map_err(user)?),
+        None => None,
+    };
+    opts.flag_at = Verdict::parse(&a.flag_at).ok_or_else(|| {
+        CliError::user(format!(
+            "error: --flag-at {}: expected allow, warn, pause or block",
+            a.flag_at
+        ))
+    })?;
+    let report = evaluate(&runs, &opts).map_err(user)?;
+    if let Some(dir) = &a.plots {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::user(format!("error: {}: {e}", dir.display())))?;
+        let write = |name: &str, svg: Result<String, MonitorError>| -> Result<(), CliError> {
+            let svg = svg.map_err(user)?;
+            let p: PathBuf = dir.join(name);
+            std::fs::write(&p, svg)
+                .map_err(|e| CliError::user(format!("error: {}: {e}", p.display())))
+        };
+        write("roc.svg", augur_monitor::plot::roc_svg(&report))?;
+        write("horizons.svg", augur_monitor::plot::horizons_svg(&report))?;
+        write("lead.svg", augur_monitor::plot::lead_svg(&report))?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    if a.json {
+        let mut v = serde_json::to_value(&report)?;
+        v["seconds"] = json!(secs);
+        writeln!(out, "{v}")?;
+    } else {
+        write!(out, "{}", report.to_text())?;
+        writeln!(out, "\n({:.2} s)", secs)?;
+    }
+    Ok(())
+}
+
+fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let text = read_file(&a.tasks)?;
+    let tasks = Tasks::parse(&text, &a.tasks.display().to_string()).map_err(user)?;
+    let mut conv = Converted::default();
+    for f in &a.files {
+        let file = std::fs::File::open(f)
+            .map_err(|e| CliError::user(format!("error: cannot read {}: {e}", f.display())))?;
+        agentdojo::convert(
+            std::io::BufReader::new(file),
+            &f.display().to_string(),
+            &tasks,
+            &mut conv,
+        )
+        .map_err(user)?;
+    }
+    write_runs(&a.output, &conv)?;
+    let unsafe_n = conv
+        .runs
+        .iter()
+        .filter(|r| r.label == augur_monitor::runs::Label::Unsafe)
+        .count();
+    writeln!(
+        out,
+        "wrote {}: {} runs ({} unsafe, {} with a violation step), {} tool calls",
+        a.output.display(),
+        conv.runs.len(),
+        unsafe_n,
+        conv.runs
+            .iter()
+            .filter(|r| r.violation_step.is_some())
+            .count(),
+        conv.runs.iter().map(|r| r.steps.len()).sum::<usize>()
+    )?;
+    let unknown = conv
+        .disagreements
+        .iter()
+        .filter(|d| d.what.starts_with("unsafe"))
+        .count();
+    writeln!(
+        out,
+        "label and violation step disagree on {} runs: {} unsafe runs without a matching call, {} safe injected runs with one",
+        conv.disagreements.len(),
+        unknown,
+        conv.disagreements.len() - unknown
+    )?;
+    for d in &conv.disagreements {
+        writeln!(out, "  {}: {}", d.id, d.what)?;
+    }
+    Ok(())
+}
+
+fn write_runs(path: &Path, conv: &Converted) -> Result<(), CliError> {
+    let f = std::fs::File::create(path)
+        .map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))?;
+    let mut w = std::io::BufWriter::new(f);
+    for r in &conv.runs {
+        writeln!(w, "{}", r.to_json_line())
+            .map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))?;
+    }
+    w.flush()
+        .map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))
+}

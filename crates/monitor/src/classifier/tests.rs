@@ -1,0 +1,411 @@
+use super::*;
+use crate::dtr::{DataExposure as D, Reversibility as R, ToolEscalation as T};
+use serde_json::json;
+
+fn c() -> Classifier {
+    Classifier::default_rules()
+}
+
+fn rule_of(cl: &Classifier, tool: &str, args: Value) -> String {
+    match cl.classify(tool, &args).map(|c| c.matched) {
+        Some(Matched::Rule { rule, .. }) => cl.rules()[rule as usize].id.clone(),
+        Some(Matched::Default) => "default".into(),
+        None => "unmapped".into(),
+    }
+}
+
+/// One example per default rule, with the rule that must decide it. Every rule of
+/// `models/classifier.toml` must appear here.
+#[test]
+fn every_default_rule_decides_its_example() {
+    let cases: &[(&str, Value, &str)] = &[
+        (
+            "send_email",
+            json!({"recipients": ["bob@corp.example"], "body": "the API key is 1234"}),
+            "send-secret",
+        ),
+        (
+            "post_webpage",
+            json!({"url": "www.example.org", "content": "Secret key is 1a7b3d"}),
+            "send-secret",
+        ),
+        (
+            "update_password",
+            json!({"password": "hunter2"}),
+            "change-credentials",
+        ),
+        (
+            "run_shell",
+            json!({"command": "cat ~/.aws/credentials"}),
+            "exec-with-secret",
+        ),
+        ("read_file", json!({"path": "/app/.env"}), "read-secret"),
+        ("cat", json!({"file": "/home/u/.ssh/id_rsa"}), "read-secret"),
+        ("vault_get_secret", json!({}), "read-secret-store"),
+        (
+            "send_money",
+            json!({"recipient": "XX00", "amount": 10}),
+            "payment",
+        ),
+        ("transferFunds", json!({}), "payment"),
+        ("schedule_transaction", json!({}), "scheduled-payment"),
+        (
+            "update_scheduled_transaction",
+            json!({"id": 6}),
+            "scheduled-payment",
+        ),
+        (
+            "reserve_hotel",
+            json!({"hotel": "Le Marais"}),
+            "reservation",
+        ),
+        (
+            "send_email",
+            json!({"recipients": ["a@b.example"], "body": "my passport number is X"}),
+            "send-personal",
+        ),
+        (
+            "send_email",
+            json!({"recipients": ["someone@gmail.com"], "body": "hello"}),
+            "send-external-email",
+        ),
+        (
+            "share_file",
+            json!({"file_id": "3", "email": "x@y.example"}),
+            "send-external-email",
+        ),
+        (
+            "post_webpage",
+            json!({"url": "www.example.org", "content": "hi"}),
+            "post-web",
+        ),
+        (
+            "send_direct_message",
+            json!({"recipient": "Alice", "body": "hi"}),
+            "send-message",
+        ),
+        ("share_file", json!({"file_id": "3"}), "share"),
+        (
+            "add_user_to_channel",
+            json!({"user": "Bob", "channel": "general"}),
+            "share",
+        ),
+        ("deploy_service", json!({}), "deploy"),
+        ("github_merge_pull_request", json!({"number": 3}), "deploy"),
+        ("delete_file", json!({"file_id": "13"}), "delete"),
+        ("drop_table", json!({"name": "users"}), "delete"),
+        ("execute_python", json!({"code": "print(1)"}), "run-code"),
+        (
+            "update_user_info",
+            json!({"street": "Main St"}),
+            "update-personal",
+        ),
+        (
+            "create_calendar_event",
+            json!({"title": "Sync"}),
+            "calendar-write",
+        ),
+        (
+            "cancel_calendar_event",
+            json!({"event_id": "1"}),
+            "calendar-write",
+        ),
+        (
+            "create_file",
+            json!({"filename": "notes.txt"}),
+            "create-file",
+        ),
+        ("append_to_file", json!({"file_id": "2"}), "modify-file"),
+        ("get_iban", json!({}), "read-financial"),
+        (
+            "get_most_recent_transactions",
+            json!({"n": 5}),
+            "read-financial",
+        ),
+        ("get_user_info", json!({}), "read-personal"),
+        (
+            "get_webpage",
+            json!({"url": "www.informations.com"}),
+            "web-read",
+        ),
+        (
+            "get_all_hotels_in_city",
+            json!({"city": "Paris"}),
+            "read-catalogue",
+        ),
+        (
+            "get_all_car_rental_companies_in_city",
+            json!({"city": "LA"}),
+            "read-catalogue",
+        ),
+        ("get_current_day", json!({}), "read-clock"),
+        (
+            "read_channel_messages",
+            json!({"channel": "general"}),
+            "read-internal",
+        ),
+        (
+            "search_emails",
+            json!({"query": "meeting"}),
+            "read-internal",
+        ),
+    ];
+    let cl = c();
+    for (tool, args, want) in cases {
+        assert_eq!(rule_of(&cl, tool, args.clone()), *want, "{tool} {args}");
+    }
+    for r in cl.rules() {
+        assert!(
+            cases.iter().any(|(_, _, id)| *id == r.id),
+            "rule {} has no example",
+            r.id
+        );
+    }
+}
+
+#[test]
+fn word_boundaries_in_tool_names() {
+    let cl = c();
+    // `merge_sort` is not a deploy, `dropbox` not a drop, `payload` not a payment.
+    assert_eq!(rule_of(&cl, "merge_sort", json!({})), "default");
+    assert_eq!(rule_of(&cl, "dropbox_list", json!({})), "read-internal");
+    assert_eq!(rule_of(&cl, "DROP_TABLE", json!({})), "delete");
+    assert_eq!(rule_of(&cl, "get_payload", json!({})), "read-internal");
+    assert_eq!(rule_of(&cl, "makePayment", json!({})), "payment");
+    // A read of messages is not a send.
+    assert_eq!(rule_of(&cl, "read_inbox", json!({})), "read-internal");
+}
+
+#[test]
+fn argument_patterns() {
+    let cl = c();
+    // Word-bounded needles: `.environment` is not `.env`.
+    assert_eq!(
+        rule_of(&cl, "read_file", json!({"path": "docs/.environment"})),
+        "read-internal"
+    );
+    assert_eq!(
+        rule_of(&cl, "read_file", json!({"path": "/srv/.env.local"})),
+        "read-secret"
+    );
+    assert_eq!(
+        rule_of(
+            &cl,
+            "read_file",
+            json!({"path": "C:\\Users\\u\\.SSH\\id_ed25519"})
+        ),
+        "read-secret"
+    );
+    // Nested arguments and arrays are searched.
+    assert_eq!(
+        rule_of(
+            &cl,
+            "read_file",
+            json!({"opts": {"paths": ["a.txt", "~/.aws/credentials"]}})
+        ),
+        "read-secret"
+    );
+    // E-mail addresses and URLs.
+    assert_eq!(
+        rule_of(
+            &cl,
+            "send_email",
+            json!({"recipients": "bob <bob@gmail.com>"})
+        ),
+        "send-external-email"
+    );
+    assert_eq!(
+        rule_of(
+            &cl,
+            "send_email",
+            json!({"recipients": ["not an address @ all"]})
+        ),
+        "send-message"
+    );
+    let p = |s: &str| {
+        let cl = Classifier::parse(
+            &format!("[patterns.u]\nurl = true\nexcept = [\"corp.example\"]\n[patterns.e]\nemail = true\nexcept = [\"corp.example\"]\n[[rule]]\nargs = [\"{s}\"]\nimplies = {{ d = \"NONE\", t = \"NETWORK\", r = \"PARTIALLY\" }}\n"),
+            "t.toml",
+        )
+        .unwrap();
+        move |v: Value| cl.classify("x", &v).is_some()
+    };
+    let url = p("u");
+    assert!(url(json!({"u": "see https://evil.example/x"})));
+    assert!(url(json!({"u": "www.my-website-234.com/random"})));
+    assert!(!url(json!({"u": "https://wiki.corp.example/page"})));
+    assert!(!url(json!({"u": "no link here"})));
+    let email = p("e");
+    assert!(email(json!(["mark@gmail.com"])));
+    assert!(!email(json!(["emma@corp.example", "x@mail.corp.example"])));
+    assert!(!email(json!({"n": 3})));
+}
+
+#[test]
+fn keys_restrict_where_a_pattern_looks() {
+    let src = r#"
+[patterns.p]
+contains = ["secret"]
+keys = ["path"]
+[[rule]]
+id = "r"
+tools = ["read"]
+args = ["p"]
+implies = { d = "CREDENTIALS", t = "READ_ONLY", r = "FULLY_REVERSIBLE" }
+"#;
+    let cl = Classifier::parse(src, "k.toml").unwrap();
+    assert!(cl.classify("read", &json!({"path": "/x/secret"})).is_some());
+    assert!(cl
+        .classify("read", &json!({"PATH": {"inner": "/x/secret"}}))
+        .is_some());
+    assert!(cl.classify("read", &json!({"query": "secret"})).is_none());
+}
+
+#[test]
+fn first_match_wins_and_unknown_tools_get_the_default_or_nothing() {
+    let src = r#"
+[[rule]]
+id = "a"
+tools = ["send"]
+implies = { d = "PUBLIC", t = "NETWORK", r = "PARTIALLY" }
+[[rule]]
+id = "b"
+tools = ["send email"]
+implies = { d = "SENSITIVE", t = "NETWORK", r = "IRREVERSIBLE" }
+"#;
+    let cl = Classifier::parse(src, "f.toml").unwrap();
+    let got = cl.classify("send_email", &json!({})).unwrap();
+    assert_eq!(got.matched, Matched::Rule { rule: 0, arg: None });
+    assert_eq!(got.implication.d, D::Public);
+    // No default: an unknown tool cannot be mapped (the monitor blocks it).
+    assert!(cl.classify("frobnicate", &json!({})).is_none());
+    let with_default = Classifier::parse(
+        &format!("default = {{ d = \"NONE\", t = \"CODE_EXEC\", r = \"IRREVERSIBLE\" }}\n{src}"),
+        "f.toml",
+    )
+    .unwrap();
+    let got = with_default.classify("frobnicate", &json!({})).unwrap();
+    assert_eq!(got.matched, Matched::Default);
+    assert_eq!(
+        (got.implication.t, got.implication.r),
+        (T::CodeExec, R::Irreversible)
+    );
+}
+
+#[test]
+fn extends_default_puts_own_rules_first_and_overrides_patterns() {
+    let src = r#"
+extends = "default"
+[patterns.external_email]
+email = true
+except = ["bluesparrowtech.com"]
+[[rule]]
+id = "mine"
+tools = ["frobnicate"]
+implies = { d = "NONE", t = "READ_ONLY", r = "FULLY_REVERSIBLE" }
+"#;
+    let cl = Classifier::parse(src, "x.toml").unwrap();
+    assert_eq!(rule_of(&cl, "frobnicate", json!({})), "mine");
+    assert_eq!(
+        rule_of(
+            &cl,
+            "send_email",
+            json!({"recipients": ["emma@bluesparrowtech.com"]})
+        ),
+        "send-message"
+    );
+    assert_eq!(
+        rule_of(&cl, "send_email", json!({"recipients": ["mark@gmail.com"]})),
+        "send-external-email"
+    );
+    assert_eq!(rule_of(&cl, "merge_sort", json!({})), "default");
+}
+
+#[test]
+fn bad_rule_files_are_located_errors() {
+    let cases: &[(&str, &str, (usize, usize))] = &[
+        ("[[rule]]\ntools = [\"x\"]\nimplies = { d = \"SECRET\", t = \"NETWORK\", r = \"PARTIALLY\" }\n", "unknown data exposure `SECRET`", (3, 17)),
+        ("[[rule]]\ntools = [\"x\"]\nargs = [\"nope\"]\nimplies = { d = \"NONE\", t = \"NETWORK\", r = \"PARTIALLY\" }\n", "unknown argument pattern `nope`", (3, 9)),
+        ("[[rule]]\ntools = [\"a*b\"]\nimplies = { d = \"NONE\", t = \"NETWORK\", r = \"PARTIALLY\" }\n", "name pattern", (2, 10)),
+        ("[[rule]]\nimplies = { d = \"NONE\", t = \"NETWORK\", r = \"PARTIALLY\" }\n", "needs `tools` or `args`", (1, 1)),
+        ("[patterns.p]\nemail = true\nurl = true\n", "exactly one of", (1, 1)),
+        ("version = 2\n", "unsupported classifier version 2", (1, 11)),
+        ("[[rule]]\ntool = [\"x\"]\n", "unknown field `tool`", (2, 1)),
+        ("[[rule]\n", "", (1, 7)),
+    ];
+    for (src, msg, (line, col)) in cases {
+        let e = Classifier::parse(src, "c.toml").unwrap_err();
+        let d = e.diagnostic();
+        assert!(d.message.contains(msg), "{src:?}: {}", d.message);
+        let loc = d.location.unwrap();
+        assert_eq!(
+            (loc.file.as_str(), loc.line, loc.column),
+            ("c.toml", *line, *col),
+            "{src:?}: {}",
+            e.render()
+        );
+    }
+}
+
+/// The reference: every rule in order, every name pattern, every argument pattern searched on
+/// its own (what the name index and the one-pass argument scan must agree with).
+fn classify_reference(cl: &Classifier, tool: &str, args: &Value) -> Option<Classification> {
+    for (i, rule) in cl.rules.iter().enumerate() {
+        if !rule.tools.is_empty() && !rule.tools.iter().any(|p| p.matches(tool)) {
+            continue;
+        }
+        let mut first = None;
+        let mut ok = true;
+        for &k in &rule.args {
+            match cl.patterns[k as usize].find(args) {
+                Some(n) => {
+                    first.get_or_insert(ArgHit {
+                        pattern: k,
+                        needle: n,
+                    });
+                }
+                None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if ok {
+            return Some(Classification {
+                implication: rule.implies,
+                matched: Matched::Rule {
+                    rule: i as u16,
+                    arg: first,
+                },
+            });
+        }
+    }
+    cl.default.map(|implication| Classification {
+        implication,
+        matched: Matched::Default,
+    })
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_fast_paths_agree_with_the_reference(
+        words in proptest::collection::vec(proptest::sample::select(vec![
+            "send", "email", "get", "read", "file", "delete", "payment", "Money", "update", "password",
+            "user", "info", "post", "webpage", "hotel", "list", "merge", "sort", "drop", "box", "x",
+        ]), 1..4),
+        sep in proptest::sample::select(vec!["_", "-", " ", ""]),
+        vals in proptest::collection::vec(proptest::sample::select(vec![
+            "notes.txt", "/app/.env", "my password is x", "passport", "bob@gmail.com", "www.evil.example/x",
+            "https://corp.example", "secret key", ".environment", "IBAN DE00", "hello",
+        ]), 0..4),
+    ) {
+        let cl = Classifier::default_rules();
+        let tool = words.join(sep);
+        let args = json!({"a": vals, "path": vals.first().copied().unwrap_or("")});
+        let fast = cl.classify(&tool, &args);
+        let slow = classify_reference(&cl, &tool, &args);
+        proptest::prop_assert_eq!(fast.map(|c| (c.implication, match c.matched { Matched::Rule { rule, .. } => Some(rule), Matched::Default => None })),
+                                  slow.map(|c| (c.implication, match c.matched { Matched::Rule { rule, .. } => Some(rule), Matched::Default => None })),
+                                  "{} {}", tool, args);
+    }
+}

@@ -1,0 +1,676 @@
+//! `monitor compile`: check a property in every state of one model per category (plus a
+//! fallback) and store the tables a running agent needs, so that it needs no solver.
+//!
+//! Per table: the property's value with sound bounds, the horizon curve `P(φ U≤h ψ)` for
+//! `h = 1..H`, the expected steps to the target, the most probable path from every state to the
+//! target, and (learned models) the learning status of every state. All checking goes through
+//! the `checker` module.
+
+use crate::checker::{self, LoadedModel};
+use crate::classifier::Classifier;
+use crate::dtr::{
+    DataExposure, Reversibility, RiskLevel, SafetyState, ToolEscalation, NUM_DTR_STATES,
+};
+use crate::error::{MonitorError, Result};
+use crate::monitor::{
+    EmbeddedFile, LearningStatus, Mapping, ModelInfo, Monitor, PacStatus, Runtime, Table, FORMAT,
+    VERSION,
+};
+use augur_abstraction::Abstraction;
+use augur_dtmc::Dtmc;
+use augur_expr::Value;
+use augur_learn::learn::{wilson_interval, TransitionCounts, WILSON_Z95};
+use augur_learn::pac::{pac_report, PacBound};
+use augur_pctl::{Bound, PathFormula, StateFormula, StepBound};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::path::PathBuf;
+
+/// Largest horizon curve accepted.
+pub const MAX_HORIZON: u32 = 10_000;
+
+/// What to compile.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// The property: `P=? [ F ψ ]`, `P=? [ F<=k ψ ]`, `P=? [ φ U<=k ψ ]`, ...
+    pub property: String,
+    /// The horizon curve's length H (default: the property's bound, else 10).
+    pub horizon: Option<u32>,
+    /// How actions map to states (default: chosen from the models).
+    pub mapping: Option<Mapping>,
+    /// Classifier rules for `dtr` / `risk-level` (default: the built-in rule set).
+    pub classifier: Option<Classifier>,
+    /// The abstraction spec for `abstraction` (its text and file name).
+    pub abstraction: Option<(String, String)>,
+    /// `(ε, δ)` of the PAC status stored for learned models.
+    pub pac: (f64, f64),
+}
+
+impl CompileOptions {
+    /// Options for a property, everything else by default.
+    pub fn new(property: &str) -> CompileOptions {
+        CompileOptions {
+            property: property.to_string(),
+            horizon: None,
+            mapping: None,
+            classifier: None,
+            abstraction: None,
+            pac: (0.1, 0.05),
+        }
+    }
+}
+
+/// A model to compile, in memory.
+pub struct Source {
+    /// The chain.
+    pub dtmc: Dtmc,
+    /// A name for messages and the monitor file.
+    pub name: String,
+    /// SHA-256 of its source bytes (or of its contents for in-memory models).
+    pub sha256: String,
+    /// Its category (`None`: the fallback).
+    pub category: Option<String>,
+    /// Transition counts, when learned.
+    pub counts: Option<TransitionCounts>,
+}
+
+impl Source {
+    /// A fallback model without counts; the hash is of its transitions.
+    pub fn new(dtmc: Dtmc, name: &str) -> Source {
+        let sha256 = dtmc_hash(&dtmc);
+        Source {
+            dtmc,
+            name: name.to_string(),
+            sha256,
+            category: None,
+            counts: None,
+        }
+    }
+}
+
+/// A hash of a chain's contents (for models that were never a file).
+pub fn dtmc_hash(dtmc: &Dtmc) -> String {
+    let mut bytes = Vec::new();
+    for (r, row) in dtmc.matrix.outer_iterator().enumerate() {
+        for (c, &p) in row.iter() {
+            bytes.extend_from_slice(&(r as u64).to_le_bytes());
+            bytes.extend_from_slice(&(c as u64).to_le_bytes());
+            bytes.extend_from_slice(&p.to_le_bytes());
+        }
+    }
+    for (name, set) in &dtmc.labels {
+        bytes.extend_from_slice(name.as_bytes());
+        for s in set.ones() {
+            bytes.extend_from_slice(&(s as u64).to_le_bytes());
+        }
+    }
+    checker::sha256_hex([bytes.as_slice()])
+}
+
+/// A model file given on the command line: `PATH` or `CATEGORY=PATH`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelArg {
+    /// The category given explicitly.
+    pub category: Option<String>,
+    /// The model file.
+    pub path: PathBuf,
+}
+
+impl ModelArg {
+    /// Parse `PATH` or `CATEGORY=PATH`.
+    pub fn parse(s: &str) -> ModelArg {
+        match s.split_once('=') {
+            Some((c, p)) if !c.is_empty() && !c.contains('/') && !c.contains('\\') => ModelArg {
+                category: Some(c.to_string()),
+                path: PathBuf::from(p),
+            },
+            _ => ModelArg {
+                category: None,
+                path: PathBuf::from(s),
+            },
+        }
+    }
+}
+
+/// Load model files and compile them. A model's category is the one given (`CAT=PATH`),
+/// else the learner's (`augur learn --by-category` writes it in the model's metadata), else
+/// none (the fallback).
+pub fn compile(models: &[ModelArg], opts: &CompileOptions) -> Result<Monitor> {
+    let mut sources = Vec::new();
+    for m in models {
+        let LoadedModel {
+            dtmc,
+            counts,
+            metadata,
+            sha256,
+        } = checker::load_model(&m.path)?;
+        let learned_category = metadata
+            .as_ref()
+            .and_then(|md| md.pointer("/learned/category"))
+            .and_then(|c| c.as_str())
+            .map(str::to_string);
+        sources.push(Source {
+            dtmc,
+            name: m.path.display().to_string(),
+            sha256,
+            category: m.category.clone().or(learned_category),
+            counts,
+        });
+    }
+    compile_dtmcs(sources, opts)
+}
+
+struct Prop {
+    text: String,
+    stay: Option<StateFormula>,
+    target: StateFormula,
+    bound: Option<u32>,
+}
+
+fn parse_prop(text: &str) -> Result<Prop> {
+    let prop = augur_pctl::parse_property(text).map_err(|e| {
+        MonitorError::Input(Box::new(
+            e.diagnostic(&augur_source::SourceFile::new("--prop", text)),
+        ))
+    })?;
+    let not_path = || {
+        MonitorError::Property(format!(
+            "`{}`: a monitor compiles a probability query of a path property, `P=? [ F ψ ]`, `P=? [ F<=k ψ ]` or `P=? [ φ U<=k ψ ]`",
+            text.trim()
+        ))
+    };
+    let StateFormula::Prob { bound, path } = &prop.formula else {
+        return Err(not_path());
+    };
+    if bound.node != Bound::Query {
+        return Err(not_path());
+    }
+    let (stay, target, step) = match path.as_ref() {
+        PathFormula::Eventually(t, b) => (None, t.clone(), &b.node),
+        PathFormula::Until(s, t, b) => (Some(s.clone()), t.clone(), &b.node),
+        _ => return Err(not_path()),
+    };
+    let int = |e: &augur_pctl::Spanned<augur_expr::Expr>| -> Result<i64> {
+        e.node.to_string().trim().parse::<i64>().map_err(|_| {
+            MonitorError::Property(format!(
+                "`{}`: write the step bound as a number",
+                text.trim()
+            ))
+        })
+    };
+    let bound = match step {
+        StepBound::Unbounded => None,
+        StepBound::Le(e) => Some(int(e)?),
+        StepBound::Lt(e) => Some(int(e)? - 1),
+        _ => {
+            return Err(MonitorError::Property(format!(
+                "`{}`: the monitor needs an upper step bound (`<=k`, `<k`) or none",
+                text.trim()
+            )))
+        }
+    };
+    let bound = match bound {
+        Some(k) if k < 1 || k > i64::from(MAX_HORIZON) => {
+            return Err(MonitorError::Property(format!(
+                "`{}`: step bound {k}: a monitor looks 1 to {MAX_HORIZON} steps ahead",
+                text.trim()
+            )))
+        }
+        Some(k) => Some(k as u32),
+        None => None,
+    };
+    Ok(Prop {
+        text: prop.to_string(),
+        stay,
+        target,
+        bound,
+    })
+}
+
+/// Rewrite label names to the model's spelling when they differ only in case (one match).
+fn resolve_labels(f: &StateFormula, dtmc: &Dtmc) -> StateFormula {
+    use StateFormula as S;
+    let b = |x: &S| Box::new(resolve_labels(x, dtmc));
+    match f {
+        S::Label(name) if dtmc.label(&name.node).is_none() => {
+            let hits: Vec<&String> = dtmc
+                .labels
+                .iter()
+                .map(|(n, _)| n)
+                .filter(|n| n.eq_ignore_ascii_case(&name.node))
+                .collect();
+            match hits.as_slice() {
+                [one] => S::Label(name.clone().map(|_| (*one).clone())),
+                _ => f.clone(),
+            }
+        }
+        S::Not(x) => S::Not(b(x)),
+        S::And(x, y) => S::And(b(x), b(y)),
+        S::Or(x, y) => S::Or(b(x), b(y)),
+        S::Implies(x, y) => S::Implies(b(x), b(y)),
+        S::Iff(x, y) => S::Iff(b(x), b(y)),
+        _ => f.clone(),
+    }
+}
+
+fn risk_label_states(dtmc: &Dtmc) -> Option<[u32; 5]> {
+    let mut out = [0u32; 5];
+    for level in RiskLevel::ALL {
+        let hits: Vec<_> = dtmc
+            .labels
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(level.as_str()))
+            .collect();
+        let [(_, set)] = hits.as_slice() else {
+            return None;
+        };
+        let mut ones = set.ones();
+        let (Some(s), None) = (ones.next(), ones.next()) else {
+            return None;
+        };
+        out[level.index()] = s as u32;
+    }
+    Some(out)
+}
+
+/// The `(d, t, r)` of every model state, from valuations `d`, `t`, `r` (level indices or
+/// names) or from the threshold predicates of `models/safetydrift/spec.toml`.
+fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
+    let Some(v) = &dtmc.valuations else {
+        return Err("the model has no state valuations (variables d, t, r, or the predicates of models/safetydrift/spec.toml)".into());
+    };
+    let col = |name: &str| v.names.iter().position(|n| n == name);
+    let n = dtmc.num_states();
+    let row = |s: usize| {
+        v.row(s)
+            .ok_or_else(|| format!("the valuations do not cover state {s}"))
+    };
+    if let (Some(d), Some(t), Some(r)) = (col("d"), col("t"), col("r")) {
+        let mut out = Vec::with_capacity(n);
+        for s in 0..n {
+            let x = row(s)?;
+            let idx = |v: &Value| match v {
+                Value::Int(i) => usize::try_from(*i).ok(),
+                _ => None,
+            };
+            let st = (|| {
+                Some(SafetyState::new(
+                    DataExposure::from_index(idx(&x[d])?)?,
+                    ToolEscalation::from_index(idx(&x[t])?)?,
+                    Reversibility::from_index(idx(&x[r])?)?,
+                ))
+            })()
+            .ok_or_else(|| format!("state {s}: d, t, r are not level indices"))?;
+            out.push(st);
+        }
+        return Ok(out);
+    }
+    let preds = [
+        "d_public",
+        "d_internal",
+        "d_sensitive",
+        "d_credentials",
+        "t_file_write",
+        "t_code_exec",
+        "t_network",
+        "r_partial",
+        "r_irreversible",
+    ];
+    let cols: Option<Vec<usize>> = preds.iter().map(|p| col(p)).collect();
+    let Some(cols) = cols else {
+        return Err("the model's valuations have neither variables d, t, r nor the predicates d_public .. r_irreversible of models/safetydrift/spec.toml".into());
+    };
+    let mut out = Vec::with_capacity(n);
+    for s in 0..n {
+        let x = row(s)?;
+        let bit = |i: usize| matches!(x[cols[i]], Value::Bool(true));
+        let d = (0..4).filter(|&i| bit(i)).count();
+        let t = (4..7).filter(|&i| bit(i)).count();
+        let r = if bit(8) {
+            2
+        } else if bit(7) {
+            1
+        } else {
+            0
+        };
+        out.push(SafetyState::new(
+            DataExposure::from_index(d).unwrap_or(DataExposure::None),
+            ToolEscalation::from_index(t).unwrap_or(ToolEscalation::ReadOnly),
+            Reversibility::from_index(r).unwrap_or(Reversibility::FullyReversible),
+        ));
+    }
+    Ok(out)
+}
+
+fn state_names(dtmc: &Dtmc) -> Vec<String> {
+    let n = dtmc.num_states();
+    let mut names: Vec<Option<String>> = vec![None; n];
+    // A label held by exactly one state names it; else the valuation; else `s<i>`.
+    for (name, set) in &dtmc.labels {
+        if name == "init" || set.count_ones(..) != 1 {
+            continue;
+        }
+        if let Some(s) = set.ones().next() {
+            if s < n && names[s].is_none() {
+                names[s] = Some(name.clone());
+            }
+        }
+    }
+    if let Some(v) = &dtmc.valuations {
+        let k = v.names.len();
+        for (s, slot) in names.iter_mut().enumerate() {
+            if slot.is_none() && k > 0 {
+                let parts: Vec<String> = (0..k)
+                    .map(|i| match v.get(s, i) {
+                        Some(x) => format!("{}={x}", v.names[i]),
+                        None => format!("{}=?", v.names[i]),
+                    })
+                    .collect();
+                *slot = Some(parts.join(","));
+            }
+        }
+    }
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(s, n)| n.unwrap_or_else(|| format!("s{s}")))
+        .collect()
+}
+
+#[derive(PartialEq)]
+struct Entry(f64, u32);
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    /// Max-heap on probability.
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0.total_cmp(&o.0).then(o.1.cmp(&self.1))
+    }
+}
+
+/// The most probable path from every state to `target`, moving only through `stay` states
+/// (all states for F): Dijkstra on the reversed graph with the product of probabilities.
+fn most_probable_paths(
+    dtmc: &Dtmc,
+    stay: Option<&fixedbitset::FixedBitSet>,
+    target: &fixedbitset::FixedBitSet,
+) -> (Vec<Option<u32>>, Vec<f64>) {
+    let n = dtmc.num_states();
+    let t = dtmc.matrix.transpose_view().to_csr();
+    let mut best = vec![0.0f64; n];
+    let mut next: Vec<Option<u32>> = vec![None; n];
+    let mut done = vec![false; n];
+    let mut heap = BinaryHeap::new();
+    for s in target.ones().filter(|&s| s < n) {
+        best[s] = 1.0;
+        heap.push(Entry(1.0, s as u32));
+    }
+    while let Some(Entry(p, v)) = heap.pop() {
+        let v = v as usize;
+        if done[v] {
+            continue;
+        }
+        done[v] = true;
+        if let Some(row) = t.outer_view(v) {
+            for (u, &q) in row.iter() {
+                if target.contains(u) || done[u] || q <= 0.0 {
+                    continue;
+                }
+                if stay.is_some_and(|st| !st.contains(u)) {
+                    continue;
+                }
+                let cand = p * q;
+                if cand > best[u] {
+                    best[u] = cand;
+                    next[u] = Some(v as u32);
+                    heap.push(Entry(cand, u as u32));
+                }
+            }
+        }
+    }
+    (next, best)
+}
+
+fn learning_status(
+    counts: &TransitionCounts,
+    n: usize,
+    pac: (f64, f64),
+) -> Option<Vec<LearningStatus>> {
+    if counts.num_states() != n {
+        return None;
+    }
+    let report = pac_report(counts, pac.0, pac.1, PacBound::ChenEtAl).ok()?;
+    let mut out = Vec::with_capacity(n);
+    for s in 0..n as u32 {
+        let total = counts.row_total(s);
+        let top = counts.row(s).map(|(_, c)| c).max().unwrap_or(0);
+        let (lo, hi) = wilson_interval(top, total, WILSON_Z95);
+        let p = &report.per_state[s as usize];
+        let status = if p.determined {
+            PacStatus::Determined
+        } else if total == 0 {
+            PacStatus::Unobserved
+        } else if p.holds {
+            PacStatus::Holds
+        } else {
+            PacStatus::Short
+        };
+        out.push(LearningStatus {
+            observations: total,
+            wilson: [lo, hi],
+            pac: status,
+            more_needed: p.more_needed,
+        });
+    }
+    Some(out)
+}
+
+/// Compile in-memory models (see [`compile`]).
+pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Monitor> {
+    if sources.is_empty() {
+        return Err(MonitorError::Model("no model to compile".into()));
+    }
+    let prop = parse_prop(&opts.property)?;
+    let h = match opts.horizon.or(prop.bound) {
+        Some(h) if (1..=MAX_HORIZON).contains(&h) => h,
+        Some(h) => {
+            return Err(MonitorError::Property(format!(
+                "horizon {h}: choose 1 to {MAX_HORIZON}"
+            )))
+        }
+        None => 10,
+    };
+    // Categories: at most one table each, at most one fallback.
+    for (i, s) in sources.iter().enumerate() {
+        if let Some(j) = sources[..i].iter().position(|o| o.category == s.category) {
+            return Err(MonitorError::Model(match &s.category {
+                Some(c) => format!("{} and {} are both for category `{c}`", sources[j].name, s.name),
+                None => format!("{} and {} are both fallback models (no category); give one a category with CATEGORY=PATH", sources[j].name, s.name),
+            }));
+        }
+    }
+    let abstraction = match &opts.abstraction {
+        Some((text, file)) => Some(
+            Abstraction::parse(text, file)
+                .map_err(|e| MonitorError::Input(Box::new(e.diagnostic())))?,
+        ),
+        None => None,
+    };
+    let mapping = match opts.mapping {
+        Some(m) => m,
+        None if abstraction.is_some() => Mapping::Abstraction,
+        None => {
+            let d = &sources[0].dtmc;
+            if risk_label_states(d).is_some() {
+                Mapping::RiskLevel
+            } else if d.num_states() == NUM_DTR_STATES && dtr_of_states(d).is_ok() {
+                Mapping::Dtr
+            } else {
+                return Err(MonitorError::Model(format!(
+                    "{}: cannot tell how actions map to its {} states: it is neither the risk-level chain (one state labelled each of safe, mild, elevated, critical, violated) nor a 60-state (d, t, r) model; give --states and, for --states abstraction, --abstraction SPEC",
+                    sources[0].name,
+                    d.num_states()
+                )));
+            }
+        }
+    };
+    if mapping == Mapping::Abstraction && abstraction.is_none() {
+        return Err(MonitorError::Model(
+            "--states abstraction needs the abstraction spec (--abstraction SPEC)".into(),
+        ));
+    }
+    let mut tables = Vec::with_capacity(sources.len());
+    for src in &sources {
+        let dtmc = &src.dtmc;
+        let n = dtmc.num_states();
+        let name = &src.name;
+        let target = resolve_labels(&prop.target, dtmc).to_string();
+        let stay = prop
+            .stay
+            .as_ref()
+            .map(|s| resolve_labels(s, dtmc).to_string());
+        let bound = prop.bound.map_or(String::new(), |k| format!("<={k}"));
+        let property = match &stay {
+            None => format!("P=? [ F{bound} ({target}) ]"),
+            Some(s) => format!("P=? [ ({s}) U{bound} ({target}) ]"),
+        };
+        let at = |e: MonitorError| match e {
+            MonitorError::Input(d) => MonitorError::Input(d),
+            e => MonitorError::Check(format!("{name}: {e}")),
+        };
+        let checked = checker::values_of(dtmc, &property).map_err(at)?;
+        let curve =
+            checker::horizon_curve(dtmc, stay.as_deref(), &target, h as usize).map_err(at)?;
+        let steps = checker::expected_steps(dtmc, &target).map_err(at)?;
+        let target_set = checker::states_of(dtmc, &target).map_err(at)?;
+        let stay_set = match &stay {
+            Some(s) => Some(checker::states_of(dtmc, s).map_err(at)?),
+            None => None,
+        };
+        let (path_next, path_probability) =
+            most_probable_paths(dtmc, stay_set.as_ref(), &target_set);
+        let map: Vec<u32> = match mapping {
+            Mapping::RiskLevel => risk_label_states(dtmc)
+                .ok_or_else(|| MonitorError::Model(format!("{name}: --states risk-level needs exactly one state labelled each of safe, mild, elevated, critical, violated (any case)")))?
+                .to_vec(),
+            Mapping::Dtr => {
+                let dtr = dtr_of_states(dtmc).map_err(|m| MonitorError::Model(format!("{name}: --states dtr: {m}")))?;
+                let mut map = vec![u32::MAX; NUM_DTR_STATES];
+                for (s, st) in dtr.iter().enumerate() {
+                    let slot = &mut map[st.index()];
+                    if *slot != u32::MAX {
+                        return Err(MonitorError::Model(format!("{name}: states {} and {s} are both {st}", *slot)));
+                    }
+                    *slot = s as u32;
+                }
+                if let Some(i) = map.iter().position(|&s| s == u32::MAX) {
+                    let st = SafetyState::from_index(i).unwrap_or_default();
+                    return Err(MonitorError::Model(format!("{name}: --states dtr: no state is {st} (a (d, t, r) model has all 60 states)")));
+                }
+                map
+            }
+            Mapping::Abstraction => {
+                let a = abstraction.as_ref().ok_or_else(|| MonitorError::Model("no abstraction spec".into()))?;
+                if a.num_states() != n {
+                    return Err(MonitorError::Mismatch(format!(
+                        "{name} has {n} states but the abstraction spec has {} valid states: the model was not learned with this spec",
+                        a.num_states()
+                    )));
+                }
+                (0..n as u32).collect()
+            }
+        };
+        let mut names = state_names(dtmc);
+        match mapping {
+            Mapping::Abstraction => {
+                if let Some(a) = &abstraction {
+                    names = a.valid_states().iter().map(|&c| a.state_name(c)).collect();
+                }
+            }
+            // A (d, t, r) state is named by its triple: CREDENTIALS·NETWORK·IRREVERSIBLE.
+            Mapping::Dtr => {
+                if let Ok(dtr) = dtr_of_states(dtmc) {
+                    names = dtr.iter().map(|s| s.to_string()).collect();
+                }
+            }
+            Mapping::RiskLevel => {}
+        }
+        let initial = match mapping {
+            Mapping::Dtr => map[SafetyState::START.index()],
+            Mapping::RiskLevel => map[RiskLevel::Safe.index()],
+            Mapping::Abstraction => dtmc.initial.first().copied().unwrap_or(0),
+        };
+        let learning = src
+            .counts
+            .as_ref()
+            .and_then(|c| learning_status(c, n, opts.pac));
+        let clamp = |v: Vec<f64>| {
+            v.into_iter()
+                .map(|x| if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
+                .collect::<Vec<_>>()
+        };
+        tables.push(Table {
+            category: src.category.clone(),
+            model: ModelInfo {
+                file: src.name.clone(),
+                sha256: src.sha256.clone(),
+                states: n,
+                transitions: dtmc.num_transitions(),
+            },
+            state_names: names,
+            initial,
+            map,
+            value: clamp(checked.values),
+            lower: clamp(checked.lower),
+            upper: clamp(checked.upper),
+            curve: clamp(curve),
+            expected_steps: steps
+                .into_iter()
+                .map(|x| x.is_finite().then_some(x))
+                .collect(),
+            path_next,
+            path_probability: clamp(path_probability),
+            learning,
+        });
+    }
+    let print = |f: &StateFormula| f.to_string();
+    let classifier = match mapping {
+        Mapping::Abstraction => None,
+        _ => {
+            let c = opts
+                .classifier
+                .clone()
+                .unwrap_or_else(Classifier::default_rules);
+            Some(c)
+        }
+    };
+    let mut monitor = Monitor {
+        format: FORMAT.into(),
+        version: VERSION,
+        property: prop.text.clone(),
+        target: print(&prop.target),
+        stay: prop.stay.as_ref().map(print),
+        property_horizon: prop.bound,
+        horizon_max: h,
+        mapping,
+        classifier: classifier.as_ref().map(|c| EmbeddedFile {
+            file: c.file().to_string(),
+            text: c.source().to_string(),
+            sha256: checker::sha256_hex([c.source().as_bytes()]),
+        }),
+        abstraction: opts.abstraction.as_ref().map(|(text, file)| EmbeddedFile {
+            file: file.clone(),
+            text: text.clone(),
+            sha256: checker::sha256_hex([text.as_bytes()]),
+        }),
+        pac: Some([opts.pac.0, opts.pac.1]),
+        tables,
+        runtime: Runtime::default(),
+    };
+    monitor.prepare("<compiled monitor>")?;
+    Ok(monitor)
+}

@@ -1,0 +1,427 @@
+//! The compiled monitor and its file format (`monitor.json`).
+//!
+//! ```json
+//! {"format": "augur-monitor", "version": 1,
+//!  "property": "P=? [ F<=5 \"violated\" ]", "target": "\"violated\"", "stay": null,
+//!  "property_horizon": 5, "horizon_max": 5,
+//!  "mapping": "risk-level",               // or "dtr", "abstraction": how actions map to states
+//!  "classifier": {"file": "...", "text": "<TOML>"}, "abstraction": null,
+//!  "tables": [{"category": null,          // null: the fallback for unknown categories
+//!              "model": {"file": "...", "sha256": "...", "states": 5, "transitions": 13},
+//!              "state_names": [...], "initial": 0,
+//!              "map": [...],              // abstract state (dtr index, risk level, spec index) → model state
+//!              "value": [...], "lower": [...], "upper": [...],   // the property, sound bounds
+//!              "curve": [...],            // P(F<=h target), state-major, h = 1..horizon_max
+//!              "expected_steps": [...],   // null where the target is not reached surely
+//!              "path_next": [...], "path_probability": [...],    // most probable path to the target
+//!              "learning": [{"observations": 12, "wilson": [lo, hi], "pac": "short", "more_needed": 30}] | null}]}
+//! ```
+
+use crate::classifier::Classifier;
+use crate::error::{MonitorError, Result};
+use augur_abstraction::Abstraction;
+use augur_source::{Location, Span};
+use serde::{Deserialize, Serialize};
+
+/// The `format` field of every monitor file.
+pub const FORMAT: &str = "augur-monitor";
+/// The version this Augur writes and reads.
+pub const VERSION: u32 = 1;
+
+/// How actions are mapped to the model's states, chosen at compile time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mapping {
+    /// The classifier's `(d, t, r)` triple is the state (60-state models).
+    Dtr,
+    /// The risk level of the `(d, t, r)` triple picks the state labelled with it (the 5-state
+    /// risk-level chain; labels matched case-insensitively).
+    RiskLevel,
+    /// Actions carry a concrete state, which the abstraction spec maps to a bit-vector state.
+    Abstraction,
+}
+
+impl Mapping {
+    /// `dtr`, `risk-level`, `abstraction`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mapping::Dtr => "dtr",
+            Mapping::RiskLevel => "risk-level",
+            Mapping::Abstraction => "abstraction",
+        }
+    }
+
+    /// Parse `dtr`, `risk-level` (or `risk`), `abstraction`.
+    pub fn parse(s: &str) -> Option<Mapping> {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "dtr" => Some(Mapping::Dtr),
+            "risk-level" | "risk" => Some(Mapping::RiskLevel),
+            "abstraction" => Some(Mapping::Abstraction),
+            _ => None,
+        }
+    }
+}
+
+/// A file embedded in the monitor (the classifier rules or the abstraction spec).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbeddedFile {
+    /// Where it was read from.
+    pub file: String,
+    /// Its text.
+    pub text: String,
+    /// SHA-256 of the text.
+    pub sha256: String,
+}
+
+/// The source model of a table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// The model's file (or a name for an in-memory model).
+    pub file: String,
+    /// SHA-256 of the bytes read.
+    pub sha256: String,
+    /// Number of states.
+    pub states: usize,
+    /// Number of transitions.
+    pub transitions: usize,
+}
+
+/// PAC status of a learned state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PacStatus {
+    /// Enough observations for the (ε, δ) bound.
+    Holds,
+    /// Observed, but fewer times than the bound asks.
+    Short,
+    /// Never left in the training runs: its row is smoothing or the uniform fallback, not data.
+    Unobserved,
+    /// Its row is fixed by validity (at most one valid successor): nothing to learn.
+    Determined,
+}
+
+/// What learning knew about one state.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearningStatus {
+    /// Observed outgoing transitions `n_p`.
+    pub observations: u64,
+    /// Wilson 95% interval of the most frequent successor's frequency (`[0, 1]` unobserved).
+    pub wilson: [f64; 2],
+    /// PAC status.
+    pub pac: PacStatus,
+    /// Observations still needed for the bound.
+    pub more_needed: u64,
+}
+
+/// One compiled table: a category's model checked in every state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// The category (`None`: the fallback for categories without a table of their own).
+    pub category: Option<String>,
+    /// The source model.
+    pub model: ModelInfo,
+    /// A name per model state.
+    pub state_names: Vec<String>,
+    /// Where sessions start (a model state).
+    pub initial: u32,
+    /// Abstract state → model state (60 entries for `dtr`, 5 for `risk-level`, one per valid
+    /// abstract state for `abstraction`).
+    pub map: Vec<u32>,
+    /// The property's value in every state.
+    pub value: Vec<f64>,
+    /// Sound lower bounds.
+    pub lower: Vec<f64>,
+    /// Sound upper bounds.
+    pub upper: Vec<f64>,
+    /// `P(φ U≤h target)`, state-major: `curve[s·horizon_max + h − 1]`.
+    pub curve: Vec<f64>,
+    /// Expected steps to the target (`None`: infinite).
+    pub expected_steps: Vec<Option<f64>>,
+    /// The next state on the most probable path to the target (`None` at the target or when
+    /// the target cannot be reached).
+    pub path_next: Vec<Option<u32>>,
+    /// The probability of that path.
+    pub path_probability: Vec<f64>,
+    /// Per-state learning status, for learned models.
+    pub learning: Option<Vec<LearningStatus>>,
+}
+
+impl Table {
+    /// Number of model states.
+    pub fn num_states(&self) -> usize {
+        self.value.len()
+    }
+
+    /// The most probable path from `state` to the target (states after `state`, ending at a
+    /// target state), empty when `state` is a target or the target is unreachable.
+    pub fn path(&self, state: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut s = state;
+        while let Some(Some(next)) = self.path_next.get(s as usize) {
+            out.push(*next);
+            s = *next;
+            if out.len() > self.num_states() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The name of a model state.
+    pub fn name(&self, state: u32) -> &str {
+        self.state_names
+            .get(state as usize)
+            .map_or("?", |s| s.as_str())
+    }
+}
+
+/// A compiled monitor.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Monitor {
+    /// Always `augur-monitor`.
+    pub format: String,
+    /// The file format version.
+    pub version: u32,
+    /// The property, as compiled (canonical PCTL).
+    pub property: String,
+    /// The target of the property (the right operand of F / U), as PCTL.
+    pub target: String,
+    /// The left operand of U (`None` for F).
+    pub stay: Option<String>,
+    /// The property's step bound (`None`: unbounded).
+    pub property_horizon: Option<u32>,
+    /// The horizon curve's length H.
+    pub horizon_max: u32,
+    /// How actions map to states.
+    pub mapping: Mapping,
+    /// The classifier rules (`dtr`, `risk-level`).
+    pub classifier: Option<EmbeddedFile>,
+    /// The abstraction spec (`abstraction`).
+    pub abstraction: Option<EmbeddedFile>,
+    /// `[ε, δ]` of the learning status' PAC bound.
+    pub pac: Option<[f64; 2]>,
+    /// The tables; at most one without a category (the fallback).
+    pub tables: Vec<Table>,
+    #[serde(skip)]
+    pub(crate) runtime: Runtime,
+}
+
+/// The embedded files, parsed once.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Runtime {
+    pub classifier: Option<Classifier>,
+    pub abstraction: Option<Abstraction>,
+}
+
+impl Monitor {
+    /// The parsed classifier (`dtr` and `risk-level` monitors).
+    pub fn classifier(&self) -> Option<&Classifier> {
+        self.runtime.classifier.as_ref()
+    }
+
+    /// The parsed abstraction spec (`abstraction` monitors).
+    pub fn abstraction(&self) -> Option<&Abstraction> {
+        self.runtime.abstraction.as_ref()
+    }
+
+    /// The table for a category: its own, else the fallback.
+    pub fn table_for(&self, category: Option<&str>) -> Option<usize> {
+        let own = category.and_then(|c| {
+            self.tables
+                .iter()
+                .position(|t| t.category.as_deref() == Some(c))
+        });
+        own.or_else(|| self.tables.iter().position(|t| t.category.is_none()))
+    }
+
+    /// The target's name for messages: a label's name without quotes.
+    pub fn target_name(&self) -> &str {
+        self.target.trim_matches('"')
+    }
+
+    /// Serialise to pretty JSON.
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with finite numbers cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Write to a file.
+    pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        let mut text = self.to_json();
+        text.push('\n');
+        std::fs::write(path, text).map_err(|e| MonitorError::Io {
+            file: path.display().to_string(),
+            source: e,
+        })
+    }
+
+    /// Read a monitor file.
+    pub fn load(path: &std::path::Path) -> Result<Monitor> {
+        let text = crate::read_text(path)?;
+        Monitor::from_json(&text, &path.display().to_string())
+    }
+
+    /// Parse and validate a monitor file's text; errors name the file (and line and column
+    /// for JSON syntax errors, the field for inconsistent contents).
+    pub fn from_json(text: &str, file: &str) -> Result<Monitor> {
+        // The format and version first, so an old or foreign file gets a clear message.
+        let head: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| json_error(file, text, &e))?;
+        let bad = |msg: String| MonitorError::located(Location::file(file), msg);
+        match head.get("format").and_then(|f| f.as_str()) {
+            Some(FORMAT) => {}
+            _ => return Err(bad(format!("not an Augur monitor file (no \"format\": \"{FORMAT}\"); compile one with `augur monitor compile`"))),
+        }
+        match head.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if v == u64::from(VERSION) => {}
+            v => {
+                return Err(bad(format!(
+                    "monitor file version {} is not supported (this Augur reads version {VERSION}); recompile it",
+                    v.map_or("?".to_string(), |v| v.to_string())
+                )))
+            }
+        }
+        let mut m: Monitor = serde_json::from_value(head).map_err(|e| bad(format!("{e}")))?;
+        m.prepare(file)?;
+        Ok(m)
+    }
+
+    /// Parse the embedded files and check that every table is consistent.
+    pub(crate) fn prepare(&mut self, file: &str) -> Result<()> {
+        let bad = |msg: String| MonitorError::located(Location::file(file), msg);
+        match self.mapping {
+            Mapping::Dtr | Mapping::RiskLevel => {
+                let c = self.classifier.as_ref().ok_or_else(|| {
+                    bad(format!(
+                        "a `{}` monitor needs its classifier rules (\"classifier\")",
+                        self.mapping.as_str()
+                    ))
+                })?;
+                self.runtime.classifier = Some(Classifier::parse(
+                    &c.text,
+                    &format!("{file} (classifier from {})", c.file),
+                )?);
+            }
+            Mapping::Abstraction => {
+                let a = self.abstraction.as_ref().ok_or_else(|| {
+                    bad(
+                        "an `abstraction` monitor needs its abstraction spec (\"abstraction\")"
+                            .into(),
+                    )
+                })?;
+                let spec = Abstraction::parse(&a.text, &a.file)
+                    .map_err(|e| bad(format!("embedded abstraction spec: {e}")))?;
+                self.runtime.abstraction = Some(spec);
+            }
+        }
+        if self.horizon_max == 0 {
+            return Err(bad("horizon_max must be at least 1".into()));
+        }
+        if self.tables.is_empty() {
+            return Err(bad("the monitor has no table".into()));
+        }
+        if self.tables.iter().filter(|t| t.category.is_none()).count() > 1 {
+            return Err(bad("more than one fallback table (category null)".into()));
+        }
+        let h = self.horizon_max as usize;
+        let abstract_states = match self.mapping {
+            Mapping::Dtr => crate::dtr::NUM_DTR_STATES,
+            Mapping::RiskLevel => 5,
+            Mapping::Abstraction => self
+                .runtime
+                .abstraction
+                .as_ref()
+                .map_or(0, |a| a.num_states()),
+        };
+        for (i, t) in self.tables.iter().enumerate() {
+            let n = t.num_states();
+            let what = |field: &str| format!("tables[{i}].{field}");
+            let check_len = |field: &str, len: usize, want: usize| -> Result<()> {
+                if len != want {
+                    return Err(bad(format!(
+                        "{} has {len} entries, expected {want}",
+                        what(field)
+                    )));
+                }
+                Ok(())
+            };
+            if n == 0 {
+                return Err(bad(format!("{} is empty", what("value"))));
+            }
+            check_len("lower", t.lower.len(), n)?;
+            check_len("upper", t.upper.len(), n)?;
+            check_len("state_names", t.state_names.len(), n)?;
+            check_len("curve", t.curve.len(), n * h)?;
+            check_len("expected_steps", t.expected_steps.len(), n)?;
+            check_len("path_next", t.path_next.len(), n)?;
+            check_len("path_probability", t.path_probability.len(), n)?;
+            check_len("map", t.map.len(), abstract_states)?;
+            if let Some(l) = &t.learning {
+                check_len("learning", l.len(), n)?;
+            }
+            let prob = |x: &f64| x.is_finite() && (0.0..=1.0).contains(x);
+            for (field, v) in [
+                ("value", &t.value),
+                ("lower", &t.lower),
+                ("upper", &t.upper),
+                ("curve", &t.curve),
+                ("path_probability", &t.path_probability),
+            ] {
+                if let Some(k) = v.iter().position(|x| !prob(x)) {
+                    return Err(bad(format!(
+                        "{}[{k}] = {} is not a probability",
+                        what(field),
+                        v[k]
+                    )));
+                }
+            }
+            let in_range = |s: u32| (s as usize) < n;
+            if !in_range(t.initial) {
+                return Err(bad(format!(
+                    "{} = {} is not a state",
+                    what("initial"),
+                    t.initial
+                )));
+            }
+            if let Some(k) = t.map.iter().position(|&s| !in_range(s)) {
+                return Err(bad(format!(
+                    "{}[{k}] = {} is not a state",
+                    what("map"),
+                    t.map[k]
+                )));
+            }
+            if let Some(k) = t
+                .path_next
+                .iter()
+                .position(|s| s.is_some_and(|s| !in_range(s)))
+            {
+                return Err(bad(format!("{}[{k}] is not a state", what("path_next"))));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A JSON syntax error located at its line and column.
+pub(crate) fn json_error(file: &str, text: &str, e: &serde_json::Error) -> MonitorError {
+    let (line, col) = (e.line(), e.column());
+    if line == 0 {
+        return MonitorError::located(Location::file(file), e.to_string());
+    }
+    let line_text = text.lines().nth(line - 1).unwrap_or("");
+    // serde_json's column is 1-based in bytes; convert to characters.
+    let byte = col.saturating_sub(1).min(line_text.len());
+    let mut b = byte;
+    while !line_text.is_char_boundary(b) {
+        b -= 1;
+    }
+    let loc = Location::in_line_bytes(
+        file,
+        line,
+        line_text,
+        Span::new(b, (b + 1).min(line_text.len())),
+    );
+    let msg = e.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    MonitorError::located(loc, msg)
+}

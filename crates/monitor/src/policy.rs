@@ -1,0 +1,480 @@
+//! Policies: what the monitor does with a probability.
+//!
+//! ```toml
+//! version = 1
+//! horizon = 5            # optional: use P(F<=5 target) from the horizon curve instead of
+//!                        # the compiled property's value (F properties only)
+//! mode = "reflect"       # stop (default) | reflect | user_inspection
+//! unobserved = "warn"    # optional: at least this verdict in a state never observed in training
+//! always_block = ["delete production database", "wipe"]   # tool name patterns
+//! always_allow = ["get current day"]
+//! thresholds = [         # descending; the first with P >= at decides; below all: allow
+//!   { at = 0.90, verdict = "block", message = "critical risk" },
+//!   { at = 0.60, verdict = "pause" },
+//!   { at = 0.30, verdict = "warn" },
+//! ]
+//! [category.banking]     # per-category overrides (any of the keys above)
+//! thresholds = [{ at = 0.5, verdict = "pause" }]
+//! ```
+//!
+//! Verdicts, least to most severe: `allow` (also spelt `log`), `warn`, `pause`, `block`.
+
+use crate::error::{MonitorError, Result};
+use crate::words::NamePattern;
+use augur_source::Span;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use toml::Spanned;
+
+/// What the monitor tells the agent loop to do with an action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Run it (and log it).
+    Allow,
+    /// Run it, with a warning.
+    Warn,
+    /// Hold it until a person approves.
+    Pause,
+    /// Do not run it.
+    Block,
+}
+
+impl Verdict {
+    /// All verdicts, least severe first.
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Allow,
+        Verdict::Warn,
+        Verdict::Pause,
+        Verdict::Block,
+    ];
+
+    /// `allow`, `warn`, `pause`, `block`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Warn => "warn",
+            Verdict::Pause => "pause",
+            Verdict::Block => "block",
+        }
+    }
+
+    /// Parse a verdict name (`log` is `allow`), case-insensitive.
+    pub fn parse(s: &str) -> Option<Verdict> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "allow" | "log" | "log_only" => Some(Verdict::Allow),
+            "warn" => Some(Verdict::Warn),
+            "pause" => Some(Verdict::Pause),
+            "block" => Some(Verdict::Block),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Pro2Guard's enforcement modes, carried on every decision for the agent loop to act on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Stop the action.
+    #[default]
+    Stop,
+    /// Hand the reason back to the agent and ask it to reconsider.
+    Reflect,
+    /// Ask a person.
+    UserInspection,
+}
+
+impl Mode {
+    /// `stop`, `reflect`, `user_inspection`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Stop => "stop",
+            Mode::Reflect => "reflect",
+            Mode::UserInspection => "user_inspection",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Mode> {
+        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "stop" => Some(Mode::Stop),
+            "reflect" => Some(Mode::Reflect),
+            "user_inspection" | "inspect" => Some(Mode::UserInspection),
+            _ => None,
+        }
+    }
+}
+
+/// One threshold: `P ≥ at` gives `verdict`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Threshold {
+    /// The probability at which it applies.
+    pub at: f64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// A message for the decision's reason.
+    pub message: Option<String>,
+}
+
+/// The settings that apply to one session (the policy's, with its category's overrides).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rules {
+    /// Descending thresholds.
+    pub thresholds: Vec<Threshold>,
+    /// Use P(F≤h target) from the horizon curve at this `h` instead of the property's value.
+    pub horizon: Option<u32>,
+    /// Tools always blocked.
+    pub always_block: Vec<NamePattern>,
+    /// Tools always allowed.
+    pub always_allow: Vec<NamePattern>,
+    /// Enforcement mode.
+    pub mode: Mode,
+    /// The least verdict in a state never observed in training (learned models).
+    pub unobserved: Option<Verdict>,
+}
+
+impl Default for Rules {
+    /// 0.9 → block, 0.6 → pause, 0.3 → warn (the thresholds of the `safetydrift` package's
+    /// example), mode `stop`, no lists.
+    fn default() -> Self {
+        let t = |at, verdict| Threshold {
+            at,
+            verdict,
+            message: None,
+        };
+        Rules {
+            thresholds: vec![
+                t(0.9, Verdict::Block),
+                t(0.6, Verdict::Pause),
+                t(0.3, Verdict::Warn),
+            ],
+            horizon: None,
+            always_block: Vec::new(),
+            always_allow: Vec::new(),
+            mode: Mode::Stop,
+            unobserved: None,
+        }
+    }
+}
+
+impl Rules {
+    /// The verdict for probability `p` and the index of the threshold that gave it (`None`:
+    /// below every threshold).
+    pub fn verdict_for(&self, p: f64) -> (Verdict, Option<u16>) {
+        for (i, t) in self.thresholds.iter().enumerate() {
+            if p >= t.at {
+                return (t.verdict, Some(i as u16));
+            }
+        }
+        (Verdict::Allow, None)
+    }
+
+    /// Rules with a single threshold `at` giving `verdict` (for evaluations and sweeps).
+    pub fn single(at: f64, verdict: Verdict) -> Rules {
+        Rules {
+            thresholds: vec![Threshold {
+                at,
+                verdict,
+                message: None,
+            }],
+            ..Rules::default()
+        }
+    }
+}
+
+/// A policy: base rules and per-category overrides.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Policy {
+    /// The rules for every category without an override.
+    pub base: Rules,
+    /// Per-category rules (complete: the base with the category's keys replaced).
+    pub categories: Vec<(String, Rules)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRules {
+    horizon: Option<Spanned<i64>>,
+    mode: Option<Spanned<String>>,
+    unobserved: Option<Spanned<String>>,
+    always_block: Option<Vec<Spanned<String>>>,
+    always_allow: Option<Vec<Spanned<String>>>,
+    thresholds: Option<Spanned<Vec<Spanned<RawThreshold>>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    version: Option<Spanned<i64>>,
+    horizon: Option<Spanned<i64>>,
+    mode: Option<Spanned<String>>,
+    unobserved: Option<Spanned<String>>,
+    always_block: Option<Vec<Spanned<String>>>,
+    always_allow: Option<Vec<Spanned<String>>>,
+    thresholds: Option<Spanned<Vec<Spanned<RawThreshold>>>>,
+    #[serde(default)]
+    category: BTreeMap<String, Spanned<RawRules>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawThreshold {
+    at: Spanned<f64>,
+    verdict: Spanned<String>,
+    message: Option<String>,
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    src: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, span: std::ops::Range<usize>, msg: impl Into<String>) -> MonitorError {
+        MonitorError::at(self.file, self.src, Span::from(span), msg)
+    }
+
+    fn patterns(&self, list: &[Spanned<String>]) -> Result<Vec<NamePattern>> {
+        list.iter()
+            .map(|s| {
+                NamePattern::new(s.get_ref())
+                    .map_err(|m| self.err(s.span(), format!("tool name pattern: {m}")))
+            })
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn apply(
+        &self,
+        into: &mut Rules,
+        horizon: &Option<Spanned<i64>>,
+        mode: &Option<Spanned<String>>,
+        unobserved: &Option<Spanned<String>>,
+        always_block: &Option<Vec<Spanned<String>>>,
+        always_allow: &Option<Vec<Spanned<String>>>,
+        thresholds: &Option<Spanned<Vec<Spanned<RawThreshold>>>>,
+    ) -> Result<()> {
+        if let Some(h) = horizon {
+            let v = *h.get_ref();
+            if !(1..=100_000).contains(&v) {
+                return Err(self.err(
+                    h.span(),
+                    format!("horizon {v}: expected a number of steps from 1 to 100000"),
+                ));
+            }
+            into.horizon = Some(v as u32);
+        }
+        if let Some(m) = mode {
+            into.mode = Mode::parse(m.get_ref()).ok_or_else(|| {
+                self.err(
+                    m.span(),
+                    format!(
+                        "unknown mode `{}` (expected stop, reflect or user_inspection)",
+                        m.get_ref()
+                    ),
+                )
+            })?;
+        }
+        if let Some(u) = unobserved {
+            into.unobserved = Some(Verdict::parse(u.get_ref()).ok_or_else(|| {
+                self.err(
+                    u.span(),
+                    format!(
+                        "unknown verdict `{}` (expected allow, warn, pause or block)",
+                        u.get_ref()
+                    ),
+                )
+            })?);
+        }
+        if let Some(l) = always_block {
+            into.always_block = self.patterns(l)?;
+        }
+        if let Some(l) = always_allow {
+            into.always_allow = self.patterns(l)?;
+        }
+        if let Some(ts) = thresholds {
+            let mut out: Vec<Threshold> = Vec::new();
+            for t in ts.get_ref() {
+                let raw = t.get_ref();
+                let at = *raw.at.get_ref();
+                if !(0.0..=1.0).contains(&at) {
+                    return Err(self.err(
+                        raw.at.span(),
+                        format!("threshold {at} is not a probability in [0, 1]"),
+                    ));
+                }
+                if let Some(prev) = out.last() {
+                    if at >= prev.at {
+                        return Err(self.err(
+                            raw.at.span(),
+                            format!(
+                                "thresholds must be in descending order: {at} comes after {}",
+                                prev.at
+                            ),
+                        ));
+                    }
+                }
+                let verdict = Verdict::parse(raw.verdict.get_ref()).ok_or_else(|| {
+                    self.err(
+                        raw.verdict.span(),
+                        format!(
+                            "unknown verdict `{}` (expected allow, log, warn, pause or block)",
+                            raw.verdict.get_ref()
+                        ),
+                    )
+                })?;
+                out.push(Threshold {
+                    at,
+                    verdict,
+                    message: raw.message.clone(),
+                });
+            }
+            into.thresholds = out;
+        }
+        Ok(())
+    }
+}
+
+impl Policy {
+    /// Read a policy file.
+    pub fn from_file(path: &std::path::Path) -> Result<Policy> {
+        let text = crate::read_text(path)?;
+        Policy::parse(&text, &path.display().to_string())
+    }
+
+    /// Parse a policy; every error is located in `file`.
+    pub fn parse(src: &str, file: &str) -> Result<Policy> {
+        let raw: RawPolicy = toml::from_str(src).map_err(|e| MonitorError::toml(file, src, &e))?;
+        let cx = Ctx { file, src };
+        if let Some(v) = &raw.version {
+            if *v.get_ref() != 1 {
+                return Err(cx.err(
+                    v.span(),
+                    format!(
+                        "unsupported policy version {} (this Augur reads version 1)",
+                        v.get_ref()
+                    ),
+                ));
+            }
+        }
+        let mut base = Rules::default();
+        let r = &raw;
+        cx.apply(
+            &mut base,
+            &r.horizon,
+            &r.mode,
+            &r.unobserved,
+            &r.always_block,
+            &r.always_allow,
+            &r.thresholds,
+        )?;
+        let mut categories = Vec::new();
+        for (name, c) in &raw.category {
+            let mut rules = base.clone();
+            let c = c.get_ref();
+            cx.apply(
+                &mut rules,
+                &c.horizon,
+                &c.mode,
+                &c.unobserved,
+                &c.always_block,
+                &c.always_allow,
+                &c.thresholds,
+            )?;
+            categories.push((name.clone(), rules));
+        }
+        Ok(Policy { base, categories })
+    }
+
+    /// The rules for a category (its override, else the base).
+    pub fn rules_for(&self, category: Option<&str>) -> &Rules {
+        category
+            .and_then(|c| self.categories.iter().find(|(n, _)| n == c))
+            .map_or(&self.base, |(_, r)| r)
+    }
+
+    /// A policy whose base flags `P ≥ at` with `verdict` and allows below.
+    pub fn single(at: f64, verdict: Verdict) -> Policy {
+        Policy {
+            base: Rules::single(at, verdict),
+            categories: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_policy() {
+        let src = r#"
+version = 1
+horizon = 3
+mode = "reflect"
+unobserved = "warn"
+always_block = ["wipe all data"]
+always_allow = ["get current day"]
+thresholds = [{ at = 0.8, verdict = "block", message = "too risky" }, { at = 0.2, verdict = "log" }]
+[category.banking]
+thresholds = [{ at = 0.5, verdict = "pause" }]
+mode = "user_inspection"
+"#;
+        let p = Policy::parse(src, "p.toml").unwrap();
+        assert_eq!(p.base.horizon, Some(3));
+        assert_eq!(p.base.mode, Mode::Reflect);
+        assert_eq!(p.base.unobserved, Some(Verdict::Warn));
+        assert_eq!(p.base.verdict_for(0.85), (Verdict::Block, Some(0)));
+        assert_eq!(p.base.verdict_for(0.8), (Verdict::Block, Some(0)));
+        assert_eq!(p.base.verdict_for(0.5), (Verdict::Allow, Some(1)));
+        assert_eq!(p.base.verdict_for(0.1), (Verdict::Allow, None));
+        let b = p.rules_for(Some("banking"));
+        assert_eq!(b.verdict_for(0.6), (Verdict::Pause, Some(0)));
+        assert_eq!(b.mode, Mode::UserInspection);
+        assert_eq!(b.horizon, Some(3)); // inherited
+        assert!(b.always_block[0].matches("wipe_all_data"));
+        assert_eq!(p.rules_for(Some("travel")), &p.base);
+    }
+
+    #[test]
+    fn default_thresholds() {
+        let r = Rules::default();
+        assert_eq!(r.verdict_for(0.95).0, Verdict::Block);
+        assert_eq!(r.verdict_for(0.6).0, Verdict::Pause);
+        assert_eq!(r.verdict_for(0.3).0, Verdict::Warn);
+        assert_eq!(r.verdict_for(0.29).0, Verdict::Allow);
+    }
+
+    #[test]
+    fn bad_policies_are_located_errors() {
+        let cases: &[(&str, &str, (usize, usize))] = &[
+            ("thresholds = [{ at = 1.5, verdict = \"block\" }]\n", "not a probability", (1, 22)),
+            ("thresholds = [{ at = 0.5, verdict = \"stop\" }]\n", "unknown verdict `stop`", (1, 37)),
+            ("thresholds = [{ at = 0.3, verdict = \"warn\" },\n  { at = 0.6, verdict = \"block\" }]\n", "descending order", (2, 10)),
+            ("horizon = 0\n", "horizon 0", (1, 11)),
+            ("mode = \"nuke\"\n", "unknown mode `nuke`", (1, 8)),
+            ("always_block = [\"a*b\"]\n", "tool name pattern", (1, 17)),
+            ("[category.x]\nthreshold = []\n", "unknown field `threshold`", (2, 1)),
+            ("horizon = \"five\"\n", "invalid type", (1, 11)),
+            ("version = 3\n", "unsupported policy version 3", (1, 11)),
+        ];
+        for (src, msg, (line, col)) in cases {
+            let e = Policy::parse(src, "p.toml").unwrap_err();
+            let d = e.diagnostic();
+            assert!(d.message.contains(msg), "{src:?}: {}", d.message);
+            let loc = d.location.unwrap();
+            assert_eq!(
+                (loc.line, loc.column),
+                (*line, *col),
+                "{src:?}: {}",
+                e.render()
+            );
+        }
+    }
+}

@@ -1,0 +1,1192 @@
+//! Sessions: one agent run gated action by action.
+//!
+//! [`Session::gate`] classifies the proposed action (or abstracts the concrete state it comes
+//! with), projects the state the action would lead to, looks up the compiled value there, and
+//! applies the policy. It allocates nothing: the decision is plain data, and its reason is
+//! rendered only when asked for ([`Session::reason`], [`Session::report`]).
+//!
+//! When the state moves: on `allow` and `warn` the session advances to the projected state; on
+//! `pause` and `block` it stays until [`Session::record`] says the action was executed anyway
+//! (a paused action a person approved). Recording `executed = false` after an allowed action
+//! moves the session back.
+//!
+//! Fail closed: a closed (expired, evicted) session, an action the classifier cannot map, a
+//! concrete state the abstraction cannot map, or an action of the wrong kind for the monitor
+//! gets `block` with the reason, never `allow`.
+
+use crate::classifier::{ArgHit, Classification, Matched};
+use crate::dtr::{RiskLevel, SafetyState};
+use crate::error::{MonitorError, Result};
+use crate::monitor::{Mapping, Monitor, PacStatus, Table};
+use crate::policy::{Mode, Policy, Rules, Verdict};
+use augur_abstraction::VarKind;
+use augur_expr::Value as EValue;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+
+/// A short string kept inline (tool names in decisions), so decisions never allocate.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct InlineName {
+    len: u8,
+    bytes: [u8; 47],
+}
+
+impl InlineName {
+    /// The empty name.
+    pub const EMPTY: InlineName = InlineName {
+        len: 0,
+        bytes: [0; 47],
+    };
+
+    /// `s`, cut at 47 bytes (on a character boundary).
+    pub fn new(s: &str) -> InlineName {
+        let mut end = s.len().min(47);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut bytes = [0u8; 47];
+        bytes[..end].copy_from_slice(&s.as_bytes()[..end]);
+        InlineName {
+            len: end as u8,
+            bytes,
+        }
+    }
+
+    /// Overwrite in place with `s` (cut at 47 bytes).
+    pub fn set(&mut self, s: &str) {
+        let mut end = s.len().min(47);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.bytes[..end].copy_from_slice(&s.as_bytes()[..end]);
+        self.len = end as u8;
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl fmt::Debug for InlineName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for InlineName {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A tool call: its name and arguments (a JSON object; see [`ToolCall::parse_args`] for
+/// arguments sent as a JSON string).
+#[derive(Clone, Copy, Debug)]
+pub struct ToolCall<'a> {
+    /// The tool's name.
+    pub name: &'a str,
+    /// Its arguments.
+    pub args: &'a Value,
+}
+
+impl<'a> ToolCall<'a> {
+    /// A tool call.
+    pub fn new(name: &'a str, args: &'a Value) -> ToolCall<'a> {
+        ToolCall { name, args }
+    }
+
+    /// Arguments as real OpenAI logs send them: a JSON string holding an object is parsed;
+    /// an object (or anything else) is kept. An empty string is no arguments.
+    pub fn parse_args(args: Value) -> std::result::Result<Value, String> {
+        match args {
+            Value::String(s) if s.trim().is_empty() => Ok(Value::Object(Map::new())),
+            Value::String(s) => match serde_json::from_str::<Value>(&s) {
+                Ok(v @ Value::Object(_)) => Ok(v),
+                Ok(_) => Err("arguments given as a string must hold a JSON object".into()),
+                Err(e) => Err(format!("arguments given as a string are not JSON: {e}")),
+            },
+            v => Ok(v),
+        }
+    }
+}
+
+/// What the agent proposes.
+#[derive(Clone, Copy, Debug)]
+pub enum Action<'a> {
+    /// A tool call (`dtr` and `risk-level` monitors).
+    Tool(ToolCall<'a>),
+    /// The concrete state the action leads to (`abstraction` monitors), optionally with the
+    /// tool's name (for `always_block` / `always_allow`).
+    State {
+        /// The tool, if known.
+        tool: Option<&'a str>,
+        /// Variable → value.
+        state: &'a Map<String, Value>,
+    },
+}
+
+impl Action<'_> {
+    fn tool(&self) -> Option<&str> {
+        match self {
+            Action::Tool(t) => Some(t.name),
+            Action::State { tool, .. } => *tool,
+        }
+    }
+}
+
+/// Why a decision failed closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailReason {
+    /// The session was closed (expired or evicted).
+    SessionClosed,
+    /// No classifier rule matches the tool and the classifier has no default.
+    Unmapped,
+    /// A tool call given to an abstraction monitor.
+    ToolCallForAbstraction,
+    /// A concrete state given to a classifier monitor.
+    StateForClassifier,
+    /// The concrete state cannot be abstracted (a missing variable, a value out of range, an
+    /// invalid abstract state).
+    BadState,
+}
+
+impl FailReason {
+    fn text(self) -> &'static str {
+        match self {
+            FailReason::SessionClosed => "the session has expired or was evicted; start a new session",
+            FailReason::Unmapped => "no classifier rule matches this tool and the classifier has no default",
+            FailReason::ToolCallForAbstraction => "this monitor was compiled for an abstraction spec and needs the concrete state, not a tool call",
+            FailReason::StateForClassifier => "this monitor was compiled for a (d, t, r) classifier and needs a tool call, not a concrete state",
+            FailReason::BadState => "the concrete state cannot be mapped to an abstract state of the monitor's spec",
+        }
+    }
+}
+
+/// What decided a verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "index")]
+pub enum Fired {
+    /// Threshold `i` of the policy.
+    Threshold(u16),
+    /// Below every threshold.
+    BelowThresholds,
+    /// `always_block` pattern `i`.
+    AlwaysBlock(u16),
+    /// `always_allow` pattern `i`.
+    AlwaysAllow(u16),
+    /// The policy's `unobserved` verdict (a state never observed in training).
+    Unobserved,
+    /// Failed closed.
+    FailClosed(FailReason),
+}
+
+/// The monitor's decision on one action. Plain data (`Copy`): no allocation.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Decision {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The probability compared with the thresholds: the compiled property's value in the
+    /// projected state (or `P(F≤h target)` with the policy's horizon). 1 when failing closed.
+    pub probability: f64,
+    /// Its sound bounds.
+    pub bounds: [f64; 2],
+    /// The horizon of that probability (`None`: unbounded).
+    pub horizon: Option<u32>,
+    /// The model state before the action.
+    pub state_before: u32,
+    /// The model state the action leads to (the state before when failing closed).
+    pub state_after: u32,
+    /// `(d, t, r)` before (classifier monitors).
+    pub dtr_before: Option<SafetyState>,
+    /// `(d, t, r)` after.
+    pub dtr_after: Option<SafetyState>,
+    /// Risk level before (classifier monitors).
+    pub risk_before: Option<RiskLevel>,
+    /// Risk level after, and the rule (1–12) that gave it.
+    pub risk_after: Option<(RiskLevel, u8)>,
+    /// What decided the verdict.
+    pub fired: Fired,
+    /// The policy's enforcement mode.
+    pub mode: Mode,
+    /// The classification of the tool call (classifier monitors).
+    pub classification: Option<Classification>,
+    /// Step number of this action in the session (0-based).
+    pub step: u32,
+    /// Whether the session moved to `state_after`.
+    pub advanced: bool,
+    /// The projected state was never observed in training (its row is not data).
+    pub unobserved: bool,
+    /// The previous executed action, for the reason: its argument hit (`Some(None)`: an action
+    /// without one; `None`: no previous action). Its name, and this action's, are kept in the
+    /// session (see [`Session::reason`]), so that a decision copies no text.
+    pub previous: Option<Option<ArgHit>>,
+    /// The earlier action that raised the data exposure to its current level, when it is not
+    /// the previous one (its argument hit; its name is kept in the session).
+    pub raiser: Option<Option<ArgHit>>,
+    /// The session's name slot holding this action's tool name.
+    #[serde(skip)]
+    pub slot: u8,
+    /// The table used.
+    pub table: u16,
+}
+
+/// A session's counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Actions gated.
+    pub steps: u32,
+    /// Decisions per verdict: allow, warn, pause, block.
+    pub decisions: [u32; 4],
+    /// The highest probability seen.
+    pub peak_probability: f64,
+    /// The highest risk level reached (classifier monitors).
+    pub peak_risk: Option<RiskLevel>,
+    /// Actions executed despite pause/block (recorded).
+    pub overridden: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    before: (SafetyState, u32),
+    after: (SafetyState, u32),
+    advanced: bool,
+    slot: u8,
+    hit: Option<ArgHit>,
+}
+
+/// One agent run being gated.
+#[derive(Clone, Debug)]
+pub struct Session {
+    monitor: Arc<Monitor>,
+    policy: Arc<Policy>,
+    category: Option<String>,
+    rules_index: Option<usize>,
+    table: usize,
+    dtr: SafetyState,
+    state: u32,
+    step: u32,
+    closed: bool,
+    pending: Option<Pending>,
+    /// The tool names of the latest action and of the previous executed one, in two slots
+    /// written in place (no copy of text per decision).
+    /// Slot 2: the action that raised the data exposure to its current level.
+    names: [InlineName; 3],
+    /// The step and argument hit of that action.
+    raiser: Option<(u32, Option<ArgHit>)>,
+    /// The slot and argument hit of the previous executed action.
+    previous: Option<(u8, Option<ArgHit>, u32)>,
+    summary: Summary,
+    buf: Vec<EValue>,
+}
+
+impl Session {
+    /// A session at the start state, using `category`'s table (or the fallback). Errors when
+    /// the category has no table and there is no fallback, or when the policy's horizon does
+    /// not fit the monitor.
+    pub fn new(
+        monitor: &Arc<Monitor>,
+        policy: &Arc<Policy>,
+        category: Option<&str>,
+    ) -> Result<Session> {
+        let table = monitor.table_for(category).ok_or_else(|| {
+            let known: Vec<&str> = monitor
+                .tables
+                .iter()
+                .filter_map(|t| t.category.as_deref())
+                .collect();
+            MonitorError::Mismatch(format!(
+                "category `{}` has no table and the monitor has no fallback (tables: {})",
+                category.unwrap_or("(none)"),
+                known.join(", ")
+            ))
+        })?;
+        let rules_index = category.and_then(|c| policy.categories.iter().position(|(n, _)| n == c));
+        let rules = rules_index.map_or(&policy.base, |i| &policy.categories[i].1);
+        if let Some(h) = rules.horizon {
+            if monitor.stay.is_some() && Some(h) != monitor.property_horizon {
+                return Err(MonitorError::Mismatch(format!(
+                    "the policy's horizon {h} applies to F properties; the monitor was compiled for {}",
+                    monitor.property
+                )));
+            }
+            if h > monitor.horizon_max {
+                return Err(MonitorError::Mismatch(format!(
+                    "the policy's horizon {h} is beyond the monitor's horizon curve (1..{}); recompile with --horizon {h}",
+                    monitor.horizon_max
+                )));
+            }
+        }
+        let capacity = monitor.abstraction().map_or(0, |a| a.variables().len());
+        let t = &monitor.tables[table];
+        Ok(Session {
+            monitor: Arc::clone(monitor),
+            policy: Arc::clone(policy),
+            category: category.map(str::to_string),
+            rules_index,
+            table,
+            dtr: SafetyState::START,
+            state: t.initial,
+            step: 0,
+            closed: false,
+            pending: None,
+            names: [InlineName::EMPTY; 3],
+            raiser: None,
+            previous: None,
+            summary: Summary::default(),
+            buf: Vec::with_capacity(capacity),
+        })
+    }
+
+    fn rules(&self) -> &Rules {
+        self.rules_index
+            .map_or(&self.policy.base, |i| &self.policy.categories[i].1)
+    }
+
+    fn tab(&self) -> &Table {
+        &self.monitor.tables[self.table]
+    }
+
+    /// The monitor.
+    pub fn monitor(&self) -> &Arc<Monitor> {
+        &self.monitor
+    }
+
+    /// The session's category.
+    pub fn category(&self) -> Option<&str> {
+        self.category.as_deref()
+    }
+
+    /// The current model state.
+    pub fn state(&self) -> u32 {
+        self.state
+    }
+
+    /// The current `(d, t, r)` (classifier monitors; START for abstraction monitors).
+    pub fn dtr(&self) -> SafetyState {
+        self.dtr
+    }
+
+    /// The counts so far.
+    pub fn summary(&self) -> Summary {
+        self.summary
+    }
+
+    /// Back to the start state with fresh counts (the session stays open).
+    pub fn reset(&mut self) {
+        self.dtr = SafetyState::START;
+        self.state = self.tab().initial;
+        self.step = 0;
+        self.pending = None;
+        self.previous = None;
+        self.raiser = None;
+        self.summary = Summary::default();
+    }
+
+    /// Close the session: every later `gate` blocks.
+    pub fn close(&mut self) {
+        self.closed = true;
+    }
+
+    /// Whether it is closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// The value used for decisions in model state `s`: `(p, lo, hi, horizon)`.
+    fn value_at(&self, s: u32) -> (f64, f64, f64, Option<u32>) {
+        let t = self.tab();
+        let s = s as usize;
+        match self.rules().horizon {
+            Some(h) => {
+                let v = t.curve[s * self.monitor.horizon_max as usize + h as usize - 1];
+                (v, v, v, Some(h))
+            }
+            None => (
+                t.value[s],
+                t.lower[s],
+                t.upper[s],
+                self.monitor.property_horizon,
+            ),
+        }
+    }
+
+    /// Write the tool's name into the slot that does not hold the previous executed action.
+    fn name_slot(&mut self, tool: Option<&str>) -> u8 {
+        let slot = match self.previous {
+            Some((0, _, _)) => 1,
+            _ => 0,
+        };
+        self.names[slot as usize].set(tool.unwrap_or(""));
+        slot
+    }
+
+    fn previous_hit(&self) -> Option<Option<ArgHit>> {
+        self.previous.map(|(_, h, _)| h)
+    }
+
+    /// The raiser of the data exposure, unless it is the previous action.
+    fn raiser_hit(&self) -> Option<Option<ArgHit>> {
+        match (self.raiser, self.previous) {
+            (Some((rs, h)), Some((_, _, ps))) if rs != ps => Some(h),
+            _ => None,
+        }
+    }
+
+    /// An executed action (in `slot`, at `step`) moves the session from `before`: it becomes
+    /// the previous action, and the raiser when it raised the data exposure.
+    fn executed(&mut self, slot: u8, hit: Option<ArgHit>, step: u32, before: SafetyState) {
+        self.previous = Some((slot, hit, step));
+        if self.monitor.mapping != Mapping::Abstraction && self.dtr.d > before.d {
+            self.names[2] = self.names[slot as usize];
+            self.raiser = Some((step, hit));
+        }
+    }
+
+    fn fail(&mut self, tool: Option<&str>, why: FailReason) -> Decision {
+        let slot = self.name_slot(tool);
+        let step = self.step;
+        self.step += 1;
+        self.summary.steps += 1;
+        self.summary.decisions[Verdict::Block as usize] += 1;
+        let classifier = self.monitor.mapping != Mapping::Abstraction;
+        self.pending = None;
+        Decision {
+            verdict: Verdict::Block,
+            probability: 1.0,
+            bounds: [1.0, 1.0],
+            horizon: None,
+            state_before: self.state,
+            state_after: self.state,
+            dtr_before: classifier.then_some(self.dtr),
+            dtr_after: None,
+            risk_before: classifier.then(|| self.dtr.risk_level()),
+            risk_after: None,
+            fired: Fired::FailClosed(why),
+            mode: self.rules().mode,
+            classification: None,
+            step,
+            advanced: false,
+            unobserved: false,
+            previous: self.previous_hit(),
+            raiser: self.raiser_hit(),
+            slot,
+            table: self.table as u16,
+        }
+    }
+
+    /// The abstract state of a concrete state, through the monitor's spec (no allocation: the
+    /// values go into the session's buffer).
+    fn abstract_index(&mut self, state: &Map<String, Value>) -> Option<u32> {
+        let spec = self.monitor.runtime.abstraction.as_ref()?;
+        self.buf.clear();
+        for var in spec.variables() {
+            let raw = state.get(var.name.as_str())?;
+            let v = match (&var.kind, raw) {
+                (VarKind::Bool, Value::Bool(b)) => EValue::Bool(*b),
+                (VarKind::Int { min, max }, Value::Number(n)) => {
+                    let i = n.as_i64()?;
+                    if i < *min || i > *max {
+                        return None;
+                    }
+                    EValue::Int(i)
+                }
+                (VarKind::Double, Value::Number(n)) => EValue::Double(n.as_f64()?),
+                (VarKind::Enum(names), Value::String(s)) => {
+                    EValue::Int(names.iter().position(|n| n == s)? as i64)
+                }
+                _ => return None,
+            };
+            self.buf.push(v);
+        }
+        let code = spec.encode(&self.buf).ok()?;
+        spec.index_of(code)
+    }
+
+    /// Decide on a proposed action (see the module docs). Allocates nothing.
+    pub fn gate(&mut self, action: &Action<'_>) -> Decision {
+        let tool = action.tool();
+        if self.closed {
+            return self.fail(tool, FailReason::SessionClosed);
+        }
+        let mapping = self.monitor.mapping;
+        let (dtr_after, state_after, classification, hit) = match (mapping, action) {
+            (Mapping::Abstraction, Action::Tool(_)) => {
+                return self.fail(tool, FailReason::ToolCallForAbstraction)
+            }
+            (Mapping::Dtr | Mapping::RiskLevel, Action::State { .. }) => {
+                return self.fail(tool, FailReason::StateForClassifier)
+            }
+            (Mapping::Abstraction, Action::State { state, .. }) => match self.abstract_index(state)
+            {
+                Some(i) => (self.dtr, self.tab().map[i as usize], None, None),
+                None => return self.fail(tool, FailReason::BadState),
+            },
+            (_, Action::Tool(call)) => {
+                let Some(c) = self
+                    .monitor
+                    .runtime
+                    .classifier
+                    .as_ref()
+                    .and_then(|cl| cl.classify(call.name, call.args))
+                else {
+                    return self.fail(tool, FailReason::Unmapped);
+                };
+                return self.gate_classified(call.name, c);
+            }
+        };
+        self.decide(tool, dtr_after, state_after, classification, hit)
+    }
+
+    /// [`Session::gate`] for a tool call already classified: the table lookup, the policy and
+    /// the state update alone (an abstraction monitor fails closed).
+    pub fn gate_classified(&mut self, tool: &str, c: Classification) -> Decision {
+        if self.closed {
+            return self.fail(Some(tool), FailReason::SessionClosed);
+        }
+        let mapping = self.monitor.mapping;
+        if mapping == Mapping::Abstraction {
+            return self.fail(Some(tool), FailReason::ToolCallForAbstraction);
+        }
+        let next = self.dtr.update(c.implication);
+        let idx = match mapping {
+            Mapping::Dtr => next.index(),
+            _ => next.risk_level().index(),
+        };
+        let hit = match c.matched {
+            Matched::Rule { arg, .. } => arg,
+            Matched::Default => None,
+        };
+        let state_after = self.tab().map[idx];
+        self.decide(Some(tool), next, state_after, Some(c), hit)
+    }
+
+    fn decide(
+        &mut self,
+        tool: Option<&str>,
+        dtr_after: SafetyState,
+        state_after: u32,
+        classification: Option<Classification>,
+        hit: Option<ArgHit>,
+    ) -> Decision {
+        let slot = self.name_slot(tool);
+        let mapping = self.monitor.mapping;
+        let (p, lo, hi, horizon) = self.value_at(state_after);
+        let rules = self.rules();
+        let name = tool.unwrap_or("");
+        let (mut verdict, mut fired) =
+            if let Some(i) = rules.always_block.iter().position(|pat| pat.matches(name)) {
+                (Verdict::Block, Fired::AlwaysBlock(i as u16))
+            } else if let Some(i) = rules.always_allow.iter().position(|pat| pat.matches(name)) {
+                (Verdict::Allow, Fired::AlwaysAllow(i as u16))
+            } else {
+                match rules.verdict_for(p) {
+                    (v, Some(i)) => (v, Fired::Threshold(i)),
+                    (v, None) => (v, Fired::BelowThresholds),
+                }
+            };
+        let unobserved = self
+            .tab()
+            .learning
+            .as_ref()
+            .is_some_and(|l| l[state_after as usize].pac == PacStatus::Unobserved);
+        if unobserved && !matches!(fired, Fired::AlwaysAllow(_) | Fired::AlwaysBlock(_)) {
+            if let Some(min) = rules.unobserved {
+                if min > verdict {
+                    verdict = min;
+                    fired = Fired::Unobserved;
+                }
+            }
+        }
+        let mode = rules.mode;
+        let classifier = mapping != Mapping::Abstraction;
+        let advanced = verdict <= Verdict::Warn;
+        let before = (self.dtr, self.state);
+        let decision = Decision {
+            verdict,
+            probability: p,
+            bounds: [lo, hi],
+            horizon,
+            state_before: self.state,
+            state_after,
+            dtr_before: classifier.then_some(self.dtr),
+            dtr_after: classifier.then_some(dtr_after),
+            risk_before: classifier.then(|| self.dtr.risk_level()),
+            risk_after: classifier.then(|| dtr_after.risk()),
+            fired,
+            mode,
+            classification,
+            step: self.step,
+            advanced,
+            unobserved,
+            previous: self.previous_hit(),
+            raiser: self.raiser_hit(),
+            slot,
+            table: self.table as u16,
+        };
+        self.pending = Some(Pending {
+            before,
+            after: (dtr_after, state_after),
+            advanced,
+            slot,
+            hit,
+        });
+        if advanced {
+            self.dtr = dtr_after;
+            self.state = state_after;
+            self.executed(slot, hit, decision.step, before.0);
+        }
+        self.step += 1;
+        let s = &mut self.summary;
+        s.steps += 1;
+        s.decisions[verdict as usize] += 1;
+        if p > s.peak_probability {
+            s.peak_probability = p;
+        }
+        if classifier {
+            let r = dtr_after.risk_level();
+            if s.peak_risk.is_none_or(|q| r > q) && advanced {
+                s.peak_risk = Some(r);
+            }
+        }
+        decision
+    }
+
+    /// Say what happened to the last gated action: `executed = true` after a pause or block
+    /// moves the session to the state it projected (a person approved it); `executed = false`
+    /// after an allow or warn moves the session back. Without a gated action before it, an
+    /// executed action is classified and applied. Returns whether the state changed.
+    pub fn record(&mut self, action: &Action<'_>, executed: bool) -> bool {
+        if self.closed {
+            return false;
+        }
+        match self.pending.take() {
+            Some(p) if self.names[p.slot as usize].as_str() == action.tool().unwrap_or("") => {
+                match (p.advanced, executed) {
+                    (false, true) => {
+                        (self.dtr, self.state) = p.after;
+                        self.executed(p.slot, p.hit, self.step.saturating_sub(1), p.before.0);
+                        self.summary.overridden += 1;
+                        if self.monitor.mapping != Mapping::Abstraction {
+                            let r = p.after.0.risk_level();
+                            if self.summary.peak_risk.is_none_or(|q| r > q) {
+                                self.summary.peak_risk = Some(r);
+                            }
+                        }
+                        true
+                    }
+                    (true, false) => {
+                        (self.dtr, self.state) = p.before;
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            _ if executed => {
+                // Not the action last gated: apply it as it is.
+                let saved = (self.step, self.summary);
+                let d = self.gate(action);
+                (self.step, self.summary) = saved;
+                if matches!(d.fired, Fired::FailClosed(_)) {
+                    return false;
+                }
+                if !d.advanced {
+                    (self.dtr, self.state) = (d.dtr_after.unwrap_or(self.dtr), d.state_after);
+                }
+                self.pending = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The tool names of a decision, of the previous executed action and of the action that
+    /// raised the data exposure (valid for the session's latest decision: the next `gate`
+    /// reuses the slots).
+    pub fn names(&self, d: &Decision) -> Names<'_> {
+        let slot = d.slot as usize & 1;
+        Names {
+            tool: self.names[slot].as_str(),
+            previous: d.previous.map(|_| self.names[slot ^ 1].as_str()),
+            raiser: d.raiser.map(|_| self.names[2].as_str()),
+        }
+    }
+
+    /// The reason of the session's latest decision, for a person (allocates).
+    pub fn reason(&self, d: &Decision) -> String {
+        render_reason(&self.monitor, self.rules(), d, &self.names(d))
+    }
+
+    /// The latest decision as owned, serialisable data with names and the reason (for JSON
+    /// front-ends).
+    pub fn report(&self, d: &Decision, session: &str) -> DecisionReport {
+        report(&self.monitor, self.rules(), d, session, &self.names(d))
+    }
+}
+
+fn prob_phrase(m: &Monitor, h: Option<u32>) -> String {
+    match (&m.stay, h) {
+        (None, Some(h)) => format!("P({} within {h})", m.target_name()),
+        (None, None) => format!("P({} eventually)", m.target_name()),
+        (Some(_), Some(h)) if Some(h) != m.property_horizon => {
+            format!("P({} within {h})", m.target_name())
+        }
+        (Some(_), _) => m.property.clone(),
+    }
+}
+
+/// The names a reason mentions.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Names<'a> {
+    /// The action's tool.
+    pub tool: &'a str,
+    /// The previous executed action's tool.
+    pub previous: Option<&'a str>,
+    /// The tool that raised the data exposure to its level, when not the previous one.
+    pub raiser: Option<&'a str>,
+}
+
+/// The reason text of a decision: `read_file(.env) … write_file then send_email(external
+/// email): CREDENTIALS·NETWORK·IRREVERSIBLE [VIOLATED, rule 1], P(violated within 5) = 1.00 ≥
+/// 0.90 → block`.
+pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>) -> String {
+    let (tool, previous) = (names.tool, names.previous);
+    use std::fmt::Write;
+    let t = &m.tables[d.table as usize];
+    let hit_text = |h: &Option<ArgHit>| -> String {
+        match (h, m.classifier()) {
+            (Some(h), Some(c)) => format!("({})", c.hit_text(h)),
+            _ => String::new(),
+        }
+    };
+    let mut s = String::new();
+    if let (Some(r), Some(rh)) = (names.raiser, &d.raiser) {
+        let _ = write!(s, "{r}{} … ", hit_text(rh));
+    }
+    if let (Some(prev), Some(ph)) = (previous, &d.previous) {
+        let _ = write!(s, "{prev}{} then ", hit_text(ph));
+    }
+    let hit = d.classification.and_then(|c| match c.matched {
+        Matched::Rule { arg, .. } => arg,
+        Matched::Default => None,
+    });
+    let tool = if tool.is_empty() { "action" } else { tool };
+    let _ = write!(s, "{tool}{}", hit_text(&hit));
+    if let Fired::FailClosed(why) = d.fired {
+        let _ = write!(s, ": {} → block", why.text());
+        return s;
+    }
+    let state = match d.dtr_after {
+        Some(dtr) if m.mapping == Mapping::Dtr => dtr.to_string(),
+        Some(dtr) => format!("{dtr} ({})", t.name(d.state_after)),
+        None => t.name(d.state_after).to_string(),
+    };
+    let _ = write!(s, ": {state}");
+    if let Some((level, rule)) = d.risk_after {
+        let _ = write!(s, " [{level}, rule {rule}]");
+    }
+    if let (Some(c), Some(cl)) = (d.classification, m.classifier()) {
+        if c.matched == Matched::Default {
+            let _ = write!(s, " [{}]", cl.describe(&c.matched));
+        }
+    }
+    let phrase = prob_phrase(m, d.horizon);
+    match d.fired {
+        Fired::Threshold(i) => {
+            let th = &rules.thresholds[i as usize];
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2} ≥ {:.2} → {}",
+                d.probability, th.at, d.verdict
+            );
+            if let Some(msg) = &th.message {
+                let _ = write!(s, " ({msg})");
+            }
+        }
+        Fired::BelowThresholds => {
+            let lowest = rules.thresholds.last().map_or(1.0, |t| t.at);
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2} < {:.2} → {}",
+                d.probability, lowest, d.verdict
+            );
+        }
+        Fired::AlwaysBlock(i) => {
+            let pat = rules
+                .always_block
+                .get(i as usize)
+                .map_or("", |p| p.as_str());
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2}; `{pat}` is always blocked → block",
+                d.probability
+            );
+        }
+        Fired::AlwaysAllow(i) => {
+            let pat = rules
+                .always_allow
+                .get(i as usize)
+                .map_or("", |p| p.as_str());
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2}; `{pat}` is always allowed → allow",
+                d.probability
+            );
+        }
+        Fired::Unobserved => {
+            let _ = write!(
+                s,
+                ", {phrase} = {:.2}; the policy's verdict for unobserved states → {}",
+                d.probability, d.verdict
+            );
+        }
+        Fired::FailClosed(_) => {}
+    }
+    if d.bounds[1] - d.bounds[0] > 1e-9 {
+        let _ = write!(s, " (bounds [{:.4}, {:.4}])", d.bounds[0], d.bounds[1]);
+    }
+    if d.unobserved {
+        let _ = write!(
+            s,
+            "; state {} was never observed in training: its probabilities are smoothing, not data",
+            t.name(d.state_after)
+        );
+    }
+    let path = t.path(d.state_after);
+    if !path.is_empty() {
+        let names: Vec<&str> = std::iter::once(d.state_after)
+            .chain(path.iter().copied())
+            .map(|x| t.name(x))
+            .collect();
+        let _ = write!(
+            s,
+            "; most probable path to {}: {} ({:.3})",
+            m.target_name(),
+            names.join(" → "),
+            t.path_probability[d.state_after as usize]
+        );
+    }
+    s
+}
+
+/// A decision with names and reason: what `monitor gate` prints, one JSON line per action.
+#[derive(Clone, Debug, Serialize)]
+pub struct DecisionReport {
+    /// The session id.
+    pub session: String,
+    /// Step in the session.
+    pub step: u32,
+    /// The tool.
+    pub tool: String,
+    /// `allow`, `warn`, `pause`, `block`.
+    pub verdict: Verdict,
+    /// The probability compared with the thresholds.
+    pub probability: f64,
+    /// Its sound bounds.
+    pub bounds: [f64; 2],
+    /// The horizon of the probability.
+    pub horizon: Option<u32>,
+    /// The state the action leads to (a model state name).
+    pub state: String,
+    /// The state before.
+    pub state_before: String,
+    /// `(d, t, r)` after, for classifier monitors.
+    pub dtr: Option<String>,
+    /// Risk level after.
+    pub risk: Option<RiskLevel>,
+    /// The risk rule (1–12).
+    pub risk_rule: Option<u8>,
+    /// What decided: `threshold 0.60`, `always_block send_mass_email`, `fail_closed: ...`,
+    /// with the classifier rule when there is one.
+    pub rule: String,
+    /// The enforcement mode.
+    pub mode: Mode,
+    /// Whether the session moved to `state`.
+    pub advanced: bool,
+    /// The projected state was never observed in training.
+    pub unobserved: bool,
+    /// The most probable path from `state` to the target, with its probability.
+    pub path: Vec<String>,
+    /// That path's probability.
+    pub path_probability: f64,
+    /// The reason, for a person (and for the agent in `reflect` mode).
+    pub reason: String,
+}
+
+/// Build the report of a decision.
+pub fn report(
+    m: &Monitor,
+    rules: &Rules,
+    d: &Decision,
+    session: &str,
+    names: &Names<'_>,
+) -> DecisionReport {
+    let t = &m.tables[d.table as usize];
+    let mut rule = match d.fired {
+        Fired::Threshold(i) => format!(
+            "threshold {}",
+            rules.thresholds.get(i as usize).map_or(0.0, |t| t.at)
+        ),
+        Fired::BelowThresholds => "below thresholds".into(),
+        Fired::AlwaysBlock(i) => format!(
+            "always_block {}",
+            rules
+                .always_block
+                .get(i as usize)
+                .map_or("", |p| p.as_str())
+        ),
+        Fired::AlwaysAllow(i) => format!(
+            "always_allow {}",
+            rules
+                .always_allow
+                .get(i as usize)
+                .map_or("", |p| p.as_str())
+        ),
+        Fired::Unobserved => "unobserved state".into(),
+        Fired::FailClosed(why) => format!(
+            "fail_closed: {}",
+            serde_json::to_value(why)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        ),
+    };
+    if let (Some(c), Some(cl)) = (d.classification, m.classifier()) {
+        rule.push_str(&format!("; classified by {}", cl.describe(&c.matched)));
+    }
+    let failed = matches!(d.fired, Fired::FailClosed(_));
+    let path: Vec<String> = if failed {
+        Vec::new()
+    } else {
+        t.path(d.state_after)
+            .iter()
+            .map(|&s| t.name(s).to_string())
+            .collect()
+    };
+    DecisionReport {
+        session: session.to_string(),
+        step: d.step,
+        tool: names.tool.to_string(),
+        verdict: d.verdict,
+        probability: d.probability,
+        bounds: d.bounds,
+        horizon: d.horizon,
+        state: t.name(d.state_after).to_string(),
+        state_before: t.name(d.state_before).to_string(),
+        dtr: d.dtr_after.map(|s| s.to_string()),
+        risk: d.risk_after.map(|r| r.0),
+        risk_rule: d.risk_after.map(|r| r.1),
+        rule,
+        mode: d.mode,
+        advanced: d.advanced,
+        unobserved: d.unobserved,
+        path,
+        path_probability: if failed {
+            0.0
+        } else {
+            t.path_probability[d.state_after as usize]
+        },
+        reason: render_reason(m, rules, d, names),
+    }
+}
+
+/// One line of the audit log: enough to review and replay a run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AuditRecord {
+    /// The session.
+    pub session: String,
+    /// Step in the session.
+    pub step: u32,
+    /// The tool.
+    pub action: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The probability.
+    pub probability: f64,
+    /// What decided.
+    pub rule: String,
+    /// The state the action leads to.
+    pub state: String,
+    /// Whether the session advanced.
+    pub advanced: bool,
+}
+
+impl AuditRecord {
+    /// The audit record of a report.
+    pub fn from_report(r: &DecisionReport) -> AuditRecord {
+        AuditRecord {
+            session: r.session.clone(),
+            step: r.step,
+            action: r.tool.clone(),
+            verdict: r.verdict,
+            probability: r.probability,
+            rule: r.rule.clone(),
+            state: r.state.clone(),
+            advanced: r.advanced,
+        }
+    }
+}
+
+/// Why a session could not be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionRefused {
+    /// The id belonged to a session that expired or was evicted: it is never restarted.
+    Expired,
+    /// The session could not be opened (unknown category without fallback, bad horizon).
+    Open(String),
+}
+
+/// Many sessions by id, with expiry after `ttl` seconds without activity and eviction of the
+/// least recently used beyond `capacity`. An id that expired or was evicted is remembered
+/// (up to `capacity` ids) and refused, never silently restarted at the start state.
+pub struct SessionStore {
+    monitor: Arc<Monitor>,
+    policy: Arc<Policy>,
+    sessions: HashMap<String, (Session, u64)>,
+    gone: HashSet<String>,
+    gone_order: VecDeque<String>,
+    ttl: Option<u64>,
+    capacity: usize,
+}
+
+impl SessionStore {
+    /// A store; `ttl` in seconds (`None`: never expire), `capacity` ≥ 1 open sessions.
+    pub fn new(
+        monitor: Arc<Monitor>,
+        policy: Arc<Policy>,
+        ttl: Option<u64>,
+        capacity: usize,
+    ) -> SessionStore {
+        SessionStore {
+            monitor,
+            policy,
+            sessions: HashMap::new(),
+            gone: HashSet::new(),
+            gone_order: VecDeque::new(),
+            ttl,
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn bury(&mut self, id: String) {
+        if self.gone.insert(id.clone()) {
+            self.gone_order.push_back(id);
+            while self.gone_order.len() > self.capacity.max(1024) {
+                if let Some(old) = self.gone_order.pop_front() {
+                    self.gone.remove(&old);
+                }
+            }
+        }
+    }
+
+    /// Close sessions idle for longer than the ttl at time `now` (seconds).
+    pub fn expire(&mut self, now: u64) {
+        let Some(ttl) = self.ttl else { return };
+        let old: Vec<String> = self
+            .sessions
+            .iter()
+            .filter(|(_, (_, last))| now.saturating_sub(*last) > ttl)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in old {
+            self.sessions.remove(&k);
+            self.bury(k);
+        }
+    }
+
+    /// The session `id` at time `now`: an open one, or a new one at the start state for an id
+    /// never seen. An expired or evicted id is refused.
+    pub fn get(
+        &mut self,
+        id: &str,
+        category: Option<&str>,
+        now: u64,
+    ) -> std::result::Result<&mut Session, SessionRefused> {
+        self.expire(now);
+        if self.gone.contains(id) {
+            return Err(SessionRefused::Expired);
+        }
+        if !self.sessions.contains_key(id) {
+            let s = Session::new(&self.monitor, &self.policy, category)
+                .map_err(|e| SessionRefused::Open(e.to_string()))?;
+            if self.sessions.len() >= self.capacity {
+                if let Some(lru) = self
+                    .sessions
+                    .iter()
+                    .min_by_key(|(_, (_, t))| *t)
+                    .map(|(k, _)| k.clone())
+                {
+                    self.sessions.remove(&lru);
+                    self.bury(lru);
+                }
+            }
+            self.sessions.insert(id.to_string(), (s, now));
+        }
+        let entry = self.sessions.get_mut(id).ok_or(SessionRefused::Expired)?;
+        entry.1 = now;
+        Ok(&mut entry.0)
+    }
+
+    /// Close and forget a session (its id is then refused).
+    pub fn end(&mut self, id: &str) {
+        if self.sessions.remove(id).is_some() {
+            self.bury(id.to_string());
+        }
+    }
+
+    /// The policy's rules for a session's category.
+    pub fn rules_for(&self, category: Option<&str>) -> &Rules {
+        self.policy.rules_for(category)
+    }
+
+    /// The monitor.
+    pub fn monitor(&self) -> &Arc<Monitor> {
+        &self.monitor
+    }
+
+    /// A block decision for a refused session (its reason: [`FailReason::SessionClosed`]).
+    pub fn refused_decision(&self, tool: &str) -> Decision {
+        let mut s = Session::new(&self.monitor, &self.policy, None)
+            .or_else(|_| {
+                let cat = self.monitor.tables[0].category.clone();
+                Session::new(&self.monitor, &self.policy, cat.as_deref())
+            })
+            .ok();
+        match s.as_mut() {
+            Some(s) => {
+                s.close();
+                let args = Value::Null;
+                s.gate(&Action::Tool(ToolCall::new(tool, &args)))
+            }
+            None => Decision {
+                verdict: Verdict::Block,
+                probability: 1.0,
+                bounds: [1.0, 1.0],
+                horizon: None,
+                state_before: 0,
+                state_after: 0,
+                dtr_before: None,
+                dtr_after: None,
+                risk_before: None,
+                risk_after: None,
+                fired: Fired::FailClosed(FailReason::SessionClosed),
+                mode: Mode::Stop,
+                classification: None,
+                step: 0,
+                advanced: false,
+                unobserved: false,
+                previous: None,
+                raiser: None,
+                slot: 0,
+                table: 0,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

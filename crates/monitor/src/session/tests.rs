@@ -1,0 +1,304 @@
+use super::*;
+use crate::compile::{compile_dtmcs, CompileOptions, Source};
+use serde_json::json;
+
+fn models() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
+}
+
+/// The paper's 5×5 risk-level chain compiled for P(F≤5 violated).
+fn risk_monitor(prop: &str, horizon: Option<u32>) -> Arc<Monitor> {
+    let (dtmc, _) =
+        augur_formats::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+    let mut opts = CompileOptions::new(prop);
+    opts.horizon = horizon;
+    Arc::new(compile_dtmcs(vec![Source::new(dtmc, "safetydrift.tra")], &opts).unwrap())
+}
+
+fn call<'a>(name: &'a str, args: &'a Value) -> Action<'a> {
+    Action::Tool(ToolCall::new(name, args))
+}
+
+/// SAFE → MILD → ELEVATED → CRITICAL → VIOLATED with the default classifier: each step's
+/// probability is [P⁵]_{level, VIOLATED} of the paper's matrix (exact values by rational
+/// matrix powers in models/README.md), and the default thresholds (0.3 warn, 0.6 pause,
+/// 0.9 block) give the verdicts.
+#[test]
+fn the_5x5_matrix_scripted_session() {
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    assert_eq!(m.mapping, Mapping::RiskLevel);
+    let policy = Arc::new(Policy::default());
+    let mut s = Session::new(&m, &policy, None).unwrap();
+    let none = json!({});
+    let steps: [(&str, Value, RiskLevel, f64, Verdict); 5] = [
+        (
+            "get_current_day",
+            none.clone(),
+            RiskLevel::Safe,
+            0.2671295398,
+            Verdict::Allow,
+        ),
+        (
+            "get_iban",
+            none.clone(),
+            RiskLevel::Mild,
+            0.4539288013,
+            Verdict::Warn,
+        ),
+        (
+            "execute_python",
+            json!({"code": "1+1"}),
+            RiskLevel::Elevated,
+            0.3043116307,
+            Verdict::Warn,
+        ),
+        (
+            "send_direct_message",
+            json!({"recipient": "Alice", "body": "hi"}),
+            RiskLevel::Critical,
+            0.3043116307,
+            Verdict::Warn,
+        ),
+        (
+            "send_money",
+            json!({"recipient": "XX", "amount": 1}),
+            RiskLevel::Violated,
+            1.0,
+            Verdict::Block,
+        ),
+    ];
+    for (i, (tool, args, level, p, verdict)) in steps.iter().enumerate() {
+        let d = s.gate(&call(tool, args));
+        assert_eq!(d.risk_after.unwrap().0, *level, "step {i} {tool}");
+        assert!(
+            (d.probability - p).abs() < 1e-9,
+            "step {i}: {} vs {p}",
+            d.probability
+        );
+        assert!(d.bounds[0] <= d.probability && d.probability <= d.bounds[1]);
+        assert_eq!(d.verdict, *verdict, "step {i}");
+        assert_eq!(d.step, i as u32);
+        assert_eq!(d.advanced, *verdict <= Verdict::Warn);
+    }
+    // The block did not move the session: still CRITICAL.
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Critical);
+    let sum = s.summary();
+    assert_eq!(sum.steps, 5);
+    assert_eq!(sum.decisions, [1, 3, 0, 1]);
+    assert_eq!(sum.peak_risk, Some(RiskLevel::Critical));
+    // A person runs it anyway: recorded, the session moves to VIOLATED.
+    let args = json!({"recipient": "XX", "amount": 1});
+    assert!(s.record(&call("send_money", &args), true));
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Violated);
+    assert_eq!(s.summary().peak_risk, Some(RiskLevel::Violated));
+    s.reset();
+    assert_eq!(s.dtr(), SafetyState::START);
+    assert_eq!(s.summary().steps, 0);
+}
+
+/// With a policy horizon the curve is used: P(F≤h violated) from MILD for h = 1..5 is the
+/// README's exact table (0.13, 0.2353, 0.321685, 0.39348049, 0.4539288013).
+#[test]
+fn policy_horizon_reads_the_curve() {
+    let m = risk_monitor("P=? [ F \"violated\" ]", Some(5));
+    let want = [0.13, 0.2353, 0.321685, 0.39348049, 0.4539288013];
+    for (h, w) in want.iter().enumerate() {
+        let p = Policy::parse(
+            &format!(
+                "horizon = {}\nthresholds = [{{ at = 0.2, verdict = \"pause\" }}]",
+                h + 1
+            ),
+            "p",
+        )
+        .unwrap();
+        let mut s = Session::new(&m, &Arc::new(p), None).unwrap();
+        let d = s.gate(&call("get_iban", &json!({})));
+        assert!(
+            (d.probability - w).abs() < 1e-12,
+            "h={}: {}",
+            h + 1,
+            d.probability
+        );
+        assert_eq!(d.horizon, Some(h as u32 + 1));
+        assert_eq!(
+            d.verdict,
+            if *w >= 0.2 {
+                Verdict::Pause
+            } else {
+                Verdict::Allow
+            }
+        );
+    }
+    // Unbounded: every transient level reaches VIOLATED surely.
+    let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
+    let d = s.gate(&call("get_iban", &json!({})));
+    assert!((d.probability - 1.0).abs() < 1e-9);
+    // Expected steps from MILD: 1000/91 (models/README.md).
+    let t = &m.tables[0];
+    assert!((t.expected_steps[1].unwrap() - 1000.0 / 91.0).abs() < 1e-9);
+    // A horizon beyond the curve is refused.
+    let p = Policy::parse("horizon = 6", "p").unwrap();
+    assert!(Session::new(&m, &Arc::new(p), None).is_err());
+}
+
+#[test]
+fn the_reason_names_the_actions_the_state_and_the_threshold() {
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
+    let a = json!({"path": "/app/.env"});
+    let d = s.gate(&call("read_file", &a));
+    // CREDENTIALS·READ_ONLY → ELEVATED (rule 5): 0.304 ≥ 0.30 → warn.
+    assert_eq!(d.verdict, Verdict::Warn);
+    let b = json!({"recipients": ["x@gmail.com"], "body": "hello"});
+    let d = s.gate(&call("send_email", &b));
+    let r = s.reason(&d);
+    assert!(r.starts_with("read_file(.env) then send_email(external email): CREDENTIALS·NETWORK·IRREVERSIBLE (violated) [VIOLATED, rule 1], P(violated within 5) = 1.00 ≥ 0.90 → block"), "{r}");
+    let rep = s.report(&d, "s1");
+    assert_eq!(rep.state, "violated");
+    assert_eq!(rep.verdict, Verdict::Block);
+    assert!(rep.rule.contains("threshold 0.9"), "{}", rep.rule);
+    // From MILD the most probable path to violated is the direct step (0.13).
+    let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
+    let d = s.gate(&call("get_iban", &json!({})));
+    let r = s.reason(&d);
+    assert!(
+        r.contains("most probable path to violated: mild → violated (0.130)"),
+        "{r}"
+    );
+}
+
+#[test]
+fn always_lists_and_fail_closed() {
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let p = Policy::parse(
+        "always_block = [\"wipe all data\"]\nalways_allow = [\"send money\"]",
+        "p",
+    )
+    .unwrap();
+    let mut s = Session::new(&m, &Arc::new(p), None).unwrap();
+    let none = json!({});
+    assert_eq!(
+        s.gate(&call("wipe_all_data", &none)).fired,
+        Fired::AlwaysBlock(0)
+    );
+    let d = s.gate(&call("send_money", &none));
+    assert_eq!(
+        (d.verdict, d.fired),
+        (Verdict::Allow, Fired::AlwaysAllow(0))
+    );
+    // A concrete state for a classifier monitor: block.
+    let st = Map::new();
+    let d = s.gate(&Action::State {
+        tool: None,
+        state: &st,
+    });
+    assert_eq!(
+        (d.verdict, d.fired),
+        (
+            Verdict::Block,
+            Fired::FailClosed(FailReason::StateForClassifier)
+        )
+    );
+    // A closed session blocks everything.
+    s.close();
+    let d = s.gate(&call("get_current_day", &none));
+    assert_eq!(
+        (d.verdict, d.fired),
+        (Verdict::Block, Fired::FailClosed(FailReason::SessionClosed))
+    );
+    assert!(s.reason(&d).contains("expired"));
+}
+
+#[test]
+fn unmappable_tools_block_when_the_classifier_has_no_default() {
+    let (dtmc, _) =
+        augur_formats::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+    let mut opts = CompileOptions::new("P=? [ F<=5 \"violated\" ]");
+    opts.classifier = Some(
+        crate::Classifier::parse("[[rule]]\ntools = [\"read\"]\nimplies = { d = \"INTERNAL\", t = \"READ_ONLY\", r = \"FULLY_REVERSIBLE\" }\n", "c.toml").unwrap(),
+    );
+    let m = Arc::new(compile_dtmcs(vec![Source::new(dtmc, "sd")], &opts).unwrap());
+    let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
+    let none = json!({});
+    assert_eq!(s.gate(&call("read_file", &none)).verdict, Verdict::Allow);
+    let d = s.gate(&call("frobnicate", &none));
+    assert_eq!(
+        (d.verdict, d.fired),
+        (Verdict::Block, Fired::FailClosed(FailReason::Unmapped))
+    );
+}
+
+#[test]
+fn record_moves_back_an_allowed_action_that_did_not_run() {
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
+    let none = json!({});
+    let d = s.gate(&call("get_iban", &none));
+    assert!(d.advanced);
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Mild);
+    assert!(s.record(&call("get_iban", &none), false));
+    assert_eq!(s.dtr(), SafetyState::START);
+    // Recording an action never gated applies it.
+    assert!(s.record(&call("get_iban", &none), true));
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Mild);
+}
+
+#[test]
+fn session_store_refuses_expired_ids() {
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let mut store = SessionStore::new(m, Arc::new(Policy::default()), Some(10), 2);
+    let none = json!({});
+    let s = store.get("a", None, 0).unwrap();
+    s.gate(&call("get_iban", &none));
+    assert_eq!(
+        store.get("a", None, 5).unwrap().dtr().risk_level(),
+        RiskLevel::Mild
+    );
+    // Idle for more than 10 s: expired, and refused ever after.
+    assert_eq!(
+        store.get("a", None, 30).err(),
+        Some(SessionRefused::Expired)
+    );
+    assert_eq!(
+        store.get("a", None, 31).err(),
+        Some(SessionRefused::Expired)
+    );
+    // Capacity 2: opening a third evicts the least recently used.
+    store.get("b", None, 40).unwrap();
+    store.get("c", None, 41).unwrap();
+    store.get("d", None, 42).unwrap();
+    assert_eq!(
+        store.get("b", None, 43).err(),
+        Some(SessionRefused::Expired)
+    );
+    assert!(store.get("c", None, 43).is_ok());
+    let d = store.refused_decision("send_email");
+    assert_eq!(d.verdict, Verdict::Block);
+}
+
+#[test]
+fn decisions_are_send_and_sessions_are_send() {
+    fn is_send<T: Send>() {}
+    is_send::<Session>();
+    is_send::<Decision>();
+    is_send::<SessionStore>();
+    is_send::<Arc<Monitor>>();
+}
+
+/// The reason names the action that raised the data exposure when it is not the previous one.
+#[test]
+fn the_reason_names_the_action_that_raised_the_exposure() {
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
+    let env = json!({"path": "/app/.env"});
+    let w = json!({"path": "/tmp/summary.txt"});
+    let mail = json!({"recipients": ["mark@gmail.com"], "body": "summary"});
+    s.gate(&call("read_file", &env));
+    s.gate(&call("write_file", &w));
+    let d = s.gate(&call("send_email", &mail));
+    let r = s.reason(&d);
+    assert!(
+        r.starts_with("read_file(.env) … write_file then send_email(external email): CREDENTIALS·NETWORK·IRREVERSIBLE"),
+        "{r}"
+    );
+}

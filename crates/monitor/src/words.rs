@@ -1,0 +1,281 @@
+//! Word-boundary, case-insensitive matching of tool names and argument text, without
+//! allocation.
+//!
+//! A tool name is split into words at every character that is not a letter or digit and at
+//! every lower-to-upper case change: `send_email`, `sendEmail`, `send-email` and `Send Email`
+//! are all the words `send email`. A name pattern is a sequence of words that must appear
+//! contiguously (`get file` matches `get_file_by_id` but not `file_get`); a word ending in `*`
+//! matches any word it begins (`pay*` matches `payment`); a leading `^` anchors the pattern at
+//! the first word, a trailing `$` at the last. So `drop` does not match `dropbox_upload`, and
+//! `merge pull request` does not match `merge_sort`.
+
+/// Most words of a name that are looked at (the rest are ignored).
+pub const MAX_WORDS: usize = 24;
+
+/// The words of `text` as byte ranges, into `out`; returns how many.
+pub fn split_words(text: &str, out: &mut [(u16, u16); MAX_WORDS]) -> usize {
+    let b = text.as_bytes();
+    let mut n = 0;
+    let mut i = 0;
+    let len = b.len().min(u16::MAX as usize);
+    while i < len && n < MAX_WORDS {
+        while i < len && !is_word_byte(b[i]) {
+            i += 1;
+        }
+        if i >= len {
+            break;
+        }
+        let start = i;
+        i += 1;
+        while i < len
+            && is_word_byte(b[i])
+            && !(b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
+        {
+            i += 1;
+        }
+        out[n] = (start as u16, i as u16);
+        n += 1;
+    }
+    n
+}
+
+/// Letters, digits and any non-ASCII byte (so non-English names stay whole words).
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c >= 0x80
+}
+
+/// One word of a pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct PatternWord {
+    /// Lower case.
+    word: String,
+    /// `word*`: matches any word starting with it.
+    prefix: bool,
+}
+
+/// A compiled name pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamePattern {
+    text: String,
+    words: Vec<PatternWord>,
+    anchor_start: bool,
+    anchor_end: bool,
+}
+
+impl NamePattern {
+    /// Compile a pattern; `Err` says why it is not one.
+    pub fn new(text: &str) -> Result<NamePattern, String> {
+        let mut t = text.trim();
+        let anchor_start = t.starts_with('^');
+        if anchor_start {
+            t = &t[1..];
+        }
+        let anchor_end = t.ends_with('$');
+        if anchor_end {
+            t = &t[..t.len() - 1];
+        }
+        let mut words = Vec::new();
+        for piece in t.split(|c: char| !(c.is_alphanumeric() || c == '*')) {
+            if piece.is_empty() {
+                continue;
+            }
+            let (body, prefix) = match piece.strip_suffix('*') {
+                Some(b) => (b, true),
+                None => (piece, false),
+            };
+            if body.is_empty() || body.contains('*') {
+                return Err(format!(
+                    "`{piece}`: `*` may only end a word that has letters before it"
+                ));
+            }
+            let mut buf = [(0u16, 0u16); MAX_WORDS];
+            let n = split_words(body, &mut buf);
+            for (k, &(s, e)) in buf[..n].iter().enumerate() {
+                words.push(PatternWord {
+                    word: body[s as usize..e as usize].to_ascii_lowercase(),
+                    prefix: prefix && k + 1 == n,
+                });
+            }
+        }
+        if words.is_empty() {
+            return Err("a name pattern needs at least one word".into());
+        }
+        if words.len() > MAX_WORDS {
+            return Err(format!("a name pattern has at most {MAX_WORDS} words"));
+        }
+        Ok(NamePattern {
+            text: text.trim().to_string(),
+            words,
+            anchor_start,
+            anchor_end,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The first word (lower case) when it must match exactly (not a `word*` prefix): the key
+    /// under which the classifier indexes the pattern.
+    pub(crate) fn exact_first_word(&self) -> Option<&str> {
+        self.words
+            .first()
+            .filter(|w| !w.prefix)
+            .map(|w| w.word.as_str())
+    }
+
+    /// The first byte of the first word (lower case).
+    pub(crate) fn first_byte(&self) -> u8 {
+        self.words
+            .first()
+            .and_then(|w| w.word.bytes().next())
+            .unwrap_or(0)
+    }
+
+    /// Whether the pattern matches with its first word at word `start` of `name`.
+    pub(crate) fn matches_at(&self, name: &str, words: &[(u16, u16)], start: usize) -> bool {
+        let m = self.words.len();
+        if start + m > words.len()
+            || (self.anchor_start && start != 0)
+            || (self.anchor_end && start + m != words.len())
+        {
+            return false;
+        }
+        self.words
+            .iter()
+            .zip(&words[start..start + m])
+            .all(|(p, &(s, e))| {
+                let w = &name.as_bytes()[s as usize..e as usize];
+                let pw = p.word.as_bytes();
+                if p.prefix {
+                    w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
+                } else {
+                    w.eq_ignore_ascii_case(pw)
+                }
+            })
+    }
+
+    /// Whether the pattern matches a name already split by [`split_words`].
+    pub fn matches_words(&self, name: &str, words: &[(u16, u16)]) -> bool {
+        let m = self.words.len();
+        if m > words.len() {
+            return false;
+        }
+        let last_start = words.len() - m;
+        let starts = if self.anchor_start {
+            0..=0
+        } else {
+            0..=last_start
+        };
+        for start in starts {
+            if self.anchor_end && start != last_start {
+                continue;
+            }
+            let ok = self
+                .words
+                .iter()
+                .zip(&words[start..start + m])
+                .all(|(p, &(s, e))| {
+                    let w = &name.as_bytes()[s as usize..e as usize];
+                    let pw = p.word.as_bytes();
+                    if p.prefix {
+                        w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
+                    } else {
+                        w.eq_ignore_ascii_case(pw)
+                    }
+                });
+            if ok {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether the pattern matches `name`.
+    pub fn matches(&self, name: &str) -> bool {
+        let mut buf = [(0u16, 0u16); MAX_WORDS];
+        let n = split_words(name, &mut buf);
+        self.matches_words(name, &buf[..n])
+    }
+}
+
+/// Whether the match `[start, end)` of a needle in `hay` sits on word boundaries: an edge of
+/// the needle that is a letter or digit must meet a non-word character, the text's end, or a
+/// lower-to-upper case change.
+pub fn on_boundaries(hay: &[u8], start: usize, end: usize) -> bool {
+    if start >= end || end > hay.len() {
+        return false;
+    }
+    let first = hay[start];
+    let last = hay[end - 1];
+    let left_ok = !is_word_byte(first)
+        || start == 0
+        || !is_word_byte(hay[start - 1])
+        || (hay[start - 1].is_ascii_lowercase() && first.is_ascii_uppercase());
+    let right_ok = !is_word_byte(last)
+        || end == hay.len()
+        || !is_word_byte(hay[end])
+        || (last.is_ascii_lowercase() && hay[end].is_ascii_uppercase());
+    left_ok && right_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<&str> {
+        let mut buf = [(0u16, 0u16); MAX_WORDS];
+        let n = split_words(s, &mut buf);
+        buf[..n]
+            .iter()
+            .map(|&(a, b)| &s[a as usize..b as usize])
+            .collect()
+    }
+
+    #[test]
+    fn names_split_at_separators_and_case_changes() {
+        assert_eq!(words("send_email"), ["send", "email"]);
+        assert_eq!(words("sendEmail"), ["send", "Email"]);
+        assert_eq!(words("HTTPRequest"), ["HTTPRequest"]);
+        assert_eq!(words("  get-file.by id "), ["get", "file", "by", "id"]);
+        assert_eq!(words("__"), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn word_boundaries() {
+        let p = |s: &str| NamePattern::new(s).unwrap();
+        assert!(!p("deploy").matches("merge_sort"));
+        assert!(!p("merge pull request").matches("merge_sort"));
+        assert!(p("merge pull request").matches("github_merge_pull_request"));
+        assert!(!p("drop").matches("dropbox_upload"));
+        assert!(p("drop").matches("drop_table"));
+        assert!(p("DROP").matches("dbDropTable"));
+        assert!(p("get file").matches("get_file_by_id"));
+        assert!(!p("get file").matches("file_get"));
+        assert!(p("pay*").matches("make_payment"));
+        assert!(!p("pay*").matches("repay"));
+        assert!(p("^get").matches("get_hotels"));
+        assert!(!p("^get").matches("budget_get"));
+        assert!(p("email$").matches("send_email"));
+        assert!(!p("email$").matches("email_send"));
+        assert!(NamePattern::new("  ").is_err());
+        assert!(NamePattern::new("*").is_err());
+        assert!(NamePattern::new("a*b").is_err());
+    }
+
+    #[test]
+    fn needle_boundaries() {
+        let b = |hay: &str, needle: &str| {
+            let s = hay.to_ascii_lowercase().find(needle).unwrap();
+            on_boundaries(hay.as_bytes(), s, s + needle.len())
+        };
+        assert!(b("/app/.env", ".env"));
+        assert!(b("/app/.env.local", ".env"));
+        assert!(!b("/app/.environment", ".env"));
+        assert!(b("~/.aws/credentials", "credentials"));
+        assert!(!b("mycredentials", "credentials"));
+        assert!(b("awsCredentials", "credentials"));
+        assert!(b("id_rsa.pub", "id_rsa"));
+    }
+}
