@@ -762,3 +762,71 @@ fn interrupts_stop_iterations_eliminations_and_bounded_operators() {
     assert!(stopped(r));
     assert_eq!(seen.load(Ordering::Relaxed), 3);
 }
+
+/// A biased walk on a `k`×`k` grid (as models/walk2d.pm): inner states move to their four
+/// neighbours, the border absorbs. Returns the matrix and the east border (the target).
+fn grid_walk(k: usize) -> (Matrix, StateSet) {
+    let id = |x: usize, y: usize| y * k + x;
+    let mut e = Vec::new();
+    let mut east = Vec::new();
+    for y in 0..k {
+        for x in 0..k {
+            let s = id(x, y);
+            if x == 0 || y == 0 || x == k - 1 || y == k - 1 {
+                e.push((s, s, 1.0));
+                if x == k - 1 {
+                    east.push(s);
+                }
+            } else {
+                e.push((s, id(x + 1, y), 0.3));
+                e.push((s, id(x - 1, y), 0.22));
+                e.push((s, id(x, y + 1), 0.26));
+                e.push((s, id(x, y - 1), 0.22));
+            }
+        }
+    }
+    (matrix(k * k, &e), set(k * k, east))
+}
+
+#[test]
+fn interrupts_stop_direct_block_solves() {
+    use augur_solver::{Interrupt, Interruption, SolverError};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    // One SCC of 48² unknowns: above the exact limit, answered by a certified sparse LU solve
+    // without a single iteration (so the interrupt must be checked around the block solve).
+    let (m, east) = grid_walk(50);
+    let mt = graph::transpose(&m);
+    let n = m.rows();
+    let free = until_probabilities(&m, &mt, None, &all(n), &east, &SolveOptions::default())
+        .expect("solved without an interrupt");
+    assert!(free.method.contains("sparse LU"), "{}", free.method);
+    for (interrupt, want) in [
+        (
+            Interrupt {
+                cancel: Some(Arc::new(AtomicBool::new(true))),
+                ..Interrupt::default()
+            },
+            Interruption::Cancelled,
+        ),
+        (
+            Interrupt {
+                deadline: Some(Instant::now() - Duration::from_millis(1)),
+                ..Interrupt::default()
+            },
+            Interruption::Deadline,
+        ),
+    ] {
+        let o = SolveOptions {
+            interrupt,
+            ..SolveOptions::default()
+        };
+        let r = until_probabilities(&m, &mt, None, &all(n), &east, &o);
+        assert!(
+            matches!(r, Err(SolverError::Interrupted(w)) if w == want),
+            "{want:?}: {:?}",
+            r.map(|s| s.method)
+        );
+    }
+}
