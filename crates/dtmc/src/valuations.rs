@@ -255,7 +255,7 @@ impl Valuations {
         if names.len() != types.len() || columns.len() != names.len() {
             return None;
         }
-        if words == 0 && !store.is_empty() || words > 0 && store.len() % words != 0 {
+        if words == 0 && !store.is_empty() || words > 0 && !store.len().is_multiple_of(words) {
             return None;
         }
         let n = store.len().checked_div(words).unwrap_or(0);
