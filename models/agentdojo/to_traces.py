@@ -14,7 +14,15 @@ injected runs whose attacker goal was achieved. The table is this project's choi
 the demo; it is not AgentDojo's ground truth.
 """
 import json
+import os
 import sys
+
+SOURCE = (
+    "the AgentDojo runs are not in this repository: they are exports of runs of the AgentDojo "
+    "benchmark (https://github.com/ethz-spylab/agentdojo, ETH Zurich SPY Lab, MIT licence) for "
+    "four models, kept in the reference folder ../shared/data/agentdojo/ beside the repository "
+    "(agentdojo-<model>.jsonl and agentdojo_v1_tasks.json)"
+)
 
 D = ["NONE", "PUBLIC", "INTERNAL", "SENSITIVE", "CREDENTIALS"]
 T = ["READ_ONLY", "FILE_WRITE", "CODE_EXEC", "NETWORK"]
@@ -68,6 +76,11 @@ def implications(name):
 
 
 def main(paths):
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing or not paths:
+        what = missing[0] if missing else "no input file given"
+        print(f"error: {what}: no such file\n  note: {SOURCE}", file=sys.stderr)
+        sys.exit(1)
     for path in paths:
         model = path.rsplit("agentdojo-", 1)[-1].removesuffix(".jsonl")
         with open(path) as f:

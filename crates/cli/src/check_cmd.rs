@@ -5,8 +5,8 @@
 use crate::error::CliError;
 use crate::limits::LimitArgs;
 use augur_check::{
-    CheckOptions, CheckResult, Constants, InitialFilter, LoadOptions, Method, Model, Properties,
-    Report, Scalar, Session,
+    CheckOptions, CheckResult, Constants, Format, InitialFilter, LoadOptions, Method, Model,
+    Properties, Report, Scalar, Session,
 };
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -76,6 +76,10 @@ pub struct CheckArgs {
     /// PRISM models: fail on a deadlock state instead of giving it a self-loop.
     #[arg(long)]
     pub no_fix_deadlocks: bool,
+    /// Exit with code 3 when a boolean property (`P>=0.9 [ ... ]`, a filter's `forall`, ...)
+    /// is false, so that a script or a CI job can gate on it (0: all hold).
+    #[arg(long)]
+    pub assert: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -141,7 +145,23 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut report = Report::new(&model);
     let mut failures = 0usize;
     let mut internal = false;
+    // `--assert`: the boolean properties checked, and the text of those that are false.
+    let mut asserted = 0usize;
+    let mut violated: Vec<String> = Vec::new();
     let mut io = Ok(());
+    // State names of a learned model (`metadata.state_names` of its JSON), read only when a
+    // state is printed by name.
+    let wants_names = !args.json
+        && (args.all_states
+            || compiled
+                .items
+                .iter()
+                .any(|p| p.text.starts_with("filter(print")));
+    let names = if wants_names {
+        learned_state_names(&args.model, model.dtmc().num_states())
+    } else {
+        None
+    };
     let mut session = Session::new(&model, options);
     session.check_each(&compiled, |_, p, outcome| {
         if let Err(e) = &outcome {
@@ -155,11 +175,22 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 crate::error::diag(format_args!("error: {}: {e}", p.text));
             }
         }
+        if let Ok(r) = &outcome {
+            if let Scalar::Bool(b) = r.value {
+                asserted += 1;
+                if !b {
+                    violated.push(match &r.name {
+                        Some(n) => format!("\"{n}\": {}", r.property),
+                        None => r.property.clone(),
+                    });
+                }
+            }
+        }
         if args.json {
             report.push(p.name.as_deref(), &p.text, &outcome, args.all_states);
         } else if io.is_ok() {
             io = match &outcome {
-                Ok(r) => print_result(out, &model, r, args.all_states),
+                Ok(r) => print_result(out, &model, names.as_deref(), r, args.all_states),
                 Err(e) => writeln!(out, "{} = error ({e})", p.text),
             };
         }
@@ -169,7 +200,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         writeln!(out, "{}", report.to_json())?;
     }
     if failures == 0 {
-        return Ok(());
+        return assertion(args.assert, asserted, &violated);
     }
     let summary = format!(
         "{failures} of {} properties could not be checked (see above)",
@@ -182,9 +213,61 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
+/// The outcome of `--assert`: exit code 3 when a boolean property is false; a user error when
+/// nothing boolean was checked (`P=?` queries have no truth value to assert).
+fn assertion(assert: bool, asserted: usize, violated: &[String]) -> Result<(), CliError> {
+    if !assert {
+        return Ok(());
+    }
+    if asserted == 0 {
+        return Err(CliError::user(
+            "error: --assert: no boolean property was checked (a query such as `P=? [ ... ]` \
+             has no truth value; write a bound: `P<=0.01 [ ... ]`)",
+        ));
+    }
+    if violated.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::AssertionFailed(format!(
+        "assertion failed: {} of {asserted} boolean properties do not hold (--assert):\n{}",
+        violated.len(),
+        violated
+            .iter()
+            .map(|v| format!("  {v}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    )))
+}
+
+/// The `metadata.state_names` of an Augur JSON model (as `augur learn` writes them), when the
+/// model is one and has a name for every state.
+fn learned_state_names(path: &std::path::Path, states: usize) -> Option<Vec<String>> {
+    if Format::from_path(path) != Some(Format::Json) {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let doc = augur_formats::json::read_json_document(std::io::BufReader::new(file), path).ok()?;
+    let names: Vec<String> =
+        serde_json::from_value(doc.metadata?.get("state_names")?.clone()).ok()?;
+    (names.len() == states).then_some(names)
+}
+
+/// How a state is printed, the one way for every listing: its name (a learned model), else
+/// `state S (x=..,y=..)` with its valuation (PRISM models, `.sta` files), else `state S`.
+fn state_label(model: &Model, names: Option<&[String]>, s: usize) -> String {
+    if let Some(n) = names.and_then(|n| n.get(s)) {
+        return n.clone();
+    }
+    match model.dtmc().describe_state(s) {
+        Some(val) => format!("state {s} {val}"),
+        None => format!("state {s}"),
+    }
+}
+
 fn print_result(
     out: &mut dyn Write,
     model: &Model,
+    names: Option<&[String]>,
     r: &CheckResult,
     all_states: bool,
 ) -> std::io::Result<()> {
@@ -216,16 +299,13 @@ fn print_result(
     }
     if let Some(p) = &r.printed {
         for (s, v) in p {
-            writeln!(out, "  state {s}: {v}")?;
+            writeln!(out, "  {}: {v}", state_label(model, names, *s as usize))?;
         }
     }
     if all_states {
         let dtmc = model.dtmc();
         for (s, v) in r.states.to_vec(dtmc.num_states()).into_iter().enumerate() {
-            match dtmc.describe_state(s) {
-                Some(val) => writeln!(out, "  state {s} {val}: {v}")?,
-                None => writeln!(out, "  state {s}: {v}")?,
-            }
+            writeln!(out, "  {}: {v}", state_label(model, names, s))?;
         }
     }
     Ok(())

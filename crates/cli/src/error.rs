@@ -10,6 +10,9 @@ pub enum CliError {
     Internal(anyhow::Error),
     /// Stdout was closed (`augur ... | head`): stop quietly.
     BrokenPipe,
+    /// `--assert`: the command ran, and a checked requirement does not hold (a false boolean
+    /// property, an unmet PAC bound). The message is printed to stderr; exit code 3.
+    AssertionFailed(String),
 }
 
 impl CliError {

@@ -58,6 +58,16 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         TraceFormat::from_path(&args.traces),
         &file_name,
     );
+    if args.final_absorbing && args.alpha > 0.0 {
+        // Smoothing gives every valid successor of a never-left state a probability, so
+        // there is nothing left for --final-absorbing to decide: say so instead of ignoring it.
+        crate::error::diag(format_args!(
+            "warning: --final-absorbing has no effect with --alpha {} > 0 (smoothing gives every \
+             valid successor of a never-left state a probability); use --alpha 0 for absorbing \
+             end states",
+            args.alpha
+        ));
+    }
     let opts = LearnOptions {
         alpha: args.alpha,
         by_category: args.by_category,

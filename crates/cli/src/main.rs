@@ -3,7 +3,7 @@
 //! Each subcommand lives in its own module (`parse_cmd`, ...) exposing an `Args` struct
 //! (clap derive) and `fn run(args, out) -> Result<(), CliError>`; `main` only dispatches and maps
 //! errors to exit codes: 0 success, 1 user error (bad file, bad property, bad arguments, a
-//! limit hit), 2 internal error. Only this crate prints. Loading and checking go through
+//! limit hit), 2 internal error, 3 a requirement checked with `--assert` does not hold. Only this crate prints. Loading and checking go through
 //! `augur-check` (this crate depends on neither `augur-solver` nor `augur-prism`).
 
 mod check_cmd;
@@ -24,7 +24,15 @@ use std::process::ExitCode;
 
 /// Augur: a probabilistic model checker for discrete-time Markov chains.
 #[derive(Debug, Parser)]
-#[command(name = "augur", version, about, long_about = None)]
+#[command(
+    name = "augur",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit codes: 0 success, 1 user error (bad file, property or option; a limit \
+                  hit), 2 internal error, 3 a requirement checked with --assert does not hold \
+                  (check: a false boolean property; pac: an unmet PAC bound)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -95,8 +103,16 @@ fn main() -> ExitCode {
         Command::Export(args) => export_cmd::run(&args, &mut out),
         Command::Learn(args) => learn_cmd::run(&args, &mut out).map_err(learning_error),
         Command::Pac(args) => pac_cmd::run(&args, &mut out)
-            .map(|_| ())
-            .map_err(learning_error),
+            .map_err(learning_error)
+            .and_then(|holds| {
+                if args.assert && !holds {
+                    Err(CliError::AssertionFailed(
+                        "assertion failed: the PAC requirement does not hold (--assert)".into(),
+                    ))
+                } else {
+                    Ok(())
+                }
+            }),
         Command::Simulate(args) => simulate_cmd::run(&args, &mut out).map_err(learning_error),
         Command::Monitor(args) => monitor_cmd::run(&args, &mut out),
     };
@@ -109,6 +125,10 @@ fn main() -> ExitCode {
             let nl = if msg.ends_with('\n') { "" } else { "\n" };
             let _ = write!(std::io::stderr(), "{msg}{nl}");
             ExitCode::from(1)
+        }
+        Err(CliError::AssertionFailed(msg)) => {
+            let _ = writeln!(std::io::stderr(), "{msg}");
+            ExitCode::from(3)
         }
         Err(CliError::Internal(e)) => {
             let _ = writeln!(std::io::stderr(), "internal error: {e:#}");

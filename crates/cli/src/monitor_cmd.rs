@@ -582,7 +582,23 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Where the AgentDojo data comes from, for the error when a file is missing: the runs are not
+/// in the repository.
+const AGENTDOJO_SOURCE: &str = "the AgentDojo runs are not in this repository: they are \
+exports of runs of the AgentDojo benchmark (https://github.com/ethz-spylab/agentdojo, ETH Zurich \
+SPY Lab, MIT licence) for four models, kept in the reference folder ../shared/data/agentdojo/ \
+beside the repository (agentdojo-<model>.jsonl and agentdojo_v1_tasks.json)";
+
 fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if let Some(missing) = std::iter::once(&a.tasks)
+        .chain(&a.files)
+        .find(|p| !p.is_file())
+    {
+        return Err(CliError::user(format!(
+            "error: {}: no such file\n  note: {AGENTDOJO_SOURCE}",
+            missing.display()
+        )));
+    }
     let text = read_file(&a.tasks)?;
     let tasks = Tasks::parse(&text, &a.tasks.display().to_string()).map_err(user)?;
     let mut conv = Converted::default();

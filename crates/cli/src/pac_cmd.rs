@@ -44,6 +44,11 @@ pub struct PacArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Exit with code 3 when the PAC requirement does not hold (a model: some state short of
+    /// its bound; the calculator: --observations fewer than required), so that a script or a
+    /// CI job can gate on it.
+    #[arg(long)]
+    pub assert: bool,
 }
 
 /// Run `augur pac`, printing to `out`. Returns whether the PAC condition holds (the

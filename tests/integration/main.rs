@@ -1,0 +1,19 @@
+//! The end-to-end tests of the `augur` binary, in one test binary (ripgrep's `tests/` layout:
+//! one module per area, helpers in the shared `util` module). The data-driven conformance
+//! tests on `../shared` are the other binary, `tests/conformance/main.rs`.
+//!
+//! Run one area with a filter: `cargo test --test integration -- learn::`.
+
+#[path = "../util/mod.rs"]
+mod util;
+
+mod assert;
+mod bad_input;
+mod built_chains;
+mod check;
+mod errors;
+mod learn;
+mod learn_order;
+mod monitor;
+mod parse;
+mod prism_models;
