@@ -578,6 +578,7 @@ fn solve_marked(
 /// Solves `block` exactly (rational elimination of the block with `lo_O` and with `hi_O` for
 /// the states outside), within `budget`; on success the block's bounds become the outward
 /// roundings of the two exact solutions. `false` when over budget or singular.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn exact_block(
     sys: &System,
     block: &[u32],
