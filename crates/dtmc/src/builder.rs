@@ -548,12 +548,12 @@ impl DtmcBuilder {
         }
 
         if let Some(v) = valuations {
-            if v.types.len() != v.names.len() || v.values.len() != v.names.len() * n {
+            if v.types.len() != v.names.len() || v.num_values() != v.names.len() * n {
                 return Err(DtmcError::Invalid(format!(
                     "valuations: {} names, {} types, {} values for {n} states",
                     v.names.len(),
                     v.types.len(),
-                    v.values.len()
+                    v.num_values()
                 )));
             }
             dtmc.valuations = Some(v);
@@ -592,11 +592,11 @@ mod tests {
         b.add_transition(1, 0, 0.5).unwrap();
         b.add_transition(1, 1, 0.4).unwrap();
         b.add_initial(0).unwrap();
-        b.set_valuations(Valuations {
-            names: vec!["x".into()],
-            types: vec![augur_expr::Type::Int],
-            values: vec![augur_expr::Value::Int(7), augur_expr::Value::Int(8)],
-        });
+        b.set_valuations(Valuations::new(
+            vec!["x".into()],
+            vec![augur_expr::Type::Int],
+            vec![augur_expr::Value::Int(7), augur_expr::Value::Int(8)],
+        ));
         let e = b.build().unwrap_err();
         match &e {
             DtmcError::RowSum { state, sum, .. } => {

@@ -22,6 +22,7 @@
 mod builder;
 mod error;
 mod model;
+mod valuations;
 
 pub use builder::*;
 pub use error::*;

@@ -1,7 +1,7 @@
 //! The sparse DTMC type.
 
 use crate::error::{DtmcError, Result};
-use augur_expr::{Type, Value};
+use augur_expr::Value;
 use fixedbitset::FixedBitSet;
 use num_rational::BigRational;
 use serde::{Deserialize, Serialize};
@@ -25,16 +25,7 @@ pub struct RewardStructure {
     pub transition: Option<Vec<f64>>,
 }
 
-/// Variable valuations of the states (from a PRISM model or a `.sta` file).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Valuations {
-    /// Variable names, in column order.
-    pub names: Vec<String>,
-    /// Variable types, in column order.
-    pub types: Vec<Type>,
-    /// Row-major values: state `s`'s valuation is `values[s*names.len() .. (s+1)*names.len()]`.
-    pub values: Vec<Value>,
-}
+pub use crate::valuations::{PackedColumn, Valuations};
 
 /// A labelled discrete-time Markov chain.
 ///
@@ -70,36 +61,6 @@ impl RewardStructure {
     pub fn has_negative(&self) -> bool {
         self.state.iter().flatten().any(|&r| r < 0.0)
             || self.transition.iter().flatten().any(|&r| r < 0.0)
-    }
-}
-
-impl Valuations {
-    /// The values of state `s`, if `s` is in range.
-    pub fn of_state(&self, s: usize) -> Option<&[Value]> {
-        let k = self.names.len();
-        self.values.get(s * k..(s + 1) * k)
-    }
-
-    /// Number of states the valuations cover.
-    pub fn num_states(&self) -> usize {
-        self.values.len().checked_div(self.names.len()).unwrap_or(0)
-    }
-
-    /// The column of a variable.
-    pub fn index_of(&self, name: &str) -> Option<usize> {
-        self.names.iter().position(|n| n == name)
-    }
-
-    /// `(x=1,y=true)` for state `s`, or `None` if out of range.
-    pub fn describe(&self, s: usize) -> Option<String> {
-        let vals = self.of_state(s)?;
-        let parts: Vec<String> = self
-            .names
-            .iter()
-            .zip(vals)
-            .map(|(n, v)| format!("{n}={}", format_value(v)))
-            .collect();
-        Some(format!("({})", parts.join(",")))
     }
 }
 
@@ -421,12 +382,12 @@ impl Dtmc {
             }
         }
         if let Some(v) = &self.valuations {
-            if v.types.len() != v.names.len() || v.values.len() != v.names.len() * n {
+            if v.types.len() != v.names.len() || v.num_values() != v.names.len() * n {
                 return Err(DtmcError::Invalid(format!(
                     "valuations: {} names, {} types, {} values for {n} states",
                     v.names.len(),
                     v.types.len(),
-                    v.values.len()
+                    v.num_values()
                 )));
             }
         }

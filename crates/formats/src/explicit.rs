@@ -605,11 +605,7 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
             (v, _) => v,
         })
         .collect();
-    Ok(Valuations {
-        names,
-        types,
-        values,
-    })
+    Ok(Valuations::new(names, types, values))
 }
 
 /// The readers of one PRISM explicit model: a `.tra` and optionally the other files.
@@ -865,8 +861,8 @@ pub fn write_sta(v: &Valuations, w: &mut dyn Write) -> Result<()> {
     writeln!(w, "({})", v.names.join(","))?;
     for s in 0..v.num_states() {
         let vals: Vec<String> = v
-            .of_state(s)
-            .unwrap_or(&[])
+            .row(s)
+            .unwrap_or_default()
             .iter()
             .map(format_value)
             .collect();
@@ -935,10 +931,10 @@ pub(crate) mod tests {
         b.add_state_reward(r, 0, 1.5).unwrap();
         b.add_state_reward(r, 1, 1.0 / 3.0).unwrap();
         b.add_transition_reward(r, 0, 2, 2.0).unwrap();
-        b.set_valuations(Valuations {
-            names: vec!["x".into(), "ok".into(), "w".into()],
-            types: vec![Type::Int, Type::Bool, Type::Double],
-            values: (0..4)
+        b.set_valuations(Valuations::new(
+            vec!["x".into(), "ok".into(), "w".into()],
+            vec![Type::Int, Type::Bool, Type::Double],
+            (0..4)
                 .flat_map(|i| {
                     [
                         Value::Int(i - 1),
@@ -947,7 +943,7 @@ pub(crate) mod tests {
                     ]
                 })
                 .collect(),
-        });
+        ));
         b.build().unwrap().0
     }
 

@@ -194,7 +194,7 @@ impl DtmcJson {
             names: v.names.clone(),
             types: v.types.clone(),
             states: (0..v.num_states())
-                .map(|s| v.of_state(s).unwrap_or(&[]).to_vec())
+                .map(|s| v.row(s).unwrap_or_default())
                 .collect(),
         });
         DtmcJson {
@@ -442,11 +442,7 @@ fn valuations_from_json(v: &ValuationsJson, n: usize) -> Result<Valuations> {
             values.push(val);
         }
     }
-    Ok(Valuations {
-        names: v.names.clone(),
-        types: v.types.clone(),
-        values,
-    })
+    Ok(Valuations::new(v.names.clone(), v.types.clone(), values))
 }
 
 /// Reads a JSON model. Syntax and shape errors carry line and column (and the JSON path of
@@ -647,7 +643,10 @@ mod tests {
             // The object form keeps the file's order ("init" and "deadlock" first, as always).
             ["init", "deadlock", "done"]
         );
-        assert_eq!(d.valuations.as_ref().unwrap().values[0], Value::Double(0.0));
+        assert_eq!(
+            d.valuations.as_ref().unwrap().get(0, 0).unwrap(),
+            Value::Double(0.0)
+        );
         let doc = read_json_document(
             Cursor::new(
                 &br#"{"states":1,"transitions":[[0,0,1]],"initial":[0],"counts":[1,2]}"#[..],

@@ -100,10 +100,10 @@ fn build(spec: &Spec) -> (Dtmc, BuildReport) {
         }
     }
     if spec.valuations {
-        b.set_valuations(Valuations {
-            names: vec!["x".into(), "b".into(), "d".into()],
-            types: vec![Type::Int, Type::Bool, Type::Double],
-            values: (0..n)
+        b.set_valuations(Valuations::new(
+            vec!["x".into(), "b".into(), "d".into()],
+            vec![Type::Int, Type::Bool, Type::Double],
+            (0..n)
                 .flat_map(|s| {
                     [
                         Value::Int(s as i64 - 3),
@@ -112,7 +112,7 @@ fn build(spec: &Spec) -> (Dtmc, BuildReport) {
                     ]
                 })
                 .collect(),
-        });
+        ));
     }
     b.build().unwrap()
 }

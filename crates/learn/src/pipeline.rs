@@ -355,11 +355,11 @@ fn decorate(dtmc: &mut Dtmc, spec: Option<&Abstraction>, names: &[String]) {
             for &c in a.valid_states() {
                 values.extend(a.decode(c).into_iter().map(Value::Bool));
             }
-            dtmc.valuations = Some(Valuations {
-                names: a.predicates().iter().map(|p| p.name.clone()).collect(),
-                types: vec![Type::Bool; k],
+            dtmc.valuations = Some(Valuations::new(
+                a.predicates().iter().map(|p| p.name.clone()).collect(),
+                vec![Type::Bool; k],
                 values,
-            });
+            ));
         }
         None => {
             let n = dtmc.num_states();
@@ -406,11 +406,11 @@ fn decorate_tuples(
                 let code = a.code_of(s).unwrap_or(0);
                 values.extend(a.decode(code).into_iter().map(Value::Bool));
             }
-            dtmc.valuations = Some(Valuations {
-                names: a.predicates().iter().map(|p| p.name.clone()).collect(),
-                types: vec![Type::Bool; k],
+            dtmc.valuations = Some(Valuations::new(
+                a.predicates().iter().map(|p| p.name.clone()).collect(),
+                vec![Type::Bool; k],
                 values,
-            });
+            ));
         }
         None => {
             dtmc.labels = base_names

@@ -118,13 +118,12 @@ fn format_value(v: &Value) -> String {
 /// true ones, `{a,b}` (the abstraction crate's names for abstract states); otherwise
 /// `x=1,y=true`.
 pub fn valuation_name(vals: &Valuations, state: usize) -> String {
-    let k = vals.names.len();
-    let row = vals.values.get(state * k..(state + 1) * k).unwrap_or(&[]);
+    let row = vals.row(state).unwrap_or_default();
     if row.iter().all(|v| matches!(v, Value::Bool(_))) {
         let trues: Vec<&str> = vals
             .names
             .iter()
-            .zip(row)
+            .zip(&row)
             .filter(|(_, v)| matches!(v, Value::Bool(true)))
             .map(|(n, _)| n.as_str())
             .collect();
@@ -132,7 +131,7 @@ pub fn valuation_name(vals: &Valuations, state: usize) -> String {
     } else {
         vals.names
             .iter()
-            .zip(row)
+            .zip(&row)
             .map(|(n, v)| format!("{n}={}", format_value(v)))
             .collect::<Vec<_>>()
             .join(",")
@@ -146,7 +145,7 @@ pub fn valuation_name(vals: &Valuations, state: usize) -> String {
 pub fn state_names(dtmc: &Dtmc) -> Vec<String> {
     let n = dtmc.num_states();
     if let Some(vals) = &dtmc.valuations {
-        if vals.values.len() == n * vals.names.len() {
+        if vals.num_values() == n * vals.names.len() {
             return (0..n).map(|s| valuation_name(vals, s)).collect();
         }
     }
@@ -237,10 +236,10 @@ mod tests {
         d.labels.push(("init".into(), a.clone()));
         d.labels.push(("one".into(), a));
         assert_eq!(state_names(&d), vec!["s0", "one", "s2"]);
-        d.valuations = Some(Valuations {
-            names: vec!["p".into(), "q".into()],
-            types: vec![augur_expr::Type::Bool, augur_expr::Type::Bool],
-            values: vec![
+        d.valuations = Some(Valuations::new(
+            vec!["p".into(), "q".into()],
+            vec![augur_expr::Type::Bool, augur_expr::Type::Bool],
+            vec![
                 Value::Bool(false),
                 Value::Bool(false),
                 Value::Bool(true),
@@ -248,7 +247,7 @@ mod tests {
                 Value::Bool(true),
                 Value::Bool(true),
             ],
-        });
+        ));
         assert_eq!(state_names(&d), vec!["{}", "{p}", "{p,q}"]);
     }
 }

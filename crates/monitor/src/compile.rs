@@ -279,14 +279,16 @@ fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
     let Some(v) = &dtmc.valuations else {
         return Err("the model has no state valuations (variables d, t, r, or the predicates of models/safetydrift/spec.toml)".into());
     };
-    let k = v.names.len();
     let col = |name: &str| v.names.iter().position(|n| n == name);
     let n = dtmc.num_states();
-    let row = |s: usize| &v.values[s * k..(s + 1) * k];
+    let row = |s: usize| {
+        v.row(s)
+            .ok_or_else(|| format!("the valuations do not cover state {s}"))
+    };
     if let (Some(d), Some(t), Some(r)) = (col("d"), col("t"), col("r")) {
         let mut out = Vec::with_capacity(n);
         for s in 0..n {
-            let x = row(s);
+            let x = row(s)?;
             let idx = |v: &Value| match v {
                 Value::Int(i) => usize::try_from(*i).ok(),
                 _ => None,
@@ -320,7 +322,7 @@ fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
     };
     let mut out = Vec::with_capacity(n);
     for s in 0..n {
-        let x = row(s);
+        let x = row(s)?;
         let bit = |i: usize| matches!(x[cols[i]], Value::Bool(true));
         let d = (0..4).filter(|&i| bit(i)).count();
         let t = (4..7).filter(|&i| bit(i)).count();
@@ -359,7 +361,10 @@ fn state_names(dtmc: &Dtmc) -> Vec<String> {
         for (s, slot) in names.iter_mut().enumerate() {
             if slot.is_none() && k > 0 {
                 let parts: Vec<String> = (0..k)
-                    .map(|i| format!("{}={}", v.names[i], v.values[s * k + i]))
+                    .map(|i| match v.get(s, i) {
+                        Some(x) => format!("{}={x}", v.names[i]),
+                        None => format!("{}=?", v.names[i]),
+                    })
                     .collect();
                 *slot = Some(parts.join(","));
             }

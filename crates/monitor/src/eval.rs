@@ -464,11 +464,11 @@ pub fn learn_dtr(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, T
             EValue::Int(s.r.index() as i64),
         ]);
     }
-    dtmc.valuations = Some(Valuations {
-        names: vec!["d".into(), "t".into(), "r".into()],
-        types: vec![Type::Int; 3],
+    dtmc.valuations = Some(Valuations::new(
+        vec!["d".into(), "t".into(), "r".into()],
+        vec![Type::Int; 3],
         values,
-    });
+    ));
     Ok((dtmc, counts))
 }
 

@@ -27,7 +27,7 @@ use crate::error::{PrismError, Result, StopReason};
 use crate::eval::{rational_to_f64, EvalError};
 use crate::model::Model;
 use crate::program::{AValue, ActionMatch, Program};
-use augur_dtmc::{Dtmc, Matrix, RewardStructure, Valuations};
+use augur_dtmc::{Dtmc, Matrix, PackedColumn, RewardStructure, Valuations};
 use augur_expr::{Type, Value};
 use fixedbitset::FixedBitSet;
 use num_rational::BigRational;
@@ -464,28 +464,39 @@ fn explore<K: StateKey>(
         });
     }
 
+    // The exploration index is done with: free it before anything else is allocated.
+    ex.index = FxHashMap::default();
+    // The packed state store becomes the valuation store as it is (no second copy).
     let valuations = if opts.valuations {
-        let mut values = Vec::with_capacity(n * prog.vars.len());
-        for s in 0..n {
-            ex.unpack(s);
-            for (v, &x) in prog.vars.iter().zip(&ex.vals) {
-                values.push(if v.is_bool {
-                    Value::Bool(x != 0)
-                } else {
-                    Value::Int(x)
-                });
-            }
-        }
-        Some(Valuations {
-            names: prog.vars.iter().map(|v| v.name.clone()).collect(),
-            types: prog
-                .vars
-                .iter()
-                .map(|v| if v.is_bool { Type::Bool } else { Type::Int })
-                .collect(),
-            values,
-        })
+        let columns: Vec<PackedColumn> = prog
+            .vars
+            .iter()
+            .map(|v| PackedColumn {
+                word: v.word,
+                shift: v.shift,
+                bits: 64 - v.mask.leading_zeros(),
+                lo: v.lo,
+            })
+            .collect();
+        let names = prog.vars.iter().map(|v| v.name.clone()).collect();
+        let types = prog
+            .vars
+            .iter()
+            .map(|v| if v.is_bool { Type::Bool } else { Type::Int })
+            .collect();
+        let mut store = std::mem::take(&mut ex.store);
+        store.truncate(n * w);
+        store.shrink_to_fit();
+        Some(
+            Valuations::from_packed(names, types, &columns, w, store).ok_or_else(|| {
+                PrismError::Limit {
+                    message: "internal error: the state layout does not fit the valuation store"
+                        .into(),
+                }
+            })?,
+        )
     } else {
+        ex.store = Vec::new();
         None
     };
 

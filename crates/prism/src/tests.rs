@@ -31,12 +31,11 @@ fn err(src: &str) -> PrismError {
 /// The state index whose valuation has `name = value` for every pair.
 fn state(d: &Dtmc, want: &[(&str, Value)]) -> usize {
     let v = d.valuations.as_ref().unwrap();
-    let n = v.names.len();
     (0..d.num_states())
         .find(|&s| {
             want.iter().all(|(name, val)| {
                 let i = v.names.iter().position(|x| x == name).unwrap();
-                v.values[s * n + i] == *val
+                v.get(s, i) == Some(*val)
             })
         })
         .unwrap_or_else(|| panic!("no state {want:?}"))

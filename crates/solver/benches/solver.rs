@@ -1,5 +1,6 @@
 //! Solver benchmarks: sparse sweeps, step-bounded and unbounded reachability on generated
-//! chains of 10⁵ and 10⁶ states.
+//! chains of 10⁵ and 10⁶ states, and one benchmark per solver path of the default method
+//! (`solver_paths`: sparse direct, dense direct per block, interval iteration, exact).
 //!
 //! Run with `cargo bench -p augur-solver --bench solver`. Each sweep group reports its throughput in bytes
 //! touched per sweep (CSR arrays + gathered vector entries + written entries, see
@@ -7,7 +8,7 @@
 //! time per sweep = time / (2 × iterations) for interval iteration (a lower and an upper sweep).
 
 use augur_dtmc::{Matrix, StateSet};
-use augur_solver::{graph, sweep, until_probabilities, SolveOptions};
+use augur_solver::{graph, sweep, until_probabilities, Method, SolveOptions};
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::time::Duration;
 
@@ -111,5 +112,139 @@ fn bench_unbounded(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_sweeps, bench_bounded, bench_unbounded);
+/// A biased walk on the interior of a `k×k` grid (walk2d's chain: 0.3 east, 0.22 west, 0.26
+/// north, 0.22 south; the border absorbing): one SCC of `(k−1)²` unknowns, the case for a
+/// sparse direct solve. Goal: the east border.
+fn grid(k: usize) -> (Matrix, StateSet) {
+    let side = k + 1;
+    let id = |x: usize, y: usize| (x * side + y) as u32;
+    let n = side * side;
+    let mut indptr: Vec<u32> = vec![0];
+    let mut indices: Vec<u32> = Vec::new();
+    let mut data: Vec<f64> = Vec::new();
+    let mut goal = StateSet::with_capacity(n);
+    for x in 0..side {
+        for y in 0..side {
+            if x == 0 || y == 0 || x == k || y == k {
+                indices.push(id(x, y));
+                data.push(1.0);
+                if x == k {
+                    goal.insert(id(x, y) as usize);
+                }
+            } else {
+                // Sorted by column: west, south, north, east.
+                for (t, p) in [
+                    (id(x - 1, y), 0.22),
+                    (id(x, y - 1), 0.22),
+                    (id(x, y + 1), 0.26),
+                    (id(x + 1, y), 0.3),
+                ] {
+                    indices.push(t);
+                    data.push(p);
+                }
+            }
+            indptr.push(indices.len() as u32);
+        }
+    }
+    (Matrix::new((n, n), indptr, indices, data), goal)
+}
+
+/// Every solver path of the default method, and the iterative methods for comparison, on the
+/// problems that select them: the random chain of 10⁵ states (one large expander-like SCC:
+/// interval iteration), the grid (sparse direct LU, certified), many small cycles (dense direct
+/// LU per block), and a small system (exact elimination).
+fn bench_paths(c: &mut Criterion) {
+    let mut g = c.benchmark_group("solver_paths");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    let run = |g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+               name: &str,
+               m: &Matrix,
+               goal: &StateSet,
+               method: Method| {
+        let mt = graph::transpose(m);
+        let n = m.rows();
+        let mut all = StateSet::with_capacity(n);
+        all.insert_range(..);
+        let opts = SolveOptions {
+            method,
+            ..SolveOptions::default()
+        };
+        if let Ok(sol) = until_probabilities(m, &mt, None, &all, goal, &opts) {
+            eprintln!("{name}: {}", sol.method);
+        }
+        g.bench_function(name, |b| {
+            b.iter(|| until_probabilities(black_box(m), &mt, None, &all, goal, &opts))
+        });
+    };
+    // Sparse direct (faer LU) against topological interval iteration on the 200×200 grid.
+    let (m, goal) = grid(200);
+    run(
+        &mut g,
+        "grid200_default_sparse_direct",
+        &m,
+        &goal,
+        Method::Auto,
+    );
+    run(
+        &mut g,
+        "grid200_topological_interval",
+        &m,
+        &goal,
+        Method::Topological,
+    );
+    // Dense direct per block: 20,000 cycles of 5 states, each leaving with 1/10 per step.
+    let cycles = 20_000;
+    let n = cycles * 5 + 2;
+    let (win, lose) = (n - 2, n - 1);
+    let mut t = sprs::TriMatI::<f64, u32>::new((n, n));
+    for c in 0..cycles {
+        for k in 0..5 {
+            let s = c * 5 + k;
+            t.add_triplet(s, c * 5 + (k + 1) % 5, 0.9);
+            t.add_triplet(s, if k == 0 { win } else { lose }, 0.1);
+        }
+    }
+    t.add_triplet(win, win, 1.0);
+    t.add_triplet(lose, lose, 1.0);
+    let m: Matrix = t.to_csr();
+    let mut goal = StateSet::with_capacity(n);
+    goal.insert(win);
+    run(
+        &mut g,
+        "cycles_default_dense_direct",
+        &m,
+        &goal,
+        Method::Auto,
+    );
+    run(
+        &mut g,
+        "cycles_topological_interval",
+        &m,
+        &goal,
+        Method::Topological,
+    );
+    // Expander-like SCC: refused by the direct path, solved by interval iteration.
+    let m = chain(100_000);
+    let mut goal = StateSet::with_capacity(100_000);
+    goal.insert(100_000 - 2);
+    run(
+        &mut g,
+        "random_chain_default_iteration",
+        &m,
+        &goal,
+        Method::Auto,
+    );
+    // Exact elimination (default for ≤ 1,000 unknowns with cycles).
+    let (m, goal) = grid(30);
+    run(&mut g, "grid30_default_exact", &m, &goal, Method::Auto);
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_sweeps,
+    bench_bounded,
+    bench_unbounded,
+    bench_paths
+);
 criterion_main!(benches);

@@ -7,8 +7,9 @@
 //! - [`graph`]: iterative SCC decomposition, bottom SCCs, reachability, Prob0 / Prob1;
 //! - [`until_probabilities`], [`reachability_rewards`], [`total_rewards`]: unbounded
 //!   reachability problems, solved by the [`Method`] of the [`SolveOptions`] (the default,
-//!   [`Method::Auto`], is sound: exact elimination for small systems, topological interval
-//!   iteration for large ones);
+//!   [`Method::Auto`], is sound: exact elimination for small systems; for large ones SCC by
+//!   SCC, a certified direct LU solve per block (dense, or `faer`'s sparse LU), exact
+//!   elimination of a block whose certificate is too wide, interval iteration otherwise);
 //! - [`long_run_average`]: steady-state probabilities and long-run average rewards;
 //! - [`absorbing_analysis`]: fundamental matrix, absorption probabilities and expected steps;
 //! - [`sweep`]: sparse matrix-vector products and step-bounded reachability;
@@ -44,6 +45,7 @@
 
 mod absorbing;
 pub mod bounded;
+mod direct;
 pub mod exact;
 pub mod graph;
 mod linear;

@@ -7,6 +7,7 @@
 //! The callers guarantee `I − A` is non-singular (every unknown leaves the unknowns with
 //! positive probability eventually), so every method below converges to the unique solution.
 
+use crate::direct;
 use crate::exact::{self, ExactFailure, ExactSystem};
 use crate::graph;
 use crate::numeric::{Method, Result, SolveOptions, SolverError};
@@ -201,11 +202,11 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
         }
         Method::Interval => {
             let sys = build_system(p);
-            sound_iteration(&sys, p.lower, p.upper, opts, false)
+            sound_iteration(&sys, p.lower, p.upper, opts, Blocks::Global)
         }
         Method::Topological => {
             let sys = build_system(p);
-            sound_iteration(&sys, p.lower, p.upper, opts, true)
+            sound_iteration(&sys, p.lower, p.upper, opts, Blocks::Iterate)
         }
         Method::Auto => {
             if n <= AUTO_EXACT_MAX_UNKNOWNS {
@@ -214,20 +215,20 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
                 // is solved in one topological pass, in closed form per state: exact
                 // elimination would only cost time there (brp: 0.15 s instead of 1 ms).
                 if graph::tarjan(n, &sys.ptr, &sys.col, None, None).count == n {
-                    return sound_iteration(&sys, p.lower, p.upper, opts, true);
+                    return sound_iteration(&sys, p.lower, p.upper, opts, Blocks::Direct);
                 }
                 match solve_exact(p, Some(AUTO_EXACT_BUDGET), opts) {
                     Ok(s) => return Ok(s),
                     Err(SolverError::Unsupported(_)) => {}
                     Err(e) => return Err(e),
                 }
-                let mut s = sound_iteration(&sys, p.lower, p.upper, opts, true)?;
+                let mut s = sound_iteration(&sys, p.lower, p.upper, opts, Blocks::Direct)?;
                 s.method
                     .push_str("; exact elimination abandoned: over its work budget");
                 return Ok(s);
             }
             let sys = build_system(p);
-            sound_iteration(&sys, p.lower, p.upper, opts, true)
+            sound_iteration(&sys, p.lower, p.upper, opts, Blocks::Direct)
         }
     }
 }
@@ -405,7 +406,33 @@ struct Counter {
     sweeps_lower: u64,
     guesses: u64,
     stagnated: bool,
+    /// Blocks of one state, solved in closed form.
+    single: u64,
+    /// Blocks solved by a certified dense / sparse LU.
+    dense: u64,
+    sparse: u64,
+    /// Blocks solved by exact elimination.
+    exact: u64,
+    /// Blocks (of more than one state) finished by interval iteration.
+    iterated: u64,
 }
+
+/// How the blocks of [`sound_iteration`] are formed and solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Blocks {
+    /// One block with every unknown, interval iteration (`--method interval`).
+    Global,
+    /// SCC by SCC, interval iteration (`--method topological`).
+    Iterate,
+    /// SCC by SCC: certified direct LU, then exact elimination when the certificate is too
+    /// wide for ε, then interval iteration (the default).
+    Direct,
+}
+
+/// Exact elimination of one block: at most this many states...
+const EXACT_BLOCK_MAX: usize = 5_000;
+/// ... within this work budget (sum of operand bit sizes, as [`AUTO_EXACT_BUDGET`]).
+const EXACT_BLOCK_BUDGET: u64 = 100_000_000;
 
 /// Relative change per sweep below which both sequences count as stuck at floating-point fixed
 /// points (a few ulps).
@@ -424,9 +451,12 @@ pub(crate) fn sound_iteration(
     lower: f64,
     upper: Option<f64>,
     opts: &SolveOptions,
-    topological: bool,
+    blocks_kind: Blocks,
 ) -> Result<Solved> {
     let n = sys.n();
+    let topological = blocks_kind != Blocks::Global;
+    let mut scratch = direct::Scratch::new(if blocks_kind == Blocks::Direct { n } else { 0 });
+    let bounds = (lower, upper.unwrap_or(f64::INFINITY));
     let mut lo = vec![lower; n];
     let mut hi = vec![upper.unwrap_or(f64::INFINITY); n];
     // Blocks: a permutation of the unknowns grouped by SCC, in reverse topological order.
@@ -460,6 +490,11 @@ pub(crate) fn sound_iteration(
         sweeps_lower: 0,
         guesses: 0,
         stagnated: false,
+        single: 0,
+        dense: 0,
+        sparse: 0,
+        exact: 0,
+        iterated: 0,
     };
     let mut eps_b = opts.epsilon / 2.0;
     let mut passes = 0;
@@ -468,6 +503,10 @@ pub(crate) fn sound_iteration(
         passes += 1;
         for k in 0..blocks {
             let block = &order[starts[k] as usize..starts[k + 1] as usize];
+            // Direct and exact solving are tried once per block (on the first pass): a block
+            // they could not finish is left to iteration on the later, finer passes.
+            let direct =
+                (blocks_kind == Blocks::Direct && passes == 1).then_some((&mut scratch, bounds));
             solve_block(
                 sys,
                 block,
@@ -477,6 +516,7 @@ pub(crate) fn sound_iteration(
                 eps_b,
                 opts,
                 &mut counter,
+                direct,
             )?;
         }
         let done = (0..n).all(|i| tight(lo[i], hi[i], opts.epsilon, opts.relative));
@@ -513,7 +553,26 @@ pub(crate) fn sound_iteration(
         *l = (*l - l.abs() * slack).max(lower);
         *h = (*h + h.abs() * slack).min(top);
     }
-    let mut method = if topological {
+    let mut method = if blocks_kind == Blocks::Direct {
+        let mut parts = Vec::new();
+        let c = &counter;
+        for (k, what) in [
+            (c.single, "closed form"),
+            (c.dense, "direct (dense LU, certified)"),
+            (c.sparse, "direct (faer sparse LU, certified)"),
+            (c.exact, "exact"),
+            (c.iterated, "interval iteration"),
+        ] {
+            if k > 0 {
+                parts.push(format!("{k} {what}"));
+            }
+        }
+        format!(
+            "topological ({n} unknowns, {blocks} SCCs: {}; {} iterations",
+            parts.join(", "),
+            counter.iterations
+        )
+    } else if topological {
         format!(
             "topological interval iteration ({n} unknowns, {blocks} SCCs, {} iterations",
             counter.iterations
@@ -596,9 +655,11 @@ fn solve_block(
     eps_b: f64,
     opts: &SolveOptions,
     c: &mut Counter,
+    direct: Option<(&mut direct::Scratch, (f64, f64))>,
 ) -> Result<()> {
     let rel = opts.relative;
     if let [i] = *block {
+        c.single += 1;
         let i = i as usize;
         // Closed form for a single state (its self-loop is in `inv`): the successors are final.
         let l = sys.row_sum(i, lo) * sys.inv[i];
@@ -628,6 +689,48 @@ fn solve_block(
     };
     if block_done(lo, hi) {
         return Ok(());
+    }
+    if let Some((scratch, bounds)) = direct {
+        // A factorisation cannot be stopped midway: the interrupt is checked before and after
+        // each block's direct solve (every block of more than one state).
+        opts.interrupt.check(c.iterations)?;
+        let is_tight = |l: f64, h: f64| tight(l, h, tol, rel);
+        let (outcome, kind) = direct::solve_block(sys, block, lo, hi, bounds, &is_tight, scratch);
+        opts.interrupt.check(c.iterations)?;
+        if outcome == direct::Outcome::Tight {
+            match kind {
+                direct::Kind::Dense => c.dense += 1,
+                direct::Kind::Sparse => c.sparse += 1,
+            }
+            return Ok(());
+        }
+        // Too wide (badly conditioned, e.g. Haddad–Monmege) or no certificate: exact
+        // elimination of the block, when small enough.
+        // Only sparse blocks (at most 4 entries a row on average): elimination of a dense
+        // block grows the numbers too fast to finish within the budget anyway.
+        let entries: usize = block
+            .iter()
+            .map(|&i| (sys.ptr[i as usize + 1] - sys.ptr[i as usize]) as usize)
+            .sum();
+        if block.len() <= EXACT_BLOCK_MAX
+            && entries <= 4 * block.len()
+            && direct::exact_block(
+                sys,
+                block,
+                block_of,
+                lo,
+                hi,
+                EXACT_BLOCK_BUDGET,
+                &opts.interrupt,
+                scratch,
+            )?
+        {
+            c.exact += 1;
+            if block_done(lo, hi) {
+                return Ok(());
+            }
+        }
+        c.iterated += 1;
     }
     let upper_known = block.iter().all(|&i| hi[i as usize].is_finite());
     if !upper_known {

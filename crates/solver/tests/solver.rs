@@ -365,6 +365,53 @@ fn haddad_monmege_100() {
     check_haddad_monmege(100, 1901475900342344102245054808062.0);
 }
 
+/// The Haddad–Monmege trap inside a large model: a prefix of 100,000 states (each stays with
+/// ½ or moves on with ½, so each is its own SCC) leads into the chain of N=600 (1,199 unknowns
+/// in one SCC, expected steps ~10^180). Every prefix state reaches the target with the chain's
+/// probability p/(p + fl(1−p)) (the prefix is left surely); the default method must answer it
+/// within ε, and its bounds must contain it.
+#[test]
+fn haddad_monmege_600_embedded_in_a_large_model() {
+    let (n, prefix) = (600usize, 100_000usize);
+    let hm = haddad_monmege(n, 0.7);
+    let size = prefix + 2 * n + 1;
+    let mut e = Vec::new();
+    for i in 0..prefix {
+        let next = if i + 1 < prefix { i + 1 } else { prefix + n };
+        e.push((i, i, 0.5));
+        e.push((i, next, 0.5));
+    }
+    for (v, (s, d)) in hm.iter() {
+        e.push((prefix + s as usize, prefix + d as usize, *v));
+    }
+    let m = matrix(size, &e);
+    let mt = graph::transpose(&m);
+    let target = set(size, [prefix]);
+    let sol =
+        until_probabilities(&m, &mt, None, &all(size), &target, &SolveOptions::default()).unwrap();
+    // The exact value for the chain as built, from p and fl(1 − p) as rationals.
+    let p = 0.7f64;
+    let q = 1.0 - p;
+    let truth = p / (p + q);
+    let (lo, hi) = sol.bounds.as_ref().unwrap();
+    for s in [0, prefix / 2, prefix - 1, prefix + n] {
+        assert_close(sol.values[s], 0.7, 1e-6, "embedded HM target");
+        assert!(
+            lo[s] <= truth + 1e-15 && truth - 1e-15 <= hi[s],
+            "[{}, {}] at {s}",
+            lo[s],
+            hi[s]
+        );
+        assert!(
+            hi[s] - lo[s] <= 1e-6 * lo[s],
+            "[{}, {}] too wide",
+            lo[s],
+            hi[s]
+        );
+    }
+    assert!(sol.method.contains("exact"), "{}", sol.method);
+}
+
 #[test]
 fn haddad_monmege_sound_iteration() {
     // Interval iteration is slow on this chain (N=10 keeps the test fast) but, being sound, must
@@ -714,4 +761,72 @@ fn interrupts_stop_iterations_eliminations_and_bounded_operators() {
     let r = bounded::bounded_until(&m, &phi, &psi, 1000, &watching);
     assert!(stopped(r));
     assert_eq!(seen.load(Ordering::Relaxed), 3);
+}
+
+/// A biased walk on a `k`×`k` grid (as models/walk2d.pm): inner states move to their four
+/// neighbours, the border absorbs. Returns the matrix and the east border (the target).
+fn grid_walk(k: usize) -> (Matrix, StateSet) {
+    let id = |x: usize, y: usize| y * k + x;
+    let mut e = Vec::new();
+    let mut east = Vec::new();
+    for y in 0..k {
+        for x in 0..k {
+            let s = id(x, y);
+            if x == 0 || y == 0 || x == k - 1 || y == k - 1 {
+                e.push((s, s, 1.0));
+                if x == k - 1 {
+                    east.push(s);
+                }
+            } else {
+                e.push((s, id(x + 1, y), 0.3));
+                e.push((s, id(x - 1, y), 0.22));
+                e.push((s, id(x, y + 1), 0.26));
+                e.push((s, id(x, y - 1), 0.22));
+            }
+        }
+    }
+    (matrix(k * k, &e), set(k * k, east))
+}
+
+#[test]
+fn interrupts_stop_direct_block_solves() {
+    use augur_solver::{Interrupt, Interruption, SolverError};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    // One SCC of 48² unknowns: above the exact limit, answered by a certified sparse LU solve
+    // without a single iteration (so the interrupt must be checked around the block solve).
+    let (m, east) = grid_walk(50);
+    let mt = graph::transpose(&m);
+    let n = m.rows();
+    let free = until_probabilities(&m, &mt, None, &all(n), &east, &SolveOptions::default())
+        .expect("solved without an interrupt");
+    assert!(free.method.contains("sparse LU"), "{}", free.method);
+    for (interrupt, want) in [
+        (
+            Interrupt {
+                cancel: Some(Arc::new(AtomicBool::new(true))),
+                ..Interrupt::default()
+            },
+            Interruption::Cancelled,
+        ),
+        (
+            Interrupt {
+                deadline: Some(Instant::now() - Duration::from_millis(1)),
+                ..Interrupt::default()
+            },
+            Interruption::Deadline,
+        ),
+    ] {
+        let o = SolveOptions {
+            interrupt,
+            ..SolveOptions::default()
+        };
+        let r = until_probabilities(&m, &mt, None, &all(n), &east, &o);
+        assert!(
+            matches!(r, Err(SolverError::Interrupted(w)) if w == want),
+            "{want:?}: {:?}",
+            r.map(|s| s.method)
+        );
+    }
 }

@@ -4,7 +4,6 @@
 
 use augur_dtmc::Dtmc;
 use augur_expr::{Expr, ExprError, Value};
-use std::collections::HashMap;
 
 /// The message for an expression that does not evaluate.
 fn message(e: ExprError) -> String {
@@ -25,23 +24,25 @@ pub(crate) fn eval_states(dtmc: &Dtmc, expr: &Expr) -> Result<Vec<Value>, String
         // Reports the unknown identifier (the model has no variables).
         return expr.eval(|_| None).map(|v| vec![v; n]).map_err(message);
     };
-    let width = vals.names.len();
-    let index: HashMap<&str, usize> = vals
-        .names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
+    // The few variables the expression reads, with their columns: a short list searched
+    // per lookup (no hashing per state and variable).
+    let used: Vec<(String, usize)> = expr
+        .idents()
+        .into_iter()
+        .filter_map(|name| vals.index_of(&name).map(|i| (name, i)))
         .collect();
+    if vals.num_states() < n {
+        let s = vals.num_states();
+        return Err(format!("model: the valuations do not cover state {s}"));
+    }
     let mut out = Vec::with_capacity(n);
     for s in 0..n {
-        let row = vals
-            .values
-            .get(s * width..(s + 1) * width)
-            .ok_or_else(|| format!("model: the valuations do not cover state {s}"))?;
-        out.push(
-            expr.eval(|name| index.get(name).map(|&i| row[i]))
-                .map_err(message)?,
-        );
+        let lookup = |name: &str| {
+            used.iter()
+                .find(|(u, _)| u == name)
+                .and_then(|&(_, i)| vals.get(s, i))
+        };
+        out.push(expr.eval(lookup).map_err(message)?);
     }
     Ok(out)
 }

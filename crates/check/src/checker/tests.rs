@@ -26,11 +26,11 @@ fn chain(n: usize, edges: &[(u32, u32, f64)]) -> Dtmc {
         initial: vec![0],
         labels: vec![],
         rewards: vec![],
-        valuations: Some(Valuations {
-            names: vec!["s".into()],
-            types: vec![Type::Int],
-            values: (0..n as i64).map(Value::Int).collect(),
-        }),
+        valuations: Some(Valuations::new(
+            vec!["s".into()],
+            vec![Type::Int],
+            (0..n as i64).map(Value::Int).collect(),
+        )),
         exact: None,
     }
 }

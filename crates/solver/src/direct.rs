@@ -1,0 +1,823 @@
+//! Certified direct solving of one SCC block of `x = A·x + b`.
+//!
+//! The topological solver ([`crate::linear`]) meets the blocks in reverse topological order, so
+//! when a block `B` is solved every state it can leave to already has bounds `[lo, hi]`. The
+//! block's lower problem is `x = A_BB·x + b_B + A_BO·lo_O` and its upper problem the same with
+//! `hi_O`; their fixed points bracket the true values of `B`.
+//!
+//! Here both are solved directly, in floating point, with one LU factorisation of
+//! `M = I − A_BB` (dense with partial pivoting for small blocks, `faer`'s sparse LU with a
+//! fill-reducing column order for large ones). The computed solutions are then turned into
+//! *certified* bounds: with `x` a computed solution and `ρ ≥ |G(x) − x|` its residual (plus
+//! the rounding-error allowance of each row), `z = M⁻¹·ρ ≥ 0` (solved with the same factors)
+//! makes `l = x − 2z` satisfy `l ≤ G(l)` and `u = x + 2z` satisfy `G(u) ≤ u` (`G` the block's
+//! map), since `G(x − 2z) − (x − 2z) = r + 2·M·z = r + 2ρ ≥ ρ`. The residual is componentwise,
+//! so states with tiny values get tiny margins (relative precision holds for them too). One
+//! verification pass checks exactly these inequalities, with a bound on the floating-point
+//! error of each row's sum, so whatever happened in the factorisation the bounds that pass are
+//! sound: `G` is monotone and its iterates from any start converge to the fixed point, so
+//! `l ≤ G(l)` gives `l ≤ x*` and `G(u) ≤ u` gives `x* ≤ u`. A badly conditioned block
+//! (Haddad–Monmege's) passes with bounds too wide for ε, or not at all, and the caller goes on
+//! with exact elimination or iteration.
+
+use crate::exact::{self, ExactFailure, ExactSystem};
+use crate::linear::System;
+use crate::numeric::{Interrupt, Result};
+use num_rational::BigRational;
+use num_traits::Zero;
+
+/// Blocks of at most this many states are factorised dense.
+pub(crate) const DENSE_MAX: usize = 64;
+/// Blocks above this size are not factorised.
+pub(crate) const SPARSE_MAX: usize = 4_000_000;
+/// Sparse blocks are factorised only when the predicted fill is affordable: twice the
+/// entries of the Cholesky factor of the pattern of `M + Mᵀ` under AMD (the factors of an LU
+/// whose pivots stay on the diagonal; partial pivoting can add more); above this size the
+/// block must also pass [`long_enough`] first ...
+const PREDICT_ABOVE: usize = 2_000;
+/// ... at most this many times the entries of `M` ...
+const FILL_PER_ENTRY: usize = 40;
+/// ... and at most this many in all (8 bytes each).
+const FILL_MAX: usize = 120_000_000;
+
+/// Unit roundoff of `f64` (2⁻⁵³).
+const UNIT: f64 = f64::EPSILON / 2.0;
+
+/// What a direct attempt gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Certified bounds within the tolerance were stored.
+    Tight,
+    /// Certified bounds were stored, but they are wider than the tolerance.
+    Loose,
+    /// Nothing was stored (singular or failed factorisation, or no certificate).
+    Failed,
+}
+
+/// Which factorisation served a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dense,
+    Sparse,
+}
+
+/// Buffers reused from block to block (no allocation per block on the dense path).
+pub(crate) struct Scratch {
+    /// Position of every unknown in the current block (`u32::MAX` outside it).
+    pos: Vec<u32>,
+    dense: Vec<f64>,
+    piv: Vec<usize>,
+    /// Right-hand sides and solutions, three columns of `m`: lower, upper, steps.
+    rhs: Vec<f64>,
+    cand: Vec<f64>,
+}
+
+impl Scratch {
+    pub fn new(n: usize) -> Self {
+        Scratch {
+            pos: vec![u32::MAX; n],
+            dense: Vec::new(),
+            piv: Vec::new(),
+            rhs: Vec::new(),
+            cand: Vec::new(),
+        }
+    }
+}
+
+/// A bound on the rounding error of a row sum `b + Σ a·y` of `terms` products: `γ` such that
+/// `|fl(s) − s| ≤ γ·(|b| + Σ|a·y|) + terms·2⁻¹⁰⁷⁴`; doubled to cover the evaluation of the
+/// bound itself.
+fn gamma(terms: usize) -> f64 {
+    let k = 2.0 * (terms as f64 + 2.0);
+    k * UNIT / (1.0 - k * UNIT)
+}
+
+/// `b_i + Σ_j A[i][j]·y_j` over the row of `i` (diagonal included), reading `y` for block
+/// members (by position) and `out` for the others; also returns `|b_i| + Σ|A[i][j]·y_j|`.
+#[inline]
+fn row_eval(sys: &System, i: usize, pos: &[u32], y: &[f64], out: &[f64]) -> (f64, f64) {
+    let mut s = sys.b[i];
+    let mut a = sys.b[i].abs();
+    let yi = y[pos[i] as usize];
+    let d = sys.diag[i] * yi;
+    s += d;
+    a += d.abs();
+    for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+        let j = sys.col[e] as usize;
+        let v = match pos[j] {
+            u32::MAX => out[j],
+            p => y[p as usize],
+        };
+        let t = sys.val[e] * v;
+        s += t;
+        a += t.abs();
+    }
+    (s, a)
+}
+
+/// Dense LU with partial pivoting of the row-major `m×m` matrix in `a`; `false` when singular.
+fn dense_lu(a: &mut [f64], piv: &mut [usize], m: usize) -> bool {
+    for k in 0..m {
+        let mut p = k;
+        let mut best = a[k * m + k].abs();
+        for r in k + 1..m {
+            let v = a[r * m + k].abs();
+            if v > best {
+                best = v;
+                p = r;
+            }
+        }
+        if best == 0.0 || !best.is_finite() {
+            return false;
+        }
+        piv[k] = p;
+        if p != k {
+            for c in 0..m {
+                a.swap(k * m + c, p * m + c);
+            }
+        }
+        let inv = 1.0 / a[k * m + k];
+        for r in k + 1..m {
+            let f = a[r * m + k] * inv;
+            if f == 0.0 {
+                continue;
+            }
+            a[r * m + k] = f;
+            let (top, bottom) = a.split_at_mut(r * m);
+            let pivot_row = &top[k * m + k + 1..k * m + m];
+            for (x, &u) in bottom[k + 1..m].iter_mut().zip(pivot_row) {
+                *x -= f * u;
+            }
+        }
+    }
+    true
+}
+
+/// Solves with the factors of [`dense_lu`], in place, for one right-hand side.
+fn dense_solve(a: &[f64], piv: &[usize], m: usize, x: &mut [f64]) {
+    for (k, &p) in piv.iter().enumerate().take(m) {
+        x.swap(k, p);
+    }
+    for r in 0..m {
+        let mut s = x[r];
+        for c in 0..r {
+            s -= a[r * m + c] * x[c];
+        }
+        x[r] = s;
+    }
+    for r in (0..m).rev() {
+        let mut s = x[r];
+        for c in r + 1..m {
+            s -= a[r * m + c] * x[c];
+        }
+        x[r] = s / a[r * m + r];
+    }
+}
+
+/// A factorisation of `M = I − A_BB`.
+enum Factor {
+    /// Dense LU (the factors live in the scratch's `dense` and `piv`).
+    Dense,
+    /// faer's sparse LU of `Mᵀ` (solved transposed).
+    Sparse(Box<faer::sparse::linalg::solvers::Lu<u32, f64>>),
+}
+
+/// faer's sparse LU of `Mᵀ`: the rows of `M`, sorted by column, are the columns of `Mᵀ`.
+fn sparse_factor(
+    sys: &System,
+    block: &[u32],
+    pos: &[u32],
+) -> Option<faer::sparse::linalg::solvers::Lu<u32, f64>> {
+    use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
+    use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+    let m = block.len();
+    let mut col_ptr: Vec<u32> = Vec::with_capacity(m + 1);
+    let mut row_idx: Vec<u32> = Vec::new();
+    let mut vals: Vec<f64> = Vec::new();
+    let mut row: Vec<(u32, f64)> = Vec::new();
+    col_ptr.push(0);
+    for (k, &i) in block.iter().enumerate() {
+        let i = i as usize;
+        row.clear();
+        row.push((k as u32, 1.0 - sys.diag[i]));
+        for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+            let p = pos[sys.col[e] as usize];
+            if p != u32::MAX {
+                row.push((p, -sys.val[e]));
+            }
+        }
+        row.sort_unstable_by_key(|&(c, _)| c);
+        let mut last = u32::MAX;
+        for &(c, v) in row.iter() {
+            if c == last {
+                if let Some(x) = vals.last_mut() {
+                    *x += v;
+                }
+            } else {
+                row_idx.push(c);
+                vals.push(v);
+                last = c;
+            }
+        }
+        col_ptr.push(u32::try_from(row_idx.len()).ok()?);
+    }
+    let sym = SymbolicSparseColMatRef::new_checked(m, m, &col_ptr, None, &row_idx);
+    let symbolic = SymbolicLu::try_new(sym).ok()?;
+    Lu::try_new_with_symbolic(symbolic, SparseColMatRef::new(sym, &vals)).ok()
+}
+
+/// A cheap test that rules out blocks whose fill is hopeless before the (costlier) symbolic
+/// analysis: the eccentricity `d` of a far state (two breadth-first searches over the block's
+/// edges) must satisfy `d² ≥ m/4`. Grids in the plane pass (`d ~ √m`), while expander-like
+/// blocks (random jumps, `d ~ log m`), whose every ordering fills in most of the matrix, and
+/// meshes of higher dimension do not.
+fn long_enough(sys: &System, block: &[u32], pos: &[u32]) -> bool {
+    let m = block.len();
+    let mut level = vec![u32::MAX; m];
+    let mut queue: Vec<u32> = Vec::with_capacity(m);
+    let mut bfs = |start: u32, level: &mut [u32]| -> (u32, u32) {
+        level.iter_mut().for_each(|l| *l = u32::MAX);
+        queue.clear();
+        queue.push(start);
+        level[start as usize] = 0;
+        let mut head = 0;
+        let mut last = start;
+        while head < queue.len() {
+            let k = queue[head];
+            head += 1;
+            last = k;
+            let i = block[k as usize] as usize;
+            for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+                let p = pos[sys.col[e] as usize];
+                if p != u32::MAX && level[p as usize] == u32::MAX {
+                    level[p as usize] = level[k as usize] + 1;
+                    queue.push(p);
+                }
+            }
+        }
+        (last, level[last as usize])
+    };
+    let (far, _) = bfs(0, &mut level);
+    let (_, d) = bfs(far, &mut level);
+    (d as u64) * (d as u64) >= m as u64 / 4
+}
+
+/// The predicted number of entries of the LU factors of `M` (see [`PREDICT_ABOVE`]), and the
+/// entries of `M`; `None` when the prediction fails.
+fn predicted_fill(sys: &System, block: &[u32], pos: &[u32]) -> Option<(usize, usize)> {
+    use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, SymmetricOrdering};
+    use faer::sparse::SymbolicSparseColMatRef;
+    use faer::Side;
+    let m = block.len();
+    // The lower triangle of the pattern of M + Mᵀ, column by column: (column, row) pairs.
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for (k, &i) in block.iter().enumerate() {
+        let k = k as u32;
+        pairs.push((k, k));
+        let i = i as usize;
+        for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+            let p = pos[sys.col[e] as usize];
+            if p != u32::MAX && p != k {
+                pairs.push((k.min(p), k.max(p)));
+            }
+        }
+    }
+    let entries = pairs.len();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut col_ptr: Vec<u32> = Vec::with_capacity(m + 1);
+    let mut row_idx: Vec<u32> = Vec::with_capacity(pairs.len());
+    col_ptr.push(0);
+    let mut c = 0u32;
+    for &(col, row) in &pairs {
+        while c < col {
+            col_ptr.push(row_idx.len() as u32);
+            c += 1;
+        }
+        row_idx.push(row);
+    }
+    while (c as usize) < m {
+        col_ptr.push(row_idx.len() as u32);
+        c += 1;
+    }
+    drop(pairs);
+    let sym = SymbolicSparseColMatRef::new_checked(m, m, &col_ptr, None, &row_idx);
+    let chol =
+        factorize_symbolic_cholesky(sym, Side::Lower, SymmetricOrdering::Amd, Default::default())
+            .ok()?;
+    Some((2 * chol.len_val(), entries))
+}
+
+/// Solves `M·X = R` in place for the columns of `rhs` (each of length `m`).
+fn solve_with(f: &Factor, dense: &[f64], piv: &[usize], m: usize, rhs: &mut [f64]) -> bool {
+    let cols = rhs.len() / m.max(1);
+    match f {
+        Factor::Dense => {
+            for c in 0..cols {
+                dense_solve(dense, piv, m, &mut rhs[c * m..(c + 1) * m]);
+            }
+        }
+        Factor::Sparse(lu) => {
+            use faer::linalg::solvers::Solve;
+            let mut x = faer::Mat::<f64>::from_fn(m, cols, |r, c| rhs[c * m + r]);
+            lu.solve_transpose_in_place(x.as_mut());
+            for c in 0..cols {
+                for r in 0..m {
+                    rhs[c * m + r] = x[(r, c)];
+                }
+            }
+        }
+    }
+    rhs.iter().all(|v| v.is_finite())
+}
+
+/// The residual size of one side: for every row, `|G(x)_k − x_k|` plus a multiple of the
+/// rounding-error bound of the row (the right-hand side whose solution `z` makes `x ∓ 2z` a
+/// certificate candidate). Returns `(rows length bound, ok)`.
+fn residual_rhs(
+    sys: &System,
+    block: &[u32],
+    pos: &[u32],
+    x: &[f64],
+    out: &[f64],
+    rho: &mut [f64],
+) -> Option<usize> {
+    let mut terms = 0usize;
+    for &i in block {
+        let i = i as usize;
+        terms = terms.max(sys.ptr[i + 1] as usize - sys.ptr[i] as usize + 1);
+    }
+    let gam = gamma(terms);
+    let tiny = (terms as f64 + 2.0) * f64::from_bits(1);
+    for (k, &i) in block.iter().enumerate() {
+        let (g, a) = row_eval(sys, i as usize, pos, x, out);
+        let r = (g - x[k]).abs() + 4.0 * gam * a + tiny;
+        if !r.is_finite() {
+            return None;
+        }
+        rho[k] = r;
+    }
+    Some(terms)
+}
+
+/// Verifies one side's candidate: `G(cand) ≥ cand` (lower side) or `G(cand) ≤ cand` (upper),
+/// every row's sum evaluated with its rounding-error bound against the claim.
+fn verify(
+    sys: &System,
+    block: &[u32],
+    pos: &[u32],
+    cand: &[f64],
+    out: &[f64],
+    upper_side: bool,
+    terms: usize,
+) -> bool {
+    let gam = gamma(terms);
+    let tiny = (terms as f64 + 2.0) * f64::from_bits(1);
+    block.iter().enumerate().all(|(k, &i)| {
+        let (g, a) = row_eval(sys, i as usize, pos, cand, out);
+        let err = gam * a + tiny;
+        if upper_side {
+            g + err <= cand[k]
+        } else {
+            g - err >= cand[k]
+        }
+    })
+}
+
+/// Tries to solve `block` directly; on success its bounds in `lo`/`hi` are tightened to the
+/// certified ones. `bounds` are the a priori bounds of every value (`lower`, `upper`), and
+/// `tight` says whether an interval is narrow enough.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn solve_block(
+    sys: &System,
+    block: &[u32],
+    lo: &mut [f64],
+    hi: &mut [f64],
+    bounds: (f64, f64),
+    tight: &dyn Fn(f64, f64) -> bool,
+    s: &mut Scratch,
+) -> (Outcome, Kind) {
+    let m = block.len();
+    let kind = if m <= DENSE_MAX {
+        Kind::Dense
+    } else {
+        Kind::Sparse
+    };
+    if m > SPARSE_MAX {
+        return (Outcome::Failed, kind);
+    }
+    for (k, &i) in block.iter().enumerate() {
+        s.pos[i as usize] = k as u32;
+    }
+    if m > DENSE_MAX {
+        let affordable = match (m <= PREDICT_ABOVE || long_enough(sys, block, &s.pos))
+            .then(|| predicted_fill(sys, block, &s.pos))
+            .flatten()
+        {
+            Some((fill, entries)) => fill <= FILL_MAX.min(FILL_PER_ENTRY * entries),
+            None => false,
+        };
+        if !affordable {
+            for &i in block {
+                s.pos[i as usize] = u32::MAX;
+            }
+            return (Outcome::Failed, kind);
+        }
+    }
+    let out = solve_marked(sys, block, lo, hi, bounds, tight, s, kind);
+    for &i in block {
+        s.pos[i as usize] = u32::MAX;
+    }
+    (out, kind)
+}
+
+/// The certificate of one side, from the computed solution `x` (first `m` of `xz`) and the
+/// solution `z` of `M·z = ρ` (second `m`): `x ∓ f·z` for growing `f`, verified, clamped to the
+/// a priori bounds afterwards (the true values lie within them whatever the certificate says).
+#[allow(clippy::too_many_arguments)]
+fn certify(
+    sys: &System,
+    block: &[u32],
+    pos: &[u32],
+    x: &[f64],
+    z: &[f64],
+    out: &[f64],
+    upper_side: bool,
+    terms: usize,
+    clamp: (f64, f64),
+    cand: &mut [f64],
+) -> bool {
+    if z.iter().any(|&v| v.is_nan() || v < 0.0) {
+        return false;
+    }
+    let mut f = 2.0;
+    for _ in 0..4 {
+        for k in 0..block.len() {
+            cand[k] = if upper_side {
+                x[k] + f * z[k]
+            } else {
+                x[k] - f * z[k]
+            };
+        }
+        if verify(sys, block, pos, cand, out, upper_side, terms) {
+            for v in cand.iter_mut() {
+                *v = v.clamp(clamp.0, clamp.1);
+            }
+            return true;
+        }
+        f *= 8.0;
+    }
+    false
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_marked(
+    sys: &System,
+    block: &[u32],
+    lo: &mut [f64],
+    hi: &mut [f64],
+    bounds: (f64, f64),
+    tight: &dyn Fn(f64, f64) -> bool,
+    s: &mut Scratch,
+    kind: Kind,
+) -> Outcome {
+    let m = block.len();
+    let pos = &s.pos;
+    // Right-hand sides: b + A_BO·lo_O (lower side) and b + A_BO·hi_O (upper side).
+    s.rhs.clear();
+    s.rhs.resize(4 * m, 0.0);
+    for (k, &i) in block.iter().enumerate() {
+        let i = i as usize;
+        let (mut bl, mut bh) = (sys.b[i], sys.b[i]);
+        for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+            let j = sys.col[e] as usize;
+            if pos[j] == u32::MAX {
+                bl += sys.val[e] * lo[j];
+                bh += sys.val[e] * hi[j];
+            }
+        }
+        if !bl.is_finite() || !bh.is_finite() {
+            return Outcome::Failed;
+        }
+        s.rhs[k] = bl;
+        s.rhs[m + k] = bh;
+    }
+    let factor = match kind {
+        Kind::Dense => {
+            s.dense.clear();
+            s.dense.resize(m * m, 0.0);
+            s.piv.clear();
+            s.piv.resize(m, 0);
+            for (k, &i) in block.iter().enumerate() {
+                let i = i as usize;
+                s.dense[k * m + k] = 1.0 - sys.diag[i];
+                for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+                    let p = pos[sys.col[e] as usize];
+                    if p != u32::MAX {
+                        s.dense[k * m + p as usize] -= sys.val[e];
+                    }
+                }
+            }
+            if !dense_lu(&mut s.dense, &mut s.piv, m) {
+                return Outcome::Failed;
+            }
+            Factor::Dense
+        }
+        Kind::Sparse => match sparse_factor(sys, block, pos) {
+            Some(lu) => Factor::Sparse(Box::new(lu)),
+            None => return Outcome::Failed,
+        },
+    };
+    // Solutions of both sides.
+    if !solve_with(&factor, &s.dense, &s.piv, m, &mut s.rhs[..2 * m]) {
+        return Outcome::Failed;
+    }
+    // Their residuals (with the rounding-error allowance) as the next right-hand sides.
+    let (xs, rho) = s.rhs.split_at_mut(2 * m);
+    let (xl, xh) = xs.split_at(m);
+    let (rl, rh) = rho.split_at_mut(m);
+    let (Some(tl), Some(th)) = (
+        residual_rhs(sys, block, pos, xl, lo, rl),
+        residual_rhs(sys, block, pos, xh, hi, rh),
+    ) else {
+        return Outcome::Failed;
+    };
+    if !solve_with(&factor, &s.dense, &s.piv, m, &mut s.rhs[2 * m..]) {
+        return Outcome::Failed;
+    }
+    drop(factor);
+    let (xs, zs) = s.rhs.split_at(2 * m);
+    let (xl, xh) = xs.split_at(m);
+    let (zl, zh) = zs.split_at(m);
+    s.cand.clear();
+    s.cand.resize(2 * m, 0.0);
+    let (cl, ch) = s.cand.split_at_mut(m);
+    let ok_lo = certify(sys, block, pos, xl, zl, lo, false, tl, bounds, cl);
+    let ok_hi = certify(sys, block, pos, xh, zh, hi, true, th, bounds, ch);
+    if !ok_lo && !ok_hi {
+        return Outcome::Failed;
+    }
+    let mut all_tight = ok_lo && ok_hi;
+    for (k, &i) in block.iter().enumerate() {
+        let i = i as usize;
+        if ok_lo {
+            lo[i] = lo[i].max(cl[k]);
+        }
+        if ok_hi {
+            hi[i] = hi[i].min(ch[k]);
+        }
+        all_tight &= tight(lo[i], hi[i]);
+    }
+    if all_tight {
+        Outcome::Tight
+    } else {
+        Outcome::Loose
+    }
+}
+
+/// Solves `block` exactly (rational elimination of the block with `lo_O` and with `hi_O` for
+/// the states outside), within `budget`; on success the block's bounds become the outward
+/// roundings of the two exact solutions. `false` when over budget or singular.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn exact_block(
+    sys: &System,
+    block: &[u32],
+    block_of: &[u32],
+    lo: &mut [f64],
+    hi: &mut [f64],
+    budget: u64,
+    stop: &Interrupt,
+    s: &mut Scratch,
+) -> Result<bool> {
+    for (k, &i) in block.iter().enumerate() {
+        s.pos[i as usize] = k as u32;
+    }
+    let me = block_of[block[0] as usize];
+    let res = exact_sides(sys, block, me, block_of, lo, hi, budget, stop, &s.pos);
+    for &i in block {
+        s.pos[i as usize] = u32::MAX;
+    }
+    let Some((xl, xh)) = res? else {
+        return Ok(false);
+    };
+    for (k, &i) in block.iter().enumerate() {
+        let i = i as usize;
+        lo[i] = lo[i].max(exact::to_f64_bounds(&xl[k]).0);
+        hi[i] = hi[i].min(exact::to_f64_bounds(&xh[k]).1);
+    }
+    Ok(true)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn exact_sides(
+    sys: &System,
+    block: &[u32],
+    me: u32,
+    block_of: &[u32],
+    lo: &[f64],
+    hi: &[f64],
+    budget: u64,
+    stop: &Interrupt,
+    pos: &[u32],
+) -> Result<Option<(Vec<BigRational>, Vec<BigRational>)>> {
+    // The block's rows in rationals (`None` when a number is not finite).
+    let build = || {
+        let m = block.len();
+        let mut rows = Vec::with_capacity(m);
+        let mut diag = Vec::with_capacity(m);
+        let mut bl = Vec::with_capacity(m);
+        let mut bh = Vec::with_capacity(m);
+        let mut same = true;
+        for &i in block {
+            let i = i as usize;
+            let mut row = Vec::new();
+            let b0 = exact::to_rational(sys.b[i])?;
+            let (mut l, mut h) = (b0.clone(), b0);
+            for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+                let j = sys.col[e] as usize;
+                let a = exact::to_rational(sys.val[e])?;
+                if block_of[j] == me {
+                    row.push((pos[j], a));
+                } else {
+                    if lo[j] != hi[j] {
+                        same = false;
+                    }
+                    if !lo[j].is_zero() {
+                        l += &a * exact::to_rational(lo[j])?;
+                    }
+                    if !hi[j].is_zero() {
+                        h += a * exact::to_rational(hi[j])?;
+                    }
+                }
+            }
+            rows.push(row);
+            diag.push(exact::to_rational(sys.diag[i])?);
+            bl.push(l);
+            bh.push(h);
+        }
+        Some((rows, diag, bl, bh, same))
+    };
+    let Some((rows, diag, bl, bh, same)) = build() else {
+        return Ok(None);
+    };
+    let lower = ExactSystem {
+        rows: rows.clone(),
+        diag: diag.clone(),
+        b: bl,
+    };
+    let solve = |sys: ExactSystem| match exact::solve(sys, Some(budget), stop) {
+        Ok(x) => Ok(Some(x)),
+        Err(ExactFailure::Budget | ExactFailure::Singular) => Ok(None),
+        Err(ExactFailure::Interrupted(e)) => Err(e),
+    };
+    let Some(xl) = solve(lower)? else {
+        return Ok(None);
+    };
+    if same {
+        return Ok(Some((xl.clone(), xl)));
+    }
+    let upper = ExactSystem { rows, diag, b: bh };
+    Ok(solve(upper)?.map(|xh| (xl, xh)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A random block of `m` states (chained `i → i+1`, 0–2 more successors inside, a
+    /// self-loop, an exit to two outside states and a constant), followed by the two outside
+    /// states (no rows of their own). Returns the system and the outside bounds.
+    fn random_block(seed: u64, m: usize, stiff: bool) -> (System, Vec<f64>, Vec<f64>) {
+        let mut r = seed | 1;
+        let mut next = move || {
+            r ^= r >> 12;
+            r ^= r << 25;
+            r ^= r >> 27;
+            (r.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let n = m + 2;
+        let mut sys = System {
+            ptr: vec![0],
+            col: Vec::new(),
+            val: Vec::new(),
+            inv: vec![1.0; n],
+            diag: vec![0.0; n],
+            b: vec![0.0; n],
+        };
+        for i in 0..m {
+            let mut w: Vec<(u32, f64)> = Vec::new();
+            w.push(((i + 1) as u32, 0.2 + next()));
+            for _ in 0..(next() * 2.5) as usize {
+                w.push(((next() * m as f64) as u32, 0.05 + next()));
+            }
+            // Exits: rare in a stiff block (long stays, wide conditioning).
+            let exit = if stiff { 1e-4 * next() } else { 0.3 * next() };
+            if i + 1 == m || next() < 0.5 {
+                w.push((m as u32 + (next() < 0.5) as u32, exit + 1e-6));
+            }
+            let self_loop = next() * 0.5;
+            let total: f64 = w.iter().map(|x| x.1).sum::<f64>() + self_loop;
+            let scale = (1.0 - next() * 0.1 * (!stiff) as u8 as f64) / total;
+            sys.diag[i] = self_loop * scale;
+            for (j, v) in w {
+                if j as usize == i {
+                    sys.diag[i] += v * scale;
+                } else {
+                    sys.col.push(j);
+                    sys.val.push(v * scale);
+                }
+            }
+            sys.b[i] = next() * 0.01;
+            sys.ptr.push(sys.col.len() as u32);
+            sys.inv[i] = 1.0 / (1.0 - sys.diag[i]);
+        }
+        sys.ptr.push(sys.col.len() as u32);
+        sys.ptr.push(sys.col.len() as u32);
+        let a = next();
+        let mut lo = vec![0.0; n];
+        let mut hi = vec![f64::INFINITY; n];
+        lo[m] = a;
+        hi[m] = a + next() * 1e-3;
+        lo[m + 1] = 2.0 * a;
+        hi[m + 1] = 2.0 * a;
+        (sys, lo, hi)
+    }
+
+    /// The exact solution of the block with the outside states at `out`.
+    fn exact_solution(sys: &System, m: usize, out: &[f64]) -> Vec<BigRational> {
+        let q = |x: f64| exact::to_rational(x).unwrap();
+        let mut es = ExactSystem::default();
+        for i in 0..m {
+            let mut row = Vec::new();
+            let mut b = q(sys.b[i]);
+            for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+                let j = sys.col[e] as usize;
+                if j < m {
+                    row.push((j as u32, q(sys.val[e])));
+                } else {
+                    b += q(sys.val[e]) * q(out[j]);
+                }
+            }
+            es.rows.push(row);
+            es.diag.push(q(sys.diag[i]));
+            es.b.push(b);
+        }
+        exact::solve(es, None, &Interrupt::default()).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// The certified direct path (dense LU up to 64 states, faer's sparse LU above) gives
+        /// bounds that contain the exact rational solution, for the lower and the upper
+        /// outside values, on random blocks, well-conditioned and stiff.
+        #[test]
+        fn certified_bounds_contain_the_exact_solution(
+            seed in any::<u64>(), m in 2usize..96, stiff in any::<bool>()
+        ) {
+            let (sys, mut lo, mut hi) = random_block(seed, m, stiff);
+            let block: Vec<u32> = (0..m as u32).collect();
+            let mut scratch = Scratch::new(m + 2);
+            let (outcome, kind) = solve_block(
+                &sys, &block, &mut lo, &mut hi, (0.0, f64::INFINITY),
+                &|l, h| h - l <= 1e-6 * l.abs(), &mut scratch,
+            );
+            prop_assert_eq!(kind, if m <= DENSE_MAX { Kind::Dense } else { Kind::Sparse });
+            prop_assert!(outcome != Outcome::Failed, "no certificate for a regular block");
+            let xl = exact_solution(&sys, m, &lo);
+            let xh = exact_solution(&sys, m, &hi);
+            for k in 0..m {
+                let (l, h) = (exact::to_rational(lo[k]).unwrap(), exact::to_rational(hi[k]).unwrap());
+                prop_assert!(l <= xl[k], "lower bound {} above the exact {} at {k}", lo[k], exact::to_f64(&xl[k]));
+                prop_assert!(xh[k] <= h, "upper bound {} below the exact {} at {k}", hi[k], exact::to_f64(&xh[k]));
+            }
+            prop_assert!(scratch.pos.iter().all(|&p| p == u32::MAX));
+        }
+    }
+
+    #[test]
+    fn a_singular_block_gives_no_bounds() {
+        // Two states that only swap: I − A is singular.
+        let sys = System {
+            ptr: vec![0, 1, 2],
+            col: vec![1, 0],
+            val: vec![1.0, 1.0],
+            inv: vec![1.0, 1.0],
+            diag: vec![0.0, 0.0],
+            b: vec![0.0, 0.0],
+        };
+        let (mut lo, mut hi) = (vec![0.0; 2], vec![1.0; 2]);
+        let mut scratch = Scratch::new(2);
+        let (outcome, _) = solve_block(
+            &sys,
+            &[0, 1],
+            &mut lo,
+            &mut hi,
+            (0.0, 1.0),
+            &|_, _| true,
+            &mut scratch,
+        );
+        assert_eq!(outcome, Outcome::Failed);
+        assert_eq!((lo, hi), (vec![0.0; 2], vec![1.0; 2]));
+    }
+}
