@@ -474,7 +474,24 @@ fn build_ltl(pair: Pair<'_, Rule>) -> Result<LtlPath> {
             }
             Ok(f)
         }
-        _ => Ok(LtlPath::State(build_atom(pair)?)),
+        // The arithmetic levels between `!` and an atom: a level without its operator is its
+        // one operand (which may be a parenthesised path formula); with an operator it is
+        // arithmetic or a comparison, a state formula.
+        Rule::sf_eq
+        | Rule::sf_rel
+        | Rule::sf_add
+        | Rule::sf_mul
+        | Rule::sf_unary
+        | Rule::sf_pow => {
+            let mut inner = pair.clone().into_inner();
+            let first = next(&mut inner, span)?;
+            if inner.next().is_none() && first.as_rule() != Rule::neg_op {
+                build_ltl(first)
+            } else {
+                Ok(LtlPath::State(build_state_formula(pair)?))
+            }
+        }
+        _ => Ok(LtlPath::State(build_state_formula(pair)?)),
     }
 }
 
