@@ -12,6 +12,7 @@ mod bad_input;
 mod built_chains;
 mod check;
 mod errors;
+mod export;
 mod learn;
 mod learn_order;
 mod monitor;
