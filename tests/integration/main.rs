@@ -18,3 +18,4 @@ mod learn_order;
 mod monitor;
 mod parse;
 mod prism_models;
+mod tables;

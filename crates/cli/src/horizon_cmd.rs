@@ -75,18 +75,17 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
         });
         writeln!(out, "{doc}")?;
     } else {
-        let mut header = String::from("state");
-        for h in 1..=args.max_h {
-            header.push_str(&format!("\th={h}"));
-        }
-        writeln!(out, "{header}")?;
+        let mut header = vec!["state".to_string()];
+        header.extend((1..=args.max_h).map(|h| format!("h={h}")));
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let right: Vec<usize> = (1..=args.max_h).collect();
+        let mut t = crate::table::new(&header, &right);
         for s in 0..n {
-            let mut line = s.to_string();
-            for h in 1..=args.max_h {
-                line.push_str(&format!("\t{}", at(s, h)));
-            }
-            writeln!(out, "{line}")?;
+            let mut row = vec![s.to_string()];
+            row.extend((1..=args.max_h).map(|h| at(s, h).to_string()));
+            t.add_row(row);
         }
+        write!(out, "{}", crate::table::render(&t, ""))?;
     }
     Ok(())
 }

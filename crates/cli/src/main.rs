@@ -16,6 +16,7 @@ mod monitor_cmd;
 mod pac_cmd;
 mod parse_cmd;
 mod simulate_cmd;
+mod table;
 
 use clap::{Parser, Subcommand};
 use error::CliError;
