@@ -16,6 +16,7 @@ mod export;
 mod learn;
 mod learn_order;
 mod monitor;
+mod options;
 mod parse;
 mod prism_models;
 mod tables;

@@ -3,10 +3,9 @@
 //! `augur-check` (loading, constants, properties, checking, the JSON report).
 
 use crate::error::CliError;
-use crate::limits::LimitArgs;
 use augur_check::{
-    CheckOptions, CheckResult, Constants, Format, InitialFilter, LoadOptions, Method, Model,
-    Properties, Report, Scalar, Session,
+    CheckResult, Constants, Format, InitialFilter, Method, Model, Properties, Report, Scalar,
+    Session,
 };
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -58,30 +57,15 @@ pub struct CheckArgs {
     /// A property to check (repeatable), checked after those of the file.
     #[arg(long = "prop", value_name = "PCTL")]
     pub props: Vec<String>,
-    /// Values of constants, e.g. `N=3,p=0.5` (repeatable).
-    #[arg(long = "const", value_name = "N=V,...")]
-    pub consts: Vec<String>,
-    /// Solution method for linear equation systems.
-    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
-    pub method: MethodArg,
-    /// Requested precision (relative).
-    #[arg(long, default_value_t = 1e-6)]
-    pub epsilon: f64,
     /// Also report the value of every state.
     #[arg(long)]
     pub all_states: bool,
-    /// Print one JSON object instead of text (schema: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// PRISM models: fail on a deadlock state instead of giving it a self-loop.
-    #[arg(long)]
-    pub no_fix_deadlocks: bool,
     /// Exit with code 3 when a boolean property (`P>=0.9 [ ... ]`, a filter's `forall`, ...)
     /// is false, so that a script or a CI job can gate on it (0: all hold).
     #[arg(long)]
     pub assert: bool,
     #[command(flatten)]
-    pub limits: LimitArgs,
+    pub opts: crate::options::ModelOptions,
 }
 
 /// Parses the `--const` arguments (a later value of a name replaces an earlier one); an error
@@ -96,14 +80,7 @@ pub fn constants(args: &[String]) -> Result<Constants, augur_check::CheckError> 
 
 /// Run `augur check`.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let constants = constants(&args.consts)?;
-    if !(args.epsilon > 0.0 && args.epsilon < 1.0) {
-        return Err(CliError::User(format!(
-            "error: --epsilon must be in (0, 1), got {}",
-            args.epsilon
-        )));
-    }
-    let limits = args.limits.limits()?;
+    let (constants, load, options) = args.opts.resolve()?;
 
     // Properties: the file's, then the --prop ones.
     let mut props = match &args.props_file {
@@ -119,25 +96,13 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     }
 
-    let load = LoadOptions {
-        constants: constants.clone(),
-        exact: args.method == MethodArg::Exact,
-        fix_deadlocks: !args.no_fix_deadlocks,
-        limits: limits.clone(),
-    };
     let model = Model::load(&args.model, &load)?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }
     let compiled = props.compile(&model, &constants)?;
-    let options = CheckOptions {
-        method: args.method.into(),
-        epsilon: args.epsilon,
-        limits,
-        ..CheckOptions::default()
-    };
 
-    if !args.json {
+    if !args.opts.json {
         for note in model.notes() {
             writeln!(out, "note: {note}")?;
         }
@@ -151,7 +116,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut io = Ok(());
     // State names of a learned model (`metadata.state_names` of its JSON), read only when a
     // state is printed by name.
-    let wants_names = !args.json
+    let wants_names = !args.opts.json
         && (args.all_states
             || compiled
                 .items
@@ -186,7 +151,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 }
             }
         }
-        if args.json {
+        if args.opts.json {
             report.push(p.name.as_deref(), &p.text, &outcome, args.all_states);
         } else if io.is_ok() {
             io = match &outcome {
@@ -196,7 +161,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     });
     io?;
-    if args.json {
+    if args.opts.json {
         writeln!(out, "{}", report.to_json())?;
     }
     if failures == 0 {

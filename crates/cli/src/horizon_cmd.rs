@@ -1,10 +1,8 @@
 //! `augur horizon MODEL --target LABEL --max H [--const N=3] [--json]`: the all-horizon table
 //! P(F≤h target) for h = 1..H and every state (glue over `augur-check`).
 
-use crate::check_cmd::constants;
 use crate::error::CliError;
-use crate::limits::LimitArgs;
-use augur_check::{CheckOptions, LoadOptions, Model, Scalar, Session};
+use augur_check::{Model, Scalar, Session};
 use clap::Args;
 use serde_json::{json, Value as Json};
 use std::io::Write;
@@ -21,42 +19,25 @@ pub struct HorizonArgs {
     /// The largest horizon H.
     #[arg(long = "max", value_name = "H")]
     pub max_h: usize,
-    /// Values of constants (the model's undefined ones, or names used in the target), e.g.
-    /// `N=3,p=0.5` (repeatable).
-    #[arg(long = "const", value_name = "N=V,...")]
-    pub consts: Vec<String>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub limits: LimitArgs,
+    pub opts: crate::options::ModelOptions,
 }
 
 /// Run `augur horizon`.
 pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let constants = constants(&args.consts)?;
-    let limits = args.limits.limits()?;
+    let (constants, load, options) = args.opts.resolve()?;
     if args.max_h == 0 {
         return Err(CliError::user("error: --max must be at least 1"));
     }
-    let load = LoadOptions {
-        constants: constants.clone(),
-        limits: limits.clone(),
-        ..LoadOptions::default()
-    };
     let model = Model::load(&args.model, &load)?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }
-    let options = CheckOptions {
-        limits,
-        ..CheckOptions::default()
-    };
     let mut session = Session::new(&model, options).with_constants(&constants);
     let table = session.horizon(&args.target, "--target", args.max_h)?;
     let n = table.num_states;
     let at = |s: usize, h: usize| table.get(s, h).unwrap_or(f64::NAN);
-    if args.json {
+    if args.opts.json {
         let rows: Vec<Json> = (0..n)
             .map(|s| {
                 Json::Array(

@@ -13,6 +13,7 @@ mod horizon_cmd;
 mod learn_cmd;
 mod limits;
 mod monitor_cmd;
+mod options;
 mod pac_cmd;
 mod parse_cmd;
 mod simulate_cmd;
