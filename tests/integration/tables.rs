@@ -77,3 +77,30 @@ fn horizon_table_is_aligned() {
     let width = lines[0].chars().count();
     assert!(lines.iter().all(|l| l.chars().count() == width), "{text}");
 }
+
+#[test]
+fn horizon_names_states_by_valuation() {
+    // safetydrift.sta gives the states their risk level (issue 14, item 5).
+    let text = ok(&[
+        "horizon",
+        "models/safetydrift.tra",
+        "--target",
+        "\"violated\"",
+        "--max",
+        "1",
+    ]);
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("state 0 (risk=0)"),
+        "{text}"
+    );
+    let j = stdout_json(&run(&[
+        "horizon",
+        "models/safetydrift.tra",
+        "--target",
+        "\"violated\"",
+        "--max",
+        "1",
+        "--json",
+    ]));
+    assert_eq!(j["state_names"][4], "state 4 (risk=4)");
+}

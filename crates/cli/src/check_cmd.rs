@@ -206,7 +206,7 @@ fn assertion(assert: bool, asserted: usize, violated: &[String]) -> Result<(), C
 
 /// The `metadata.state_names` of an Augur JSON model (as `augur learn` writes them), when the
 /// model is one and has a name for every state.
-fn learned_state_names(path: &std::path::Path, states: usize) -> Option<Vec<String>> {
+pub(crate) fn learned_state_names(path: &std::path::Path, states: usize) -> Option<Vec<String>> {
     if Format::from_path(path) != Some(Format::Json) {
         return None;
     }
@@ -219,7 +219,7 @@ fn learned_state_names(path: &std::path::Path, states: usize) -> Option<Vec<Stri
 
 /// How a state is printed, the one way for every listing: its name (a learned model), else
 /// `state S (x=..,y=..)` with its valuation (PRISM models, `.sta` files), else `state S`.
-fn state_label(model: &Model, names: Option<&[String]>, s: usize) -> String {
+pub(crate) fn state_label(model: &Model, names: Option<&[String]>, s: usize) -> String {
     if let Some(n) = names.and_then(|n| n.get(s)) {
         return n.clone();
     }

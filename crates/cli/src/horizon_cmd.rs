@@ -37,6 +37,9 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let table = session.horizon(&args.target, "--target", args.max_h)?;
     let n = table.num_states;
     let at = |s: usize, h: usize| table.get(s, h).unwrap_or(f64::NAN);
+    // States by name (a learned model) or valuation, as `check` prints them.
+    let names = crate::check_cmd::learned_state_names(&args.model, n);
+    let label = |s: usize| crate::check_cmd::state_label(&model, names.as_deref(), s);
     if args.opts.json {
         let rows: Vec<Json> = (0..n)
             .map(|s| {
@@ -51,6 +54,7 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "target": args.target.trim().trim_matches('"'),
             "max": args.max_h,
             "states": n,
+            "state_names": (0..n).map(label).collect::<Vec<_>>(),
             "initial": model.dtmc().initial,
             "table": rows,
         });
@@ -62,7 +66,7 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
         let right: Vec<usize> = (1..=args.max_h).collect();
         let mut t = crate::table::new(&header, &right);
         for s in 0..n {
-            let mut row = vec![s.to_string()];
+            let mut row = vec![label(s)];
             row.extend((1..=args.max_h).map(|h| at(s, h).to_string()));
             t.add_row(row);
         }
