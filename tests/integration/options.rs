@@ -73,3 +73,63 @@ fn export_has_json() {
     let out = run(&["export", "models/die.json", "--to", "drn", "--epsilon", "2"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn const_overriding_a_definition_warns_with_both_values_and_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let props = dir.path().join("t.props");
+    std::fs::write(&props, "const int T = 2;\nP=? [ F<=T \"violated\" ]\n").unwrap();
+    let props = props.to_str().unwrap();
+    let out = run(&[
+        "check",
+        "models/safetydrift.tra",
+        props,
+        "--const",
+        "T=5",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "warning: --const T=5 overrides the value 2 defined for `T` in {props}"
+        )),
+        "{err}"
+    );
+    // The given value is the one used: P(F<=5 violated) from SAFE (models/safetydrift.props).
+    let v = stdout_json(&out)["results"][0]["value"].as_f64().unwrap();
+    assert!((v - 0.2671295398).abs() < 1e-9, "{v}");
+    // A model's defined constant: the model file is named.
+    let pm = dir.path().join("m.pm");
+    std::fs::write(
+        &pm,
+        "dtmc\nconst int N = 2;\nmodule m\n x : [0..N] init 0;\n [] x<N -> (x'=x+1);\n [] x=N -> true;\nendmodule\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "check",
+        pm.to_str().unwrap(),
+        "--prop",
+        "P=? [ F x=3 ]",
+        "--const",
+        "N=3",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("overrides the value 2 defined for `N` in"),
+        "{err}"
+    );
+    // An undefined constant given a value: no warning.
+    let err = String::from_utf8_lossy(
+        &run(&[
+            "check",
+            "models/sync3.pm",
+            "--prop",
+            "P=? [ F \"both\" ]",
+            "--const",
+            "p=0.2",
+        ])
+        .stderr,
+    )
+    .into_owned();
+    assert!(!err.contains("overrides"), "{err}");
+}

@@ -100,6 +100,13 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }
+    warn_overrides(
+        &constants,
+        &props,
+        args.props_file.as_deref(),
+        &model,
+        &args.model,
+    );
     let compiled = props.compile(&model, &constants)?;
 
     if !args.opts.json {
@@ -274,4 +281,36 @@ fn print_result(
         }
     }
     Ok(())
+}
+
+/// A `--const` value for a constant that the properties file or the model defines replaces
+/// the definition: say so, naming both values and where the constant is defined.
+fn warn_overrides(
+    given: &Constants,
+    props: &Properties,
+    props_file: Option<&std::path::Path>,
+    model: &Model,
+    model_file: &std::path::Path,
+) {
+    for (name, value) in given.as_slice() {
+        let defined = |decls: &[augur_expr::ConstDecl]| {
+            decls
+                .iter()
+                .find(|d| d.name == *name)
+                .and_then(|d| d.value.as_ref().map(|e| e.to_string()))
+        };
+        let in_props = defined(props.constants());
+        let in_model = model.prism().and_then(|m| defined(&m.constants()));
+        for (def, file) in [
+            (in_props, props_file.map(|p| p.display().to_string())),
+            (in_model, Some(model_file.display().to_string())),
+        ] {
+            if let Some(def) = def {
+                crate::error::diag(format_args!(
+                    "warning: --const {name}={value} overrides the value {def} defined for `{name}` in {}",
+                    file.unwrap_or_else(|| "the properties".into())
+                ));
+            }
+        }
+    }
 }
