@@ -263,7 +263,8 @@ fn learn_microwave_with_spec() {
     assert_eq!(sum["models"][0]["invalid_transitions_dropped"], 0);
     assert_eq!(state_names(&read_json(&again)), names);
 
-    // The learned model exports to the PRISM language (one module, one state variable).
+    // The learned model exports to the PRISM language (one module; its variables when its
+    // valuations tell the states apart, else a state index).
     let pm = dir.path().join("mw.pm");
     ok(&["export", s(&model), "--to", "prism", "-o", s(&pm)]);
     let text = std::fs::read_to_string(&pm).unwrap();

@@ -241,7 +241,12 @@ impl Model {
     /// Writes the model in `format` to a stream (for [`Format::Tra`] the `.tra` part only; see
     /// [`Model::write_to_path`]). A model that the format cannot express is a user error.
     pub fn write(&self, format: Format, w: &mut dyn Write) -> Result<()> {
-        augur_formats::write_model(&self.dtmc, format, w).map_err(|e| match e {
+        let written = if format == Format::Prism {
+            augur_formats::prism_export::write_prism_with(&self.dtmc, &self.prism_source(), w)
+        } else {
+            augur_formats::write_model(&self.dtmc, format, w)
+        };
+        written.map_err(|e| match e {
             FormatError::Write(io) => CheckError::Write(io),
             e => format_error(e),
         })
@@ -250,7 +255,38 @@ impl Model {
     /// Writes the model in `format` to `path` (for [`Format::Tra`] also the `.lab`, `.srew`,
     /// `.trew` and `.sta` files next to it); returns the files written.
     pub fn write_to_path(&self, format: Format, path: &Path) -> Result<Vec<PathBuf>> {
+        if format == Format::Prism {
+            let io_err = |e| {
+                format_error(FormatError::Io {
+                    path: path.to_path_buf(),
+                    source: e,
+                })
+            };
+            let mut w = std::io::BufWriter::new(std::fs::File::create(path).map_err(io_err)?);
+            augur_formats::prism_export::write_prism_with(&self.dtmc, &self.prism_source(), &mut w)
+                .map_err(format_error)?;
+            w.flush().map_err(io_err)?;
+            return Ok(vec![path.to_path_buf()]);
+        }
         augur_formats::write_model_to_path(&self.dtmc, format, path).map_err(format_error)
+    }
+
+    /// The constants and formulas a PRISM export keeps (so that the source's properties still
+    /// parse on the export).
+    fn prism_source(&self) -> augur_formats::prism_export::PrismSource {
+        augur_formats::prism_export::PrismSource {
+            constants: self.constants.clone(),
+            formulas: self
+                .prism
+                .as_ref()
+                .map(|m| {
+                    m.formulas()
+                        .into_iter()
+                        .map(|(n, e)| (n, e.to_string()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
     }
 
     /// What a property may name in the model: labels, variables and reward structures.

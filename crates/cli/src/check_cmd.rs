@@ -3,10 +3,9 @@
 //! `augur-check` (loading, constants, properties, checking, the JSON report).
 
 use crate::error::CliError;
-use crate::limits::LimitArgs;
 use augur_check::{
-    CheckOptions, CheckResult, Constants, Format, InitialFilter, LoadOptions, Method, Model,
-    Properties, Report, Scalar, Session,
+    CheckResult, Constants, Format, InitialFilter, Method, Model, Properties, Report, Scalar,
+    Session,
 };
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -58,30 +57,15 @@ pub struct CheckArgs {
     /// A property to check (repeatable), checked after those of the file.
     #[arg(long = "prop", value_name = "PCTL")]
     pub props: Vec<String>,
-    /// Values of constants, e.g. `N=3,p=0.5` (repeatable).
-    #[arg(long = "const", value_name = "N=V,...")]
-    pub consts: Vec<String>,
-    /// Solution method for linear equation systems.
-    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
-    pub method: MethodArg,
-    /// Requested precision (relative).
-    #[arg(long, default_value_t = 1e-6)]
-    pub epsilon: f64,
     /// Also report the value of every state.
     #[arg(long)]
     pub all_states: bool,
-    /// Print one JSON object instead of text (schema: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// PRISM models: fail on a deadlock state instead of giving it a self-loop.
-    #[arg(long)]
-    pub no_fix_deadlocks: bool,
     /// Exit with code 3 when a boolean property (`P>=0.9 [ ... ]`, a filter's `forall`, ...)
     /// is false, so that a script or a CI job can gate on it (0: all hold).
     #[arg(long)]
     pub assert: bool,
     #[command(flatten)]
-    pub limits: LimitArgs,
+    pub opts: crate::options::ModelOptions,
 }
 
 /// Parses the `--const` arguments (a later value of a name replaces an earlier one); an error
@@ -96,14 +80,7 @@ pub fn constants(args: &[String]) -> Result<Constants, augur_check::CheckError> 
 
 /// Run `augur check`.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let constants = constants(&args.consts)?;
-    if !(args.epsilon > 0.0 && args.epsilon < 1.0) {
-        return Err(CliError::User(format!(
-            "error: --epsilon must be in (0, 1), got {}",
-            args.epsilon
-        )));
-    }
-    let limits = args.limits.limits()?;
+    let (constants, load, options) = args.opts.resolve()?;
 
     // Properties: the file's, then the --prop ones.
     let mut props = match &args.props_file {
@@ -119,28 +96,23 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     }
 
-    let load = LoadOptions {
-        constants: constants.clone(),
-        exact: args.method == MethodArg::Exact,
-        fix_deadlocks: !args.no_fix_deadlocks,
-        limits: limits.clone(),
-    };
     let model = Model::load(&args.model, &load)?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }
+    warn_overrides(
+        &constants,
+        &props,
+        args.props_file.as_deref(),
+        &model,
+        &args.model,
+    );
     let compiled = props.compile(&model, &constants)?;
     for w in &compiled.warnings {
         crate::error::diag(format_args!("warning: {w}"));
     }
-    let options = CheckOptions {
-        method: args.method.into(),
-        epsilon: args.epsilon,
-        limits,
-        ..CheckOptions::default()
-    };
 
-    if !args.json {
+    if !args.opts.json {
         for note in model.notes() {
             writeln!(out, "note: {note}")?;
         }
@@ -154,7 +126,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut io = Ok(());
     // State names of a learned model (`metadata.state_names` of its JSON), read only when a
     // state is printed by name.
-    let wants_names = !args.json
+    let wants_names = !args.opts.json
         && (args.all_states
             || compiled
                 .items
@@ -189,7 +161,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 }
             }
         }
-        if args.json {
+        if args.opts.json {
             report.push(p.name.as_deref(), &p.text, &outcome, args.all_states);
         } else if io.is_ok() {
             io = match &outcome {
@@ -199,7 +171,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     });
     io?;
-    if args.json {
+    if args.opts.json {
         writeln!(out, "{}", report.to_json())?;
     }
     if failures == 0 {
@@ -244,7 +216,7 @@ fn assertion(assert: bool, asserted: usize, violated: &[String]) -> Result<(), C
 
 /// The `metadata.state_names` of an Augur JSON model (as `augur learn` writes them), when the
 /// model is one and has a name for every state.
-fn learned_state_names(path: &std::path::Path, states: usize) -> Option<Vec<String>> {
+pub(crate) fn learned_state_names(path: &std::path::Path, states: usize) -> Option<Vec<String>> {
     if Format::from_path(path) != Some(Format::Json) {
         return None;
     }
@@ -257,7 +229,7 @@ fn learned_state_names(path: &std::path::Path, states: usize) -> Option<Vec<Stri
 
 /// How a state is printed, the one way for every listing: its name (a learned model), else
 /// `state S (x=..,y=..)` with its valuation (PRISM models, `.sta` files), else `state S`.
-fn state_label(model: &Model, names: Option<&[String]>, s: usize) -> String {
+pub(crate) fn state_label(model: &Model, names: Option<&[String]>, s: usize) -> String {
     if let Some(n) = names.and_then(|n| n.get(s)) {
         return n.clone();
     }
@@ -312,4 +284,36 @@ fn print_result(
         }
     }
     Ok(())
+}
+
+/// A `--const` value for a constant that the properties file or the model defines replaces
+/// the definition: say so, naming both values and where the constant is defined.
+fn warn_overrides(
+    given: &Constants,
+    props: &Properties,
+    props_file: Option<&std::path::Path>,
+    model: &Model,
+    model_file: &std::path::Path,
+) {
+    for (name, value) in given.as_slice() {
+        let defined = |decls: &[augur_expr::ConstDecl]| {
+            decls
+                .iter()
+                .find(|d| d.name == *name)
+                .and_then(|d| d.value.as_ref().map(|e| e.to_string()))
+        };
+        let in_props = defined(props.constants());
+        let in_model = model.prism().and_then(|m| defined(&m.constants()));
+        for (def, file) in [
+            (in_props, props_file.map(|p| p.display().to_string())),
+            (in_model, Some(model_file.display().to_string())),
+        ] {
+            if let Some(def) = def {
+                crate::error::diag(format_args!(
+                    "warning: --const {name}={value} overrides the value {def} defined for `{name}` in {}",
+                    file.unwrap_or_else(|| "the properties".into())
+                ));
+            }
+        }
+    }
 }

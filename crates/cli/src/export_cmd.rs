@@ -1,9 +1,8 @@
-//! `augur export MODEL --to tra|drn|json|dot|prism [-o OUT]` (glue over `augur-check`).
+//! `augur export MODEL --to tra|drn|json|dot|prism [-o OUT] [--json]` and the shared model
+//! options (`crate::options`) (glue over `augur-check`).
 
-use crate::check_cmd::constants;
 use crate::error::CliError;
-use crate::limits::LimitArgs;
-use augur_check::{Format, LoadOptions, Model};
+use augur_check::{Format, Model};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,15 +19,8 @@ pub struct ExportArgs {
     /// written next to it).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Values of the model's undefined constants (PRISM models), e.g. `N=3,p=0.5`
-    /// (repeatable).
-    #[arg(long = "const", value_name = "N=V,...")]
-    pub consts: Vec<String>,
-    /// PRISM models: fail on a deadlock state instead of giving it a self-loop.
-    #[arg(long)]
-    pub no_fix_deadlocks: bool,
     #[command(flatten)]
-    pub limits: LimitArgs,
+    pub opts: crate::options::ModelOptions,
 }
 
 /// Run `augur export`.
@@ -37,20 +29,31 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .to
         .parse()
         .map_err(|e| CliError::User(format!("error: {e}")))?;
-    let load = LoadOptions {
-        constants: constants(&args.consts)?,
-        exact: false,
-        fix_deadlocks: !args.no_fix_deadlocks,
-        limits: args.limits.limits()?,
-    };
+    let (_, load, _) = args.opts.resolve()?;
     let model = Model::load(&args.model, &load)?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }
+    let dtmc = model.dtmc();
+    let summary = |outputs: Vec<String>, text: Option<String>| {
+        serde_json::json!({
+            "format": args.to,
+            "states": dtmc.num_states(),
+            "transitions": dtmc.num_transitions(),
+            "outputs": outputs,
+            "text": text,
+        })
+    };
     match &args.output {
         Some(path) => {
-            for p in model.write_to_path(format, path)? {
-                crate::error::diag(format_args!("wrote {}", p.display()));
+            let written = model.write_to_path(format, path)?;
+            if args.opts.json {
+                let outputs = written.iter().map(|p| p.display().to_string()).collect();
+                writeln!(out, "{}", summary(outputs, None))?;
+            } else {
+                for p in written {
+                    crate::error::diag(format_args!("wrote {}", p.display()));
+                }
             }
         }
         None => {
@@ -60,7 +63,14 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
                      write the .lab/.srew/.trew/.sta files"
                 ));
             }
-            model.write(format, out)?;
+            if args.opts.json {
+                let mut buf = Vec::new();
+                model.write(format, &mut buf)?;
+                let text = String::from_utf8_lossy(&buf).into_owned();
+                writeln!(out, "{}", summary(Vec::new(), Some(text)))?;
+            } else {
+                model.write(format, out)?;
+            }
             out.flush()?;
         }
     }

@@ -1,10 +1,8 @@
 //! `augur horizon MODEL --target LABEL --max H [--const N=3] [--json]`: the all-horizon table
 //! P(F≤h target) for h = 1..H and every state (glue over `augur-check`).
 
-use crate::check_cmd::constants;
 use crate::error::CliError;
-use crate::limits::LimitArgs;
-use augur_check::{CheckOptions, LoadOptions, Model, Scalar, Session};
+use augur_check::{Model, Scalar, Session};
 use clap::Args;
 use serde_json::{json, Value as Json};
 use std::io::Write;
@@ -21,42 +19,28 @@ pub struct HorizonArgs {
     /// The largest horizon H.
     #[arg(long = "max", value_name = "H")]
     pub max_h: usize,
-    /// Values of constants (the model's undefined ones, or names used in the target), e.g.
-    /// `N=3,p=0.5` (repeatable).
-    #[arg(long = "const", value_name = "N=V,...")]
-    pub consts: Vec<String>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub limits: LimitArgs,
+    pub opts: crate::options::ModelOptions,
 }
 
 /// Run `augur horizon`.
 pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let constants = constants(&args.consts)?;
-    let limits = args.limits.limits()?;
+    let (constants, load, options) = args.opts.resolve()?;
     if args.max_h == 0 {
         return Err(CliError::user("error: --max must be at least 1"));
     }
-    let load = LoadOptions {
-        constants: constants.clone(),
-        limits: limits.clone(),
-        ..LoadOptions::default()
-    };
     let model = Model::load(&args.model, &load)?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }
-    let options = CheckOptions {
-        limits,
-        ..CheckOptions::default()
-    };
     let mut session = Session::new(&model, options).with_constants(&constants);
     let table = session.horizon(&args.target, "--target", args.max_h)?;
     let n = table.num_states;
     let at = |s: usize, h: usize| table.get(s, h).unwrap_or(f64::NAN);
-    if args.json {
+    // States by name (a learned model) or valuation, as `check` prints them.
+    let names = crate::check_cmd::learned_state_names(&args.model, n);
+    let label = |s: usize| crate::check_cmd::state_label(&model, names.as_deref(), s);
+    if args.opts.json {
         let rows: Vec<Json> = (0..n)
             .map(|s| {
                 Json::Array(
@@ -70,23 +54,23 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "target": args.target.trim().trim_matches('"'),
             "max": args.max_h,
             "states": n,
+            "state_names": (0..n).map(label).collect::<Vec<_>>(),
             "initial": model.dtmc().initial,
             "table": rows,
         });
         writeln!(out, "{doc}")?;
     } else {
-        let mut header = String::from("state");
-        for h in 1..=args.max_h {
-            header.push_str(&format!("\th={h}"));
-        }
-        writeln!(out, "{header}")?;
+        let mut header = vec!["state".to_string()];
+        header.extend((1..=args.max_h).map(|h| format!("h={h}")));
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let right: Vec<usize> = (1..=args.max_h).collect();
+        let mut t = crate::table::new(&header, &right);
         for s in 0..n {
-            let mut line = s.to_string();
-            for h in 1..=args.max_h {
-                line.push_str(&format!("\t{}", at(s, h)));
-            }
-            writeln!(out, "{line}")?;
+            let mut row = vec![label(s)];
+            row.extend((1..=args.max_h).map(|h| at(s, h).to_string()));
+            t.add_row(row);
         }
+        write!(out, "{}", crate::table::render(&t, ""))?;
     }
     Ok(())
 }

@@ -14,9 +14,11 @@ mod learn_cmd;
 mod limits;
 mod mcp_cmd;
 mod monitor_cmd;
+mod options;
 mod pac_cmd;
 mod parse_cmd;
 mod simulate_cmd;
+mod table;
 
 use clap::{Parser, Subcommand};
 use error::CliError;

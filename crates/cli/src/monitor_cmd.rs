@@ -495,6 +495,7 @@ fn run_replay(a: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     .map_or(String::new(), |v| format!(", violation at step {v}"))
             )?;
         }
+        let mut table = crate::table::new(&["step", "tool", "state", "P", "verdict"], &[0, 3]);
         for step in &r.steps {
             let action = step.action();
             let d = s.gate(&action);
@@ -502,20 +503,21 @@ fn run_replay(a: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
             if a.json {
                 writeln!(out, "{}", serde_json::to_string(&rep)?)?;
             } else {
-                writeln!(
-                    out,
-                    "  {:>3} {:<32} {:<40} P = {:.4}  {}",
-                    d.step,
-                    rep.tool,
+                table.add_row(vec![
+                    d.step.to_string(),
+                    rep.tool.to_string(),
                     rep.dtr.clone().unwrap_or_else(|| rep.state.clone()),
-                    d.probability,
-                    d.verdict
-                )?;
+                    format!("{:.4}", d.probability),
+                    d.verdict.to_string(),
+                ]);
             }
             if !d.advanced {
                 // Replay follows the recorded run: the action did happen.
                 s.record(&action, true);
             }
+        }
+        if !a.json && !r.steps.is_empty() {
+            write!(out, "{}", crate::table::render(&table, "  "))?;
         }
     }
     Ok(())

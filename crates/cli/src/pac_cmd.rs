@@ -184,31 +184,30 @@ fn model_report(
         .filter(|s| args.all || !s.holds)
         .collect();
     if !shown.is_empty() {
-        writeln!(
-            out,
-            "  {:<32} {:>10} {:>8} {:>10} {:>10}  verdict",
-            "state", "n_p", "p̂", "required", "more"
-        )?;
-    }
-    for s in shown {
-        let verdict = if s.determined {
-            "fixed by validity"
-        } else if s.holds {
-            "ok"
-        } else if s.observations == 0 {
-            "never observed"
-        } else {
-            "not enough"
-        };
-        writeln!(
-            out,
-            "  {:<32} {:>10} {:>8} {:>10} {:>10}  {verdict}",
-            names[s.state as usize],
-            s.observations,
-            s.binding_p_hat.map_or("-".into(), |p| format!("{p:.3}")),
-            s.required,
-            s.more_needed
-        )?;
+        let mut t = crate::table::new(
+            &["state", "n_p", "p̂", "required", "more", "verdict"],
+            &[1, 2, 3, 4],
+        );
+        for s in shown {
+            let verdict = if s.determined {
+                "fixed by validity"
+            } else if s.holds {
+                "ok"
+            } else if s.observations == 0 {
+                "never observed"
+            } else {
+                "not enough"
+            };
+            t.add_row(vec![
+                names[s.state as usize].clone(),
+                s.observations.to_string(),
+                s.binding_p_hat.map_or("-".into(), |p| format!("{p:.3}")),
+                s.required.to_string(),
+                s.more_needed.to_string(),
+                verdict.to_string(),
+            ]);
+        }
+        write!(out, "{}", crate::table::render(&t, "  "))?;
     }
     let ok = report.per_state.iter().filter(|s| s.holds).count();
     if report.holds {

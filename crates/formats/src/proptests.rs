@@ -157,11 +157,19 @@ fn read_tra_strings(files: &[(String, Vec<u8>)]) -> Dtmc {
     .0
 }
 
-/// Parses the commands of the PRISM export back into (src, dst, prob) triples.
+/// Parses the commands of the PRISM export back into (src, dst, prob) triples (a deadlock
+/// state, written without a command, is the self-loop a reader gives it).
 fn parse_prism_commands(text: &str) -> Vec<(u32, u32, f64)> {
     let mut out = Vec::new();
     for line in text.lines() {
-        let Some(rest) = line.trim().strip_prefix("[] s=") else {
+        if let Some(rest) = line.trim().strip_prefix("// _s=") {
+            if let Some(s) = rest.strip_suffix(": a deadlock state (no command)") {
+                let s: u32 = s.parse().unwrap();
+                out.push((s, s, 1.0));
+                continue;
+            }
+        }
+        let Some(rest) = line.trim().strip_prefix("[] _s=") else {
             continue;
         };
         let Some((src, updates)) = rest.split_once(" -> ") else {
@@ -169,7 +177,7 @@ fn parse_prism_commands(text: &str) -> Vec<(u32, u32, f64)> {
         };
         let src: u32 = src.parse().unwrap();
         for u in updates.trim_end_matches(';').split(" + ") {
-            let (p, t) = u.split_once(":(s'=").unwrap();
+            let (p, t) = u.split_once(":(_s'=").unwrap();
             out.push((
                 src,
                 t.trim_end_matches(')').parse().unwrap(),
@@ -245,9 +253,12 @@ proptest! {
             }
         }
 
-        // PRISM language: the commands give back exactly the same matrix.
+        // PRISM language (by state index: without valuations): the commands give back
+        // exactly the same matrix.
+        let mut by_index = d.clone();
+        by_index.valuations = None;
         let mut buf = Vec::new();
-        write_model(&d, Format::Prism, &mut buf).unwrap();
+        write_model(&by_index, Format::Prism, &mut buf).unwrap();
         let text = String::from_utf8(buf).unwrap();
         let triples = parse_prism_commands(&text);
         let mine: Vec<(u32, u32, f64)> = (0..d.num_states())
