@@ -178,7 +178,13 @@ def test_policy_and_pause(tmp_path):
 
 # P(F<=k x=1) = 1 - (1 - 1e-9)^k: a bounded check that never reaches an exact fixed point
 # before k = 2e9 steps (tens of seconds), so it is still running when stopped.
-SLOW = "dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> 0.000000001 : (x'=1) + 0.999999999 : (x'=0);\n  [] x=1 -> true;\nendmodule\n"
+# More than 256 states and no fixed point within the bound, so the bounded sweep really runs
+# (small chains answer huge step bounds at once by repeated squaring).
+SLOW = (
+    "dtmc\nmodule m\n  x : [0..1000] init 0;\n"
+    "  [] x<1000 -> 0.000000001 : (x'=1000) + 0.999999999 : (x'=mod(x+1, 1000));\n"
+    "  [] x=1000 -> true;\nendmodule\n"
+)
 
 
 def test_the_gil_is_released_during_a_check():
@@ -188,7 +194,7 @@ def test_the_gil_is_released_during_a_check():
 
     def long_check():
         try:
-            augur.check(m, "P=? [ F<=2000000000 x=1 ]", timeout=1.0)
+            augur.check(m, "P=? [ F<=2000000000 x=1000 ]", timeout=1.0)
         except augur.LimitError as e:
             errors.append(e)
         finally:
@@ -211,5 +217,5 @@ def test_ctrl_c_stops_a_long_check():
     start = time.monotonic()
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        augur.check(m, "P=? [ F<=2000000000 x=1 ]", timeout=60)
+        augur.check(m, "P=? [ F<=2000000000 x=1000 ]", timeout=60)
     assert time.monotonic() - start < 10
