@@ -93,41 +93,30 @@ impl ToolError {
     /// The located error of the monitor.
     pub fn monitor(e: &augur_monitor::MonitorError) -> ToolError {
         let d = e.diagnostic();
-        ToolError {
-            kind: if d.location.is_some() {
-                ErrorKind::Parse
-            } else {
-                ErrorKind::Model
-            },
-            message: e.render().trim_end().to_string(),
-            location: d.location.clone(),
-        }
+        ToolError::located(&d, e.render(), ErrorKind::Model)
     }
 
     /// The error of the learner (PAC parameters, transition counts).
     pub fn learn(e: &augur_learn::LearnError) -> ToolError {
         let d = e.diagnostic();
-        ToolError {
-            kind: if d.location.is_some() {
-                ErrorKind::Parse
-            } else {
-                ErrorKind::Param
-            },
-            message: d.render().trim_end().to_string(),
-            location: d.location.clone(),
-        }
+        ToolError::located(&d, d.render(), ErrorKind::Param)
     }
 
     /// The error of a reader.
     pub fn format(e: &augur_formats::FormatError) -> ToolError {
         let d = e.diagnostic();
+        ToolError::located(&d, d.render(), ErrorKind::Model)
+    }
+
+    /// A parse error when the diagnostic is located in a text, else `unlocated`.
+    fn located(d: &augur_source::Diagnostic, message: String, unlocated: ErrorKind) -> ToolError {
         ToolError {
             kind: if d.location.is_some() {
                 ErrorKind::Parse
             } else {
-                ErrorKind::Model
+                unlocated
             },
-            message: d.render().trim_end().to_string(),
+            message: message.trim_end().to_string(),
             location: d.location.clone(),
         }
     }
