@@ -248,13 +248,22 @@ proptest! {
         let values: Vec<f64> = (0..n).map(|_| r.unit()).collect();
         // Independent reference: the lazy chain (P + I)/2 is aperiodic with the same stationary
         // distributions and BSCC reach probabilities; its powers applied to `values` converge to
-        // the long-run average.
-        let mut x = values.clone();
-        let mut y = vec![0.0; n];
-        for _ in 0..20_000 {
-            sweep::mat_vec(&m, &x, &mut y);
-            for s in 0..n { x[s] = 0.5 * (x[s] + y[s]); }
+        // the long-run average. Dense repeated squaring (Q^(2^60), rows renormalised): a fixed number of steps
+        // (20,000 once) stops far from the limit on chains that mix slowly (proptest found one).
+        let mut q = vec![vec![0.0; n]; n];
+        for (s, row) in q.iter_mut().enumerate() {
+            row[s] += 0.5;
+            let (cols, vals) = (m.outer_view(s).unwrap().indices().to_vec(), m.outer_view(s).unwrap().data().to_vec());
+            for (c, v) in cols.iter().zip(vals) { row[*c as usize] += 0.5 * v; }
         }
+        for _ in 0..60 {
+            let mut sq = vec![vec![0.0; n]; n];
+            for i in 0..n { for k in 0..n { let a = q[i][k]; if a != 0.0 { for j in 0..n { sq[i][j] += a * q[k][j]; } } } }
+            // keep the rows stochastic against rounding drift (which squaring would amplify)
+            for row in &mut sq { let t: f64 = row.iter().sum(); for v in row.iter_mut() { *v /= t; } }
+            q = sq;
+        }
+        let x: Vec<f64> = (0..n).map(|i| (0..n).map(|j| q[i][j] * values[j]).sum()).collect();
         let exact = long_run_average(&m, &mt, None, &values, &opts(Method::Exact, 1e-6)).unwrap();
         for s in 0..n {
             assert_close(exact.values[s], x[s], 1e-7, &format!("exact vs lazy power at {s}"));
