@@ -1,7 +1,7 @@
 //! PCTL properties files: parse, resolve against a small model with labels, rewards and
 //! valuations, and check (within a time limit).
 #![no_main]
-use augur_check::{CheckOptions, Constants, Format, Model, Properties, Session};
+use augur_check::{CheckOptions, Constants, Format, Model, Properties, CheckSession};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
@@ -49,7 +49,7 @@ fuzz_target!(|data: &[u8]| {
         limits: augur_fuzz::load_options().limits,
         ..CheckOptions::default()
     };
-    let mut session = Session::new(model(), options);
+    let mut session = CheckSession::new(model(), options);
     for r in session.check_all(&compiled) {
         if let Err(e) = r {
             augur_fuzz::assert_no_debug_text(&e.diagnostic().to_string(), text);

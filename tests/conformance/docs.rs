@@ -19,6 +19,10 @@
 //!   `not in this repository` and the data set's origin).
 //! - `not-run`: installs, builds, benchmarks. Shown as an ignored test with that reason.
 //!
+//! After a document's runnable commands, every file they wrote must be ignored by the
+//! repository's `.gitignore` (`git check-ignore`): the outputs of documented commands never
+//! show up as changes in a clone.
+//!
 //! Blocks of other languages (`text`, `toml`, ...) are not commands; a block without a
 //! language must not hold a `$ augur` line (so a command block cannot lose its tag unseen).
 
@@ -306,6 +310,7 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                     check_command(&sb, doc, c)?;
                 }
             }
+            outputs_are_ignored(&sb, doc)?;
             Ok(())
         }));
         for b in blocks.into_iter().filter(|b| b.tag != Tag::Runnable) {
@@ -329,6 +334,60 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
     format!(
         "{runnable} documented commands in runnable blocks, {external} blocks needing external data, {not_run} not run"
     )
+}
+
+/// Every file the document's commands wrote (run from the repository root, as the documents
+/// say) is ignored by the repository's `.gitignore` (issue 14, item 10): `git check-ignore
+/// --no-index` on each path, relative to the root.
+fn outputs_are_ignored(sb: &Sandbox, doc: &str) -> Result<(), String> {
+    let mut written = Vec::new();
+    let mut stack = vec![sb.work.clone()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        for e in entries.flatten() {
+            let p = e.path();
+            if p == sb.work.join("models") {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(rel) = p.strip_prefix(&sb.work) {
+                written.push(rel.to_path_buf());
+            }
+        }
+    }
+    if written.is_empty() {
+        return Ok(());
+    }
+    let o = Command::new("git")
+        .arg("check-ignore")
+        .arg("--no-index")
+        .arg("--verbose")
+        .arg("--non-matching")
+        .args(&written)
+        .current_dir(crate::util::root())
+        .output()
+        .map_err(|e| format!("running git check-ignore: {e}"))?;
+    // `::\tPATH` marks a path that no pattern ignores.
+    let kept: Vec<&str> = std::str::from_utf8(&o.stdout)
+        .unwrap_or("")
+        .lines()
+        .filter_map(|l| l.strip_prefix("::\t"))
+        .collect();
+    if o.stdout.is_empty() && !o.status.success() {
+        return Err(format!(
+            "git check-ignore failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    if kept.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{doc}: its commands write files that .gitignore does not ignore: {}",
+            kept.join(", ")
+        ))
+    }
 }
 
 /// Without the data, the block's first command fails and says where the data comes from.

@@ -598,6 +598,151 @@ fn rewards_near_the_largest_double_are_never_nan() {
     }
 }
 
+/// The value and the bounds printed for the property: `= v [lo, hi]` (bounds `None` when the
+/// method printed none).
+fn value_and_bounds(stdout: &str) -> (f64, Option<(f64, f64)>) {
+    let after = stdout.split("= ").nth(1).expect("a value");
+    let v = after
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .expect("a number");
+    let bounds = after
+        .split_once('[')
+        .and_then(|(_, b)| b.split_once(']'))
+        .and_then(|(b, _)| b.split_once(", "))
+        .map(|(l, h)| (l.parse().expect("lo"), h.parse().expect("hi")));
+    (v, bounds)
+}
+
+const METHODS: [&str; 4] = ["interval", "topological", "auto", "exact"];
+
+#[test]
+fn rewards_near_the_largest_double_give_the_exact_value_and_verdict() {
+    // From x=0: 1e308 + 0.5·1e308 = 1.5e308 (by hand; below f64::MAX ≈ 1.798e308), so every
+    // method must give 1.5e308 within ε, bounds that contain it, and `R>=1e308` true.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.pm",
+        "dtmc\nmodule m\n  x : [0..2] init 0;\n  [] x=0 -> 0.5 : (x'=1) + 0.5 : (x'=2);\n  [] x=1 -> (x'=2);\n  [] x=2 -> true;\nendmodule\nrewards \"r\"\n  x<2 : 1e308;\nendrewards\nlabel \"goal\" = x=2;\n",
+    );
+    for method in METHODS {
+        let run = augur(
+            dir.path(),
+            &[
+                "check",
+                "m.pm",
+                "--method",
+                method,
+                "--prop",
+                "R=? [ F \"goal\" ]",
+            ],
+        );
+        let (v, bounds) = value_and_bounds(ok(&run));
+        assert!(
+            (v / 1.5e308 - 1.0).abs() <= 1e-6,
+            "{method}: {}",
+            run.stdout
+        );
+        if let Some((lo, hi)) = bounds {
+            assert!(lo <= 1.5e308 && 1.5e308 <= hi, "{method}: {}", run.stdout);
+        }
+        let run = augur(
+            dir.path(),
+            &[
+                "check",
+                "m.pm",
+                "--method",
+                method,
+                "--prop",
+                "R>=1e308 [ F \"goal\" ]",
+            ],
+        );
+        assert!(ok(&run).contains("= true"), "{method}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn rewards_that_overflow_a_double_give_inf_with_sound_bounds() {
+    // x=0 -> x=1 -> x=2 (goal), 1e308 in each of the first two: the value 2e308 is beyond
+    // f64::MAX, so the answer is inf (its lower bound at least f64::MAX), never NaN, and
+    // `R>=1e308` is true, as exact arithmetic says.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.pm",
+        "dtmc\nmodule m\n  x : [0..2] init 0;\n  [] x<2 -> (x'=x+1);\n  [] x=2 -> true;\nendmodule\nrewards \"r\"\n  x<2 : 1e308;\nendrewards\nlabel \"goal\" = x=2;\n",
+    );
+    for method in METHODS {
+        let run = augur(
+            dir.path(),
+            &[
+                "check",
+                "m.pm",
+                "--method",
+                method,
+                "--prop",
+                "R=? [ F \"goal\" ]",
+            ],
+        );
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(!all.contains("NaN"), "{method}: {all}");
+        let (v, bounds) = value_and_bounds(ok(&run));
+        assert_eq!(v, f64::INFINITY, "{method}: {all}");
+        if let Some((lo, hi)) = bounds {
+            assert!(lo >= f64::MAX && hi == f64::INFINITY, "{method}: {all}");
+        }
+        let run = augur(
+            dir.path(),
+            &[
+                "check",
+                "m.pm",
+                "--method",
+                method,
+                "--prop",
+                "R>=1e308 [ F \"goal\" ]",
+            ],
+        );
+        assert!(ok(&run).contains("= true"), "{method}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn a_discount_close_to_one_on_a_periodic_chain_is_answered() {
+    // The two-state cycle earns 1 per step: Σ_i d^i = 1/(1−d) = 1e6 for d = 0.999999 (by
+    // hand); with 1e308 per step the value 1e314 is beyond f64::MAX: inf.
+    let dir = tempfile::tempdir().unwrap();
+    two_cycle(dir.path());
+    let run = augur(
+        dir.path(),
+        &["check", "c.pm", "--prop", "R=? [ C{discount=0.999999} ]"],
+    );
+    let (v, bounds) = value_and_bounds(ok(&run));
+    let exact = 1.0 / (1.0 - 0.999999);
+    assert!((v / exact - 1.0).abs() <= 1e-6, "{}", run.stdout);
+    if let Some((lo, hi)) = bounds {
+        assert!(
+            lo <= exact * (1.0 + 1e-12) && exact * (1.0 - 1e-12) <= hi,
+            "{}",
+            run.stdout
+        );
+    }
+    write(
+        dir.path(),
+        "big.pm",
+        "dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> (x'=1);\n  [] x=1 -> (x'=0);\nendmodule\nrewards \"r\"\n  true : 1e308;\nendrewards\n",
+    );
+    let run = augur(
+        dir.path(),
+        &["check", "big.pm", "--prop", "R=? [ C{discount=0.999999} ]"],
+    );
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(!all.contains("NaN"), "{all}");
+    assert_eq!(value_and_bounds(ok(&run)).0, f64::INFINITY, "{all}");
+}
+
 #[test]
 fn a_properties_file_label_that_redefines_a_model_label_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -615,4 +760,139 @@ fn a_properties_file_label_that_redefines_a_model_label_is_refused() {
         );
         assert!(run.stderr.contains("p.props:1:7"), "{}", run.stderr);
     }
+}
+
+// ---- 11. Every user error is located ----
+
+#[test]
+fn errors_of_properties_file_constants_point_at_the_declaration() {
+    let dir = tempfile::tempdir().unwrap();
+    let gambler = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/gambler.drn");
+    std::fs::copy(gambler, dir.path().join("g.drn")).unwrap();
+    for (text, needle, at) in [
+        (
+            "const double p;\nP>=p [ F \"win\" ]\n",
+            "undefined constant p",
+            "p.props:1:14",
+        ),
+        (
+            "const int a = b;\nconst int b = a;\nP>=a [ F \"win\" ]\n",
+            "cyclic constant definitions",
+            "p.props:1:11",
+        ),
+        (
+            "const int T = 3;\nconst int a = T / (T - 3);\nP=? [ F<=a \"win\" ]\n",
+            "constant `a`",
+            "p.props:2:11",
+        ),
+        (
+            "const double x = zz;\nP=? [ F \"win\" ]\n",
+            "zz",
+            "p.props:1:14",
+        ),
+    ] {
+        write(dir.path(), "p.props", text);
+        let run = augur(dir.path(), &["check", "g.drn", "p.props"]);
+        located_error(&run, needle);
+        assert!(run.stderr.contains(at), "{text}\n{}", run.stderr);
+    }
+}
+
+#[test]
+fn an_undefined_model_constant_points_at_its_declaration() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.pm",
+        "dtmc\nconst double p;\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> p : (x'=1) + 1-p : true;\n  [] x=1 -> true;\nendmodule\n",
+    );
+    let run = augur(dir.path(), &["check", "m.pm", "--prop", "P=? [ F x=1 ]"]);
+    located_error(&run, "undefined constant p");
+    assert!(run.stderr.contains("m.pm:2:14"), "{}", run.stderr);
+}
+
+#[test]
+fn an_empty_init_label_is_refused_by_lab_as_by_json() {
+    // Both formats: an "init" label with no state and nothing else saying where to start.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.tra", "2 2\n0 1 1\n1 1 1\n");
+    write(dir.path(), "m.lab", "0=\"init\" 1=\"goal\"\n1: 1\n");
+    let run = augur(
+        dir.path(),
+        &["check", "m.tra", "--prop", "P=? [ F \"goal\" ]"],
+    );
+    located_error(&run, "\"init\" label has no state");
+    assert!(run.stderr.contains("m.lab:1:1"), "{}", run.stderr);
+    write(
+        dir.path(),
+        "m.json",
+        r#"{"states": 2, "rows": [[[1, 1]], [[1, 1]]], "labels": {"init": [], "goal": [1]}}"#,
+    );
+    let run = augur(
+        dir.path(),
+        &["check", "m.json", "--prop", "P=? [ F \"goal\" ]"],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("initial"), "{}", run.stderr);
+    assert!(run.stderr.contains("--> "), "{}", run.stderr);
+}
+
+#[test]
+fn twenty_five_levels_of_doubling_labels_are_answered() {
+    // label "l{i}" = "l{i-1}" & "l{i-1}": written out, 2^25 copies of "l0"; each label is
+    // evaluated once per state, so the answer (l0 holds in state 1 only: P(F l25) = 1 from
+    // state 0 of the two-state chain) comes at once.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.tra", "2 2\n0 1 1\n1 1 1\n");
+    let mut props = String::from("label \"l0\" = \"goal\";\n");
+    for i in 1..=25 {
+        props.push_str(&format!(
+            "label \"l{i}\" = \"l{}\" & \"l{}\";\n",
+            i - 1,
+            i - 1
+        ));
+    }
+    props.push_str("P=? [ F \"l25\" ]\n");
+    write(dir.path(), "m.lab", "0=\"init\" 1=\"goal\"\n0: 0\n1: 1\n");
+    write(dir.path(), "p.props", &props);
+    let run = augur(dir.path(), &["check", "m.tra", "p.props"]);
+    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+}
+
+#[test]
+fn invalid_utf8_is_located_at_its_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("m.pm"),
+        b"dtmc\nmodule m\n  x : [0..1] init 0; // \xff\n  [] x=0 -> (x'=1);\nendmodule\n",
+    )
+    .unwrap();
+    let run = augur(dir.path(), &["check", "m.pm", "--prop", "P=? [ F x=1 ]"]);
+    located_error(&run, "not valid UTF-8: byte 38");
+    assert!(run.stderr.contains("m.pm:3:25"), "{}", run.stderr);
+    std::fs::write(dir.path().join("m.tra"), b"2 2\n0 1 1\n1 1 \xc31\n").unwrap();
+    let run = augur(dir.path(), &["check", "m.tra", "--prop", "P=? [ F true ]"]);
+    located_error(&run, "not valid UTF-8: byte 14");
+    assert!(run.stderr.contains("m.tra:3:5"), "{}", run.stderr);
+    std::fs::write(
+        dir.path().join("m.json"),
+        b"{\"states\": 1,\n \"initial\": [0], \"rows\": [[[0, 1]]], \"x\": \"\xfe\"}",
+    )
+    .unwrap();
+    let run = augur(dir.path(), &["check", "m.json", "--prop", "P=? [ F true ]"]);
+    located_error(&run, "not valid UTF-8");
+    assert!(run.stderr.contains("m.json:2:"), "{}", run.stderr);
+    write(
+        dir.path(),
+        "ok.pm",
+        "dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> (x'=1);\n  [] x=1 -> true;\nendmodule\n",
+    );
+    std::fs::write(
+        dir.path().join("p.props"),
+        b"P=? [ F x=1 ]\n\"\xe2\x82\": P=? [ F x=0 ]\n",
+    )
+    .unwrap();
+    let run = augur(dir.path(), &["check", "ok.pm", "p.props"]);
+    located_error(&run, "not valid UTF-8: byte 15");
+    assert!(run.stderr.contains("p.props:2:2"), "{}", run.stderr);
 }

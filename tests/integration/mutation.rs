@@ -9,7 +9,8 @@
 //! mutant number and the mutant itself.
 
 use augur_check::{
-    CheckError, CheckOptions, Constants, Format, Limits, LoadOptions, Model, Properties, Session,
+    CheckError, CheckOptions, CheckSession, Constants, Format, Limits, LoadOptions, Model,
+    Properties,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -245,7 +246,7 @@ fn properties(name: &str, model: Model) -> impl Fn(&str) -> Result<(), CheckErro
             limits: limits(),
             ..CheckOptions::default()
         };
-        let mut session = Session::new(&model, options);
+        let mut session = CheckSession::new(&model, options);
         for r in session.check_all(&compiled) {
             r?;
         }

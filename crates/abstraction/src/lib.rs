@@ -64,7 +64,7 @@ mod error;
 mod spec;
 mod traces;
 
-pub use bexpr::BExpr;
+pub use bexpr::PredicateExpr;
 pub use error::{AbstractionError, Result};
 pub use spec::{Abstraction, Predicate, VarKind, Variable, MAX_PREDICATES, MAX_STATES};
 pub use traces::{RawValue, Step, StepKind, StepSource, Trace, TraceFormat, TraceReader};

@@ -8,7 +8,7 @@ use fixedbitset::FixedBitSet;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::bexpr::{BExpr, BRef};
+use crate::bexpr::{PredicateExpr, PredicateRef};
 use crate::error::{AbstractionError, Result};
 
 /// At most this many predicates (one bit each in a `u64`).
@@ -78,9 +78,9 @@ pub struct Abstraction {
     predicates: Vec<Predicate>,
     monotone: u64,
     exclusive: Vec<(u64, Vec<String>)>,
-    invalid_state: Option<BExpr>,
-    invalid_transition: Option<BExpr>,
-    labels: Vec<(String, BExpr)>,
+    invalid_state: Option<PredicateExpr>,
+    invalid_transition: Option<PredicateExpr>,
+    labels: Vec<(String, PredicateExpr)>,
     states: Vec<u64>,
     index: HashMap<u64, u32>,
     bindings: HashMap<String, Binding>,
@@ -262,6 +262,307 @@ fn is_identifier(name: &str) -> bool {
     matches!(parse_expr(name), Ok(Expr::Ident(n)) if n == name)
 }
 
+/// The variables of the spec (in file order) and the bindings of their names and of the
+/// enum values.
+fn parse_variables(
+    ctx: &Ctx<'_>,
+    variables: BTreeMap<String, Spanned<VarToml>>,
+) -> Result<(Vec<Variable>, HashMap<String, Binding>)> {
+    let mut parsed = Vec::new();
+    let mut bindings: HashMap<String, Binding> = HashMap::new();
+    let mut const_origin: HashMap<String, String> = HashMap::new();
+    let vars = sorted_by_span(variables);
+    for (i, (name, v)) in vars.iter().enumerate() {
+        if !is_identifier(name) {
+            return Err(ctx.err(
+                v.span().start,
+                format!("`{name}` is not a valid variable name"),
+            ));
+        }
+        bindings.insert(name.clone(), Binding::Var(i));
+    }
+    for (name, v) in vars {
+        let kind = variable_kind(ctx, &name, v, &mut bindings, &mut const_origin)?;
+        parsed.push(Variable { name, kind });
+    }
+    Ok((parsed, bindings))
+}
+
+/// The kind of variable `name` from its `{ type = ..., ... }` table; an enum's values are
+/// bound as constants (`const_origin`: the variable that first listed each value).
+fn variable_kind(
+    ctx: &Ctx<'_>,
+    name: &str,
+    v: Spanned<VarToml>,
+    bindings: &mut HashMap<String, Binding>,
+    const_origin: &mut HashMap<String, String>,
+) -> Result<VarKind> {
+    let at = v.span().start;
+    let v = v.into_inner();
+    let ty_at = v.ty.span().start;
+    Ok(match v.ty.get_ref().as_str() {
+        "bool" | "double" | "int" | "enum" => {
+            let t = v.ty.get_ref().as_str();
+            if t != "int" {
+                if let Some(m) = v.min.as_ref().or(v.max.as_ref()) {
+                    return Err(ctx.err(
+                        m.span().start,
+                        format!("`min`/`max` only apply to int variables, `{name}` is {t}"),
+                    ));
+                }
+            }
+            if t != "enum" {
+                if let Some(vals) = &v.values {
+                    let off = vals.first().map_or(at, |s| s.span().start);
+                    return Err(ctx.err(
+                        off,
+                        format!("`values` only applies to enum variables, `{name}` is {t}"),
+                    ));
+                }
+            }
+            match t {
+                "bool" => VarKind::Bool,
+                "double" => VarKind::Double,
+                "int" => {
+                    let (Some(min), Some(max)) = (&v.min, &v.max) else {
+                        return Err(
+                            ctx.err(at, format!("int variable `{name}` needs `min` and `max`"))
+                        );
+                    };
+                    if min.get_ref() > max.get_ref() {
+                        return Err(ctx.err(
+                            min.span().start,
+                            format!(
+                                "int variable `{name}`: min {} > max {}",
+                                min.get_ref(),
+                                max.get_ref()
+                            ),
+                        ));
+                    }
+                    VarKind::Int {
+                        min: *min.get_ref(),
+                        max: *max.get_ref(),
+                    }
+                }
+                _ => VarKind::Enum(enum_values(
+                    ctx,
+                    name,
+                    at,
+                    v.values,
+                    bindings,
+                    const_origin,
+                )?),
+            }
+        }
+        other => {
+            return Err(ctx.err(
+                ctx.content_start(&v.ty.span()).max(ty_at),
+                format!("unknown variable type `{other}` (expected bool, int, double or enum)"),
+            ));
+        }
+    })
+}
+
+/// The values of enum variable `name` (declared at `at`), each bound as a constant: its
+/// position, which must be the same in every variable that lists it.
+fn enum_values(
+    ctx: &Ctx<'_>,
+    name: &str,
+    at: usize,
+    values: Option<Vec<Spanned<String>>>,
+    bindings: &mut HashMap<String, Binding>,
+    const_origin: &mut HashMap<String, String>,
+) -> Result<Vec<String>> {
+    let Some(vals) = values else {
+        return Err(ctx.err(at, format!("enum variable `{name}` needs `values = [...]`")));
+    };
+    if vals.is_empty() {
+        return Err(ctx.err(at, format!("enum variable `{name}` has no values")));
+    }
+    let mut names = Vec::new();
+    for (i, val) in vals.iter().enumerate() {
+        let vn = val.get_ref();
+        let off = ctx.content_start(&val.span());
+        if !is_identifier(vn) {
+            return Err(ctx.err(
+                off,
+                format!(
+                    "enum value `{vn}` is not an identifier (letters, digits, `_`; not a keyword)"
+                ),
+            ));
+        }
+        if names.contains(vn) {
+            return Err(ctx.err(off, format!("enum value `{vn}` is listed twice")));
+        }
+        match bindings.get(vn) {
+            Some(Binding::Var(_)) => {
+                return Err(ctx.err(off, format!("enum value `{vn}` has the name of a variable")));
+            }
+            Some(Binding::EnumConst(j)) if *j != i as i64 => {
+                return Err(ctx.err(off, format!("enum value `{vn}` is at position {i} here but {j} in `{}`: enum values shared between variables must have the same position", const_origin[vn])));
+            }
+            _ => {}
+        }
+        bindings.insert(vn.clone(), Binding::EnumConst(i as i64));
+        const_origin.insert(vn.clone(), name.to_string());
+        names.push(vn.clone());
+    }
+    Ok(names)
+}
+
+/// The predicates (in file order), each a boolean expression over the variables, and their
+/// bit positions.
+fn parse_predicates(
+    ctx: &Ctx<'_>,
+    predicates: BTreeMap<String, Spanned<String>>,
+    variables: &[Variable],
+    bindings: &HashMap<String, Binding>,
+) -> Result<(Vec<Predicate>, HashMap<String, u8>)> {
+    let var_type = |n: &str| -> Option<Type> {
+        match bindings.get(n)? {
+            Binding::Var(i) => Some(match variables[*i].kind {
+                VarKind::Bool => Type::Bool,
+                VarKind::Double => Type::Double,
+                VarKind::Int { .. } | VarKind::Enum(_) => Type::Int,
+            }),
+            Binding::EnumConst(_) => Some(Type::Int),
+        }
+    };
+    let preds = sorted_by_span(predicates);
+    if preds.is_empty() {
+        return Err(ctx.err(0, "the spec declares no predicate ([predicates] is empty)"));
+    }
+    if preds.len() > MAX_PREDICATES {
+        let at = preds[MAX_PREDICATES].1.span().start;
+        return Err(ctx.err(at, format!("too many predicates: at most {MAX_PREDICATES}")));
+    }
+    let pred_index: HashMap<String, u8> = preds
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.clone(), i as u8))
+        .collect();
+    let mut parsed = Vec::new();
+    for (name, text) in &preds {
+        let start = text.span().start;
+        if !is_identifier(name) {
+            return Err(ctx.err(start, format!("`{name}` is not a valid predicate name")));
+        }
+        if bindings.contains_key(name) {
+            return Err(ctx.err(
+                start,
+                format!("predicate `{name}` has the name of a variable or enum value"),
+            ));
+        }
+        let (expr, loc) = ctx.parse(text, false)?;
+        for id in expr.idents() {
+            if pred_index.contains_key(&id) && var_type(&id).is_none() {
+                let at = find_ident(&loc.text, &id).unwrap_or(0);
+                return Err(ctx.err(
+                    loc.base + at,
+                    format!(
+                        "predicate `{name}` uses predicate `{id}`: predicates are over variables"
+                    ),
+                ));
+            }
+        }
+        let ty = expr
+            .type_check(var_type)
+            .map_err(|e| ctx.expr_err(&loc, &e, &format!("predicate `{name}`")))?;
+        if ty != Type::Bool {
+            return Err(ctx.err(loc.base, format!("predicate `{name}` is {ty}, not bool")));
+        }
+        parsed.push(Predicate {
+            name: name.clone(),
+            text: text.get_ref().clone(),
+            expr,
+        });
+    }
+    Ok((parsed, pred_index))
+}
+
+/// Compiles the constraints over predicates (validity, labels).
+struct Constraints<'a> {
+    ctx: &'a Ctx<'a>,
+    /// The bit of each predicate.
+    pred_index: &'a HashMap<String, u8>,
+    /// The names of variables and enum values (which constraints may not use).
+    bindings: &'a HashMap<String, Binding>,
+}
+
+impl Constraints<'_> {
+    /// Compiles a boolean expression over predicates (`primes`: also over their next values,
+    /// `name'`); `what` names it in errors.
+    fn compile(&self, value: &Spanned<String>, primes: bool, what: &str) -> Result<PredicateExpr> {
+        let (expr, loc) = self.ctx.parse(value, primes)?;
+        let ty_of = |n: &str| -> Option<Type> {
+            if self.pred_index.contains_key(n) {
+                return Some(Type::Bool);
+            }
+            let base = n.strip_suffix(NEXT_SUFFIX)?;
+            (primes && self.pred_index.contains_key(base)).then_some(Type::Bool)
+        };
+        for id in expr.idents() {
+            if ty_of(&id).is_none() && self.bindings.contains_key(&id) {
+                let at = find_ident(&loc.text, &id).unwrap_or(0);
+                return Err(self.ctx.err(loc.base + at, format!("`{id}` is a concrete variable or enum value: {what} is over predicates only")));
+            }
+        }
+        let ty = expr
+            .type_check(ty_of)
+            .map_err(|e| self.ctx.expr_err(&loc, &e, what))?;
+        if ty != Type::Bool {
+            return Err(self.ctx.err(loc.base, format!("{what} is {ty}, not bool")));
+        }
+        let resolve = |n: &str| -> Option<PredicateRef> {
+            if let Some(&i) = self.pred_index.get(n) {
+                return Some(PredicateRef::Cur(i));
+            }
+            let base = n.strip_suffix(NEXT_SUFFIX)?;
+            self.pred_index.get(base).map(|&i| PredicateRef::Next(i))
+        };
+        PredicateExpr::compile(&expr, &resolve)
+            .map_err(|m| self.ctx.err(loc.base, format!("{m} in {what}")))
+    }
+
+    /// The bit of the predicate named by `s`; `what` names the list in errors.
+    fn predicate_bit(&self, s: &Spanned<String>, what: &str) -> Result<u64> {
+        match self.pred_index.get(s.get_ref()) {
+            Some(&i) => Ok(1u64 << i),
+            None => Err(self.ctx.err(
+                self.ctx.content_start(&s.span()),
+                format!("undeclared predicate `{}` in {what}", s.get_ref()),
+            )),
+        }
+    }
+}
+
+/// The labels of the spec (in file order), each a constraint over predicates.
+fn parse_labels(
+    constraints: &Constraints<'_>,
+    labels: BTreeMap<String, Spanned<String>>,
+) -> Result<Vec<(String, PredicateExpr)>> {
+    let mut parsed = Vec::new();
+    for (name, text) in sorted_by_span(labels) {
+        if !is_identifier(&name) {
+            return Err(constraints.ctx.err(
+                text.span().start,
+                format!("`{name}` is not a valid label name"),
+            ));
+        }
+        if constraints.pred_index.contains_key(&name) {
+            return Err(constraints.ctx.err(
+                text.span().start,
+                format!(
+                    "label `{name}` has the name of a predicate (predicates are labels already)"
+                ),
+            ));
+        }
+        let e = constraints.compile(&text, false, &format!("label `{name}`"))?;
+        parsed.push((name, e));
+    }
+    Ok(parsed)
+}
+
 fn sorted_by_span<T>(map: BTreeMap<String, Spanned<T>>) -> Vec<(String, Spanned<T>)> {
     let mut v: Vec<_> = map.into_iter().collect();
     v.sort_by_key(|(_, s)| s.span().start);
@@ -290,257 +591,42 @@ impl Abstraction {
         })?;
 
         // Variables and enum constants.
-        let mut variables = Vec::new();
-        let mut bindings: HashMap<String, Binding> = HashMap::new();
-        let mut const_origin: HashMap<String, String> = HashMap::new();
-        let vars = sorted_by_span(spec.variables);
-        for (i, (name, v)) in vars.iter().enumerate() {
-            if !is_identifier(name) {
-                return Err(ctx.err(
-                    v.span().start,
-                    format!("`{name}` is not a valid variable name"),
-                ));
-            }
-            bindings.insert(name.clone(), Binding::Var(i));
-        }
-        for (name, v) in vars {
-            let at = v.span().start;
-            let v = v.into_inner();
-            let ty_at = v.ty.span().start;
-            let kind = match v.ty.get_ref().as_str() {
-                "bool" | "double" | "int" | "enum" => {
-                    let t = v.ty.get_ref().as_str();
-                    if t != "int" {
-                        if let Some(m) = v.min.as_ref().or(v.max.as_ref()) {
-                            return Err(ctx.err(
-                                m.span().start,
-                                format!("`min`/`max` only apply to int variables, `{name}` is {t}"),
-                            ));
-                        }
-                    }
-                    if t != "enum" {
-                        if let Some(vals) = &v.values {
-                            let off = vals.first().map_or(at, |s| s.span().start);
-                            return Err(ctx.err(
-                                off,
-                                format!("`values` only applies to enum variables, `{name}` is {t}"),
-                            ));
-                        }
-                    }
-                    match t {
-                        "bool" => VarKind::Bool,
-                        "double" => VarKind::Double,
-                        "int" => {
-                            let (Some(min), Some(max)) = (&v.min, &v.max) else {
-                                return Err(ctx.err(
-                                    at,
-                                    format!("int variable `{name}` needs `min` and `max`"),
-                                ));
-                            };
-                            if min.get_ref() > max.get_ref() {
-                                return Err(ctx.err(
-                                    min.span().start,
-                                    format!(
-                                        "int variable `{name}`: min {} > max {}",
-                                        min.get_ref(),
-                                        max.get_ref()
-                                    ),
-                                ));
-                            }
-                            VarKind::Int {
-                                min: *min.get_ref(),
-                                max: *max.get_ref(),
-                            }
-                        }
-                        _ => {
-                            let Some(vals) = v.values else {
-                                return Err(ctx.err(
-                                    at,
-                                    format!("enum variable `{name}` needs `values = [...]`"),
-                                ));
-                            };
-                            if vals.is_empty() {
-                                return Err(
-                                    ctx.err(at, format!("enum variable `{name}` has no values"))
-                                );
-                            }
-                            let mut names = Vec::new();
-                            for (i, val) in vals.iter().enumerate() {
-                                let vn = val.get_ref();
-                                let off = ctx.content_start(&val.span());
-                                if !is_identifier(vn) {
-                                    return Err(ctx.err(off, format!("enum value `{vn}` is not an identifier (letters, digits, `_`; not a keyword)")));
-                                }
-                                if names.contains(vn) {
-                                    return Err(
-                                        ctx.err(off, format!("enum value `{vn}` is listed twice"))
-                                    );
-                                }
-                                match bindings.get(vn) {
-                                    Some(Binding::Var(_)) => {
-                                        return Err(ctx.err(
-                                            off,
-                                            format!("enum value `{vn}` has the name of a variable"),
-                                        ));
-                                    }
-                                    Some(Binding::EnumConst(j)) if *j != i as i64 => {
-                                        return Err(ctx.err(off, format!("enum value `{vn}` is at position {i} here but {j} in `{}`: enum values shared between variables must have the same position", const_origin[vn])));
-                                    }
-                                    _ => {}
-                                }
-                                bindings.insert(vn.clone(), Binding::EnumConst(i as i64));
-                                const_origin.insert(vn.clone(), name.clone());
-                                names.push(vn.clone());
-                            }
-                            VarKind::Enum(names)
-                        }
-                    }
-                }
-                other => {
-                    return Err(ctx.err(
-                        ctx.content_start(&v.ty.span()).max(ty_at),
-                        format!(
-                            "unknown variable type `{other}` (expected bool, int, double or enum)"
-                        ),
-                    ));
-                }
-            };
-            variables.push(Variable { name, kind });
-        }
-        let var_type = |n: &str| -> Option<Type> {
-            match bindings.get(n)? {
-                Binding::Var(i) => Some(match variables[*i].kind {
-                    VarKind::Bool => Type::Bool,
-                    VarKind::Double => Type::Double,
-                    VarKind::Int { .. } | VarKind::Enum(_) => Type::Int,
-                }),
-                Binding::EnumConst(_) => Some(Type::Int),
-            }
-        };
+        let (variables, bindings) = parse_variables(&ctx, spec.variables)?;
 
         // Predicates.
-        let preds = sorted_by_span(spec.predicates);
-        if preds.is_empty() {
-            return Err(ctx.err(0, "the spec declares no predicate ([predicates] is empty)"));
-        }
-        if preds.len() > MAX_PREDICATES {
-            let at = preds[MAX_PREDICATES].1.span().start;
-            return Err(ctx.err(at, format!("too many predicates: at most {MAX_PREDICATES}")));
-        }
-        let pred_index: HashMap<String, u8> = preds
-            .iter()
-            .enumerate()
-            .map(|(i, (n, _))| (n.clone(), i as u8))
-            .collect();
-        let mut predicates = Vec::new();
-        for (name, text) in &preds {
-            let start = text.span().start;
-            if !is_identifier(name) {
-                return Err(ctx.err(start, format!("`{name}` is not a valid predicate name")));
-            }
-            if bindings.contains_key(name) {
-                return Err(ctx.err(
-                    start,
-                    format!("predicate `{name}` has the name of a variable or enum value"),
-                ));
-            }
-            let (expr, loc) = ctx.parse(text, false)?;
-            for id in expr.idents() {
-                if pred_index.contains_key(&id) && var_type(&id).is_none() {
-                    let at = find_ident(&loc.text, &id).unwrap_or(0);
-                    return Err(ctx.err(loc.base + at, format!("predicate `{name}` uses predicate `{id}`: predicates are over variables")));
-                }
-            }
-            let ty = expr
-                .type_check(var_type)
-                .map_err(|e| ctx.expr_err(&loc, &e, &format!("predicate `{name}`")))?;
-            if ty != Type::Bool {
-                return Err(ctx.err(loc.base, format!("predicate `{name}` is {ty}, not bool")));
-            }
-            predicates.push(Predicate {
-                name: name.clone(),
-                text: text.get_ref().clone(),
-                expr,
-            });
-        }
+        let (predicates, pred_index) =
+            parse_predicates(&ctx, spec.predicates, &variables, &bindings)?;
 
         // Constraints over predicates.
-        let compile = |value: &Spanned<String>, primes: bool, what: &str| -> Result<BExpr> {
-            let (expr, loc) = ctx.parse(value, primes)?;
-            let ty_of = |n: &str| -> Option<Type> {
-                if pred_index.contains_key(n) {
-                    return Some(Type::Bool);
-                }
-                let base = n.strip_suffix(NEXT_SUFFIX)?;
-                (primes && pred_index.contains_key(base)).then_some(Type::Bool)
-            };
-            for id in expr.idents() {
-                if ty_of(&id).is_none() && bindings.contains_key(&id) {
-                    let at = find_ident(&loc.text, &id).unwrap_or(0);
-                    return Err(ctx.err(loc.base + at, format!("`{id}` is a concrete variable or enum value: {what} is over predicates only")));
-                }
-            }
-            let ty = expr
-                .type_check(ty_of)
-                .map_err(|e| ctx.expr_err(&loc, &e, what))?;
-            if ty != Type::Bool {
-                return Err(ctx.err(loc.base, format!("{what} is {ty}, not bool")));
-            }
-            let resolve = |n: &str| -> Option<BRef> {
-                if let Some(&i) = pred_index.get(n) {
-                    return Some(BRef::Cur(i));
-                }
-                let base = n.strip_suffix(NEXT_SUFFIX)?;
-                pred_index.get(base).map(|&i| BRef::Next(i))
-            };
-            BExpr::compile(&expr, &resolve).map_err(|m| ctx.err(loc.base, format!("{m} in {what}")))
-        };
-        let pred_bit = |s: &Spanned<String>, what: &str| -> Result<u64> {
-            match pred_index.get(s.get_ref()) {
-                Some(&i) => Ok(1u64 << i),
-                None => Err(ctx.err(
-                    ctx.content_start(&s.span()),
-                    format!("undeclared predicate `{}` in {what}", s.get_ref()),
-                )),
-            }
+        let constraints = Constraints {
+            ctx: &ctx,
+            pred_index: &pred_index,
+            bindings: &bindings,
         };
         let validity = spec.validity;
         let mut monotone = 0u64;
         for m in &validity.monotone {
-            monotone |= pred_bit(m, "validity.monotone")?;
+            monotone |= constraints.predicate_bit(m, "validity.monotone")?;
         }
         let mut exclusive = Vec::new();
         for group in &validity.exclusive {
             let mut mask = 0u64;
             let mut names = Vec::new();
             for p in group.get_ref() {
-                mask |= pred_bit(p, "validity.exclusive")?;
+                mask |= constraints.predicate_bit(p, "validity.exclusive")?;
                 names.push(p.get_ref().clone());
             }
             exclusive.push((mask, names));
         }
         let invalid_state = match &validity.invalid_state {
-            Some(s) => Some(compile(s, false, "validity.invalid_state")?),
+            Some(s) => Some(constraints.compile(s, false, "validity.invalid_state")?),
             None => None,
         };
         let invalid_transition = match &validity.invalid_transition {
-            Some(s) => Some(compile(s, true, "validity.invalid_transition")?),
+            Some(s) => Some(constraints.compile(s, true, "validity.invalid_transition")?),
             None => None,
         };
-        let mut labels = Vec::new();
-        for (name, text) in sorted_by_span(spec.labels) {
-            if !is_identifier(&name) {
-                return Err(ctx.err(
-                    text.span().start,
-                    format!("`{name}` is not a valid label name"),
-                ));
-            }
-            if pred_index.contains_key(&name) {
-                return Err(ctx.err(text.span().start, format!("label `{name}` has the name of a predicate (predicates are labels already)")));
-            }
-            let e = compile(&text, false, &format!("label `{name}`"))?;
-            labels.push((name, e));
-        }
+        let labels = parse_labels(&constraints, spec.labels)?;
 
         let mut abs = Abstraction {
             variables,

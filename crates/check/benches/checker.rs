@@ -2,7 +2,7 @@
 //! through the checker, and the all-horizon table for H = 100, reporting the bytes the sweeps
 //! touch (criterion throughput). Run with `cargo bench -p augur-check --bench checker`.
 
-use augur_check::{CheckOptions, Session};
+use augur_check::{CheckOptions, CheckSession};
 use augur_dtmc::{Dtmc, Matrix, StateSet};
 use augur_solver::sweep::bytes_per_sweep;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -40,11 +40,11 @@ fn bounded(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(bytes_per_sweep(&d.matrix) * H as u64));
         let f = format!("P=? [ F<={H} \"goal\" ]");
         group.bench_with_input(BenchmarkId::new("F<=100", n), &d, |b, d| {
-            let mut s = Session::for_dtmc(d, CheckOptions::default());
+            let mut s = CheckSession::for_dtmc(d, CheckOptions::default());
             b.iter(|| s.check_str(&f).expect("check"))
         });
         group.bench_with_input(BenchmarkId::new("horizon_table_H100", n), &d, |b, d| {
-            let mut s = Session::for_dtmc(d, CheckOptions::default());
+            let mut s = CheckSession::for_dtmc(d, CheckOptions::default());
             b.iter(|| s.horizon("goal", "target", H).expect("table"))
         });
     }

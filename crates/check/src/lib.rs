@@ -11,8 +11,8 @@
 //!   [`Properties::compile`] resolves them against a model ([`CompiledProperties`]: constants
 //!   substituted, bounds checked once, labels and formulas resolved — see
 //!   [`augur_pctl::resolve`]).
-//! - [`Session`]: checks compiled properties (or property text, [`Session::check_str`]) on one
-//!   model under [`CheckOptions`], sharing work between them; [`Session::horizon`] builds the
+//! - [`CheckSession`]: checks compiled properties (or property text, [`CheckSession::check_str`]) on one
+//!   model under [`CheckOptions`], sharing work between them; [`CheckSession::horizon`] builds the
 //!   all-horizon table P(F≤h target).
 //! - [`CheckResult`]: the value with its [`Bounds`], the per-state [`StateValues`], the
 //!   [`MethodUsed`] and notes; [`Report`]: the serialisable JSON of `augur check --json`
@@ -27,7 +27,7 @@
 //! PCTL.
 //!
 //! ```
-//! use augur_check::{CheckOptions, Constants, LoadOptions, Model, Properties, Report, Session};
+//! use augur_check::{CheckOptions, Constants, LoadOptions, Model, Properties, Report, CheckSession};
 //! use augur_check::Format;
 //! let text = "dtmc
 //! const double p;
@@ -44,7 +44,7 @@
 //! props.add("--prop", "\"h\": P=? [ F \"heads\" ]").unwrap();
 //! props.add("--prop", "P>=p [ F x=2 ]").unwrap();
 //! let compiled = props.compile(&model, &constants).unwrap();
-//! let mut session = Session::new(&model, CheckOptions::default());
+//! let mut session = CheckSession::new(&model, CheckOptions::default());
 //! let mut report = Report::new(&model);
 //! for (p, outcome) in compiled.items.iter().zip(session.check_all(&compiled)) {
 //!     report.push(p.name.as_deref(), &p.text, &outcome, false);
@@ -65,22 +65,28 @@ mod report;
 mod result;
 mod session;
 
+pub use augur_pctl::BigRational;
 pub use augur_solver::bounded::HorizonTable;
 pub use augur_solver::Method;
-pub use constants::Constants;
+pub use constants::{ConstRange, Constants, Experiments, MAX_EXPERIMENT_RUNS};
 pub use error::{CheckError, Result, Stop};
 pub use limits::{Limits, Progress, ProgressFn, DEFAULT_MAX_STATES};
 pub use model::{Format, LoadOptions, Model};
 pub use properties::{CompiledProperties, CompiledProperty, Properties};
 pub use report::{FilterReport, ModelSummary, PropertyReport, Report, SCHEMA_VERSION};
-pub use result::{Bounds, CheckResult, InitialFilter, MethodUsed, NumValues, Scalar, StateValues};
-pub use session::{check_str, CheckOptions, Session, MAX_HORIZON_ENTRIES};
+pub use result::{
+    format_exact, Bounds, CheckResult, ExactFormat, InitialFilter, MethodUsed, NumValues, Scalar,
+    StateValues, DECIMAL_DIGITS,
+};
+pub use session::{check_str, CheckOptions, CheckSession, MAX_HORIZON_ENTRIES};
 
 /// Reads a user-named text file; a byte-order mark is dropped. Failures are user errors
 /// naming the file.
 pub fn read_text(path: &std::path::Path) -> Result<String> {
-    let mut text = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .map_err(|e| CheckError::input(format!("cannot read {}: {e}", path.display())))?;
+    let mut text =
+        augur_source::decode_utf8(&path.display().to_string(), bytes).map_err(CheckError::Input)?;
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
     }

@@ -49,7 +49,7 @@ pub struct Model {
     name: String,
     format: Option<Format>,
     constants: Vec<(String, Value)>,
-    prism: Option<augur_prism::Model>,
+    prism: Option<augur_prism::PrismModel>,
     build_seconds: f64,
     notes: Vec<String>,
     warnings: Vec<String>,
@@ -94,7 +94,7 @@ impl Model {
                 };
                 let (dtmc, report) =
                     augur_formats::read_model(path, &read_opts).map_err(format_error)?;
-                explicit(dtmc, &report, name, format, start)
+                explicit(dtmc, &report, name, format, start).exact_if(opts.exact)
             }
             _ => {
                 return Err(CheckError::input(format!(
@@ -118,6 +118,13 @@ impl Model {
         let input = format_error;
         let model = match format {
             Format::Prism => load_prism(name, text, opts, start)?,
+            _ if opts.exact => {
+                let exact = LoadOptions {
+                    exact: false,
+                    ..opts.clone()
+                };
+                return Ok(Model::from_text(name, text, format, &exact)?.exact_if(true));
+            }
             Format::Drn => {
                 let (d, r) = augur_formats::drn::read_drn(Cursor::new(text), path, &read_opts)
                     .map_err(input)?;
@@ -162,6 +169,41 @@ impl Model {
             notes: Vec::new(),
             warnings: Vec::new(),
         }
+    }
+
+    /// An explicit model under exact mode: each probability is the decimal it is written as
+    /// (the shortest decimal of its `f64`: `0.1` is 1/10, as the readers read the text), so
+    /// that exact results are exact for the numbers in the file. A row whose decimals do not
+    /// sum to exactly 1 is solved as written, with a warning.
+    fn exact_if(mut self, exact: bool) -> Model {
+        if !exact || self.dtmc.exact.is_some() {
+            return self;
+        }
+        let m = &self.dtmc.matrix;
+        let q: Option<Vec<_>> = m
+            .data()
+            .iter()
+            .map(|&p| augur_prism::eval::decimal_rational(p))
+            .collect();
+        let Some(q) = q else { return self };
+        let ptr = m.indptr().raw_storage().to_vec();
+        let one = augur_pctl::BigRational::from_integer(1.into());
+        let mut off = Vec::new();
+        for s in 0..m.rows() {
+            let sum: augur_pctl::BigRational = q[ptr[s] as usize..ptr[s + 1] as usize].iter().sum();
+            if sum != one {
+                off.push((s, sum));
+            }
+        }
+        if let Some((s, sum)) = off.first() {
+            self.warnings.push(format!(
+                "exact mode: the probabilities of {} state(s) do not sum to exactly 1 as written \
+                 (first: state {s}, sum {sum}); the exact results are those of the numbers as written",
+                off.len()
+            ));
+        }
+        self.dtmc.exact = Some(q);
+        self
     }
 
     /// The same model named `name` (shown in messages).
@@ -226,7 +268,7 @@ impl Model {
     }
 
     /// The PRISM model, for PRISM-language models.
-    pub fn prism(&self) -> Option<&augur_prism::Model> {
+    pub fn prism(&self) -> Option<&augur_prism::PrismModel> {
         self.prism.as_ref()
     }
 
@@ -354,8 +396,15 @@ fn load_prism(name: &str, text: &str, opts: &LoadOptions, start: Instant) -> Res
         Some(_) => Some(&progress),
         None => None,
     };
+    let exact_constants: Vec<(String, augur_pctl::BigRational)> = opts
+        .constants
+        .exact()
+        .iter()
+        .map(|(n, q)| (n.clone(), q.clone()))
+        .collect();
     let build_opts = BuildOptions {
         exact: opts.exact,
+        exact_constants: &exact_constants,
         fix_deadlocks: opts.fix_deadlocks,
         valuations: true,
         progress,

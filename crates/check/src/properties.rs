@@ -4,7 +4,7 @@
 use crate::constants::Constants;
 use crate::error::{CheckError, Result};
 use crate::model::Model;
-use augur_expr::{evaluate_constants, ConstDecl, Expr, Type, Value};
+use augur_expr::{evaluate_constants_at, ConstDecl, Expr, ExprError, Type, Value};
 use augur_pctl::{LabelDef, PctlError, Property, ResolvedProperty, Resolver};
 use augur_source::{Diagnostic, SourceFile};
 use std::collections::BTreeMap;
@@ -173,16 +173,38 @@ impl Properties {
                 return Err(CheckError::UnusedConstant { name: name.clone() });
             }
         }
-        let values =
-            evaluate_constants(&decls, given.as_slice()).map_err(|e| match &self.file {
-                Some(f) => CheckError::input(format!("{}: {e}", f.name())),
-                None => CheckError::input(e.to_string()),
-            })?;
+        let values = evaluate_constants_at(&decls, given.as_slice())
+            .map_err(|(i, e)| self.constant_error(&decls[i].name, e))?;
         let mut all: BTreeMap<String, Value> = values.into_iter().collect();
         for (n, v) in given.as_slice() {
             all.entry(n.clone()).or_insert(*v);
         }
         Ok(all)
+    }
+
+    /// An error of the constants, located at the declaration of `name` in the properties
+    /// file (the constant without a value, the first of a cycle, the one whose definition
+    /// fails).
+    fn constant_error(&self, name: &str, e: ExprError) -> CheckError {
+        let message = match &e {
+            ExprError::UndefinedConstants(names) => format!(
+                "undefined constant{} {} (give {} a value with --const {name}=VALUE)",
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", "),
+                if names.len() == 1 { "it" } else { "them" },
+            ),
+            ExprError::DuplicateConstant(_) => format!(
+                "constant `{name}` is declared both in the model and in the properties file"
+            ),
+            _ => format!("constant `{name}`: {e}"),
+        };
+        let Some(file) = &self.file else {
+            return CheckError::input(message);
+        };
+        match crate::constants::declaration_span(file.text(), name) {
+            Some(span) => CheckError::at(message, file.location(span)),
+            None => CheckError::input(format!("{}: {message}", file.name())),
+        }
     }
 
     /// Whether `name` is used by a property, a label or another constant's definition (the

@@ -50,6 +50,10 @@ pub struct PropertyReport {
     pub bounds: Option<Bounds>,
     /// What computed the value; `null` on error.
     pub method: Option<String>,
+    /// The exact rational of the value (`"1/3"`, `"12"`, `"-5/4"`) when it was computed
+    /// exactly (`--method exact`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact: Option<String>,
     /// Seconds spent on the property.
     pub seconds: f64,
     /// How the value was obtained from several initial states.
@@ -135,6 +139,7 @@ impl PropertyReport {
             value: Some(r.value),
             bounds: r.bounds,
             method: Some(r.method.to_string()),
+            exact: r.exact.as_ref().map(|q| q.to_string()),
             seconds: r.seconds,
             filter: r.initial_filter.as_ref().map(|f| match *f {
                 InitialFilter::Range { count, min, max } => FilterReport::Range {
@@ -161,6 +166,7 @@ impl PropertyReport {
             value: None,
             bounds: None,
             method: None,
+            exact: None,
             seconds: 0.0,
             filter: None,
             notes: Vec::new(),

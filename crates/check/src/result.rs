@@ -1,7 +1,9 @@
 //! What a check produces: per-state values, the reported value with its bounds, and the method.
 
 use augur_dtmc::StateSet;
+use augur_pctl::BigRational;
 use augur_solver::Solution;
+use num_traits::{One, Zero};
 use std::fmt;
 
 /// One value: a truth value or a number (possibly infinite).
@@ -142,16 +144,50 @@ pub struct NumValues {
     pub bounds: Option<(Vec<f64>, Vec<f64>)>,
     /// What computed it.
     pub method: MethodUsed,
+    /// The exact rational of every state, when the values were computed exactly for the model
+    /// as built (`--method exact`): `None` in an entry whose value is infinite.
+    pub exact: Option<Vec<Option<BigRational>>>,
 }
 
 impl NumValues {
-    /// Exact values (the bounds are the values).
+    /// Values whose bounds are the values themselves (no exact rationals).
     pub fn exact(values: Vec<f64>, method: MethodUsed) -> NumValues {
         NumValues {
             bounds: Some((values.clone(), values.clone())),
             values,
             method,
+            exact: None,
         }
+    }
+
+    /// Values known as exact rationals (`None`: infinite); the `f64` values are the nearest
+    /// doubles and the bounds their outward roundings.
+    pub fn rational(exact: Vec<Option<BigRational>>, method: MethodUsed) -> NumValues {
+        let n = exact.len();
+        let (mut values, mut lo, mut hi) = (Vec::with_capacity(n), Vec::new(), Vec::new());
+        for q in &exact {
+            let (v, (l, h)) = match q {
+                Some(q) => (
+                    augur_solver::exact::to_f64(q),
+                    augur_solver::exact::to_f64_bounds(q),
+                ),
+                None => (f64::INFINITY, (f64::INFINITY, f64::INFINITY)),
+            };
+            values.push(v);
+            lo.push(l);
+            hi.push(h);
+        }
+        NumValues {
+            values,
+            bounds: Some((lo, hi)),
+            method,
+            exact: Some(exact),
+        }
+    }
+
+    /// The exact rational of state `s`, when known and finite.
+    pub fn exact_at(&self, s: usize) -> Option<&BigRational> {
+        self.exact.as_ref()?.get(s)?.as_ref()
     }
 
     /// The bounds of state `s`, when known.
@@ -168,16 +204,23 @@ impl NumValues {
             values: f(self.values),
             bounds: self.bounds.map(|(lo, hi)| (f(lo), f(hi))),
             method: self.method,
+            exact: self.exact,
         }
     }
 
     /// `1 − x`, bounds swapped.
     pub(crate) fn complement(self) -> NumValues {
         let flip = |v: Vec<f64>| v.into_iter().map(|x| 1.0 - x).collect::<Vec<_>>();
+        let one = BigRational::one();
         NumValues {
             values: flip(self.values),
             bounds: self.bounds.map(|(lo, hi)| (flip(hi), flip(lo))),
             method: self.method,
+            exact: self.exact.map(|x| {
+                x.into_iter()
+                    .map(|q| q.map(|q| &one - q))
+                    .collect::<Vec<_>>()
+            }),
         }
     }
 }
@@ -188,6 +231,7 @@ impl From<Solution> for NumValues {
             values: s.values,
             bounds: s.bounds,
             method: MethodUsed::Solver(s.method),
+            exact: s.exact,
         }
     }
 }
@@ -251,6 +295,10 @@ pub struct CheckResult {
     pub value: Scalar,
     /// Sound bounds of `value`, when known.
     pub bounds: Option<Bounds>,
+    /// The exact rational of `value`, when it was computed exactly for the model as built
+    /// (`Method::Exact`): `bounds` are then its outward rounding to doubles (`lo == hi` when
+    /// the rational is a double).
+    pub exact: Option<BigRational>,
     /// What computed it.
     pub method: MethodUsed,
     /// Set when the model has several initial states and the property is not a filter.
@@ -261,4 +309,96 @@ pub struct CheckResult {
     pub notes: Vec<String>,
     /// Seconds spent checking it.
     pub seconds: f64,
+}
+
+/// How an exact rational is written (`--exact-format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExactFormat {
+    /// `p/q` in lowest terms (an integer without `/1`), as Storm prints exact results.
+    #[default]
+    Fraction,
+    /// The decimal expansion: complete when it terminates, else [`DECIMAL_DIGITS`]
+    /// significant digits followed by `...`.
+    Decimal,
+}
+
+/// Significant digits of a non-terminating decimal in [`ExactFormat::Decimal`].
+pub const DECIMAL_DIGITS: usize = 30;
+
+/// `q` written in `format`.
+///
+/// ```
+/// use augur_check::{format_exact, BigRational, ExactFormat};
+/// let third = BigRational::new(1.into(), 3.into());
+/// assert_eq!(format_exact(&third, ExactFormat::Fraction), "1/3");
+/// assert_eq!(format_exact(&third, ExactFormat::Decimal), "0.333333333333333333333333333333...");
+/// let q = BigRational::new((-5).into(), 4.into());
+/// assert_eq!(format_exact(&q, ExactFormat::Decimal), "-1.25");
+/// ```
+pub fn format_exact(q: &BigRational, format: ExactFormat) -> String {
+    match format {
+        ExactFormat::Fraction => q.to_string(),
+        ExactFormat::Decimal => decimal(q),
+    }
+}
+
+fn decimal(q: &BigRational) -> String {
+    use num_bigint::BigInt;
+    let neg = *q < BigRational::zero();
+    let num = if neg {
+        -q.numer().clone()
+    } else {
+        q.numer().clone()
+    };
+    let den = q.denom().clone();
+    let int = &num / &den;
+    let mut rem = &num % &den;
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    out.push_str(&int.to_string());
+    if rem.is_zero() {
+        return out;
+    }
+    out.push('.');
+    // `den` (lowest terms) is 2^a·5^b exactly when the expansion terminates, after max(a, b)
+    // digits; otherwise DECIMAL_DIGITS significant digits and `...`.
+    let terminating = {
+        let (mut d, mut twos, mut fives) = (den.clone(), 0usize, 0usize);
+        let (two, five) = (BigInt::from(2), BigInt::from(5));
+        while (&d % &two).is_zero() {
+            d /= &two;
+            twos += 1;
+        }
+        while (&d % &five).is_zero() {
+            d /= &five;
+            fives += 1;
+        }
+        d.is_one().then_some(twos.max(fives))
+    };
+    let mut significant = if int.is_zero() {
+        0
+    } else {
+        int.to_string().len()
+    };
+    let ten = BigInt::from(10);
+    let mut digits = 0;
+    while !rem.is_zero() {
+        if terminating.is_none() && significant >= DECIMAL_DIGITS {
+            out.push_str("...");
+            return out;
+        }
+        rem *= &ten;
+        let d = &rem / &den;
+        rem = &rem % &den;
+        let digit = d.to_string();
+        if significant > 0 || digit != "0" {
+            significant += 1;
+        }
+        out.push_str(&digit);
+        digits += 1;
+        debug_assert!(terminating.is_none_or(|t| digits <= t));
+    }
+    out
 }

@@ -1,4 +1,4 @@
-//! [`Session`]: checking properties on one model under [`CheckOptions`], and the all-horizon
+//! [`CheckSession`]: checking properties on one model under [`CheckOptions`], and the all-horizon
 //! table.
 
 use crate::checker::Checker;
@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The largest all-horizon table [`Session::horizon`] builds (states × horizons): 2^24
+/// The largest all-horizon table [`CheckSession::horizon`] builds (states × horizons): 2^24
 /// entries, 128 MiB of `f64` — with the text or JSON made of it, well within memory (200
 /// million entries, 1.6 GB before printing, aborted the process).
 pub const MAX_HORIZON_ENTRIES: usize = 1 << 24;
@@ -104,16 +104,16 @@ struct Scope<'m> {
 /// assert_eq!(r.value, Scalar::Num(0.75));
 /// assert_eq!(r.method.to_string(), "bounded (2 steps)");
 /// ```
-pub struct Session<'m> {
+pub struct CheckSession<'m> {
     scope: Scope<'m>,
     checker: Checker<'m>,
     options: CheckOptions,
 }
 
-impl<'m> Session<'m> {
+impl<'m> CheckSession<'m> {
     /// A session on a loaded model (its constants and formulas are usable in properties).
-    pub fn new(model: &'m Model, options: CheckOptions) -> Session<'m> {
-        Session {
+    pub fn new(model: &'m Model, options: CheckOptions) -> CheckSession<'m> {
+        CheckSession {
             scope: Scope {
                 names: model.names(),
                 constants: model.constants().iter().cloned().collect(),
@@ -125,8 +125,8 @@ impl<'m> Session<'m> {
     }
 
     /// A session on a bare DTMC (no constants, no formulas).
-    pub fn for_dtmc(dtmc: &'m Dtmc, options: CheckOptions) -> Session<'m> {
-        Session {
+    pub fn for_dtmc(dtmc: &'m Dtmc, options: CheckOptions) -> CheckSession<'m> {
+        CheckSession {
             scope: Scope {
                 names: names_of(dtmc),
                 constants: BTreeMap::new(),
@@ -137,9 +137,9 @@ impl<'m> Session<'m> {
         }
     }
 
-    /// The same session with values for constants, usable by [`Session::check_str`] and
-    /// [`Session::horizon`] (compiled properties carry their own).
-    pub fn with_constants(mut self, constants: &Constants) -> Session<'m> {
+    /// The same session with values for constants, usable by [`CheckSession::check_str`] and
+    /// [`CheckSession::horizon`] (compiled properties carry their own).
+    pub fn with_constants(mut self, constants: &Constants) -> CheckSession<'m> {
         for (n, v) in constants.as_slice() {
             self.scope.constants.insert(n.clone(), *v);
         }
@@ -203,7 +203,7 @@ impl<'m> Session<'m> {
         }
     }
 
-    /// Checks every property in order (see [`Session::check_each`]).
+    /// Checks every property in order (see [`CheckSession::check_each`]).
     pub fn check_all(&mut self, properties: &CompiledProperties) -> Vec<Result<CheckResult>> {
         let mut out = Vec::with_capacity(properties.len());
         self.check_each(properties, |_, _, r| out.push(r));
@@ -302,5 +302,5 @@ impl<'m> Session<'m> {
 /// Checks one property, written as text, on a DTMC with the default options: the convenience
 /// for tests and examples (`check_str(&dtmc, "P=? [ s<2 U=2 s=2 ]")`).
 pub fn check_str(dtmc: &Dtmc, property: &str) -> Result<CheckResult> {
-    Session::for_dtmc(dtmc, CheckOptions::default()).check_str(property)
+    CheckSession::for_dtmc(dtmc, CheckOptions::default()).check_str(property)
 }

@@ -49,7 +49,7 @@ fn shared_types_are_send_and_sync() {
     both::<Report>();
     both::<CheckError>();
     both::<Constants>();
-    both::<Session<'static>>();
+    both::<CheckSession<'static>>();
 }
 
 #[test]
@@ -108,7 +108,7 @@ fn a_cancelled_load_or_check_stops() {
         ..CheckOptions::default()
     };
     let start = Instant::now();
-    let e = Session::for_dtmc(&d, options)
+    let e = CheckSession::for_dtmc(&d, options)
         .check_str("R=? [ C<=1000000000000 ]")
         .unwrap_err();
     canceller.join().unwrap();
@@ -129,7 +129,7 @@ fn a_timeout_stops_a_check_and_the_properties_after_it() {
         limits: Limits::default().with_timeout(Duration::from_millis(300)),
         ..CheckOptions::default()
     };
-    let outcomes = Session::new(&model, options).check_all(&compiled);
+    let outcomes = CheckSession::new(&model, options).check_all(&compiled);
     assert_eq!(outcomes[0].as_ref().unwrap().value, Scalar::Num(1.0));
     let timeout = Stop::Timeout {
         after: Some(Duration::from_millis(300)),
@@ -168,7 +168,7 @@ fn progress_reports_builds_properties_and_sweeps() {
         limits,
         ..CheckOptions::default()
     };
-    let r = Session::new(&model, options).check_all(&compiled);
+    let r = CheckSession::new(&model, options).check_all(&compiled);
     assert_eq!(r[0].as_ref().unwrap().value, Scalar::Num(1.0));
     assert_eq!(properties.load(Ordering::Relaxed), 1);
     // 20,000 sweeps of a 20,000-state chain take longer than the 50 ms progress interval.
@@ -221,7 +221,7 @@ fn constants_reach_the_model_the_file_and_the_properties() {
         compiled.constants.get("T"),
         Some(&augur_expr::Value::Int(5))
     );
-    let values: Vec<Scalar> = Session::new(&model, CheckOptions::default())
+    let values: Vec<Scalar> = CheckSession::new(&model, CheckOptions::default())
         .check_all(&compiled)
         .into_iter()
         .map(|r| r.unwrap().value)
@@ -246,7 +246,7 @@ fn constants_reach_the_model_the_file_and_the_properties() {
         .compile(&model, &Constants::parse("N=4").unwrap())
         .unwrap();
     assert!(c.items[0].resolved.is_err() && c.items[1].resolved.is_ok());
-    let mut s = Session::new(&model, CheckOptions::default());
+    let mut s = CheckSession::new(&model, CheckOptions::default());
     let e = s.check(&c.items[0]).unwrap_err();
     assert_eq!(
         e.location().map(|l| (l.file.as_str(), l.column)),
@@ -279,7 +279,7 @@ fn the_report_is_the_documented_json() {
     }
     let compiled = props.compile(&model, &Constants::new()).unwrap();
     let mut report = Report::new(&model);
-    let outcomes = Session::new(&model, CheckOptions::default()).check_all(&compiled);
+    let outcomes = CheckSession::new(&model, CheckOptions::default()).check_all(&compiled);
     for (p, o) in compiled.items.iter().zip(&outcomes) {
         report.push(p.name.as_deref(), &p.text, o, true);
     }
@@ -373,7 +373,7 @@ fn check_file(file: &str) -> Vec<std::result::Result<f64, String>> {
     let model = load_text(PCTL_MODEL, Limits::default()).unwrap();
     let props = Properties::parse_file("t.props", file).unwrap();
     let compiled = props.compile(&model, &Constants::new()).unwrap();
-    let mut session = Session::new(&model, CheckOptions::default());
+    let mut session = CheckSession::new(&model, CheckOptions::default());
     session
         .check_all(&compiled)
         .into_iter()

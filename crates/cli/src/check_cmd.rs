@@ -4,8 +4,8 @@
 
 use crate::error::CliError;
 use augur_check::{
-    CheckResult, Constants, Format, InitialFilter, Method, Model, Properties, Report, Scalar,
-    Session,
+    format_exact, CheckResult, CheckSession, Constants, ExactFormat, Format, InitialFilter, Method,
+    Model, Properties, Report, Scalar, StateValues,
 };
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -47,6 +47,24 @@ impl From<MethodArg> for Method {
     }
 }
 
+/// `--exact-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExactFormatArg {
+    /// `p/q` in lowest terms.
+    Fraction,
+    /// The decimal expansion (30 significant digits and `...` when it does not terminate).
+    Decimal,
+}
+
+impl From<ExactFormatArg> for ExactFormat {
+    fn from(f: ExactFormatArg) -> ExactFormat {
+        match f {
+            ExactFormatArg::Fraction => ExactFormat::Fraction,
+            ExactFormatArg::Decimal => ExactFormat::Decimal,
+        }
+    }
+}
+
 /// Arguments of `augur check`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
@@ -60,6 +78,10 @@ pub struct CheckArgs {
     /// Also report the value of every state.
     #[arg(long)]
     pub all_states: bool,
+    /// How exact results (`--method exact`) are printed: `fraction` (`1/3`, as Storm prints
+    /// them) or `decimal` (complete when it terminates, else 30 significant digits and `...`).
+    #[arg(long, value_enum, default_value_t = ExactFormatArg::Fraction)]
+    pub exact_format: ExactFormatArg,
     /// Exit with code 3 when a boolean property (`P>=0.9 [ ... ]`, a filter's `forall`, ...)
     /// is false, so that a script or a CI job can gate on it (0: all hold).
     #[arg(long)]
@@ -80,7 +102,8 @@ pub fn constants(args: &[String]) -> Result<Constants, augur_check::CheckError> 
 
 /// Run `augur check`.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let (constants, load, options) = args.opts.resolve()?;
+    let (experiments, load, options) = args.opts.resolve_experiments()?;
+    let constants = experiments.fixed.clone();
 
     // Properties: the file's, then the --prop ones.
     let mut props = match &args.props_file {
@@ -96,6 +119,9 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     }
 
+    if experiments.has_ranges() {
+        return crate::experiment_cmd::run(args, &experiments, &load, options, &props, out);
+    }
     let model = Model::load(&args.model, &load)?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
@@ -137,8 +163,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     } else {
         None
     };
-    let mut session = Session::new(&model, options);
-    session.check_each(&compiled, |_, p, outcome| {
+    let exact = options.method == Method::Exact;
+    // Unbounded queries whose value is 1: checked again on a learned model's observed chain.
+    let mut ones: Vec<usize> = Vec::new();
+    let mut session = CheckSession::new(&model, options.clone());
+    session.check_each(&compiled, |index, p, outcome| {
         if let Err(e) = &outcome {
             // Keep going (as PRISM does): report this property, check the others.
             failures += 1;
@@ -149,8 +178,17 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
             } else {
                 crate::error::diag(format_args!("error: {}: {e}", p.text));
             }
+            if exact && matches!(e, augur_check::CheckError::Stopped(_)) {
+                crate::error::diag(format_args!(
+                    "note: exact elimination did not finish: the sound default (--method auto) \
+                     answers with guaranteed bounds [lo, hi], usually in milliseconds"
+                ));
+            }
         }
         if let Ok(r) = &outcome {
+            if crate::smoothing::is_one(&r.value) && crate::smoothing::is_unbounded_query(p) {
+                ones.push(index);
+            }
             if let Scalar::Bool(b) = r.value {
                 asserted += 1;
                 if !b {
@@ -165,12 +203,29 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
             report.push(p.name.as_deref(), &p.text, &outcome, args.all_states);
         } else if io.is_ok() {
             io = match &outcome {
-                Ok(r) => print_result(out, &model, names.as_deref(), r, args.all_states),
+                Ok(r) => print_result(
+                    out,
+                    &model,
+                    names.as_deref(),
+                    r,
+                    args.all_states,
+                    args.exact_format.into(),
+                ),
                 Err(e) => writeln!(out, "{} = error ({e})", p.text),
             };
         }
     });
     io?;
+    if !ones.is_empty() {
+        if let Some(observed) = crate::smoothing::observed_model(&args.model, &model) {
+            for &i in &ones {
+                if let Some(w) = crate::smoothing::warning(&observed, &options, &compiled.items[i])
+                {
+                    crate::error::diag(format_args!("warning: {w}"));
+                }
+            }
+        }
+    }
     if args.opts.json {
         writeln!(out, "{}", report.to_json())?;
     }
@@ -190,7 +245,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
 /// The outcome of `--assert`: exit code 3 when a boolean property is false; a user error when
 /// nothing boolean was checked (`P=?` queries have no truth value to assert).
-fn assertion(assert: bool, asserted: usize, violated: &[String]) -> Result<(), CliError> {
+pub(crate) fn assertion(
+    assert: bool,
+    asserted: usize,
+    violated: &[String],
+) -> Result<(), CliError> {
     if !assert {
         return Ok(());
     }
@@ -245,15 +304,26 @@ fn print_result(
     names: Option<&[String]>,
     r: &CheckResult,
     all_states: bool,
+    exact_format: ExactFormat,
 ) -> std::io::Result<()> {
     let mut line = String::new();
     if let Some(name) = &r.name {
         line.push_str(&format!("{name}: "));
     }
-    line.push_str(&format!("{} = {}", r.property, r.value));
-    if let Some(b) = r.bounds {
-        if Scalar::Num(b.lo) != r.value || Scalar::Num(b.hi) != r.value {
-            line.push_str(&format!(" [{}, {}]", Scalar::Num(b.lo), Scalar::Num(b.hi)));
+    match &r.exact {
+        // Exact: the rational itself, no rounded bounds.
+        Some(q) => line.push_str(&format!(
+            "{} = {}",
+            r.property,
+            format_exact(q, exact_format)
+        )),
+        None => {
+            line.push_str(&format!("{} = {}", r.property, r.value));
+            if let Some(b) = r.bounds {
+                if Scalar::Num(b.lo) != r.value || Scalar::Num(b.hi) != r.value {
+                    line.push_str(&format!(" [{}, {}]", Scalar::Num(b.lo), Scalar::Num(b.hi)));
+                }
+            }
         }
     }
     match &r.initial_filter {
@@ -280,7 +350,19 @@ fn print_result(
     if all_states {
         let dtmc = model.dtmc();
         for (s, v) in r.states.to_vec(dtmc.num_states()).into_iter().enumerate() {
-            writeln!(out, "  {}: {v}", state_label(model, names, s))?;
+            let exact = match &r.states {
+                StateValues::Num(n) if r.exact.is_some() => n.exact_at(s),
+                _ => None,
+            };
+            match exact {
+                Some(q) => writeln!(
+                    out,
+                    "  {}: {}",
+                    state_label(model, names, s),
+                    format_exact(q, exact_format)
+                )?,
+                None => writeln!(out, "  {}: {v}", state_label(model, names, s))?,
+            }
         }
     }
     Ok(())
@@ -288,7 +370,7 @@ fn print_result(
 
 /// A `--const` value for a constant that the properties file or the model defines replaces
 /// the definition: say so, naming both values and where the constant is defined.
-fn warn_overrides(
+pub(crate) fn warn_overrides(
     given: &Constants,
     props: &Properties,
     props_file: Option<&std::path::Path>,

@@ -2,7 +2,7 @@
 //! P(F≤h target) for h = 1..H and every state (glue over `augur-check`).
 
 use crate::error::CliError;
-use augur_check::{Model, Scalar, Session};
+use augur_check::{CheckSession, Model, Scalar};
 use clap::Args;
 use serde_json::{json, Value as Json};
 use std::io::Write;
@@ -33,7 +33,7 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }
-    let mut session = Session::new(&model, options).with_constants(&constants);
+    let mut session = CheckSession::new(&model, options).with_constants(&constants);
     let table = session.horizon(&args.target, "--target", args.max_h)?;
     let n = table.num_states;
     let at = |s: usize, h: usize| table.get(s, h).unwrap_or(f64::NAN);

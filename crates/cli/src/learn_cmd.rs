@@ -37,6 +37,11 @@ pub struct LearnArgs {
     /// (named `(a,b)`, labelled like their last state).
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub order: usize,
+    /// Model where runs end: every trace's last state moves to an extra absorbing state NAME
+    /// (labelled "NAME"), so that `P=? [ F "unsafe" ]` is the probability of reaching unsafe
+    /// before the run ends (without it, smoothing makes every reachable state's value 1).
+    #[arg(long, value_name = "NAME")]
+    pub end_state: Option<String>,
     /// Output model (Augur JSON, with the transition counts for `augur pac`).
     #[arg(short, long, value_name = "MODEL.json")]
     pub output: PathBuf,
@@ -78,6 +83,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
             Unobserved::Uniform
         },
         order: args.order,
+        end_state: args.end_state.clone(),
     };
     let outcome =
         learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(|e| match e {
@@ -99,6 +105,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                 "abstraction": args.abstraction.as_ref().map(|p| p.display().to_string()),
                 "category": m.category,
                 "order": args.order,
+                "end_state": args.end_state,
             },
         });
         write_learned(m, path, metadata)?;
@@ -188,6 +195,12 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                 writeln!(
                     out,
                     "  {u} never-left states got the uniform distribution over their valid successors (--final-absorbing makes them absorbing)"
+                )?;
+            }
+            if let Some(name) = &args.end_state {
+                writeln!(
+                    out,
+                    "  trace ends move to the absorbing state {name} (label \"{name}\")"
                 )?;
             }
             let u = m["unobserved_absorbing"].as_u64().unwrap_or(0);

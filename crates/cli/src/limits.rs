@@ -40,15 +40,26 @@ impl LimitArgs {
         if std::io::stderr().is_terminal() {
             let start = Instant::now();
             let bar = ProgressBar::hidden();
+            let solve_bar = ProgressBar::hidden();
+            // (start of the current computation, its last sweep count)
+            let solving = std::sync::Mutex::new((Instant::now(), 0u64));
             limits = limits.with_progress(move |p| {
-                let Progress::Building {
-                    states,
-                    explored,
-                    transitions,
-                    done,
-                } = *p
-                else {
-                    return;
+                let (states, explored, transitions, done) = match *p {
+                    Progress::Building {
+                        states,
+                        explored,
+                        transitions,
+                        done,
+                    } => (states, explored, transitions, done),
+                    Progress::Solving { sweeps } => {
+                        show_solving(&solve_bar, &solving, sweeps);
+                        return;
+                    }
+                    _ => {
+                        // The next property: its computation starts afresh.
+                        solve_bar.finish_and_clear();
+                        return;
+                    }
                 };
                 let elapsed = start.elapsed();
                 if done {
@@ -74,4 +85,31 @@ impl LimitArgs {
         }
         Ok(limits)
     }
+}
+
+/// The progress line of a long numerical computation (an iterative solver's sweeps, exact
+/// elimination's eliminated unknowns), shown once it has run for two seconds.
+fn show_solving(bar: &ProgressBar, state: &std::sync::Mutex<(Instant, u64)>, sweeps: u64) {
+    let Ok(mut st) = state.lock() else { return };
+    if sweeps < st.1 {
+        // A new computation.
+        st.0 = Instant::now();
+    }
+    st.1 = sweeps;
+    let elapsed = st.0.elapsed();
+    if elapsed < Duration::from_secs(2) {
+        return;
+    }
+    if bar.is_hidden() {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} solving {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+    }
+    bar.set_message(format!(
+        "{sweeps} sweeps or eliminated unknowns, {:.0} s (--timeout SECONDS limits the wait)",
+        elapsed.as_secs_f64()
+    ));
+    bar.tick();
 }

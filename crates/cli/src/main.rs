@@ -8,6 +8,7 @@
 
 mod check_cmd;
 mod error;
+mod experiment_cmd;
 mod export_cmd;
 mod horizon_cmd;
 mod learn_cmd;
@@ -18,6 +19,7 @@ mod options;
 mod pac_cmd;
 mod parse_cmd;
 mod simulate_cmd;
+mod smoothing;
 mod table;
 
 use clap::{Parser, Subcommand};

@@ -5,7 +5,7 @@
 use crate::check_cmd::{constants, MethodArg};
 use crate::error::CliError;
 use crate::limits::LimitArgs;
-use augur_check::{CheckOptions, Constants, LoadOptions};
+use augur_check::{CheckOptions, Constants, Experiments, LoadOptions};
 use clap::Args;
 
 /// The options of a command that loads a model.
@@ -36,6 +36,26 @@ impl ModelOptions {
     /// loading and checking together).
     pub fn resolve(&self) -> Result<(Constants, LoadOptions, CheckOptions), CliError> {
         let constants = constants(&self.consts)?;
+        self.resolve_with(constants)
+    }
+
+    /// As [`ModelOptions::resolve`], where `--const` may give ranges (`N=1:2:9`): the
+    /// experiment, and the load options with its fixed values.
+    pub fn resolve_experiments(
+        &self,
+    ) -> Result<(Experiments, LoadOptions, CheckOptions), CliError> {
+        let mut e = Experiments::default();
+        for text in &self.consts {
+            e.add_from("--const", text)?;
+        }
+        let (_, load, check) = self.resolve_with(e.fixed.clone())?;
+        Ok((e, load, check))
+    }
+
+    fn resolve_with(
+        &self,
+        constants: Constants,
+    ) -> Result<(Constants, LoadOptions, CheckOptions), CliError> {
         if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
             return Err(CliError::User(format!(
                 "error: --epsilon must be in (0, 1), got {}",

@@ -89,6 +89,10 @@ pub enum Expr {
     Int(i64),
     /// Double literal.
     Double(f64),
+    /// A double literal whose exact value is not the decimal its `f64` prints as (more
+    /// significant digits than a double holds, e.g. `0.333333333333333333333333`): the nearest
+    /// `f64` and the text as written, so that exact mode reads the number written.
+    Decimal(f64, Box<str>),
     /// Boolean literal.
     Bool(bool),
     /// A variable, constant or formula name.
@@ -124,4 +128,53 @@ pub struct ConstDecl {
     pub ty: Type,
     /// Its defining expression, or `None` when the value must come from the command line.
     pub value: Option<Expr>,
+}
+
+/// The literal `text` (read as `value`): [`Expr::Double`] when `value` prints as a decimal of
+/// the same exact value as `text` (`0.1`, `1e-30`, `2.50`), else [`Expr::Decimal`].
+///
+/// ```
+/// use augur_expr::{double_literal, Expr};
+/// assert_eq!(double_literal(0.1, "0.1"), Expr::Double(0.1));
+/// assert_eq!(double_literal(1e-30, "1e-30"), Expr::Double(1e-30));
+/// assert_eq!(double_literal(2.5, "2.500"), Expr::Double(2.5));
+/// let third = "0.333333333333333333333333";
+/// assert_eq!(double_literal(1.0 / 3.0, third), Expr::Decimal(1.0 / 3.0, third.into()));
+/// ```
+pub fn double_literal(value: f64, text: &str) -> Expr {
+    match (
+        normalise_decimal(text),
+        normalise_decimal(&format!("{value:e}")),
+    ) {
+        (Some(a), Some(b)) if a == b => Expr::Double(value),
+        (None, _) => Expr::Double(value),
+        _ => Expr::Decimal(value, text.into()),
+    }
+}
+
+/// The significant digits (no leading or trailing zeros) and the exponent of the last one, of a
+/// decimal `[-]digits[.digits][e[+-]digits]`; `None` when `text` is not of that form.
+fn normalise_decimal(text: &str) -> Option<(bool, String, i64)> {
+    let t = text.trim();
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let (mantissa, exp) = match t.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i64>().ok()?),
+        None => (t, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = format!("{int}{frac}");
+    let mut exp = exp.checked_sub(i64::try_from(frac.len()).ok()?)?;
+    let digits = digits.trim_start_matches('0');
+    let trimmed = digits.trim_end_matches('0');
+    exp = exp.checked_add(i64::try_from(digits.len() - trimmed.len()).ok()?)?;
+    if trimmed.is_empty() {
+        return Some((false, String::new(), 0));
+    }
+    Some((neg, trimmed.to_string(), exp))
 }

@@ -33,10 +33,20 @@ pub fn evaluate_constants(
     decls: &[ConstDecl],
     overrides: &[(String, Value)],
 ) -> Result<Vec<(String, Value)>> {
+    evaluate_constants_at(decls, overrides).map_err(|(_, e)| e)
+}
+
+/// [`evaluate_constants`], with the index in `decls` of the declaration an error concerns
+/// (the constant without a value, the first of a cycle, the second of a duplicate, the one
+/// whose definition failed to evaluate), so that callers can point at it in their text.
+pub fn evaluate_constants_at(
+    decls: &[ConstDecl],
+    overrides: &[(String, Value)],
+) -> std::result::Result<Vec<(String, Value)>, (usize, ExprError)> {
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (i, d) in decls.iter().enumerate() {
         if index.insert(d.name.as_str(), i).is_some() {
-            return Err(ExprError::DuplicateConstant(d.name.clone()));
+            return Err((i, ExprError::DuplicateConstant(d.name.clone())));
         }
     }
     let over: HashMap<&str, Value> = overrides.iter().map(|(n, v)| (n.as_str(), *v)).collect();
@@ -47,8 +57,9 @@ pub fn evaluate_constants(
         .filter(|d| d.value.is_none() && !over.contains_key(d.name.as_str()))
         .map(|d| d.name.clone())
         .collect();
-    if !undefined.is_empty() {
-        return Err(ExprError::UndefinedConstants(undefined));
+    if let Some(first) = undefined.first() {
+        let at = index[first.as_str()];
+        return Err((at, ExprError::UndefinedConstants(undefined)));
     }
 
     #[derive(Clone, Copy, PartialEq)]
@@ -80,7 +91,7 @@ pub fn evaluate_constants(
                     for id in e.idents() {
                         match index.get(id.as_str()) {
                             Some(&j) => deps.push(j),
-                            None => return Err(ExprError::Undeclared(id)),
+                            None => return Err((i, ExprError::Undeclared(id))),
                         }
                     }
                     deps
@@ -99,7 +110,7 @@ pub fn evaluate_constants(
                             .map(|&k| decls[k].name.clone())
                             .collect();
                         cycle.push(decls[j].name.clone());
-                        return Err(ExprError::CyclicConstants(cycle));
+                        return Err((stack[start], ExprError::CyclicConstants(cycle)));
                     }
                     State::New => {
                         stack.push(j);
@@ -113,14 +124,23 @@ pub fn evaluate_constants(
             }
             let raw = match (over.get(d.name.as_str()), &d.value) {
                 (Some(v), _) => *v,
-                (None, Some(e)) => e.eval(|name| index.get(name).and_then(|&j| values[j]))?,
-                (None, None) => return Err(ExprError::UndefinedConstants(vec![d.name.clone()])),
+                (None, Some(e)) => e
+                    .eval(|name| index.get(name).and_then(|&j| values[j]))
+                    .map_err(|e| (i, e))?,
+                (None, None) => {
+                    return Err((i, ExprError::UndefinedConstants(vec![d.name.clone()])))
+                }
             };
-            let v = raw.coerce(d.ty).ok_or_else(|| ExprError::ConstantType {
-                name: d.name.clone(),
-                declared: d.ty,
-                value: raw.to_string(),
-                found: raw.ty(),
+            let v = raw.coerce(d.ty).ok_or_else(|| {
+                (
+                    i,
+                    ExprError::ConstantType {
+                        name: d.name.clone(),
+                        declared: d.ty,
+                        value: raw.to_string(),
+                        found: raw.ty(),
+                    },
+                )
             })?;
             values[i] = Some(v);
             state[i] = State::Done;
@@ -130,9 +150,10 @@ pub fn evaluate_constants(
     decls
         .iter()
         .zip(values)
-        .map(|(d, v)| {
+        .enumerate()
+        .map(|(i, (d, v))| {
             v.map(|v| (d.name.clone(), v))
-                .ok_or_else(|| ExprError::UndefinedConstants(vec![d.name.clone()]))
+                .ok_or_else(|| (i, ExprError::UndefinedConstants(vec![d.name.clone()])))
         })
         .collect()
 }

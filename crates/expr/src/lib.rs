@@ -62,7 +62,10 @@ mod transform;
 mod value;
 
 pub use ast::*;
-pub use consts::{evaluate_constants, parse_const_assignments, parse_value, substitute_constants};
+pub use consts::{
+    evaluate_constants, evaluate_constants_at, parse_const_assignments, parse_value,
+    substitute_constants,
+};
 pub use error::{ExprError, Result};
 pub use syntax::{parse_expr, SyntaxError};
 

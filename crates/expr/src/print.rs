@@ -104,9 +104,13 @@ impl Expr {
         match self {
             Expr::Int(i) if *i < 0 => prec::NEG,
             Expr::Double(d) if d.is_finite() && d.is_sign_negative() => prec::NEG,
-            Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) | Expr::Ident(_) | Expr::Call(..) => {
-                prec::ATOM
-            }
+            Expr::Decimal(_, t) if t.starts_with('-') => prec::NEG,
+            Expr::Int(_)
+            | Expr::Double(_)
+            | Expr::Decimal(..)
+            | Expr::Bool(_)
+            | Expr::Ident(_)
+            | Expr::Call(..) => prec::ATOM,
             Expr::Unary(UnaryOp::Neg, _) => prec::NEG,
             Expr::Unary(UnaryOp::Not, _) => prec::NOT,
             Expr::Binary(op, ..) => op.precedence(),
@@ -157,6 +161,8 @@ fn write_at(f: &mut fmt::Formatter<'_>, e: &Expr, min: u8) -> fmt::Result {
     match e {
         Expr::Int(i) => write!(f, "{i}"),
         Expr::Double(d) => write_double(f, *d),
+        // As written: the text re-parses to the same literal.
+        Expr::Decimal(_, text) => f.write_str(text),
         Expr::Bool(b) => write!(f, "{b}"),
         Expr::Ident(name) => f.write_str(name),
         Expr::Unary(UnaryOp::Neg, a) => {

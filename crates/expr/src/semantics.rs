@@ -61,7 +61,7 @@ impl Expr {
     fn type_check_dyn(&self, lookup: &dyn Fn(&str) -> Option<Type>) -> Result<Type> {
         match self {
             Expr::Int(_) => Ok(Type::Int),
-            Expr::Double(_) => Ok(Type::Double),
+            Expr::Double(_) | Expr::Decimal(..) => Ok(Type::Double),
             Expr::Bool(_) => Ok(Type::Bool),
             Expr::Ident(n) => lookup(n).ok_or_else(|| ExprError::Undeclared(n.clone())),
             Expr::Unary(UnaryOp::Neg, a) => match a.type_check_dyn(lookup)? {
@@ -162,7 +162,7 @@ impl Expr {
     pub(crate) fn eval_dyn(&self, env: &dyn Fn(&str) -> Option<Value>) -> Result<Value> {
         match self {
             Expr::Int(i) => Ok(Value::Int(*i)),
-            Expr::Double(d) => Ok(Value::Double(*d)),
+            Expr::Double(d) | Expr::Decimal(d, _) => Ok(Value::Double(*d)),
             Expr::Bool(b) => Ok(Value::Bool(*b)),
             Expr::Ident(n) => env(n).ok_or_else(|| ExprError::Undeclared(n.clone())),
             Expr::Unary(UnaryOp::Neg, a) => match a.eval_dyn(env)? {

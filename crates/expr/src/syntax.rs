@@ -318,8 +318,26 @@ pub fn describe_rule(name: &str) -> String {
         "ident" => "identifier".into(),
         "keyword" => "keyword".into(),
         "EOI" => "end of input".into(),
-        other => other.replace('_', " "),
+        "expr_main" | "pow_expr" | "primary" => "expression".into(),
+        "ident_char" => "identifier".into(),
+        "WHITESPACE" => "whitespace".into(),
+        "COMMENT" => "comment".into(),
+        // Keywords of every grammar (`kw_const`): the keyword itself, never the rule's name.
+        other => match other.strip_prefix("kw_") {
+            Some(kw) => format!("`{kw}`"),
+            None => other.replace('_', " "),
+        },
     }
+}
+
+/// Whether `description`, the text an error message shows for the grammar rule `rule_name`
+/// (`format!("{rule:?}")`), gives the rule's name away (`kw const`, `sf_atom`, `properties
+/// file`): the parsers' tests check every rule of their grammar with it.
+pub fn leaks_rule_name(rule_name: &str, description: &str) -> bool {
+    description.contains('_')
+        || description.starts_with("kw ")
+        || description == rule_name && rule_name.chars().any(|c| c.is_ascii_uppercase())
+        || rule_name.contains('_') && description == rule_name.replace('_', " ")
 }
 
 /// Rejects inputs whose brackets nest deeper than [`MAX_NESTING`] (before handing them to a
@@ -600,7 +618,7 @@ impl<R: RuleType> Builder<'_, R> {
             ExprRule::Double => {
                 let text = pair.as_str();
                 match text.parse::<f64>() {
-                    Ok(v) if v.is_finite() => Ok((Expr::Double(v), 1)),
+                    Ok(v) if v.is_finite() => Ok((crate::ast::double_literal(v, text), 1)),
                     _ => Err(SyntaxError::from_span(
                         span,
                         format!("number `{text}` is out of range"),

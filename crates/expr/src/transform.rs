@@ -31,7 +31,7 @@ impl Expr {
     fn substitute_dyn(&self, f: &dyn Fn(&str) -> Option<Expr>) -> Expr {
         match self {
             Expr::Ident(n) => f(n).unwrap_or_else(|| self.clone()),
-            Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => self.clone(),
+            Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => self.clone(),
             Expr::Unary(op, a) => Expr::Unary(*op, Box::new(a.substitute_dyn(f))),
             Expr::Binary(op, l, r) => Expr::Binary(
                 *op,
@@ -61,7 +61,7 @@ impl Expr {
             Expr::Ident(n) => {
                 out.insert(n.clone());
             }
-            Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => {}
+            Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => {}
             Expr::Unary(_, a) => a.collect_idents(out),
             Expr::Binary(_, l, r) => {
                 l.collect_idents(out);
@@ -80,7 +80,7 @@ impl Expr {
     pub fn is_closed(&self) -> bool {
         match self {
             Expr::Ident(_) => false,
-            Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => true,
+            Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => true,
             Expr::Unary(_, a) => a.is_closed(),
             Expr::Binary(_, l, r) => l.is_closed() && r.is_closed(),
             Expr::Ite(c, a, b) => c.is_closed() && a.is_closed() && b.is_closed(),
@@ -102,7 +102,9 @@ impl Expr {
     /// ```
     pub fn simplify(&self) -> Expr {
         let folded = match self {
-            Expr::Ident(_) | Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => return self.clone(),
+            Expr::Ident(_) | Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => {
+                return self.clone()
+            }
             Expr::Unary(op, a) => Expr::Unary(*op, Box::new(a.simplify())),
             Expr::Binary(op, l, r) => {
                 let l = l.simplify();

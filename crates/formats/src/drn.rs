@@ -110,13 +110,20 @@ fn take_bracket(rest: &str) -> (Option<&str>, &str) {
     (None, rest)
 }
 
-/// Reads a DRN file describing a DTMC.
-pub fn read_drn(
-    reader: impl BufRead,
-    path: &Path,
-    opts: &ReadOptions,
-) -> Result<(Dtmc, BuildReport)> {
-    let mut lines = Lines::new(reader, path);
+/// What the header (everything before `@model`) declares.
+struct Header {
+    /// Label order from the writer's `// @augur-labels:` comment (empty without one).
+    label_order: Vec<String>,
+    reward_names: Vec<String>,
+    /// `@nr_states`, with the location of its value.
+    n: usize,
+    nr_states_location: Location,
+    /// The location of the `@model` line.
+    model_location: Location,
+}
+
+/// Reads the header up to and including `@model`.
+fn read_header<R: BufRead>(lines: &mut Lines<'_, R>, opts: &ReadOptions) -> Result<Header> {
     let mut label_order: Vec<String> = Vec::new();
     let mut ty: Option<String> = None;
     let mut reward_names: Vec<String> = Vec::new();
@@ -127,7 +134,6 @@ pub fn read_drn(
             *order = label_tokens(rest).map(str::to_string).collect();
         }
     };
-    // Header.
     loop {
         let mut order = std::mem::take(&mut label_order);
         let more = lines.advance_content("//", |c| on_comment(c, &mut order))?;
@@ -171,41 +177,12 @@ pub fn read_drn(
                         format!("expected a line after `{key}`"),
                     ));
                 }
-                let v = lines.buf.trim();
                 match key.as_str() {
-                    "@parameters" => {
-                        if !v.is_empty() {
-                            return Err(lines.err(
-                                Some(v),
-                                "parametric models are not supported (non-empty @parameters)",
-                            ));
-                        }
-                    }
-                    "@reward_models" => {
-                        reward_names = Vec::new();
-                        let mut seen = std::collections::HashSet::new();
-                        for tok in v.split_whitespace() {
-                            let name = strip_quotes(tok).to_string();
-                            if !seen.insert(name.clone()) {
-                                return Err(lines.err(
-                                    Some(tok),
-                                    format!("reward model `{name}` declared twice"),
-                                ));
-                            }
-                            reward_names.push(name);
-                        }
-                    }
-                    "@nr_states" => {
-                        let n: usize = v.parse().map_err(|_| {
-                            lines.err(Some(v), format!("expected the number of states, found `{v}`"))
-                        })?;
-                        if n == 0 || n > u32::MAX as usize {
-                            return Err(lines.err(Some(v), format!("{n} states: need 1 to 2^32-1")));
-                        }
-                        check_declared_states(n, opts, || lines.location(Some(v)))?;
-                        nr_states = Some((n, lines.location(Some(v))));
-                    }
+                    "@parameters" => no_parameters(lines)?,
+                    "@reward_models" => reward_names = read_reward_models(lines)?,
+                    "@nr_states" => nr_states = Some(read_nr_states(lines, opts)?),
                     _ => {
+                        let v = lines.buf.trim();
                         let _: usize = v.parse().map_err(|_| {
                             lines.err(Some(v), format!("expected the number of choices, found `{v}`"))
                         })?;
@@ -229,198 +206,335 @@ pub fn read_drn(
     }
     let (n, nr_states_location) =
         nr_states.ok_or_else(|| lines.err(None, "missing `@nr_states` before `@model`"))?;
-    let nr = reward_names.len();
+    Ok(Header {
+        label_order,
+        reward_names,
+        n,
+        nr_states_location,
+        model_location,
+    })
+}
+
+/// The line after `@parameters`: must be empty (no parametric models).
+fn no_parameters<R: BufRead>(lines: &Lines<'_, R>) -> Result<()> {
+    let v = lines.buf.trim();
+    if !v.is_empty() {
+        return Err(lines.err(
+            Some(v),
+            "parametric models are not supported (non-empty @parameters)",
+        ));
+    }
+    Ok(())
+}
+
+/// The line after `@reward_models`: blank-separated names, each at most once.
+fn read_reward_models<R: BufRead>(lines: &Lines<'_, R>) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for tok in lines.buf.split_whitespace() {
+        let name = strip_quotes(tok).to_string();
+        if !seen.insert(name.clone()) {
+            return Err(lines.err(Some(tok), format!("reward model `{name}` declared twice")));
+        }
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// The line after `@nr_states`: the number of states, checked against the limits before
+/// anything is allocated for them.
+fn read_nr_states<R: BufRead>(
+    lines: &Lines<'_, R>,
+    opts: &ReadOptions,
+) -> Result<(usize, Location)> {
+    let v = lines.buf.trim();
+    let n: usize = v.parse().map_err(|_| {
+        lines.err(
+            Some(v),
+            format!("expected the number of states, found `{v}`"),
+        )
+    })?;
+    if n == 0 || n > u32::MAX as usize {
+        return Err(lines.err(Some(v), format!("{n} states: need 1 to 2^32-1")));
+    }
+    check_declared_states(n, opts, || lines.location(Some(v)))?;
+    Ok((n, lines.location(Some(v))))
+}
+
+/// The `@model` section as read so far.
+struct Body<'p> {
+    path: &'p Path,
+    n: usize,
+    /// Reward models.
+    nr: usize,
+    /// `n * nr`, checked against [`MAX_REWARD_VALUES`].
+    reward_values: usize,
+    b: DtmcBuilder,
+    state_rewards: Option<Vec<f64>>, // n * nr, row-major by state
+    action_rewards: Option<Vec<f64>>,
+    /// The line of each state's `state` line, growing with the states read (in order).
+    row_lines: Vec<usize>,
+    current: Option<u32>,
+    has_action: bool,
+    next_state: usize,
+    vals: Vec<f64>,
+    has_init: bool,
+}
+
+impl<'p> Body<'p> {
+    /// The error of a state left without an `action` line, at its `state` line.
+    fn check_has_action(&self) -> Result<()> {
+        if let Some(prev) = self.current {
+            if !self.has_action {
+                return Err(FormatError::syntax(
+                    reread_location(self.path, self.row_lines[prev as usize], 1),
+                    format!("state {prev} has no `action` line"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `state N [rewards] labels...` (`rest` follows `state`).
+    fn state_line<R: BufRead>(&mut self, lines: &Lines<'_, R>, rest: &str) -> Result<()> {
+        let n = self.n;
+        let mut parts = rest.trim_start().splitn(2, char::is_whitespace);
+        let tok = parts.next().unwrap_or("");
+        let rest = parts.next().unwrap_or("");
+        let s: usize = tok
+            .parse()
+            .map_err(|_| lines.err(Some(tok), format!("expected a state index, found `{tok}`")))?;
+        if s >= n {
+            return Err(lines.err(Some(tok), format!("state {s} out of range ({n} states)")));
+        }
+        if s != self.next_state {
+            return Err(lines.err(
+                Some(tok),
+                format!("expected state {}, found state {s}", self.next_state),
+            ));
+        }
+        self.check_has_action()?;
+        self.next_state += 1;
+        self.current = Some(s as u32);
+        self.has_action = false;
+        self.row_lines.push(lines.line);
+        // Optional valuation `{...}` (skipped), rewards `[...]`, then labels.
+        let mut rest = rest.trim_start();
+        if rest.starts_with('{') {
+            rest = rest.find('}').map(|i| &rest[i + 1..]).unwrap_or("");
+        }
+        let (br, labels) = take_bracket(rest);
+        if let Some(br) = br {
+            let nr = self.nr;
+            parse_rewards(br, nr, "state rewards", &mut self.vals)
+                .map_err(|m| lines.err(Some(br), m))?;
+            if self.state_rewards.is_none() {
+                self.state_rewards = Some(try_filled(
+                    self.reward_values,
+                    0.0,
+                    "reward values",
+                    || lines.location(Some(br)),
+                )?);
+            }
+            let v = self.state_rewards.as_mut().expect("just set");
+            v[s * nr..(s + 1) * nr].copy_from_slice(&self.vals);
+        }
+        // A `//` starts a comment (Storm may append e.g. a valuation there).
+        let labels = labels.split("//").next().unwrap_or("");
+        for l in label_tokens(labels) {
+            if l == "init" {
+                self.has_init = true;
+                self.b.add_initial(s as u32)?;
+            }
+            self.b.add_label_state(l, s as u32)?;
+        }
+        Ok(())
+    }
+
+    /// `action A [rewards]` (`rest` follows `action`).
+    fn action_line<R: BufRead>(&mut self, lines: &Lines<'_, R>, rest: &str) -> Result<()> {
+        let Some(s) = self.current else {
+            return Err(lines.err(None, "`action` before any `state`"));
+        };
+        if self.has_action {
+            return Err(lines.err(
+                None,
+                format!("state {s} has a second action: a DTMC has one action per state"),
+            ));
+        }
+        self.has_action = true;
+        let mut parts = rest.trim_start().splitn(2, char::is_whitespace);
+        let _name = parts.next().unwrap_or("");
+        let (br, tail) = take_bracket(parts.next().unwrap_or(""));
+        if let Some(br) = br {
+            let nr = self.nr;
+            parse_rewards(br, nr, "action rewards", &mut self.vals)
+                .map_err(|m| lines.err(Some(br), m))?;
+            if self.action_rewards.is_none() {
+                self.action_rewards = Some(try_filled(
+                    self.reward_values,
+                    0.0,
+                    "reward values",
+                    || lines.location(Some(br)),
+                )?);
+            }
+            let v = self.action_rewards.as_mut().expect("just set");
+            v[s as usize * nr..(s as usize + 1) * nr].copy_from_slice(&self.vals);
+        }
+        if let Some(x) = tail.split_whitespace().next() {
+            return Err(lines.err(Some(x), format!("unexpected `{x}` after the action")));
+        }
+        Ok(())
+    }
+
+    /// `dst : prob` (the trimmed line `t`).
+    fn transition_line<R: BufRead>(&mut self, lines: &Lines<'_, R>, t: &str) -> Result<()> {
+        let n = self.n;
+        let Some(s) = self.current else {
+            return Err(lines.err(None, "expected `state N`"));
+        };
+        if !self.has_action {
+            return Err(lines.err(None, "expected `action` before the transitions"));
+        }
+        let (a, c) = t
+            .split_once(':')
+            .ok_or_else(|| lines.err(None, "expected `dst : prob`"))?;
+        let a = a.trim();
+        let c = c.trim();
+        let dst: usize = a
+            .parse()
+            .map_err(|_| lines.err(Some(a), format!("expected a target state, found `{a}`")))?;
+        if dst >= n {
+            return Err(lines.err(Some(a), format!("state {dst} out of range ({n} states)")));
+        }
+        let p = parse_real(c)
+            .ok_or_else(|| lines.err(Some(c), format!("expected a probability, found `{c}`")))?;
+        if !(0.0..=1.0).contains(&p) {
+            return Err(lines.err(Some(c), format!("probability {c} not in [0,1]")));
+        }
+        self.b
+            .add_transition(s, dst as u32, p)
+            .map_err(|e| lines.err(Some(a), e.to_string()))?;
+        Ok(())
+    }
+
+    /// Builds the chain (a row error located at its `state` line) and attaches the rewards.
+    fn finish(self, header: Header, opts: &ReadOptions) -> Result<(Dtmc, BuildReport)> {
+        let Body {
+            path,
+            n,
+            nr,
+            mut b,
+            state_rewards,
+            action_rewards,
+            row_lines,
+            ..
+        } = self;
+        b.fix_deadlocks(opts.fix_deadlocks);
+        let (mut dtmc, report) = b.build().map_err(|e| {
+            // A row error is located at the number of its `state` line, read again from the file.
+            let line = match &e {
+                DtmcError::RowSum { state, .. } => row_lines.get(*state as usize).copied(),
+                DtmcError::BadProbability { src, .. } => row_lines.get(*src as usize).copied(),
+                _ => None,
+            };
+            let location = match line.filter(|&l| l > 0) {
+                Some(l) => reread_location(path, l, 1),
+                None => Location::file(path.display().to_string()),
+            };
+            e.in_file(location)
+        })?;
+        for (i, name) in header.reward_names.into_iter().enumerate() {
+            let state = state_rewards
+                .as_ref()
+                .map(|v| (0..n).map(|s| v[s * nr + i]).collect());
+            let transition = action_rewards.as_ref().map(|v| {
+                let mut t = vec![0.0; dtmc.num_transitions()];
+                for s in 0..n {
+                    for k in dtmc.row_range(s) {
+                        t[k] = v[s * nr + i];
+                    }
+                }
+                t
+            });
+            dtmc.rewards.push(RewardStructure {
+                name: Some(name),
+                state,
+                transition,
+            });
+        }
+        Ok((dtmc, report))
+    }
+}
+
+/// Reads a DRN file describing a DTMC: the header, then the `@model` section line by line.
+pub fn read_drn(
+    reader: impl BufRead,
+    path: &Path,
+    opts: &ReadOptions,
+) -> Result<(Dtmc, BuildReport)> {
+    let mut lines = Lines::new(reader, path);
+    let header = read_header(&mut lines, opts)?;
+    let n = header.n;
+    let nr = header.reward_names.len();
     // Reward values are held densely (one vector of `n` per reward model): refuse a header
     // whose product cannot be held before reading on.
     let reward_values = n.checked_mul(nr).filter(|&v| v <= MAX_REWARD_VALUES);
     let Some(reward_values) = reward_values else {
         return Err(FormatError::syntax(
-            nr_states_location,
+            header.nr_states_location,
             format!("{n} states × {nr} reward models: more than {MAX_REWARD_VALUES} reward values"),
         ));
     };
     let mut b = DtmcBuilder::new(n);
-    for l in &label_order {
+    for l in &header.label_order {
         b.label_index(l);
     }
-    let mut state_rewards: Option<Vec<f64>> = None; // n * nr, row-major by state
-    let mut action_rewards: Option<Vec<f64>> = None;
-    // The line of each state's `state` line, growing with the states read (in order).
-    let mut row_lines: Vec<usize> = Vec::new();
-    let mut current: Option<u32> = None;
-    let mut has_action = false;
-    let mut next_state: usize = 0;
-    let mut vals: Vec<f64> = Vec::new();
-    let mut has_init = false;
+    let mut body = Body {
+        path,
+        n,
+        nr,
+        reward_values,
+        b,
+        state_rewards: None,
+        action_rewards: None,
+        row_lines: Vec::new(),
+        current: None,
+        has_action: false,
+        next_state: 0,
+        vals: Vec::new(),
+        has_init: false,
+    };
     while lines.advance_content("//", |_| {})? {
         let t = lines.buf.trim_start();
         if let Some(rest) = t
             .strip_prefix("state ")
             .or_else(|| (t == "state").then_some(""))
         {
-            let mut parts = rest.trim_start().splitn(2, char::is_whitespace);
-            let tok = parts.next().unwrap_or("");
-            let rest = parts.next().unwrap_or("");
-            let s: usize = tok.parse().map_err(|_| {
-                lines.err(Some(tok), format!("expected a state index, found `{tok}`"))
-            })?;
-            if s >= n {
-                return Err(lines.err(Some(tok), format!("state {s} out of range ({n} states)")));
-            }
-            if s != next_state {
-                return Err(lines.err(
-                    Some(tok),
-                    format!("expected state {next_state}, found state {s}"),
-                ));
-            }
-            if let Some(prev) = current {
-                if !has_action {
-                    return Err(FormatError::syntax(
-                        reread_location(path, row_lines[prev as usize], 1),
-                        format!("state {prev} has no `action` line"),
-                    ));
-                }
-            }
-            next_state += 1;
-            current = Some(s as u32);
-            has_action = false;
-            row_lines.push(lines.line);
-            // Optional valuation `{...}` (skipped), rewards `[...]`, then labels.
-            let mut rest = rest.trim_start();
-            if rest.starts_with('{') {
-                rest = rest.find('}').map(|i| &rest[i + 1..]).unwrap_or("");
-            }
-            let (br, labels) = take_bracket(rest);
-            if let Some(br) = br {
-                parse_rewards(br, nr, "state rewards", &mut vals)
-                    .map_err(|m| lines.err(Some(br), m))?;
-                if state_rewards.is_none() {
-                    state_rewards = Some(try_filled(reward_values, 0.0, "reward values", || {
-                        lines.location(Some(br))
-                    })?);
-                }
-                let v = state_rewards.as_mut().expect("just set");
-                v[s * nr..(s + 1) * nr].copy_from_slice(&vals);
-            }
-            // A `//` starts a comment (Storm may append e.g. a valuation there).
-            let labels = labels.split("//").next().unwrap_or("");
-            for l in label_tokens(labels) {
-                if l == "init" {
-                    has_init = true;
-                    b.add_initial(s as u32)?;
-                }
-                b.add_label_state(l, s as u32)?;
-            }
+            body.state_line(&lines, rest)?;
         } else if let Some(rest) = t.strip_prefix("action") {
-            let Some(s) = current else {
-                return Err(lines.err(None, "`action` before any `state`"));
-            };
-            if has_action {
-                return Err(lines.err(
-                    None,
-                    format!("state {s} has a second action: a DTMC has one action per state"),
-                ));
-            }
-            has_action = true;
-            let mut parts = rest.trim_start().splitn(2, char::is_whitespace);
-            let _name = parts.next().unwrap_or("");
-            let (br, tail) = take_bracket(parts.next().unwrap_or(""));
-            if let Some(br) = br {
-                parse_rewards(br, nr, "action rewards", &mut vals)
-                    .map_err(|m| lines.err(Some(br), m))?;
-                if action_rewards.is_none() {
-                    action_rewards = Some(try_filled(reward_values, 0.0, "reward values", || {
-                        lines.location(Some(br))
-                    })?);
-                }
-                let v = action_rewards.as_mut().expect("just set");
-                v[s as usize * nr..(s as usize + 1) * nr].copy_from_slice(&vals);
-            }
-            if let Some(x) = tail.split_whitespace().next() {
-                return Err(lines.err(Some(x), format!("unexpected `{x}` after the action")));
-            }
+            body.action_line(&lines, rest)?;
         } else {
-            let Some(s) = current else {
-                return Err(lines.err(None, "expected `state N`"));
-            };
-            if !has_action {
-                return Err(lines.err(None, "expected `action` before the transitions"));
-            }
-            let (a, c) = t
-                .split_once(':')
-                .ok_or_else(|| lines.err(None, "expected `dst : prob`"))?;
-            let a = a.trim();
-            let c = c.trim();
-            let dst: usize = a
-                .parse()
-                .map_err(|_| lines.err(Some(a), format!("expected a target state, found `{a}`")))?;
-            if dst >= n {
-                return Err(lines.err(Some(a), format!("state {dst} out of range ({n} states)")));
-            }
-            let p = parse_real(c).ok_or_else(|| {
-                lines.err(Some(c), format!("expected a probability, found `{c}`"))
-            })?;
-            if !(0.0..=1.0).contains(&p) {
-                return Err(lines.err(Some(c), format!("probability {c} not in [0,1]")));
-            }
-            b.add_transition(s, dst as u32, p)
-                .map_err(|e| lines.err(Some(a), e.to_string()))?;
+            body.transition_line(&lines, t)?;
         }
     }
-    if let Some(prev) = current {
-        if !has_action {
-            return Err(FormatError::syntax(
-                reread_location(path, row_lines[prev as usize], 1),
-                format!("state {prev} has no `action` line"),
-            ));
-        }
-    }
-    if next_state != n {
+    body.check_has_action()?;
+    if body.next_state != n {
         return Err(FormatError::syntax(
-            nr_states_location,
-            format!("@nr_states is {n} but the file describes {next_state} states"),
+            header.nr_states_location,
+            format!(
+                "@nr_states is {n} but the file describes {} states",
+                body.next_state
+            ),
         ));
     }
-    if !has_init {
+    if !body.has_init {
         return Err(FormatError::syntax(
-            model_location,
+            header.model_location,
             "no state is labelled `init`",
         ));
     }
-    b.fix_deadlocks(opts.fix_deadlocks);
-    let (mut dtmc, report) = b.build().map_err(|e| {
-        // A row error is located at the number of its `state` line, read again from the file.
-        let line = match &e {
-            DtmcError::RowSum { state, .. } => row_lines.get(*state as usize).copied(),
-            DtmcError::BadProbability { src, .. } => row_lines.get(*src as usize).copied(),
-            _ => None,
-        };
-        let location = match line.filter(|&l| l > 0) {
-            Some(l) => reread_location(path, l, 1),
-            None => Location::file(path.display().to_string()),
-        };
-        e.in_file(location)
-    })?;
-    for (i, name) in reward_names.into_iter().enumerate() {
-        let state = state_rewards
-            .as_ref()
-            .map(|v| (0..n).map(|s| v[s * nr + i]).collect());
-        let transition = action_rewards.as_ref().map(|v| {
-            let mut t = vec![0.0; dtmc.num_transitions()];
-            for s in 0..n {
-                for k in dtmc.row_range(s) {
-                    t[k] = v[s * nr + i];
-                }
-            }
-            t
-        });
-        dtmc.rewards.push(RewardStructure {
-            name: Some(name),
-            state,
-            transition,
-        });
-    }
-    Ok((dtmc, report))
+    body.finish(header, opts)
 }
 
 /// The most reward values (states × reward models) a DRN file may declare: 2^28 (2 GiB of

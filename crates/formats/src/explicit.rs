@@ -14,7 +14,8 @@
 //! `state label label` lines, and reward files without headers.
 //!
 //! Initial states come from the `"init"` label; without a `.lab` file (or an `"init"` label)
-//! the initial state is 0, as in PRISM.
+//! the initial state is 0, as in PRISM. An `"init"` label declared with no state is an error
+//! (as in a JSON model).
 
 use crate::error::{FormatError, Place, Result};
 use crate::io::{check_declared_states, ReadOptions};
@@ -209,6 +210,7 @@ pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(Stri
     }
     let mut names: Vec<Option<String>> = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let mut init_at = None;
     for tok in lines.buf.split_whitespace() {
         let bad = || {
             lines.err(
@@ -234,6 +236,9 @@ pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(Stri
         }
         if !seen.insert(name) {
             return Err(lines.err(Some(tok), format!("label \"{name}\" defined twice")));
+        }
+        if name == "init" {
+            init_at = Some(lines.location(Some(tok)));
         }
         names[i] = Some(name.to_string());
     }
@@ -263,17 +268,37 @@ pub fn read_lab(reader: impl BufRead, path: &Path, n: usize) -> Result<Vec<(Stri
             }
         }
     }
-    Ok(names
+    let labels: Vec<(String, StateSet)> = names
         .into_iter()
         .zip(sets)
         .filter_map(|(n, s)| n.zip(s))
-        .collect())
+        .collect();
+    no_empty_init(&labels, init_at)?;
+    Ok(labels)
 }
 
 /// Storm's label file: `#DECLARATION`, label names, `#END`, then `state label label ...`.
+/// An `"init"` label declared (at `init_at`) with no state is an error: there would be no
+/// initial state (a JSON model's empty `"init"` label is refused the same way). Without an
+/// `"init"` label the initial state is 0, as in PRISM.
+fn no_empty_init(labels: &[(String, StateSet)], init_at: Option<Location>) -> Result<()> {
+    let empty = labels
+        .iter()
+        .any(|(name, set)| name == "init" && set.ones().next().is_none());
+    match init_at {
+        Some(at) if empty => Err(FormatError::syntax(
+            at,
+            "the \"init\" label has no state: no initial state (list the initial states \
+             under it, or leave the label out to start in state 0)",
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn read_lab_storm(mut lines: Lines<'_, impl BufRead>, n: usize) -> Result<Vec<(String, StateSet)>> {
     let mut labels: Vec<(String, StateSet)> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut init_at = None;
     loop {
         if !lines.advance_content("//", |_| {})? {
             return Err(FormatError::syntax(
@@ -287,6 +312,9 @@ fn read_lab_storm(mut lines: Lines<'_, impl BufRead>, n: usize) -> Result<Vec<(S
         for name in lines.buf.split_whitespace() {
             if index.contains_key(name) {
                 return Err(lines.err(Some(name), format!("label `{name}` declared twice")));
+            }
+            if name == "init" {
+                init_at = Some(lines.location(Some(name)));
             }
             index.insert(name.to_string(), labels.len());
             labels.push((name.to_string(), StateSet::with_capacity(n)));
@@ -306,6 +334,7 @@ fn read_lab_storm(mut lines: Lines<'_, impl BufRead>, n: usize) -> Result<Vec<(S
             set.insert(s);
         }
     }
+    no_empty_init(&labels, init_at)?;
     Ok(labels)
 }
 
@@ -638,11 +667,6 @@ pub fn read_prism_explicit_from(
     let mut has_init = false;
     if let Some((p, r)) = inputs.lab {
         for (name, set) in read_lab(r, p, n)? {
-            if name == "init" && set.ones().next().is_none() {
-                // An empty "init" label: PRISM's default initial state 0 applies (and the
-                // label is re-created as {0}).
-                continue;
-            }
             if name == "init" {
                 has_init = true;
                 for s in set.ones() {
@@ -1045,17 +1069,21 @@ pub(crate) mod tests {
         assert_eq!(d.rewards[0].state, Some(vec![2.5, 0.0, 0.0]));
         assert_eq!(d.rewards[0].transition, Some(vec![0.0, 4.0, 0.0, 0.0]));
         assert_eq!(d.describe_state(1).unwrap(), "(x=1,b=true)");
-        // An empty "init" label means state 0, as no label file does.
-        let (d, _) = read_str(
-            "1 1\n0 0 1\n",
-            Some("0=\"init\" 1=\"x\"\n0: 1\n"),
-            None,
-            None,
-            None,
-        )
-        .unwrap();
-        assert_eq!(d.initial, vec![0]);
-        assert_eq!(d.label("init").unwrap().ones().collect::<Vec<_>>(), vec![0]);
+        // An "init" label declared with no state is an error at its declaration (as a JSON
+        // model whose "init" label is empty), in both label formats (issue 15, item 10).
+        for (lab, at) in [
+            ("0=\"x\" 1=\"init\"\n0: 0\n", "m.lab:1:7"),
+            ("#DECLARATION\nx init\n#END\n0 x\n", "m.lab:2:3"),
+        ] {
+            let e = read_str("1 1\n0 0 1\n", Some(lab), None, None, None).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains("\"init\" label has no state"), "{text}");
+            assert!(
+                e.diagnostic().to_string().contains(at),
+                "{}",
+                e.diagnostic()
+            );
+        }
         // Without a label file the initial state is 0.
         let (d, _) = read_str("1 1\n0 0 1\n", None, None, None, None).unwrap();
         assert_eq!(d.initial, vec![0]);

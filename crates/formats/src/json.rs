@@ -467,19 +467,21 @@ pub fn read_json_document(reader: impl BufRead, path: &Path) -> Result<DtmcJson>
 /// The whole text of a JSON file, without a UTF-8 byte-order mark (Windows editors), which
 /// serde_json rejects.
 fn read_text(mut reader: impl BufRead, path: &Path) -> Result<String> {
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     reader
-        .read_to_string(&mut text)
-        .map_err(|source| match source.kind() {
-            std::io::ErrorKind::InvalidData => FormatError::syntax(
-                Location::file(path.display().to_string()),
-                "the file is not valid UTF-8",
-            ),
-            _ => FormatError::Io {
-                path: path.to_path_buf(),
-                source,
-            },
+        .read_to_end(&mut bytes)
+        .map_err(|source| FormatError::Io {
+            path: path.to_path_buf(),
+            source,
         })?;
+    let mut text = augur_source::decode_utf8(&path.display().to_string(), bytes).map_err(|d| {
+        FormatError::syntax(
+            d.location
+                .clone()
+                .unwrap_or_else(|| Location::file(path.display().to_string())),
+            d.message,
+        )
+    })?;
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
     }

@@ -15,6 +15,10 @@ pub(crate) struct Lines<'p, R> {
     pub line: usize,
     /// The file name for messages.
     pub path: &'p Path,
+    /// The current line's bytes as read (checked for UTF-8 before they reach `buf`).
+    raw: Vec<u8>,
+    /// Bytes of the file before the current line.
+    offset: usize,
 }
 
 impl<'p, R: BufRead> Lines<'p, R> {
@@ -24,27 +28,40 @@ impl<'p, R: BufRead> Lines<'p, R> {
             buf: String::with_capacity(128),
             line: 0,
             path,
+            raw: Vec::with_capacity(128),
+            offset: 0,
         }
     }
 
     /// Reads the next line into `buf`; `false` at end of file.
     pub fn advance(&mut self) -> Result<bool> {
         self.buf.clear();
+        self.offset += self.raw.len();
+        self.raw.clear();
         let n = self
             .reader
-            .read_line(&mut self.buf)
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::InvalidData => FormatError::syntax(
-                    Location::line(self.path.display().to_string(), self.line + 1),
-                    "line is not valid UTF-8",
-                ),
-                _ => FormatError::Io {
-                    path: self.path.to_path_buf(),
-                    source: e,
-                },
+            .read_until(b'\n', &mut self.raw)
+            .map_err(|e| FormatError::Io {
+                path: self.path.to_path_buf(),
+                source: e,
             })?;
         if n == 0 {
             return Ok(false);
+        }
+        match std::str::from_utf8(&self.raw) {
+            Ok(text) => self.buf.push_str(text),
+            Err(_) => {
+                let file = self.path.display().to_string();
+                let d = augur_source::decode_utf8_at(
+                    &file,
+                    self.raw.clone(),
+                    self.line + 1,
+                    self.offset,
+                )
+                .expect_err("not UTF-8");
+                let location = d.location.clone().unwrap_or_else(|| Location::file(file));
+                return Err(FormatError::syntax(location, d.message));
+            }
         }
         self.line += 1;
         while self.buf.ends_with('\n') || self.buf.ends_with('\r') {

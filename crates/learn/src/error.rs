@@ -44,6 +44,15 @@ pub enum LearnError {
     /// A chain order outside 1..=8.
     #[error("invalid order {0}: a k-th order chain needs 1 <= k <= 8")]
     BadOrder(usize),
+    /// An end state (`--end-state NAME`) that cannot be used: not an identifier, or the name
+    /// of a state, label or predicate the model already has.
+    #[error("invalid end state `{name}`: {why}")]
+    BadEndState {
+        /// The name given.
+        name: String,
+        /// Why it cannot be used.
+        why: String,
+    },
     /// A state index outside `0..num_states`.
     #[error("state index {index} out of range (the model has {num_states} states)")]
     StateOutOfRange {

@@ -272,6 +272,21 @@ impl TransitionCounts {
         self.steps += other.steps;
     }
 
+    /// Adds one state, the end state of [`crate::end_state`], and counts `ends` (the last
+    /// state of each trace → how many traces ended there) as transitions into it. Returns its
+    /// index. Traces and steps are not counted again. Errors if a state is out of range.
+    pub fn observe_ends(&mut self, ends: &BTreeMap<u32, u64>) -> Result<u32> {
+        for &s in ends.keys() {
+            self.check(s)?;
+        }
+        let end = self.rows.len() as u32;
+        self.rows.push(BTreeMap::new());
+        for (&from, &c) in ends {
+            *self.rows[from as usize].entry(end).or_insert(0) += c;
+        }
+        Ok(end)
+    }
+
     /// The Wilson 95% interval of the transition probability `from -> to`, from the raw counts.
     pub fn wilson(&self, from: u32, to: u32) -> (f64, f64) {
         wilson_interval(self.count(from, to), self.row_total(from), WILSON_Z95)

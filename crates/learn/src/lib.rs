@@ -4,6 +4,10 @@
 //!   apart), [`learn()`] / [`learn_with`] (validity-aware Laplace smoothing, Pro2Guard's
 //!   Algorithm 1 made to give rows that sum to 1), Wilson intervals; validity is the
 //!   [`Validity`] trait, so the learner needs no abstraction.
+//! - [`end_state`]: trace ends as an absorbing state of their own (`--end-state NAME`), so
+//!   that "a violation before the run ends" is a question the model can answer.
+//! - [`observed`]: the chain of the observed runs ([`observed::observed_runs_chain`]: the
+//!   observed transitions and where runs ended), to tell a value that only smoothing makes 1.
 //! - [`pac`]: PAC sample-size bounds per state ([`pac::pac_report`], [`pac::required_samples`]).
 //! - [`simulate`]: seeded, reproducible traces of a DTMC ([`simulate::Simulator`]).
 //! - [`pipeline`]: the trace file → model pipeline every front-end uses (the CLI's `learn`,
@@ -29,8 +33,10 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod end_state;
 mod error;
 pub mod learn;
+pub mod observed;
 pub mod pac;
 pub mod pipeline;
 pub mod simulate;

@@ -30,6 +30,7 @@ use augur_dtmc::{Dtmc, Valuations};
 use augur_expr::{Type, Value};
 use augur_formats::json::{write_json_document, DtmcJson};
 
+use crate::end_state::{self, EndValidity};
 use crate::error::{LearnError, Result};
 use crate::learn::{learn_with, AllValid, LearnReport, TransitionCounts, Unobserved, Validity};
 
@@ -46,6 +47,9 @@ pub struct LearnOptions {
     pub unobserved: Unobserved,
     /// The chain's order k (1: an ordinary chain; k > 1: a chain over k-tuples of states).
     pub order: usize,
+    /// Model trace ends: every trace's last state moves to an extra absorbing state of this
+    /// name (labelled with it; see [`crate::end_state`]).
+    pub end_state: Option<String>,
 }
 
 impl Default for LearnOptions {
@@ -56,6 +60,7 @@ impl Default for LearnOptions {
             skip_invalid: false,
             unobserved: Unobserved::Uniform,
             order: 1,
+            end_state: None,
         }
     }
 }
@@ -106,6 +111,8 @@ struct Group {
     index: HashMap<String, u32>,
     tuples: Vec<Vec<u32>>,
     tuple_index: HashMap<Vec<u32>, u32>,
+    /// With an end state: the last state of each trace → how many traces ended there.
+    ends: BTreeMap<u32, u64>,
 }
 
 /// Validity of a k-th order chain over tuples: `j` extends `i` by one state, by a move that
@@ -176,6 +183,9 @@ pub fn learn_from_traces<R: BufRead>(
     let mut skipped: Vec<Skipped> = Vec::new();
     let mut traces_read = 0u64;
     let mut states_buf: Vec<u32> = Vec::new();
+    if let Some(name) = &opts.end_state {
+        end_state::check_name(name)?;
+    }
     for item in reader {
         let trace = match item {
             Ok(t) => t,
@@ -276,12 +286,14 @@ pub fn learn_from_traces<R: BufRead>(
                 base: validity,
             };
             group.counts.try_observe_trace(&tuple_buf, &tv)?;
+            count_end(opts, &mut group.ends, &tuple_buf);
             continue;
         }
         if spec.is_none() {
             group.counts.ensure_states(group.names.len());
         }
         group.counts.try_observe_trace(&states_buf, validity)?;
+        count_end(opts, &mut group.ends, &states_buf);
     }
     if groups.values().all(|g| g.counts.traces() == 0) {
         return Err(LearnError::EmptyTraceFile {
@@ -305,10 +317,26 @@ pub fn learn_from_traces<R: BufRead>(
             base: validity,
         };
         let v: &dyn Validity = if k > 1 { &tv } else { validity };
+        let end = match opts.end_state {
+            Some(_) => Some(group.counts.observe_ends(&group.ends)?),
+            None => None,
+        };
+        let ev;
+        let v: &dyn Validity = match end {
+            Some(end) => {
+                ev = EndValidity { base: v, end };
+                &ev
+            }
+            None => v,
+        };
         group.counts.mark_determined(v);
-        let learned = learn_with(&group.counts, v, opts.alpha, opts.unobserved)?;
+        let mut learned = learn_with(&group.counts, v, opts.alpha, opts.unobserved)?;
+        if let Some(end) = end {
+            // The end state is absorbing by validity, not an unobserved row.
+            learned.report.unobserved_uniform.retain(|&s| s != end);
+        }
         let mut dtmc = learned.dtmc;
-        let state_names: Vec<String> = if k > 1 {
+        let mut state_names: Vec<String> = if k > 1 {
             tuples
                 .iter()
                 .map(|t| {
@@ -329,6 +357,11 @@ pub fn learn_from_traces<R: BufRead>(
         } else {
             decorate(&mut dtmc, spec, &state_names);
         }
+        if let Some(name) = &opts.end_state {
+            end_state::check_unused(name, &state_names, &dtmc)?;
+            end_state::decorate(&mut dtmc, name);
+            state_names.push(name.clone());
+        }
         models.push(LearnedModel {
             category: opts.by_category.then_some(category),
             dtmc,
@@ -342,6 +375,13 @@ pub fn learn_from_traces<R: BufRead>(
         skipped,
         models,
     })
+}
+
+/// With an end state, records the last state of a trace (nothing for an empty one).
+fn count_end(opts: &LearnOptions, ends: &mut BTreeMap<u32, u64>, trace: &[u32]) {
+    if let (Some(_), Some(&last)) = (&opts.end_state, trace.last()) {
+        *ends.entry(last).or_insert(0) += 1;
+    }
 }
 
 /// Labels and valuations: with a spec, its labels and predicates, and predicate valuations;

@@ -391,6 +391,13 @@ pub fn probabilities(
         values: pick(&sol.values),
         bounds: sol.bounds.as_ref().map(|(lo, hi)| (pick(lo), pick(hi))),
         method: sol.method,
+        exact: sol.exact.as_ref().map(|x| {
+            product
+                .initial
+                .iter()
+                .map(|&p| x[p as usize].clone())
+                .collect()
+        }),
     };
     Ok(LtlSolution {
         solution,

@@ -10,6 +10,8 @@
 //! - [`Config`]: the server's options.
 //! - [`ops`]: loading, checking, the horizon curve and PAC reports as the tools (and the
 //!   Python package) call them.
+//! - [`pause`]: a paused action's id and its `approve` / `deny` (shared with the Python
+//!   package).
 //! - [`ToolError`]: a tool's failure with the located message.
 //! - `stdio::serve_stdio` (feature `stdio`, on by default): the rmcp server on stdin/stdout.
 //!
@@ -32,6 +34,7 @@
 
 mod error;
 pub mod ops;
+pub mod pause;
 pub mod server;
 #[cfg(feature = "stdio")]
 pub mod stdio;

@@ -5,8 +5,8 @@
 
 use crate::error::{ErrorKind, Result, ToolError};
 use augur_check::{
-    CheckError, CheckOptions, Constants, Format, Limits, LoadOptions, Method, Model, Properties,
-    Report, Scalar, Session,
+    CheckError, CheckOptions, CheckSession, Constants, Format, Limits, LoadOptions, Method, Model,
+    Properties, Report, Scalar,
 };
 use augur_learn::pac::{pac_report, required_samples, PacBound};
 use augur_learn::{CountsJson, TransitionCounts};
@@ -207,7 +207,7 @@ pub fn check(model: &Model, req: &CheckRequest, limits: &Limits) -> Result<Check
     };
     let mut report = Report::new(model);
     let mut errors = Vec::new();
-    let mut session = Session::new(model, options);
+    let mut session = CheckSession::new(model, options);
     session.check_each(&compiled, |i, p, outcome| {
         if let Err(e) = &outcome {
             errors.push((i, located(e, &p.text)));
@@ -244,7 +244,7 @@ pub fn horizon(
         limits: limits.clone(),
         ..CheckOptions::default()
     };
-    let mut session = Session::new(model, options).with_constants(constants);
+    let mut session = CheckSession::new(model, options).with_constants(constants);
     let table = session
         .horizon(target, "target", max_h)
         .map_err(|e| ToolError::check(&e))?;

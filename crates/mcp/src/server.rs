@@ -12,6 +12,7 @@
 
 use crate::error::{ErrorKind, Result, ToolError};
 use crate::ops::{self, CheckRequest, ModelSource};
+use crate::pause::{self, PendingPause};
 use augur_check::Limits;
 use augur_monitor::session::DecisionReport;
 use augur_monitor::{Action, Monitor, Policy, Session, ToolCall, Verdict};
@@ -148,17 +149,10 @@ pub enum CallError {
     NotAnObject(String),
 }
 
-struct Pause {
-    id: String,
-    tool: String,
-    args: Value,
-    state: Option<Map<String, Value>>,
-}
-
 struct Entry {
     session: Session,
     last: Instant,
-    pause: Option<Pause>,
+    pause: Option<PendingPause>,
 }
 
 struct Sessions {
@@ -653,18 +647,17 @@ impl Server {
         let report: DecisionReport = e.session.report(&d, id);
         let mut v = serde_json::to_value(&report)
             .map_err(|err| ToolError::new(ErrorKind::Internal, err.to_string()))?;
-        if d.verdict == Verdict::Pause {
-            let pid = format!("pause-{next_pause}");
+        let pid = PendingPause::after_gate(
+            &mut e.pause,
+            d.verdict,
+            || format!("pause-{next_pause}"),
+            tool,
+            &call_args,
+            state,
+        );
+        if let Some(pid) = pid {
             v["pause_id"] = json!(pid);
-            e.pause = Some(Pause {
-                id: pid,
-                tool: tool.unwrap_or("").to_string(),
-                args: call_args,
-                state: state.cloned(),
-            });
             s.next_pause += 1;
-        } else {
-            e.pause = None;
         }
         Ok(v)
     }
@@ -715,23 +708,7 @@ impl Server {
     ) -> Result<Value> {
         let pid = req_str(args, "pause_id")?;
         self.with_session(args, now, |id, e| {
-            let Some(p) = e.pause.take_if(|p| p.id == pid) else {
-                return Err(ToolError::refused(format!(
-                    "`{pid}` is not the session's pending pause (a later action superseded it, or it was answered)"
-                )));
-            };
-            let changed = if approve {
-                let action = match &p.state {
-                    Some(st) => Action::State {
-                        tool: Some(&p.tool),
-                        state: st,
-                    },
-                    None => Action::Tool(ToolCall::new(&p.tool, &p.args)),
-                };
-                e.session.record(&action, true)
-            } else {
-                false
-            };
+            let changed = pause::answer(&mut e.session, &mut e.pause, pid, approve)?;
             Ok(json!({
                 "session": id,
                 "pause_id": pid,

@@ -3,7 +3,9 @@
 //! resolves and locates them like any other property.
 
 use crate::error::{MonitorError, Result};
-use augur_check::{CheckError, CheckOptions, LoadOptions, Method, Model, Session, StateValues};
+use augur_check::{
+    CheckError, CheckOptions, CheckSession, LoadOptions, Method, Model, StateValues,
+};
 use augur_dtmc::{Dtmc, StateSet};
 use augur_formats::Format;
 use augur_learn::{CountsJson, TransitionCounts};
@@ -84,8 +86,8 @@ pub fn load_model(path: &Path) -> Result<LoadedModel> {
 /// The checker's settings for monitors: topological interval iteration (sound bounds; on the
 /// monotone (d, t, r) chains every SCC is a single state, solved in closed form) instead of the
 /// default's exact rational elimination, whose rationals grow with the learned probabilities.
-fn session(dtmc: &Dtmc) -> Session<'_> {
-    Session::for_dtmc(
+fn session(dtmc: &Dtmc) -> CheckSession<'_> {
+    CheckSession::for_dtmc(
         dtmc,
         CheckOptions {
             method: Method::Topological,

@@ -362,78 +362,7 @@ impl Classifier {
         };
         let mut patterns: Vec<ArgPattern> = Vec::new();
         for (name, p) in &raw.patterns {
-            let span = Span::from(p.span());
-            let p = p.get_ref();
-            let kinds = usize::from(p.contains.is_some())
-                + usize::from(p.email == Some(true))
-                + usize::from(p.url == Some(true));
-            if kinds != 1 {
-                return Err(MonitorError::at(
-                    file,
-                    src,
-                    span,
-                    format!("pattern `{name}` needs exactly one of `contains = [...]`, `email = true`, `url = true`"),
-                ));
-            }
-            let matcher = if let Some(needles) = &p.contains {
-                if needles.is_empty() {
-                    return Err(MonitorError::at(
-                        file,
-                        src,
-                        span,
-                        format!("pattern `{name}`: `contains` is empty"),
-                    ));
-                }
-                for n in needles {
-                    if n.get_ref().trim().is_empty() {
-                        return Err(MonitorError::at(
-                            file,
-                            src,
-                            Span::from(n.span()),
-                            "an empty needle matches everything",
-                        ));
-                    }
-                }
-                let list: Vec<String> = needles.iter().map(|n| n.get_ref().to_string()).collect();
-                let automaton = AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .kind(Some(AhoCorasickKind::DFA))
-                    .build(&list)
-                    .map_err(|e| {
-                        MonitorError::at(file, src, span, format!("pattern `{name}`: {e}"))
-                    })?;
-                ArgMatcher::Contains {
-                    automaton,
-                    needles: list,
-                }
-            } else {
-                let except = p
-                    .except
-                    .iter()
-                    .map(|d| d.trim().trim_start_matches('@').to_ascii_lowercase())
-                    .collect();
-                if p.email == Some(true) {
-                    ArgMatcher::Email { except }
-                } else {
-                    let markers = AhoCorasickBuilder::new()
-                        .ascii_case_insensitive(true)
-                        .match_kind(MatchKind::LeftmostFirst)
-                        .kind(Some(AhoCorasickKind::DFA))
-                        // Arguments are short: a prefilter's set-up costs more than it saves.
-                        .prefilter(false)
-                        .build(["https://", "http://", "www."])
-                        .map_err(|e| {
-                            MonitorError::at(file, src, span, format!("pattern `{name}`: {e}"))
-                        })?;
-                    ArgMatcher::Url { except, markers }
-                }
-            };
-            patterns.push(ArgPattern {
-                name: name.clone(),
-                matcher,
-                keys: p.keys.iter().map(|k| k.to_ascii_lowercase()).collect(),
-            });
+            patterns.push(parse_pattern(file, src, name, p)?);
         }
         // Patterns of the default set that this file does not redefine.
         if let Some(b) = &base {
@@ -445,54 +374,7 @@ impl Classifier {
         }
         let mut rules = Vec::new();
         for (i, r) in raw.rules.iter().enumerate() {
-            let span = Span::from(r.span());
-            let r = r.get_ref();
-            let id = r.id.clone().unwrap_or_else(|| format!("rule {}", i + 1));
-            let mut tools = Vec::new();
-            for t in r.tools.iter().flatten() {
-                tools.push(NamePattern::new(t.get_ref()).map_err(|m| {
-                    MonitorError::at(file, src, Span::from(t.span()), format!("name pattern {m}"))
-                })?);
-            }
-            let mut args = Vec::new();
-            for a in r.args.iter().flatten() {
-                let k = patterns
-                    .iter()
-                    .position(|p| &p.name == a.get_ref())
-                    .ok_or_else(|| {
-                        let known: Vec<&str> = patterns.iter().map(|p| p.name.as_str()).collect();
-                        MonitorError::at(
-                            file,
-                            src,
-                            Span::from(a.span()),
-                            format!(
-                                "unknown argument pattern `{}` (defined: {})",
-                                a.get_ref(),
-                                if known.is_empty() {
-                                    "none".to_string()
-                                } else {
-                                    known.join(", ")
-                                }
-                            ),
-                        )
-                    })?;
-                args.push(k as u16);
-            }
-            if tools.is_empty() && args.is_empty() {
-                return Err(MonitorError::at(
-                    file,
-                    src,
-                    span,
-                    format!("{id}: a rule needs `tools` or `args` (a rule matching every call would hide all later rules)"),
-                ));
-            }
-            rules.push(Rule {
-                id,
-                description: r.description.clone(),
-                tools,
-                args,
-                implies: implies(file, src, r.implies.get_ref())?,
-            });
+            rules.push(parse_rule(file, src, i, r, &patterns)?);
         }
         let mut default = match &raw.default {
             Some(d) => Some(implies(file, src, d.get_ref())?),
@@ -748,6 +630,137 @@ impl Classifier {
             None => String::new(),
         }
     }
+}
+
+/// Compiles argument pattern `name` of a rule file (`file`, text `src`).
+fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> Result<ArgPattern> {
+    let span = Span::from(p.span());
+    let p = p.get_ref();
+    let kinds = usize::from(p.contains.is_some())
+        + usize::from(p.email == Some(true))
+        + usize::from(p.url == Some(true));
+    if kinds != 1 {
+        return Err(MonitorError::at(
+            file,
+            src,
+            span,
+            format!("pattern `{name}` needs exactly one of `contains = [...]`, `email = true`, `url = true`"),
+        ));
+    }
+    let matcher = if let Some(needles) = &p.contains {
+        if needles.is_empty() {
+            return Err(MonitorError::at(
+                file,
+                src,
+                span,
+                format!("pattern `{name}`: `contains` is empty"),
+            ));
+        }
+        for n in needles {
+            if n.get_ref().trim().is_empty() {
+                return Err(MonitorError::at(
+                    file,
+                    src,
+                    Span::from(n.span()),
+                    "an empty needle matches everything",
+                ));
+            }
+        }
+        let list: Vec<String> = needles.iter().map(|n| n.get_ref().to_string()).collect();
+        let automaton = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&list)
+            .map_err(|e| MonitorError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
+        ArgMatcher::Contains {
+            automaton,
+            needles: list,
+        }
+    } else {
+        let except = p
+            .except
+            .iter()
+            .map(|d| d.trim().trim_start_matches('@').to_ascii_lowercase())
+            .collect();
+        if p.email == Some(true) {
+            ArgMatcher::Email { except }
+        } else {
+            let markers = AhoCorasickBuilder::new()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::LeftmostFirst)
+                .kind(Some(AhoCorasickKind::DFA))
+                // Arguments are short: a prefilter's set-up costs more than it saves.
+                .prefilter(false)
+                .build(["https://", "http://", "www."])
+                .map_err(|e| MonitorError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
+            ArgMatcher::Url { except, markers }
+        }
+    };
+    Ok(ArgPattern {
+        name: name.to_string(),
+        matcher,
+        keys: p.keys.iter().map(|k| k.to_ascii_lowercase()).collect(),
+    })
+}
+
+/// Compiles rule `i` (0-based) of a rule file (`file`, text `src`), whose argument patterns
+/// refer to `patterns`.
+fn parse_rule(
+    file: &str,
+    src: &str,
+    i: usize,
+    r: &Spanned<RawRule>,
+    patterns: &[ArgPattern],
+) -> Result<Rule> {
+    let span = Span::from(r.span());
+    let r = r.get_ref();
+    let id = r.id.clone().unwrap_or_else(|| format!("rule {}", i + 1));
+    let mut tools = Vec::new();
+    for t in r.tools.iter().flatten() {
+        tools.push(NamePattern::new(t.get_ref()).map_err(|m| {
+            MonitorError::at(file, src, Span::from(t.span()), format!("name pattern {m}"))
+        })?);
+    }
+    let mut args = Vec::new();
+    for a in r.args.iter().flatten() {
+        let k = patterns
+            .iter()
+            .position(|p| &p.name == a.get_ref())
+            .ok_or_else(|| {
+                let known: Vec<&str> = patterns.iter().map(|p| p.name.as_str()).collect();
+                MonitorError::at(
+                    file,
+                    src,
+                    Span::from(a.span()),
+                    format!(
+                        "unknown argument pattern `{}` (defined: {})",
+                        a.get_ref(),
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                )
+            })?;
+        args.push(k as u16);
+    }
+    if tools.is_empty() && args.is_empty() {
+        return Err(MonitorError::at(
+            file,
+            src,
+            span,
+            format!("{id}: a rule needs `tools` or `args` (a rule matching every call would hide all later rules)"),
+        ));
+    }
+    Ok(Rule {
+        id,
+        description: r.description.clone(),
+        tools,
+        args,
+        implies: implies(file, src, r.implies.get_ref())?,
+    })
 }
 
 impl ArgPattern {

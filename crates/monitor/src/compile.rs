@@ -525,117 +525,14 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
     }
     let mut tables = Vec::with_capacity(sources.len());
     for src in &sources {
-        let dtmc = &src.dtmc;
-        let n = dtmc.num_states();
-        let name = &src.name;
-        let target = resolve_labels(&prop.target, dtmc).to_string();
-        let stay = prop
-            .stay
-            .as_ref()
-            .map(|s| resolve_labels(s, dtmc).to_string());
-        let bound = prop.bound.map_or(String::new(), |k| format!("<={k}"));
-        let property = match &stay {
-            None => format!("P=? [ F{bound} ({target}) ]"),
-            Some(s) => format!("P=? [ ({s}) U{bound} ({target}) ]"),
-        };
-        let at = |e: MonitorError| match e {
-            MonitorError::Input(d) => MonitorError::Input(d),
-            e => MonitorError::Check(format!("{name}: {e}")),
-        };
-        let checked = checker::values_of(dtmc, &property).map_err(at)?;
-        let curve =
-            checker::horizon_curve(dtmc, stay.as_deref(), &target, h as usize).map_err(at)?;
-        let steps = checker::expected_steps(dtmc, &target).map_err(at)?;
-        let target_set = checker::states_of(dtmc, &target).map_err(at)?;
-        let stay_set = match &stay {
-            Some(s) => Some(checker::states_of(dtmc, s).map_err(at)?),
-            None => None,
-        };
-        let (path_next, path_probability) =
-            most_probable_paths(dtmc, stay_set.as_ref(), &target_set);
-        let map: Vec<u32> = match mapping {
-            Mapping::RiskLevel => risk_label_states(dtmc)
-                .ok_or_else(|| MonitorError::Model(format!("{name}: --states risk-level needs exactly one state labelled each of safe, mild, elevated, critical, violated (any case)")))?
-                .to_vec(),
-            Mapping::Dtr => {
-                let dtr = dtr_of_states(dtmc).map_err(|m| MonitorError::Model(format!("{name}: --states dtr: {m}")))?;
-                let mut map = vec![u32::MAX; NUM_DTR_STATES];
-                for (s, st) in dtr.iter().enumerate() {
-                    let slot = &mut map[st.index()];
-                    if *slot != u32::MAX {
-                        return Err(MonitorError::Model(format!("{name}: states {} and {s} are both {st}", *slot)));
-                    }
-                    *slot = s as u32;
-                }
-                if let Some(i) = map.iter().position(|&s| s == u32::MAX) {
-                    let st = SafetyState::from_index(i).unwrap_or_default();
-                    return Err(MonitorError::Model(format!("{name}: --states dtr: no state is {st} (a (d, t, r) model has all 60 states)")));
-                }
-                map
-            }
-            Mapping::Abstraction => {
-                let a = abstraction.as_ref().ok_or_else(|| MonitorError::Model("no abstraction spec".into()))?;
-                if a.num_states() != n {
-                    return Err(MonitorError::Mismatch(format!(
-                        "{name} has {n} states but the abstraction spec has {} valid states: the model was not learned with this spec",
-                        a.num_states()
-                    )));
-                }
-                (0..n as u32).collect()
-            }
-        };
-        let mut names = state_names(dtmc);
-        match mapping {
-            Mapping::Abstraction => {
-                if let Some(a) = &abstraction {
-                    names = a.valid_states().iter().map(|&c| a.state_name(c)).collect();
-                }
-            }
-            // A (d, t, r) state is named by its triple: CREDENTIALS·NETWORK·IRREVERSIBLE.
-            Mapping::Dtr => {
-                if let Ok(dtr) = dtr_of_states(dtmc) {
-                    names = dtr.iter().map(|s| s.to_string()).collect();
-                }
-            }
-            Mapping::RiskLevel => {}
-        }
-        let initial = match mapping {
-            Mapping::Dtr => map[SafetyState::START.index()],
-            Mapping::RiskLevel => map[RiskLevel::Safe.index()],
-            Mapping::Abstraction => dtmc.initial.first().copied().unwrap_or(0),
-        };
-        let learning = src
-            .counts
-            .as_ref()
-            .and_then(|c| learning_status(c, n, opts.pac));
-        let clamp = |v: Vec<f64>| {
-            v.into_iter()
-                .map(|x| if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
-                .collect::<Vec<_>>()
-        };
-        tables.push(Table {
-            category: src.category.clone(),
-            model: ModelInfo {
-                file: src.name.clone(),
-                sha256: src.sha256.clone(),
-                states: n,
-                transitions: dtmc.num_transitions(),
-            },
-            state_names: names,
-            initial,
-            map,
-            value: clamp(checked.values),
-            lower: clamp(checked.lower),
-            upper: clamp(checked.upper),
-            curve: clamp(curve),
-            expected_steps: steps
-                .into_iter()
-                .map(|x| x.is_finite().then_some(x))
-                .collect(),
-            path_next,
-            path_probability: clamp(path_probability),
-            learning,
-        });
+        tables.push(compile_table(
+            src,
+            &prop,
+            h,
+            mapping,
+            abstraction.as_ref(),
+            opts,
+        )?);
     }
     let print = |f: &StateFormula| f.to_string();
     let classifier = match mapping {
@@ -673,4 +570,137 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
     };
     monitor.prepare("<compiled monitor>")?;
     Ok(monitor)
+}
+
+/// The table of one model: the property's value in every state, the horizon curve, expected
+/// steps, most probable paths to the target, and how the monitor's states map to the model's.
+fn compile_table(
+    src: &Source,
+    prop: &Prop,
+    h: u32,
+    mapping: Mapping,
+    abstraction: Option<&Abstraction>,
+    opts: &CompileOptions,
+) -> Result<Table> {
+    let dtmc = &src.dtmc;
+    let n = dtmc.num_states();
+    let name = &src.name;
+    let target = resolve_labels(&prop.target, dtmc).to_string();
+    let stay = prop
+        .stay
+        .as_ref()
+        .map(|s| resolve_labels(s, dtmc).to_string());
+    let bound = prop.bound.map_or(String::new(), |k| format!("<={k}"));
+    let property = match &stay {
+        None => format!("P=? [ F{bound} ({target}) ]"),
+        Some(s) => format!("P=? [ ({s}) U{bound} ({target}) ]"),
+    };
+    let at = |e: MonitorError| match e {
+        MonitorError::Input(d) => MonitorError::Input(d),
+        e => MonitorError::Check(format!("{name}: {e}")),
+    };
+    let checked = checker::values_of(dtmc, &property).map_err(at)?;
+    let curve = checker::horizon_curve(dtmc, stay.as_deref(), &target, h as usize).map_err(at)?;
+    let steps = checker::expected_steps(dtmc, &target).map_err(at)?;
+    let target_set = checker::states_of(dtmc, &target).map_err(at)?;
+    let stay_set = match &stay {
+        Some(s) => Some(checker::states_of(dtmc, s).map_err(at)?),
+        None => None,
+    };
+    let (path_next, path_probability) = most_probable_paths(dtmc, stay_set.as_ref(), &target_set);
+    let map = state_map(mapping, dtmc, name, abstraction)?;
+    let mut names = state_names(dtmc);
+    match mapping {
+        Mapping::Abstraction => {
+            if let Some(a) = &abstraction {
+                names = a.valid_states().iter().map(|&c| a.state_name(c)).collect();
+            }
+        }
+        // A (d, t, r) state is named by its triple: CREDENTIALS·NETWORK·IRREVERSIBLE.
+        Mapping::Dtr => {
+            if let Ok(dtr) = dtr_of_states(dtmc) {
+                names = dtr.iter().map(|s| s.to_string()).collect();
+            }
+        }
+        Mapping::RiskLevel => {}
+    }
+    let initial = match mapping {
+        Mapping::Dtr => map[SafetyState::START.index()],
+        Mapping::RiskLevel => map[RiskLevel::Safe.index()],
+        Mapping::Abstraction => dtmc.initial.first().copied().unwrap_or(0),
+    };
+    let learning = src
+        .counts
+        .as_ref()
+        .and_then(|c| learning_status(c, n, opts.pac));
+    let clamp = |v: Vec<f64>| {
+        v.into_iter()
+            .map(|x| if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
+            .collect::<Vec<_>>()
+    };
+    Ok(Table {
+        category: src.category.clone(),
+        model: ModelInfo {
+            file: src.name.clone(),
+            sha256: src.sha256.clone(),
+            states: n,
+            transitions: dtmc.num_transitions(),
+        },
+        state_names: names,
+        initial,
+        map,
+        value: clamp(checked.values),
+        lower: clamp(checked.lower),
+        upper: clamp(checked.upper),
+        curve: clamp(curve),
+        expected_steps: steps
+            .into_iter()
+            .map(|x| x.is_finite().then_some(x))
+            .collect(),
+        path_next,
+        path_probability: clamp(path_probability),
+        learning,
+    })
+}
+
+/// For each monitor state (risk level, `(d, t, r)` state or abstract state), the model's
+/// state that represents it.
+fn state_map(
+    mapping: Mapping,
+    dtmc: &Dtmc,
+    name: &str,
+    abstraction: Option<&Abstraction>,
+) -> Result<Vec<u32>> {
+    let n = dtmc.num_states();
+    Ok(match mapping {
+        Mapping::RiskLevel => risk_label_states(dtmc)
+            .ok_or_else(|| MonitorError::Model(format!("{name}: --states risk-level needs exactly one state labelled each of safe, mild, elevated, critical, violated (any case)")))?
+            .to_vec(),
+        Mapping::Dtr => {
+            let dtr = dtr_of_states(dtmc).map_err(|m| MonitorError::Model(format!("{name}: --states dtr: {m}")))?;
+            let mut map = vec![u32::MAX; NUM_DTR_STATES];
+            for (s, st) in dtr.iter().enumerate() {
+                let slot = &mut map[st.index()];
+                if *slot != u32::MAX {
+                    return Err(MonitorError::Model(format!("{name}: states {} and {s} are both {st}", *slot)));
+                }
+                *slot = s as u32;
+            }
+            if let Some(i) = map.iter().position(|&s| s == u32::MAX) {
+                let st = SafetyState::from_index(i).unwrap_or_default();
+                return Err(MonitorError::Model(format!("{name}: --states dtr: no state is {st} (a (d, t, r) model has all 60 states)")));
+            }
+            map
+        }
+        Mapping::Abstraction => {
+            let a = abstraction.as_ref().ok_or_else(|| MonitorError::Model("no abstraction spec".into()))?;
+            if a.num_states() != n {
+                return Err(MonitorError::Mismatch(format!(
+                    "{name} has {n} states but the abstraction spec has {} valid states: the model was not learned with this spec",
+                    a.num_states()
+                )));
+            }
+            (0..n as u32).collect()
+        }
+    })
 }

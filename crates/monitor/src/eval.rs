@@ -204,13 +204,13 @@ pub fn metrics(outcomes: &[Outcome]) -> Metrics {
 
 /// Per-step probabilities of a run under a monitor (and whether a step failed closed).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Trace {
+pub struct RunProbabilities {
     /// The probability at each step (1 for a step that failed closed).
     pub probabilities: Vec<f64>,
 }
 
 /// The first step whose probability reaches `threshold`.
-pub fn first_at(t: &Trace, threshold: f64) -> Option<usize> {
+pub fn first_at(t: &RunProbabilities, threshold: f64) -> Option<usize> {
     t.probabilities.iter().position(|&p| p >= threshold)
 }
 
@@ -220,7 +220,7 @@ pub fn replay_probabilities(
     monitor: &Arc<Monitor>,
     runs: &[&Run],
     horizon: Option<u32>,
-) -> Result<Vec<Trace>> {
+) -> Result<Vec<RunProbabilities>> {
     let policy = Arc::new(Policy {
         base: crate::policy::Rules {
             thresholds: Vec::new(),
@@ -241,7 +241,7 @@ pub fn replay_probabilities(
                 s.record(&a, true);
             }
         }
-        out.push(Trace { probabilities: ps });
+        out.push(RunProbabilities { probabilities: ps });
     }
     Ok(out)
 }
@@ -296,7 +296,7 @@ pub struct CurvePoint {
 }
 
 /// The curve over every distinct probability (plus one above all), and its area.
-pub fn sweep(runs: &[&Run], traces: &[Trace]) -> (Vec<CurvePoint>, f64) {
+pub fn sweep(runs: &[&Run], traces: &[RunProbabilities]) -> (Vec<CurvePoint>, f64) {
     let mut ts: Vec<f64> = traces
         .iter()
         .flat_map(|t| t.probabilities.iter().copied())
@@ -333,7 +333,7 @@ pub fn sweep(runs: &[&Run], traces: &[Trace]) -> (Vec<CurvePoint>, f64) {
 
 /// The threshold maximising detection − false positives on these runs (ties: the higher
 /// threshold).
-pub fn choose_threshold(runs: &[&Run], traces: &[Trace]) -> f64 {
+pub fn choose_threshold(runs: &[&Run], traces: &[RunProbabilities]) -> f64 {
     let mut ts: Vec<f64> = traces
         .iter()
         .flat_map(|t| t.probabilities.iter().copied())
@@ -567,10 +567,10 @@ struct FoldResult {
     runs: Vec<usize>,
     main: Vec<Option<usize>>,
     main_threshold: f64,
-    traces: Vec<Trace>,
+    traces: Vec<RunProbabilities>,
     keyword: Vec<Option<usize>>,
     rule: Vec<Option<usize>>,
-    matrix: Option<(Vec<Option<usize>>, f64, Vec<Trace>)>,
+    matrix: Option<(Vec<Option<usize>>, f64, Vec<RunProbabilities>)>,
     per_h: Vec<(f64, Vec<Option<usize>>)>,
     monitor: Monitor,
 }
@@ -717,52 +717,7 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
             runs.len() - unsafe_runs
         )));
     }
-    let (rounds, protocol): (Vec<Round>, String) = match opts.folds {
-        Some(k) if k >= 2 => {
-            if k > runs.len() {
-                return Err(MonitorError::Eval(format!(
-                    "{k} folds for {} runs",
-                    runs.len()
-                )));
-            }
-            let fs = folds(runs, k, opts.seed);
-            let rounds = (0..k)
-                .map(|i| {
-                    let train: Vec<usize> = fs
-                        .iter()
-                        .enumerate()
-                        .filter(|(j, _)| *j != i)
-                        .flat_map(|(_, f)| f.iter().copied())
-                        .collect();
-                    (train, fs[i].clone())
-                })
-                .collect();
-            (
-                rounds,
-                format!("{k}-fold cross-validation (stratified, seed {})", opts.seed),
-            )
-        }
-        Some(k) => return Err(MonitorError::Eval(format!("--folds {k}: need at least 2"))),
-        None => {
-            if !(opts.test_fraction > 0.0 && opts.test_fraction < 1.0) {
-                return Err(MonitorError::Eval(format!(
-                    "test fraction {} must be in (0, 1)",
-                    opts.test_fraction
-                )));
-            }
-            let (tr, te) = split(runs, opts.test_fraction, opts.seed);
-            let pct = (opts.test_fraction * 100.0).round();
-            (
-                vec![(tr, te)],
-                format!(
-                    "stratified split {}/{} by run (seed {})",
-                    100.0 - pct,
-                    pct,
-                    opts.seed
-                ),
-            )
-        }
-    };
+    let (rounds, protocol) = evaluation_rounds(runs, opts)?;
     let mut results = Vec::new();
     for (tr, te) in &rounds {
         if tr.is_empty() || te.is_empty() {
@@ -780,7 +735,7 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
     let pool = |get: &dyn Fn(&FoldResult) -> Vec<Option<usize>>| -> Vec<Outcome> {
         outcomes(&test_runs, results.iter().flat_map(get))
     };
-    let traces: Vec<Trace> = results
+    let traces: Vec<RunProbabilities> = results
         .iter()
         .flat_map(|f| f.traces.iter().cloned())
         .collect();
@@ -802,7 +757,7 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
     }];
     let mut matrix_curve = Vec::new();
     if results.iter().all(|f| f.matrix.is_some()) {
-        let tr: Vec<Trace> = results
+        let tr: Vec<RunProbabilities> = results
             .iter()
             .flat_map(|f| f.matrix.as_ref().map(|m| m.2.clone()).unwrap_or_default())
             .collect();
@@ -864,30 +819,7 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
             per_horizon.push((h as u32 + 1, t, m));
         }
     }
-    // Markov order: over the rounds, train trajectories → test trajectories (pooled counts).
-    let mut ok = [(0u64, 0u64); 3];
-    for (tr, te) in &rounds {
-        let t1: Vec<Vec<SafetyState>> = tr
-            .iter()
-            .map(|&i| trajectory(&opts.classifier, &runs[i]))
-            .collect();
-        let t2: Vec<Vec<SafetyState>> = te
-            .iter()
-            .map(|&i| trajectory(&opts.classifier, &runs[i]))
-            .collect();
-        for a in markov_order(&t1, &t2, 3) {
-            ok[a.order - 1].0 += a.accuracy.k;
-            ok[a.order - 1].1 += a.accuracy.n;
-        }
-    }
-    let markov_order = ok
-        .iter()
-        .enumerate()
-        .map(|(i, &(k, n))| OrderAccuracy {
-            order: i + 1,
-            accuracy: Rate::new(k, n),
-        })
-        .collect();
+    let markov_order = pooled_markov_order(runs, &rounds, opts);
     let horizon_curves = level_curves(&results[0].monitor);
     Ok(EvalReport {
         runs: runs.len(),
@@ -905,6 +837,83 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         markov_order,
         horizon_curves,
     })
+}
+
+/// The rounds of the evaluation (`--folds`: k-fold cross-validation, else one stratified
+/// split) and the protocol's description.
+fn evaluation_rounds(runs: &[Run], opts: &EvalOptions) -> Result<(Vec<Round>, String)> {
+    Ok(match opts.folds {
+        Some(k) if k >= 2 => {
+            if k > runs.len() {
+                return Err(MonitorError::Eval(format!(
+                    "{k} folds for {} runs",
+                    runs.len()
+                )));
+            }
+            let fs = folds(runs, k, opts.seed);
+            let rounds = (0..k)
+                .map(|i| {
+                    let train: Vec<usize> = fs
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .flat_map(|(_, f)| f.iter().copied())
+                        .collect();
+                    (train, fs[i].clone())
+                })
+                .collect();
+            (
+                rounds,
+                format!("{k}-fold cross-validation (stratified, seed {})", opts.seed),
+            )
+        }
+        Some(k) => return Err(MonitorError::Eval(format!("--folds {k}: need at least 2"))),
+        None => {
+            if !(opts.test_fraction > 0.0 && opts.test_fraction < 1.0) {
+                return Err(MonitorError::Eval(format!(
+                    "test fraction {} must be in (0, 1)",
+                    opts.test_fraction
+                )));
+            }
+            let (tr, te) = split(runs, opts.test_fraction, opts.seed);
+            let pct = (opts.test_fraction * 100.0).round();
+            (
+                vec![(tr, te)],
+                format!(
+                    "stratified split {}/{} by run (seed {})",
+                    100.0 - pct,
+                    pct,
+                    opts.seed
+                ),
+            )
+        }
+    })
+}
+
+/// Markov order: over the rounds, train trajectories → test trajectories (pooled counts).
+fn pooled_markov_order(runs: &[Run], rounds: &[Round], opts: &EvalOptions) -> Vec<OrderAccuracy> {
+    let mut ok = [(0u64, 0u64); 3];
+    for (tr, te) in rounds {
+        let t1: Vec<Vec<SafetyState>> = tr
+            .iter()
+            .map(|&i| trajectory(&opts.classifier, &runs[i]))
+            .collect();
+        let t2: Vec<Vec<SafetyState>> = te
+            .iter()
+            .map(|&i| trajectory(&opts.classifier, &runs[i]))
+            .collect();
+        for a in markov_order(&t1, &t2, 3) {
+            ok[a.order - 1].0 += a.accuracy.k;
+            ok[a.order - 1].1 += a.accuracy.n;
+        }
+    }
+    ok.iter()
+        .enumerate()
+        .map(|(i, &(k, n))| OrderAccuracy {
+            order: i + 1,
+            accuracy: Rate::new(k, n),
+        })
+        .collect()
 }
 
 /// Per risk level, the observation-weighted mean horizon curve of the fallback table's states

@@ -113,7 +113,7 @@ impl Mode {
 
 /// One threshold: `P ≥ at` gives `verdict`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Threshold {
+pub struct PolicyThreshold {
     /// The probability at which it applies.
     pub at: f64,
     /// The verdict.
@@ -126,7 +126,7 @@ pub struct Threshold {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rules {
     /// Descending thresholds.
-    pub thresholds: Vec<Threshold>,
+    pub thresholds: Vec<PolicyThreshold>,
     /// Use P(F≤h target) from the horizon curve at this `h` instead of the property's value.
     pub horizon: Option<u32>,
     /// Tools always blocked.
@@ -143,7 +143,7 @@ impl Default for Rules {
     /// 0.9 → block, 0.6 → pause, 0.3 → warn (the thresholds of the `safetydrift` package's
     /// example), mode `stop`, no lists.
     fn default() -> Self {
-        let t = |at, verdict| Threshold {
+        let t = |at, verdict| PolicyThreshold {
             at,
             verdict,
             message: None,
@@ -178,7 +178,7 @@ impl Rules {
     /// Rules with a single threshold `at` giving `verdict` (for evaluations and sweeps).
     pub fn single(at: f64, verdict: Verdict) -> Rules {
         Rules {
-            thresholds: vec![Threshold {
+            thresholds: vec![PolicyThreshold {
                 at,
                 verdict,
                 message: None,
@@ -299,7 +299,7 @@ impl Ctx<'_> {
             into.always_allow = self.patterns(l)?;
         }
         if let Some(ts) = thresholds {
-            let mut out: Vec<Threshold> = Vec::new();
+            let mut out: Vec<PolicyThreshold> = Vec::new();
             for t in ts.get_ref() {
                 let raw = t.get_ref();
                 let at = *raw.at.get_ref();
@@ -329,7 +329,7 @@ impl Ctx<'_> {
                         ),
                     )
                 })?;
-                out.push(Threshold {
+                out.push(PolicyThreshold {
                     at,
                     verdict,
                     message: raw.message.clone(),

@@ -1420,6 +1420,7 @@ pub fn exact_value(
     match e {
         Expr::Int(i) => of_value(&Value::Int(*i)),
         Expr::Double(d) => of_value(&Value::Double(*d)),
+        Expr::Decimal(_, text) => exact_literal(text),
         Expr::Ident(n) => match exact.get(n) {
             Some(q) => Some(q.clone()),
             None => of_value(constants.get(n)?),

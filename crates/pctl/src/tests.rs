@@ -455,6 +455,38 @@ fn large_formulas_are_bounded() {
 }
 
 #[test]
+fn the_formula_size_limit_counts_each_formula_of_a_file() {
+    // Three properties and a label of 1,500 connectives each: every one is within the limit
+    // of MAX_DEPTH, though together they are far beyond it (issue 15, item 10).
+    let n = 1500;
+    assert!(n < augur_expr::syntax::MAX_DEPTH && 2 * n > augur_expr::syntax::MAX_DEPTH);
+    let chain = |l: &str| vec![format!("\"{l}\""); n + 1].join(" & ");
+    let text = format!(
+        "label \"big\" = {};\nP=? [ F {} ]\nP=? [ G {} ]\n{}\n",
+        chain("a"),
+        chain("b"),
+        chain("c"),
+        chain("d")
+    );
+    let file = parse_properties(&text).expect("each formula is within the limit");
+    assert_eq!(file.properties.len(), 3);
+    assert_eq!(file.labels.len(), 1);
+    // One formula beyond the limit is still refused, at that formula.
+    let too_big = format!(
+        "P=? [ F {} ]\nP=? [ F {} ]\n",
+        chain("a"),
+        vec!["\"b\""; augur_expr::syntax::MAX_DEPTH + 2].join(" & ")
+    );
+    match parse_properties(&too_big) {
+        Err(err) => {
+            assert!(err.to_string().contains("formula too large"), "{err}");
+            assert!(err.to_string().contains("line 2"), "{err}");
+        }
+        Ok(_) => panic!("a formula beyond the limit was accepted"),
+    }
+}
+
+#[test]
 fn properties_files() {
     let src = "// a comment\nconst int T = 5;\nconst double p;\nconst N;\nconst bool b = true;\n\
                label \"x\" = s=2 | \"init\";\n\n\t\"safe\": P<=0.01 [ F \"crash\" ]\n\

@@ -1,11 +1,19 @@
 //! Parses the property files of PRISM's regression suite (`../shared/prism-tests`) and of the
 //! QVBS benchmarks (`../shared/qvbs`), relative to the workspace root.
 //!
-//! Each property of a PRISM test file is preceded by `// RESULT: value`; those whose value is
-//! `Error` must be rejected with a located error, all others must parse. When the folders are
+//! Each property of a PRISM test file is preceded by `// RESULT: value` (read by
+//! `tests/util/results.rs`, the one RESULT reader); those whose value is `Error` must be
+//! rejected with a located error, all others must parse. When the folders are
 //! absent the tests print a notice and pass, except under `CI=true`, where they fail.
 
 use augur_pctl::{parse_properties, parse_property};
+
+// The repository's one reader of `// RESULT:` lines (shared with the `augur` package's test
+// binaries).
+#[allow(dead_code)]
+#[path = "../../../tests/util/results.rs"]
+mod results;
+use results::{Expected, PropsFile};
 use std::path::{Path, PathBuf};
 
 fn shared_dir(name: &str) -> Option<PathBuf> {
@@ -46,35 +54,6 @@ fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     out
 }
 
-/// Splits a PRISM test file into (line number, expected result, property text) for each
-/// property, and the text of the file with the `Error` properties removed.
-fn split_tests(text: &str) -> (Vec<(usize, String, String)>, String) {
-    let mut props = Vec::new();
-    let mut good = String::new();
-    let mut pending: Option<String> = None;
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if let Some(r) = t.strip_prefix("// RESULT:") {
-            pending = Some(r.trim().to_string());
-            good.push_str(line);
-        } else if t.is_empty()
-            || t.starts_with("//")
-            || t.starts_with("const ")
-            || t.starts_with("label ")
-        {
-            good.push_str(line);
-        } else {
-            let expected = pending.take().unwrap_or_default();
-            if expected != "Error" {
-                good.push_str(line);
-            }
-            props.push((i + 1, expected, t.to_string()));
-        }
-        good.push('\n');
-    }
-    (props, good)
-}
-
 #[test]
 fn prism_regression_properties() {
     let Some(dir) = shared_dir("prism-tests") else {
@@ -86,11 +65,12 @@ fn prism_regression_properties() {
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         let name = file.display().to_string();
-        let (props, good) = split_tests(&text);
+        let tests = PropsFile::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         // Every property on its own, checked against its RESULT line.
-        for (line, expected, prop) in &props {
+        for case in &tests.cases {
+            let (line, prop) = (case.line, &case.property);
             let single = parse_property(prop);
-            if expected == "Error" {
+            if case.expected == Expected::Error {
                 let err = single.expect_err(&format!("{name}:{line}: `{prop}` must be rejected"));
                 // The error points into the property (a located message, not a blanket failure).
                 assert!(err.column() > 1 && err.line() == 1, "{name}:{line}: {err}");
@@ -107,29 +87,44 @@ fn prism_regression_properties() {
                 accepted += 1;
             }
         }
-        // The whole file (without the Error properties) parses as a properties file, with the
-        // same number of properties, and its canonical text parses back to the same file.
-        let expected_count = props.iter().filter(|(_, r, _)| r != "Error").count();
-        let parsed = parse_properties(&good).unwrap_or_else(|e| {
+        // The declarations and the properties that are not `Error` parse as a properties
+        // file, with the same number of properties, and its canonical text parses back to the
+        // same file.
+        let good: Vec<&str> = tests
+            .cases
+            .iter()
+            .filter(|c| c.expected != Expected::Error)
+            .map(|c| c.property.as_str())
+            .collect();
+        let good_text = tests.text_with(good.iter().copied());
+        let parsed = parse_properties(&good_text).unwrap_or_else(|e| {
             panic!(
                 "{}",
-                e.diagnostic(&augur_source::SourceFile::new(name.as_str(), good.as_str()))
+                e.diagnostic(&augur_source::SourceFile::new(
+                    name.as_str(),
+                    good_text.as_str()
+                ))
             )
         });
-        assert_eq!(parsed.properties.len(), expected_count, "{name}");
+        assert_eq!(parsed.properties.len(), good.len(), "{name}");
         let printed = parsed.to_string();
         assert_eq!(parse_properties(&printed).unwrap(), parsed, "{name}");
         // In the file with its Error properties, each of them is rejected alone, with its
         // located error (the first at its line), and the others are still read.
-        if let Some((line, _, _)) = props.iter().find(|(_, r, _)| r == "Error") {
-            let errors = props.len() - expected_count;
+        let errors: Vec<usize> = tests
+            .cases
+            .iter()
+            .filter(|c| c.expected == Expected::Error)
+            .map(|c| c.line)
+            .collect();
+        if let Some(&line) = errors.first() {
             match parse_properties(&text) {
                 Ok(f) => {
-                    assert_eq!(f.properties.len(), expected_count, "{name}");
-                    assert_eq!(f.rejected.len(), errors, "{name}");
-                    assert_eq!(f.rejected[0].error.line(), *line, "{name}");
+                    assert_eq!(f.properties.len(), good.len(), "{name}");
+                    assert_eq!(f.rejected.len(), errors.len(), "{name}");
+                    assert_eq!(f.rejected[0].error.line(), line, "{name}");
                 }
-                Err(err) => assert_eq!(err.line(), *line, "{name}: {err}"),
+                Err(err) => assert_eq!(err.line(), line, "{name}: {err}"),
             }
         }
     }

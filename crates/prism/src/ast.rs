@@ -5,7 +5,7 @@ use augur_expr::{ConstDecl, Expr};
 
 /// A position in the model file (1-based line and column, byte offsets for the extent).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Span {
+pub struct ModelSpan {
     /// 1-based line of the start.
     pub line: usize,
     /// 1-based column (in characters) of the start.
@@ -25,7 +25,7 @@ pub enum ModelType {
 
 /// The type and range of a state variable.
 #[derive(Clone, Debug, PartialEq)]
-pub enum VarKind {
+pub enum VarType {
     /// `[lo..hi]` (bounds are constant expressions).
     Int {
         /// Lower bound.
@@ -43,11 +43,11 @@ pub struct VarDecl {
     /// The variable's name.
     pub name: String,
     /// Its type and range.
-    pub kind: VarKind,
+    pub kind: VarType,
     /// The initial value (a constant expression); `None` means the lower bound / `false`.
     pub init: Option<Expr>,
     /// Where it is declared.
-    pub span: Span,
+    pub span: ModelSpan,
 }
 
 /// One assignment `x' = e` of an update.
@@ -78,7 +78,7 @@ pub struct Command {
     /// The probabilistic branches.
     pub updates: Vec<Update>,
     /// Where the command is written (for renamed modules: the original command).
-    pub span: Span,
+    pub span: ModelSpan,
 }
 
 /// A module: local variables and commands.
@@ -91,7 +91,7 @@ pub struct Module {
     /// Commands, in file order.
     pub commands: Vec<Command>,
     /// Where the module is declared.
-    pub span: Span,
+    pub span: ModelSpan,
     /// For a module made by renaming: the name of the module it copies.
     pub renamed_from: Option<String>,
 }
@@ -106,7 +106,7 @@ pub struct RenamedModule {
     /// The renamings `old = new`.
     pub renaming: Vec<(String, String)>,
     /// Where it is declared.
-    pub span: Span,
+    pub span: ModelSpan,
 }
 
 /// `formula NAME = expr;`
@@ -117,18 +117,18 @@ pub struct FormulaDef {
     /// Its body.
     pub body: Expr,
     /// Where it is declared.
-    pub span: Span,
+    pub span: ModelSpan,
 }
 
 /// `label "NAME" = expr;`
 #[derive(Clone, Debug, PartialEq)]
-pub struct LabelDef {
+pub struct ModelLabelDef {
     /// The label's name (without quotes).
     pub name: String,
     /// Its defining boolean expression.
     pub body: Expr,
     /// Where it is declared.
-    pub span: Span,
+    pub span: ModelSpan,
 }
 
 /// One item of a reward structure.
@@ -142,7 +142,7 @@ pub struct RewardItem {
     /// The reward.
     pub value: Expr,
     /// Where it is written.
-    pub span: Span,
+    pub span: ModelSpan,
 }
 
 /// `rewards "NAME" ... endrewards`
@@ -153,7 +153,7 @@ pub struct RewardsDef {
     /// The items, in order.
     pub items: Vec<RewardItem>,
     /// Where it is declared.
-    pub span: Span,
+    pub span: ModelSpan,
 }
 
 /// A constant declaration with its position.
@@ -162,7 +162,7 @@ pub struct ConstDef {
     /// The declaration (name, type, optional value).
     pub decl: ConstDecl,
     /// Where it is declared.
-    pub span: Span,
+    pub span: ModelSpan,
 }
 
 /// A parsed PRISM model file (the syntax tree, renamed modules already expanded).
@@ -179,9 +179,9 @@ pub struct ModelAst {
     /// Formulas, in file order.
     pub formulas: Vec<FormulaDef>,
     /// Labels, in file order.
-    pub labels: Vec<LabelDef>,
+    pub labels: Vec<ModelLabelDef>,
     /// Reward structures, in file order.
     pub rewards: Vec<RewardsDef>,
     /// The `init ... endinit` predicate, if given.
-    pub init: Option<(Expr, Span)>,
+    pub init: Option<(Expr, ModelSpan)>,
 }

@@ -22,11 +22,11 @@
 //!   leading to `t`, so that the expected one-step reward `Σ_t P(s,t)·R(s,t)` equals
 //!   `Σ_c P(c)·r(c)` exactly as before merging.
 
-use crate::compile::CValue;
+use crate::compile::ConstValue;
 use crate::error::{PrismError, Result, StopReason};
 use crate::eval::{rational_to_f64, EvalError};
-use crate::model::Model;
-use crate::program::{AValue, ActionMatch, Program};
+use crate::model::PrismModel;
+use crate::program::{ActionMatch, AssignedValue, Program};
 use augur_dtmc::{Dtmc, Matrix, PackedColumn, RewardStructure, Valuations};
 use augur_expr::{Type, Value};
 use fixedbitset::FixedBitSet;
@@ -37,7 +37,7 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// Options of [`Model::build`].
+/// Options of [`PrismModel::build`].
 #[derive(Clone, Copy)]
 pub struct BuildOptions<'a> {
     /// Give deadlock states a self-loop (with a warning) instead of failing. Default `true`.
@@ -45,6 +45,9 @@ pub struct BuildOptions<'a> {
     /// Read numeric literals as exact rationals and compute every probability exactly,
     /// filling [`Dtmc::exact`]. Default `false`.
     pub exact: bool,
+    /// With `exact`: the exact rationals of given constant values (`--const p=1/3` is 1/3,
+    /// not the decimal of its `f64`). Default empty.
+    pub exact_constants: &'a [(String, BigRational)],
     /// Record the variable valuation of every state ([`Dtmc::valuations`]). Default `true`
     /// (properties over variables need it).
     pub valuations: bool,
@@ -70,6 +73,7 @@ impl Default for BuildOptions<'_> {
         BuildOptions {
             fix_deadlocks: true,
             exact: false,
+            exact_constants: &[],
             valuations: true,
             progress: None,
             max_states: None,
@@ -84,6 +88,7 @@ impl std::fmt::Debug for BuildOptions<'_> {
         f.debug_struct("BuildOptions")
             .field("fix_deadlocks", &self.fix_deadlocks)
             .field("exact", &self.exact)
+            .field("exact_constants", &self.exact_constants)
             .field("valuations", &self.valuations)
             .field("progress", &self.progress.is_some())
             .field("max_states", &self.max_states)
@@ -108,7 +113,7 @@ pub struct BuildProgress {
 
 /// What a build did, besides the DTMC.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct BuildReport {
+pub struct ExplorationReport {
     /// Reachable states.
     pub states: usize,
     /// Transitions (stored matrix entries, after merging).
@@ -130,25 +135,30 @@ const SUM_TOLERANCE: f64 = 1e-6;
 /// How often (in explored states) the progress callback is called.
 const PROGRESS_EVERY: usize = 1 << 14;
 
-impl Model {
+impl PrismModel {
     /// Builds the reachable state space as a DTMC.
     ///
     /// `consts` gives values to constants (at least the undefined ones; see
-    /// [`Model::constant_values`]).
+    /// [`PrismModel::constant_values`]).
     pub fn build(
         &self,
         consts: &[(String, Value)],
         opts: &BuildOptions<'_>,
-    ) -> Result<(Dtmc, BuildReport)> {
-        let cvals = self.eval_constants(consts, opts.exact)?;
-        let map: FxHashMap<String, CValue> = cvals.iter().cloned().collect();
+    ) -> Result<(Dtmc, ExplorationReport)> {
+        let exact_given = if opts.exact {
+            opts.exact_constants
+        } else {
+            &[]
+        };
+        let cvals = self.eval_constants(consts, exact_given, opts.exact)?;
+        let map: FxHashMap<String, ConstValue> = cvals.iter().cloned().collect();
         let program = Program::compile(self, &map, opts.exact)?;
-        let mut report = BuildReport {
+        let mut report = ExplorationReport {
             constants: cvals
                 .iter()
                 .map(|(n, v)| (n.clone(), v.to_value()))
                 .collect(),
-            ..BuildReport::default()
+            ..ExplorationReport::default()
         };
         let dtmc = match program.words {
             1 => explore::<[u64; 1]>(self, &program, opts, &mut report),
@@ -187,15 +197,15 @@ impl StateKey for Box<[u64]> {
 
 /// A command prepared in the current state: its non-zero updates.
 #[derive(Clone, Copy)]
-struct Prep {
+struct PreparedCommand {
     cmd: u32,
-    upd_start: u32,
-    upd_end: u32,
+    update_start: u32,
+    update_end: u32,
 }
 
 /// One non-zero update of a prepared command.
 #[derive(Clone, Copy)]
-struct UpdPrep {
+struct PreparedUpdate {
     p: f64,
     delta_start: u32,
     delta_end: u32,
@@ -210,214 +220,133 @@ struct Delta {
 }
 
 #[derive(Clone, Copy)]
-struct Entry {
+struct RowEntry {
     target: u32,
     p: f64,
     choice: u32,
-    /// Index into the exact-probability scratch (exact mode).
-    qi: u32,
+    /// Index of the exact probability in `row_entries_exact` (exact mode).
+    exact_index: u32,
 }
 
 struct Explorer<'a, K> {
-    model: &'a Model,
+    model: &'a PrismModel,
     prog: &'a Program,
     opts: &'a BuildOptions<'a>,
-    w: usize,
+    /// Words per packed state (`Program::words`).
+    words_per_state: usize,
+    /// The packed states in order of discovery, `words_per_state` words each.
     store: Vec<u64>,
+    /// The number of every discovered packed state.
     index: FxHashMap<K, u32>,
-    vals: Vec<i64>,
+    /// The variable values of the state being explored, by slot (booleans as 0/1).
+    state_values: Vec<i64>,
     /// States whose successors are computed (the index of the state being explored).
     explored: usize,
-    // Per-state scratch.
-    upds: Vec<UpdPrep>,
-    upd_q: Vec<BigRational>,
-    deltas: Vec<Delta>,
-    preps: Vec<Prep>,
-    en_off: Vec<usize>,
-    combo: Vec<usize>,
-    combo_preps: Vec<Prep>,
-    digits: Vec<usize>,
-    level_words: Vec<u64>,
-    level_p: Vec<f64>,
-    level_q: Vec<BigRational>,
-    entries: Vec<Entry>,
-    entry_q: Vec<BigRational>,
-    choice_action: Vec<ActionMatch>,
-    choice_rew: Vec<f64>,
-    trans_rew_structs: Vec<usize>,
+    // Scratch buffers for the state being explored, cleared (not freed) between states.
+    /// The non-zero updates of the commands prepared in this state (a `PreparedCommand`
+    /// owns `update_start..update_end`).
+    prepared_updates: Vec<PreparedUpdate>,
+    /// The exact probability of each of `prepared_updates` (exact mode).
+    prepared_update_exact: Vec<BigRational>,
+    /// The word edits of the prepared updates (a `PreparedUpdate` owns
+    /// `delta_start..delta_end`).
+    update_deltas: Vec<Delta>,
+    /// For the action being combined: its enabled commands (prepared), module after module.
+    action_enabled: Vec<PreparedCommand>,
+    /// Where each module's commands start in `action_enabled`, plus the end.
+    action_module_starts: Vec<usize>,
+    /// The combination being emitted: per module, the index of its command among the
+    /// module's enabled ones (a counter, last module fastest).
+    combination: Vec<usize>,
+    /// The commands of the choice being emitted: one per synchronising module, or one
+    /// unlabelled command.
+    choice_commands: Vec<PreparedCommand>,
+    /// The outcome being emitted: per command of the choice, the index of the update
+    /// taken (a counter, last command fastest).
+    outcome_digits: Vec<usize>,
+    /// Levels `0..=k` of `words_per_state` words: level `j` is the state being explored
+    /// with the updates of the first `j` commands of the choice applied (level `k`: the successor).
+    partial_successors: Vec<u64>,
+    /// The probability of each level: the product of the first `j` update probabilities.
+    partial_probs: Vec<f64>,
+    /// The same in exact arithmetic (exact mode).
+    partial_probs_exact: Vec<BigRational>,
+    /// The successors of the state being explored over all its choices, before they are
+    /// merged into a matrix row.
+    row_entries: Vec<RowEntry>,
+    /// The exact probability of each of `row_entries` (exact mode).
+    row_entries_exact: Vec<BigRational>,
+    /// The action of each choice of the state being explored.
+    choice_actions: Vec<ActionMatch>,
+    /// The transition rewards of each choice: `choice * transition_reward_structs.len() + k`.
+    choice_rewards: Vec<f64>,
+    /// The reward structures that have transition rewards.
+    transition_reward_structs: Vec<usize>,
+}
+
+/// What exploration collects state by state, in state order: the matrix rows (CSR), their
+/// exact probabilities, the rewards, the label members and the deadlocks.
+struct ExploredRows {
+    indptr: Vec<u32>,
+    indices: Vec<u32>,
+    data: Vec<f64>,
+    /// The exact probability of each matrix entry (exact mode).
+    exact: Vec<BigRational>,
+    /// Per reward structure with transition rewards: the reward of each matrix entry.
+    trans_rew: Vec<Vec<f64>>,
+    /// Per reward structure: the reward of each state (empty when it has no state rewards).
+    state_rew: Vec<Vec<f64>>,
+    /// Per label of the model: the states where it holds.
+    label_states: Vec<Vec<u32>>,
+    /// The deadlock states (given a self-loop).
+    deadlocks: Vec<u32>,
+    /// The first deadlock state, described for the warning.
+    first_deadlock: Option<String>,
+    /// The first state with several choices, described, and its number of choices.
+    first_multi: Option<(String, usize)>,
+}
+
+impl ExploredRows {
+    fn new(prog: &Program, n_trans_rew: usize) -> Self {
+        ExploredRows {
+            indptr: vec![0],
+            indices: Vec::new(),
+            data: Vec::new(),
+            exact: Vec::new(),
+            trans_rew: vec![Vec::new(); n_trans_rew],
+            state_rew: vec![Vec::new(); prog.rewards.len()],
+            label_states: vec![Vec::new(); prog.labels.len()],
+            deadlocks: Vec::new(),
+            first_deadlock: None,
+            first_multi: None,
+        }
+    }
 }
 
 fn explore<K: StateKey>(
-    model: &Model,
+    model: &PrismModel,
     prog: &Program,
     opts: &BuildOptions<'_>,
-    report: &mut BuildReport,
+    report: &mut ExplorationReport,
 ) -> Result<Dtmc> {
     let w = prog.words;
-    let nvars = prog.vars.len();
-    let mut ex: Explorer<'_, K> = Explorer {
-        model,
-        prog,
-        opts,
-        w,
-        store: Vec::new(),
-        index: FxHashMap::default(),
-        vals: vec![0; nvars],
-        explored: 0,
-        upds: Vec::new(),
-        upd_q: Vec::new(),
-        deltas: Vec::new(),
-        preps: Vec::new(),
-        en_off: Vec::new(),
-        combo: Vec::new(),
-        combo_preps: Vec::new(),
-        digits: Vec::new(),
-        level_words: Vec::new(),
-        level_p: Vec::new(),
-        level_q: Vec::new(),
-        entries: Vec::new(),
-        entry_q: Vec::new(),
-        choice_action: Vec::new(),
-        choice_rew: Vec::new(),
-        trans_rew_structs: prog
-            .rewards
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| !r.trans.is_empty())
-            .map(|(i, _)| i)
-            .collect(),
-    };
-
-    // Initial states.
-    let mut words = vec![0u64; w];
-    for init in &prog.initial {
-        words.iter_mut().for_each(|x| *x = 0);
-        for (v, &x) in prog.vars.iter().zip(init) {
-            words[v.word as usize] |= ((x - v.lo) as u64 & v.mask) << v.shift;
-        }
-        let next = (ex.store.len() / w) as u32;
-        let key = K::from_words(&words);
-        if let std::collections::hash_map::Entry::Vacant(e) = ex.index.entry(key) {
-            if opts.max_states.is_some_and(|m| next as usize >= m) {
-                return Err(ex.stopped_by_states(0));
-            }
-            e.insert(next);
-            ex.store.extend_from_slice(&words);
-        }
-    }
-    let n_initial = ex.store.len() / w;
-
-    let n_rew = prog.rewards.len();
-    let n_trans_rew = ex.trans_rew_structs.len();
-    let mut indptr: Vec<u32> = vec![0];
-    let mut indices: Vec<u32> = Vec::new();
-    let mut data: Vec<f64> = Vec::new();
-    let mut exact: Vec<BigRational> = Vec::new();
-    let mut trans_rew: Vec<Vec<f64>> = vec![Vec::new(); n_trans_rew];
-    let mut state_rew: Vec<Vec<f64>> = vec![Vec::new(); n_rew];
-    let mut label_states: Vec<Vec<u32>> = vec![Vec::new(); prog.labels.len()];
-    let mut deadlocks: Vec<u32> = Vec::new();
-    let mut first_deadlock: Option<String> = None;
-    let mut first_multi: Option<(String, usize)> = None;
+    let mut ex: Explorer<'_, K> = Explorer::new(model, prog, opts);
+    let n_initial = ex.add_initial_states()?;
+    let mut rows = ExploredRows::new(prog, ex.transition_reward_structs.len());
 
     let mut cur = 0usize;
     while cur * w < ex.store.len() {
-        ex.explored = cur;
-        ex.unpack(cur);
-        // Labels and state rewards.
-        for (li, (name, b, span)) in prog.labels.iter().enumerate() {
-            if b.eval(&ex.vals)
-                .map_err(|e| ex.state_error(e, &format!("label \"{name}\""), *span))?
-            {
-                label_states[li].push(cur as u32);
-            }
-        }
-        for (ri, r) in prog.rewards.iter().enumerate() {
-            if r.state.is_empty() {
-                continue;
-            }
-            let mut total = 0.0;
-            for (g, v, span) in &r.state {
-                let ctx = || format!("state reward at {}", ex.model_location(*span));
-                if g.eval(&ex.vals)
-                    .map_err(|e| ex.state_error(e, &ctx(), *span))?
-                {
-                    total += v
-                        .eval(&ex.vals)
-                        .map_err(|e| ex.state_error(e, &ctx(), *span))?;
-                }
-            }
-            state_rew[ri].push(total);
-        }
-
-        let n_choices = ex.successors()?;
-        let row_start = indices.len();
-        if n_choices == 0 {
-            if !opts.fix_deadlocks {
-                return Err(PrismError::Build {
-                    message: "deadlock (no command is enabled)".into(),
-                    state: prog.describe(&ex.vals),
-                    context: "and --no-fix-deadlocks was given".into(),
-                    location: None,
-                });
-            }
-            if first_deadlock.is_none() {
-                first_deadlock = Some(prog.describe(&ex.vals));
-            }
-            deadlocks.push(cur as u32);
-            indices.push(cur as u32);
-            data.push(1.0);
-            if opts.exact {
-                exact.push(BigRational::one());
-            }
-            for tr in trans_rew.iter_mut() {
-                tr.push(0.0);
-            }
-        } else {
-            if n_choices > 1 {
-                report.multi_choice_states += 1;
-                if first_multi.is_none() {
-                    first_multi = Some((prog.describe(&ex.vals), n_choices));
-                }
-            }
-            ex.finish_row(
-                n_choices,
-                &mut indices,
-                &mut data,
-                &mut exact,
-                &mut trans_rew,
-            );
-        }
-        if indices.len() > u32::MAX as usize {
-            return Err(PrismError::Limit {
-                message: "more than 2^32 transitions".into(),
-            });
-        }
-        indptr.push(indices.len() as u32);
-        debug_assert!(indices.len() > row_start);
+        ex.explore_state(cur, &mut rows, report)?;
         cur += 1;
         if cur.is_multiple_of(CHECK_EVERY) {
-            let reason = if opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                Some(StopReason::Cancelled)
-            } else if opts.deadline.is_some_and(|d| Instant::now() >= d) {
-                Some(StopReason::Deadline)
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                return Err(PrismError::Stopped {
-                    reason,
-                    states: ex.store.len() / w,
-                    explored: cur,
-                });
-            }
+            ex.check_stop(cur)?;
         }
         if cur.is_multiple_of(PROGRESS_EVERY) {
             if let Some(cb) = opts.progress {
                 cb(BuildProgress {
                     states: ex.store.len() / w,
                     explored: cur,
-                    transitions: indices.len(),
+                    transitions: rows.indices.len(),
                     done: false,
                 });
             }
@@ -428,15 +357,57 @@ fn explore<K: StateKey>(
         cb(BuildProgress {
             states: n,
             explored: n,
-            transitions: indices.len(),
+            transitions: rows.indices.len(),
             done: true,
         });
     }
 
+    let ExploredRows {
+        indptr,
+        indices,
+        data,
+        exact,
+        trans_rew,
+        state_rew,
+        label_states,
+        deadlocks,
+        first_deadlock,
+        first_multi,
+    } = rows;
     let matrix = Matrix::try_new((n, n), indptr, indices, data).map_err(|e| PrismError::Limit {
         message: format!("internal error assembling the matrix: {}", e.3),
     })?;
+    let labels = label_sets(prog, n, n_initial, &deadlocks, label_states);
+    let rewards = reward_structures(prog, state_rew, trans_rew);
 
+    // The exploration index is done with: free it before anything else is allocated.
+    ex.index = FxHashMap::default();
+    let valuations = ex.take_valuations(n)?;
+
+    report.states = n;
+    report.transitions = matrix.nnz();
+    report.initial_states = n_initial;
+    report.deadlocks = deadlocks.len();
+    add_warnings(report, deadlocks.len(), first_deadlock, first_multi);
+
+    Ok(Dtmc {
+        matrix,
+        initial: (0..n_initial as u32).collect(),
+        labels,
+        rewards,
+        valuations,
+        exact: if opts.exact { Some(exact) } else { None },
+    })
+}
+
+/// The labels of the DTMC: `"init"`, `"deadlock"`, then the model's.
+fn label_sets(
+    prog: &Program,
+    n: usize,
+    n_initial: usize,
+    deadlocks: &[u32],
+    label_states: Vec<Vec<u32>>,
+) -> Vec<(String, FixedBitSet)> {
     let mut labels: Vec<(String, FixedBitSet)> = Vec::new();
     let mut init_set = FixedBitSet::with_capacity(n);
     (0..n_initial).for_each(|i| init_set.insert(i));
@@ -449,7 +420,15 @@ fn explore<K: StateKey>(
         states.iter().for_each(|&s| set.insert(s as usize));
         labels.push((name.clone(), set));
     }
+    labels
+}
 
+/// The reward structures of the DTMC, from the collected state and transition rewards.
+fn reward_structures(
+    prog: &Program,
+    state_rew: Vec<Vec<f64>>,
+    trans_rew: Vec<Vec<f64>>,
+) -> Vec<RewardStructure> {
     let mut rewards = Vec::new();
     let mut tr_iter = trans_rew.into_iter();
     for (r, sr) in prog.rewards.iter().zip(state_rew) {
@@ -463,11 +442,212 @@ fn explore<K: StateKey>(
             },
         });
     }
+    rewards
+}
 
-    // The exploration index is done with: free it before anything else is allocated.
-    ex.index = FxHashMap::default();
-    // The packed state store becomes the valuation store as it is (no second copy).
-    let valuations = if opts.valuations {
+/// The warnings of a build: deadlocks given a self-loop, states with several choices.
+fn add_warnings(
+    report: &mut ExplorationReport,
+    n_deadlocks: usize,
+    first_deadlock: Option<String>,
+    first_multi: Option<(String, usize)>,
+) {
+    if let Some(s) = first_deadlock {
+        report.warnings.push(format!(
+            "{} deadlock state{} given a self-loop, e.g. {s}",
+            n_deadlocks,
+            if n_deadlocks == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some((s, k)) = first_multi {
+        report.warnings.push(format!(
+            "{} state{} with several enabled choices, each taken with equal probability (PRISM's DTMC rule), e.g. {s} has {k}",
+            report.multi_choice_states,
+            if report.multi_choice_states == 1 { "" } else { "s" }
+        ));
+    }
+}
+
+impl<'a, K: StateKey> Explorer<'a, K> {
+    /// An explorer with no state discovered yet.
+    fn new(model: &'a PrismModel, prog: &'a Program, opts: &'a BuildOptions<'a>) -> Self {
+        Explorer {
+            model,
+            prog,
+            opts,
+            words_per_state: prog.words,
+            store: Vec::new(),
+            index: FxHashMap::default(),
+            state_values: vec![0; prog.vars.len()],
+            explored: 0,
+            prepared_updates: Vec::new(),
+            prepared_update_exact: Vec::new(),
+            update_deltas: Vec::new(),
+            action_enabled: Vec::new(),
+            action_module_starts: Vec::new(),
+            combination: Vec::new(),
+            choice_commands: Vec::new(),
+            outcome_digits: Vec::new(),
+            partial_successors: Vec::new(),
+            partial_probs: Vec::new(),
+            partial_probs_exact: Vec::new(),
+            row_entries: Vec::new(),
+            row_entries_exact: Vec::new(),
+            choice_actions: Vec::new(),
+            choice_rewards: Vec::new(),
+            transition_reward_structs: prog
+                .rewards
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| !r.trans.is_empty())
+                .map(|(i, _)| i)
+                .collect(),
+        }
+    }
+
+    /// Discovers the initial states (numbered first, in order); returns how many there are.
+    fn add_initial_states(&mut self) -> Result<usize> {
+        let (prog, w) = (self.prog, self.words_per_state);
+        let mut words = vec![0u64; w];
+        for init in &prog.initial {
+            words.iter_mut().for_each(|x| *x = 0);
+            for (v, &x) in prog.vars.iter().zip(init) {
+                words[v.word as usize] |= ((x - v.lo) as u64 & v.mask) << v.shift;
+            }
+            let next = (self.store.len() / w) as u32;
+            let key = K::from_words(&words);
+            if let std::collections::hash_map::Entry::Vacant(e) = self.index.entry(key) {
+                if self.opts.max_states.is_some_and(|m| next as usize >= m) {
+                    return Err(self.stopped_by_states(0));
+                }
+                e.insert(next);
+                self.store.extend_from_slice(&words);
+            }
+        }
+        Ok(self.store.len() / w)
+    }
+
+    /// Explores state `cur`: its labels and state rewards, its successors (discovering new
+    /// states), and its matrix row (a self-loop for a deadlock).
+    fn explore_state(
+        &mut self,
+        cur: usize,
+        rows: &mut ExploredRows,
+        report: &mut ExplorationReport,
+    ) -> Result<()> {
+        let (prog, opts) = (self.prog, self.opts);
+        self.explored = cur;
+        self.unpack(cur);
+        // Labels and state rewards.
+        self.record_labels_and_state_rewards(cur, rows)?;
+
+        let n_choices = self.successors()?;
+        let row_start = rows.indices.len();
+        if n_choices == 0 {
+            if !opts.fix_deadlocks {
+                return Err(PrismError::Build {
+                    message: "deadlock (no command is enabled)".into(),
+                    state: prog.describe(&self.state_values),
+                    context: "and --no-fix-deadlocks was given".into(),
+                    location: None,
+                });
+            }
+            if rows.first_deadlock.is_none() {
+                rows.first_deadlock = Some(prog.describe(&self.state_values));
+            }
+            rows.deadlocks.push(cur as u32);
+            rows.indices.push(cur as u32);
+            rows.data.push(1.0);
+            if opts.exact {
+                rows.exact.push(BigRational::one());
+            }
+            for tr in rows.trans_rew.iter_mut() {
+                tr.push(0.0);
+            }
+        } else {
+            if n_choices > 1 {
+                report.multi_choice_states += 1;
+                if rows.first_multi.is_none() {
+                    rows.first_multi = Some((prog.describe(&self.state_values), n_choices));
+                }
+            }
+            self.finish_row(
+                n_choices,
+                &mut rows.indices,
+                &mut rows.data,
+                &mut rows.exact,
+                &mut rows.trans_rew,
+            );
+        }
+        if rows.indices.len() > u32::MAX as usize {
+            return Err(PrismError::Limit {
+                message: "more than 2^32 transitions".into(),
+            });
+        }
+        rows.indptr.push(rows.indices.len() as u32);
+        debug_assert!(rows.indices.len() > row_start);
+        Ok(())
+    }
+
+    /// Records which labels hold in state `cur` and its state rewards.
+    fn record_labels_and_state_rewards(&self, cur: usize, rows: &mut ExploredRows) -> Result<()> {
+        let prog = self.prog;
+        for (li, (name, b, span)) in prog.labels.iter().enumerate() {
+            if b.eval(&self.state_values)
+                .map_err(|e| self.state_error(e, &format!("label \"{name}\""), *span))?
+            {
+                rows.label_states[li].push(cur as u32);
+            }
+        }
+        for (ri, r) in prog.rewards.iter().enumerate() {
+            if r.state.is_empty() {
+                continue;
+            }
+            let mut total = 0.0;
+            for (g, v, span) in &r.state {
+                let ctx = || format!("state reward at {}", self.model_location(*span));
+                if g.eval(&self.state_values)
+                    .map_err(|e| self.state_error(e, &ctx(), *span))?
+                {
+                    total += v
+                        .eval(&self.state_values)
+                        .map_err(|e| self.state_error(e, &ctx(), *span))?;
+                }
+            }
+            rows.state_rew[ri].push(total);
+        }
+        Ok(())
+    }
+
+    /// Stops the build when it was cancelled or its deadline has passed (`explored` states
+    /// explored so far).
+    fn check_stop(&self, explored: usize) -> Result<()> {
+        let opts = self.opts;
+        let reason = if opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            Some(StopReason::Cancelled)
+        } else if opts.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(StopReason::Deadline)
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(PrismError::Stopped {
+                reason,
+                states: self.store.len() / self.words_per_state,
+                explored,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The valuations of the `n` states (when [`BuildOptions::valuations`]): the packed state
+    /// store becomes the valuation store as it is (no second copy). The store is freed.
+    fn take_valuations(&mut self, n: usize) -> Result<Option<Valuations>> {
+        let (prog, w) = (self.prog, self.words_per_state);
+        if !self.opts.valuations {
+            self.store = Vec::new();
+            return Ok(None);
+        }
         let columns: Vec<PackedColumn> = prog
             .vars
             .iter()
@@ -484,70 +664,37 @@ fn explore<K: StateKey>(
             .iter()
             .map(|v| if v.is_bool { Type::Bool } else { Type::Int })
             .collect();
-        let mut store = std::mem::take(&mut ex.store);
+        let mut store = std::mem::take(&mut self.store);
         store.truncate(n * w);
         store.shrink_to_fit();
-        Some(
+        Ok(Some(
             Valuations::from_packed(names, types, &columns, w, store).ok_or_else(|| {
                 PrismError::Limit {
                     message: "internal error: the state layout does not fit the valuation store"
                         .into(),
                 }
             })?,
-        )
-    } else {
-        ex.store = Vec::new();
-        None
-    };
-
-    report.states = n;
-    report.transitions = matrix.nnz();
-    report.initial_states = n_initial;
-    report.deadlocks = deadlocks.len();
-    if let Some(s) = first_deadlock {
-        report.warnings.push(format!(
-            "{} deadlock state{} given a self-loop, e.g. {s}",
-            deadlocks.len(),
-            if deadlocks.len() == 1 { "" } else { "s" }
-        ));
-    }
-    if let Some((s, k)) = first_multi {
-        report.warnings.push(format!(
-            "{} state{} with several enabled choices, each taken with equal probability (PRISM's DTMC rule), e.g. {s} has {k}",
-            report.multi_choice_states,
-            if report.multi_choice_states == 1 { "" } else { "s" }
-        ));
+        ))
     }
 
-    Ok(Dtmc {
-        matrix,
-        initial: (0..n_initial as u32).collect(),
-        labels,
-        rewards,
-        valuations,
-        exact: if opts.exact { Some(exact) } else { None },
-    })
-}
-
-impl<K: StateKey> Explorer<'_, K> {
     /// The error for a state beyond [`BuildOptions::max_states`].
     fn stopped_by_states(&self, explored: usize) -> PrismError {
         PrismError::Stopped {
             reason: StopReason::MaxStates(self.opts.max_states.unwrap_or(0)),
-            states: self.store.len() / self.w + 1,
+            states: self.store.len() / self.words_per_state + 1,
             explored,
         }
     }
 
     #[inline]
     fn unpack(&mut self, s: usize) {
-        let words = &self.store[s * self.w..(s + 1) * self.w];
-        for (v, out) in self.prog.vars.iter().zip(self.vals.iter_mut()) {
+        let words = &self.store[s * self.words_per_state..(s + 1) * self.words_per_state];
+        for (v, out) in self.prog.vars.iter().zip(self.state_values.iter_mut()) {
             *out = ((words[v.word as usize] >> v.shift) & v.mask) as i64 + v.lo;
         }
     }
 
-    fn model_location(&self, span: crate::ast::Span) -> String {
+    fn model_location(&self, span: crate::ast::ModelSpan) -> String {
         format!("{}:{}:{}", self.model.file, span.line, span.col)
     }
 
@@ -564,7 +711,7 @@ impl<K: StateKey> Explorer<'_, K> {
     }
 
     /// The location of the start of `span` in the model file.
-    fn source_location(&self, span: crate::ast::Span) -> augur_source::Location {
+    fn source_location(&self, span: crate::ast::ModelSpan) -> augur_source::Location {
         augur_source::Location::at(
             &self.model.file,
             &self.model.source,
@@ -572,10 +719,10 @@ impl<K: StateKey> Explorer<'_, K> {
         )
     }
 
-    fn state_error(&self, e: EvalError, context: &str, span: crate::ast::Span) -> PrismError {
+    fn state_error(&self, e: EvalError, context: &str, span: crate::ast::ModelSpan) -> PrismError {
         PrismError::Build {
             message: e.to_string(),
-            state: self.prog.describe(&self.vals),
+            state: self.prog.describe(&self.state_values),
             context: context.to_string(),
             location: Some(Box::new(self.source_location(span))),
         }
@@ -584,7 +731,7 @@ impl<K: StateKey> Explorer<'_, K> {
     fn cmd_error(&self, cmd: u32, message: String) -> PrismError {
         PrismError::Build {
             message,
-            state: self.prog.describe(&self.vals),
+            state: self.prog.describe(&self.state_values),
             context: self.command_context(cmd),
             location: Some(Box::new(
                 self.source_location(self.prog.commands[cmd as usize].span),
@@ -593,16 +740,16 @@ impl<K: StateKey> Explorer<'_, K> {
     }
 
     /// Evaluates command `cmd`'s probabilities and assignments in the current state.
-    fn prepare(&mut self, cmd: u32) -> Result<Prep> {
+    fn prepare(&mut self, cmd: u32) -> Result<PreparedCommand> {
         let prog = self.prog;
         let c = &prog.commands[cmd as usize];
-        let upd_start = self.upds.len() as u32;
+        let update_start = self.prepared_updates.len() as u32;
         let mut sum = 0.0;
         let mut qsum = BigRational::zero();
         for u in &c.updates {
             let p = u
                 .prob
-                .eval(&self.vals)
+                .eval(&self.state_values)
                 .map_err(|e| self.cmd_error(cmd, e.to_string()))?;
             if !(-SUM_TOLERANCE..=1.0 + SUM_TOLERANCE).contains(&p) {
                 return Err(self.cmd_error(cmd, format!("probability {p} is not in [0, 1]")));
@@ -610,7 +757,7 @@ impl<K: StateKey> Explorer<'_, K> {
             let (p, q) = if self.opts.exact {
                 let q = u
                     .prob
-                    .eval_q(&self.vals)
+                    .eval_q(&self.state_values)
                     .map_err(|e| self.cmd_error(cmd, e.to_string()))?;
                 if q < BigRational::zero() || q > BigRational::one() {
                     return Err(self.cmd_error(cmd, format!("probability {q} is not in [0, 1]")));
@@ -624,14 +771,14 @@ impl<K: StateKey> Explorer<'_, K> {
             if p == 0.0 && q.as_ref().is_none_or(|q| q.is_zero()) {
                 continue;
             }
-            let delta_start = self.deltas.len() as u32;
+            let delta_start = self.update_deltas.len() as u32;
             for a in &u.assigns {
                 let v = &prog.vars[a.slot as usize];
                 let x = match &a.value {
-                    AValue::I(e) => e.eval(&self.vals).map_err(|e| {
+                    AssignedValue::Int(e) => e.eval(&self.state_values).map_err(|e| {
                         self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
                     })?,
-                    AValue::B(e) => e.eval(&self.vals).map_err(|e| {
+                    AssignedValue::Bool(e) => e.eval(&self.state_values).map_err(|e| {
                         self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
                     })? as i64,
                 };
@@ -644,19 +791,19 @@ impl<K: StateKey> Explorer<'_, K> {
                         ),
                     ));
                 }
-                self.deltas.push(Delta {
+                self.update_deltas.push(Delta {
                     word: v.word,
                     clear: v.mask << v.shift,
                     set: ((x - v.lo) as u64 & v.mask) << v.shift,
                 });
             }
-            self.upds.push(UpdPrep {
+            self.prepared_updates.push(PreparedUpdate {
                 p,
                 delta_start,
-                delta_end: self.deltas.len() as u32,
+                delta_end: self.update_deltas.len() as u32,
             });
             if let Some(q) = q {
-                self.upd_q.push(q);
+                self.prepared_update_exact.push(q);
             }
         }
         if self.opts.exact {
@@ -669,82 +816,82 @@ impl<K: StateKey> Explorer<'_, K> {
         } else if (sum - 1.0).abs() > SUM_TOLERANCE {
             return Err(self.cmd_error(cmd, format!("probabilities sum to {sum}, not 1")));
         }
-        Ok(Prep {
+        Ok(PreparedCommand {
             cmd,
-            upd_start,
-            upd_end: self.upds.len() as u32,
+            update_start,
+            update_end: self.prepared_updates.len() as u32,
         })
     }
 
     /// Computes all choices of the current state, registering successors; returns the
-    /// number of choices (entries are left in `self.entries`).
+    /// number of choices (entries are left in `self.row_entries`).
     fn successors(&mut self) -> Result<usize> {
         let prog = self.prog;
-        self.upds.clear();
-        self.upd_q.clear();
-        self.deltas.clear();
-        self.entries.clear();
-        self.entry_q.clear();
-        self.choice_action.clear();
-        self.choice_rew.clear();
+        self.prepared_updates.clear();
+        self.prepared_update_exact.clear();
+        self.update_deltas.clear();
+        self.row_entries.clear();
+        self.row_entries_exact.clear();
+        self.choice_actions.clear();
+        self.choice_rewards.clear();
         let mut n_choices = 0usize;
 
         for &cmd in &prog.unlabelled {
-            if !prog.prefilters[cmd as usize].passes(&self.vals) {
+            if !prog.prefilters[cmd as usize].passes(&self.state_values) {
                 continue;
             }
             let c = &prog.commands[cmd as usize];
             let enabled = c
                 .guard
-                .eval(&self.vals)
+                .eval(&self.state_values)
                 .map_err(|e| self.cmd_error(cmd, format!("{e} in the guard")))?;
             if !enabled {
                 continue;
             }
             let prep = self.prepare(cmd)?;
-            self.combo_preps.clear();
-            self.combo_preps.push(prep);
+            self.choice_commands.clear();
+            self.choice_commands.push(prep);
             self.emit_choice(ActionMatch::Unlabelled, n_choices as u32)?;
             n_choices += 1;
         }
 
         for (a, action) in prog.actions.iter().enumerate() {
-            self.preps.clear();
-            self.en_off.clear();
-            self.en_off.push(0);
+            self.action_enabled.clear();
+            self.action_module_starts.clear();
+            self.action_module_starts.push(0);
             let mut blocked = false;
             for cmds in &action.modules {
                 for &cmd in cmds {
-                    if !prog.prefilters[cmd as usize].passes(&self.vals) {
+                    if !prog.prefilters[cmd as usize].passes(&self.state_values) {
                         continue;
                     }
                     let c = &prog.commands[cmd as usize];
                     let enabled = c
                         .guard
-                        .eval(&self.vals)
+                        .eval(&self.state_values)
                         .map_err(|e| self.cmd_error(cmd, format!("{e} in the guard")))?;
                     if enabled {
                         let p = self.prepare(cmd)?;
-                        self.preps.push(p);
+                        self.action_enabled.push(p);
                     }
                 }
-                if self.preps.len() == *self.en_off.last().unwrap_or(&0) {
+                if self.action_enabled.len() == *self.action_module_starts.last().unwrap_or(&0) {
                     blocked = true;
                     break;
                 }
-                self.en_off.push(self.preps.len());
+                self.action_module_starts.push(self.action_enabled.len());
             }
             if blocked {
                 continue;
             }
             let k = action.modules.len();
-            self.combo.clear();
-            self.combo.resize(k, 0);
+            self.combination.clear();
+            self.combination.resize(k, 0);
             loop {
-                self.combo_preps.clear();
+                self.choice_commands.clear();
                 for m in 0..k {
-                    let p = self.preps[self.en_off[m] + self.combo[m]];
-                    self.combo_preps.push(p);
+                    let p = self.action_enabled[self.action_module_starts[m] + self.combination[m]];
+                    self.choice_commands.push(p);
                 }
                 self.check_global_conflicts()?;
                 self.emit_choice(ActionMatch::Action(a as u32), n_choices as u32)?;
@@ -754,12 +901,14 @@ impl<K: StateKey> Explorer<'_, K> {
                 let mut more = false;
                 while m > 0 {
                     m -= 1;
-                    self.combo[m] += 1;
-                    if self.en_off[m] + self.combo[m] < self.en_off[m + 1] {
+                    self.combination[m] += 1;
+                    if self.action_module_starts[m] + self.combination[m]
+                        < self.action_module_starts[m + 1]
+                    {
                         more = true;
                         break;
                     }
-                    self.combo[m] = 0;
+                    self.combination[m] = 0;
                 }
                 if !more {
                     break;
@@ -771,12 +920,12 @@ impl<K: StateKey> Explorer<'_, K> {
 
     fn check_global_conflicts(&self) -> Result<()> {
         let cmds = &self.prog.commands;
-        for (i, a) in self.combo_preps.iter().enumerate() {
+        for (i, a) in self.choice_commands.iter().enumerate() {
             let wa = &cmds[a.cmd as usize].global_writes;
             if wa.is_empty() {
                 continue;
             }
-            for b in &self.combo_preps[i + 1..] {
+            for b in &self.choice_commands[i + 1..] {
                 let wb = &cmds[b.cmd as usize].global_writes;
                 if let Some(&slot) = wa.iter().find(|s| wb.contains(s)) {
                     return Err(self.cmd_error(
@@ -793,63 +942,63 @@ impl<K: StateKey> Explorer<'_, K> {
         Ok(())
     }
 
-    /// Emits the product distribution of `combo_preps` as one choice.
+    /// Emits the product distribution of `choice_commands` as one choice.
     fn emit_choice(&mut self, action: ActionMatch, choice: u32) -> Result<()> {
         // Transition rewards of this choice.
-        self.choice_action.push(action);
-        for &ri in &self.trans_rew_structs {
+        self.choice_actions.push(action);
+        for &ri in &self.transition_reward_structs {
             let mut total = 0.0;
             for (m, g, v, span) in &self.prog.rewards[ri].trans {
                 if *m != action {
                     continue;
                 }
                 let ctx = || format!("transition reward at {}", self.model_location(*span));
-                if g.eval(&self.vals)
+                if g.eval(&self.state_values)
                     .map_err(|e| self.state_error(e, &ctx(), *span))?
                 {
                     total += v
-                        .eval(&self.vals)
+                        .eval(&self.state_values)
                         .map_err(|e| self.state_error(e, &ctx(), *span))?;
                 }
             }
-            self.choice_rew.push(total);
+            self.choice_rewards.push(total);
         }
 
-        let w = self.w;
-        let k = self.combo_preps.len();
+        let w = self.words_per_state;
+        let k = self.choice_commands.len();
         let exact = self.opts.exact;
-        self.digits.clear();
-        self.digits.resize(k, 0);
-        self.level_words.resize((k + 1) * w, 0);
-        self.level_p.resize(k + 1, 1.0);
+        self.outcome_digits.clear();
+        self.outcome_digits.resize(k, 0);
+        self.partial_successors.resize((k + 1) * w, 0);
+        self.partial_probs.resize(k + 1, 1.0);
         // Level 0 = the current state (re-packed from the store of the state being explored).
-        self.level_p[0] = 1.0;
+        self.partial_probs[0] = 1.0;
         if exact {
-            self.level_q.resize(k + 1, BigRational::one());
-            self.level_q[0] = BigRational::one();
+            self.partial_probs_exact.resize(k + 1, BigRational::one());
+            self.partial_probs_exact[0] = BigRational::one();
         }
         let mut from_level = 0usize;
-        self.init_level0();
+        self.pack_current_state();
         loop {
             for j in from_level..k {
-                let prep = self.combo_preps[j];
-                let ui = prep.upd_start as usize + self.digits[j];
-                let u = self.upds[ui];
-                let (lo, hi) = self.level_words.split_at_mut((j + 1) * w);
+                let prep = self.choice_commands[j];
+                let ui = prep.update_start as usize + self.outcome_digits[j];
+                let u = self.prepared_updates[ui];
+                let (lo, hi) = self.partial_successors.split_at_mut((j + 1) * w);
                 let dst = &mut hi[..w];
                 dst.copy_from_slice(&lo[j * w..(j + 1) * w]);
-                for d in &self.deltas[u.delta_start as usize..u.delta_end as usize] {
+                for d in &self.update_deltas[u.delta_start as usize..u.delta_end as usize] {
                     let x = &mut dst[d.word as usize];
                     *x = (*x & !d.clear) | d.set;
                 }
-                self.level_p[j + 1] = self.level_p[j] * u.p;
+                self.partial_probs[j + 1] = self.partial_probs[j] * u.p;
                 if exact {
-                    let q = &self.level_q[j] * &self.upd_q[ui];
-                    self.level_q[j + 1] = q;
+                    let q = &self.partial_probs_exact[j] * &self.prepared_update_exact[ui];
+                    self.partial_probs_exact[j + 1] = q;
                 }
             }
             // Register the successor.
-            let succ = &self.level_words[k * w..(k + 1) * w];
+            let succ = &self.partial_successors[k * w..(k + 1) * w];
             let next = (self.store.len() / w) as u32;
             let key = K::from_words(succ);
             let target = match self.index.entry(key) {
@@ -868,28 +1017,29 @@ impl<K: StateKey> Explorer<'_, K> {
                     next
                 }
             };
-            let qi = self.entry_q.len() as u32;
+            let exact_index = self.row_entries_exact.len() as u32;
             if exact {
-                self.entry_q.push(self.level_q[k].clone());
+                self.row_entries_exact
+                    .push(self.partial_probs_exact[k].clone());
             }
-            self.entries.push(Entry {
+            self.row_entries.push(RowEntry {
                 target,
-                p: self.level_p[k],
+                p: self.partial_probs[k],
                 choice,
-                qi,
+                exact_index,
             });
             // Next outcome (last level fastest).
             let mut j = k;
             let mut more = false;
             while j > 0 {
                 j -= 1;
-                self.digits[j] += 1;
-                let prep = self.combo_preps[j];
-                if prep.upd_start as usize + self.digits[j] < prep.upd_end as usize {
+                self.outcome_digits[j] += 1;
+                let prep = self.choice_commands[j];
+                if prep.update_start as usize + self.outcome_digits[j] < prep.update_end as usize {
                     more = true;
                     break;
                 }
-                self.digits[j] = 0;
+                self.outcome_digits[j] = 0;
             }
             if !more {
                 return Ok(());
@@ -898,14 +1048,14 @@ impl<K: StateKey> Explorer<'_, K> {
         }
     }
 
-    /// Copies the packed current state into level 0 of `level_words`.
-    fn init_level0(&mut self) {
-        let w = self.w;
-        // The state being explored is the one whose values are in `vals`; re-pack it (the
-        // store may have grown, but packing from `vals` is independent of that).
-        let dst = &mut self.level_words[..w];
+    /// Packs the state being explored (`state_values`) into level 0 of `partial_successors`.
+    fn pack_current_state(&mut self) {
+        let w = self.words_per_state;
+        // The state being explored is the one whose values are in `state_values`; re-pack it (the
+        // store may have grown, but packing from `state_values` is independent of that).
+        let dst = &mut self.partial_successors[..w];
         dst.iter_mut().for_each(|x| *x = 0);
-        for (v, &x) in self.prog.vars.iter().zip(&self.vals) {
+        for (v, &x) in self.prog.vars.iter().zip(&self.state_values) {
             dst[v.word as usize] |= ((x - v.lo) as u64 & v.mask) << v.shift;
         }
     }
@@ -921,11 +1071,12 @@ impl<K: StateKey> Explorer<'_, K> {
     ) {
         let scale = 1.0 / n_choices as f64;
         let qscale = BigRational::new(1.into(), (n_choices as u64).into());
-        self.entries.sort_unstable_by_key(|e| (e.target, e.choice));
-        let nt = self.trans_rew_structs.len();
+        self.row_entries
+            .sort_unstable_by_key(|e| (e.target, e.choice));
+        let nt = self.transition_reward_structs.len();
         let mut i = 0;
-        while i < self.entries.len() {
-            let target = self.entries[i].target;
+        while i < self.row_entries.len() {
+            let target = self.row_entries[i].target;
             let mut j = i;
             let mut p = 0.0;
             let mut q = BigRational::zero();
@@ -933,15 +1084,15 @@ impl<K: StateKey> Explorer<'_, K> {
             for tr in trans_rew.iter_mut() {
                 tr.push(0.0);
             }
-            while j < self.entries.len() && self.entries[j].target == target {
-                let e = self.entries[j];
+            while j < self.row_entries.len() && self.row_entries[j].target == target {
+                let e = self.row_entries[j];
                 let pe = if n_choices == 1 { e.p } else { e.p * scale };
                 p += pe;
                 if self.opts.exact {
-                    q += &self.entry_q[e.qi as usize];
+                    q += &self.row_entries_exact[e.exact_index as usize];
                 }
                 for (k, tr) in trans_rew.iter_mut().enumerate() {
-                    tr[start_rew] += pe * self.choice_rew[e.choice as usize * nt + k];
+                    tr[start_rew] += pe * self.choice_rewards[e.choice as usize * nt + k];
                 }
                 j += 1;
             }

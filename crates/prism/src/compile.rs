@@ -1,7 +1,7 @@
 //! Type checking and compilation of [`Expr`] ASTs into the typed trees of [`crate::eval`],
 //! resolving variables to slots, substituting formulas and folding constants.
 
-use crate::eval::{decimal_rational, BExpr, Cmp, IExpr, RExpr};
+use crate::eval::{decimal_rational, BoolExpr, Cmp, IntExpr, RealExpr};
 use augur_expr::{BinaryOp, Expr, Func, Type, UnaryOp, Value};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 /// The value of a constant: its `f64`/int/bool value, and for reals the exact rational when
 /// known.
 #[derive(Clone, Debug, PartialEq)]
-pub enum CValue {
+pub enum ConstValue {
     /// An integer.
     Int(i64),
     /// A real, with its exact value when known.
@@ -19,70 +19,72 @@ pub enum CValue {
     Bool(bool),
 }
 
-impl CValue {
+impl ConstValue {
     /// The PRISM type.
     pub fn ty(&self) -> Type {
         match self {
-            CValue::Int(_) => Type::Int,
-            CValue::Real(..) => Type::Double,
-            CValue::Bool(_) => Type::Bool,
+            ConstValue::Int(_) => Type::Int,
+            ConstValue::Real(..) => Type::Double,
+            ConstValue::Bool(_) => Type::Bool,
         }
     }
 
     /// As a shared [`Value`].
     pub fn to_value(&self) -> Value {
         match self {
-            CValue::Int(i) => Value::Int(*i),
-            CValue::Real(f, _) => Value::Double(*f),
-            CValue::Bool(b) => Value::Bool(*b),
+            ConstValue::Int(i) => Value::Int(*i),
+            ConstValue::Real(f, _) => Value::Double(*f),
+            ConstValue::Bool(b) => Value::Bool(*b),
         }
     }
 
     /// From a shared [`Value`] (a real gets the rational of its shortest decimal form).
-    pub fn from_value(v: &Value) -> CValue {
+    pub fn from_value(v: &Value) -> ConstValue {
         match v {
-            Value::Int(i) => CValue::Int(*i),
-            Value::Double(f) => CValue::Real(*f, decimal_rational(*f)),
-            Value::Bool(b) => CValue::Bool(*b),
+            Value::Int(i) => ConstValue::Int(*i),
+            Value::Double(f) => ConstValue::Real(*f, decimal_rational(*f)),
+            Value::Bool(b) => ConstValue::Bool(*b),
         }
     }
 
-    pub(crate) fn to_typed(&self) -> Typed {
+    pub(crate) fn to_typed(&self) -> TypedExpr {
         match self {
-            CValue::Int(i) => Typed::I(IExpr::Const(*i)),
-            CValue::Real(f, q) => Typed::R(RExpr::Const(*f, q.clone().map(Box::new))),
-            CValue::Bool(b) => Typed::B(BExpr::Const(*b)),
+            ConstValue::Int(i) => TypedExpr::Int(IntExpr::Const(*i)),
+            ConstValue::Real(f, q) => TypedExpr::Real(RealExpr::Const(*f, q.clone().map(Box::new))),
+            ConstValue::Bool(b) => TypedExpr::Bool(BoolExpr::Const(*b)),
         }
     }
 }
 
 /// A compiled expression of one of the three types.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Typed {
-    /// Integer.
-    I(IExpr),
-    /// Real.
-    R(RExpr),
-    /// Boolean.
-    B(BExpr),
+pub enum TypedExpr {
+    /// An integer expression.
+    Int(IntExpr),
+    /// A real expression.
+    Real(RealExpr),
+    /// A boolean expression.
+    Bool(BoolExpr),
 }
 
-impl Typed {
+impl TypedExpr {
     /// The type.
     pub fn ty(&self) -> Type {
         match self {
-            Typed::I(_) => Type::Int,
-            Typed::R(_) => Type::Double,
-            Typed::B(_) => Type::Bool,
+            TypedExpr::Int(_) => Type::Int,
+            TypedExpr::Real(_) => Type::Double,
+            TypedExpr::Bool(_) => Type::Bool,
         }
     }
 
     /// The constant value, if folded to a constant.
-    pub fn as_const(&self) -> Option<CValue> {
+    pub fn as_const(&self) -> Option<ConstValue> {
         match self {
-            Typed::I(IExpr::Const(i)) => Some(CValue::Int(*i)),
-            Typed::R(RExpr::Const(f, q)) => Some(CValue::Real(*f, q.as_deref().cloned())),
-            Typed::B(BExpr::Const(b)) => Some(CValue::Bool(*b)),
+            TypedExpr::Int(IntExpr::Const(i)) => Some(ConstValue::Int(*i)),
+            TypedExpr::Real(RealExpr::Const(f, q)) => {
+                Some(ConstValue::Real(*f, q.as_deref().cloned()))
+            }
+            TypedExpr::Bool(BoolExpr::Const(b)) => Some(ConstValue::Bool(*b)),
             _ => None,
         }
     }
@@ -112,7 +114,7 @@ impl CompileError {
     }
 }
 
-type CResult<T> = Result<T, CompileError>;
+type CompileResult<T> = Result<T, CompileError>;
 
 /// A state variable as seen by the compiler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +128,7 @@ pub struct VarRef {
 /// What identifiers mean while compiling.
 pub struct Scope<'a> {
     /// Constants with values.
-    pub consts: &'a FxHashMap<String, CValue>,
+    pub consts: &'a FxHashMap<String, ConstValue>,
     /// State variables (empty for constant expressions).
     pub vars: &'a FxHashMap<String, VarRef>,
     /// Formulas (bodies are compiled where they are used).
@@ -137,15 +139,15 @@ pub struct Scope<'a> {
 
 impl Scope<'_> {
     /// Compiles `e`.
-    pub fn compile(&self, e: &Expr) -> CResult<Typed> {
-        let mut stack = Vec::new();
-        self.go(e, &mut stack)
+    pub fn compile(&self, e: &Expr) -> CompileResult<TypedExpr> {
+        let mut expanding = Vec::new();
+        self.compile_expr(e, &mut expanding)
     }
 
     /// Compiles a boolean expression.
-    pub fn compile_bool(&self, e: &Expr, what: &str) -> CResult<BExpr> {
+    pub fn compile_bool(&self, e: &Expr, what: &str) -> CompileResult<BoolExpr> {
         match self.compile(e)? {
-            Typed::B(b) => Ok(b),
+            TypedExpr::Bool(b) => Ok(b),
             t => Err(CompileError::new(format!(
                 "{what} must be boolean, found {}",
                 type_name(t.ty())
@@ -154,53 +156,64 @@ impl Scope<'_> {
     }
 
     /// Compiles a numeric expression as a real.
-    pub fn compile_real(&self, e: &Expr, what: &str) -> CResult<RExpr> {
+    pub fn compile_real(&self, e: &Expr, what: &str) -> CompileResult<RealExpr> {
         let t = self.compile(e)?;
         to_real(t).map_err(|ty| {
             CompileError::new(format!("{what} must be numeric, found {}", type_name(ty)))
         })
     }
 
-    fn go(&self, e: &Expr, stack: &mut Vec<String>) -> CResult<Typed> {
+    /// Compiles `e`; `expanding` holds the formulas whose bodies are being compiled, outermost
+    /// first (a formula met again while its body is compiled is defined in terms of itself).
+    fn compile_expr(&self, e: &Expr, expanding: &mut Vec<String>) -> CompileResult<TypedExpr> {
         Ok(match e {
-            Expr::Int(i) => Typed::I(IExpr::Const(*i)),
+            Expr::Int(i) => TypedExpr::Int(IntExpr::Const(*i)),
             Expr::Double(f) => {
                 let q = if self.exact {
                     decimal_rational(*f)
                 } else {
                     None
                 };
-                Typed::R(RExpr::Const(*f, q.map(Box::new)))
+                TypedExpr::Real(RealExpr::Const(*f, q.map(Box::new)))
             }
-            Expr::Bool(b) => Typed::B(BExpr::Const(*b)),
+            // More digits than a double holds: exact mode reads the text.
+            Expr::Decimal(f, text) => {
+                let q = if self.exact {
+                    crate::eval::literal_rational(text)
+                } else {
+                    None
+                };
+                TypedExpr::Real(RealExpr::Const(*f, q.map(Box::new)))
+            }
+            Expr::Bool(b) => TypedExpr::Bool(BoolExpr::Const(*b)),
             Expr::Ident(name) => {
                 if let Some(v) = self.vars.get(name) {
                     if v.is_bool {
-                        Typed::B(BExpr::Var(v.slot))
+                        TypedExpr::Bool(BoolExpr::Var(v.slot))
                     } else {
-                        Typed::I(IExpr::Var(v.slot))
+                        TypedExpr::Int(IntExpr::Var(v.slot))
                     }
                 } else if let Some(c) = self.consts.get(name) {
                     let mut t = c.to_typed();
                     if !self.exact {
-                        if let Typed::R(RExpr::Const(_, q)) = &mut t {
+                        if let TypedExpr::Real(RealExpr::Const(_, q)) = &mut t {
                             *q = None;
                         }
                     }
                     t
                 } else if let Some(body) = self.formulas.get(name) {
-                    if stack.iter().any(|s| s == name) {
+                    if expanding.iter().any(|s| s == name) {
                         return Err(CompileError::ident(
                             format!(
                                 "formula `{name}` is defined in terms of itself ({} -> {name})",
-                                stack.join(" -> ")
+                                expanding.join(" -> ")
                             ),
                             name,
                         ));
                     }
-                    stack.push(name.clone());
-                    let t = self.go(body, stack);
-                    stack.pop();
+                    expanding.push(name.clone());
+                    let t = self.compile_expr(body, expanding);
+                    expanding.pop();
                     t?
                 } else {
                     return Err(CompileError::ident(
@@ -210,25 +223,31 @@ impl Scope<'_> {
                 }
             }
             Expr::Unary(op, a) => {
-                let a = self.go(a, stack)?;
+                let a = self.compile_expr(a, expanding)?;
                 match (op, a) {
-                    (UnaryOp::Neg, Typed::I(a)) => fold_i(IExpr::Neg(Box::new(a))),
-                    (UnaryOp::Neg, Typed::R(a)) => self.fold_r(RExpr::Neg(Box::new(a))),
-                    (UnaryOp::Not, Typed::B(a)) => fold_b(BExpr::Not(Box::new(a))),
+                    (UnaryOp::Neg, TypedExpr::Int(a)) => fold_i(IntExpr::Neg(Box::new(a))),
+                    (UnaryOp::Neg, TypedExpr::Real(a)) => self.fold_r(RealExpr::Neg(Box::new(a))),
+                    (UnaryOp::Not, TypedExpr::Bool(a)) => fold_b(BoolExpr::Not(Box::new(a))),
                     (UnaryOp::Neg, t) => return Err(type_err("operand of `-`", "numeric", &t)),
                     (UnaryOp::Not, t) => return Err(type_err("operand of `!`", "boolean", &t)),
                 }
             }
             Expr::Binary(op, a, b) => {
-                let (a, b) = (self.go(a, stack)?, self.go(b, stack)?);
+                let (a, b) = (
+                    self.compile_expr(a, expanding)?,
+                    self.compile_expr(b, expanding)?,
+                );
                 self.binary(*op, a, b)?
             }
             Expr::Ite(c, a, b) => {
-                let c = match self.go(c, stack)? {
-                    Typed::B(c) => c,
+                let c = match self.compile_expr(c, expanding)? {
+                    TypedExpr::Bool(c) => c,
                     t => return Err(type_err("condition of `? :`", "boolean", &t)),
                 };
-                let (a, b) = (self.go(a, stack)?, self.go(b, stack)?);
+                let (a, b) = (
+                    self.compile_expr(a, expanding)?,
+                    self.compile_expr(b, expanding)?,
+                );
                 if let Some(k) = c.as_const() {
                     // Fold the condition; the branches keep their own types (unified below).
                     let (x, y) = unify(a, b)?;
@@ -236,32 +255,38 @@ impl Scope<'_> {
                 }
                 let c = Box::new(c);
                 match unify(a, b)? {
-                    (Typed::I(a), Typed::I(b)) => Typed::I(IExpr::Ite(c, Box::new(a), Box::new(b))),
-                    (Typed::R(a), Typed::R(b)) => Typed::R(RExpr::Ite(c, Box::new(a), Box::new(b))),
-                    (Typed::B(a), Typed::B(b)) => Typed::B(BExpr::Ite(c, Box::new(a), Box::new(b))),
+                    (TypedExpr::Int(a), TypedExpr::Int(b)) => {
+                        TypedExpr::Int(IntExpr::Ite(c, Box::new(a), Box::new(b)))
+                    }
+                    (TypedExpr::Real(a), TypedExpr::Real(b)) => {
+                        TypedExpr::Real(RealExpr::Ite(c, Box::new(a), Box::new(b)))
+                    }
+                    (TypedExpr::Bool(a), TypedExpr::Bool(b)) => {
+                        TypedExpr::Bool(BoolExpr::Ite(c, Box::new(a), Box::new(b)))
+                    }
                     _ => return Err(CompileError::new("branches of `? :` have different types")),
                 }
             }
             Expr::Call(f, args) => {
                 let args = args
                     .iter()
-                    .map(|a| self.go(a, stack))
-                    .collect::<CResult<Vec<_>>>()?;
+                    .map(|a| self.compile_expr(a, expanding))
+                    .collect::<CompileResult<Vec<_>>>()?;
                 self.call(*f, args)?
             }
         })
     }
 
-    fn binary(&self, op: BinaryOp, a: Typed, b: Typed) -> CResult<Typed> {
+    fn binary(&self, op: BinaryOp, a: TypedExpr, b: TypedExpr) -> CompileResult<TypedExpr> {
         use BinaryOp::*;
         Ok(match op {
             Add | Sub | Mul => match (a, b) {
-                (Typed::I(a), Typed::I(b)) => {
+                (TypedExpr::Int(a), TypedExpr::Int(b)) => {
                     let (a, b) = (Box::new(a), Box::new(b));
                     fold_i(match op {
-                        Add => IExpr::Add(a, b),
-                        Sub => IExpr::Sub(a, b),
-                        _ => IExpr::Mul(a, b),
+                        Add => IntExpr::Add(a, b),
+                        Sub => IntExpr::Sub(a, b),
+                        _ => IntExpr::Mul(a, b),
                     })
                 }
                 (a, b) => {
@@ -270,16 +295,16 @@ impl Scope<'_> {
                     let b = to_real(b).map_err(|t| type_err_ty(sym, "numeric", t))?;
                     let (a, b) = (Box::new(a), Box::new(b));
                     self.fold_r(match op {
-                        Add => RExpr::Add(a, b),
-                        Sub => RExpr::Sub(a, b),
-                        _ => RExpr::Mul(a, b),
+                        Add => RealExpr::Add(a, b),
+                        Sub => RealExpr::Sub(a, b),
+                        _ => RealExpr::Mul(a, b),
                     })
                 }
             },
             Div => {
                 let a = to_real(a).map_err(|t| type_err_ty("/", "numeric", t))?;
                 let b = to_real(b).map_err(|t| type_err_ty("/", "numeric", t))?;
-                self.fold_r(RExpr::Div(Box::new(a), Box::new(b)))
+                self.fold_r(RealExpr::Div(Box::new(a), Box::new(b)))
             }
             Eq | Ne | Lt | Le | Gt | Ge => {
                 let cmp = match op {
@@ -291,52 +316,61 @@ impl Scope<'_> {
                     _ => Cmp::Ge,
                 };
                 match (a, b) {
-                    (Typed::B(a), Typed::B(b)) if matches!(cmp, Cmp::Eq | Cmp::Ne) => {
-                        let iff = fold_b(BExpr::Iff(Box::new(a), Box::new(b)));
+                    (TypedExpr::Bool(a), TypedExpr::Bool(b))
+                        if matches!(cmp, Cmp::Eq | Cmp::Ne) =>
+                    {
+                        let iff = fold_b(BoolExpr::Iff(Box::new(a), Box::new(b)));
                         match (cmp, iff) {
                             (Cmp::Eq, t) => t,
-                            (_, Typed::B(x)) => fold_b(BExpr::Not(Box::new(x))),
+                            (_, TypedExpr::Bool(x)) => fold_b(BoolExpr::Not(Box::new(x))),
                             (_, t) => t,
                         }
                     }
-                    (Typed::I(a), Typed::I(b)) => match (&a, &b) {
-                        (IExpr::Var(s), IExpr::Const(k)) => Typed::B(BExpr::VarCmp(cmp, *s, *k)),
-                        (IExpr::Const(k), IExpr::Var(s)) => {
-                            Typed::B(BExpr::VarCmp(flip(cmp), *s, *k))
+                    (TypedExpr::Int(a), TypedExpr::Int(b)) => match (&a, &b) {
+                        (IntExpr::Var(s), IntExpr::Const(k)) => {
+                            TypedExpr::Bool(BoolExpr::VarCmp(cmp, *s, *k))
                         }
-                        _ => fold_b(BExpr::CmpI(cmp, Box::new(a), Box::new(b))),
+                        (IntExpr::Const(k), IntExpr::Var(s)) => {
+                            TypedExpr::Bool(BoolExpr::VarCmp(flip(cmp), *s, *k))
+                        }
+                        _ => fold_b(BoolExpr::CmpI(cmp, Box::new(a), Box::new(b))),
                     },
                     (a, b) => {
                         let sym = op_symbol(op);
                         let a = to_real(a).map_err(|t| type_err_ty(sym, "numeric", t))?;
                         let b = to_real(b).map_err(|t| type_err_ty(sym, "numeric", t))?;
-                        fold_b(BExpr::CmpR(cmp, Box::new(a), Box::new(b)))
+                        // Exact mode: reals compare as the rationals they are
+                        // (`1/3 = 0.333333333333333333333333` is false), constants at once.
+                        if self.exact {
+                            return Ok(fold_b(BoolExpr::CmpQ(cmp, Box::new(a), Box::new(b))));
+                        }
+                        fold_b(BoolExpr::CmpR(cmp, Box::new(a), Box::new(b)))
                     }
                 }
             }
             And | Or | Implies | Iff => {
                 let sym = op_symbol(op);
                 let a = match a {
-                    Typed::B(a) => a,
+                    TypedExpr::Bool(a) => a,
                     t => return Err(type_err(&format!("operand of `{sym}`"), "boolean", &t)),
                 };
                 let b = match b {
-                    Typed::B(b) => b,
+                    TypedExpr::Bool(b) => b,
                     t => return Err(type_err(&format!("operand of `{sym}`"), "boolean", &t)),
                 };
                 match op {
-                    And => fold_b(BExpr::And(flatten(a, b, true))),
-                    Or => fold_b(BExpr::Or(flatten(a, b, false))),
-                    Implies => fold_b(BExpr::Implies(Box::new(a), Box::new(b))),
-                    _ => fold_b(BExpr::Iff(Box::new(a), Box::new(b))),
+                    And => fold_b(BoolExpr::And(flatten(a, b, true))),
+                    Or => fold_b(BoolExpr::Or(flatten(a, b, false))),
+                    Implies => fold_b(BoolExpr::Implies(Box::new(a), Box::new(b))),
+                    _ => fold_b(BoolExpr::Iff(Box::new(a), Box::new(b))),
                 }
             }
         })
     }
 
-    fn call(&self, f: Func, args: Vec<Typed>) -> CResult<Typed> {
+    fn call(&self, f: Func, args: Vec<TypedExpr>) -> CompileResult<TypedExpr> {
         let name = func_name(f);
-        let arity = |n: usize| -> CResult<()> {
+        let arity = |n: usize| -> CompileResult<()> {
             if args.len() == n {
                 Ok(())
             } else {
@@ -354,28 +388,28 @@ impl Scope<'_> {
                         "`{name}` needs at least one argument"
                     )));
                 }
-                if args.iter().all(|a| matches!(a, Typed::I(_))) {
+                if args.iter().all(|a| matches!(a, TypedExpr::Int(_))) {
                     let xs = args
                         .into_iter()
                         .filter_map(|a| match a {
-                            Typed::I(i) => Some(i),
+                            TypedExpr::Int(i) => Some(i),
                             _ => None,
                         })
                         .collect();
                     fold_i(if f == Func::Min {
-                        IExpr::Min(xs)
+                        IntExpr::Min(xs)
                     } else {
-                        IExpr::Max(xs)
+                        IntExpr::Max(xs)
                     })
                 } else {
                     let xs = args
                         .into_iter()
                         .map(|a| to_real(a).map_err(|t| type_err_ty(name, "numeric", t)))
-                        .collect::<CResult<Vec<_>>>()?;
+                        .collect::<CompileResult<Vec<_>>>()?;
                     self.fold_r(if f == Func::Min {
-                        RExpr::Min(xs)
+                        RealExpr::Min(xs)
                     } else {
-                        RExpr::Max(xs)
+                        RealExpr::Max(xs)
                     })
                 }
             }
@@ -383,17 +417,17 @@ impl Scope<'_> {
                 arity(1)?;
                 let mut args = args;
                 let a = args.remove(0);
-                if let Typed::I(i) = a {
-                    Typed::I(i)
+                if let TypedExpr::Int(i) = a {
+                    TypedExpr::Int(i)
                 } else {
                     let r = to_real(a).map_err(|t| type_err_ty(name, "numeric", t))?;
                     fold_i(match f {
-                        Func::Floor => IExpr::Floor(Box::new(r)),
-                        Func::Ceil => IExpr::Ceil(Box::new(r)),
+                        Func::Floor => IntExpr::Floor(Box::new(r)),
+                        Func::Ceil => IntExpr::Ceil(Box::new(r)),
                         // PRISM rounds halves up: round(x) = floor(x + 0.5).
-                        _ => IExpr::Floor(Box::new(RExpr::Add(
+                        _ => IntExpr::Floor(Box::new(RealExpr::Add(
                             Box::new(r),
-                            Box::new(RExpr::Const(0.5, None)),
+                            Box::new(RealExpr::Const(0.5, None)),
                         ))),
                     })
                 }
@@ -406,11 +440,13 @@ impl Scope<'_> {
                     _ => return Err(CompileError::new("`pow` takes 2 arguments")),
                 };
                 match (a, b) {
-                    (Typed::I(a), Typed::I(b)) => fold_i(IExpr::Pow(Box::new(a), Box::new(b))),
+                    (TypedExpr::Int(a), TypedExpr::Int(b)) => {
+                        fold_i(IntExpr::Pow(Box::new(a), Box::new(b)))
+                    }
                     (a, b) => {
                         let a = to_real(a).map_err(|t| type_err_ty(name, "numeric", t))?;
                         let b = to_real(b).map_err(|t| type_err_ty(name, "numeric", t))?;
-                        self.fold_r(RExpr::Pow(Box::new(a), Box::new(b)))
+                        self.fold_r(RealExpr::Pow(Box::new(a), Box::new(b)))
                     }
                 }
             }
@@ -418,8 +454,8 @@ impl Scope<'_> {
                 arity(2)?;
                 let mut it = args.into_iter();
                 match (it.next(), it.next()) {
-                    (Some(Typed::I(a)), Some(Typed::I(b))) => {
-                        fold_i(IExpr::Mod(Box::new(a), Box::new(b)))
+                    (Some(TypedExpr::Int(a)), Some(TypedExpr::Int(b))) => {
+                        fold_i(IntExpr::Mod(Box::new(a), Box::new(b)))
                     }
                     _ => return Err(CompileError::new("`mod` takes two integer arguments")),
                 }
@@ -433,30 +469,30 @@ impl Scope<'_> {
                 };
                 let a = to_real(a).map_err(|t| type_err_ty(name, "numeric", t))?;
                 let b = to_real(b).map_err(|t| type_err_ty(name, "numeric", t))?;
-                self.fold_r(RExpr::Log(Box::new(a), Box::new(b)))
+                self.fold_r(RealExpr::Log(Box::new(a), Box::new(b)))
             }
         })
     }
 
-    fn fold_r(&self, e: RExpr) -> Typed {
+    fn fold_r(&self, e: RealExpr) -> TypedExpr {
         if !r_children_const(&e) {
-            return Typed::R(e);
+            return TypedExpr::Real(e);
         }
         match e.eval(&[]) {
             Ok(f) => {
                 let q = if self.exact { e.eval_q(&[]).ok() } else { None };
-                Typed::R(RExpr::Const(f, q.map(Box::new)))
+                TypedExpr::Real(RealExpr::Const(f, q.map(Box::new)))
             }
-            Err(_) => Typed::R(e),
+            Err(_) => TypedExpr::Real(e),
         }
     }
 }
 
 /// Whether a boolean expression is a single variable test (cannot fail, costs one load).
-pub(crate) fn is_simple_test(b: &BExpr) -> bool {
+pub(crate) fn is_simple_test(b: &BoolExpr) -> bool {
     match b {
-        BExpr::VarCmp(..) | BExpr::Var(_) | BExpr::Const(_) => true,
-        BExpr::Not(a) => matches!(**a, BExpr::Var(_)),
+        BoolExpr::VarCmp(..) | BoolExpr::Var(_) | BoolExpr::Const(_) => true,
+        BoolExpr::Not(a) => matches!(**a, BoolExpr::Var(_)),
         _ => false,
     }
 }
@@ -464,8 +500,9 @@ pub(crate) fn is_simple_test(b: &BExpr) -> bool {
 /// Moves single variable tests to the front of a conjunction/disjunction (stable), so that
 /// short-circuiting usually decides before any arithmetic. Such tests cannot fail, so the
 /// reordering never introduces an evaluation error (it may only avoid one).
-fn cheap_first(xs: Vec<BExpr>) -> Vec<BExpr> {
-    let (mut simple, rest): (Vec<BExpr>, Vec<BExpr>) = xs.into_iter().partition(is_simple_test);
+fn cheap_first(xs: Vec<BoolExpr>) -> Vec<BoolExpr> {
+    let (mut simple, rest): (Vec<BoolExpr>, Vec<BoolExpr>) =
+        xs.into_iter().partition(is_simple_test);
     simple.extend(rest);
     simple
 }
@@ -480,22 +517,26 @@ fn flip(c: Cmp) -> Cmp {
     }
 }
 
-fn flatten(a: BExpr, b: BExpr, and: bool) -> Vec<BExpr> {
+fn flatten(a: BoolExpr, b: BoolExpr, and: bool) -> Vec<BoolExpr> {
     let mut out = Vec::new();
     for x in [a, b] {
         match x {
-            BExpr::And(xs) if and => out.extend(xs),
-            BExpr::Or(xs) if !and => out.extend(xs),
+            BoolExpr::And(xs) if and => out.extend(xs),
+            BoolExpr::Or(xs) if !and => out.extend(xs),
             x => out.push(x),
         }
     }
     out
 }
 
-fn unify(a: Typed, b: Typed) -> CResult<(Typed, Typed)> {
+fn unify(a: TypedExpr, b: TypedExpr) -> CompileResult<(TypedExpr, TypedExpr)> {
     Ok(match (a, b) {
-        (Typed::I(a), Typed::R(b)) => (Typed::R(int_to_real(a)), Typed::R(b)),
-        (Typed::R(a), Typed::I(b)) => (Typed::R(a), Typed::R(int_to_real(b))),
+        (TypedExpr::Int(a), TypedExpr::Real(b)) => {
+            (TypedExpr::Real(int_to_real(a)), TypedExpr::Real(b))
+        }
+        (TypedExpr::Real(a), TypedExpr::Int(b)) => {
+            (TypedExpr::Real(a), TypedExpr::Real(int_to_real(b)))
+        }
         (a, b) if a.ty() == b.ty() => (a, b),
         (a, b) => {
             return Err(CompileError::new(format!(
@@ -507,111 +548,115 @@ fn unify(a: Typed, b: Typed) -> CResult<(Typed, Typed)> {
     })
 }
 
-fn int_to_real(i: IExpr) -> RExpr {
+fn int_to_real(i: IntExpr) -> RealExpr {
     match i {
-        IExpr::Const(c) => RExpr::Const(
+        IntExpr::Const(c) => RealExpr::Const(
             c as f64,
             Some(Box::new(BigRational::from_integer(BigInt::from(c)))),
         ),
-        i => RExpr::FromInt(Box::new(i)),
+        i => RealExpr::FromInt(Box::new(i)),
     }
 }
 
 /// Converts a numeric compiled expression to a real one; `Err(type)` for booleans.
-pub fn to_real(t: Typed) -> Result<RExpr, Type> {
+pub fn to_real(t: TypedExpr) -> Result<RealExpr, Type> {
     match t {
-        Typed::I(i) => Ok(int_to_real(i)),
-        Typed::R(r) => Ok(r),
-        Typed::B(_) => Err(Type::Bool),
+        TypedExpr::Int(i) => Ok(int_to_real(i)),
+        TypedExpr::Real(r) => Ok(r),
+        TypedExpr::Bool(_) => Err(Type::Bool),
     }
 }
 
-fn fold_i(e: IExpr) -> Typed {
+fn fold_i(e: IntExpr) -> TypedExpr {
     let all_const = match &e {
-        IExpr::Const(_) | IExpr::Var(_) => false,
-        IExpr::Neg(a) => a.as_const().is_some(),
-        IExpr::Add(a, b)
-        | IExpr::Sub(a, b)
-        | IExpr::Mul(a, b)
-        | IExpr::Pow(a, b)
-        | IExpr::Mod(a, b) => a.as_const().is_some() && b.as_const().is_some(),
-        IExpr::Ite(..) => false,
-        IExpr::Min(xs) | IExpr::Max(xs) => xs.iter().all(|x| x.as_const().is_some()),
-        IExpr::Floor(r) | IExpr::Ceil(r) => r.as_const().is_some(),
+        IntExpr::Const(_) | IntExpr::Var(_) => false,
+        IntExpr::Neg(a) => a.as_const().is_some(),
+        IntExpr::Add(a, b)
+        | IntExpr::Sub(a, b)
+        | IntExpr::Mul(a, b)
+        | IntExpr::Pow(a, b)
+        | IntExpr::Mod(a, b) => a.as_const().is_some() && b.as_const().is_some(),
+        IntExpr::Ite(..) => false,
+        IntExpr::Min(xs) | IntExpr::Max(xs) => xs.iter().all(|x| x.as_const().is_some()),
+        IntExpr::Floor(r) | IntExpr::Ceil(r) => r.as_const().is_some(),
     };
     if all_const {
         if let Ok(v) = e.eval(&[]) {
-            return Typed::I(IExpr::Const(v));
+            return TypedExpr::Int(IntExpr::Const(v));
         }
     }
-    Typed::I(e)
+    TypedExpr::Int(e)
 }
 
-fn r_children_const(e: &RExpr) -> bool {
+fn r_children_const(e: &RealExpr) -> bool {
     match e {
-        RExpr::Const(..) => false,
-        RExpr::FromInt(i) => i.as_const().is_some(),
-        RExpr::Neg(a) => a.as_const().is_some(),
-        RExpr::Add(a, b)
-        | RExpr::Sub(a, b)
-        | RExpr::Mul(a, b)
-        | RExpr::Div(a, b)
-        | RExpr::Pow(a, b)
-        | RExpr::Log(a, b) => a.as_const().is_some() && b.as_const().is_some(),
-        RExpr::Ite(..) => false,
-        RExpr::Min(xs) | RExpr::Max(xs) => xs.iter().all(|x| x.as_const().is_some()),
+        RealExpr::Const(..) => false,
+        RealExpr::FromInt(i) => i.as_const().is_some(),
+        RealExpr::Neg(a) => a.as_const().is_some(),
+        RealExpr::Add(a, b)
+        | RealExpr::Sub(a, b)
+        | RealExpr::Mul(a, b)
+        | RealExpr::Div(a, b)
+        | RealExpr::Pow(a, b)
+        | RealExpr::Log(a, b) => a.as_const().is_some() && b.as_const().is_some(),
+        RealExpr::Ite(..) => false,
+        RealExpr::Min(xs) | RealExpr::Max(xs) => xs.iter().all(|x| x.as_const().is_some()),
     }
 }
 
-fn fold_b(e: BExpr) -> Typed {
+fn fold_b(e: BoolExpr) -> TypedExpr {
     let foldable = match &e {
-        BExpr::Const(_) | BExpr::Var(_) | BExpr::VarCmp(..) | BExpr::Ite(..) => false,
-        BExpr::Not(a) => a.as_const().is_some(),
-        BExpr::Implies(a, b) | BExpr::Iff(a, b) => a.as_const().is_some() && b.as_const().is_some(),
-        BExpr::And(xs) => {
+        BoolExpr::Const(_) | BoolExpr::Var(_) | BoolExpr::VarCmp(..) | BoolExpr::Ite(..) => false,
+        BoolExpr::Not(a) => a.as_const().is_some(),
+        BoolExpr::Implies(a, b) | BoolExpr::Iff(a, b) => {
+            a.as_const().is_some() && b.as_const().is_some()
+        }
+        BoolExpr::And(xs) => {
             // false & anything = false; drop `true` operands.
             if xs.iter().any(|x| x.as_const() == Some(false)) {
-                return Typed::B(BExpr::Const(false));
+                return TypedExpr::Bool(BoolExpr::Const(false));
             }
-            let rest: Vec<BExpr> = match e {
-                BExpr::And(xs) => xs
+            let rest: Vec<BoolExpr> = match e {
+                BoolExpr::And(xs) => xs
                     .into_iter()
                     .filter(|x| x.as_const() != Some(true))
                     .collect(),
                 _ => Vec::new(),
             };
-            return Typed::B(match rest.len() {
-                0 => BExpr::Const(true),
-                1 => rest.into_iter().next().unwrap_or(BExpr::Const(true)),
-                _ => BExpr::And(cheap_first(rest)),
+            return TypedExpr::Bool(match rest.len() {
+                0 => BoolExpr::Const(true),
+                1 => rest.into_iter().next().unwrap_or(BoolExpr::Const(true)),
+                _ => BoolExpr::And(cheap_first(rest)),
             });
         }
-        BExpr::Or(xs) => {
+        BoolExpr::Or(xs) => {
             if xs.iter().any(|x| x.as_const() == Some(true)) {
-                return Typed::B(BExpr::Const(true));
+                return TypedExpr::Bool(BoolExpr::Const(true));
             }
-            let rest: Vec<BExpr> = match e {
-                BExpr::Or(xs) => xs
+            let rest: Vec<BoolExpr> = match e {
+                BoolExpr::Or(xs) => xs
                     .into_iter()
                     .filter(|x| x.as_const() != Some(false))
                     .collect(),
                 _ => Vec::new(),
             };
-            return Typed::B(match rest.len() {
-                0 => BExpr::Const(false),
-                1 => rest.into_iter().next().unwrap_or(BExpr::Const(false)),
-                _ => BExpr::Or(cheap_first(rest)),
+            return TypedExpr::Bool(match rest.len() {
+                0 => BoolExpr::Const(false),
+                1 => rest.into_iter().next().unwrap_or(BoolExpr::Const(false)),
+                _ => BoolExpr::Or(cheap_first(rest)),
             });
         }
-        BExpr::CmpI(_, a, b) => a.as_const().is_some() && b.as_const().is_some(),
-        BExpr::CmpR(_, a, b) => a.as_const().is_some() && b.as_const().is_some(),
+        BoolExpr::CmpI(_, a, b) => a.as_const().is_some() && b.as_const().is_some(),
+        BoolExpr::CmpR(_, a, b) | BoolExpr::CmpQ(_, a, b) => {
+            a.as_const().is_some() && b.as_const().is_some()
+        }
     };
     if foldable {
         if let Ok(v) = e.eval(&[]) {
-            return Typed::B(BExpr::Const(v));
+            return TypedExpr::Bool(BoolExpr::Const(v));
         }
     }
-    Typed::B(e)
+    TypedExpr::Bool(e)
 }
 
 /// The PRISM name of a type.
@@ -623,7 +668,7 @@ pub fn type_name(t: Type) -> &'static str {
     }
 }
 
-fn type_err(what: &str, expected: &str, found: &Typed) -> CompileError {
+fn type_err(what: &str, expected: &str, found: &TypedExpr) -> CompileError {
     type_err_ty(what, expected, found.ty())
 }
 
@@ -670,7 +715,7 @@ fn func_name(f: Func) -> &'static str {
 /// Free identifiers of an expression (in order of first occurrence).
 pub fn identifiers(e: &Expr, out: &mut Vec<String>) {
     match e {
-        Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => {}
+        Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => {}
         Expr::Ident(n) => {
             if !out.contains(n) {
                 out.push(n.clone());
@@ -694,7 +739,7 @@ pub fn identifiers(e: &Expr, out: &mut Vec<String>) {
 pub fn substitute(e: &Expr, f: &dyn Fn(&str) -> Option<Expr>) -> Expr {
     match e {
         Expr::Ident(n) => f(n).unwrap_or_else(|| e.clone()),
-        Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => e.clone(),
+        Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => e.clone(),
         Expr::Unary(op, a) => Expr::Unary(*op, Box::new(substitute(a, f))),
         Expr::Binary(op, a, b) => {
             Expr::Binary(*op, Box::new(substitute(a, f)), Box::new(substitute(b, f)))
@@ -722,15 +767,15 @@ mod tests {
     }
 
     struct Env {
-        consts: FxHashMap<String, CValue>,
+        consts: FxHashMap<String, ConstValue>,
         vars: FxHashMap<String, VarRef>,
         formulas: FxHashMap<String, Expr>,
     }
 
     fn env() -> Env {
         let mut consts = FxHashMap::default();
-        consts.insert("N".into(), CValue::Int(4));
-        consts.insert("p".into(), CValue::Real(0.7, decimal_rational(0.7)));
+        consts.insert("N".into(), ConstValue::Int(4));
+        consts.insert("p".into(), ConstValue::Real(0.7, decimal_rational(0.7)));
         let mut vars = FxHashMap::default();
         vars.insert(
             "x".into(),
@@ -782,7 +827,7 @@ mod tests {
             .compile(&bin(BinaryOp::Sub, Expr::Int(1), Expr::Ident("p".into())))
             .unwrap();
         match t {
-            Typed::R(RExpr::Const(f, Some(q))) => {
+            TypedExpr::Real(RealExpr::Const(f, Some(q))) => {
                 assert!((f - 0.3).abs() < 1e-15);
                 assert_eq!(*q, BigRational::new(3.into(), 10.into()));
             }
@@ -792,13 +837,13 @@ mod tests {
         assert_eq!(
             s.compile(&bin(BinaryOp::Mul, Expr::Ident("N".into()), Expr::Int(2)))
                 .unwrap(),
-            Typed::I(IExpr::Const(8))
+            TypedExpr::Int(IntExpr::Const(8))
         );
         assert_eq!(
             s.compile(&bin(BinaryOp::Div, Expr::Ident("N".into()), Expr::Int(8)))
                 .unwrap()
                 .as_const(),
-            Some(CValue::Real(
+            Some(ConstValue::Real(
                 0.5,
                 Some(BigRational::new(1.into(), 2.into()))
             ))
@@ -810,7 +855,7 @@ mod tests {
         let e = env();
         let s = scope(&e, false);
         let g = s.compile_bool(&Expr::Ident("f".into()), "guard").unwrap();
-        assert_eq!(g, BExpr::VarCmp(Cmp::Lt, 0, 4));
+        assert_eq!(g, BoolExpr::VarCmp(Cmp::Lt, 0, 4));
         assert_eq!(g.eval(&[3, 0]), Ok(true));
         let err = s.compile(&Expr::Ident("loop1".into())).unwrap_err();
         assert!(
@@ -879,7 +924,7 @@ mod tests {
                 "g",
             )
             .unwrap();
-        assert_eq!(t, BExpr::VarCmp(Cmp::Gt, 0, 2));
+        assert_eq!(t, BoolExpr::VarCmp(Cmp::Gt, 0, 2));
     }
 
     #[test]
@@ -889,7 +934,7 @@ mod tests {
         let t = s
             .compile(&Expr::Call(Func::Pow, vec![Expr::Int(6), Expr::Int(3)]))
             .unwrap();
-        assert_eq!(t, Typed::I(IExpr::Const(216)));
+        assert_eq!(t, TypedExpr::Int(IntExpr::Const(216)));
         let t = s
             .compile(&Expr::Call(
                 Func::Max,
@@ -899,11 +944,11 @@ mod tests {
                 ],
             ))
             .unwrap();
-        assert_eq!(t, Typed::I(IExpr::Const(3)));
+        assert_eq!(t, TypedExpr::Int(IntExpr::Const(3)));
         let t = s
             .compile(&Expr::Call(Func::Floor, vec![Expr::Double(2.5)]))
             .unwrap();
-        assert_eq!(t, Typed::I(IExpr::Const(2)));
+        assert_eq!(t, TypedExpr::Int(IntExpr::Const(2)));
         let t = s
             .compile(&Expr::Call(
                 Func::Min,
@@ -932,13 +977,13 @@ mod tests {
                 "g",
             )
             .unwrap();
-        assert_eq!(t, BExpr::Var(1));
+        assert_eq!(t, BoolExpr::Var(1));
         let t = s
             .compile_bool(
                 &bin(BinaryOp::Or, Expr::Ident("b".into()), Expr::Bool(true)),
                 "g",
             )
             .unwrap();
-        assert_eq!(t, BExpr::Const(true));
+        assert_eq!(t, BoolExpr::Const(true));
     }
 }

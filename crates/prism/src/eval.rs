@@ -3,7 +3,7 @@
 //!
 //! A state is presented to the evaluators as `&[i64]`, one entry per state variable
 //! (booleans as 0/1). Real-valued expressions are evaluated in `f64`, and, for
-//! probabilities under exact mode, also in exact rational arithmetic ([`RExpr::eval_q`]).
+//! probabilities under exact mode, also in exact rational arithmetic ([`RealExpr::eval_q`]).
 
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -74,6 +74,17 @@ impl Cmp {
         }
     }
     #[inline]
+    fn exact(self, a: &BigRational, b: &BigRational) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+
     fn real(self, a: f64, b: f64) -> bool {
         match self {
             Cmp::Eq => a == b,
@@ -88,135 +99,137 @@ impl Cmp {
 
 /// An integer-valued compiled expression.
 #[derive(Clone, Debug, PartialEq)]
-pub enum IExpr {
+pub enum IntExpr {
     /// A constant.
     Const(i64),
     /// The variable in this slot.
     Var(u16),
     /// `-e`
-    Neg(Box<IExpr>),
+    Neg(Box<IntExpr>),
     /// `a + b`
-    Add(Box<IExpr>, Box<IExpr>),
+    Add(Box<IntExpr>, Box<IntExpr>),
     /// `a - b`
-    Sub(Box<IExpr>, Box<IExpr>),
+    Sub(Box<IntExpr>, Box<IntExpr>),
     /// `a * b`
-    Mul(Box<IExpr>, Box<IExpr>),
+    Mul(Box<IntExpr>, Box<IntExpr>),
     /// `c ? a : b`
-    Ite(Box<BExpr>, Box<IExpr>, Box<IExpr>),
+    Ite(Box<BoolExpr>, Box<IntExpr>, Box<IntExpr>),
     /// `min(...)`
-    Min(Vec<IExpr>),
+    Min(Vec<IntExpr>),
     /// `max(...)`
-    Max(Vec<IExpr>),
+    Max(Vec<IntExpr>),
     /// `floor(x)`
-    Floor(Box<RExpr>),
+    Floor(Box<RealExpr>),
     /// `ceil(x)`
-    Ceil(Box<RExpr>),
+    Ceil(Box<RealExpr>),
     /// `pow(a, b)` on integers
-    Pow(Box<IExpr>, Box<IExpr>),
+    Pow(Box<IntExpr>, Box<IntExpr>),
     /// `mod(a, b)`
-    Mod(Box<IExpr>, Box<IExpr>),
+    Mod(Box<IntExpr>, Box<IntExpr>),
 }
 
 /// A real-valued compiled expression.
 #[derive(Clone, Debug, PartialEq)]
-pub enum RExpr {
+pub enum RealExpr {
     /// A constant, with its exact rational value when known.
     Const(f64, Option<Box<BigRational>>),
     /// An integer expression used as a real.
-    FromInt(Box<IExpr>),
+    FromInt(Box<IntExpr>),
     /// `-e`
-    Neg(Box<RExpr>),
+    Neg(Box<RealExpr>),
     /// `a + b`
-    Add(Box<RExpr>, Box<RExpr>),
+    Add(Box<RealExpr>, Box<RealExpr>),
     /// `a - b`
-    Sub(Box<RExpr>, Box<RExpr>),
+    Sub(Box<RealExpr>, Box<RealExpr>),
     /// `a * b`
-    Mul(Box<RExpr>, Box<RExpr>),
+    Mul(Box<RealExpr>, Box<RealExpr>),
     /// `a / b`
-    Div(Box<RExpr>, Box<RExpr>),
+    Div(Box<RealExpr>, Box<RealExpr>),
     /// `c ? a : b`
-    Ite(Box<BExpr>, Box<RExpr>, Box<RExpr>),
+    Ite(Box<BoolExpr>, Box<RealExpr>, Box<RealExpr>),
     /// `min(...)`
-    Min(Vec<RExpr>),
+    Min(Vec<RealExpr>),
     /// `max(...)`
-    Max(Vec<RExpr>),
+    Max(Vec<RealExpr>),
     /// `pow(a, b)`
-    Pow(Box<RExpr>, Box<RExpr>),
+    Pow(Box<RealExpr>, Box<RealExpr>),
     /// `log(x, base)`
-    Log(Box<RExpr>, Box<RExpr>),
+    Log(Box<RealExpr>, Box<RealExpr>),
 }
 
 /// A boolean compiled expression.
 #[derive(Clone, Debug, PartialEq)]
-pub enum BExpr {
+pub enum BoolExpr {
     /// A constant.
     Const(bool),
     /// The boolean variable in this slot.
     Var(u16),
     /// `!e`
-    Not(Box<BExpr>),
+    Not(Box<BoolExpr>),
     /// `a & b & ...`
-    And(Vec<BExpr>),
+    And(Vec<BoolExpr>),
     /// `a | b | ...`
-    Or(Vec<BExpr>),
+    Or(Vec<BoolExpr>),
     /// `a => b`
-    Implies(Box<BExpr>, Box<BExpr>),
+    Implies(Box<BoolExpr>, Box<BoolExpr>),
     /// `a <=> b` (also `=` on booleans)
-    Iff(Box<BExpr>, Box<BExpr>),
+    Iff(Box<BoolExpr>, Box<BoolExpr>),
     /// `c ? a : b`
-    Ite(Box<BExpr>, Box<BExpr>, Box<BExpr>),
+    Ite(Box<BoolExpr>, Box<BoolExpr>, Box<BoolExpr>),
     /// `slot op k`: the common case of a variable compared with a constant.
     VarCmp(Cmp, u16, i64),
     /// Integer comparison.
-    CmpI(Cmp, Box<IExpr>, Box<IExpr>),
+    CmpI(Cmp, Box<IntExpr>, Box<IntExpr>),
     /// Real comparison.
-    CmpR(Cmp, Box<RExpr>, Box<RExpr>),
+    CmpR(Cmp, Box<RealExpr>, Box<RealExpr>),
+    /// A comparison of reals in exact rationals (exact mode): `x*0.1 = 0.3` holds at `x = 3`.
+    CmpQ(Cmp, Box<RealExpr>, Box<RealExpr>),
 }
 
-impl IExpr {
+impl IntExpr {
     /// Evaluates in the state `v`.
     pub fn eval(&self, v: &[i64]) -> R<i64> {
         Ok(match self {
-            IExpr::Const(c) => *c,
-            IExpr::Var(s) => v[*s as usize],
-            IExpr::Neg(a) => a.eval(v)?.checked_neg().ok_or(EvalError::Overflow)?,
-            IExpr::Add(a, b) => a
+            IntExpr::Const(c) => *c,
+            IntExpr::Var(s) => v[*s as usize],
+            IntExpr::Neg(a) => a.eval(v)?.checked_neg().ok_or(EvalError::Overflow)?,
+            IntExpr::Add(a, b) => a
                 .eval(v)?
                 .checked_add(b.eval(v)?)
                 .ok_or(EvalError::Overflow)?,
-            IExpr::Sub(a, b) => a
+            IntExpr::Sub(a, b) => a
                 .eval(v)?
                 .checked_sub(b.eval(v)?)
                 .ok_or(EvalError::Overflow)?,
-            IExpr::Mul(a, b) => a
+            IntExpr::Mul(a, b) => a
                 .eval(v)?
                 .checked_mul(b.eval(v)?)
                 .ok_or(EvalError::Overflow)?,
-            IExpr::Ite(c, a, b) => {
+            IntExpr::Ite(c, a, b) => {
                 if c.eval(v)? {
                     a.eval(v)?
                 } else {
                     b.eval(v)?
                 }
             }
-            IExpr::Min(xs) => {
+            IntExpr::Min(xs) => {
                 let mut m = i64::MAX;
                 for x in xs {
                     m = m.min(x.eval(v)?);
                 }
                 m
             }
-            IExpr::Max(xs) => {
+            IntExpr::Max(xs) => {
                 let mut m = i64::MIN;
                 for x in xs {
                     m = m.max(x.eval(v)?);
                 }
                 m
             }
-            IExpr::Floor(x) => to_int(x.eval(v)?.floor())?,
-            IExpr::Ceil(x) => to_int(x.eval(v)?.ceil())?,
-            IExpr::Pow(a, b) => int_pow(a.eval(v)?, b.eval(v)?)?,
-            IExpr::Mod(a, b) => {
+            IntExpr::Floor(x) => to_int(x.eval(v)?.floor())?,
+            IntExpr::Ceil(x) => to_int(x.eval(v)?.ceil())?,
+            IntExpr::Pow(a, b) => int_pow(a.eval(v)?, b.eval(v)?)?,
+            IntExpr::Mod(a, b) => {
                 let d = b.eval(v)?;
                 if d <= 0 {
                     return Err(EvalError::ModuloByZero);
@@ -229,7 +242,7 @@ impl IExpr {
     /// The constant value, if this is a constant.
     pub fn as_const(&self) -> Option<i64> {
         match self {
-            IExpr::Const(c) => Some(*c),
+            IntExpr::Const(c) => Some(*c),
             _ => None,
         }
     }
@@ -256,45 +269,45 @@ fn int_pow(base: i64, exp: i64) -> R<i64> {
     }
 }
 
-impl RExpr {
+impl RealExpr {
     /// Evaluates in the state `v` in `f64`.
     pub fn eval(&self, v: &[i64]) -> R<f64> {
         Ok(match self {
-            RExpr::Const(c, _) => *c,
-            RExpr::FromInt(i) => i.eval(v)? as f64,
-            RExpr::Neg(a) => -a.eval(v)?,
-            RExpr::Add(a, b) => a.eval(v)? + b.eval(v)?,
-            RExpr::Sub(a, b) => a.eval(v)? - b.eval(v)?,
-            RExpr::Mul(a, b) => a.eval(v)? * b.eval(v)?,
-            RExpr::Div(a, b) => {
+            RealExpr::Const(c, _) => *c,
+            RealExpr::FromInt(i) => i.eval(v)? as f64,
+            RealExpr::Neg(a) => -a.eval(v)?,
+            RealExpr::Add(a, b) => a.eval(v)? + b.eval(v)?,
+            RealExpr::Sub(a, b) => a.eval(v)? - b.eval(v)?,
+            RealExpr::Mul(a, b) => a.eval(v)? * b.eval(v)?,
+            RealExpr::Div(a, b) => {
                 let d = b.eval(v)?;
                 if d == 0.0 {
                     return Err(EvalError::DivisionByZero);
                 }
                 a.eval(v)? / d
             }
-            RExpr::Ite(c, a, b) => {
+            RealExpr::Ite(c, a, b) => {
                 if c.eval(v)? {
                     a.eval(v)?
                 } else {
                     b.eval(v)?
                 }
             }
-            RExpr::Min(xs) => {
+            RealExpr::Min(xs) => {
                 let mut m = f64::INFINITY;
                 for x in xs {
                     m = m.min(x.eval(v)?);
                 }
                 m
             }
-            RExpr::Max(xs) => {
+            RealExpr::Max(xs) => {
                 let mut m = f64::NEG_INFINITY;
                 for x in xs {
                     m = m.max(x.eval(v)?);
                 }
                 m
             }
-            RExpr::Pow(a, b) => {
+            RealExpr::Pow(a, b) => {
                 let (x, y) = (a.eval(v)?, b.eval(v)?);
                 if x == 0.0 && y < 0.0 {
                     return Err(EvalError::DivisionByZero);
@@ -305,7 +318,7 @@ impl RExpr {
                     x.powf(y)
                 }
             }
-            RExpr::Log(a, b) => a.eval(v)?.ln() / b.eval(v)?.ln(),
+            RealExpr::Log(a, b) => a.eval(v)?.ln() / b.eval(v)?.ln(),
         })
     }
 
@@ -313,29 +326,29 @@ impl RExpr {
     /// are evaluated in `f64`).
     pub fn eval_q(&self, v: &[i64]) -> R<BigRational> {
         Ok(match self {
-            RExpr::Const(_, Some(q)) => (**q).clone(),
-            RExpr::Const(_, None) => return Err(EvalError::Inexact),
-            RExpr::FromInt(i) => BigRational::from_integer(BigInt::from(i.eval(v)?)),
-            RExpr::Neg(a) => -a.eval_q(v)?,
-            RExpr::Add(a, b) => a.eval_q(v)? + b.eval_q(v)?,
-            RExpr::Sub(a, b) => a.eval_q(v)? - b.eval_q(v)?,
-            RExpr::Mul(a, b) => a.eval_q(v)? * b.eval_q(v)?,
-            RExpr::Div(a, b) => {
+            RealExpr::Const(_, Some(q)) => (**q).clone(),
+            RealExpr::Const(_, None) => return Err(EvalError::Inexact),
+            RealExpr::FromInt(i) => BigRational::from_integer(BigInt::from(i.eval(v)?)),
+            RealExpr::Neg(a) => -a.eval_q(v)?,
+            RealExpr::Add(a, b) => a.eval_q(v)? + b.eval_q(v)?,
+            RealExpr::Sub(a, b) => a.eval_q(v)? - b.eval_q(v)?,
+            RealExpr::Mul(a, b) => a.eval_q(v)? * b.eval_q(v)?,
+            RealExpr::Div(a, b) => {
                 let d = b.eval_q(v)?;
                 if d.is_zero() {
                     return Err(EvalError::DivisionByZero);
                 }
                 a.eval_q(v)? / d
             }
-            RExpr::Ite(c, a, b) => {
+            RealExpr::Ite(c, a, b) => {
                 if c.eval(v)? {
                     a.eval_q(v)?
                 } else {
                     b.eval_q(v)?
                 }
             }
-            RExpr::Min(xs) | RExpr::Max(xs) => {
-                let is_min = matches!(self, RExpr::Min(_));
+            RealExpr::Min(xs) | RealExpr::Max(xs) => {
+                let is_min = matches!(self, RealExpr::Min(_));
                 let mut best: Option<BigRational> = None;
                 for x in xs {
                     let q = x.eval_q(v)?;
@@ -352,7 +365,7 @@ impl RExpr {
                 }
                 best.ok_or(EvalError::Inexact)?
             }
-            RExpr::Pow(a, b) => {
+            RealExpr::Pow(a, b) => {
                 let e = b.eval_q(v)?;
                 if !e.is_integer() {
                     return Err(EvalError::Inexact);
@@ -372,28 +385,28 @@ impl RExpr {
                     p
                 }
             }
-            RExpr::Log(..) => return Err(EvalError::Inexact),
+            RealExpr::Log(..) => return Err(EvalError::Inexact),
         })
     }
 
     /// The constant value, if this is a constant.
     pub fn as_const(&self) -> Option<f64> {
         match self {
-            RExpr::Const(c, _) => Some(*c),
+            RealExpr::Const(c, _) => Some(*c),
             _ => None,
         }
     }
 }
 
-impl BExpr {
+impl BoolExpr {
     /// Evaluates in the state `v`.
     pub fn eval(&self, v: &[i64]) -> R<bool> {
         Ok(match self {
-            BExpr::Const(b) => *b,
-            BExpr::Var(s) => v[*s as usize] != 0,
-            BExpr::VarCmp(op, s, k) => op.int(v[*s as usize], *k),
-            BExpr::Not(a) => !a.eval(v)?,
-            BExpr::And(xs) => {
+            BoolExpr::Const(b) => *b,
+            BoolExpr::Var(s) => v[*s as usize] != 0,
+            BoolExpr::VarCmp(op, s, k) => op.int(v[*s as usize], *k),
+            BoolExpr::Not(a) => !a.eval(v)?,
+            BoolExpr::And(xs) => {
                 for x in xs {
                     if !x.eval(v)? {
                         return Ok(false);
@@ -401,7 +414,7 @@ impl BExpr {
                 }
                 true
             }
-            BExpr::Or(xs) => {
+            BoolExpr::Or(xs) => {
                 for x in xs {
                     if x.eval(v)? {
                         return Ok(true);
@@ -409,24 +422,25 @@ impl BExpr {
                 }
                 false
             }
-            BExpr::Implies(a, b) => !a.eval(v)? || b.eval(v)?,
-            BExpr::Iff(a, b) => a.eval(v)? == b.eval(v)?,
-            BExpr::Ite(c, a, b) => {
+            BoolExpr::Implies(a, b) => !a.eval(v)? || b.eval(v)?,
+            BoolExpr::Iff(a, b) => a.eval(v)? == b.eval(v)?,
+            BoolExpr::Ite(c, a, b) => {
                 if c.eval(v)? {
                     a.eval(v)?
                 } else {
                     b.eval(v)?
                 }
             }
-            BExpr::CmpI(op, a, b) => op.int(a.eval(v)?, b.eval(v)?),
-            BExpr::CmpR(op, a, b) => op.real(a.eval(v)?, b.eval(v)?),
+            BoolExpr::CmpI(op, a, b) => op.int(a.eval(v)?, b.eval(v)?),
+            BoolExpr::CmpR(op, a, b) => op.real(a.eval(v)?, b.eval(v)?),
+            BoolExpr::CmpQ(op, a, b) => op.exact(&a.eval_q(v)?, &b.eval_q(v)?),
         })
     }
 
     /// The constant value, if this is a constant.
     pub fn as_const(&self) -> Option<bool> {
         match self {
-            BExpr::Const(b) => Some(*b),
+            BoolExpr::Const(b) => Some(*b),
             _ => None,
         }
     }
@@ -449,6 +463,32 @@ pub fn decimal_rational(x: f64) -> Option<BigRational> {
     let num: BigInt = digits.parse().ok()?;
     let den = num_traits::pow::pow(BigInt::from(10), frac_part.len());
     let q = BigRational::new(num, den);
+    Some(if neg { -q } else { q })
+}
+
+/// The exact rational a decimal literal spells (`0.333333333333333333333333`, `1e-30`,
+/// `2.5E+3`); `None` when `text` is not a decimal or its exponent is beyond ±10,000.
+pub fn literal_rational(text: &str) -> Option<BigRational> {
+    let t = text.trim();
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let (mantissa, exp) = match t.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        None => (t, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if (int.is_empty() && frac.is_empty())
+        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+        || exp.abs() > 10_000
+    {
+        return None;
+    }
+    let numer: BigInt = format!("{int}{frac}").parse().ok()?;
+    let scale = exp - i32::try_from(frac.len()).ok()?;
+    let ten = BigRational::from_integer(BigInt::from(10));
+    let q = BigRational::from_integer(numer) * num_traits::pow::Pow::pow(ten, scale);
     Some(if neg { -q } else { q })
 }
 
@@ -499,26 +539,26 @@ mod tests {
     #[test]
     fn integer_ops_and_errors() {
         let v = [3i64, 0];
-        let x = IExpr::Var(0);
-        let e = IExpr::Pow(Box::new(x.clone()), Box::new(IExpr::Const(3)));
+        let x = IntExpr::Var(0);
+        let e = IntExpr::Pow(Box::new(x.clone()), Box::new(IntExpr::Const(3)));
         assert_eq!(e.eval(&v), Ok(27));
-        let e = IExpr::Pow(Box::new(x.clone()), Box::new(IExpr::Const(-1)));
+        let e = IntExpr::Pow(Box::new(x.clone()), Box::new(IntExpr::Const(-1)));
         assert_eq!(e.eval(&v), Err(EvalError::NegativeExponent));
-        let e = IExpr::Mod(Box::new(IExpr::Const(-7)), Box::new(x.clone()));
+        let e = IntExpr::Mod(Box::new(IntExpr::Const(-7)), Box::new(x.clone()));
         assert_eq!(e.eval(&v), Ok(2));
-        let e = IExpr::Mod(Box::new(x.clone()), Box::new(IExpr::Var(1)));
+        let e = IntExpr::Mod(Box::new(x.clone()), Box::new(IntExpr::Var(1)));
         assert_eq!(e.eval(&v), Err(EvalError::ModuloByZero));
-        let e = IExpr::Mul(Box::new(IExpr::Const(i64::MAX)), Box::new(x));
+        let e = IntExpr::Mul(Box::new(IntExpr::Const(i64::MAX)), Box::new(x));
         assert_eq!(e.eval(&v), Err(EvalError::Overflow));
-        let e = IExpr::Floor(Box::new(RExpr::Const(-2.5, None)));
+        let e = IntExpr::Floor(Box::new(RealExpr::Const(-2.5, None)));
         assert_eq!(e.eval(&v), Ok(-3));
     }
 
     #[test]
     fn real_division_by_zero_is_an_error_in_both_modes() {
-        let e = RExpr::Div(
-            Box::new(RExpr::Const(1.0, Some(Box::new(q(1, 1))))),
-            Box::new(RExpr::FromInt(Box::new(IExpr::Var(0)))),
+        let e = RealExpr::Div(
+            Box::new(RealExpr::Const(1.0, Some(Box::new(q(1, 1))))),
+            Box::new(RealExpr::FromInt(Box::new(IntExpr::Var(0)))),
         );
         assert_eq!(e.eval(&[0]), Err(EvalError::DivisionByZero));
         assert_eq!(e.eval_q(&[0]), Err(EvalError::DivisionByZero));
@@ -528,31 +568,34 @@ mod tests {
 
     #[test]
     fn exact_pow_min_max() {
-        let tenth = RExpr::Const(0.1, Some(Box::new(q(1, 10))));
-        let e = RExpr::Pow(
-            Box::new(RExpr::Sub(
-                Box::new(RExpr::Const(1.0, Some(Box::new(q(1, 1))))),
+        let tenth = RealExpr::Const(0.1, Some(Box::new(q(1, 10))));
+        let e = RealExpr::Pow(
+            Box::new(RealExpr::Sub(
+                Box::new(RealExpr::Const(1.0, Some(Box::new(q(1, 1))))),
                 Box::new(tenth.clone()),
             )),
-            Box::new(RExpr::FromInt(Box::new(IExpr::Const(3)))),
+            Box::new(RealExpr::FromInt(Box::new(IntExpr::Const(3)))),
         );
         assert_eq!(e.eval_q(&[]), Ok(q(729, 1000)));
         assert!((e.eval(&[]).unwrap() - 0.729).abs() < 1e-15);
-        let m = RExpr::Min(vec![
+        let m = RealExpr::Min(vec![
             tenth.clone(),
-            RExpr::FromInt(Box::new(IExpr::Const(0))),
+            RealExpr::FromInt(Box::new(IntExpr::Const(0))),
         ]);
         assert_eq!(m.eval_q(&[]), Ok(q(0, 1)));
-        let m = RExpr::Max(vec![
+        let m = RealExpr::Max(vec![
             tenth.clone(),
-            RExpr::FromInt(Box::new(IExpr::Const(0))),
+            RealExpr::FromInt(Box::new(IntExpr::Const(0))),
         ]);
         assert_eq!(m.eval_q(&[]), Ok(q(1, 10)));
-        let inexact = RExpr::Pow(Box::new(tenth.clone()), Box::new(RExpr::Const(0.5, None)));
+        let inexact = RealExpr::Pow(
+            Box::new(tenth.clone()),
+            Box::new(RealExpr::Const(0.5, None)),
+        );
         assert_eq!(inexact.eval_q(&[]), Err(EvalError::Inexact));
-        let l = RExpr::Log(
-            Box::new(RExpr::Const(8.0, None)),
-            Box::new(RExpr::Const(2.0, None)),
+        let l = RealExpr::Log(
+            Box::new(RealExpr::Const(8.0, None)),
+            Box::new(RealExpr::Const(2.0, None)),
         );
         assert!((l.eval(&[]).unwrap() - 3.0).abs() < 1e-12);
     }
@@ -560,18 +603,18 @@ mod tests {
     #[test]
     fn boolean_short_circuit_and_comparisons() {
         // (x = 0) | (1 / x > 0): the right operand would divide by zero but is not reached.
-        let div = RExpr::Div(
-            Box::new(RExpr::Const(1.0, None)),
-            Box::new(RExpr::FromInt(Box::new(IExpr::Var(0)))),
+        let div = RealExpr::Div(
+            Box::new(RealExpr::Const(1.0, None)),
+            Box::new(RealExpr::FromInt(Box::new(IntExpr::Var(0)))),
         );
-        let e = BExpr::Or(vec![
-            BExpr::VarCmp(Cmp::Eq, 0, 0),
-            BExpr::CmpR(Cmp::Gt, Box::new(div), Box::new(RExpr::Const(0.0, None))),
+        let e = BoolExpr::Or(vec![
+            BoolExpr::VarCmp(Cmp::Eq, 0, 0),
+            BoolExpr::CmpR(Cmp::Gt, Box::new(div), Box::new(RealExpr::Const(0.0, None))),
         ]);
         assert_eq!(e.eval(&[0]), Ok(true));
         assert_eq!(e.eval(&[2]), Ok(true));
         assert_eq!(e.eval(&[-2]), Ok(false));
-        let imp = BExpr::Implies(Box::new(BExpr::Var(1)), Box::new(BExpr::Const(false)));
+        let imp = BoolExpr::Implies(Box::new(BoolExpr::Var(1)), Box::new(BoolExpr::Const(false)));
         assert_eq!(imp.eval(&[0, 0]), Ok(true));
         assert_eq!(imp.eval(&[0, 1]), Ok(false));
     }

@@ -1,13 +1,13 @@
 //! augur-prism: the PRISM modelling language (DTMC subset) and state-space construction.
 //!
-//! Main types: [`Model`] (a parsed, statically checked model file, from [`parse_model`]),
-//! [`BuildOptions`], [`BuildReport`], [`PrismError`]. [`Model::build`] explores the reachable
+//! Main types: [`PrismModel`] (a parsed, statically checked model file, from [`parse_model`]),
+//! [`BuildOptions`], [`ExplorationReport`], [`PrismError`]. [`PrismModel::build`] explores the reachable
 //! states breadth-first into an [`augur_dtmc::Dtmc`] (valuations, labels including `"init"`
 //! and `"deadlock"`, reward structures; exact rational probabilities under
 //! [`BuildOptions::exact`]), within the caller's limits ([`BuildOptions::max_states`],
 //! [`BuildOptions::deadline`], [`BuildOptions::cancel`]: [`PrismError::Stopped`]). Properties
-//! can use the model's constants ([`Model::constant_values`]) and formulas
-//! ([`Model::expand_formulas`]).
+//! can use the model's constants ([`PrismModel::constant_values`]) and formulas
+//! ([`PrismModel::expand_formulas`]).
 //!
 //! ```
 //! use augur_prism::{parse_model, BuildOptions};
@@ -39,9 +39,9 @@ mod model;
 mod parser;
 mod program;
 
-pub use build::{BuildOptions, BuildProgress, BuildReport};
+pub use build::{BuildOptions, BuildProgress, ExplorationReport};
 pub use error::{PrismError, Result, StopReason};
-pub use model::Model;
+pub use model::PrismModel;
 pub use parser::parse_model;
 
 #[cfg(test)]

@@ -1,23 +1,28 @@
 //! A parsed and statically checked PRISM model, constant evaluation, and the helpers that let
 //! properties use the model's constants, formulas and labels.
 
-use crate::ast::{ModelAst, Span};
-use crate::compile::{identifiers, substitute, type_name, CValue, CompileError, Scope};
+use crate::ast::{ModelAst, ModelSpan};
+use crate::compile::{identifiers, substitute, type_name, CompileError, ConstValue, Scope};
 use crate::error::{PrismError, Result};
 use augur_expr::{ConstDecl, Expr, Type, Value};
+use num_rational::BigRational;
 use rustc_hash::FxHashMap;
 
 /// A PRISM model (DTMC): the syntax tree plus the source text, for located errors.
 ///
-/// Made by [`crate::parse_model`]; built into a [`augur_dtmc::Dtmc`] by [`Model::build`].
+/// Made by [`crate::parse_model`]; built into a [`augur_dtmc::Dtmc`] by [`PrismModel::build`].
 #[derive(Clone, Debug)]
-pub struct Model {
+pub struct PrismModel {
     pub(crate) ast: ModelAst,
     pub(crate) file: String,
     pub(crate) source: String,
 }
 
-impl Model {
+/// Constants given from outside the model (`--const`): their values, and the exact rationals
+/// of those written as fractions or decimals (exact mode keeps `1/3`, not its double).
+type GivenConstants<'a> = (&'a [(String, Value)], &'a [(String, BigRational)]);
+
+impl PrismModel {
     /// The syntax tree.
     pub fn ast(&self) -> &ModelAst {
         &self.ast
@@ -75,8 +80,8 @@ impl Model {
             .chain(self.ast.modules.iter().flat_map(|m| m.vars.iter()))
             .map(|v| {
                 let ty = match v.kind {
-                    crate::ast::VarKind::Bool => Type::Bool,
-                    crate::ast::VarKind::Int { .. } => Type::Int,
+                    crate::ast::VarType::Bool => Type::Bool,
+                    crate::ast::VarType::Int { .. } => Type::Int,
                 };
                 (v.name.clone(), ty)
             })
@@ -132,14 +137,14 @@ impl Model {
     /// file). Fails naming every undefined constant without a value.
     pub fn constant_values(&self, overrides: &[(String, Value)]) -> Result<Vec<(String, Value)>> {
         Ok(self
-            .eval_constants(overrides, false)?
+            .eval_constants(overrides, &[], false)?
             .into_iter()
             .map(|(n, v)| (n, v.to_value()))
             .collect())
     }
 
     /// Byte offset of the identifier `ident` inside `span` (whole word), else the span start.
-    pub(crate) fn locate_ident(&self, span: Span, ident: &str) -> usize {
+    pub(crate) fn locate_ident(&self, span: ModelSpan, ident: &str) -> usize {
         let text = self.source.get(span.start..span.end).unwrap_or("");
         let is_id = |c: char| c.is_ascii_alphanumeric() || c == '_';
         let mut from = 0;
@@ -162,7 +167,7 @@ impl Model {
     }
 
     /// A located error inside `span` (at the identifier the compile error names, if any).
-    pub(crate) fn compile_error(&self, span: Span, what: &str, e: CompileError) -> PrismError {
+    pub(crate) fn compile_error(&self, span: ModelSpan, what: &str, e: CompileError) -> PrismError {
         let offset = match &e.ident {
             Some(id) => self.locate_ident(span, id),
             None => span.start,
@@ -176,15 +181,21 @@ impl Model {
     }
 
     /// The location of the start of `span` (for errors that keep their own message).
-    pub(crate) fn location_of(&self, span: Span) -> Option<Box<augur_source::Location>> {
+    pub(crate) fn location_of(&self, span: ModelSpan) -> Option<Box<augur_source::Location>> {
         match self.error_at(span, "") {
             PrismError::Located { location, .. } => Some(Box::new(location)),
             _ => None,
         }
     }
 
+    /// The span of a constant's name in its declaration, to point a caret at the name.
+    fn const_name_span(&self, c: &crate::ast::ConstDef) -> ModelSpan {
+        let start = self.locate_ident(c.span, &c.decl.name);
+        ModelSpan { start, ..c.span }
+    }
+
     /// A located error at the start of `span`.
-    pub(crate) fn error_at(&self, span: Span, message: impl Into<String>) -> PrismError {
+    pub(crate) fn error_at(&self, span: ModelSpan, message: impl Into<String>) -> PrismError {
         PrismError::at(&self.file, &self.source, span.start, message)
     }
 
@@ -192,8 +203,9 @@ impl Model {
     pub(crate) fn eval_constants(
         &self,
         overrides: &[(String, Value)],
+        exact_overrides: &[(String, BigRational)],
         exact: bool,
-    ) -> Result<Vec<(String, CValue)>> {
+    ) -> Result<Vec<(String, ConstValue)>> {
         let consts = &self.ast.constants;
         let missing: Vec<&crate::ast::ConstDef> = consts
             .iter()
@@ -202,7 +214,7 @@ impl Model {
         if let Some(first) = missing.first() {
             return Err(PrismError::MissingConstants {
                 names: missing.iter().map(|c| c.decl.name.clone()).collect(),
-                location: self.location_of(first.span),
+                location: self.location_of(self.const_name_span(first)),
             });
         }
         let index: FxHashMap<&str, usize> = consts
@@ -211,7 +223,7 @@ impl Model {
             .map(|(i, c)| (c.decl.name.as_str(), i))
             .collect();
         let mut state = vec![0u8; consts.len()]; // 0 = todo, 1 = in progress, 2 = done
-        let mut values: FxHashMap<String, CValue> = FxHashMap::default();
+        let mut values: FxHashMap<String, ConstValue> = FxHashMap::default();
         let mut order = Vec::with_capacity(consts.len());
         for i in 0..consts.len() {
             self.visit_const(
@@ -220,7 +232,7 @@ impl Model {
                 &mut state,
                 &mut values,
                 &mut order,
-                overrides,
+                (overrides, exact_overrides),
                 exact,
             )?;
         }
@@ -230,7 +242,7 @@ impl Model {
             .into_iter()
             .map(|i: usize| {
                 let name = consts[i].decl.name.clone();
-                let v = values.get(&name).cloned().unwrap_or(CValue::Int(0));
+                let v = values.get(&name).cloned().unwrap_or(ConstValue::Int(0));
                 (name, v)
             })
             .collect())
@@ -242,11 +254,12 @@ impl Model {
         i: usize,
         index: &FxHashMap<&str, usize>,
         state: &mut [u8],
-        values: &mut FxHashMap<String, CValue>,
+        values: &mut FxHashMap<String, ConstValue>,
         order: &mut Vec<usize>,
-        overrides: &[(String, Value)],
+        given: GivenConstants<'_>,
         exact: bool,
     ) -> Result<()> {
+        let (overrides, exact_overrides) = given;
         let c = &self.ast.constants[i];
         match state[i] {
             2 => return Ok(()),
@@ -261,7 +274,15 @@ impl Model {
         state[i] = 1;
         let declared = c.decl.ty;
         let value = if let Some((_, v)) = overrides.iter().find(|(n, _)| *n == c.decl.name) {
-            convert(CValue::from_value(v), declared).ok_or_else(|| PrismError::BadConstant {
+            let mut given = ConstValue::from_value(v);
+            // The rational as written (`1/3`), not the decimal of its `f64`.
+            if let (ConstValue::Real(_, q), Some((_, exact_q))) = (
+                &mut given,
+                exact_overrides.iter().find(|(n, _)| *n == c.decl.name),
+            ) {
+                *q = Some(exact_q.clone());
+            }
+            convert(given, declared).ok_or_else(|| PrismError::BadConstant {
                 message: format!(
                     "--const {}={}: the model declares `{}` as {}",
                     c.decl.name,
@@ -275,7 +296,7 @@ impl Model {
             identifiers(e, &mut deps);
             for d in &deps {
                 if let Some(&j) = index.get(d.as_str()) {
-                    self.visit_const(j, index, state, values, order, overrides, exact)?;
+                    self.visit_const(j, index, state, values, order, given, exact)?;
                 }
             }
             let empty_vars = FxHashMap::default();
@@ -317,7 +338,7 @@ impl Model {
         } else {
             return Err(PrismError::MissingConstants {
                 names: vec![c.decl.name.clone()],
-                location: self.location_of(c.span),
+                location: self.location_of(self.const_name_span(c)),
             });
         };
         values.insert(c.decl.name.clone(), value);
@@ -333,15 +354,15 @@ impl Model {
 }
 
 /// Converts a constant value to a declared type (int → double allowed).
-fn convert(v: CValue, ty: Type) -> Option<CValue> {
+fn convert(v: ConstValue, ty: Type) -> Option<ConstValue> {
     match (v, ty) {
-        (v @ CValue::Int(_), Type::Int) => Some(v),
-        (CValue::Int(i), Type::Double) => Some(CValue::Real(
+        (v @ ConstValue::Int(_), Type::Int) => Some(v),
+        (ConstValue::Int(i), Type::Double) => Some(ConstValue::Real(
             i as f64,
             Some(num_rational::BigRational::from_integer(i.into())),
         )),
-        (v @ CValue::Real(..), Type::Double) => Some(v),
-        (v @ CValue::Bool(_), Type::Bool) => Some(v),
+        (v @ ConstValue::Real(..), Type::Double) => Some(v),
+        (v @ ConstValue::Bool(_), Type::Bool) => Some(v),
         _ => None,
     }
 }

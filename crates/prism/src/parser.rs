@@ -2,7 +2,7 @@
 
 use crate::ast::*;
 use crate::error::{PrismError, Result};
-use crate::model::Model;
+use crate::model::PrismModel;
 use augur_expr::syntax::MAX_DEPTH;
 use augur_expr::{ConstDecl, Expr, SyntaxError, Type};
 use pest::iterators::Pair;
@@ -58,6 +58,11 @@ fn describe(rule: &Rule) -> String {
         Rule::kw_bool => "`bool`".into(),
         Rule::kw_init => "`init`".into(),
         Rule::unsupported_block | Rule::unsupported_kw => String::new(),
+        Rule::prism_item => {
+            "declaration (`const`, `global`, `formula`, `label`, `module`, `rewards`, `init`)"
+                .into()
+        }
+        Rule::unsupported_var_type => "variable type (`[lo..hi]` or `bool`)".into(),
         r => describe_expr_rule(r),
     }
 }
@@ -76,7 +81,7 @@ impl<'a> LineIndex<'a> {
         LineIndex { text, starts }
     }
 
-    fn span(&self, p: &Pair<'_, Rule>) -> Span {
+    fn span(&self, p: &Pair<'_, Rule>) -> ModelSpan {
         let s = p.as_span();
         let line = self.starts.partition_point(|&x| x <= s.start()).max(1);
         let ls = self.starts[line - 1];
@@ -84,7 +89,7 @@ impl<'a> LineIndex<'a> {
             .text
             .get(ls..s.start())
             .map_or(1, |t| t.chars().count() + 1);
-        Span {
+        ModelSpan {
             line,
             col,
             start: s.start(),
@@ -101,7 +106,7 @@ impl<'a> LineIndex<'a> {
 /// let (dtmc, report) = m.build(&[], &augur_prism::BuildOptions::default()).unwrap();
 /// assert_eq!((dtmc.num_states(), report.deadlocks), (2, 1));
 /// ```
-pub fn parse_model(text: &str, file_name: &str) -> Result<Model> {
+pub fn parse_model(text: &str, file_name: &str) -> Result<PrismModel> {
     let syntax = |e: SyntaxError| PrismError::at_span(file_name, text, e.span, e.message);
     augur_expr::syntax::check_nesting(text).map_err(syntax)?;
     let pairs = match PrismParser::parse(Rule::prism_model, text) {
@@ -175,19 +180,19 @@ struct AstBuilder<'a> {
     file: &'a str,
     text: &'a str,
     lines: LineIndex<'a>,
-    model_type: Option<(ModelType, Span)>,
+    model_type: Option<(ModelType, ModelSpan)>,
     constants: Vec<ConstDef>,
     globals: Vec<VarDecl>,
     modules: Vec<Module>,
     renamed: Vec<(usize, RenamedModule)>,
     formulas: Vec<FormulaDef>,
-    labels: Vec<LabelDef>,
+    labels: Vec<ModelLabelDef>,
     rewards: Vec<RewardsDef>,
-    init: Option<(Expr, Span)>,
+    init: Option<(Expr, ModelSpan)>,
 }
 
 impl AstBuilder<'_> {
-    fn err(&self, span: Span, msg: impl Into<String>) -> PrismError {
+    fn err(&self, span: ModelSpan, msg: impl Into<String>) -> PrismError {
         PrismError::at(self.file, self.text, span.start, msg)
     }
 
@@ -212,29 +217,7 @@ impl AstBuilder<'_> {
                 }
                 self.model_type = Some((ModelType::Dtmc, span));
             }
-            Rule::const_decl => {
-                let mut ty = Type::Int;
-                let mut name = String::new();
-                let mut value = None;
-                for q in p.into_inner() {
-                    match q.as_rule() {
-                        Rule::const_type => {
-                            ty = match q.as_str() {
-                                "int" => Type::Int,
-                                "bool" => Type::Bool,
-                                _ => Type::Double,
-                            }
-                        }
-                        Rule::ident => name = q.as_str().to_string(),
-                        Rule::expr => value = Some(self.expr(q)?),
-                        _ => {}
-                    }
-                }
-                self.constants.push(ConstDef {
-                    decl: ConstDecl { name, ty, value },
-                    span,
-                });
-            }
+            Rule::const_decl => self.const_decl(p, span)?,
             Rule::global_decl => {
                 for q in p.into_inner() {
                     if q.as_rule() == Rule::var_decl {
@@ -243,63 +226,8 @@ impl AstBuilder<'_> {
                     }
                 }
             }
-            Rule::module_decl => {
-                let mut name = String::new();
-                let mut vars = Vec::new();
-                let mut commands = Vec::new();
-                for q in p.into_inner() {
-                    match q.as_rule() {
-                        Rule::ident => name = q.as_str().to_string(),
-                        Rule::var_decl => vars.push(self.var_decl(q)?),
-                        Rule::command => commands.push(self.command(q)?),
-                        _ => {}
-                    }
-                }
-                self.modules.push(Module {
-                    name,
-                    vars,
-                    commands,
-                    span,
-                    renamed_from: None,
-                });
-            }
-            Rule::renamed_module => {
-                let mut idents = Vec::new();
-                let mut renaming = Vec::new();
-                for q in p.into_inner() {
-                    match q.as_rule() {
-                        Rule::ident => idents.push(q.as_str().to_string()),
-                        Rule::renaming => {
-                            let mut it = q.into_inner().map(|x| x.as_str().to_string());
-                            if let (Some(a), Some(b)) = (it.next(), it.next()) {
-                                renaming.push((a, b));
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                let mut it = idents.into_iter();
-                let (Some(name), Some(base)) = (it.next(), it.next()) else {
-                    return Err(self.err(span, "malformed module renaming"));
-                };
-                // Placeholder module, filled in by `finish`.
-                self.renamed.push((
-                    self.modules.len(),
-                    RenamedModule {
-                        name: name.clone(),
-                        base,
-                        renaming,
-                        span,
-                    },
-                ));
-                self.modules.push(Module {
-                    name,
-                    vars: Vec::new(),
-                    commands: Vec::new(),
-                    span,
-                    renamed_from: None,
-                });
-            }
+            Rule::module_decl => self.module_decl(p, span)?,
+            Rule::renamed_module => self.renamed_module(p, span)?,
             Rule::formula_decl => {
                 let mut name = String::new();
                 let mut body = None;
@@ -324,7 +252,7 @@ impl AstBuilder<'_> {
                     }
                 }
                 let body = body.ok_or_else(|| self.err(span, "label without a definition"))?;
-                self.labels.push(LabelDef { name, body, span });
+                self.labels.push(ModelLabelDef { name, body, span });
             }
             Rule::rewards_decl => {
                 let mut name = None;
@@ -338,22 +266,7 @@ impl AstBuilder<'_> {
                 }
                 self.rewards.push(RewardsDef { name, items, span });
             }
-            Rule::init_decl => {
-                if let Some((_, first)) = &self.init {
-                    return Err(self.err(
-                        span,
-                        format!(
-                            "second `init ... endinit` block (the first is at line {})",
-                            first.line
-                        ),
-                    ));
-                }
-                for q in p.into_inner() {
-                    if q.as_rule() == Rule::expr {
-                        self.init = Some((self.expr(q)?, span));
-                    }
-                }
-            }
+            Rule::init_decl => self.init_decl(p, span)?,
             Rule::unsupported_block => {
                 let kw = p
                     .into_inner()
@@ -371,10 +284,118 @@ impl AstBuilder<'_> {
         Ok(())
     }
 
+    /// `const [type] name [= expr];`
+    fn const_decl(&mut self, p: Pair<'_, Rule>, span: ModelSpan) -> Result<()> {
+        let mut ty = Type::Int;
+        let mut name = String::new();
+        let mut value = None;
+        for q in p.into_inner() {
+            match q.as_rule() {
+                Rule::const_type => {
+                    ty = match q.as_str() {
+                        "int" => Type::Int,
+                        "bool" => Type::Bool,
+                        _ => Type::Double,
+                    }
+                }
+                Rule::ident => name = q.as_str().to_string(),
+                Rule::expr => value = Some(self.expr(q)?),
+                _ => {}
+            }
+        }
+        self.constants.push(ConstDef {
+            decl: ConstDecl { name, ty, value },
+            span,
+        });
+        Ok(())
+    }
+
+    /// `module name ... endmodule`: its variables and commands.
+    fn module_decl(&mut self, p: Pair<'_, Rule>, span: ModelSpan) -> Result<()> {
+        let mut name = String::new();
+        let mut vars = Vec::new();
+        let mut commands = Vec::new();
+        for q in p.into_inner() {
+            match q.as_rule() {
+                Rule::ident => name = q.as_str().to_string(),
+                Rule::var_decl => vars.push(self.var_decl(q)?),
+                Rule::command => commands.push(self.command(q)?),
+                _ => {}
+            }
+        }
+        self.modules.push(Module {
+            name,
+            vars,
+            commands,
+            span,
+            renamed_from: None,
+        });
+        Ok(())
+    }
+
+    /// `module B = A [old=new, ...] endmodule`: a placeholder module, filled in by `finish`.
+    fn renamed_module(&mut self, p: Pair<'_, Rule>, span: ModelSpan) -> Result<()> {
+        let mut idents = Vec::new();
+        let mut renaming = Vec::new();
+        for q in p.into_inner() {
+            match q.as_rule() {
+                Rule::ident => idents.push(q.as_str().to_string()),
+                Rule::renaming => {
+                    let mut it = q.into_inner().map(|x| x.as_str().to_string());
+                    if let (Some(a), Some(b)) = (it.next(), it.next()) {
+                        renaming.push((a, b));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut it = idents.into_iter();
+        let (Some(name), Some(base)) = (it.next(), it.next()) else {
+            return Err(self.err(span, "malformed module renaming"));
+        };
+        // Placeholder module, filled in by `finish`.
+        self.renamed.push((
+            self.modules.len(),
+            RenamedModule {
+                name: name.clone(),
+                base,
+                renaming,
+                span,
+            },
+        ));
+        self.modules.push(Module {
+            name,
+            vars: Vec::new(),
+            commands: Vec::new(),
+            span,
+            renamed_from: None,
+        });
+        Ok(())
+    }
+
+    /// `init ... endinit` (at most one).
+    fn init_decl(&mut self, p: Pair<'_, Rule>, span: ModelSpan) -> Result<()> {
+        if let Some((_, first)) = &self.init {
+            return Err(self.err(
+                span,
+                format!(
+                    "second `init ... endinit` block (the first is at line {})",
+                    first.line
+                ),
+            ));
+        }
+        for q in p.into_inner() {
+            if q.as_rule() == Rule::expr {
+                self.init = Some((self.expr(q)?, span));
+            }
+        }
+        Ok(())
+    }
+
     fn var_decl(&self, p: Pair<'_, Rule>) -> Result<VarDecl> {
         let span = self.lines.span(&p);
         let mut name = String::new();
-        let mut kind = VarKind::Bool;
+        let mut kind = VarType::Bool;
         let mut init = None;
         for q in p.into_inner() {
             match q.as_rule() {
@@ -389,10 +410,10 @@ impl AstBuilder<'_> {
                                 }
                                 let mut it = bounds.into_iter();
                                 if let (Some(lo), Some(hi)) = (it.next(), it.next()) {
-                                    kind = VarKind::Int { lo, hi };
+                                    kind = VarType::Int { lo, hi };
                                 }
                             }
-                            Rule::kw_bool => kind = VarKind::Bool,
+                            Rule::kw_bool => kind = VarType::Bool,
                             Rule::unsupported_var_type => {
                                 let s = self.lines.span(&t);
                                 return Err(self.err(
@@ -519,7 +540,7 @@ impl AstBuilder<'_> {
         })
     }
 
-    fn finish(mut self) -> Result<Model> {
+    fn finish(mut self) -> Result<PrismModel> {
         let Some((model_type, _)) = self.model_type else {
             return Err(PrismError::at(
                 self.file,
@@ -541,7 +562,7 @@ impl AstBuilder<'_> {
             rewards: self.rewards,
             init: self.init,
         };
-        Ok(Model {
+        Ok(PrismModel {
             ast,
             file: self.file.to_string(),
             source: self.text.to_string(),
@@ -599,8 +620,8 @@ impl AstBuilder<'_> {
                     .map(|v| VarDecl {
                         name: map.get(&v.name).cloned().unwrap_or_else(|| v.name.clone()),
                         kind: match &v.kind {
-                            VarKind::Bool => VarKind::Bool,
-                            VarKind::Int { lo, hi } => VarKind::Int {
+                            VarType::Bool => VarType::Bool,
+                            VarType::Int { lo, hi } => VarType::Int {
                                 lo: rename_expr(lo),
                                 hi: rename_expr(hi),
                             },
@@ -739,8 +760,8 @@ impl AstBuilder<'_> {
     }
 
     fn check_names(&self) -> Result<()> {
-        let mut seen: FxHashMap<&str, (&str, Span)> = FxHashMap::default();
-        let mut entries: Vec<(&str, &'static str, Span)> = Vec::new();
+        let mut seen: FxHashMap<&str, (&str, ModelSpan)> = FxHashMap::default();
+        let mut entries: Vec<(&str, &'static str, ModelSpan)> = Vec::new();
         for c in &self.constants {
             entries.push((&c.decl.name, "a constant", c.span));
         }
@@ -765,7 +786,7 @@ impl AstBuilder<'_> {
             }
             seen.insert(name, (what, span));
         }
-        let mut modules: FxHashMap<&str, Span> = FxHashMap::default();
+        let mut modules: FxHashMap<&str, ModelSpan> = FxHashMap::default();
         for m in &self.modules {
             if let Some(p) = modules.insert(&m.name, m.span) {
                 return Err(self.err(
@@ -774,7 +795,7 @@ impl AstBuilder<'_> {
                 ));
             }
         }
-        let mut labels: FxHashMap<&str, Span> = FxHashMap::default();
+        let mut labels: FxHashMap<&str, ModelSpan> = FxHashMap::default();
         for l in &self.labels {
             if l.name == "init" || l.name == "deadlock" {
                 return Err(self.err(
@@ -789,7 +810,7 @@ impl AstBuilder<'_> {
                 ));
             }
         }
-        let mut rewards: FxHashMap<&str, Span> = FxHashMap::default();
+        let mut rewards: FxHashMap<&str, ModelSpan> = FxHashMap::default();
         for r in &self.rewards {
             if let Some(n) = &r.name {
                 if let Some(p) = rewards.insert(n, r.span) {
@@ -817,7 +838,7 @@ pub const MAX_FORMULA_EXPANSION: u64 = 1 << 20;
 /// Calls `f` on every identifier of `e` (the parser bounds its depth by [`MAX_DEPTH`]).
 fn visit_idents<'e>(e: &'e Expr, f: &mut impl FnMut(&'e str)) {
     match e {
-        Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => {}
+        Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => {}
         Expr::Ident(n) => f(n),
         Expr::Unary(_, a) => visit_idents(a, f),
         Expr::Binary(_, a, b) => {
@@ -843,7 +864,7 @@ fn expansion_cost(e: &Expr, formula: &dyn Fn(&str) -> Option<(u64, u64)>) -> (u6
         })
     };
     let (d, s) = match e {
-        Expr::Int(_) | Expr::Double(_) | Expr::Bool(_) => (0, 1),
+        Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => (0, 1),
         Expr::Ident(n) => return formula(n).unwrap_or((1, 1)),
         Expr::Unary(_, a) => children(&[a]),
         Expr::Binary(_, a, b) => children(&[a, b]),
@@ -871,4 +892,23 @@ fn rename(
         }
         Some(rename(body, map, formulas, depth + 1))
     })
+}
+
+#[cfg(test)]
+mod rule_names {
+    use super::*;
+
+    #[test]
+    fn no_grammar_rule_name_reaches_a_message() {
+        // Every rule of the PRISM grammar (and of the expression grammar it includes) is
+        // described in words, never by its name (issue 15, item 11).
+        for rule in Rule::all_rules() {
+            let name = format!("{rule:?}");
+            let text = describe(rule);
+            assert!(
+                !augur_expr::syntax::leaks_rule_name(&name, &text),
+                "rule {name} is described as `{text}`"
+            );
+        }
+    }
 }

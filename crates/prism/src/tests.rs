@@ -5,7 +5,7 @@ use augur_dtmc::Dtmc;
 use augur_expr::Value;
 use num_rational::BigRational;
 
-fn build(src: &str) -> (Dtmc, crate::BuildReport) {
+fn build(src: &str) -> (Dtmc, crate::ExplorationReport) {
     build_with(src, &[], &BuildOptions::default())
 }
 
@@ -13,7 +13,7 @@ fn build_with(
     src: &str,
     consts: &[(String, Value)],
     opts: &BuildOptions<'_>,
-) -> (Dtmc, crate::BuildReport) {
+) -> (Dtmc, crate::ExplorationReport) {
     let m = parse_model(src, "test.pm").unwrap_or_else(|e| panic!("{e}"));
     m.build(consts, opts).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -5,8 +5,14 @@
 //! the located message (`ParseError` with `file`, `line`, `column`).
 #![deny(missing_docs)]
 
+use augur_abstraction::{Abstraction, TraceFormat, TraceReader};
 use augur_check::{Limits, Model};
+use augur_formats::json::write_json_document;
+use augur_learn::learn::Unobserved;
+use augur_learn::pipeline::{learn_from_traces, learned_document, LearnOptions};
+use augur_learn::TransitionCounts;
 use augur_mcp::ops::{self, CheckRequest, ModelSource};
+use augur_mcp::pause::{self, PendingPause};
 use augur_mcp::{ErrorKind, ToolError};
 use augur_monitor::{Action, Monitor, Policy, Session, ToolCall};
 use pyo3::create_exception;
@@ -129,10 +135,23 @@ fn json_str(py: Python<'_>, v: &impl serde::Serialize) -> PyResult<String> {
         .map_err(|e| py_err(py, ToolError::new(ErrorKind::Internal, e.to_string())))
 }
 
-/// A model loaded in memory (a DTMC with its labels, rewards and constants).
+/// A model loaded in memory (a DTMC with its labels, rewards and constants); a learned one
+/// keeps what it was learned from.
 #[pyclass(module = "augur_mc._native", frozen)]
 struct NativeModel {
     model: Arc<Model>,
+    learned: Option<Arc<LearnedInfo>>,
+}
+
+/// What a model learned from traces carries besides its chain.
+struct LearnedInfo {
+    category: Option<String>,
+    state_names: Vec<String>,
+    counts: TransitionCounts,
+    /// The model file `augur learn` writes (Augur JSON with counts and metadata).
+    document: String,
+    /// The learner's summary (JSON), as one model of `augur learn --json`.
+    summary: String,
 }
 
 #[pymethods]
@@ -162,6 +181,165 @@ impl NativeModel {
             .map(|(n, _)| n.clone())
             .collect()
     }
+    /// The learned model's category (None: not by category, or not learned).
+    #[getter]
+    fn category(&self) -> Option<String> {
+        self.learned.as_ref().and_then(|l| l.category.clone())
+    }
+    /// A learned model's state names (None when not learned).
+    #[getter]
+    fn state_names(&self) -> Option<Vec<String>> {
+        self.learned.as_ref().map(|l| l.state_names.clone())
+    }
+    /// A learned model's file text (Augur JSON with its counts), None when not learned.
+    #[getter]
+    fn learned_json(&self) -> Option<String> {
+        self.learned.as_ref().map(|l| l.document.clone())
+    }
+    /// A learned model's summary (JSON), None when not learned.
+    #[getter]
+    fn learn_summary(&self) -> Option<String> {
+        self.learned.as_ref().map(|l| l.summary.clone())
+    }
+}
+
+fn learn_err(py: Python<'_>, e: augur_learn::LearnError) -> PyErr {
+    py_err(py, ToolError::learn(&e))
+}
+
+/// Learns models from traces as `augur learn` does: from a trace file (`traces_path`, JSON
+/// Lines or `.csv`) or its text (`traces_text`, `traces_format` `jsonl` or `csv`), with an
+/// abstraction spec (`abstraction_path` or `abstraction_text`, TOML) or named states. One
+/// model, or one per category with `by_category`.
+#[pyfunction]
+#[pyo3(signature = (traces_path=None, traces_text=None, traces_format=None, abstraction_path=None, abstraction_text=None, alpha=0.0, by_category=false, skip_invalid=false, final_absorbing=false, order=1, end_state=None))]
+#[allow(clippy::too_many_arguments)]
+fn learn(
+    py: Python<'_>,
+    traces_path: Option<&str>,
+    traces_text: Option<&str>,
+    traces_format: Option<&str>,
+    abstraction_path: Option<&str>,
+    abstraction_text: Option<&str>,
+    alpha: f64,
+    by_category: bool,
+    skip_invalid: bool,
+    final_absorbing: bool,
+    order: usize,
+    end_state: Option<String>,
+) -> PyResult<Vec<NativeModel>> {
+    let spec = match (abstraction_path, abstraction_text) {
+        (Some(p), _) => Some(
+            Abstraction::from_file(std::path::Path::new(p)).map_err(|e| learn_err(py, e.into()))?,
+        ),
+        (None, Some(t)) => {
+            Some(Abstraction::parse(t, "abstraction").map_err(|e| learn_err(py, e.into()))?)
+        }
+        (None, None) => None,
+    };
+    let opts = LearnOptions {
+        alpha,
+        by_category,
+        skip_invalid,
+        unobserved: if final_absorbing {
+            Unobserved::Absorbing
+        } else {
+            Unobserved::Uniform
+        },
+        order,
+        end_state: end_state.clone(),
+    };
+    let (name, outcome) = match (traces_path, traces_text) {
+        (Some(p), _) => {
+            let path = std::path::Path::new(p);
+            let file = std::fs::File::open(path).map_err(|e| {
+                py_err(
+                    py,
+                    ToolError::new(ErrorKind::Model, format!("{p}: cannot open: {e}")),
+                )
+            })?;
+            let reader = TraceReader::new(
+                std::io::BufReader::new(file),
+                TraceFormat::from_path(path),
+                p,
+            );
+            (p, learn_from_traces(reader, p, spec.as_ref(), &opts))
+        }
+        (None, Some(text)) => {
+            let format = match traces_format.unwrap_or("jsonl") {
+                "jsonl" | "json" => TraceFormat::JsonLines,
+                "csv" => TraceFormat::Csv,
+                other => {
+                    return Err(py_err(
+                        py,
+                        ToolError::param(format!("unknown trace format `{other}` (jsonl or csv)")),
+                    ))
+                }
+            };
+            let reader = TraceReader::new(text.as_bytes(), format, "traces");
+            (
+                "traces",
+                learn_from_traces(reader, "traces", spec.as_ref(), &opts),
+            )
+        }
+        (None, None) => {
+            return Err(py_err(
+                py,
+                ToolError::param("give traces (a file or a list of traces)"),
+            ))
+        }
+    };
+    let outcome = outcome.map_err(|e| learn_err(py, e))?;
+    let mut out = Vec::new();
+    for m in outcome.models {
+        let metadata = serde_json::json!({
+            "learned": {
+                "alpha": alpha,
+                "traces_file": name,
+                "abstraction": abstraction_path,
+                "category": m.category,
+                "order": order,
+                "end_state": end_state,
+            },
+        });
+        let mut bytes = Vec::new();
+        write_json_document(&learned_document(&m, metadata), &mut bytes)
+            .map_err(|e| py_err(py, ToolError::format(&e)))?;
+        let names = &m.state_names;
+        let named =
+            |v: &[u32]| -> Vec<String> { v.iter().map(|&s| names[s as usize].clone()).collect() };
+        let c = &m.counts;
+        let summary = serde_json::json!({
+            "category": m.category,
+            "traces_read": outcome.traces_read,
+            "skipped": outcome.skipped.len(),
+            "traces": c.traces(),
+            "steps": c.steps(),
+            "states": m.dtmc.num_states(),
+            "states_seen": c.states_seen(),
+            "transitions": m.dtmc.num_transitions(),
+            "invalid_transitions_dropped": c.invalid_total(),
+            "absorbing": named(&m.report.absorbing),
+            "unobserved_uniform": m.report.unobserved_uniform.len(),
+            "unobserved_absorbing": m.report.unobserved_absorbing.len(),
+            "initial": named(&m.dtmc.initial),
+        });
+        let model_name = match &m.category {
+            Some(cat) => format!("{name} [{cat}]"),
+            None => name.to_string(),
+        };
+        out.push(NativeModel {
+            model: Arc::new(Model::from_dtmc(m.dtmc).named(model_name)),
+            learned: Some(Arc::new(LearnedInfo {
+                category: m.category,
+                state_names: m.state_names,
+                counts: m.counts,
+                document: String::from_utf8_lossy(&bytes).into_owned(),
+                summary: summary.to_string(),
+            })),
+        });
+    }
+    Ok(out)
 }
 
 /// Loads a model file (format from the extension).
@@ -187,8 +365,11 @@ fn load_model(
         };
         Model::load(p, &opts).map_err(|e| ToolError::check(&e))
     })?;
-    r.map(|m| NativeModel { model: Arc::new(m) })
-        .map_err(|e| py_err(py, e))
+    r.map(|m| NativeModel {
+        model: Arc::new(m),
+        learned: None,
+    })
+    .map_err(|e| py_err(py, e))
 }
 
 /// Reads a model from text (`format`: prism, drn, json, tra).
@@ -208,8 +389,11 @@ fn parse_model(
     let r = interruptible(py, &l, || {
         ops::load_model(ModelSource::Text { text, format }, None, &c, exact, &l)
     })?;
-    r.map(|m| NativeModel { model: Arc::new(m) })
-        .map_err(|e| py_err(py, e))
+    r.map(|m| NativeModel {
+        model: Arc::new(m),
+        learned: None,
+    })
+    .map_err(|e| py_err(py, e))
 }
 
 /// Checks properties; returns the JSON of `augur check --json`. Raises the first failing
@@ -325,6 +509,7 @@ impl NativeMonitor {
         for (m, cat) in &models {
             let mut s = augur_monitor::compile::Source::new(m.model.dtmc().clone(), m.model.name());
             s.category = cat.clone();
+            s.counts = m.learned.as_ref().map(|l| l.counts.clone());
             sources.push(s);
         }
         let mut opts = augur_monitor::compile::CompileOptions::new(prop);
@@ -413,14 +598,20 @@ impl NativeMonitor {
         };
         let s = Session::new(&self.monitor, &Arc::new(policy), category)
             .map_err(|e| monitor_err(py, e))?;
-        Ok(NativeSession { session: s })
+        Ok(NativeSession {
+            session: s,
+            pause: None,
+            next_pause: 1,
+        })
     }
 }
 
-/// One agent run being gated.
+/// One agent run being gated, with its pending pause (answered by `approve` / `deny`).
 #[pyclass(module = "augur_mc._native")]
 struct NativeSession {
     session: Session,
+    pause: Option<PendingPause>,
+    next_pause: u64,
 }
 
 fn args_value(py: Python<'_>, args: Option<&str>) -> PyResult<Value> {
@@ -463,7 +654,34 @@ impl NativeSession {
             None => Action::Tool(ToolCall::new(tool.unwrap_or(""), &args)),
         };
         let d = self.session.gate(&action);
-        json_str(py, &self.session.report(&d, session_id))
+        let mut v = serde_json::to_value(self.session.report(&d, session_id))
+            .map_err(|e| py_err(py, ToolError::new(ErrorKind::Internal, e.to_string())))?;
+        let next = self.next_pause;
+        let pid = PendingPause::after_gate(
+            &mut self.pause,
+            d.verdict,
+            || format!("pause-{next}"),
+            tool,
+            &args,
+            state.as_ref(),
+        );
+        if let Some(pid) = pid {
+            v["pause_id"] = Value::from(pid);
+            self.next_pause += 1;
+        }
+        json_str(py, &v)
+    }
+
+    /// Answers the pending pause `pause_id` (a person approved or denied the paused action);
+    /// returns whether the session's state changed. Any other id is a `ParameterError`.
+    fn answer_pause(&mut self, py: Python<'_>, pause_id: &str, approve: bool) -> PyResult<bool> {
+        pause::answer(&mut self.session, &mut self.pause, pause_id, approve)
+            .map_err(|e| py_err(py, e))
+    }
+
+    /// The pending pause's id and tool, if any.
+    fn pending_pause(&self) -> Option<(String, String)> {
+        self.pause.as_ref().map(|p| (p.id.clone(), p.tool.clone()))
     }
 
     /// Records what happened to an action; returns whether the state changed.
@@ -485,6 +703,7 @@ impl NativeSession {
             },
             None => Action::Tool(ToolCall::new(tool, &args)),
         };
+        self.pause = None;
         Ok(self.session.record(&action, executed))
     }
 
@@ -495,6 +714,7 @@ impl NativeSession {
 
     /// Back to the start state.
     fn reset(&mut self) {
+        self.pause = None;
         self.session.reset();
     }
 
@@ -525,6 +745,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(horizon, m)?)?;
     m.add_function(wrap_pyfunction!(pac_learned, m)?)?;
+    m.add_function(wrap_pyfunction!(learn, m)?)?;
     m.add_function(wrap_pyfunction!(pac_calculator, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

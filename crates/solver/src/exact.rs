@@ -17,6 +17,28 @@ pub fn to_rational(x: f64) -> Option<BigRational> {
     BigRational::from_float(x)
 }
 
+/// The rational written by the shortest decimal of a finite `x` (`0.1` is 1/10, not the
+/// dyadic rational of its `f64`); `None` for NaN and infinities.
+pub fn from_decimal(x: f64) -> Option<BigRational> {
+    if !x.is_finite() {
+        return None;
+    }
+    // `{:e}`: the shortest round-trip digits, with an exponent (`1e-30`, `1.25e2`).
+    let s = format!("{x:e}");
+    let (mantissa, exp) = s.split_once('e')?;
+    let exp: i32 = exp.parse().ok()?;
+    let (neg, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let numer: BigInt = format!("{int}{frac}").parse().ok()?;
+    let scale = exp - i32::try_from(frac.len()).ok()?;
+    let ten = BigRational::from_integer(BigInt::from(10));
+    let q = BigRational::from_integer(numer) * num_traits::pow::Pow::pow(ten, scale);
+    Some(if neg { -q } else { q })
+}
+
 /// The `f64` nearest to `q` (saturating to ±∞ for huge values).
 pub fn to_f64(q: &BigRational) -> f64 {
     match q.to_f64() {
@@ -160,6 +182,10 @@ pub(crate) fn solve(
         }
         let ps: Vec<u32> = preds[su].drain().collect();
         for p in ps {
+            // Also once per updated row: late pivots of a filled-in system update thousands of
+            // rows of huge rationals each, far too long between two checks per pivot.
+            stop.check(order.len() as u64)
+                .map_err(ExactFailure::Interrupted)?;
             let pu = p as usize;
             let Some(a) = rows[pu].remove(&s) else {
                 continue;

@@ -145,8 +145,14 @@ fn build_exact(p: &Problem<'_>) -> Result<ExactSystem> {
     };
     for (i, &s) in p.unknowns.iter().enumerate() {
         let c = p.constant[i];
-        let mut bi = exact::to_rational(c)
-            .ok_or_else(|| SolverError::Unsupported(format!("non-finite value {c}")))?;
+        // With exact probabilities (exact mode), a reward is the decimal it prints as
+        // (`0.1` is 1/10), like the probabilities; otherwise the f64's own rational.
+        let mut bi = if p.exact.is_some() {
+            exact::from_decimal(c)
+        } else {
+            exact::to_rational(c)
+        }
+        .ok_or_else(|| SolverError::Unsupported(format!("non-finite value {c}")))?;
         let mut row = Vec::new();
         let s = s as usize;
         for e in ptr[s] as usize..ptr[s + 1] as usize {
@@ -215,7 +221,12 @@ pub(crate) fn solve(p: &Problem<'_>, opts: &SolveOptions) -> Result<Solved> {
                 // is solved in one topological pass, in closed form per state: exact
                 // elimination would only cost time there (brp: 0.15 s instead of 1 ms).
                 if graph::tarjan(n, &sys.ptr, &sys.col, None, None).count == n {
-                    return sound_iteration(&sys, p.lower, p.upper, opts, Blocks::Direct);
+                    let mut s = sound_iteration(&sys, p.lower, p.upper, opts, Blocks::Direct)?;
+                    // Say what ran: no iteration and no elimination, one pass in doubles.
+                    s.method = format!(
+                        "acyclic: one topological pass ({n} unknowns, each in closed form, sound bounds)"
+                    );
+                    return Ok(s);
                 }
                 match solve_exact(p, Some(AUTO_EXACT_BUDGET), opts) {
                     Ok(s) => return Ok(s),
@@ -304,6 +315,9 @@ pub(crate) fn lu_solve(sys: &System) -> Option<Vec<f64>> {
 /// Relative (or absolute) change between two iterates.
 #[inline]
 fn change(old: f64, new: f64, relative: bool) -> f64 {
+    if old == new {
+        return 0.0; // also inf = inf, where the difference would be NaN
+    }
     let d = (new - old).abs();
     if relative && new != 0.0 {
         d / new.abs()
@@ -375,6 +389,9 @@ fn unsound(sys: &System, lower: f64, opts: &SolveOptions) -> Result<Solved> {
 /// Whether the interval `[lo, hi]` is within `tol` (relative to `|lo|`, or absolute).
 #[inline]
 fn tight(lo: f64, hi: f64, tol: f64, relative: bool) -> bool {
+    if lo >= hi {
+        return true; // also [inf, inf], where the gap would be NaN
+    }
     let gap = hi - lo;
     if relative {
         gap <= tol * lo.abs()
@@ -387,7 +404,7 @@ fn tight(lo: f64, hi: f64, tol: f64, relative: bool) -> bool {
 #[inline]
 fn gap_of(lo: f64, hi: f64, relative: bool) -> f64 {
     let gap = hi - lo;
-    if gap <= 0.0 {
+    if lo >= hi || gap <= 0.0 {
         0.0
     } else if relative {
         if lo.abs() > 0.0 {
@@ -543,15 +560,24 @@ pub(crate) fn sound_iteration(
     let values = lo
         .iter()
         .zip(&hi)
-        .map(|(&l, &h)| l + (h - l) / 2.0)
+        .map(|(&l, &h)| if l == h { l } else { l + (h - l) / 2.0 })
         .collect();
     // Guard against accumulated rounding: each sweep can misplace a value by a few ulps, so widen
     // the bounds by 4 ulps (relative) per iteration performed, within the a priori bounds.
     let slack = (counter.iterations as f64 + 1.0) * 4.0 * f64::EPSILON;
     let top = upper.unwrap_or(f64::INFINITY);
     for (l, h) in lo.iter_mut().zip(hi.iter_mut()) {
-        *l = (*l - l.abs() * slack).max(lower);
-        *h = (*h + h.abs() * slack).min(top);
+        // Every unknown's true value is finite (graph analysis gave the infinite ones): a lower
+        // bound that overflowed to inf only shows the value is beyond f64::MAX, which is the
+        // sound lower bound; the upper bound stays inf.
+        if *l == f64::INFINITY {
+            *l = f64::MAX;
+        } else {
+            *l = (*l - l.abs() * slack).max(lower);
+        }
+        if h.is_finite() {
+            *h = (*h + h.abs() * slack).min(top);
+        }
     }
     let mut method = if blocks_kind == Blocks::Direct {
         let mut parts = Vec::new();

@@ -3,6 +3,7 @@
 //! All functions take the transition matrix (CSR) and state sets, and return one value per state.
 //! They do no I/O.
 
+use num_rational::BigRational;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -152,4 +153,9 @@ pub struct Solution {
     pub bounds: Option<(Vec<f64>, Vec<f64>)>,
     /// Human-readable name of what was actually used, e.g. "exact (201 unknowns)".
     pub method: String,
+    /// The exact rational value of every state, when every value was computed exactly (exact
+    /// elimination, graph analysis): `None` in an entry whose value is infinite. The rationals
+    /// are exact for the model's probabilities as given (`Dtmc::exact`, else the `f64`s read
+    /// as the dyadic rationals they are).
+    pub exact: Option<Vec<Option<BigRational>>>,
 }

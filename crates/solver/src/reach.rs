@@ -7,7 +7,27 @@ use augur_dtmc::{Matrix, StateSet};
 use num_rational::BigRational;
 
 /// Assembles a per-state [`Solution`] from known values and the solution on the unknowns.
-pub(crate) fn assemble(mut known: Vec<f64>, unknowns: &[u32], solved: Solved) -> Solution {
+/// The exact values are kept when the unknowns were solved exactly and every known value is
+/// exact: `known_exact` when given, else the known `f64`s (0, 1, ∞ from graph analysis).
+pub(crate) fn assemble(
+    mut known: Vec<f64>,
+    known_exact: Option<&[BigRational]>,
+    unknowns: &[u32],
+    solved: Solved,
+) -> Solution {
+    let exact = solved.exact.map(|x| {
+        let mut all: Vec<Option<BigRational>> = match known_exact {
+            Some(k) => k.iter().cloned().map(Some).collect(),
+            None => known
+                .iter()
+                .map(|&v| crate::exact::to_rational(v))
+                .collect(),
+        };
+        for (k, &s) in unknowns.iter().enumerate() {
+            all[s as usize] = x.get(k).cloned();
+        }
+        all
+    });
     let bounds = solved.bounds.map(|(lo, hi)| {
         let mut l = known.clone();
         let mut h = known.clone();
@@ -24,6 +44,7 @@ pub(crate) fn assemble(mut known: Vec<f64>, unknowns: &[u32], solved: Solved) ->
         values: known,
         bounds,
         method: solved.method,
+        exact,
     }
 }
 
@@ -79,7 +100,7 @@ fn check_values(what: &str, v: &[f64], n: usize, nonneg: bool) -> Result<()> {
         .find(|(_, x)| !x.is_finite() || (nonneg && **x < 0.0))
     {
         return Err(SolverError::Unsupported(format!(
-            "{what}: state {s} has value {x} (must be finite{})",
+            "{what}: state {s} has value {x:?} (must be finite{})",
             if nonneg { " and non-negative" } else { "" }
         )));
     }
@@ -127,7 +148,7 @@ pub fn until_probabilities(
     };
     let solved = linear::solve(&problem, opts)?;
     let unknowns = problem.unknowns;
-    Ok(assemble(known, &unknowns, solved))
+    Ok(assemble(known, None, &unknowns, solved))
 }
 
 /// Expected reward accumulated until reaching `target` (PRISM `R=? [F target]`), where
@@ -241,6 +262,59 @@ pub fn total_rewards(
     )
 }
 
+/// Discounted total reward `v = r + d·P·v` (`0 ≤ d < 1`; PRISM `R=? [ C{discount=d} ]`) as
+/// the expected total reward of a chain that stops with probability `1 − d` at every step:
+/// each row is scaled by `d` and sends `1 − d` to an extra absorbing state without reward.
+/// The system is solved by the configured (sound by default) method, so a discount close to 1
+/// (where value iteration needs millions of sweeps) or a periodic chain costs no more than any
+/// other expected-reward query. Rewards must be finite and non-negative.
+pub fn discounted_total_rewards(
+    matrix: &Matrix,
+    rewards: &[f64],
+    discount: f64,
+    opts: &SolveOptions,
+) -> Result<Solution> {
+    let n = matrix.rows();
+    check_values("rewards", rewards, n, true)?;
+    if !(0.0..1.0).contains(&discount) {
+        return Err(SolverError::Unsupported(format!(
+            "discount {discount:?}: must be in [0, 1)"
+        )));
+    }
+    let stop = 1.0 - discount;
+    let (ptr, col, val) = graph::raw(matrix);
+    let mut indptr = Vec::with_capacity(n + 2);
+    let mut indices = Vec::with_capacity(col.len() + n + 1);
+    let mut data = Vec::with_capacity(col.len() + n + 1);
+    indptr.push(0u32);
+    for s in 0..n {
+        for e in ptr[s] as usize..ptr[s + 1] as usize {
+            if discount > 0.0 {
+                indices.push(col[e]);
+                data.push(discount * val[e]);
+            }
+        }
+        indices.push(n as u32);
+        data.push(stop);
+        indptr.push(indices.len() as u32);
+    }
+    indices.push(n as u32);
+    data.push(1.0);
+    indptr.push(indices.len() as u32);
+    let stopping = Matrix::try_new((n + 1, n + 1), indptr, indices, data)
+        .map_err(|(_, _, _, e)| SolverError::Unsupported(format!("discounted chain: {e}")))?;
+    let transpose = graph::transpose(&stopping);
+    let mut r = rewards.to_vec();
+    r.push(0.0);
+    let mut solution = total_rewards(&stopping, &transpose, None, &r, opts)?;
+    solution.values.truncate(n);
+    if let Some((lo, hi)) = &mut solution.bounds {
+        lo.truncate(n);
+        hi.truncate(n);
+    }
+    Ok(solution)
+}
+
 /// Solves the expected-reward system on the candidates that can still earn a positive reward
 /// (a backward search from `positive` within `candidates`); every other state keeps its value
 /// in `known`.
@@ -270,5 +344,5 @@ fn solve_earning(
     };
     let solved = linear::solve(&problem, opts)?;
     let unknowns = problem.unknowns;
-    Ok(assemble(known, &unknowns, solved))
+    Ok(assemble(known, None, &unknowns, solved))
 }

@@ -204,6 +204,7 @@ pub fn long_run_average(
             values: vec![],
             bounds: Some((vec![], vec![])),
             method: "empty model".into(),
+            exact: Some(vec![]),
         });
     }
     // Shift to non-negative values (the reach probabilities of the BSCCs sum to 1 in every
@@ -306,7 +307,12 @@ pub fn long_run_average(
         solved.method,
         bscc_note
     );
-    let mut sol = assemble(known, &unknowns, solved);
+    let known_q = known_exact.clone();
+    let mut sol = assemble(known, known_q.as_deref(), &unknowns, solved);
+    if known_exact.is_none() {
+        // The BSCC values were not exact: neither is what was solved from them.
+        sol.exact = None;
+    }
     sol.method = method;
     if !all_sound {
         sol.bounds = None;
@@ -325,6 +331,10 @@ pub fn long_run_average(
     if shift != 0.0 {
         for v in sol.values.iter_mut() {
             *v += shift;
+        }
+        let q = exact::rat(shift);
+        for v in sol.exact.iter_mut().flatten().flatten() {
+            *v += &q;
         }
         if let Some((lo, hi)) = &mut sol.bounds {
             for v in lo.iter_mut().chain(hi.iter_mut()) {

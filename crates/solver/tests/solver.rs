@@ -4,8 +4,8 @@
 
 use augur_dtmc::{Matrix, StateSet};
 use augur_solver::{
-    absorbing_analysis, graph, long_run_average, reachability_rewards, sweep, total_rewards,
-    until_probabilities, Method, Solution, SolveOptions,
+    absorbing_analysis, discounted_total_rewards, graph, long_run_average, reachability_rewards,
+    sweep, total_rewards, until_probabilities, Method, Solution, SolveOptions,
 };
 use proptest::prelude::*;
 use sprs::TriMatI;
@@ -569,6 +569,36 @@ fn total_rewards_infinite_and_finite() {
         assert_close(sol.values[3], 5.0, 1e-9, "total 3");
         assert_close(sol.values[4], 2.0, 1e-9, "total 4");
     }
+}
+
+#[test]
+fn discounted_totals_by_the_stopping_chain() {
+    // The two-cycle 0 ⇄ 1 with rewards 1 and 3: v0 = 1 + d·v1, v1 = 3 + d·v0, so
+    // v0 = (1 + 3d)/(1 − d²), v1 = (3 + d)/(1 − d²) (by hand); 2 absorbing without reward: 0.
+    let m = matrix(3, &[(0, 1, 1.0), (1, 0, 1.0), (2, 2, 1.0)]);
+    let r = [1.0, 3.0, 0.0];
+    for d in [0.0, 0.5, 0.999999] {
+        let v0 = (1.0 + 3.0 * d) / (1.0 - d * d);
+        let v1 = (3.0 + d) / (1.0 - d * d);
+        for method in [
+            Method::Auto,
+            Method::Interval,
+            Method::Topological,
+            Method::Exact,
+        ] {
+            let sol = discounted_total_rewards(&m, &r, d, &opts(method, 1e-9)).unwrap();
+            assert_eq!(sol.values.len(), 3);
+            assert_close(sol.values[0], v0, 1e-7, "v0");
+            assert_close(sol.values[1], v1, 1e-7, "v1");
+            assert_eq!(sol.values[2], 0.0);
+            // (For d close to 1 the reference itself carries a relative rounding error of
+            // about 1e-10, beyond the slack of the bounds check.)
+            if method != Method::Exact && d <= 0.5 {
+                assert_bounds_contain(&sol, &[v0, v1, 0.0], "discounted");
+            }
+        }
+    }
+    assert!(discounted_total_rewards(&m, &r, 1.0, &opts(Method::Auto, 1e-9)).is_err());
 }
 
 #[test]

@@ -251,6 +251,50 @@ impl Location {
     }
 }
 
+/// The text of `bytes` read from `file`, or, when they are not valid UTF-8, a diagnostic at
+/// the first invalid byte: its line and column (counted in the valid text before it), the
+/// line shown with the invalid bytes replaced, and its byte offset in the message.
+///
+/// ```
+/// let d = augur_source::decode_utf8("m.pm", b"dtmc\nmodule \xff m\n".to_vec()).unwrap_err();
+/// assert_eq!(d.location.as_ref().map(|l| (l.line, l.column)), Some((2, 8)));
+/// assert!(d.message.contains("byte 12"));
+/// ```
+pub fn decode_utf8(file: &str, bytes: Vec<u8>) -> Result<String, Box<Diagnostic>> {
+    decode_utf8_at(file, bytes, 1, 0)
+}
+
+/// [`decode_utf8`] for a piece of a file (a line of a streaming reader) that starts on line
+/// `first_line`, at byte `first_offset` of the file.
+pub fn decode_utf8_at(
+    file: &str,
+    bytes: Vec<u8>,
+    first_line: usize,
+    first_offset: usize,
+) -> Result<String, Box<Diagnostic>> {
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let valid = std::str::from_utf8(&bytes[..offset]).unwrap_or("");
+        let line = first_line + valid.matches('\n').count();
+        let line_start = valid.rfind('\n').map_or(0, |i| i + 1);
+        let column = valid[line_start..].chars().count() + 1;
+        let line_end = bytes[offset..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| offset + i);
+        let line_text = String::from_utf8_lossy(&bytes[line_start..line_end]);
+        Box::new(
+            Diagnostic::error(format!(
+                "not valid UTF-8: byte {} (0x{:02x}) starts no character",
+                first_offset + offset,
+                bytes[offset]
+            ))
+            .at(Location::in_line(file, line, column, 1, line_text)),
+        )
+    })
+}
+
 impl fmt::Display for Location {
     /// `file:line:col`, `file:line` or `file`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -37,6 +37,7 @@ use crate::result::{
     Bounds, CheckResult, InitialFilter, MethodUsed, NumValues, Scalar, StateValues,
 };
 use augur_dtmc::{Dtmc, Matrix, RewardStructure, StateSet};
+use augur_pctl::BigRational;
 use augur_pctl::{
     Comparison, FilterOp, ResolvedFormula, ResolvedLabel, ResolvedLtl, ResolvedPath,
     ResolvedProperty, ResolvedRewardPath, Steps, Threshold,
@@ -166,6 +167,20 @@ impl<'a> Checker<'a> {
             }
             _ => false,
         };
+        let exact = match &values {
+            StateValues::Num(n) if self.exact_mode() => {
+                if is_filter || init.len() == 1 {
+                    n.exact_at(first).cloned()
+                } else {
+                    // PRISM's range over the initial states reports the minimum.
+                    init.iter()
+                        .map(|&s| n.exact_at(s).cloned())
+                        .collect::<Option<Vec<_>>>()
+                        .and_then(|x| x.into_iter().min())
+                }
+            }
+            _ => None,
+        };
         let (value, bounds, initial_filter) = if is_filter || init.len() == 1 {
             let b = match &values {
                 StateValues::Num(n) => n.bounds_at(first),
@@ -218,6 +233,7 @@ impl<'a> Checker<'a> {
             states: values,
             value,
             bounds,
+            exact,
             method,
             initial_filter,
             printed,
@@ -478,6 +494,7 @@ impl<'a> Checker<'a> {
                 values,
                 bounds: None,
                 method,
+                exact: None,
             }
         }))
     }
@@ -507,6 +524,23 @@ impl<'a> Checker<'a> {
             return Ok(StateValues::Num(num));
         };
         let (cmp, t) = (threshold.cmp, threshold.value.value);
+        if let Some(exact) = num.exact.as_ref().filter(|_| self.exact_mode()) {
+            // Exact values against the exact threshold (`P>1/2` against 1/2 + 10^-30 is
+            // true): no rounding to decide.
+            let q = &threshold.value.exact;
+            let mut set = StateSet::with_capacity(self.n());
+            for (s, x) in exact.iter().enumerate() {
+                let holds = match x {
+                    Some(x) => compare_exact(x, cmp, q),
+                    // Infinite: above every threshold.
+                    None => matches!(cmp, Comparison::Gt | Comparison::Ge),
+                };
+                if holds {
+                    set.insert(s);
+                }
+            }
+            return Ok(StateValues::Bool(set));
+        }
         let mut num = num;
         let saved = self.options.clone();
         let mut undecided = undecided_states(&num, cmp, t);
@@ -605,11 +639,12 @@ impl<'a> Checker<'a> {
             "LTL product ({} states, {} automaton states, {} of {} BSCCs accepting); {}",
             r.product_states, r.automaton_states, r.accepting_bsccs, r.bsccs, r.solution.method
         );
-        Ok(NumValues {
+        Ok(self.keep_exact(NumValues {
             values: r.solution.values,
             bounds: r.solution.bounds,
             method: MethodUsed::Solver(method),
-        })
+            exact: r.solution.exact,
+        }))
     }
 
     /// The `augur_ltl` formula of `f`, with the state sets of its propositions in `aps`
@@ -716,7 +751,8 @@ impl<'a> Checker<'a> {
                 let opts = self.options.clone();
                 let exact = self.dtmc.exact.as_deref();
                 let t = self.transpose();
-                augur_solver::until_probabilities(matrix, t, exact, phi, psi, &opts)?.into()
+                let sol = augur_solver::until_probabilities(matrix, t, exact, phi, psi, &opts)?;
+                self.keep_exact(sol.into())
             }
         };
         if steps.lower == 0 {
@@ -739,6 +775,7 @@ impl<'a> Checker<'a> {
             values: huge_k::restricted_steps(matrix, phi, rest.values, k, &stop)?,
             bounds: lo_hi,
             method,
+            exact: None,
         })
     }
 
@@ -804,33 +841,13 @@ impl<'a> Checker<'a> {
                             },
                         ))
                     }
-                    None if d < 1.0 => {
-                        let o = &self.options;
-                        let dt = bounded::discounted_total(
-                            matrix,
-                            &r,
-                            d,
-                            o.epsilon,
-                            o.relative,
-                            o.max_iterations,
-                            &stop,
-                        )?
-                        .ok_or_else(|| SolverError::NotConverged {
-                            method: "discounted value iteration".into(),
-                            iterations: o.max_iterations,
-                            difference: f64::NAN,
-                        })?;
-                        Ok(NumValues {
-                            values: dt.values,
-                            bounds: Some((dt.lo, dt.hi)),
-                            method: MethodUsed::DiscountedIteration { sweeps: dt.sweeps },
-                        })
-                    }
+                    None if d < 1.0 => self.discounted_total(&r, d),
                     None => {
                         let opts = self.options.clone();
                         let exact = self.dtmc.exact.as_deref();
                         let t = self.transpose();
-                        Ok(augur_solver::total_rewards(matrix, t, exact, &r, &opts)?.into())
+                        let sol = augur_solver::total_rewards(matrix, t, exact, &r, &opts)?;
+                        Ok(self.keep_exact(sol.into()))
                     }
                 }
             }
@@ -856,12 +873,61 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// `R=? [ C{discount=d} ]`: value iteration when it needs few sweeps (it contracts by
+    /// `d` per sweep) and its values stay finite; otherwise (a discount close to 1, values
+    /// beyond the doubles) the linear system of a chain stopping with probability `1 − d`,
+    /// solved by the configured sound method. Negative rewards: value iteration only.
+    fn discounted_total(&self, r: &[f64], d: f64) -> Result<NumValues> {
+        let o = self.options.clone();
+        let matrix = self.matrix();
+        let nonnegative = r.iter().all(|&x| x >= 0.0);
+        // Sweeps for the contraction to shrink an error of 1 below ε (1 − d)/d.
+        let predicted = ((o.epsilon * (1.0 - d)).ln() / d.ln()).ceil();
+        if !nonnegative || predicted <= DISCOUNT_SWEEPS as f64 {
+            let budget = if nonnegative {
+                o.max_iterations.min(DISCOUNT_SWEEPS)
+            } else {
+                o.max_iterations
+            };
+            let dt = bounded::discounted_total(
+                matrix,
+                r,
+                d,
+                o.epsilon,
+                o.relative,
+                budget,
+                &o.interrupt,
+            )?;
+            match dt {
+                Some(dt) if dt.values.iter().chain(&dt.hi).all(|v| v.is_finite()) => {
+                    return Ok(NumValues {
+                        values: dt.values,
+                        bounds: Some((dt.lo, dt.hi)),
+                        method: MethodUsed::DiscountedIteration { sweeps: dt.sweeps },
+                        exact: None,
+                    })
+                }
+                _ if !nonnegative => {
+                    return Err(SolverError::NotConverged {
+                        method: "discounted value iteration".into(),
+                        iterations: budget,
+                        difference: f64::INFINITY,
+                    }
+                    .into())
+                }
+                _ => {}
+            }
+        }
+        Ok(augur_solver::discounted_total_rewards(matrix, r, d, &o)?.into())
+    }
+
     fn reach_rewards(&mut self, target: &StateSet, r: &[f64]) -> Result<NumValues> {
         let opts = self.options.clone();
         let matrix = self.matrix();
         let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        Ok(augur_solver::reachability_rewards(matrix, t, exact, target, r, &opts)?.into())
+        let sol = augur_solver::reachability_rewards(matrix, t, exact, target, r, &opts)?;
+        Ok(self.keep_exact(sol.into()))
     }
 
     fn long_run(&mut self, v: &[f64]) -> Result<NumValues> {
@@ -869,9 +935,27 @@ impl<'a> Checker<'a> {
         let matrix = self.matrix();
         let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        Ok(augur_solver::long_run_average(matrix, t, exact, v, &opts)?.into())
+        let sol = augur_solver::long_run_average(matrix, t, exact, v, &opts)?;
+        Ok(self.keep_exact(sol.into()))
     }
 
+    /// Whether results are reported as exact rationals (`Method::Exact`: the model's
+    /// probabilities are the rationals written).
+    fn exact_mode(&self) -> bool {
+        self.options.method == augur_solver::Method::Exact
+    }
+
+    /// Drops the exact rationals of a solver's result outside exact mode (there they would
+    /// be exact for the `f64` model only, not for the numbers written).
+    fn keep_exact(&self, mut num: NumValues) -> NumValues {
+        if !self.exact_mode() {
+            num.exact = None;
+        }
+        num
+    }
+
+    /// `filter(op, property, states)`: the property aggregated over the states (PRISM's
+    /// filters), the same value in every state (`argmin`/`argmax`: the set of states).
     fn filter(
         &mut self,
         op: FilterOp,
@@ -886,20 +970,6 @@ impl<'a> Checker<'a> {
         if states.is_empty() {
             return Err(self.error_at(span, "the filter's state set is empty"));
         }
-        let everywhere_num = |v: f64, b: Option<(f64, f64)>, method: MethodUsed| {
-            StateValues::Num(NumValues {
-                values: vec![v; n],
-                bounds: b.map(|(lo, hi)| (vec![lo; n], vec![hi; n])),
-                method,
-            })
-        };
-        let everywhere_bool = |b: bool| {
-            let mut s = StateSet::with_capacity(n);
-            if b {
-                s.insert_range(..);
-            }
-            StateValues::Bool(s)
-        };
         Ok(match (op, &inner) {
             (FilterOp::Print | FilterOp::Printall, _) => inner,
             (FilterOp::First, _) | (FilterOp::State, _) => {
@@ -914,23 +984,34 @@ impl<'a> Checker<'a> {
                 }
                 let s = states[0];
                 match &inner {
-                    StateValues::Bool(b) => everywhere_bool(b.contains(s)),
+                    StateValues::Bool(b) => everywhere_bool(n, b.contains(s)),
                     StateValues::Num(num) => everywhere_num(
+                        n,
                         num.values[s],
                         num.bounds.as_ref().map(|(lo, hi)| (lo[s], hi[s])),
                         num.method.clone(),
+                        num.exact_at(s).cloned(),
                     ),
                 }
             }
             (FilterOp::Count, StateValues::Bool(b)) => {
                 let c = states.iter().filter(|&&s| b.contains(s)).count();
-                everywhere_num(c as f64, Some((c as f64, c as f64)), MethodUsed::Count)
+                let q = self
+                    .exact_mode()
+                    .then(|| BigRational::from_integer(c.into()));
+                everywhere_num(
+                    n,
+                    c as f64,
+                    Some((c as f64, c as f64)),
+                    MethodUsed::Count,
+                    q,
+                )
             }
             (FilterOp::Forall, StateValues::Bool(b)) => {
-                everywhere_bool(states.iter().all(|&s| b.contains(s)))
+                everywhere_bool(n, states.iter().all(|&s| b.contains(s)))
             }
             (FilterOp::Exists, StateValues::Bool(b)) => {
-                everywhere_bool(states.iter().any(|&s| b.contains(s)))
+                everywhere_bool(n, states.iter().any(|&s| b.contains(s)))
             }
             (FilterOp::Count | FilterOp::Forall | FilterOp::Exists, _) => {
                 return Err(self.error_at(span, format!("filter {op} needs a boolean property")))
@@ -938,82 +1019,154 @@ impl<'a> Checker<'a> {
             (_, StateValues::Bool(_)) => {
                 return Err(self.error_at(span, format!("filter {op} needs a numeric property")))
             }
-            (_, StateValues::Num(num)) => {
-                let pick = |v: &[f64], f: fn(f64, f64) -> f64, init: f64| {
-                    states.iter().map(|&s| v[s]).fold(init, f)
-                };
-                let (values, bounds, method) = (&num.values, &num.bounds, &num.method);
-                let (mn, mx) = (
-                    pick(values, f64::min, f64::INFINITY),
-                    pick(values, f64::max, f64::NEG_INFINITY),
-                );
-                match op {
-                    FilterOp::Min | FilterOp::Max => {
-                        let (v, f, init): (f64, fn(f64, f64) -> f64, f64) = if op == FilterOp::Min {
-                            (mn, f64::min, f64::INFINITY)
-                        } else {
-                            (mx, f64::max, f64::NEG_INFINITY)
-                        };
-                        let b = bounds
-                            .as_ref()
-                            .map(|(lo, hi)| (pick(lo, f, init), pick(hi, f, init)));
-                        everywhere_num(v, b, method.clone())
-                    }
-                    FilterOp::Sum | FilterOp::Avg => {
-                        let k = if op == FilterOp::Avg {
-                            states.len() as f64
-                        } else {
-                            1.0
-                        };
-                        let sum = |v: &[f64]| states.iter().map(|&s| v[s]).sum::<f64>() / k;
-                        let b = bounds.as_ref().map(|(lo, hi)| (sum(lo), sum(hi)));
-                        everywhere_num(sum(values), b, method.clone())
-                    }
-                    FilterOp::Argmin | FilterOp::Argmax => {
-                        let target = if op == FilterOp::Argmin { mn } else { mx };
-                        let mut s = StateSet::with_capacity(n);
-                        for &st in &states {
-                            if values[st] == target {
-                                s.insert(st);
-                            }
-                        }
-                        StateValues::Bool(s)
-                    }
-                    FilterOp::Range => {
-                        // The value is the minimum; the bounds are [min lo, max hi], an interval
-                        // containing the values of all the filter's states.
-                        let b = match bounds {
-                            Some((lo, hi)) => (
-                                pick(lo, f64::min, f64::INFINITY),
-                                pick(hi, f64::max, f64::NEG_INFINITY),
-                            ),
-                            None => (mn, mx),
-                        };
-                        everywhere_num(
-                            mn,
-                            Some(b),
-                            MethodUsed::Range {
-                                states: states.len(),
-                            },
-                        )
-                    }
-                    // Handled above.
-                    FilterOp::Print
-                    | FilterOp::Printall
-                    | FilterOp::First
-                    | FilterOp::State
-                    | FilterOp::Count
-                    | FilterOp::Forall
-                    | FilterOp::Exists => {
-                        return Err(CheckError::Internal(format!("unexpected filter {op}")))
-                    }
-                }
-            }
+            (_, StateValues::Num(num)) => aggregate_numeric(op, num, &states, n)?,
         })
     }
 }
 
+/// A numeric filter (`min`, `max`, `sum`, `avg`, `argmin`, `argmax`, `range`) of `num` over
+/// `states` (not empty), in a chain of `n` states; exact when every state's value is.
+fn aggregate_numeric(
+    op: FilterOp,
+    num: &NumValues,
+    states: &[usize],
+    n: usize,
+) -> Result<StateValues> {
+    let pick =
+        |v: &[f64], f: fn(f64, f64) -> f64, init: f64| states.iter().map(|&s| v[s]).fold(init, f);
+    let (values, bounds, method) = (&num.values, &num.bounds, &num.method);
+    let exact: Option<Vec<BigRational>> =
+        states.iter().map(|&s| num.exact_at(s).cloned()).collect();
+    let exact_min = exact.as_ref().and_then(|x| x.iter().min().cloned());
+    let exact_max = exact.as_ref().and_then(|x| x.iter().max().cloned());
+    let (mn, mx) = (
+        pick(values, f64::min, f64::INFINITY),
+        pick(values, f64::max, f64::NEG_INFINITY),
+    );
+    Ok(match op {
+        FilterOp::Min | FilterOp::Max => {
+            let (v, f, init): (f64, fn(f64, f64) -> f64, f64) = if op == FilterOp::Min {
+                (mn, f64::min, f64::INFINITY)
+            } else {
+                (mx, f64::max, f64::NEG_INFINITY)
+            };
+            let b = bounds
+                .as_ref()
+                .map(|(lo, hi)| (pick(lo, f, init), pick(hi, f, init)));
+            let q = if op == FilterOp::Min {
+                exact_min
+            } else {
+                exact_max
+            };
+            everywhere_num(n, v, b, method.clone(), q)
+        }
+        FilterOp::Sum | FilterOp::Avg => {
+            let k = if op == FilterOp::Avg {
+                states.len() as f64
+            } else {
+                1.0
+            };
+            let sum = |v: &[f64]| states.iter().map(|&s| v[s]).sum::<f64>() / k;
+            let b = bounds.as_ref().map(|(lo, hi)| (sum(lo), sum(hi)));
+            let q = exact.map(|x| {
+                let total: BigRational = x.into_iter().sum();
+                total / BigRational::from_integer((k as i64).into())
+            });
+            match q {
+                // The exact sum decides the double and its bounds.
+                Some(q) => StateValues::Num(NumValues::rational(vec![Some(q); n], method.clone())),
+                None => everywhere_num(n, sum(values), b, method.clone(), None),
+            }
+        }
+        FilterOp::Argmin | FilterOp::Argmax => {
+            let target = if op == FilterOp::Argmin { mn } else { mx };
+            let target_q = if op == FilterOp::Argmin {
+                exact_min
+            } else {
+                exact_max
+            };
+            let mut s = StateSet::with_capacity(n);
+            for &st in states {
+                let hit = match &target_q {
+                    Some(q) => num.exact_at(st) == Some(q),
+                    None => values[st] == target,
+                };
+                if hit {
+                    s.insert(st);
+                }
+            }
+            StateValues::Bool(s)
+        }
+        FilterOp::Range => {
+            // The value is the minimum; the bounds are [min lo, max hi], an interval
+            // containing the values of all the filter's states.
+            let b = match bounds {
+                Some((lo, hi)) => (
+                    pick(lo, f64::min, f64::INFINITY),
+                    pick(hi, f64::max, f64::NEG_INFINITY),
+                ),
+                None => (mn, mx),
+            };
+            everywhere_num(
+                n,
+                mn,
+                Some(b),
+                MethodUsed::Range {
+                    states: states.len(),
+                },
+                exact_min,
+            )
+        }
+        // Handled above.
+        FilterOp::Print
+        | FilterOp::Printall
+        | FilterOp::First
+        | FilterOp::State
+        | FilterOp::Count
+        | FilterOp::Forall
+        | FilterOp::Exists => return Err(CheckError::Internal(format!("unexpected filter {op}"))),
+    })
+}
+
+/// `v` (with bounds `b` and exact value `q`) in each of `n` states.
+fn everywhere_num(
+    n: usize,
+    v: f64,
+    b: Option<(f64, f64)>,
+    method: MethodUsed,
+    q: Option<BigRational>,
+) -> StateValues {
+    StateValues::Num(NumValues {
+        values: vec![v; n],
+        bounds: b.map(|(lo, hi)| (vec![lo; n], vec![hi; n])),
+        method,
+        exact: q.map(|q| vec![Some(q); n]),
+    })
+}
+
+/// All `n` states when `b`, none otherwise.
+fn everywhere_bool(n: usize, b: bool) -> StateValues {
+    let mut s = StateSet::with_capacity(n);
+    if b {
+        s.insert_range(..);
+    }
+    StateValues::Bool(s)
+}
+
+/// Value iteration for a discounted total reward is used up to this many sweeps; beyond, the
+/// linear system is solved instead.
+const DISCOUNT_SWEEPS: u64 = 2_000;
+
 fn compare(v: f64, c: Comparison, t: f64) -> bool {
+    match c {
+        Comparison::Lt => v < t,
+        Comparison::Le => v <= t,
+        Comparison::Gt => v > t,
+        Comparison::Ge => v >= t,
+    }
+}
+
+fn compare_exact(v: &BigRational, c: Comparison, t: &BigRational) -> bool {
     match c {
         Comparison::Lt => v < t,
         Comparison::Le => v <= t,

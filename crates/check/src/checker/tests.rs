@@ -4,7 +4,7 @@
 
 use crate::error::CheckError;
 use crate::result::{Bounds, CheckResult, InitialFilter, Scalar, StateValues};
-use crate::{check_str, CheckOptions, Constants, Method, Model, Properties, Session};
+use crate::{check_str, CheckOptions, CheckSession, Constants, Method, Model, Properties};
 use augur_dtmc::{Dtmc, Matrix, RewardStructure, StateSet, Valuations};
 use augur_expr::{Type, Value};
 use proptest::prelude::*;
@@ -190,7 +190,7 @@ fn prism_bounded_reach_1_errors() {
 fn step_bounds_name_constants() {
     // PRISM: `const int k = 2; P=? [ G=(k) (s=2) ]` is 1.
     let d = bounded_reach_1();
-    let mut s = Session::for_dtmc(&d, CheckOptions::default())
+    let mut s = CheckSession::for_dtmc(&d, CheckOptions::default())
         .with_constants(&Constants::parse("k=2").unwrap());
     assert_eq!(
         s.check_str("P=? [ G=(k) (s=2) ]").unwrap().value,
@@ -206,7 +206,7 @@ fn the_checker_takes_resolved_bounds_only() {
     // accept k = 3.0); a threshold from a constant is checked with the literal's message.
     let d = bounded_reach_1();
     let with = |c: &str, p: &str| {
-        Session::for_dtmc(&d, CheckOptions::default())
+        CheckSession::for_dtmc(&d, CheckOptions::default())
             .with_constants(&Constants::parse(c).unwrap())
             .check_str(p)
     };
@@ -584,7 +584,7 @@ fn prism_pctl_until_with_file_labels() {
     )
     .unwrap();
     let compiled = props.compile(&model, &Constants::new()).unwrap();
-    let got: Vec<f64> = Session::new(&model, CheckOptions::default())
+    let got: Vec<f64> = CheckSession::new(&model, CheckOptions::default())
         .check_all(&compiled)
         .into_iter()
         .map(|r| match r.unwrap().value {
@@ -710,7 +710,7 @@ fn file_labels_are_evaluated_once_per_session() {
     text.push_str("P=? [ F \"l39\" ]");
     let props = Properties::parse_file("chain.props", &text).unwrap();
     let compiled = props.compile(&model, &Constants::new()).unwrap();
-    let r = Session::new(&model, CheckOptions::default())
+    let r = CheckSession::new(&model, CheckOptions::default())
         .check(&compiled.items[0])
         .unwrap();
     assert_eq!(r.value, Scalar::Num(0.5));
@@ -719,7 +719,7 @@ fn file_labels_are_evaluated_once_per_session() {
 #[test]
 fn horizon_table_matches_bounded_reachability() {
     let d = dtmc_pctl();
-    let mut s = Session::for_dtmc(&d, CheckOptions::default());
+    let mut s = CheckSession::for_dtmc(&d, CheckOptions::default());
     let t = s.horizon("s=2", "target", 10).unwrap();
     assert_eq!(t.get(0, 2), Some(0.125)); // PRISM: F<=2 s=2 = 1/8
     assert_eq!(t.get(0, 10).map(|v| close(v, 0.16650390625)), Some(true));
@@ -733,7 +733,7 @@ fn horizon_table_matches_bounded_reachability() {
     assert_eq!(t.get(0, 11), None);
     // Targets: a label, quoted or not; not a number; errors located in the target's text.
     let d = lazy();
-    let mut s = Session::for_dtmc(&d, CheckOptions::default());
+    let mut s = CheckSession::for_dtmc(&d, CheckOptions::default());
     assert_eq!(
         s.horizon("goal", "t", 2).unwrap(),
         s.horizon("\"goal\"", "t", 2).unwrap()
@@ -890,7 +890,7 @@ proptest! {
         let d = random_dtmc(n, &w);
         let g = set_formula(&psi);
         let h = (k + 1) as usize;
-        let t = Session::for_dtmc(&d, CheckOptions::default()).horizon(&g, "target", h).unwrap();
+        let t = CheckSession::for_dtmc(&d, CheckOptions::default()).horizon(&g, "target", h).unwrap();
         for hh in 1..=h {
             let f = nums(&d, &format!("P=? [ F<={hh} {g} ]"));
             prop_assert_eq!(t.horizon(hh).unwrap(), &f[..]);
@@ -908,7 +908,7 @@ fn straddling_bounds_are_refined_then_noted() {
         method: Method::Interval,
         ..CheckOptions::default()
     };
-    let mut s = Session::for_dtmc(&d, opts);
+    let mut s = CheckSession::for_dtmc(&d, opts);
     let r = s.check_str("P>=0.5 [ F \"goal\" ]").unwrap();
     let undecided = r.notes.iter().any(|n| n.contains("undecided"));
     let refined = r.notes.iter().any(|n| n.contains("recomputed"));

@@ -60,7 +60,7 @@ proptest! {
         a in 0.0f64..1.0, b in 0.0f64..1.0,
     ) {
         let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-        let traces: Vec<Trace> = runs.iter().map(|(p, _, _)| Trace { probabilities: p.clone() }).collect();
+        let traces: Vec<RunProbabilities> = runs.iter().map(|(p, _, _)| RunProbabilities { probabilities: p.clone() }).collect();
         let mk = |t: f64| -> Vec<Outcome> {
             runs.iter().zip(&traces).map(|((p, uns, v), tr)| {
                 let label = if *uns { Label::Unsafe } else { Label::Safe };

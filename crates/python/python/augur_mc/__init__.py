@@ -34,6 +34,7 @@ __all__ = [
     "AugurError",
     "Decision",
     "InternalError",
+    "LearnedModel",
     "LimitError",
     "Model",
     "ModelError",
@@ -45,6 +46,7 @@ __all__ = [
     "check",
     "check_json",
     "horizon",
+    "learn",
     "load_model",
     "pac",
     "pac_required",
@@ -104,6 +106,93 @@ class Model:
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, states={self.states}, transitions={self.transitions})"
+
+
+class LearnedModel(Model):
+    """A model learned from traces by :func:`learn`: a :class:`Model` (check it, compile a
+    monitor from it) that also keeps its transition counts (for :func:`pac`), its state
+    names and the learner's summary; :meth:`save` writes the file ``augur learn`` writes."""
+
+    __slots__ = ()
+
+    @property
+    def category(self) -> Optional[str]:
+        """The traces' category (with ``by_category=True``), else None."""
+        return self._native.category
+
+    @property
+    def state_names(self) -> List[str]:
+        """The name of every state: ``{a,b}`` (its true predicates) with an abstraction spec,
+        the name in the traces without one, then the end state's name with ``end_state``."""
+        return list(self._native.state_names)
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """What the learner read and did: ``traces``, ``steps``, ``states``,
+        ``states_seen``, ``transitions``, ``invalid_transitions_dropped``, ``absorbing``,
+        ``unobserved_uniform``, ``unobserved_absorbing``, ``initial``, ``skipped``."""
+        return json.loads(self._native.learn_summary)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The model file as ``augur learn`` writes it (Augur JSON with ``counts`` and
+        ``metadata``)."""
+        return json.loads(self._native.learned_json)
+
+    def save(self, path: PathLike) -> None:
+        """Write the model file (readable by ``augur check``, ``augur pac``, :func:`load_model`)."""
+        with open(os.fspath(path), "w", encoding="utf-8") as f:
+            f.write(self._native.learned_json)
+
+    def __repr__(self) -> str:
+        cat = "" if self.category is None else f", category={self.category!r}"
+        return f"LearnedModel(states={self.states}, transitions={self.transitions}{cat})"
+
+
+def learn(
+    traces: Union[PathLike, Sequence[Mapping[str, Any]]],
+    abstraction: Union[None, PathLike, str] = None,
+    alpha: float = 0.0,
+    by_category: bool = False,
+    *,
+    skip_invalid: bool = False,
+    final_absorbing: bool = False,
+    order: int = 1,
+    end_state: Optional[str] = None,
+) -> Union[LearnedModel, Dict[str, LearnedModel]]:
+    """Learn a DTMC from traces, as ``augur learn`` does (same options, same model).
+
+    ``traces``: a trace file (JSON Lines, or CSV long form for ``.csv``), or a list of traces
+    as dicts (``{"steps": [{"state": "a"}, ...], "category": ...}``). ``abstraction``: an
+    abstraction spec file (``.toml``) or its TOML text, mapping concrete steps to abstract
+    states. ``alpha``: Laplace smoothing. ``by_category``: one model per category (a dict
+    category -> model). ``skip_invalid``: skip bad lines and traces. ``final_absorbing``:
+    never-left states become absorbing (α = 0). ``order``: a k-th order chain.
+    ``end_state``: trace ends move to an extra absorbing state of that name (labelled with
+    it), so that ``P=? [ F "unsafe" ]`` is the probability of reaching ``unsafe`` before the
+    run ends (models/learning.md)."""
+    if isinstance(traces, (str, os.PathLike)):
+        tpath: Optional[str] = os.fspath(traces)
+        ttext: Optional[str] = None
+    else:
+        tpath = None
+        ttext = "".join(json.dumps(t) + "\n" for t in traces)
+    apath: Optional[str] = None
+    atext: Optional[str] = None
+    # A string with a line break is the spec's TOML text; without one, a file name.
+    if isinstance(abstraction, os.PathLike) or (
+        isinstance(abstraction, str) and "\n" not in abstraction
+    ):
+        apath = os.fspath(abstraction)
+    elif abstraction is not None:
+        atext = abstraction
+    natives = _native.learn(
+        tpath, ttext, "jsonl", apath, atext, alpha, by_category, skip_invalid,
+        final_absorbing, order, end_state,
+    )
+    models = [LearnedModel(n) for n in natives]
+    if by_category:
+        return {m.category: m for m in models}
+    return models[0]
 
 
 def load_model(
@@ -247,13 +336,16 @@ def horizon(
 
 
 def pac(
-    model: Union[PathLike, Mapping[str, Any]],
+    model: Union[PathLike, Mapping[str, Any], "LearnedModel"],
     epsilon: float,
     delta: float,
     hoeffding: bool = False,
 ) -> Dict[str, Any]:
-    """The PAC report of a learned model (a file written by ``augur learn``, or its JSON as a
-    dict): per state the observations, the required count and what is missing; ``holds``."""
+    """The PAC report of a learned model (a :class:`LearnedModel`, a file written by
+    ``augur learn``, or its JSON as a dict): per state the observations, the required count
+    and what is missing; ``holds``."""
+    if isinstance(model, LearnedModel):
+        return json.loads(_native.pac_learned(model.name, model._native.learned_json, epsilon, delta, hoeffding))
     if isinstance(model, Mapping):
         return json.loads(_native.pac_learned("model", json.dumps(model), epsilon, delta, hoeffding))
     path = os.fspath(model)
@@ -306,9 +398,10 @@ class Action(enum.Enum):
 class Decision:
     """The monitor's decision on one action: ``action`` (:class:`Action`), ``probability``,
     ``bounds``, ``reason``, ``state`` (the state the action leads to), ``horizon``, ``step``;
+    ``pause_id`` on a PAUSE (answer it with :meth:`Session.approve` / :meth:`Session.deny`);
     ``to_dict()`` gives every field of ``augur monitor gate``'s JSON line."""
 
-    __slots__ = ("action", "probability", "bounds", "reason", "state", "horizon", "step", "tool", "_raw")
+    __slots__ = ("action", "probability", "bounds", "reason", "state", "horizon", "step", "tool", "pause_id", "_raw")
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         self._raw = raw
@@ -320,6 +413,7 @@ class Decision:
         self.horizon: Optional[int] = raw.get("horizon")
         self.step: int = raw["step"]
         self.tool: str = raw["tool"]
+        self.pause_id: Optional[str] = raw.get("pause_id")
 
     @property
     def allowed(self) -> bool:
@@ -376,6 +470,24 @@ class Session:
         session moves back); returns whether the state changed."""
         s = None if state is None else json.dumps(state)
         return self._native.record(tool, _args_json(args), s, executed)
+
+    def approve(self, pause_id: str) -> bool:
+        """A person approved the paused action ``pause_id`` (the ``pause_id`` of the PAUSE
+        decision): it is executed, and the session moves to the state it leads to. Returns
+        whether the state changed. An id that is not the pending pause (a later ``gate`` or
+        ``record`` superseded it, or it was answered) raises :class:`ParameterError`. As the
+        MCP server's harness-only ``approve``: call it from the harness, never from the agent."""
+        return self._native.answer_pause(pause_id, True)
+
+    def deny(self, pause_id: str) -> bool:
+        """A person denied the paused action ``pause_id``: it does not run and the session
+        stays where it is (returns False). Other ids raise :class:`ParameterError`."""
+        return self._native.answer_pause(pause_id, False)
+
+    @property
+    def pending_pause(self) -> Optional[Tuple[str, str]]:
+        """The pause waiting for an answer, as ``(pause_id, tool)``, or None."""
+        return self._native.pending_pause()
 
     def summary(self) -> Dict[str, Any]:
         """Actions gated, decisions per verdict, peak probability and risk, overrides."""

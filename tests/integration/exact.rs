@@ -1,0 +1,412 @@
+//! `--method exact` end to end: exact rationals reach the output (`--exact-format`, JSON),
+//! explicit files are read as the decimals they are written in, thresholds are compared
+//! exactly, rational `--const` values are exact in the PRISM builder, and `--const` ranges
+//! (experiments). Every expected value is derived by hand (closed forms in the comments and in
+//! `models/README.md`).
+
+use crate::util::{self, augur, code, fail, ok, stderr, stdout_json};
+use std::path::{Path, PathBuf};
+
+fn model(name: &str) -> String {
+    util::model(name).display().to_string()
+}
+
+/// Writes `text` to `dir/name` and returns its path.
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("writing a test model");
+    p
+}
+
+/// From 0: to 1 with 0.1, to 2 with 0.2, to 3 with 0.7; 1, 2, 3 absorbing. P(F s=1|s=2) is
+/// 0.1 + 0.2 = 3/10 exactly, while 0.1 + 0.2 in doubles is 0.30000000000000004.
+const POINT_THREE: &str = "dtmc
+module m
+  s : [0..3] init 0;
+  [] s=0 -> 0.1 : (s'=1) + 0.2 : (s'=2) + 0.7 : (s'=3);
+  [] s>0 -> true;
+endmodule
+label \"goal\" = s=1 | s=2;
+";
+
+/// From 0: to 1 with p, to 2 with 1-p; P(F s=1) = p.
+const COIN: &str = "dtmc
+const double p;
+module m
+  s : [0..2] init 0;
+  [] s=0 -> p : (s'=1) + 1-p : (s'=2);
+  [] s>0 -> true;
+endmodule
+";
+
+/// Geometric trials with success p: P(F<=N g=1) = 1 - (1-p)^N.
+const TRIALS: &str = "dtmc
+const double p;
+module trials
+  g : [0..1] init 0;
+  [] g=0 -> p : (g'=1) + 1-p : (g'=0);
+  [] g=1 -> true;
+endmodule
+";
+
+#[test]
+fn exact_results_are_printed_as_fractions() {
+    // models/README.md: P(win) = 32/275, P(ruin) = 243/275, E[duration] = 211/11 (closed
+    // forms of the gambler's ruin with p = 0.4, N = 10, i = 5).
+    let out = ok(&[
+        "check",
+        &model("gambler.drn"),
+        &model("gambler.props"),
+        "--method",
+        "exact",
+    ]);
+    assert!(out.contains("win: P=? [ F \"win\" ] = 32/275 ("), "{out}");
+    assert!(
+        out.contains("ruin: P=? [ F \"ruin\" ] = 243/275 ("),
+        "{out}"
+    );
+    assert!(
+        out.contains("duration: R{\"steps\"}=? [ F \"done\" ] = 211/11 ("),
+        "{out}"
+    );
+    // No rounded bounds next to an exact value.
+    for line in out.lines() {
+        let value = line.split(" ] = ").nth(1).unwrap_or("");
+        assert!(!value.contains('['), "{line}");
+    }
+}
+
+#[test]
+fn exact_format_decimal_and_json() {
+    // models/README.md: P(F "six") = 1/6, E[coin flips] = 11/3.
+    let die = model("die.json");
+    let out = ok(&[
+        "check",
+        &die,
+        "--prop",
+        "P=? [ F \"six\" ]",
+        "--prop",
+        "R{\"coin_flips\"}=? [ F \"done\" ]",
+        "--prop",
+        "P=? [ F \"one\" | \"two\" | \"three\" ]",
+        "--method",
+        "exact",
+        "--exact-format",
+        "decimal",
+    ]);
+    let sixth = format!("0.1{}...", "6".repeat(29)); // 30 significant digits
+    assert!(
+        out.contains(&format!("P=? [ F \"six\" ] = {sixth} (")),
+        "{out}"
+    );
+    let eleven_thirds = format!("3.{}...", "6".repeat(29));
+    assert!(out.contains(&format!("= {eleven_thirds} (")), "{out}");
+    // 3 × 1/6 = 1/2: a terminating decimal is printed whole.
+    assert!(out.contains("| \"three\" ] = 0.5 ("), "{out}");
+
+    let o = augur(&[
+        "check",
+        &die,
+        "--prop",
+        "P=? [ F \"six\" ]",
+        "--method",
+        "exact",
+        "--json",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let j = stdout_json(&o);
+    let r = &j["results"][0];
+    assert_eq!(r["exact"], "1/6");
+    // The bounds are the outward rounding of 1/6: lo < 1/6 < hi, adjacent doubles.
+    let (lo, hi) = (
+        r["bounds"][0].as_f64().unwrap(),
+        r["bounds"][1].as_f64().unwrap(),
+    );
+    assert!(lo < hi && 6.0 * lo <= 1.0 && 6.0 * hi >= 1.0, "{r}");
+    assert_eq!(f64::from_bits(lo.to_bits() + 1), hi);
+    // Outside exact mode there is no "exact" field.
+    let o = augur(&["check", &die, "--prop", "P=? [ F \"six\" ]", "--json"]);
+    assert!(stdout_json(&o)["results"][0].get("exact").is_none());
+}
+
+#[test]
+fn thresholds_are_compared_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "point3.pm", POINT_THREE);
+    let m = m.display().to_string();
+    let out = ok(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ F \"goal\" ]",
+        "--prop",
+        "P>0.3 [ F \"goal\" ]",
+        "--prop",
+        "P>=0.3 [ F \"goal\" ]",
+        "--prop",
+        "P<3/10 [ F \"goal\" ]",
+        "--method",
+        "exact",
+    ]);
+    // 1/10 + 2/10 = 3/10: not above 0.3, at least 0.3, not below 3/10 (PRISM's exact mode).
+    assert!(out.contains("P=? [ F \"goal\" ] = 3/10 ("), "{out}");
+    assert!(out.contains("P>0.3 [ F \"goal\" ] = false"), "{out}");
+    assert!(out.contains("P>=0.3 [ F \"goal\" ] = true"), "{out}");
+    assert!(out.contains("P<3/10 [ F \"goal\" ] = false"), "{out}");
+    // G is the complement: P(G !goal) = 7/10.
+    let out = ok(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ G !\"goal\" ]",
+        "--method",
+        "exact",
+    ]);
+    assert!(out.contains("= 7/10 ("), "{out}");
+}
+
+#[test]
+fn rational_constants_are_exact_in_the_prism_builder() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "coin.pm", COIN).display().to_string();
+    // P(F s=1) = p = 1/3 exactly (not 3333333333333333/10^16, the decimal of its double).
+    let out = ok(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ F s=1 ]",
+        "--const",
+        "p=1/3",
+        "--method",
+        "exact",
+    ]);
+    assert!(out.contains("P=? [ F s=1 ] = 1/3 ("), "{out}");
+    // Bounded operators are computed in doubles, also in exact mode (docs/exact.md):
+    // 1 - (2/3)^3 = 19/27 = 0.7037037037037037 (nearest double).
+    let m = write(dir.path(), "trials.pm", TRIALS).display().to_string();
+    let out = ok(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ F<=3 g=1 ]",
+        "--const",
+        "p=1/3",
+        "--method",
+        "exact",
+    ]);
+    assert!(out.contains("= 0.7037037037037037 ("), "{out}");
+}
+
+#[test]
+fn const_ranges_run_an_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "trials.pm", TRIALS).display().to_string();
+    // P(F<=N g=1) = 1 - (1-p)^N: N=1: p; N=2: 1-(1-p)^2. p = 1/4: 1/4, 7/16; p = 1/2: 1/2, 3/4
+    // (doubles: bounded operators are not exact; these four are exact doubles).
+    let out = ok(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ F<=N g=1 ]",
+        "--const",
+        "N=1:2,p=1/4:1/4:1/2",
+        "--method",
+        "exact",
+    ]);
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows[0], vec!["N", "p", "P=? [ F<=N g=1 ]"], "{out}");
+    assert_eq!(rows[1], vec!["1", "0.25", "0.25"], "{out}");
+    assert_eq!(rows[2], vec!["1", "0.5", "0.5"], "{out}");
+    assert_eq!(rows[3], vec!["2", "0.25", "0.4375"], "{out}");
+    assert_eq!(rows[4], vec!["2", "0.5", "0.75"], "{out}");
+    assert_eq!(rows.len(), 5, "{out}");
+    // Unbounded in exact mode: P(F s=1) = p, printed as the rational.
+    let coin = write(dir.path(), "coin.pm", COIN).display().to_string();
+    let out = ok(&[
+        "check",
+        &coin,
+        "--prop",
+        "P=? [ F s=1 ]",
+        "--const",
+        "p=1/4:1/4:1/2",
+        "--method",
+        "exact",
+    ]);
+    let cells: Vec<&str> = out.split_whitespace().collect();
+    assert!(cells.ends_with(&["0.25", "1/4", "0.5", "1/2"]), "{out}");
+
+    // N=1:2:5 is 1, 3, 5 (PRISM's start:step:end); with p = 1/2: 1/2, 7/8, 31/32; JSON.
+    let o = augur(&[
+        "check",
+        &m,
+        "--prop",
+        "\"reach\": P=? [ F<=N g=1 ]",
+        "--const",
+        "N=1:2:5",
+        "--const",
+        "p=0.5",
+        "--json",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let j = stdout_json(&o);
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["constants"], serde_json::json!(["N"]));
+    let runs = j["runs"].as_array().unwrap();
+    let got: Vec<(i64, f64)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["constants"]["N"].as_i64().unwrap(),
+                r["results"][0]["value"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, vec![(1, 0.5), (3, 0.875), (5, 0.96875)]);
+    assert_eq!(runs[0]["results"][0]["name"], "reach");
+    assert_eq!(runs[0]["model"]["states"], 2);
+}
+
+#[test]
+fn a_bad_range_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "coin.pm", COIN).display().to_string();
+    let err = fail(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ F s=1 ]",
+        "--const",
+        "p=0.5,N=5:1",
+    ]);
+    assert!(err.contains("has no value"), "{err}");
+    assert!(err.contains("--const:1:"), "{err}");
+    assert!(err.contains("^^^"), "{err}");
+    let err = fail(&["check", &m, "--prop", "P=? [ F s=1 ]", "--const", "p=0:0:1"]);
+    assert!(err.contains("step of a range must not be 0"), "{err}");
+}
+
+/// A chain from 0 to 1 with probability `p` (a constant defined by `consts`), else to 2:
+/// P(F s=1) = p.
+fn with_p(consts: &str) -> String {
+    format!(
+        "dtmc
+{consts}
+module m
+  s : [0..2] init 0;
+  [] s=0 -> p : (s'=1) + 1-p : (s'=2);
+  [] s>0 -> true;
+endmodule
+"
+    )
+}
+
+/// `augur check` of `model` (written to a temporary file) with `props`, in exact mode or not;
+/// the output.
+fn check_text(model: &str, props: &[&str], exact: bool) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.pm", model).display().to_string();
+    let mut args = vec!["check".to_string(), m];
+    for p in props {
+        args.push("--prop".into());
+        args.push(p.to_string());
+    }
+    if exact {
+        args.push("--method".into());
+        args.push("exact".into());
+    }
+    ok(&args)
+}
+
+#[test]
+fn literals_are_the_rationals_they_spell() {
+    // PRISM's exact-evaluation case: 1/3 is not 0.333333333333333333333333, so p = 0. In
+    // doubles both round to the same double (1/3 is 1.9e-17 from it, half the spacing there is
+    // 2.8e-17, the literal 3.3e-25 from 1/3), so p = 1/2.
+    let m = with_p("const double p = (1/3 = 0.333333333333333333333333 ? 1/2 : 0);");
+    let out = check_text(&m, &["P=? [ F s=1 ]"], true);
+    assert!(out.contains("P=? [ F s=1 ] = 0 ("), "{out}");
+    let out = check_text(&m, &["P=? [ F s=1 ]"], false);
+    assert!(out.contains("P=? [ F s=1 ] = 0.5"), "{out}");
+
+    // 30 significant digits: the rational written (numerator odd and not a multiple of 5, so
+    // the fraction is in lowest terms).
+    let m = with_p("const double p = 0.123456789012345678901234567891;");
+    let out = check_text(&m, &["P=? [ F s=1 ]"], true);
+    assert!(
+        out.contains("= 123456789012345678901234567891/1000000000000000000000000000000 ("),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_threshold_a_double_rounds_across() {
+    // p = 1/2 + 10^-28: above 1/2 exactly; its double is 0.5, not above 0.5.
+    let m = with_p("const double p = 0.5000000000000000000000000001;");
+    let out = check_text(&m, &["P>1/2 [ F s=1 ]", "P<=0.5 [ F s=1 ]"], true);
+    assert!(out.contains("P>1/2 [ F s=1 ] = true"), "{out}");
+    assert!(out.contains("P<=0.5 [ F s=1 ] = false"), "{out}");
+    let out = check_text(&m, &["P>1/2 [ F s=1 ]"], false);
+    assert!(out.contains("P>1/2 [ F s=1 ] = false"), "{out}");
+}
+
+#[test]
+fn nested_constants_and_guards_are_exact() {
+    // c = 3·(1/10) − 3/10 = 0 exactly, so p = 1/4; in doubles 3·0.1 − 0.3 = 5.55e-17 ≠ 0, p = 1/2.
+    let m = with_p(
+        "const double a = 0.1;
+const double b = 3*a;
+const double c = b - 0.3;
+const double p = c = 0 ? 1/4 : 1/2;",
+    );
+    let out = check_text(&m, &["P=? [ F s=1 ]"], true);
+    assert!(out.contains("P=? [ F s=1 ] = 1/4 ("), "{out}");
+    let out = check_text(&m, &["P=? [ F s=1 ]"], false);
+    assert!(out.contains("P=? [ F s=1 ] = 0.5"), "{out}");
+
+    // A guard over a variable: x·0.1 = 0.3 holds at x = 3 in rationals, not in doubles.
+    let guard = "dtmc
+module m
+  x : [0..3] init 3;
+  s : [0..2] init 0;
+  [] s=0 & x*0.1 = 0.3 -> (s'=1);
+  [] s=0 & !(x*0.1 = 0.3) -> (s'=2);
+  [] s>0 -> true;
+endmodule
+";
+    let out = check_text(guard, &["P=? [ F s=1 ]"], true);
+    assert!(out.contains("P=? [ F s=1 ] = 1 ("), "{out}");
+    let out = check_text(guard, &["P=? [ F s=1 ]"], false);
+    assert!(out.contains("P=? [ F s=1 ] = 0 ("), "{out}");
+}
+
+#[test]
+fn log_has_no_exact_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "log.pm",
+        "dtmc
+module m
+  s : [0..2] init 0;
+  [] s=0 -> log(4,2)/4 : (s'=1) + 1/2 : (s'=2);
+  [] s>0 -> true;
+endmodule
+",
+    )
+    .display()
+    .to_string();
+    let err = fail(&["check", &m, "--prop", "P=? [ F s=1 ]", "--method", "exact"]);
+    assert!(err.contains("no exact rational result"), "{err}");
+    assert!(err.contains(":4:"), "{err}");
+    // Outside exact mode log(4,2)/4 = 1/2.
+    let out = ok(&["check", &m, "--prop", "P=? [ F s=1 ]"]);
+    assert!(out.contains("= 0.5"), "{out}");
+}
