@@ -196,6 +196,7 @@ pub fn reachability_rewards(
         &positive,
         &candidates,
         rewards,
+        None,
         opts,
     )
 }
@@ -215,6 +216,19 @@ pub fn total_rewards(
     transpose: &Matrix,
     exact: Option<&[BigRational]>,
     rewards: &[f64],
+    opts: &SolveOptions,
+) -> Result<Solution> {
+    total_rewards_within(matrix, transpose, exact, rewards, None, opts)
+}
+
+/// [`total_rewards`] with an optional upper bound on every value that the caller knows
+/// (interval iteration starts its upper sequence there instead of deriving one).
+fn total_rewards_within(
+    matrix: &Matrix,
+    transpose: &Matrix,
+    exact: Option<&[BigRational]>,
+    rewards: &[f64],
+    upper: Option<f64>,
     opts: &SolveOptions,
 ) -> Result<Solution> {
     check_dims(matrix, transpose, &[])?;
@@ -258,6 +272,7 @@ pub fn total_rewards(
         &positive,
         &candidates,
         rewards,
+        upper,
         opts,
     )
 }
@@ -306,7 +321,12 @@ pub fn discounted_total_rewards(
     let transpose = graph::transpose(&stopping);
     let mut r = rewards.to_vec();
     r.push(0.0);
-    let mut solution = total_rewards(&stopping, &transpose, None, &r, opts)?;
+    // Every value is at most max r · (1 + d + d² + …) = max r / (1 − d); the margin covers
+    // the rounding of the division (a few ulps), so the bound stays an upper bound.
+    let max_r = rewards.iter().copied().fold(0.0, f64::max);
+    let upper = (max_r / stop) * (1.0 + 8.0 * f64::EPSILON);
+    let upper = upper.is_finite().then_some(upper);
+    let mut solution = total_rewards_within(&stopping, &transpose, None, &r, upper, opts)?;
     solution.values.truncate(n);
     if let Some((lo, hi)) = &mut solution.bounds {
         lo.truncate(n);
@@ -327,6 +347,7 @@ fn solve_earning(
     positive: &StateSet,
     candidates: &StateSet,
     rewards: &[f64],
+    upper: Option<f64>,
     opts: &SolveOptions,
 ) -> Result<Solution> {
     let earning = backward_within(transpose, positive, candidates);
@@ -340,7 +361,7 @@ fn solve_earning(
         known: &known,
         known_exact: None,
         lower: 0.0,
-        upper: None,
+        upper,
     };
     let solved = linear::solve(&problem, opts)?;
     let unknowns = problem.unknowns;

@@ -5,7 +5,7 @@
 use augur_dtmc::{Matrix, StateSet};
 use augur_solver::{
     absorbing_analysis, discounted_total_rewards, graph, long_run_average, reachability_rewards,
-    sweep, total_rewards, until_probabilities, Method, Solution, SolveOptions,
+    sweep, total_rewards, until_probabilities, Method, Solution, SolveOptions, SolverError,
 };
 use proptest::prelude::*;
 use sprs::TriMatI;
@@ -586,7 +586,23 @@ fn discounted_totals_by_the_stopping_chain() {
             Method::Topological,
             Method::Exact,
         ] {
-            let sol = discounted_total_rewards(&m, &r, d, &opts(method, 1e-9)).unwrap();
+            let result = discounted_total_rewards(&m, &r, d, &opts(method, 1e-9));
+            // Interval iteration contracts by d per sweep on this cycle: for d = 0.999999 it
+            // needs about 2·10⁷ sweeps, more than its iteration limit, and must then refuse
+            // (with a finite last difference: the upper sequence starts at max r / (1 − d)),
+            // never answer wrongly. Auto and exact answer every discount.
+            let sol = match result {
+                Err(SolverError::NotConverged { difference, .. })
+                    if d > 0.99 && matches!(method, Method::Interval | Method::Topological) =>
+                {
+                    assert!(
+                        difference.is_finite(),
+                        "{method:?}: difference {difference}"
+                    );
+                    continue;
+                }
+                other => other.unwrap(),
+            };
             assert_eq!(sol.values.len(), 3);
             assert_close(sol.values[0], v0, 1e-7, "v0");
             assert_close(sol.values[1], v1, 1e-7, "v1");
