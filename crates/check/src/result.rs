@@ -16,13 +16,17 @@ pub enum Scalar {
 }
 
 impl fmt::Display for Scalar {
-    /// `true`/`false`, `inf`/`-inf`, or Rust's shortest round-trip form of the number.
+    /// `true`/`false`, `inf`/`-inf`, or the shortest round-trip form of the number, with an
+    /// exponent when it is very large or very small (`1e308`, `2.5e-10`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Scalar::Bool(b) => write!(f, "{b}"),
             Scalar::Num(x) if x == f64::INFINITY => f.write_str("inf"),
             Scalar::Num(x) if x == f64::NEG_INFINITY => f.write_str("-inf"),
-            Scalar::Num(x) => write!(f, "{x}"),
+            // Rust's `{x}` never uses an exponent (1e308 would print 309 digits, 1e-300 three
+            // hundred zeros); `{x:?}` does, but writes 1 as `1.0`. Both are shortest round-trip.
+            Scalar::Num(x) if x == 0.0 || (1e-5..1e16).contains(&x.abs()) => write!(f, "{x}"),
+            Scalar::Num(x) => write!(f, "{x:?}"),
         }
     }
 }
@@ -401,4 +405,30 @@ fn decimal(q: &BigRational) -> String {
         debug_assert!(terminating.is_none_or(|t| digits <= t));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Scalar;
+
+    #[test]
+    fn numbers_print_in_the_shortest_form_that_reads_back() {
+        for (x, text) in [
+            (1.0, "1"),
+            (0.4539288013, "0.4539288013"),
+            (0.0, "0"),
+            (1e308, "1e308"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (2.5e-10, "2.5e-10"),
+            (-1e-300, "-1e-300"),
+            (1e15, "1000000000000000"),
+            (f64::INFINITY, "inf"),
+        ] {
+            let shown = Scalar::Num(x).to_string();
+            assert_eq!(shown, text);
+            if x.is_finite() {
+                assert_eq!(shown.parse::<f64>().unwrap(), x);
+            }
+        }
+    }
 }

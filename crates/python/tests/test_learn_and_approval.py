@@ -135,15 +135,21 @@ def test_approve_and_deny_a_paused_action():
     if d2.action is augur.Action.PAUSE:
         before = s.state
         assert s.deny(d2.pause_id) is False and s.state == before
-    # A later gate supersedes a pending pause; allowed actions carry no pause id.
+    # A later gate supersedes a pending pause (its id can no longer be answered); under this
+    # policy the later gate pauses too, with a new id.
     t = augur.Monitor.default().session(policy_text=PAUSE_AT_02)
     p = t.gate("read_file", ENV)
-    a = t.gate("get_current_day", {})
-    assert a.pause_id is None and t.pending_pause is None
+    q = t.gate("get_current_day", {})
+    assert q.action is augur.Action.PAUSE and q.pause_id == "pause-2"
+    assert t.pending_pause == ("pause-2", "get_current_day")
     with pytest.raises(augur.ParameterError):
         t.deny(p.pause_id)
     with pytest.raises(augur.ParameterError):
         t.approve("pause-made-up")
+    # Allowed actions carry no pause id and leave nothing pending.
+    u = augur.Monitor.default().session()
+    a = u.gate("get_current_day", {})
+    assert a.action is augur.Action.ALLOW and a.pause_id is None and u.pending_pause is None
 
 
 def test_approval_matches_the_mcp_server(tmp_path):
