@@ -410,3 +410,34 @@ endmodule
     let out = ok(&["check", &m, "--prop", "P=? [ F s=1 ]"]);
     assert!(out.contains("= 0.5"), "{out}");
 }
+
+#[test]
+fn a_discounted_reward_claims_no_rational() {
+    // The two-cycle 0 ⇄ 1 with reward 1 in state 0: v0 = 1/(1 − d²) (by hand). The discount
+    // reaches the solver as a double (0.999999 is not 999999/10⁶), so exact mode must not
+    // print a fraction as if it were the exact value: with d = 999999/10⁶ exactly the answer
+    // is 10¹²/1999999 = 500000.25000012500…, while the rational of the doubles' chain differs
+    // from it in the sixth significant digit.
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "cycle.pm",
+        "dtmc\nmodule m\n  s : [0..1] init 0;\n  [] s=0 -> (s'=1);\n  [] s=1 -> (s'=0);\nendmodule\nrewards s=0 : 1; endrewards\n",
+    );
+    let o = augur(&[
+        "check",
+        m.to_str().unwrap(),
+        "--prop",
+        "R=? [ C{discount=0.999999} ]",
+        "--method",
+        "exact",
+        "--json",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let json = stdout_json(&o);
+    let r = &json["results"][0];
+    assert!(r.get("exact").is_none_or(|e| e.is_null()), "{r}");
+    let v = r["value"].as_f64().unwrap();
+    let exact = 1e12 / 1_999_999.0;
+    assert!((v - exact).abs() / exact < 1e-4, "{v} vs {exact}");
+}

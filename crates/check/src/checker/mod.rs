@@ -918,7 +918,13 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
-        Ok(augur_solver::discounted_total_rewards(matrix, r, d, &o)?.into())
+        let mut values: NumValues =
+            augur_solver::discounted_total_rewards(matrix, r, d, &o)?.into();
+        // The stopping chain's probabilities d·p and 1 − d are doubles: an exact elimination
+        // of it is exact for that chain, not for the discount as written (0.999999 is not
+        // 999999/10⁶ as a double), so no rational is claimed (docs/exact.md).
+        values.exact = None;
+        Ok(values)
     }
 
     fn reach_rewards(&mut self, target: &StateSet, r: &[f64]) -> Result<NumValues> {
