@@ -290,7 +290,7 @@ impl Scope<'_> {
                     })
                 }
                 (a, b) => {
-                    let sym = op_symbol(op);
+                    let sym = op.symbol();
                     let a = to_real(a).map_err(|t| type_err_ty(sym, "numeric", t))?;
                     let b = to_real(b).map_err(|t| type_err_ty(sym, "numeric", t))?;
                     let (a, b) = (Box::new(a), Box::new(b));
@@ -336,7 +336,7 @@ impl Scope<'_> {
                         _ => fold_b(BoolExpr::CmpI(cmp, Box::new(a), Box::new(b))),
                     },
                     (a, b) => {
-                        let sym = op_symbol(op);
+                        let sym = op.symbol();
                         let a = to_real(a).map_err(|t| type_err_ty(sym, "numeric", t))?;
                         let b = to_real(b).map_err(|t| type_err_ty(sym, "numeric", t))?;
                         // Exact mode: reals compare as the rationals they are
@@ -349,7 +349,7 @@ impl Scope<'_> {
                 }
             }
             And | Or | Implies | Iff => {
-                let sym = op_symbol(op);
+                let sym = op.symbol();
                 let a = match a {
                     TypedExpr::Bool(a) => a,
                     t => return Err(type_err(&format!("operand of `{sym}`"), "boolean", &t)),
@@ -369,7 +369,7 @@ impl Scope<'_> {
     }
 
     fn call(&self, f: Func, args: Vec<TypedExpr>) -> CompileResult<TypedExpr> {
-        let name = func_name(f);
+        let name = f.name();
         let arity = |n: usize| -> CompileResult<()> {
             if args.len() == n {
                 Ok(())
@@ -677,82 +677,6 @@ fn type_err_ty(what: &str, expected: &str, found: Type) -> CompileError {
         "type error: {what} must be {expected}, found {}",
         type_name(found)
     ))
-}
-
-fn op_symbol(op: BinaryOp) -> &'static str {
-    use BinaryOp::*;
-    match op {
-        Add => "+",
-        Sub => "-",
-        Mul => "*",
-        Div => "/",
-        Eq => "=",
-        Ne => "!=",
-        Lt => "<",
-        Le => "<=",
-        Gt => ">",
-        Ge => ">=",
-        And => "&",
-        Or => "|",
-        Implies => "=>",
-        Iff => "<=>",
-    }
-}
-
-fn func_name(f: Func) -> &'static str {
-    match f {
-        Func::Min => "min",
-        Func::Max => "max",
-        Func::Floor => "floor",
-        Func::Ceil => "ceil",
-        Func::Round => "round",
-        Func::Pow => "pow",
-        Func::Mod => "mod",
-        Func::Log => "log",
-    }
-}
-
-/// Free identifiers of an expression (in order of first occurrence).
-pub fn identifiers(e: &Expr, out: &mut Vec<String>) {
-    match e {
-        Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => {}
-        Expr::Ident(n) => {
-            if !out.contains(n) {
-                out.push(n.clone());
-            }
-        }
-        Expr::Unary(_, a) => identifiers(a, out),
-        Expr::Binary(_, a, b) => {
-            identifiers(a, out);
-            identifiers(b, out);
-        }
-        Expr::Ite(c, a, b) => {
-            identifiers(c, out);
-            identifiers(a, out);
-            identifiers(b, out);
-        }
-        Expr::Call(_, args) => args.iter().for_each(|a| identifiers(a, out)),
-    }
-}
-
-/// Replaces identifiers by `f(name)` where it returns `Some`.
-pub fn substitute(e: &Expr, f: &dyn Fn(&str) -> Option<Expr>) -> Expr {
-    match e {
-        Expr::Ident(n) => f(n).unwrap_or_else(|| e.clone()),
-        Expr::Int(_) | Expr::Double(_) | Expr::Decimal(..) | Expr::Bool(_) => e.clone(),
-        Expr::Unary(op, a) => Expr::Unary(*op, Box::new(substitute(a, f))),
-        Expr::Binary(op, a, b) => {
-            Expr::Binary(*op, Box::new(substitute(a, f)), Box::new(substitute(b, f)))
-        }
-        Expr::Ite(c, a, b) => Expr::Ite(
-            Box::new(substitute(c, f)),
-            Box::new(substitute(a, f)),
-            Box::new(substitute(b, f)),
-        ),
-        Expr::Call(func, args) => {
-            Expr::Call(*func, args.iter().map(|a| substitute(a, f)).collect())
-        }
-    }
 }
 
 #[cfg(test)]

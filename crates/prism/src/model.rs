@@ -2,7 +2,7 @@
 //! properties use the model's constants, formulas and labels.
 
 use crate::ast::{ModelAst, ModelSpan};
-use crate::compile::{identifiers, substitute, type_name, CompileError, ConstValue, Scope};
+use crate::compile::{type_name, CompileError, ConstValue, Scope};
 use crate::error::{PrismError, Result};
 use augur_expr::{ConstDecl, Expr, Type, Value};
 use num_rational::BigRational;
@@ -107,7 +107,7 @@ impl PrismModel {
         }
         impl Expander<'_> {
             fn expand(&self, e: &Expr) -> Expr {
-                substitute(e, &|n| {
+                e.substitute(|n| {
                     let body = self.map.get(n)?;
                     if let Some(x) = self.done.borrow().get(n) {
                         return Some(x.clone());
@@ -292,9 +292,7 @@ impl PrismModel {
                 ),
             })?
         } else if let Some(e) = &c.decl.value {
-            let mut deps = Vec::new();
-            identifiers(e, &mut deps);
-            for d in &deps {
+            for d in &e.idents() {
                 if let Some(&j) = index.get(d.as_str()) {
                     self.visit_const(j, index, state, values, order, given, exact)?;
                 }

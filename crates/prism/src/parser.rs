@@ -882,7 +882,7 @@ fn rename(
     formulas: &FxHashMap<String, Expr>,
     depth: usize,
 ) -> Expr {
-    crate::compile::substitute(e, &|n| {
+    e.substitute(|n| {
         if let Some(new) = map.get(n) {
             return Some(Expr::Ident(new.clone()));
         }

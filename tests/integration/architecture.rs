@@ -1,0 +1,96 @@
+//! ARCHITECTURE.md's dependency table says which workspace crates each crate uses; this test
+//! reads every `Cargo.toml` and compares, so that the table cannot drift from the code (a
+//! review found the crate graph missing edges).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+/// The `augur-*` names in the `[dependencies]` section of a manifest (dev-dependencies and
+/// build-dependencies are other sections).
+fn workspace_dependencies(manifest: &Path) -> BTreeSet<String> {
+    let text = fs::read_to_string(manifest).expect("reading a Cargo.toml");
+    let mut in_deps = false;
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]";
+        } else if in_deps && line.starts_with("augur-") {
+            let name = line
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .next()
+                .unwrap_or_default();
+            out.insert(name.to_string());
+        }
+    }
+    out
+}
+
+/// The package name of a manifest (`name = "augur-check"`).
+fn package_name(manifest: &Path) -> String {
+    let text = fs::read_to_string(manifest).expect("reading a Cargo.toml");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("name ="))
+        .expect("a package name");
+    line.split('"').nth(1).expect("a quoted name").to_string()
+}
+
+/// The table's rows: `| \`augur-x\` | \`augur-a\`, \`augur-b\` |` → x → {a, b}.
+fn documented() -> BTreeMap<String, BTreeSet<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = fs::read_to_string(root.join("ARCHITECTURE.md")).expect("reading ARCHITECTURE.md");
+    let mut rows = BTreeMap::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        if line.starts_with("| crate | uses") {
+            in_table = true;
+            continue;
+        }
+        if !in_table || line.starts_with("|---") {
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("| `") else {
+            if rows.is_empty() {
+                continue;
+            }
+            break;
+        };
+        let (name, uses) = rest.split_once("` |").expect("a row `| `crate` | uses |`");
+        let name = name
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let uses = uses
+            .split('`')
+            .filter(|w| w.starts_with("augur-"))
+            .map(str::to_string)
+            .collect();
+        rows.insert(name, uses);
+    }
+    rows
+}
+
+#[test]
+fn the_dependency_table_matches_the_manifests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut actual = BTreeMap::new();
+    actual.insert(
+        package_name(&root.join("Cargo.toml")),
+        workspace_dependencies(&root.join("Cargo.toml")),
+    );
+    for entry in fs::read_dir(root.join("crates")).expect("crates/") {
+        let manifest = entry.expect("a crate folder").path().join("Cargo.toml");
+        if manifest.exists() {
+            actual.insert(package_name(&manifest), workspace_dependencies(&manifest));
+        }
+    }
+    assert!(actual.len() > 10, "{actual:?}");
+    assert_eq!(
+        documented(),
+        actual,
+        "ARCHITECTURE.md's dependency table differs from the Cargo.toml files"
+    );
+}
