@@ -116,8 +116,11 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 ///   `{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error: ..."}}`;
 /// - longer than [`MAX_LINE`]: `-32600` (Invalid Request), `"id": null`, the line skipped;
 /// - blank: skipped;
-/// - JSON: forwarded to rmcp, which answers a value of the wrong shape (`[]`, `{"foo": 1}`, a
-///   request without `method`) with `-32600` (Invalid Request) and otherwise serves it.
+/// - a request (a `method`, an integer or string `id`) that rmcp cannot read, e.g. `params` not
+///   an object: `-32600` with its id (rmcp would answer without the id);
+/// - other JSON: forwarded to rmcp, which answers a value of the wrong shape (`[]`,
+///   `{"foo": 1}`, a request without `method`) with `-32600` (Invalid Request) and otherwise
+///   serves it.
 ///
 /// All output goes through one writer task, line by line, so the filter's answers and rmcp's
 /// never interleave within a line. rmcp's error answers without an `id` (the form of MCP
@@ -197,12 +200,15 @@ async fn filter_input<R: AsyncRead + Unpin>(
             )),
             Line::Complete => match classify(&line) {
                 Classified::Blank => None,
-                Classified::Json(body) => {
-                    to_rmcp.write_all(body).await?;
-                    to_rmcp.write_all(b"\n").await?;
-                    to_rmcp.flush().await?;
-                    None
-                }
+                Classified::Json(body) => match request_error(body) {
+                    Some(answer) => Some(answer),
+                    None => {
+                        to_rmcp.write_all(body).await?;
+                        to_rmcp.write_all(b"\n").await?;
+                        to_rmcp.flush().await?;
+                        None
+                    }
+                },
                 Classified::NotJson(why) => {
                     Some(error_line(-32700, &format!("Parse error: {why}")))
                 }
@@ -245,9 +251,34 @@ fn classify(line: &[u8]) -> Classified<'_> {
     }
 }
 
+/// The answer to a well-formed JSON line that is a request (a `method` and an integer or
+/// string `id`) but not one rmcp reads (e.g. `params` not an object): -32600 with the request's
+/// id. rmcp would answer it without the id, leaving the client waiting for its answer forever.
+/// Everything else goes on to rmcp (`None`): valid messages; notifications (never answered);
+/// and values without a usable id, which rmcp answers with -32600.
+fn request_error(body: &[u8]) -> Option<Vec<u8>> {
+    let e = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).err()?;
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    v.get("method")?.as_str()?;
+    let id = v.get("id")?;
+    if !(id.is_string() || id.is_i64()) {
+        return None;
+    }
+    Some(error_line_with_id(
+        -32600,
+        &format!("Invalid Request: {e}"),
+        id.clone(),
+    ))
+}
+
 /// A JSON-RPC error response without a request id (`"id": null`), as a line.
 fn error_line(code: i64, message: &str) -> Vec<u8> {
-    let v = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    error_line_with_id(code, message, serde_json::Value::Null)
+}
+
+/// A JSON-RPC error response, as a line.
+fn error_line_with_id(code: i64, message: &str, id: serde_json::Value) -> Vec<u8> {
+    let v = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     let mut line = serde_json::to_vec(&v).expect("a JSON value serialises");
     line.push(b'\n');
     line
@@ -339,6 +370,42 @@ mod tests {
         }
         let deep = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
         assert!(matches!(classify(deep.as_bytes()), Classified::NotJson(_)));
+    }
+
+    #[test]
+    fn requests_rmcp_cannot_read_are_answered_with_their_id() {
+        let answer = |line: &str| {
+            request_error(line.as_bytes())
+                .map(|a| serde_json::from_slice::<serde_json::Value>(&a).unwrap())
+        };
+        for (line, id) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"not an object"}"#,
+                serde_json::json!(1),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"x","method":"tools/list","params":7}"#,
+                serde_json::json!("x"),
+            ),
+        ] {
+            let a = answer(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(
+                (&a["id"], &a["error"]["code"]),
+                (&id, &serde_json::json!(-32600)),
+                "{a}"
+            );
+        }
+        // Valid messages, notifications and values without a usable id go on to rmcp.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/whatever","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":9}"#,
+            "[]",
+        ] {
+            assert_eq!(answer(line), None, "{line}");
+        }
     }
 
     #[test]

@@ -132,6 +132,29 @@ fn malformed_lines_are_answered_and_the_server_keeps_serving() {
             id += 1;
         }
 
+        // A request rmcp cannot read (params not an object): -32600 with the request's id, so
+        // the client is not left waiting; then still serving.
+        for (bad, bad_id) in [
+            (json!({"jsonrpc": "2.0", "id": 1000, "method": "tools/call", "params": "not an object"}), json!(1000)),
+            (json!({"jsonrpc": "2.0", "id": "s-1", "method": "tools/list", "params": 7}), json!("s-1")),
+        ] {
+            c.send(bad.to_string().as_bytes()).await;
+            let v = c.recv().await;
+            assert_eq!((&v["id"], &v["error"]["code"]), (&bad_id, &json!(-32600)), "{v}");
+            assert_eq!(c.gate(id).await["id"], id);
+            id += 1;
+        }
+        // Arguments that are not an object: an error with the request's id.
+        c.send(br#"{"jsonrpc": "2.0", "id": "s-2", "method": "tools/call", "params": {"name": "gate", "arguments": [1, 2]}}"#)
+            .await;
+        let v = c.recv().await;
+        assert!(v["id"] == "s-2" && v["error"]["code"].is_i64(), "{v}");
+        // An unknown method: -32601 with its id.
+        c.send(br#"{"jsonrpc": "2.0", "id": 2000, "method": "no/such/method", "params": {}}"#)
+            .await;
+        let v = c.recv().await;
+        assert_eq!((&v["id"], &v["error"]["code"]), (&json!(2000), &json!(-32601)), "{v}");
+
         // The input ends: the server stops cleanly.
         drop(c);
         tokio::time::timeout(Duration::from_secs(30), served)

@@ -225,10 +225,11 @@ def test_malformed_json_rpc_is_answered_and_the_server_keeps_serving():
         m = r.recv()
         assert _invalid_request(m), (bad, m)
         still_serving()
-    # Well-formed requests the server cannot serve: answered with their id.
+    # Well-formed requests the server cannot serve: answered with their id, so the client is
+    # not left waiting (params that are not an object: Invalid Request).
     r.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": "not an object"})
     m = r.recv()
-    assert m["id"] == 1 and "error" in m, m
+    assert m["id"] == 1 and m["error"]["code"] == -32600, m
     r.send({"jsonrpc": "2.0", "id": 2, "method": "no/such/method", "params": {}})
     m = r.recv()
     assert m["id"] == 2 and m["error"]["code"] == -32601, m
