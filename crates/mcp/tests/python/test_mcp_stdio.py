@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -164,6 +166,16 @@ class Raw:
             [AUGUR, "mcp", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, cwd=REPO, bufsize=1,
         )
+        # Lines are read on a thread, so that an answer the server never sends fails the test
+        # after a timeout instead of hanging it.
+        self.lines: queue.Queue = queue.Queue()
+
+        def read():
+            for line in self.p.stdout:
+                self.lines.put(line)
+            self.lines.put("")
+
+        threading.Thread(target=read, daemon=True).start()
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
         assert "result" in self.recv()
@@ -173,8 +185,11 @@ class Raw:
         self.p.stdin.write((msg if isinstance(msg, str) else json.dumps(msg)) + "\n")
         self.p.stdin.flush()
 
-    def recv(self):
-        line = self.p.stdout.readline()
+    def recv(self, timeout=60):
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no answer from the server within {timeout} s") from None
         assert line, "the server closed its output"
         return json.loads(line)
 
