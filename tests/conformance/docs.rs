@@ -1,5 +1,5 @@
-//! The documents as tests: every command block of `README.md`, `models/README.md` and
-//! `models/learning.md` is run, and its output compared with what the document shows, so the
+//! The documents as tests: every command block of `README.md`, `models/README.md`,
+//! `models/learning.md` and `docs/monitor.md` is run, and its output compared with what the document shows, so the
 //! documents cannot drift from the program.
 //!
 //! A command block is a fenced block of language `console` (or `sh`): lines starting with `$ `
@@ -31,7 +31,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The documents whose commands are tested.
-pub const DOCUMENTS: &[&str] = &["README.md", "models/README.md", "models/learning.md"];
+pub const DOCUMENTS: &[&str] = &[
+    "README.md",
+    "models/README.md",
+    "models/learning.md",
+    "docs/monitor.md",
+];
 
 /// How a block is treated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,7 +17,7 @@
 //!   `cargo test --release --test conformance -- --include-ignored`.
 //!
 //! - `docs::FILE` — the documents as tests (see `docs.rs`): the command blocks of README.md,
-//!   models/README.md and models/learning.md run as written, their output compared with the
+//!   models/README.md, models/learning.md and docs/monitor.md run as written, their output compared with the
 //!   document; `docs::FILE:LINE` for a block that needs external data (its error must say
 //!   where the data comes from) or is not run (ignored, with the reason).
 //!

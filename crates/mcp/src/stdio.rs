@@ -1,5 +1,6 @@
 //! The rmcp glue: a [`ServerHandler`] that lists [`Server::tools`] and forwards `tools/call`
-//! to [`Server::call`] on a blocking thread, served over stdin/stdout.
+//! to [`Server::call`] on a blocking thread, served over stdin/stdout behind a line filter
+//! that answers what rmcp would drop ([`serve`]).
 
 use crate::server::{CallError, Server};
 use rmcp::model::{
@@ -9,6 +10,10 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use std::sync::Arc;
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
+};
+use tokio::sync::mpsc;
 
 /// What the server tells a client at initialisation (clients show it to the model).
 pub const INSTRUCTIONS: &str = "Augur runtime monitor. Before EVERY tool call, call `gate` with your session id, the tool's name and its exact arguments, and obey the verdict: allow -> proceed; warn -> proceed carefully; pause -> do not call the tool, stop and ask the user; block -> do not call the tool. `check`, `horizon` and `pac` run the probabilistic model checker.";
@@ -91,19 +96,361 @@ impl ServerHandler for Handler {
     }
 }
 
-/// Serves `server` over stdin/stdout until the client closes stdin.
+/// Serves `server` over stdin/stdout until the client closes stdin (see [`serve`]).
 pub fn serve_stdio(server: Server) -> std::io::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(8)
         .build()?;
-    rt.block_on(async move {
-        let handler = Handler::new(Arc::new(server));
+    rt.block_on(serve(server, tokio::io::stdin(), tokio::io::stdout()))
+}
+
+/// The longest message line accepted (rmcp's own limit for stdio, 16 MiB).
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// Serves `server` over newline-delimited JSON-RPC on `input` / `output` until `input` ends.
+///
+/// A line filter sits between `input` and rmcp's transport, because rmcp drops a line that is
+/// not JSON without an answer. Here every line is answered or forwarded:
+/// - not JSON (or not UTF-8, or nested deeper than serde_json's limit): JSON-RPC 2.0's
+///   `{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error: ..."}}`;
+/// - longer than [`MAX_LINE`]: `-32600` (Invalid Request), `"id": null`, the line skipped;
+/// - blank: skipped;
+/// - a request (a `method`, an integer or string `id`) that rmcp cannot read, e.g. `params` not
+///   an object: `-32600` with its id (rmcp would answer without the id);
+/// - other JSON: forwarded to rmcp, which answers a value of the wrong shape (`[]`,
+///   `{"foo": 1}`, a request without `method`) with `-32600` (Invalid Request) and otherwise
+///   serves it.
+///
+/// All output goes through one writer task, line by line, so the filter's answers and rmcp's
+/// never interleave within a line. rmcp's error answers without an `id` (the form of MCP
+/// 2026-07-28) get `"id": null`, which JSON-RPC 2.0 requires and every MCP version accepts.
+pub async fn serve<R, W>(server: Server, input: R, output: W) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (lines, mut outgoing) = mpsc::channel::<Vec<u8>>(64);
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        while let Some(line) = outgoing.recv().await {
+            output.write_all(&line).await?;
+            output.flush().await?;
+        }
+        Ok::<(), std::io::Error>(())
+    });
+    let (to_rmcp, rmcp_in) = tokio::io::duplex(64 * 1024);
+    let (rmcp_out, from_rmcp) = tokio::io::duplex(64 * 1024);
+    let answers = lines.clone();
+    let pump = tokio::spawn(async move {
+        let mut from_rmcp = BufReader::new(from_rmcp);
+        loop {
+            let mut line = Vec::new();
+            if from_rmcp.read_until(b'\n', &mut line).await? == 0 {
+                return Ok::<(), std::io::Error>(());
+            }
+            if !line.ends_with(b"\n") {
+                line.push(b'\n');
+            }
+            if answers.send(with_null_id(line)).await.is_err() {
+                return Ok(());
+            }
+        }
+    });
+    let filter = tokio::spawn(filter_input(input, to_rmcp, lines));
+
+    let handler = Handler::new(Arc::new(server));
+    let served = async {
         let running = handler
-            .serve(rmcp::transport::stdio())
+            .serve((rmcp_in, rmcp_out))
             .await
             .map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
-        Ok(())
-    })
+        Ok::<(), std::io::Error>(())
+    }
+    .await;
+    // rmcp has stopped (normally because the input ended): its output is closed, so the pump
+    // ends; the filter is stopped if rmcp ended for another reason; then the writer drains.
+    filter.abort();
+    let filtered = match filter.await {
+        Ok(r) => r,
+        Err(e) if e.is_cancelled() => Ok(()),
+        Err(e) => Err(std::io::Error::other(e)),
+    };
+    let pumped = pump.await.map_err(std::io::Error::other)?;
+    let written = writer.await.map_err(std::io::Error::other)?;
+    served.and(filtered).and(pumped).and(written)
+}
+
+/// Reads `input` line by line: JSON lines go on to rmcp, the others are answered on `answers`.
+async fn filter_input<R: AsyncRead + Unpin>(
+    input: R,
+    mut to_rmcp: DuplexStream,
+    answers: mpsc::Sender<Vec<u8>>,
+) -> std::io::Result<()> {
+    let mut input = BufReader::new(input);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let answer = match read_line(&mut input, &mut line, MAX_LINE).await? {
+            Line::Eof => break,
+            Line::Oversized => Some(error_line(
+                -32600,
+                &format!("Invalid Request: a message line longer than {MAX_LINE} bytes"),
+            )),
+            Line::Complete => match classify(&line) {
+                Classified::Blank => None,
+                Classified::Json(body) => match request_error(body) {
+                    Some(answer) => Some(answer),
+                    None => {
+                        to_rmcp.write_all(body).await?;
+                        to_rmcp.write_all(b"\n").await?;
+                        to_rmcp.flush().await?;
+                        None
+                    }
+                },
+                Classified::NotJson(why) => {
+                    Some(error_line(-32700, &format!("Parse error: {why}")))
+                }
+            },
+        };
+        if let Some(answer) = answer {
+            if answers.send(answer).await.is_err() {
+                break;
+            }
+        }
+    }
+    to_rmcp.shutdown().await
+}
+
+/// What one input line is.
+#[derive(Debug, PartialEq, Eq)]
+enum Classified<'a> {
+    /// Empty or white space only: skipped.
+    Blank,
+    /// Well-formed JSON (the line without its end of line and byte-order mark).
+    Json(&'a [u8]),
+    /// Not JSON, with serde_json's reason.
+    NotJson(String),
+}
+
+fn classify(line: &[u8]) -> Classified<'_> {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Classified::Blank;
+    }
+    let text = match std::str::from_utf8(line) {
+        Ok(t) => t,
+        Err(e) => return Classified::NotJson(format!("the line is not UTF-8 ({e})")),
+    };
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(_) => Classified::Json(line),
+        Err(e) => Classified::NotJson(e.to_string()),
+    }
+}
+
+/// The answer to a well-formed JSON line that is a request (a `method` and an integer or
+/// string `id`) but not one rmcp reads (e.g. `params` not an object): -32600 with the request's
+/// id. rmcp would answer it without the id, leaving the client waiting for its answer forever.
+/// Everything else goes on to rmcp (`None`): valid messages; notifications (never answered);
+/// and values without a usable id, which rmcp answers with -32600.
+fn request_error(body: &[u8]) -> Option<Vec<u8>> {
+    let e = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).err()?;
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    v.get("method")?.as_str()?;
+    let id = v.get("id")?;
+    if !(id.is_string() || id.is_i64()) {
+        return None;
+    }
+    Some(error_line_with_id(
+        -32600,
+        &format!("Invalid Request: {e}"),
+        id.clone(),
+    ))
+}
+
+/// A JSON-RPC error response without a request id (`"id": null`), as a line.
+fn error_line(code: i64, message: &str) -> Vec<u8> {
+    error_line_with_id(code, message, serde_json::Value::Null)
+}
+
+/// A JSON-RPC error response, as a line.
+fn error_line_with_id(code: i64, message: &str, id: serde_json::Value) -> Vec<u8> {
+    let v = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    let mut line = serde_json::to_vec(&v).expect("a JSON value serialises");
+    line.push(b'\n');
+    line
+}
+
+/// rmcp writes an error it cannot correlate as `{"jsonrpc":"2.0","error":...}` (id omitted,
+/// MCP 2026-07-28); JSON-RPC 2.0 requires `"id": null` there.
+fn with_null_id(line: Vec<u8>) -> Vec<u8> {
+    const NO_ID: &[u8] = b"{\"jsonrpc\":\"2.0\",\"error\":";
+    match line.strip_prefix(NO_ID) {
+        Some(rest) => {
+            let mut out = b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":".to_vec();
+            out.extend_from_slice(rest);
+            out
+        }
+        None => line,
+    }
+}
+
+/// The outcome of reading one line.
+enum Line {
+    /// A line (with its `\n`, except a last line without one) is in the buffer.
+    Complete,
+    /// The line was longer than the limit; it has been skipped up to its end.
+    Oversized,
+    /// The input ended.
+    Eof,
+}
+
+/// Reads one line into `buf` without letting it grow past `max` bytes.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    let mut oversized = false;
+    loop {
+        let available = input.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if oversized {
+                Line::Oversized
+            } else if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Complete
+            });
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let take = newline.map_or(available.len(), |i| i + 1);
+        if !oversized && buf.len() + take > max {
+            oversized = true;
+            buf.clear();
+            buf.shrink_to(64 * 1024);
+        }
+        if !oversized {
+            buf.extend_from_slice(&available[..take]);
+        }
+        input.consume(take);
+        if newline.is_some() {
+            return Ok(if oversized {
+                Line::Oversized
+            } else {
+                Line::Complete
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_classified() {
+        assert_eq!(classify(b"\n"), Classified::Blank);
+        assert_eq!(classify(b"  \r\n"), Classified::Blank);
+        assert_eq!(classify(b"[]\n"), Classified::Json(b"[]"));
+        assert_eq!(
+            classify(b"\xEF\xBB\xBF{\"a\":1}\r\n"),
+            Classified::Json(b"{\"a\":1}")
+        );
+        for bad in [
+            &b"{this is not json\n"[..],
+            b"{\"a\":1} {\"b\":2}\n",
+            b"\"\xFF\"\n",
+            b"{\"a\":\n",
+        ] {
+            assert!(matches!(classify(bad), Classified::NotJson(_)), "{bad:?}");
+        }
+        let deep = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
+        assert!(matches!(classify(deep.as_bytes()), Classified::NotJson(_)));
+    }
+
+    #[test]
+    fn requests_rmcp_cannot_read_are_answered_with_their_id() {
+        let answer = |line: &str| {
+            request_error(line.as_bytes())
+                .map(|a| serde_json::from_slice::<serde_json::Value>(&a).unwrap())
+        };
+        for (line, id) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"not an object"}"#,
+                serde_json::json!(1),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"x","method":"tools/list","params":7}"#,
+                serde_json::json!("x"),
+            ),
+        ] {
+            let a = answer(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(
+                (&a["id"], &a["error"]["code"]),
+                (&id, &serde_json::json!(-32600)),
+                "{a}"
+            );
+        }
+        // Valid messages, notifications and values without a usable id go on to rmcp.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/whatever","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":9}"#,
+            "[]",
+        ] {
+            assert_eq!(answer(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn rmcp_errors_without_an_id_get_a_null_id() {
+        let line =
+            b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"Invalid request\"}}\n";
+        let v: serde_json::Value = serde_json::from_slice(&with_null_id(line.to_vec())).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid request"}})
+        );
+        let other = b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n".to_vec();
+        assert_eq!(with_null_id(other.clone()), other);
+    }
+
+    #[test]
+    fn long_lines_are_skipped_whole() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let input = b"0123456789abc\n[1]\nxyz";
+            let mut r = BufReader::with_capacity(4, &input[..]);
+            let mut buf = Vec::new();
+            assert!(matches!(
+                read_line(&mut r, &mut buf, 8).await.unwrap(),
+                Line::Oversized
+            ));
+            buf.clear();
+            assert!(matches!(
+                read_line(&mut r, &mut buf, 8).await.unwrap(),
+                Line::Complete
+            ));
+            assert_eq!(buf, b"[1]\n");
+            buf.clear();
+            assert!(matches!(
+                read_line(&mut r, &mut buf, 8).await.unwrap(),
+                Line::Complete
+            ));
+            assert_eq!(buf, b"xyz");
+            buf.clear();
+            assert!(matches!(
+                read_line(&mut r, &mut buf, 8).await.unwrap(),
+                Line::Eof
+            ));
+        });
+    }
 }

@@ -1,6 +1,6 @@
 //! The MCP server's tools in-process: decisions, the session rules that keep the monitor on,
-//! the checker tools, limits and errors. (The stdio protocol with a real client: tests/mcp.py,
-//! run by scripts/test.)
+//! the checker tools, limits and errors. (The stdio protocol: tests/stdio.rs over in-memory
+//! pipes; with a real client, tests/python/test_mcp_stdio.py, run by scripts/test.)
 
 use augur_mcp::server::default_monitor;
 use augur_mcp::{CallError, Config, ErrorKind, Server};

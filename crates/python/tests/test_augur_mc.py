@@ -7,6 +7,7 @@ import _thread
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -67,19 +68,28 @@ def test_results_equal_augur_check_json(model, props, const):
 
 
 def test_all_states_and_numpy():
+    # numpy is installed by scripts/python-tests, so the success branch is always tested.
+    import numpy
+
     m = augur.load_model(MODELS / "die.json")
     assert (m.states, m.initial) == (13, [0])
     [r] = augur.check(m, 'P=? [ F "six" ]', all_states=True)
     assert len(r.states) == 13
     # From the outcome states the value is 1 in state 12 (six) and 0 in the other outcomes.
     assert r.states[12] == 1.0 and r.states[7] == 0.0
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError):
-            r.to_numpy()
-    else:
-        assert r.to_numpy().shape == (13,)
+    a = r.to_numpy()
+    assert isinstance(a, numpy.ndarray) and a.shape == (13,) and a.dtype == numpy.float64
+    assert a.tolist() == r.states
+    # From the start the die is fair: a sixth.
+    assert abs(a[0] - 1 / 6) < 1e-12
+
+
+def test_to_numpy_without_numpy_is_an_import_error(monkeypatch):
+    [r] = augur.check(augur.load_model(MODELS / "die.json"), 'P=? [ F "six" ]', all_states=True)
+    # A None entry in sys.modules makes `import numpy` raise ImportError, as without numpy.
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    with pytest.raises(ImportError):
+        r.to_numpy()
 
 
 def test_parse_prism_with_constants_and_the_closed_form():

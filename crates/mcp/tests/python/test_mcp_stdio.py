@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -164,6 +166,16 @@ class Raw:
             [AUGUR, "mcp", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, cwd=REPO, bufsize=1,
         )
+        # Lines are read on a thread, so that an answer the server never sends fails the test
+        # after a timeout instead of hanging it.
+        self.lines: queue.Queue = queue.Queue()
+
+        def read():
+            for line in self.p.stdout:
+                self.lines.put(line)
+            self.lines.put("")
+
+        threading.Thread(target=read, daemon=True).start()
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
         assert "result" in self.recv()
@@ -173,8 +185,11 @@ class Raw:
         self.p.stdin.write((msg if isinstance(msg, str) else json.dumps(msg)) + "\n")
         self.p.stdin.flush()
 
-    def recv(self):
-        line = self.p.stdout.readline()
+    def recv(self, timeout=60):
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no answer from the server within {timeout} s") from None
         assert line, "the server closed its output"
         return json.loads(line)
 
@@ -189,19 +204,69 @@ class Raw:
         assert self.p.wait(timeout=30) == 0
 
 
-def test_malformed_json_rpc_is_answered_or_ignored_and_the_server_keeps_serving():
+def _parse_error(m) -> bool:
+    """JSON-RPC 2.0's answer to a line that is not JSON: -32700, "id": null."""
+    return m.get("jsonrpc") == "2.0" and "id" in m and m["id"] is None and m["error"]["code"] == -32700
+
+
+def _invalid_request(m) -> bool:
+    """JSON-RPC 2.0's answer to JSON that is not a request: -32600, "id": null."""
+    return m.get("jsonrpc") == "2.0" and "id" in m and m["id"] is None and m["error"]["code"] == -32600
+
+
+def test_malformed_json_rpc_is_answered_and_the_server_keeps_serving():
     r = Raw("--session", "s")
-    r.send("{this is not json")  # unparsable: ignored (no id to answer), as the MCP SDKs do
+    ids = iter(range(100, 10**6))
+
+    def still_serving():
+        i = next(ids)
+        r.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "gate", "arguments": {"session": "s", "tool": "read_file", "args": {"path": "a"}}}})
+        resp = r.recv()
+        assert resp["id"] == i and resp["result"]["structuredContent"]["verdict"] in ("allow", "warn"), resp
+
+    # Not JSON at all: a Parse error (-32700) with "id": null, and the server keeps serving.
+    for bad in ["{this is not json", '{"jsonrpc": "2.0", "id": 7, "method": "tools/list"', "hello", '{"a": 1} {"b": 2}']:
+        r.send(bad)
+        m = r.recv()
+        assert _parse_error(m), (bad, m)
+        assert m["error"]["message"].startswith("Parse error"), m
+        still_serving()
+    # A blank line is not a message: no answer (the next line read is the gate's).
+    r.send("")
+    still_serving()
+    # JSON that is not a JSON-RPC message: Invalid Request (-32600) with "id": null.
+    for bad in ["[]", '{"foo": 1}', "42", '{"jsonrpc": "2.0", "id": 9}', '{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}']:
+        r.send(bad)
+        m = r.recv()
+        assert _invalid_request(m), (bad, m)
+        still_serving()
+    # Well-formed requests the server cannot serve: answered with their id, so the client is
+    # not left waiting (params that are not an object: Invalid Request).
     r.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": "not an object"})
-    assert "error" in r.recv()
+    m = r.recv()
+    assert m["id"] == 1 and m["error"]["code"] == -32600, m
     r.send({"jsonrpc": "2.0", "id": 2, "method": "no/such/method", "params": {}})
-    assert r.recv()["error"]["code"] == -32601
+    m = r.recv()
+    assert m["id"] == 2 and m["error"]["code"] == -32601, m
     r.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "gate", "arguments": [1, 2]}})
-    assert "error" in r.recv()
-    r.send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "gate", "arguments": {"session": "s", "tool": "read_file", "args": {"path": "a"}}}})
-    resp = r.recv()
-    assert resp["id"] == 4 and resp["result"]["structuredContent"]["verdict"] == "allow", resp
+    m = r.recv()
+    assert m["id"] == 3 and "error" in m, m
+    still_serving()
     r.close()
+
+
+def test_the_error_answers_are_valid_json_rpc_errors_for_the_sdk():
+    """The official SDK's JSON-RPC error model requires "id" (nullable, as JSON-RPC 2.0 says)
+    and rejects an error without one, the form rmcp writes; the server's answers pass."""
+    from mcp.types import JSONRPCError
+
+    raw = Raw("--session", "g")
+    for bad in ["{garbage", "[]"]:
+        raw.send(bad)
+        JSONRPCError.model_validate(raw.recv())
+    raw.close()
+    with pytest.raises(Exception):
+        JSONRPCError.model_validate({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request"}})
 
 
 def test_soak_100000_gates_over_1000_sessions_in_bounded_memory():
