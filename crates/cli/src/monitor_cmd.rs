@@ -67,9 +67,10 @@ struct CompileArgs {
     /// Output monitor file.
     #[arg(short, long, value_name = "MONITOR.json")]
     output: PathBuf,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    /// Constants, method, precision, JSON summary, deadlocks and limits, as for `augur check`
+    /// (`--method auto`, the default, is topological interval iteration for monitors).
+    #[command(flatten)]
+    opts: crate::options::ModelOptions,
 }
 
 #[derive(Args, Debug)]
@@ -147,6 +148,8 @@ struct EvalArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    limits: crate::limits::LimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -191,7 +194,15 @@ pub fn run(args: &MonitorArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
 fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = std::time::Instant::now();
+    let (_, load, check) = a.opts.resolve()?;
     let mut opts = CompileOptions::new(&a.prop);
+    opts.load = load;
+    // `auto` keeps the monitor's default method (topological); any other is used as given.
+    if check.method != augur_check::Method::Auto {
+        opts.check.method = check.method;
+    }
+    opts.check.epsilon = check.epsilon;
+    opts.check.limits = check.limits;
     opts.horizon = a.horizon;
     opts.pac = (a.pac_epsilon, a.pac_delta);
     if let Some(s) = &a.states {
@@ -221,7 +232,7 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
                    "unobserved_states": t.learning.as_ref().map(|l| l.iter().filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved).count())})
         })
         .collect();
-    if a.json {
+    if a.opts.json {
         let doc = json!({"output": a.output.display().to_string(), "property": monitor.property,
             "mapping": monitor.mapping.as_str(), "horizon_max": monitor.horizon_max, "tables": tables, "seconds": secs});
         writeln!(out, "{doc}")?;
@@ -327,8 +338,7 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     // Check the policy against the monitor once, before reading any action.
     for cat in std::iter::once(None).chain(monitor.tables.iter().map(|t| t.category.as_deref())) {
         if monitor.table_for(cat).is_some() {
-            Session::new(&monitor, &policy, cat)
-                .map_err(|e| CliError::User(format!("error: {e}")))?;
+            Session::new(&monitor, &policy, cat).map_err(user)?;
         }
     }
     let mut audit = match &a.audit {
@@ -545,9 +555,14 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
             })
             .collect::<Result<_, _>>()?;
     }
-    let matrix = augur_formats::read_model(&a.matrix, &Default::default())
-        .map_err(|e| CliError::user(format!("error: --matrix: {e}")))?;
-    opts.matrix = Some(matrix.0);
+    let limits = a.limits.limits()?;
+    let load = augur_check::LoadOptions {
+        limits: limits.clone(),
+        ..augur_check::LoadOptions::default()
+    };
+    let matrix = augur_check::Model::load(&a.matrix, &load)?;
+    opts.matrix = Some(matrix.into_dtmc());
+    opts.limits = limits;
     opts.policy = match &a.policy {
         Some(p) => Some(Policy::from_file(p).map_err(user)?),
         None => None,

@@ -69,6 +69,9 @@ pub struct EvalOptions {
     pub policy: Option<Policy>,
     /// With a policy: the least verdict that flags a run.
     pub flag_at: Verdict,
+    /// Time and cancellation limits of every compilation (the learned models' and the
+    /// matrix baseline's).
+    pub limits: augur_check::Limits,
 }
 
 impl EvalOptions {
@@ -90,6 +93,7 @@ impl EvalOptions {
             matrix: None,
             policy: None,
             flag_at: Verdict::Warn,
+            limits: augur_check::Limits::default(),
         }
     }
 }
@@ -500,7 +504,7 @@ pub fn train_monitor(runs: &[&Run], opts: &EvalOptions) -> Result<Monitor> {
     let mut s = Source::new(dtmc, "learned[all]");
     s.counts = Some(counts);
     sources.push(s);
-    let mut copts = CompileOptions::new(&opts.property);
+    let mut copts = CompileOptions::new(&opts.property).with_limits(opts.limits.clone());
     copts.horizon = Some(opts.horizon);
     copts.mapping = Some(Mapping::Dtr);
     copts.classifier = Some(opts.classifier.clone());
@@ -616,7 +620,7 @@ fn run_fold(
         .collect();
     let matrix = match &opts.matrix {
         Some(d) => {
-            let mut copts = CompileOptions::new(&opts.property);
+            let mut copts = CompileOptions::new(&opts.property).with_limits(opts.limits.clone());
             copts.horizon = Some(opts.horizon);
             copts.mapping = Some(Mapping::RiskLevel);
             copts.classifier = Some(opts.classifier.clone());
