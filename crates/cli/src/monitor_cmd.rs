@@ -171,7 +171,13 @@ fn read_file(p: &Path) -> Result<String, CliError> {
 }
 
 fn user(e: MonitorError) -> CliError {
-    CliError::User(e.render())
+    match e {
+        // A limit hit names the option that raises it, as for `augur check`.
+        MonitorError::Stopped(s) => {
+            crate::error::check_diagnostic(&augur_check::CheckError::Stopped(s)).into()
+        }
+        e => CliError::User(e.render()),
+    }
 }
 
 fn load_policy(p: &Option<PathBuf>) -> Result<Policy, CliError> {

@@ -47,6 +47,9 @@ pub(crate) fn check_error(e: CheckError) -> MonitorError {
     match e {
         CheckError::Input(d) => MonitorError::Input(d),
         CheckError::Stopped(s) => MonitorError::Stopped(s),
+        CheckError::UnusedConstant { ref name } => {
+            MonitorError::Check(format!("--const {name}: {e}"))
+        }
         e => MonitorError::Check(e.to_string()),
     }
 }
