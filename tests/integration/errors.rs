@@ -446,3 +446,25 @@ monitor_snapshot!(
         f("monitor/horizon.toml")
     ]
 );
+// A time limit that has passed before the first table is checked (loading and checking share
+// one deadline).
+monitor_snapshot!(
+    monitor_compile_time_limit,
+    monitor_compile(
+        "models/safetydrift.tra",
+        "P=? [ F<=5 \"violated\" ]",
+        &["--timeout", "0.000000001"]
+    )
+);
+monitor_snapshot!(
+    monitor_eval_time_limit,
+    [
+        "monitor",
+        "eval",
+        "models/monitor/runs.jsonl",
+        "--timeout",
+        "0.000000001"
+    ]
+    .map(str::to_string)
+    .to_vec()
+);

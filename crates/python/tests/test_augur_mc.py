@@ -271,6 +271,10 @@ def test_monitor_compile_takes_constants_and_limits():
     assert json.loads(m._native.to_json())["tables"][0]["value"][0] == pytest.approx(6 / 32, abs=1e-12)
     with pytest.raises(augur.LimitError):
         augur.Monitor.compile(pm, prop, const="p=0.5,k=5", max_states=3)
+    with pytest.raises(augur.LimitError):
+        augur.Monitor.compile(MODELS / "safetydrift.tra", 'P=? [ F<=5 "violated" ]', timeout=1e-9)
+    with pytest.raises(augur.LimitError):
+        augur.Monitor.compile(augur.load_model(MODELS / "safetydrift.tra"), 'P=? [ F<=5 "violated" ]', timeout=1e-9)
     with pytest.raises(augur.ParseError) as e:
         augur.Monitor.compile(pm, 'P=? [ F<=0 "violated" ]', const="p=0.5")
     assert (e.value.file, e.value.line, e.value.column) == ("--prop", 1, 8)
