@@ -462,3 +462,27 @@ fn compile_takes_constants_for_the_model_and_the_property() {
     let c: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(c["results"][0]["value"].as_f64(), Some(p));
 }
+
+/// `monitor eval` takes the same model options: a constant in its property gives the same
+/// evaluation as the number written out.
+#[test]
+fn eval_takes_constants_for_its_property() {
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "monitor",
+            "eval",
+            "models/monitor/runs.jsonl",
+            "--test-fraction",
+            "0.5",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = augur(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let plain = run(&[]);
+    let with_k = run(&["--prop", "P=? [ F<=k \"VIOLATED\" ]", "--const", "k=5"]);
+    assert_eq!(with_k["property"], "P=? [ F<=k \"VIOLATED\" ]");
+    assert_eq!(plain["rows"], with_k["rows"]);
+}

@@ -145,11 +145,11 @@ struct EvalArgs {
     /// Write roc.svg, horizons.svg and lead.svg into this folder.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+    /// Constants, method, precision, JSON report, deadlocks and limits, as for `augur check`
+    /// (for every compilation and the --matrix model; `--method auto`, the default, is
+    /// topological interval iteration for monitors).
     #[command(flatten)]
-    limits: crate::limits::LimitArgs,
+    opts: crate::options::ModelOptions,
 }
 
 #[derive(Args, Debug)]
@@ -198,17 +198,25 @@ pub fn run(args: &MonitorArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
+/// The load and check options of a monitor command: `--method auto` keeps the monitor's
+/// default method (topological interval iteration); any other is used as given.
+fn monitor_options(
+    o: &crate::options::ModelOptions,
+) -> Result<(augur_check::LoadOptions, augur_check::CheckOptions), CliError> {
+    let (_, load, given) = o.resolve()?;
+    let mut check = CompileOptions::new("").check;
+    if given.method != augur_check::Method::Auto {
+        check.method = given.method;
+    }
+    check.epsilon = given.epsilon;
+    check.limits = given.limits;
+    Ok((load, check))
+}
+
 fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = std::time::Instant::now();
-    let (_, load, check) = a.opts.resolve()?;
     let mut opts = CompileOptions::new(&a.prop);
-    opts.load = load;
-    // `auto` keeps the monitor's default method (topological); any other is used as given.
-    if check.method != augur_check::Method::Auto {
-        opts.check.method = check.method;
-    }
-    opts.check.epsilon = check.epsilon;
-    opts.check.limits = check.limits;
+    (opts.load, opts.check) = monitor_options(&a.opts)?;
     opts.horizon = a.horizon;
     opts.pac = (a.pac_epsilon, a.pac_delta);
     if let Some(s) = &a.states {
@@ -561,14 +569,11 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
             })
             .collect::<Result<_, _>>()?;
     }
-    let limits = a.limits.limits()?;
-    let load = augur_check::LoadOptions {
-        limits: limits.clone(),
-        ..augur_check::LoadOptions::default()
-    };
+    let (load, check) = monitor_options(&a.opts)?;
     let matrix = augur_check::Model::load(&a.matrix, &load)?;
     opts.matrix = Some(matrix.into_dtmc());
-    opts.limits = limits;
+    opts.load = load;
+    opts.check = check;
     opts.policy = match &a.policy {
         Some(p) => Some(Policy::from_file(p).map_err(user)?),
         None => None,
@@ -594,7 +599,7 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
         write("lead.svg", augur_monitor::plot::lead_svg(&report))?;
     }
     let secs = start.elapsed().as_secs_f64();
-    if a.json {
+    if a.opts.json {
         let mut v = serde_json::to_value(&report)?;
         v["seconds"] = json!(secs);
         writeln!(out, "{v}")?;
