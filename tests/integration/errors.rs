@@ -325,3 +325,146 @@ snapshot!(
     pctl_label_redefines_a_model_label,
     ["check", "models/gambler.drn", f("label_redefined.props")]
 );
+
+// The runtime monitor. `monitor compile --prop` resolves its property as `check --prop` does
+// (same words, the caret under the cause, source `--prop`), then its own restrictions are
+// located on the property; models load under the same options (`--const`, `--max-states`).
+// The output is never written: every one of these fails before.
+const NEVER_WRITTEN: &str = "target/tmp/never-written-monitor.json";
+
+fn monitor_compile(model: &str, prop: &str, more: &[&str]) -> Vec<String> {
+    let mut v = vec!["monitor", "compile", model, "--prop", prop];
+    v.extend_from_slice(more);
+    v.extend_from_slice(&["-o", NEVER_WRITTEN]);
+    v.into_iter().map(str::to_string).collect()
+}
+
+macro_rules! monitor_snapshot {
+    ($name:ident, $args:expr) => {
+        #[test]
+        fn $name() {
+            let args: Vec<String> = $args;
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            insta::assert_snapshot!(user_error(&args));
+        }
+    };
+}
+
+monitor_snapshot!(
+    monitor_prop_unknown_constant_in_bound,
+    monitor_compile("models/safetydrift.tra", "P=? [ F<=k \"violated\" ]", &[])
+);
+monitor_snapshot!(
+    monitor_prop_bound_zero,
+    monitor_compile("models/safetydrift.tra", "P=? [ F<=0 \"violated\" ]", &[])
+);
+monitor_snapshot!(
+    monitor_prop_bound_beyond_the_largest_horizon,
+    monitor_compile(
+        "models/safetydrift.tra",
+        "P=? [ F<=10001 \"violated\" ]",
+        &[]
+    )
+);
+monitor_snapshot!(
+    monitor_prop_unknown_label,
+    monitor_compile("models/safetydrift.tra", "P=? [ F<=5 \"nosuch\" ]", &[])
+);
+monitor_snapshot!(
+    monitor_prop_threshold,
+    monitor_compile(
+        "models/safetydrift.tra",
+        "P>=0.5 [ F<=5 \"violated\" ]",
+        &[]
+    )
+);
+monitor_snapshot!(
+    monitor_prop_lower_step_bound,
+    monitor_compile("models/safetydrift.tra", "P=? [ F>=2 \"violated\" ]", &[])
+);
+monitor_snapshot!(
+    monitor_prop_not_a_path_query,
+    monitor_compile("models/safetydrift.tra", "R=? [ F \"violated\" ]", &[])
+);
+monitor_snapshot!(
+    monitor_prop_syntax,
+    monitor_compile("models/safetydrift.tra", "P=? [ F<=5 \"violated\" ", &[])
+);
+monitor_snapshot!(
+    monitor_model_needs_a_constant,
+    monitor_compile(
+        &f("monitor/risk_const.pm"),
+        "P=? [ F<=5 \"violated\" ]",
+        &[]
+    )
+);
+monitor_snapshot!(
+    monitor_model_over_the_state_limit,
+    monitor_compile(
+        &f("monitor/risk_const.pm"),
+        "P=? [ F<=5 \"violated\" ]",
+        &["--const", "p=0.5", "--max-states", "3"]
+    )
+);
+monitor_snapshot!(
+    monitor_eval_matrix_over_the_state_limit,
+    [
+        "monitor",
+        "eval",
+        "models/monitor/runs.jsonl",
+        "--max-states",
+        "3"
+    ]
+    .map(str::to_string)
+    .to_vec()
+);
+// Monitor files: a value of the wrong type, a table of the wrong length, each at the value.
+monitor_snapshot!(
+    monitor_file_wrong_type,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/wrong_type.json")
+    ]
+);
+monitor_snapshot!(
+    monitor_file_table_length,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/table_length.json")
+    ]
+);
+// A policy's horizon beyond the monitor's curve, at the policy's `horizon`.
+monitor_snapshot!(
+    monitor_policy_horizon_beyond_the_curve,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/risk.json"),
+        "--policy".into(),
+        f("monitor/horizon.toml")
+    ]
+);
+// A time limit that has passed before the first table is checked (loading and checking share
+// one deadline).
+monitor_snapshot!(
+    monitor_compile_time_limit,
+    monitor_compile(
+        "models/safetydrift.tra",
+        "P=? [ F<=5 \"violated\" ]",
+        &["--timeout", "0.000000001"]
+    )
+);
+monitor_snapshot!(
+    monitor_eval_time_limit,
+    [
+        "monitor",
+        "eval",
+        "models/monitor/runs.jsonl",
+        "--timeout",
+        "0.000000001"
+    ]
+    .map(str::to_string)
+    .to_vec()
+);

@@ -421,3 +421,68 @@ fn the_microwave_monitor_intervenes_two_steps_before_the_unsafe_state() {
     assert_eq!(first["state"], "{fork_inside,open}");
     assert_eq!(first["step"], 2);
 }
+
+/// `monitor compile` takes the model options of `check`: `--const` gives the model's undefined
+/// constants and names used in the property (here the step bound), as `check --const` does.
+#[test]
+fn compile_takes_constants_for_the_model_and_the_property() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    let o = augur(&[
+        "monitor",
+        "compile",
+        "tests/fixtures/errors/monitor/risk_const.pm",
+        "--prop",
+        "P=? [ F<=k \"violated\" ]",
+        "--const",
+        "p=0.5,k=5",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Level 4 within 5 steps, one level up with probability 1/2 per step: at least 4 successes
+    // in 5 trials (level 4 absorbs) = (5 + 1) / 32.
+    let p = v["tables"][0]["initial_value"].as_f64().unwrap();
+    assert!((p - 6.0 / 32.0).abs() < 1e-12, "{v}");
+    assert_eq!(v["horizon_max"], 5);
+    assert_eq!(v["property"], "P=? [ F<=k \"violated\" ]");
+    // The same property checked by `augur check` gives the same value.
+    let o = augur(&[
+        "check",
+        "tests/fixtures/errors/monitor/risk_const.pm",
+        "--prop",
+        "P=? [ F<=k \"violated\" ]",
+        "--const",
+        "p=0.5,k=5",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["results"][0]["value"].as_f64(), Some(p));
+}
+
+/// `monitor eval` takes the same model options: a constant in its property gives the same
+/// evaluation as the number written out.
+#[test]
+fn eval_takes_constants_for_its_property() {
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "monitor",
+            "eval",
+            "models/monitor/runs.jsonl",
+            "--test-fraction",
+            "0.5",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = augur(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let plain = run(&[]);
+    let with_k = run(&["--prop", "P=? [ F<=k \"VIOLATED\" ]", "--const", "k=5"]);
+    assert_eq!(with_k["property"], "P=? [ F<=k \"VIOLATED\" ]");
+    assert_eq!(plain["rows"], with_k["rows"]);
+}

@@ -10,7 +10,7 @@ use crate::properties::{parse_error, CompiledProperties, CompiledProperty};
 use crate::result::{CheckResult, StateValues};
 use augur_dtmc::{Dtmc, StateSet};
 use augur_expr::{Expr, Value};
-use augur_pctl::{Kind, ModelNames, Property, Resolver, StateFormula};
+use augur_pctl::{Kind, ModelNames, Property, ResolvedFormula, Resolver, StateFormula};
 use augur_solver::bounded::HorizonTable;
 use augur_solver::{Method, SolveOptions};
 use augur_source::SourceFile;
@@ -273,6 +273,21 @@ impl<'m> CheckSession<'m> {
         }
     }
 
+    /// The value of a resolved state formula in every state (a set of states for a boolean
+    /// one), under the limits (the time limit starts now). `source` is the text the formula was
+    /// resolved from, for errors located in it. Front-ends that inspect a compiled property
+    /// (the monitor takes its path formula apart) check its parts with this.
+    pub fn values(
+        &mut self,
+        formula: &ResolvedFormula,
+        source: &Arc<SourceFile>,
+    ) -> Result<StateValues> {
+        self.start()?;
+        self.checker
+            .values(formula, source)
+            .map_err(|e| self.options.limits.solver_error(e))
+    }
+
     /// The all-horizon table `P(F≤h target)` for `h = 1..=max_h` and every state, in
     /// `max_h` sweeps (the monitor's table). `target` is a label (quoted or not) or a boolean
     /// state formula; errors in it are located in a text named `source_name`.
@@ -283,6 +298,12 @@ impl<'m> CheckSession<'m> {
         max_h: usize,
     ) -> Result<HorizonTable> {
         let set = self.states(target, source_name)?;
+        self.horizon_of(&set, max_h)
+    }
+
+    /// The all-horizon table `P(F≤h target)` of a set of target states (see
+    /// [`CheckSession::horizon`]).
+    pub fn horizon_of(&mut self, set: &StateSet, max_h: usize) -> Result<HorizonTable> {
         let n = self.dtmc().num_states();
         if max_h == 0 {
             return Err(CheckError::input("the largest horizon must be at least 1"));
@@ -294,7 +315,7 @@ impl<'m> CheckSession<'m> {
         }
         let deadline = self.start()?;
         let stop = self.options.limits.interrupt(deadline);
-        augur_solver::bounded::horizon_table(&self.dtmc().matrix, &set, max_h, &stop)
+        augur_solver::bounded::horizon_table(&self.dtmc().matrix, set, max_h, &stop)
             .map_err(|e| self.options.limits.solver_error(e.into()))
     }
 }

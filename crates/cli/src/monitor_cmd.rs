@@ -67,9 +67,10 @@ struct CompileArgs {
     /// Output monitor file.
     #[arg(short, long, value_name = "MONITOR.json")]
     output: PathBuf,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    /// Constants, method, precision, JSON summary, deadlocks and limits, as for `augur check`
+    /// (`--method auto`, the default, is topological interval iteration for monitors).
+    #[command(flatten)]
+    opts: crate::options::ModelOptions,
 }
 
 #[derive(Args, Debug)]
@@ -144,9 +145,11 @@ struct EvalArgs {
     /// Write roc.svg, horizons.svg and lead.svg into this folder.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+    /// Constants, method, precision, JSON report, deadlocks and limits, as for `augur check`
+    /// (for every compilation and the --matrix model; `--method auto`, the default, is
+    /// topological interval iteration for monitors).
+    #[command(flatten)]
+    opts: crate::options::ModelOptions,
 }
 
 #[derive(Args, Debug)]
@@ -168,7 +171,13 @@ fn read_file(p: &Path) -> Result<String, CliError> {
 }
 
 fn user(e: MonitorError) -> CliError {
-    CliError::User(e.render())
+    match e {
+        // A limit hit names the option that raises it, as for `augur check`.
+        MonitorError::Stopped(s) => {
+            crate::error::check_diagnostic(&augur_check::CheckError::Stopped(s)).into()
+        }
+        e => CliError::User(e.render()),
+    }
 }
 
 fn load_policy(p: &Option<PathBuf>) -> Result<Policy, CliError> {
@@ -189,9 +198,25 @@ pub fn run(args: &MonitorArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
+/// The load and check options of a monitor command: `--method auto` keeps the monitor's
+/// default method (topological interval iteration); any other is used as given.
+fn monitor_options(
+    o: &crate::options::ModelOptions,
+) -> Result<(augur_check::LoadOptions, augur_check::CheckOptions), CliError> {
+    let (_, load, given) = o.resolve()?;
+    let mut check = CompileOptions::new("").check;
+    if given.method != augur_check::Method::Auto {
+        check.method = given.method;
+    }
+    check.epsilon = given.epsilon;
+    check.limits = given.limits;
+    Ok((load, check))
+}
+
 fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = std::time::Instant::now();
     let mut opts = CompileOptions::new(&a.prop);
+    (opts.load, opts.check) = monitor_options(&a.opts)?;
     opts.horizon = a.horizon;
     opts.pac = (a.pac_epsilon, a.pac_delta);
     if let Some(s) = &a.states {
@@ -221,7 +246,7 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
                    "unobserved_states": t.learning.as_ref().map(|l| l.iter().filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved).count())})
         })
         .collect();
-    if a.json {
+    if a.opts.json {
         let doc = json!({"output": a.output.display().to_string(), "property": monitor.property,
             "mapping": monitor.mapping.as_str(), "horizon_max": monitor.horizon_max, "tables": tables, "seconds": secs});
         writeln!(out, "{doc}")?;
@@ -327,8 +352,7 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     // Check the policy against the monitor once, before reading any action.
     for cat in std::iter::once(None).chain(monitor.tables.iter().map(|t| t.category.as_deref())) {
         if monitor.table_for(cat).is_some() {
-            Session::new(&monitor, &policy, cat)
-                .map_err(|e| CliError::User(format!("error: {e}")))?;
+            Session::new(&monitor, &policy, cat).map_err(user)?;
         }
     }
     let mut audit = match &a.audit {
@@ -545,9 +569,11 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
             })
             .collect::<Result<_, _>>()?;
     }
-    let matrix = augur_formats::read_model(&a.matrix, &Default::default())
-        .map_err(|e| CliError::user(format!("error: --matrix: {e}")))?;
-    opts.matrix = Some(matrix.0);
+    let (load, check) = monitor_options(&a.opts)?;
+    let matrix = augur_check::Model::load(&a.matrix, &load)?;
+    opts.matrix = Some(matrix.into_dtmc());
+    opts.load = load;
+    opts.check = check;
     opts.policy = match &a.policy {
         Some(p) => Some(Policy::from_file(p).map_err(user)?),
         None => None,
@@ -573,7 +599,7 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
         write("lead.svg", augur_monitor::plot::lead_svg(&report))?;
     }
     let secs = start.elapsed().as_secs_f64();
-    if a.json {
+    if a.opts.json {
         let mut v = serde_json::to_value(&report)?;
         v["seconds"] = json!(secs);
         writeln!(out, "{v}")?;

@@ -93,7 +93,11 @@ impl ToolError {
     /// The located error of the monitor.
     pub fn monitor(e: &augur_monitor::MonitorError) -> ToolError {
         let d = e.diagnostic();
-        ToolError::located(&d, e.render(), ErrorKind::Model)
+        let unlocated = match e {
+            augur_monitor::MonitorError::Stopped(_) => ErrorKind::Limit,
+            _ => ErrorKind::Model,
+        };
+        ToolError::located(&d, e.render(), unlocated)
     }
 
     /// The error of the learner (PAC parameters, transition counts).

@@ -6,7 +6,7 @@
 //! target, and (learned models) the learning status of every state. All checking goes through
 //! the `checker` module.
 
-use crate::checker::{self, LoadedModel};
+use crate::checker::{self, Checker, LoadedModel, MonitorProperty};
 use crate::classifier::Classifier;
 use crate::dtr::{
     DataExposure, Reversibility, RiskLevel, SafetyState, ToolEscalation, NUM_DTR_STATES,
@@ -17,11 +17,12 @@ use crate::monitor::{
     VERSION,
 };
 use augur_abstraction::Abstraction;
+use augur_check::{CheckOptions, LoadOptions, Method, Model};
 use augur_dtmc::Dtmc;
 use augur_expr::Value;
 use augur_learn::learn::{wilson_interval, TransitionCounts, WILSON_Z95};
 use augur_learn::pac::{pac_report, PacBound};
-use augur_pctl::{Bound, PathFormula, StateFormula, StepBound};
+use augur_pctl::{PathFormula, StateFormula};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::path::PathBuf;
@@ -44,6 +45,15 @@ pub struct CompileOptions {
     pub abstraction: Option<(String, String)>,
     /// `(ε, δ)` of the PAC status stored for learned models.
     pub pac: (f64, f64),
+    /// How model files are loaded: the constants (also usable in the property, as with
+    /// `augur check --const`), deadlock fixing, exact numbers, and the state, time and
+    /// cancellation [`augur_check::Limits`].
+    pub load: LoadOptions,
+    /// How the tables are checked: the method (default: topological interval iteration —
+    /// sound bounds, and every SCC of a monotone (d, t, r) chain solved in closed form —
+    /// rather than `auto`'s exact elimination, whose rationals grow with learned
+    /// probabilities), the precision and the time and cancellation limits.
+    pub check: CheckOptions,
 }
 
 impl CompileOptions {
@@ -56,14 +66,26 @@ impl CompileOptions {
             classifier: None,
             abstraction: None,
             pac: (0.1, 0.05),
+            load: LoadOptions::default(),
+            check: CheckOptions {
+                method: Method::Topological,
+                ..CheckOptions::default()
+            },
         }
+    }
+
+    /// The same options with `limits` for loading and checking.
+    pub fn with_limits(mut self, limits: augur_check::Limits) -> CompileOptions {
+        self.load.limits = limits.clone();
+        self.check.limits = limits;
+        self
     }
 }
 
 /// A model to compile, in memory.
 pub struct Source {
-    /// The chain.
-    pub dtmc: Dtmc,
+    /// The model (a PRISM model's constants and formulas are usable in the property).
+    pub model: Model,
     /// A name for messages and the monitor file.
     pub name: String,
     /// SHA-256 of its source bytes (or of its contents for in-memory models).
@@ -77,9 +99,14 @@ pub struct Source {
 impl Source {
     /// A fallback model without counts; the hash is of its transitions.
     pub fn new(dtmc: Dtmc, name: &str) -> Source {
-        let sha256 = dtmc_hash(&dtmc);
+        Source::from_model(Model::from_dtmc(dtmc).named(name), name)
+    }
+
+    /// A fallback model without counts, from a loaded model; the hash is of its transitions.
+    pub fn from_model(model: Model, name: &str) -> Source {
+        let sha256 = dtmc_hash(model.dtmc());
         Source {
-            dtmc,
+            model,
             name: name.to_string(),
             sha256,
             category: None,
@@ -135,22 +162,26 @@ impl ModelArg {
 /// Load model files and compile them. A model's category is the one given (`CAT=PATH`),
 /// else the learner's (`augur learn --by-category` writes it in the model's metadata), else
 /// none (the fallback).
+///
+/// The property is parsed before any model is loaded (a syntax error comes before a long
+/// build); models are loaded under `opts.load` (constants, limits).
 pub fn compile(models: &[ModelArg], opts: &CompileOptions) -> Result<Monitor> {
+    checker::parse_property(&opts.property)?;
     let mut sources = Vec::new();
     for m in models {
         let LoadedModel {
-            dtmc,
+            model,
             counts,
             metadata,
             sha256,
-        } = checker::load_model(&m.path)?;
+        } = checker::load_model(&m.path, &opts.load)?;
         let learned_category = metadata
             .as_ref()
             .and_then(|md| md.pointer("/learned/category"))
             .and_then(|c| c.as_str())
             .map(str::to_string);
         sources.push(Source {
-            dtmc,
+            model,
             name: m.path.display().to_string(),
             sha256,
             category: m.category.clone().or(learned_category),
@@ -160,97 +191,28 @@ pub fn compile(models: &[ModelArg], opts: &CompileOptions) -> Result<Monitor> {
     compile_dtmcs(sources, opts)
 }
 
-struct Prop {
+/// The parts of the property the monitor file records, from its text as parsed: the canonical
+/// property, its target `ψ` and the `φ` of `φ U ψ`.
+struct Printed {
     text: String,
-    stay: Option<StateFormula>,
-    target: StateFormula,
-    bound: Option<u32>,
+    target: String,
+    stay: Option<String>,
 }
 
-fn parse_prop(text: &str) -> Result<Prop> {
-    let prop = augur_pctl::parse_property(text).map_err(|e| {
-        MonitorError::Input(Box::new(
-            e.diagnostic(&augur_source::SourceFile::new("--prop", text)),
-        ))
-    })?;
-    let not_path = || {
-        MonitorError::Property(format!(
-            "`{}`: a monitor compiles a probability query of a path property, `P=? [ F ψ ]`, `P=? [ F<=k ψ ]` or `P=? [ φ U<=k ψ ]`",
-            text.trim()
-        ))
+fn printed(p: &augur_pctl::Property) -> Result<Printed> {
+    let (stay, target) = match &p.formula {
+        StateFormula::Prob { path, .. } => match path.as_ref() {
+            PathFormula::Eventually(t, _) => (None, t),
+            PathFormula::Until(s, t, _) => (Some(s), t),
+            _ => return Err(MonitorError::Property(checker::PATH_QUERY.to_string())),
+        },
+        _ => return Err(MonitorError::Property(checker::PATH_QUERY.to_string())),
     };
-    let StateFormula::Prob { bound, path } = &prop.formula else {
-        return Err(not_path());
-    };
-    if bound.node != Bound::Query {
-        return Err(not_path());
-    }
-    let (stay, target, step) = match path.as_ref() {
-        PathFormula::Eventually(t, b) => (None, t.clone(), &b.node),
-        PathFormula::Until(s, t, b) => (Some(s.clone()), t.clone(), &b.node),
-        _ => return Err(not_path()),
-    };
-    let int = |e: &augur_pctl::Spanned<augur_expr::Expr>| -> Result<i64> {
-        e.node.to_string().trim().parse::<i64>().map_err(|_| {
-            MonitorError::Property(format!(
-                "`{}`: write the step bound as a number",
-                text.trim()
-            ))
-        })
-    };
-    let bound = match step {
-        StepBound::Unbounded => None,
-        StepBound::Le(e) => Some(int(e)?),
-        StepBound::Lt(e) => Some(int(e)? - 1),
-        _ => {
-            return Err(MonitorError::Property(format!(
-                "`{}`: the monitor needs an upper step bound (`<=k`, `<k`) or none",
-                text.trim()
-            )))
-        }
-    };
-    let bound = match bound {
-        Some(k) if k < 1 || k > i64::from(MAX_HORIZON) => {
-            return Err(MonitorError::Property(format!(
-                "`{}`: step bound {k}: a monitor looks 1 to {MAX_HORIZON} steps ahead",
-                text.trim()
-            )))
-        }
-        Some(k) => Some(k as u32),
-        None => None,
-    };
-    Ok(Prop {
-        text: prop.to_string(),
-        stay,
-        target,
-        bound,
+    Ok(Printed {
+        text: p.to_string(),
+        target: target.to_string(),
+        stay: stay.map(|s| s.to_string()),
     })
-}
-
-/// Rewrite label names to the model's spelling when they differ only in case (one match).
-fn resolve_labels(f: &StateFormula, dtmc: &Dtmc) -> StateFormula {
-    use StateFormula as S;
-    let b = |x: &S| Box::new(resolve_labels(x, dtmc));
-    match f {
-        S::Label(name) if dtmc.label(&name.node).is_none() => {
-            let hits: Vec<&String> = dtmc
-                .labels
-                .iter()
-                .map(|(n, _)| n)
-                .filter(|n| n.eq_ignore_ascii_case(&name.node))
-                .collect();
-            match hits.as_slice() {
-                [one] => S::Label(name.clone().map(|_| (*one).clone())),
-                _ => f.clone(),
-            }
-        }
-        S::Not(x) => S::Not(b(x)),
-        S::And(x, y) => S::And(b(x), b(y)),
-        S::Or(x, y) => S::Or(b(x), b(y)),
-        S::Implies(x, y) => S::Implies(b(x), b(y)),
-        S::Iff(x, y) => S::Iff(b(x), b(y)),
-        _ => f.clone(),
-    }
 }
 
 fn risk_label_states(dtmc: &Dtmc) -> Option<[u32; 5]> {
@@ -474,8 +436,37 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
     if sources.is_empty() {
         return Err(MonitorError::Model("no model to compile".into()));
     }
-    let prop = parse_prop(&opts.property)?;
-    let h = match opts.horizon.or(prop.bound) {
+    let parsed = checker::parse_property(&opts.property)?;
+    // The property resolved on every model (constants, labels and formulas may differ), with
+    // the monitor's restrictions; its step bound must be the same on all.
+    let mut props: Vec<MonitorProperty> = Vec::with_capacity(sources.len());
+    for src in &sources {
+        let p = checker::resolve_property(
+            &opts.property,
+            &src.model,
+            &opts.load.constants,
+            MAX_HORIZON,
+        )?;
+        if let Some(first) = props.first() {
+            if first.bound != p.bound {
+                let show = |b: Option<u32>| b.map_or("none".to_string(), |k| k.to_string());
+                return Err(MonitorError::located(
+                    p.resolved.source.location(p.bound_span),
+                    format!(
+                        "the step bound is {} on {} but {} on {}: a monitor has one horizon",
+                        show(p.bound),
+                        src.name,
+                        show(first.bound),
+                        sources[0].name
+                    ),
+                ));
+            }
+        }
+        props.push(p);
+    }
+    let printed = printed(&parsed)?;
+    let bound = props.first().and_then(|p| p.bound);
+    let h = match opts.horizon.or(bound) {
         Some(h) if (1..=MAX_HORIZON).contains(&h) => h,
         Some(h) => {
             return Err(MonitorError::Property(format!(
@@ -504,7 +495,7 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         Some(m) => m,
         None if abstraction.is_some() => Mapping::Abstraction,
         None => {
-            let d = &sources[0].dtmc;
+            let d = sources[0].model.dtmc();
             if risk_label_states(d).is_some() {
                 Mapping::RiskLevel
             } else if d.num_states() == NUM_DTR_STATES && dtr_of_states(d).is_ok() {
@@ -524,17 +515,16 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         ));
     }
     let mut tables = Vec::with_capacity(sources.len());
-    for src in &sources {
+    for (src, prop) in sources.iter().zip(&props) {
         tables.push(compile_table(
             src,
-            &prop,
+            prop,
             h,
             mapping,
             abstraction.as_ref(),
             opts,
         )?);
     }
-    let print = |f: &StateFormula| f.to_string();
     let classifier = match mapping {
         Mapping::Abstraction => None,
         _ => {
@@ -548,10 +538,10 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
     let mut monitor = Monitor {
         format: FORMAT.into(),
         version: VERSION,
-        property: prop.text.clone(),
-        target: print(&prop.target),
-        stay: prop.stay.as_ref().map(print),
-        property_horizon: prop.bound,
+        property: printed.text,
+        target: printed.target,
+        stay: printed.stay,
+        property_horizon: bound,
         horizon_max: h,
         mapping,
         classifier: classifier.as_ref().map(|c| EmbeddedFile {
@@ -568,7 +558,7 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         tables,
         runtime: Runtime::default(),
     };
-    monitor.prepare("<compiled monitor>")?;
+    monitor.prepare("<compiled monitor>", None)?;
     Ok(monitor)
 }
 
@@ -576,35 +566,29 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
 /// steps, most probable paths to the target, and how the monitor's states map to the model's.
 fn compile_table(
     src: &Source,
-    prop: &Prop,
+    prop: &MonitorProperty,
     h: u32,
     mapping: Mapping,
     abstraction: Option<&Abstraction>,
     opts: &CompileOptions,
 ) -> Result<Table> {
-    let dtmc = &src.dtmc;
+    let dtmc = src.model.dtmc();
     let n = dtmc.num_states();
     let name = &src.name;
-    let target = resolve_labels(&prop.target, dtmc).to_string();
-    let stay = prop
-        .stay
-        .as_ref()
-        .map(|s| resolve_labels(s, dtmc).to_string());
-    let bound = prop.bound.map_or(String::new(), |k| format!("<={k}"));
-    let property = match &stay {
-        None => format!("P=? [ F{bound} ({target}) ]"),
-        Some(s) => format!("P=? [ ({s}) U{bound} ({target}) ]"),
-    };
     let at = |e: MonitorError| match e {
-        MonitorError::Input(d) => MonitorError::Input(d),
-        e => MonitorError::Check(format!("{name}: {e}")),
+        MonitorError::Check(m) => MonitorError::Check(format!("{name}: {m}")),
+        e => e,
     };
-    let checked = checker::values_of(dtmc, &property).map_err(at)?;
-    let curve = checker::horizon_curve(dtmc, stay.as_deref(), &target, h as usize).map_err(at)?;
-    let steps = checker::expected_steps(dtmc, &target).map_err(at)?;
-    let target_set = checker::states_of(dtmc, &target).map_err(at)?;
-    let stay_set = match &stay {
-        Some(s) => Some(checker::states_of(dtmc, s).map_err(at)?),
+    let mut checker = Checker::new(&src.model, &opts.check, prop.resolved.source.clone());
+    let span = prop.resolved.formula.span();
+    let checked = checker.numbers(&prop.resolved.formula).map_err(at)?;
+    let curve = checker
+        .horizon_curve(prop.stay.as_ref(), &prop.target, span, h as usize)
+        .map_err(at)?;
+    let steps = checker.expected_steps(&prop.target, span).map_err(at)?;
+    let target_set = checker.states(&prop.target).map_err(at)?;
+    let stay_set = match &prop.stay {
+        Some(s) => Some(checker.states(s).map_err(at)?),
         None => None,
     };
     let (path_next, path_probability) = most_probable_paths(dtmc, stay_set.as_ref(), &target_set);

@@ -29,6 +29,9 @@ pub enum MonitorError {
     /// The checker failed on a model.
     #[error("{0}")]
     Check(String),
+    /// A limit (states, time, cancellation) stopped loading or checking a model.
+    #[error("{0}")]
+    Stopped(augur_check::Stop),
     /// A monitor used with the wrong kind of action (a concrete state for a classifier
     /// monitor, a tool call for an abstraction monitor), or files that do not belong together.
     #[error("{0}")]

@@ -69,6 +69,12 @@ pub struct EvalOptions {
     pub policy: Option<Policy>,
     /// With a policy: the least verdict that flags a run.
     pub flag_at: Verdict,
+    /// How every compilation (the learned models' and the matrix baseline's) loads and
+    /// checks: constants usable in the property, the method, the precision, and the time and
+    /// cancellation limits (see [`CompileOptions::load`] and [`CompileOptions::check`]).
+    pub load: augur_check::LoadOptions,
+    /// See [`EvalOptions::load`].
+    pub check: augur_check::CheckOptions,
 }
 
 impl EvalOptions {
@@ -90,6 +96,8 @@ impl EvalOptions {
             matrix: None,
             policy: None,
             flag_at: Verdict::Warn,
+            load: CompileOptions::new("").load,
+            check: CompileOptions::new("").check,
         }
     }
 }
@@ -500,11 +508,19 @@ pub fn train_monitor(runs: &[&Run], opts: &EvalOptions) -> Result<Monitor> {
     let mut s = Source::new(dtmc, "learned[all]");
     s.counts = Some(counts);
     sources.push(s);
-    let mut copts = CompileOptions::new(&opts.property);
+    let mut copts = compile_options(opts);
     copts.horizon = Some(opts.horizon);
     copts.mapping = Some(Mapping::Dtr);
     copts.classifier = Some(opts.classifier.clone());
     compile_dtmcs(sources, &copts)
+}
+
+/// The compilation options of an evaluation (its property, constants, method and limits).
+fn compile_options(opts: &EvalOptions) -> CompileOptions {
+    let mut c = CompileOptions::new(&opts.property);
+    c.load = opts.load.clone();
+    c.check = opts.check.clone();
+    c
 }
 
 /// One row of the report's table.
@@ -616,7 +632,7 @@ fn run_fold(
         .collect();
     let matrix = match &opts.matrix {
         Some(d) => {
-            let mut copts = CompileOptions::new(&opts.property);
+            let mut copts = compile_options(opts);
             copts.horizon = Some(opts.horizon);
             copts.mapping = Some(Mapping::RiskLevel);
             copts.classifier = Some(opts.classifier.clone());

@@ -20,6 +20,7 @@
 use crate::classifier::Classifier;
 use crate::error::{MonitorError, Result};
 use augur_abstraction::Abstraction;
+use augur_source::json::JsonPath;
 use augur_source::{Location, Span};
 use serde::{Deserialize, Serialize};
 
@@ -261,41 +262,50 @@ impl Monitor {
         Monitor::from_json(&text, &path.display().to_string())
     }
 
-    /// Parse and validate a monitor file's text; errors name the file (and line and column
-    /// for JSON syntax errors, the field for inconsistent contents).
+    /// Parse and validate a monitor file's text; every error is located in the file (line,
+    /// column and a caret under the value: JSON syntax, a value of the wrong type, a table of
+    /// the wrong length, ...).
     pub fn from_json(text: &str, file: &str) -> Result<Monitor> {
         // The format and version first, so an old or foreign file gets a clear message.
         let head: serde_json::Value =
             serde_json::from_str(text).map_err(|e| json_error(file, text, &e))?;
-        let bad = |msg: String| MonitorError::located(Location::file(file), msg);
+        let bad = |path: JsonPath, msg: String| at_json_path(file, Some(text), &path, msg);
         match head.get("format").and_then(|f| f.as_str()) {
             Some(FORMAT) => {}
-            _ => return Err(bad(format!("not an Augur monitor file (no \"format\": \"{FORMAT}\"); compile one with `augur monitor compile`"))),
+            _ => return Err(bad(JsonPath::root().key("format"), format!("not an Augur monitor file (no \"format\": \"{FORMAT}\"); compile one with `augur monitor compile`"))),
         }
         match head.get("version").and_then(|v| v.as_u64()) {
             Some(v) if v == u64::from(VERSION) => {}
             v => {
-                return Err(bad(format!(
+                return Err(bad(JsonPath::root().key("version"), format!(
                     "monitor file version {} is not supported (this Augur reads version {VERSION}); recompile it",
                     v.map_or("?".to_string(), |v| v.to_string())
                 )))
             }
         }
-        let mut m: Monitor = serde_json::from_value(head).map_err(|e| bad(format!("{e}")))?;
-        m.prepare(file)?;
+        drop(head);
+        // The shape, located at the offending value.
+        let mut m: Monitor = augur_formats::json::parse_json(text, std::path::Path::new(file))
+            .map_err(|e| MonitorError::Input(Box::new(e.diagnostic())))?;
+        m.prepare(file, Some(text))?;
         Ok(m)
     }
 
-    /// Parse the embedded files and check that every table is consistent.
-    pub(crate) fn prepare(&mut self, file: &str) -> Result<()> {
-        let bad = |msg: String| MonitorError::located(Location::file(file), msg);
+    /// Parse the embedded files and check that every table is consistent; errors are located
+    /// at the offending value of `text` (the monitor file's text) when it is given.
+    pub(crate) fn prepare(&mut self, file: &str, text: Option<&str>) -> Result<()> {
+        let bad = |path: JsonPath, msg: String| at_json_path(file, text, &path, msg);
+        let root = JsonPath::root;
         match self.mapping {
             Mapping::Dtr | Mapping::RiskLevel => {
                 let c = self.classifier.as_ref().ok_or_else(|| {
-                    bad(format!(
-                        "a `{}` monitor needs its classifier rules (\"classifier\")",
-                        self.mapping.as_str()
-                    ))
+                    bad(
+                        root().key("mapping"),
+                        format!(
+                            "a `{}` monitor needs its classifier rules (\"classifier\")",
+                            self.mapping.as_str()
+                        ),
+                    )
                 })?;
                 self.runtime.classifier = Some(Classifier::parse(
                     &c.text,
@@ -305,23 +315,41 @@ impl Monitor {
             Mapping::Abstraction => {
                 let a = self.abstraction.as_ref().ok_or_else(|| {
                     bad(
+                        root().key("mapping"),
                         "an `abstraction` monitor needs its abstraction spec (\"abstraction\")"
                             .into(),
                     )
                 })?;
-                let spec = Abstraction::parse(&a.text, &a.file)
-                    .map_err(|e| bad(format!("embedded abstraction spec: {e}")))?;
+                let spec = Abstraction::parse(&a.text, &a.file).map_err(|e| {
+                    bad(
+                        root().key("abstraction").key("text"),
+                        format!("embedded abstraction spec: {e}"),
+                    )
+                })?;
                 self.runtime.abstraction = Some(spec);
             }
         }
         if self.horizon_max == 0 {
-            return Err(bad("horizon_max must be at least 1".into()));
+            return Err(bad(
+                root().key("horizon_max"),
+                "horizon_max must be at least 1".into(),
+            ));
         }
         if self.tables.is_empty() {
-            return Err(bad("the monitor has no table".into()));
+            return Err(bad(root().key("tables"), "the monitor has no table".into()));
         }
-        if self.tables.iter().filter(|t| t.category.is_none()).count() > 1 {
-            return Err(bad("more than one fallback table (category null)".into()));
+        if let Some(second) = self
+            .tables
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.category.is_none())
+            .nth(1)
+            .map(|(i, _)| i)
+        {
+            return Err(bad(
+                root().key("tables").index(second).key("category"),
+                "more than one fallback table (category null)".into(),
+            ));
         }
         let h = self.horizon_max as usize;
         let abstract_states = match self.mapping {
@@ -336,17 +364,18 @@ impl Monitor {
         for (i, t) in self.tables.iter().enumerate() {
             let n = t.num_states();
             let what = |field: &str| format!("tables[{i}].{field}");
+            let at = |field: &str| root().key("tables").index(i).key(field);
             let check_len = |field: &str, len: usize, want: usize| -> Result<()> {
                 if len != want {
-                    return Err(bad(format!(
-                        "{} has {len} entries, expected {want}",
-                        what(field)
-                    )));
+                    return Err(bad(
+                        at(field),
+                        format!("{} has {len} entries, expected {want}", what(field)),
+                    ));
                 }
                 Ok(())
             };
             if n == 0 {
-                return Err(bad(format!("{} is empty", what("value"))));
+                return Err(bad(at("value"), format!("{} is empty", what("value"))));
             }
             check_len("lower", t.lower.len(), n)?;
             check_len("upper", t.upper.len(), n)?;
@@ -368,37 +397,46 @@ impl Monitor {
                 ("path_probability", &t.path_probability),
             ] {
                 if let Some(k) = v.iter().position(|x| !prob(x)) {
-                    return Err(bad(format!(
-                        "{}[{k}] = {} is not a probability",
-                        what(field),
-                        v[k]
-                    )));
+                    return Err(bad(
+                        at(field).index(k),
+                        format!("{}[{k}] = {} is not a probability", what(field), v[k]),
+                    ));
                 }
             }
             let in_range = |s: u32| (s as usize) < n;
             if !in_range(t.initial) {
-                return Err(bad(format!(
-                    "{} = {} is not a state",
-                    what("initial"),
-                    t.initial
-                )));
+                return Err(bad(
+                    at("initial"),
+                    format!("{} = {} is not a state", what("initial"), t.initial),
+                ));
             }
             if let Some(k) = t.map.iter().position(|&s| !in_range(s)) {
-                return Err(bad(format!(
-                    "{}[{k}] = {} is not a state",
-                    what("map"),
-                    t.map[k]
-                )));
+                return Err(bad(
+                    at("map").index(k),
+                    format!("{}[{k}] = {} is not a state", what("map"), t.map[k]),
+                ));
             }
             if let Some(k) = t
                 .path_next
                 .iter()
                 .position(|s| s.is_some_and(|s| !in_range(s)))
             {
-                return Err(bad(format!("{}[{k}] is not a state", what("path_next"))));
+                return Err(bad(
+                    at("path_next").index(k),
+                    format!("{}[{k}] is not a state", what("path_next")),
+                ));
             }
         }
         Ok(())
+    }
+}
+
+/// An error at the value `path` of a monitor file's `text` (the whole file when there is no
+/// text, or no such value in it).
+fn at_json_path(file: &str, text: Option<&str>, path: &JsonPath, msg: String) -> MonitorError {
+    match text.and_then(|t| Some((t, path.span_in(t)?))) {
+        Some((t, span)) => MonitorError::at(file, t, span, msg),
+        None => MonitorError::located(Location::file(file), msg),
     }
 }
 

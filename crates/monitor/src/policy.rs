@@ -129,6 +129,9 @@ pub struct Rules {
     pub thresholds: Vec<PolicyThreshold>,
     /// Use P(F≤h target) from the horizon curve at this `h` instead of the property's value.
     pub horizon: Option<u32>,
+    /// Where `horizon` is written in the policy file (for errors found when a session opens
+    /// on a monitor: a horizon beyond its curve).
+    pub horizon_at: Option<augur_source::Location>,
     /// Tools always blocked.
     pub always_block: Vec<NamePattern>,
     /// Tools always allowed.
@@ -155,6 +158,7 @@ impl Default for Rules {
                 t(0.3, Verdict::Warn),
             ],
             horizon: None,
+            horizon_at: None,
             always_block: Vec::new(),
             always_allow: Vec::new(),
             mode: Mode::Stop,
@@ -269,6 +273,11 @@ impl Ctx<'_> {
                 ));
             }
             into.horizon = Some(v as u32);
+            into.horizon_at = Some(augur_source::Location::at(
+                self.file,
+                self.src,
+                Span::from(h.span()),
+            ));
         }
         if let Some(m) = mode {
             into.mode = Mode::parse(m.get_ref()).ok_or_else(|| {

@@ -308,14 +308,19 @@ impl Session {
         let rules_index = category.and_then(|c| policy.categories.iter().position(|(n, _)| n == c));
         let rules = rules_index.map_or(&policy.base, |i| &policy.categories[i].1);
         if let Some(h) = rules.horizon {
+            // Located at the policy's `horizon` when it was read from a file.
+            let mismatch = |message: String| match &rules.horizon_at {
+                Some(at) => MonitorError::located(at.clone(), message),
+                None => MonitorError::Mismatch(message),
+            };
             if monitor.stay.is_some() && Some(h) != monitor.property_horizon {
-                return Err(MonitorError::Mismatch(format!(
+                return Err(mismatch(format!(
                     "the policy's horizon {h} applies to F properties; the monitor was compiled for {}",
                     monitor.property
                 )));
             }
             if h > monitor.horizon_max {
-                return Err(MonitorError::Mismatch(format!(
+                return Err(mismatch(format!(
                     "the policy's horizon {h} is beyond the monitor's horizon curve (1..{}); recompile with --horizon {h}",
                     monitor.horizon_max
                 )));

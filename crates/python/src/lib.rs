@@ -488,6 +488,43 @@ fn monitor_err(py: Python<'_>, e: augur_monitor::MonitorError) -> PyErr {
     py_err(py, ToolError::monitor(&e))
 }
 
+/// The options of `Monitor.compile`: those of `augur monitor compile`.
+#[allow(clippy::too_many_arguments)]
+fn compile_options(
+    py: Python<'_>,
+    prop: &str,
+    horizon: Option<u32>,
+    constants: Option<&str>,
+    limits: &Limits,
+    states: Option<&str>,
+    classifier: Option<&str>,
+    abstraction: Option<&str>,
+) -> PyResult<augur_monitor::compile::CompileOptions> {
+    let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
+    let mut opts = augur_monitor::compile::CompileOptions::new(prop).with_limits(limits.clone());
+    opts.load.constants = c;
+    opts.horizon = horizon;
+    if let Some(s) = states {
+        opts.mapping = Some(augur_monitor::Mapping::parse(s).ok_or_else(|| {
+            ParameterError::new_err(format!(
+                "states={s:?}: expected \"dtr\", \"risk-level\" or \"abstraction\""
+            ))
+        })?);
+    }
+    if let Some(path) = classifier {
+        opts.classifier = Some(
+            augur_monitor::Classifier::from_file(std::path::Path::new(path))
+                .map_err(|e| monitor_err(py, e))?,
+        );
+    }
+    if let Some(path) = abstraction {
+        let text = augur_check::read_text(std::path::Path::new(path))
+            .map_err(|e| py_err(py, ToolError::check(&e)))?;
+        opts.abstraction = Some((text, path.to_string()));
+    }
+    Ok(opts)
+}
+
 /// A compiled runtime monitor.
 #[pyclass(module = "augur_mc._native", frozen)]
 struct NativeMonitor {
@@ -496,49 +533,86 @@ struct NativeMonitor {
 
 #[pymethods]
 impl NativeMonitor {
-    /// Compiles a monitor from models (`(model, category or None)`) for a property.
+    /// Compiles a monitor from models (`(model, category or None)`) for a property, as
+    /// `augur monitor compile` does: `constants` for names used in the property, `states`
+    /// (`dtr`, `risk-level`, `abstraction`), a classifier or abstraction spec file, under
+    /// `timeout`; interruptible (KeyboardInterrupt cancels it).
     #[staticmethod]
-    #[pyo3(signature = (models, prop, horizon=None))]
+    #[pyo3(signature = (models, prop, horizon=None, constants=None, max_states=None, timeout=None, states=None, classifier=None, abstraction=None))]
+    #[allow(clippy::too_many_arguments)]
     fn compile(
         py: Python<'_>,
         models: Vec<(PyRef<'_, NativeModel>, Option<String>)>,
         prop: &str,
         horizon: Option<u32>,
+        constants: Option<&str>,
+        max_states: Option<usize>,
+        timeout: Option<f64>,
+        states: Option<&str>,
+        classifier: Option<&str>,
+        abstraction: Option<&str>,
     ) -> PyResult<NativeMonitor> {
+        let l = limits(max_states, timeout)?;
+        let opts = compile_options(
+            py,
+            prop,
+            horizon,
+            constants,
+            &l,
+            states,
+            classifier,
+            abstraction,
+        )?;
         let mut sources = Vec::new();
         for (m, cat) in &models {
-            let mut s = augur_monitor::compile::Source::new(m.model.dtmc().clone(), m.model.name());
+            let mut s =
+                augur_monitor::compile::Source::from_model((*m.model).clone(), m.model.name());
             s.category = cat.clone();
             s.counts = m.learned.as_ref().map(|l| l.counts.clone());
             sources.push(s);
         }
-        let mut opts = augur_monitor::compile::CompileOptions::new(prop);
-        opts.horizon = horizon;
-        let m = py
-            .detach(|| augur_monitor::compile::compile_dtmcs(sources, &opts))
-            .map_err(|e| monitor_err(py, e))?;
+        let m = interruptible(py, &l, || {
+            augur_monitor::compile::compile_dtmcs(sources, &opts)
+        })?
+        .map_err(|e| monitor_err(py, e))?;
         Ok(NativeMonitor {
             monitor: Arc::new(m),
         })
     }
 
-    /// Compiles monitor files as `augur monitor compile` does (models by path).
+    /// Compiles monitor files as `augur monitor compile` does (models by path, loaded with
+    /// `constants` under `max_states` and `timeout`; the other options as for `compile`).
     #[staticmethod]
-    #[pyo3(signature = (paths, prop, horizon=None))]
+    #[pyo3(signature = (paths, prop, horizon=None, constants=None, max_states=None, timeout=None, states=None, classifier=None, abstraction=None))]
+    #[allow(clippy::too_many_arguments)]
     fn compile_files(
         py: Python<'_>,
         paths: Vec<String>,
         prop: &str,
         horizon: Option<u32>,
+        constants: Option<&str>,
+        max_states: Option<usize>,
+        timeout: Option<f64>,
+        states: Option<&str>,
+        classifier: Option<&str>,
+        abstraction: Option<&str>,
     ) -> PyResult<NativeMonitor> {
+        let l = limits(max_states, timeout)?;
+        let opts = compile_options(
+            py,
+            prop,
+            horizon,
+            constants,
+            &l,
+            states,
+            classifier,
+            abstraction,
+        )?;
         let args: Vec<_> = paths
             .iter()
             .map(|p| augur_monitor::compile::ModelArg::parse(p))
             .collect();
-        let mut opts = augur_monitor::compile::CompileOptions::new(prop);
-        opts.horizon = horizon;
-        let m = py
-            .detach(|| augur_monitor::compile::compile(&args, &opts))
+        let m = interruptible(py, &l, || augur_monitor::compile::compile(&args, &opts))?
             .map_err(|e| monitor_err(py, e))?;
         Ok(NativeMonitor {
             monitor: Arc::new(m),

@@ -229,3 +229,67 @@ def test_ctrl_c_stops_a_long_check():
     with pytest.raises(KeyboardInterrupt):
         augur.check(m, "P=? [ F<=2000000000 x=1000 ]", timeout=60)
     assert time.monotonic() - start < 10
+
+
+MICROWAVE = MODELS / "microwave"
+MICROWAVE_PROP = 'P=? [ F<=2 "unsafe" ]'
+
+
+def test_the_microwave_monitor_compiles_from_python_and_decides_as_the_cli(tmp_path):
+    """Pro2Guard's microwave: an abstraction monitor compiled from Python (the spec given as
+    ``abstraction=``) decides as ``augur monitor gate`` on a monitor compiled by the CLI."""
+    learned = tmp_path / "microwave.json"
+    spec = "models/microwave/spec.toml"
+    cli("learn", "models/microwave/traces.jsonl", "--abstraction", spec, "--alpha", "0.1", "-o", str(learned))
+    mon = tmp_path / "m.json"
+    cli("monitor", "compile", str(learned), "--abstraction", spec, "--prop", MICROWAVE_PROP, "-o", str(mon))
+    runs = [json.loads(x) for x in (MICROWAVE / "runs.jsonl").read_text().splitlines() if x.strip()]
+    lines = "".join(
+        json.dumps({"session": r["id"], "state": st["state"]}) + "\n" for r in runs for st in r["steps"]
+    )
+    policy = str(MICROWAVE / "policy.toml")
+    expected = [json.loads(x) for x in cli("monitor", "gate", str(mon), "--policy", policy, stdin=lines).splitlines()]
+    fork = [e["verdict"] for e in expected if e["session"] == "fork-in-microwave"]
+    assert fork[:3] == ["allow", "allow", "pause"], fork
+    # From the learned file, and from a model learned in Python (the same learner).
+    from_file = augur.Monitor.compile(learned, MICROWAVE_PROP, abstraction=REPO / spec)
+    from_python = augur.Monitor.compile(
+        augur.learn(REPO / "models/microwave/traces.jsonl", abstraction=REPO / spec, alpha=0.1),
+        MICROWAVE_PROP,
+        states="abstraction",
+        abstraction=REPO / spec,
+    )
+    for monitor in (from_file, from_python):
+        sessions = {r["id"]: monitor.session(policy=policy, id=r["id"]) for r in runs}
+        got = [sessions[r["id"]].gate(state=st["state"]) for r in runs for st in r["steps"]]
+        assert len(got) == len(expected)
+        for d, e in zip(got, expected):
+            assert (d.action.value, d.probability, list(d.bounds), d.state) == (
+                e["verdict"], e["probability"], e["bounds"], e["state"]
+            )
+    # Without the spec the learned model's states cannot be mapped: a clear error.
+    with pytest.raises(augur.AugurError):
+        augur.Monitor.compile(learned, MICROWAVE_PROP)
+
+
+def test_monitor_compile_takes_constants_and_limits():
+    pm = REPO / "tests/fixtures/errors/monitor/risk_const.pm"
+    prop = 'P=? [ F<=k "violated" ]'
+    m = augur.Monitor.compile(pm, prop, const={"p": 0.5, "k": 5})
+    assert m.property == prop
+    # The same as `augur monitor compile --const p=0.5,k=5`.
+    assert json.loads(m._native.to_json())["tables"][0]["value"][0] == pytest.approx(6 / 32, abs=1e-12)
+    with pytest.raises(augur.LimitError):
+        augur.Monitor.compile(pm, prop, const="p=0.5,k=5", max_states=3)
+    with pytest.raises(augur.LimitError):
+        augur.Monitor.compile(MODELS / "safetydrift.tra", 'P=? [ F<=5 "violated" ]', timeout=1e-9)
+    with pytest.raises(augur.LimitError):
+        augur.Monitor.compile(augur.load_model(MODELS / "safetydrift.tra"), 'P=? [ F<=5 "violated" ]', timeout=1e-9)
+    with pytest.raises(augur.ParseError) as e:
+        augur.Monitor.compile(pm, 'P=? [ F<=0 "violated" ]', const="p=0.5")
+    assert (e.value.file, e.value.line, e.value.column) == ("--prop", 1, 8)
+    assert "a monitor looks 1 to 10000 steps ahead" in str(e.value)
+    # An in-memory model: the constants go to the property.
+    model = augur.load_model(pm, {"p": 0.5})
+    m = augur.Monitor.compile(model, prop, const={"k": 5})
+    assert json.loads(m._native.to_json())["horizon_max"] == 5

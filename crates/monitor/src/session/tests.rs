@@ -302,3 +302,40 @@ fn the_reason_names_the_action_that_raised_the_exposure() {
         "{r}"
     );
 }
+
+/// The limits of `CompileOptions` reach the checker: a cancelled compilation stops with
+/// `MonitorError::Stopped`, never a monitor.
+#[test]
+fn a_cancelled_compilation_stops() {
+    let (dtmc, _) =
+        augur_formats::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+    let limits = augur_check::Limits::default();
+    limits.cancel();
+    let opts = CompileOptions::new("P=? [ F<=5 \"violated\" ]").with_limits(limits);
+    match compile_dtmcs(vec![Source::new(dtmc, "sd")], &opts) {
+        Err(MonitorError::Stopped(augur_check::Stop::Cancelled)) => {}
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a cancelled compilation gave a monitor"),
+    }
+}
+
+/// Constants given to the compilation are usable in the property (as with `check --const`),
+/// and the monitor's restrictions are located in `--prop`.
+#[test]
+fn the_property_uses_given_constants_and_its_errors_are_located() {
+    let (dtmc, _) =
+        augur_formats::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
+    let mut opts = CompileOptions::new("P=? [ F<=k \"violated\" ]");
+    opts.load.constants = augur_check::Constants::parse("k=3").unwrap();
+    let m = compile_dtmcs(vec![Source::new(dtmc.clone(), "sd")], &opts).unwrap();
+    assert_eq!((m.property_horizon, m.horizon_max), (Some(3), 3));
+    opts.load.constants = augur_check::Constants::parse("k=0").unwrap();
+    let e = compile_dtmcs(vec![Source::new(dtmc, "sd")], &opts).unwrap_err();
+    let d = e.diagnostic();
+    let at = d
+        .location
+        .as_ref()
+        .map(|l| (l.file.as_str(), l.line, l.column));
+    assert_eq!(at, Some(("--prop", 1, 8)), "{}", e.render());
+    assert!(d.message.contains("step bound 0"), "{}", d.message);
+}

@@ -520,21 +520,44 @@ class Monitor:
         model: Union[Model, PathLike, Sequence[Union[Model, PathLike, Tuple[str, Model]]]],
         prop: str,
         horizon: Optional[int] = None,
+        *,
+        const: Union[None, str, Mapping[str, Any]] = None,
+        max_states: Optional[int] = None,
+        timeout: Optional[float] = None,
+        states: Optional[str] = None,
+        classifier: Optional[PathLike] = None,
+        abstraction: Optional[PathLike] = None,
     ) -> "Monitor":
         """Compile a monitor for ``prop`` (e.g. ``'P=? [ F<=5 "violated" ]'``) from a model, a
         model file, or a list of them (``(category, Model)`` pairs for per-category tables;
-        a file ``CATEGORY=PATH``); ``horizon`` is the length of the P(F<=h) curve."""
+        a file ``CATEGORY=PATH``), as ``augur monitor compile`` does.
+
+        ``horizon`` is the length of the P(F<=h) curve (default: the property's step bound,
+        else 10). ``const`` gives constants (``"p=0.2"`` or ``{"p": 0.2}``): a model file's
+        undefined ones and names used in ``prop``. Model files are loaded with at most
+        ``max_states`` states; ``timeout`` (seconds) bounds loading and checking together, and
+        Ctrl-C (KeyboardInterrupt) stops the compilation. ``states`` is how actions map to
+        states: ``"dtr"``, ``"risk-level"`` or ``"abstraction"`` (default: from the model);
+        ``classifier`` a classifier rules file (TOML) for ``dtr``/``risk-level``;
+        ``abstraction`` the abstraction spec (TOML) a learned model was learned with, for
+        ``abstraction`` (e.g. ``models/microwave/spec.toml``). Errors are exceptions with
+        locations (:class:`ParseError` for the property, located at ``--prop``); a limit hit
+        is a :class:`LimitError`."""
         items = list(model) if isinstance(model, (list, tuple)) and not _is_pair(model) else [model]
+        c = _consts(const)
+        opt = lambda p: None if p is None else os.fspath(p)  # noqa: E731
+        extra = (c, max_states, timeout, states, opt(classifier), opt(abstraction))
         if all(isinstance(m, (str, os.PathLike)) for m in items):
-            return cls(_native.NativeMonitor.compile_files([os.fspath(m) for m in items], prop, horizon))
+            return cls(
+                _native.NativeMonitor.compile_files([os.fspath(m) for m in items], prop, horizon, *extra)
+            )
         natives = []
         for m in items:
-            if _is_pair(m):
-                cat, mm = m  # type: ignore[misc]
-                natives.append((_model(mm, None)._native, cat))
-            else:
-                natives.append((_model(m, None)._native, None))  # type: ignore[arg-type]
-        return cls(_native.NativeMonitor.compile(natives, prop, horizon))
+            cat, mm = m if _is_pair(m) else (None, m)  # type: ignore[misc]
+            if isinstance(mm, (str, os.PathLike)):
+                mm = load_model(mm, const, max_states=max_states, timeout=timeout)
+            natives.append((_model(mm, None)._native, cat))
+        return cls(_native.NativeMonitor.compile(natives, prop, horizon, *extra))
 
     @classmethod
     def load(cls, path: PathLike) -> "Monitor":

@@ -47,9 +47,29 @@ class NativeSession:
 
 class NativeMonitor:
     @staticmethod
-    def compile(models: List[Tuple[NativeModel, Optional[str]]], prop: str, horizon: Optional[int] = None) -> NativeMonitor: ...
+    def compile(
+        models: List[Tuple[NativeModel, Optional[str]]],
+        prop: str,
+        horizon: Optional[int] = None,
+        constants: Optional[str] = None,
+        max_states: Optional[int] = None,
+        timeout: Optional[float] = None,
+        states: Optional[str] = None,
+        classifier: Optional[str] = None,
+        abstraction: Optional[str] = None,
+    ) -> NativeMonitor: ...
     @staticmethod
-    def compile_files(paths: List[str], prop: str, horizon: Optional[int] = None) -> NativeMonitor: ...
+    def compile_files(
+        paths: List[str],
+        prop: str,
+        horizon: Optional[int] = None,
+        constants: Optional[str] = None,
+        max_states: Optional[int] = None,
+        timeout: Optional[float] = None,
+        states: Optional[str] = None,
+        classifier: Optional[str] = None,
+        abstraction: Optional[str] = None,
+    ) -> NativeMonitor: ...
     @staticmethod
     def load(path: str) -> NativeMonitor: ...
     @staticmethod
