@@ -58,7 +58,7 @@ impl Constants {
         // The exact value of each number as written (parse_const_assignments accepted the text).
         for part in text.split(',') {
             if let Some((name, value)) = part.split_once('=') {
-                if let Some(q) = augur_pctl::resolve::exact_literal(value) {
+                if let Some(q) = augur_expr::literal_rational(value) {
                     self.exact.insert(name.trim().to_string(), q);
                 }
             }
@@ -312,7 +312,7 @@ fn parse_range(name: &str, value: &str) -> std::result::Result<ConstRange, Strin
         let v = augur_expr::parse_value(t)
             .filter(|v| !matches!(v, Value::Bool(_)))
             .ok_or_else(|| format!("`{t}` in a range is not a number"))?;
-        let q = augur_pctl::resolve::exact_literal(t)
+        let q = augur_expr::literal_rational(t)
             .ok_or_else(|| format!("`{t}` in a range is not a number"))?;
         Ok((v, q))
     };

@@ -56,6 +56,7 @@ mod ast;
 mod consts;
 mod error;
 pub mod print;
+pub mod rational;
 pub mod semantics;
 pub mod syntax;
 mod transform;
@@ -67,6 +68,7 @@ pub use consts::{
     substitute_constants,
 };
 pub use error::{ExprError, Result};
+pub use rational::{decimal_rational, literal_rational};
 pub use syntax::{parse_expr, SyntaxError};
 
 #[doc(hidden)]

@@ -340,6 +340,20 @@ pub fn leaks_rule_name(rule_name: &str, description: &str) -> bool {
         || rule_name.contains('_') && description == rule_name.replace('_', " ")
 }
 
+/// The rules of a grammar whose description gives their name away ([`leaks_rule_name`]), as
+/// lines `rule NAME is described as `TEXT``: the parsers' tests assert that there are none.
+pub fn leaked_rule_names<R: std::fmt::Debug>(
+    rules: &[R],
+    describe: impl Fn(&R) -> String,
+) -> Vec<String> {
+    rules
+        .iter()
+        .map(|rule| (format!("{rule:?}"), describe(rule)))
+        .filter(|(name, text)| leaks_rule_name(name, text))
+        .map(|(name, text)| format!("rule {name} is described as `{text}`"))
+        .collect()
+}
+
 /// Rejects inputs whose brackets nest deeper than [`MAX_NESTING`] (before handing them to a
 /// recursive-descent parser). Brackets inside `"..."` strings and `//` comments are ignored.
 pub fn check_nesting(source: &str) -> Result<(), SyntaxError> {

@@ -41,7 +41,9 @@
 use crate::ast::*;
 use crate::error::{PctlError, Result};
 use crate::Spanned;
-use augur_expr::{BinaryOp, Expr, ExprError, Type, UnaryOp, Value};
+use augur_expr::{
+    decimal_rational, literal_rational, BinaryOp, Expr, ExprError, Type, UnaryOp, Value,
+};
 use augur_source::{Diagnostic, SourceFile, Span};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -1195,7 +1197,7 @@ impl<'a> Resolver<'a> {
         Number {
             value,
             exact: exact_value(e, self.constants, &self.exact)
-                .or_else(|| decimal(value))
+                .or_else(|| decimal_rational(value))
                 .unwrap_or_else(BigRational::zero),
             span: e.span,
         }
@@ -1355,54 +1357,6 @@ fn expr_message(e: ExprError) -> String {
     }
 }
 
-/// The exact rational of a value written on the command line: `3`, `-0.25`, `1e-30`, `1/3`
-/// (`None` for anything else, booleans included).
-pub fn exact_literal(text: &str) -> Option<BigRational> {
-    let t = text.trim();
-    if let Some((a, b)) = t.split_once('/') {
-        let (a, b) = (exact_literal(a)?, exact_literal(b)?);
-        return (!b.is_zero()).then(|| a / b);
-    }
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let (mantissa, exp) = match t.split_once(['e', 'E']) {
-        Some((m, e)) => (m, e.parse::<i32>().ok()?),
-        None => (t, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if int.is_empty() && frac.is_empty()
-        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
-        || exp.abs() > 10_000
-    {
-        return None;
-    }
-    let numer: BigInt = format!("{int}{frac}").parse().ok()?;
-    let scale = exp - i32::try_from(frac.len()).ok()?;
-    let ten = BigRational::from_integer(BigInt::from(10));
-    let q = BigRational::from_integer(numer) * num_traits::pow::Pow::pow(ten, scale);
-    Some(if neg { -q } else { q })
-}
-
-/// The exact rational of a number written in decimal (`0.7` is `7/10`): the decimal an `f64`
-/// prints as (Rust's shortest round-trip form, without exponent).
-pub fn decimal(x: f64) -> Option<BigRational> {
-    if !x.is_finite() {
-        return None;
-    }
-    let text = format!("{x}");
-    let (neg, digits) = match text.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, text.as_str()),
-    };
-    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
-    let numer: BigInt = format!("{int}{frac}").parse().ok()?;
-    let denom = num_traits::pow(BigInt::from(10), frac.len());
-    let q = BigRational::new(numer, denom);
-    Some(if neg { -q } else { q })
-}
-
 /// The exact value of a constant arithmetic expression (`1/3` is `1/3`, not its `f64`): literals
 /// read as decimals, constants from `exact` (else as the decimal of their value), `+ - * /`,
 /// unary minus and `pow` with an integer literal exponent computed exactly. `None` for anything
@@ -1414,13 +1368,13 @@ pub fn exact_value(
 ) -> Option<BigRational> {
     let of_value = |v: &Value| match v {
         Value::Int(i) => Some(BigRational::from_integer(BigInt::from(*i))),
-        Value::Double(d) => decimal(*d),
+        Value::Double(d) => decimal_rational(*d),
         Value::Bool(_) => None,
     };
     match e {
         Expr::Int(i) => of_value(&Value::Int(*i)),
         Expr::Double(d) => of_value(&Value::Double(*d)),
-        Expr::Decimal(_, text) => exact_literal(text),
+        Expr::Decimal(_, text) => literal_rational(text),
         Expr::Ident(n) => match exact.get(n) {
             Some(q) => Some(q.clone()),
             None => of_value(constants.get(n)?),
@@ -1459,7 +1413,7 @@ impl Number {
     pub fn from_f64(value: f64) -> Number {
         Number {
             value,
-            exact: decimal(value).unwrap_or_else(BigRational::zero),
+            exact: decimal_rational(value).unwrap_or_else(BigRational::zero),
             span: Span::default(),
         }
     }

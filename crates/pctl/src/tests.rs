@@ -1214,8 +1214,6 @@ mod resolution {
             q(9, 10)
         );
         assert_eq!(exact("P>=1 [ F \"a\" ]", &[]), q(1, 1));
-        assert_eq!(decimal(1e-7), Some(q(1, 10_000_000)));
-        assert_eq!(decimal(-2.5), Some(q(-5, 2)));
     }
 
     #[test]

@@ -446,51 +446,7 @@ impl BoolExpr {
     }
 }
 
-/// The exact rational written by the shortest decimal representation of `x` (so the
-/// literal `0.7`, stored as the nearest `f64`, becomes `7/10`). `None` for NaN/infinity.
-pub fn decimal_rational(x: f64) -> Option<BigRational> {
-    if !x.is_finite() {
-        return None;
-    }
-    // Rust prints the shortest representation that round-trips, never in exponent form.
-    let s = format!("{x}");
-    let (neg, s) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s.as_str()),
-    };
-    let (int_part, frac_part) = s.split_once('.').unwrap_or((s, ""));
-    let digits: String = format!("{int_part}{frac_part}");
-    let num: BigInt = digits.parse().ok()?;
-    let den = num_traits::pow::pow(BigInt::from(10), frac_part.len());
-    let q = BigRational::new(num, den);
-    Some(if neg { -q } else { q })
-}
-
-/// The exact rational a decimal literal spells (`0.333333333333333333333333`, `1e-30`,
-/// `2.5E+3`); `None` when `text` is not a decimal or its exponent is beyond ±10,000.
-pub fn literal_rational(text: &str) -> Option<BigRational> {
-    let t = text.trim();
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let (mantissa, exp) = match t.split_once(['e', 'E']) {
-        Some((m, e)) => (m, e.parse::<i32>().ok()?),
-        None => (t, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if (int.is_empty() && frac.is_empty())
-        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
-        || exp.abs() > 10_000
-    {
-        return None;
-    }
-    let numer: BigInt = format!("{int}{frac}").parse().ok()?;
-    let scale = exp - i32::try_from(frac.len()).ok()?;
-    let ten = BigRational::from_integer(BigInt::from(10));
-    let q = BigRational::from_integer(numer) * num_traits::pow::Pow::pow(ten, scale);
-    Some(if neg { -q } else { q })
-}
+pub use augur_expr::{decimal_rational, literal_rational};
 
 /// The exact rational as an `f64` (nearest).
 pub fn rational_to_f64(q: &BigRational) -> f64 {
