@@ -5,6 +5,7 @@ use crate::error::{PrismError, Result};
 use crate::model::PrismModel;
 use augur_expr::syntax::MAX_DEPTH;
 use augur_expr::{ConstDecl, Expr, SyntaxError, Type};
+use augur_source::SourceFile;
 use pest::iterators::Pair;
 use pest::Parser;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -67,28 +68,23 @@ fn describe(rule: &Rule) -> String {
     }
 }
 
-/// Line starts of a text, to turn byte offsets into line and column quickly (pest's own
-/// `line_col` scans from the start of the input every time).
-struct LineIndex<'a> {
-    text: &'a str,
-    starts: Vec<usize>,
+/// Line starts of a text, to turn a pest pair's byte offsets into line and column quickly
+/// (pest's own `line_col` scans from the start of the input every time): the shared
+/// [`SourceFile`] index.
+struct LineIndex {
+    source: SourceFile,
 }
 
-impl<'a> LineIndex<'a> {
-    fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts }
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        LineIndex {
+            source: SourceFile::new("", text),
+        }
     }
 
     fn span(&self, p: &Pair<'_, Rule>) -> ModelSpan {
         let s = p.as_span();
-        let line = self.starts.partition_point(|&x| x <= s.start()).max(1);
-        let ls = self.starts[line - 1];
-        let col = self
-            .text
-            .get(ls..s.start())
-            .map_or(1, |t| t.chars().count() + 1);
+        let (line, col) = self.source.line_col(s.start());
         ModelSpan {
             line,
             col,
@@ -179,7 +175,7 @@ fn leading_model_type(text: &str) -> Option<(usize, String)> {
 struct AstBuilder<'a> {
     file: &'a str,
     text: &'a str,
-    lines: LineIndex<'a>,
+    lines: LineIndex,
     model_type: Option<(ModelType, ModelSpan)>,
     constants: Vec<ConstDef>,
     globals: Vec<VarDecl>,
