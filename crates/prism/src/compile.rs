@@ -118,6 +118,17 @@ impl FormulaCache {
         let leaf = match &value {
             TypedExpr::Int(_) => TypedExpr::Int(IntExpr::Slot(slot)),
             TypedExpr::Real(_) => TypedExpr::Real(RealExpr::Slot(slot)),
+            // A conjunction keeps its leading single-variable tests beside the slot (`a & b`
+            // with `a` such tests is `a & slot`): used in a larger conjunction they are moved
+            // to its front as when the formula is written in place, so a false test still
+            // stops the evaluation before a conjunct that would fail (and guard prefilters
+            // still see them). The same for a disjunction.
+            TypedExpr::Bool(BoolExpr::And(xs)) => {
+                TypedExpr::Bool(BoolExpr::And(with_simple_prefix(xs, BoolExpr::Slot(slot))))
+            }
+            TypedExpr::Bool(BoolExpr::Or(xs)) => {
+                TypedExpr::Bool(BoolExpr::Or(with_simple_prefix(xs, BoolExpr::Slot(slot))))
+            }
             TypedExpr::Bool(_) => TypedExpr::Bool(BoolExpr::Slot(slot)),
         };
         self.derived.borrow_mut().push(DerivedFormula {
@@ -296,11 +307,15 @@ impl Scope<'_> {
         expanding.pop();
         let mut t = t?;
         let mut size = nodes(&t, MAX_INLINED_NODES);
-        let derivable = !(self.exact && t.ty() == Type::Double);
+        // A real in exact mode stays in place (see `FormulaCache`); so does a single variable
+        // test, which costs no more than reading a slot.
+        let derivable = !(self.exact && t.ty() == Type::Double)
+            && !matches!(&t, TypedExpr::Bool(b) if is_simple_test(b))
+            && size > 1;
         if size > cache.inline_limit && derivable && t.as_const().is_none() {
             if let Some(leaf) = cache.derive(name, t.clone()) {
+                size = nodes(&leaf, MAX_INLINED_NODES);
                 t = leaf;
-                size = 1;
             }
         }
         cache
@@ -640,6 +655,24 @@ impl Scope<'_> {
             Err(_) => TypedExpr::Real(e),
         }
     }
+}
+
+/// Most single-variable tests kept beside a derived conjunction's or disjunction's slot.
+const MAX_KEPT_TESTS: usize = 8;
+
+/// The distinct single-variable tests leading `xs` (at most [`MAX_KEPT_TESTS`]), then `slot`.
+fn with_simple_prefix(xs: &[BoolExpr], slot: BoolExpr) -> Vec<BoolExpr> {
+    let mut out: Vec<BoolExpr> = Vec::new();
+    for x in xs.iter().take_while(|x| is_simple_test(x)) {
+        if out.len() == MAX_KEPT_TESTS {
+            break;
+        }
+        if !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    out.push(slot);
+    out
 }
 
 /// Whether a boolean expression is a single variable test (cannot fail, costs one load).
