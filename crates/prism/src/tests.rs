@@ -551,8 +551,11 @@ mod derived_formulas {
         let run = |limit: u64| {
             m.build_with_inline_limit(&[], opts, limit)
                 .map(|(d, r)| {
-                    let labels: Vec<(&String, Vec<usize>)> =
-                        d.labels.iter().map(|(n, set)| (n, set.ones().collect())).collect();
+                    let labels: Vec<(&String, Vec<usize>)> = d
+                        .labels
+                        .iter()
+                        .map(|(n, set)| (n, set.ones().collect()))
+                        .collect();
                     format!(
                         "{:?}\n{:?}\n{labels:?}\n{:?}\n{:?}\n{:?}\n{r:?}",
                         d.matrix, d.initial, d.rewards, d.valuations, d.exact
@@ -625,7 +628,12 @@ mod derived_formulas {
         let q = |n: i64, k: i64| BigRational::new(n.into(), k.into());
         // Row of x=1: to x=2 with 1/10, stay with 9/10 (entries in target order).
         let (s1, s2) = (state(&d, &[int("x", 1)]), state(&d, &[int("x", 2)]));
-        let row: Vec<(usize, BigRational)> = d.matrix.indptr().outer_inds_sz(s1).map(|k| (d.matrix.indices()[k] as usize, exact[k].clone())).collect();
+        let row: Vec<(usize, BigRational)> = d
+            .matrix
+            .indptr()
+            .outer_inds_sz(s1)
+            .map(|k| (d.matrix.indices()[k] as usize, exact[k].clone()))
+            .collect();
         assert_eq!(row, {
             let mut r = vec![(s1, q(9, 10)), (s2, q(1, 10))];
             r.sort_by_key(|e| e.0);
@@ -718,10 +726,19 @@ mod derived_formulas {
         // f19 written out has 2^20 - 1 nodes: expanded; f20 and f30 are left by name.
         let e = augur_expr::parse_expr("f19 > 5 & f20 > 5 | f30 > 5").unwrap();
         let idents = m.expand_formulas(&e).idents();
-        assert!(idents.contains("x") && !idents.contains("f19"), "{idents:?}");
-        assert!(idents.contains("f20") && idents.contains("f30"), "{idents:?}");
+        assert!(
+            idents.contains("x") && !idents.contains("f19"),
+            "{idents:?}"
+        );
+        assert!(
+            idents.contains("f20") && idents.contains("f30"),
+            "{idents:?}"
+        );
         let why = m.unexpanded_formula_message("f30").unwrap();
-        assert!(why.contains("formula `f30`") && why.contains("1048576"), "{why}");
+        assert!(
+            why.contains("formula `f30`") && why.contains("1048576"),
+            "{why}"
+        );
         assert!(why.contains("label"), "{why}");
         assert_eq!(m.unexpanded_formula_message("x"), None);
         // Two uses of f19 exceed the budget of one expression: the second is left by name.
@@ -747,7 +764,8 @@ mod derived_formulas {
                     (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("mod({a}, {b})")),
                     (inner.clone(), inner.clone(), inner.clone())
                         .prop_map(|(c, a, b)| format!("({c} > {a} ? {a} : {b})")),
-                    (inner.clone(), inner).prop_map(|(a, b)| format!("({a} / ({b} + 0.5) > 1 ? 1 : 0)")),
+                    (inner.clone(), inner)
+                        .prop_map(|(a, b)| format!("({a} / ({b} + 0.5) > 1 ? 1 : 0)")),
                 ]
             })
         }
