@@ -735,6 +735,9 @@ impl ResolvedFormula {
 // ---------------------------------------------------------------------------------------------
 // The resolver.
 
+/// Why the formula expansion left a name in place ([`Resolver::with_unexpanded_formulas`]).
+type Unexpanded<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
 /// Resolves properties against one model, one set of constants and one properties file's
 /// labels. Properties-file labels are resolved on first use and shared (an [`Arc`]) by every
 /// property resolved with the same resolver.
@@ -743,7 +746,7 @@ pub struct Resolver<'a> {
     constants: &'a BTreeMap<String, Value>,
     expand: Option<&'a dyn Fn(&Expr) -> Expr>,
     /// For a model formula left unexpanded (too large to write out): why.
-    unexpanded: Option<&'a dyn Fn(&str) -> Option<String>>,
+    unexpanded: Option<&'a Unexpanded<'a>>,
     label_defs: HashMap<&'a str, (&'a LabelDef, Arc<SourceFile>)>,
     resolved_labels: HashMap<String, Arc<ResolvedLabel>>,
     /// Properties-file labels being resolved (cycle detection).
@@ -806,10 +809,7 @@ impl<'a> Resolver<'a> {
     /// Explains names that the formula expansion ([`Resolver::with_formulas`]) left in place:
     /// `why(name)` is the message for an expression that reads `name` (a model formula too
     /// large to write out), `None` for other names (then the name is unknown).
-    pub fn with_unexpanded_formulas(
-        mut self,
-        why: &'a dyn Fn(&str) -> Option<String>,
-    ) -> Resolver<'a> {
+    pub fn with_unexpanded_formulas(mut self, why: &'a Unexpanded<'a>) -> Resolver<'a> {
         self.unexpanded = Some(why);
         self
     }

@@ -309,9 +309,9 @@ impl Scope<'_> {
         let mut size = nodes(&t, MAX_INLINED_NODES);
         // A real in exact mode stays in place (see `FormulaCache`); so does a single variable
         // test, which costs no more than reading a slot.
-        let derivable = !(self.exact && t.ty() == Type::Double)
-            && !matches!(&t, TypedExpr::Bool(b) if is_simple_test(b))
-            && size > 1;
+        let exact_real = self.exact && t.ty() == Type::Double;
+        let simple = matches!(&t, TypedExpr::Bool(b) if is_simple_test(b));
+        let derivable = !exact_real && !simple && size > 1;
         if size > cache.inline_limit && derivable && t.as_const().is_none() {
             if let Some(leaf) = cache.derive(name, t.clone()) {
                 size = nodes(&leaf, MAX_INLINED_NODES);
