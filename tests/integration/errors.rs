@@ -314,8 +314,13 @@ snapshot!(
     ["check", f("huge_header.tra"), "--prop", "P=? [ F true ]"]
 );
 snapshot!(
-    prism_formula_expansion_limit,
-    ["check", f("formula_doubling.pm"), "--prop", "P=? [ F x=1 ]"]
+    prism_formula_too_large_for_a_property,
+    [
+        "check",
+        f("formula_doubling.pm"),
+        "--prop",
+        "P=? [ F x=1 & f30>0 ]"
+    ]
 );
 snapshot!(
     prism_undefined_constant,

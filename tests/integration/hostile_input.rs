@@ -222,12 +222,90 @@ fn thousands_of_chained_formulas_give_a_located_limit_error() {
     assert!(run.stderr.contains("at most 2000"), "{}", run.stderr);
 }
 
+/// Thirty formulas `f{i} = f{i-1} + f{i-1}` over `x`: f30 = 2^30·x, 2^30 copies of `x`
+/// written out. Used in a guard, an update, a label, a reward and `init ... endinit`.
+fn thirty_doublings() -> String {
+    let mut s = String::from("dtmc\nformula f0 = x;\n");
+    for i in 1..=30 {
+        s.push_str(&format!("formula f{i} = f{} + f{};\n", i - 1, i - 1));
+    }
+    s.push_str(
+        "module m\n  x : [0..3];\n  \
+         [] f30 < 10 -> 0.5:(x'=min(3, x + 1 + mod(f30, 2))) + 0.5:true;\n\
+         endmodule\n\
+         init f30 < 1 endinit\n\
+         label \"big\" = f30 > 5;\n\
+         rewards \"r\" true : f30 / 1073741824; endrewards\n",
+    );
+    s
+}
+
 #[test]
-fn doubling_formulas_give_a_located_limit_error() {
+fn doubling_formulas_are_computed_once_per_state() {
+    // Once 4 GB and an abort, then a limit error: each formula is now computed once per state.
+    // From x = 0 (the only initial state: 2^30·x < 1), x moves to 1 with probability 1/2 and
+    // stays there (f30 = 2^30 is not < 10: a deadlock, given a self-loop). "big" (2^30·x > 5)
+    // is x >= 1: reached with probability 1, next step with 1/2. The reward f30 / 2^30 is x:
+    // from x = 0, reaching x = 1 takes 2 steps on average, earning 0 on the way.
     let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "dbl.pm", &thirty_doublings());
+    for method in ["default", "exact"] {
+        let mut args = vec!["check", "dbl.pm", "--prop", "P=? [ F \"big\" ]"];
+        if method == "exact" {
+            args.extend(["--method", "exact"]);
+        }
+        let run = augur(dir.path(), &args);
+        assert_eq!(value(ok(&run)), 1.0, "{method}: {}", run.stdout);
+    }
+    let run = augur(
+        dir.path(),
+        &["check", "dbl.pm", "--prop", "P=? [ X \"big\" ]"],
+    );
+    assert_eq!(value(ok(&run)), 0.5, "{}", run.stdout);
+    let run = augur(
+        dir.path(),
+        &["check", "dbl.pm", "--prop", "R{\"r\"}=? [ C<=3 ]"],
+    );
+    // E[x_0 + x_1 + x_2] = 0 + 1/2 + 3/4.
+    assert_eq!(value(ok(&run)), 1.25, "{}", run.stdout);
+    // The constant chain (f0 = 1) folds to 2^30 > 0: x reaches 1.
     write(dir.path(), "m.pm", &chain(31, "PREV + PREV"));
     let run = augur(dir.path(), &["check", "m.pm", "--prop", "P=? [ F x=1 ]"]);
-    located_error(&run, "expands to more than");
+    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+}
+
+#[test]
+fn a_property_naming_a_huge_formula_gets_a_located_error() {
+    // Written out in the property, f30 would be 2^30 nodes: refused at the property, naming
+    // the formula and the limit, and pointing to a label of the model (which works).
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "dbl.pm", &thirty_doublings());
+    let run = augur(
+        dir.path(),
+        &["check", "dbl.pm", "--prop", "P=? [ F f30 > 5 ]"],
+    );
+    located_error(&run, "formula `f30` is too large to use in a property");
+    assert!(run.stderr.contains("1048576"), "{}", run.stderr);
+    assert!(run.stderr.contains("label"), "{}", run.stderr);
+    // Smaller formulas still work in properties: f10 = 1024·x > 5 iff x >= 1.
+    let run = augur(
+        dir.path(),
+        &["check", "dbl.pm", "--prop", "P=? [ F f10 > 5 ]"],
+    );
+    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+}
+
+#[test]
+fn a_renamed_module_copying_a_huge_formula_gets_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let model =
+        thirty_doublings().replace("init f30 < 1 endinit\n", "module m2 = m [x=y] endmodule\n");
+    write(dir.path(), "dbl.pm", &model);
+    let run = augur(
+        dir.path(),
+        &["check", "dbl.pm", "--prop", "P=? [ F \"big\" ]"],
+    );
+    located_error(&run, "module `m2` copies formula `f30`");
 }
 
 #[test]

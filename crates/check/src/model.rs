@@ -280,6 +280,13 @@ impl Model {
         }
     }
 
+    /// Why [`Model::expand_formulas`] left the name `name` in an expression: for a formula of
+    /// the model, too large to write out in a property (the message says so and suggests a
+    /// label); `None` for other names.
+    pub fn unexpanded_formula_message(&self, name: &str) -> Option<String> {
+        self.prism.as_ref()?.unexpanded_formula_message(name)
+    }
+
     /// Writes the model in `format` to a stream (for [`Format::Tra`] the `.tra` part only; see
     /// [`Model::write_to_path`]). A model that the format cannot express is a user error.
     pub fn write(&self, format: Format, w: &mut dyn Write) -> Result<()> {

@@ -293,8 +293,10 @@ impl Properties {
         if let Some(file) = &self.file {
             check_file_labels(&self.labels, &names.labels, file)?;
         }
+        let why = |name: &str| model.unexpanded_formula_message(name);
         let mut resolver = Resolver::new(&names, &constants)
             .with_formulas(&expand)
+            .with_unexpanded_formulas(&why)
             .with_exact_constants(&exact);
         if let Some(file) = &self.file {
             resolver = resolver.with_labels(&self.labels, Arc::clone(file));

@@ -77,12 +77,17 @@ impl CheckOptions {
 /// The model's formula expansion (PRISM-language models).
 type Expand<'m> = Box<dyn Fn(&Expr) -> Expr + Send + Sync + 'm>;
 
+/// Why the formula expansion left a name in place (a formula too large to write out).
+type Unexpanded<'m> = Box<dyn Fn(&str) -> Option<String> + Send + Sync + 'm>;
+
 /// What a property may use of the model being checked.
 struct Scope<'m> {
     names: ModelNames,
     constants: BTreeMap<String, Value>,
     /// The model's formula expansion (PRISM-language models).
     expand: Option<Expand<'m>>,
+    /// Why the expansion left a name in place.
+    unexpanded: Option<Unexpanded<'m>>,
 }
 
 /// Checks properties on one model. Work is shared between the properties of a session: the
@@ -118,6 +123,9 @@ impl<'m> CheckSession<'m> {
                 names: model.names(),
                 constants: model.constants().iter().cloned().collect(),
                 expand: Some(Box::new(|e: &Expr| model.expand_formulas(e))),
+                unexpanded: Some(Box::new(|name: &str| {
+                    model.unexpanded_formula_message(name)
+                })),
             },
             checker: Checker::new(model.dtmc(), options.solve_options(None)),
             options,
@@ -131,6 +139,7 @@ impl<'m> CheckSession<'m> {
                 names: names_of(dtmc),
                 constants: BTreeMap::new(),
                 expand: None,
+                unexpanded: None,
             },
             checker: Checker::new(dtmc, options.solve_options(None)),
             options,
@@ -226,6 +235,10 @@ impl<'m> CheckSession<'m> {
 
     fn resolver(&self) -> Resolver<'_> {
         let r = Resolver::new(&self.scope.names, &self.scope.constants);
+        let r = match &self.scope.unexpanded {
+            Some(why) => r.with_unexpanded_formulas(&**why),
+            None => r,
+        };
         match &self.scope.expand {
             Some(expand) => r.with_formulas(&**expand),
             None => r,

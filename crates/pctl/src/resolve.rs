@@ -735,6 +735,9 @@ impl ResolvedFormula {
 // ---------------------------------------------------------------------------------------------
 // The resolver.
 
+/// Why the formula expansion left a name in place ([`Resolver::with_unexpanded_formulas`]).
+type Unexpanded<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
 /// Resolves properties against one model, one set of constants and one properties file's
 /// labels. Properties-file labels are resolved on first use and shared (an [`Arc`]) by every
 /// property resolved with the same resolver.
@@ -742,6 +745,8 @@ pub struct Resolver<'a> {
     model: &'a ModelNames,
     constants: &'a BTreeMap<String, Value>,
     expand: Option<&'a dyn Fn(&Expr) -> Expr>,
+    /// For a model formula left unexpanded (too large to write out): why.
+    unexpanded: Option<&'a Unexpanded<'a>>,
     label_defs: HashMap<&'a str, (&'a LabelDef, Arc<SourceFile>)>,
     resolved_labels: HashMap<String, Arc<ResolvedLabel>>,
     /// Properties-file labels being resolved (cycle detection).
@@ -779,6 +784,7 @@ impl<'a> Resolver<'a> {
             model,
             constants,
             expand: None,
+            unexpanded: None,
             label_defs: HashMap::new(),
             resolved_labels: HashMap::new(),
             in_progress: Vec::new(),
@@ -797,6 +803,14 @@ impl<'a> Resolver<'a> {
     /// Expands the model's formulas (PRISM `formula` definitions) in every expression first.
     pub fn with_formulas(mut self, expand: &'a dyn Fn(&Expr) -> Expr) -> Resolver<'a> {
         self.expand = Some(expand);
+        self
+    }
+
+    /// Explains names that the formula expansion ([`Resolver::with_formulas`]) left in place:
+    /// `why(name)` is the message for an expression that reads `name` (a model formula too
+    /// large to write out), `None` for other names (then the name is unknown).
+    pub fn with_unexpanded_formulas(mut self, why: &'a Unexpanded<'a>) -> Resolver<'a> {
+        self.unexpanded = Some(why);
         self
     }
 
@@ -1031,7 +1045,13 @@ impl<'a> Resolver<'a> {
             .simplify();
         let ty = substituted
             .type_check(|name| self.variables.get(name).copied())
-            .map_err(|err| at.err(e.span, expr_message(err)))?;
+            .map_err(|err| {
+                let why = match (&err, self.unexpanded) {
+                    (ExprError::Undeclared(name), Some(why)) => why(name),
+                    _ => None,
+                };
+                at.err(e.span, why.unwrap_or_else(|| expr_message(err)))
+            })?;
         Ok(ResolvedFormula::Expr {
             expr: substituted,
             ty,

@@ -22,7 +22,7 @@
 //!   leading to `t`, so that the expected one-step reward `Σ_t P(s,t)·R(s,t)` equals
 //!   `Σ_c P(c)·r(c)` exactly as before merging.
 
-use crate::compile::ConstValue;
+use crate::compile::{ConstValue, DEFAULT_INLINE_LIMIT};
 use crate::error::{PrismError, Result, StopReason};
 use crate::eval::{rational_to_f64, EvalError};
 use crate::model::PrismModel;
@@ -145,6 +145,18 @@ impl PrismModel {
         consts: &[(String, Value)],
         opts: &BuildOptions<'_>,
     ) -> Result<(Dtmc, ExplorationReport)> {
+        self.build_with_inline_limit(consts, opts, DEFAULT_INLINE_LIMIT)
+    }
+
+    /// [`PrismModel::build`] with formulas of more than `inline_limit` nodes computed once per
+    /// state into derived slots (`0`: every formula that is not constant; `u64::MAX`: none),
+    /// for tests that compare the two ways.
+    pub(crate) fn build_with_inline_limit(
+        &self,
+        consts: &[(String, Value)],
+        opts: &BuildOptions<'_>,
+        inline_limit: u64,
+    ) -> Result<(Dtmc, ExplorationReport)> {
         let exact_given = if opts.exact {
             opts.exact_constants
         } else {
@@ -152,7 +164,7 @@ impl PrismModel {
         };
         let cvals = self.eval_constants(consts, exact_given, opts.exact)?;
         let map: FxHashMap<String, ConstValue> = cvals.iter().cloned().collect();
-        let program = Program::compile(self, &map, opts.exact)?;
+        let program = Program::compile(self, &map, opts.exact, inline_limit)?;
         let mut report = ExplorationReport {
             constants: cvals
                 .iter()
@@ -238,7 +250,8 @@ struct Explorer<'a, K> {
     store: Vec<u64>,
     /// The number of every discovered packed state.
     index: FxHashMap<K, u32>,
-    /// The variable values of the state being explored, by slot (booleans as 0/1).
+    /// The variable values of the state being explored, by slot (booleans as 0/1), then its
+    /// derived slots (`Program::derived`).
     state_values: Vec<i64>,
     /// States whose successors are computed (the index of the state being explored).
     explored: usize,
@@ -478,7 +491,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
             words_per_state: prog.words,
             store: Vec::new(),
             index: FxHashMap::default(),
-            state_values: vec![0; prog.vars.len()],
+            state_values: vec![0; prog.values_len.max(prog.vars.len())],
             explored: 0,
             prepared_updates: Vec::new(),
             prepared_update_exact: Vec::new(),
@@ -692,6 +705,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
         for (v, out) in self.prog.vars.iter().zip(self.state_values.iter_mut()) {
             *out = ((words[v.word as usize] >> v.shift) & v.mask) as i64 + v.lo;
         }
+        self.prog.fill_derived(&mut self.state_values);
     }
 
     fn model_location(&self, span: crate::ast::ModelSpan) -> String {

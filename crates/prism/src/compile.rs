@@ -1,11 +1,144 @@
 //! Type checking and compilation of [`Expr`] ASTs into the typed trees of [`crate::eval`],
 //! resolving variables to slots, substituting formulas and folding constants.
+//!
+//! Each formula's body is compiled once per scope ([`FormulaCache`]). A formula whose compiled
+//! tree is small is copied in place wherever its name appears, as written. A larger one becomes
+//! a *derived slot*: its value is computed once per state into the value array, after the state
+//! variables, and its uses read that slot (`IntExpr::Slot`, ...). So thirty formulas
+//! `f{i} = f{i-1} + f{i-1}` cost a few slots instead of 2^30 nodes.
 
 use crate::eval::{decimal_rational, BoolExpr, Cmp, IntExpr, RealExpr};
 use augur_expr::{BinaryOp, Expr, Func, Type, UnaryOp, Value};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use rustc_hash::FxHashMap;
+use std::cell::{Cell, RefCell};
+
+/// Formulas whose compiled tree has more nodes than this become derived slots (by default):
+/// smaller ones are copied in place, so ordinary models compile exactly as when every formula
+/// was inlined.
+pub const DEFAULT_INLINE_LIMIT: u64 = 48;
+
+/// The most nodes that copies of formulas may add to one compiled expression. Only formulas
+/// that cannot be derived slots are copied at full size: real-valued ones in exact mode (see
+/// [`FormulaCache`]); beyond this, compiling fails with an error naming the formula.
+pub const MAX_INLINED_NODES: u64 = 1 << 20;
+
+/// A formula computed once per state into a derived slot of the value array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DerivedFormula {
+    /// The formula's name.
+    pub name: String,
+    /// Its slot (the value; the status entry is `slot + 1`, see [`crate::eval`]).
+    pub slot: u16,
+    /// Its compiled body (reading only state variables and earlier derived slots).
+    pub value: TypedExpr,
+}
+
+/// The compiled formulas of one scope: each body is compiled once, and a formula whose tree has
+/// more than the inline limit of nodes becomes a [`DerivedFormula`] (in the order formulas are
+/// first compiled, so a formula comes after the ones it reads).
+///
+/// Exact mode: a real-valued formula is never a derived slot, since the slot holds an `f64`
+/// and exact probabilities need the formula's rational value; it is copied in place, as
+/// before, within [`MAX_INLINED_NODES`] per expression (beyond that, a located error names the
+/// formula). Integer and boolean formulas are exact in a slot and are derived in both modes.
+#[derive(Debug)]
+pub struct FormulaCache {
+    /// Formulas with more nodes than this become derived slots.
+    inline_limit: u64,
+    /// The next free slot of the value array (two entries per derived slot).
+    next_slot: Cell<usize>,
+    /// Each compiled formula as its uses see it (its tree, or a slot leaf), with its size.
+    compiled: RefCell<FxHashMap<String, (TypedExpr, u64)>>,
+    /// The derived formulas, in evaluation order.
+    derived: RefCell<Vec<DerivedFormula>>,
+    /// Nodes copied from compiled formulas into the expression being compiled.
+    inlined: Cell<u64>,
+}
+
+impl FormulaCache {
+    /// A cache whose derived slots start at `first_slot` (the number of state variables) and
+    /// that derives formulas of more than `inline_limit` nodes.
+    pub fn new(first_slot: usize, inline_limit: u64) -> FormulaCache {
+        FormulaCache {
+            inline_limit,
+            next_slot: Cell::new(first_slot),
+            compiled: RefCell::default(),
+            derived: RefCell::default(),
+            inlined: Cell::new(0),
+        }
+    }
+
+    /// A cache that copies every formula in place (for constant expressions, where a formula
+    /// that depends on the state is an error anyway).
+    pub fn inline_only() -> FormulaCache {
+        FormulaCache::new(0, u64::MAX)
+    }
+
+    /// The derived formulas, in evaluation order.
+    pub fn into_derived(self) -> Vec<DerivedFormula> {
+        self.derived.into_inner()
+    }
+
+    /// The length of the value array: state variables and derived slots.
+    pub fn values_len(&self) -> usize {
+        self.next_slot.get()
+    }
+
+    /// Takes `size` more nodes copied from formula `name` into the current expression.
+    fn charge(&self, name: &str, size: u64, exact_real: bool) -> CompileResult<()> {
+        let total = self.inlined.get().saturating_add(size);
+        if total > MAX_INLINED_NODES {
+            let why = if exact_real {
+                " (exact mode keeps real-valued formulas in place, to compute them exactly)"
+            } else {
+                ""
+            };
+            return Err(CompileError::ident(
+                format!(
+                    "formula `{name}` makes this expression larger than {MAX_INLINED_NODES} \
+                     operators{why}"
+                ),
+                name,
+            ));
+        }
+        self.inlined.set(total);
+        Ok(())
+    }
+
+    /// A new derived slot for `value` (`None` when the slots of the value array are used up).
+    fn derive(&self, name: &str, value: TypedExpr) -> Option<TypedExpr> {
+        let slot = self.next_slot.get();
+        if slot + 1 > u16::MAX as usize {
+            return None;
+        }
+        self.next_slot.set(slot + 2);
+        let slot = slot as u16;
+        let leaf = match &value {
+            TypedExpr::Int(_) => TypedExpr::Int(IntExpr::Slot(slot)),
+            TypedExpr::Real(_) => TypedExpr::Real(RealExpr::Slot(slot)),
+            // A conjunction keeps its leading single-variable tests beside the slot (`a & b`
+            // with `a` such tests is `a & slot`): used in a larger conjunction they are moved
+            // to its front as when the formula is written in place, so a false test still
+            // stops the evaluation before a conjunct that would fail (and guard prefilters
+            // still see them). The same for a disjunction.
+            TypedExpr::Bool(BoolExpr::And(xs)) => {
+                TypedExpr::Bool(BoolExpr::And(with_simple_prefix(xs, BoolExpr::Slot(slot))))
+            }
+            TypedExpr::Bool(BoolExpr::Or(xs)) => {
+                TypedExpr::Bool(BoolExpr::Or(with_simple_prefix(xs, BoolExpr::Slot(slot))))
+            }
+            TypedExpr::Bool(_) => TypedExpr::Bool(BoolExpr::Slot(slot)),
+        };
+        self.derived.borrow_mut().push(DerivedFormula {
+            name: name.to_string(),
+            slot,
+            value,
+        });
+        Some(leaf)
+    }
+}
 
 /// The value of a constant: its `f64`/int/bool value, and for reals the exact rational when
 /// known.
@@ -131,8 +264,10 @@ pub struct Scope<'a> {
     pub consts: &'a FxHashMap<String, ConstValue>,
     /// State variables (empty for constant expressions).
     pub vars: &'a FxHashMap<String, VarRef>,
-    /// Formulas (bodies are compiled where they are used).
+    /// Formulas (each body is compiled once, when first used).
     pub formulas: &'a FxHashMap<String, Expr>,
+    /// The compiled formulas and derived slots of this scope.
+    pub cache: &'a FormulaCache,
     /// Whether to keep exact rational values of real constants.
     pub exact: bool,
 }
@@ -141,7 +276,53 @@ impl Scope<'_> {
     /// Compiles `e`.
     pub fn compile(&self, e: &Expr) -> CompileResult<TypedExpr> {
         let mut expanding = Vec::new();
+        self.cache.inlined.set(0);
         self.compile_expr(e, &mut expanding)
+    }
+
+    /// The compiled formula `name` with body `body`: from the cache, or compiled now (then
+    /// derived into a slot when large).
+    fn formula(
+        &self,
+        name: &str,
+        body: &Expr,
+        expanding: &mut Vec<String>,
+    ) -> CompileResult<TypedExpr> {
+        let cache = self.cache;
+        if let Some((t, size)) = cache.compiled.borrow().get(name) {
+            cache.charge(name, *size, self.exact && t.ty() == Type::Double)?;
+            return Ok(t.clone());
+        }
+        if expanding.iter().any(|s| s == name) {
+            return Err(CompileError::ident(
+                format!(
+                    "formula `{name}` is defined in terms of itself ({} -> {name})",
+                    expanding.join(" -> ")
+                ),
+                name,
+            ));
+        }
+        expanding.push(name.to_string());
+        let t = self.compile_expr(body, expanding);
+        expanding.pop();
+        let mut t = t?;
+        let mut size = nodes(&t, MAX_INLINED_NODES);
+        // A real in exact mode stays in place (see `FormulaCache`); so does a single variable
+        // test, which costs no more than reading a slot.
+        let exact_real = self.exact && t.ty() == Type::Double;
+        let simple = matches!(&t, TypedExpr::Bool(b) if is_simple_test(b));
+        let derivable = !exact_real && !simple && size > 1;
+        if size > cache.inline_limit && derivable && t.as_const().is_none() {
+            if let Some(leaf) = cache.derive(name, t.clone()) {
+                size = nodes(&leaf, MAX_INLINED_NODES);
+                t = leaf;
+            }
+        }
+        cache
+            .compiled
+            .borrow_mut()
+            .insert(name.to_string(), (t.clone(), size));
+        Ok(t)
     }
 
     /// Compiles a boolean expression.
@@ -202,19 +383,7 @@ impl Scope<'_> {
                     }
                     t
                 } else if let Some(body) = self.formulas.get(name) {
-                    if expanding.iter().any(|s| s == name) {
-                        return Err(CompileError::ident(
-                            format!(
-                                "formula `{name}` is defined in terms of itself ({} -> {name})",
-                                expanding.join(" -> ")
-                            ),
-                            name,
-                        ));
-                    }
-                    expanding.push(name.clone());
-                    let t = self.compile_expr(body, expanding);
-                    expanding.pop();
-                    t?
+                    self.formula(name, body, expanding)?
                 } else {
                     return Err(CompileError::ident(
                         format!("unknown identifier `{name}`"),
@@ -488,6 +657,24 @@ impl Scope<'_> {
     }
 }
 
+/// Most single-variable tests kept beside a derived conjunction's or disjunction's slot.
+const MAX_KEPT_TESTS: usize = 8;
+
+/// The distinct single-variable tests leading `xs` (at most [`MAX_KEPT_TESTS`]), then `slot`.
+fn with_simple_prefix(xs: &[BoolExpr], slot: BoolExpr) -> Vec<BoolExpr> {
+    let mut out: Vec<BoolExpr> = Vec::new();
+    for x in xs.iter().take_while(|x| is_simple_test(x)) {
+        if out.len() == MAX_KEPT_TESTS {
+            break;
+        }
+        if !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    out.push(slot);
+    out
+}
+
 /// Whether a boolean expression is a single variable test (cannot fail, costs one load).
 pub(crate) fn is_simple_test(b: &BoolExpr) -> bool {
     match b {
@@ -569,7 +756,7 @@ pub fn to_real(t: TypedExpr) -> Result<RealExpr, Type> {
 
 fn fold_i(e: IntExpr) -> TypedExpr {
     let all_const = match &e {
-        IntExpr::Const(_) | IntExpr::Var(_) => false,
+        IntExpr::Const(_) | IntExpr::Var(_) | IntExpr::Slot(_) => false,
         IntExpr::Neg(a) => a.as_const().is_some(),
         IntExpr::Add(a, b)
         | IntExpr::Sub(a, b)
@@ -590,7 +777,7 @@ fn fold_i(e: IntExpr) -> TypedExpr {
 
 fn r_children_const(e: &RealExpr) -> bool {
     match e {
-        RealExpr::Const(..) => false,
+        RealExpr::Const(..) | RealExpr::Slot(_) => false,
         RealExpr::FromInt(i) => i.as_const().is_some(),
         RealExpr::Neg(a) => a.as_const().is_some(),
         RealExpr::Add(a, b)
@@ -606,7 +793,11 @@ fn r_children_const(e: &RealExpr) -> bool {
 
 fn fold_b(e: BoolExpr) -> TypedExpr {
     let foldable = match &e {
-        BoolExpr::Const(_) | BoolExpr::Var(_) | BoolExpr::VarCmp(..) | BoolExpr::Ite(..) => false,
+        BoolExpr::Const(_)
+        | BoolExpr::Var(_)
+        | BoolExpr::Slot(_)
+        | BoolExpr::VarCmp(..)
+        | BoolExpr::Ite(..) => false,
         BoolExpr::Not(a) => a.as_const().is_some(),
         BoolExpr::Implies(a, b) | BoolExpr::Iff(a, b) => {
             a.as_const().is_some() && b.as_const().is_some()
@@ -659,6 +850,100 @@ fn fold_b(e: BoolExpr) -> TypedExpr {
     TypedExpr::Bool(e)
 }
 
+/// The number of nodes of `t`, counted up to a little more than `cap` (then the count stops:
+/// the caller only compares it with `cap`).
+pub fn nodes(t: &TypedExpr, cap: u64) -> u64 {
+    let mut n = 0u64;
+    match t {
+        TypedExpr::Int(e) => int_nodes(e, &mut n, cap),
+        TypedExpr::Real(e) => real_nodes(e, &mut n, cap),
+        TypedExpr::Bool(e) => bool_nodes(e, &mut n, cap),
+    }
+    n
+}
+
+fn int_nodes(e: &IntExpr, n: &mut u64, cap: u64) {
+    *n += 1;
+    if *n > cap {
+        return;
+    }
+    match e {
+        IntExpr::Const(_) | IntExpr::Var(_) | IntExpr::Slot(_) => {}
+        IntExpr::Neg(a) => int_nodes(a, n, cap),
+        IntExpr::Add(a, b)
+        | IntExpr::Sub(a, b)
+        | IntExpr::Mul(a, b)
+        | IntExpr::Pow(a, b)
+        | IntExpr::Mod(a, b) => {
+            int_nodes(a, n, cap);
+            int_nodes(b, n, cap);
+        }
+        IntExpr::Ite(c, a, b) => {
+            bool_nodes(c, n, cap);
+            int_nodes(a, n, cap);
+            int_nodes(b, n, cap);
+        }
+        IntExpr::Min(xs) | IntExpr::Max(xs) => xs.iter().for_each(|x| int_nodes(x, n, cap)),
+        IntExpr::Floor(r) | IntExpr::Ceil(r) => real_nodes(r, n, cap),
+    }
+}
+
+fn real_nodes(e: &RealExpr, n: &mut u64, cap: u64) {
+    *n += 1;
+    if *n > cap {
+        return;
+    }
+    match e {
+        RealExpr::Const(..) | RealExpr::Slot(_) => {}
+        RealExpr::FromInt(i) => int_nodes(i, n, cap),
+        RealExpr::Neg(a) => real_nodes(a, n, cap),
+        RealExpr::Add(a, b)
+        | RealExpr::Sub(a, b)
+        | RealExpr::Mul(a, b)
+        | RealExpr::Div(a, b)
+        | RealExpr::Pow(a, b)
+        | RealExpr::Log(a, b) => {
+            real_nodes(a, n, cap);
+            real_nodes(b, n, cap);
+        }
+        RealExpr::Ite(c, a, b) => {
+            bool_nodes(c, n, cap);
+            real_nodes(a, n, cap);
+            real_nodes(b, n, cap);
+        }
+        RealExpr::Min(xs) | RealExpr::Max(xs) => xs.iter().for_each(|x| real_nodes(x, n, cap)),
+    }
+}
+
+fn bool_nodes(e: &BoolExpr, n: &mut u64, cap: u64) {
+    *n += 1;
+    if *n > cap {
+        return;
+    }
+    match e {
+        BoolExpr::Const(_) | BoolExpr::Var(_) | BoolExpr::Slot(_) | BoolExpr::VarCmp(..) => {}
+        BoolExpr::Not(a) => bool_nodes(a, n, cap),
+        BoolExpr::And(xs) | BoolExpr::Or(xs) => xs.iter().for_each(|x| bool_nodes(x, n, cap)),
+        BoolExpr::Implies(a, b) | BoolExpr::Iff(a, b) => {
+            bool_nodes(a, n, cap);
+            bool_nodes(b, n, cap);
+        }
+        BoolExpr::Ite(c, a, b) => {
+            bool_nodes(c, n, cap);
+            bool_nodes(a, n, cap);
+            bool_nodes(b, n, cap);
+        }
+        BoolExpr::CmpI(_, a, b) => {
+            int_nodes(a, n, cap);
+            int_nodes(b, n, cap);
+        }
+        BoolExpr::CmpR(_, a, b) | BoolExpr::CmpQ(_, a, b) => {
+            real_nodes(a, n, cap);
+            real_nodes(b, n, cap);
+        }
+    }
+}
+
 /// The PRISM name of a type.
 pub fn type_name(t: Type) -> &'static str {
     match t {
@@ -694,6 +979,7 @@ mod tests {
         consts: FxHashMap<String, ConstValue>,
         vars: FxHashMap<String, VarRef>,
         formulas: FxHashMap<String, Expr>,
+        cache: FormulaCache,
     }
 
     fn env() -> Env {
@@ -730,6 +1016,7 @@ mod tests {
             consts,
             vars,
             formulas,
+            cache: FormulaCache::new(2, DEFAULT_INLINE_LIMIT),
         }
     }
 
@@ -738,6 +1025,7 @@ mod tests {
             consts: &e.consts,
             vars: &e.vars,
             formulas: &e.formulas,
+            cache: &e.cache,
             exact,
         }
     }

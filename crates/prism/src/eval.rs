@@ -4,6 +4,13 @@
 //! A state is presented to the evaluators as `&[i64]`, one entry per state variable
 //! (booleans as 0/1). Real-valued expressions are evaluated in `f64`, and, for
 //! probabilities under exact mode, also in exact rational arithmetic ([`RealExpr::eval_q`]).
+//!
+//! After the state variables, the array may hold *derived slots*: the values of large formulas
+//! computed once per state (see [`crate::compile::FormulaCache`]). Each takes two entries:
+//! the value (an integer, a boolean as 0/1, or a real as the bits of its `f64`) and a status,
+//! 0 when the value was computed, else the code of the [`EvalError`] its evaluation met
+//! ([`EvalError::code`]). The `Slot` leaves read them and raise that error only when read, so
+//! computing a formula eagerly never fails where compiling it in place would not.
 
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -41,7 +48,45 @@ impl fmt::Display for EvalError {
     }
 }
 
+impl EvalError {
+    /// The error's code in a derived slot's status entry (never 0, which means "computed").
+    pub fn code(self) -> i64 {
+        match self {
+            EvalError::DivisionByZero => 1,
+            EvalError::ModuloByZero => 2,
+            EvalError::Overflow => 3,
+            EvalError::NegativeExponent => 4,
+            EvalError::NotFinite => 5,
+            EvalError::Inexact => 6,
+        }
+    }
+
+    /// The error of a status code ([`EvalError::code`]); `None` for 0 (no error).
+    pub fn from_code(code: i64) -> Option<EvalError> {
+        Some(match code {
+            0 => return None,
+            1 => EvalError::DivisionByZero,
+            2 => EvalError::ModuloByZero,
+            3 => EvalError::Overflow,
+            4 => EvalError::NegativeExponent,
+            5 => EvalError::NotFinite,
+            _ => EvalError::Inexact,
+        })
+    }
+}
+
 type R<T> = Result<T, EvalError>;
+
+/// The value of the derived slot `s` of `v` (its status entry follows it), or the error met
+/// when it was computed.
+#[inline]
+fn slot(v: &[i64], s: u16) -> R<i64> {
+    let s = s as usize;
+    match EvalError::from_code(v[s + 1]) {
+        None => Ok(v[s]),
+        Some(e) => Err(e),
+    }
+}
 
 /// A comparison operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +149,8 @@ pub enum IntExpr {
     Const(i64),
     /// The variable in this slot.
     Var(u16),
+    /// The value of the integer formula computed in this derived slot.
+    Slot(u16),
     /// `-e`
     Neg(Box<IntExpr>),
     /// `a + b`
@@ -133,6 +180,9 @@ pub enum IntExpr {
 pub enum RealExpr {
     /// A constant, with its exact rational value when known.
     Const(f64, Option<Box<BigRational>>),
+    /// The value (`f64` bits) of the real formula computed in this derived slot. Never built
+    /// in exact mode (a real-valued formula is inlined there, to stay exact).
+    Slot(u16),
     /// An integer expression used as a real.
     FromInt(Box<IntExpr>),
     /// `-e`
@@ -164,6 +214,8 @@ pub enum BoolExpr {
     Const(bool),
     /// The boolean variable in this slot.
     Var(u16),
+    /// The value of the boolean formula computed in this derived slot.
+    Slot(u16),
     /// `!e`
     Not(Box<BoolExpr>),
     /// `a & b & ...`
@@ -192,6 +244,7 @@ impl IntExpr {
         Ok(match self {
             IntExpr::Const(c) => *c,
             IntExpr::Var(s) => v[*s as usize],
+            IntExpr::Slot(s) => slot(v, *s)?,
             IntExpr::Neg(a) => a.eval(v)?.checked_neg().ok_or(EvalError::Overflow)?,
             IntExpr::Add(a, b) => a
                 .eval(v)?
@@ -274,6 +327,7 @@ impl RealExpr {
     pub fn eval(&self, v: &[i64]) -> R<f64> {
         Ok(match self {
             RealExpr::Const(c, _) => *c,
+            RealExpr::Slot(s) => f64::from_bits(slot(v, *s)? as u64),
             RealExpr::FromInt(i) => i.eval(v)? as f64,
             RealExpr::Neg(a) => -a.eval(v)?,
             RealExpr::Add(a, b) => a.eval(v)? + b.eval(v)?,
@@ -328,6 +382,8 @@ impl RealExpr {
         Ok(match self {
             RealExpr::Const(_, Some(q)) => (**q).clone(),
             RealExpr::Const(_, None) => return Err(EvalError::Inexact),
+            // Not built in exact mode; its `f64` has no exact meaning.
+            RealExpr::Slot(_) => return Err(EvalError::Inexact),
             RealExpr::FromInt(i) => BigRational::from_integer(BigInt::from(i.eval(v)?)),
             RealExpr::Neg(a) => -a.eval_q(v)?,
             RealExpr::Add(a, b) => a.eval_q(v)? + b.eval_q(v)?,
@@ -404,6 +460,7 @@ impl BoolExpr {
         Ok(match self {
             BoolExpr::Const(b) => *b,
             BoolExpr::Var(s) => v[*s as usize] != 0,
+            BoolExpr::Slot(s) => slot(v, *s)? != 0,
             BoolExpr::VarCmp(op, s, k) => op.int(v[*s as usize], *k),
             BoolExpr::Not(a) => !a.eval(v)?,
             BoolExpr::And(xs) => {

@@ -41,7 +41,7 @@ mod program;
 
 pub use build::{BuildOptions, BuildProgress, ExplorationReport};
 pub use error::{PrismError, Result, StopReason};
-pub use model::PrismModel;
+pub use model::{PrismModel, MAX_PROPERTY_EXPANSION};
 pub use parser::parse_model;
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! properties use the model's constants, formulas and labels.
 
 use crate::ast::{ModelAst, ModelSpan};
-use crate::compile::{type_name, CompileError, ConstValue, Scope};
+use crate::compile::{type_name, CompileError, ConstValue, FormulaCache, Scope};
 use crate::error::{PrismError, Result};
 use augur_expr::{ConstDecl, Expr, Type, Value};
 use num_rational::BigRational;
@@ -16,7 +16,13 @@ pub struct PrismModel {
     pub(crate) ast: ModelAst,
     pub(crate) file: String,
     pub(crate) source: String,
+    /// The number of nodes of each formula's expansion (saturating).
+    pub(crate) formula_sizes: FxHashMap<String, u64>,
 }
+
+/// The most nodes that model formulas, written out, may add to one expression of a property
+/// ([`PrismModel::expand_formulas`]).
+pub const MAX_PROPERTY_EXPANSION: u64 = 1 << 20;
 
 /// Constants given from outside the model (`--const`): their values, and the exact rationals
 /// of those written as fractions or decimals (exact mode keeps `1/3`, not its double).
@@ -91,7 +97,10 @@ impl PrismModel {
     /// Replaces every formula name in `e` by its (recursively expanded) body, so that a
     /// property can use the model's formulas. Names that are not formulas are kept. A formula
     /// defined in terms of itself is left unexpanded at the point of the cycle (building the
-    /// model reports that cycle as an error).
+    /// model reports that cycle as an error). So is a formula whose expansion would take the
+    /// formulas written out in `e` beyond [`MAX_PROPERTY_EXPANSION`] nodes (thirty formulas
+    /// `f{i} = f{i-1} + f{i-1}` make 2^30): [`PrismModel::unexpanded_formula_message`] says
+    /// why to the user whose property reads it.
     pub fn expand_formulas(&self, e: &Expr) -> Expr {
         let map: FxHashMap<&str, &Expr> = self
             .ast
@@ -99,16 +108,29 @@ impl PrismModel {
             .iter()
             .map(|f| (f.name.as_str(), &f.body))
             .collect();
-        // Each formula is expanded once (the parser bounds the expansions' depth and size).
+        // Each formula is expanded once (the parser bounds the expansions' depth).
         struct Expander<'m> {
             map: FxHashMap<&'m str, &'m Expr>,
+            sizes: &'m FxHashMap<String, u64>,
             done: std::cell::RefCell<FxHashMap<String, Expr>>,
             active: std::cell::RefCell<Vec<String>>,
+            /// Nodes written out into `e` so far.
+            written: std::cell::Cell<u64>,
         }
         impl Expander<'_> {
             fn expand(&self, e: &Expr) -> Expr {
                 e.substitute(|n| {
                     let body = self.map.get(n)?;
+                    if self.active.borrow().is_empty() {
+                        // A formula named in `e` itself: its expansion must fit the budget (those
+                        // it uses are part of it).
+                        let size = self.sizes.get(n).copied().unwrap_or(u64::MAX);
+                        let total = self.written.get().saturating_add(size);
+                        if total > MAX_PROPERTY_EXPANSION {
+                            return None;
+                        }
+                        self.written.set(total);
+                    }
                     if let Some(x) = self.done.borrow().get(n) {
                         return Some(x.clone());
                     }
@@ -125,10 +147,24 @@ impl PrismModel {
         }
         Expander {
             map,
+            sizes: &self.formula_sizes,
             done: Default::default(),
             active: Default::default(),
+            written: Default::default(),
         }
         .expand(e)
+    }
+
+    /// Why a formula name is left in an expression by [`PrismModel::expand_formulas`]: for a
+    /// formula of the model, the message for a property that reads it (too large to write out);
+    /// `None` for other names.
+    pub fn unexpanded_formula_message(&self, name: &str) -> Option<String> {
+        self.ast.formulas.iter().find(|f| f.name == name)?;
+        Some(format!(
+            "formula `{name}` is too large to use in a property (written out, the formulas here \
+             have more than {MAX_PROPERTY_EXPANSION} operators); use it through a label of the \
+             model, which is computed once per state: `label \"{name}_ok\" = {name} ...;`"
+        ))
     }
 
     /// Values of all the model's constants, in declaration order, given values for the
@@ -299,10 +335,12 @@ impl PrismModel {
             }
             let empty_vars = FxHashMap::default();
             let empty_formulas = FxHashMap::default();
+            let cache = FormulaCache::inline_only();
             let scope = Scope {
                 consts: values,
                 vars: &empty_vars,
                 formulas: &empty_formulas,
+                cache: &cache,
                 exact,
             };
             let what = format!("in the definition of constant `{}`", c.decl.name);

@@ -545,8 +545,8 @@ impl AstBuilder<'_> {
                 "missing model type: add `dtmc` (PRISM would read a file without one as an `mdp`, which Augur does not support)",
             ));
         };
-        self.check_formula_expansion()?;
-        self.expand_renamings()?;
+        let sizes = self.check_formula_expansion()?;
+        self.expand_renamings(&sizes)?;
         self.check_names()?;
         let ast = ModelAst {
             model_type,
@@ -562,15 +562,25 @@ impl AstBuilder<'_> {
             ast,
             file: self.file.to_string(),
             source: self.text.to_string(),
+            formula_sizes: sizes,
         })
     }
 
-    fn expand_renamings(&mut self) -> Result<()> {
+    fn expand_renamings(&mut self, sizes: &FxHashMap<String, u64>) -> Result<()> {
         let formulas: FxHashMap<String, Expr> = self
             .formulas
             .iter()
             .map(|f| (f.name.clone(), f.body.clone()))
             .collect();
+        // Who uses each formula (formulas using it in their bodies).
+        let mut users: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
+        for f in &self.formulas {
+            visit_idents(&f.body, &mut |n| {
+                if formulas.contains_key(n) {
+                    users.entry(n).or_default().push(f.name.as_str());
+                }
+            });
+        }
         let mut pending: Vec<(usize, RenamedModule)> = std::mem::take(&mut self.renamed);
         // Resolve in passes so a renamed module may copy another renamed module.
         let mut done: FxHashSet<usize> = (0..self.modules.len())
@@ -609,7 +619,66 @@ impl AstBuilder<'_> {
                         ));
                     }
                 }
-                let rename_expr = |e: &Expr| rename(e, &map, &formulas, 0);
+                // The formulas that (through others) read a renamed name: only these are copied
+                // with the renaming applied; the others mean the same in the copy and are kept
+                // by name (compiled once, however often they are used).
+                let mut affected: FxHashSet<String> = FxHashSet::default();
+                let mut todo: Vec<&str> = self
+                    .formulas
+                    .iter()
+                    .filter(|f| {
+                        let mut hit = false;
+                        visit_idents(&f.body, &mut |n| hit |= map.contains_key(n));
+                        hit
+                    })
+                    .map(|f| f.name.as_str())
+                    .collect();
+                while let Some(f) = todo.pop() {
+                    if affected.insert(f.to_string()) {
+                        todo.extend(users.get(f).into_iter().flatten().copied());
+                    }
+                }
+                // A copied formula is written out in full: refuse one too large to copy.
+                let mut too_large: Option<String> = None;
+                let mut check = |e: &Expr| {
+                    visit_idents(e, &mut |n| {
+                        if too_large.is_none()
+                            && affected.contains(n)
+                            && !map.contains_key(n)
+                            && sizes.get(n).is_some_and(|&s| s > MAX_FORMULA_EXPANSION)
+                        {
+                            too_large = Some(n.to_string());
+                        }
+                    })
+                };
+                for v in &self.modules[base].vars {
+                    if let VarType::Int { lo, hi } = &v.kind {
+                        check(lo);
+                        check(hi);
+                    }
+                    if let Some(i) = &v.init {
+                        check(i);
+                    }
+                }
+                for c in &self.modules[base].commands {
+                    check(&c.guard);
+                    for u in &c.updates {
+                        check(&u.prob);
+                        u.assignments.iter().for_each(|a| check(&a.value));
+                    }
+                }
+                if let Some(f) = too_large {
+                    return Err(self.err(
+                        r.span,
+                        format!(
+                            "module `{}` copies formula `{f}` with names renamed, and its \
+                             expansion has more than {MAX_FORMULA_EXPANSION} operators (formulas \
+                             used in formulas); write the copy as a module of its own",
+                            r.name
+                        ),
+                    ));
+                }
+                let rename_expr = |e: &Expr| rename(e, &map, &formulas, &affected, 0);
                 let vars = b
                     .vars
                     .iter()
@@ -678,13 +747,14 @@ impl AstBuilder<'_> {
         Ok(())
     }
 
-    /// Refuses formulas whose expansion (every formula name replaced by its body, as the
-    /// compiler and the property resolver do) would nest deeper than [`MAX_DEPTH`] or exceed
-    /// [`MAX_FORMULA_EXPANSION`] operators: thousands of chained formulas overflowed the stack
-    /// and thirty doubling ones (`f1 = f0 + f0`, …) exhausted memory. The expanded depth and
-    /// size of each formula are computed once (iteratively over the formulas, so a long chain
-    /// does not recurse), and the error names the formula and the limit.
-    fn check_formula_expansion(&self) -> Result<()> {
+    /// Refuses formulas whose expansion (every formula name replaced by its body) would nest
+    /// deeper than [`MAX_DEPTH`]: thousands of chained formulas overflowed the stack. The error
+    /// names the formula and the limit. Returns the size of each formula's expansion
+    /// (saturating): large ones are fine (the compiler computes each formula once, and large
+    /// ones once per state), but a renamed module that copies one is refused
+    /// ([`MAX_FORMULA_EXPANSION`]). The expanded depth and size of each formula are computed
+    /// once (iteratively over the formulas, so a long chain does not recurse).
+    fn check_formula_expansion(&self) -> Result<FxHashMap<String, u64>> {
         let n = self.formulas.len();
         let mut index: FxHashMap<&str, usize> = FxHashMap::default();
         for (i, f) in self.formulas.iter().enumerate() {
@@ -739,20 +809,15 @@ impl AstBuilder<'_> {
                         ),
                     ));
                 }
-                if size > MAX_FORMULA_EXPANSION {
-                    return Err(self.err(
-                        def.span,
-                        format!(
-                            "formula `{}` expands to more than {MAX_FORMULA_EXPANSION} operators \
-                             (formulas used in formulas)",
-                            def.name
-                        ),
-                    ));
-                }
                 cost[f] = Some((depth, size));
             }
         }
-        Ok(())
+        Ok(self
+            .formulas
+            .iter()
+            .zip(&cost)
+            .map(|(f, c)| (f.name.clone(), c.map_or(0, |c| c.1)))
+            .collect())
     }
 
     fn check_names(&self) -> Result<()> {
@@ -828,7 +893,8 @@ fn quoted(p: &Pair<'_, Rule>) -> String {
     p.as_str().trim_matches('"').to_string()
 }
 
-/// The most operators (and leaves) a formula may expand to: 2^20.
+/// The most operators (and leaves) the expansion of a formula that a renamed module copies
+/// (with names renamed) may have: 2^20.
 pub const MAX_FORMULA_EXPANSION: u64 = 1 << 20;
 
 /// Calls `f` on every identifier of `e` (the parser bounds its depth by [`MAX_DEPTH`]).
@@ -876,17 +942,21 @@ fn rename(
     e: &Expr,
     map: &FxHashMap<String, String>,
     formulas: &FxHashMap<String, Expr>,
+    affected: &FxHashSet<String>,
     depth: usize,
 ) -> Expr {
     e.substitute(|n| {
         if let Some(new) = map.get(n) {
             return Some(Expr::Ident(new.clone()));
         }
+        if !affected.contains(n) {
+            return None;
+        }
         let body = formulas.get(n)?;
         if depth > 100 {
             return None;
         }
-        Some(rename(body, map, formulas, depth + 1))
+        Some(rename(body, map, formulas, affected, depth + 1))
     })
 }
 

@@ -2,7 +2,9 @@
 //! labels and rewards as compiled expressions, and the initial states.
 
 use crate::ast::{Command, ModelSpan, Update, VarDecl, VarType};
-use crate::compile::{type_name, ConstValue, Scope, TypedExpr, VarRef};
+use crate::compile::{
+    type_name, ConstValue, DerivedFormula, FormulaCache, Scope, TypedExpr, VarRef,
+};
 use crate::error::{PrismError, Result};
 use crate::eval::{BoolExpr, Cmp, IntExpr, RealExpr};
 use crate::model::PrismModel;
@@ -137,6 +139,10 @@ pub(crate) struct Program {
     pub rewards: Vec<CompiledReward>,
     pub initial: Vec<Vec<i64>>,
     pub module_names: Vec<String>,
+    /// The formulas computed once per state into derived slots, in evaluation order.
+    pub derived: Vec<DerivedFormula>,
+    /// The length of the value array: the state variables, then two entries per derived slot.
+    pub values_len: usize,
 }
 
 /// Most initial valuations `init ... endinit` may enumerate.
@@ -145,11 +151,13 @@ const MAX_INIT_ENUMERATION: u128 = 1 << 28;
 impl Program {
     /// Compiles the model with the constants' values: variables laid out in packed words,
     /// actions numbered, commands, labels and reward structures compiled, initial states
-    /// enumerated.
+    /// enumerated. Formulas of more than `inline_limit` nodes become derived slots
+    /// ([`crate::compile::FormulaCache`]).
     pub(crate) fn compile(
         model: &PrismModel,
         consts: &FxHashMap<String, ConstValue>,
         exact: bool,
+        inline_limit: u64,
     ) -> Result<Program> {
         let ast = &model.ast;
         let no_vars: FxHashMap<String, VarRef> = FxHashMap::default();
@@ -158,10 +166,12 @@ impl Program {
             .iter()
             .map(|f| (f.name.clone(), f.body.clone()))
             .collect();
+        let const_cache = FormulaCache::inline_only();
         let const_scope = Scope {
             consts,
             vars: &no_vars,
             formulas: &formulas,
+            cache: &const_cache,
             exact,
         };
 
@@ -186,10 +196,12 @@ impl Program {
                 )
             })
             .collect();
+        let cache = FormulaCache::new(vars.len(), inline_limit);
         let scope = Scope {
             consts,
             vars: &var_refs,
             formulas: &formulas,
+            cache: &cache,
             exact,
         };
 
@@ -199,7 +211,14 @@ impl Program {
             compile_commands(model, &scope, &vars, &action_ids, &mut actions)?;
         let labels = compile_labels(model, &scope)?;
         let rewards = compile_rewards(model, &scope, &action_ids)?;
-        let initial = initial_states(model, &scope, &decls, &vars, inits)?;
+        let init_predicate = compile_init_predicate(model, &scope, &decls)?;
+        let values_len = cache.values_len();
+        let derived = cache.into_derived();
+        let initial = match init_predicate {
+            None => vec![inits],
+            Some((pred, span)) => enumerate_initial(&vars, &derived, values_len, &pred)
+                .map_err(|m| model.error_at(span, m))?,
+        };
 
         Ok(Program {
             vars,
@@ -212,7 +231,16 @@ impl Program {
             rewards,
             initial,
             module_names: ast.modules.iter().map(|m| m.name.clone()).collect(),
+            derived,
+            values_len,
         })
+    }
+
+    /// Computes the derived slots of `v` (the state variables are set; `v` has
+    /// [`Program::values_len`] entries).
+    #[inline]
+    pub(crate) fn fill_derived(&self, v: &mut [i64]) {
+        fill_derived(&self.derived, v);
     }
 
     /// `(x=1, b=true)`
@@ -583,39 +611,54 @@ fn compile_rewards(
     Ok(rewards)
 }
 
-/// The initial states: the declared initial values, or every valuation satisfying
-/// `init ... endinit` (then no variable may have its own initial value).
-fn initial_states(
+/// The compiled `init ... endinit` predicate and its place, if the model has one (then no
+/// variable may have its own initial value).
+fn compile_init_predicate(
     model: &PrismModel,
     scope: &Scope<'_>,
     decls: &[(&VarDecl, Option<usize>)],
-    vars: &[VarInfo],
-    inits: Vec<i64>,
-) -> Result<Vec<Vec<i64>>> {
-    Ok(match &model.ast.init {
-        None => vec![inits],
-        Some((e, span)) => {
-            if let Some(d) = decls.iter().find(|(d, _)| d.init.is_some()) {
-                return Err(model.error_at(
-                    d.0.span,
-                    format!(
-                        "variable `{}` has an initial value, which is not allowed with `init ... endinit`",
-                        d.0.name
-                    ),
-                ));
-            }
-            let pred = scope
-                .compile_bool(e, "the initial-states predicate")
-                .map_err(|err| model.compile_error(*span, "in init ... endinit", err))?;
-            enumerate_initial(vars, &pred).map_err(|m| model.error_at(*span, m))?
-        }
-    })
+) -> Result<Option<(BoolExpr, ModelSpan)>> {
+    let Some((e, span)) = &model.ast.init else {
+        return Ok(None);
+    };
+    if let Some(d) = decls.iter().find(|(d, _)| d.init.is_some()) {
+        return Err(model.error_at(
+            d.0.span,
+            format!(
+                "variable `{}` has an initial value, which is not allowed with `init ... endinit`",
+                d.0.name
+            ),
+        ));
+    }
+    let pred = scope
+        .compile_bool(e, "the initial-states predicate")
+        .map_err(|err| model.compile_error(*span, "in init ... endinit", err))?;
+    Ok(Some((pred, *span)))
+}
+
+/// Computes the derived slots of `v` in order: each value, or the code of the error its
+/// evaluation met (raised only where the slot is read; see [`crate::eval`]).
+fn fill_derived(derived: &[DerivedFormula], v: &mut [i64]) {
+    for d in derived {
+        let r = match &d.value {
+            TypedExpr::Int(e) => e.eval(v),
+            TypedExpr::Real(e) => e.eval(v).map(|x| x.to_bits() as i64),
+            TypedExpr::Bool(e) => e.eval(v).map(i64::from),
+        };
+        let s = d.slot as usize;
+        (v[s], v[s + 1]) = match r {
+            Ok(x) => (x, 0),
+            Err(e) => (0, e.code()),
+        };
+    }
 }
 
 /// All valuations in the variables' ranges satisfying `pred`, in lexicographic order
 /// (the first variable varying slowest).
 fn enumerate_initial(
     vars: &[VarInfo],
+    derived: &[DerivedFormula],
+    values_len: usize,
     pred: &BoolExpr,
 ) -> std::result::Result<Vec<Vec<i64>>, String> {
     let mut total: u128 = 1;
@@ -629,9 +672,11 @@ fn enumerate_initial(
     }
     let mut out = Vec::new();
     let mut cur: Vec<i64> = vars.iter().map(|v| v.lo).collect();
+    cur.resize(values_len.max(vars.len()), 0);
     loop {
+        fill_derived(derived, &mut cur);
         match pred.eval(&cur) {
-            Ok(true) => out.push(cur.clone()),
+            Ok(true) => out.push(cur[..vars.len()].to_vec()),
             Ok(false) => {}
             Err(e) => return Err(format!("in init ... endinit: {e}")),
         }

@@ -518,3 +518,279 @@ mod fuzz {
         }
     }
 }
+
+/// Formulas computed once per state into derived slots (issue 15, item 3).
+mod derived_formulas {
+    use super::*;
+    use crate::compile::DEFAULT_INLINE_LIMIT;
+
+    /// `formula {p}0 = {base}; formula {p}{i} = {p}{i-1} + {p}{i-1};` up to `{p}{n}`: the last
+    /// is `2^n * base`, 2^n copies of `base` written out.
+    fn doubling(p: &str, base: &str, n: usize) -> String {
+        let mut s = format!("formula {p}0 = {base};\n");
+        for i in 1..=n {
+            s.push_str(&format!("formula {p}{i} = {p}{} + {p}{};\n", i - 1, i - 1));
+        }
+        s
+    }
+
+    /// The build with every non-trivial formula derived (limit 0), with the default limit, and
+    /// with every formula in place: the same chain (or the same error message) each time.
+    fn same_all_ways(src: &str, opts: &BuildOptions<'_>) -> std::result::Result<String, String> {
+        same_ways(src, opts, true)
+    }
+
+    /// [`same_all_ways`], without writing every formula in place unless `inline_all` (a model
+    /// whose formulas are too large to write out).
+    fn same_ways(
+        src: &str,
+        opts: &BuildOptions<'_>,
+        inline_all: bool,
+    ) -> std::result::Result<String, String> {
+        let m = parse_model(src, "test.pm").map_err(|e| e.to_string())?;
+        let run = |limit: u64| {
+            m.build_with_inline_limit(&[], opts, limit)
+                .map(|(d, r)| {
+                    let labels: Vec<(&String, Vec<usize>)> = d
+                        .labels
+                        .iter()
+                        .map(|(n, set)| (n, set.ones().collect()))
+                        .collect();
+                    format!(
+                        "{:?}\n{:?}\n{labels:?}\n{:?}\n{:?}\n{:?}\n{r:?}",
+                        d.matrix, d.initial, d.rewards, d.valuations, d.exact
+                    )
+                })
+                .map_err(|e| e.to_string())
+        };
+        let derived = run(0);
+        assert_eq!(derived, run(DEFAULT_INLINE_LIMIT), "default limit\n{src}");
+        if inline_all {
+            assert_eq!(derived, run(u64::MAX), "inlined\n{src}");
+        }
+        derived
+    }
+
+    /// f30 = 2^30·x is used in a guard, an update, a label, a reward and init...endinit.
+    fn thirty_doublings() -> String {
+        format!(
+            "dtmc\n{}module m\n  x : [0..3];\n  \
+             [] f30 < 3221225472 -> 0.5:(x'=min(3, x + 1 + mod(f30, 2))) + 0.5:true;\n  \
+             [] f30 >= 3221225472 -> true;\nendmodule\n\
+             init f30 <= 1073741824 endinit\n\
+             label \"big\" = f30 > 5;\n\
+             rewards \"r\" true : f30 / 1073741824; endrewards\n",
+            doubling("f", "x", 30)
+        )
+    }
+
+    #[test]
+    fn thirty_doubling_formulas_are_computed_once_per_state() {
+        let (d, _) = build(&thirty_doublings());
+        // init: f30 = 2^30·x <= 2^30, so x = 0 or 1; x < 3 moves up with 1/2.
+        assert_eq!(d.num_states(), 4);
+        assert_eq!(d.initial, vec![0, 1]);
+        for x in 0..3 {
+            let (s, t) = (state(&d, &[int("x", x)]), state(&d, &[int("x", x + 1)]));
+            assert_eq!(prob(&d, s, t), 0.5);
+            assert_eq!(prob(&d, s, s), 0.5);
+        }
+        let s3 = state(&d, &[int("x", 3)]);
+        assert_eq!(prob(&d, s3, s3), 1.0);
+        // "big": 2^30·x > 5 iff x >= 1. The reward f30 / 2^30 is x.
+        let big = d.label("big").unwrap();
+        let rew = d.rewards[0].state.as_ref().unwrap();
+        for x in 0..4 {
+            let s = state(&d, &[int("x", x)]);
+            assert_eq!(big.contains(s), x >= 1);
+            assert_eq!(rew[s], x as f64);
+        }
+    }
+
+    #[test]
+    fn thirty_doubling_formulas_in_exact_mode() {
+        // Integer formulas are derived in exact mode too; a real one (r5 = 32·x/10) stays in
+        // place, and the probability r5/32 = x/10 is exact.
+        let src = format!(
+            "dtmc\n{}{}module m\n  x : [0..3] init 1;\n  \
+             [] f30 < 3221225472 -> r5/32 : (x'=x+1) + 1 - r5/32 : true;\n  \
+             [] f30 >= 3221225472 -> true;\nendmodule\n",
+            doubling("f", "x", 30),
+            doubling("r", "x/10", 5)
+        );
+        let opts = BuildOptions {
+            exact: true,
+            ..Default::default()
+        };
+        let (d, _) = build_with(&src, &[], &opts);
+        assert_eq!(d.num_states(), 3);
+        let exact = d.exact.as_ref().unwrap();
+        let q = |n: i64, k: i64| BigRational::new(n.into(), k.into());
+        // Row of x=1: to x=2 with 1/10, stay with 9/10 (entries in target order).
+        let (s1, s2) = (state(&d, &[int("x", 1)]), state(&d, &[int("x", 2)]));
+        let row: Vec<(usize, BigRational)> = d
+            .matrix
+            .indptr()
+            .outer_inds_sz(s1)
+            .map(|k| (d.matrix.indices()[k] as usize, exact[k].clone()))
+            .collect();
+        assert_eq!(row, {
+            let mut r = vec![(s1, q(9, 10)), (s2, q(1, 10))];
+            r.sort_by_key(|e| e.0);
+            r
+        });
+        same_ways(&src, &opts, false).unwrap();
+    }
+
+    #[test]
+    fn a_huge_real_formula_in_exact_mode_is_a_located_limit_error() {
+        // 2^25 copies of x/10: computed once per state normally, but exact mode keeps a real
+        // formula in place, and that is refused with the formula's name.
+        let src = format!(
+            "dtmc\n{}module m\n  x : [0..1];\n  [] r25 > 1 -> true;\n  [] r25 <= 1 -> (x'=1);\nendmodule\n",
+            doubling("r", "x/10", 25)
+        );
+        let (d, _) = build(&src);
+        assert_eq!(d.num_states(), 2);
+        let m = parse_model(&src, "test.pm").unwrap();
+        let opts = BuildOptions {
+            exact: true,
+            ..Default::default()
+        };
+        let e = m.build(&[], &opts).unwrap_err().to_string();
+        assert!(e.contains("formula `r") && e.contains("exact mode"), "{e}");
+        assert!(e.contains("test.pm:"), "{e}");
+    }
+
+    #[test]
+    fn a_derived_formula_fails_only_where_it_is_read() {
+        // q = mod(12, x) fails at x = 0, where the guard does not read it (x > 0 first).
+        let src = "dtmc\nformula q = mod(12, x) + mod(12, x);\nmodule m\n  x : [0..2];\n  \
+                   [] x = 0 -> (x'=1);\n  [] x > 0 & q > 0 -> (x'=2);\nendmodule\n\
+                   label \"q\" = x > 0 & q = 0;\n";
+        let ok = same_all_ways(src, &BuildOptions::default()).unwrap();
+        assert!(ok.contains("deadlock"), "{ok}");
+        // Read at x = 0: the same located message whether derived or in place.
+        let bad = src.replace("x > 0 & q > 0", "q > 0 | x = 2");
+        let e = same_all_ways(&bad, &BuildOptions::default()).unwrap_err();
+        assert!(e.contains("mod with a non-positive divisor"), "{e}");
+        let bad = src.replace("x > 0 & q = 0", "q = 0");
+        let e = same_all_ways(&bad, &BuildOptions::default()).unwrap_err();
+        assert!(e.contains("label \"q\""), "{e}");
+    }
+
+    #[test]
+    fn derived_and_inlined_formulas_agree_on_ordinary_models() {
+        let models = [
+            "dtmc\nconst int N = 3;\nformula f = x < N;\nformula g = f & !b;\nmodule m\n  x : [0..N] init 0;\n  b : bool;\n  [a] g -> 0.5:(x'=x+1) + 0.5:(b'=true);\n  [] x=N | b -> true;\nendmodule\nlabel \"done\" = x=N;\nrewards \"r\" [a] g : 1; x>0 : x/2; endrewards\n".to_string(),
+            "dtmc\nformula p = x / 4;\nformula up = min(x + 1, 4);\nformula c = x > 1 ? p : 1 - p;\nmodule m\n  x : [0..4] init 0;\n  y : bool init false;\n  [] !y -> c : (x'=up) + 1 - c : (y'=x>2);\n  [] y -> true;\nendmodule\nrewards true : c * 3 + pow(2, x); endrewards\n".to_string(),
+            format!("dtmc\n{}{}module m\n  x : [0..3] init 0;\n  y : [0..3] init 0;\n  [s] g8 & x < 3 -> 0.5:(x'=x+1) + 0.5:(y'=mod(h6, 4));\n  [s] !(g8 & x < 3) -> true;\nendmodule\nmodule n\n  z : [0..1] init 0;\n  [s] true -> (z'=1-z);\nendmodule\nlabel \"g\" = g8 | h6 > 20;\n", doubling("g", "x < 2 | y = 1", 8).replace(" + ", " & "), doubling("h", "x * y + z", 6)),
+        ];
+        for src in &models {
+            same_all_ways(src, &BuildOptions::default()).unwrap();
+            let exact = BuildOptions {
+                exact: true,
+                ..Default::default()
+            };
+            same_all_ways(src, &exact).unwrap();
+        }
+        same_ways(&thirty_doublings(), &BuildOptions::default(), false)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn a_renamed_module_keeps_the_formulas_it_does_not_rename() {
+        // m2 copies m1 with x renamed to y: f30 reads x, so it is copied (too large: refused,
+        // with the module's name); g30 reads only c, kept by name and computed once per state.
+        let base = format!(
+            "dtmc\nglobal c : [0..1];\n{}{}module m1\n  x : [0..1];\n  [] USE -> (x'=1);\nendmodule\nmodule m2 = m1 [x=y] endmodule\n",
+            doubling("f", "x", 30),
+            doubling("g", "c + 1", 30)
+        );
+        let (d, _) = build(&base.replace("USE", "x = 0 & g30 > 5"));
+        // (x, y) goes from (0, 0) to (1, 1) either way: 4 states, the last a deadlock.
+        assert_eq!(d.num_states(), 4);
+        let e = err(&base.replace("USE", "f30 < 5"));
+        let e = e.to_string();
+        assert!(e.contains("module `m2` copies formula `f30`"), "{e}");
+        assert!(e.contains("test.pm:"), "{e}");
+    }
+
+    #[test]
+    fn a_property_expansion_stops_at_the_limit_and_says_why() {
+        let src = format!(
+            "dtmc\n{}module m\n  x : [0..1];\n  [] true -> true;\nendmodule\n",
+            doubling("f", "x", 30)
+        );
+        let m = parse_model(&src, "test.pm").unwrap();
+        // f19 written out has 2^20 - 1 nodes: expanded; f20 and f30 are left by name.
+        let e = augur_expr::parse_expr("f19 > 5 & f20 > 5 | f30 > 5").unwrap();
+        let idents = m.expand_formulas(&e).idents();
+        assert!(
+            idents.contains("x") && !idents.contains("f19"),
+            "{idents:?}"
+        );
+        assert!(
+            idents.contains("f20") && idents.contains("f30"),
+            "{idents:?}"
+        );
+        let why = m.unexpanded_formula_message("f30").unwrap();
+        assert!(
+            why.contains("formula `f30`") && why.contains("1048576"),
+            "{why}"
+        );
+        assert!(why.contains("label"), "{why}");
+        assert_eq!(m.unexpanded_formula_message("x"), None);
+        // Two uses of f19 exceed the budget of one expression: the second is left by name.
+        let e = augur_expr::parse_expr("f19 > f19").unwrap();
+        assert!(m.expand_formulas(&e).idents().contains("f19"));
+    }
+
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Integer expressions over x, y and the formulas before formula `k`.
+        fn int_expr(k: usize) -> impl Strategy<Value = String> {
+            let mut leaves = vec!["x".to_string(), "y".to_string(), "1".into(), "2".into()];
+            leaves.extend((0..k).map(|j| format!("f{j}")));
+            let leaf = proptest::sample::select(leaves);
+            leaf.prop_recursive(4, 24, 3, |inner| {
+                prop_oneof![
+                    (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} + {b})")),
+                    (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} - {b})")),
+                    (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} * {b})")),
+                    (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("min({a}, {b})")),
+                    (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("mod({a}, {b})")),
+                    (inner.clone(), inner.clone(), inner.clone())
+                        .prop_map(|(c, a, b)| format!("({c} > {a} ? {a} : {b})")),
+                    (inner.clone(), inner)
+                        .prop_map(|(a, b)| format!("({a} / ({b} + 0.5) > 1 ? 1 : 0)")),
+                ]
+            })
+        }
+
+        fn model() -> impl Strategy<Value = String> {
+            (int_expr(0), int_expr(1), int_expr(2), int_expr(3), 0usize..4).prop_map(
+                |(a, b, c, d, g)| {
+                    format!(
+                        "dtmc\nformula f0 = {a};\nformula f1 = {b};\nformula f2 = {c};\nformula f3 = {d};\n\
+                         formula ok = x < 3 & f{g} > 0;\n\
+                         module m\n  x : [0..3] init 0;\n  y : [0..2] init 0;\n  \
+                         [] ok -> 0.5:(x'=mod(f2, 4)) + 0.5:(y'=mod(f3, 3));\n  \
+                         [] !ok -> (x'=mod(x + 1, 4));\nendmodule\n\
+                         label \"l\" = y = 1 & f1 > f0;\nrewards true : f3 / 2; endrewards\n"
+                    )
+                },
+            )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(128))]
+            #[test]
+            fn derived_and_inlined_formulas_give_the_same_chain_or_error(src in model()) {
+                let _ = same_all_ways(&src, &BuildOptions::default());
+            }
+        }
+    }
+}
