@@ -18,6 +18,26 @@
 //! `transitions` as `[src, dst, reward]`. `initial` may be omitted when an `"init"` label
 //! exists. `counts` and `metadata` are passed through untouched (the learning code stores
 //! transition counts there).
+//!
+//! A learned model may instead keep its rows implicit (see [`crate::smoothing`]): a
+//! `smoothing` field in place of `transitions`/`rows`, applied to the observed counts of
+//! `counts.transitions` (`counts.num_states` must equal `states`):
+//!
+//! ```json
+//! {
+//!   "states": 3,
+//!   "initial": [0],
+//!   "smoothing": {"alpha": 0.5, "unobserved": "uniform",
+//!                 "successor_sets": ["all", [2]], "successors": [0, 1, 0]},
+//!   "counts": {"num_states": 3, "transitions": [[0, 1, 3], [0, 2, 1]]}
+//! }
+//! ```
+//!
+//! `successor_sets` lists the distinct sets of valid successors (`"all"`, or states in
+//! increasing order), `successors` gives each state's set, `unobserved` (`"uniform"`, the
+//! default, or `"absorbing"`) what an unobserved row becomes when α = 0. The reader counts the
+//! transitions the rows make and refuses more than [`ReadOptions::max_smoothed_transitions`]
+//! (located at `smoothing`) before making them; a bad rule or count is located at its value.
 
 use crate::error::{FormatError, Place, Result};
 use crate::io::ReadOptions;
