@@ -593,27 +593,89 @@ fn pac_counts_near_the_u64_limit_do_not_wrap() {
 
 // ---- 4. Learning: a model beyond the limit is a clear error, not gigabytes ----
 
-#[test]
-fn learning_with_fourteen_unconstrained_predicates_is_refused_quickly() {
-    // 14 boolean predicates without validity constraints: 16,384 states, each smoothed over
-    // all 16,384 successors — 268 million transitions, past the limit of 2^24.
-    let dir = tempfile::tempdir().unwrap();
-    let vars: String = (0..14)
+/// A spec of `k` unconstrained boolean predicates and a trace file of one trace that stays
+/// in the state where all are false for one step.
+fn unconstrained_predicates(dir: &Path, k: usize) {
+    let vars: String = (0..k)
         .map(|i| format!("v{i} = {{ type = \"bool\" }}\n"))
         .collect();
-    let preds: String = (0..14).map(|i| format!("p{i} = \"v{i}\"\n")).collect();
+    let preds: String = (0..k).map(|i| format!("p{i} = \"v{i}\"\n")).collect();
     write(
-        dir.path(),
+        dir,
         "spec.toml",
         &format!("[variables]\n{vars}\n[predicates]\n{preds}"),
     );
-    let step: Vec<String> = (0..14).map(|i| format!("\"v{i}\": false")).collect();
+    let step: Vec<String> = (0..k).map(|i| format!("\"v{i}\": false")).collect();
     let step = format!("{{{}}}", step.join(", "));
     write(
-        dir.path(),
+        dir,
         "t.jsonl",
         &format!("{{\"id\": \"t\", \"steps\": [{step}, {step}]}}\n"),
     );
+}
+
+#[test]
+fn learning_with_many_unconstrained_predicates_writes_a_small_file() {
+    // 13 and 14 boolean predicates without validity constraints: 8,192 (16,384) states, each
+    // smoothed over every state — 67 (268) million transitions, once written out as 1.8 GB of
+    // JSON. The rows are kept implicit: a small file, written at once.
+    for (k, alpha) in [(13, "0"), (13, "0.1"), (14, "0.1")] {
+        let dir = tempfile::tempdir().unwrap();
+        unconstrained_predicates(dir.path(), k);
+        let run = augur(
+            dir.path(),
+            &[
+                "learn",
+                "t.jsonl",
+                "--abstraction",
+                "spec.toml",
+                "--alpha",
+                alpha,
+                "-o",
+                "m.json",
+            ],
+        );
+        let n: u64 = 1 << k;
+        // The summary counts the smoothed chain's transitions: with α > 0 every row has n
+        // entries; with α = 0 the one observed row has one, the n - 1 others n each.
+        let transitions = if alpha == "0" { 1 + (n - 1) * n } else { n * n };
+        assert!(
+            ok(&run).contains(&format!("{n} states (1 seen), {transitions} transitions")),
+            "{}",
+            run.stdout
+        );
+        // Labels and valuations (n states × k predicates) are most of it.
+        let size = std::fs::metadata(dir.path().join("m.json")).unwrap().len();
+        assert!(size < 4_000_000, "{size} bytes");
+        // Reading it: the smoothed model is past the default limit of 2^24 transitions, a
+        // located error saying how large it is and how to raise the limit.
+        let run = augur(
+            dir.path(),
+            &["check", "m.json", "--prop", "P=? [ X \"p0\" ]"],
+        );
+        located_error(
+            &run,
+            &format!(
+                "smoothing: the smoothed model has {n} states and {transitions} transitions, \
+                 more than the limit of 16777216 transitions"
+            ),
+        );
+        assert!(
+            run.stderr.contains("--max-smoothed-transitions"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("m.json:1:"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_learned_model_kept_implicitly_is_checked_within_the_limit() {
+    // 9 predicates: 512 states, 262,144 transitions with α = 1 (written implicitly). From the
+    // initial state (all false), one observed move to itself: P(X p0) is the α-mass of the
+    // 256 states where p0 holds, 256 · 1 / (1 + 512).
+    let dir = tempfile::tempdir().unwrap();
+    unconstrained_predicates(dir.path(), 9);
     let run = augur(
         dir.path(),
         &[
@@ -622,14 +684,41 @@ fn learning_with_fourteen_unconstrained_predicates_is_refused_quickly() {
             "--abstraction",
             "spec.toml",
             "--alpha",
-            "0.1",
+            "1",
             "-o",
             "m.json",
         ],
     );
-    assert_eq!(run.code, Some(1), "{}", run.stderr);
-    assert!(run.stderr.contains("transitions"), "{}", run.stderr);
-    assert!(!dir.path().join("m.json").exists());
+    ok(&run);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("m.json")).unwrap()).unwrap();
+    assert!(doc.get("transitions").is_none() && doc.get("smoothing").is_some());
+    assert_eq!(
+        doc["smoothing"]["successor_sets"],
+        serde_json::json!(["all"])
+    );
+    let run = augur(
+        dir.path(),
+        &["check", "m.json", "--prop", "P=? [ X \"p0\" ]"],
+    );
+    let v = value(ok(&run));
+    assert!((v - 256.0 / 513.0).abs() < 1e-12, "{v}");
+    // Under a lower limit: refused.
+    let run = augur(
+        dir.path(),
+        &[
+            "check",
+            "m.json",
+            "--prop",
+            "P=? [ X \"p0\" ]",
+            "--max-smoothed-transitions",
+            "262143",
+        ],
+    );
+    located_error(
+        &run,
+        "512 states and 262144 transitions, more than the limit of 262143",
+    );
 }
 
 #[test]

@@ -769,6 +769,12 @@ impl Abstraction {
                 .is_none_or(|e| !e.eval(from, to))
     }
 
+    /// Whether some move between two valid states is invalid (`validity.monotone` or
+    /// `validity.invalid_transition`); without, every valid state may follow every other.
+    pub fn constrains_transitions(&self) -> bool {
+        self.monotone != 0 || self.invalid_transition.is_some()
+    }
+
     /// [`Self::is_valid_transition`] on state indices (out of range: invalid).
     pub fn is_valid_transition_idx(&self, from: u32, to: u32) -> bool {
         match (self.code_of(from), self.code_of(to)) {

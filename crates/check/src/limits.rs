@@ -73,6 +73,10 @@ pub struct Limits {
     pub deadline: Option<Instant>,
     /// The largest number of states a model may have.
     pub max_states: Option<usize>,
+    /// The most transitions a learned model kept implicitly (an Augur JSON file with
+    /// `smoothing`) may expand to when it is loaded; `None`: the reader's default,
+    /// [`augur_formats::DEFAULT_MAX_SMOOTHED_TRANSITIONS`].
+    pub max_smoothed_transitions: Option<usize>,
     /// Set to stop (see [`Limits::cancel`]).
     pub cancel_flag: Arc<AtomicBool>,
     /// Called regularly during long operations (at most every 50 ms for solver sweeps) from
@@ -101,6 +105,12 @@ impl Limits {
     /// The same with a maximum number of states.
     pub fn with_max_states(mut self, max_states: usize) -> Limits {
         self.max_states = Some(max_states);
+        self
+    }
+
+    /// The same with a maximum number of transitions for a learned model's implicit rows.
+    pub fn with_max_smoothed_transitions(mut self, max: usize) -> Limits {
+        self.max_smoothed_transitions = Some(max);
         self
     }
 
@@ -193,6 +203,7 @@ impl fmt::Debug for Limits {
             .field("timeout", &self.timeout)
             .field("deadline", &self.deadline)
             .field("max_states", &self.max_states)
+            .field("max_smoothed_transitions", &self.max_smoothed_transitions)
             .field("cancelled", &self.is_cancelled())
             .field("progress", &self.progress.is_some())
             .finish()

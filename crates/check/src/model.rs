@@ -73,6 +73,19 @@ fn report_notes(r: &BuildReport) -> Vec<String> {
     notes
 }
 
+/// The reader's options under `limits`: its state limit, and its limit on the transitions of
+/// a learned model's implicit rows (the reader's default unless `limits` sets one).
+fn read_options(limits: &crate::Limits) -> ReadOptions {
+    let default = ReadOptions::default();
+    ReadOptions {
+        max_states: limits.max_states,
+        max_smoothed_transitions: limits
+            .max_smoothed_transitions
+            .or(default.max_smoothed_transitions),
+        ..default
+    }
+}
+
 impl Model {
     /// Loads the model at `path`, chosen by extension: `.tra` (with the `.lab/.srew/.trew/.sta`
     /// of the same stem), `.drn`, `.json`; `.pm`/`.prism` (PRISM language, with
@@ -88,10 +101,7 @@ impl Model {
             Some(format @ (Format::Tra | Format::Drn | Format::Json)) => {
                 // Explicit files always get their deadlocks fixed (with a note), as before:
                 // `fix_deadlocks` concerns PRISM-language models.
-                let read_opts = ReadOptions {
-                    max_states: opts.limits.max_states,
-                    ..ReadOptions::default()
-                };
+                let read_opts = read_options(&opts.limits);
                 let (dtmc, report) =
                     augur_formats::read_model(path, &read_opts).map_err(format_error)?;
                 explicit(dtmc, &report, name, format, start).exact_if(opts.exact)
@@ -110,10 +120,7 @@ impl Model {
     /// messages.
     pub fn from_text(name: &str, text: &str, format: Format, opts: &LoadOptions) -> Result<Model> {
         let start = Instant::now();
-        let read_opts = ReadOptions {
-            max_states: opts.limits.max_states,
-            ..ReadOptions::default()
-        };
+        let read_opts = read_options(&opts.limits);
         let path = Path::new(name);
         let input = format_error;
         let model = match format {

@@ -126,16 +126,16 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
             "output": path.display().to_string(),
             "traces": c.traces(),
             "steps": c.steps(),
-            "states": m.dtmc.num_states(),
+            "states": m.num_states(),
             "states_seen": c.states_seen(),
-            "transitions": m.dtmc.num_transitions(),
+            "transitions": m.num_transitions(),
             "observed_transitions": c.to_json().transitions.iter().map(|t| t.2).sum::<u64>(),
             "invalid_transitions_dropped": c.invalid_total(),
             "invalid_examples": invalid_examples,
             "absorbing": m.report.absorbing.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
             "unobserved_uniform": m.report.unobserved_uniform.len(),
             "unobserved_absorbing": m.report.unobserved_absorbing.len(),
-            "initial": m.dtmc.initial.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
+            "initial": m.initial.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
         }));
     }
     let read_traces = outcome.traces_read;

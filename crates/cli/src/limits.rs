@@ -3,6 +3,7 @@
 
 use crate::error::CliError;
 use augur_check::{Limits, Progress, DEFAULT_MAX_STATES};
+use augur_formats::DEFAULT_MAX_SMOOTHED_TRANSITIONS;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -16,13 +17,19 @@ pub struct LimitArgs {
     /// Refuse a model with more reachable states than this; an error (exit code 1).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES)]
     pub max_states: usize,
+    /// Refuse a learned model whose smoothed rows (kept implicitly in its file) expand to more
+    /// transitions than this; an error (exit code 1).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SMOOTHED_TRANSITIONS)]
+    pub max_smoothed_transitions: usize,
 }
 
 impl LimitArgs {
     /// The limits, with a progress line on stderr (only on a terminal, and only once a build
     /// has taken more than a second). The time limit covers the whole command.
     pub fn limits(&self) -> Result<Limits, CliError> {
-        let mut limits = Limits::default().with_max_states(self.max_states);
+        let mut limits = Limits::default()
+            .with_max_states(self.max_states)
+            .with_max_smoothed_transitions(self.max_smoothed_transitions);
         if let Some(t) = self.timeout {
             let t = Duration::try_from_secs_f64(t)
                 .ok()

@@ -41,6 +41,20 @@ pub enum FormatError {
         #[source]
         source: Box<FormatError>,
     },
+    /// A learned model's smoothing rule or counts that do not make a chain.
+    #[error("invalid smoothing: {0}")]
+    Smoothing(#[from] crate::smoothing::SmoothingError),
+    /// A learned model whose implicit rows would make more transitions than the limit
+    /// ([`crate::ReadOptions::max_smoothed_transitions`]), refused before they are made.
+    #[error("the smoothed model has {states} states and {transitions} transitions, more than the limit of {limit} transitions (smoothing gives every valid successor of a row an entry; raise the limit with --max-smoothed-transitions N, or learn with validity constraints or fewer predicates)")]
+    TooManySmoothedTransitions {
+        /// States of the model.
+        states: usize,
+        /// Transitions the smoothed chain has.
+        transitions: u64,
+        /// The limit.
+        limit: usize,
+    },
     /// An invalid model (from the builder), not located in a file.
     #[error(transparent)]
     Model(#[from] DtmcError),

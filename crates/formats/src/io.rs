@@ -10,13 +10,23 @@ pub struct ReadOptions {
     /// or by a state index) is refused with a located error before anything is allocated for
     /// them. `None`: no limit (allocations then grow with the data read, and fail cleanly).
     pub max_states: Option<usize>,
+    /// The largest number of transitions a learned model kept implicitly (the `smoothing`
+    /// field of an Augur JSON file) may expand to: its size is not bounded by the file's, so
+    /// it is counted first and refused above this, before anything is allocated for it.
+    /// Default [`DEFAULT_MAX_SMOOTHED_TRANSITIONS`]; `None`: no limit.
+    pub max_smoothed_transitions: Option<usize>,
 }
+
+/// The default of [`ReadOptions::max_smoothed_transitions`]: 2^24 transitions (about 200 MB
+/// in memory).
+pub const DEFAULT_MAX_SMOOTHED_TRANSITIONS: usize = 1 << 24;
 
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             fix_deadlocks: true,
             max_states: None,
+            max_smoothed_transitions: Some(DEFAULT_MAX_SMOOTHED_TRANSITIONS),
         }
     }
 }

@@ -18,9 +18,30 @@
 //! `transitions` as `[src, dst, reward]`. `initial` may be omitted when an `"init"` label
 //! exists. `counts` and `metadata` are passed through untouched (the learning code stores
 //! transition counts there).
+//!
+//! A learned model may instead keep its rows implicit (see [`crate::smoothing`]): a
+//! `smoothing` field in place of `transitions`/`rows`, applied to the observed counts of
+//! `counts.transitions` (`counts.num_states` must equal `states`):
+//!
+//! ```json
+//! {
+//!   "states": 3,
+//!   "initial": [0],
+//!   "smoothing": {"alpha": 0.5, "unobserved": "uniform",
+//!                 "successor_sets": ["all", [2]], "successors": [0, 1, 0]},
+//!   "counts": {"num_states": 3, "transitions": [[0, 1, 3], [0, 2, 1]]}
+//! }
+//! ```
+//!
+//! `successor_sets` lists the distinct sets of valid successors (`"all"`, or states in
+//! increasing order), `successors` gives each state's set, `unobserved` (`"uniform"`, the
+//! default, or `"absorbing"`) what an unobserved row becomes when α = 0. The reader counts the
+//! transitions the rows make and refuses more than [`ReadOptions::max_smoothed_transitions`]
+//! (located at `smoothing`) before making them; a bad rule or count is located at its value.
 
 use crate::error::{FormatError, Place, Result};
 use crate::io::ReadOptions;
+use crate::smoothing::{SmoothedRows, Smoothing, SmoothingError};
 use augur_dtmc::DtmcError;
 use augur_dtmc::{BuildReport, DtmcBuilder};
 use augur_dtmc::{Dtmc, Valuations};
@@ -136,6 +157,10 @@ pub struct DtmcJson {
     /// Alternatively: per state, `[dst, prob]` pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<Vec<Vec<(u32, f64)>>>,
+    /// Alternatively (a learned model): the smoothing rule, applied to the observed counts of
+    /// `counts.transitions` (see [`crate::smoothing`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smoothing: Option<Smoothing>,
     /// Labels.
     #[serde(default)]
     pub labels: LabelsJson,
@@ -202,6 +227,7 @@ impl DtmcJson {
             initial: d.initial.clone(),
             transitions: Some(transitions),
             rows: None,
+            smoothing: None,
             labels,
             rewards,
             valuations,
@@ -237,17 +263,50 @@ impl DtmcJson {
         // For each state, the index of its last transition in `transitions` (to locate row
         // errors; empty for the `rows` form, whose rows are their own places).
         let mut last: Vec<u32> = Vec::new();
-        match (&self.transitions, &self.rows) {
-            (Some(_), Some(_)) => {
+        match (&self.transitions, &self.rows, &self.smoothing) {
+            (Some(_), Some(_), _) => {
                 return Err(invalid(
                     root().key("rows"),
                     "give either `transitions` or `rows`, not both".into(),
                 ))
             }
-            (None, None) => {
-                return Err(invalid(root(), "missing `transitions` (or `rows`)".into()))
+            (Some(_), None, Some(_)) | (None, Some(_), Some(_)) => {
+                return Err(invalid(
+                    root().key("smoothing"),
+                    "give either `transitions`, `rows` or `smoothing`, not two of them".into(),
+                ))
             }
-            (Some(ts), None) => {
+            (None, None, None) => {
+                return Err(invalid(
+                    root(),
+                    "missing `transitions` (or `rows`, or `smoothing`)".into(),
+                ))
+            }
+            (None, None, Some(rule)) => {
+                let rows = self.smoothed_rows(rule)?;
+                let count = rows.num_transitions();
+                if let Some(limit) = opts.max_smoothed_transitions {
+                    if count > limit as u64 {
+                        return Err(FormatError::TooManySmoothedTransitions {
+                            states: n,
+                            transitions: count,
+                            limit,
+                        }
+                        .at_json_path(root().key("smoothing")));
+                    }
+                }
+                b = DtmcBuilder::with_capacity(n, count as usize);
+                let mut bad = None;
+                rows.for_each_entry(|i, j, p| {
+                    if bad.is_none() {
+                        bad = b.add_transition(i, j, p).err();
+                    }
+                });
+                if let Some(e) = bad {
+                    return Err(e.at_json_path(root().key("smoothing")));
+                }
+            }
+            (Some(ts), None, None) => {
                 for (i, &(s, t, p)) in ts.iter().enumerate() {
                     b.add_transition(s, t, p).map_err(|e| {
                         let k = element(&e, s, 0);
@@ -260,7 +319,7 @@ impl DtmcJson {
                     last[s as usize] = i as u32;
                 }
             }
-            (None, Some(rows)) => {
+            (None, Some(rows), None) => {
                 if rows.len() != n {
                     return Err(invalid(
                         root().key("rows"),
@@ -377,6 +436,9 @@ impl DtmcJson {
             if self.rows.is_some() {
                 return Some(root().key("rows").index(s as usize));
             }
+            if self.smoothing.is_some() {
+                return Some(root().key("smoothing"));
+            }
             let i = *last.get(s as usize).filter(|&&i| i != u32::MAX)?;
             Some(root().key("transitions").index(i as usize).index(2))
         };
@@ -393,6 +455,69 @@ impl DtmcJson {
             }
         })
     }
+}
+
+impl DtmcJson {
+    /// The implicit rows of a learned model: `rule` over the observed counts of
+    /// `counts.transitions` (`counts.num_states` must be the model's number of states). Errors
+    /// name the place in the document.
+    pub fn smoothed_rows(&self, rule: &Smoothing) -> Result<SmoothedRows> {
+        let root = JsonPath::root;
+        let invalid = |p: JsonPath, m: String| DtmcError::Invalid(m).at_json_path(p);
+        let n = self.states;
+        let Some(counts) = &self.counts else {
+            return Err(invalid(
+                root().key("smoothing"),
+                "`smoothing` needs the observed counts in `counts` (`num_states`, `transitions`)"
+                    .into(),
+            ));
+        };
+        let counts: CountsPart = serde_path_to_error::deserialize(counts).map_err(|e| {
+            let mut p = root().key("counts");
+            for seg in e.path().iter() {
+                p = match seg {
+                    serde_path_to_error::Segment::Seq { index } => p.index(*index),
+                    serde_path_to_error::Segment::Map { key } => p.key(key.clone()),
+                    _ => p,
+                };
+            }
+            invalid(p, e.into_inner().to_string())
+        })?;
+        if counts.num_states != n {
+            return Err(invalid(
+                root().key("counts").key("num_states"),
+                format!(
+                    "the counts are over {} states, the model has {n}",
+                    counts.num_states
+                ),
+            ));
+        }
+        SmoothedRows::new(n, rule.clone(), &counts.transitions).map_err(|e| {
+            let s = || root().key("smoothing");
+            let c = |i: usize| root().key("counts").key("transitions").index(i);
+            let place = match &e {
+                SmoothingError::BadAlpha(_) | SmoothingError::AlphaTooLarge { .. } => {
+                    s().key("alpha")
+                }
+                SmoothingError::SuccessorsLength { .. } => s().key("successors"),
+                SmoothingError::NoSuchSet { state, .. } => s().key("successors").index(*state),
+                SmoothingError::BadSet { set, position, .. } => {
+                    s().key("successor_sets").index(*set).index(*position)
+                }
+                SmoothingError::CountState { index, element, .. } => c(*index).index(*element),
+                SmoothingError::CountNotValid { index, .. } => c(*index).index(1),
+                SmoothingError::CountOverflow { index, .. } => c(*index).index(2),
+            };
+            FormatError::from(e).at_json_path(place)
+        })
+    }
+}
+
+/// The part of a learned model's `counts` that its implicit rows use.
+#[derive(Deserialize)]
+struct CountsPart {
+    num_states: usize,
+    transitions: Vec<(u32, u32, u64)>,
 }
 
 fn valuations_from_json(v: &ValuationsJson, n: usize) -> Result<Valuations> {
@@ -657,6 +782,113 @@ mod tests {
         )
         .unwrap();
         assert_eq!(doc.counts, Some(serde_json::json!([1, 2])));
+    }
+
+    /// A learned model kept implicitly: 3 states, every state a valid successor of 0 and 2,
+    /// only 2 of 1; counts 0 -> 1 (3 times) and 0 -> 2 (once).
+    fn smoothed(alpha: f64, sets: &str, successors: &str, counts: &str) -> String {
+        format!(
+            r#"{{"states": 3, "initial": [0],
+"smoothing": {{"alpha": {alpha}, "successor_sets": {sets}, "successors": {successors}}},
+"counts": {{"num_states": 3, "transitions": {counts}}}}}"#
+        )
+    }
+
+    #[test]
+    fn implicit_rows_are_made_on_reading() {
+        let text = smoothed(
+            0.5,
+            r#"["all", [2]]"#,
+            "[0, 1, 0]",
+            "[[0, 1, 3], [0, 2, 1]]",
+        );
+        let (d, _) = read(&text).unwrap();
+        // Row 0: (c + α) / (4 + 3α); row 1: its one valid successor; row 2: α / 3α each.
+        let t0 = 4.0 + 0.5 * 3.0;
+        assert_eq!(d.matrix.get(0, 0).copied(), Some(0.5 / t0));
+        assert_eq!(d.matrix.get(0, 1).copied(), Some(3.5 / t0));
+        assert_eq!(d.matrix.get(0, 2).copied(), Some(1.5 / t0));
+        assert_eq!(d.matrix.get(1, 2).copied(), Some(1.0));
+        assert_eq!(d.matrix.get(2, 1).copied(), Some(0.5 / 1.5));
+        assert_eq!(d.num_transitions(), 7);
+        // α = 0: empirical frequencies, and uniform rows where nothing was observed.
+        let (d, _) = read(&smoothed(
+            0.0,
+            r#"["all"]"#,
+            "[0, 0, 0]",
+            "[[0, 1, 3], [0, 2, 1]]",
+        ))
+        .unwrap();
+        assert_eq!(d.matrix.get(0, 1).copied(), Some(0.75));
+        assert_eq!(d.matrix.get(0, 0), None);
+        assert_eq!(d.matrix.get(1, 0).copied(), Some(1.0 / 3.0));
+        // Too many transitions for the limit: refused, located at `smoothing`.
+        let e = read_json(
+            Cursor::new(text.as_bytes()),
+            Path::new("m.json"),
+            &ReadOptions {
+                max_smoothed_transitions: Some(6),
+                ..ReadOptions::default()
+            },
+        )
+        .unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.starts_with("m.json:2:14: smoothing: the smoothed model has 3 states and 7 transitions, more than the limit of 6 transitions"),
+            "{m}"
+        );
+        assert!(m.contains("--max-smoothed-transitions"), "{m}");
+    }
+
+    #[test]
+    fn malformed_implicit_rows_are_located() {
+        let all = r#"["all"]"#;
+        let ok_counts = "[[0, 1, 3]]";
+        // (text, the text under the caret, message)
+        let cases: Vec<(String, &str, &str)> = vec![
+            (smoothed(-1.0, all, "[0, 0, 0]", ok_counts), "-1", "smoothing.alpha: invalid smoothing: alpha = -1"),
+            (smoothed(0.0, all, "[0, 0]", ok_counts), "[0, 0]", "smoothing.successors: invalid smoothing: 2 entries for 3 states"),
+            (smoothed(0.0, all, "[0, 0, 5]", ok_counts), "5", "smoothing.successors[2]: invalid smoothing: set 5 out of range (1 sets)"),
+            (smoothed(0.0, "[[2, 1]]", "[0, 0, 0]", "[]"), "1", "smoothing.successor_sets[0][1]: invalid smoothing: the states of a set must be listed in increasing order"),
+            (smoothed(0.0, "[[7]]", "[0, 0, 0]", "[]"), "7", "smoothing.successor_sets[0][0]: invalid smoothing: state 7 out of range (3 states)"),
+            (smoothed(0.0, r#"["some"]"#, "[0, 0, 0]", "[]"), "\"some\"", "smoothing.successor_sets[0]: invalid value"),
+            (smoothed(0.0, all, "[0, 0, 0]", "[[0, 9, 3]]"), "9", "counts.transitions[0][1]: invalid smoothing: state 9 out of range (3 states)"),
+            (smoothed(0.0, "[[2]]", "[0, 0, 0]", "[[0, 1, 3]]"), "1", "counts.transitions[0][1]: invalid smoothing: state 1 is not a valid successor of state 0"),
+            (smoothed(0.0, all, "[0, 0, 0]", "[[0, 1, 18446744073709551615], [0, 2, 1]]"), "1", "counts.transitions[1][2]: invalid smoothing: the counts of state 0 add up past 2^64 - 1"),
+            (smoothed(1e308, all, "[0, 0, 0]", ok_counts), "1000", "smoothing.alpha: invalid smoothing: alpha = 1e308"),
+            (smoothed(0.0, all, "[0, 0, 0]", r#"[[0, 1, "x"]]"#), "\"x\"", "counts.transitions[0][2]: invalid model: invalid type"),
+            (
+                r#"{"states": 3, "initial": [0], "smoothing": {"alpha": 0, "successor_sets": ["all"], "successors": [0, 0, 0]}}"#.into(),
+                "{",
+                "smoothing: invalid model: `smoothing` needs the observed counts",
+            ),
+            (
+                r#"{"states": 3, "initial": [0], "smoothing": {"alpha": 0, "successor_sets": ["all"], "successors": [0, 0, 0]}, "counts": {"num_states": 2, "transitions": []}}"#.into(),
+                "2",
+                "counts.num_states: invalid model: the counts are over 2 states, the model has 3",
+            ),
+            (
+                r#"{"states": 1, "initial": [0], "transitions": [[0, 0, 1]], "smoothing": {"alpha": 0, "successor_sets": ["all"], "successors": [0]}}"#.into(),
+                "{",
+                "smoothing: invalid model: give either `transitions`, `rows` or `smoothing`",
+            ),
+        ];
+        for (text, under, msg) in &cases {
+            let e = read(text).unwrap_err();
+            let m = e.to_string();
+            assert!(m.contains(msg), "{m}");
+            assert!(m.starts_with("m.json:"), "{m}");
+            let loc = e.location().expect("located");
+            let shown: String = loc
+                .line_text
+                .as_deref()
+                .unwrap_or("")
+                .chars()
+                .skip(loc.column - 1)
+                .take(under.chars().count())
+                .collect();
+            assert_eq!(shown, *under, "{m}");
+        }
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub mod drn;
 pub mod explicit;
 pub mod json;
 pub mod prism_export;
+pub mod smoothing;
 
 pub use error::{FormatError, Result};
 pub use explicit::{read_prism_explicit, write_prism_explicit};

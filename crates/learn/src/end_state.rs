@@ -56,6 +56,13 @@ impl Validity for EndValidity<'_> {
         }
     }
 
+    fn every_successor_valid(&self, from: u32, num_states: usize) -> bool {
+        // Every state before the end state, and the end state.
+        from != self.end
+            && num_states == self.end as usize + 1
+            && self.base.every_successor_valid(from, self.end as usize)
+    }
+
     fn valid_successors(&self, from: u32, num_states: usize) -> Vec<u32> {
         if from == self.end {
             return vec![self.end];

@@ -31,15 +31,16 @@ pub enum LearnError {
         /// The valid successors of the row that overflowed.
         successors: usize,
     },
-    /// A learned model with more transitions than [`crate::learn::MAX_LEARNED_TRANSITIONS`].
-    #[error("the learned model would have more than {} transitions ({entries} in its first {rows} of {states} states): smoothing gives every valid successor of a row an entry; add validity constraints to the spec, use fewer predicates, or learn with --alpha 0", crate::learn::MAX_LEARNED_TRANSITIONS)]
+    /// A learned chain with more transitions than a limit (for [`crate::learn::learn_with`],
+    /// [`crate::learn::MAX_LEARNED_TRANSITIONS`]), counted before it is made.
+    #[error("the learned model would have {states} states and {transitions} transitions, more than the limit of {limit}: smoothing gives every valid successor of a row an entry; add validity constraints to the spec or use fewer predicates")]
     TooManyTransitions {
-        /// Entries in the rows made so far.
-        entries: usize,
-        /// Rows made so far.
-        rows: usize,
+        /// Transitions the smoothed chain has.
+        transitions: u64,
         /// States of the model.
         states: usize,
+        /// The limit.
+        limit: usize,
     },
     /// A chain order outside 1..=8.
     #[error("invalid order {0}: a k-th order chain needs 1 <= k <= 8")]

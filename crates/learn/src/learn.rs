@@ -27,20 +27,33 @@
 //! assert_eq!(learned.dtmc.matrix.get(0, 1).copied(), Some(2.0 / 3.0));
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{LearnError, Result};
 use augur_dtmc::{Dtmc, Matrix};
+use augur_formats::smoothing::{
+    RowKind, SmoothedRows, Smoothing, SmoothingError, SuccessorSet, UnobservedRule,
+};
 
 /// Which abstract transitions are possible. Implemented by every `Fn(u32, u32) -> bool`.
 pub trait Validity {
     /// Whether the move `from -> to` is semantically possible.
     fn is_valid_transition(&self, from: u32, to: u32) -> bool;
 
+    /// Whether every state of `0..num_states` is a valid successor of `from`, when that is
+    /// known without asking about each (a fast path: learning then keeps the row's successors
+    /// as "all states" without listing them). The default says `false` (not known).
+    fn every_successor_valid(&self, _from: u32, _num_states: usize) -> bool {
+        false
+    }
+
     /// The valid successors of `from` among `0..num_states`, sorted. The default scans all states.
     fn valid_successors(&self, from: u32, num_states: usize) -> Vec<u32> {
+        if self.every_successor_valid(from, num_states) {
+            return (0..num_states as u32).collect();
+        }
         (0..num_states as u32)
             .filter(|&to| self.is_valid_transition(from, to))
             .collect()
@@ -48,6 +61,9 @@ pub trait Validity {
 
     /// How many valid successors `from` has among `0..num_states`.
     fn num_valid_successors(&self, from: u32, num_states: usize) -> usize {
+        if self.every_successor_valid(from, num_states) {
+            return num_states;
+        }
         self.valid_successors(from, num_states).len()
     }
 }
@@ -64,6 +80,9 @@ pub struct AllValid;
 
 impl Validity for AllValid {
     fn is_valid_transition(&self, _from: u32, _to: u32) -> bool {
+        true
+    }
+    fn every_successor_valid(&self, _from: u32, _num_states: usize) -> bool {
         true
     }
     fn valid_successors(&self, _from: u32, num_states: usize) -> Vec<u32> {
@@ -402,35 +421,11 @@ pub struct CountsJson {
     pub determined: Vec<u32>,
 }
 
-/// The most transitions a learned model may have: 2^24 (about 200 MB in memory and a
-/// gigabyte of JSON). Smoothing gives every valid successor of a row an entry, so a spec with
-/// many predicates and few validity constraints reaches it quickly (13 unconstrained boolean
-/// predicates: 8,192 states, 67 million transitions).
+/// The most transitions [`learn`] and [`learn_with`] make: 2^24 (about 200 MB in memory).
+/// Smoothing gives every valid successor of a row an entry, so a spec with many predicates
+/// and few validity constraints reaches it quickly (13 unconstrained boolean predicates:
+/// 8,192 states, 67 million transitions); [`smoothed_rows`] keeps such a chain implicitly.
 pub const MAX_LEARNED_TRANSITIONS: usize = 1 << 24;
-
-/// The denominator of a smoothed row, `observed + α·|valid successors|`, refusing an α so
-/// large that it overflows (the row would be all zeros).
-fn smoothed_total(observed: u64, alpha: f64, successors: usize) -> Result<f64> {
-    let total = observed as f64 + alpha * successors as f64;
-    if total.is_finite() {
-        Ok(total)
-    } else {
-        Err(LearnError::AlphaTooLarge { alpha, successors })
-    }
-}
-
-/// Refuses to go on once the rows made so far (`done` of `n`) hold more than
-/// [`MAX_LEARNED_TRANSITIONS`] entries, before the next rows are materialised.
-fn within_transition_limit(entries: usize, row: u32, n: usize) -> Result<()> {
-    if entries <= MAX_LEARNED_TRANSITIONS {
-        return Ok(());
-    }
-    Err(LearnError::TooManyTransitions {
-        entries,
-        rows: row as usize + 1,
-        states: n,
-    })
-}
 
 /// z for a two-sided 95% interval (the 0.975 quantile of the standard normal).
 pub const WILSON_Z95: f64 = 1.959_963_984_540_054;
@@ -496,73 +491,17 @@ pub fn learn(counts: &TransitionCounts, validity: &dyn Validity, alpha: f64) -> 
     learn_with(counts, validity, alpha, Unobserved::Uniform)
 }
 
-/// [`learn`], choosing what rows without observations become when α = 0.
+/// [`learn`], choosing what rows without observations become when α = 0. The chain is made
+/// from [`smoothed_rows`]; one with more than [`MAX_LEARNED_TRANSITIONS`] transitions is
+/// refused (counted before anything is made).
 pub fn learn_with(
     counts: &TransitionCounts,
     validity: &dyn Validity,
     alpha: f64,
     unobserved: Unobserved,
 ) -> Result<Learned> {
-    if !(alpha.is_finite() && alpha >= 0.0) {
-        return Err(LearnError::BadAlpha(alpha));
-    }
-    if counts.initial.is_empty() {
-        return Err(LearnError::NoTraces);
-    }
-    let n = counts.num_states();
-    let mut report = LearnReport {
-        invalid_dropped: counts.invalid_total(),
-        ..Default::default()
-    };
-    let mut indptr: Vec<u32> = Vec::with_capacity(n + 1);
-    let mut indices: Vec<u32> = Vec::new();
-    let mut data: Vec<f64> = Vec::new();
-    indptr.push(0);
-    for i in 0..n as u32 {
-        let row = &counts.rows[i as usize];
-        let observed: u64 = row.values().sum();
-        if alpha == 0.0 && observed > 0 {
-            // Empirical frequencies; the counted transitions are valid by construction.
-            let total = observed as f64;
-            for (&j, &c) in row {
-                indices.push(j);
-                data.push(c as f64 / total);
-            }
-        } else {
-            let succ = validity.valid_successors(i, n);
-            if succ.is_empty() {
-                report.absorbing.push(i);
-                indices.push(i);
-                data.push(1.0);
-            } else if observed == 0
-                && alpha == 0.0
-                && unobserved == Unobserved::Absorbing
-                && succ.binary_search(&i).is_ok()
-            {
-                report.unobserved_absorbing.push(i);
-                indices.push(i);
-                data.push(1.0);
-            } else if observed == 0 && alpha == 0.0 {
-                report.unobserved_uniform.push(i);
-                let p = 1.0 / succ.len() as f64;
-                for j in succ {
-                    indices.push(j);
-                    data.push(p);
-                }
-            } else {
-                let total = smoothed_total(observed, alpha, succ.len())?;
-                for j in succ {
-                    let c = row.get(&j).copied().unwrap_or(0) as f64;
-                    indices.push(j);
-                    data.push((c + alpha) / total);
-                }
-            }
-        }
-        indptr.push(indices.len() as u32);
-        within_transition_limit(indices.len(), i, n)?;
-    }
-    let matrix = Matrix::try_new((n, n), indptr, indices, data)
-        .map_err(|(_, _, _, e)| LearnError::BadCounts(format!("matrix structure: {e}")))?;
+    let (rows, report) = smoothed_rows(counts, validity, alpha, unobserved)?;
+    let matrix = materialise(&rows, MAX_LEARNED_TRANSITIONS)?;
     let initial: Vec<u32> = counts.initial.keys().copied().collect();
     Ok(Learned {
         dtmc: Dtmc {
@@ -576,6 +515,113 @@ pub fn learn_with(
         alpha,
         report,
     })
+}
+
+/// The learned chain kept implicitly: the counts and the smoothing rule (α, what unobserved
+/// rows become, each row's valid successors — sets shared between rows, "all states" without
+/// listing them when `validity` says so), and the report of what the rule does to each row.
+/// Nothing proportional to the smoothed chain's transitions is made; see
+/// [`augur_formats::smoothing`] for the rule and [`materialise`] for the matrix.
+pub fn smoothed_rows(
+    counts: &TransitionCounts,
+    validity: &dyn Validity,
+    alpha: f64,
+    unobserved: Unobserved,
+) -> Result<(SmoothedRows, LearnReport)> {
+    if !(alpha.is_finite() && alpha >= 0.0) {
+        return Err(LearnError::BadAlpha(alpha));
+    }
+    if counts.initial.is_empty() {
+        return Err(LearnError::NoTraces);
+    }
+    let n = counts.num_states();
+    let mut sets: Vec<SuccessorSet> = Vec::new();
+    let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut all: Option<u32> = None;
+    let mut successors: Vec<u32> = Vec::with_capacity(n);
+    for i in 0..n as u32 {
+        let list = if validity.every_successor_valid(i, n) {
+            None
+        } else {
+            Some(validity.valid_successors(i, n)).filter(|v| v.len() < n)
+        };
+        let k = match list {
+            None => *all.get_or_insert_with(|| {
+                sets.push(SuccessorSet::All);
+                sets.len() as u32 - 1
+            }),
+            Some(v) => match index.get(&v) {
+                Some(&k) => k,
+                None => {
+                    sets.push(SuccessorSet::List(v.clone()));
+                    index.insert(v, sets.len() as u32 - 1);
+                    sets.len() as u32 - 1
+                }
+            },
+        };
+        successors.push(k);
+    }
+    let rule = Smoothing {
+        alpha,
+        unobserved: match unobserved {
+            Unobserved::Uniform => UnobservedRule::Uniform,
+            Unobserved::Absorbing => UnobservedRule::Absorbing,
+        },
+        successor_sets: sets,
+        successors,
+    };
+    let triples: Vec<(u32, u32, u64)> = (0..n as u32)
+        .flat_map(|i| counts.row(i).map(move |(j, c)| (i, j, c)))
+        .collect();
+    let rows = SmoothedRows::new(n, rule, &triples).map_err(|e| match e {
+        SmoothingError::BadAlpha(a) => LearnError::BadAlpha(a),
+        SmoothingError::AlphaTooLarge {
+            alpha, successors, ..
+        } => LearnError::AlphaTooLarge { alpha, successors },
+        e => LearnError::BadCounts(e.to_string()),
+    })?;
+    let mut report = LearnReport {
+        invalid_dropped: counts.invalid_total(),
+        ..Default::default()
+    };
+    for i in 0..n {
+        match rows.kind(i) {
+            RowKind::NoSuccessor => report.absorbing.push(i as u32),
+            RowKind::UnobservedAbsorbing => report.unobserved_absorbing.push(i as u32),
+            RowKind::UnobservedUniform => report.unobserved_uniform.push(i as u32),
+            _ => {}
+        }
+    }
+    Ok((rows, report))
+}
+
+/// The matrix of implicit rows, refused with [`LearnError::TooManyTransitions`] when it
+/// would have more than `limit` transitions (counted before anything is allocated).
+pub fn materialise(rows: &SmoothedRows, limit: usize) -> Result<Matrix> {
+    let n = rows.num_states();
+    let transitions = rows.num_transitions();
+    if transitions > limit as u64 || transitions > u64::from(u32::MAX) {
+        return Err(LearnError::TooManyTransitions {
+            transitions,
+            states: n,
+            limit,
+        });
+    }
+    let mut indptr: Vec<u32> = Vec::with_capacity(n + 1);
+    indptr.push(0);
+    let mut end = 0u32;
+    for i in 0..n {
+        end += rows.row_len(i) as u32;
+        indptr.push(end);
+    }
+    let mut indices: Vec<u32> = Vec::with_capacity(transitions as usize);
+    let mut data: Vec<f64> = Vec::with_capacity(transitions as usize);
+    rows.for_each_entry(|_, j, p| {
+        indices.push(j);
+        data.push(p);
+    });
+    Matrix::try_new((n, n), indptr, indices, data)
+        .map_err(|(_, _, _, e)| LearnError::BadCounts(format!("matrix structure: {e}")))
 }
 
 #[cfg(test)]
@@ -739,6 +785,119 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// `learn_with` as it was before rows were kept implicitly (the dense materialisation,
+    /// row by row), the reference the implicit rows must reproduce bit for bit.
+    fn reference_learn_with(
+        counts: &TransitionCounts,
+        validity: &dyn Validity,
+        alpha: f64,
+        unobserved: Unobserved,
+    ) -> Result<Learned> {
+        if !(alpha.is_finite() && alpha >= 0.0) {
+            return Err(LearnError::BadAlpha(alpha));
+        }
+        if counts.initial.is_empty() {
+            return Err(LearnError::NoTraces);
+        }
+        let n = counts.num_states();
+        let mut report = LearnReport {
+            invalid_dropped: counts.invalid_total(),
+            ..Default::default()
+        };
+        let mut indptr: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut indices: Vec<u32> = Vec::new();
+        let mut data: Vec<f64> = Vec::new();
+        indptr.push(0);
+        for i in 0..n as u32 {
+            let row = &counts.rows[i as usize];
+            let observed: u64 = row.values().sum();
+            if alpha == 0.0 && observed > 0 {
+                // Empirical frequencies; the counted transitions are valid by construction.
+                let total = observed as f64;
+                for (&j, &c) in row {
+                    indices.push(j);
+                    data.push(c as f64 / total);
+                }
+            } else {
+                let succ = validity.valid_successors(i, n);
+                if succ.is_empty() {
+                    report.absorbing.push(i);
+                    indices.push(i);
+                    data.push(1.0);
+                } else if observed == 0
+                    && alpha == 0.0
+                    && unobserved == Unobserved::Absorbing
+                    && succ.binary_search(&i).is_ok()
+                {
+                    report.unobserved_absorbing.push(i);
+                    indices.push(i);
+                    data.push(1.0);
+                } else if observed == 0 && alpha == 0.0 {
+                    report.unobserved_uniform.push(i);
+                    let p = 1.0 / succ.len() as f64;
+                    for j in succ {
+                        indices.push(j);
+                        data.push(p);
+                    }
+                } else {
+                    let total = observed as f64 + alpha * succ.len() as f64;
+                    for j in succ {
+                        let c = row.get(&j).copied().unwrap_or(0) as f64;
+                        indices.push(j);
+                        data.push((c + alpha) / total);
+                    }
+                }
+            }
+            indptr.push(indices.len() as u32);
+        }
+        let matrix = Matrix::try_new((n, n), indptr, indices, data)
+            .map_err(|(_, _, _, e)| LearnError::BadCounts(format!("matrix structure: {e}")))?;
+        let initial: Vec<u32> = counts.initial.keys().copied().collect();
+        Ok(Learned {
+            dtmc: Dtmc {
+                matrix,
+                initial,
+                labels: Vec::new(),
+                rewards: Vec::new(),
+                valuations: None,
+                exact: None,
+            },
+            alpha,
+            report,
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn implicit_rows_materialise_as_the_dense_learner_did(
+            n in 1usize..7,
+            valid_bits in proptest::collection::vec(any::<bool>(), 49),
+            traces in proptest::collection::vec(proptest::collection::vec(0u32..7, 1..10), 1..6),
+            alpha in prop_oneof![Just(0.0), Just(0.1), Just(1.0), 0.0f64..3.0],
+            absorbing in any::<bool>(),
+        ) {
+            let valid = |f: u32, t: u32| valid_bits[f as usize * 7 + t as usize];
+            let mut c = TransitionCounts::new(n);
+            for t in &traces {
+                let t: Vec<u32> = t.iter().map(|&s| s % n as u32).collect();
+                c.observe_trace(&t, &valid);
+            }
+            let unobserved = if absorbing { Unobserved::Absorbing } else { Unobserved::Uniform };
+            let want = reference_learn_with(&c, &valid, alpha, unobserved).unwrap();
+            let got = learn_with(&c, &valid, alpha, unobserved).unwrap();
+            let (gp, wp) = (got.dtmc.matrix.indptr(), want.dtmc.matrix.indptr());
+            prop_assert_eq!(gp.raw_storage(), wp.raw_storage());
+            prop_assert_eq!(got.dtmc.matrix.indices(), want.dtmc.matrix.indices());
+            let bits = |d: &[f64]| d.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(got.dtmc.matrix.data()), bits(want.dtmc.matrix.data()));
+            prop_assert_eq!(&got.report, &want.report);
+            prop_assert_eq!(&got.dtmc.initial, &want.dtmc.initial);
+            // The count of transitions made without making them.
+            let (rows, _) = smoothed_rows(&c, &valid, alpha, unobserved).unwrap();
+            prop_assert_eq!(rows.num_transitions(), want.dtmc.matrix.nnz() as u64);
         }
     }
 }

@@ -11,7 +11,8 @@
 //! let outcome = learn_from_traces(reader, "t.jsonl", None, &LearnOptions::default()).unwrap();
 //! let model = &outcome.models[0];
 //! assert_eq!(model.state_names, ["a", "b"]);
-//! assert_eq!(model.dtmc.matrix.get(0, 1).copied(), Some(0.5));
+//! let dtmc = model.to_dtmc(augur_learn::learn::MAX_LEARNED_TRANSITIONS).unwrap();
+//! assert_eq!(dtmc.matrix.get(0, 1).copied(), Some(0.5));
 //! ```
 //!
 //! With [`LearnOptions::order`] `k > 1` the learned chain is of order k, built as a first-order
@@ -26,13 +27,14 @@ use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use augur_abstraction::{Abstraction, StepKind, TraceReader};
-use augur_dtmc::{Dtmc, Valuations};
+use augur_dtmc::{Dtmc, StateSet, Valuations};
 use augur_expr::{Type, Value};
 use augur_formats::json::{write_json_document, DtmcJson};
+use augur_formats::smoothing::SmoothedRows;
 
 use crate::end_state::{self, EndValidity};
 use crate::error::{LearnError, Result};
-use crate::learn::{learn_with, AllValid, LearnReport, TransitionCounts, Unobserved, Validity};
+use crate::learn::{smoothed_rows, AllValid, LearnReport, TransitionCounts, Unobserved, Validity};
 
 /// How to learn from a trace file.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,14 +76,20 @@ pub struct Skipped {
     pub error: LearnError,
 }
 
-/// One learned model.
+/// One learned model, its rows kept implicitly (the counts and the smoothing rule; see
+/// [`LearnedModel::to_dtmc`] for the chain itself).
 #[derive(Debug)]
 pub struct LearnedModel {
     /// Its category (with [`LearnOptions::by_category`]).
     pub category: Option<String>,
-    /// The model, with labels (the spec's labels and predicates, or one label per named
-    /// state) and valuations (the predicates' values) when learned with a spec.
-    pub dtmc: Dtmc,
+    /// The rows: the observed counts and the smoothing rule.
+    pub rows: SmoothedRows,
+    /// The labels (the spec's labels and predicates, or one label per named state).
+    pub labels: Vec<(String, StateSet)>,
+    /// The valuations (the predicates' values), when learned with a spec.
+    pub valuations: Option<Valuations>,
+    /// The initial states: those traces started in.
+    pub initial: Vec<u32>,
     /// The transition counts it was learned from.
     pub counts: TransitionCounts,
     /// What the learner did to unobserved and dead-end states.
@@ -89,6 +97,58 @@ pub struct LearnedModel {
     /// The name of each state: `{a,b}` (the true predicates) with a spec, the trace's name
     /// without.
     pub state_names: Vec<String>,
+}
+
+/// The most transitions a learned model's file lists explicitly (`transitions`); a model
+/// with more is written with its rows implicit (`smoothing` over the `counts`).
+pub const MAX_EXPLICIT_TRANSITIONS: u64 = 1 << 16;
+
+impl LearnedModel {
+    /// The number of states.
+    pub fn num_states(&self) -> usize {
+        self.rows.num_states()
+    }
+
+    /// The number of transitions of the smoothed chain (counted, not made).
+    pub fn num_transitions(&self) -> u64 {
+        self.rows.num_transitions()
+    }
+
+    /// The chain, with its labels and valuations; refused with
+    /// [`LearnError::TooManyTransitions`] when it has more than `limit` transitions.
+    pub fn to_dtmc(&self, limit: usize) -> Result<Dtmc> {
+        let mut d = self.shell();
+        d.matrix = crate::learn::materialise(&self.rows, limit)?;
+        Ok(d)
+    }
+
+    /// The model without its transitions (every row empty): labels, valuations, initial
+    /// states.
+    fn shell(&self) -> Dtmc {
+        shell(
+            self.num_states(),
+            self.initial.clone(),
+            self.labels.clone(),
+            self.valuations.clone(),
+        )
+    }
+}
+
+/// A chain of `n` states without transitions, to carry labels and valuations.
+fn shell(
+    n: usize,
+    initial: Vec<u32>,
+    labels: Vec<(String, StateSet)>,
+    valuations: Option<Valuations>,
+) -> Dtmc {
+    Dtmc {
+        matrix: augur_dtmc::Matrix::new((n, n), vec![0; n + 1], Vec::new(), Vec::new()),
+        initial,
+        labels,
+        rewards: Vec::new(),
+        valuations,
+        exact: None,
+    }
 }
 
 /// What [`learn_from_traces`] read and learned.
@@ -155,6 +215,22 @@ impl Validity for TupleValidity<'_> {
     }
 }
 
+/// The validity of a spec on state indices, knowing when every move is valid.
+struct SpecValidity<'a>(&'a Abstraction);
+
+impl Validity for SpecValidity<'_> {
+    fn is_valid_transition(&self, from: u32, to: u32) -> bool {
+        self.0.is_valid_transition_idx(from, to)
+    }
+    fn every_successor_valid(&self, from: u32, num_states: usize) -> bool {
+        // The states are the spec's valid states: without transition constraints every one
+        // may follow every other.
+        !self.0.constrains_transitions()
+            && num_states <= self.0.num_states()
+            && (from as usize) < num_states
+    }
+}
+
 /// Learns from the traces of `reader` (named `file` in messages). With a `spec`, steps are
 /// concrete values or `{a,b}` names abstracted by it, and only its valid transitions are
 /// learned (invalid ones are counted apart); without one, steps must name their states.
@@ -173,8 +249,7 @@ pub fn learn_from_traces<R: BufRead>(
     }
     let k = opts.order;
     let mut tuple_buf: Vec<u32> = Vec::new();
-    let spec_validity =
-        spec.map(|a| move |i: u32, j: u32| -> bool { a.is_valid_transition_idx(i, j) });
+    let spec_validity = spec.map(SpecValidity);
     let validity: &dyn Validity = match &spec_validity {
         Some(v) => v,
         None => &AllValid,
@@ -330,12 +405,13 @@ pub fn learn_from_traces<R: BufRead>(
             None => v,
         };
         group.counts.mark_determined(v);
-        let mut learned = learn_with(&group.counts, v, opts.alpha, opts.unobserved)?;
+        let (rows, mut report) = smoothed_rows(&group.counts, v, opts.alpha, opts.unobserved)?;
         if let Some(end) = end {
             // The end state is absorbing by validity, not an unobserved row.
-            learned.report.unobserved_uniform.retain(|&s| s != end);
+            report.unobserved_uniform.retain(|&s| s != end);
         }
-        let mut dtmc = learned.dtmc;
+        let initial: Vec<u32> = group.counts.initial().keys().copied().collect();
+        let mut dtmc = shell(rows.num_states(), initial, Vec::new(), None);
         let mut state_names: Vec<String> = if k > 1 {
             tuples
                 .iter()
@@ -364,9 +440,12 @@ pub fn learn_from_traces<R: BufRead>(
         }
         models.push(LearnedModel {
             category: opts.by_category.then_some(category),
-            dtmc,
+            rows,
+            labels: dtmc.labels,
+            valuations: dtmc.valuations,
+            initial: dtmc.initial,
             counts: group.counts,
-            report: learned.report,
+            report,
             state_names,
         });
     }
@@ -520,8 +599,36 @@ pub fn output_paths(models: &[LearnedModel], out: &Path) -> Result<Vec<PathBuf>>
 
 /// The JSON document of a learned model: the model, its transition counts (`"counts"`, read
 /// by `pac`) and `metadata` (the state names are added as `"state_names"`).
+///
+/// A model with at most [`MAX_EXPLICIT_TRANSITIONS`] transitions lists them (`transitions`,
+/// readable by any Augur JSON reader); a larger one keeps its rows implicit: the smoothing
+/// rule (`smoothing`) over the observed counts, which readers expand (see
+/// [`augur_formats::smoothing`]).
 pub fn learned_document(model: &LearnedModel, metadata: serde_json::Value) -> DtmcJson {
-    let mut doc = DtmcJson::from_dtmc(&model.dtmc);
+    learned_document_with(model, metadata, MAX_EXPLICIT_TRANSITIONS)
+}
+
+/// [`learned_document`], listing the transitions of models with at most `explicit_up_to`.
+pub fn learned_document_with(
+    model: &LearnedModel,
+    metadata: serde_json::Value,
+    explicit_up_to: u64,
+) -> DtmcJson {
+    let explicit = if model.num_transitions() <= explicit_up_to {
+        // (Cannot fail: the count is within the limit.)
+        model.to_dtmc(explicit_up_to as usize).ok()
+    } else {
+        None
+    };
+    let mut doc = match explicit {
+        Some(d) => DtmcJson::from_dtmc(&d),
+        None => {
+            let mut doc = DtmcJson::from_dtmc(&model.shell());
+            doc.transitions = None;
+            doc.smoothing = Some(model.rows.rule().clone());
+            doc
+        }
+    };
     doc.counts = serde_json::to_value(model.counts.to_json()).ok();
     let mut metadata = match metadata {
         serde_json::Value::Object(m) => m,
@@ -559,6 +666,7 @@ pub fn write_learned(model: &LearnedModel, path: &Path, metadata: serde_json::Va
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learn::MAX_LEARNED_TRANSITIONS as MAX;
     use augur_abstraction::TraceFormat;
 
     fn run(traces: &str, spec: Option<&Abstraction>, opts: &LearnOptions) -> Result<LearnOutcome> {
@@ -577,8 +685,24 @@ mod tests {
         let out = run(traces, None, &opts).unwrap();
         assert_eq!(out.models.len(), 2);
         assert_eq!(out.models[0].category.as_deref(), Some("a/b"));
-        assert_eq!(out.models[0].dtmc.matrix.get(0, 1).copied(), Some(1.0));
-        assert_eq!(out.models[1].dtmc.matrix.get(0, 0).copied(), Some(1.0));
+        assert_eq!(
+            out.models[0]
+                .to_dtmc(MAX)
+                .unwrap()
+                .matrix
+                .get(0, 1)
+                .copied(),
+            Some(1.0)
+        );
+        assert_eq!(
+            out.models[1]
+                .to_dtmc(MAX)
+                .unwrap()
+                .matrix
+                .get(0, 0)
+                .copied(),
+            Some(1.0)
+        );
         let e = output_paths(&out.models, Path::new("dir/m.json")).unwrap_err();
         assert!(matches!(e, LearnError::CategoryClash { .. }), "{e}");
         assert!(e.to_string().contains("dir/m.a_b.json"), "{e}");
@@ -640,7 +764,10 @@ mod tests {
         let m1 = &first.models[0];
         let a = m1.state_names.iter().position(|n| n == "a").unwrap();
         let y = m1.state_names.iter().position(|n| n == "y").unwrap();
-        assert_eq!(m1.dtmc.matrix.get(a, y).copied(), Some(0.5));
+        assert_eq!(
+            m1.to_dtmc(MAX).unwrap().matrix.get(a, y).copied(),
+            Some(0.5)
+        );
         let opts = LearnOptions {
             order: 2,
             ..LearnOptions::default()
@@ -651,13 +778,14 @@ mod tests {
             m.state_names,
             ["(x)", "(x,a)", "(a,y)", "(z)", "(z,a)", "(a,w)"]
         );
-        let at = |i: usize, j: usize| m.dtmc.matrix.get(i, j).copied();
+        let md = m.to_dtmc(MAX).unwrap();
+        let at = |i: usize, j: usize| md.matrix.get(i, j).copied();
         assert_eq!(at(0, 1), Some(1.0));
         assert_eq!(at(1, 2), Some(1.0));
         assert_eq!(at(4, 5), Some(1.0));
         assert_eq!(at(1, 5), None);
         // A tuple carries the label of its last state.
-        let label_a = m.dtmc.label("a").unwrap();
+        let label_a = md.label("a").unwrap();
         assert_eq!(label_a.ones().collect::<Vec<_>>(), [1, 4]);
         // With smoothing, a tuple's valid successors are the tuples that extend it.
         let smoothed = run(
@@ -670,7 +798,7 @@ mod tests {
             },
         )
         .unwrap();
-        let s = &smoothed.models[0].dtmc;
+        let s = &smoothed.models[0].to_dtmc(MAX).unwrap();
         // (x,a) can go to (a,y) and (a,w): (1 + 1) / 3 and 1 / 3.
         assert!((s.matrix.get(1, 2).copied().unwrap() - 2.0 / 3.0).abs() < 1e-12);
         assert!((s.matrix.get(1, 5).copied().unwrap() - 1.0 / 3.0).abs() < 1e-12);

@@ -315,21 +315,25 @@ fn learn(
             "skipped": outcome.skipped.len(),
             "traces": c.traces(),
             "steps": c.steps(),
-            "states": m.dtmc.num_states(),
+            "states": m.num_states(),
             "states_seen": c.states_seen(),
-            "transitions": m.dtmc.num_transitions(),
+            "transitions": m.num_transitions(),
             "invalid_transitions_dropped": c.invalid_total(),
             "absorbing": named(&m.report.absorbing),
             "unobserved_uniform": m.report.unobserved_uniform.len(),
             "unobserved_absorbing": m.report.unobserved_absorbing.len(),
-            "initial": named(&m.dtmc.initial),
+            "initial": named(&m.initial),
         });
         let model_name = match &m.category {
             Some(cat) => format!("{name} [{cat}]"),
             None => name.to_string(),
         };
+        // The chain itself, within the limit a file's reader applies.
+        let dtmc = m
+            .to_dtmc(augur_formats::DEFAULT_MAX_SMOOTHED_TRANSITIONS)
+            .map_err(|e| learn_err(py, e))?;
         out.push(NativeModel {
-            model: Arc::new(Model::from_dtmc(m.dtmc).named(model_name)),
+            model: Arc::new(Model::from_dtmc(dtmc).named(model_name)),
             learned: Some(Arc::new(LearnedInfo {
                 category: m.category,
                 state_names: m.state_names,
