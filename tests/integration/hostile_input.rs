@@ -309,6 +309,28 @@ fn a_renamed_module_copying_a_huge_formula_gets_a_located_error() {
 }
 
 #[test]
+fn a_renamed_module_renames_through_a_long_chain_of_formulas() {
+    // m2 = m [x=y] copies guards that read x through 150 chained formulas: every level must
+    // read y in the copy (an old cutoff at 100 levels left the deepest reading x, a silently
+    // different model). m moves x from 0 to 1 with probability 1/2 per step and then stays;
+    // m2 does the same with y, so y reaches 1 with probability 1. Were m2's guards still
+    // reading x, y could move only while x = 0, and by symmetry (each module is chosen with
+    // probability 1/2, and moves with 1/2) y would reach 1 first with probability 1/2.
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = String::from("dtmc\nformula f0 = x;\n");
+    for i in 1..=150 {
+        model.push_str(&format!("formula f{i} = f{};\n", i - 1));
+    }
+    model.push_str(
+        "module m\n  x : [0..1] init 0;\n  [] f150=0 -> 0.5:(x'=1) + 0.5:(x'=0);\n  \
+         [] f150=1 -> true;\nendmodule\nmodule m2 = m [x=y] endmodule\n",
+    );
+    write(dir.path(), "m.pm", &model);
+    let run = augur(dir.path(), &["check", "m.pm", "--prop", "P=? [ F y=1 ]"]);
+    assert!((value(ok(&run)) - 1.0).abs() < 1e-6, "{}", run.stdout);
+}
+
+#[test]
 fn a_thousand_chained_formulas_in_a_property_are_expanded() {
     // The chain's value is 1001 (f0 = 1, each adds 1); within the limits, so the property
     // that uses the last formula is answered.

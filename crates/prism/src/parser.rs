@@ -678,7 +678,7 @@ impl AstBuilder<'_> {
                         ),
                     ));
                 }
-                let rename_expr = |e: &Expr| rename(e, &map, &formulas, &affected, 0);
+                let rename_expr = |e: &Expr| rename(e, &map, &formulas, &affected, &Default::default());
                 let vars = b
                     .vars
                     .iter()
@@ -937,13 +937,17 @@ fn expansion_cost(e: &Expr, formula: &dyn Fn(&str) -> Option<(u64, u64)>) -> (u6
 }
 
 /// Applies a module renaming to an expression: renamed identifiers are replaced; a formula
-/// that is not itself renamed is expanded (so the renaming reaches the variables it uses).
-fn rename(
+/// that (through others) reads a renamed name is expanded, so the renaming reaches the
+/// variables it uses. `active` holds the formulas being expanded: one met again is defined in
+/// terms of itself and is left by name (compiling reports the cycle). Without cycles the
+/// recursion is as deep as the longest chain of formulas, which the parser bounds by
+/// [`MAX_DEPTH`], so no copy is ever cut short.
+fn rename<'f>(
     e: &Expr,
     map: &FxHashMap<String, String>,
-    formulas: &FxHashMap<String, Expr>,
+    formulas: &'f FxHashMap<String, Expr>,
     affected: &FxHashSet<String>,
-    depth: usize,
+    active: &std::cell::RefCell<Vec<&'f str>>,
 ) -> Expr {
     e.substitute(|n| {
         if let Some(new) = map.get(n) {
@@ -952,11 +956,14 @@ fn rename(
         if !affected.contains(n) {
             return None;
         }
-        let body = formulas.get(n)?;
-        if depth > 100 {
+        let (name, body) = formulas.get_key_value(n)?;
+        if active.borrow().contains(&name.as_str()) {
             return None;
         }
-        Some(rename(body, map, formulas, affected, depth + 1))
+        active.borrow_mut().push(name);
+        let x = rename(body, map, formulas, affected, active);
+        active.borrow_mut().pop();
+        Some(x)
     })
 }
 
