@@ -678,7 +678,8 @@ impl AstBuilder<'_> {
                         ),
                     ));
                 }
-                let rename_expr = |e: &Expr| rename(e, &map, &formulas, &affected, &Default::default());
+                let rename_expr =
+                    |e: &Expr| rename(e, &map, &formulas, &affected, &Default::default());
                 let vars = b
                     .vars
                     .iter()

@@ -407,6 +407,12 @@ impl fmt::Display for Diagnostic {
             pad = " ".repeat(gutter.len());
             writeln!(f, "{pad}--> {loc}")?;
             if let (Some(text), true) = (&loc.line_text, loc.line > 0) {
+                let (text, column, width) = shown_part(text, loc.column, loc.width);
+                let loc = Location {
+                    column,
+                    width,
+                    ..Location::line(String::new(), loc.line)
+                };
                 writeln!(f, "{pad} |")?;
                 writeln!(f, "{gutter} | {text}")?;
                 if loc.column > 0 {
@@ -431,10 +437,76 @@ impl fmt::Display for Diagnostic {
 
 impl std::error::Error for Diagnostic {}
 
+/// Lines longer than this many characters are shown as a part around the caret (a learned
+/// model's JSON is one line of megabytes).
+pub const MAX_SHOWN_LINE_CHARS: usize = 120;
+
+/// How many characters before the caret a shortened line keeps.
+const SHOWN_BEFORE_CARET: usize = 40;
+
+/// The part of `text` to show, and the caret's column and width in that part: the whole line
+/// when it is short, else at most [`MAX_SHOWN_LINE_CHARS`] characters around the caret, with
+/// `…` where the line was cut.
+fn shown_part(
+    text: &str,
+    column: usize,
+    width: usize,
+) -> (std::borrow::Cow<'_, str>, usize, usize) {
+    let n = text.chars().count();
+    if n <= MAX_SHOWN_LINE_CHARS {
+        return (text.into(), column, width);
+    }
+    let col0 = column.saturating_sub(1).min(n);
+    let start = if column == 0 {
+        0
+    } else {
+        col0.saturating_sub(SHOWN_BEFORE_CARET)
+    };
+    let end = (start + MAX_SHOWN_LINE_CHARS).min(n);
+    let mut shown = String::new();
+    if start > 0 {
+        shown.push('…');
+    }
+    shown.extend(text.chars().skip(start).take(end - start));
+    if end < n {
+        shown.push('…');
+    }
+    if column == 0 {
+        return (shown.into(), 0, 0);
+    }
+    let column = col0 - start + 1 + usize::from(start > 0);
+    let width = width.min(end.saturating_sub(col0)).max(1);
+    (shown.into(), column, width)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn long_lines_are_shown_around_the_caret() {
+        // A one-line file of 10,000 characters with the cause at column 5,001.
+        let text = format!("{}{}{}", "a".repeat(5000), "BAD", "b".repeat(4997));
+        let d = Diagnostic::error("bad").at(Location::in_line("m.json", 1, 5001, 3, text));
+        let out = d.to_string();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[1], " --> m.json:1:5001");
+        let shown = lines[3].strip_prefix("1 | ").unwrap();
+        assert_eq!(shown.chars().count(), MAX_SHOWN_LINE_CHARS + 2);
+        assert!(shown.starts_with('…') && shown.ends_with('…'));
+        // The caret is under BAD.
+        let caret = lines[4].strip_prefix("  | ").unwrap();
+        let at = caret.find('^').unwrap();
+        assert_eq!(caret.len() - at, 3);
+        let under: String = shown.chars().skip(at).take(3).collect();
+        assert_eq!(under, "BAD");
+        // Near the start: no leading cut.
+        let text = format!("X{}", "c".repeat(500));
+        let d = Diagnostic::error("bad").at(Location::in_line("m.json", 1, 1, 1, text));
+        let out = d.to_string();
+        assert!(out.contains("1 | Xccc") && out.contains("…\n") && out.contains("  | ^\n"));
+    }
 
     #[test]
     fn renders_like_rustc() {
