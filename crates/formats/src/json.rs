@@ -735,6 +735,12 @@ pub fn write_json_document(doc: &DtmcJson, w: &mut dyn Write) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `n` characters of the located line from the caret on.
+    fn text_at(loc: &augur_source::Location, n: usize) -> String {
+        let line = loc.line_text.as_deref().unwrap_or("");
+        line.chars().skip(loc.column - 1).take(n).collect()
+    }
     use std::io::Cursor;
 
     fn read(text: &str) -> Result<(Dtmc, BuildReport)> {
@@ -879,14 +885,7 @@ mod tests {
             assert!(m.contains(msg), "{m}");
             assert!(m.starts_with("m.json:"), "{m}");
             let loc = e.location().expect("located");
-            let shown: String = loc
-                .line_text
-                .as_deref()
-                .unwrap_or("")
-                .chars()
-                .skip(loc.column - 1)
-                .take(under.chars().count())
-                .collect();
+            let shown = text_at(loc, under.chars().count());
             assert_eq!(shown, *under, "{m}");
         }
     }
@@ -989,14 +988,7 @@ mod tests {
             let m = e.to_string();
             assert_eq!(e.line().unwrap_or(0), *line, "{m}");
             if let Some(loc) = e.location().filter(|l| l.column > 0) {
-                let shown: String = loc
-                    .line_text
-                    .as_deref()
-                    .unwrap_or("")
-                    .chars()
-                    .skip(loc.column - 1)
-                    .take(loc.width)
-                    .collect();
+                let shown = text_at(loc, loc.width);
                 assert_eq!(shown, *under, "{m}");
             }
             assert!(m.contains(msg), "{m}");
