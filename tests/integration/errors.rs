@@ -314,15 +314,6 @@ snapshot!(
     ["check", f("huge_header.tra"), "--prop", "P=? [ F true ]"]
 );
 snapshot!(
-    prism_formula_too_large_for_a_property,
-    [
-        "check",
-        f("formula_doubling.pm"),
-        "--prop",
-        "P=? [ F x=1 & f30>0 ]"
-    ]
-);
-snapshot!(
     prism_undefined_constant,
     ["check", f("needs_p.pm"), "--prop", "P=? [ F x=2 ]"]
 );

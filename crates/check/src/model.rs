@@ -287,11 +287,39 @@ impl Model {
         }
     }
 
+    /// What a property may name: [`Model::names`], and the model's formulas with their types
+    /// as if they were variables (a formula too large to write out in a property is left there
+    /// by name, and evaluated per state by [`Model::formula_values`]; the others are written
+    /// out before the names are looked up). A formula that does not compile is left out.
+    pub fn property_names(&self) -> ModelNames {
+        let mut names = self.names();
+        if let (Some(prism), Some(_)) = (&self.prism, &self.dtmc.valuations) {
+            for (f, _) in prism.formulas() {
+                if let Some(Ok(ty)) = prism.formula_type(&f, &self.constants) {
+                    names.variables.push((f, ty));
+                }
+            }
+        }
+        names
+    }
+
+    /// The value of the model's formula `name` in every state (`None` when the model has no
+    /// such formula, or no valuations); an error is a message.
+    pub fn formula_values(&self, name: &str) -> Option<std::result::Result<Vec<Value>, String>> {
+        let prism = self.prism.as_ref()?;
+        prism.formula_values(name, &self.constants, self.dtmc.valuations.as_ref()?)
+    }
+
     /// Why [`Model::expand_formulas`] left the name `name` in an expression: for a formula of
     /// the model, too large to write out in a property (the message says so and suggests a
     /// label); `None` for other names.
     pub fn unexpanded_formula_message(&self, name: &str) -> Option<String> {
-        self.prism.as_ref()?.unexpanded_formula_message(name)
+        let prism = self.prism.as_ref()?;
+        match prism.formula_type(name, &self.constants)? {
+            // Why it is not among the property's names (see `Model::property_names`).
+            Err(e) => Some(e),
+            Ok(_) => prism.unexpanded_formula_message(name),
+        }
     }
 
     /// Writes the model in `format` to a stream (for [`Format::Tra`] the `.tra` part only; see

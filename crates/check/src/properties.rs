@@ -288,7 +288,7 @@ impl Properties {
             })
             .collect();
         let exact = self.exact_constants(&constants, given);
-        let names = model.names();
+        let names = model.property_names();
         let expand = |e: &Expr| model.expand_formulas(e);
         if let Some(file) = &self.file {
             check_file_labels(&self.labels, &names.labels, file)?;

@@ -120,14 +120,20 @@ impl<'m> CheckSession<'m> {
     pub fn new(model: &'m Model, options: CheckOptions) -> CheckSession<'m> {
         CheckSession {
             scope: Scope {
-                names: model.names(),
+                names: model.property_names(),
                 constants: model.constants().iter().cloned().collect(),
                 expand: Some(Box::new(|e: &Expr| model.expand_formulas(e))),
                 unexpanded: Some(Box::new(|name: &str| {
                     model.unexpanded_formula_message(name)
                 })),
             },
-            checker: Checker::new(model.dtmc(), options.solve_options(None)),
+            checker: Checker::new(model.dtmc(), options.solve_options(None)).with_formulas(
+                Box::new(|name: &str| {
+                    model
+                        .formula_values(name)
+                        .map(|r| r.map(std::sync::Arc::new))
+                }),
+            ),
             options,
         }
     }

@@ -2,7 +2,10 @@
 //! properties use the model's constants, formulas and labels.
 
 use crate::ast::{ModelAst, ModelSpan};
-use crate::compile::{type_name, CompileError, ConstValue, FormulaCache, Scope};
+use crate::compile::{
+    type_name, CompileError, ConstValue, DerivedFormula, FormulaCache, Scope, TypedExpr, VarRef,
+    DEFAULT_INLINE_LIMIT,
+};
 use crate::error::{PrismError, Result};
 use augur_expr::{ConstDecl, Expr, Type, Value};
 use num_rational::BigRational;
@@ -165,6 +168,123 @@ impl PrismModel {
              have more than {MAX_PROPERTY_EXPANSION} operators); use it through a label of the \
              model, which is computed once per state: `label \"{name}_ok\" = {name} ...;`"
         ))
+    }
+
+    /// The type of formula `name` (`None` when the model has no such formula), compiled with
+    /// the constants' values `consts`; an error is the compiler's message.
+    pub fn formula_type(
+        &self,
+        name: &str,
+        consts: &[(String, Value)],
+    ) -> Option<std::result::Result<Type, String>> {
+        let vars = self.variables();
+        Some(
+            self.compile_formula(name, consts, &vars)?
+                .map(|(t, _, _)| t.ty()),
+        )
+    }
+
+    /// The value of formula `name` in every state of a chain built from this model with the
+    /// constants' values `consts`, whose states have the valuations `valuations` (`None` when
+    /// the model has no such formula). The formula is compiled as the build compiles it: its
+    /// large parts become derived slots, computed once per state, so a formula too large to
+    /// write out in a property ([`PrismModel::expand_formulas`]) is evaluated in time linear
+    /// in its definitions. An error (a variable the valuations lack, a value that does not
+    /// evaluate in some state) is a message naming the formula.
+    pub fn formula_values(
+        &self,
+        name: &str,
+        consts: &[(String, Value)],
+        valuations: &augur_dtmc::Valuations,
+    ) -> Option<std::result::Result<Vec<Value>, String>> {
+        let vars: Vec<(String, Type)> = valuations
+            .names
+            .iter()
+            .cloned()
+            .zip(valuations.types.iter().copied())
+            .collect();
+        let (t, derived, len) = match self.compile_formula(name, consts, &vars)? {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut v = vec![0i64; len];
+        let mut out = Vec::with_capacity(valuations.num_states());
+        for s in 0..valuations.num_states() {
+            for (i, slot) in v.iter_mut().enumerate().take(vars.len()) {
+                *slot = match valuations.get(s, i) {
+                    Some(Value::Int(x)) => x,
+                    Some(Value::Bool(b)) => i64::from(b),
+                    _ => 0,
+                };
+            }
+            crate::program::fill_derived(&derived, &mut v);
+            let value = match &t {
+                TypedExpr::Int(e) => e.eval(&v).map(Value::Int),
+                TypedExpr::Real(e) => e.eval(&v).map(Value::Double),
+                TypedExpr::Bool(e) => e.eval(&v).map(Value::Bool),
+            };
+            match value {
+                Ok(x) => out.push(x),
+                Err(e) => {
+                    return Some(Err(format!(
+                        "formula `{name}` cannot be evaluated in state {s}: {e}"
+                    )))
+                }
+            }
+        }
+        Some(Ok(out))
+    }
+
+    /// Compiles formula `name` over the variables `vars` (slot `i` is `vars[i]`), with derived
+    /// slots after them: the typed tree, the derived formulas and the value array's length.
+    #[allow(clippy::type_complexity)]
+    fn compile_formula(
+        &self,
+        name: &str,
+        consts: &[(String, Value)],
+        vars: &[(String, Type)],
+    ) -> Option<std::result::Result<(TypedExpr, Vec<DerivedFormula>, usize), String>> {
+        self.ast.formulas.iter().find(|f| f.name == name)?;
+        if vars.len() >= u16::MAX as usize / 2 {
+            return Some(Err(format!(
+                "formula `{name}`: the model has too many variables to evaluate it in a property"
+            )));
+        }
+        let consts: FxHashMap<String, ConstValue> = consts
+            .iter()
+            .map(|(n, v)| (n.clone(), ConstValue::from_value(v)))
+            .collect();
+        let var_refs: FxHashMap<String, VarRef> = vars
+            .iter()
+            .enumerate()
+            .map(|(i, (n, t))| {
+                let r = VarRef {
+                    slot: i as u16,
+                    is_bool: *t == Type::Bool,
+                };
+                (n.clone(), r)
+            })
+            .collect();
+        let formulas: FxHashMap<String, Expr> = self
+            .ast
+            .formulas
+            .iter()
+            .map(|f| (f.name.clone(), f.body.clone()))
+            .collect();
+        let cache = FormulaCache::new(vars.len(), DEFAULT_INLINE_LIMIT);
+        let scope = Scope {
+            consts: &consts,
+            vars: &var_refs,
+            formulas: &formulas,
+            cache: &cache,
+            exact: false,
+        };
+        let t = match scope.compile(&Expr::Ident(name.to_string())) {
+            Ok(t) => t,
+            Err(e) => return Some(Err(format!("formula `{name}`: {}", e.message))),
+        };
+        let len = cache.values_len();
+        Some(Ok((t, cache.into_derived(), len)))
     }
 
     /// Values of all the model's constants, in declaration order, given values for the

@@ -638,7 +638,7 @@ fn compile_init_predicate(
 
 /// Computes the derived slots of `v` in order: each value, or the code of the error its
 /// evaluation met (raised only where the slot is read; see [`crate::eval`]).
-fn fill_derived(derived: &[DerivedFormula], v: &mut [i64]) {
+pub(crate) fn fill_derived(derived: &[DerivedFormula], v: &mut [i64]) {
     for d in derived {
         let r = match &d.value {
             TypedExpr::Int(e) => e.eval(v),

@@ -67,9 +67,18 @@ pub struct Checker<'a> {
     /// The texts being checked (the property's, then those of the labels entered), for
     /// locating errors.
     sources: Vec<Arc<SourceFile>>,
+    /// The values of the model's formulas that properties name (PRISM-language models).
+    formulas: Option<Box<atoms::FormulaValues<'a>>>,
 }
 
 impl<'a> Checker<'a> {
+    /// The same checker, evaluating the model formulas a property names (left there by name
+    /// when too large to write out) through `formulas`.
+    pub(crate) fn with_formulas(mut self, formulas: Box<atoms::FormulaValues<'a>>) -> Self {
+        self.formulas = Some(formulas);
+        self
+    }
+
     /// A checker for `dtmc` with the solver options (method, precision, interrupt).
     pub fn new(dtmc: &'a Dtmc, options: SolveOptions) -> Checker<'a> {
         Checker {
@@ -81,6 +90,7 @@ impl<'a> Checker<'a> {
             methods: Vec::new(),
             notes: Vec::new(),
             sources: Vec::new(),
+            formulas: None,
         }
     }
 
@@ -303,7 +313,12 @@ impl<'a> Checker<'a> {
         Ok(match f {
             R::Expr { expr, span, .. } => {
                 let dtmc = self.dtmc;
-                let vals = atoms::eval_states(dtmc, expr)
+                let none = |_: &str| None;
+                let formulas: &atoms::FormulaValues<'_> = match &self.formulas {
+                    Some(f) => f.as_ref(),
+                    None => &none,
+                };
+                let vals = atoms::eval_states(dtmc, expr, formulas)
                     .map_err(|message| self.error_at(*span, message))?;
                 let n = self.n();
                 if vals.iter().all(|v| matches!(v, augur_expr::Value::Bool(_))) {
