@@ -66,6 +66,14 @@ fn py_err(py: Python<'_>, e: ToolError) -> PyErr {
     err
 }
 
+/// `l` with a limit on the transitions of a learned model's implicit rows, when given.
+fn with_smoothed(l: Limits, max: Option<usize>) -> Limits {
+    match max {
+        Some(n) => l.with_max_smoothed_transitions(n),
+        None => l,
+    }
+}
+
 fn limits(max_states: Option<usize>, timeout: Option<f64>) -> PyResult<Limits> {
     let mut l = Limits::default();
     if let Some(n) = max_states {
@@ -348,7 +356,7 @@ fn learn(
 
 /// Loads a model file (format from the extension).
 #[pyfunction]
-#[pyo3(signature = (path, constants=None, exact=false, max_states=None, timeout=None))]
+#[pyo3(signature = (path, constants=None, exact=false, max_states=None, timeout=None, max_smoothed_transitions=None))]
 fn load_model(
     py: Python<'_>,
     path: &str,
@@ -356,9 +364,10 @@ fn load_model(
     exact: bool,
     max_states: Option<usize>,
     timeout: Option<f64>,
+    max_smoothed_transitions: Option<usize>,
 ) -> PyResult<NativeModel> {
     let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
-    let l = limits(max_states, timeout)?;
+    let l = with_smoothed(limits(max_states, timeout)?, max_smoothed_transitions);
     let p = std::path::Path::new(path);
     let r = interruptible(py, &l, || {
         let opts = augur_check::LoadOptions {
@@ -378,7 +387,8 @@ fn load_model(
 
 /// Reads a model from text (`format`: prism, drn, json, tra).
 #[pyfunction]
-#[pyo3(signature = (text, format=None, constants=None, exact=false, max_states=None, timeout=None))]
+#[pyo3(signature = (text, format=None, constants=None, exact=false, max_states=None, timeout=None, max_smoothed_transitions=None))]
+#[allow(clippy::too_many_arguments)]
 fn parse_model(
     py: Python<'_>,
     text: &str,
@@ -387,9 +397,10 @@ fn parse_model(
     exact: bool,
     max_states: Option<usize>,
     timeout: Option<f64>,
+    max_smoothed_transitions: Option<usize>,
 ) -> PyResult<NativeModel> {
     let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
-    let l = limits(max_states, timeout)?;
+    let l = with_smoothed(limits(max_states, timeout)?, max_smoothed_transitions);
     let r = interruptible(py, &l, || {
         ops::load_model(ModelSource::Text { text, format }, None, &c, exact, &l)
     })?;

@@ -124,6 +124,39 @@ def test_errors_are_exceptions_with_locations():
         augur.check(m, 'P=? [ F "six" ]', method="magic")
 
 
+def test_learned_model_with_implicit_rows_and_its_limit(tmp_path):
+    # Three states, every row smoothed over all of them with alpha = 1: row 0 saw 0 -> 1 once,
+    # so P(0 -> 1) = (1 + 1) / (1 + 3) = 1/2; rows 1 and 2 are uniform. 9 transitions.
+    doc = {
+        "states": 3,
+        "initial": [0],
+        "smoothing": {
+            "alpha": 1.0,
+            "unobserved": "uniform",
+            "successor_sets": ["all"],
+            "successors": [0, 0, 0],
+        },
+        "counts": {
+            "num_states": 3,
+            "traces": 1,
+            "steps": 1,
+            "initial": [[0, 1]],
+            "transitions": [[0, 1, 1]],
+        },
+        "labels": {"b": [1]},
+    }
+    path = tmp_path / "smoothed.json"
+    path.write_text(json.dumps(doc))
+    [r] = augur.check(augur.load_model(path), 'P=? [ X "b" ]')
+    assert abs(r.value - 0.5) < 1e-12
+    with pytest.raises(augur.AugurError) as e:
+        augur.load_model(path, max_smoothed_transitions=8)
+    assert "9 transitions, more than the limit of 8" in str(e.value)
+    assert e.value.file == str(path) and e.value.line == 1
+    m = augur.parse_model(json.dumps(doc), "json", max_smoothed_transitions=9)
+    assert m.states == 3
+
+
 def test_horizon_equals_the_cli():
     expected = json.loads(cli("horizon", str(MODELS / "safetydrift.tra"), "--target", "violated", "--max", "5", "--json"))
     table = augur.horizon(MODELS / "safetydrift.tra", "violated", 5, all_states=True)

@@ -202,11 +202,21 @@ def load_model(
     exact: bool = False,
     max_states: Optional[int] = None,
     timeout: Optional[float] = None,
+    max_smoothed_transitions: Optional[int] = None,
 ) -> Model:
     """Load a model file: ``.pm``/``.prism``, ``.tra`` (with ``.lab``, ``.srew``, ...),
-    ``.drn``, ``.json``. ``const`` gives undefined constants (``"N=3"`` or ``{"N": 3}``)."""
+    ``.drn``, ``.json``. ``const`` gives undefined constants (``"N=3"`` or ``{"N": 3}``).
+    ``max_smoothed_transitions`` bounds the transitions a learned model's implicit
+    (smoothed) rows may expand to (default 2^24, as ``--max-smoothed-transitions``)."""
     return Model(
-        _native.load_model(os.fspath(path), _consts(const), exact, max_states, timeout)
+        _native.load_model(
+            os.fspath(path),
+            _consts(const),
+            exact,
+            max_states,
+            timeout,
+            max_smoothed_transitions,
+        )
     )
 
 
@@ -218,11 +228,21 @@ def parse_model(
     exact: bool = False,
     max_states: Optional[int] = None,
     timeout: Optional[float] = None,
+    max_smoothed_transitions: Optional[int] = None,
 ) -> Model:
     """Read a model from text in ``format`` (``prism``, ``drn``, ``json``, ``tra``);
-    located errors name the text ``model_text``."""
+    located errors name the text ``model_text``. ``max_smoothed_transitions`` as for
+    :func:`load_model`."""
     return Model(
-        _native.parse_model(text, format, _consts(const), exact, max_states, timeout)
+        _native.parse_model(
+            text,
+            format,
+            _consts(const),
+            exact,
+            max_states,
+            timeout,
+            max_smoothed_transitions,
+        )
     )
 
 
