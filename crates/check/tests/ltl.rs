@@ -151,3 +151,117 @@ fn ltl_errors_are_located() {
     let e = check_str(m.dtmc(), r#"S=? [ F G "a" ]"#).unwrap_err();
     assert!(e.to_string().contains("state formula"), "{e}");
 }
+
+/// The chain of issue 13, item 10: 0 → {0.1: 1, 0.9: 2}, 1 → {1/3: 3, 2/3: 0}, 2 and 3
+/// absorbing; "a" is s=1, "b" is s!=3.
+const ITEM10: &str = r#"dtmc
+module M
+s:[0..3];
+[] s=0 -> 0.1:(s'=1) + 0.9:(s'=2);
+[] s=1 -> 1/3:(s'=3) + 2/3:(s'=0);
+[] s=2 -> true;
+[] s=3 -> true;
+endmodule
+label "a" = s=1;
+label "b" = s!=3;
+"#;
+
+#[test]
+fn temporal_operators_in_connectives_with_hand_derived_values() {
+    let m = model(ITEM10);
+    let close = |p: &str, x: f64| {
+        let v = number(&m, p);
+        assert!((v - x).abs() < 1e-9, "{p}: {v}, expected {x}");
+    };
+    // From 0: reach 2 with x0 = 0.9 + 0.1·(2/3)·x0 = 27/28, reach 3 with 1/28; reach 2 without
+    // visiting 1 with 0.9.
+    // F "a" & G "b" is F ("a" & G "b"): some visit to 1 after which 3 never comes, that is
+    // visit 1 and end in 2: 27/28 - 9/10 = 9/140. (Here b fails only in the absorbing 3, so
+    // the conjunction (F "a") & (G "b") has the same value.)
+    close(r#"P=? [ F "a" & G "b" ]"#, 9.0 / 140.0);
+    close(r#"P=? [ (F "a") & (G "b") ]"#, 9.0 / 140.0);
+    // Where the two readings differ: F (s=2 & G s!=1) is reaching 2 (27/28); the conjunction
+    // (F s=2) & (G s!=1) is reaching 2 without visiting 1 (0.9).
+    close("P=? [ F s=2 & G s!=1 ]", 27.0 / 28.0);
+    close("P=? [ (F s=2) & (G s!=1) ]", 0.9);
+    // !F "a": from 0, 1 is reached only by the first step (0.1).
+    close(r#"P=? [ !F "a" ]"#, 0.9);
+    // G ("b" => F "a"): every b-state is followed by a visit to 1: exactly the paths that end
+    // in 3 (those ending in 2 stay in a b-state without "a"): 1/28.
+    close(r#"P=? [ G ("b" => F "a") ]"#, 1.0 / 28.0);
+    // "b" U "a" & X !"b": stay in b until 1 whose next state is 3: 0.1·(1/3) from 0, plus the
+    // returns 0 → 1 → 0: y = 0.1·(1/3 + (2/3)·y), y = (1/30)/(1 - 1/15) = 1/28.
+    close(r#"P=? [ "b" U "a" & X !"b" ]"#, 1.0 / 28.0);
+    // G F "a" | F G "b" is G F ("a" | F G "b"): every path ends in 2 (b forever) or 3 (not).
+    close(r#"P=? [ G F "a" | F G "b" ]"#, 27.0 / 28.0);
+    assert!(boolean(&m, r#"P>=1 [ G F "a" | F G "b" | F G !"b" ]"#));
+}
+
+/// A small random chain in the PRISM language, with random labels "a" and "b".
+fn random_chain(seed: u64) -> String {
+    let mut x = seed | 1;
+    let mut next = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let n = 2 + next(4);
+    let mut text = format!("dtmc\nmodule M\ns:[0..{}];\n", n - 1);
+    for s in 0..n {
+        let k = 1 + next(3);
+        let targets: Vec<u64> = (0..k).map(|_| next(n)).collect();
+        let weights: Vec<u64> = (0..k).map(|_| 1 + next(4)).collect();
+        let total: u64 = weights.iter().sum();
+        let updates: Vec<String> = targets
+            .iter()
+            .zip(&weights)
+            .map(|(t, w)| format!("{w}/{total}:(s'={t})"))
+            .collect();
+        text += &format!("[] s={s} -> {};\n", updates.join(" + "));
+    }
+    text += "endmodule\n";
+    for label in ["a", "b"] {
+        let states: Vec<String> = (0..n)
+            .filter(|_| next(2) == 0)
+            .map(|s| format!("s={s}"))
+            .collect();
+        let set = if states.is_empty() {
+            "false".to_string()
+        } else {
+            states.join(" | ")
+        };
+        text += &format!("label \"{label}\" = {set};\n");
+    }
+    text
+}
+
+#[test]
+fn temporal_operators_in_connectives_agree_with_equivalent_forms() {
+    // Each pair: a formula written with temporal operators inside connectives (PRISM's and
+    // Storm's reach to the right) and an equivalent formula that the automaton builds
+    // differently: G F and F G formulas are prefix-independent, so G F ("a" & G F "b") is
+    // (G F "a") & (G F "b") and G F ("a" | F G "b") is (G F "a") | (F G "b"); the others are
+    // complements (1 - P of the dual, by De Morgan and G = !F!).
+    let pairs: [(&str, &str, bool); 6] = [
+        (r#"G F "a" & G F "b""#, r#"(G F "a") & (G F "b")"#, false),
+        (r#"G F "a" | F G "b""#, r#"(G F "a") | (F G "b")"#, false),
+        (r#"F G "a" & G F "b""#, r#"(F G "a") & (G F "b")"#, false),
+        (r#"F "a" & G "b""#, r#"G !"a" | F !"b""#, true),
+        (r#"!F "a" & X "b""#, r#"F ("a" & (X "b"))"#, true),
+        (r#""a" U "b" & X "a""#, r#"!"a" R !"b" | X !"a""#, true),
+    ];
+    for seed in 1..=40u64 {
+        let text = random_chain(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let m = model(&text);
+        for (written, other, complement) in pairs {
+            let v = number(&m, &format!("P=? [ {written} ]"));
+            let w = number(&m, &format!("P=? [ {other} ]"));
+            let w = if complement { 1.0 - w } else { w };
+            assert!(
+                (v - w).abs() < 1e-6,
+                "{written}: {v}, {other}: {w} (complement: {complement})\n{text}"
+            );
+        }
+    }
+}

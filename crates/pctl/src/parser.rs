@@ -893,6 +893,17 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                 states: Box::new(states),
             })
         }
+        Rule::next_path | Rule::unary_path => {
+            let op = pair.into_inner().next().map_or(span, |p| p.as_span());
+            Err(invalid(
+                op,
+                format!(
+                    "`{}` is a temporal operator and cannot stand here: temporal operators belong \
+                     inside P[...], as operands of `!`, `&`, `|`, `=>`, `<=>` or of each other",
+                    op.as_str()
+                ),
+            ))
+        }
         _ => Err(internal(&pair)),
     }
 }

@@ -1428,10 +1428,140 @@ fn ltl_path_formulas_parse_print_and_reparse() {
         r#"("a" U "b") & "c""#,
         r#"P=? [ ("a") & "b" ]"#,
         r#"T=? [ F G "a" ]"#,
-        r#"P=? [ F "a" U "b" ]"#,
+        r#"P=? [ "a" U "b" U "c" ]"#,
     ] {
         assert!(parse_property(bad).is_err(), "{bad}");
     }
+}
+
+/// Temporal operators as PRISM reads them (`ExpressionTemporalBinary`/`ExpressionTemporalUnary`
+/// in PRISM's PrismParser.jj) and, where PRISM wants parentheses, as Storm reads them
+/// (`prefixOperatorPathFormula` in Storm's FormulaParserGrammar.cpp): `X`, `F`, `G` reach as
+/// far right as the formula goes; `U`, `W`, `R` do not associate.
+#[test]
+fn temporal_operators_reach_to_the_right_as_in_prism_and_storm() {
+    for (written, explicit, printed) in [
+        // PRISM's own reading (its manual: `E [ F "ready" & (X "launch") ]`).
+        (
+            r#"P=? [ F "a" & "b" ]"#,
+            r#"P=? [ F ("a" & "b") ]"#,
+            r#"P=? [ F "a" & "b" ]"#,
+        ),
+        (
+            r#"P=? [ F "ready" & (X "launch") ]"#,
+            r#"P=? [ F ("ready" & (X "launch")) ]"#,
+            r#"P=? [ F ("ready" & (X "launch")) ]"#,
+        ),
+        (
+            r#"P=? [ F "a" U "b" ]"#,
+            r#"P=? [ (F "a") U "b" ]"#,
+            r#"P=? [ (F "a") U "b" ]"#,
+        ),
+        (
+            r#"P=? [ X "a" W "b" ]"#,
+            r#"P=? [ (X "a") W "b" ]"#,
+            r#"P=? [ (X "a") W "b" ]"#,
+        ),
+        (
+            r#"P=? [ "a" U F "b" & "c" ]"#,
+            r#"P=? [ "a" U (F ("b" & "c")) ]"#,
+            r#"P=? [ "a" U F "b" & "c" ]"#,
+        ),
+        (
+            r#"P=? [ G ("req" => F "ack") ]"#,
+            r#"P=? [ G ("req" => (F "ack")) ]"#,
+            r#"P=? [ G ("req" => (F "ack")) ]"#,
+        ),
+        (
+            r#"P=? [ (G F "a") | (F G "b") ]"#,
+            r#"P=? [ (G (F "a")) | (F (G "b")) ]"#,
+            r#"P=? [ (G F "a") | (F G "b") ]"#,
+        ),
+        // Where PRISM needs parentheses, Storm's reading (the same reach).
+        (
+            r#"P=? [ F "a" & G "b" ]"#,
+            r#"P=? [ F ("a" & (G "b")) ]"#,
+            r#"P=? [ F ("a" & (G "b")) ]"#,
+        ),
+        (
+            r#"P=? [ G F "a" | F G "b" ]"#,
+            r#"P=? [ G (F ("a" | (F (G "b")))) ]"#,
+            r#"P=? [ G F ("a" | (F G "b")) ]"#,
+        ),
+        (
+            r#"P>=1 [ G F "a" & G F "b" ]"#,
+            r#"P>=1 [ G (F ("a" & (G (F "b")))) ]"#,
+            r#"P>=1 [ G F ("a" & (G F "b")) ]"#,
+        ),
+        (
+            r#"P=? [ !F "a" ]"#,
+            r#"P=? [ !(F "a") ]"#,
+            r#"P=? [ !(F "a") ]"#,
+        ),
+        (
+            r#"P=? [ !F "a" & "b" ]"#,
+            r#"P=? [ !(F ("a" & "b")) ]"#,
+            r#"P=? [ !(F "a" & "b") ]"#,
+        ),
+        (
+            r#"P=? [ !!G "a" ]"#,
+            r#"P=? [ !(!(G "a")) ]"#,
+            r#"P=? [ !!(G "a") ]"#,
+        ),
+        (
+            r#"P=? [ "a" U "b" & X "c" ]"#,
+            r#"P=? [ "a" U ("b" & (X "c")) ]"#,
+            r#"P=? [ "a" U ("b" & (X "c")) ]"#,
+        ),
+        (
+            r#"P=? [ "a" & F "b" U "c" ]"#,
+            r#"P=? [ ("a" & (F "b")) U "c" ]"#,
+            r#"P=? [ "a" & (F "b") U "c" ]"#,
+        ),
+        (
+            r#"P=? [ "a" => X "b" ]"#,
+            r#"P=? [ "a" => (X "b") ]"#,
+            r#"P=? [ "a" => (X "b") ]"#,
+        ),
+        (
+            r#"P=? [ "a" <=> G<=3 "b" | "c" ]"#,
+            r#"P=? [ "a" <=> (G<=3 ("b" | "c")) ]"#,
+            r#"P=? [ "a" <=> (G<=3 "b" | "c") ]"#,
+        ),
+        (
+            r#"P=? [ G "a" => F "b" ]"#,
+            r#"P=? [ G ("a" => (F "b")) ]"#,
+            r#"P=? [ G ("a" => (F "b")) ]"#,
+        ),
+    ] {
+        let p = parse_property(written).unwrap_or_else(|e| panic!("{written}: {e}"));
+        let q = parse_property(explicit).unwrap_or_else(|e| panic!("{explicit}: {e}"));
+        assert_eq!(p, q, "{written} and {explicit}");
+        assert_eq!(p.to_string(), printed, "{written}");
+        assert_eq!(parse_property(printed).unwrap(), p, "{printed}");
+    }
+}
+
+#[test]
+fn temporal_operators_outside_a_path_formula_are_located_errors() {
+    for (bad, column) in [
+        (r#""a" & F "b""#, 7),
+        (r#"S=? [ "a" & G "b" ]"#, 13),
+        (r#"filter(forall, "a" | X "b")"#, 22),
+        (r#"P=? [ "c" ? F "a" : "b" ]"#, 13),
+        (r#"P=? [ F max(1, G x) > 0 ]"#, 16),
+        (r#"P>0.5 [ F "a" ] & !G "b""#, 20),
+    ] {
+        let e = parse_property(bad).expect_err(bad);
+        let text = e.to_string();
+        assert!(text.contains("is a temporal operator"), "{bad}: {text}");
+        let PctlError::Invalid(s) = &e else {
+            panic!("{bad}: {e:?}")
+        };
+        assert_eq!(s.column, column, "{bad}: {text}");
+    }
+    let e = parse_properties("label \"x\" = \"a\" & F \"b\";\n").unwrap_err();
+    assert!(e.to_string().contains("`F` is a temporal operator"), "{e}");
 }
 
 // ---- issue 13: the rest of PRISM's and Storm's property language ----
@@ -1612,4 +1742,91 @@ fn a_rejected_property_fails_alone() {
     assert_eq!(f.rejected[1].name.as_deref(), Some("n"));
     // a syntax error still stops the file
     assert!(parse_properties("P=? [ F x=1 ]\nP=? [ F ]").is_err());
+}
+
+/// `l` printed with as few parentheses as the grammar allows around temporal operators: a
+/// prefix operator (`X`, `F`, `G`, `!`) bare as the last operand of a connective or after `!`, a
+/// connective bare as the operand of `X`, `F`, `G` or of `U`, `W`, `R`, wherever the text
+/// runs to the end of its scope (`tail`: `]`, `)` or the `U` that ends a left operand).
+fn sparse(l: &LtlPath, tail: bool) -> String {
+    use LtlPath as L;
+    let unary = |l: &L| {
+        matches!(
+            l,
+            L::Next(_) | L::Eventually(..) | L::Globally(..) | L::Not(_)
+        )
+    };
+    let binary_temporal = |l: &L| matches!(l, L::Until(..) | L::WeakUntil(..) | L::Release(..));
+    let atom = |s: &StateFormula| format!("({s})");
+    let paren = |l: &L| match l {
+        L::State(s) => atom(s),
+        l => format!("({})", sparse(l, true)),
+    };
+    // The operand of a prefix operator (`X`, `F`, `G`, `!`).
+    let prefix_operand = |a: &L| match a {
+        L::State(s) => atom(s),
+        a if binary_temporal(a) => paren(a),
+        a if unary(a) || tail => sparse(a, tail),
+        a => paren(a),
+    };
+    let connective = |op: &str, x: &L, y: &L| {
+        let right = match y {
+            L::State(s) => atom(s),
+            y if unary(y) && tail => sparse(y, true),
+            y => paren(y),
+        };
+        format!("{} {op} {right}", paren(x))
+    };
+    let temporal = |op: &str, x: &L, y: &L, k: &Spanned<StepBound>| {
+        let left = match x {
+            L::State(s) => atom(s),
+            x if binary_temporal(x) => paren(x),
+            x => sparse(x, true),
+        };
+        let right = match y {
+            L::State(s) => atom(s),
+            y if binary_temporal(y) => paren(y),
+            y if unary(y) || tail => sparse(y, tail),
+            y => paren(y),
+        };
+        format!("{left} {op}{k} {right}")
+    };
+    match l {
+        L::State(s) => atom(s),
+        // `!` binds tighter than the connectives: only a prefix operator follows it bare.
+        L::Not(a) if unary(a) => format!("!{}", sparse(a, tail)),
+        L::Not(a) => format!("!{}", paren(a)),
+        L::And(x, y) => connective("&", x, y),
+        L::Or(x, y) => connective("|", x, y),
+        L::Implies(x, y) => connective("=>", x, y),
+        L::Iff(x, y) => connective("<=>", x, y),
+        L::Next(a) => format!("X {}", prefix_operand(a)),
+        L::Eventually(a, k) => format!("F{k} {}", prefix_operand(a)),
+        L::Globally(a, k) => format!("G{k} {}", prefix_operand(a)),
+        L::Until(x, y, k) => temporal("U", x, y, k),
+        L::WeakUntil(x, y, k) => temporal("W", x, y, k),
+        L::Release(x, y, k) => temporal("R", x, y, k),
+    }
+}
+
+proptest! {
+    /// The grammar's reach of temporal operators: a formula written with the fewest
+    /// parentheses (`F "a" & G "b"`, `!F "a"`, `F "a" U "b"`) parses to the tree it stands for,
+    /// the same as its canonical (parenthesised, PRISM-readable) text.
+    #[test]
+    fn temporal_operators_without_parentheses_parse_as_they_reach(
+        l in arb_ltl(arb_name().prop_map(|n| StateFormula::Label(n.into())).boxed())
+    ) {
+        let l = normalise_ltl(l);
+        let Some(path) = l.clone().into_path() else {
+            return Ok(());
+        };
+        let expected = Property::new(StateFormula::Prob { bound: Bound::Query.into(), path: Box::new(path) });
+        let text = format!("P=? [ {} ]", sparse(&l, true));
+        let back = parse_property(&text);
+        prop_assert_eq!(back.as_ref(), Ok(&expected), "written as {}", text);
+        let canonical = expected.to_string();
+        let back = parse_property(&canonical);
+        prop_assert_eq!(back.as_ref(), Ok(&expected), "printed as {}", canonical);
+    }
 }
