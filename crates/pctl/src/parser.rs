@@ -28,7 +28,7 @@ fn describe(rule: &Rule) -> String {
         Rule::steady_op => "`S`".into(),
         Rule::time_op => "`T`".into(),
         Rule::lra_op | Rule::kw_lra => "`LRA`".into(),
-        Rule::old_filter | Rule::old_filter_req | Rule::old_filter_kw => "`{states}`, `{min}` or `{max}`".into(),
+        Rule::old_filter | Rule::old_filter_req | Rule::old_filter_kw => "filter (`{states}`, `{min}`, `{max}`)".into(),
         Rule::sf_eq | Rule::sf_rel | Rule::sf_add | Rule::sf_mul | Rule::sf_unary | Rule::sf_pow => "state formula".into(),
         Rule::sf_call => "function call".into(),
         Rule::storm_discount => "`discount=d`".into(),
@@ -42,7 +42,7 @@ fn describe(rule: &Rule) -> String {
         Rule::reward_ref => "`{\"name\"}`".into(),
         Rule::filter_op => "filter operator (min, max, argmin, argmax, count, sum, avg, first, range, forall, exists, state, print, printall)".into(),
         Rule::next_path | Rule::unary_path | Rule::unary_temporal => "path formula".into(),
-        Rule::binary_temporal => "`U`, `W` or `R`".into(),
+        Rule::binary_temporal => "temporal operator (`U`, `W`, `R`)".into(),
         Rule::step_bound | Rule::step_op => "step bound (`<=k`, `<k`, `=k` or `[a,b]`)".into(),
         Rule::reward_path | Rule::cumulative | Rule::instantaneous | Rule::long_run | Rule::reward_reach => {
             "reward formula (F, C, C<=k, I=k, S)".into()
