@@ -257,11 +257,7 @@ fn doubling_formulas_are_computed_once_per_state() {
         let run = augur(dir.path(), &args);
         assert_eq!(value(ok(&run)), 1.0, "{method}: {}", run.stdout);
     }
-    let run = augur(
-        dir.path(),
-        &["check", "dbl.pm", "--prop", "P=? [ X \"big\" ]"],
-    );
-    assert_eq!(value(ok(&run)), 0.5, "{}", run.stdout);
+    assert_eq!(check_value(dir.path(), "dbl.pm", "P=? [ X \"big\" ]"), 0.5);
     let run = augur(
         dir.path(),
         &["check", "dbl.pm", "--prop", "R{\"r\"}=? [ C<=3 ]"],
@@ -270,8 +266,7 @@ fn doubling_formulas_are_computed_once_per_state() {
     assert_eq!(value(ok(&run)), 1.25, "{}", run.stdout);
     // The constant chain (f0 = 1) folds to 2^30 > 0: x reaches 1.
     write(dir.path(), "m.pm", &chain(31, "PREV + PREV"));
-    let run = augur(dir.path(), &["check", "m.pm", "--prop", "P=? [ F x=1 ]"]);
-    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+    assert_eq!(check_value(dir.path(), "m.pm", "P=? [ F x=1 ]"), 1.0);
 }
 
 #[test]
@@ -301,17 +296,12 @@ fn a_property_naming_a_huge_formula_is_answered() {
     );
     assert_eq!(value(ok(&run)), 0.5, "{}", run.stdout);
     // A numeric use: the sum over both states, 0 + 2^30.
-    let run = augur(
-        dir.path(),
-        &["check", "dbl.pm", "--prop", "filter(sum, f30)"],
+    assert_eq!(
+        check_value(dir.path(), "dbl.pm", "filter(sum, f30)"),
+        1073741824.0
     );
-    assert_eq!(value(ok(&run)), 1073741824.0, "{}", run.stdout);
     // Smaller formulas are written out as before: f10 = 1024·x > 5 iff x >= 1.
-    let run = augur(
-        dir.path(),
-        &["check", "dbl.pm", "--prop", "P=? [ F f10 > 5 ]"],
-    );
-    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+    assert_eq!(check_value(dir.path(), "dbl.pm", "P=? [ F f10 > 5 ]"), 1.0);
 }
 
 #[test]
@@ -427,17 +417,21 @@ fn value(stdout: &str) -> f64 {
         .expect("a number")
 }
 
+/// The value `augur check FILE --prop PROP` prints in `dir` (it must succeed).
+fn check_value(dir: &Path, file: &str, prop: &str) -> f64 {
+    value(ok(&augur(dir, &["check", file, "--prop", prop])))
+}
+
 #[test]
 fn cumulative_reward_over_a_billion_steps_is_answered() {
     // One unit of reward per step: C<=k = k (by hand); discounted: Σ_{i<k} d^i = 1/(1−d)
     // for huge k, 2 for d = 0.5.
     let dir = tempfile::tempdir().unwrap();
     two_cycle(dir.path());
-    let run = augur(
-        dir.path(),
-        &["check", "c.pm", "--prop", "R=? [ C<=1000000000 ]"],
+    assert_eq!(
+        check_value(dir.path(), "c.pm", "R=? [ C<=1000000000 ]"),
+        1e9
     );
-    assert_eq!(value(ok(&run)), 1e9, "{}", run.stdout);
     let run = augur(
         dir.path(),
         &[
@@ -456,26 +450,22 @@ fn step_bounds_of_a_hundred_billion_on_a_periodic_chain_are_answered() {
     // for even k; G=k "a" (from x=0) is never true at step k when k is even; I=k is 1.
     let dir = tempfile::tempdir().unwrap();
     two_cycle(dir.path());
-    let run = augur(
-        dir.path(),
-        &["check", "c.pm", "--prop", "P=? [ F=99999999999 \"a\" ]"],
+    assert_eq!(
+        check_value(dir.path(), "c.pm", "P=? [ F=99999999999 \"a\" ]"),
+        1.0
     );
-    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
-    let run = augur(
-        dir.path(),
-        &["check", "c.pm", "--prop", "P=? [ F=99999999998 \"a\" ]"],
+    assert_eq!(
+        check_value(dir.path(), "c.pm", "P=? [ F=99999999998 \"a\" ]"),
+        0.0
     );
-    assert_eq!(value(ok(&run)), 0.0, "{}", run.stdout);
-    let run = augur(
-        dir.path(),
-        &["check", "c.pm", "--prop", "P=? [ G=99999999998 \"a\" ]"],
+    assert_eq!(
+        check_value(dir.path(), "c.pm", "P=? [ G=99999999998 \"a\" ]"),
+        0.0
     );
-    assert_eq!(value(ok(&run)), 0.0, "{}", run.stdout);
-    let run = augur(
-        dir.path(),
-        &["check", "c.pm", "--prop", "R=? [ I=99999999999 ]"],
+    assert_eq!(
+        check_value(dir.path(), "c.pm", "R=? [ I=99999999999 ]"),
+        1.0
     );
-    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
 }
 
 // ---- 7. Duplicate checks are not quadratic ----
@@ -568,11 +558,7 @@ fn a_quoted_drn_label_with_a_space_is_one_label() {
         "m.drn",
         "@type: DTMC\n@parameters\n\n@reward_models\n\n@nr_states\n2\n@nr_choices\n2\n@model\nstate 0 init\n\taction 0\n\t\t1 : 1\nstate 1 \"a b\"\n\taction 0\n\t\t1 : 1\n",
     );
-    let run = augur(
-        dir.path(),
-        &["check", "m.drn", "--prop", "P=? [ F \"a b\" ]"],
-    );
-    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+    assert_eq!(check_value(dir.path(), "m.drn", "P=? [ F \"a b\" ]"), 1.0);
 }
 
 #[test]
@@ -583,8 +569,7 @@ fn a_prism_model_with_a_byte_order_mark_is_read() {
         "m.pm",
         "\u{feff}dtmc\nmodule m\n  x : [0..1] init 0;\n  [] x=0 -> (x'=1);\n  [] x=1 -> true;\nendmodule\n",
     );
-    let run = augur(dir.path(), &["check", "m.pm", "--prop", "P=? [ F x=1 ]"]);
-    assert_eq!(value(ok(&run)), 1.0, "{}", run.stdout);
+    assert_eq!(check_value(dir.path(), "m.pm", "P=? [ F x=1 ]"), 1.0);
 }
 
 // ---- 9. Parameters validated against the range where the result is valid ----
