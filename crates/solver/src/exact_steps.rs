@@ -4,10 +4,13 @@
 //! and the discounted total reward by exact elimination.
 //!
 //! Rational numbers grow with every step, so the work is bounded: a computation may spend at
-//! most a budget of rational multiply-adds ([`MAX_RATIONAL_OPS`] by default; a step costs the
-//! number of transitions of the rows it updates). A step bound whose steps do not fit is
-//! refused ([`StepsError::OverBudget`]) before the step that would pass the budget, never
-//! answered inexactly. Sweeps stop early at an exact fixed point (an absorbing chain reaches
+//! most a budget of operations ([`MAX_RATIONAL_OPS`] by default): a step costs, for each
+//! transition of a row it updates, `1 + w²` where `w` counts the 64-bit words of its two
+//! operands (the probability and the successor's current value) beyond the first, so 10⁷
+//! multiply-adds of small numbers, fewer as the numbers grow (multiplying and normalising
+//! are quadratic in the words). A step bound whose steps do not fit is refused
+//! ([`StepsError::OverBudget`]) before the step that would pass the budget, never answered
+//! inexactly. Sweeps stop early at an exact fixed point (an absorbing chain reaches
 //! one), and a cumulative reward whose expected one-step reward `P^i·r` stops changing is
 //! finished in closed form, so a huge bound on such a chain costs only the steps until then.
 //! Every step checks the [`Interrupt`] (deadline, cancellation, progress).
@@ -19,9 +22,8 @@ use augur_dtmc::Matrix;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
-/// The default budget of one exact step-bounded computation: 10⁷ rational multiply-adds (one
-/// per transition of an updated row and step), seconds to a minute depending on the size of
-/// the numbers.
+/// The default budget of one exact step-bounded computation: 10⁷ operations (a multiply-add
+/// of two small rationals is one; see the module's documentation), seconds.
 pub const MAX_RATIONAL_OPS: u64 = 10_000_000;
 
 /// The largest power of a discount factor computed in a closed form, in bits of its numerator
@@ -33,14 +35,14 @@ const MAX_POWER_BITS: u64 = 1 << 24;
 pub enum StepsError {
     /// The steps asked for do not fit in the budget of rational multiply-adds.
     #[error(
-        "{steps} steps over {per_step} transitions need more than the budget of {budget} exact rational multiply-adds (stopped after {done} steps without reaching a fixed point)"
+        "{steps} steps need more than the budget of {budget} exact rational operations (stopped after {done} steps without reaching a fixed point; the next step costs {per_step})"
     )]
     OverBudget {
         /// The step bound.
         steps: u64,
         /// Steps done when the budget ran out.
         done: u64,
-        /// Multiply-adds per step.
+        /// The cost of the step that did not fit.
         per_step: u64,
         /// The budget.
         budget: u64,
@@ -69,6 +71,8 @@ pub struct Stepper<'a> {
     ptr: &'a [u32],
     idx: &'a [u32],
     probs: Vec<BigRational>,
+    /// 64-bit words of each probability's numerator and denominator.
+    prob_words: Vec<u64>,
     budget: u64,
     used: u64,
     stop: &'a Interrupt,
@@ -102,10 +106,12 @@ impl<'a> Stepper<'a> {
                 })
                 .collect::<Result<_, _>>()?,
         };
+        let prob_words = probs.iter().map(words).collect();
         Ok(Stepper {
             ptr,
             idx,
             probs,
+            prob_words,
             budget,
             used: 0,
             stop,
@@ -117,7 +123,7 @@ impl<'a> Stepper<'a> {
         self.ptr.len() - 1
     }
 
-    /// Multiply-adds spent so far.
+    /// Word operations spent so far.
     pub fn used(&self) -> u64 {
         self.used
     }
@@ -142,11 +148,18 @@ impl<'a> Stepper<'a> {
             .collect()
     }
 
-    /// Multiply-adds of one step over `rows`.
-    fn cost(&self, rows: &[Row]) -> u64 {
+    /// The cost of one step from `x` over `rows`: per transition of a swept row, one
+    /// multiply-add plus the square of the words of its operands beyond the first (the
+    /// product and the normalising gcd are quadratic in them).
+    fn cost(&self, x: &[BigRational], rows: &[Row]) -> u64 {
+        let xw: Vec<u64> = x.iter().map(words).collect();
         (0..self.n())
             .filter(|&s| rows[s] == Row::Sweep)
-            .map(|s| u64::from(self.ptr[s + 1] - self.ptr[s]))
+            .flat_map(|s| self.ptr[s] as usize..self.ptr[s + 1] as usize)
+            .map(|e| {
+                let w = self.prob_words[e] + xw[self.idx[e] as usize];
+                1 + w * w
+            })
             .sum()
     }
 
@@ -172,8 +185,8 @@ impl<'a> Stepper<'a> {
         k: u64,
         rows: &[Row],
     ) -> StepsResult<Vec<BigRational>> {
-        let per_step = self.cost(rows);
         for i in 0..k {
+            let per_step = self.cost(&x, rows);
             self.charge(k, i, per_step)?;
             let y = self.step(&x, rows);
             if y == x {
@@ -194,7 +207,6 @@ impl<'a> Stepper<'a> {
     ) -> StepsResult<Vec<BigRational>> {
         let n = self.n();
         let rows = vec![Row::Sweep; n];
-        let per_step = self.cost(&rows);
         let mut acc = vec![BigRational::zero(); n];
         let mut y = r;
         let mut dpow = BigRational::one();
@@ -205,6 +217,7 @@ impl<'a> Stepper<'a> {
             if i + 1 == k {
                 break;
             }
+            let per_step = self.cost(&y, &rows);
             self.charge(k, i, per_step)?;
             let next = self.step(&y, &rows);
             if next == y {
@@ -227,6 +240,13 @@ impl<'a> Stepper<'a> {
         }
         Ok(acc)
     }
+}
+
+/// 64-bit words of a rational's numerator and denominator beyond the first of each (a small
+/// rational costs nothing extra).
+fn words(q: &BigRational) -> u64 {
+    let w = |bits: u64| bits.div_ceil(64).max(1) - 1;
+    w(q.numer().bits()) + w(q.denom().bits())
 }
 
 /// `Σ_{j=a}^{b−1} d^j` (`a ≤ b`), `None` when `d^b` would be too large to compute.
