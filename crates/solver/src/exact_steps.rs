@@ -57,7 +57,7 @@ pub type StepsResult<T> = std::result::Result<T, StepsError>;
 
 /// What a step does to a state's value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Row {
+pub enum StepRow {
     /// `x(s) ← Σ_t P(s,t)·x(t)`.
     Sweep,
     /// `x(s)` is kept.
@@ -128,11 +128,11 @@ impl<'a> Stepper<'a> {
         self.used
     }
 
-    /// One step: `Σ_t P(s,t)·x(t)` for [`Row::Sweep`] rows.
-    fn step(&self, x: &[BigRational], rows: &[Row]) -> Vec<BigRational> {
+    /// One step: `Σ_t P(s,t)·x(t)` for [`StepRow::Sweep`] rows.
+    fn step(&self, x: &[BigRational], rows: &[StepRow]) -> Vec<BigRational> {
         (0..self.n())
             .map(|s| match rows[s] {
-                Row::Sweep => {
+                StepRow::Sweep => {
                     let mut acc = BigRational::zero();
                     for e in self.ptr[s] as usize..self.ptr[s + 1] as usize {
                         let xt = &x[self.idx[e] as usize];
@@ -142,8 +142,8 @@ impl<'a> Stepper<'a> {
                     }
                     acc
                 }
-                Row::Keep => x[s].clone(),
-                Row::Zero => BigRational::zero(),
+                StepRow::Keep => x[s].clone(),
+                StepRow::Zero => BigRational::zero(),
             })
             .collect()
     }
@@ -151,10 +151,10 @@ impl<'a> Stepper<'a> {
     /// The cost of one step from `x` over `rows`: per transition of a swept row, one
     /// multiply-add plus the square of the words of its operands beyond the first (the
     /// product and the normalising gcd are quadratic in them).
-    fn cost(&self, x: &[BigRational], rows: &[Row]) -> u64 {
+    fn cost(&self, x: &[BigRational], rows: &[StepRow]) -> u64 {
         let xw: Vec<u64> = x.iter().map(words).collect();
         (0..self.n())
-            .filter(|&s| rows[s] == Row::Sweep)
+            .filter(|&s| rows[s] == StepRow::Sweep)
             .flat_map(|s| self.ptr[s] as usize..self.ptr[s + 1] as usize)
             .map(|e| {
                 let w = self.prob_words[e] + xw[self.idx[e] as usize];
@@ -183,7 +183,7 @@ impl<'a> Stepper<'a> {
         &mut self,
         mut x: Vec<BigRational>,
         k: u64,
-        rows: &[Row],
+        rows: &[StepRow],
     ) -> StepsResult<Vec<BigRational>> {
         for i in 0..k {
             let per_step = self.cost(&x, rows);
@@ -206,7 +206,7 @@ impl<'a> Stepper<'a> {
         k: u64,
     ) -> StepsResult<Vec<BigRational>> {
         let n = self.n();
-        let rows = vec![Row::Sweep; n];
+        let rows = vec![StepRow::Sweep; n];
         let mut acc = vec![BigRational::zero(); n];
         let mut y = r;
         let mut dpow = BigRational::one();
@@ -354,14 +354,19 @@ mod tests {
         let stop = Interrupt::default();
         let mut st = Stepper::new(&m, Some(&e), MAX_RATIONAL_OPS, &stop).unwrap();
         // F<=k s=3: s3 kept, others swept.
-        let rows = [Row::Sweep, Row::Sweep, Row::Sweep, Row::Keep];
+        let rows = [
+            StepRow::Sweep,
+            StepRow::Sweep,
+            StepRow::Sweep,
+            StepRow::Keep,
+        ];
         // Paths to s3 from s0: 0→1→3 (1/30 at step 2), 0→1→0→1→3 (1/30·1/15 at step 4).
         let x = st.iterate(ind(4, 3), 3, &rows).unwrap();
         assert_eq!(x[0], q(1, 30));
         let x = st.iterate(ind(4, 3), 5, &rows).unwrap();
         assert_eq!(x[0], q(1, 30) + q(1, 30) * q(1, 15));
         // X s=1 from s0: 1/10.
-        let x = st.iterate(ind(4, 1), 1, &[Row::Sweep; 4]).unwrap();
+        let x = st.iterate(ind(4, 1), 1, &[StepRow::Sweep; 4]).unwrap();
         assert_eq!(x[0], q(1, 10));
     }
 
@@ -403,7 +408,7 @@ mod tests {
         // 6 transitions a step, a budget of 20: three steps fit, not four; s0 and s1 never
         // reach a fixed point under `Sweep` everywhere with an alternating start.
         let mut st = Stepper::new(&m, Some(&e), 20, &stop).unwrap();
-        let err = st.iterate(ind(4, 1), 10, &[Row::Sweep; 4]).unwrap_err();
+        let err = st.iterate(ind(4, 1), 10, &[StepRow::Sweep; 4]).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -422,7 +427,7 @@ mod tests {
             .iterate(
                 ind(4, 3),
                 u64::MAX,
-                &[Row::Zero, Row::Zero, Row::Keep, Row::Keep],
+                &[StepRow::Zero, StepRow::Zero, StepRow::Keep, StepRow::Keep],
             )
             .unwrap();
         assert_eq!(x, ind(4, 3));

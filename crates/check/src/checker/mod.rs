@@ -43,7 +43,7 @@ use augur_pctl::{
     Comparison, FilterOp, ResolvedFormula, ResolvedLabel, ResolvedLtl, ResolvedPath,
     ResolvedProperty, ResolvedRewardPath, Steps, Threshold,
 };
-use augur_solver::exact_steps::{self, Row, Stepper, StepsError};
+use augur_solver::exact_steps::{self, StepRow, Stepper, StepsError};
 use augur_solver::{bounded, exact, Interrupt, SolveOptions, SolverError};
 use augur_source::{SourceFile, Span};
 use num_traits::{One, Zero};
@@ -655,7 +655,7 @@ impl<'a> Checker<'a> {
                         .iterate(
                             rational_indicator(&set, self.n()),
                             1,
-                            &vec![Row::Sweep; self.n()],
+                            &vec![StepRow::Sweep; self.n()],
                         )
                         .map_err(|e| self.steps_error(e, None, "X"))?;
                     return Ok(NumValues::rational(
@@ -877,14 +877,14 @@ impl<'a> Checker<'a> {
         let (rest, rest_method) = match steps.upper {
             Some(u) => {
                 let window = u.saturating_sub(steps.lower);
-                let rows: Vec<Row> = (0..n)
+                let rows: Vec<StepRow> = (0..n)
                     .map(|s| {
                         if psi.contains(s) {
-                            Row::Keep
+                            StepRow::Keep
                         } else if phi.contains(s) {
-                            Row::Sweep
+                            StepRow::Sweep
                         } else {
-                            Row::Zero
+                            StepRow::Zero
                         }
                     })
                     .collect();
@@ -922,12 +922,12 @@ impl<'a> Checker<'a> {
             ));
         }
         let k = steps.lower;
-        let rows: Vec<Row> = (0..n)
+        let rows: Vec<StepRow> = (0..n)
             .map(|s| {
                 if phi.contains(s) {
-                    Row::Sweep
+                    StepRow::Sweep
                 } else {
-                    Row::Zero
+                    StepRow::Zero
                 }
             })
             .collect();
@@ -1108,7 +1108,7 @@ impl<'a> Checker<'a> {
                 let v = self.one_step_exact(&r)?;
                 let mut st = self.stepper(&stop)?;
                 let x = st
-                    .iterate(v, *k, &vec![Row::Sweep; self.n()])
+                    .iterate(v, *k, &vec![StepRow::Sweep; self.n()])
                     .map_err(|e| self.steps_error(e, Some(span), "the step bound"))?;
                 Ok(NumValues::rational(
                     x.into_iter().map(Some).collect(),
