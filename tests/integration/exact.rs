@@ -182,7 +182,7 @@ fn rational_constants_are_exact_in_the_prism_builder() {
     ]);
     assert!(out.contains("P=? [ F s=1 ] = 1/3 ("), "{out}");
     // Bounded operators are computed in doubles, also in exact mode (docs/exact.md):
-    // 1 - (2/3)^3 = 19/27 = 0.7037037037037037 (nearest double).
+    // 1 - (2/3)^3 = 19/27 (the bounded operator in rationals).
     let m = write(dir.path(), "trials.pm", TRIALS).display().to_string();
     let out = ok(&[
         "check",
@@ -194,7 +194,7 @@ fn rational_constants_are_exact_in_the_prism_builder() {
         "--method",
         "exact",
     ]);
-    assert!(out.contains("= 0.7037037037037037 ("), "{out}");
+    assert!(out.contains("P=? [ F<=3 g=1 ] = 19/27 ("), "{out}");
 }
 
 #[test]
@@ -202,7 +202,7 @@ fn const_ranges_run_an_experiment() {
     let dir = tempfile::tempdir().unwrap();
     let m = write(dir.path(), "trials.pm", TRIALS).display().to_string();
     // P(F<=N g=1) = 1 - (1-p)^N: N=1: p; N=2: 1-(1-p)^2. p = 1/4: 1/4, 7/16; p = 1/2: 1/2, 3/4
-    // (doubles: bounded operators are not exact; these four are exact doubles).
+    // (bounded operators are exact too: printed as fractions).
     let out = ok(&[
         "check",
         &m,
@@ -223,10 +223,10 @@ fn const_ranges_run_an_experiment() {
         })
         .collect();
     assert_eq!(rows[0], vec!["N", "p", "P=? [ F<=N g=1 ]"], "{out}");
-    assert_eq!(rows[1], vec!["1", "0.25", "0.25"], "{out}");
-    assert_eq!(rows[2], vec!["1", "0.5", "0.5"], "{out}");
-    assert_eq!(rows[3], vec!["2", "0.25", "0.4375"], "{out}");
-    assert_eq!(rows[4], vec!["2", "0.5", "0.75"], "{out}");
+    assert_eq!(rows[1], vec!["1", "0.25", "1/4"], "{out}");
+    assert_eq!(rows[2], vec!["1", "0.5", "1/2"], "{out}");
+    assert_eq!(rows[3], vec!["2", "0.25", "7/16"], "{out}");
+    assert_eq!(rows[4], vec!["2", "0.5", "3/4"], "{out}");
     assert_eq!(rows.len(), 5, "{out}");
     // Unbounded in exact mode: P(F s=1) = p, printed as the rational.
     let coin = write(dir.path(), "coin.pm", COIN).display().to_string();
@@ -412,10 +412,9 @@ endmodule
 }
 
 #[test]
-fn a_discounted_reward_claims_no_rational() {
+fn a_discounted_reward_is_exact_for_the_discount_as_written() {
     // The two-cycle 0 ⇄ 1 with reward 1 in state 0: v0 = 1/(1 − d²) (by hand). The discount
-    // reaches the solver as a double (0.999999 is not 999999/10⁶), so exact mode must not
-    // print a fraction as if it were the exact value: with d = 999999/10⁶ exactly the answer
+    // is the rational written (0.999999 is 999999/10⁶, not its double): with it the answer
     // is 10¹²/1999999 = 500000.25000012500…, while the rational of the doubles' chain differs
     // from it in the sixth significant digit.
     let dir = tempfile::tempdir().unwrap();
@@ -436,8 +435,106 @@ fn a_discounted_reward_claims_no_rational() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let json = stdout_json(&o);
     let r = &json["results"][0];
-    assert!(r.get("exact").is_none_or(|e| e.is_null()), "{r}");
+    assert_eq!(r["exact"], "1000000000000/1999999", "{r}");
     let v = r["value"].as_f64().unwrap();
     let exact = 1e12 / 1_999_999.0;
     assert!((v - exact).abs() / exact < 1e-4, "{v} vs {exact}");
+}
+
+/// s0 →1/10→ s1, s0 →9/10→ s2, s1 →1/3→ s3, s1 →2/3→ s0; s2, s3 absorbing; a reward of 1/10
+/// in every state.
+const LOOP: &str = "dtmc
+const double q = 1/3;
+module m
+  s : [0..3] init 0;
+  [] s=0 -> 0.1 : (s'=1) + 0.9 : (s'=2);
+  [] s=1 -> q : (s'=3) + 1-q : (s'=0);
+  [] s>=2 -> true;
+endmodule
+rewards \"tenth\"
+  true : 0.1;
+endrewards
+";
+
+#[test]
+fn bounded_operators_and_arithmetic_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "loop.pm", LOOP);
+    let m = m.display().to_string();
+    // Closed forms: s3 is reached from s0 at step 2 (1/10·1/3 = 1/30) and again after each
+    // further round trip s0 → s1 → s0 (probability 1/10·2/3 = 1/15, two steps), so
+    // P(F s=3) = (1/30)/(1 − 1/15) = 1/28, P(F<=3) = 1/30, P(F<=5) = 1/30 + 1/30·1/15.
+    let cases: Vec<(&str, String)> = vec![
+        ("P=? [ F s=3 ]", "1/28".into()),
+        ("P=? [ F<=3 s=3 ]", "1/30".into()),
+        ("P=? [ F<=5 s=3 ]", "8/225".into()),     // 1/30 + 1/450
+        ("P=? [ s<3 U<=4 s=3 ]", "8/225".into()), // the same paths
+        ("P=? [ F=3 s=3 ]", "1/30".into()),       // s3 absorbing: reached by step 3
+        ("P=? [ F>=3 s=3 ]", "1/28".into()),      // the same: s3 absorbing
+        ("P=? [ X s=1 ]", "1/10".into()),
+        ("P=? [ G<=2 s!=1 ]", "9/10".into()), // s1 only at step 1, from s0
+        ("P=? [ X s=1 ] + P=? [ F s=3 ]", "19/140".into()), // 1/10 + 1/28
+        ("P=? [ F s=3 ] + 1/3", "31/84".into()), // the literal as written: 1/28 + 1/3
+        // A model's real constant reaches the property as its double: not claimed exact.
+        ("P=? [ F s=3 ] + q", "0.369047619047619".into()),
+        ("min(P=? [ F<=3 s=3 ], P=? [ F s=3 ])", "1/30".into()),
+        ("P=? [ F s=3 ] * 28", "1".into()),
+        ("filter(sum, P=? [ F<=3 s=3 ])", "25/18".into()), // 1/30 + 1/3 + 0 + 1
+        // A reward of 1/10 per step.
+        ("R=? [ C<=3 ]", "3/10".into()),
+        ("R=? [ C<=1000000000000 ]", "100000000000".into()), // P·r = r: closed form
+        ("R=? [ I=2 ]", "1/10".into()),
+        ("R=? [ C{discount=0.5}<=3 ]", "7/40".into()), // 1/10·(1 + 1/2 + 1/4)
+        ("R=? [ C{discount=0.5} ]", "1/5".into()),     // 1/10 / (1 − 1/2)
+        ("P>=1/30 [ F<=3 s=3 ] & P<1/28 [ F<=5 s=3 ]", "true".into()),
+        ("P>1/30 [ F<=3 s=3 ]", "false".into()),
+        ("P=? [ X s=1 ] + P=? [ F s=3 ] = 19/140", "true".into()),
+    ];
+    let mut args = vec!["check".to_string(), m.clone()];
+    for (p, _) in &cases {
+        args.push("--prop".into());
+        args.push(p.to_string());
+    }
+    args.extend(["--method".into(), "exact".into()]);
+    let out = ok(&args);
+    for (p, want) in &cases {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{p} = ")))
+            .unwrap_or_else(|| panic!("no line for {p}: {out}"));
+        assert!(
+            line.starts_with(&format!("{p} = {want} (")),
+            "{p}: want {want}: {line}"
+        );
+    }
+}
+
+#[test]
+fn a_bounded_operator_past_the_exact_budget_is_refused() {
+    // The loop s0 ⇄ s1 never reaches a fixed point, and the rationals grow with every step:
+    // a million steps do not fit in the budget. A located error that names the default
+    // method, not a double labelled exact.
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "loop.pm", LOOP);
+    let m = m.display().to_string();
+    let err = fail(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ F<=1000000 s=3 ]",
+        "--method",
+        "exact",
+    ]);
+    assert!(
+        err.contains("exact mode: the step bound is too large"),
+        "{err}"
+    );
+    assert!(err.contains("--method auto"), "{err}");
+    assert!(err.contains("--> --prop:1:8"), "{err}");
+    // The default method answers it.
+    let out = ok(&["check", &m, "--prop", "P=? [ F<=1000000 s=3 ]"]);
+    assert!(
+        out.contains("P=? [ F<=1000000 s=3 ] = 0.0357142857142857"),
+        "{out}"
+    );
 }

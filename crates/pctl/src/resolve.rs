@@ -468,6 +468,10 @@ pub enum ResolvedFormula {
         expr: Expr,
         /// Its type (`Bool`, `Int` or `Double`).
         ty: Type,
+        /// The exact rational of a numeric expression that names no model variable, as
+        /// written (`1/3` and `--const p=1/3` are 1/3, not the decimal of their `f64`; see
+        /// [`exact_value`]); `None` otherwise.
+        exact: Option<BigRational>,
         /// Where it is written.
         span: Span,
     },
@@ -1052,9 +1056,25 @@ impl<'a> Resolver<'a> {
                 };
                 at.err(e.span, why.unwrap_or_else(|| expr_message(err)))
             })?;
+        // A real constant without a known exact value (a model's `const double q = 1/3;`
+        // reaches the resolver as its double) would be read as the decimal of its double:
+        // not claimed exact.
+        let known = |name: &String| {
+            self.exact.contains_key(name)
+                || matches!(
+                    self.constants.get(name),
+                    Some(Value::Int(_) | Value::Bool(_))
+                )
+        };
+        let exact = if ty != Type::Bool && substituted.is_closed() && e.idents().iter().all(known) {
+            exact_value(&e.node, self.constants, &self.exact)
+        } else {
+            None
+        };
         Ok(ResolvedFormula::Expr {
             expr: substituted,
             ty,
+            exact,
             span: e.span,
         })
     }

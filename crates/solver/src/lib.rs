@@ -15,7 +15,9 @@
 //! - [`sweep`]: sparse matrix-vector products and step-bounded reachability;
 //! - [`bounded`]: the finite-horizon operators (bounded until, restricted steps, cumulative
 //!   and instantaneous rewards, discounted totals) and the all-horizon table
-//!   ([`bounded::horizon_table`]).
+//!   ([`bounded::horizon_table`]);
+//! - [`exact_steps`]: the same finite-horizon operators and the discounted total in exact
+//!   rational arithmetic (`--method exact`), within a budget of multiply-adds.
 //!
 //! Long computations honour the [`Interrupt`] of their [`SolveOptions`] (deadline,
 //! cancellation flag, progress callback), checked once per sweep.
@@ -47,6 +49,7 @@ mod absorbing;
 pub mod bounded;
 mod direct;
 pub mod exact;
+pub mod exact_steps;
 pub mod graph;
 mod linear;
 pub mod numeric;

@@ -28,6 +28,7 @@
 //! own errors are runtime conditions (an empty filter, a numerical failure, a limit hit).
 
 mod atoms;
+mod exact_expr;
 mod huge_k;
 #[cfg(test)]
 mod tests;
@@ -42,8 +43,10 @@ use augur_pctl::{
     Comparison, FilterOp, ResolvedFormula, ResolvedLabel, ResolvedLtl, ResolvedPath,
     ResolvedProperty, ResolvedRewardPath, Steps, Threshold,
 };
-use augur_solver::{bounded, SolveOptions, SolverError};
+use augur_solver::exact_steps::{self, StepRow, Stepper, StepsError};
+use augur_solver::{bounded, exact, Interrupt, SolveOptions, SolverError};
 use augur_source::{SourceFile, Span};
+use num_traits::{One, Zero};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -311,7 +314,12 @@ impl<'a> Checker<'a> {
     fn state(&mut self, f: &ResolvedFormula) -> Result<StateValues> {
         use ResolvedFormula as R;
         Ok(match f {
-            R::Expr { expr, span, .. } => {
+            R::Expr {
+                expr,
+                span,
+                exact,
+                ty,
+            } => {
                 let dtmc = self.dtmc;
                 let none = |_: &str| None;
                 let formulas: &atoms::FormulaValues<'_> = match &self.formulas {
@@ -338,7 +346,24 @@ impl<'a> Checker<'a> {
                             })
                         })
                         .collect::<Result<Vec<_>>>()?;
-                    StateValues::Num(NumValues::exact(values, MethodUsed::Expression))
+                    // Exact mode: a constant is the rational written; integers are exact.
+                    let q = match exact {
+                        Some(q) => Some(vec![Some(q.clone()); n]),
+                        None => values
+                            .iter()
+                            .map(|&x| {
+                                (x.fract() == 0.0)
+                                    .then(|| BigRational::from_float(x))
+                                    .flatten()
+                                    .map(Some)
+                            })
+                            .collect::<Option<Vec<_>>>()
+                            .filter(|_| *ty == augur_expr::Type::Int),
+                    };
+                    match q.filter(|_| self.exact_mode()) {
+                        Some(q) => StateValues::Num(NumValues::rational(q, MethodUsed::Expression)),
+                        None => StateValues::Num(NumValues::exact(values, MethodUsed::Expression)),
+                    }
                 }
             }
             R::Label { name, span } => match self.dtmc.label(name) {
@@ -498,10 +523,57 @@ impl<'a> Checker<'a> {
                 v => values.push(v.as_f64().unwrap_or(f64::NAN)),
             }
         }
+        let method = method.unwrap_or(MethodUsed::Expression);
+        // Exact mode: the operator over the operands' rationals, when every numeric operand
+        // has them and the operator has an exact result in every state.
+        if self.exact_mode() {
+            let numeric_exact = operands.iter().all(|o| match o {
+                StateValues::Num(num) => num.exact.is_some(),
+                StateValues::Bool(_) => true,
+            });
+            let exact = numeric_exact
+                .then(|| {
+                    (0..n)
+                        .map(|s| {
+                            let env = |name: &str| -> Option<exact_expr::Q> {
+                                let i: usize = name.strip_prefix('#')?.parse().ok()?;
+                                Some(match operands.get(i)? {
+                                    StateValues::Bool(b) => exact_expr::Q::Bool(b.contains(s)),
+                                    StateValues::Num(num) => {
+                                        exact_expr::Q::Num(num.exact_at(s)?.clone())
+                                    }
+                                })
+                            };
+                            exact_expr::eval(expr, &env)
+                        })
+                        .collect::<Option<Vec<_>>>()
+                })
+                .flatten();
+            if let Some(exact) = exact {
+                if ty == Type::Bool {
+                    let mut set = StateSet::with_capacity(n);
+                    for (s, v) in exact.iter().enumerate() {
+                        if *v == exact_expr::Q::Bool(true) {
+                            set.insert(s);
+                        }
+                    }
+                    return Ok(StateValues::Bool(set));
+                }
+                let q = exact
+                    .into_iter()
+                    .map(|v| match v {
+                        exact_expr::Q::Num(q) => Some(Some(q)),
+                        exact_expr::Q::Bool(_) => None,
+                    })
+                    .collect::<Option<Vec<_>>>();
+                if let Some(q) = q {
+                    return Ok(StateValues::Num(NumValues::rational(q, method)));
+                }
+            }
+        }
         if ty == Type::Bool {
             return Ok(StateValues::Bool(set));
         }
-        let method = method.unwrap_or(MethodUsed::Expression);
         Ok(StateValues::Num(if exact {
             NumValues::exact(values, method)
         } else {
@@ -591,6 +663,21 @@ impl<'a> Checker<'a> {
         match path {
             ResolvedPath::Next(phi) => {
                 let set = self.bool_of(phi)?;
+                if self.exact_mode() {
+                    let stop = self.options.interrupt.clone();
+                    let mut st = self.stepper(&stop)?;
+                    let x = st
+                        .iterate(
+                            rational_indicator(&set, self.n()),
+                            1,
+                            &vec![StepRow::Sweep; self.n()],
+                        )
+                        .map_err(|e| self.steps_error(e, None, "X"))?;
+                    return Ok(NumValues::rational(
+                        x.into_iter().map(Some).collect(),
+                        MethodUsed::Next,
+                    ));
+                }
                 let ind = bounded::indicator(&set, self.n());
                 let all: Vec<u32> = (0..self.n() as u32).collect();
                 let x = bounded::sweep_rows(self.matrix(), &all, ind, 1, &self.options.interrupt)?;
@@ -753,6 +840,9 @@ impl<'a> Checker<'a> {
 
     /// `P(φ U b ψ)` for every state (PRISM's semantics of every step bound).
     fn until(&mut self, phi: &StateSet, psi: &StateSet, steps: &Steps) -> Result<NumValues> {
+        if self.exact_mode() && (steps.upper.is_some() || steps.lower > 0) {
+            return self.until_exact(phi, psi, steps);
+        }
         let matrix = self.matrix();
         let rest = match steps.upper {
             Some(u) => {
@@ -792,6 +882,148 @@ impl<'a> Checker<'a> {
             method,
             exact: None,
         })
+    }
+
+    /// [`Checker::until`] with a step bound in exact mode: the bounded part by rational
+    /// sweeps with the model's exact probabilities, within the budget of
+    /// [`exact_steps::MAX_RATIONAL_OPS`] multiply-adds (past it, an error at the bound).
+    fn until_exact(&mut self, phi: &StateSet, psi: &StateSet, steps: &Steps) -> Result<NumValues> {
+        let n = self.n();
+        let (rest, rest_method) = match steps.upper {
+            Some(u) => {
+                let window = u.saturating_sub(steps.lower);
+                let rows: Vec<StepRow> = (0..n)
+                    .map(|s| {
+                        if psi.contains(s) {
+                            StepRow::Keep
+                        } else if phi.contains(s) {
+                            StepRow::Sweep
+                        } else {
+                            StepRow::Zero
+                        }
+                    })
+                    .collect();
+                let stop = self.options.interrupt.clone();
+                let mut st = self.stepper(&stop)?;
+                let x = st
+                    .iterate(rational_indicator(psi, n), window, &rows)
+                    .map_err(|e| self.steps_error(e, Some(steps.span), "the step bound"))?;
+                (x, MethodUsed::Bounded { steps: window })
+            }
+            None => {
+                let opts = self.options.clone();
+                let matrix = self.matrix();
+                let exact = self.dtmc.exact.as_deref();
+                let t = self.transpose();
+                let sol: NumValues =
+                    augur_solver::until_probabilities(matrix, t, exact, phi, psi, &opts)?.into();
+                let x = sol
+                    .exact
+                    .and_then(|x| x.into_iter().collect::<Option<Vec<_>>>());
+                match x {
+                    Some(x) => (x, sol.method),
+                    None => {
+                        return Err(CheckError::Internal(
+                            "exact mode: the unbounded until has no exact result".into(),
+                        ))
+                    }
+                }
+            }
+        };
+        if steps.lower == 0 {
+            return Ok(NumValues::rational(
+                rest.into_iter().map(Some).collect(),
+                rest_method,
+            ));
+        }
+        let k = steps.lower;
+        let rows: Vec<StepRow> = (0..n)
+            .map(|s| {
+                if phi.contains(s) {
+                    StepRow::Sweep
+                } else {
+                    StepRow::Zero
+                }
+            })
+            .collect();
+        let stop = self.options.interrupt.clone();
+        let mut st = self.stepper(&stop)?;
+        let x = st
+            .iterate(rest, k, &rows)
+            .map_err(|e| self.steps_error(e, Some(steps.span), "the step bound"))?;
+        Ok(NumValues::rational(
+            x.into_iter().map(Some).collect(),
+            MethodUsed::RestrictedSteps {
+                inner: Box::new(rest_method),
+                steps: k,
+            },
+        ))
+    }
+
+    /// The rational stepper of exact mode over the model's exact probabilities, within the
+    /// budget of [`exact_steps::MAX_RATIONAL_OPS`] multiply-adds.
+    fn stepper<'s>(&self, stop: &'s Interrupt) -> Result<Stepper<'s>>
+    where
+        'a: 's,
+    {
+        Ok(Stepper::new(
+            self.matrix(),
+            self.dtmc.exact.as_deref(),
+            exact_steps::MAX_RATIONAL_OPS,
+            stop,
+        )?)
+    }
+
+    /// The error of an exact step-bounded computation: past the budget, a user error located
+    /// at `span` (the step bound) that names the sound alternative.
+    fn steps_error(&self, e: StepsError, span: Option<Span>, what: &str) -> CheckError {
+        match e {
+            StepsError::Solver(e) => e.into(),
+            e @ StepsError::OverBudget { .. } => {
+                let message = format!(
+                    "exact mode: {what} is too large to compute in exact rationals: {e}; \
+                     the default method (--method auto) computes it in double precision"
+                );
+                match span {
+                    Some(span) => self.error_at(span, message),
+                    None => CheckError::input(message),
+                }
+            }
+        }
+    }
+
+    /// The exact expected one-step reward `state(s) + Σ_t P(s,t)·trans(s,t)` of exact mode:
+    /// the model's exact probabilities, each reward the decimal it prints as (`0.1` is 1/10),
+    /// as the exact solvers read them.
+    fn one_step_exact(&self, rs: &RewardStructure) -> Result<Vec<BigRational>> {
+        self.one_step(rs)?; // checks the lengths
+        let n = self.n();
+        let dec = |x: f64| {
+            exact::from_decimal(x)
+                .ok_or_else(|| CheckError::input(format!("model: a reward is not finite ({x})")))
+        };
+        let mut out = match &rs.state {
+            Some(v) => v.iter().map(|&x| dec(x)).collect::<Result<Vec<_>>>()?,
+            None => vec![BigRational::zero(); n],
+        };
+        if let Some(tr) = &rs.transition {
+            let ptr = self.dtmc.row_ptr();
+            let data = self.matrix().data();
+            let probs = self.dtmc.exact.as_deref();
+            for (s, o) in out.iter_mut().enumerate() {
+                for e in ptr[s] as usize..ptr[s + 1] as usize {
+                    if tr[e] == 0.0 {
+                        continue;
+                    }
+                    let p = match probs {
+                        Some(p) => p[e].clone(),
+                        None => exact::to_rational(data[e]).unwrap_or_else(BigRational::zero),
+                    };
+                    *o += p * dec(tr[e])?;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The reward structure `index` of the model.
@@ -841,6 +1073,62 @@ impl<'a> Checker<'a> {
                 let target = self.bool_of(phi)?;
                 let r = self.one_step(rs)?;
                 self.reach_rewards(&target, &r)
+            }
+            ResolvedRewardPath::Cumulative { steps, discount } if self.exact_mode() => {
+                let d = discount
+                    .as_ref()
+                    .map_or_else(BigRational::one, |d| d.exact.clone());
+                match steps {
+                    Some(k) => {
+                        let r = self.one_step_exact(rs)?;
+                        let mut st = self.stepper(&stop)?;
+                        let x = st
+                            .cumulative(r, &d, *k)
+                            .map_err(|e| self.steps_error(e, Some(span), "the step bound"))?;
+                        Ok(NumValues::rational(
+                            x.into_iter().map(Some).collect(),
+                            MethodUsed::Cumulative {
+                                steps: *k,
+                                discounted: !d.is_one(),
+                            },
+                        ))
+                    }
+                    None if !d.is_one() => {
+                        let r = self.one_step_exact(rs)?;
+                        let x = exact_steps::discounted_total(
+                            matrix,
+                            self.dtmc.exact.as_deref(),
+                            r,
+                            &d,
+                            &stop,
+                        )?;
+                        Ok(NumValues::rational(
+                            x.into_iter().map(Some).collect(),
+                            MethodUsed::Solver(format!("exact ({} unknowns)", self.n())),
+                        ))
+                    }
+                    None => {
+                        let r = self.one_step(rs)?;
+                        let opts = self.options.clone();
+                        let exact = self.dtmc.exact.as_deref();
+                        let t = self.transpose();
+                        let sol = augur_solver::total_rewards(matrix, t, exact, &r, &opts)?;
+                        Ok(self.keep_exact(sol.into()))
+                    }
+                }
+            }
+            ResolvedRewardPath::Instantaneous(k) if self.exact_mode() => {
+                let mut r = rs.clone();
+                r.transition = None;
+                let v = self.one_step_exact(&r)?;
+                let mut st = self.stepper(&stop)?;
+                let x = st
+                    .iterate(v, *k, &vec![StepRow::Sweep; self.n()])
+                    .map_err(|e| self.steps_error(e, Some(span), "the step bound"))?;
+                Ok(NumValues::rational(
+                    x.into_iter().map(Some).collect(),
+                    MethodUsed::Instantaneous { steps: *k },
+                ))
             }
             ResolvedRewardPath::Cumulative { steps, discount } => {
                 let r = self.one_step(rs)?;
@@ -1163,6 +1451,19 @@ fn everywhere_num(
         method,
         exact: q.map(|q| vec![Some(q); n]),
     })
+}
+
+/// The indicator of `set` over `n` states, in rationals.
+fn rational_indicator(set: &StateSet, n: usize) -> Vec<BigRational> {
+    (0..n)
+        .map(|s| {
+            if set.contains(s) {
+                BigRational::one()
+            } else {
+                BigRational::zero()
+            }
+        })
+        .collect()
 }
 
 /// All `n` states when `b`, none otherwise.
