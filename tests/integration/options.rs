@@ -133,3 +133,77 @@ fn const_overriding_a_definition_warns_with_both_values_and_the_file() {
     .into_owned();
     assert!(!err.contains("overrides"), "{err}");
 }
+
+/// Herman's protocol with `n` processes (2^n states), as in the QVBS `herman` family.
+fn herman(n: usize) -> String {
+    let mut s = format!(
+        "dtmc\nconst double p = 0.5;\nmodule process1\n  x1 : [0..1];\n  \
+         [step]  (x1=x{n}) -> p : (x1'=0) + 1-p : (x1'=1);\n  \
+         [step] !(x1=x{n}) -> (x1'=x{n});\nendmodule\n"
+    );
+    for i in 2..=n {
+        s.push_str(&format!(
+            "module process{i} = process1 [ x1=x{i}, x{n}=x{} ] endmodule\n",
+            i - 1
+        ));
+    }
+    let tokens: Vec<String> = (1..=n)
+        .map(|i| format!("(x{i}=x{}?1:0)", i % n + 1))
+        .collect();
+    s.push_str(&format!(
+        "rewards \"steps\"\n  true : 1;\nendrewards\ninit\n  true\nendinit\n\
+         formula num_tokens = {};\nlabel \"stable\" = num_tokens=1;\n",
+        tokens.join("+")
+    ));
+    s
+}
+
+#[test]
+fn a_long_computation_shows_its_progress_on_a_terminal_and_stops_at_the_timeout() {
+    // Exact elimination on herman with 2,048 states runs for minutes (issue 13, item 9): on
+    // a terminal a progress line appears after two seconds (it once never did: the line of
+    // the first property was finished before it started), the time limit stops it with exit
+    // code 1, and the message points to the sound default. The terminal is a pseudo-terminal
+    // made by Python's `pty` module (Python 3 is a requirement of the test command).
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("herman11.pm");
+    std::fs::write(&model, herman(11)).unwrap();
+    let script = r#"
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+end = time.time() + 60
+while time.time() < end:
+    r, _, _ = select.select([fd], [], [], 0.5)
+    if r:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let o = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_augur"))
+        .args(["check", model.to_str().unwrap()])
+        .args(["--prop", "R=? [ F \"stable\" ]", "--method", "exact"])
+        .args(["--timeout", "4"])
+        .output()
+        .expect("python3 runs (a requirement of the test command)");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("solving") && text.contains("eliminated unknowns"),
+        "{text}"
+    );
+    assert!(text.contains("time limit exceeded (after 4.0 s)"), "{text}");
+    assert!(text.contains("--method auto"), "{text}");
+}

@@ -47,7 +47,8 @@ impl LimitArgs {
         if std::io::stderr().is_terminal() {
             let start = Instant::now();
             let bar = ProgressBar::hidden();
-            let solve_bar = ProgressBar::hidden();
+            // Replaced by a fresh bar for each property: a finished bar never draws again.
+            let solve_bar = std::sync::Mutex::new(ProgressBar::hidden());
             // (start of the current computation, its last sweep count)
             let solving = std::sync::Mutex::new((Instant::now(), 0u64));
             limits = limits.with_progress(move |p| {
@@ -59,12 +60,20 @@ impl LimitArgs {
                         done,
                     } => (states, explored, transitions, done),
                     Progress::Solving { sweeps } => {
-                        show_solving(&solve_bar, &solving, sweeps);
+                        if let Ok(bar) = solve_bar.lock() {
+                            show_solving(&bar, &solving, sweeps);
+                        }
                         return;
                     }
                     _ => {
                         // The next property: its computation starts afresh.
-                        solve_bar.finish_and_clear();
+                        if let Ok(mut bar) = solve_bar.lock() {
+                            bar.finish_and_clear();
+                            *bar = ProgressBar::hidden();
+                        }
+                        if let Ok(mut st) = solving.lock() {
+                            *st = (Instant::now(), 0);
+                        }
                         return;
                     }
                 };
