@@ -475,8 +475,10 @@ fn bounded_operators_and_arithmetic_are_exact() {
         ("P=? [ G<=2 s!=1 ]", "9/10".into()), // s1 only at step 1, from s0
         ("P=? [ X s=1 ] + P=? [ F s=3 ]", "19/140".into()), // 1/10 + 1/28
         ("P=? [ F s=3 ] + 1/3", "31/84".into()), // the literal as written: 1/28 + 1/3
-        // A model's real constant reaches the property as its double: not claimed exact.
-        ("P=? [ F s=3 ] + q", "0.369047619047619".into()),
+        // A model's real constant is the rational the exact build computed: 1/28 + 1/3.
+        ("P=? [ F s=3 ] + q", "31/84".into()),
+        ("P>=q [ X s=1 ]", "false".into()),         // 1/10 < 1/3
+        ("P=? [ F<=3 s=3 ] = q/10", "true".into()), // 1/30
         ("min(P=? [ F<=3 s=3 ], P=? [ F s=3 ])", "1/30".into()),
         ("P=? [ F s=3 ] * 28", "1".into()),
         ("filter(sum, P=? [ F<=3 s=3 ])", "25/18".into()), // 1/30 + 1/3 + 0 + 1
@@ -537,4 +539,86 @@ fn a_bounded_operator_past_the_exact_budget_is_refused() {
         out.contains("P=? [ F<=1000000 s=3 ] = 0.0357142857142857"),
         "{out}"
     );
+}
+
+#[test]
+fn an_operator_without_an_exact_value_over_results_is_refused() {
+    // Over exact results, `log` and `pow` with a non-integer exponent have no rational value:
+    // exact mode says so, located, instead of printing a double under the exact method. An
+    // integer power is exact: (1/28)^2 = 1/784.
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "loop.pm", LOOP);
+    let m = m.display().to_string();
+    for prop in ["log(P=? [ F s=3 ], 2)", "pow(P=? [ F s=3 ], 0.5) > 0.1"] {
+        let err = fail(&["check", &m, "--prop", prop, "--method", "exact"]);
+        assert!(
+            err.contains("exact mode: this has no exact rational value in state 0"),
+            "{err}"
+        );
+        assert!(
+            err.contains("--> --prop:1:1") && err.contains("--method auto"),
+            "{err}"
+        );
+        // The default method answers it.
+        ok(&["check", &m, "--prop", prop]);
+    }
+    let out = ok(&[
+        "check",
+        &m,
+        "--prop",
+        "pow(P=? [ F s=3 ], 2)",
+        "--method",
+        "exact",
+    ]);
+    assert!(out.contains("= 1/784"), "{out}");
+    // A division by zero names no internal placeholder.
+    let err = fail(&[
+        "check",
+        &m,
+        "--prop",
+        "P=? [ F s=3 ] / (P=? [ X s=1 ] - 1/10)",
+    ]);
+    assert!(
+        err.contains("error: in state 0: division by zero\n"),
+        "{err}"
+    );
+    assert!(!err.contains('#'), "{err}");
+}
+
+#[test]
+fn reachability_and_total_rewards_with_transition_rewards_are_exact() {
+    // s0 → 1/3 → s1 (absorbing), 2/3 → s0; each step from s0 earns 0.2 (state) + 0.1
+    // (transition): 3/10 per step, 3 steps expected, so 9/10. The doubles' one-step reward
+    // 0.2 + (1/3)·0.1 + (2/3)·0.1 is 0.30000000000000004: read as its decimal it gave
+    // 22500000000000003/25000000000000000.
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "tr.pm",
+        "dtmc
+module m
+  s : [0..1] init 0;
+  [go] s=0 -> 1/3 : (s'=1) + 2/3 : (s'=0);
+  [] s=1 -> true;
+endmodule
+rewards \"r\"
+  s=0 : 0.2;
+  [go] true : 0.1;
+endrewards
+",
+    )
+    .display()
+    .to_string();
+    let out = ok(&[
+        "check",
+        &m,
+        "--prop",
+        "R=? [ F s=1 ]",
+        "--prop",
+        "R=? [ C ]",
+        "--method",
+        "exact",
+    ]);
+    assert!(out.contains("R=? [ F s=1 ] = 9/10 "), "{out}");
+    assert!(out.contains("R=? [ C ] = 9/10 "), "{out}");
 }

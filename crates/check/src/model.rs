@@ -49,6 +49,8 @@ pub struct Model {
     name: String,
     format: Option<Format>,
     constants: Vec<(String, Value)>,
+    /// Under `--method exact`, the exact rationals of the model's real constants.
+    exact_constants: Vec<(String, augur_pctl::BigRational)>,
     prism: Option<augur_prism::PrismModel>,
     build_seconds: f64,
     notes: Vec<String>,
@@ -171,6 +173,7 @@ impl Model {
             name: "<model>".into(),
             format: None,
             constants: Vec::new(),
+            exact_constants: Vec::new(),
             prism: None,
             build_seconds: 0.0,
             notes: Vec::new(),
@@ -257,6 +260,12 @@ impl Model {
     /// Values of the model's constants (PRISM-language models), usable in properties.
     pub fn constants(&self) -> &[(String, Value)] {
         &self.constants
+    }
+
+    /// Under `--method exact`, the exact rational of each of the model's real constants
+    /// (`const double q = 1/3;` is 1/3), for properties that name them.
+    pub fn exact_constants(&self) -> &[(String, augur_pctl::BigRational)] {
+        &self.exact_constants
     }
 
     /// Seconds spent reading and building.
@@ -414,6 +423,7 @@ fn explicit(
         name,
         format: Some(format),
         constants: Vec::new(),
+        exact_constants: Vec::new(),
         prism: None,
         build_seconds: start.elapsed().as_secs_f64(),
         notes: report_notes(report),
@@ -477,6 +487,7 @@ fn load_prism(name: &str, text: &str, opts: &LoadOptions, start: Instant) -> Res
         name: name.to_string(),
         format: Some(Format::Prism),
         constants: report.constants.clone(),
+        exact_constants: report.exact_constants.clone(),
         prism: Some(model),
         build_seconds: start.elapsed().as_secs_f64(),
         notes: Vec::new(),

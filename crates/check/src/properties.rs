@@ -246,10 +246,15 @@ impl Properties {
     /// the properties file's constants defined by rational arithmetic over those.
     fn exact_constants(
         &self,
+        model: &Model,
         values: &BTreeMap<String, Value>,
         given: &Constants,
     ) -> BTreeMap<String, augur_pctl::BigRational> {
         let mut exact = given.exact().clone();
+        // The model's real constants, as the exact build computed them.
+        for (name, q) in model.exact_constants() {
+            exact.entry(name.clone()).or_insert_with(|| q.clone());
+        }
         // Definitions may refer to each other in any order: repeat until nothing changes.
         for _ in 0..=self.constants.len() {
             let mut changed = false;
@@ -287,7 +292,7 @@ impl Properties {
                 format!("constant `{name}` of {file} has no value but no property uses it: ignored")
             })
             .collect();
-        let exact = self.exact_constants(&constants, given);
+        let exact = self.exact_constants(model, &constants, given);
         let names = model.property_names();
         let expand = |e: &Expr| model.expand_formulas(e);
         if let Some(file) = &self.file {

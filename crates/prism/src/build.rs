@@ -126,6 +126,9 @@ pub struct ExplorationReport {
     pub multi_choice_states: usize,
     /// The value of every model constant used.
     pub constants: Vec<(String, Value)>,
+    /// In exact mode, the exact rational of every real constant (`const double q = 1/3;` is
+    /// 1/3), for properties that name it; empty otherwise.
+    pub exact_constants: Vec<(String, BigRational)>,
     /// Human-readable warnings (deadlocks, several enabled choices), for the CLI to print.
     pub warnings: Vec<String>,
 }
@@ -169,6 +172,13 @@ impl PrismModel {
             constants: cvals
                 .iter()
                 .map(|(n, v)| (n.clone(), v.to_value()))
+                .collect(),
+            exact_constants: cvals
+                .iter()
+                .filter_map(|(n, v)| match v {
+                    ConstValue::Real(_, Some(q)) if opts.exact => Some((n.clone(), q.clone())),
+                    _ => None,
+                })
                 .collect(),
             ..ExplorationReport::default()
         };

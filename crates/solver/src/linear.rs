@@ -32,6 +32,10 @@ pub(crate) struct Problem<'a> {
     pub unknowns: Vec<u32>,
     /// The constant `c_s` of every unknown (aligned with `unknowns`), `≥ 0`.
     pub constant: Vec<f64>,
+    /// The exact constants (aligned with `unknowns`), when the caller has them (exact mode:
+    /// an expected one-step reward with transition rewards is not the decimal of its double);
+    /// else the exact method reads each `constant` as described in `build_exact`.
+    pub constant_exact: Option<Vec<BigRational>>,
     /// The value of every known state (indexed by global id; entries of unknowns are ignored).
     pub known: &'a [f64],
     /// Exact values of known states, when available (else `known` is converted exactly).
@@ -147,10 +151,10 @@ fn build_exact(p: &Problem<'_>) -> Result<ExactSystem> {
         let c = p.constant[i];
         // With exact probabilities (exact mode), a reward is the decimal it prints as
         // (`0.1` is 1/10), like the probabilities; otherwise the f64's own rational.
-        let mut bi = if p.exact.is_some() {
-            exact::from_decimal(c)
-        } else {
-            exact::to_rational(c)
+        let mut bi = match &p.constant_exact {
+            Some(q) => Some(q[i].clone()),
+            None if p.exact.is_some() => exact::from_decimal(c),
+            None => exact::to_rational(c),
         }
         .ok_or_else(|| SolverError::Unsupported(format!("non-finite value {c}")))?;
         let mut row = Vec::new();

@@ -140,6 +140,7 @@ pub fn until_probabilities(
         matrix,
         exact,
         constant: vec![0.0; unknowns.len()],
+        constant_exact: None,
         unknowns,
         known: &known,
         known_exact: None,
@@ -163,7 +164,24 @@ pub fn reachability_rewards(
     rewards: &[f64],
     opts: &SolveOptions,
 ) -> Result<Solution> {
+    reachability_rewards_exact(matrix, transpose, exact, target, rewards, None, opts)
+}
+
+/// [`reachability_rewards`] with the exact one-step rewards when the caller has them
+/// (`rewards_exact`, aligned with `rewards`): the exact method then solves with these
+/// instead of reading each `f64` reward as its decimal (with transition rewards, the expected
+/// one-step reward `state + Σ P·trans` is not the decimal of its double).
+pub fn reachability_rewards_exact(
+    matrix: &Matrix,
+    transpose: &Matrix,
+    exact: Option<&[BigRational]>,
+    target: &StateSet,
+    rewards: &[f64],
+    rewards_exact: Option<&[BigRational]>,
+    opts: &SolveOptions,
+) -> Result<Solution> {
     check_dims(matrix, transpose, &[target])?;
+    check_rewards_exact(rewards, rewards_exact)?;
     check_exact(matrix, exact)?;
     let n = matrix.rows();
     check_values("rewards", rewards, n, true)?;
@@ -196,6 +214,7 @@ pub fn reachability_rewards(
         &positive,
         &candidates,
         rewards,
+        rewards_exact,
         None,
         opts,
     )
@@ -218,16 +237,43 @@ pub fn total_rewards(
     rewards: &[f64],
     opts: &SolveOptions,
 ) -> Result<Solution> {
-    total_rewards_within(matrix, transpose, exact, rewards, None, opts)
+    total_rewards_within(matrix, transpose, exact, rewards, None, None, opts)
+}
+
+/// [`total_rewards`] with the exact one-step rewards (as [`reachability_rewards_exact`]).
+pub fn total_rewards_exact(
+    matrix: &Matrix,
+    transpose: &Matrix,
+    exact: Option<&[BigRational]>,
+    rewards: &[f64],
+    rewards_exact: Option<&[BigRational]>,
+    opts: &SolveOptions,
+) -> Result<Solution> {
+    check_rewards_exact(rewards, rewards_exact)?;
+    total_rewards_within(matrix, transpose, exact, rewards, rewards_exact, None, opts)
+}
+
+/// Exact rewards, when given, are one per state, as the `f64` ones.
+fn check_rewards_exact(rewards: &[f64], rewards_exact: Option<&[BigRational]>) -> Result<()> {
+    match rewards_exact {
+        Some(q) if q.len() != rewards.len() => Err(SolverError::Unsupported(format!(
+            "exact rewards: {} entries for {} states",
+            q.len(),
+            rewards.len()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// [`total_rewards`] with an optional upper bound on every value that the caller knows
 /// (interval iteration starts its upper sequence there instead of deriving one).
+#[allow(clippy::too_many_arguments)]
 fn total_rewards_within(
     matrix: &Matrix,
     transpose: &Matrix,
     exact: Option<&[BigRational]>,
     rewards: &[f64],
+    rewards_exact: Option<&[BigRational]>,
     upper: Option<f64>,
     opts: &SolveOptions,
 ) -> Result<Solution> {
@@ -272,6 +318,7 @@ fn total_rewards_within(
         &positive,
         &candidates,
         rewards,
+        rewards_exact,
         upper,
         opts,
     )
@@ -326,7 +373,7 @@ pub fn discounted_total_rewards(
     let max_r = rewards.iter().copied().fold(0.0, f64::max);
     let upper = (max_r / stop) * (1.0 + 8.0 * f64::EPSILON);
     let upper = upper.is_finite().then_some(upper);
-    let mut solution = total_rewards_within(&stopping, &transpose, None, &r, upper, opts)?;
+    let mut solution = total_rewards_within(&stopping, &transpose, None, &r, None, upper, opts)?;
     solution.values.truncate(n);
     if let Some((lo, hi)) = &mut solution.bounds {
         lo.truncate(n);
@@ -347,16 +394,20 @@ fn solve_earning(
     positive: &StateSet,
     candidates: &StateSet,
     rewards: &[f64],
+    rewards_exact: Option<&[BigRational]>,
     upper: Option<f64>,
     opts: &SolveOptions,
 ) -> Result<Solution> {
     let earning = backward_within(transpose, positive, candidates);
     let unknowns: Vec<u32> = earning.ones().map(|s| s as u32).collect();
     let constant = unknowns.iter().map(|&s| rewards[s as usize]).collect();
+    let constant_exact =
+        rewards_exact.map(|q| unknowns.iter().map(|&s| q[s as usize].clone()).collect());
     let problem = Problem {
         matrix,
         exact,
         constant,
+        constant_exact,
         unknowns,
         known: &known,
         known_exact: None,

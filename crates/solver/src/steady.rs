@@ -104,6 +104,7 @@ fn bscc_value(
         constant: vec![0.0; k - 1],
         known: &known,
         known_exact: known_exact.as_deref(),
+        constant_exact: None,
         lower: 0.0,
         upper: None,
     };
@@ -291,6 +292,7 @@ pub fn long_run_average(
         unknowns,
         known: &known,
         known_exact: known_exact.as_deref(),
+        constant_exact: None,
         lower: 0.0,
         upper: Some(upper),
     };

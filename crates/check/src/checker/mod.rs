@@ -441,7 +441,7 @@ impl<'a> Checker<'a> {
                 |c| {
                     let set = c.bool_of(target)?;
                     let ones = vec![1.0; c.n()];
-                    c.reach_rewards(&set, &ones)
+                    c.reach_rewards(&set, &ones, None)
                 },
                 None,
             )?,
@@ -511,9 +511,14 @@ impl<'a> Checker<'a> {
                     Scalar::Num(x) => Value::Double(x),
                 })
             };
-            let v = expr
-                .eval(env)
-                .map_err(|e| self.error_at(span, format!("in state {s}: {e}")))?;
+            let v = expr.eval(env).map_err(|e| {
+                // The operands are placeholders (`#0`): the caret shows the text instead.
+                let what = match e {
+                    augur_expr::ExprError::DivisionByZero(_) => "division by zero".to_string(),
+                    e => e.to_string(),
+                };
+                self.error_at(span, format!("in state {s}: {what}"))
+            })?;
             match v {
                 Value::Bool(b) => {
                     if b {
@@ -531,24 +536,35 @@ impl<'a> Checker<'a> {
                 StateValues::Num(num) => num.exact.is_some(),
                 StateValues::Bool(_) => true,
             });
-            let exact = numeric_exact
-                .then(|| {
-                    (0..n)
-                        .map(|s| {
-                            let env = |name: &str| -> Option<exact_expr::Q> {
-                                let i: usize = name.strip_prefix('#')?.parse().ok()?;
-                                Some(match operands.get(i)? {
-                                    StateValues::Bool(b) => exact_expr::Q::Bool(b.contains(s)),
-                                    StateValues::Num(num) => {
-                                        exact_expr::Q::Num(num.exact_at(s)?.clone())
-                                    }
-                                })
-                            };
-                            exact_expr::eval(expr, &env)
+            let exact = if numeric_exact {
+                let mut out = Vec::with_capacity(n);
+                for s in 0..n {
+                    let env = |name: &str| -> Option<exact_expr::Q> {
+                        let i: usize = name.strip_prefix('#')?.parse().ok()?;
+                        Some(match operands.get(i)? {
+                            StateValues::Bool(b) => exact_expr::Q::Bool(b.contains(s)),
+                            StateValues::Num(num) => exact_expr::Q::Num(num.exact_at(s)?.clone()),
                         })
-                        .collect::<Option<Vec<_>>>()
-                })
-                .flatten();
+                    };
+                    // Every operand is exact: no exact result is the operator's (issue 13,
+                    // item 8: exact mode answers exactly or says it cannot).
+                    let Some(v) = exact_expr::eval(expr, &env) else {
+                        return Err(self.error_at(
+                            span,
+                            format!(
+                                "exact mode: this has no exact rational value in state {s} \
+                                 (`log`, `pow` with a non-integer exponent, or a division by \
+                                 zero); the default method (--method auto) computes it in \
+                                 double precision"
+                            ),
+                        ));
+                    };
+                    out.push(v);
+                }
+                Some(out)
+            } else {
+                None
+            };
             if let Some(exact) = exact {
                 if ty == Type::Bool {
                     let mut set = StateSet::with_capacity(n);
@@ -1072,7 +1088,12 @@ impl<'a> Checker<'a> {
             ResolvedRewardPath::Reachability(phi) => {
                 let target = self.bool_of(phi)?;
                 let r = self.one_step(rs)?;
-                self.reach_rewards(&target, &r)
+                let q = if self.exact_mode() {
+                    Some(self.one_step_exact(rs)?)
+                } else {
+                    None
+                };
+                self.reach_rewards(&target, &r, q.as_deref())
             }
             ResolvedRewardPath::Cumulative { steps, discount } if self.exact_mode() => {
                 let d = discount
@@ -1109,10 +1130,20 @@ impl<'a> Checker<'a> {
                     }
                     None => {
                         let r = self.one_step(rs)?;
+                        // The exact one-step rewards (with transition rewards, not the
+                        // decimal of `r`'s doubles).
+                        let q = self.one_step_exact(rs)?;
                         let opts = self.options.clone();
                         let exact = self.dtmc.exact.as_deref();
                         let t = self.transpose();
-                        let sol = augur_solver::total_rewards(matrix, t, exact, &r, &opts)?;
+                        let sol = augur_solver::total_rewards_exact(
+                            matrix,
+                            t,
+                            exact,
+                            &r,
+                            Some(&q),
+                            &opts,
+                        )?;
                         Ok(self.keep_exact(sol.into()))
                     }
                 }
@@ -1230,12 +1261,18 @@ impl<'a> Checker<'a> {
         Ok(values)
     }
 
-    fn reach_rewards(&mut self, target: &StateSet, r: &[f64]) -> Result<NumValues> {
+    /// Expected reward until `target`; `q`: the exact one-step rewards (exact mode).
+    fn reach_rewards(
+        &mut self,
+        target: &StateSet,
+        r: &[f64],
+        q: Option<&[BigRational]>,
+    ) -> Result<NumValues> {
         let opts = self.options.clone();
         let matrix = self.matrix();
         let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        let sol = augur_solver::reachability_rewards(matrix, t, exact, target, r, &opts)?;
+        let sol = augur_solver::reachability_rewards_exact(matrix, t, exact, target, r, q, &opts)?;
         Ok(self.keep_exact(sol.into()))
     }
 
