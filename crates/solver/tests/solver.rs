@@ -915,3 +915,48 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Every sound method's bounds contain the exact value of the `f64` chain, with no slack:
+    /// the reference is exact elimination in rationals (each double its own rational).
+    #[test]
+    fn sound_bounds_contain_the_exact_rational_without_slack(
+        seed in any::<u64>(), n in 2usize..30, absorbing in 0usize..30, psi_pct in 5usize..30
+    ) {
+        use num_rational::BigRational;
+        let m = random_dtmc(seed, n, absorbing);
+        let mt = graph::transpose(&m);
+        let phi = all(n);
+        let psi = random_set(seed ^ 0xdef, n, psi_pct);
+        let exact = until_probabilities(&m, &mt, None, &phi, &psi, &opts(Method::Exact, 1e-6)).unwrap();
+        let q = exact.exact.expect("exact rationals");
+        let ones = vec![1.0; n];
+        let rexact = reachability_rewards(&m, &mt, None, &psi, &ones, &opts(Method::Exact, 1e-6)).unwrap();
+        for method in SOUND {
+            for eps in [1e-3, 1e-6, 1e-10] {
+                let sol = until_probabilities(&m, &mt, None, &phi, &psi, &opts(method, eps)).unwrap();
+                let (lo, hi) = sol.bounds.as_ref().expect("bounds");
+                for s in 0..n {
+                    let l = BigRational::from_float(lo[s]).unwrap();
+                    let h = BigRational::from_float(hi[s]).unwrap();
+                    let Some(v) = &q[s] else { continue };
+                    prop_assert!(&l <= v && v <= &h,
+                        "{:?} eps {}: state {}: [{}, {}] ({})", method, eps, s, lo[s], hi[s], sol.method);
+                }
+                let sol = reachability_rewards(&m, &mt, None, &psi, &ones, &opts(method, eps)).unwrap();
+                let (lo, hi) = sol.bounds.as_ref().expect("bounds");
+                let rq = rexact.exact.as_ref().expect("exact rationals");
+                for s in 0..n {
+                    if lo[s].is_infinite() { continue; }
+                    let l = BigRational::from_float(lo[s]).unwrap();
+                    let h = BigRational::from_float(hi[s]).unwrap();
+                    let Some(v) = &rq[s] else { continue };
+                    prop_assert!(&l <= v && v <= &h,
+                        "{:?} eps {} rewards: state {}: [{}, {}] ({})", method, eps, s, lo[s], hi[s], sol.method);
+                }
+            }
+        }
+    }
+}
