@@ -622,3 +622,36 @@ endrewards
     assert!(out.contains("R=? [ F s=1 ] = 9/10 "), "{out}");
     assert!(out.contains("R=? [ C ] = 9/10 "), "{out}");
 }
+
+#[test]
+fn long_run_rewards_are_exact() {
+    // s0 ⇄ s1, each leaving with probability 1/3: π = (1/2, 1/2). A state reward of 0.1 in
+    // s0 gives 1/20 (it gave half of the double 0.1's own rational); with 0.2 in
+    // s0 and 0.1 on s0's transitions the one-step reward is 3/10 (0.30000000000000004 in
+    // doubles) and the long-run average 3/20.
+    let dir = tempfile::tempdir().unwrap();
+    let text = |rewards: &str| {
+        format!(
+            "dtmc
+module m
+  s : [0..1] init 0;
+  [a] s=0 -> 1/3 : (s'=1) + 2/3 : (s'=0);
+  [] s=1 -> 1/3 : (s'=0) + 2/3 : (s'=1);
+endmodule
+rewards \"r\"
+{rewards}
+endrewards
+"
+        )
+    };
+    for (name, rewards, want) in [
+        ("state.pm", "  s=0 : 0.1;", "1/20"),
+        ("both.pm", "  s=0 : 0.2;\n  [a] true : 0.1;", "3/20"),
+    ] {
+        let m = write(dir.path(), name, &text(rewards))
+            .display()
+            .to_string();
+        let out = ok(&["check", &m, "--prop", "R=? [ S ]", "--method", "exact"]);
+        assert!(out.contains(&format!("R=? [ S ] = {want} ")), "{out}");
+    }
+}

@@ -63,5 +63,5 @@ pub use reach::{
     discounted_total_rewards, reachability_rewards, reachability_rewards_exact, total_rewards,
     total_rewards_exact, until_probabilities,
 };
-pub use steady::long_run_average;
+pub use steady::{long_run_average, long_run_average_exact};
 pub use sweep::step_rewards;

@@ -73,16 +73,25 @@ fn bscc_value(
     exact_t: Option<&[BigRational]>,
     bscc: &[u32],
     values: &[f64],
+    values_exact: Option<&[BigRational]>,
     local: &mut [u32],
     opts: &SolveOptions,
 ) -> Result<BsccValue> {
+    // The exact value of state `s`: the caller's rational, else the double's own.
+    let q = |s: u32| match values_exact {
+        Some(q) => q[s as usize].clone(),
+        None => exact::rat(values[s as usize]),
+    };
     if bscc.len() == 1 {
         let v = values[bscc[0] as usize];
         return Ok(BsccValue {
             value: v,
             lo: v,
             hi: v,
-            exact: exact::to_rational(v),
+            exact: match values_exact {
+                Some(_) => Some(q(bscc[0])),
+                None => exact::to_rational(v),
+            },
             sound: true,
             method: "single state".into(),
         });
@@ -111,11 +120,11 @@ fn bscc_value(
     let solved = linear::solve(&problem, opts)?;
     let vals: Vec<f64> = bscc.iter().map(|&s| values[s as usize]).collect();
     if let Some(x) = &solved.exact {
-        let mut num = exact::rat(vals[0]);
+        let mut num = q(bscc[0]);
         let mut den = exact::rat(1.0);
-        for (i, q) in x.iter().enumerate() {
-            num += q * exact::rat(vals[i + 1]);
-            den += q;
+        for (i, v) in x.iter().enumerate() {
+            num += v * q(bscc[i + 1]);
+            den += v;
         }
         let g = num / den;
         let (lo, hi) = exact::to_f64_bounds(&g);
@@ -174,7 +183,28 @@ pub fn long_run_average(
     values: &[f64],
     opts: &SolveOptions,
 ) -> Result<Solution> {
+    long_run_average_exact(matrix, transpose, exact, values, None, opts)
+}
+
+/// [`long_run_average`] with the exact values when the caller has them (`values_exact`,
+/// aligned with `values`; exact mode: a reward `0.1` is 1/10, and an expected one-step reward
+/// with transition rewards is not the decimal of its double). Without them the exact method
+/// takes each double as its own rational.
+pub fn long_run_average_exact(
+    matrix: &Matrix,
+    transpose: &Matrix,
+    exact: Option<&[BigRational]>,
+    values: &[f64],
+    values_exact: Option<&[BigRational]>,
+    opts: &SolveOptions,
+) -> Result<Solution> {
     let n = matrix.rows();
+    if values_exact.is_some_and(|q| q.len() != n) {
+        return Err(SolverError::Unsupported(format!(
+            "exact values: {} entries for {n} states",
+            values_exact.map_or(0, |q| q.len())
+        )));
+    }
     if matrix.cols() != n || transpose.rows() != n || transpose.cols() != n {
         return Err(SolverError::Unsupported(
             "matrix and transpose must be square and of the same size".into(),
@@ -216,6 +246,10 @@ pub fn long_run_average(
         .fold(f64::INFINITY, f64::min)
         .min(0.0);
     let shifted: Vec<f64> = values.iter().map(|v| v - shift).collect();
+    let shifted_exact: Option<Vec<BigRational>> = values_exact.map(|q| {
+        let sq = exact::rat(shift);
+        q.iter().map(|v| v - &sq).collect()
+    });
     // Exact entries of the transpose, aligned with its data (needed for exact BSCC solves).
     let exact_t: Option<Vec<BigRational>> = match exact {
         Some(ex) => {
@@ -247,7 +281,15 @@ pub fn long_run_average(
     let mut g_lo = vec![0.0; n];
     let mut bscc_methods: Vec<String> = Vec::new();
     for b in &bsccs {
-        let g = bscc_value(transpose, exact_t.as_deref(), b, &shifted, &mut local, opts)?;
+        let g = bscc_value(
+            transpose,
+            exact_t.as_deref(),
+            b,
+            &shifted,
+            shifted_exact.as_deref(),
+            &mut local,
+            opts,
+        )?;
         all_sound &= g.sound;
         widen_lo = widen_lo.max(g.value - g.lo);
         widen_hi = widen_hi.max(g.hi - g.value);

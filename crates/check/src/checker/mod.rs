@@ -429,7 +429,7 @@ impl<'a> Checker<'a> {
                 |c| {
                     let set = c.bool_of(formula)?;
                     let ind = bounded::indicator(&set, c.n());
-                    c.long_run(&ind)
+                    c.long_run(&ind, None)
                 },
                 Some(1.0),
             )?,
@@ -1202,7 +1202,12 @@ impl<'a> Checker<'a> {
             }
             ResolvedRewardPath::LongRun => {
                 let r = self.one_step(rs)?;
-                self.long_run(&r)
+                let q = if self.exact_mode() {
+                    Some(self.one_step_exact(rs)?)
+                } else {
+                    None
+                };
+                self.long_run(&r, q.as_deref())
             }
         }
     }
@@ -1276,12 +1281,13 @@ impl<'a> Checker<'a> {
         Ok(self.keep_exact(sol.into()))
     }
 
-    fn long_run(&mut self, v: &[f64]) -> Result<NumValues> {
+    /// Long-run average of `v`; `q`: its exact values (exact mode).
+    fn long_run(&mut self, v: &[f64], q: Option<&[BigRational]>) -> Result<NumValues> {
         let opts = self.options.clone();
         let matrix = self.matrix();
         let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        let sol = augur_solver::long_run_average(matrix, t, exact, v, &opts)?;
+        let sol = augur_solver::long_run_average_exact(matrix, t, exact, v, q, &opts)?;
         Ok(self.keep_exact(sol.into()))
     }
 
