@@ -552,7 +552,7 @@ fn an_operator_without_an_exact_value_over_results_is_refused() {
     for prop in ["log(P=? [ F s=3 ], 2)", "pow(P=? [ F s=3 ], 0.5) > 0.1"] {
         let err = fail(&["check", &m, "--prop", prop, "--method", "exact"]);
         assert!(
-            err.contains("exact mode: this has no exact rational value in state 0"),
+            err.contains("exact mode: cannot compute this in rationals in state 0"),
             "{err}"
         );
         assert!(
@@ -654,4 +654,38 @@ endrewards
         let out = ok(&["check", &m, "--prop", "R=? [ S ]", "--method", "exact"]);
         assert!(out.contains(&format!("R=? [ S ] = {want} ")), "{out}");
     }
+}
+
+#[test]
+fn state_expressions_in_properties_are_exact() {
+    // LOOP's s takes 0..3: s*0.1 = 0.3 holds at s = 3 in rationals (in doubles 3·0.1 is
+    // 0.30000000000000004, and PRISM's default answers 0); P(F s=3) + s/3 is 1/28 in s0.
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "loop.pm", LOOP).display().to_string();
+    let out = ok(&[
+        "check",
+        &m,
+        "--prop",
+        "filter(count, s*0.1 = 0.3)",
+        "--prop",
+        "P=? [ F s=3 ] + s/3 + 1/7",
+        "--method",
+        "exact",
+    ]);
+    assert!(out.contains("filter(count, s*0.1=0.3) = 1 "), "{out}");
+    assert!(out.contains("= 5/28 "), "{out}"); // 1/28 + 0 + 4/28
+    let out = ok(&["check", &m, "--prop", "filter(count, s*0.1 = 0.3)"]);
+    assert!(out.contains("filter(count, s*0.1=0.3) = 0 "), "{out}");
+    let err = fail(&[
+        "check",
+        &m,
+        "--prop",
+        "log(s+1, 2) > 1",
+        "--method",
+        "exact",
+    ]);
+    assert!(
+        err.contains("exact mode: cannot compute this in rationals"),
+        "{err}"
+    );
 }

@@ -329,6 +329,13 @@ impl<'a> Checker<'a> {
                 let vals = atoms::eval_states(dtmc, expr, formulas)
                     .map_err(|message| self.error_at(*span, message))?;
                 let n = self.n();
+                if self.exact_mode() && exact.is_none() {
+                    // Exact mode: the expression over the states' values in rationals
+                    // (`s*0.1 = 0.3` holds at s = 3; `s/3` is a fraction).
+                    if let Some(v) = self.exact_state_values(expr, *span)? {
+                        return Ok(v);
+                    }
+                }
                 if vals.iter().all(|v| matches!(v, augur_expr::Value::Bool(_))) {
                     let mut set = StateSet::with_capacity(n);
                     for (s, v) in vals.iter().enumerate() {
@@ -552,7 +559,7 @@ impl<'a> Checker<'a> {
                         return Err(self.error_at(
                             span,
                             format!(
-                                "exact mode: this has no exact rational value in state {s} \
+                                "exact mode: cannot compute this in rationals in state {s} \
                                  (`log`, `pow` with a non-integer exponent, or a division by \
                                  zero); the default method (--method auto) computes it in \
                                  double precision"
@@ -1040,6 +1047,74 @@ impl<'a> Checker<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// `expr` evaluated in rationals in every state (exact mode), from the states' valuations:
+    /// `None` when it reads a name the valuations lack (a model formula computed per state),
+    /// so the caller keeps its double evaluation; an error when it has no rational value
+    /// (`log`, a non-integer `pow`).
+    fn exact_state_values(
+        &self,
+        expr: &augur_expr::Expr,
+        span: Span,
+    ) -> Result<Option<StateValues>> {
+        let n = self.n();
+        let idents = expr.idents();
+        let vals = match &self.dtmc.valuations {
+            Some(v) => Some(v),
+            None if idents.is_empty() => None,
+            None => return Ok(None),
+        };
+        let mut used: Vec<(String, usize)> = Vec::new();
+        for name in idents {
+            match vals.and_then(|v| v.index_of(&name)) {
+                Some(i) => used.push((name.to_string(), i)),
+                None => return Ok(None),
+            }
+        }
+        let mut out = Vec::with_capacity(n);
+        for s in 0..n {
+            let env = |name: &str| -> Option<exact_expr::Q> {
+                let &(_, i) = used.iter().find(|(u, _)| u == name)?;
+                Some(match vals?.get(s, i)? {
+                    augur_expr::Value::Int(k) => {
+                        exact_expr::Q::Num(BigRational::from_integer(k.into()))
+                    }
+                    augur_expr::Value::Bool(b) => exact_expr::Q::Bool(b),
+                    augur_expr::Value::Double(x) => {
+                        exact_expr::Q::Num(augur_expr::decimal_rational(x)?)
+                    }
+                })
+            };
+            let Some(v) = exact_expr::eval(expr, &env) else {
+                return Err(self.error_at(
+                    span,
+                    format!(
+                        "exact mode: cannot compute this in rationals in state {s} \
+                         (`log`, `pow` with a non-integer exponent, or a division by zero); \
+                         the default method (--method auto) computes it in double precision"
+                    ),
+                ));
+            };
+            out.push(v);
+        }
+        if out.iter().all(|v| matches!(v, exact_expr::Q::Bool(_))) {
+            let mut set = StateSet::with_capacity(n);
+            for (s, v) in out.iter().enumerate() {
+                if *v == exact_expr::Q::Bool(true) {
+                    set.insert(s);
+                }
+            }
+            return Ok(Some(StateValues::Bool(set)));
+        }
+        let q = out
+            .into_iter()
+            .map(|v| match v {
+                exact_expr::Q::Num(q) => Some(Some(q)),
+                exact_expr::Q::Bool(_) => None,
+            })
+            .collect::<Option<Vec<_>>>();
+        Ok(q.map(|q| StateValues::Num(NumValues::rational(q, MethodUsed::Expression))))
     }
 
     /// The reward structure `index` of the model.
