@@ -687,15 +687,14 @@ impl<'a> Checker<'a> {
             ResolvedPath::Next(phi) => {
                 let set = self.bool_of(phi)?;
                 if self.exact_mode() {
-                    let stop = self.options.interrupt.clone();
-                    let mut st = self.stepper(&stop)?;
-                    let x = st
-                        .iterate(
-                            rational_indicator(&set, self.n()),
-                            1,
-                            &vec![StepRow::Sweep; self.n()],
-                        )
-                        .map_err(|e| self.steps_error(e, None, "X"))?;
+                    let rows = vec![StepRow::Sweep; self.n()];
+                    let x = self.iterate_exact(
+                        rational_indicator(&set, self.n()),
+                        1,
+                        &rows,
+                        None,
+                        "X",
+                    )?;
                     return Ok(NumValues::rational(
                         x.into_iter().map(Some).collect(),
                         MethodUsed::Next,
@@ -926,11 +925,13 @@ impl<'a> Checker<'a> {
                         }
                     })
                     .collect();
-                let stop = self.options.interrupt.clone();
-                let mut st = self.stepper(&stop)?;
-                let x = st
-                    .iterate(rational_indicator(psi, n), window, &rows)
-                    .map_err(|e| self.steps_error(e, Some(steps.span), "the step bound"))?;
+                let x = self.iterate_exact(
+                    rational_indicator(psi, n),
+                    window,
+                    &rows,
+                    Some(steps.span),
+                    "the step bound",
+                )?;
                 (x, MethodUsed::Bounded { steps: window })
             }
             None => {
@@ -969,11 +970,7 @@ impl<'a> Checker<'a> {
                 }
             })
             .collect();
-        let stop = self.options.interrupt.clone();
-        let mut st = self.stepper(&stop)?;
-        let x = st
-            .iterate(rest, k, &rows)
-            .map_err(|e| self.steps_error(e, Some(steps.span), "the step bound"))?;
+        let x = self.iterate_exact(rest, k, &rows, Some(steps.span), "the step bound")?;
         Ok(NumValues::rational(
             x.into_iter().map(Some).collect(),
             MethodUsed::RestrictedSteps {
@@ -995,6 +992,22 @@ impl<'a> Checker<'a> {
             exact_steps::MAX_RATIONAL_OPS,
             stop,
         )?)
+    }
+
+    /// `k` exact sweeps of `v` with the row rules `rows`, within the exact budget (past it,
+    /// [`Checker::steps_error`] located at `span`, naming `what`).
+    fn iterate_exact(
+        &self,
+        v: Vec<BigRational>,
+        k: u64,
+        rows: &[StepRow],
+        span: Option<Span>,
+        what: &str,
+    ) -> Result<Vec<BigRational>> {
+        let stop = self.options.interrupt.clone();
+        let mut st = self.stepper(&stop)?;
+        st.iterate(v, k, rows)
+            .map_err(|e| self.steps_error(e, span, what))
     }
 
     /// The error of an exact step-bounded computation: past the budget, a user error located
@@ -1227,10 +1240,8 @@ impl<'a> Checker<'a> {
                 let mut r = rs.clone();
                 r.transition = None;
                 let v = self.one_step_exact(&r)?;
-                let mut st = self.stepper(&stop)?;
-                let x = st
-                    .iterate(v, *k, &vec![StepRow::Sweep; self.n()])
-                    .map_err(|e| self.steps_error(e, Some(span), "the step bound"))?;
+                let rows = vec![StepRow::Sweep; self.n()];
+                let x = self.iterate_exact(v, *k, &rows, Some(span), "the step bound")?;
                 Ok(NumValues::rational(
                     x.into_iter().map(Some).collect(),
                     MethodUsed::Instantaneous { steps: *k },
