@@ -42,6 +42,9 @@ pub struct McpArgs {
     /// The largest model a request may build (reachable states).
     #[arg(long, value_name = "N", default_value_t = defaults::MAX_STATES)]
     pub max_states: usize,
+    /// The most transitions a learned model's implicit (smoothed) rows may expand to.
+    #[arg(long, value_name = "N", default_value_t = defaults::MAX_SMOOTHED_TRANSITIONS)]
+    pub max_smoothed_transitions: usize,
 }
 
 /// Run `augur mcp` until the client closes stdin.
@@ -85,6 +88,7 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
     cfg.session_ttl = Duration::from_secs(args.session_ttl);
     cfg.timeout = timeout;
     cfg.max_states = args.max_states;
+    cfg.max_smoothed_transitions = args.max_smoothed_transitions;
     cfg.sessions = args
         .sessions
         .iter()

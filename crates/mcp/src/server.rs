@@ -45,6 +45,8 @@ pub struct Config {
     pub timeout: Duration,
     /// The largest model a request may build (states).
     pub max_states: usize,
+    /// The most transitions a learned model's implicit (smoothed) rows may expand to.
+    pub max_smoothed_transitions: usize,
     /// At most this many checks run at once; more are refused (busy).
     pub max_concurrent_checks: usize,
     /// The largest `model_text` (bytes).
@@ -63,6 +65,8 @@ pub mod defaults {
     pub const TIMEOUT_SECS: f64 = 10.0;
     /// States per model.
     pub const MAX_STATES: usize = 1_000_000;
+    /// Transitions of a learned model's implicit rows (the model readers' default).
+    pub const MAX_SMOOTHED_TRANSITIONS: usize = augur_formats::DEFAULT_MAX_SMOOTHED_TRANSITIONS;
     /// Concurrent checks.
     pub const MAX_CONCURRENT_CHECKS: usize = 2;
     /// Bytes of `model_text`.
@@ -88,6 +92,7 @@ impl Config {
             session_ttl: Duration::from_secs(defaults::SESSION_TTL_SECS),
             timeout: Duration::from_secs_f64(defaults::TIMEOUT_SECS),
             max_states: defaults::MAX_STATES,
+            max_smoothed_transitions: defaults::MAX_SMOOTHED_TRANSITIONS,
             max_concurrent_checks: defaults::MAX_CONCURRENT_CHECKS,
             max_text_bytes: defaults::MAX_TEXT_BYTES,
             max_horizon: defaults::MAX_HORIZON,
@@ -768,6 +773,7 @@ impl Server {
     fn limits(&self) -> Limits {
         Limits::default()
             .with_max_states(self.cfg.max_states)
+            .with_max_smoothed_transitions(self.cfg.max_smoothed_transitions)
             .with_timeout(self.cfg.timeout)
             .with_deadline(Instant::now() + self.cfg.timeout)
     }

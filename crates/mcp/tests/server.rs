@@ -401,6 +401,33 @@ fn every_request_runs_under_the_limits() {
 }
 
 #[test]
+fn a_learned_model_past_the_smoothed_transition_limit_is_refused() {
+    // Three states, every row smoothed over all three (alpha = 1): 9 transitions. Row 0 saw
+    // 0 -> 1 once, so P(0 -> 1) = (1 + 1) / (1 + 3) = 1/2.
+    let learned = json!({
+        "states": 3, "initial": [0],
+        "smoothing": {"alpha": 1.0, "unobserved": "uniform",
+                      "successor_sets": ["all"], "successors": [0, 0, 0]},
+        "counts": {"num_states": 3, "traces": 1, "steps": 1,
+                   "initial": [[0, 1]], "transitions": [[0, 1, 1]]},
+        "labels": {"b": [1]}
+    })
+    .to_string();
+    let args = json!({"model_text": learned, "format": "json", "properties": ["P=? [ X \"b\" ]"]});
+    let mut cfg = config(false, None);
+    cfg.max_smoothed_transitions = 8;
+    let e = err(&Server::new(cfg).unwrap(), "check", args.clone());
+    assert!(
+        e.message
+            .contains("9 transitions, more than the limit of 8"),
+        "{}",
+        e.message
+    );
+    let r = ok(&Server::new(config(false, None)).unwrap(), "check", args);
+    assert_eq!(r["results"][0]["value"], 0.5, "{r}");
+}
+
+#[test]
 fn horizon_and_pac() {
     let s = Server::new(config(false, None)).unwrap();
     // P(F<=h x=2) in a chain that moves 0 -> 1 -> 2 with probability 1/2 per step at state 0.
