@@ -1,20 +1,12 @@
 //! LTL through the binary: temporal operators inside connectives (issue 13, item 10), read as
 //! PRISM and Storm read them, and located errors outside `P[...]`.
 
-use crate::util::{augur, code, ok, stderr};
+use crate::util::{self, augur, code, ok, stderr};
 
 /// 0 → {0.1: 1, 0.9: 2}, 1 → {1/3: 3, 2/3: 0}, 2 and 3 absorbing; "a" is s=1, "b" is s!=3.
-const CHAIN: &str = "dtmc
-module M
-s:[0..3];
-[] s=0 -> 0.1:(s'=1) + 0.9:(s'=2);
-[] s=1 -> 1/3:(s'=3) + 2/3:(s'=0);
-[] s=2 -> true;
-[] s=3 -> true;
-endmodule
-label \"a\" = s=1;
-label \"b\" = s!=3;
-";
+fn chain() -> String {
+    util::fixture("ltl_item10.pm").display().to_string()
+}
 
 fn value(line: &str) -> f64 {
     // `P=? [ ... ] = 0.0642857142857143 [lo, hi] (method)`
@@ -28,10 +20,7 @@ fn value(line: &str) -> f64 {
 
 #[test]
 fn temporal_operators_inside_connectives_are_checked() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = dir.path().join("c.pm");
-    std::fs::write(&model, CHAIN).unwrap();
-    let model = model.to_str().unwrap();
+    let model = &chain();
     // Hand-derived: F ("a" & G "b") is 27/28 - 9/10 = 9/140; F (s=2 & G s!=1) is 27/28, while
     // (F s=2) & (G s!=1) is 0.9; !F "a" is 0.9.
     for (property, expected) in [
@@ -53,10 +42,7 @@ fn temporal_operators_inside_connectives_are_checked() {
 
 #[test]
 fn temporal_operators_outside_a_path_formula_are_located() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = dir.path().join("c.pm");
-    std::fs::write(&model, CHAIN).unwrap();
-    let model = model.to_str().unwrap();
+    let model = &chain();
     let out = augur(&["check", model, "--prop", r#""a" & F "b""#]);
     assert_eq!(code(&out), 1);
     let err = stderr(&out);

@@ -303,11 +303,7 @@ impl Model {
     pub fn property_names(&self) -> ModelNames {
         let mut names = self.names();
         if let (Some(prism), Some(_)) = (&self.prism, &self.dtmc.valuations) {
-            for (f, _) in prism.formulas() {
-                if let Some(Ok(ty)) = prism.formula_type(&f, &self.constants) {
-                    names.variables.push((f, ty));
-                }
-            }
+            names.variables.extend(prism.formula_types(&self.constants));
         }
         names
     }

@@ -153,18 +153,8 @@ fn ltl_errors_are_located() {
 }
 
 /// The chain of issue 13, item 10: 0 → {0.1: 1, 0.9: 2}, 1 → {1/3: 3, 2/3: 0}, 2 and 3
-/// absorbing; "a" is s=1, "b" is s!=3.
-const ITEM10: &str = r#"dtmc
-module M
-s:[0..3];
-[] s=0 -> 0.1:(s'=1) + 0.9:(s'=2);
-[] s=1 -> 1/3:(s'=3) + 2/3:(s'=0);
-[] s=2 -> true;
-[] s=3 -> true;
-endmodule
-label "a" = s=1;
-label "b" = s!=3;
-"#;
+/// absorbing; "a" is s=1, "b" is s!=3 (shared with the binary's tests in tests/integration).
+const ITEM10: &str = include_str!("../../../tests/fixtures/ltl_item10.pm");
 
 #[test]
 fn temporal_operators_in_connectives_with_hand_derived_values() {

@@ -170,6 +170,18 @@ impl PrismModel {
         ))
     }
 
+    /// The type of every formula of the model that compiles with the constants' values
+    /// `consts` (each compiled once, in one scope), in declaration order.
+    pub fn formula_types(&self, consts: &[(String, Value)]) -> Vec<(String, Type)> {
+        let names: Vec<&str> = self.ast.formulas.iter().map(|f| f.name.as_str()).collect();
+        let (compiled, _, _) = self.compile_formulas(&names, consts, &self.variables());
+        names
+            .iter()
+            .zip(compiled)
+            .filter_map(|(n, t)| Some((n.to_string(), t.ok()?.ty())))
+            .collect()
+    }
+
     /// The type of formula `name` (`None` when the model has no such formula), compiled with
     /// the constants' values `consts`; an error is the compiler's message.
     pub fn formula_type(
@@ -235,20 +247,28 @@ impl PrismModel {
         Some(Ok(out))
     }
 
-    /// Compiles formula `name` over the variables `vars` (slot `i` is `vars[i]`), with derived
-    /// slots after them: the typed tree, the derived formulas and the value array's length.
+    /// Compiles each formula of `names` over the variables `vars` (slot `i` is `vars[i]`) in
+    /// one scope, so a formula the others read is compiled once, with derived slots after the
+    /// variables: each result (the typed tree, or the compiler's message naming the formula),
+    /// the derived formulas and the value array's length.
     #[allow(clippy::type_complexity)]
-    fn compile_formula(
+    fn compile_formulas(
         &self,
-        name: &str,
+        names: &[&str],
         consts: &[(String, Value)],
         vars: &[(String, Type)],
-    ) -> Option<std::result::Result<(TypedExpr, Vec<DerivedFormula>, usize), String>> {
-        self.ast.formulas.iter().find(|f| f.name == name)?;
+    ) -> (
+        Vec<std::result::Result<TypedExpr, String>>,
+        Vec<DerivedFormula>,
+        usize,
+    ) {
         if vars.len() >= u16::MAX as usize / 2 {
-            return Some(Err(format!(
-                "formula `{name}`: the model has too many variables to evaluate it in a property"
-            )));
+            let why = |name: &&str| {
+                Err(format!(
+                    "formula `{name}`: the model has too many variables to evaluate it in a property"
+                ))
+            };
+            return (names.iter().map(why).collect(), Vec::new(), vars.len());
         }
         let consts: FxHashMap<String, ConstValue> = consts
             .iter()
@@ -279,12 +299,30 @@ impl PrismModel {
             cache: &cache,
             exact: false,
         };
-        let t = match scope.compile(&Expr::Ident(name.to_string())) {
-            Ok(t) => t,
-            Err(e) => return Some(Err(format!("formula `{name}`: {}", e.message))),
-        };
+        let compiled = names
+            .iter()
+            .map(|name| {
+                scope
+                    .compile(&Expr::Ident(name.to_string()))
+                    .map_err(|e| format!("formula `{name}`: {}", e.message))
+            })
+            .collect();
         let len = cache.values_len();
-        Some(Ok((t, cache.into_derived(), len)))
+        (compiled, cache.into_derived(), len)
+    }
+
+    /// [`PrismModel::compile_formulas`] for one formula (`None`: the model has no such
+    /// formula).
+    #[allow(clippy::type_complexity)]
+    fn compile_formula(
+        &self,
+        name: &str,
+        consts: &[(String, Value)],
+        vars: &[(String, Type)],
+    ) -> Option<std::result::Result<(TypedExpr, Vec<DerivedFormula>, usize), String>> {
+        self.ast.formulas.iter().find(|f| f.name == name)?;
+        let (mut compiled, derived, len) = self.compile_formulas(&[name], consts, vars);
+        Some(compiled.pop()?.map(|t| (t, derived, len)))
     }
 
     /// Values of all the model's constants, in declaration order, given values for the

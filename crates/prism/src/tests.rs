@@ -848,4 +848,9 @@ fn formula_values_in_every_state_agree_with_the_written_out_formula() {
     .unwrap();
     let e = bad.formula_type("h", &[]).unwrap().unwrap_err();
     assert!(e.contains("formula `h`") && e.contains("nope"), "{e}");
+    // All at once: every formula that compiles, with its type; the broken one left out.
+    let types = m.formula_types(&[]);
+    assert_eq!(types.len(), 8, "{types:?}");
+    assert!(types.iter().all(|(_, t)| *t == augur_expr::Type::Int));
+    assert!(bad.formula_types(&[]).is_empty());
 }
