@@ -314,6 +314,42 @@ impl Valuations {
         })
     }
 
+    /// Column `col`'s bit field as a key: `(word, shift, bits)` when the column is an integer
+    /// or boolean one (one value per field value, [`Self::value_of_field`] decodes it); `None`
+    /// for doubles and mixed columns, or `col` out of range. With [`Self::field`], a caller
+    /// that evaluates something of a few columns per state can key on the fields instead of
+    /// decoding values (an expression over `x` is evaluated once per distinct `x`).
+    pub fn field_key(&self, col: usize) -> Option<(u32, u32, u32)> {
+        let f = self.fields.get(col)?;
+        match f.kind {
+            Kind::Bool | Kind::Int { .. } => Some((f.word, f.shift, f.bits)),
+            Kind::Double | Kind::Mixed { .. } => None,
+        }
+    }
+
+    /// The raw bits `shift .. shift + bits` of word `word` of state `s` (0 past the end).
+    #[inline]
+    pub fn field(&self, s: usize, (word, shift, bits): (u32, u32, u32)) -> u64 {
+        let Some(&w) = self.store.get(s * self.words + word as usize) else {
+            return 0;
+        };
+        match bits {
+            0 => 0,
+            64 => w,
+            b => (w >> shift) & ((1u64 << b) - 1),
+        }
+    }
+
+    /// The value a raw field of column `col` stands for (see [`Self::field_key`]); `None` for
+    /// doubles and mixed columns.
+    pub fn value_of_field(&self, col: usize, raw: u64) -> Option<Value> {
+        match self.fields.get(col)?.kind {
+            Kind::Bool => Some(Value::Bool(raw != 0)),
+            Kind::Int { lo } => Some(Value::Int((lo as i128 + raw as i128) as i64)),
+            Kind::Double | Kind::Mixed { .. } => None,
+        }
+    }
+
     /// The values of state `s` (one per column), if `s` is in range.
     pub fn row(&self, s: usize) -> Option<Vec<Value>> {
         (0..self.names.len()).map(|j| self.get(s, j)).collect()
