@@ -67,6 +67,11 @@ pub(crate) struct Scratch {
     pos: Vec<u32>,
     dense: Vec<f64>,
     piv: Vec<usize>,
+    /// Columns of the pivot row's nonzeros and rows of the pivot column's (see [`dense_lu`]).
+    nz: Vec<usize>,
+    rows: Vec<usize>,
+    /// The dense factors, compressed.
+    factors: Factors,
     /// Right-hand sides and solutions, three columns of `m`: lower, upper, steps.
     rhs: Vec<f64>,
     cand: Vec<f64>,
@@ -78,6 +83,9 @@ impl Scratch {
             pos: vec![u32::MAX; n],
             dense: Vec::new(),
             piv: Vec::new(),
+            nz: Vec::new(),
+            rows: Vec::new(),
+            factors: Factors::default(),
             rhs: Vec::new(),
             cand: Vec::new(),
         }
@@ -115,62 +123,134 @@ fn row_eval(sys: &System, i: usize, pos: &[u32], y: &[f64], out: &[f64]) -> (f64
     (s, a)
 }
 
-/// Dense LU with partial pivoting of the row-major `m×m` matrix in `a`; `false` when singular.
-fn dense_lu(a: &mut [f64], piv: &mut [usize], m: usize) -> bool {
+/// A pivot on the diagonal is kept when it is at least this fraction of the largest entry of
+/// its column (threshold partial pivoting, as sparse LU codes do: UMFPACK's default is 0.1).
+/// `M = I − A_BB` is row diagonally dominant, so its diagonal pivots are rarely refused, and
+/// rows are seldom swapped; the certificate checks the result whatever the pivots were.
+const PIVOT_THRESHOLD: f64 = 0.1;
+
+/// Dense LU with threshold partial pivoting of the row-major `m×m` matrix in `a`; `false` when
+/// singular. The blocks are sparse (a few successors per state) and fill in little, so only
+/// the rows with a nonzero in the pivot column (`rows`) are updated, each over the pivot row's
+/// nonzeros (`nz`), unless the pivot row is mostly nonzero, when the contiguous update is
+/// faster.
+fn dense_lu(
+    a: &mut [f64],
+    piv: &mut [usize],
+    nz: &mut Vec<usize>,
+    rows: &mut Vec<usize>,
+    m: usize,
+) -> bool {
     for k in 0..m {
+        let diag = a[k * m + k].abs();
         let mut p = k;
-        let mut best = a[k * m + k].abs();
+        let mut best = diag;
+        rows.clear();
         for r in k + 1..m {
             let v = a[r * m + k].abs();
-            if v > best {
-                best = v;
-                p = r;
+            if v != 0.0 {
+                rows.push(r);
+                if v > best {
+                    best = v;
+                    p = r;
+                }
             }
         }
         if best == 0.0 || !best.is_finite() {
             return false;
+        }
+        if diag >= PIVOT_THRESHOLD * best {
+            p = k;
         }
         piv[k] = p;
         if p != k {
             for c in 0..m {
                 a.swap(k * m + c, p * m + c);
             }
+            rows.clear();
+            rows.extend((k + 1..m).filter(|&r| a[r * m + k] != 0.0));
         }
+        nz.clear();
+        nz.extend((k + 1..m).filter(|&c| a[k * m + c] != 0.0));
+        let sparse = 2 * nz.len() < m - k;
         let inv = 1.0 / a[k * m + k];
-        for r in k + 1..m {
+        for &r in rows.iter() {
             let f = a[r * m + k] * inv;
-            if f == 0.0 {
-                continue;
-            }
             a[r * m + k] = f;
             let (top, bottom) = a.split_at_mut(r * m);
-            let pivot_row = &top[k * m + k + 1..k * m + m];
-            for (x, &u) in bottom[k + 1..m].iter_mut().zip(pivot_row) {
-                *x -= f * u;
+            let pivot_row = &top[k * m..k * m + m];
+            let row = &mut bottom[..m];
+            if sparse {
+                for &c in nz.iter() {
+                    row[c] -= f * pivot_row[c];
+                }
+            } else {
+                for (x, &u) in row[k + 1..].iter_mut().zip(&pivot_row[k + 1..]) {
+                    *x -= f * u;
+                }
             }
         }
     }
     true
 }
 
-/// Solves with the factors of [`dense_lu`], in place, for one right-hand side.
-fn dense_solve(a: &[f64], piv: &[usize], m: usize, x: &mut [f64]) {
-    for (k, &p) in piv.iter().enumerate().take(m) {
-        x.swap(k, p);
-    }
-    for r in 0..m {
-        let mut s = x[r];
-        for c in 0..r {
-            s -= a[r * m + c] * x[c];
+/// The factors of [`dense_lu`] with their zeros dropped, for the triangular solves: the
+/// strictly lower rows of `L` (rows `0..m` of `ptr`), then the strictly upper rows of `U`
+/// (rows `m..2m`), and `U`'s diagonal.
+#[derive(Default)]
+pub(crate) struct Factors {
+    ptr: Vec<u32>,
+    col: Vec<u32>,
+    val: Vec<f64>,
+    diag: Vec<f64>,
+}
+
+impl Factors {
+    /// Compresses the factors of [`dense_lu`] held in `a`.
+    fn compress(&mut self, a: &[f64], m: usize) {
+        self.ptr.clear();
+        self.col.clear();
+        self.val.clear();
+        self.diag.clear();
+        self.ptr.push(0);
+        for upper in [false, true] {
+            for r in 0..m {
+                let cols = if upper { r + 1..m } else { 0..r };
+                for c in cols {
+                    let v = a[r * m + c];
+                    if v != 0.0 {
+                        self.col.push(c as u32);
+                        self.val.push(v);
+                    }
+                }
+                self.ptr.push(self.col.len() as u32);
+                if upper {
+                    self.diag.push(a[r * m + r]);
+                }
+            }
         }
-        x[r] = s;
     }
-    for r in (0..m).rev() {
-        let mut s = x[r];
-        for c in r + 1..m {
-            s -= a[r * m + c] * x[c];
+
+    /// Solves `M·x = b` in place for one right-hand side, with the row interchanges `piv`.
+    fn solve(&self, piv: &[usize], x: &mut [f64]) {
+        let m = self.diag.len();
+        for (k, &p) in piv.iter().enumerate().take(m) {
+            x.swap(k, p);
         }
-        x[r] = s / a[r * m + r];
+        for r in 0..m {
+            let mut s = x[r];
+            for e in self.ptr[r] as usize..self.ptr[r + 1] as usize {
+                s -= self.val[e] * x[self.col[e] as usize];
+            }
+            x[r] = s;
+        }
+        for r in (0..m).rev() {
+            let mut s = x[r];
+            for e in self.ptr[m + r] as usize..self.ptr[m + r + 1] as usize {
+                s -= self.val[e] * x[self.col[e] as usize];
+            }
+            x[r] = s / self.diag[r];
+        }
     }
 }
 
@@ -309,12 +389,12 @@ fn predicted_fill(sys: &System, block: &[u32], pos: &[u32]) -> Option<(usize, us
 }
 
 /// Solves `M·X = R` in place for the columns of `rhs` (each of length `m`).
-fn solve_with(f: &Factor, dense: &[f64], piv: &[usize], m: usize, rhs: &mut [f64]) -> bool {
+fn solve_with(f: &Factor, dense: &Factors, piv: &[usize], m: usize, rhs: &mut [f64]) -> bool {
     let cols = rhs.len() / m.max(1);
     match f {
         Factor::Dense => {
             for c in 0..cols {
-                dense_solve(dense, piv, m, &mut rhs[c * m..(c + 1) * m]);
+                dense.solve(piv, &mut rhs[c * m..(c + 1) * m]);
             }
         }
         Factor::Sparse(lu) => {
@@ -518,9 +598,10 @@ fn solve_marked(
                     }
                 }
             }
-            if !dense_lu(&mut s.dense, &mut s.piv, m) {
+            if !dense_lu(&mut s.dense, &mut s.piv, &mut s.nz, &mut s.rows, m) {
                 return Outcome::Failed;
             }
+            s.factors.compress(&s.dense, m);
             Factor::Dense
         }
         Kind::Sparse => match sparse_factor(sys, block, pos) {
@@ -529,7 +610,7 @@ fn solve_marked(
         },
     };
     // Solutions of both sides.
-    if !solve_with(&factor, &s.dense, &s.piv, m, &mut s.rhs[..2 * m]) {
+    if !solve_with(&factor, &s.factors, &s.piv, m, &mut s.rhs[..2 * m]) {
         return Outcome::Failed;
     }
     // Their residuals (with the rounding-error allowance) as the next right-hand sides.
@@ -542,7 +623,7 @@ fn solve_marked(
     ) else {
         return Outcome::Failed;
     };
-    if !solve_with(&factor, &s.dense, &s.piv, m, &mut s.rhs[2 * m..]) {
+    if !solve_with(&factor, &s.factors, &s.piv, m, &mut s.rhs[2 * m..]) {
         return Outcome::Failed;
     }
     drop(factor);
