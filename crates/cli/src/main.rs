@@ -91,6 +91,32 @@ fn learning_error(e: anyhow::Error) -> CliError {
     CliError::User(format!("error: {e:#}"))
 }
 
+/// Lets glibc's allocator keep freed memory for reuse instead of returning it to the system:
+/// every block comes from the heap (no `mmap` of its own, which is unmapped again on `free`),
+/// and the heap is not trimmed below 1 GiB of free space. A page the process has never touched
+/// costs a page fault when first written (measured on this project's 2-core VM: 1.6 µs per
+/// 4 KiB page, 16× the cost of clearing it), and a check allocates large short-lived vectors
+/// (the transpose, the linear system, bounds) after the build has freed its own. Reusing that
+/// memory took the checks of crowds.6-10 from 0.050 s to 0.036 s and of crowds.6-15 from
+/// 0.45 s to 0.32 s. Peak memory is the high-water mark either way (crowds.6-15: 343 MB
+/// before, 357–371 MB after). Not used for `augur mcp`, a long-running server that should
+/// give memory back.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn tune_allocator() {
+    // SAFETY: `mallopt` only sets two parameters of glibc's allocator; it is called once,
+    // before this process starts any thread, with values glibc documents as valid. Its result
+    // only says whether the setting was taken; either way allocation stays correct.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_MAX, 0);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+    }
+}
+
+/// Elsewhere the system allocator keeps its defaults.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_allocator() {}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -105,6 +131,9 @@ fn main() -> ExitCode {
     if let Command::Mcp(args) = &cli.command {
         return finish(mcp_cmd::run(args));
     }
+    // A one-shot command keeps the memory it frees for reuse (the long-running server does
+    // not: it gives memory back).
+    tune_allocator();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = match cli.command {
