@@ -477,6 +477,42 @@ pub(crate) fn solve_block(
     tight: &dyn Fn(f64, f64) -> bool,
     s: &mut Scratch,
 ) -> (Outcome, Kind) {
+    let (outcome, kind) = attempt(sys, block, lo, hi, bounds, tight, s);
+    if outcome != Outcome::Failed {
+        apply(block, s.bounds(block.len()), lo, hi);
+    }
+    (outcome, kind)
+}
+
+impl Scratch {
+    /// The bounds a successful [`attempt`] found for its block of `m` states: the new lower
+    /// bounds, then the new upper bounds, in the block's order.
+    pub fn bounds(&self, m: usize) -> &[f64] {
+        &self.cand[..2 * m]
+    }
+}
+
+/// Stores bounds found by [`attempt`] (see [`Scratch::bounds`]) for `block`.
+pub(crate) fn apply(block: &[u32], found: &[f64], lo: &mut [f64], hi: &mut [f64]) {
+    let m = block.len();
+    for (k, &i) in block.iter().enumerate() {
+        lo[i as usize] = found[k];
+        hi[i as usize] = found[m + k];
+    }
+}
+
+/// [`solve_block`] without storing: on success ([`Outcome::Tight`] or [`Outcome::Loose`]) the
+/// block's new bounds are in [`Scratch::bounds`], and `lo`, `hi` are only read (blocks that do
+/// not depend on each other can be attempted at the same time).
+pub(crate) fn attempt(
+    sys: &System,
+    block: &[u32],
+    lo: &[f64],
+    hi: &[f64],
+    bounds: (f64, f64),
+    tight: &dyn Fn(f64, f64) -> bool,
+    s: &mut Scratch,
+) -> (Outcome, Kind) {
     let m = block.len();
     let kind = if m <= DENSE_MAX {
         Kind::Dense
@@ -554,8 +590,8 @@ fn certify(
 fn solve_marked(
     sys: &System,
     block: &[u32],
-    lo: &mut [f64],
-    hi: &mut [f64],
+    lo: &[f64],
+    hi: &[f64],
     bounds: (f64, f64),
     tight: &dyn Fn(f64, f64) -> bool,
     s: &mut Scratch,
@@ -638,16 +674,13 @@ fn solve_marked(
     if !ok_lo && !ok_hi {
         return Outcome::Failed;
     }
+    // The new bounds: the certified ones where they improve on the old.
     let mut all_tight = ok_lo && ok_hi;
     for (k, &i) in block.iter().enumerate() {
         let i = i as usize;
-        if ok_lo {
-            lo[i] = lo[i].max(cl[k]);
-        }
-        if ok_hi {
-            hi[i] = hi[i].min(ch[k]);
-        }
-        all_tight &= tight(lo[i], hi[i]);
+        cl[k] = if ok_lo { lo[i].max(cl[k]) } else { lo[i] };
+        ch[k] = if ok_hi { hi[i].min(ch[k]) } else { hi[i] };
+        all_tight &= tight(cl[k], ch[k]);
     }
     if all_tight {
         Outcome::Tight
