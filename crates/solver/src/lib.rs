@@ -52,6 +52,7 @@ pub mod exact;
 pub mod exact_steps;
 pub mod graph;
 mod linear;
+mod multifrontal;
 pub mod numeric;
 mod reach;
 mod steady;

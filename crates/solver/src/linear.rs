@@ -432,6 +432,8 @@ struct Counter {
     /// Blocks solved by a certified dense / sparse LU.
     dense: u64,
     sparse: u64,
+    /// Blocks solved by a certified multifrontal LU.
+    multifrontal: u64,
     /// Blocks solved by exact elimination.
     exact: u64,
     /// Blocks (of more than one state) finished by interval iteration.
@@ -514,6 +516,7 @@ pub(crate) fn sound_iteration(
         single: 0,
         dense: 0,
         sparse: 0,
+        multifrontal: 0,
         exact: 0,
         iterated: 0,
     };
@@ -590,6 +593,10 @@ pub(crate) fn sound_iteration(
             (c.single, "closed form"),
             (c.dense, "direct (dense LU, certified)"),
             (c.sparse, "direct (faer sparse LU, certified)"),
+            (
+                c.multifrontal,
+                "direct (multifrontal LU in nested-dissection order, refined, certified)",
+            ),
             (c.exact, "exact"),
             (c.iterated, "interval iteration"),
         ] {
@@ -731,6 +738,7 @@ fn solve_block(
             match kind {
                 direct::Kind::Dense => c.dense += 1,
                 direct::Kind::Sparse => c.sparse += 1,
+                direct::Kind::Multifrontal => c.multifrontal += 1,
             }
             return Ok(());
         }
