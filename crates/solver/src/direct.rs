@@ -281,7 +281,7 @@ impl Factors {
 enum Plan {
     Dense,
     Sparse,
-    Multifrontal(multifrontal::Symbolic),
+    Multifrontal(Box<multifrontal::Symbolic>),
 }
 
 /// A factorisation of `M = I − A_BB`.
@@ -603,7 +603,7 @@ fn solve_sparse(
                 bounds,
                 tight,
                 s,
-                Plan::Multifrontal(sym),
+                Plan::Multifrontal(Box::new(sym)),
             ),
             None => Outcome::Failed,
         };
@@ -741,7 +741,7 @@ fn solve_marked(
             Some(lu) => Factor::Sparse(Box::new(lu)),
             None => return Outcome::Failed,
         },
-        Plan::Multifrontal(sym) => match multifrontal::factorize(sys, block, pos, sym) {
+        Plan::Multifrontal(sym) => match multifrontal::factorize(sys, block, pos, *sym) {
             Some(lu) => Factor::Multifrontal(Box::new(lu)),
             None => return Outcome::Failed,
         },

@@ -795,3 +795,116 @@ pub(crate) fn refine(
     }
     x.iter().all(|v| v.is_finite())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The interior of a `k × k` walk (the walk2d model's probabilities) as a block system:
+    /// states `0..k²` inside, one absorbing goal state `k²` (east border) reached with its
+    /// probability as the constant.
+    fn walk(k: usize) -> System {
+        let n = k * k;
+        let mut sys = System {
+            ptr: vec![0],
+            col: Vec::new(),
+            val: Vec::new(),
+            inv: vec![1.0; n],
+            diag: vec![0.0; n],
+            b: vec![0.0; n],
+        };
+        for y in 0..k {
+            for x in 0..k {
+                for (dx, dy, p) in [(-1, 0, 0.22), (0, -1, 0.22), (0, 1, 0.26), (1, 0, 0.3)] {
+                    let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+                    if nx == k as i64 {
+                        sys.b[y * k + x] += p;
+                    } else if nx >= 0 && ny >= 0 && ny < k as i64 {
+                        sys.col.push((ny as usize * k + nx as usize) as u32);
+                        sys.val.push(p);
+                    }
+                }
+                sys.ptr.push(sys.col.len() as u32);
+            }
+        }
+        sys
+    }
+
+    fn is_permutation(order: &[u32], m: usize) -> bool {
+        let mut seen = vec![false; m];
+        order.len() == m
+            && order
+                .iter()
+                .all(|&v| (v as usize) < m && !std::mem::replace(&mut seen[v as usize], true))
+    }
+
+    #[test]
+    fn nested_dissection_orders_every_state_once() {
+        // A grid, and a graph of three components (a path, a star, isolated states).
+        let sys = walk(23);
+        let block: Vec<u32> = (0..sys.n() as u32).collect();
+        let (ptr, adj, _) = block_graph(&sys, &block, &block);
+        assert!(is_permutation(&nested_dissection(&ptr, &adj), sys.n()));
+        let mut edges: Vec<(u32, u32)> = (0..40).map(|i| (i, i + 1)).collect();
+        edges.extend((42..80).map(|i| (41, i)));
+        let m = 90;
+        let mut lists = vec![Vec::new(); m];
+        for &(a, b) in &edges {
+            lists[a as usize].push(b);
+            lists[b as usize].push(a);
+        }
+        let mut ptr = vec![0u32];
+        let mut adj = Vec::new();
+        for l in &lists {
+            adj.extend_from_slice(l);
+            ptr.push(adj.len() as u32);
+        }
+        assert!(is_permutation(&nested_dissection(&ptr, &adj), m));
+    }
+
+    #[test]
+    fn refined_solution_of_a_grid_matches_dense_lu() {
+        let k = 30;
+        let sys = walk(k);
+        let m = k * k;
+        let block: Vec<u32> = (0..m as u32).collect();
+        let (ptr, adj, _) = block_graph(&sys, &block, &block);
+        let sym = analyse(&ptr, &adj, nested_dissection(&ptr, &adj)).unwrap();
+        // Nested dissection on a grid: fewer entries than the dense factors by far.
+        assert!(sym.entries() < m * m / 10);
+        let f = factorize(&sys, &block, &block, sym).unwrap();
+        let mut x = sys.b.clone();
+        let (mut b, mut r, mut w) = (Vec::new(), Vec::new(), Vec::new());
+        assert!(refine(
+            &f, &sys, &block, &block, &mut x, None, &mut b, &mut r, &mut w
+        ));
+        let exact = crate::linear::lu_solve(&sys).unwrap();
+        for (a, e) in x.iter().zip(&exact) {
+            assert!((a - e).abs() <= 1e-12 * e.abs(), "{a} against {e}");
+        }
+    }
+
+    #[test]
+    fn a_grid_block_is_certified_by_the_multifrontal_path_by_default() {
+        use crate::direct::{self, Kind, Outcome};
+        let sys = walk(40);
+        let n = sys.n();
+        let block: Vec<u32> = (0..n as u32).collect();
+        let (mut lo, mut hi) = (vec![0.0; n], vec![1.0; n]);
+        let mut scratch = direct::Scratch::new(n);
+        let (outcome, kind) = direct::solve_block(
+            &sys,
+            &block,
+            &mut lo,
+            &mut hi,
+            (0.0, 1.0),
+            &|l, h| h - l <= 1e-9 * l.abs(),
+            &mut scratch,
+        );
+        assert_eq!((outcome, kind), (Outcome::Tight, Kind::Multifrontal));
+        let exact = crate::linear::lu_solve(&sys).unwrap();
+        for ((l, h), e) in lo.iter().zip(&hi).zip(&exact) {
+            assert!(l <= h && (l - e).abs() <= 1e-9 * e && (h - e).abs() <= 1e-9 * e);
+        }
+    }
+}
