@@ -13,15 +13,15 @@
 //! together (320 MB in `f64`, more than everything else the check holds). The fronts are
 //! factorised in `f64` and only rounded when stored, so the factors are those of `M + E` with
 //! `|E| ≲ 2⁻²⁴·|L|·|U|`; [`refine`] recovers `f64` accuracy by iterative refinement (residual in
-//! `f64` from the exact rows of `M`, correction with the `f32` factors), which converges while
-//! `2⁻²⁴·‖M⁻¹‖·‖|L||U|‖ < 1`. Whatever the solutions' accuracy, the certificate of
+//! `f64` from the exact rows of `M`, correction with the `f32` factors), which converges roughly
+//! while `2⁻²⁴·‖M⁻¹‖·‖|L||U|‖ < 1`. Whatever the solutions' accuracy, the certificate of
 //! [`crate::direct`] (one verification pass with rounding-error bounds) decides what is sound.
 //!
 //! The ordering is nested dissection by breadth-first level structures ([`nested_dissection`]):
 //! a middle level of a search from a pseudo-peripheral state separates the levels before it
-//! from those after. On the walk2d grid it gives a fifth less fill and 40 % fewer flops than
-//! AMD (40 M entries and 9 GFlop instead of 46 M and 15 GFlop); the caller keeps the ordering
-//! only when its fill is affordable.
+//! from those after. On the walk2d grid (faer's supernodes, relaxed as by default) it gives an
+//! eighth less fill and 40 % fewer flops than AMD (40 M entries and 9 GFlop instead of 46 M and
+//! 15 GFlop); the caller keeps the ordering only when its fill and flops are affordable.
 
 use crate::linear::System;
 use faer::linalg::matmul::matmul;
@@ -30,8 +30,9 @@ use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, MatMut, Par};
 
 /// Regions of at most this many states are not dissected further (ordered as found). Smaller
-/// leaves give less fill on grids (walk2d: 39.6 M entries at 4, 40.3 M at 8, 41.2 M at 16,
-/// 60.5 M at 256), at the price of more separators to search for; 8 is within 2 % of the best.
+/// leaves give less fill on grids (walk2d: 39.0 M entries at 1, 39.6 M at 4, 40.3 M at 8,
+/// 41.2 M at 16, 60.5 M at 256), at the price of more searches and more, smaller supernodes
+/// (153,576 at 1, 112,372 at 8); 8 is within 4 % of the least fill.
 const ND_LEAF: usize = 8;
 /// The pseudo-peripheral start of a level structure: at most this many searches, each from
 /// the farthest state of the previous one, stopping when the depth no longer grows.
