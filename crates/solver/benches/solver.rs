@@ -1,6 +1,6 @@
 //! Solver benchmarks: sparse sweeps, step-bounded and unbounded reachability on generated
 //! chains of 10⁵ and 10⁶ states, and one benchmark per solver path of the default method
-//! (`solver_paths`: sparse direct, dense direct per block, interval iteration, exact).
+//! (`solver_paths`: sparse direct (multifrontal LU), dense direct per block, interval iteration, exact).
 //!
 //! Run with `cargo bench -p augur-solver --bench solver`. Each sweep group reports its throughput in bytes
 //! touched per sweep (CSR arrays + gathered vector entries + written entries, see
@@ -176,7 +176,8 @@ fn bench_paths(c: &mut Criterion) {
             b.iter(|| until_probabilities(black_box(m), &mt, None, &all, goal, &opts))
         });
     };
-    // Sparse direct (faer LU) against topological interval iteration on the 200×200 grid.
+    // Sparse direct (the multifrontal LU since issue 12; faer's LU is its fallback) against
+    // topological interval iteration on the 200×200 grid.
     let (m, goal) = grid(200);
     run(
         &mut g,
@@ -191,6 +192,15 @@ fn bench_paths(c: &mut Criterion) {
         &m,
         &goal,
         Method::Topological,
+    );
+    // The multifrontal LU on a grid of 159,201 interior states (a third of walk2d's).
+    let (m, goal) = grid(400);
+    run(
+        &mut g,
+        "grid400_default_multifrontal",
+        &m,
+        &goal,
+        Method::Auto,
     );
     // Dense direct per block: 20,000 cycles of 5 states, each leaving with 1/10 per step.
     let cycles = 20_000;

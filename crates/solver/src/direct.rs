@@ -22,6 +22,7 @@
 
 use crate::exact::{self, ExactFailure, ExactSystem};
 use crate::linear::System;
+use crate::multifrontal;
 use crate::numeric::{Interrupt, Result};
 use num_rational::BigRational;
 use num_traits::Zero;
@@ -39,6 +40,19 @@ const PREDICT_ABOVE: usize = 2_000;
 const FILL_PER_ENTRY: usize = 40;
 /// ... and at most this many in all (8 bytes each).
 const FILL_MAX: usize = 120_000_000;
+
+/// Sparse blocks of at least this many states try the multifrontal LU before faer's.
+const MF_MIN: usize = DENSE_MAX + 1;
+/// The multifrontal LU is tried only when its factors have at most this many entries (4 bytes
+/// each: 400 MB) ...
+const MF_ENTRIES_MAX: usize = 100_000_000;
+/// ... and its numeric factorisation at most this many floating-point operations (walk2d's
+/// 701×701 grid needs 9·10⁹, about a second).
+const MF_FLOPS_MAX: f64 = 5e10;
+/// Refinement steps for `z = M⁻¹·ρ` with the multifrontal factors: `z` need only be accurate to
+/// a small factor (the certificate tries `x ∓ f·z` for `f` up to 1024), which one step gives
+/// to `f32` factors of any block whose `x` refinement converges.
+const Z_REFINE: usize = 1;
 
 /// Unit roundoff of `f64` (2⁻⁵³).
 const UNIT: f64 = f64::EPSILON / 2.0;
@@ -59,6 +73,8 @@ pub(crate) enum Outcome {
 pub(crate) enum Kind {
     Dense,
     Sparse,
+    /// [`crate::multifrontal`]: nested dissection, no pivoting, `f32` factors, refinement.
+    Multifrontal,
 }
 
 /// Buffers reused from block to block (no allocation per block on the dense path).
@@ -75,6 +91,10 @@ pub(crate) struct Scratch {
     /// Right-hand sides and solutions, three columns of `m`: lower, upper, steps.
     rhs: Vec<f64>,
     cand: Vec<f64>,
+    /// Scratch of the multifrontal solves (right-hand sides, residuals, permuted columns).
+    mf_b: Vec<f64>,
+    mf_r: Vec<f64>,
+    mf_work: Vec<f64>,
 }
 
 impl Scratch {
@@ -88,6 +108,9 @@ impl Scratch {
             factors: Factors::default(),
             rhs: Vec::new(),
             cand: Vec::new(),
+            mf_b: Vec::new(),
+            mf_r: Vec::new(),
+            mf_work: Vec::new(),
         }
     }
 }
@@ -254,12 +277,21 @@ impl Factors {
     }
 }
 
+/// Which factorisation to compute.
+enum Plan {
+    Dense,
+    Sparse,
+    Multifrontal(Box<multifrontal::Symbolic>),
+}
+
 /// A factorisation of `M = I − A_BB`.
 enum Factor {
     /// Dense LU (the factors live in the scratch's `dense` and `piv`).
     Dense,
     /// faer's sparse LU of `Mᵀ` (solved transposed).
     Sparse(Box<faer::sparse::linalg::solvers::Lu<u32, f64>>),
+    /// The multifrontal LU (solved with iterative refinement).
+    Multifrontal(Box<multifrontal::Factor>),
 }
 
 /// faer's sparse LU of `Mᵀ`: the rows of `M`, sorted by column, are the columns of `Mᵀ`.
@@ -388,8 +420,24 @@ fn predicted_fill(sys: &System, block: &[u32], pos: &[u32]) -> Option<(usize, us
     Some((2 * chol.len_val(), entries))
 }
 
-/// Solves `M·X = R` in place for the columns of `rhs` (each of length `m`).
-fn solve_with(f: &Factor, dense: &Factors, piv: &[usize], m: usize, rhs: &mut [f64]) -> bool {
+/// Scratch of a multifrontal solve (see [`multifrontal::refine`]).
+type MfScratch<'a> = (&'a mut Vec<f64>, &'a mut Vec<f64>, &'a mut Vec<f64>);
+
+/// Solves `M·X = R` in place for the columns of `rhs` (each of length `m`). The multifrontal
+/// factors are refined against the rows of `M` (at most `steps` corrections when given).
+#[allow(clippy::too_many_arguments)]
+fn solve_with(
+    f: &Factor,
+    sys: &System,
+    block: &[u32],
+    pos: &[u32],
+    dense: &Factors,
+    piv: &[usize],
+    mf: MfScratch<'_>,
+    rhs: &mut [f64],
+    steps: Option<usize>,
+) -> bool {
+    let m = block.len();
     let cols = rhs.len() / m.max(1);
     match f {
         Factor::Dense => {
@@ -406,6 +454,10 @@ fn solve_with(f: &Factor, dense: &Factors, piv: &[usize], m: usize, rhs: &mut [f
                     rhs[c * m + r] = x[(r, c)];
                 }
             }
+        }
+        Factor::Multifrontal(lu) => {
+            let (b, r, work) = mf;
+            return multifrontal::refine(lu, sys, block, pos, rhs, steps, b, r, work);
         }
     }
     rhs.iter().all(|v| v.is_finite())
@@ -467,6 +519,11 @@ fn verify(
 /// Tries to solve `block` directly; on success its bounds in `lo`/`hi` are tightened to the
 /// certified ones. `bounds` are the a priori bounds of every value (`lower`, `upper`), and
 /// `tight` says whether an interval is narrow enough.
+///
+/// Blocks of at most [`DENSE_MAX`] states are factorised dense. Larger ones try the
+/// multifrontal LU first (from [`MF_MIN`] states, when its fill and flops are affordable), then,
+/// when that fails or its certificate is too wide, faer's sparse LU with partial pivoting (when
+/// its predicted fill is affordable). The kind returned is the one that stored the bounds.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_block(
     sys: &System,
@@ -477,7 +534,22 @@ pub(crate) fn solve_block(
     tight: &dyn Fn(f64, f64) -> bool,
     s: &mut Scratch,
 ) -> (Outcome, Kind) {
-    let (outcome, kind) = attempt(sys, block, lo, hi, bounds, tight, s);
+    solve_block_with(sys, block, lo, hi, bounds, tight, s, None)
+}
+
+/// [`solve_block`], or only the factorisation `only` when given (whatever the block's size).
+#[allow(clippy::too_many_arguments)]
+fn solve_block_with(
+    sys: &System,
+    block: &[u32],
+    lo: &mut [f64],
+    hi: &mut [f64],
+    bounds: (f64, f64),
+    tight: &dyn Fn(f64, f64) -> bool,
+    s: &mut Scratch,
+    only: Option<Kind>,
+) -> (Outcome, Kind) {
+    let (outcome, kind) = attempt_with(sys, block, lo, hi, bounds, tight, s, only);
     if outcome != Outcome::Failed {
         apply(block, s.bounds(block.len()), lo, hi);
     }
@@ -513,38 +585,135 @@ pub(crate) fn attempt(
     tight: &dyn Fn(f64, f64) -> bool,
     s: &mut Scratch,
 ) -> (Outcome, Kind) {
+    attempt_with(sys, block, lo, hi, bounds, tight, s, None)
+}
+
+/// [`attempt`], or only the factorisation `only` when given.
+#[allow(clippy::too_many_arguments)]
+fn attempt_with(
+    sys: &System,
+    block: &[u32],
+    lo: &[f64],
+    hi: &[f64],
+    bounds: (f64, f64),
+    tight: &dyn Fn(f64, f64) -> bool,
+    s: &mut Scratch,
+    only: Option<Kind>,
+) -> (Outcome, Kind) {
     let m = block.len();
-    let kind = if m <= DENSE_MAX {
-        Kind::Dense
-    } else {
-        Kind::Sparse
+    let dense = match only {
+        Some(k) => k == Kind::Dense,
+        None => m <= DENSE_MAX,
     };
     if m > SPARSE_MAX {
-        return (Outcome::Failed, kind);
+        return (
+            Outcome::Failed,
+            if dense { Kind::Dense } else { Kind::Sparse },
+        );
     }
     for (k, &i) in block.iter().enumerate() {
         s.pos[i as usize] = k as u32;
     }
-    if m > DENSE_MAX {
-        let affordable = match (m <= PREDICT_ABOVE || long_enough(sys, block, &s.pos))
-            .then(|| predicted_fill(sys, block, &s.pos))
-            .flatten()
-        {
-            Some((fill, entries)) => fill <= FILL_MAX.min(FILL_PER_ENTRY * entries),
-            None => false,
-        };
-        if !affordable {
-            for &i in block {
-                s.pos[i as usize] = u32::MAX;
-            }
-            return (Outcome::Failed, kind);
-        }
-    }
-    let out = solve_marked(sys, block, lo, hi, bounds, tight, s, kind);
+    let res = if dense {
+        (
+            solve_marked(sys, block, lo, hi, bounds, tight, s, Plan::Dense),
+            Kind::Dense,
+        )
+    } else {
+        solve_sparse(sys, block, lo, hi, bounds, tight, s, only)
+    };
     for &i in block {
         s.pos[i as usize] = u32::MAX;
     }
-    (out, kind)
+    res
+}
+
+/// The sparse paths of [`attempt_with`] (the block's positions are marked).
+#[allow(clippy::too_many_arguments)]
+fn solve_sparse(
+    sys: &System,
+    block: &[u32],
+    lo: &[f64],
+    hi: &[f64],
+    bounds: (f64, f64),
+    tight: &dyn Fn(f64, f64) -> bool,
+    s: &mut Scratch,
+    only: Option<Kind>,
+) -> (Outcome, Kind) {
+    let m = block.len();
+    let forced = only.is_some();
+    let long = forced || m <= PREDICT_ABOVE || long_enough(sys, block, &s.pos);
+    let mut res = (Outcome::Failed, Kind::Sparse);
+    if only != Some(Kind::Sparse) && long && (forced || m >= MF_MIN) {
+        let outcome = match multifrontal_plan(sys, block, &s.pos, forced) {
+            Some(sym) => solve_marked(
+                sys,
+                block,
+                lo,
+                hi,
+                bounds,
+                tight,
+                s,
+                Plan::Multifrontal(Box::new(sym)),
+            ),
+            None => Outcome::Failed,
+        };
+        res = (outcome, Kind::Multifrontal);
+        if outcome == Outcome::Tight || forced {
+            return res;
+        }
+    }
+    let affordable = long
+        && match predicted_fill(sys, block, &s.pos) {
+            Some((fill, entries)) => fill <= FILL_MAX.min(FILL_PER_ENTRY * entries),
+            None => false,
+        };
+    if affordable || only == Some(Kind::Sparse) {
+        // The multifrontal path's loose bounds, if any, kept to combine with faer's.
+        let earlier = (res.0 == Outcome::Loose).then(|| s.bounds(m).to_vec());
+        let mut outcome = solve_marked(sys, block, lo, hi, bounds, tight, s, Plan::Sparse);
+        match earlier {
+            Some(e) if outcome == Outcome::Failed => s.cand[..2 * m].copy_from_slice(&e),
+            Some(e) => {
+                // Both stored bounds: the better of each, as if stored one after the other.
+                let (cl, ch) = s.cand[..2 * m].split_at_mut(m);
+                let mut all_tight = true;
+                for k in 0..m {
+                    cl[k] = cl[k].max(e[k]);
+                    ch[k] = ch[k].min(e[m + k]);
+                    all_tight &= tight(cl[k], ch[k]);
+                }
+                outcome = if all_tight {
+                    Outcome::Tight
+                } else {
+                    Outcome::Loose
+                };
+            }
+            None => {}
+        }
+        // A failed attempt keeps the multifrontal kind when that found (loose) bounds.
+        if outcome != Outcome::Failed || res.0 == Outcome::Failed {
+            res = (outcome, Kind::Sparse);
+        }
+    }
+    res
+}
+
+/// The symbolic multifrontal factorisation of the block (nested-dissection order), when its
+/// factors and flops are affordable (always when `forced`, for the tests).
+fn multifrontal_plan(
+    sys: &System,
+    block: &[u32],
+    pos: &[u32],
+    forced: bool,
+) -> Option<multifrontal::Symbolic> {
+    let m = block.len();
+    let (ptr, adj, entries) = multifrontal::block_graph(sys, block, pos);
+    let order = multifrontal::nested_dissection(&ptr, &adj);
+    let sym = multifrontal::analyse(&ptr, &adj, order)?;
+    let affordable = sym.entries() <= MF_ENTRIES_MAX.min(FILL_PER_ENTRY * (entries + m))
+        && sym.flops <= MF_FLOPS_MAX;
+    (forced || affordable).then_some(sym)
 }
 
 /// The certificate of one side, from the computed solution `x` (first `m` of `xz`) and the
@@ -595,7 +764,7 @@ fn solve_marked(
     bounds: (f64, f64),
     tight: &dyn Fn(f64, f64) -> bool,
     s: &mut Scratch,
-    kind: Kind,
+    plan: Plan,
 ) -> Outcome {
     let m = block.len();
     let pos = &s.pos;
@@ -618,8 +787,8 @@ fn solve_marked(
         s.rhs[k] = bl;
         s.rhs[m + k] = bh;
     }
-    let factor = match kind {
-        Kind::Dense => {
+    let factor = match plan {
+        Plan::Dense => {
             s.dense.clear();
             s.dense.resize(m * m, 0.0);
             s.piv.clear();
@@ -640,13 +809,27 @@ fn solve_marked(
             s.factors.compress(&s.dense, m);
             Factor::Dense
         }
-        Kind::Sparse => match sparse_factor(sys, block, pos) {
+        Plan::Sparse => match sparse_factor(sys, block, pos) {
             Some(lu) => Factor::Sparse(Box::new(lu)),
+            None => return Outcome::Failed,
+        },
+        Plan::Multifrontal(sym) => match multifrontal::factorize(sys, block, pos, *sym) {
+            Some(lu) => Factor::Multifrontal(Box::new(lu)),
             None => return Outcome::Failed,
         },
     };
     // Solutions of both sides.
-    if !solve_with(&factor, &s.factors, &s.piv, m, &mut s.rhs[..2 * m]) {
+    if !solve_with(
+        &factor,
+        sys,
+        block,
+        pos,
+        &s.factors,
+        &s.piv,
+        (&mut s.mf_b, &mut s.mf_r, &mut s.mf_work),
+        &mut s.rhs[..2 * m],
+        None,
+    ) {
         return Outcome::Failed;
     }
     // Their residuals (with the rounding-error allowance) as the next right-hand sides.
@@ -659,7 +842,19 @@ fn solve_marked(
     ) else {
         return Outcome::Failed;
     };
-    if !solve_with(&factor, &s.factors, &s.piv, m, &mut s.rhs[2 * m..]) {
+    // `z` need not be accurate (the certificate tries growing multiples of it): one
+    // refinement step for the multifrontal factors.
+    if !solve_with(
+        &factor,
+        sys,
+        block,
+        pos,
+        &s.factors,
+        &s.piv,
+        (&mut s.mf_b, &mut s.mf_r, &mut s.mf_work),
+        &mut s.rhs[2 * m..],
+        Some(Z_REFINE),
+    ) {
         return Outcome::Failed;
     }
     drop(factor);
@@ -880,32 +1075,91 @@ mod tests {
         exact::solve(es, None, &Interrupt::default()).unwrap()
     }
 
+    /// Solves the random block with the given path (`None`: the default routing) and checks
+    /// that stored bounds contain the exact rational solutions of both sides. Returns the
+    /// outcome and kind.
+    fn check_block(
+        seed: u64,
+        m: usize,
+        stiff: bool,
+        only: Option<Kind>,
+    ) -> std::result::Result<(Outcome, Kind), TestCaseError> {
+        let (sys, mut lo, mut hi) = random_block(seed, m, stiff);
+        let block: Vec<u32> = (0..m as u32).collect();
+        let mut scratch = Scratch::new(m + 2);
+        let (outcome, kind) = solve_block_with(
+            &sys,
+            &block,
+            &mut lo,
+            &mut hi,
+            (0.0, f64::INFINITY),
+            &|l, h| h - l <= 1e-6 * l.abs(),
+            &mut scratch,
+            only,
+        );
+        let xl = exact_solution(&sys, m, &lo);
+        let xh = exact_solution(&sys, m, &hi);
+        for k in 0..m {
+            let (l, h) = (
+                exact::to_rational(lo[k]).unwrap(),
+                exact::to_rational(hi[k]).unwrap(),
+            );
+            prop_assert!(
+                l <= xl[k],
+                "lower bound {} above the exact {} at {k}",
+                lo[k],
+                exact::to_f64(&xl[k])
+            );
+            prop_assert!(
+                xh[k] <= h,
+                "upper bound {} below the exact {} at {k}",
+                hi[k],
+                exact::to_f64(&xh[k])
+            );
+        }
+        prop_assert!(scratch.pos.iter().all(|&p| p == u32::MAX));
+        Ok((outcome, kind))
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
-        /// The certified direct path (dense LU up to 64 states, faer's sparse LU above) gives
-        /// bounds that contain the exact rational solution, for the lower and the upper
-        /// outside values, on random blocks, well-conditioned and stiff.
+        /// The certified direct path (dense LU up to 64 states, the multifrontal LU above,
+        /// faer's sparse LU when that fails) gives bounds that contain the exact rational
+        /// solution, for the lower and the upper outside values, on random blocks,
+        /// well-conditioned and stiff.
         #[test]
         fn certified_bounds_contain_the_exact_solution(
             seed in any::<u64>(), m in 2usize..96, stiff in any::<bool>()
         ) {
-            let (sys, mut lo, mut hi) = random_block(seed, m, stiff);
-            let block: Vec<u32> = (0..m as u32).collect();
-            let mut scratch = Scratch::new(m + 2);
-            let (outcome, kind) = solve_block(
-                &sys, &block, &mut lo, &mut hi, (0.0, f64::INFINITY),
-                &|l, h| h - l <= 1e-6 * l.abs(), &mut scratch,
-            );
-            prop_assert_eq!(kind, if m <= DENSE_MAX { Kind::Dense } else { Kind::Sparse });
-            prop_assert!(outcome != Outcome::Failed, "no certificate for a regular block");
-            let xl = exact_solution(&sys, m, &lo);
-            let xh = exact_solution(&sys, m, &hi);
-            for k in 0..m {
-                let (l, h) = (exact::to_rational(lo[k]).unwrap(), exact::to_rational(hi[k]).unwrap());
-                prop_assert!(l <= xl[k], "lower bound {} above the exact {} at {k}", lo[k], exact::to_f64(&xl[k]));
-                prop_assert!(xh[k] <= h, "upper bound {} below the exact {} at {k}", hi[k], exact::to_f64(&xh[k]));
+            let (outcome, kind) = check_block(seed, m, stiff, None)?;
+            if m <= DENSE_MAX {
+                prop_assert_eq!(kind, Kind::Dense);
+            } else {
+                prop_assert!(kind == Kind::Multifrontal || kind == Kind::Sparse);
             }
-            prop_assert!(scratch.pos.iter().all(|&p| p == u32::MAX));
+            prop_assert!(outcome != Outcome::Failed, "no certificate for a regular block");
+        }
+
+        /// faer's sparse LU alone (the fallback of the multifrontal path), on the same blocks.
+        #[test]
+        fn faer_lu_bounds_contain_the_exact_solution(
+            seed in any::<u64>(), m in 2usize..96, stiff in any::<bool>()
+        ) {
+            let (outcome, kind) = check_block(seed, m, stiff, Some(Kind::Sparse))?;
+            prop_assert_eq!(kind, Kind::Sparse);
+            prop_assert!(outcome != Outcome::Failed, "no certificate for a regular block");
+        }
+
+        /// The multifrontal LU alone (nested dissection, `f32` factors, refinement), forced
+        /// onto small blocks, well-conditioned and stiff: whatever it stores contains the exact
+        /// solution, and it certifies every block.
+        #[test]
+        fn multifrontal_bounds_contain_the_exact_solution(
+            seed in any::<u64>(), m in 2usize..160, stiff in any::<bool>()
+        ) {
+            let (outcome, kind) = check_block(seed, m, stiff, Some(Kind::Multifrontal))?;
+            prop_assert_eq!(kind, Kind::Multifrontal);
+            prop_assert!(outcome != Outcome::Failed, "no certificate for a regular block");
         }
     }
 

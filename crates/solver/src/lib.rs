@@ -8,7 +8,8 @@
 //! - [`until_probabilities`], [`reachability_rewards`], [`total_rewards`]: unbounded
 //!   reachability problems, solved by the [`Method`] of the [`SolveOptions`] (the default,
 //!   [`Method::Auto`], is sound: exact elimination for small systems; for large ones SCC by
-//!   SCC, a certified direct LU solve per block (dense, or `faer`'s sparse LU), exact
+//!   SCC, a certified direct LU solve per block (dense, or sparse: a multifrontal LU in
+//!   nested-dissection order with `f32` factors and refinement, `faer`'s LU as its fallback), exact
 //!   elimination of a block whose certificate is too wide, interval iteration otherwise);
 //! - [`long_run_average`]: steady-state probabilities and long-run average rewards;
 //! - [`absorbing_analysis`]: fundamental matrix, absorption probabilities and expected steps;
@@ -52,6 +53,7 @@ pub mod exact;
 pub mod exact_steps;
 pub mod graph;
 mod linear;
+mod multifrontal;
 pub mod numeric;
 mod reach;
 mod steady;

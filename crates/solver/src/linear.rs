@@ -432,10 +432,23 @@ struct Counter {
     /// Blocks solved by a certified dense / sparse LU.
     dense: u64,
     sparse: u64,
+    /// Blocks solved by a certified multifrontal LU.
+    multifrontal: u64,
     /// Blocks solved by exact elimination.
     exact: u64,
     /// Blocks (of more than one state) finished by interval iteration.
     iterated: u64,
+}
+
+impl Counter {
+    /// Counts a block the direct solver of `kind` finished.
+    fn solved_directly(&mut self, kind: direct::Kind) {
+        match kind {
+            direct::Kind::Dense => self.dense += 1,
+            direct::Kind::Sparse => self.sparse += 1,
+            direct::Kind::Multifrontal => self.multifrontal += 1,
+        }
+    }
 }
 
 /// The indices grouped by component: `(order, starts)` with the indices `i` of component
@@ -521,6 +534,7 @@ pub(crate) fn sound_iteration(
         single: 0,
         dense: 0,
         sparse: 0,
+        multifrontal: 0,
         exact: 0,
         iterated: 0,
     };
@@ -613,6 +627,10 @@ pub(crate) fn sound_iteration(
             (c.single, "closed form"),
             (c.dense, "direct (dense LU, certified)"),
             (c.sparse, "direct (faer sparse LU, certified)"),
+            (
+                c.multifrontal,
+                "direct (multifrontal LU in nested-dissection order, refined, certified)",
+            ),
             (c.exact, "exact"),
             (c.iterated, "interval iteration"),
         ] {
@@ -773,10 +791,7 @@ fn first_pass_in_levels(
                     at += 2 * b.len();
                 }
                 if outcome == direct::Outcome::Tight {
-                    match kind {
-                        direct::Kind::Dense => c.dense += 1,
-                        direct::Kind::Sparse => c.sparse += 1,
-                    }
+                    c.solved_directly(kind);
                     continue;
                 }
                 let direct = Some((&mut *scratch, bounds));
@@ -935,10 +950,7 @@ fn solve_block(
             }
         };
         if outcome == direct::Outcome::Tight {
-            match kind {
-                direct::Kind::Dense => c.dense += 1,
-                direct::Kind::Sparse => c.sparse += 1,
-            }
+            c.solved_directly(kind);
             return Ok(());
         }
         // Too wide (badly conditioned, e.g. Haddad–Monmege) or no certificate: exact
@@ -1191,6 +1203,7 @@ mod tests {
                 single: 0,
                 dense: 0,
                 sparse: 0,
+                multifrontal: 0,
                 exact: 0,
                 iterated: 0,
             };
