@@ -231,27 +231,36 @@ pub fn prob0(matrix_t: &Matrix, phi: &StateSet, psi: &StateSet) -> StateSet {
 }
 
 /// Backward search on the transpose from `from`, adding predecessors that lie in `through`.
+///
+/// The states still to be found are kept in one set (`open`, `through` minus what was found):
+/// an edge costs one bit test when it leads to a state already found (most edges), and its
+/// probability is read only when it leads to a new one.
 pub(crate) fn backward_through(matrix_t: &Matrix, from: &StateSet, through: &StateSet) -> StateSet {
     let (ptr, idx, val) = raw(matrix_t);
     let n = matrix_t.rows();
-    let mut seen = StateSet::with_capacity(n);
+    let mut open = through.clone();
+    open.grow(n);
     let mut queue: Vec<u32> = Vec::new();
     for s in from.ones().filter(|&s| s < n) {
-        seen.insert(s);
+        open.set(s, false);
         queue.push(s as u32);
     }
     while let Some(s) = queue.pop() {
         let s = s as usize;
         for e in ptr[s] as usize..ptr[s + 1] as usize {
-            if val[e] <= 0.0 {
-                continue;
-            }
             let p = idx[e] as usize;
-            if !seen.contains(p) && through.contains(p) {
-                seen.insert(p);
+            if open.contains(p) && val[e] > 0.0 {
+                open.set(p, false);
                 queue.push(p as u32);
             }
         }
+    }
+    // Found: the start states, and the states of `through` no longer open.
+    let mut seen = through.clone();
+    seen.grow(n);
+    seen.difference_with(&open);
+    for s in from.ones().filter(|&s| s < n) {
+        seen.insert(s);
     }
     seen
 }
