@@ -427,6 +427,14 @@ fn explicit(
     }
 }
 
+/// A PRISM model with at most this many transitions also carries its exact probabilities in
+/// the default mode (it is built a second time, exactly: milliseconds at this size). The default
+/// method solves systems of at most 1,000 unknowns by exact elimination, and its bounds are
+/// the outward rounding of the rational it finds, one ulp wide: with the doubles of `0.7` and
+/// `0.091` that rational is the value of a slightly different chain, and the bounds missed
+/// the model's value (haddad-monmege.20: [0.7, 0.7] for 7/10; crowds.3-5 by 3e-17).
+const EXACT_INPUTS_MAX: usize = 50_000;
+
 fn load_prism(name: &str, text: &str, opts: &LoadOptions, start: Instant) -> Result<Model> {
     // A UTF-8 byte-order mark (Windows editors), which every other reader accepts too.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -478,6 +486,25 @@ fn load_prism(name: &str, text: &str, opts: &LoadOptions, start: Instant) -> Res
             },
             e => prism_error(e),
         })?;
+    let mut dtmc = dtmc;
+    if !opts.exact && dtmc.matrix.nnz() <= EXACT_INPUTS_MAX {
+        // A small model is built again with exact probabilities, for the default method's
+        // exact elimination (see `EXACT_INPUTS_MAX`); kept only if it has the same states and
+        // transitions in the same order (a model whose numbers have no exact reading, e.g.
+        // `sqrt`, keeps its doubles only).
+        let exact_opts = BuildOptions {
+            exact: true,
+            progress: None,
+            ..build_opts
+        };
+        if let Ok((d, _)) = model.build(opts.constants.as_slice(), &exact_opts) {
+            let same = d.matrix.indptr().raw_storage() == dtmc.matrix.indptr().raw_storage()
+                && d.matrix.indices() == dtmc.matrix.indices();
+            if same {
+                dtmc.exact = d.exact;
+            }
+        }
+    }
     Ok(Model {
         dtmc,
         name: name.to_string(),

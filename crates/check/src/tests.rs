@@ -535,3 +535,26 @@ fn rational_constants_are_exact_in_thresholds() {
         augur_expr::Value::Double(1.0 / 3.0)
     );
 }
+
+/// The default method's exact elimination solves a small PRISM model with its probabilities
+/// and rewards as written (0.7 is 7/10, not its double), so its one-ulp bounds contain the
+/// model's values: 70/97 and 13/97 here (by hand: a = 0.7 + 0.3·0.1·a; e = 0.13 + 0.03·e).
+#[test]
+fn default_bounds_contain_the_value_of_the_model_as_written() {
+    let text = "dtmc\nmodule m\n  x : [0..3] init 0;\n  [] x=0 -> 0.7 : (x'=2) + 0.3 : (x'=1);\n  [] x=1 -> 0.1 : (x'=0) + 0.9 : (x'=3);\n  [] x>=2 -> true;\nendmodule\nrewards \"r\"\n  x<2 : 0.1;\nendrewards\n";
+    let model = Model::from_text("two.pm", text, Format::Prism, &LoadOptions::default()).unwrap();
+    let props = Properties::parse_file("p.props", "P=? [ F x=2 ]\nR{\"r\"}=? [ F x>=2 ]").unwrap();
+    let compiled = props.compile(&model, &Constants::default()).unwrap();
+    let results: Vec<CheckResult> = CheckSession::new(&model, CheckOptions::default())
+        .check_all(&compiled)
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+    let q = |x: f64| BigRational::from_float(x).unwrap();
+    for (r, (num, den)) in results.iter().zip([(70, 97), (13, 97)]) {
+        let truth = BigRational::new(num.into(), den.into());
+        let Bounds { lo, hi } = r.bounds.unwrap();
+        assert!(q(lo) <= truth && truth <= q(hi), "[{lo}, {hi}] for {truth}");
+        assert!(hi - lo <= 2.0 * f64::EPSILON * hi, "[{lo}, {hi}]");
+    }
+}

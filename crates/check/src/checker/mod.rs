@@ -1176,7 +1176,7 @@ impl<'a> Checker<'a> {
             ResolvedRewardPath::Reachability(phi) => {
                 let target = self.bool_of(phi)?;
                 let r = self.one_step(rs)?;
-                let q = if self.exact_mode() {
+                let q = if self.exact_inputs() {
                     Some(self.one_step_exact(rs)?)
                 } else {
                     None
@@ -1263,10 +1263,23 @@ impl<'a> Checker<'a> {
                     }
                     None if d < 1.0 => self.discounted_total(&r, d),
                     None => {
+                        let q = if self.exact_inputs() {
+                            Some(self.one_step_exact(rs)?)
+                        } else {
+                            None
+                        };
                         let opts = self.options.clone();
+                        let matrix = self.matrix();
                         let exact = self.dtmc.exact.as_deref();
                         let t = self.transpose();
-                        let sol = augur_solver::total_rewards(matrix, t, exact, &r, &opts)?;
+                        let sol = augur_solver::total_rewards_exact(
+                            matrix,
+                            t,
+                            exact,
+                            &r,
+                            q.as_deref(),
+                            &opts,
+                        )?;
                         Ok(self.keep_exact(sol.into()))
                     }
                 }
@@ -1288,7 +1301,7 @@ impl<'a> Checker<'a> {
             }
             ResolvedRewardPath::LongRun => {
                 let r = self.one_step(rs)?;
-                let q = if self.exact_mode() {
+                let q = if self.exact_inputs() {
                     Some(self.one_step_exact(rs)?)
                 } else {
                     None
@@ -1381,6 +1394,14 @@ impl<'a> Checker<'a> {
     /// probabilities are the rationals written).
     fn exact_mode(&self) -> bool {
         self.options.method == augur_solver::Method::Exact
+    }
+
+    /// Whether the solvers get exact inputs: in exact mode, and in the default mode for a model
+    /// that carries its exact probabilities (a small PRISM model, see `Model::load`), so that
+    /// the default method's exact elimination gives the exact value of the model as written
+    /// (bounds one ulp wide must contain it: `0.7`'s double is not 7/10).
+    fn exact_inputs(&self) -> bool {
+        self.exact_mode() || self.dtmc.exact.is_some()
     }
 
     /// Drops the exact rationals of a solver's result outside exact mode (there they would
