@@ -7,7 +7,7 @@ use crate::limits::{Limits, Progress};
 use augur_dtmc::{BuildReport, Dtmc};
 use augur_expr::{Expr, Value};
 use augur_formats::{FormatError, ReadOptions};
-use augur_pctl::ModelNames;
+use augur_pctl::{BigRational, ModelNames};
 use augur_prism::{BuildOptions, BuildProgress, PrismError, StopReason};
 use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ pub struct Model {
     format: Option<Format>,
     constants: Vec<(String, Value)>,
     /// Under `--method exact`, the exact rationals of the model's real constants.
-    exact_constants: Vec<(String, augur_pctl::BigRational)>,
+    exact_constants: Vec<(String, BigRational)>,
     prism: Option<augur_prism::PrismModel>,
     build_seconds: f64,
     notes: Vec<String>,
@@ -106,7 +106,10 @@ impl Model {
                 let read_opts = read_options(&opts.limits);
                 let (dtmc, report) =
                     augur_formats::read_model(path, &read_opts).map_err(format_error)?;
-                explicit(dtmc, &report, name, format, start).exact_if(opts.exact)
+                match opts.exact {
+                    true => explicit(dtmc, &report, name, format, start).exact_if(true),
+                    false => explicit(dtmc, &report, name, format, start).exact_inputs_if_small(),
+                }
             }
             _ => {
                 return Err(CheckError::input(format!(
@@ -137,12 +140,12 @@ impl Model {
             Format::Drn => {
                 let (d, r) = augur_formats::drn::read_drn(Cursor::new(text), path, &read_opts)
                     .map_err(input)?;
-                explicit(d, &r, name.into(), format, start)
+                explicit(d, &r, name.into(), format, start).exact_inputs_if_small()
             }
             Format::Json => {
                 let (d, r) = augur_formats::json::read_json(Cursor::new(text), path, &read_opts)
                     .map_err(input)?;
-                explicit(d, &r, name.into(), format, start)
+                explicit(d, &r, name.into(), format, start).exact_inputs_if_small()
             }
             Format::Tra => {
                 let mut tra = Cursor::new(text);
@@ -155,7 +158,7 @@ impl Model {
                 };
                 let (d, r) = augur_formats::explicit::read_prism_explicit_from(inputs, &read_opts)
                     .map_err(input)?;
-                explicit(d, &r, name.into(), format, start)
+                explicit(d, &r, name.into(), format, start).exact_inputs_if_small()
             }
             Format::Dot => {
                 return Err(CheckError::input(format!(
@@ -181,6 +184,21 @@ impl Model {
         }
     }
 
+    /// A small explicit model in the default mode (see [`EXACT_INPUTS_MAX`]): its probabilities
+    /// as written, when every row's decimals sum to exactly 1; otherwise it keeps its doubles
+    /// only (a learned model's thirds, say), silently.
+    fn exact_inputs_if_small(mut self) -> Model {
+        if self.dtmc.exact.is_some() || self.dtmc.matrix.nnz() > EXACT_INPUTS_MAX {
+            return self;
+        }
+        if let Some((q, off)) = decimal_probabilities(&self.dtmc.matrix) {
+            if off.is_empty() {
+                self.dtmc.exact = Some(q);
+            }
+        }
+        self
+    }
+
     /// An explicit model under exact mode: each probability is the decimal it is written as
     /// (the shortest decimal of its `f64`: `0.1` is 1/10, as the readers read the text), so
     /// that exact results are exact for the numbers in the file. A row whose decimals do not
@@ -189,22 +207,9 @@ impl Model {
         if !exact || self.dtmc.exact.is_some() {
             return self;
         }
-        let m = &self.dtmc.matrix;
-        let q: Option<Vec<_>> = m
-            .data()
-            .iter()
-            .map(|&p| augur_prism::eval::decimal_rational(p))
-            .collect();
-        let Some(q) = q else { return self };
-        let ptr = m.indptr().raw_storage().to_vec();
-        let one = augur_pctl::BigRational::from_integer(1.into());
-        let mut off = Vec::new();
-        for s in 0..m.rows() {
-            let sum: augur_pctl::BigRational = q[ptr[s] as usize..ptr[s + 1] as usize].iter().sum();
-            if sum != one {
-                off.push((s, sum));
-            }
-        }
+        let Some((q, off)) = decimal_probabilities(&self.dtmc.matrix) else {
+            return self;
+        };
         if let Some((s, sum)) = off.first() {
             self.warnings.push(format!(
                 "exact mode: the probabilities of {} state(s) do not sum to exactly 1 as written \
@@ -264,7 +269,7 @@ impl Model {
 
     /// Under `--method exact`, the exact rational of each of the model's real constants
     /// (`const double q = 1/3;` is 1/3), for properties that name them.
-    pub fn exact_constants(&self) -> &[(String, augur_pctl::BigRational)] {
+    pub fn exact_constants(&self) -> &[(String, BigRational)] {
         &self.exact_constants
     }
 
@@ -427,8 +432,33 @@ fn explicit(
     }
 }
 
-/// A PRISM model with at most this many transitions also carries its exact probabilities in
-/// the default mode (it is built a second time, exactly: milliseconds at this size). The default
+/// A row and the sum of its probabilities.
+type RowSum = (usize, BigRational);
+
+/// The probabilities of `m` as the decimals they print as (`0.1` is 1/10), and the rows whose
+/// decimals do not sum to exactly 1 (with their sums); `None` when one is not finite.
+fn decimal_probabilities(m: &augur_dtmc::Matrix) -> Option<(Vec<BigRational>, Vec<RowSum>)> {
+    let q: Vec<_> = m
+        .data()
+        .iter()
+        .map(|&p| augur_prism::eval::decimal_rational(p))
+        .collect::<Option<_>>()?;
+    let ptr = m.indptr();
+    let ptr = ptr.raw_storage();
+    let one = BigRational::from_integer(1.into());
+    let mut off = Vec::new();
+    for s in 0..m.rows() {
+        let sum: BigRational = q[ptr[s] as usize..ptr[s + 1] as usize].iter().sum();
+        if sum != one {
+            off.push((s, sum));
+        }
+    }
+    Some((q, off))
+}
+
+/// A model with at most this many transitions also carries its exact probabilities in the
+/// default mode (a PRISM model is built a second time, exactly: milliseconds at this size; an
+/// explicit one reads its decimals as written when each row sums to exactly 1). The default
 /// method solves systems of at most 1,000 unknowns by exact elimination, and its bounds are
 /// the outward rounding of the rational it finds, one ulp wide: with the doubles of `0.7` and
 /// `0.091` that rational is the value of a slightly different chain, and the bounds missed
@@ -452,7 +482,7 @@ fn load_prism(name: &str, text: &str, opts: &LoadOptions, start: Instant) -> Res
         Some(_) => Some(&progress),
         None => None,
     };
-    let exact_constants: Vec<(String, augur_pctl::BigRational)> = opts
+    let exact_constants: Vec<(String, BigRational)> = opts
         .constants
         .exact()
         .iter()

@@ -538,7 +538,8 @@ fn rational_constants_are_exact_in_thresholds() {
 
 /// The default method's exact elimination solves a small PRISM model with its probabilities
 /// and rewards as written (0.7 is 7/10, not its double), so its one-ulp bounds contain the
-/// model's values: 70/97 and 13/97 here (by hand: a = 0.7 + 0.3·0.1·a; e = 0.13 + 0.03·e).
+/// model's values: 70/97 and 13/97 here (by hand: a = 0.7 + 0.3·0.1·a; e = 0.13 + 0.03·e);
+/// and an explicit model's decimals are read as written.
 #[test]
 fn default_bounds_contain_the_value_of_the_model_as_written() {
     let text = "dtmc\nmodule m\n  x : [0..3] init 0;\n  [] x=0 -> 0.7 : (x'=2) + 0.3 : (x'=1);\n  [] x=1 -> 0.1 : (x'=0) + 0.9 : (x'=3);\n  [] x>=2 -> true;\nendmodule\nrewards \"r\"\n  x<2 : 0.1;\nendrewards\n";
@@ -551,7 +552,19 @@ fn default_bounds_contain_the_value_of_the_model_as_written() {
         .map(|r| r.unwrap())
         .collect();
     let q = |x: f64| BigRational::from_float(x).unwrap();
-    for (r, (num, den)) in results.iter().zip([(70, 97), (13, 97)]) {
+    // The same chain as an explicit (DRN) model: its decimals as written.
+    let drn = "@type: DTMC\n@parameters\n\n@reward_models\n\n@nr_states\n4\n@nr_choices\n4\n@model\nstate 0 init\n\taction 0\n\t\t2 : 0.7\n\t\t1 : 0.3\nstate 1\n\taction 0\n\t\t0 : 0.1\n\t\t3 : 0.9\nstate 2 goal\n\taction 0\n\t\t2 : 1\nstate 3\n\taction 0\n\t\t3 : 1\n";
+    let explicit = Model::from_text("two.drn", drn, Format::Drn, &LoadOptions::default()).unwrap();
+    let props = Properties::parse_file("p.props", "P=? [ F \"goal\" ]").unwrap();
+    let compiled = props.compile(&explicit, &Constants::default()).unwrap();
+    let mut results = results;
+    results.extend(
+        CheckSession::new(&explicit, CheckOptions::default())
+            .check_all(&compiled)
+            .into_iter()
+            .map(|r| r.unwrap()),
+    );
+    for (r, (num, den)) in results.iter().zip([(70, 97), (13, 97), (70, 97)]) {
         let truth = BigRational::new(num.into(), den.into());
         let Bounds { lo, hi } = r.bounds.unwrap();
         assert!(q(lo) <= truth && truth <= q(hi), "[{lo}, {hi}] for {truth}");
