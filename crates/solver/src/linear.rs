@@ -441,6 +441,23 @@ struct Counter {
 }
 
 impl Counter {
+    /// Nothing counted yet; at most `max` iterations.
+    fn new(max: u64) -> Counter {
+        Counter {
+            iterations: 0,
+            max,
+            sweeps_lower: 0,
+            guesses: 0,
+            stagnated: false,
+            single: 0,
+            dense: 0,
+            sparse: 0,
+            multifrontal: 0,
+            exact: 0,
+            iterated: 0,
+        }
+    }
+
     /// Counts a block the direct solver of `kind` finished.
     fn solved_directly(&mut self, kind: direct::Kind) {
         match kind {
@@ -525,19 +542,7 @@ pub(crate) fn sound_iteration(
         )
     };
     let blocks = starts.len() - 1;
-    let mut counter = Counter {
-        iterations: 0,
-        max: opts.max_iterations,
-        sweeps_lower: 0,
-        guesses: 0,
-        stagnated: false,
-        single: 0,
-        dense: 0,
-        sparse: 0,
-        multifrontal: 0,
-        exact: 0,
-        iterated: 0,
-    };
+    let mut counter = Counter::new(opts.max_iterations);
     let mut eps_b = opts.epsilon / 2.0;
     let mut passes = 0;
     let mut limited: Option<f64> = None;
@@ -1194,19 +1199,7 @@ mod tests {
         let eps_b = opts.epsilon / 2.0;
         let run = |levels: bool| {
             let (mut lo, mut hi) = (vec![0.0; n], vec![1.0; n]);
-            let mut c = Counter {
-                iterations: 0,
-                max: opts.max_iterations,
-                sweeps_lower: 0,
-                guesses: 0,
-                stagnated: false,
-                single: 0,
-                dense: 0,
-                sparse: 0,
-                multifrontal: 0,
-                exact: 0,
-                iterated: 0,
-            };
+            let mut c = Counter::new(opts.max_iterations);
             let mut scratch = direct::Scratch::new(n);
             let blocks = (&order[..], &starts[..], &sccs.component[..]);
             if levels {
