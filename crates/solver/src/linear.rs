@@ -751,7 +751,6 @@ fn first_pass_in_levels(
             half += 1;
         }
         let (first, rest) = dense.split_at(half);
-        let other = second.get_or_insert_with(|| direct::Scratch::new(sys.n()));
         let (lo_r, hi_r) = (&lo[..], &hi[..]);
         let attempt_all = |ks: &[u32], s: &mut direct::Scratch| {
             let mut tried = Vec::with_capacity(ks.len());
@@ -775,6 +774,7 @@ fn first_pass_in_levels(
         let (a, b) = if rest.is_empty() {
             (attempt_all(first, scratch), (Vec::new(), Vec::new()))
         } else {
+            let other = second.get_or_insert_with(|| direct::Scratch::new(sys.n()));
             std::thread::scope(|sc| {
                 let h = sc.spawn(|| attempt_all(rest, other));
                 let a = attempt_all(first, scratch);
