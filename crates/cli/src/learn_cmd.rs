@@ -14,8 +14,11 @@ use serde_json::json;
 /// Arguments of `augur learn`.
 #[derive(clap::Args, Debug)]
 pub struct LearnArgs {
-    /// The trace file: JSON Lines (one trace per line) or CSV long form (`.csv`).
+    /// The trace file: JSON Lines (one trace per line), CSV long form (`.csv`), or a step table
+    /// in Parquet (`.parquet`) or Arrow IPC (`.arrow`, `.ipc`, `.feather`): one row per step.
     pub traces: PathBuf,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
     /// Abstraction spec (TOML) mapping concrete steps to abstract states. Without it, steps
     /// must be named abstract states (`{"state": "NAME"}`).
     #[arg(long, value_name = "SPEC")]
@@ -50,6 +53,50 @@ pub struct LearnArgs {
     pub json: bool,
 }
 
+/// The columns of a Parquet or Arrow step table (see `augur_columnar::Columns`).
+#[derive(clap::Args, Debug, Default)]
+pub struct ColumnArgs {
+    /// Column names of a known exporter: `default` (trace_id, step, state) or `otel-genai`
+    /// (trace_id, start_time_unix_nano, gen_ai.tool.name); the options below override it.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Parquet/Arrow: the trace id column [default: trace_id].
+    #[arg(long, value_name = "COLUMN")]
+    pub trace_id_column: Option<String>,
+    /// Parquet/Arrow: the column ordering a trace's steps (step index or timestamp)
+    /// [default: step].
+    #[arg(long, value_name = "COLUMN")]
+    pub order_column: Option<String>,
+    /// Parquet/Arrow: the state column; repeat it to name a state by several columns (their
+    /// values joined with `|`) [default: state].
+    #[arg(long, value_name = "COLUMN")]
+    pub state_column: Vec<String>,
+}
+
+impl ColumnArgs {
+    fn given(&self) -> bool {
+        self.preset.is_some()
+            || self.trace_id_column.is_some()
+            || self.order_column.is_some()
+            || !self.state_column.is_empty()
+    }
+
+    /// The columns these options name.
+    pub fn columns(&self) -> Result<augur_columnar::Columns> {
+        let mut c = augur_columnar::Columns::preset(self.preset.as_deref().unwrap_or("default"))?;
+        if let Some(t) = &self.trace_id_column {
+            c.trace_id.clone_from(t);
+        }
+        if let Some(o) = &self.order_column {
+            c.order.clone_from(o);
+        }
+        if !self.state_column.is_empty() {
+            c.state.clone_from(&self.state_column);
+        }
+        Ok(c)
+    }
+}
+
 /// Run `augur learn`, printing the summary to `out`.
 pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
     let spec = match &args.abstraction {
@@ -57,12 +104,13 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         None => None,
     };
     let file_name = args.traces.display().to_string();
-    let file = File::open(&args.traces).with_context(|| format!("{file_name}: cannot open"))?;
-    let reader = TraceReader::new(
-        BufReader::new(file),
-        TraceFormat::from_path(&args.traces),
-        &file_name,
-    );
+    let columnar = augur_columnar::ColumnarFormat::from_path(&args.traces).is_some();
+    if args.columns.given() && !columnar {
+        anyhow::bail!(
+            "{file_name}: --preset, --trace-id-column, --order-column and --state-column apply \
+             to Parquet and Arrow step tables (.parquet, .arrow, .ipc, .feather) only"
+        );
+    }
     if args.final_absorbing && args.alpha > 0.0 {
         // Smoothing gives every valid successor of a never-left state a probability, so
         // there is nothing left for --final-absorbing to decide: say so instead of ignoring it.
@@ -85,15 +133,26 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         order: args.order,
         end_state: args.end_state.clone(),
     };
-    let outcome =
-        learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(|e| match e {
-            // Concrete values without a spec: say how to give one.
-            e @ augur_learn::LearnError::Step { .. } if spec.is_none() => anyhow::Error::new(
-                e.diagnostic()
-                    .with_note("give --abstraction SPEC to abstract concrete values"),
-            ),
-            e => e.into(),
-        })?;
+    let learned = if columnar {
+        let table = augur_columnar::read_steps(&args.traces, &args.columns.columns()?)?;
+        learn_from_traces(table.traces().map(Ok), &file_name, spec.as_ref(), &opts)
+    } else {
+        let file = File::open(&args.traces).with_context(|| format!("{file_name}: cannot open"))?;
+        let reader = TraceReader::new(
+            BufReader::new(file),
+            TraceFormat::from_path(&args.traces),
+            &file_name,
+        );
+        learn_from_traces(reader, &file_name, spec.as_ref(), &opts)
+    };
+    let outcome = learned.map_err(|e| match e {
+        // Concrete values without a spec: say how to give one.
+        e @ augur_learn::LearnError::Step { .. } if spec.is_none() => anyhow::Error::new(
+            e.diagnostic()
+                .with_note("give --abstraction SPEC to abstract concrete values"),
+        ),
+        e => e.into(),
+    })?;
     let paths = output_paths(&outcome.models, &args.output)?;
 
     let mut models = Vec::new();

@@ -23,10 +23,10 @@
 //! the first-order chain apply unchanged.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use augur_abstraction::{Abstraction, StepKind, TraceReader};
+use augur_abstraction::{Abstraction, StepKind, Trace};
 use augur_dtmc::{Dtmc, StateSet, Valuations};
 use augur_expr::{Type, Value};
 use augur_formats::json::{write_json_document, DtmcJson};
@@ -234,9 +234,11 @@ impl Validity for SpecValidity<'_> {
 /// Learns from the traces of `reader` (named `file` in messages). With a `spec`, steps are
 /// concrete values or `{a,b}` names abstracted by it, and only its valid transitions are
 /// learned (invalid ones are counted apart); without one, steps must name their states.
-/// Nothing of a trace is counted unless all its steps map.
-pub fn learn_from_traces<R: BufRead>(
-    reader: TraceReader<R>,
+/// Nothing of a trace is counted unless all its steps map. `reader` is an
+/// [`augur_abstraction::TraceReader`] or
+/// any other source of traces (e.g. the rows of a Parquet step table).
+pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
+    reader: I,
     file: &str,
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
