@@ -19,6 +19,7 @@ mod hostile_input;
 mod learn;
 mod learn_end_state;
 mod learn_order;
+mod learn_parquet;
 mod ltl;
 mod monitor;
 mod mutation;
