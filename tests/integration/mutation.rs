@@ -390,15 +390,20 @@ fn accepted_but_unsafe_monitor(m: &augur_monitor::Monitor) -> Option<String> {
 #[test]
 fn mutants_of_the_monitor_files_fail_cleanly_or_load_safely() {
     type Check = dyn Fn(&str) -> Result<Option<String>, augur_monitor::MonitorError>;
-    let policy: &Check = &|t| {
-        augur_monitor::Policy::parse(t, "policy.toml").map(|p| accepted_but_unsafe_policy(&p))
-    };
+    let policy: &Check =
+        &|t| augur_monitor::Policy::parse(t, "policy.toml").map(|p| accepted_but_unsafe_policy(&p));
     let classifier: &Check = &|t| {
         augur_monitor::Classifier::parse(t, "classifier.toml").map(|c| {
             // Hostile calls through an accepted classifier: no panic.
             for (tool, args) in [
-                ("ｓｅｎｄ\u{200B}_email", serde_json::json!({"x@[::1]": ["é@bücher.de"]})),
-                ("HTTPPost", serde_json::json!({"url": "https://a.b@evil.com/?q=1"})),
+                (
+                    "ｓｅｎｄ\u{200B}_email",
+                    serde_json::json!({"x@[::1]": ["é@bücher.de"]}),
+                ),
+                (
+                    "HTTPPost",
+                    serde_json::json!({"url": "https://a.b@evil.com/?q=1"}),
+                ),
                 ("", serde_json::json!(null)),
             ] {
                 let _ = c.classify(tool, &args);
@@ -426,7 +431,11 @@ fn mutants_of_the_monitor_files_fail_cleanly_or_load_safely() {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         });
         let mut rng = Rng(seed | 1);
-        let n = if file.ends_with(".json") { 300 } else { MUTANTS / 3 };
+        let n = if file.ends_with(".json") {
+            300
+        } else {
+            MUTANTS / 3
+        };
         let mut located = 0;
         for i in 0..n {
             let m = mutate(&text, &mut rng);
@@ -448,12 +457,18 @@ fn mutants_of_the_monitor_files_fail_cleanly_or_load_safely() {
                 }
             };
             if let Some(f) = finding {
-                findings.push(format!("{file}, mutant {i} (seed {seed:#x}): {f}\n--- mutant:\n{m}\n---"));
+                findings.push(format!(
+                    "{file}, mutant {i} (seed {seed:#x}): {f}\n--- mutant:\n{m}\n---"
+                ));
             }
         }
         eprintln!("{file}: {located} of {n} mutants rejected with a located error");
     }
     let total = findings.len();
     findings.truncate(4);
-    assert!(total == 0, "{total} findings; the first:\n\n{}", findings.join("\n\n"));
+    assert!(
+        total == 0,
+        "{total} findings; the first:\n\n{}",
+        findings.join("\n\n")
+    );
 }

@@ -845,10 +845,7 @@ impl ArgPattern {
                 .find_overlapping_iter(s)
                 .find(|m| on_boundaries(hay, m.start(), m.end()))
                 .map(|m| m.pattern().as_usize() as u16),
-            ArgMatcher::Regex { set } => set
-                .iter()
-                .position(|re| re.is_match(s))
-                .map(|i| i as u16),
+            ArgMatcher::Regex { set } => set.iter().position(|re| re.is_match(s)).map(|i| i as u16),
             ArgMatcher::Email { except } => {
                 let mut from = 0;
                 while let Some(at) = s[from..].find('@').map(|i| i + from) {
@@ -899,14 +896,20 @@ fn url_outside(s: &str, i: usize, len: usize, except: &[String]) -> bool {
     // follows it.
     let auth = hay[start..]
         .iter()
-        .take_while(|&&c| !matches!(c, b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'\\') && !c.is_ascii_whitespace())
+        .take_while(|&&c| {
+            !matches!(c, b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'\\')
+                && !c.is_ascii_whitespace()
+        })
         .count();
     if let Some(at) = hay[start..start + auth].iter().rposition(|&c| c == b'@') {
         start += at + 1;
     }
     if hay.get(start) == Some(&b'[') {
         // An IP literal, `http://[2001:db8::1]/`: never one of `except` unless written so.
-        let end = hay[start..].iter().position(|&c| c == b']').map_or(hay.len(), |e| start + e + 1);
+        let end = hay[start..]
+            .iter()
+            .position(|&c| c == b']')
+            .map_or(hay.len(), |e| start + e + 1);
         return !excepted(&s[start..end], except);
     }
     let hlen = hay[start..]

@@ -445,7 +445,11 @@ mod tests {
                 RiskLevel::Mild,
                 8,
             ),
-            (|s| s.d >= D::Internal && s.t == T::Network, RiskLevel::Mild, 9),
+            (
+                |s| s.d >= D::Internal && s.t == T::Network,
+                RiskLevel::Mild,
+                9,
+            ),
             (|s| s.d >= D::Sensitive, RiskLevel::Mild, 10),
             (
                 |s| s.d >= D::Internal && s.t >= T::FileWrite,

@@ -423,7 +423,9 @@ impl Monitor {
             }
             // The value must lie within its own sound bounds: a value above `upper` or below
             // `lower` is not what the checker computed.
-            if let Some(k) = (0..n).find(|&k| !(t.lower[k] <= t.value[k] && t.value[k] <= t.upper[k])) {
+            if let Some(k) =
+                (0..n).find(|&k| !(t.lower[k] <= t.value[k] && t.value[k] <= t.upper[k]))
+            {
                 return Err(bad(
                     at("value").index(k),
                     format!(

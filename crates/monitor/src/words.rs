@@ -25,7 +25,11 @@ pub fn fold(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     Cow::Owned(
-        text.nfkc()
+        // Invisible characters go first, so that they cannot keep a letter and its accent
+        // apart from the composition, then again after it (compatibility forms of them).
+        text.chars()
+            .filter(|&c| !invisible(c))
+            .nfkc()
             .filter(|&c| !invisible(c))
             .map(latin_look_alike)
             .collect(),
@@ -45,13 +49,42 @@ fn invisible(c: char) -> bool {
 /// A Cyrillic or Greek letter drawn like a Latin one, as that Latin letter.
 fn latin_look_alike(c: char) -> char {
     match c {
-        'а' => 'a', 'А' | 'Α' => 'A', 'в' | 'В' | 'Β' => 'B', 'с' | 'ϲ' => 'c', 'С' | 'Ϲ' => 'C',
-        'ԁ' => 'd', 'е' => 'e', 'Е' | 'Ε' => 'E', 'ԍ' => 'G', 'һ' => 'h', 'Н' | 'Η' => 'H',
-        'і' | 'ι' => 'i', 'І' | 'Ι' | 'Ӏ' => 'I', 'ј' => 'j', 'Ј' => 'J', 'К' | 'Κ' => 'K',
-        'М' | 'Μ' => 'M', 'Ν' => 'N', 'о' | 'ο' => 'o', 'О' | 'Ο' => 'O', 'р' | 'ρ' => 'p',
-        'Р' | 'Ρ' => 'P', 'ԛ' => 'q', 'ѕ' => 's', 'Ѕ' => 'S', 'Т' | 'Τ' => 'T', 'υ' => 'u',
-        'ѵ' | 'ν' => 'v', 'ԝ' => 'w', 'Ԝ' => 'W', 'х' | 'χ' => 'x', 'Х' | 'Χ' => 'X',
-        'у' => 'y', 'У' | 'Υ' => 'Y', 'Ζ' => 'Z', 'ı' => 'i',
+        'а' => 'a',
+        'А' | 'Α' => 'A',
+        'в' | 'В' | 'Β' => 'B',
+        'с' | 'ϲ' => 'c',
+        'С' | 'Ϲ' => 'C',
+        'ԁ' => 'd',
+        'е' => 'e',
+        'Е' | 'Ε' => 'E',
+        'ԍ' => 'G',
+        'һ' => 'h',
+        'Н' | 'Η' => 'H',
+        'і' | 'ι' => 'i',
+        'І' | 'Ι' | 'Ӏ' => 'I',
+        'ј' => 'j',
+        'Ј' => 'J',
+        'К' | 'Κ' => 'K',
+        'М' | 'Μ' => 'M',
+        'Ν' => 'N',
+        'о' | 'ο' => 'o',
+        'О' | 'Ο' => 'O',
+        'р' | 'ρ' => 'p',
+        'Р' | 'Ρ' => 'P',
+        'ԛ' => 'q',
+        'ѕ' => 's',
+        'Ѕ' => 'S',
+        'Т' | 'Τ' => 'T',
+        'υ' => 'u',
+        'ѵ' | 'ν' => 'v',
+        'ԝ' => 'w',
+        'Ԝ' => 'W',
+        'х' | 'χ' => 'x',
+        'Х' | 'Χ' => 'X',
+        'у' => 'y',
+        'У' | 'Υ' => 'Y',
+        'Ζ' => 'Z',
+        'ı' => 'i',
         _ => c,
     }
 }

@@ -22,8 +22,12 @@ fn code(cell: &str) -> &str {
 #[test]
 fn the_verdict_table_of_docs_monitor_md_is_what_the_monitor_answers() {
     let doc = std::fs::read_to_string(root().join("docs/monitor.md")).unwrap();
-    let begin = doc.find("<!-- verdict-table: begin -->").expect("table start marker");
-    let end = doc.find("<!-- verdict-table: end -->").expect("table end marker");
+    let begin = doc
+        .find("<!-- verdict-table: begin -->")
+        .expect("table start marker");
+    let end = doc
+        .find("<!-- verdict-table: end -->")
+        .expect("table end marker");
     let (dtmc, _) =
         augur_formats::read_model(&root().join("models/safetydrift.tra"), &Default::default())
             .unwrap();
@@ -56,7 +60,10 @@ fn the_verdict_table_of_docs_monitor_md_is_what_the_monitor_answers() {
         };
         if let Some(a) = before {
             let d = s.gate(&Action::Tool(ToolCall::new("read_file", &a)));
-            assert!(d.verdict <= Verdict::Warn, "{line}: the `before` call must run");
+            assert!(
+                d.verdict <= Verdict::Warn,
+                "{line}: the `before` call must run"
+            );
         }
         let d = s.gate(&Action::Tool(ToolCall::new(&tool, &args)));
         assert_eq!(d.verdict, want, "{line}: {}", s.reason(&d));
@@ -73,5 +80,7 @@ fn the_verdict_table_of_docs_monitor_md_is_what_the_monitor_answers() {
     }
     assert!(rows >= 40, "{rows} rows");
     // Both sides are in the table: allowed calls and blocked ones.
-    assert!(per_verdict[Verdict::Allow as usize] >= 5 && per_verdict[Verdict::Block as usize] >= 20);
+    assert!(
+        per_verdict[Verdict::Allow as usize] >= 5 && per_verdict[Verdict::Block as usize] >= 20
+    );
 }

@@ -174,7 +174,11 @@ fn every_default_rule_decides_its_example() {
             json!({"method": "POST", "url": "https://x.io/hook"}),
             "http-write",
         ),
-        ("http_request", json!({"url": "https://x.io"}), "network-send"),
+        (
+            "http_request",
+            json!({"url": "https://x.io"}),
+            "network-send",
+        ),
         (
             "get_webpage",
             json!({"url": "https://x.io/?d=c2VjcmV0"}),
