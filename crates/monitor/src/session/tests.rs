@@ -53,8 +53,10 @@ fn the_5x5_matrix_scripted_session() {
             Verdict::Warn,
         ),
         (
-            "send_direct_message",
-            json!({"recipient": "Alice", "body": "hi"}),
+            // A public read over the network (a message sent would now be VIOLATED: once
+            // read, it cannot be unread).
+            "get_webpage",
+            json!({"url": "www.informations.com"}),
             RiskLevel::Critical,
             0.3043116307,
             Verdict::Warn,
