@@ -299,7 +299,8 @@ struct Explorer<'a, K> {
     next_q: Vec<BigRational>,
     /// The position of each partial successor in the next level (merging them).
     level_index: FxHashMap<K, u32>,
-    /// Units of work done (combinations of commands and of updates), for the time checks.
+    /// Units of work done for the state being explored (combinations of commands and of
+    /// updates), for the time checks.
     work: u64,
     /// The successors of the state being explored over all its choices, before they are
     /// merged into a matrix row.
@@ -869,6 +870,9 @@ impl<'a, K: StateKey> Explorer<'a, K> {
         self.row_entries_exact.clear();
         self.choice_actions.clear();
         self.choice_rewards.clear();
+        // The work of this state only (the exploration checks the limits every `CHECK_EVERY`
+        // states; a state with that many combinations checks them itself).
+        self.work = 0;
         let mut n_choices = 0usize;
 
         for &cmd in &prog.unlabelled {
