@@ -54,10 +54,14 @@ pub struct BuildOptions<'a> {
     /// Called every few thousand states and at the end with the progress so far.
     pub progress: Option<&'a (dyn Fn(BuildProgress) + Sync)>,
     /// Stop with [`PrismError::Stopped`] when more states than this are reachable (checked as
-    /// each state is discovered). Default `None`.
+    /// each state is discovered, and as the distinct outcomes of a synchronised choice are
+    /// combined). It also bounds the transitions of one state before they are merged into its
+    /// row (a located [`PrismError::Build`] beyond it), so that the memory of one state's
+    /// exploration stays proportional to it. Default `None`.
     pub max_states: Option<usize>,
     /// Stop with [`PrismError::Stopped`] once this instant has passed (checked every 1024
-    /// explored states). Default `None`.
+    /// explored states, and every 1024 combinations of commands or updates within a state).
+    /// Default `None`.
     pub deadline: Option<Instant>,
     /// Stop with [`PrismError::Stopped`] once this flag is set, from any thread (checked with
     /// the deadline). Default `None`.
