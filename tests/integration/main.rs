@@ -17,6 +17,7 @@ mod exact;
 mod export;
 mod hostile_input;
 mod learn;
+mod learn_counts;
 mod learn_end_state;
 mod learn_order;
 mod ltl;
