@@ -89,6 +89,11 @@ struct GateArgs {
     /// Keep at most this many sessions open (the least recently used is evicted and refused).
     #[arg(long, default_value_t = 10_000)]
     max_sessions: usize,
+    /// Size in bits of the filter of burned (expired, evicted) session ids: a burned id is
+    /// never reopened; a fresh id is refused with probability about (1 - e^(-7n/BITS))^7
+    /// after n burned ids (default 2^23 bits = 1 MiB: 1e-6 at 200 000 burned ids).
+    #[arg(long, value_name = "BITS", default_value_t = augur_monitor::session::BurnedIds::DEFAULT_BITS)]
+    burned_bits: u64,
 }
 
 #[derive(Args, Debug)]
@@ -370,6 +375,10 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
         Arc::clone(&policy),
         a.session_ttl,
         a.max_sessions,
+    )
+    .with_burned_bits(a.burned_bits);
+    eprintln!(
+        "augur monitor gate: sessions are kept in memory only; a restart of this process resets every session to its start state"
     );
     let start = std::time::Instant::now();
     let stdin = std::io::stdin();
