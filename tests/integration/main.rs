@@ -15,6 +15,7 @@ mod check;
 mod errors;
 mod exact;
 mod export;
+mod gate_stream;
 mod hostile_input;
 mod learn;
 mod learn_counts;
