@@ -1208,3 +1208,52 @@ fn a_product_of_synchronised_commands_counts_against_the_time_limit() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     assert!(run.stderr.contains("time limit exceeded"), "{}", run.stderr);
 }
+
+/// A chain of `n` states whose last is labelled "violated" (small text, many states).
+fn long_chain(n: u32) -> String {
+    format!(
+        "dtmc\nmodule m\n  x : [0..{last}] init 0;\n  [] x<{last} -> 1/2:(x'=x+1) + 1/2:(x'=0);\n  [] x={last} -> true;\nendmodule\nlabel \"violated\" = x={last};\n",
+        last = n - 1
+    )
+}
+
+#[test]
+fn monitor_compile_bounds_states_times_horizon_before_allocating() {
+    // 5,000 states × H = 10,000 (the cap on H) = 5e7 curve entries, over the budget of 2^25:
+    // refused before the curve is made, naming --horizon and the state count (n × H doubles
+    // once aborted the process with 262,144 states).
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &long_chain(5000));
+    let run = augur(
+        dir.path(),
+        &[
+            "monitor",
+            "compile",
+            "m.pm",
+            "--prop",
+            "P=? [ F \"violated\" ]",
+            "--horizon",
+            "10000",
+            "-o",
+            "m.json",
+        ],
+    );
+    located_error(&run, "5000 states × 10000 horizons");
+    assert!(run.stderr.contains("--horizon"), "{}", run.stderr);
+    assert!(!dir.path().join("m.json").exists());
+    // The horizon taken from the property's step bound is located at the bound.
+    let run = augur(
+        dir.path(),
+        &[
+            "monitor",
+            "compile",
+            "m.pm",
+            "--prop",
+            "P=? [ F<=9000 \"violated\" ]",
+            "-o",
+            "m.json",
+        ],
+    );
+    located_error(&run, "5000 states × 9000 horizons");
+    assert!(run.stderr.contains("--prop"), "{}", run.stderr);
+}
