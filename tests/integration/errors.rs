@@ -431,6 +431,45 @@ monitor_snapshot!(
         f("monitor/table_length.json")
     ]
 );
+// Issue 22: a value outside its own sound bounds; an embedded classifier edited after
+// compiling (its hash no longer matches); thresholds whose verdicts get milder as P grows; an
+// empty threshold list (it would allow everything): each at the offending value.
+monitor_snapshot!(
+    monitor_file_value_outside_its_bounds,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/value_outside_bounds.json")
+    ]
+);
+monitor_snapshot!(
+    monitor_file_classifier_edited_after_compiling,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/classifier_edited.json")
+    ]
+);
+monitor_snapshot!(
+    monitor_policy_thresholds_inverted,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/risk.json"),
+        "--policy".into(),
+        f("monitor/thresholds_inverted.toml")
+    ]
+);
+monitor_snapshot!(
+    monitor_policy_thresholds_empty,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/risk.json"),
+        "--policy".into(),
+        f("monitor/thresholds_empty.toml")
+    ]
+);
 // A policy's horizon beyond the monitor's curve, at the policy's `horizon`.
 monitor_snapshot!(
     monitor_policy_horizon_beyond_the_curve,

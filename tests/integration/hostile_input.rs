@@ -1089,3 +1089,171 @@ fn invalid_utf8_is_located_at_its_byte() {
     located_error(&run, "not valid UTF-8: byte 15");
     assert!(run.stderr.contains("p.props:2:2"), "{}", run.stderr);
 }
+
+// ---- Issue 22, class 1: synchronised products of branches and of commands ----
+
+/// Four modules synchronising on `[a]`, each with one command of 200 branches: identical
+/// branches (`(x'=1)` 200 times) or distinct ones (`(x'=i)`).
+fn sync_branches(distinct: bool) -> String {
+    let mut s = String::from("dtmc\n");
+    for m in 0..4 {
+        let br: Vec<String> = (0..200)
+            .map(|i| format!("1/200:(x{m}'={})", if distinct { i } else { 1 }))
+            .collect();
+        s += &format!(
+            "module m{m}\n  x{m} : [0..200] init 0;\n  [a] true -> {};\nendmodule\n",
+            br.join(" + ")
+        );
+    }
+    s
+}
+
+#[test]
+fn two_hundred_identical_synchronised_branches_per_module_are_merged_while_combining() {
+    // 200^4 = 1.6e9 combinations, one distinct successor: merged level by level, the build
+    // stays small (it once built every combination and aborted at 3 GB).
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &sync_branches(false));
+    let run = augur(
+        dir.path(),
+        &[
+            "check",
+            "m.pm",
+            "--method",
+            "exact",
+            "--prop",
+            "P=? [ X x0=1 ]",
+        ],
+    );
+    // One step: every combination goes to (1,1,1,1): probability 200^4 * (1/200)^4 = 1.
+    assert!(ok(&run).contains("= 1 "), "{}", run.stdout);
+}
+
+#[test]
+fn two_hundred_distinct_synchronised_branches_per_module_stop_at_the_state_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &sync_branches(true));
+    let run = augur(
+        dir.path(),
+        &[
+            "check",
+            "m.pm",
+            "--prop",
+            "P=? [ F x0=1 ]",
+            "--max-states",
+            "100000",
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("state limit exceeded: the model has more than 100000 states"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Four modules, each with 200 `[a]` commands enabled at once: 200^4 choices in the first state.
+fn sync_commands() -> String {
+    let mut s = String::from("dtmc\n");
+    for m in 0..4 {
+        s += &format!("module m{m}\n  x{m} : [0..200] init 0;\n");
+        for _ in 0..200 {
+            s += &format!("  [a] x{m}<200 -> (x{m}'=x{m}+1);\n");
+        }
+        s += "endmodule\n";
+    }
+    s
+}
+
+#[test]
+fn a_product_of_synchronised_commands_counts_against_the_state_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &sync_commands());
+    let run = augur(
+        dir.path(),
+        &[
+            "check",
+            "m.pm",
+            "--prop",
+            "P=? [ F x0=1 ]",
+            "--max-states",
+            "1000",
+        ],
+    );
+    located_error(
+        &run,
+        "more than 1000 transitions over 1001 choices from one state",
+    );
+    assert!(run.stderr.contains("m.pm:4:3"), "{}", run.stderr);
+}
+
+#[test]
+fn a_product_of_synchronised_commands_counts_against_the_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &sync_commands());
+    let run = augur(
+        dir.path(),
+        &[
+            "check",
+            "m.pm",
+            "--prop",
+            "P=? [ F x0=1 ]",
+            "--max-states",
+            "100000000000",
+            "--timeout",
+            "1",
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("time limit exceeded"), "{}", run.stderr);
+}
+
+/// A chain of `n` states whose last is labelled "violated" (small text, many states).
+fn long_chain(n: u32) -> String {
+    format!(
+        "dtmc\nmodule m\n  x : [0..{last}] init 0;\n  [] x<{last} -> 1/2:(x'=x+1) + 1/2:(x'=0);\n  [] x={last} -> true;\nendmodule\nlabel \"violated\" = x={last};\n",
+        last = n - 1
+    )
+}
+
+#[test]
+fn monitor_compile_bounds_states_times_horizon_before_allocating() {
+    // 5,000 states × H = 10,000 (the cap on H) = 5e7 curve entries, over the budget of 2^25:
+    // refused before the curve is made, naming --horizon and the state count (n × H doubles
+    // once aborted the process with 262,144 states).
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &long_chain(5000));
+    let run = augur(
+        dir.path(),
+        &[
+            "monitor",
+            "compile",
+            "m.pm",
+            "--prop",
+            "P=? [ F \"violated\" ]",
+            "--horizon",
+            "10000",
+            "-o",
+            "m.json",
+        ],
+    );
+    located_error(&run, "5000 states × 10000 horizons");
+    assert!(run.stderr.contains("--horizon"), "{}", run.stderr);
+    assert!(!dir.path().join("m.json").exists());
+    // The horizon taken from the property's step bound is located at the bound.
+    let run = augur(
+        dir.path(),
+        &[
+            "monitor",
+            "compile",
+            "m.pm",
+            "--prop",
+            "P=? [ F<=9000 \"violated\" ]",
+            "-o",
+            "m.json",
+        ],
+    );
+    located_error(&run, "5000 states × 9000 horizons");
+    assert!(run.stderr.contains("--prop"), "{}", run.stderr);
+}

@@ -335,3 +335,140 @@ fn rendered_error_snapshots_carry_no_debug_text() {
         dir.display()
     );
 }
+
+/// What is wrong with a monitor-side input that was accepted (issue 22, class 5): a policy or
+/// monitor file that would let an attack through must be refused, not loaded.
+fn accepted_but_unsafe_policy(p: &augur_monitor::Policy) -> Option<String> {
+    let all = std::iter::once(&p.base).chain(p.categories.iter().map(|(_, r)| r));
+    for r in all {
+        if r.thresholds.is_empty() {
+            return Some("a policy without thresholds was accepted".into());
+        }
+        for w in r.thresholds.windows(2) {
+            if w[1].at >= w[0].at || w[1].verdict > w[0].verdict {
+                return Some(format!(
+                    "thresholds not descending with non-increasing verdicts were accepted: {:?}",
+                    r.thresholds
+                ));
+            }
+        }
+        for a in &r.always_allow {
+            let name = format!("{}_and_send_email", a.as_str().replace(['^', '$', '*'], ""));
+            if a.matches(&name) {
+                return Some(format!("`always_allow` `{}` matches `{name}`", a.as_str()));
+            }
+        }
+    }
+    None
+}
+
+fn accepted_but_unsafe_monitor(m: &augur_monitor::Monitor) -> Option<String> {
+    for t in &m.tables {
+        for k in 0..t.value.len() {
+            if !(t.lower[k] <= t.value[k] && t.value[k] <= t.upper[k]) {
+                return Some(format!("value {k} outside its bounds was accepted"));
+            }
+        }
+    }
+    let c = m.classifier.as_ref()?;
+    let recorded = augur_monitor::monitor::EmbeddedFile {
+        sha256: String::new(),
+        ..c.clone()
+    };
+    // A classifier whose text no longer matches its hash must not load: re-serialise the
+    // accepted file with the text kept and the hash blanked, and expect a refusal.
+    let mut j: serde_json::Value = serde_json::from_str(&m.to_json()).ok()?;
+    j["classifier"] = serde_json::to_value(&recorded).ok()?;
+    augur_monitor::Monitor::from_json(&j.to_string(), "m.json")
+        .is_ok()
+        .then(|| "a monitor whose classifier hash does not match was accepted".to_string())
+}
+
+/// Mutants of the monitor's inputs (issue 22): the shipped policy and classifier, and a
+/// compiled monitor file. Every rejection is a located error without Debug text; every
+/// acceptance is safe (see `accepted_but_unsafe_*`).
+#[test]
+fn mutants_of_the_monitor_files_fail_cleanly_or_load_safely() {
+    type Check = dyn Fn(&str) -> Result<Option<String>, augur_monitor::MonitorError>;
+    let policy: &Check =
+        &|t| augur_monitor::Policy::parse(t, "policy.toml").map(|p| accepted_but_unsafe_policy(&p));
+    let classifier: &Check = &|t| {
+        augur_monitor::Classifier::parse(t, "classifier.toml").map(|c| {
+            // Hostile calls through an accepted classifier: no panic.
+            for (tool, args) in [
+                (
+                    "ｓｅｎｄ\u{200B}_email",
+                    serde_json::json!({"x@[::1]": ["é@bücher.de"]}),
+                ),
+                (
+                    "HTTPPost",
+                    serde_json::json!({"url": "https://a.b@evil.com/?q=1"}),
+                ),
+                ("", serde_json::json!(null)),
+            ] {
+                let _ = c.classify(tool, &args);
+            }
+            None
+        })
+    };
+    let monitor: &Check = &|t| {
+        augur_monitor::Monitor::from_json(t, "m.json").map(|m| accepted_but_unsafe_monitor(&m))
+    };
+    let mut findings = Vec::new();
+    for (file, check) in [
+        ("models/monitor/policy.toml", policy),
+        ("models/classifier.toml", classifier),
+        ("tests/fixtures/errors/monitor/risk.json", monitor),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        match check(&text) {
+            Ok(None) => {}
+            Ok(Some(f)) => findings.push(format!("{file}: the original: {f}")),
+            Err(e) => findings.push(format!("{file}: the original is rejected: {}", e.render())),
+        }
+        let seed = file.bytes().fold(0x9e37_79b9_7f4a_7c15u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        let mut rng = Rng(seed | 1);
+        let n = if file.ends_with(".json") {
+            300
+        } else {
+            MUTANTS / 3
+        };
+        let mut located = 0;
+        for i in 0..n {
+            let m = mutate(&text, &mut rng);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&m)));
+            let finding = match r {
+                Err(_) => Some("a panic".to_string()),
+                Ok(Ok(f)) => f,
+                Ok(Err(e)) => {
+                    let d = e.diagnostic();
+                    let text = d.to_string();
+                    if let Some(bad) = DEBUG_TEXT.iter().find(|b| text.contains(*b)) {
+                        Some(format!("Debug text `{bad}` in the message:\n{text}"))
+                    } else if d.location.is_none() {
+                        Some(format!("an input error without a location:\n{text}"))
+                    } else {
+                        located += 1;
+                        None
+                    }
+                }
+            };
+            if let Some(f) = finding {
+                findings.push(format!(
+                    "{file}, mutant {i} (seed {seed:#x}): {f}\n--- mutant:\n{m}\n---"
+                ));
+            }
+        }
+        eprintln!("{file}: {located} of {n} mutants rejected with a located error");
+    }
+    let total = findings.len();
+    findings.truncate(4);
+    assert!(
+        total == 0,
+        "{total} findings; the first:\n\n{}",
+        findings.join("\n\n")
+    );
+}

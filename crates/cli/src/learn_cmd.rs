@@ -5,10 +5,15 @@ use std::fs::File;
 use std::io::{BufReader, Write};
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use augur_abstraction::{Abstraction, TraceFormat, TraceReader};
+use augur_formats::json::parse_json;
+use augur_learn::counts::KeyedCounts;
 use augur_learn::learn::Unobserved;
-use augur_learn::pipeline::{learn_from_traces, output_paths, write_learned, LearnOptions};
+use augur_learn::pipeline::{
+    count_from_traces, learn_from_counts, learn_from_traces, output_paths, write_learned,
+    CountsOutcome, LearnOptions, LearnedModel,
+};
 use serde_json::json;
 
 /// Arguments of `augur learn`.
@@ -16,9 +21,18 @@ use serde_json::json;
 pub struct LearnArgs {
     /// The trace file: JSON Lines (one trace per line), CSV long form (`.csv`), or a step table
     /// in Parquet (`.parquet`) or Arrow IPC (`.arrow`, `.ipc`, `.feather`): one row per step.
-    pub traces: PathBuf,
+    #[arg(required_unless_present = "from_counts")]
+    pub traces: Option<PathBuf>,
     #[command(flatten)]
     pub columns: ColumnArgs,
+    /// Learn from counts files (written by `--counts-only`; any number of them, summed)
+    /// instead of traces, exactly as from the traces they were counted from.
+    #[arg(long, value_name = "COUNTS.json", num_args = 1.., conflicts_with_all = ["traces", "counts_only", "skip_invalid"])]
+    pub from_counts: Vec<PathBuf>,
+    /// Write the transition counts, keyed by state name (docs/scale.md), to the output
+    /// instead of learning a model: counts of shards are summed by `--from-counts`.
+    #[arg(long)]
+    pub counts_only: bool,
     /// Abstraction spec (TOML) mapping concrete steps to abstract states. Without it, steps
     /// must be named abstract states (`{"state": "NAME"}`).
     #[arg(long, value_name = "SPEC")]
@@ -45,7 +59,8 @@ pub struct LearnArgs {
     /// before the run ends (without it, smoothing makes every reachable state's value 1).
     #[arg(long, value_name = "NAME")]
     pub end_state: Option<String>,
-    /// Output model (Augur JSON, with the transition counts for `augur pac`).
+    /// Output model (Augur JSON, with the transition counts for `augur pac`), or with
+    /// `--counts-only` the counts file.
     #[arg(short, long, value_name = "MODEL.json")]
     pub output: PathBuf,
     /// Print the summary as JSON.
@@ -103,14 +118,6 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         Some(p) => Some(Abstraction::from_file(p).map_err(augur_learn::LearnError::from)?),
         None => None,
     };
-    let file_name = args.traces.display().to_string();
-    let columnar = augur_columnar::ColumnarFormat::from_path(&args.traces).is_some();
-    if args.columns.given() && !columnar {
-        anyhow::bail!(
-            "{file_name}: --preset, --trace-id-column, --order-column and --state-column apply \
-             to Parquet and Arrow step tables (.parquet, .arrow, .ipc, .feather) only"
-        );
-    }
     if args.final_absorbing && args.alpha > 0.0 {
         // Smoothing gives every valid successor of a never-left state a probability, so
         // there is nothing left for --final-absorbing to decide: say so instead of ignoring it.
@@ -133,40 +140,220 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         order: args.order,
         end_state: args.end_state.clone(),
     };
-    let learned = if columnar {
-        let table = augur_columnar::read_steps(&args.traces, &args.columns.columns()?)?;
-        learn_from_traces(table.traces().map(Ok), &file_name, spec.as_ref(), &opts)
-    } else {
-        let file = File::open(&args.traces).with_context(|| format!("{file_name}: cannot open"))?;
-        let reader = TraceReader::new(
-            BufReader::new(file),
-            TraceFormat::from_path(&args.traces),
-            &file_name,
-        );
-        learn_from_traces(reader, &file_name, spec.as_ref(), &opts)
+    let Some(traces) = &args.traces else {
+        return from_counts(args, spec.as_ref(), &opts, out);
     };
-    let outcome = learned.map_err(|e| match e {
+    let file_name = traces.display().to_string();
+    let columnar = augur_columnar::ColumnarFormat::from_path(traces).is_some();
+    if args.columns.given() && !columnar {
+        anyhow::bail!(
+            "{file_name}: --preset, --trace-id-column, --order-column and --state-column apply \
+             to Parquet and Arrow step tables (.parquet, .arrow, .ipc, .feather) only"
+        );
+    }
+    let table = if columnar {
+        Some(augur_columnar::read_steps(
+            traces,
+            &args.columns.columns()?,
+        )?)
+    } else {
+        None
+    };
+    let reader: Box<dyn Iterator<Item = augur_abstraction::Result<augur_abstraction::Trace>> + '_> =
+        match &table {
+            Some(t) => Box::new(t.traces().map(Ok)),
+            None => {
+                let file =
+                    File::open(traces).with_context(|| format!("{file_name}: cannot open"))?;
+                Box::new(TraceReader::new(
+                    BufReader::new(file),
+                    TraceFormat::from_path(traces),
+                    &file_name,
+                ))
+            }
+        };
+    let with_note = |e: augur_learn::LearnError| match e {
         // Concrete values without a spec: say how to give one.
         e @ augur_learn::LearnError::Step { .. } if spec.is_none() => anyhow::Error::new(
             e.diagnostic()
                 .with_note("give --abstraction SPEC to abstract concrete values"),
         ),
         e => e.into(),
+    };
+    if args.counts_only {
+        let outcome =
+            count_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(with_note)?;
+        write_counts(&outcome.counts, &args.output)?;
+        return counts_summary(args, &file_name, &outcome, out);
+    }
+    let outcome = learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(with_note)?;
+    let skipped: Vec<(usize, String)> = outcome
+        .skipped
+        .iter()
+        .map(|s| (s.line, s.error.to_string()))
+        .collect();
+    summarize(
+        args,
+        &file_name,
+        json!({ "traces_file": file_name }),
+        &outcome.models,
+        outcome.traces_read,
+        &skipped,
+        out,
+    )
+}
+
+/// `--from-counts`: sum the counts files and learn from them.
+fn from_counts(
+    args: &LearnArgs,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut shards = Vec::with_capacity(args.from_counts.len());
+    let mut names = Vec::new();
+    for path in &args.from_counts {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let counts: KeyedCounts = parse_json(text, path)?;
+        counts.check().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        if counts.order != opts.order {
+            bail!(
+                "{name}: the counts are of order {}; give --order {} to learn from them",
+                counts.order,
+                counts.order
+            );
+        }
+        shards.push(counts);
+        names.push(name);
+    }
+    let models = learn_from_counts(&shards, spec, opts).map_err(|e| match e {
+        augur_learn::LearnError::BadCounts(m) => {
+            anyhow::anyhow!("{}: {m}", names.join(", "))
+        }
+        e => e.into(),
     })?;
-    let paths = output_paths(&outcome.models, &args.output)?;
+    let traces: u64 = shards
+        .iter()
+        .flat_map(|s| &s.groups)
+        .map(|g| g.traces)
+        .sum();
+    summarize(
+        args,
+        &names.join(", "),
+        json!({ "counts_files": names }),
+        &models,
+        traces,
+        &[],
+        out,
+    )
+}
+
+/// Writes keyed counts as JSON.
+fn write_counts(counts: &KeyedCounts, path: &std::path::Path) -> Result<()> {
+    let name = path.display().to_string();
+    let file = File::create(path).with_context(|| format!("{name}: cannot create"))?;
+    let mut w = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut w, counts).with_context(|| format!("{name}: cannot write"))?;
+    writeln!(w)
+        .and_then(|()| w.flush())
+        .with_context(|| format!("{name}: cannot write"))?;
+    Ok(())
+}
+
+/// The summary of `--counts-only`.
+fn counts_summary(
+    args: &LearnArgs,
+    file_name: &str,
+    outcome: &CountsOutcome,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let groups: Vec<_> = outcome
+        .counts
+        .groups
+        .iter()
+        .map(|g| {
+            json!({
+                "category": g.category,
+                "traces": g.traces,
+                "steps": g.steps,
+                "states": g.states.len(),
+                "transitions": g.transitions.len(),
+                "invalid_transitions": g.invalid.iter().map(|t| t.2).sum::<u64>(),
+            })
+        })
+        .collect();
+    let summary = json!({
+        "traces_read": outcome.traces_read,
+        "skipped": outcome.skipped.len(),
+        "skipped_lines": outcome.skipped.iter().map(|s| json!({"line": s.line, "error": s.error.to_string()})).collect::<Vec<_>>(),
+        "output": args.output.display().to_string(),
+        "groups": groups,
+    });
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&summary)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "read {} traces from {file_name}{}",
+        outcome.traces_read,
+        if outcome.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(", skipped {} bad lines/traces", outcome.skipped.len())
+        }
+    )?;
+    for s in &outcome.skipped {
+        writeln!(out, "  skipped: {}", s.error)?;
+    }
+    for g in &outcome.counts.groups {
+        let cat = g
+            .category
+            .as_ref()
+            .map(|c| format!(" [{c}]"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "wrote counts{cat} to {}: {} traces, {} steps, {} states, {} transitions",
+            args.output.display(),
+            g.traces,
+            g.steps,
+            g.states.len(),
+            g.transitions.len()
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes the learned models and prints the summary.
+fn summarize(
+    args: &LearnArgs,
+    file_name: &str,
+    source: serde_json::Value,
+    learned: &[LearnedModel],
+    read_traces: u64,
+    skipped: &[(usize, String)],
+    out: &mut dyn Write,
+) -> Result<()> {
+    let paths = output_paths(learned, &args.output)?;
 
     let mut models = Vec::new();
-    for (m, path) in outcome.models.iter().zip(&paths) {
+    for (m, path) in learned.iter().zip(&paths) {
         let metadata = json!({
             "learned": {
                 "alpha": args.alpha,
-                "traces_file": file_name,
                 "abstraction": args.abstraction.as_ref().map(|p| p.display().to_string()),
                 "category": m.category,
                 "order": args.order,
                 "end_state": args.end_state,
             },
         });
+        let mut metadata = metadata;
+        if let (Some(l), Some(src)) = (metadata["learned"].as_object_mut(), source.as_object()) {
+            l.extend(src.clone());
+        }
         write_learned(m, path, metadata)?;
         let names = &m.state_names;
         let c = &m.counts;
@@ -197,12 +384,6 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
             "initial": m.initial.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
         }));
     }
-    let read_traces = outcome.traces_read;
-    let skipped: Vec<(usize, String)> = outcome
-        .skipped
-        .iter()
-        .map(|s| (s.line, s.error.to_string()))
-        .collect();
 
     let summary = json!({
         "traces_read": read_traces,
@@ -223,7 +404,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                 format!(", skipped {} bad lines/traces", skipped.len())
             }
         )?;
-        for (_, message) in &skipped {
+        for (_, message) in skipped {
             writeln!(out, "  skipped: {message}")?;
         }
         for m in &models {

@@ -89,6 +89,11 @@ struct GateArgs {
     /// Keep at most this many sessions open (the least recently used is evicted and refused).
     #[arg(long, default_value_t = 10_000)]
     max_sessions: usize,
+    /// Size in bits of the filter of burned (expired, evicted) session ids: a burned id is
+    /// never reopened; a fresh id is refused with probability about (1 - e^(-7n/BITS))^7
+    /// after n burned ids (default 2^23 bits = 1 MiB: 1e-6 at 200 000 burned ids).
+    #[arg(long, value_name = "BITS", default_value_t = augur_monitor::session::BurnedIds::DEFAULT_BITS)]
+    burned_bits: u64,
 }
 
 #[derive(Args, Debug)]
@@ -370,27 +375,136 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
         Arc::clone(&policy),
         a.session_ttl,
         a.max_sessions,
+    )
+    .with_burned_bits(a.burned_bits);
+    eprintln!(
+        "augur monitor gate: sessions are kept in memory only; a restart of this process resets every session to its start state"
     );
     let start = std::time::Instant::now();
     let stdin = std::io::stdin();
-    for (i, line) in stdin.lock().lines().enumerate() {
-        let lineno = i + 1;
-        let line =
-            line.map_err(|e| CliError::Internal(anyhow::Error::new(e).context("reading stdin")))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let now = start.elapsed().as_secs();
-        let answer = gate_line(&mut store, &line, lineno, now, &mut audit);
+    let mut input = stdin.lock();
+    let mut buf = Vec::new();
+    let mut lineno = 0usize;
+    loop {
+        let got = read_bounded_line(&mut input, &mut buf, MAX_LINE_BYTES)
+            .map_err(|e| CliError::Internal(anyhow::Error::new(e).context("reading stdin")))?;
+        let answer = match got {
+            LineRead::Eof => break,
+            LineRead::TooLong => {
+                lineno += 1;
+                line_error(
+                    lineno,
+                    &bad_line(
+                        lineno,
+                        format!(
+                            "the line is longer than {MAX_LINE_BYTES} bytes; it was skipped unread"
+                        ),
+                    ),
+                )
+            }
+            LineRead::Line => {
+                lineno += 1;
+                match std::str::from_utf8(&buf) {
+                    Err(e) => line_error(
+                        lineno,
+                        &MonitorError::located(
+                            augur_source::Location::in_line(
+                                "<stdin>",
+                                lineno,
+                                e.valid_up_to() + 1,
+                                1,
+                                String::from_utf8_lossy(&buf[..e.valid_up_to()]).into_owned(),
+                            ),
+                            "the line is not valid UTF-8",
+                        ),
+                    ),
+                    Ok(line) => {
+                        if line.trim().is_empty() {
+                            continue;
+                        }
+                        let now = start.elapsed().as_secs();
+                        gate_line(&mut store, line, lineno, now, &mut audit)
+                    }
+                }
+            }
+        };
         writeln!(out, "{answer}")?;
         out.flush()?;
-    }
-    if let Some(w) = audit.as_mut() {
-        w.flush().map_err(|e| {
-            CliError::Internal(anyhow::Error::new(e).context("writing the audit log"))
-        })?;
+        // The audit line of this decision reaches the file before the next line is read, so
+        // a kill after n decisions leaves n audit lines.
+        if let Some(w) = audit.as_mut() {
+            w.flush().map_err(|e| {
+                CliError::Internal(anyhow::Error::new(e).context("writing the audit log"))
+            })?;
+        }
     }
     Ok(())
+}
+
+/// The longest gate line read (16 MiB, as the MCP server); a longer one is answered with an
+/// error and skipped without being held in memory.
+const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// What [`read_bounded_line`] found.
+#[derive(Debug, PartialEq)]
+enum LineRead {
+    /// A line (without its `\n` / `\r\n`) is in the buffer; a last line without `\n` counts.
+    Line,
+    /// The line was longer than the limit: it was consumed up to its `\n` and dropped.
+    TooLong,
+    /// End of input.
+    Eof,
+}
+
+/// Read one line of raw bytes into `buf`, holding at most `max` bytes of it: a longer line is
+/// consumed (to its `\n` or the end of input) through the reader's buffer and dropped.
+fn read_bounded_line(
+    r: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
+    buf.clear();
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        if !too_long {
+            if buf.len() + part.len() > max {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(part);
+            }
+        }
+        let used = done.unwrap_or(chunk.len());
+        r.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if !any {
+        return Ok(LineRead::Eof);
+    }
+    if too_long {
+        buf.clear();
+        return Ok(LineRead::TooLong);
+    }
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(LineRead::Line)
 }
 
 fn gate_line(
@@ -494,6 +608,7 @@ fn gate_line(
     if let Some(w) = audit.as_mut() {
         if let Ok(s) = serde_json::to_string(&AuditRecord::from_report(&rep)) {
             let _ = writeln!(w, "{s}");
+            let _ = w.flush();
         }
     }
     serde_json::to_value(&rep).unwrap_or(Value::Null)
@@ -687,4 +802,55 @@ fn write_runs(path: &Path, conv: &Converted) -> Result<(), CliError> {
     }
     w.flush()
         .map_err(|e| CliError::user(format!("error: {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{read_bounded_line, LineRead};
+
+    fn all(input: &[u8], max: usize, cap: usize) -> Vec<(LineRead, Vec<u8>)> {
+        // A small reader buffer, so lines span many fill_buf calls.
+        let mut r = std::io::BufReader::with_capacity(cap, input);
+        let mut buf = Vec::new();
+        let mut v = Vec::new();
+        loop {
+            let got = read_bounded_line(&mut r, &mut buf, max).unwrap();
+            if got == LineRead::Eof {
+                return v;
+            }
+            v.push((got, buf.clone()));
+        }
+    }
+
+    #[test]
+    fn lines_over_the_limit_are_skipped_and_the_next_line_is_read() {
+        let input = b"short\nthis line is too long\r\nok\r\nlast without newline";
+        for cap in [1, 3, 8, 64] {
+            let got = all(input, 10, cap);
+            assert_eq!(
+                got,
+                vec![
+                    (LineRead::Line, b"short".to_vec()),
+                    (LineRead::TooLong, vec![]),
+                    (LineRead::Line, b"ok".to_vec()),
+                    (LineRead::TooLong, vec![]),
+                ],
+                "cap {cap}"
+            );
+        }
+        let got = all(b"a\n\nb\xff\x00\n", 10, 2);
+        assert_eq!(
+            got,
+            vec![
+                (LineRead::Line, b"a".to_vec()),
+                (LineRead::Line, vec![]),
+                (LineRead::Line, b"b\xff\x00".to_vec()),
+            ]
+        );
+        // Exactly the limit is a line.
+        assert_eq!(
+            all(b"0123456789\n", 10, 4),
+            vec![(LineRead::Line, b"0123456789".to_vec())]
+        );
+    }
 }

@@ -4,6 +4,8 @@
 //!   apart), [`learn()`] / [`learn_with`] (validity-aware Laplace smoothing, Pro2Guard's
 //!   Algorithm 1 made to give rows that sum to 1), Wilson intervals; validity is the
 //!   [`Validity`] trait, so the learner needs no abstraction.
+//! - [`counts`]: counts keyed by state name ([`counts::KeyedCounts`]), the artefact shards
+//!   are summed in (`augur learn --counts-only`, `--from-counts`).
 //! - [`end_state`]: trace ends as an absorbing state of their own (`--end-state NAME`), so
 //!   that "a violation before the run ends" is a question the model can answer.
 //! - [`observed`]: the chain of the observed runs ([`observed::observed_runs_chain`]: the
@@ -33,6 +35,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod counts;
 pub mod end_state;
 mod error;
 pub mod learn;

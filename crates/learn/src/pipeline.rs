@@ -32,9 +32,12 @@ use augur_expr::{Type, Value};
 use augur_formats::json::{write_json_document, DtmcJson};
 use augur_formats::smoothing::SmoothedRows;
 
+use crate::counts::{GroupCounts, KeyedCounts, StateKey};
 use crate::end_state::{self, EndValidity};
 use crate::error::{LearnError, Result};
-use crate::learn::{smoothed_rows, AllValid, LearnReport, TransitionCounts, Unobserved, Validity};
+use crate::learn::{
+    smoothed_rows, AllValid, CountsJson, LearnReport, TransitionCounts, Unobserved, Validity,
+};
 
 /// How to learn from a trace file.
 #[derive(Clone, Debug, PartialEq)]
@@ -171,8 +174,165 @@ struct Group {
     index: HashMap<String, u32>,
     tuples: Vec<Vec<u32>>,
     tuple_index: HashMap<Vec<u32>, u32>,
-    /// With an end state: the last state of each trace → how many traces ended there.
+    /// The last state of each trace → how many traces ended there.
     ends: BTreeMap<u32, u64>,
+}
+
+impl Group {
+    /// The names of the base (first-order) states: the spec's, or those seen.
+    fn base_names(&self, spec: Option<&Abstraction>) -> Vec<String> {
+        match spec {
+            Some(a) => a.valid_states().iter().map(|&c| a.state_name(c)).collect(),
+            None => self.names.clone(),
+        }
+    }
+
+    /// The counts keyed by state name (see [`crate::counts`]).
+    fn to_keyed(
+        &self,
+        category: Option<String>,
+        spec: Option<&Abstraction>,
+        k: usize,
+    ) -> GroupCounts {
+        let base = self.base_names(spec);
+        let key = |i: u32| -> StateKey {
+            if k > 1 {
+                StateKey::Tuple(
+                    self.tuples[i as usize]
+                        .iter()
+                        .map(|&s| base[s as usize].clone())
+                        .collect(),
+                )
+            } else {
+                StateKey::Name(base[i as usize].clone())
+            }
+        };
+        let j = self.counts.to_json();
+        let mut initial: Vec<_> = j.initial.iter().map(|&(s, c)| (key(s), c)).collect();
+        let mut transitions: Vec<_> = j
+            .transitions
+            .iter()
+            .map(|&(f, t, c)| (key(f), key(t), c))
+            .collect();
+        let mut invalid: Vec<_> = j
+            .invalid
+            .iter()
+            .map(|&(f, t, c)| (key(f), key(t), c))
+            .collect();
+        let mut ends: Vec<_> = self.ends.iter().map(|(&s, &c)| (key(s), c)).collect();
+        initial.sort();
+        transitions.sort();
+        invalid.sort();
+        ends.sort();
+        GroupCounts {
+            category,
+            traces: self.counts.traces(),
+            steps: self.counts.steps(),
+            states: (0..self.counts.num_states() as u32).map(key).collect(),
+            initial,
+            transitions,
+            invalid,
+            ends,
+        }
+    }
+
+    /// Adds keyed counts to this group: their states numbered after the group's own, in the
+    /// order listed (with a spec, `spec_index` maps a name to the spec's state).
+    fn add_keyed(
+        &mut self,
+        g: &GroupCounts,
+        spec_index: Option<&HashMap<String, u32>>,
+        k: usize,
+    ) -> Result<()> {
+        let names = &mut self.names;
+        let index = &mut self.index;
+        let mut base = |name: &str| -> Result<u32> {
+            match spec_index {
+                Some(m) => m.get(name).copied().ok_or_else(|| {
+                    LearnError::BadCounts(format!(
+                        "state `{name}` is not a state of the abstraction spec"
+                    ))
+                }),
+                None => Ok(match index.get(name) {
+                    Some(&i) => i,
+                    None => {
+                        let i = names.len() as u32;
+                        names.push(name.to_string());
+                        index.insert(name.to_string(), i);
+                        i
+                    }
+                }),
+            }
+        };
+        let mut local: HashMap<&StateKey, u32> = HashMap::with_capacity(g.states.len());
+        for s in &g.states {
+            let i = match s {
+                StateKey::Name(n) if k == 1 => base(n)?,
+                StateKey::Tuple(t) if k > 1 && (1..=k).contains(&t.len()) => {
+                    let t: Vec<u32> = t.iter().map(|n| base(n)).collect::<Result<_>>()?;
+                    match self.tuple_index.get(&t) {
+                        Some(&i) => i,
+                        None => {
+                            let i = self.tuples.len() as u32;
+                            self.tuples.push(t.clone());
+                            self.tuple_index.insert(t, i);
+                            i
+                        }
+                    }
+                }
+                s => {
+                    return Err(LearnError::BadCounts(format!(
+                        "state {} does not fit a chain of order {k}",
+                        s.display()
+                    )))
+                }
+            };
+            local.insert(s, i);
+        }
+        if k > 1 {
+            self.counts.ensure_states(self.tuples.len());
+        } else if spec_index.is_none() {
+            self.counts.ensure_states(self.names.len());
+        }
+        let idx = |s: &StateKey| -> Result<u32> {
+            local.get(s).copied().ok_or_else(|| {
+                LearnError::BadCounts(format!(
+                    "state {} is counted but not listed in `states`",
+                    s.display()
+                ))
+            })
+        };
+        let json = CountsJson {
+            num_states: self.counts.num_states(),
+            traces: g.traces,
+            steps: g.steps,
+            initial: g
+                .initial
+                .iter()
+                .map(|(s, c)| Ok((idx(s)?, *c)))
+                .collect::<Result<_>>()?,
+            transitions: g
+                .transitions
+                .iter()
+                .map(|(f, t, c)| Ok((idx(f)?, idx(t)?, *c)))
+                .collect::<Result<_>>()?,
+            invalid: g
+                .invalid
+                .iter()
+                .map(|(f, t, c)| Ok((idx(f)?, idx(t)?, *c)))
+                .collect::<Result<_>>()?,
+            determined: Vec::new(),
+        };
+        let counts = TransitionCounts::from_json(&json)?;
+        self.counts.merge(&counts);
+        for (s, c) in &g.ends {
+            let e = self.ends.entry(idx(s)?).or_insert(0);
+            *e = e
+                .checked_add(*c)
+                .ok_or_else(|| LearnError::BadCounts("the counts add up past 2^64 - 1".into()))?;
+        }
+        Ok(())
+    }
 }
 
 /// Validity of a k-th order chain over tuples: `j` extends `i` by one state, by a move that
@@ -231,18 +391,15 @@ impl Validity for SpecValidity<'_> {
     }
 }
 
-/// Learns from the traces of `reader` (named `file` in messages). With a `spec`, steps are
-/// concrete values or `{a,b}` names abstracted by it, and only its valid transitions are
-/// learned (invalid ones are counted apart); without one, steps must name their states.
-/// Nothing of a trace is counted unless all its steps map. `reader` is an
-/// [`augur_abstraction::TraceReader`] or
-/// any other source of traces (e.g. the rows of a Parquet step table).
-pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
+/// Counts the traces of `reader` by group (category key), as every learner does. `reader` is
+/// an [`augur_abstraction::TraceReader`] or any other source of traces (e.g. the rows of a
+/// Parquet step table).
+fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
     reader: I,
     file: &str,
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
-) -> Result<LearnOutcome> {
+) -> Result<Counted> {
     if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
         return Err(LearnError::BadAlpha(opts.alpha));
     }
@@ -363,14 +520,14 @@ pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
                 base: validity,
             };
             group.counts.try_observe_trace(&tuple_buf, &tv)?;
-            count_end(opts, &mut group.ends, &tuple_buf);
+            count_end(&mut group.ends, &tuple_buf);
             continue;
         }
         if spec.is_none() {
             group.counts.ensure_states(group.names.len());
         }
         group.counts.try_observe_trace(&states_buf, validity)?;
-        count_end(opts, &mut group.ends, &states_buf);
+        count_end(&mut group.ends, &states_buf);
     }
     if groups.values().all(|g| g.counts.traces() == 0) {
         return Err(LearnError::EmptyTraceFile {
@@ -378,6 +535,146 @@ pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
             skipped: skipped.len(),
         });
     }
+    Ok(Counted {
+        groups,
+        traces_read,
+        skipped,
+    })
+}
+
+/// What counting a trace file gives: the groups (by category key) and what was read.
+struct Counted {
+    groups: BTreeMap<String, Group>,
+    traces_read: u64,
+    skipped: Vec<Skipped>,
+}
+
+/// Learns from the traces of `reader` (named `file` in messages). With a `spec`, steps are
+/// concrete values or `{a,b}` names abstracted by it, and only its valid transitions are
+/// learned (invalid ones are counted apart); without one, steps must name their states.
+/// Nothing of a trace is counted unless all its steps map.
+pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
+    reader: I,
+    file: &str,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> Result<LearnOutcome> {
+    let counted = count_groups(reader, file, spec, opts)?;
+    let models = build_models(counted.groups, spec, opts)?;
+    Ok(LearnOutcome {
+        traces_read: counted.traces_read,
+        skipped: counted.skipped,
+        models,
+    })
+}
+
+/// What [`count_from_traces`] gives: the keyed counts of a trace file and what was read.
+#[derive(Debug)]
+pub struct CountsOutcome {
+    /// Traces read (those that parsed; skipped lines are in `skipped`).
+    pub traces_read: u64,
+    /// Skipped lines/traces (with [`LearnOptions::skip_invalid`]).
+    pub skipped: Vec<Skipped>,
+    /// The counts, keyed by state name (see [`crate::counts`]).
+    pub counts: KeyedCounts,
+}
+
+/// Counts the traces of `reader` as [`learn_from_traces`] does, without learning: the counts
+/// keyed by state name, to be summed with other shards' and learned by [`learn_from_counts`].
+/// `opts.alpha` and `opts.unobserved` play no part; `opts.end_state` is recorded (trace ends
+/// are always counted, so a model with or without an end state can be learned from them).
+pub fn count_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
+    reader: I,
+    file: &str,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> Result<CountsOutcome> {
+    let counted = count_groups(reader, file, spec, opts)?;
+    let groups = counted
+        .groups
+        .iter()
+        .filter(|(_, g)| g.counts.traces() > 0)
+        .map(|(category, g)| {
+            g.to_keyed(opts.by_category.then(|| category.clone()), spec, opts.order)
+        })
+        .collect();
+    Ok(CountsOutcome {
+        traces_read: counted.traces_read,
+        skipped: counted.skipped,
+        counts: KeyedCounts::new(opts.order, opts.end_state.clone(), groups),
+    })
+}
+
+/// Learns from keyed counts (any number of shards, summed), exactly as from the traces they
+/// were counted from: a single shard gives the very model `learn_from_traces` gives (the same
+/// state numbering); summed shards number states in the order they first appear in the
+/// shards as given. `opts.order` must be the shards' order; `opts.by_category` learns one
+/// model per category (otherwise all categories are summed into one); the spec, if the counts
+/// were made with one, must be given again (states are matched to it by name).
+pub fn learn_from_counts(
+    shards: &[KeyedCounts],
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> Result<Vec<LearnedModel>> {
+    if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
+        return Err(LearnError::BadAlpha(opts.alpha));
+    }
+    if let Some(name) = &opts.end_state {
+        end_state::check_name(name)?;
+    }
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let spec_index: HashMap<String, u32> = spec
+        .map(|a| {
+            a.valid_states()
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| (a.state_name(c), i as u32))
+                .collect()
+        })
+        .unwrap_or_default();
+    for shard in shards {
+        shard.check()?;
+        if shard.order != opts.order {
+            return Err(LearnError::BadCounts(format!(
+                "the counts are of order {}, but order {} was asked for",
+                shard.order, opts.order
+            )));
+        }
+        for g in &shard.groups {
+            let key = if opts.by_category {
+                g.category.clone().unwrap_or_else(|| "uncategorized".into())
+            } else {
+                String::new()
+            };
+            let group = groups.entry(key).or_insert_with(|| Group {
+                counts: TransitionCounts::new(if opts.order > 1 {
+                    0
+                } else {
+                    spec.map_or(0, |a| a.num_states())
+                }),
+                ..Default::default()
+            });
+            group.add_keyed(g, spec.map(|_| &spec_index), opts.order)?;
+        }
+    }
+    if groups.values().all(|g| g.counts.traces() == 0) {
+        return Err(LearnError::NoTraces);
+    }
+    build_models(groups, spec, opts)
+}
+
+/// Learns one model per group of counted traces.
+fn build_models(
+    groups: BTreeMap<String, Group>,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> Result<Vec<LearnedModel>> {
+    let k = opts.order;
+    let spec_validity = spec.map(SpecValidity);
+    let validity: &dyn Validity = match &spec_validity {
+        Some(v) => v,
+        None => &AllValid,
+    };
     let mut models = Vec::new();
     for (category, mut group) in groups {
         if group.counts.traces() == 0 {
@@ -451,16 +748,13 @@ pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
             state_names,
         });
     }
-    Ok(LearnOutcome {
-        traces_read,
-        skipped,
-        models,
-    })
+    Ok(models)
 }
 
-/// With an end state, records the last state of a trace (nothing for an empty one).
-fn count_end(opts: &LearnOptions, ends: &mut BTreeMap<u32, u64>, trace: &[u32]) {
-    if let (Some(_), Some(&last)) = (&opts.end_state, trace.last()) {
+/// Records the last state of a trace (nothing for an empty one), for an end state now or
+/// when learning from the counts later.
+fn count_end(ends: &mut BTreeMap<u32, u64>, trace: &[u32]) {
+    if let Some(&last) = trace.last() {
         *ends.entry(last).or_insert(0) += 1;
     }
 }

@@ -117,7 +117,8 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 /// - longer than [`MAX_LINE`]: `-32600` (Invalid Request), `"id": null`, the line skipped;
 /// - blank: skipped;
 /// - a request (a `method`, an integer or string `id`) that rmcp cannot read, e.g. `params` not
-///   an object: `-32600` with its id (rmcp would answer without the id);
+///   an object: `-32600` with its id (rmcp would answer without the id); a `tools/call` whose
+///   `arguments` is not an object: `-32602` (Invalid params) with its id and a message;
 /// - other JSON: forwarded to rmcp, which answers a value of the wrong shape (`[]`,
 ///   `{"foo": 1}`, a request without `method`) with `-32600` (Invalid Request) and otherwise
 ///   serves it.
@@ -257,13 +258,36 @@ fn classify(line: &[u8]) -> Classified<'_> {
 /// Everything else goes on to rmcp (`None`): valid messages; notifications (never answered);
 /// and values without a usable id, which rmcp answers with -32600.
 fn request_error(body: &[u8]) -> Option<Vec<u8>> {
-    let e = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).err()?;
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
     v.get("method")?.as_str()?;
     let id = v.get("id")?;
     if !(id.is_string() || id.is_i64()) {
         return None;
     }
+    // A `tools/call` whose `arguments` is there but not an object (nor null): its params are
+    // invalid, not its envelope: -32602 naming the tool.
+    if v["method"] == "tools/call" {
+        if let Some(args) = v["params"]
+            .get("arguments")
+            .filter(|a| !a.is_object() && !a.is_null())
+        {
+            let kind = match args {
+                serde_json::Value::Array(_) => "an array",
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Number(_) => "a number",
+                _ => "a boolean",
+            };
+            let tool = v["params"]["name"].as_str().unwrap_or("the tool");
+            return Some(error_line_with_id(
+                -32602,
+                &format!(
+                    "Invalid params: the arguments of `{tool}` must be a JSON object, not {kind}"
+                ),
+                id.clone(),
+            ));
+        }
+    }
+    let e = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).err()?;
     Some(error_line_with_id(
         -32600,
         &format!("Invalid Request: {e}"),
@@ -393,6 +417,28 @@ mod tests {
                 (&a["id"], &a["error"]["code"]),
                 (&id, &serde_json::json!(-32600)),
                 "{a}"
+            );
+        }
+        // `arguments` not an object: -32602 (invalid params) with the id and a message.
+        for (args, kind) in [
+            ("[1, 2]", "an array"),
+            ("\"{}\"", "a string"),
+            ("7", "a number"),
+            ("true", "a boolean"),
+        ] {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"gate","arguments":{args}}}}}"#
+            );
+            let a = answer(&line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(
+                (&a["id"], &a["error"]["code"]),
+                (&serde_json::json!(3), &serde_json::json!(-32602)),
+                "{a}"
+            );
+            let msg = a["error"]["message"].as_str().unwrap();
+            assert!(
+                msg.contains("arguments of `gate` must be a JSON object") && msg.ends_with(kind),
+                "{msg}"
             );
         }
         // Valid messages, notifications and values without a usable id go on to rmcp.

@@ -148,7 +148,8 @@ fn malformed_lines_are_answered_and_the_server_keeps_serving() {
         c.send(br#"{"jsonrpc": "2.0", "id": "s-2", "method": "tools/call", "params": {"name": "gate", "arguments": [1, 2]}}"#)
             .await;
         let v = c.recv().await;
-        assert!(v["id"] == "s-2" && v["error"]["code"].is_i64(), "{v}");
+        assert_eq!((&v["id"], &v["error"]["code"]), (&json!("s-2"), &json!(-32602)), "{v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("must be a JSON object"), "{v}");
         // An unknown method: -32601 with its id.
         c.send(br#"{"jsonrpc": "2.0", "id": 2000, "method": "no/such/method", "params": {}}"#)
             .await;

@@ -68,6 +68,7 @@ struct RawPattern {
     contains: Option<Vec<Spanned<String>>>,
     email: Option<bool>,
     url: Option<bool>,
+    regex: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     except: Vec<String>,
     #[serde(default)]
@@ -94,6 +95,8 @@ enum ArgMatcher {
     },
     /// An e-mail address whose domain is not one of `except`.
     Email { except: Vec<String> },
+    /// Any of the regular expressions (the `regex` crate's syntax).
+    Regex { set: Vec<regex::Regex> },
     /// An http(s):// or www. URL whose host is not one of `except` (`markers` finds the
     /// URL starts).
     Url {
@@ -182,7 +185,7 @@ struct ArgScan {
     owners: Vec<(u16, u16)>,
     /// Patterns that look at every argument.
     unkeyed: u64,
-    /// Patterns that are e-mail matchers.
+    /// Patterns that are e-mail or regex matchers (searched one by one).
     email: u64,
     /// Patterns that are URL matchers (their markers are needles of the automaton, owned by
     /// pattern `u16::MAX`).
@@ -207,7 +210,7 @@ impl ArgScan {
                         scan.owners.push((p as u16, j as u16));
                     }
                 }
-                ArgMatcher::Email { .. } => scan.email |= 1 << p,
+                ArgMatcher::Email { .. } | ArgMatcher::Regex { .. } => scan.email |= 1 << p,
                 ArgMatcher::Url { .. } => scan.url |= 1 << p,
             }
         }
@@ -443,8 +446,11 @@ impl Classifier {
 
     /// Classify a tool call: the first rule whose name patterns (any of them) match the tool
     /// name and whose argument patterns (all of them) match the arguments; else the default;
-    /// `None` when there is no default. Allocates nothing.
+    /// `None` when there is no default. The tool name and every argument string (and object
+    /// key) are [`fold`](crate::words::fold)ed first. Allocates nothing for ASCII calls.
     pub fn classify(&self, tool: &str, args: &Value) -> Option<Classification> {
+        let folded = crate::words::fold(tool);
+        let tool = folded.as_ref();
         let mut buf = [(0u16, 0u16); MAX_WORDS];
         let n = split_words(tool, &mut buf);
         let words = &buf[..n];
@@ -530,14 +536,43 @@ impl Classifier {
 
     fn scan_value(&self, v: &Value, eligible: u64, h: &mut Hits) {
         match v {
-            Value::String(s) => {
+            Value::String(s) => self.scan_str(s, eligible, h),
+            Value::Array(items) => {
+                for x in items {
+                    self.scan_value(x, eligible, h);
+                }
+            }
+            Value::Object(map) => {
+                for (k, x) in map {
+                    // A key is text too: an address or a path used as a key is seen.
+                    self.scan_str(k, self.scan.unkeyed, h);
+                    let mut e = eligible;
+                    for (p, pat) in self.patterns.iter().enumerate().take(SCANNED_PATTERNS) {
+                        if !pat.keys.is_empty()
+                            && pat.keys.iter().any(|want| want.eq_ignore_ascii_case(k))
+                        {
+                            e |= 1 << p;
+                        }
+                    }
+                    self.scan_value(x, e, h);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn scan_str(&self, s: &str, eligible: u64, h: &mut Hits) {
+        {
+            {
                 let want = eligible & !h.found;
                 if want == 0 {
                     return;
                 }
+                let folded = crate::words::fold(s);
+                let s: &str = folded.as_ref();
                 if let Some(ac) = &self.scan.automaton {
                     let hay = s.as_bytes();
-                    for m in ac.find_overlapping_iter(s.as_str()) {
+                    for m in ac.find_overlapping_iter(s) {
                         let (p, j) = self.scan.owners[m.pattern().as_usize()];
                         if p == u16::MAX {
                             // A URL start: every eligible URL pattern judges its host.
@@ -579,25 +614,6 @@ impl Classifier {
                     }
                 }
             }
-            Value::Array(items) => {
-                for x in items {
-                    self.scan_value(x, eligible, h);
-                }
-            }
-            Value::Object(map) => {
-                for (k, x) in map {
-                    let mut e = eligible;
-                    for (p, pat) in self.patterns.iter().enumerate().take(SCANNED_PATTERNS) {
-                        if !pat.keys.is_empty()
-                            && pat.keys.iter().any(|want| want.eq_ignore_ascii_case(k))
-                        {
-                            e |= 1 << p;
-                        }
-                    }
-                    self.scan_value(x, e, h);
-                }
-            }
-            _ => {}
         }
     }
 
@@ -637,6 +653,7 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
     let span = Span::from(p.span());
     let p = p.get_ref();
     let kinds = usize::from(p.contains.is_some())
+        + usize::from(p.regex.is_some())
         + usize::from(p.email == Some(true))
         + usize::from(p.url == Some(true));
     if kinds != 1 {
@@ -644,10 +661,45 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
             file,
             src,
             span,
-            format!("pattern `{name}` needs exactly one of `contains = [...]`, `email = true`, `url = true`"),
+            format!("pattern `{name}` needs exactly one of `contains = [...]`, `regex = [...]`, `email = true`, `url = true`"),
         ));
     }
-    let matcher = if let Some(needles) = &p.contains {
+    let matcher = if let Some(res) = &p.regex {
+        if res.is_empty() {
+            return Err(MonitorError::at(
+                file,
+                src,
+                span,
+                format!("pattern `{name}`: `regex` is empty"),
+            ));
+        }
+        let mut set = Vec::new();
+        for r in res {
+            let re = regex::RegexBuilder::new(r.get_ref())
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| {
+                    let msg = e.to_string();
+                    let last = msg.lines().last().unwrap_or("").trim().to_string();
+                    MonitorError::at(
+                        file,
+                        src,
+                        Span::from(r.span()),
+                        format!("pattern `{name}`: not a regular expression: {last}"),
+                    )
+                })?;
+            if re.is_match("") {
+                return Err(MonitorError::at(
+                    file,
+                    src,
+                    Span::from(r.span()),
+                    "a regular expression that matches empty text matches everything",
+                ));
+            }
+            set.push(re);
+        }
+        ArgMatcher::Regex { set }
+    } else if let Some(needles) = &p.contains {
         if needles.is_empty() {
             return Err(MonitorError::at(
                 file,
@@ -771,9 +823,14 @@ impl ArgPattern {
 
     fn walk(&self, v: &Value, key_ok: bool) -> Option<u16> {
         match v {
-            Value::String(s) if key_ok => self.find_in(s),
+            Value::String(s) if key_ok => self.find_in(&crate::words::fold(s)),
             Value::Array(items) => items.iter().find_map(|x| self.walk(x, key_ok)),
             Value::Object(map) => map.iter().find_map(|(k, x)| {
+                if self.keys.is_empty() {
+                    if let Some(hit) = self.find_in(&crate::words::fold(k)) {
+                        return Some(hit);
+                    }
+                }
                 let ok = key_ok || self.keys.iter().any(|want| want.eq_ignore_ascii_case(k));
                 self.walk(x, ok)
             }),
@@ -788,6 +845,7 @@ impl ArgPattern {
                 .find_overlapping_iter(s)
                 .find(|m| on_boundaries(hay, m.start(), m.end()))
                 .map(|m| m.pattern().as_usize() as u16),
+            ArgMatcher::Regex { set } => set.iter().position(|re| re.is_match(s)).map(|i| i as u16),
             ArgMatcher::Email { except } => {
                 let mut from = 0;
                 while let Some(at) = s[from..].find('@').map(|i| i + from) {
@@ -797,6 +855,12 @@ impl ArgPattern {
                         .rev()
                         .take_while(|&&c| is_local_char(c))
                         .count();
+                    if local > 0 && hay.get(at + 1) == Some(&b'[') {
+                        // An address literal, `user@[192.0.2.1]`, `user@[IPv6:2001:db8::1]`.
+                        if hay[at + 2..].contains(&b']') {
+                            return Some(u16::MAX);
+                        }
+                    }
                     let dlen = hay[at + 1..]
                         .iter()
                         .take_while(|&&c| is_host_char(c))
@@ -827,7 +891,27 @@ fn url_outside(s: &str, i: usize, len: usize, except: &[String]) -> bool {
     if www && i > 0 && is_host_char(hay[i - 1]) {
         return false;
     }
-    let start = if www { i } else { i + len };
+    let mut start = if www { i } else { i + len };
+    // `https://trusted.com@evil.com/`: what comes before `@` is user information, the host
+    // follows it.
+    let auth = hay[start..]
+        .iter()
+        .take_while(|&&c| {
+            !matches!(c, b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'\\')
+                && !c.is_ascii_whitespace()
+        })
+        .count();
+    if let Some(at) = hay[start..start + auth].iter().rposition(|&c| c == b'@') {
+        start += at + 1;
+    }
+    if hay.get(start) == Some(&b'[') {
+        // An IP literal, `http://[2001:db8::1]/`: never one of `except` unless written so.
+        let end = hay[start..]
+            .iter()
+            .position(|&c| c == b']')
+            .map_or(hay.len(), |e| start + e + 1);
+        return !excepted(&s[start..end], except);
+    }
     let hlen = hay[start..]
         .iter()
         .take_while(|&&c| is_host_char(c))
@@ -836,12 +920,14 @@ fn url_outside(s: &str, i: usize, len: usize, except: &[String]) -> bool {
     !host.is_empty() && !excepted(host, except)
 }
 
+/// A byte of an address' local part (non-ASCII: internationalised addresses).
 fn is_local_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-')
+    c.is_ascii_alphanumeric() || c >= 0x80 || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-')
 }
 
+/// A byte of a host name (non-ASCII: internationalised domains such as `bücher.de`).
 fn is_host_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-')
+    c.is_ascii_alphanumeric() || c >= 0x80 || matches!(c, b'.' | b'-')
 }
 
 /// `host` is one of `except` or a subdomain of one (case-insensitive). `www.` is ignored.

@@ -30,6 +30,11 @@ use std::path::PathBuf;
 /// Largest horizon curve accepted.
 pub const MAX_HORIZON: u32 = 10_000;
 
+/// Memory budget of one table's horizon curve: states × H entries at most (2^25 doubles,
+/// 256 MiB while compiling, and as many numbers in the monitor file). A larger product is a
+/// located error naming the horizon and the state count, before anything is allocated.
+pub const MAX_CURVE_ENTRIES: u64 = 1 << 25;
+
 /// What to compile.
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
@@ -475,6 +480,26 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         }
         None => 10,
     };
+    // The horizon curves' memory budget (n × H doubles per table), checked before any is made.
+    for (src, prop) in sources.iter().zip(&props) {
+        let n = src.model.dtmc().num_states() as u64;
+        if n * u64::from(h) > MAX_CURVE_ENTRIES {
+            let location = match opts.horizon {
+                Some(_) => augur_source::SourceFile::new("--horizon", h.to_string())
+                    .location(augur_source::Span::new(0, h.to_string().len())),
+                None => prop.resolved.source.location(prop.bound_span),
+            };
+            return Err(MonitorError::located(
+                location,
+                format!(
+                    "the horizon curve of {} would hold {n} states × {h} horizons = {} numbers, over the budget of {MAX_CURVE_ENTRIES} (states × --horizon); choose --horizon {} or less, or a smaller abstraction",
+                    src.name,
+                    n * u64::from(h),
+                    (MAX_CURVE_ENTRIES / n).max(1)
+                ),
+            ));
+        }
+    }
     // Categories: at most one table each, at most one fallback.
     for (i, s) in sources.iter().enumerate() {
         if let Some(j) = sources[..i].iter().position(|o| o.category == s.category) {

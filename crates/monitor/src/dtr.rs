@@ -6,7 +6,12 @@
 //!
 //! After an action with implications `(d', t', r')` the state becomes
 //! `(max(d, d'), max(t, t'), r')` ([`SafetyState::update`]); the risk level is given by the
-//! first of 12 ordered rules that matches ([`SafetyState::risk`]).
+//! first of 12 ordered rules that matches ([`SafetyState::risk`]), plus Augur's rule 13 (checked
+//! third): an irreversible write or command while credentials are exposed is VIOLATED. The
+//! paper's rules reach VIOLATED only through NETWORK; rule 13 is how destroying or overwriting
+//! a system or home path (`rm -rf ~`, `delete_file /etc/passwd`, `dd of=/dev/sda`), which the
+//! classifier maps to `(CREDENTIALS, ≥ FILE_WRITE, IRREVERSIBLE)` because those paths hold the
+//! machine's credentials, is blocked.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -196,7 +201,7 @@ impl SafetyState {
         }
     }
 
-    /// The risk level and the number (1–12) of the rule that gave it.
+    /// The risk level and the number (1–13; 13 is checked after 2) of the rule that gave it.
     pub fn risk(self) -> (RiskLevel, u8) {
         use DataExposure as D;
         use Reversibility as R;
@@ -207,6 +212,8 @@ impl SafetyState {
             (RiskLevel::Violated, 1)
         } else if d >= D::Sensitive && t >= T::Network && irrev {
             (RiskLevel::Violated, 2)
+        } else if d >= D::Credentials && t >= T::FileWrite && irrev {
+            (RiskLevel::Violated, 13)
         } else if d >= D::Credentials && t >= T::CodeExec {
             (RiskLevel::Critical, 3)
         } else if d >= D::Sensitive && t >= T::Network {
@@ -320,6 +327,16 @@ mod tests {
             ),
             (
                 s(D::Credentials, T::CodeExec, R::Irreversible),
+                RiskLevel::Violated,
+                13,
+            ),
+            (
+                s(D::Credentials, T::FileWrite, R::Irreversible),
+                RiskLevel::Violated,
+                13,
+            ),
+            (
+                s(D::Credentials, T::CodeExec, R::Partially),
                 RiskLevel::Critical,
                 3,
             ),
@@ -334,7 +351,7 @@ mod tests {
                 4,
             ),
             (
-                s(D::Credentials, T::FileWrite, R::Irreversible),
+                s(D::Credentials, T::FileWrite, R::Partially),
                 RiskLevel::Elevated,
                 5,
             ),
@@ -386,53 +403,71 @@ mod tests {
     #[test]
     fn all_60_states_have_the_risk_level_of_the_first_matching_rule() {
         type Cond = fn(SafetyState) -> bool;
-        let rules: [(Cond, RiskLevel); 12] = [
+        let rules: [(Cond, RiskLevel, u8); 13] = [
             (
                 |s| s.d == D::Credentials && s.t == T::Network && s.r == R::Irreversible,
                 RiskLevel::Violated,
+                1,
             ),
             (
                 |s| s.d >= D::Sensitive && s.t == T::Network && s.r == R::Irreversible,
                 RiskLevel::Violated,
+                2,
+            ),
+            (
+                |s| s.d == D::Credentials && s.t >= T::FileWrite && s.r == R::Irreversible,
+                RiskLevel::Violated,
+                13,
             ),
             (
                 |s| s.d == D::Credentials && s.t >= T::CodeExec,
                 RiskLevel::Critical,
+                3,
             ),
             (
                 |s| s.d >= D::Sensitive && s.t == T::Network,
                 RiskLevel::Critical,
+                4,
             ),
-            (|s| s.d == D::Credentials, RiskLevel::Elevated),
+            (|s| s.d == D::Credentials, RiskLevel::Elevated, 5),
             (
                 |s| s.d >= D::Sensitive && s.t >= T::CodeExec,
                 RiskLevel::Elevated,
+                6,
             ),
             (
                 |s| s.d >= D::Sensitive && s.t >= T::FileWrite && s.r == R::Irreversible,
                 RiskLevel::Elevated,
+                7,
             ),
             (
                 |s| s.d >= D::Sensitive && s.t >= T::FileWrite,
                 RiskLevel::Mild,
+                8,
             ),
-            (|s| s.d >= D::Internal && s.t == T::Network, RiskLevel::Mild),
-            (|s| s.d >= D::Sensitive, RiskLevel::Mild),
+            (
+                |s| s.d >= D::Internal && s.t == T::Network,
+                RiskLevel::Mild,
+                9,
+            ),
+            (|s| s.d >= D::Sensitive, RiskLevel::Mild, 10),
             (
                 |s| s.d >= D::Internal && s.t >= T::FileWrite,
                 RiskLevel::Mild,
+                11,
             ),
-            (|_| true, RiskLevel::Safe),
+            (|_| true, RiskLevel::Safe, 12),
         ];
         let mut per_level = [0usize; 5];
         for st in SafetyState::all() {
-            let (i, (_, level)) = rules.iter().enumerate().find(|(_, (c, _))| c(st)).unwrap();
-            assert_eq!(st.risk(), (*level, i as u8 + 1), "{st}");
+            let (_, level, n) = rules.iter().find(|(c, _, _)| c(st)).unwrap();
+            assert_eq!(st.risk(), (*level, *n), "{st}");
             per_level[level.index()] += 1;
         }
-        // Counted by hand: VIOLATED = d∈{S,C}, t=N, r=I: 2; CRITICAL = C with t∈{E,N} minus
-        // (C,N,I): 5, plus S,N with r∈{F,P}: 2 → 7; ELEVATED = C with t∈{R,W}: 6, S with t=E: 3,
-        // S,W,I: 1 → 10; MILD = S,W,{F,P}: 2, I,N: 3, S,R: 3, I,{W,E}: 6 → 14; SAFE: 60 − 33 = 27.
-        assert_eq!(per_level, [27, 14, 10, 7, 2]);
+        // Counted by hand: VIOLATED = d∈{S,C}, t=N, r=I: 2, plus rule 13's C with t∈{W,E}, r=I:
+        // 2 → 4; CRITICAL = C with t∈{E,N} minus (C,N,I) and (C,E,I): 4, plus S,N with r∈{F,P}:
+        // 2 → 6; ELEVATED = C with t∈{R,W} minus (C,W,I): 5, S with t=E: 3, S,W,I: 1 → 9;
+        // MILD = S,W,{F,P}: 2, I,N: 3, S,R: 3, I,{W,E}: 6 → 14; SAFE: 60 − 33 = 27.
+        assert_eq!(per_level, [27, 14, 9, 6, 4]);
     }
 }

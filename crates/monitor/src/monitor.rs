@@ -296,6 +296,24 @@ impl Monitor {
     pub(crate) fn prepare(&mut self, file: &str, text: Option<&str>) -> Result<()> {
         let bad = |path: JsonPath, msg: String| at_json_path(file, text, &path, msg);
         let root = JsonPath::root;
+        // An embedded file must be the one its hash records: an edited classifier (a rule
+        // removed, an `always`-like rule added) would change every verdict silently.
+        for (field, f) in [
+            ("classifier", &self.classifier),
+            ("abstraction", &self.abstraction),
+        ] {
+            if let Some(f) = f {
+                let actual = crate::checker::sha256_hex([f.text.as_bytes()]);
+                if !actual.eq_ignore_ascii_case(f.sha256.trim()) {
+                    return Err(bad(
+                        root().key(field).key("sha256"),
+                        format!(
+                            "the embedded {field} does not match its recorded hash (its text hashes to {actual}): the file was edited after compiling; recompile it"
+                        ),
+                    ));
+                }
+            }
+        }
         match self.mapping {
             Mapping::Dtr | Mapping::RiskLevel => {
                 let c = self.classifier.as_ref().ok_or_else(|| {
@@ -402,6 +420,35 @@ impl Monitor {
                         format!("{}[{k}] = {} is not a probability", what(field), v[k]),
                     ));
                 }
+            }
+            // The value must lie within its own sound bounds: a value above `upper` or below
+            // `lower` is not what the checker computed.
+            if let Some(k) =
+                (0..n).find(|&k| !(t.lower[k] <= t.value[k] && t.value[k] <= t.upper[k]))
+            {
+                return Err(bad(
+                    at("value").index(k),
+                    format!(
+                        "{}[{k}] = {} lies outside its bounds [{}, {}] (tables[{i}].lower[{k}], tables[{i}].upper[{k}])",
+                        what("value"),
+                        t.value[k],
+                        t.lower[k],
+                        t.upper[k]
+                    ),
+                ));
+            }
+            if let Some(k) = t
+                .expected_steps
+                .iter()
+                .position(|e| e.is_some_and(|e| !(e.is_finite() && e >= 0.0)))
+            {
+                return Err(bad(
+                    at("expected_steps").index(k),
+                    format!(
+                        "{}[{k}] is not a number of steps (finite, at least 0; null for infinite)",
+                        what("expected_steps")
+                    ),
+                ));
             }
             let in_range = |s: u32| (s as usize) < n;
             if !in_range(t.initial) {

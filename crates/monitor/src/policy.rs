@@ -305,9 +305,22 @@ impl Ctx<'_> {
             into.always_block = self.patterns(l)?;
         }
         if let Some(l) = always_allow {
-            into.always_allow = self.patterns(l)?;
+            // An allow list names whole tools: `get current day` must not allow
+            // `get_current_day_and_send_email` (`always_block` keeps word matching: when in
+            // doubt, block).
+            into.always_allow = self
+                .patterns(l)?
+                .into_iter()
+                .map(NamePattern::whole)
+                .collect();
         }
         if let Some(ts) = thresholds {
+            if ts.get_ref().is_empty() {
+                return Err(self.err(
+                    ts.span(),
+                    "an empty threshold list allows every action: give at least one threshold",
+                ));
+            }
             let mut out: Vec<PolicyThreshold> = Vec::new();
             for t in ts.get_ref() {
                 let raw = t.get_ref();
@@ -338,6 +351,17 @@ impl Ctx<'_> {
                         ),
                     )
                 })?;
+                if let Some(prev) = out.last() {
+                    if verdict > prev.verdict {
+                        return Err(self.err(
+                            raw.verdict.span(),
+                            format!(
+                                "verdicts must not get milder as P grows: `{verdict}` at P >= {at} but only `{}` at P >= {}",
+                                prev.verdict, prev.at
+                            ),
+                        ));
+                    }
+                }
                 out.push(PolicyThreshold {
                     at,
                     verdict,
@@ -452,6 +476,26 @@ mode = "user_inspection"
     }
 
     #[test]
+    fn always_allow_matches_whole_names_and_always_block_words() {
+        let p = Policy::parse(
+            "always_allow = [\"get current day\", \"pay*\"]\nalways_block = [\"wipe\"]\n",
+            "p.toml",
+        )
+        .unwrap();
+        let allow = |n: &str| p.base.always_allow.iter().any(|a| a.matches(n));
+        assert!(allow("get_current_day"));
+        assert!(allow("GetCurrentDay"));
+        assert!(allow("get-current-day"));
+        assert!(!allow("get_current_day_and_send_email"));
+        assert!(!allow("send_email_get_current_day"));
+        assert!(!allow("mcp__evil__get_current_day"));
+        assert!(allow("payment"));
+        assert!(!allow("payment_to_attacker"));
+        assert!(p.base.always_block[0].matches("wipe_all_data"));
+        assert!(p.base.always_block[0].matches("secure_wipe"));
+    }
+
+    #[test]
     fn default_thresholds() {
         let r = Rules::default();
         assert_eq!(r.verdict_for(0.95).0, Verdict::Block);
@@ -472,6 +516,10 @@ mode = "user_inspection"
             ("[category.x]\nthreshold = []\n", "unknown field `threshold`", (2, 1)),
             ("horizon = \"five\"\n", "invalid type", (1, 11)),
             ("version = 3\n", "unsupported policy version 3", (1, 11)),
+            ("thresholds = []\n", "empty threshold list", (1, 14)),
+            ("[category.x]\nthresholds = []\n", "empty threshold list", (2, 14)),
+            ("thresholds = [{ at = 0.9, verdict = \"allow\" },\n  { at = 0.5, verdict = \"block\" }]\n", "must not get milder", (2, 25)),
+            ("[category.x]\nthresholds = [{ at = 0.9, verdict = \"warn\" }, { at = 0.2, verdict = \"pause\" }]\n", "must not get milder", (2, 69)),
         ];
         for (src, msg, (line, col)) in cases {
             let e = Policy::parse(src, "p.toml").unwrap_err();

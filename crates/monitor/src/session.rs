@@ -23,7 +23,7 @@ use augur_abstraction::VarKind;
 use augur_expr::Value as EValue;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
@@ -1045,21 +1045,92 @@ pub enum SessionRefused {
     Open(String),
 }
 
+/// The ids of closed sessions, in a fixed-size Bloom filter: `m` bits, `k` = 7 bit positions
+/// per id (Kirsch–Mitzenmacher double hashing over two keyed SipHash values). No false
+/// negatives: a burned id is refused forever, however many ids are burned after it. A fresh
+/// id is refused (fail closed) with probability about `(1 - e^(-k·n/m))^k` after `n` burned
+/// ids: with the default 2^23 bits (1 MiB), 1e-6 at n = 200 000 and 1e-3 at n = 600 000.
+pub struct BurnedIds {
+    bits: Vec<u64>,
+    m: u64,
+    count: u64,
+}
+
+impl BurnedIds {
+    /// Hash functions per id.
+    pub const K: u32 = 7;
+    /// The default size, in bits (1 MiB).
+    pub const DEFAULT_BITS: u64 = 1 << 23;
+
+    /// A filter of `bits` bits (at least 64, rounded up to a multiple of 64).
+    pub fn new(bits: u64) -> BurnedIds {
+        let words = bits.max(64).div_ceil(64);
+        BurnedIds {
+            bits: vec![0; words as usize],
+            m: words * 64,
+            count: 0,
+        }
+    }
+
+    fn positions(&self, id: &str) -> impl Iterator<Item = u64> {
+        use std::hash::{Hash, Hasher};
+        let h = |seed: u64| {
+            let mut st = std::collections::hash_map::DefaultHasher::new();
+            seed.hash(&mut st);
+            id.hash(&mut st);
+            st.finish()
+        };
+        let (h1, h2) = (h(0x5eed_0001), h(0x5eed_0002) | 1);
+        let m = self.m;
+        (0..u64::from(Self::K)).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % m)
+    }
+
+    /// Burn `id`.
+    pub fn insert(&mut self, id: &str) {
+        let pos: [u64; Self::K as usize] = {
+            let mut a = [0; Self::K as usize];
+            for (slot, p) in a.iter_mut().zip(self.positions(id)) {
+                *slot = p;
+            }
+            a
+        };
+        for p in pos {
+            self.bits[(p / 64) as usize] |= 1 << (p % 64);
+        }
+        self.count += 1;
+    }
+
+    /// Whether `id` may have been burned (always true for a burned id).
+    pub fn contains(&self, id: &str) -> bool {
+        self.positions(id)
+            .all(|p| self.bits[(p / 64) as usize] & (1 << (p % 64)) != 0)
+    }
+
+    /// The estimated rate at which a fresh id is refused now, `(1 - e^(-k·n/m))^k`.
+    pub fn false_refusal_rate(&self) -> f64 {
+        let k = f64::from(Self::K);
+        (1.0 - (-k * self.count as f64 / self.m as f64).exp()).powf(k)
+    }
+}
+
 /// Many sessions by id, with expiry after `ttl` seconds without activity and eviction of the
-/// least recently used beyond `capacity`. An id that expired or was evicted is remembered
-/// (up to `capacity` ids) and refused, never silently restarted at the start state.
+/// least recently used beyond `capacity`. An id that expired, was evicted or ended is burned
+/// ([`BurnedIds`]) and refused forever, never silently restarted at the start state. Expiry
+/// and eviction are O(1) amortised per request: a queue of (last use, id) in time order, its
+/// stale entries (the session was used again since) dropped when they reach the front.
 pub struct SessionStore {
     monitor: Arc<Monitor>,
     policy: Arc<Policy>,
     sessions: HashMap<String, (Session, u64)>,
-    gone: HashSet<String>,
-    gone_order: VecDeque<String>,
+    order: VecDeque<(u64, String)>,
+    burned: BurnedIds,
     ttl: Option<u64>,
     capacity: usize,
 }
 
 impl SessionStore {
-    /// A store; `ttl` in seconds (`None`: never expire), `capacity` ≥ 1 open sessions.
+    /// A store; `ttl` in seconds (`None`: never expire), `capacity` ≥ 1 open sessions, burned
+    /// ids in a filter of [`BurnedIds::DEFAULT_BITS`].
     pub fn new(
         monitor: Arc<Monitor>,
         policy: Arc<Policy>,
@@ -1070,19 +1141,36 @@ impl SessionStore {
             monitor,
             policy,
             sessions: HashMap::new(),
-            gone: HashSet::new(),
-            gone_order: VecDeque::new(),
+            order: VecDeque::new(),
+            burned: BurnedIds::new(BurnedIds::DEFAULT_BITS),
             ttl,
             capacity: capacity.max(1),
         }
     }
 
-    fn bury(&mut self, id: String) {
-        if self.gone.insert(id.clone()) {
-            self.gone_order.push_back(id);
-            while self.gone_order.len() > self.capacity.max(1024) {
-                if let Some(old) = self.gone_order.pop_front() {
-                    self.gone.remove(&old);
+    /// The same store with a burned-id filter of `bits` bits (see [`BurnedIds`]).
+    pub fn with_burned_bits(mut self, bits: u64) -> SessionStore {
+        self.burned = BurnedIds::new(bits);
+        self
+    }
+
+    /// The burned ids.
+    pub fn burned(&self) -> &BurnedIds {
+        &self.burned
+    }
+
+    fn bury(&mut self, id: &str) {
+        self.burned.insert(id);
+    }
+
+    /// Drop the front of the queue while it is stale; the front is then the least recently
+    /// used open session.
+    fn clean_front(&mut self) {
+        while let Some((t, id)) = self.order.front() {
+            match self.sessions.get(id) {
+                Some((_, last)) if last == t => return,
+                _ => {
+                    self.order.pop_front();
                 }
             }
         }
@@ -1091,20 +1179,22 @@ impl SessionStore {
     /// Close sessions idle for longer than the ttl at time `now` (seconds).
     pub fn expire(&mut self, now: u64) {
         let Some(ttl) = self.ttl else { return };
-        let old: Vec<String> = self
-            .sessions
-            .iter()
-            .filter(|(_, (_, last))| now.saturating_sub(*last) > ttl)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in old {
-            self.sessions.remove(&k);
-            self.bury(k);
+        loop {
+            self.clean_front();
+            match self.order.front() {
+                Some((t, _)) if now.saturating_sub(*t) > ttl => {
+                    if let Some((_, id)) = self.order.pop_front() {
+                        self.sessions.remove(&id);
+                        self.bury(&id);
+                    }
+                }
+                _ => return,
+            }
         }
     }
 
     /// The session `id` at time `now`: an open one, or a new one at the start state for an id
-    /// never seen. An expired or evicted id is refused.
+    /// never seen. An expired, evicted or ended id is refused.
     pub fn get(
         &mut self,
         id: &str,
@@ -1112,34 +1202,42 @@ impl SessionStore {
         now: u64,
     ) -> std::result::Result<&mut Session, SessionRefused> {
         self.expire(now);
-        if self.gone.contains(id) {
-            return Err(SessionRefused::Expired);
-        }
         if !self.sessions.contains_key(id) {
+            if self.burned.contains(id) {
+                return Err(SessionRefused::Expired);
+            }
             let s = Session::new(&self.monitor, &self.policy, category)
                 .map_err(|e| SessionRefused::Open(e.to_string()))?;
             if self.sessions.len() >= self.capacity {
-                if let Some(lru) = self
-                    .sessions
-                    .iter()
-                    .min_by_key(|(_, (_, t))| *t)
-                    .map(|(k, _)| k.clone())
-                {
+                self.clean_front();
+                if let Some((_, lru)) = self.order.pop_front() {
                     self.sessions.remove(&lru);
-                    self.bury(lru);
+                    self.bury(&lru);
                 }
             }
             self.sessions.insert(id.to_string(), (s, now));
+            self.order.push_back((now, id.to_string()));
         }
         let entry = self.sessions.get_mut(id).ok_or(SessionRefused::Expired)?;
-        entry.1 = now;
+        if entry.1 != now {
+            entry.1 = now;
+            self.order.push_back((now, id.to_string()));
+            // Stale entries never outnumber the open sessions by much: drop them all now
+            // and then (amortised O(1) per request).
+            if self.order.len() > 2 * self.sessions.len() + 64 {
+                let sessions = &self.sessions;
+                self.order
+                    .retain(|(t, k)| sessions.get(k).is_some_and(|(_, last)| last == t));
+            }
+        }
+        let entry = self.sessions.get_mut(id).ok_or(SessionRefused::Expired)?;
         Ok(&mut entry.0)
     }
 
     /// Close and forget a session (its id is then refused).
     pub fn end(&mut self, id: &str) {
         if self.sessions.remove(id).is_some() {
-            self.bury(id.to_string());
+            self.bury(id);
         }
     }
 

@@ -3,11 +3,91 @@
 //!
 //! A tool name is split into words at every character that is not a letter or digit and at
 //! every lower-to-upper case change: `send_email`, `sendEmail`, `send-email` and `Send Email`
-//! are all the words `send email`. A name pattern is a sequence of words that must appear
+//! are all the words `send email`; an acronym ends before a capitalised word (`HTTPPost` is
+//! `HTTP Post`, `SMTPSend` is `SMTP Send`). Text is first [`fold`]ed (look-alike letters,
+//! full-width forms and invisible characters). A name pattern is a sequence of words that must appear
 //! contiguously (`get file` matches `get_file_by_id` but not `file_get`); a word ending in `*`
 //! matches any word it begins (`pay*` matches `payment`); a leading `^` anchors the pattern at
 //! the first word, a trailing `$` at the last. So `drop` does not match `dropbox_upload`, and
 //! `merge pull request` does not match `merge_sort`.
+
+use std::borrow::Cow;
+use unicode_normalization::UnicodeNormalization;
+
+/// The text as the classifier and the policy lists see it: ASCII text unchanged (no
+/// allocation); other text in Unicode compatibility form (NFKC: full-width `ｓｅｎｄ` is `send`,
+/// `＠` is `@`), without invisible characters (zero-width spaces and joiners, soft hyphens,
+/// bidi controls, variation selectors, tags), and with Cyrillic and Greek letters that look
+/// like Latin ones read as those (`ѕеnd` is `send`). So a look-alike name or address cannot
+/// slip past a rule written in ASCII.
+pub fn fold(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        // Invisible characters go first, so that they cannot keep a letter and its accent
+        // apart from the composition, then again after it (compatibility forms of them).
+        text.chars()
+            .filter(|&c| !invisible(c))
+            .nfkc()
+            .filter(|&c| !invisible(c))
+            .map(latin_look_alike)
+            .collect(),
+    )
+}
+
+/// Characters that show nothing (format and default-ignorable code points).
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{FFA0}' | '\u{FFF0}'..='\u{FFF8}' | '\u{1BCA0}'..='\u{1BCA3}'
+        | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
+}
+
+/// A Cyrillic or Greek letter drawn like a Latin one, as that Latin letter.
+fn latin_look_alike(c: char) -> char {
+    match c {
+        'а' => 'a',
+        'А' | 'Α' => 'A',
+        'в' | 'В' | 'Β' => 'B',
+        'с' | 'ϲ' => 'c',
+        'С' | 'Ϲ' => 'C',
+        'ԁ' => 'd',
+        'е' => 'e',
+        'Е' | 'Ε' => 'E',
+        'ԍ' => 'G',
+        'һ' => 'h',
+        'Н' | 'Η' => 'H',
+        'і' | 'ι' => 'i',
+        'І' | 'Ι' | 'Ӏ' => 'I',
+        'ј' => 'j',
+        'Ј' => 'J',
+        'К' | 'Κ' => 'K',
+        'М' | 'Μ' => 'M',
+        'Ν' => 'N',
+        'о' | 'ο' => 'o',
+        'О' | 'Ο' => 'O',
+        'р' | 'ρ' => 'p',
+        'Р' | 'Ρ' => 'P',
+        'ԛ' => 'q',
+        'ѕ' => 's',
+        'Ѕ' => 'S',
+        'Т' | 'Τ' => 'T',
+        'υ' => 'u',
+        'ѵ' | 'ν' => 'v',
+        'ԝ' => 'w',
+        'Ԝ' => 'W',
+        'х' | 'χ' => 'x',
+        'Х' | 'Χ' => 'X',
+        'у' => 'y',
+        'У' | 'Υ' => 'Y',
+        'Ζ' => 'Z',
+        'ı' => 'i',
+        _ => c,
+    }
+}
 
 /// Most words of a name that are looked at (the rest are ignored).
 pub const MAX_WORDS: usize = 24;
@@ -30,6 +110,10 @@ pub fn split_words(text: &str, out: &mut [(u16, u16); MAX_WORDS]) -> usize {
         while i < len
             && is_word_byte(b[i])
             && !(b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
+            && !(b[i - 1].is_ascii_uppercase()
+                && b[i].is_ascii_uppercase()
+                && i + 1 < len
+                && b[i + 1].is_ascii_lowercase())
         {
             i += 1;
         }
@@ -109,6 +193,14 @@ impl NamePattern {
             anchor_start,
             anchor_end,
         })
+    }
+
+    /// The pattern anchored at both ends: it matches a name whose words are exactly its words
+    /// (what `always_allow` needs: `get current day` is not `get_current_day_and_send_email`).
+    pub fn whole(mut self) -> NamePattern {
+        self.anchor_start = true;
+        self.anchor_end = true;
+        self
     }
 
     /// The pattern as written.
@@ -192,8 +284,10 @@ impl NamePattern {
         false
     }
 
-    /// Whether the pattern matches `name`.
+    /// Whether the pattern matches `name` (after [`fold`]).
     pub fn matches(&self, name: &str) -> bool {
+        let name = fold(name);
+        let name = name.as_ref();
         let mut buf = [(0u16, 0u16); MAX_WORDS];
         let n = split_words(name, &mut buf);
         self.matches_words(name, &buf[..n])
@@ -237,7 +331,11 @@ mod tests {
     fn names_split_at_separators_and_case_changes() {
         assert_eq!(words("send_email"), ["send", "email"]);
         assert_eq!(words("sendEmail"), ["send", "Email"]);
-        assert_eq!(words("HTTPRequest"), ["HTTPRequest"]);
+        assert_eq!(words("HTTPRequest"), ["HTTP", "Request"]);
+        assert_eq!(words("SMTPSend"), ["SMTP", "Send"]);
+        assert_eq!(words("HTTPPost"), ["HTTP", "Post"]);
+        assert_eq!(words("HTTP"), ["HTTP"]);
+        assert_eq!(words("getURL"), ["get", "URL"]);
         assert_eq!(words("  get-file.by id "), ["get", "file", "by", "id"]);
         assert_eq!(words("__"), Vec::<&str>::new());
     }
@@ -262,6 +360,20 @@ mod tests {
         assert!(NamePattern::new("  ").is_err());
         assert!(NamePattern::new("*").is_err());
         assert!(NamePattern::new("a*b").is_err());
+    }
+
+    #[test]
+    fn look_alikes_and_invisible_characters_fold_to_ascii() {
+        assert_eq!(fold("send_email"), "send_email");
+        assert!(matches!(fold("send_email"), Cow::Borrowed(_)));
+        assert_eq!(fold("ｓｅｎｄ＿ｅｍａｉｌ"), "send_email");
+        assert_eq!(fold("se\u{200B}nd_em\u{2060}ail\u{FEFF}"), "send_email");
+        assert_eq!(fold("ѕеnd_еmаіl"), "send_email");
+        assert_eq!(fold("evil＠evil．com"), "evil@evil.com");
+        assert_eq!(fold("bücher.de"), "bücher.de");
+        let p = NamePattern::new("wipe").unwrap();
+        assert!(p.matches("wi\u{200B}pe_all"));
+        assert!(p.matches("ｗｉｐｅ"));
     }
 
     #[test]

@@ -54,10 +54,14 @@ pub struct BuildOptions<'a> {
     /// Called every few thousand states and at the end with the progress so far.
     pub progress: Option<&'a (dyn Fn(BuildProgress) + Sync)>,
     /// Stop with [`PrismError::Stopped`] when more states than this are reachable (checked as
-    /// each state is discovered). Default `None`.
+    /// each state is discovered, and as the distinct outcomes of a synchronised choice are
+    /// combined). It also bounds the transitions of one state before they are merged into its
+    /// row (a located [`PrismError::Build`] beyond it), so that the memory of one state's
+    /// exploration stays proportional to it. Default `None`.
     pub max_states: Option<usize>,
     /// Stop with [`PrismError::Stopped`] once this instant has passed (checked every 1024
-    /// explored states). Default `None`.
+    /// explored states, and every 1024 combinations of commands or updates within a state).
+    /// Default `None`.
     pub deadline: Option<Instant>,
     /// Stop with [`PrismError::Stopped`] once this flag is set, from any thread (checked with
     /// the deadline). Default `None`.
@@ -284,16 +288,24 @@ struct Explorer<'a, K> {
     /// The commands of the choice being emitted: one per synchronising module, or one
     /// unlabelled command.
     choice_commands: Vec<PreparedCommand>,
-    /// The outcome being emitted: per command of the choice, the index of the update
-    /// taken (a counter, last command fastest).
-    outcome_digits: Vec<usize>,
-    /// Levels `0..=k` of `words_per_state` words: level `j` is the state being explored
-    /// with the updates of the first `j` commands of the choice applied (level `k`: the successor).
-    partial_successors: Vec<u64>,
-    /// The probability of each level: the product of the first `j` update probabilities.
-    partial_probs: Vec<f64>,
+    /// The distinct partial successors of the choice being emitted, `words_per_state` words
+    /// each: the state being explored with the updates of its first commands applied.
+    level_states: Vec<u64>,
+    /// The probability of each of `level_states`.
+    level_p: Vec<f64>,
     /// The same in exact arithmetic (exact mode).
-    partial_probs_exact: Vec<BigRational>,
+    level_q: Vec<BigRational>,
+    /// The next level being computed (`level_states`, `level_p`, `level_q`).
+    next_states: Vec<u64>,
+    /// See `next_states`.
+    next_p: Vec<f64>,
+    /// See `next_states`.
+    next_q: Vec<BigRational>,
+    /// The position of each partial successor in the next level (merging them).
+    level_index: FxHashMap<K, u32>,
+    /// Units of work done for the state being explored (combinations of commands and of
+    /// updates), for the time checks.
+    work: u64,
     /// The successors of the state being explored over all its choices, before they are
     /// merged into a matrix row.
     row_entries: Vec<RowEntry>,
@@ -510,10 +522,14 @@ impl<'a, K: StateKey> Explorer<'a, K> {
             action_module_starts: Vec::new(),
             combination: Vec::new(),
             choice_commands: Vec::new(),
-            outcome_digits: Vec::new(),
-            partial_successors: Vec::new(),
-            partial_probs: Vec::new(),
-            partial_probs_exact: Vec::new(),
+            level_states: Vec::new(),
+            level_p: Vec::new(),
+            level_q: Vec::new(),
+            next_states: Vec::new(),
+            next_p: Vec::new(),
+            next_q: Vec::new(),
+            level_index: FxHashMap::default(),
+            work: 0,
             row_entries: Vec::new(),
             row_entries_exact: Vec::new(),
             choice_actions: Vec::new(),
@@ -858,6 +874,9 @@ impl<'a, K: StateKey> Explorer<'a, K> {
         self.row_entries_exact.clear();
         self.choice_actions.clear();
         self.choice_rewards.clear();
+        // The work of this state only (the exploration checks the limits every `CHECK_EVERY`
+        // states; a state with that many combinations checks them itself).
+        self.work = 0;
         let mut n_choices = 0usize;
 
         for &cmd in &prog.unlabelled {
@@ -917,6 +936,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                     let p = self.action_enabled[self.action_module_starts[m] + self.combination[m]];
                     self.choice_commands.push(p);
                 }
+                self.tick()?;
                 self.check_global_conflicts()?;
                 self.emit_choice(ActionMatch::Action(a as u32), n_choices as u32)?;
                 n_choices += 1;
@@ -988,46 +1008,81 @@ impl<'a, K: StateKey> Explorer<'a, K> {
             self.choice_rewards.push(total);
         }
 
+        // The product distribution is built level by level, command after command, merging
+        // identical partial successors as it goes: a synchronisation of modules with many
+        // identical branches stays as small as its distinct outcomes (never the product of the
+        // branch counts). Each module writes its own variables (a global variable written by
+        // two of the commands is an error, `check_global_conflicts`), so a level has at most as
+        // many entries as the next one: a level larger than `max_states` means the model has
+        // more states than that. Every combination computed counts as work, with the time and
+        // cancellation checked every `CHECK_EVERY` of them.
         let w = self.words_per_state;
         let k = self.choice_commands.len();
         let exact = self.opts.exact;
-        self.outcome_digits.clear();
-        self.outcome_digits.resize(k, 0);
-        self.partial_successors.resize((k + 1) * w, 0);
-        self.partial_probs.resize(k + 1, 1.0);
-        // Level 0 = the current state (re-packed from the store of the state being explored).
-        self.partial_probs[0] = 1.0;
-        if exact {
-            self.partial_probs_exact.resize(k + 1, BigRational::one());
-            self.partial_probs_exact[0] = BigRational::one();
-        }
-        let mut from_level = 0usize;
         self.pack_current_state();
-        loop {
-            for j in from_level..k {
-                let prep = self.choice_commands[j];
-                let ui = prep.update_start as usize + self.outcome_digits[j];
-                let u = self.prepared_updates[ui];
-                let (lo, hi) = self.partial_successors.split_at_mut((j + 1) * w);
-                let dst = &mut hi[..w];
-                dst.copy_from_slice(&lo[j * w..(j + 1) * w]);
-                for d in &self.update_deltas[u.delta_start as usize..u.delta_end as usize] {
-                    let x = &mut dst[d.word as usize];
-                    *x = (*x & !d.clear) | d.set;
-                }
-                self.partial_probs[j + 1] = self.partial_probs[j] * u.p;
-                if exact {
-                    let q = &self.partial_probs_exact[j] * &self.prepared_update_exact[ui];
-                    self.partial_probs_exact[j + 1] = q;
+        self.level_p.clear();
+        self.level_p.push(1.0);
+        self.level_q.clear();
+        if exact {
+            self.level_q.push(BigRational::one());
+        }
+        for j in 0..k {
+            let prep = self.choice_commands[j];
+            let n_cur = self.level_p.len();
+            self.next_states.clear();
+            self.next_p.clear();
+            self.next_q.clear();
+            self.level_index.clear();
+            for e in 0..n_cur {
+                for ui in prep.update_start as usize..prep.update_end as usize {
+                    self.tick()?;
+                    let u = self.prepared_updates[ui];
+                    let at = self.next_states.len();
+                    self.next_states
+                        .extend_from_slice(&self.level_states[e * w..(e + 1) * w]);
+                    for d in &self.update_deltas[u.delta_start as usize..u.delta_end as usize] {
+                        let x = &mut self.next_states[at + d.word as usize];
+                        *x = (*x & !d.clear) | d.set;
+                    }
+                    let p = self.level_p[e] * u.p;
+                    let key = K::from_words(&self.next_states[at..at + w]);
+                    match self.level_index.entry(key) {
+                        std::collections::hash_map::Entry::Occupied(o) => {
+                            let i = *o.get() as usize;
+                            self.next_states.truncate(at);
+                            self.next_p[i] += p;
+                            if exact {
+                                let q = &self.level_q[e] * &self.prepared_update_exact[ui];
+                                self.next_q[i] += q;
+                            }
+                        }
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            let i = self.next_p.len();
+                            if self.opts.max_states.is_some_and(|m| i >= m) {
+                                return Err(self.stopped_by_states(self.explored));
+                            }
+                            v.insert(i as u32);
+                            self.next_p.push(p);
+                            if exact {
+                                let q = &self.level_q[e] * &self.prepared_update_exact[ui];
+                                self.next_q.push(q);
+                            }
+                        }
+                    }
                 }
             }
-            // Register the successor.
-            let succ = &self.partial_successors[k * w..(k + 1) * w];
+            std::mem::swap(&mut self.level_states, &mut self.next_states);
+            std::mem::swap(&mut self.level_p, &mut self.next_p);
+            std::mem::swap(&mut self.level_q, &mut self.next_q);
+        }
+        // Register the successors.
+        for e in 0..self.level_p.len() {
+            let succ = &self.level_states[e * w..(e + 1) * w];
             let next = (self.store.len() / w) as u32;
             let key = K::from_words(succ);
             let target = match self.index.entry(key) {
-                std::collections::hash_map::Entry::Occupied(e) => *e.get(),
-                std::collections::hash_map::Entry::Vacant(e) => {
+                std::collections::hash_map::Entry::Occupied(o) => *o.get(),
+                std::collections::hash_map::Entry::Vacant(v) => {
                     if next == u32::MAX {
                         return Err(PrismError::Limit {
                             message: "more than 2^32 - 1 states".into(),
@@ -1036,49 +1091,64 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                     if self.opts.max_states.is_some_and(|m| next as usize >= m) {
                         return Err(self.stopped_by_states(self.explored));
                     }
-                    e.insert(next);
+                    v.insert(next);
                     self.store.extend_from_slice(succ);
                     next
                 }
             };
             let exact_index = self.row_entries_exact.len() as u32;
             if exact {
-                self.row_entries_exact
-                    .push(self.partial_probs_exact[k].clone());
+                self.row_entries_exact.push(self.level_q[e].clone());
             }
             self.row_entries.push(RowEntry {
                 target,
-                p: self.partial_probs[k],
+                p: self.level_p[e],
                 choice,
                 exact_index,
             });
-            // Next outcome (last level fastest).
-            let mut j = k;
-            let mut more = false;
-            while j > 0 {
-                j -= 1;
-                self.outcome_digits[j] += 1;
-                let prep = self.choice_commands[j];
-                if prep.update_start as usize + self.outcome_digits[j] < prep.update_end as usize {
-                    more = true;
-                    break;
-                }
-                self.outcome_digits[j] = 0;
-            }
-            if !more {
-                return Ok(());
-            }
-            from_level = j;
+        }
+        self.check_row_size()
+    }
+
+    /// Counts one unit of work of the state being explored (a combination of commands or of
+    /// updates), checking the time limit and the cancellation flag every `CHECK_EVERY` units.
+    #[inline]
+    fn tick(&mut self) -> Result<()> {
+        self.work += 1;
+        if self.work.is_multiple_of(CHECK_EVERY as u64) {
+            self.check_stop(self.explored)?;
+        }
+        Ok(())
+    }
+
+    /// Stops when the successors of the state being explored, over all its choices, are more
+    /// than `max_states` entries (before they are merged into a row): the memory of one state's
+    /// exploration stays proportional to the state limit.
+    fn check_row_size(&self) -> Result<()> {
+        match self.opts.max_states {
+            Some(m) if self.row_entries.len() > m => Err(PrismError::Build {
+                message: format!(
+                    "more than {m} transitions over {} choices from one state (the state limit, --max-states, bounds them too)",
+                    self.choice_actions.len()
+                ),
+                state: self.prog.describe(&self.state_values),
+                context: self.command_context(self.choice_commands[0].cmd),
+                location: Some(Box::new(self.source_location(
+                    self.prog.commands[self.choice_commands[0].cmd as usize].span,
+                ))),
+            }),
+            _ => Ok(()),
         }
     }
 
-    /// Packs the state being explored (`state_values`) into level 0 of `partial_successors`.
+    /// Packs the state being explored (`state_values`) as the only entry of `level_states`.
     fn pack_current_state(&mut self) {
         let w = self.words_per_state;
         // The state being explored is the one whose values are in `state_values`; re-pack it (the
         // store may have grown, but packing from `state_values` is independent of that).
-        let dst = &mut self.partial_successors[..w];
-        dst.iter_mut().for_each(|x| *x = 0);
+        self.level_states.clear();
+        self.level_states.resize(w, 0);
+        let dst = &mut self.level_states[..w];
         for (v, &x) in self.prog.vars.iter().zip(&self.state_values) {
             dst[v.word as usize] |= ((x - v.lo) as u64 & v.mask) << v.shift;
         }

@@ -736,6 +736,11 @@ impl NativeSession {
         args_json: Option<&str>,
         state_json: Option<&str>,
     ) -> PyResult<String> {
+        if tool.is_none() && state_json.is_none() {
+            return Err(ParameterError::new_err(
+                "gate needs `tool` (with `args`) or `state`",
+            ));
+        }
         let args = args_value(py, args_json)?;
         let state = state_json.map(|s| state_map(py, s)).transpose()?;
         let action = match &state {

@@ -209,6 +209,16 @@ def test_gate_decisions_match_the_cli(tmp_path):
         assert session.state == "safe" and session.summary()["steps"] == 0
 
 
+def test_gate_without_tool_or_state_is_a_parameter_error():
+    session = augur.Monitor.default().session(id="s")
+    with pytest.raises(augur.ParameterError, match="needs `tool`"):
+        session.gate()
+    with pytest.raises(augur.ParameterError):
+        session.gate(None, {"path": "/etc/passwd"})
+    # Nothing was decided: the session is where it started.
+    assert session.summary()["steps"] == 0 and session.state == "safe"
+
+
 def test_policy_and_pause(tmp_path):
     policy = 'version = 1\nthresholds = [ { at = 0.95, verdict = "block" }, { at = 0.2, verdict = "pause" } ]\n'
     s = augur.Monitor.default().session(policy_text=policy)

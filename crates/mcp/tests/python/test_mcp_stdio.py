@@ -250,7 +250,7 @@ def test_malformed_json_rpc_is_answered_and_the_server_keeps_serving():
     assert m["id"] == 2 and m["error"]["code"] == -32601, m
     r.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "gate", "arguments": [1, 2]}})
     m = r.recv()
-    assert m["id"] == 3 and "error" in m, m
+    assert m["id"] == 3 and m["error"]["code"] == -32602 and "must be a JSON object" in m["error"]["message"], m
     still_serving()
     r.close()
 

@@ -53,8 +53,10 @@ fn the_5x5_matrix_scripted_session() {
             Verdict::Warn,
         ),
         (
-            "send_direct_message",
-            json!({"recipient": "Alice", "body": "hi"}),
+            // A public read over the network (a message sent would now be VIOLATED: once
+            // read, it cannot be unread).
+            "get_webpage",
+            json!({"url": "www.informations.com"}),
             RiskLevel::Critical,
             0.3043116307,
             Verdict::Warn,
@@ -338,4 +340,86 @@ fn the_property_uses_given_constants_and_its_errors_are_located() {
         .map(|l| (l.file.as_str(), l.line, l.column));
     assert_eq!(at, Some(("--prop", 1, 8)), "{}", e.render());
     assert!(d.message.contains("step bound 0"), "{}", d.message);
+}
+
+/// Issue 22: an id burned (evicted here) stays refused however many ids are burned after it
+/// (the old store forgot it after max(capacity, 1024) others and reopened it at the safe state).
+#[test]
+fn an_evicted_id_never_reopens_after_many_others() {
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let mut store = SessionStore::new(m, Arc::new(Policy::default()), None, 1);
+    let none = json!({});
+    store
+        .get("victim", None, 0)
+        .unwrap()
+        .gate(&call("get_iban", &none));
+    for i in 0..3000 {
+        store.get(&format!("other-{i}"), None, 1).unwrap();
+    }
+    assert_eq!(
+        store.get("victim", None, 2).err(),
+        Some(SessionRefused::Expired)
+    );
+    assert!(store.burned().false_refusal_rate() < 1e-12);
+}
+
+/// Expiry through the time-ordered queue: a session used again is not expired by its old
+/// entry; the least recently used is the one evicted.
+#[test]
+fn expiry_and_eviction_follow_the_last_use() {
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let mut store = SessionStore::new(m, Arc::new(Policy::default()), Some(10), 2);
+    store.get("a", None, 0).unwrap();
+    store.get("b", None, 1).unwrap();
+    store.get("a", None, 9).unwrap();
+    // At 15, b (last used at 1) is expired, a (last used at 9) is not.
+    assert!(store.get("a", None, 15).is_ok());
+    assert_eq!(
+        store.get("b", None, 15).err(),
+        Some(SessionRefused::Expired)
+    );
+    store.get("c", None, 16).unwrap();
+    store.get("a", None, 17).unwrap();
+    // Capacity 2: d evicts c (last used at 16), not a (17).
+    store.get("d", None, 18).unwrap();
+    assert!(store.get("a", None, 18).is_ok());
+    assert_eq!(
+        store.get("c", None, 18).err(),
+        Some(SessionRefused::Expired)
+    );
+}
+
+proptest::proptest! {
+    /// No false negatives: whatever the filter's size and the sequence of requests, an id once
+    /// expired, evicted or ended is never handed a session again.
+    #[test]
+    fn a_burned_id_is_never_reopened(
+        bits in 64u64..4096,
+        ops in proptest::collection::vec((0u8..40, 0u8..3, 0u64..3), 1..300),
+    ) {
+        let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+        let mut store = SessionStore::new(m, Arc::new(Policy::default()), Some(3), 4)
+            .with_burned_bits(bits);
+        let mut open = std::collections::HashSet::new();
+        let mut burned = std::collections::HashSet::new();
+        let mut now = 0;
+        for (id, op, dt) in ops {
+            now += dt;
+            let id = format!("s{id}");
+            if op == 0 {
+                store.end(&id);
+                if open.remove(&id) { burned.insert(id); }
+                continue;
+            }
+            let got = store.get(&id, None, now).is_ok();
+            if burned.contains(&id) {
+                proptest::prop_assert!(!got, "{id} reopened");
+            }
+            // Track what the store closed: every id seen but no longer answered is burned.
+            if got { open.insert(id.clone()); }
+            let still: Vec<String> = open.iter().filter(|k| store.sessions.contains_key(*k)).cloned().collect();
+            for k in open.iter() { if !store.sessions.contains_key(k) { burned.insert(k.clone()); } }
+            open = still.into_iter().collect();
+        }
+    }
 }
