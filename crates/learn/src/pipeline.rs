@@ -963,7 +963,7 @@ pub fn write_learned(model: &LearnedModel, path: &Path, metadata: serde_json::Va
 mod tests {
     use super::*;
     use crate::learn::MAX_LEARNED_TRANSITIONS as MAX;
-    use augur_abstraction::TraceFormat;
+    use augur_abstraction::{TraceFormat, TraceReader};
 
     fn run(traces: &str, spec: Option<&Abstraction>, opts: &LearnOptions) -> Result<LearnOutcome> {
         let reader = TraceReader::new(traces.as_bytes(), TraceFormat::JsonLines, "t.jsonl");
