@@ -21,6 +21,7 @@ mod learn;
 mod learn_counts;
 mod learn_end_state;
 mod learn_order;
+mod learn_parquet;
 mod ltl;
 mod monitor;
 mod mutation;

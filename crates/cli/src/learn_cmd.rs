@@ -19,9 +19,12 @@ use serde_json::json;
 /// Arguments of `augur learn`.
 #[derive(clap::Args, Debug)]
 pub struct LearnArgs {
-    /// The trace file: JSON Lines (one trace per line) or CSV long form (`.csv`).
+    /// The trace file: JSON Lines (one trace per line), CSV long form (`.csv`), or a step table
+    /// in Parquet (`.parquet`) or Arrow IPC (`.arrow`, `.ipc`, `.feather`): one row per step.
     #[arg(required_unless_present = "from_counts")]
     pub traces: Option<PathBuf>,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
     /// Learn from counts files (written by `--counts-only`; any number of them, summed)
     /// instead of traces, exactly as from the traces they were counted from.
     #[arg(long, value_name = "COUNTS.json", num_args = 1.., conflicts_with_all = ["traces", "counts_only", "skip_invalid"])]
@@ -65,6 +68,50 @@ pub struct LearnArgs {
     pub json: bool,
 }
 
+/// The columns of a Parquet or Arrow step table (see `augur_columnar::Columns`).
+#[derive(clap::Args, Debug, Default)]
+pub struct ColumnArgs {
+    /// Column names of a known exporter: `default` (trace_id, step, state) or `otel-genai`
+    /// (trace_id, start_time_unix_nano, gen_ai.tool.name); the options below override it.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Parquet/Arrow: the trace id column [default: trace_id].
+    #[arg(long, value_name = "COLUMN")]
+    pub trace_id_column: Option<String>,
+    /// Parquet/Arrow: the column ordering a trace's steps (step index or timestamp)
+    /// [default: step].
+    #[arg(long, value_name = "COLUMN")]
+    pub order_column: Option<String>,
+    /// Parquet/Arrow: the state column; repeat it to name a state by several columns (their
+    /// values joined with `|`) [default: state].
+    #[arg(long, value_name = "COLUMN")]
+    pub state_column: Vec<String>,
+}
+
+impl ColumnArgs {
+    fn given(&self) -> bool {
+        self.preset.is_some()
+            || self.trace_id_column.is_some()
+            || self.order_column.is_some()
+            || !self.state_column.is_empty()
+    }
+
+    /// The columns these options name.
+    pub fn columns(&self) -> Result<augur_columnar::Columns> {
+        let mut c = augur_columnar::Columns::preset(self.preset.as_deref().unwrap_or("default"))?;
+        if let Some(t) = &self.trace_id_column {
+            c.trace_id.clone_from(t);
+        }
+        if let Some(o) = &self.order_column {
+            c.order.clone_from(o);
+        }
+        if !self.state_column.is_empty() {
+            c.state.clone_from(&self.state_column);
+        }
+        Ok(c)
+    }
+}
+
 /// Run `augur learn`, printing the summary to `out`.
 pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
     let spec = match &args.abstraction {
@@ -97,12 +144,34 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         return from_counts(args, spec.as_ref(), &opts, out);
     };
     let file_name = traces.display().to_string();
-    let file = File::open(traces).with_context(|| format!("{file_name}: cannot open"))?;
-    let reader = TraceReader::new(
-        BufReader::new(file),
-        TraceFormat::from_path(traces),
-        &file_name,
-    );
+    let columnar = augur_columnar::ColumnarFormat::from_path(traces).is_some();
+    if args.columns.given() && !columnar {
+        anyhow::bail!(
+            "{file_name}: --preset, --trace-id-column, --order-column and --state-column apply \
+             to Parquet and Arrow step tables (.parquet, .arrow, .ipc, .feather) only"
+        );
+    }
+    let table = if columnar {
+        Some(augur_columnar::read_steps(
+            traces,
+            &args.columns.columns()?,
+        )?)
+    } else {
+        None
+    };
+    let reader: Box<dyn Iterator<Item = augur_abstraction::Result<augur_abstraction::Trace>> + '_> =
+        match &table {
+            Some(t) => Box::new(t.traces().map(Ok)),
+            None => {
+                let file =
+                    File::open(traces).with_context(|| format!("{file_name}: cannot open"))?;
+                Box::new(TraceReader::new(
+                    BufReader::new(file),
+                    TraceFormat::from_path(traces),
+                    &file_name,
+                ))
+            }
+        };
     let with_note = |e: augur_learn::LearnError| match e {
         // Concrete values without a spec: say how to give one.
         e @ augur_learn::LearnError::Step { .. } if spec.is_none() => anyhow::Error::new(
@@ -117,15 +186,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         write_counts(&outcome.counts, &args.output)?;
         return counts_summary(args, &file_name, &outcome, out);
     }
-    let outcome =
-        learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(|e| match e {
-            // Concrete values without a spec: say how to give one.
-            e @ augur_learn::LearnError::Step { .. } if spec.is_none() => anyhow::Error::new(
-                e.diagnostic()
-                    .with_note("give --abstraction SPEC to abstract concrete values"),
-            ),
-            e => e.into(),
-        })?;
+    let outcome = learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(with_note)?;
     let skipped: Vec<(usize, String)> = outcome
         .skipped
         .iter()

@@ -28,11 +28,12 @@ pub struct SimulateArgs {
     /// A category written into every trace.
     #[arg(long)]
     pub category: Option<String>,
-    /// Output file (default: standard output).
+    /// Output file (default: standard output); `OUT.parquet` writes a Parquet step table
+    /// (columns trace_id, step, state; one row per step) that `augur learn` reads.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// With --output: print a JSON summary (traces, steps, output, seed) instead of a line of
-    /// text. (The traces themselves are always JSON Lines.)
+    /// text. (The traces are JSON Lines, or a Parquet step table when OUT ends in `.parquet`.)
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -61,6 +62,28 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let names = state_names(&dtmc);
     let sim = Simulator::new(&dtmc, args.seed, args.max_steps)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
+    let parquet = args.output.as_deref().is_some_and(|p| {
+        augur_columnar::ColumnarFormat::from_path(p)
+            == Some(augur_columnar::ColumnarFormat::Parquet)
+    });
+    if parquet {
+        // A step table (trace_id, step, state), one row per step: what `augur learn` reads
+        // from Parquet. Categories are not a column of it.
+        let path = args.output.as_deref().unwrap_or(std::path::Path::new(""));
+        if args.category.is_some() {
+            anyhow::bail!("--category is not written to a Parquet step table (only JSON Lines)");
+        }
+        let traces: Vec<Vec<u32>> = sim.take(args.traces).collect();
+        let ids: Vec<String> = (0..traces.len()).map(|i| format!("sim-{i}")).collect();
+        let steps = traces.iter().zip(&ids).flat_map(|(t, id)| {
+            t.iter()
+                .enumerate()
+                .map(|(k, &s)| (id.as_str(), k as i64, names[s as usize].as_str()))
+        });
+        augur_columnar::write_steps_parquet(path, steps, &augur_columnar::Columns::default())?;
+        let steps_total: usize = traces.iter().map(Vec::len).sum();
+        return summary(args, out, steps_total as u64);
+    }
     let mut file_out;
     let w: &mut dyn Write = match &args.output {
         Some(p) => {
@@ -85,6 +108,11 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         writeln!(w)?;
     }
     w.flush()?;
+    summary(args, out, steps_total)
+}
+
+/// Prints what `--output` received.
+fn summary(args: &SimulateArgs, out: &mut dyn Write, steps_total: u64) -> Result<()> {
     if let Some(p) = &args.output {
         let p = p.display().to_string();
         if args.json {

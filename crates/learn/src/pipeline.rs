@@ -23,10 +23,10 @@
 //! the first-order chain apply unchanged.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use augur_abstraction::{Abstraction, StepKind, TraceReader};
+use augur_abstraction::{Abstraction, StepKind, Trace};
 use augur_dtmc::{Dtmc, StateSet, Valuations};
 use augur_expr::{Type, Value};
 use augur_formats::json::{write_json_document, DtmcJson};
@@ -391,9 +391,11 @@ impl Validity for SpecValidity<'_> {
     }
 }
 
-/// Counts the traces of `reader` by group (category key), as every learner does.
-fn count_groups<R: BufRead>(
-    reader: TraceReader<R>,
+/// Counts the traces of `reader` by group (category key), as every learner does. `reader` is
+/// an [`augur_abstraction::TraceReader`] or any other source of traces (e.g. the rows of a
+/// Parquet step table).
+fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
+    reader: I,
     file: &str,
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
@@ -551,8 +553,8 @@ struct Counted {
 /// concrete values or `{a,b}` names abstracted by it, and only its valid transitions are
 /// learned (invalid ones are counted apart); without one, steps must name their states.
 /// Nothing of a trace is counted unless all its steps map.
-pub fn learn_from_traces<R: BufRead>(
-    reader: TraceReader<R>,
+pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
+    reader: I,
     file: &str,
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
@@ -581,8 +583,8 @@ pub struct CountsOutcome {
 /// keyed by state name, to be summed with other shards' and learned by [`learn_from_counts`].
 /// `opts.alpha` and `opts.unobserved` play no part; `opts.end_state` is recorded (trace ends
 /// are always counted, so a model with or without an end state can be learned from them).
-pub fn count_from_traces<R: BufRead>(
-    reader: TraceReader<R>,
+pub fn count_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
+    reader: I,
     file: &str,
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
@@ -961,7 +963,7 @@ pub fn write_learned(model: &LearnedModel, path: &Path, metadata: serde_json::Va
 mod tests {
     use super::*;
     use crate::learn::MAX_LEARNED_TRANSITIONS as MAX;
-    use augur_abstraction::TraceFormat;
+    use augur_abstraction::{TraceFormat, TraceReader};
 
     fn run(traces: &str, spec: Option<&Abstraction>, opts: &LearnOptions) -> Result<LearnOutcome> {
         let reader = TraceReader::new(traces.as_bytes(), TraceFormat::JsonLines, "t.jsonl");
