@@ -103,7 +103,7 @@ pub fn resolve_under(root: Option<&Path>, path: &str) -> Result<PathBuf> {
     let root = root.canonicalize().map_err(|e| {
         ToolError::new(
             ErrorKind::Internal,
-            format!("the server's root {}: {e}", root.display()),
+            format!("the server's root cannot be read: {e}"),
         )
     })?;
     let joined = root.join(p);
@@ -119,6 +119,44 @@ pub fn resolve_under(root: Option<&Path>, path: &str) -> Result<PathBuf> {
         )));
     }
     Ok(real)
+}
+
+/// Checks the companion files an explicit model at `real` (a path [`resolve_under`] gave)
+/// would be read with (`.lab`, `.srew`, `.trew`, `.sta` of the same stem): each that exists
+/// must, after following symbolic links, be a file inside `root`, or the request is refused
+/// with a message that names the companion as the caller would (`path` with its extension),
+/// never the file it points to.
+fn check_companions(root: &Path, real: &Path, path: &str) -> Result<()> {
+    if Format::from_path(real) != Some(Format::Tra) {
+        return Ok(());
+    }
+    let root = root.canonicalize().map_err(|e| {
+        ToolError::new(
+            ErrorKind::Internal,
+            format!("the server's root cannot be read: {e}"),
+        )
+    })?;
+    let c = augur_formats::explicit::ExplicitPaths::from_tra(real);
+    for companion in [&c.lab, &c.srew, &c.trew, &c.sta] {
+        if std::fs::symlink_metadata(companion).is_err() {
+            continue;
+        }
+        let inside = companion
+            .canonicalize()
+            .is_ok_and(|r| r.starts_with(&root) && r.is_file());
+        if !inside {
+            let ext = companion
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or_default();
+            let shown = Path::new(path).with_extension(ext);
+            return Err(ToolError::refused(format!(
+                "model_path `{path}`: its companion `{}` is not a file inside the server's root",
+                shown.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn text_format(format: Option<&str>) -> Result<Format> {
@@ -155,6 +193,9 @@ pub fn load_model(
         }
         ModelSource::Path(p) => {
             let path = resolve_under(root, p)?;
+            if let Some(root) = root {
+                check_companions(root, &path, p)?;
+            }
             // Messages name the file as the caller wrote it, not the server's absolute path.
             Model::load(&path, &opts).map(|m| m.named(p))
         }
