@@ -193,14 +193,30 @@ pub fn load_model(
         }
         ModelSource::Path(p) => {
             let path = resolve_under(root, p)?;
-            if let Some(root) = root {
+            let root = root.and_then(|r| r.canonicalize().ok());
+            if let Some(root) = &root {
                 check_companions(root, &path, p)?;
             }
-            // Messages name the file as the caller wrote it, not the server's absolute path.
-            Model::load(&path, &opts).map(|m| m.named(p))
+            // Messages name the file as the caller wrote it, not the server's absolute path;
+            // a companion's (`.lab`, ...) is named relative to the root.
+            return Model::load(&path, &opts)
+                .map(|m| m.named(p))
+                .map_err(|e| hide_root(ToolError::check(&e), root.as_deref()));
         }
     };
     r.map_err(|e| ToolError::check(&e))
+}
+
+/// Removes the server's root folder (`root/`) from an error's message and location, so that
+/// a file under it is named relative to it.
+fn hide_root(mut e: ToolError, root: Option<&Path>) -> ToolError {
+    let Some(root) = root else { return e };
+    let prefix = format!("{}{}", root.display(), std::path::MAIN_SEPARATOR);
+    e.message = e.message.replace(&prefix, "");
+    if let Some(l) = &mut e.location {
+        l.file = l.file.replace(&prefix, "");
+    }
+    e
 }
 
 /// The outcome of [`check`]: the report (`augur check --json`) and the errors of the

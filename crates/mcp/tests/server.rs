@@ -406,6 +406,22 @@ fn companion_files_stay_under_the_root() {
         json!({"model_path": "m.tra", "properties": prop}),
     );
     assert_eq!(r["results"][0]["value"], 1.0);
+    // A malformed one inside the root is named relative to it.
+    std::fs::write(root.join("bad.tra"), tra).unwrap();
+    std::fs::write(root.join("bad.lab"), "0=\"init\"\nx: 0\n").unwrap();
+    let e = err(
+        &s,
+        "check",
+        json!({"model_path": "bad.tra", "properties": prop}),
+    );
+    assert_eq!(e.kind, ErrorKind::Parse, "{}", e.message);
+    assert!(e.message.contains("bad.lab:2:"), "{}", e.message);
+    assert!(
+        !e.message.contains(dir.path().to_str().unwrap()),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.location.as_ref().unwrap().file, "bad.lab");
     for ext in ["lab", "srew", "trew", "sta"] {
         let name = format!("l{ext}");
         std::fs::write(root.join(format!("{name}.tra")), tra).unwrap();
