@@ -103,7 +103,7 @@ pub fn resolve_under(root: Option<&Path>, path: &str) -> Result<PathBuf> {
     let root = root.canonicalize().map_err(|e| {
         ToolError::new(
             ErrorKind::Internal,
-            format!("the server's root {}: {e}", root.display()),
+            format!("the server's root cannot be read: {e}"),
         )
     })?;
     let joined = root.join(p);
@@ -119,6 +119,44 @@ pub fn resolve_under(root: Option<&Path>, path: &str) -> Result<PathBuf> {
         )));
     }
     Ok(real)
+}
+
+/// Checks the companion files an explicit model at `real` (a path [`resolve_under`] gave)
+/// would be read with (`.lab`, `.srew`, `.trew`, `.sta` of the same stem): each that exists
+/// must, after following symbolic links, be a file inside `root`, or the request is refused
+/// with a message that names the companion as the caller would (`path` with its extension),
+/// never the file it points to.
+fn check_companions(root: &Path, real: &Path, path: &str) -> Result<()> {
+    if Format::from_path(real) != Some(Format::Tra) {
+        return Ok(());
+    }
+    let root = root.canonicalize().map_err(|e| {
+        ToolError::new(
+            ErrorKind::Internal,
+            format!("the server's root cannot be read: {e}"),
+        )
+    })?;
+    let c = augur_formats::explicit::ExplicitPaths::from_tra(real);
+    for companion in [&c.lab, &c.srew, &c.trew, &c.sta] {
+        if std::fs::symlink_metadata(companion).is_err() {
+            continue;
+        }
+        let inside = companion
+            .canonicalize()
+            .is_ok_and(|r| r.starts_with(&root) && r.is_file());
+        if !inside {
+            let ext = companion
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or_default();
+            let shown = Path::new(path).with_extension(ext);
+            return Err(ToolError::refused(format!(
+                "model_path `{path}`: its companion `{}` is not a file inside the server's root",
+                shown.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn text_format(format: Option<&str>) -> Result<Format> {
@@ -155,11 +193,30 @@ pub fn load_model(
         }
         ModelSource::Path(p) => {
             let path = resolve_under(root, p)?;
-            // Messages name the file as the caller wrote it, not the server's absolute path.
-            Model::load(&path, &opts).map(|m| m.named(p))
+            let root = root.and_then(|r| r.canonicalize().ok());
+            if let Some(root) = &root {
+                check_companions(root, &path, p)?;
+            }
+            // Messages name the file as the caller wrote it, not the server's absolute path;
+            // a companion's (`.lab`, ...) is named relative to the root.
+            return Model::load(&path, &opts)
+                .map(|m| m.named(p))
+                .map_err(|e| hide_root(ToolError::check(&e), root.as_deref()));
         }
     };
     r.map_err(|e| ToolError::check(&e))
+}
+
+/// Removes the server's root folder (`root/`) from an error's message and location, so that
+/// a file under it is named relative to it.
+fn hide_root(mut e: ToolError, root: Option<&Path>) -> ToolError {
+    let Some(root) = root else { return e };
+    let prefix = format!("{}{}", root.display(), std::path::MAIN_SEPARATOR);
+    e.message = e.message.replace(&prefix, "");
+    if let Some(l) = &mut e.location {
+        l.file = l.file.replace(&prefix, "");
+    }
+    e
 }
 
 /// The outcome of [`check`]: the report (`augur check --json`) and the errors of the

@@ -379,6 +379,80 @@ fn files_are_read_only_under_the_root() {
     }
 }
 
+/// Issue 22: the companions of an explicit model (`.lab`, `.srew`, `.trew`, `.sta`) go
+/// through the root check too. A `.tra` under the root whose `.lab` is a link to a file outside
+/// is refused, and the error shows neither the outside path nor its contents (before, the
+/// link was followed and the outside file's first line was quoted in the parse error).
+#[cfg(unix)]
+#[test]
+fn companion_files_stay_under_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let secret = dir.path().join("passwd");
+    std::fs::write(&secret, "root:x:0:0:top secret:/root:/bin/sh\n").unwrap();
+    let tra = "2 2\n0 1 1\n1 1 1\n";
+    let lab = "0=\"init\" 1=\"goal\"\n0: 0\n1: 1\n";
+    std::fs::write(root.join("m.tra"), tra).unwrap();
+    std::fs::write(root.join("m.lab"), lab).unwrap();
+    let mut cfg = config(false, None);
+    cfg.root = Some(root.clone());
+    let s = Server::new(cfg).unwrap();
+    let prop = json!(["P=? [ F \"goal\" ]"]);
+    // The companion inside the root is read.
+    let r = ok(
+        &s,
+        "check",
+        json!({"model_path": "m.tra", "properties": prop}),
+    );
+    assert_eq!(r["results"][0]["value"], 1.0);
+    // A malformed one inside the root is named relative to it.
+    std::fs::write(root.join("bad.tra"), tra).unwrap();
+    std::fs::write(root.join("bad.lab"), "0=\"init\"\nx: 0\n").unwrap();
+    let e = err(
+        &s,
+        "check",
+        json!({"model_path": "bad.tra", "properties": prop}),
+    );
+    assert_eq!(e.kind, ErrorKind::Parse, "{}", e.message);
+    assert!(e.message.contains("bad.lab:2:"), "{}", e.message);
+    assert!(
+        !e.message.contains(dir.path().to_str().unwrap()),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.location.as_ref().unwrap().file, "bad.lab");
+    for ext in ["lab", "srew", "trew", "sta"] {
+        let name = format!("l{ext}");
+        std::fs::write(root.join(format!("{name}.tra")), tra).unwrap();
+        if ext != "lab" {
+            std::fs::write(root.join(format!("{name}.lab")), lab).unwrap();
+        }
+        std::os::unix::fs::symlink(&secret, root.join(format!("{name}.{ext}"))).unwrap();
+        let e = err(
+            &s,
+            "check",
+            json!({"model_path": format!("{name}.tra"), "properties": prop}),
+        );
+        assert_eq!(e.kind, ErrorKind::Refused, "{ext}: {}", e.message);
+        assert!(
+            e.message.contains(&format!("{name}.{ext}")),
+            "{}",
+            e.message
+        );
+        let shown = secret.display().to_string();
+        for leak in [
+            "top secret",
+            "root:x",
+            "passwd",
+            shown.as_str(),
+            dir.path().to_str().unwrap(),
+        ] {
+            assert!(!e.message.contains(leak), "{ext}: {leak} in {}", e.message);
+        }
+    }
+}
+
 #[test]
 fn every_request_runs_under_the_limits() {
     let mut cfg = config(false, None);

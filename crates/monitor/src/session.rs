@@ -10,12 +10,16 @@
 //! (a paused action a person approved). Recording `executed = false` after an allowed action
 //! moves the session back.
 //!
+//! Classifier monitors: VIOLATED is absorbing — no later action, gated or recorded, moves a
+//! session out of it (only [`Session::reset`] does) — and recording `executed = true` never
+//! lowers the risk level.
+//!
 //! Fail closed: a closed (expired, evicted) session, an action the classifier cannot map, a
 //! concrete state the abstraction cannot map, or an action of the wrong kind for the monitor
 //! gets `block` with the reason, never `allow`.
 
 use crate::classifier::{ArgHit, Classification, Matched};
-use crate::dtr::{RiskLevel, SafetyState};
+use crate::dtr::{Reversibility, RiskLevel, SafetyState};
 use crate::error::{MonitorError, Result};
 use crate::monitor::{Mapping, Monitor, PacStatus, Table};
 use crate::policy::{Mode, Policy, Rules, Verdict};
@@ -557,17 +561,35 @@ impl Session {
         if mapping == Mapping::Abstraction {
             return self.fail(Some(tool), FailReason::ToolCallForAbstraction);
         }
-        let next = self.dtr.update(c.implication);
-        let idx = match mapping {
-            Mapping::Dtr => next.index(),
-            _ => next.risk_level().index(),
-        };
+        let next = absorbing(self.dtr, self.dtr.update(c.implication));
         let hit = match c.matched {
             Matched::Rule { arg, .. } => arg,
             Matched::Default => None,
         };
-        let state_after = self.tab().map[idx];
+        let state_after = self.state_of(next);
         self.decide(Some(tool), next, state_after, Some(c), hit)
+    }
+
+    /// The model state of a safety state (classifier monitors).
+    fn state_of(&self, s: SafetyState) -> u32 {
+        let idx = match self.monitor.mapping {
+            Mapping::Dtr => s.index(),
+            _ => s.risk_level().index(),
+        };
+        self.tab().map[idx]
+    }
+
+    /// Move a classifier session to `s` after an action the agent reports as executed: never
+    /// to a lower risk level than the current one (see [`no_lower`]), and the peak risk
+    /// follows.
+    fn apply_executed(&mut self, s: SafetyState) {
+        let s = no_lower(self.dtr, s);
+        self.dtr = s;
+        self.state = self.state_of(s);
+        let r = s.risk_level();
+        if self.summary.peak_risk.is_none_or(|q| r > q) {
+            self.summary.peak_risk = Some(r);
+        }
     }
 
     fn decide(
@@ -664,7 +686,9 @@ impl Session {
     /// Say what happened to the last gated action: `executed = true` after a pause or block
     /// moves the session to the state it projected (a person approved it); `executed = false`
     /// after an allow or warn moves the session back. Without a gated action before it, an
-    /// executed action is classified and applied. Returns whether the state changed.
+    /// executed action is classified and applied. An executed action never lowers the risk
+    /// level, and nothing moves a session out of VIOLATED. Returns whether the state changed
+    /// (`true` for an executed action applied even when the state stays).
     pub fn record(&mut self, action: &Action<'_>, executed: bool) -> bool {
         if self.closed {
             return false;
@@ -673,16 +697,22 @@ impl Session {
             Some(p) if self.names[p.slot as usize].as_str() == action.tool().unwrap_or("") => {
                 match (p.advanced, executed) {
                     (false, true) => {
-                        (self.dtr, self.state) = p.after;
+                        if self.monitor.mapping == Mapping::Abstraction {
+                            (self.dtr, self.state) = p.after;
+                        } else {
+                            self.apply_executed(p.after.0);
+                        }
                         self.executed(p.slot, p.hit, self.step.saturating_sub(1), p.before.0);
                         self.summary.overridden += 1;
-                        if self.monitor.mapping != Mapping::Abstraction {
-                            let r = p.after.0.risk_level();
-                            if self.summary.peak_risk.is_none_or(|q| r > q) {
-                                self.summary.peak_risk = Some(r);
-                            }
-                        }
                         true
+                    }
+                    // VIOLATED is absorbing: the agent's word that an allowed action into it
+                    // did not run does not take the session out (fail closed).
+                    (true, false)
+                        if self.monitor.mapping != Mapping::Abstraction
+                            && self.dtr.risk_level() == RiskLevel::Violated =>
+                    {
+                        false
                     }
                     (true, false) => {
                         (self.dtr, self.state) = p.before;
@@ -692,15 +722,20 @@ impl Session {
                 }
             }
             _ if executed => {
-                // Not the action last gated: apply it as it is.
-                let saved = (self.step, self.summary);
+                // Not the action last gated: apply it as it is (never lowering the risk).
+                let (step, summary, dtr) = (self.step, self.summary, self.dtr);
                 let d = self.gate(action);
-                (self.step, self.summary) = saved;
+                (self.step, self.summary) = (step, summary);
                 if matches!(d.fired, Fired::FailClosed(_)) {
                     return false;
                 }
-                if !d.advanced {
-                    (self.dtr, self.state) = (d.dtr_after.unwrap_or(self.dtr), d.state_after);
+                match d.dtr_after {
+                    Some(after) => {
+                        self.dtr = dtr;
+                        self.apply_executed(after);
+                    }
+                    None if !d.advanced => self.state = d.state_after,
+                    None => {}
                 }
                 self.pending = None;
                 true
@@ -730,6 +765,38 @@ impl Session {
     /// front-ends).
     pub fn report(&self, d: &Decision, session: &str) -> DecisionReport {
         report(&self.monitor, self.rules(), d, session, &self.names(d))
+    }
+}
+
+/// The next safety state of a session in `cur` (`next` is `cur.update(a)`): VIOLATED is
+/// absorbing, so from a VIOLATED state the latest action's reversibility stays IRREVERSIBLE
+/// (d and t only grow, so the state still matches rule 1, 2 or 13).
+fn absorbing(cur: SafetyState, next: SafetyState) -> SafetyState {
+    if cur.risk_level() == RiskLevel::Violated {
+        SafetyState {
+            r: Reversibility::Irreversible,
+            ..next
+        }
+    } else {
+        next
+    }
+}
+
+/// Where an action the agent reports as executed moves a session in `cur` (`next` has
+/// `d`, `t` ≥ those of `cur`): to `next`, unless that is a lower risk level (a reversible
+/// action after an irreversible one), then to `next` with `cur`'s reversibility. The risk
+/// rules only ever require a larger `d` or `t` or IRREVERSIBLE, so with `d` and `t` no smaller
+/// and the same `r` the level is no lower: a record never lowers the risk.
+fn no_lower(cur: SafetyState, next: SafetyState) -> SafetyState {
+    let next = SafetyState {
+        d: next.d.max(cur.d),
+        t: next.t.max(cur.t),
+        r: next.r,
+    };
+    if next.risk_level() < cur.risk_level() {
+        SafetyState { r: cur.r, ..next }
+    } else {
+        next
     }
 }
 

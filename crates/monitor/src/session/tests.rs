@@ -1,5 +1,6 @@
 use super::*;
 use crate::compile::{compile_dtmcs, CompileOptions, Source};
+use crate::dtr::{DataExposure, Implication, ToolEscalation};
 use serde_json::json;
 
 fn models() -> std::path::PathBuf {
@@ -422,4 +423,137 @@ proptest::proptest! {
             open = still.into_iter().collect();
         }
     }
+}
+
+fn classified(d: DataExposure, t: ToolEscalation, r: Reversibility) -> Classification {
+    Classification {
+        implication: Implication { d, t, r },
+        matched: Matched::Default,
+    }
+}
+
+/// Issue 22: VIOLATED is absorbing. Reached by a person's override, a session stays VIOLATED
+/// through a later harmless gated action (before, its FULLY_REVERSIBLE reversibility made it
+/// CRITICAL by rule 3), a recorded one and a blocked one overridden; the harmless action is
+/// blocked with P = 1 (VIOLATED is the target).
+#[test]
+fn violated_is_absorbing_for_gate_and_record() {
+    use DataExposure as D;
+    use Reversibility as R;
+    use ToolEscalation as T;
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let policy = Arc::new(Policy::default());
+    let mut s = Session::new(&m, &policy, None).unwrap();
+    let d = s.gate_classified(
+        "steal",
+        classified(D::Credentials, T::Network, R::Irreversible),
+    );
+    assert_eq!(d.verdict, Verdict::Block);
+    assert!(s.record(&call("steal", &json!({})), true));
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Violated);
+    let violated = s.dtr();
+
+    // Gated: a reversible read does not leave VIOLATED.
+    let d = s.gate_classified("read", classified(D::None, T::ReadOnly, R::FullyReversible));
+    assert_eq!(d.risk_after.unwrap().0, RiskLevel::Violated);
+    assert_eq!(d.verdict, Verdict::Block);
+    assert_eq!(d.probability, 1.0);
+    // The person runs it anyway: still VIOLATED.
+    assert!(s.record(&call("read", &json!({})), true));
+    assert_eq!(s.dtr(), violated);
+
+    // Recorded without a gate (an action the monitor never saw): still VIOLATED.
+    let args = json!({});
+    assert!(s.record(&call("get_current_day", &args), true));
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Violated);
+    assert_eq!(s.state(), violated_state(&s));
+    // Reported as not executed: nothing moves.
+    assert!(!s.record(&call("get_current_day", &args), false));
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Violated);
+    assert_eq!(s.summary().peak_risk, Some(RiskLevel::Violated));
+}
+
+fn violated_state(s: &Session) -> u32 {
+    let m = s.monitor();
+    let t = &m.tables[m.table_for(None).unwrap()];
+    t.map[RiskLevel::Violated.index()]
+}
+
+/// An allowed action into VIOLATED (a policy that at most warns) that the
+/// agent then reports as not executed leaves the session VIOLATED: fail closed.
+#[test]
+fn not_executed_does_not_undo_violated() {
+    use DataExposure as D;
+    use Reversibility as R;
+    use ToolEscalation as T;
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let policy =
+        Arc::new(Policy::parse("thresholds = [{ at = 1.0, verdict = \"warn\" }]", "p").unwrap());
+    let mut s = Session::new(&m, &policy, None).unwrap();
+    let d = s.gate_classified(
+        "steal",
+        classified(D::Credentials, T::Network, R::Irreversible),
+    );
+    assert!(d.advanced);
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Violated);
+    assert!(!s.record(&call("steal", &json!({})), false));
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Violated);
+    // An allowed action that is not VIOLATED is still undone.
+    let mut s = Session::new(&m, &policy, None).unwrap();
+    s.gate_classified(
+        "read",
+        classified(D::Sensitive, T::ReadOnly, R::FullyReversible),
+    );
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Mild);
+    assert!(s.record(&call("read", &json!({})), false));
+    assert_eq!(s.dtr(), SafetyState::START);
+}
+
+/// `record(executed = true)` never lowers the risk level. From (SENSITIVE, FILE_WRITE,
+/// IRREVERSIBLE), ELEVATED by rule 7, a reversible action gives (SENSITIVE, FILE_WRITE,
+/// FULLY_REVERSIBLE), MILD by rule 8: the gate projects that, but recorded as executed (after
+/// a block, or with no gate before it) the session stays ELEVATED.
+#[test]
+fn a_record_never_lowers_the_risk() {
+    use DataExposure as D;
+    use Reversibility as R;
+    use ToolEscalation as T;
+    let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+    let start = |policy: &str| {
+        let policy = Arc::new(Policy::parse(policy, "p").unwrap());
+        let mut s = Session::new(&m, &policy, None).unwrap();
+        let d = s.gate_classified("w", classified(D::Sensitive, T::FileWrite, R::Irreversible));
+        assert!(d.advanced);
+        assert_eq!(s.dtr().risk(), (RiskLevel::Elevated, 7));
+        s
+    };
+    let reversible = classified(D::None, T::ReadOnly, R::FullyReversible);
+
+    // Blocked, then a person runs it.
+    let mut s = start("thresholds = [{ at = 1.0, verdict = \"warn\" }]\nalways_block = [\"x\"]");
+    let d = s.gate_classified("x", reversible);
+    assert_eq!(d.verdict, Verdict::Block);
+    assert_eq!(d.risk_after.unwrap(), (RiskLevel::Mild, 8));
+    assert!(s.record(&call("x", &json!({})), true));
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Elevated, "{}", s.dtr());
+
+    // Recorded with no gate before it (classified by the default classifier).
+    let mut s = start("thresholds = [{ at = 1.0, verdict = \"warn\" }]");
+    let args = json!({});
+    let c = m
+        .runtime
+        .classifier
+        .as_ref()
+        .unwrap()
+        .classify("get_current_day", &args)
+        .unwrap();
+    assert_eq!(
+        s.dtr().update(c.implication).risk(),
+        (RiskLevel::Mild, 8),
+        "{:?}",
+        c.implication
+    );
+    assert!(s.record(&call("get_current_day", &args), true));
+    assert_eq!(s.dtr().risk_level(), RiskLevel::Elevated, "{}", s.dtr());
+    assert_eq!(s.summary().peak_risk, Some(RiskLevel::Elevated));
 }
