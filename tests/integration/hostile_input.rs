@@ -1257,3 +1257,41 @@ fn monitor_compile_bounds_states_times_horizon_before_allocating() {
     located_error(&run, "5000 states × 9000 horizons");
     assert!(run.stderr.contains("--prop"), "{}", run.stderr);
 }
+
+/// A 21-state chain: `x` counts from 0 to 20 and stays there.
+const CHAIN21: &str = "dtmc\nmodule m\n  x : [0..20] init 0;\n  [] x<20 -> (x'=x+1);\n  [] x=20 -> true;\nendmodule\n";
+
+/// Issue 22: three nested bounded LTL operators once unrolled to ~10^9 formula nodes and
+/// aborted at 4 GB under `--timeout 5`; the unrolled size is now bounded before it is built.
+#[test]
+fn three_nested_bounded_ltl_operators_stop_at_the_formula_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", CHAIN21);
+    let prop = "P=? [ F<=1000 (F<=1000 (F<=1000 x=5)) ]";
+    for limit in [["--timeout", "5"], ["--max-states", "1000"]] {
+        let run = augur(
+            dir.path(),
+            &["check", "m.pm", "--prop", prop, limit[0], limit[1]],
+        );
+        located_error(
+            &run,
+            "the LTL formula is too large once this step bound is unrolled",
+        );
+        assert!(run.stderr.contains("--prop:1:8"), "{}", run.stderr);
+    }
+}
+
+/// Issue 22: two nested bounded LTL operators overran `--timeout` by seconds (the automaton
+/// construction did not poll the deadline); it now stops with the time limit.
+#[test]
+fn two_nested_bounded_ltl_operators_respect_the_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", CHAIN21);
+    let prop = "P=? [ F<=1000 (F<=1000 x=5) ]";
+    let run = augur(
+        dir.path(),
+        &["check", "m.pm", "--prop", prop, "--timeout", "5"],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("time limit exceeded"), "{}", run.stderr);
+}

@@ -122,10 +122,16 @@ impl From<SolverError> for CheckError {
 
 impl From<augur_ltl::LtlError> for CheckError {
     /// Interruptions are stops, solver failures solver errors; the size limits of the LTL
-    /// construction are implementation limits.
+    /// construction are limits hit by the user's formula (exit code 1, like the state limit);
+    /// anything else is an implementation limit.
     fn from(e: augur_ltl::LtlError) -> Self {
+        use augur_ltl::LtlError as L;
         match e {
-            augur_ltl::LtlError::Solver(e) => e.into(),
+            L::Solver(e) => e.into(),
+            e @ (L::AutomatonTooLarge { .. }
+            | L::ProductTooLarge { .. }
+            | L::StepBoundTooLarge { .. }
+            | L::TooManyPropositions(_)) => CheckError::input(e.to_string()),
             e => CheckError::Internal(e.to_string()),
         }
     }

@@ -10,7 +10,9 @@
 
 use crate::error::{LtlError, Result};
 use crate::formula::Ltl;
+use augur_solver::Interrupt;
 use rustc_hash::FxHashMap;
+use std::cell::Cell;
 
 /// A formula node in negation normal form; children are node ids.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -74,10 +76,20 @@ pub(crate) struct Automaton {
     step_cache: FxHashMap<(u32, u64), u32>,
     /// The largest number of automaton states allowed.
     max_states: usize,
+    /// Atoms and clauses held by the stored DNFs (states and the `af` cache): the memory of
+    /// the automaton, bounded by `max_cells`.
+    cells: usize,
+    /// The most cells allowed.
+    max_cells: usize,
+    /// Polled while DNFs are combined (the construction honours the time limit and
+    /// cancellation, however large one step is).
+    interrupt: Interrupt,
+    /// Work done since the last poll of `interrupt` (clauses and atoms handled).
+    work: Cell<u64>,
 }
 
 impl Automaton {
-    pub(crate) fn new(max_states: usize) -> Automaton {
+    pub(crate) fn new(max_states: usize, max_cells: usize, interrupt: Interrupt) -> Automaton {
         let mut a = Automaton {
             nodes: Vec::new(),
             node_ids: FxHashMap::default(),
@@ -86,6 +98,10 @@ impl Automaton {
             af_atom_cache: FxHashMap::default(),
             step_cache: FxHashMap::default(),
             max_states: max_states.max(2),
+            cells: 0,
+            max_cells: max_cells.max(2),
+            interrupt,
+            work: Cell::new(0),
         };
         let t = a.intern_state(vec![Vec::new()]);
         let f = a.intern_state(Vec::new());
@@ -310,6 +326,41 @@ impl Automaton {
         vec![Vec::new()]
     }
 
+    /// Counts `amount` units of work and polls the interrupt every [`POLL_WORK`] units.
+    fn tick(&self, amount: usize) -> Result<()> {
+        let w = self.work.get() + amount as u64;
+        if w >= POLL_WORK {
+            self.work.set(0);
+            self.interrupt.check(0)?;
+        } else {
+            self.work.set(w);
+        }
+        Ok(())
+    }
+
+    /// The memory a DNF takes, in cells (one per clause and per atom).
+    fn cells_of(d: &Dnf) -> usize {
+        d.len() + d.iter().map(Vec::len).sum::<usize>()
+    }
+
+    /// Counts `d` against the memory budget of the automaton.
+    fn store(&mut self, d: &Dnf) -> Result<()> {
+        self.cells += Self::cells_of(d);
+        if self.cells > self.max_cells {
+            return Err(LtlError::AutomatonTooLarge {
+                limit: self.max_states,
+            });
+        }
+        Ok(())
+    }
+
+    /// [`Self::minimise`], counting its quadratic work and polling the interrupt.
+    fn minimise_polled(&self, d: Dnf) -> Result<Dnf> {
+        let n = d.len();
+        self.tick(n.saturating_mul(n).max(1))?;
+        Ok(Self::minimise(d))
+    }
+
     /// Sorts, deduplicates and removes every clause that contains another one.
     fn minimise(mut d: Dnf) -> Dnf {
         d.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
@@ -324,10 +375,15 @@ impl Automaton {
         out
     }
 
-    fn dnf_or(a: Dnf, b: Dnf) -> Dnf {
+    fn dnf_or(&self, a: Dnf, b: Dnf) -> Result<Dnf> {
         let mut a = a;
         a.extend(b);
-        Self::minimise(a)
+        if Self::cells_of(&a) > MAX_CELLS_PER_DNF {
+            return Err(LtlError::AutomatonTooLarge {
+                limit: self.max_states,
+            });
+        }
+        self.minimise_polled(a)
     }
 
     fn dnf_and(&self, a: &Dnf, b: &Dnf) -> Result<Dnf> {
@@ -340,12 +396,21 @@ impl Automaton {
             });
         }
         let mut out = Vec::with_capacity(a.len() * b.len());
+        let mut cells = 0usize;
         for x in a {
+            self.tick(b.len())?;
             for y in b {
-                out.push(merge(x, y));
+                let c = merge(x, y);
+                cells += c.len() + 1;
+                out.push(c);
+            }
+            if cells > MAX_CELLS_PER_DNF {
+                return Err(LtlError::AutomatonTooLarge {
+                    limit: self.max_states,
+                });
             }
         }
-        Ok(Self::minimise(out))
+        self.minimise_polled(out)
     }
 
     /// The DNF of a formula node over its atoms.
@@ -363,7 +428,7 @@ impl Automaton {
             Node::Or(v) => {
                 let mut acc = Vec::new();
                 for &c in v {
-                    acc = Self::dnf_or(acc, self.dnf_of(c)?);
+                    acc = self.dnf_or(acc, self.dnf_of(c)?)?;
                 }
                 Ok(acc)
             }
@@ -386,6 +451,7 @@ impl Automaton {
                 limit: self.max_states,
             });
         }
+        self.store(&d)?;
         let id = self.states.len() as u32;
         self.states.push(d.clone());
         self.state_ids.insert(d, id);
@@ -416,7 +482,8 @@ impl Automaton {
             Node::Or(v) => {
                 let mut acc = Vec::new();
                 for c in v {
-                    acc = Self::dnf_or(acc, self.af_formula(c, letter)?);
+                    let d = self.af_formula(c, letter)?;
+                    acc = self.dnf_or(acc, d)?;
                 }
                 Ok(acc)
             }
@@ -436,7 +503,10 @@ impl Automaton {
             Node::NotAp(i) => bool_dnf(letter >> i & 1 == 0),
             Node::Next(a) => self.dnf_of(a)?,
             // F a = a | X F a
-            Node::Eventually(a) => Self::dnf_or(self.af_formula(a, letter)?, me),
+            Node::Eventually(a) => {
+                let d = self.af_formula(a, letter)?;
+                self.dnf_or(d, me)?
+            }
             // G a = a & X G a
             Node::Globally(a) => {
                 let d = self.af_formula(a, letter)?;
@@ -446,18 +516,21 @@ impl Automaton {
             Node::Until(a, b) | Node::WeakUntil(a, b) => {
                 let da = self.af_formula(a, letter)?;
                 let db = self.af_formula(b, letter)?;
-                Self::dnf_or(db, self.dnf_and(&da, &me)?)
+                let step = self.dnf_and(&da, &me)?;
+                self.dnf_or(db, step)?
             }
             // a R b = b & (a | X(a R b)); a M b likewise
             Node::Release(a, b) | Node::StrongRelease(a, b) => {
                 let da = self.af_formula(a, letter)?;
                 let db = self.af_formula(b, letter)?;
-                self.dnf_and(&db, &Self::dnf_or(da, me))?
+                let step = self.dnf_or(da, me)?;
+                self.dnf_and(&db, &step)?
             }
             Node::True | Node::False | Node::And(_) | Node::Or(_) => {
                 return self.af_formula(id, letter)
             }
         };
+        self.store(&d)?;
         self.af_atom_cache.insert((id, letter), d.clone());
         Ok(d)
     }
@@ -481,7 +554,7 @@ impl Automaton {
                     break;
                 }
             }
-            acc = Self::dnf_or(acc, c);
+            acc = self.dnf_or(acc, c)?;
             if acc.len() == 1 && acc[0].is_empty() {
                 break;
             }
@@ -590,6 +663,12 @@ impl Automaton {
 
 /// Conjunctions with more clauses than this are refused (the automaton is too large).
 const MAX_CLAUSES: usize = 1 << 20;
+
+/// A single DNF with more cells (clauses plus atoms) than this is refused (about 64 MB).
+const MAX_CELLS_PER_DNF: usize = 1 << 24;
+
+/// Units of work (clauses and atoms handled) between two polls of the interrupt.
+const POLL_WORK: u64 = 1 << 16;
 
 fn bool_dnf(b: bool) -> Dnf {
     if b {

@@ -36,6 +36,12 @@ pub struct LtlOptions {
     pub max_product_states: usize,
     /// The largest step bound a bounded operator may have (it is expanded into that many `X`).
     pub max_step_bound: u64,
+    /// The most memory the automaton's formulas may take, in cells (one per clause and per
+    /// atom of the stored DNFs, a few bytes each).
+    pub max_automaton_cells: usize,
+    /// The most nodes a formula may have once its bounded operators are unrolled (nested
+    /// bounded operators multiply: `F<=k F<=k a` unrolls to `O(k²)` nodes).
+    pub max_formula_size: usize,
 }
 
 impl Default for LtlOptions {
@@ -44,6 +50,8 @@ impl Default for LtlOptions {
             max_automaton_states: 100_000,
             max_product_states: 50_000_000,
             max_step_bound: 1_000,
+            max_automaton_cells: 1 << 24,
+            max_formula_size: 10_000_000,
         }
     }
 }
@@ -117,7 +125,11 @@ impl Product {
             }
         }
         let letter = letters(n, aps);
-        let mut aut = Automaton::new(options.max_automaton_states);
+        let mut aut = Automaton::new(
+            options.max_automaton_states,
+            options.max_automaton_cells,
+            interrupt.clone(),
+        );
         let root = aut.nnf(formula, false);
         let q0 = aut.state_of(root)?;
         let (ptr, idx, val) = raw(matrix);

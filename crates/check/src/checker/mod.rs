@@ -802,6 +802,26 @@ impl<'a> Checker<'a> {
                 upper: steps.upper,
             }))
         };
+        // Unrolling copies the operands once per step: refuse, before building it, a formula
+        // that would outgrow `max_formula_size` (nested bounds multiply).
+        let unrolled = |c: &Self, steps: &Steps, operands: usize| -> Result<()> {
+            let copies = steps
+                .upper
+                .unwrap_or(steps.lower)
+                .saturating_add(steps.lower)
+                .saturating_add(1);
+            let size = (copies as usize).saturating_mul(operands.saturating_add(4));
+            if size > options.max_formula_size {
+                return Err(c.error_at(
+                    steps.span,
+                    format!(
+                        "the LTL formula is too large once this step bound is unrolled (more than {} nodes; bounded operators nested in LTL are unrolled step by step, so nested bounds multiply)",
+                        options.max_formula_size
+                    ),
+                ));
+            }
+            Ok(())
+        };
         Ok(match f {
             R::State(s) => {
                 let set = self.bool_of(s)?;
@@ -824,35 +844,55 @@ impl<'a> Checker<'a> {
             R::Next(a) => Ltl::next(sub(self, a, aps)?),
             R::Eventually(a, k) => {
                 let a = sub(self, a, aps)?;
-                match interval(self, k)? {
+                let i = interval(self, k)?;
+                if i.is_some() {
+                    unrolled(self, k, a.size())?;
+                }
+                match i {
                     None => Ltl::eventually(a),
                     Some(i) => Ltl::eventually_bounded(a, i),
                 }
             }
             R::Globally(a, k) => {
                 let a = sub(self, a, aps)?;
-                match interval(self, k)? {
+                let i = interval(self, k)?;
+                if i.is_some() {
+                    unrolled(self, k, a.size())?;
+                }
+                match i {
                     None => Ltl::globally(a),
                     Some(i) => Ltl::globally_bounded(a, i),
                 }
             }
             R::Until(a, b, k) => {
                 let (a, b) = (sub(self, a, aps)?, sub(self, b, aps)?);
-                match interval(self, k)? {
+                let i = interval(self, k)?;
+                if i.is_some() {
+                    unrolled(self, k, 2 * (a.size() + b.size()))?;
+                }
+                match i {
                     None => Ltl::until(a, b),
                     Some(i) => Ltl::until_bounded(a, b, i),
                 }
             }
             R::WeakUntil(a, b, k) => {
                 let (a, b) = (sub(self, a, aps)?, sub(self, b, aps)?);
-                match interval(self, k)? {
+                let i = interval(self, k)?;
+                if i.is_some() {
+                    unrolled(self, k, 2 * (a.size() + b.size()))?;
+                }
+                match i {
                     None => Ltl::WeakUntil(Box::new(a), Box::new(b)),
                     Some(i) => Ltl::weak_until_bounded(a, b, i),
                 }
             }
             R::Release(a, b, k) => {
                 let (a, b) = (sub(self, a, aps)?, sub(self, b, aps)?);
-                match interval(self, k)? {
+                let i = interval(self, k)?;
+                if i.is_some() {
+                    unrolled(self, k, 2 * (a.size() + b.size()))?;
+                }
+                match i {
                     None => Ltl::Release(Box::new(a), Box::new(b)),
                     Some(i) => Ltl::release_bounded(a, b, i),
                 }
