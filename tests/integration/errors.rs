@@ -291,6 +291,32 @@ snapshot!(
     ]
 );
 
+// Exact mode: a rational past the size budget, in a model constant and in a property.
+snapshot!(
+    exact_constant_too_large,
+    [
+        "check",
+        f("exact_constant_too_large.pm"),
+        "--prop",
+        "P=? [ F s=1 ]",
+        "--method",
+        "exact"
+    ]
+);
+snapshot!(
+    exact_property_too_large,
+    [
+        "check",
+        f("needs_p.pm"),
+        "--const",
+        "p=0.5",
+        "--prop",
+        "P>=pow(1/3, 50000) [ F x=2 ]",
+        "--method",
+        "exact"
+    ]
+);
+
 // Limits: a model larger than --max-states stops with the count so far.
 snapshot!(
     check_max_states,

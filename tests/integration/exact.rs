@@ -689,3 +689,102 @@ fn state_expressions_in_properties_are_exact() {
         "{err}"
     );
 }
+
+/// From 0: to 1 when `x > 0`, else to 2 (issue 22, class 7). `x = 3^-5000` underflows to 0
+/// as a double; as a rational it is positive, so exact mode reaches 1 with probability 1.
+const TINY: &str = "dtmc
+const double x = pow(1/3, 5000);
+module m
+  s : [0..2] init 0;
+  [] s=0 & x > 0 -> (s'=1);
+  [] s=0 & !(x > 0) -> (s'=2);
+  [] s>0 -> true;
+endmodule
+label \"one\" = s=1;
+";
+
+#[test]
+fn constant_arithmetic_in_properties_is_exact() {
+    let gambler = model("gambler.drn");
+    let check = |prop: &str, exact: bool| {
+        let mut args = vec!["check", gambler.as_str(), "--prop", prop];
+        if exact {
+            args.extend(["--method", "exact"]);
+        }
+        ok(&args)
+    };
+    // 1/10 + 2/10 = 3/10 exactly; in doubles it is 0.30000000000000004 > 0.3.
+    let out = check("1/10 + 2/10 > 3/10", true);
+    assert!(out.contains("= false ("), "{out}");
+    let out = check("1/10 + 2/10 > 3/10", false);
+    assert!(out.contains("= true ("), "{out}");
+    let out = check("0.1 + 0.2 = 0.3 & !(1/3 + 1/3 + 1/3 != 1)", true);
+    assert!(out.contains("= true ("), "{out}");
+    // 3^-5000 as a double is 0; as a rational it is positive, and is printed in full:
+    // 1/3^5000, whose denominator has ⌊5000·log10 3⌋ + 1 = 2386 digits and ends in 1
+    // (3^4 = 81, and 4 divides 5000).
+    let out = check("pow(1/3, 5000) > 0", true);
+    assert!(out.contains("= true ("), "{out}");
+    let out = check("pow(1/3, 5000)", true);
+    let value = out.split(" = ").nth(1).unwrap().split(' ').next().unwrap();
+    let denom = value.strip_prefix("1/").expect("a fraction 1/3^5000");
+    assert_eq!(denom.len(), 2386, "{value}");
+    assert!(denom.ends_with('1') && denom.bytes().all(|b| b.is_ascii_digit()));
+    // Thresholds too: P(F "win") = 32/275 is above 3^-5000, and P(F false) = 0 is not at
+    // least 3^-5000 (it is at least the double 0 the threshold rounds to).
+    let out = check("P>pow(1/3, 5000) [ F \"win\" ]", true);
+    assert!(out.contains("= true ("), "{out}");
+    let out = check("P>=pow(1/3, 5000) [ F false ]", true);
+    assert!(out.contains("= false ("), "{out}");
+    let out = check("P>=pow(1/3, 5000) [ F false ]", false);
+    assert!(out.contains("= true ("), "{out}");
+    // The integers are exact too: 2^100 = 1267650600228229401496703205376.
+    let out = check("pow(2, 100)", true);
+    assert!(out.contains("= 1267650600228229401496703205376 ("), "{out}");
+}
+
+#[test]
+fn a_tiny_model_constant_stays_positive_in_guards_and_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "tiny.pm", TINY);
+    let m = m.to_str().unwrap();
+    let exact = |prop: &str| ok(&["check", m, "--prop", prop, "--method", "exact"]);
+    let out = exact("P=? [ F \"one\" ]");
+    assert!(out.contains("= 1 ("), "{out}");
+    let out = exact("x > 0");
+    assert!(out.contains("= true ("), "{out}");
+    // 1 - 3^-5000 < 1 holds in rationals (in doubles 1 - 0 < 1 does not).
+    let out = exact("1 - x < 1");
+    assert!(out.contains("= true ("), "{out}");
+    let out = exact("P>=x [ F \"one\" ]");
+    assert!(out.contains("= true ("), "{out}");
+    // P(F s=2) = 0 is below 3^-5000.
+    let out = exact("P>=x [ F s=2 ]");
+    assert!(out.contains("= false ("), "{out}");
+    // The default method computes in doubles, where x is 0.
+    let out = ok(&["check", m, "--prop", "x > 0"]);
+    assert!(out.contains("= false ("), "{out}");
+}
+
+#[test]
+fn rationals_past_the_size_budget_are_located_errors() {
+    let gambler = model("gambler.drn");
+    for prop in [
+        "pow(1/3, 50000) > 0",
+        "P>=pow(1/3, 50000) [ F \"win\" ]",
+        "pow(1/2, 70000) < 1",
+    ] {
+        let o = augur(&["check", &gambler, "--prop", prop, "--method", "exact"]);
+        assert_eq!(code(&o), 1, "{prop}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("too large to compute as an exact rational"),
+            "{err}"
+        );
+        assert!(err.contains("the budget is 65536 bits"), "{err}");
+        assert!(err.contains(" --> --prop:1:"), "{err}");
+        assert!(err.contains('^'), "{err}");
+        // The default method answers in doubles.
+        ok(&["check", &gambler, "--prop", prop]);
+    }
+}

@@ -35,6 +35,22 @@ pub enum ExprError {
     /// A result that is not a number (NaN) or infinite where an int is needed, e.g. `log(-1, 2)`.
     #[error("`{0}` is not a number")]
     NotANumber(String),
+    /// A value with no exact rational in exact mode: `log`, `pow` with a non-integer exponent.
+    #[error("`{0}` has no exact rational value")]
+    NotRational(String),
+    /// An exact rational past the size budget
+    /// ([`MAX_RATIONAL_BITS`](crate::rational::MAX_RATIONAL_BITS)).
+    #[error(
+        "`{expr}` is too large to compute as an exact rational (at least {bits} bits of numerator \
+         and denominator; the budget is {} bits)",
+        crate::rational::MAX_RATIONAL_BITS
+    )]
+    RationalTooLarge {
+        /// The (sub)expression, printed.
+        expr: String,
+        /// Its size or a lower bound of it, in bits.
+        bits: u64,
+    },
     /// A function called with the wrong number of arguments.
     #[error("function `{func}` takes {expected} arguments, found {found}")]
     Arity {

@@ -68,7 +68,9 @@ pub use consts::{
     substitute_constants,
 };
 pub use error::{ExprError, Result};
-pub use rational::{decimal_rational, literal_rational};
+pub use rational::{
+    decimal_rational, eval_exact, literal_rational, rational_bits, Exact, MAX_RATIONAL_BITS,
+};
 pub use syntax::{parse_expr, SyntaxError};
 
 #[doc(hidden)]

@@ -41,9 +41,7 @@
 use crate::ast::*;
 use crate::error::{PctlError, Result};
 use crate::Spanned;
-use augur_expr::{
-    decimal_rational, literal_rational, BinaryOp, Expr, ExprError, Type, UnaryOp, Value,
-};
+use augur_expr::{decimal_rational, Exact, Expr, ExprError, Type, UnaryOp, Value};
 use augur_source::{Diagnostic, SourceFile, Span};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -399,8 +397,11 @@ pub enum Kind {
 pub struct Number {
     /// The value.
     pub value: f64,
-    /// The exact value.
+    /// The exact value (the decimal of `value` when `exact_error` is set).
     pub exact: BigRational,
+    /// Why the text has no exact rational (`log`, a rational past
+    /// [`augur_expr::MAX_RATIONAL_BITS`]): exact mode reports it at `span`.
+    pub exact_error: Option<ExprError>,
     /// Where it is written.
     pub span: Span,
 }
@@ -468,10 +469,12 @@ pub enum ResolvedFormula {
         expr: Expr,
         /// Its type (`Bool`, `Int` or `Double`).
         ty: Type,
-        /// The exact rational of a numeric expression that names no model variable, as
-        /// written (`1/3` and `--const p=1/3` are 1/3, not the decimal of their `f64`; see
-        /// [`exact_value`]); `None` otherwise.
-        exact: Option<BigRational>,
+        /// The exact value of an expression that names no model variable, as written
+        /// (`1/3` and `--const p=1/3` are 1/3, not the decimal of their `f64`;
+        /// `1/10 + 2/10 > 3/10` is false; see [`exact_result`]), or why it has none in
+        /// rationals (exact mode reports it at `span`); `None` when the expression reads a
+        /// model variable or a real constant without an exact value.
+        exact: Option<std::result::Result<Exact, ExprError>>,
         /// Where it is written.
         span: Span,
     },
@@ -1066,8 +1069,8 @@ impl<'a> Resolver<'a> {
                     Some(Value::Int(_) | Value::Bool(_))
                 )
         };
-        let exact = if ty != Type::Bool && substituted.is_closed() && e.idents().iter().all(known) {
-            exact_value(&e.node, self.constants, &self.exact)
+        let exact = if substituted.is_closed() && e.idents().iter().all(known) {
+            Some(exact_result(&e.node, self.constants, &self.exact))
         } else {
             None
         };
@@ -1234,11 +1237,20 @@ impl<'a> Resolver<'a> {
     }
 
     fn number(&self, e: &Spanned<Expr>, value: f64) -> Number {
+        let (exact, exact_error) = match exact_result(e, self.constants, &self.exact) {
+            Ok(Exact::Num(q)) => (Some(q), None),
+            // Too large or not rational: exact mode reports it; the default uses `value`.
+            Err(err @ (ExprError::RationalTooLarge { .. } | ExprError::NotRational(_))) => {
+                (None, Some(err))
+            }
+            _ => (None, None),
+        };
         Number {
             value,
-            exact: exact_value(e, self.constants, &self.exact)
+            exact: exact
                 .or_else(|| decimal_rational(value))
                 .unwrap_or_else(BigRational::zero),
+            exact_error,
             span: e.span,
         }
     }
@@ -1398,54 +1410,38 @@ fn expr_message(e: ExprError) -> String {
 }
 
 /// The exact value of a constant arithmetic expression (`1/3` is `1/3`, not its `f64`): literals
-/// read as decimals, constants from `exact` (else as the decimal of their value), `+ - * /`,
-/// unary minus and `pow` with an integer literal exponent computed exactly. `None` for anything
-/// else (the caller then takes the decimal of the `f64` value).
+/// read as decimals, constants from `exact` (else as the decimal of their value), evaluated by
+/// [`augur_expr::eval_exact`]. `None` for anything without an exact rational (see
+/// [`exact_result`] for the reason).
 pub fn exact_value(
     e: &Expr,
     constants: &BTreeMap<String, Value>,
     exact: &BTreeMap<String, BigRational>,
 ) -> Option<BigRational> {
-    let of_value = |v: &Value| match v {
-        Value::Int(i) => Some(BigRational::from_integer(BigInt::from(*i))),
-        Value::Double(d) => decimal_rational(*d),
-        Value::Bool(_) => None,
-    };
-    match e {
-        Expr::Int(i) => of_value(&Value::Int(*i)),
-        Expr::Double(d) => of_value(&Value::Double(*d)),
-        Expr::Decimal(_, text) => literal_rational(text),
-        Expr::Ident(n) => match exact.get(n) {
-            Some(q) => Some(q.clone()),
-            None => of_value(constants.get(n)?),
-        },
-        Expr::Unary(UnaryOp::Neg, a) => Some(-exact_value(a, constants, exact)?),
-        Expr::Call(augur_expr::Func::Pow, args) => {
-            let x = exact_value(&args[0], constants, exact)?;
-            let Expr::Int(k) = &args[1] else {
-                return None;
-            };
-            let k = i32::try_from(*k).ok().filter(|k| k.abs() <= 4096)?;
-            if x.is_zero() && k < 0 {
-                return None;
-            }
-            Some(num_traits::pow::Pow::pow(x, k))
-        }
-        Expr::Binary(op, a, b) => {
-            let (x, y) = (
-                exact_value(a, constants, exact)?,
-                exact_value(b, constants, exact)?,
-            );
-            match op {
-                BinaryOp::Add => Some(x + y),
-                BinaryOp::Sub => Some(x - y),
-                BinaryOp::Mul => Some(x * y),
-                BinaryOp::Div if !y.is_zero() => Some(x / y),
-                _ => None,
-            }
-        }
+    match exact_result(e, constants, exact) {
+        Ok(Exact::Num(q)) => Some(q),
         _ => None,
     }
+}
+
+/// A constant expression evaluated in exact rationals ([`augur_expr::eval_exact`]): constants
+/// from `exact`, else their value (a double as the decimal it prints as); the error says why
+/// it has no exact value (a name that is not a constant, `log`, a rational past
+/// [`augur_expr::MAX_RATIONAL_BITS`], ...).
+pub fn exact_result(
+    e: &Expr,
+    constants: &BTreeMap<String, Value>,
+    exact: &BTreeMap<String, BigRational>,
+) -> std::result::Result<Exact, ExprError> {
+    let env = |n: &str| match exact.get(n) {
+        Some(q) => Some(Exact::Num(q.clone())),
+        None => match constants.get(n)? {
+            Value::Int(i) => Some(Exact::Num(BigRational::from_integer(BigInt::from(*i)))),
+            Value::Double(d) => decimal_rational(*d).map(Exact::Num),
+            Value::Bool(b) => Some(Exact::Bool(*b)),
+        },
+    };
+    augur_expr::eval_exact(e, &env)
 }
 
 impl Number {
@@ -1454,6 +1450,7 @@ impl Number {
         Number {
             value,
             exact: decimal_rational(value).unwrap_or_else(BigRational::zero),
+            exact_error: None,
             span: Span::default(),
         }
     }

@@ -514,9 +514,14 @@ impl PrismModel {
                 };
                 self.compile_error(c.span, &what, err)
             })?;
-            let v = t.as_const().ok_or_else(|| {
+            let mut v = t.as_const().ok_or_else(|| {
                 self.error_at(c.span, format!("{what}: the value is not constant"))
             })?;
+            if let ConstValue::Real(_, q @ None) = &mut v {
+                if exact {
+                    *q = self.exact_constant(e, values, c, &what)?;
+                }
+            }
             let vt = v.ty();
             convert(v, declared).ok_or_else(|| {
                 self.error_at(
@@ -539,6 +544,34 @@ impl PrismModel {
         state[i] = 2;
         order.push(i);
         Ok(())
+    }
+
+    /// Exact mode: a real constant whose compiled value has no rational (the compiler's
+    /// folding gave up) evaluated by [`augur_expr::eval_exact`], within its size budget: the
+    /// rational, `None` when it has none (`log`: an error where it is used), or a located
+    /// error when it is past the budget (never its rounded double).
+    fn exact_constant(
+        &self,
+        e: &augur_expr::Expr,
+        values: &FxHashMap<String, ConstValue>,
+        c: &crate::ast::ConstDef,
+        what: &str,
+    ) -> Result<Option<BigRational>> {
+        let env = |name: &str| match values.get(name)? {
+            ConstValue::Int(i) => Some(augur_expr::Exact::Num(BigRational::from_integer(
+                (*i).into(),
+            ))),
+            ConstValue::Real(_, q) => q.clone().map(augur_expr::Exact::Num),
+            ConstValue::Bool(b) => Some(augur_expr::Exact::Bool(*b)),
+        };
+        match augur_expr::eval_exact(e, &env) {
+            Ok(augur_expr::Exact::Num(q)) => Ok(Some(q)),
+            Err(err @ augur_expr::ExprError::RationalTooLarge { .. }) => Err(self.error_at(
+                self.const_name_span(c),
+                format!("{what}: exact mode: {err}; the default method (--method auto) computes it in double precision"),
+            )),
+            _ => Ok(None),
+        }
     }
 
     fn is_non_constant(&self, id: &str) -> bool {

@@ -320,6 +320,28 @@ impl<'a> Checker<'a> {
                 exact,
                 ty,
             } => {
+                // Exact mode: a constant expression is its exact value (`1/10 + 2/10 > 3/10`
+                // is false), or the reason it has none is a located error.
+                match exact.as_ref().filter(|_| self.exact_mode()) {
+                    Some(Ok(exact_expr::Q::Bool(b))) => {
+                        return Ok(StateValues::Bool(if *b {
+                            self.full()
+                        } else {
+                            StateSet::with_capacity(self.n())
+                        }));
+                    }
+                    Some(Ok(exact_expr::Q::Num(q))) => {
+                        let q = vec![Some(q.clone()); self.n()];
+                        return Ok(StateValues::Num(NumValues::rational(
+                            q,
+                            MethodUsed::Expression,
+                        )));
+                    }
+                    Some(Err(e)) => {
+                        return Err(self.error_at(*span, exact_expr::no_exact_value(e, None)));
+                    }
+                    None => {}
+                }
                 let dtmc = self.dtmc;
                 let none = |_: &str| None;
                 let formulas: &atoms::FormulaValues<'_> = match &self.formulas {
@@ -353,9 +375,9 @@ impl<'a> Checker<'a> {
                             })
                         })
                         .collect::<Result<Vec<_>>>()?;
-                    // Exact mode: a constant is the rational written; integers are exact.
+                    // Exact mode: integers are exact (constants were answered above).
                     let q = match exact {
-                        Some(q) => Some(vec![Some(q.clone()); n]),
+                        Some(_) => None,
                         None => values
                             .iter()
                             .map(|&x| {
@@ -555,17 +577,9 @@ impl<'a> Checker<'a> {
                     };
                     // Every operand is exact: no exact result is the operator's (issue 13,
                     // item 8: exact mode answers exactly or says it cannot).
-                    let Some(v) = exact_expr::eval(expr, &env) else {
-                        return Err(self.error_at(
-                            span,
-                            format!(
-                                "exact mode: cannot compute this in rationals in state {s} \
-                                 (`log`, `pow` with a non-integer exponent, or a division by \
-                                 zero); the default method (--method auto) computes it in \
-                                 double precision"
-                            ),
-                        ));
-                    };
+                    let v = exact_expr::eval(expr, &env).map_err(|e| {
+                        self.error_at(span, exact_expr::no_exact_value(&e, Some(s)))
+                    })?;
                     out.push(v);
                 }
                 Some(out)
@@ -637,6 +651,7 @@ impl<'a> Checker<'a> {
         if let Some(exact) = num.exact.as_ref().filter(|_| self.exact_mode()) {
             // Exact values against the exact threshold (`P>1/2` against 1/2 + 10^-30 is
             // true): no rounding to decide.
+            self.exact_number(&threshold.value)?;
             let q = &threshold.value.exact;
             let mut set = StateSet::with_capacity(self.n());
             for (s, x) in exact.iter().enumerate() {
@@ -1139,16 +1154,8 @@ impl<'a> Checker<'a> {
                     }
                 })
             };
-            let Some(v) = exact_expr::eval(expr, &env) else {
-                return Err(self.error_at(
-                    span,
-                    format!(
-                        "exact mode: cannot compute this in rationals in state {s} \
-                         (`log`, `pow` with a non-integer exponent, or a division by zero); \
-                         the default method (--method auto) computes it in double precision"
-                    ),
-                ));
-            };
+            let v = exact_expr::eval(expr, &env)
+                .map_err(|e| self.error_at(span, exact_expr::no_exact_value(&e, Some(s))))?;
             out.push(v);
         }
         if out.iter().all(|v| matches!(v, exact_expr::Q::Bool(_))) {
@@ -1168,6 +1175,15 @@ impl<'a> Checker<'a> {
             })
             .collect::<Option<Vec<_>>>();
         Ok(q.map(|q| StateValues::Num(NumValues::rational(q, MethodUsed::Expression))))
+    }
+
+    /// Exact mode: a threshold or discount without an exact rational (past the size budget,
+    /// `log`) is a located error, never its double.
+    fn exact_number(&self, number: &augur_pctl::resolve::Number) -> Result<()> {
+        match &number.exact_error {
+            Some(e) => Err(self.error_at(number.span, exact_expr::no_exact_value(e, None))),
+            None => Ok(()),
+        }
     }
 
     /// The reward structure `index` of the model.
@@ -1224,6 +1240,9 @@ impl<'a> Checker<'a> {
                 self.reach_rewards(&target, &r, q.as_deref())
             }
             ResolvedRewardPath::Cumulative { steps, discount } if self.exact_mode() => {
+                if let Some(d) = discount {
+                    self.exact_number(d)?;
+                }
                 let d = discount
                     .as_ref()
                     .map_or_else(BigRational::one, |d| d.exact.clone());
