@@ -344,7 +344,11 @@ fn a_timeout_is_a_user_error_and_stops_the_remaining_properties() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("time limit exceeded (after 0.5 s)"), "{err}");
+    assert!(
+        err.contains("time limit of 0.5 s (--timeout) reached while checking property 2"),
+        "{err}"
+    );
+    assert!(err.contains(" --> --prop:1:1"), "{err}");
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = &j["results"];
     assert_eq!(r[0]["value"], 1.0);

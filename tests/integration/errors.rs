@@ -317,6 +317,19 @@ snapshot!(
     ]
 );
 
+// The time limit names the property it stopped (file, line, caret) and the option; the
+// properties after it are not attempted.
+snapshot!(
+    check_timeout_in_props_file,
+    [
+        "check",
+        f("cycle300.pm"),
+        f("timeout.props"),
+        "--timeout",
+        "0.5"
+    ]
+);
+
 // Limits: a model larger than --max-states stops with the count so far.
 snapshot!(
     check_max_states,

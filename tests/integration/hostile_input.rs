@@ -270,6 +270,25 @@ fn doubling_formulas_are_computed_once_per_state() {
 }
 
 #[test]
+fn thirty_levels_of_property_references_are_computed_once_each() {
+    // "p0" = P(F x=1) = 1 on the model below; "pk" uses "p(k-1)" twice, so "p30" at every
+    // use would be 2^30 computations of "p0" (minutes); once each, it is immediate, and far
+    // inside --timeout (the count itself is tested in augur-check: 31 computations).
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", &chain(1, "PREV"));
+    let mut props = String::from("\"p0\": P=? [ F x=1 ];\n");
+    for k in 1..=30 {
+        props.push_str(&format!("\"p{k}\": \"p{j}\" * \"p{j}\";\n", j = k - 1));
+    }
+    props.push_str("\"p30\" > 0 & \"p30\" >= 1;\n");
+    write(dir.path(), "m.props", &props);
+    let run = augur(dir.path(), &["check", "m.pm", "m.props", "--timeout", "20"]);
+    let out = ok(&run);
+    assert!(out.lines().last().unwrap().contains("= true ("), "{out}");
+    assert!(out.contains("p30: \"p29\" * \"p29\" = 1 ("), "{out}");
+}
+
+#[test]
 fn a_property_naming_a_huge_formula_is_answered() {
     // Written out in the property, f30 would be 2^30 nodes (it grew to 23 GB before a limit
     // stopped it): it is left there by name and computed once per state, as in the model.
@@ -1293,5 +1312,11 @@ fn two_nested_bounded_ltl_operators_respect_the_time_limit() {
         &["check", "m.pm", "--prop", prop, "--timeout", "5"],
     );
     assert_eq!(run.code, Some(1), "{}", run.stderr);
-    assert!(run.stderr.contains("time limit exceeded"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("time limit of 5 s (--timeout) reached while checking property 1"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("time limit exceeded"), "{}", run.stdout);
 }

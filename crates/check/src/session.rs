@@ -185,6 +185,12 @@ impl<'m> CheckSession<'m> {
             .map_err(|e| self.options.limits.solver_error(e))
     }
 
+    /// The checker (for the tests' counters).
+    #[cfg(test)]
+    pub(crate) fn checker(&self) -> &Checker<'m> {
+        &self.checker
+    }
+
     /// Checks one compiled property (the time limit starts now).
     pub fn check(&mut self, property: &CompiledProperty) -> Result<CheckResult> {
         self.start()?;

@@ -458,6 +458,34 @@ fn references_to_named_properties() {
     assert!((got[2].as_ref().unwrap() - 1.0 / 6.0).abs() < 1e-12);
 }
 
+/// A chain of 30 named properties, each using the previous one twice: `"p0"` is
+/// P(F s=2) = 1/6, `"pk"` is `("p(k-1)" + "p(k-1)") / 2`, so every one is 1/6 again.
+/// Evaluated at every use, the last would cost 2^30 evaluations of `"p0"`; evaluated once
+/// per property, 30 (issue 22, class 1).
+#[test]
+fn nested_references_are_each_computed_once() {
+    let mut file = String::from("\"p0\": P=? [ F s=2 ]\n");
+    for k in 1..=30 {
+        file.push_str(&format!("\"p{k}\": (\"p{j}\" + \"p{j}\") / 2\n", j = k - 1));
+    }
+    file.push_str("\"p30\" * 6 + \"p30\" * 0\n");
+    let model = load_text(PCTL_MODEL, Limits::default()).unwrap();
+    let props = Properties::parse_file("t.props", &file).unwrap();
+    let compiled = props.compile(&model, &Constants::new()).unwrap();
+    let mut session = CheckSession::new(&model, CheckOptions::default());
+    let last = compiled.items.last().unwrap();
+    let r = session.check(last).unwrap();
+    let Scalar::Num(x) = r.value else {
+        panic!("a number")
+    };
+    assert!((x - 1.0).abs() < 1e-9, "{x}");
+    // p30 .. p0: each computed once for this property.
+    assert_eq!(session.checker().reference_evaluations(), 31);
+    // A second property computes them again (the cache is per property), once each.
+    session.check(&compiled.items[30]).unwrap();
+    assert_eq!(session.checker().reference_evaluations(), 31 + 30);
+}
+
 #[test]
 fn storm_spellings_equal_prism_forms() {
     // long-run: the chain reaches the cycle {2,5} with probability 1/6 and spends half its

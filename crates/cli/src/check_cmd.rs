@@ -167,13 +167,17 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     // Unbounded queries whose value is 1: checked again on a learned model's observed chain.
     let mut ones: Vec<usize> = Vec::new();
     let mut session = CheckSession::new(&model, options.clone());
+    // The property the time limit stopped (the following ones are not attempted).
+    let mut timed_out: Option<usize> = None;
     session.check_each(&compiled, |index, p, outcome| {
         if let Err(e) = &outcome {
             // Keep going (as PRISM does): report this property, check the others.
             failures += 1;
             internal |= e.is_internal();
             let d = e.diagnostic();
-            if d.location.is_some() {
+            if let Some(d) = timeout_diagnostic(e, index, p, &mut timed_out) {
+                crate::error::diag(format_args!("{}", d.render().trim_end()));
+            } else if d.location.is_some() {
                 crate::error::diag(format_args!("{}", d.to_string().trim_end()));
             } else {
                 crate::error::diag(format_args!("error: {}: {e}", p.text));
@@ -241,6 +245,41 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     } else {
         Err(CliError::User(format!("error: {summary}")))
     }
+}
+
+/// The error of the time limit (`--timeout`) for the property it stopped, located at the
+/// property (its file, line and column, a caret under it): `time limit of 2 s (--timeout)
+/// reached while checking property 3`; for the properties after it, which are not attempted,
+/// `not checked: ...`. `None` for other errors.
+fn timeout_diagnostic(
+    e: &augur_check::CheckError,
+    index: usize,
+    p: &augur_check::CompiledProperty,
+    timed_out: &mut Option<usize>,
+) -> Option<augur_source::Diagnostic> {
+    let augur_check::CheckError::Stopped(augur_check::Stop::Timeout { after }) = e else {
+        return None;
+    };
+    let limit = after.map_or_else(String::new, |d| format!(" of {} s", d.as_secs_f64()));
+    let first = *timed_out.get_or_insert(index);
+    let message = if first == index {
+        format!(
+            "time limit{limit} (--timeout) reached while checking property {}",
+            index + 1
+        )
+    } else {
+        format!(
+            "property {} not checked: the time limit{limit} (--timeout) was reached while \
+             checking property {}",
+            index + 1,
+            first + 1
+        )
+    };
+    let d = augur_source::Diagnostic::error(message);
+    Some(match &p.resolved {
+        Ok(r) => d.at(r.source.location(r.span)),
+        Err(_) => d,
+    })
 }
 
 /// The outcome of `--assert`: exit code 3 when a boolean property is false; a user error when

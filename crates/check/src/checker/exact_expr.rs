@@ -28,6 +28,8 @@ pub(crate) fn no_exact_value(err: &ExprError, state: Option<usize>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use augur_expr::{BinaryOp, Func};
+    use augur_pctl::BigRational;
 
     fn q(n: i64, d: i64) -> BigRational {
         BigRational::new(n.into(), d.into())

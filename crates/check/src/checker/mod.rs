@@ -64,6 +64,14 @@ pub struct Checker<'a> {
     /// Values of properties-file labels, by the address of their shared definition (the
     /// `Arc` is kept, so the address cannot be reused).
     labels: HashMap<usize, (Arc<ResolvedLabel>, StateSet)>,
+    /// Values of the named properties referred to (`"p"`), by the address of their shared
+    /// definition and the bits of the ε they were computed with: each is computed once per
+    /// property checked, however often (and however deeply nested) it is referred to.
+    /// Cleared for each property.
+    references: HashMap<(usize, u64), (Arc<ResolvedLabel>, StateValues)>,
+    /// How many times a referred property was computed (not taken from `references`).
+    #[cfg(test)]
+    reference_evaluations: usize,
     /// Methods used by numeric sub-computations of the current property, in order.
     methods: Vec<MethodUsed>,
     notes: Vec<String>,
@@ -90,11 +98,21 @@ impl<'a> Checker<'a> {
             options,
             transpose: None,
             labels: HashMap::new(),
+            references: HashMap::new(),
+            #[cfg(test)]
+            reference_evaluations: 0,
             methods: Vec::new(),
             notes: Vec::new(),
             sources: Vec::new(),
             formulas: None,
         }
+    }
+
+    /// How many times a referred property was computed since the checker was made (a
+    /// reference answered from the cache does not count).
+    #[cfg(test)]
+    pub(crate) fn reference_evaluations(&self) -> usize {
+        self.reference_evaluations
     }
 
     /// The model.
@@ -110,6 +128,7 @@ impl<'a> Checker<'a> {
     /// Forget the state of the previous property (keeps the transpose and the labels).
     fn reset(&mut self, source: &Arc<SourceFile>) {
         self.options = self.base.clone();
+        self.references.clear();
         self.methods.clear();
         self.notes.clear();
         self.sources.clear();
@@ -481,10 +500,24 @@ impl<'a> Checker<'a> {
                 span,
             } => self.filter(*op, property, states, *span)?,
             R::Reference { property, .. } => {
+                let key = (
+                    Arc::as_ptr(property) as usize,
+                    self.options.epsilon.to_bits(),
+                );
+                if let Some((_, v)) = self.references.get(&key) {
+                    return Ok(v.clone());
+                }
+                #[cfg(test)]
+                {
+                    self.reference_evaluations += 1;
+                }
                 self.sources.push(Arc::clone(&property.source));
                 let v = self.state(&property.formula);
                 self.sources.pop();
-                v?
+                let v = v?;
+                self.references
+                    .insert(key, (Arc::clone(property), v.clone()));
+                v
             }
             R::Apply {
                 expr,
