@@ -1280,6 +1280,32 @@ fn monitor_compile_bounds_states_times_horizon_before_allocating() {
 /// A 21-state chain: `x` counts from 0 to 20 and stays there.
 const CHAIN21: &str = "dtmc\nmodule m\n  x : [0..20] init 0;\n  [] x<20 -> (x'=x+1);\n  [] x=20 -> true;\nendmodule\n";
 
+/// Issue 22: the LTL automaton and the product count against `--max-states`, as a model
+/// does. On the 21-state chain, `F<=3 x=5` tracks its step count (the automaton has 5 states:
+/// F<=3, F<=2, F<=1, F<=0 and true), so the product has more states than the chain: 21 fit
+/// the limit 25, the product does not. With the default limit it is answered: x=5 is 5 steps
+/// away, so P(F<=3 x=5 & F x=20) = 0, and P(F<=7 ...) = 1.
+#[test]
+fn the_ltl_product_counts_against_the_state_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "m.pm", CHAIN21);
+    let prop = "P=? [ (F<=3 x=5) & F x=20 ]";
+    let run = augur(
+        dir.path(),
+        &["check", "m.pm", "--prop", prop, "--max-states", "25"],
+    );
+    located_error(
+        &run,
+        "the product of the model and the LTL automaton is too large",
+    );
+    assert!(run.stderr.contains("more than 25 states"), "{}", run.stderr);
+    assert!(run.stderr.contains("--max-states"), "{}", run.stderr);
+    assert!(run.stderr.contains("--prop:1:1"), "{}", run.stderr);
+    assert_eq!(check_value(dir.path(), "m.pm", prop), 0.0);
+    let prop = "P=? [ (F<=7 x=5) & F x=20 ]";
+    assert_eq!(check_value(dir.path(), "m.pm", prop), 1.0);
+}
+
 /// Issue 22: three nested bounded LTL operators once unrolled to ~10^9 formula nodes and
 /// aborted at 4 GB under `--timeout 5`; the unrolled size is now bounded before it is built.
 #[test]

@@ -127,13 +127,13 @@ impl<'m> CheckSession<'m> {
                     model.unexpanded_formula_message(name)
                 })),
             },
-            checker: Checker::new(model.dtmc(), options.solve_options(None)).with_formulas(
-                Box::new(|name: &str| {
+            checker: Checker::new(model.dtmc(), options.solve_options(None))
+                .with_max_states(options.limits.max_states)
+                .with_formulas(Box::new(|name: &str| {
                     model
                         .formula_values(name)
                         .map(|r| r.map(std::sync::Arc::new))
-                }),
-            ),
+                })),
             options,
         }
     }
@@ -147,7 +147,8 @@ impl<'m> CheckSession<'m> {
                 expand: None,
                 unexpanded: None,
             },
-            checker: Checker::new(dtmc, options.solve_options(None)),
+            checker: Checker::new(dtmc, options.solve_options(None))
+                .with_max_states(options.limits.max_states),
             options,
         }
     }

@@ -74,11 +74,12 @@ fn with_smoothed(l: Limits, max: Option<usize>) -> Limits {
     }
 }
 
+/// The limits of one call: `max_states` defaults to the CLI's `--max-states`
+/// ([`augur_check::DEFAULT_MAX_STATES`]), so a small text cannot make the interpreter build
+/// a model until memory runs out; no time limit unless `timeout` is given (as the CLI).
 fn limits(max_states: Option<usize>, timeout: Option<f64>) -> PyResult<Limits> {
-    let mut l = Limits::default();
-    if let Some(n) = max_states {
-        l = l.with_max_states(n);
-    }
+    let mut l =
+        Limits::default().with_max_states(max_states.unwrap_or(augur_check::DEFAULT_MAX_STATES));
     if let Some(t) = timeout {
         let d = Duration::try_from_secs_f64(t)
             .ok()

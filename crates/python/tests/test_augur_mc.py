@@ -281,6 +281,42 @@ def test_ctrl_c_stops_a_long_check():
         signal.signal(signal.SIGINT, previous)
 
 
+def test_the_default_state_limit_is_the_clis():
+    # A .tra header declaring 30 million states: over the CLI's default --max-states
+    # (20,000,000), refused at the header by default, as `augur check` refuses it (without
+    # the default the interpreter would build a 30-million-state model). The reader refuses it
+    # at the header, a located error (ParseError, with the line and a caret), not a crash.
+    with pytest.raises(augur.AugurError) as e:
+        augur.parse_model("30000000 1\n0 0 1\n", "tra")
+    assert "more than the limit of 20000000" in str(e.value)
+    assert e.value.line == 1
+    # Given explicitly, the limit is the one given.
+    with pytest.raises(augur.AugurError):
+        augur.parse_model("5 1\n0 0 1\n", "tra", max_states=4)
+    # A PRISM model is stopped while it is built: LimitError.
+    with pytest.raises(augur.LimitError):
+        augur.parse_prism(HUGE, max_states=1000)
+    assert augur.parse_model("5 1\n0 0 1\n", "tra", max_states=5).states == 5
+
+
+# A counter with 2^31 states: building it runs until a limit or Ctrl-C stops it.
+HUGE = "dtmc\nmodule m\n  x : [0..2147483647] init 0;\n  [] x<2147483647 -> 0.5:(x'=x+1) + 0.5:(x'=x);\n  [] x=2147483647 -> true;\nendmodule\n"
+
+
+def test_ctrl_c_stops_a_long_build():
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        start = time.monotonic()
+        # SIGINT itself, sent to this process from a thread while the build runs.
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            augur.parse_prism(HUGE)
+        assert time.monotonic() - start < 10
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 MICROWAVE = MODELS / "microwave"
 MICROWAVE_PROP = 'P=? [ F<=2 "unsafe" ]'
 

@@ -80,6 +80,9 @@ pub struct Checker<'a> {
     sources: Vec<Arc<SourceFile>>,
     /// The values of the model's formulas that properties name (PRISM-language models).
     formulas: Option<Box<atoms::FormulaValues<'a>>>,
+    /// The state limit ([`crate::Limits::max_states`]): LTL automata and products count
+    /// against it.
+    max_states: Option<usize>,
 }
 
 impl<'a> Checker<'a> {
@@ -105,7 +108,14 @@ impl<'a> Checker<'a> {
             notes: Vec::new(),
             sources: Vec::new(),
             formulas: None,
+            max_states: None,
         }
+    }
+
+    /// The same checker with a state limit for the LTL automata and products it builds.
+    pub fn with_max_states(mut self, max_states: Option<usize>) -> Self {
+        self.max_states = max_states;
+        self
     }
 
     /// How many times a referred property was computed since the checker was made (a
@@ -456,8 +466,10 @@ impl<'a> Checker<'a> {
                 StateValues::Bool(self.not(&x))
             }
             R::Prob {
-                threshold, path, ..
-            } => self.bounded_op(threshold.as_ref(), "P", |c| c.path(path), Some(1.0))?,
+                threshold,
+                path,
+                span,
+            } => self.bounded_op(threshold.as_ref(), "P", |c| c.path(path, *span), Some(1.0))?,
             R::Reward {
                 structure,
                 threshold,
@@ -730,7 +742,8 @@ impl<'a> Checker<'a> {
         Ok(StateValues::Bool(set))
     }
 
-    fn path(&mut self, path: &ResolvedPath) -> Result<NumValues> {
+    /// The probabilities of `path` (written in the `P` operator at `span`).
+    fn path(&mut self, path: &ResolvedPath, span: Span) -> Result<NumValues> {
         match path {
             ResolvedPath::Next(phi) => {
                 let set = self.bool_of(phi)?;
@@ -785,7 +798,7 @@ impl<'a> Checker<'a> {
                 let (np, nq) = (self.not(&phi), self.not(&psi));
                 Ok(self.until(&np, &nq, b)?.complement())
             }
-            ResolvedPath::Ltl(f) => self.ltl(f),
+            ResolvedPath::Ltl(f) => self.ltl(f, span),
         }
     }
 
@@ -794,8 +807,16 @@ impl<'a> Checker<'a> {
     /// included), then `augur-ltl` builds the product with the formula's deterministic
     /// automaton, finds the accepting BSCCs and solves their reachability with the solver
     /// (sound bounds with the default method).
-    fn ltl(&mut self, f: &ResolvedLtl) -> Result<NumValues> {
-        let options = augur_ltl::LtlOptions::default();
+    ///
+    /// The automaton and the product count against the state limit (`--max-states`, the
+    /// `max_states` of Python and MCP) as a model does: past it, an error located at the `P`
+    /// operator (`span`) that names the option.
+    fn ltl(&mut self, f: &ResolvedLtl, span: Span) -> Result<NumValues> {
+        let mut options = augur_ltl::LtlOptions::default();
+        if let Some(max) = self.max_states {
+            options.max_product_states = options.max_product_states.min(max);
+            options.max_automaton_states = options.max_automaton_states.min(max);
+        }
         let mut aps = Vec::new();
         let formula = self.ltl_formula(f, &mut aps, &options)?;
         let exact = self.dtmc.exact.as_deref();
@@ -806,7 +827,21 @@ impl<'a> Checker<'a> {
             &formula,
             &options,
             &self.options,
-        )?;
+        )
+        .map_err(|e| match e {
+            augur_ltl::LtlError::ProductTooLarge { limit }
+            | augur_ltl::LtlError::AutomatonTooLarge { limit }
+                if self.max_states == Some(limit) =>
+            {
+                self.error_at(
+                    span,
+                    format!("{e}: the state limit (raise it with --max-states) bounds it"),
+                )
+            }
+            e @ (augur_ltl::LtlError::ProductTooLarge { .. }
+            | augur_ltl::LtlError::AutomatonTooLarge { .. }) => self.error_at(span, e.to_string()),
+            e => e.into(),
+        })?;
         let method = format!(
             "LTL product ({} states, {} automaton states, {} of {} BSCCs accepting); {}",
             r.product_states, r.automaton_states, r.accepting_bsccs, r.bsccs, r.solution.method
