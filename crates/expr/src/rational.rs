@@ -45,7 +45,7 @@ pub enum Exact {
 /// assert_eq!(eval_exact(&e, &|_| None), Ok(Exact::Bool(false)));
 /// let tiny = parse_expr("pow(1/3, 5000)").unwrap();
 /// let Ok(Exact::Num(q)) = eval_exact(&tiny, &|_| None) else { panic!() };
-/// assert!(q > 0.into());
+/// assert!(num_traits::Signed::is_positive(&q));
 /// ```
 pub fn eval_exact(e: &Expr, env: &dyn Fn(&str) -> Option<Exact>) -> Result<Exact> {
     let num = |x: &Expr| match eval_exact(x, env)? {
