@@ -239,11 +239,21 @@ fn model<'a>(
 
 /// A properties file: parsed, compiled against `model` and checked.
 fn properties(name: &str, model: Model) -> impl Fn(&str) -> Result<(), CheckError> + '_ {
+    properties_with(name, model, augur_check::Method::default())
+}
+
+/// [`properties`] with a solving method (`--method exact` computes constants in rationals).
+fn properties_with(
+    name: &str,
+    model: Model,
+    method: augur_check::Method,
+) -> impl Fn(&str) -> Result<(), CheckError> + '_ {
     move |text| {
         let props = Properties::parse_file(name, text)?;
         let compiled = props.compile(&model, &Constants::default())?;
         let options = CheckOptions {
             limits: limits(),
+            method,
             ..CheckOptions::default()
         };
         let mut session = CheckSession::new(&model, options);
@@ -296,6 +306,35 @@ fn mutants_of_every_example_file_fail_cleanly() {
             Model::load(&path, &opts).unwrap()
         }),
     );
+    let total = findings.len();
+    findings.truncate(8);
+    assert!(
+        total == 0,
+        "{total} findings; the first:\n\n{}",
+        findings.join("\n\n")
+    );
+}
+
+/// Issue 22's classes as seeds: a model whose synchronised commands multiply identical
+/// branches, and properties with nested bounded LTL, references used twice at every level
+/// and constant arithmetic (checked by the default method and in exact rationals, where a
+/// mutant's `pow` may pass the size budget).
+#[test]
+fn mutants_of_the_hostile_seeds_fail_cleanly() {
+    let mut findings = Vec::new();
+    let model_file = "tests/fixtures/mutation/sync_branches.pm";
+    mutants(
+        model_file,
+        &mut findings,
+        &model(model_file, Format::Prism, ""),
+    );
+    for method in [augur_check::Method::default(), augur_check::Method::Exact] {
+        mutants(
+            "tests/fixtures/mutation/nested.props",
+            &mut findings,
+            &properties_with("nested.props", load(model_file), method),
+        );
+    }
     let total = findings.len();
     findings.truncate(8);
     assert!(
