@@ -1532,6 +1532,11 @@ impl SessionStore {
         Ok(())
     }
 
+    /// The open sessions and their ids (in no particular order).
+    pub fn sessions(&self) -> impl Iterator<Item = (&str, &Session)> {
+        self.sessions.iter().map(|(id, (s, _))| (id.as_str(), s))
+    }
+
     /// The journal, if there is one.
     pub fn journal(&self) -> Option<&crate::journal::Journal> {
         self.journal.as_ref()
