@@ -469,7 +469,9 @@ impl Server {
                 }
             }
         }
-        server.commit().map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
+        server
+            .commit()
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
         server.startup = notes.join("\n");
         Ok(server)
     }
@@ -507,15 +509,26 @@ impl Server {
         for (line, e) in loaded.entries {
             match e {
                 journal::Entry::Session {
-                    id, t, session, pause,
+                    id,
+                    t,
+                    session,
+                    pause,
                 } => {
                     let restored = Session::restore(&self.cfg.monitor, &self.cfg.policy, &session)
-                        .map_err(|err| Loaded::error_at(path, line, format!("session `{id}`: {err}")))?;
+                        .map_err(|err| {
+                            Loaded::error_at(path, line, format!("session `{id}`: {err}"))
+                        })?;
                     let pause = match pause {
                         None => None,
-                        Some(v) => Some(serde_json::from_value::<PendingPause>(v).map_err(
-                            |err| Loaded::error_at(path, line, format!("session `{id}`: pause: {err}")),
-                        )?),
+                        Some(v) => {
+                            Some(serde_json::from_value::<PendingPause>(v).map_err(|err| {
+                                Loaded::error_at(
+                                    path,
+                                    line,
+                                    format!("session `{id}`: pause: {err}"),
+                                )
+                            })?)
+                        }
                     };
                     open.insert(
                         id,
@@ -607,10 +620,7 @@ impl Server {
             id: id.to_string(),
             t: self.unix_of(e.last),
             session: e.session.snapshot(),
-            pause: e
-                .pause
-                .as_ref()
-                .and_then(|p| serde_json::to_value(p).ok()),
+            pause: e.pause.as_ref().and_then(|p| serde_json::to_value(p).ok()),
         }
     }
 

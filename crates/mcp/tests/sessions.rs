@@ -29,7 +29,11 @@ fn ok(s: &Server, tool: &str, args: Value) -> Value {
 }
 
 fn gate(s: &Server, id: &str, tool: &str, args: Value) -> Value {
-    ok(s, "gate", json!({"session": id, "tool": tool, "args": args}))
+    ok(
+        s,
+        "gate",
+        json!({"session": id, "tool": tool, "args": args}),
+    )
 }
 
 /// CRITICAL: the 5×5 chain's scripted session (crates/monitor/src/session/tests.rs).
@@ -78,18 +82,37 @@ fn a_restarted_server_resumes_its_sessions() {
     let msg = s.startup_message().to_string();
     assert!(msg.contains("2 open sessions, 1 burned id"), "{msg}");
     let st = ok(&s, "session_state", json!({"session": "main"}));
-    assert_eq!((&st["state"], &st["steps"]), (&json!("critical"), &json!(5)), "{st}");
-    let d = gate(&s, "main", "send_money", json!({"recipient": "XX", "amount": 1}));
-    assert_eq!((&d["verdict"], &d["state_before"]), (&json!("block"), &json!("critical")));
+    assert_eq!(
+        (&st["state"], &st["steps"]),
+        (&json!("critical"), &json!(5)),
+        "{st}"
+    );
+    let d = gate(
+        &s,
+        "main",
+        "send_money",
+        json!({"recipient": "XX", "amount": 1}),
+    );
+    assert_eq!(
+        (&d["verdict"], &d["state_before"]),
+        (&json!("block"), &json!("critical"))
+    );
     let d = gate(&s, "done", "get_current_day", json!({}));
-    assert_eq!((&d["verdict"], &d["refused"]), (&json!("block"), &json!("expired")));
+    assert_eq!(
+        (&d["verdict"], &d["refused"]),
+        (&json!("block"), &json!("expired"))
+    );
     let e = s
         .call("open_session", Some(json!({"session": "done"})))
         .unwrap()
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Refused);
     let st = ok(&s, "session_state", json!({"session": p}));
-    assert_eq!((&st["state"], &st["steps"]), (&json!("mild"), &json!(1)), "{st}");
+    assert_eq!(
+        (&st["state"], &st["steps"]),
+        (&json!("mild"), &json!(1)),
+        "{st}"
+    );
 }
 
 /// A pause pending at the crash is still answerable after the restart, and a later pause
@@ -114,7 +137,11 @@ fn a_pending_pause_survives_a_restart() {
     let st = ok(&s, "session_state", json!({"session": "main"}));
     assert_eq!(st["pending_pause"]["pause_id"], pid.as_str(), "{st}");
     let r = ok(&s, "approve", json!({"session": "main", "pause_id": pid}));
-    assert_eq!((&r["changed"], &r["state"]), (&json!(true), &projected), "{r}");
+    assert_eq!(
+        (&r["changed"], &r["state"]),
+        (&json!(true), &projected),
+        "{r}"
+    );
     let d = gate(&s, "main", "read_file", json!({"path": "/workspace/.env"}));
     assert_eq!(d["verdict"], "pause", "{d}");
     assert_ne!(d["pause_id"], pid.as_str(), "{d}");
@@ -158,9 +185,17 @@ fn a_journal_for_another_monitor_or_server_is_refused() {
     let e = Server::new(config(false, Some(&journal))).err().unwrap();
     assert!(e.message.contains("another monitor"), "{}", e.message);
     assert!(e.message.contains("state.jsonl:1:"), "{}", e.message);
-    std::fs::write(&journal, text.replace("\"server\":\"mcp\"", "\"server\":\"gate\"")).unwrap();
+    std::fs::write(
+        &journal,
+        text.replace("\"server\":\"mcp\"", "\"server\":\"gate\""),
+    )
+    .unwrap();
     let e = Server::new(config(false, Some(&journal))).err().unwrap();
-    assert!(e.message.contains("written by `augur monitor gate`"), "{}", e.message);
+    assert!(
+        e.message.contains("written by `augur monitor gate`"),
+        "{}",
+        e.message
+    );
 }
 
 /// Without a journal the start-up message says that a restart resets every session.
@@ -168,7 +203,8 @@ fn a_journal_for_another_monitor_or_server_is_refused() {
 fn without_a_journal_the_start_up_message_warns() {
     let s = Server::new(config(false, None)).unwrap();
     assert!(
-        s.startup_message().contains("a restart of this process resets every session"),
+        s.startup_message()
+            .contains("a restart of this process resets every session"),
         "{}",
         s.startup_message()
     );
@@ -194,7 +230,11 @@ fn a_burned_id_stays_refused_after_the_exact_list_rolls_over() {
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Refused, "{id}");
         let d = gate(&s, id, "get_current_day", json!({}));
-        assert_eq!((&d["verdict"], &d["refused"]), (&json!("block"), &json!("expired")), "{id}");
+        assert_eq!(
+            (&d["verdict"], &d["refused"]),
+            (&json!("block"), &json!("expired")),
+            "{id}"
+        );
     }
 }
 
@@ -218,9 +258,19 @@ fn a_session_expires_on_time() {
         .unwrap()
     };
     assert_eq!(g("main", t0)["verdict"], "allow");
-    assert_eq!(g("other", t0 + Duration::from_millis(9_500))["verdict"], "allow");
+    assert_eq!(
+        g("other", t0 + Duration::from_millis(9_500))["verdict"],
+        "allow"
+    );
     let d = g("main", t0 + Duration::from_millis(10_500));
-    assert_eq!((&d["verdict"], &d["refused"]), (&json!("block"), &json!("expired")), "{d}");
+    assert_eq!(
+        (&d["verdict"], &d["refused"]),
+        (&json!("block"), &json!("expired")),
+        "{d}"
+    );
     // "other" was used at 9.5 s: open until 19.5 s.
-    assert_eq!(g("other", t0 + Duration::from_millis(19_000))["verdict"], "allow");
+    assert_eq!(
+        g("other", t0 + Duration::from_millis(19_000))["verdict"],
+        "allow"
+    );
 }
