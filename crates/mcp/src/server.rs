@@ -557,16 +557,13 @@ impl Server {
                         .to_filter()
                         .unwrap_or_else(|| Err("not a filter".into()))
                         .map_err(|m| Loaded::error_at(path, line, m))?;
-                    if f.bits() == s.burned.bits() && s.burned.count() == 0 {
-                        s.burned = f;
-                    } else if s.burned.count() == 0 {
+                    if s.burned.count() == 0 {
+                        // The journal's filter, of the size it was written with.
                         s.burned = f;
                     } else {
-                        return Err(Loaded::error_at(
-                            path,
-                            line,
-                            "a second burned-id filter after ids were burned",
-                        ));
+                        s.burned
+                            .union(&f)
+                            .map_err(|m| Loaded::error_at(path, line, m))?;
                     }
                 }
                 journal::Entry::NextPause { n } => s.next_pause = s.next_pause.max(n),
@@ -619,7 +616,7 @@ impl Server {
         journal::Entry::Session {
             id: id.to_string(),
             t: self.unix_of(e.last),
-            session: e.session.snapshot(),
+            session: Box::new(e.session.snapshot()),
             pause: e.pause.as_ref().and_then(|p| serde_json::to_value(p).ok()),
         }
     }

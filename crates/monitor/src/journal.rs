@@ -89,7 +89,7 @@ pub enum Entry {
         /// Its last use, in seconds since the Unix epoch.
         t: u64,
         /// Its state.
-        session: SessionSnapshot,
+        session: Box<SessionSnapshot>,
         /// MCP: the pending pause (its id, tool, arguments, state).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pause: Option<Value>,

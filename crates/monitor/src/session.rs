@@ -1302,6 +1302,21 @@ impl BurnedIds {
         self.count
     }
 
+    /// Add every id burned into `other` (a filter of the same size; else an error).
+    pub fn union(&mut self, other: &BurnedIds) -> std::result::Result<(), String> {
+        if other.m != self.m {
+            return Err(format!(
+                "a burned-id filter of {} bits cannot join one of {} bits",
+                other.m, self.m
+            ));
+        }
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            *a |= b;
+        }
+        self.count += other.count;
+        Ok(())
+    }
+
     /// The non-zero 64-bit words, `(index, word)` (the filter's saved form).
     pub fn words(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.bits
@@ -1319,7 +1334,7 @@ impl BurnedIds {
         count: u64,
         words: impl IntoIterator<Item = (u64, u64)>,
     ) -> std::result::Result<BurnedIds, String> {
-        if bits < 64 || bits % 64 != 0 || bits > Self::MAX_BITS {
+        if bits < 64 || !bits.is_multiple_of(64) || bits > Self::MAX_BITS {
             return Err(format!(
                 "a burned-id filter has a multiple of 64 bits in 64..=2^33, not {bits}"
             ));
@@ -1429,19 +1444,13 @@ impl SessionStore {
                         .to_filter()
                         .unwrap_or_else(|| Err("not a filter".into()))
                         .map_err(|m| Loaded::error_at(path, line, m))?;
-                    if f.bits() == self.burned.bits() {
-                        for (i, w) in f.words() {
-                            self.burned.bits[i as usize] |= w;
-                        }
-                        self.burned.count += f.count();
-                    } else if self.burned.count == 0 {
+                    if self.burned.count == 0 {
+                        // The journal's filter, of the size it was written with.
                         self.burned = f;
                     } else {
-                        return Err(Loaded::error_at(
-                            path,
-                            line,
-                            "a second burned-id filter of another size",
-                        ));
+                        self.burned
+                            .union(&f)
+                            .map_err(|m| Loaded::error_at(path, line, m))?;
                     }
                 }
                 Entry::NextPause { .. } => {}
@@ -1491,7 +1500,7 @@ impl SessionStore {
             v.push(crate::journal::Entry::Session {
                 id: id.clone(),
                 t: *t,
-                session: s.snapshot(),
+                session: Box::new(s.snapshot()),
                 pause: None,
             });
         }
@@ -1517,7 +1526,7 @@ impl SessionStore {
                 entries.push(crate::journal::Entry::Session {
                     id,
                     t: *t,
-                    session: s.snapshot(),
+                    session: Box::new(s.snapshot()),
                     pause: None,
                 });
             }
