@@ -310,3 +310,115 @@ fn the_start_up_message_says_what_a_restart_does() {
         "{err}"
     );
 }
+
+/// A running `augur mcp`, driven over stdio (JSON-RPC lines).
+struct Mcp {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Mcp {
+    fn start(dir: &Path) -> Mcp {
+        let mut child = util::cmd()
+            .current_dir(dir)
+            .args(["mcp", "--session", "main", "--state", "state.jsonl"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut m = Mcp {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        m.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
+        );
+        writeln!(
+            m.stdin,
+            r#"{{"jsonrpc": "2.0", "method": "notifications/initialized"}}"#
+        )
+        .unwrap();
+        m
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        let msg =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "the server closed stdout"
+            );
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        let v = self.request(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": args}),
+        );
+        v["result"]["structuredContent"].clone()
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+/// `augur mcp --state`: killed (SIGKILL) after `main` reached CRITICAL and started again by
+/// its client with the same command line, the server resumes `main` at CRITICAL; without the
+/// journal `--session main` would open it at SAFE.
+#[test]
+fn a_killed_mcp_server_resumes_its_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Mcp::start(dir.path());
+    for (tool, args) in [
+        ("get_current_day", serde_json::json!({})),
+        ("get_iban", serde_json::json!({})),
+        ("execute_python", serde_json::json!({"code": "1+1"})),
+        (
+            "get_webpage",
+            serde_json::json!({"url": "www.informations.com"}),
+        ),
+    ] {
+        let d = s.call(
+            "gate",
+            serde_json::json!({"session": "main", "tool": tool, "args": args}),
+        );
+        assert!(d["verdict"] == "allow" || d["verdict"] == "warn", "{d}");
+    }
+    let st = s.call("session_state", serde_json::json!({"session": "main"}));
+    assert_eq!(st["state"], "critical", "{st}");
+    s.kill();
+    let mut s = Mcp::start(dir.path());
+    let st = s.call("session_state", serde_json::json!({"session": "main"}));
+    assert_eq!(
+        (&st["state"], &st["steps"]),
+        (&"critical".into(), &4.into()),
+        "{st}"
+    );
+    let d = s.call(
+        "gate",
+        serde_json::json!({"session": "main", "tool": "send_money", "args": {"recipient": "XX", "amount": 1}}),
+    );
+    assert_eq!(d["verdict"], "block", "{d}");
+    s.kill();
+}
