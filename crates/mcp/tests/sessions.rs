@@ -275,3 +275,28 @@ fn a_session_expires_on_time() {
         "allow"
     );
 }
+
+/// A `--session main` that the journal holds as ended stays refused after a restart (the
+/// start-up message says so): the command line cannot reopen it at the safe state.
+#[test]
+fn a_session_on_the_command_line_that_the_journal_burned_stays_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("state.jsonl");
+    let s = Server::new(config(true, Some(&journal))).unwrap();
+    gate(&s, "main", "get_iban", json!({}));
+    ok(&s, "end_session", json!({"session": "main"}));
+    drop(s);
+    let s = Server::new(config(true, Some(&journal))).unwrap();
+    assert!(
+        s.startup_message()
+            .contains("--session main: the journal holds it as ended or expired"),
+        "{}",
+        s.startup_message()
+    );
+    let d = gate(&s, "main", "get_current_day", json!({}));
+    assert_eq!(
+        (&d["verdict"], &d["refused"]),
+        (&json!("block"), &json!("expired")),
+        "{d}"
+    );
+}
