@@ -28,5 +28,6 @@ mod mutation;
 mod options;
 mod parse;
 mod prism_models;
+mod session_state;
 mod tables;
 mod type_names;

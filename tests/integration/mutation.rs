@@ -511,3 +511,136 @@ fn mutants_of_the_monitor_files_fail_cleanly_or_load_safely() {
         findings.join("\n\n")
     );
 }
+
+/// Mutants of a state journal (issue 22, class 3: sessions survive restarts). The journal is
+/// written by a live store (a VIOLATED session, a session at MILD, an ended id, ids burned past
+/// a small filter's rollover of an exact list). The original restores every session in its
+/// state, keeps VIOLATED absorbing and the burned ids refused; every mutant is refused with a
+/// located error (file:line) without Debug text, or restores sessions that gate without a
+/// panic and never leave VIOLATED.
+#[test]
+fn mutants_of_a_state_journal_fail_cleanly_or_restore_safely() {
+    use augur_monitor::dtr::RiskLevel;
+    use augur_monitor::session::{Action, SessionStore, ToolCall};
+    use std::sync::Arc;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let monitor = Arc::new(
+        augur_monitor::Monitor::load(&root.join("tests/fixtures/errors/monitor/risk.json"))
+            .unwrap(),
+    );
+    let policy = Arc::new(augur_monitor::Policy::default());
+    let store = || {
+        SessionStore::new(Arc::clone(&monitor), Arc::clone(&policy), None, 4).with_burned_bits(256)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.jsonl");
+    let calls: Vec<(&str, serde_json::Value)> = vec![
+        ("get_iban", serde_json::json!({})),
+        ("execute_python", serde_json::json!({"code": "1+1"})),
+        (
+            "get_webpage",
+            serde_json::json!({"url": "www.informations.com"}),
+        ),
+        (
+            "send_money",
+            serde_json::json!({"recipient": "XX", "amount": 1}),
+        ),
+    ];
+    let tool = |i: usize| Action::Tool(ToolCall::new(calls[i].0, &calls[i].1));
+    let mut s = store();
+    s.restore(&path, 1_000).unwrap();
+    for i in 0..4 {
+        s.get("v", None, 1_000).unwrap().gate(&tool(i));
+        s.commit().unwrap();
+    }
+    s.get("v", None, 1_000).unwrap().record(&tool(3), true);
+    s.commit().unwrap();
+    s.get("m", None, 1_000).unwrap().gate(&tool(0));
+    s.commit().unwrap();
+    for i in 0..40 {
+        let id = format!("gone{i}");
+        s.get(&id, None, 1_000).unwrap().gate(&tool(0));
+        s.end(&id);
+        s.commit().unwrap();
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    drop(s);
+
+    // The original.
+    let mut s = store();
+    let r = s.restore(&path, 1_000).unwrap();
+    assert_eq!((r.open, r.burned), (2, 40), "{r:?}");
+    let v = s.get("v", None, 1_000).unwrap();
+    assert_eq!(v.dtr().risk_level(), RiskLevel::Violated);
+    v.gate(&tool(0));
+    assert!(!v.record(&tool(0), false) || v.dtr().risk_level() == RiskLevel::Violated);
+    assert_eq!(v.dtr().risk_level(), RiskLevel::Violated);
+    for i in 0..40 {
+        assert!(
+            s.get(&format!("gone{i}"), None, 1_000).is_err(),
+            "gone{i} reopened"
+        );
+    }
+
+    let mut rng = Rng(0x6a6f_7572_6e61_6c01);
+    let mut findings = Vec::new();
+    let mut located = 0;
+    let n = 300;
+    for i in 0..n {
+        let m = mutate(&text, &mut rng);
+        std::fs::write(&path, &m).unwrap();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut s = store();
+            match s.restore(&path, 1_000) {
+                Err(e) => Err(e),
+                Ok(_) => {
+                    let ids: Vec<String> = s.sessions().map(|(id, _)| id.to_string()).collect();
+                    for id in ids {
+                        let Ok(sess) = s.get(&id, None, 1_000) else {
+                            continue;
+                        };
+                        for k in 0..4 {
+                            let was = sess.dtr().risk_level() == RiskLevel::Violated;
+                            sess.gate(&tool(k));
+                            sess.record(&tool(k), k % 2 == 0);
+                            let d = sess.gate(&tool(k));
+                            let _ = sess.report(&d, &id);
+                            if was && sess.dtr().risk_level() != RiskLevel::Violated {
+                                return Ok(Some(format!("session {id} left VIOLATED")));
+                            }
+                        }
+                    }
+                    Ok(None)
+                }
+            }
+        }));
+        let finding = match r {
+            Err(_) => Some("a panic".to_string()),
+            Ok(Ok(f)) => f,
+            Ok(Err(e)) => {
+                let d = e.diagnostic();
+                let shown = d.to_string();
+                if let Some(bad) = DEBUG_TEXT.iter().find(|b| shown.contains(*b)) {
+                    Some(format!("Debug text `{bad}` in the message:\n{shown}"))
+                } else if d.location.as_ref().is_none_or(|l| l.line == 0) {
+                    Some(format!("an error without a line:\n{shown}"))
+                } else {
+                    located += 1;
+                    None
+                }
+            }
+        };
+        if let Some(f) = finding {
+            findings.push(format!("journal mutant {i}: {f}\n--- mutant:\n{m}\n---"));
+        }
+    }
+    eprintln!("state journal: {located} of {n} mutants rejected with a located error");
+    assert!(located > n / 4, "only {located} of {n} mutants rejected");
+    let total = findings.len();
+    findings.truncate(3);
+    assert!(
+        total == 0,
+        "{total} findings; the first:\n\n{}",
+        findings.join("\n\n")
+    );
+}

@@ -45,6 +45,16 @@ pub struct McpArgs {
     /// The most transitions a learned model's implicit (smoothed) rows may expand to.
     #[arg(long, value_name = "N", default_value_t = defaults::MAX_SMOOTHED_TRANSITIONS)]
     pub max_smoothed_transitions: usize,
+    /// Journal every session move and burned id to this file and restore them at start, so
+    /// that a crash and restart resumes every session (docs/mcp.md); without it a restart
+    /// resets every session to its start state.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Size in bits of the filter that keeps burned session ids refused once the exact list
+    /// of the latest max(4 x max-sessions, 4096) rolls over (a fresh id is refused with
+    /// probability about (1 - e^(-7n/BITS))^7 after n burned ids).
+    #[arg(long, value_name = "BITS", default_value_t = augur_monitor::session::BurnedIds::DEFAULT_BITS)]
+    pub burned_bits: u64,
 }
 
 /// Run `augur mcp` until the client closes stdin.
@@ -73,6 +83,13 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
             "error: --max-sessions and --session-ttl must be at least 1",
         ));
     }
+    if !(64..=augur_monitor::session::BurnedIds::MAX_BITS).contains(&args.burned_bits) {
+        return Err(CliError::user(format!(
+            "error: --burned-bits must be in 64..={} (1 GiB), got {}",
+            augur_monitor::session::BurnedIds::MAX_BITS,
+            args.burned_bits
+        )));
+    }
     if let Some(root) = &args.root {
         if !root.is_dir() {
             return Err(CliError::user(format!(
@@ -97,8 +114,17 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
             None => (s.clone(), None),
         })
         .collect();
-    let server =
-        Server::new(cfg).map_err(|e| CliError::User(format!("error: --session: {}", e.message)))?;
+    cfg.state = args.state.clone();
+    cfg.burned_bits = args.burned_bits;
+    let server = Server::new(cfg).map_err(|e| {
+        // A journal error is rendered already (located at its line).
+        if e.message.starts_with("error") {
+            CliError::User(e.message)
+        } else {
+            CliError::User(format!("error: --session: {}", e.message))
+        }
+    })?;
+    eprintln!("{}", server.startup_message());
     augur_mcp::stdio::serve_stdio(server)
         .map_err(|e| CliError::Internal(anyhow::Error::new(e).context("the MCP server")))
 }

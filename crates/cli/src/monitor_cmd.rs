@@ -5,8 +5,11 @@ use crate::error::CliError;
 use augur_monitor::agentdojo::{self, Converted, Tasks};
 use augur_monitor::compile::{compile, CompileOptions, ModelArg};
 use augur_monitor::eval::{evaluate, EvalOptions};
+use augur_monitor::journal::unix_now;
 use augur_monitor::runs::read_runs_file;
-use augur_monitor::session::{report, Action, AuditRecord, SessionRefused, SessionStore, ToolCall};
+use augur_monitor::session::{
+    report, Action, AuditRecord, BurnedIds, SessionRefused, SessionStore, ToolCall,
+};
 use augur_monitor::{
     Classifier, Mapping, Monitor, MonitorError, NamePattern, Policy, Session, Verdict,
 };
@@ -94,6 +97,11 @@ struct GateArgs {
     /// after n burned ids (default 2^23 bits = 1 MiB: 1e-6 at 200 000 burned ids).
     #[arg(long, value_name = "BITS", default_value_t = augur_monitor::session::BurnedIds::DEFAULT_BITS)]
     burned_bits: u64,
+    /// Journal every session move and burned id to this file and restore them at start, so
+    /// that a crash and restart resumes every session (docs/monitor.md); without it a
+    /// restart resets every session to its start state.
+    #[arg(long, value_name = "FILE")]
+    state: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -370,6 +378,13 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )),
         None => None,
     };
+    if !(64..=BurnedIds::MAX_BITS).contains(&a.burned_bits) {
+        return Err(CliError::user(format!(
+            "error: --burned-bits must be in 64..={} (1 GiB), got {}",
+            BurnedIds::MAX_BITS,
+            a.burned_bits
+        )));
+    }
     let mut store = SessionStore::new(
         Arc::clone(&monitor),
         Arc::clone(&policy),
@@ -377,10 +392,15 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
         a.max_sessions,
     )
     .with_burned_bits(a.burned_bits);
-    eprintln!(
-        "augur monitor gate: sessions are kept in memory only; a restart of this process resets every session to its start state"
-    );
-    let start = std::time::Instant::now();
+    match &a.state {
+        Some(path) => {
+            let restored = store.restore(path, unix_now()).map_err(user)?;
+            eprintln!("{}", restored.message("augur monitor gate"));
+        }
+        None => eprintln!(
+            "augur monitor gate: sessions are kept in memory only; a restart of this process resets every session to its start state (--state FILE keeps them)"
+        ),
+    }
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut buf = Vec::new();
@@ -422,12 +442,18 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
                         if line.trim().is_empty() {
                             continue;
                         }
-                        let now = start.elapsed().as_secs();
-                        gate_line(&mut store, line, lineno, now, &mut audit)
+                        gate_line(&mut store, line, lineno, unix_now(), &mut audit)
                     }
                 }
             }
         };
+        // The journal holds the session's move before the client sees the decision: a
+        // journal that cannot be written stops the gate (no decision without it).
+        store.commit().map_err(|e| {
+            CliError::Internal(anyhow::Error::new(e).context(
+                "writing the state journal (no decision is given without it; the gate stops)",
+            ))
+        })?;
         writeln!(out, "{answer}")?;
         out.flush()?;
         // The audit line of this decision reaches the file before the next line is read, so

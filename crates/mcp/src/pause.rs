@@ -8,8 +8,9 @@ use crate::error::{Result, ToolError};
 use augur_monitor::{Action, Session, ToolCall, Verdict};
 use serde_json::{Map, Value};
 
-/// A paused action waiting for a person's answer.
-#[derive(Clone, Debug)]
+/// A paused action waiting for a person's answer (saved in a state journal as
+/// `{"id", "tool", "args", "state"}`).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PendingPause {
     /// The id the `pause` decision carried (`pause-N`).
     pub id: String,

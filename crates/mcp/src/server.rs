@@ -14,7 +14,8 @@ use crate::error::{ErrorKind, Result, ToolError};
 use crate::ops::{self, CheckRequest, ModelSource};
 use crate::pause::{self, PendingPause};
 use augur_check::Limits;
-use augur_monitor::session::DecisionReport;
+use augur_monitor::journal::{self, Journal, Loaded};
+use augur_monitor::session::{BurnedIds, DecisionReport};
 use augur_monitor::{Action, Monitor, Policy, Session, ToolCall, Verdict};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -53,6 +54,12 @@ pub struct Config {
     pub max_text_bytes: usize,
     /// The largest horizon of a `horizon` request.
     pub max_horizon: usize,
+    /// The size in bits of the filter that keeps burned ids once the exact list of the latest
+    /// max(4 × max_sessions, 4096) has rolled over ([`BurnedIds`]).
+    pub burned_bits: u64,
+    /// The state journal (`--state FILE`): every session move and burned id, restored at
+    /// start ([`augur_monitor::journal`]). `None`: a restart resets every session.
+    pub state: Option<PathBuf>,
 }
 
 /// Defaults of [`Config`].
@@ -96,6 +103,8 @@ impl Config {
             max_concurrent_checks: defaults::MAX_CONCURRENT_CHECKS,
             max_text_bytes: defaults::MAX_TEXT_BYTES,
             max_horizon: defaults::MAX_HORIZON,
+            burned_bits: BurnedIds::DEFAULT_BITS,
+            state: None,
         }
     }
 }
@@ -162,10 +171,21 @@ struct Entry {
 
 struct Sessions {
     open: HashMap<String, Entry>,
+    /// The latest burned ids, exactly (at most max(4 × max_sessions, 4096)), oldest first.
     gone: HashSet<String>,
     gone_order: VecDeque<String>,
-    last_sweep: Option<Instant>,
+    /// Every burned id, in a Bloom filter (no false negatives): what keeps an id refused once
+    /// the exact list has rolled over.
+    burned: BurnedIds,
+    /// (last use, id) in time order; an entry is stale when the session was used since.
+    order: VecDeque<(Instant, String)>,
     next_pause: u64,
+    journal: Option<Journal>,
+    /// Ids burned since the last commit.
+    unsaved_burns: Vec<String>,
+    /// Sessions moved since the last commit.
+    dirty: Vec<String>,
+    pause_saved: u64,
 }
 
 /// The MCP server's state: the configuration and the sessions.
@@ -174,6 +194,10 @@ pub struct Server {
     sessions: Mutex<Sessions>,
     checks_running: AtomicUsize,
     tools: Vec<ToolSpec>,
+    /// The clock's origin: an `Instant` and the Unix time then (journal times are Unix
+    /// seconds).
+    epoch: (Instant, u64),
+    startup: String,
 }
 
 fn obj(props: Value, required: &[&str]) -> Value {
@@ -389,24 +413,249 @@ impl Server {
     /// A server; the sessions of `cfg.sessions` are opened now. Errors when one cannot be
     /// opened (a category without a table, a duplicate id) or there are more than the
     /// maximum.
+    ///
+    /// With [`Config::state`] the journal is read first (sessions come back in their state,
+    /// burned ids stay burned; a journal of another monitor or server, or a corrupt one, is
+    /// an error), then compacted; a `--session` id the journal holds open is kept as it is,
+    /// one it holds burned stays refused (said in [`Server::startup_message`]).
     pub fn new(cfg: Config) -> Result<Server> {
-        let server = Server {
+        let mut server = Server {
             sessions: Mutex::new(Sessions {
                 open: HashMap::new(),
                 gone: HashSet::new(),
                 gone_order: VecDeque::new(),
-                last_sweep: None,
+                burned: BurnedIds::new(cfg.burned_bits),
+                order: VecDeque::new(),
                 next_pause: 1,
+                journal: None,
+                unsaved_burns: Vec::new(),
+                dirty: Vec::new(),
+                pause_saved: 1,
             }),
             checks_running: AtomicUsize::new(0),
             tools: tool_specs(),
+            epoch: (Instant::now(), journal::unix_now()),
+            startup: String::new(),
             cfg,
         };
-        let now = Instant::now();
-        for (id, cat) in server.cfg.sessions.clone() {
-            server.open(Some(&id), cat.as_deref(), now)?;
+        let now = server.epoch.0;
+        let mut notes = Vec::new();
+        if let Some(path) = server.cfg.state.clone() {
+            let r = server
+                .restore(&path)
+                .map_err(|e| ToolError::new(ErrorKind::Param, e.render()))?;
+            notes.push(r.message("augur mcp"));
+        } else {
+            notes.push("augur mcp: sessions are kept in memory only; a restart of this process resets every session to its start state (--state FILE keeps them)".to_string());
         }
+        for (id, cat) in server.cfg.sessions.clone() {
+            let known = {
+                let s = server.lock();
+                if s.open.contains_key(&id) {
+                    Some(false)
+                } else if s.gone.contains(&id) || s.burned.contains(&id) {
+                    Some(true)
+                } else {
+                    None
+                }
+            };
+            match known {
+                Some(false) => {}
+                Some(true) => notes.push(format!(
+                    "augur mcp: --session {id}: the journal holds it as ended or expired; it stays refused (ids are never reused)"
+                )),
+                None => {
+                    server.open(Some(&id), cat.as_deref(), now)?;
+                }
+            }
+        }
+        server
+            .commit()
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
+        server.startup = notes.join("\n");
         Ok(server)
+    }
+
+    /// What the server says at start on stderr: whether a restart resets sessions, or which
+    /// journal was restored (open sessions, burned ids).
+    pub fn startup_message(&self) -> &str {
+        &self.startup
+    }
+
+    /// Unix seconds of `t`.
+    fn unix_of(&self, t: Instant) -> u64 {
+        let (base, unix) = self.epoch;
+        match t.checked_duration_since(base) {
+            Some(d) => unix + d.as_secs(),
+            None => unix.saturating_sub(base.duration_since(t).as_secs()),
+        }
+    }
+
+    fn restore(&self, path: &std::path::Path) -> augur_monitor::Result<journal::Restored> {
+        let header = journal::Header::new("mcp", &self.cfg.monitor);
+        let loaded = journal::load(path, &header)?;
+        let mut report = journal::Restored {
+            path: path.display().to_string(),
+            existed: loaded.existed,
+            partial: loaded.partial,
+            ..Default::default()
+        };
+        let (base, unix) = self.epoch;
+        let ttl = self.cfg.session_ttl;
+        let asked = self.cfg.burned_bits;
+        let mut open: HashMap<String, (u64, Entry)> = HashMap::new();
+        let mut guard = self.lock();
+        let s = &mut *guard;
+        for (line, e) in loaded.entries {
+            match e {
+                journal::Entry::Session {
+                    id,
+                    t,
+                    session,
+                    pause,
+                } => {
+                    let restored = Session::restore(&self.cfg.monitor, &self.cfg.policy, &session)
+                        .map_err(|err| {
+                            Loaded::error_at(path, line, format!("session `{id}`: {err}"))
+                        })?;
+                    let pause = match pause {
+                        None => None,
+                        Some(v) => {
+                            Some(serde_json::from_value::<PendingPause>(v).map_err(|err| {
+                                Loaded::error_at(
+                                    path,
+                                    line,
+                                    format!("session `{id}`: pause: {err}"),
+                                )
+                            })?)
+                        }
+                    };
+                    open.insert(
+                        id,
+                        (
+                            t,
+                            Entry {
+                                session: restored,
+                                last: base,
+                                pause,
+                            },
+                        ),
+                    );
+                }
+                journal::Entry::Burn { id } => {
+                    open.remove(&id);
+                    remember_gone(s, &self.cfg, id, true);
+                }
+                journal::Entry::Gone { ids } => {
+                    for id in ids {
+                        open.remove(&id);
+                        remember_gone(s, &self.cfg, id, false);
+                    }
+                }
+                ref f @ journal::Entry::Filter { .. } => {
+                    let f = f
+                        .to_filter()
+                        .unwrap_or_else(|| Err("not a filter".into()))
+                        .map_err(|m| Loaded::error_at(path, line, m))?;
+                    if s.burned.count() == 0 {
+                        // The journal's filter, of the size it was written with.
+                        s.burned = f;
+                    } else {
+                        s.burned
+                            .union(&f)
+                            .map_err(|m| Loaded::error_at(path, line, m))?;
+                    }
+                }
+                journal::Entry::NextPause { n } => s.next_pause = s.next_pause.max(n),
+            }
+        }
+        if s.burned.bits() != BurnedIds::new(asked).bits() {
+            report.kept_bits = Some((asked, s.burned.bits()));
+        }
+        let mut open: Vec<(String, (u64, Entry))> = open.into_iter().collect();
+        open.sort_by(|a, b| (a.1 .0, &a.0).cmp(&(b.1 .0, &b.0)));
+        for (id, (t, mut e)) in open {
+            let age = Duration::from_secs(unix.saturating_sub(t));
+            if age > ttl {
+                report.expired += 1;
+                remember_gone(s, &self.cfg, id, true);
+                continue;
+            }
+            e.last = base.checked_sub(age).unwrap_or(base);
+            s.order.push_back((e.last, id.clone()));
+            s.open.insert(id, e);
+        }
+        report.open = s.open.len();
+        report.burned = s.burned.count();
+        s.unsaved_burns.clear();
+        s.dirty.clear();
+        s.pause_saved = s.next_pause;
+        let entries = self.snapshot_entries(s);
+        s.journal = Some(Journal::create(path, header, &entries)?);
+        Ok(report)
+    }
+
+    /// The journal entries of the sessions now (compaction).
+    fn snapshot_entries(&self, s: &Sessions) -> Vec<journal::Entry> {
+        let mut v = vec![
+            journal::Entry::filter(&s.burned),
+            journal::Entry::Gone {
+                ids: s.gone_order.iter().cloned().collect(),
+            },
+            journal::Entry::NextPause { n: s.next_pause },
+        ];
+        let mut open: Vec<(&String, &Entry)> = s.open.iter().collect();
+        open.sort_by(|a, b| (a.1.last, a.0).cmp(&(b.1.last, b.0)));
+        for (id, e) in open {
+            v.push(self.session_entry(id, e));
+        }
+        v
+    }
+
+    fn session_entry(&self, id: &str, e: &Entry) -> journal::Entry {
+        journal::Entry::Session {
+            id: id.to_string(),
+            t: self.unix_of(e.last),
+            session: Box::new(e.session.snapshot()),
+            pause: e.pause.as_ref().and_then(|p| serde_json::to_value(p).ok()),
+        }
+    }
+
+    /// Write what changed to the journal (burned ids, moved sessions, the pause counter),
+    /// compacting it when it has grown too large.
+    fn commit(&self) -> augur_monitor::Result<()> {
+        let mut guard = self.lock();
+        let s = &mut *guard;
+        if s.journal.is_none() {
+            s.unsaved_burns.clear();
+            s.dirty.clear();
+            return Ok(());
+        }
+        let mut entries: Vec<journal::Entry> = s
+            .unsaved_burns
+            .drain(..)
+            .map(|id| journal::Entry::Burn { id })
+            .collect();
+        let dirty = std::mem::take(&mut s.dirty);
+        for id in dirty {
+            if let Some(e) = s.open.get(&id) {
+                entries.push(self.session_entry(&id, e));
+            }
+        }
+        if s.next_pause != s.pause_saved {
+            entries.push(journal::Entry::NextPause { n: s.next_pause });
+            s.pause_saved = s.next_pause;
+        }
+        if let Some(j) = s.journal.as_mut() {
+            j.append(&entries)?;
+        }
+        if s.journal.as_ref().is_some_and(Journal::wants_compaction) {
+            let snap = self.snapshot_entries(s);
+            if let Some(j) = s.journal.as_mut() {
+                j.compact(&snap)?;
+            }
+        }
+        Ok(())
     }
 
     /// The configuration.
@@ -462,7 +711,7 @@ impl Server {
         if let Err(e) = check_keys(&args, spec) {
             return Ok(Err(e));
         }
-        Ok(match name {
+        let result = match name {
             "gate" => self.gate(&args, now),
             "record" => self.record(&args, now),
             "session_state" => self.session_state(&args, now),
@@ -483,7 +732,19 @@ impl Server {
                 ErrorKind::Internal,
                 format!("tool `{name}` has no handler"),
             )),
-        })
+        };
+        // The journal holds every move before its answer leaves: when it cannot be written,
+        // the answer is withheld (a tool error), never an unjournaled allow.
+        if let Err(e) = self.commit() {
+            return Ok(Err(ToolError::new(
+                ErrorKind::Internal,
+                format!(
+                    "the state journal cannot be written ({}); the answer is withheld",
+                    e.render().trim_start_matches("error: ")
+                ),
+            )));
+        }
+        Ok(result)
     }
 
     fn open_tool(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
@@ -493,36 +754,54 @@ impl Server {
         Ok(json!({"session": id}))
     }
 
+    /// Expire the sessions idle for longer than the time to live: O(1) amortised per call
+    /// (the queue's front is the least recently used session once its stale entries, of
+    /// sessions used again since, are dropped).
     fn sweep(&self, s: &mut Sessions, now: Instant) {
-        if s.last_sweep
-            .is_some_and(|t| now.saturating_duration_since(t) < Duration::from_secs(1))
-        {
-            return;
-        }
-        s.last_sweep = Some(now);
         let ttl = self.cfg.session_ttl;
-        let old: Vec<String> = s
-            .open
-            .iter()
-            .filter(|(_, e)| now.saturating_duration_since(e.last) > ttl)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in old {
-            s.open.remove(&k);
-            self.bury(s, k);
+        while let Some((t, id)) = s.order.front() {
+            let live = s.open.get(id).is_some_and(|e| e.last == *t);
+            if !live {
+                s.order.pop_front();
+                continue;
+            }
+            if now.saturating_duration_since(*t) <= ttl {
+                return;
+            }
+            if let Some((_, id)) = s.order.pop_front() {
+                s.open.remove(&id);
+                self.bury(s, id);
+            }
+        }
+    }
+
+    /// Mark `id` used at `now` (the expiry queue gets an entry; stale ones are dropped in
+    /// bulk when they outnumber the open sessions, amortised O(1)).
+    fn touch(s: &mut Sessions, id: &str, now: Instant) {
+        if let Some(e) = s.open.get_mut(id) {
+            if e.last != now {
+                e.last = now;
+                s.order.push_back((now, id.to_string()));
+            }
+        }
+        if s.order.len() > 2 * s.open.len() + 64 {
+            let open = &s.open;
+            s.order
+                .retain(|(t, k)| open.get(k).is_some_and(|e| e.last == *t));
+        }
+        if s.journal.is_some() && !s.dirty.iter().any(|d| d == id) {
+            s.dirty.push(id.to_string());
         }
     }
 
     fn bury(&self, s: &mut Sessions, id: String) {
-        if s.gone.insert(id.clone()) {
-            s.gone_order.push_back(id);
-            let cap = (4 * self.cfg.max_sessions).max(4096);
-            while s.gone_order.len() > cap {
-                if let Some(old) = s.gone_order.pop_front() {
-                    s.gone.remove(&old);
-                }
-            }
-        }
+        remember_gone(s, &self.cfg, id, true);
+    }
+
+    /// Whether `id` was ever used (open, or burned: exactly among the latest, or in the
+    /// filter).
+    fn used(s: &Sessions, id: &str) -> bool {
+        s.open.contains_key(id) || s.gone.contains(id) || s.burned.contains(id)
     }
 
     fn open(&self, id: Option<&str>, category: Option<&str>, now: Instant) -> Result<String> {
@@ -537,7 +816,7 @@ impl Server {
         let id = match id {
             Some(id) => {
                 valid_id(id)?;
-                if s.open.contains_key(id) || s.gone.contains(id) {
+                if Self::used(&s, id) {
                     return Err(ToolError::refused(format!(
                         "session `{id}` exists or existed: ids are not reused"
                     )));
@@ -545,8 +824,8 @@ impl Server {
                 id.to_string()
             }
             None => loop {
-                let id = format!("s-{:016x}", rand::random::<u64>());
-                if !s.open.contains_key(&id) && !s.gone.contains(&id) {
+                let id = format!("s-{:032x}", rand::random::<u128>());
+                if !Self::used(&s, &id) {
                     break id;
                 }
             },
@@ -561,11 +840,13 @@ impl Server {
                 pause: None,
             },
         );
+        s.order.push_back((now, id.clone()));
+        Self::touch(&mut s, &id, now);
         Ok(id)
     }
 
     fn refusal(&self, s: &Sessions, id: &str) -> (&'static str, String) {
-        if s.gone.contains(id) {
+        if s.gone.contains(id) || s.burned.contains(id) {
             (
                 "expired",
                 format!("session `{id}` has expired or was ended; it is never restarted: ask the harness for a new session"),
@@ -592,11 +873,11 @@ impl Server {
             let (_, why) = self.refusal(&s, id);
             return Err(ToolError::refused(why));
         }
+        Self::touch(&mut s, id, now);
         let e = s
             .open
             .get_mut(id)
             .ok_or_else(|| ToolError::refused("the session is gone"))?;
-        e.last = now;
         f(id, e)
     }
 
@@ -639,11 +920,11 @@ impl Server {
                 "reason": format!("{}: {why} → block", tool.unwrap_or("action")),
             }));
         }
+        Self::touch(s, id, now);
         let e = s
             .open
             .get_mut(id)
             .ok_or_else(|| ToolError::refused("the session is gone"))?;
-        e.last = now;
         let action = match state {
             Some(st) => Action::State { tool, state: st },
             None => Action::Tool(ToolCall::new(tool.unwrap_or(""), &call_args)),
@@ -945,4 +1226,24 @@ fn state_name(s: &Session) -> String {
     let m = s.monitor();
     let t = m.table_for(s.category()).map(|i| &m.tables[i]);
     t.map_or_else(|| s.state().to_string(), |t| t.name(s.state()).to_string())
+}
+
+/// Burn `id`: into the exact list of the latest (bounded: the oldest roll over) and, when
+/// `filter`, into the Bloom filter that keeps it refused forever; journaled at the next commit.
+fn remember_gone(s: &mut Sessions, cfg: &Config, id: String, filter: bool) {
+    if filter {
+        s.burned.insert(&id);
+        if s.journal.is_some() {
+            s.unsaved_burns.push(id.clone());
+        }
+    }
+    if s.gone.insert(id.clone()) {
+        s.gone_order.push_back(id);
+        let cap = (4 * cfg.max_sessions).max(4096);
+        while s.gone_order.len() > cap {
+            if let Some(old) = s.gone_order.pop_front() {
+                s.gone.remove(&old);
+            }
+        }
+    }
 }

