@@ -35,6 +35,7 @@ use augur_formats::smoothing::SmoothedRows;
 use crate::counts::{GroupCounts, KeyedCounts, StateKey};
 use crate::end_state::{self, EndValidity};
 use crate::error::{LearnError, Result};
+pub use crate::jsonl::ReadProgress;
 use crate::learn::{
     smoothed_rows, AllValid, CountsJson, LearnReport, TransitionCounts, Unobserved, Validity,
 };
@@ -236,6 +237,62 @@ impl Group {
         }
     }
 
+    /// Adds the counts of `later` (counted by another [`Counter`] over the traces that follow
+    /// this group's in the file): its base states (names, unless `spec`) and, for order
+    /// `k > 1`, its tuples are numbered after this group's in the order `later` met them, as
+    /// one group counting both parts in order would number them.
+    fn absorb(&mut self, later: Group, spec: bool, k: usize) {
+        let base: Vec<u32> = if spec {
+            Vec::new()
+        } else {
+            later
+                .names
+                .into_iter()
+                .map(|name| match self.index.get(&name) {
+                    Some(&i) => i,
+                    None => {
+                        let i = self.names.len() as u32;
+                        self.index.insert(name.clone(), i);
+                        self.names.push(name);
+                        i
+                    }
+                })
+                .collect()
+        };
+        let base_of = |b: u32| if spec { b } else { base[b as usize] };
+        let map: Vec<u32> = if k > 1 {
+            later
+                .tuples
+                .iter()
+                .map(|t| {
+                    let t: Vec<u32> = t.iter().map(|&b| base_of(b)).collect();
+                    match self.tuple_index.get(&t) {
+                        Some(&i) => i,
+                        None => {
+                            let i = self.tuples.len() as u32;
+                            self.tuples.push(t.clone());
+                            self.tuple_index.insert(t, i);
+                            i
+                        }
+                    }
+                })
+                .collect()
+        } else if spec {
+            (0..later.counts.num_states() as u32).collect()
+        } else {
+            base
+        };
+        if k > 1 {
+            self.counts.ensure_states(self.tuples.len());
+        } else if !spec {
+            self.counts.ensure_states(self.names.len());
+        }
+        self.counts.merge_mapped(&later.counts, &map);
+        for (s, c) in later.ends {
+            *self.ends.entry(map[s as usize]).or_insert(0) += c;
+        }
+    }
+
     /// Adds keyed counts to this group: their states numbered after the group's own, in the
     /// order listed (with a spec, `spec_index` maps a name to the spec's state).
     fn add_keyed(
@@ -391,6 +448,20 @@ impl Validity for SpecValidity<'_> {
     }
 }
 
+/// Checks the options that do not depend on the traces, before reading any.
+pub(crate) fn check_options(opts: &LearnOptions) -> Result<()> {
+    if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
+        return Err(LearnError::BadAlpha(opts.alpha));
+    }
+    if !(1..=8).contains(&opts.order) {
+        return Err(LearnError::BadOrder(opts.order));
+    }
+    if let Some(name) = &opts.end_state {
+        end_state::check_name(name)?;
+    }
+    Ok(())
+}
+
 /// Counts the traces of `reader` by group (category key), as every learner does. `reader` is
 /// an [`augur_abstraction::TraceReader`] or any other source of traces (e.g. the rows of a
 /// Parquet step table).
@@ -400,74 +471,107 @@ fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
 ) -> Result<Counted> {
-    if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
-        return Err(LearnError::BadAlpha(opts.alpha));
-    }
-    if !(1..=8).contains(&opts.order) {
-        return Err(LearnError::BadOrder(opts.order));
-    }
-    let k = opts.order;
-    let mut tuple_buf: Vec<u32> = Vec::new();
-    let spec_validity = spec.map(SpecValidity);
-    let validity: &dyn Validity = match &spec_validity {
-        Some(v) => v,
-        None => &AllValid,
-    };
-    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
-    let mut skipped: Vec<Skipped> = Vec::new();
-    let mut traces_read = 0u64;
-    let mut states_buf: Vec<u32> = Vec::new();
-    if let Some(name) = &opts.end_state {
-        end_state::check_name(name)?;
-    }
+    check_options(opts)?;
+    let mut counter = Counter::new(spec, opts);
     for item in reader {
+        counter.add(item, file)?;
+    }
+    counter.finish(file)
+}
+
+/// Counts traces one at a time, by group: what [`count_groups`] does for a whole file, and
+/// each thread of the parallel JSON Lines reader ([`crate::jsonl`]) for its part of the
+/// file, the parts' counters then [absorbed](Counter::absorb) in file order.
+pub(crate) struct Counter<'s> {
+    spec: Option<&'s Abstraction>,
+    opts: &'s LearnOptions,
+    spec_validity: Option<SpecValidity<'s>>,
+    groups: BTreeMap<String, Group>,
+    skipped: Vec<Skipped>,
+    traces_read: u64,
+    /// Scratch buffers, reused from trace to trace.
+    states_buf: Vec<u32>,
+    tuple_buf: Vec<u32>,
+    new_names: Vec<String>,
+    /// With a spec: the state index of each `{a,b}` name met (so that a name is parsed once).
+    spec_names: HashMap<String, u32>,
+}
+
+impl<'s> Counter<'s> {
+    /// An empty counter (the options checked by [`check_options`]).
+    pub(crate) fn new(spec: Option<&'s Abstraction>, opts: &'s LearnOptions) -> Self {
+        Counter {
+            spec,
+            opts,
+            spec_validity: spec.map(SpecValidity),
+            groups: BTreeMap::new(),
+            skipped: Vec::new(),
+            traces_read: 0,
+            states_buf: Vec::new(),
+            tuple_buf: Vec::new(),
+            new_names: Vec::new(),
+            spec_names: HashMap::new(),
+        }
+    }
+
+    /// The group of `category` (created empty if new).
+    fn group<'g>(
+        groups: &'g mut BTreeMap<String, Group>,
+        category: Option<&str>,
+        opts: &LearnOptions,
+        spec: Option<&Abstraction>,
+    ) -> &'g mut Group {
+        let key = if opts.by_category {
+            category.unwrap_or("uncategorized")
+        } else {
+            ""
+        };
+        if !groups.contains_key(key) {
+            groups.insert(
+                key.to_string(),
+                Group {
+                    counts: TransitionCounts::new(if opts.order > 1 {
+                        0
+                    } else {
+                        spec.map_or(0, |a| a.num_states())
+                    }),
+                    ..Default::default()
+                },
+            );
+        }
+        // (Present: inserted just above if it was not.)
+        groups.get_mut(key).expect("the group was just inserted")
+    }
+
+    /// Counts one trace (or records its error): nothing of a trace is counted unless all
+    /// its steps map. An error is returned unless [`LearnOptions::skip_invalid`].
+    pub(crate) fn add(&mut self, item: augur_abstraction::Result<Trace>, file: &str) -> Result<()> {
+        let opts = self.opts;
         let trace = match item {
             Ok(t) => t,
             Err(e) if opts.skip_invalid => {
                 let error = LearnError::from(e);
-                skipped.push(Skipped {
+                self.skipped.push(Skipped {
                     line: error.line(),
                     error,
                 });
-                continue;
+                return Ok(());
             }
             Err(e) => return Err(e.into()),
         };
-        traces_read += 1;
-        let key = if opts.by_category {
-            trace
-                .category
-                .clone()
-                .unwrap_or_else(|| "uncategorized".into())
-        } else {
-            String::new()
-        };
-        let group = groups.entry(key).or_insert_with(|| Group {
-            counts: TransitionCounts::new(if k > 1 {
-                0
-            } else {
-                spec.map_or(0, |a| a.num_states())
-            }),
-            ..Default::default()
-        });
+        self.traces_read += 1;
+        let spec = self.spec;
+        let group = Self::group(&mut self.groups, trace.category.as_deref(), opts, spec);
         // Map the steps to state indices; nothing is recorded unless the whole trace maps.
-        states_buf.clear();
-        let mut new_names: Vec<String> = Vec::new();
+        self.states_buf.clear();
+        self.new_names.clear();
         let mut failure = None;
         for step in &trace.steps {
             let r = match (spec, &step.kind) {
                 (Some(a), _) => a.step_state(step, file).map_err(LearnError::from),
-                (None, StepKind::Named(name)) => Ok(match group.index.get(name) {
-                    Some(&i) => i,
-                    None => {
-                        let pos = new_names.iter().position(|n| n == name);
-                        let k = pos.unwrap_or_else(|| {
-                            new_names.push(name.clone());
-                            new_names.len() - 1
-                        });
-                        (group.names.len() + k) as u32
-                    }
-                }),
+                (None, StepKind::Named(name)) => {
+                    Ok(name_index(group, &mut self.new_names, name))
+                }
                 (None, StepKind::Values(_)) => Err(LearnError::Step {
                     location: step.location(file, None),
                     message: format!(
@@ -479,7 +583,7 @@ fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
                 }),
             };
             match r {
-                Ok(s) => states_buf.push(s),
+                Ok(s) => self.states_buf.push(s),
                 Err(e) => {
                     failure = Some((step.line, e));
                     break;
@@ -488,20 +592,77 @@ fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
         }
         if let Some((line, error)) = failure {
             if opts.skip_invalid {
-                skipped.push(Skipped { line, error });
-                continue;
+                self.skipped.push(Skipped { line, error });
+                return Ok(());
             }
             return Err(error);
         }
-        for name in new_names {
+        self.record(trace.category.as_deref())
+    }
+
+    /// Counts a trace whose steps all name their states (`{"state": NAME}`), as [`Self::add`]
+    /// counts it; `false` (and nothing counted) when a name is not a state of the spec, for
+    /// the caller to [`add`](Self::add) the trace instead, which locates the error.
+    pub(crate) fn add_named<S: AsRef<str>>(
+        &mut self,
+        category: Option<&str>,
+        names: &[S],
+    ) -> Result<bool> {
+        let opts = self.opts;
+        self.states_buf.clear();
+        self.new_names.clear();
+        match self.spec {
+            Some(a) => {
+                for name in names {
+                    let name = name.as_ref();
+                    let s = match self.spec_names.get(name) {
+                        Some(&s) => s,
+                        None => {
+                            let Some(s) = a.parse_state_name(name).ok().and_then(|c| a.index_of(c))
+                            else {
+                                return Ok(false);
+                            };
+                            self.spec_names.insert(name.to_string(), s);
+                            s
+                        }
+                    };
+                    self.states_buf.push(s);
+                }
+            }
+            None => {
+                let group = Self::group(&mut self.groups, category, opts, None);
+                for name in names {
+                    let s = name_index(group, &mut self.new_names, name.as_ref());
+                    self.states_buf.push(s);
+                }
+            }
+        }
+        self.traces_read += 1;
+        self.record(category)?;
+        Ok(true)
+    }
+
+    /// Records the trace mapped to `states_buf` (its new names in `new_names`) in the group
+    /// of `category`.
+    fn record(&mut self, category: Option<&str>) -> Result<()> {
+        let opts = self.opts;
+        let k = opts.order;
+        let validity: &dyn Validity = match &self.spec_validity {
+            Some(v) => v,
+            None => &AllValid,
+        };
+        let group = Self::group(&mut self.groups, category, opts, self.spec);
+        for name in self.new_names.drain(..) {
             group.index.insert(name.clone(), group.names.len() as u32);
             group.names.push(name);
         }
+        let states = &self.states_buf;
         if k > 1 {
             // The states of a k-th order chain: the tuples of the last k abstract states.
+            let tuple_buf = &mut self.tuple_buf;
             tuple_buf.clear();
-            for i in 0..states_buf.len() {
-                let t = &states_buf[(i + 1).saturating_sub(k)..=i];
+            for i in 0..states.len() {
+                let t = &states[(i + 1).saturating_sub(k)..=i];
                 let id = match group.tuple_index.get(t) {
                     Some(&id) => id,
                     None => {
@@ -519,31 +680,72 @@ fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
                 order: k,
                 base: validity,
             };
-            group.counts.try_observe_trace(&tuple_buf, &tv)?;
-            count_end(&mut group.ends, &tuple_buf);
-            continue;
+            group.counts.try_observe_trace(tuple_buf, &tv)?;
+            count_end(&mut group.ends, tuple_buf);
+            return Ok(());
         }
-        if spec.is_none() {
+        if self.spec.is_none() {
             group.counts.ensure_states(group.names.len());
         }
-        group.counts.try_observe_trace(&states_buf, validity)?;
-        count_end(&mut group.ends, &states_buf);
+        group.counts.try_observe_trace(states, validity)?;
+        count_end(&mut group.ends, states);
+        Ok(())
     }
-    if groups.values().all(|g| g.counts.traces() == 0) {
-        return Err(LearnError::EmptyTraceFile {
-            file: file.to_string(),
-            skipped: skipped.len(),
-        });
+
+    /// Adds what `later` counted, from the traces that follow this counter's in the file:
+    /// its states are numbered after this counter's, in the order `later` first saw them,
+    /// so that the states are numbered as one counter reading both parts in order numbers
+    /// them.
+    pub(crate) fn absorb(&mut self, later: Counter<'_>) {
+        self.traces_read += later.traces_read;
+        self.skipped.extend(later.skipped);
+        for (key, g) in later.groups {
+            let category = self.opts.by_category.then_some(key.as_str());
+            // (`key` is the group key of `category`, so this finds or makes that group.)
+            let group = Self::group(&mut self.groups, category, self.opts, self.spec);
+            group.absorb(g, self.spec.is_some(), self.opts.order);
+        }
     }
-    Ok(Counted {
-        groups,
-        traces_read,
-        skipped,
-    })
+
+    /// The steps counted so far.
+    pub(crate) fn steps(&self) -> u64 {
+        self.groups.values().map(|g| g.counts.steps()).sum()
+    }
+
+    /// The counted groups, or an error when no trace had a step.
+    pub(crate) fn finish(self, file: &str) -> Result<Counted> {
+        if self.groups.values().all(|g| g.counts.traces() == 0) {
+            return Err(LearnError::EmptyTraceFile {
+                file: file.to_string(),
+                skipped: self.skipped.len(),
+            });
+        }
+        Ok(Counted {
+            groups: self.groups,
+            traces_read: self.traces_read,
+            skipped: self.skipped,
+        })
+    }
+}
+
+/// The index in `group` of the state named `name`, numbering names not yet in the group
+/// after its own in the order met (`new_names`, added to the group when the trace counts).
+fn name_index(group: &Group, new_names: &mut Vec<String>, name: &str) -> u32 {
+    match group.index.get(name) {
+        Some(&i) => i,
+        None => {
+            let pos = new_names.iter().position(|n| n == name);
+            let k = pos.unwrap_or_else(|| {
+                new_names.push(name.to_string());
+                new_names.len() - 1
+            });
+            (group.names.len() + k) as u32
+        }
+    }
 }
 
 /// What counting a trace file gives: the groups (by category key) and what was read.
-struct Counted {
+pub(crate) struct Counted {
     groups: BTreeMap<String, Group>,
     traces_read: u64,
     skipped: Vec<Skipped>,
@@ -559,7 +761,29 @@ pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
 ) -> Result<LearnOutcome> {
-    let counted = count_groups(reader, file, spec, opts)?;
+    learn_counted(count_groups(reader, file, spec, opts)?, spec, opts)
+}
+
+/// [`learn_from_traces`] on a JSON Lines file, read in parallel on `threads` threads (see
+/// [`crate::jsonl`]): the same model, bit for bit, and the same errors. `progress` is called
+/// after each block read (some megabytes).
+pub fn learn_from_jsonl(
+    input: impl std::io::Read,
+    file: &str,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+    threads: usize,
+    progress: &mut dyn FnMut(ReadProgress),
+) -> Result<LearnOutcome> {
+    let counted = crate::jsonl::count_jsonl(input, file, spec, opts, threads, progress)?;
+    learn_counted(counted, spec, opts)
+}
+
+pub(crate) fn learn_counted(
+    counted: Counted,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> Result<LearnOutcome> {
     let models = build_models(counted.groups, spec, opts)?;
     Ok(LearnOutcome {
         traces_read: counted.traces_read,
@@ -589,7 +813,28 @@ pub fn count_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
 ) -> Result<CountsOutcome> {
-    let counted = count_groups(reader, file, spec, opts)?;
+    keyed_counts(count_groups(reader, file, spec, opts)?, spec, opts)
+}
+
+/// [`count_from_traces`] on a JSON Lines file, read in parallel on `threads` threads (see
+/// [`learn_from_jsonl`]).
+pub fn count_from_jsonl(
+    input: impl std::io::Read,
+    file: &str,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+    threads: usize,
+    progress: &mut dyn FnMut(ReadProgress),
+) -> Result<CountsOutcome> {
+    let counted = crate::jsonl::count_jsonl(input, file, spec, opts, threads, progress)?;
+    keyed_counts(counted, spec, opts)
+}
+
+pub(crate) fn keyed_counts(
+    counted: Counted,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> Result<CountsOutcome> {
     let groups = counted
         .groups
         .iter()
