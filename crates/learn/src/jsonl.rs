@@ -18,7 +18,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
 
-use augur_abstraction::{jsonl_content, parse_jsonl_line, Abstraction};
+use augur_abstraction::{
+    jsonl_content, parse_jsonl_line, Abstraction, RawValue, Step, StepKind,
+};
+use rustc_hash::FxHashMap;
 use augur_source::Location;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 
@@ -178,6 +181,10 @@ fn count_parts<'s>(
     })
 }
 
+/// The most distinct step texts a part remembers the state of (with a spec); past it, new
+/// ones are mapped each time they are met.
+const MAX_KNOWN_STEPS: usize = 1 << 16;
+
 /// Counts the lines of `part` (whole lines, the first being line `line` of `file`).
 fn count_part<'s>(
     part: &[u8],
@@ -187,7 +194,12 @@ fn count_part<'s>(
     opts: &'s LearnOptions,
 ) -> Result<Counter<'s>> {
     let mut counter = Counter::new(spec, opts);
+    // Reused from line to line: the steps' names (without a spec), or their texts and
+    // states (with one), and the state of each step text met (with one).
     let mut names: Vec<Cow<'_, str>> = Vec::new();
+    let mut raws: Vec<&str> = Vec::new();
+    let mut states: Vec<u32> = Vec::new();
+    let mut known: FxHashMap<&str, u32> = FxHashMap::default();
     let mut rest = part;
     while !rest.is_empty() {
         let (bytes, tail) = match memchr::memchr(b'\n', rest) {
@@ -201,10 +213,36 @@ fn count_part<'s>(
             let Some(content) = jsonl_content(text, this) else {
                 continue;
             };
-            names.clear();
-            if let Some(category) = read_named(content, &mut names) {
-                if counter.add_named(category.as_deref(), &names)? {
-                    continue;
+            match spec {
+                None => {
+                    names.clear();
+                    if let Some(category) = read_trace(content, Sink::Names(&mut names)) {
+                        counter.add_named(category.as_deref(), &names)?;
+                        continue;
+                    }
+                }
+                Some(a) => {
+                    raws.clear();
+                    if let Some(category) = read_trace(content, Sink::Texts(&mut raws)) {
+                        states.clear();
+                        for &raw in &raws {
+                            let s = match known.get(raw) {
+                                Some(&s) => s,
+                                None => {
+                                    let Some(s) = step_state(a, raw) else { break };
+                                    if known.len() < MAX_KNOWN_STEPS {
+                                        known.insert(raw, s);
+                                    }
+                                    s
+                                }
+                            };
+                            states.push(s);
+                        }
+                        if states.len() == raws.len() {
+                            counter.add_mapped(category.as_deref(), &states)?;
+                            continue;
+                        }
+                    }
                 }
             }
         }
@@ -216,18 +254,60 @@ fn count_part<'s>(
     Ok(counter)
 }
 
-/// Reads a trace whose steps all name their states, its names into `names`: its category
-/// (`Some(None)` when it has none), or `None` when the line is anything else (then read the
-/// sequential reader's way). Accepts exactly the lines that [`parse_jsonl_line`] reads as a
-/// trace of named steps, except those with a key given twice.
-fn read_named<'a>(
-    content: &'a str,
-    names: &mut Vec<Cow<'a, str>>,
-) -> Option<Option<Cow<'a, str>>> {
+/// The state `spec` gives the step written `text` (a JSON object), as the sequential reader
+/// maps it; `None` when it does not map (the line then goes the sequential reader's way, which
+/// locates the error).
+fn step_state(spec: &Abstraction, text: &str) -> Option<u32> {
+    // Read alone, a step is two levels less deep than in its line: leave deeply nested ones
+    // to the sequential reader, which applies serde_json's depth limit to the whole line.
+    if text.bytes().filter(|&b| b == b'[' || b == b'{').count() > 64 {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let step = v.as_object()?;
+    let kind = match step.get("state") {
+        Some(serde_json::Value::String(name)) => StepKind::Named(name.clone()),
+        Some(_) => return None,
+        None => StepKind::Values(
+            step.iter()
+                .map(|(k, v)| (k.clone(), RawValue::Json(v.clone())))
+                .collect(),
+        ),
+    };
+    let step = Step {
+        line: 0,
+        kind,
+        source: None,
+    };
+    spec.step_state(&step, "").ok()
+}
+
+/// Reads a trace line into `sink`: its category (`Some(None)` when it has none), or `None`
+/// when the line is anything else than a trace of named steps ([`Sink::Names`]) or of steps
+/// that are objects ([`Sink::Texts`]), or has a key given twice (then read it the sequential
+/// reader's way). Accepts only lines that [`parse_jsonl_line`] reads as a trace.
+fn read_trace<'a>(content: &'a str, sink: Sink<'_, 'a>) -> Option<Option<Cow<'a, str>>> {
     let mut de = serde_json::Deserializer::from_str(content);
-    let category = TraceSeed { names }.deserialize(&mut de).ok()?;
+    let category = TraceSeed { sink }.deserialize(&mut de).ok()?;
     de.end().ok()?;
     Some(category)
+}
+
+/// Where the steps of a trace go.
+enum Sink<'n, 'a> {
+    /// The names of named steps, `{"state": NAME}` (other keys ignored).
+    Names(&'n mut Vec<Cow<'a, str>>),
+    /// The text of each step (an object).
+    Texts(&'n mut Vec<&'a str>),
+}
+
+impl<'a> Sink<'_, 'a> {
+    fn reborrow(&mut self) -> Sink<'_, 'a> {
+        match self {
+            Sink::Names(n) => Sink::Names(n),
+            Sink::Texts(t) => Sink::Texts(t),
+        }
+    }
 }
 
 /// A key of a trace or of a step.
@@ -264,9 +344,9 @@ impl Visitor<'_> for KeySeed {
     }
 }
 
-/// A whole trace: its steps' names into `names`, its category returned.
+/// A whole trace: its steps into `sink`, its category returned.
 struct TraceSeed<'n, 'a> {
-    names: &'n mut Vec<Cow<'a, str>>,
+    sink: Sink<'n, 'a>,
 }
 
 impl<'a> DeserializeSeed<'a> for TraceSeed<'_, 'a> {
@@ -281,7 +361,10 @@ impl<'a> Visitor<'a> for TraceSeed<'_, 'a> {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a trace")
     }
-    fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> std::result::Result<Self::Value, M::Error> {
+    fn visit_map<M: MapAccess<'a>>(
+        mut self,
+        mut map: M,
+    ) -> std::result::Result<Self::Value, M::Error> {
         let (mut id, mut category, mut steps) = (false, None, false);
         while let Some(key) = map.next_key_seed(KeySeed)? {
             match key {
@@ -302,7 +385,7 @@ impl<'a> Visitor<'a> for TraceSeed<'_, 'a> {
                         return Err(M::Error::custom("repeated key"));
                     }
                     map.next_value_seed(StepsSeed {
-                        names: &mut *self.names,
+                        sink: self.sink.reborrow(),
                     })?;
                 }
                 Key::State | Key::Other => map.next_value_seed(AnySeed)?,
@@ -373,9 +456,9 @@ impl<'a> Visitor<'a> for OptStrSeed {
     }
 }
 
-/// `"steps"`: an array of named steps.
+/// `"steps"`: an array of steps.
 struct StepsSeed<'n, 'a> {
-    names: &'n mut Vec<Cow<'a, str>>,
+    sink: Sink<'n, 'a>,
 }
 
 impl<'a> DeserializeSeed<'a> for StepsSeed<'_, 'a> {
@@ -391,12 +474,21 @@ impl<'a> Visitor<'a> for StepsSeed<'_, 'a> {
         f.write_str("an array of steps")
     }
     fn visit_seq<S: SeqAccess<'a>>(self, mut seq: S) -> std::result::Result<(), S::Error> {
-        while seq
-            .next_element_seed(StepSeed {
-                names: &mut *self.names,
-            })?
-            .is_some()
-        {}
+        match self.sink {
+            Sink::Names(names) => {
+                while seq.next_element_seed(StepSeed { names: &mut *names })?.is_some() {}
+            }
+            Sink::Texts(texts) => {
+                while let Some(step) = seq.next_element::<&'a serde_json::value::RawValue>()? {
+                    let text = step.get();
+                    // A step is an object (anything else goes the sequential reader's way).
+                    if !text.starts_with('{') {
+                        return Err(S::Error::custom("a step must be an object"));
+                    }
+                    texts.push(text);
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -735,6 +827,35 @@ mod tests {
         for n in 1..=lines.len() {
             let text: Vec<u8> = lines[..n].concat();
             assert_same(&text, None, &format!("{n} lines"));
+        }
+    }
+
+    /// The same with a spec, on steps of concrete values.
+    #[test]
+    fn unusual_lines_with_a_spec_are_read_as_the_sequential_reader_reads_them() {
+        let spec = Abstraction::from_file(&repo("models/safetydrift/spec.toml")).unwrap();
+        let ok = r#"{"d": "NONE", "t": "READ_ONLY", "r": "FULLY_REVERSIBLE"}"#;
+        let deep = format!("{}1{}", "[".repeat(126), "]".repeat(126));
+        let lines: Vec<String> = vec![
+            format!("{{\"id\": \"a\", \"steps\": [{ok}, {ok}]}}\n"),
+            // The same step written otherwise, a repeated key (the last counts), extra keys.
+            "{\"steps\": [{\"r\": \"PARTIALLY\", \"t\": \"NETWORK\", \"d\": \"PUBLIC\"},              {\"d\": \"NONE\", \"d\": \"PUBLIC\", \"t\": \"NETWORK\", \"r\": \"PARTIALLY\", \"x\": [1]}]}\n"
+                .into(),
+            "{\"steps\": [{\"state\": \"{d_public,t_file_write}\"}, {\"state\": \"{}\"}]}\n".into(),
+            // Bad: a value out of range, a number out of range, an invalid abstract state, a
+            // step nested too deep for serde_json, a step that is not an object, a
+            // non-string state, a missing variable.
+            "{\"steps\": [{\"d\": \"NONE\", \"t\": \"ROOT\", \"r\": \"PARTIALLY\"}]}\n".into(),
+            format!("{{\"steps\": [{{\"d\": \"NONE\", \"t\": \"READ_ONLY\", \"r\": \"PARTIALLY\", \"n\": 1e999}}]}}\n"),
+            "{\"steps\": [{\"state\": \"{d_internal}\"}]}\n".into(),
+            format!("{{\"steps\": [{{\"d\": \"NONE\", \"t\": \"READ_ONLY\", \"r\": \"PARTIALLY\", \"n\": {deep}}}]}}\n"),
+            format!("{{\"steps\": [{ok}, [1]]}}\n"),
+            "{\"steps\": [{\"state\": 1}]}\n".into(),
+            "{\"steps\": [{\"d\": \"NONE\", \"t\": \"READ_ONLY\"}]}\n".into(),
+        ];
+        for n in 1..=lines.len() {
+            let text: Vec<u8> = lines[..n].concat().into_bytes();
+            assert_same(&text, Some(&spec), &format!("{n} lines"));
         }
     }
 

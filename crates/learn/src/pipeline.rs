@@ -493,8 +493,6 @@ pub(crate) struct Counter<'s> {
     states_buf: Vec<u32>,
     tuple_buf: Vec<u32>,
     new_names: Vec<String>,
-    /// With a spec: the state index of each `{a,b}` name met (so that a name is parsed once).
-    spec_names: HashMap<String, u32>,
 }
 
 impl<'s> Counter<'s> {
@@ -510,7 +508,6 @@ impl<'s> Counter<'s> {
             states_buf: Vec::new(),
             tuple_buf: Vec::new(),
             new_names: Vec::new(),
-            spec_names: HashMap::new(),
         }
     }
 
@@ -600,46 +597,32 @@ impl<'s> Counter<'s> {
         self.record(trace.category.as_deref())
     }
 
-    /// Counts a trace whose steps all name their states (`{"state": NAME}`), as [`Self::add`]
-    /// counts it; `false` (and nothing counted) when a name is not a state of the spec, for
-    /// the caller to [`add`](Self::add) the trace instead, which locates the error.
+    /// Counts a trace whose steps all name their states (`{"state": NAME}`), without a spec,
+    /// as [`Self::add`] counts it.
     pub(crate) fn add_named<S: AsRef<str>>(
         &mut self,
         category: Option<&str>,
         names: &[S],
-    ) -> Result<bool> {
-        let opts = self.opts;
+    ) -> Result<()> {
         self.states_buf.clear();
         self.new_names.clear();
-        match self.spec {
-            Some(a) => {
-                for name in names {
-                    let name = name.as_ref();
-                    let s = match self.spec_names.get(name) {
-                        Some(&s) => s,
-                        None => {
-                            let Some(s) = a.parse_state_name(name).ok().and_then(|c| a.index_of(c))
-                            else {
-                                return Ok(false);
-                            };
-                            self.spec_names.insert(name.to_string(), s);
-                            s
-                        }
-                    };
-                    self.states_buf.push(s);
-                }
-            }
-            None => {
-                let group = Self::group(&mut self.groups, category, opts, None);
-                for name in names {
-                    let s = name_index(group, &mut self.new_names, name.as_ref());
-                    self.states_buf.push(s);
-                }
-            }
+        let group = Self::group(&mut self.groups, category, self.opts, None);
+        for name in names {
+            let s = name_index(group, &mut self.new_names, name.as_ref());
+            self.states_buf.push(s);
         }
         self.traces_read += 1;
-        self.record(category)?;
-        Ok(true)
+        self.record(category)
+    }
+
+    /// Counts a trace whose steps the spec maps to `states` (its state indices), as
+    /// [`Self::add`] counts it.
+    pub(crate) fn add_mapped(&mut self, category: Option<&str>, states: &[u32]) -> Result<()> {
+        self.states_buf.clear();
+        self.new_names.clear();
+        self.states_buf.extend_from_slice(states);
+        self.traces_read += 1;
+        self.record(category)
     }
 
     /// Records the trace mapped to `states_buf` (its new names in `new_names`) in the group
