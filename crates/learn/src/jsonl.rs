@@ -109,11 +109,15 @@ fn count_jsonl_in_blocks(
             }
         };
         let parts = split_lines(&buf[..end], threads);
-        let counted = count_parts(&parts, line, file, spec, opts)?;
-        for c in counted {
+        // The first line of each part.
+        let mut firsts = Vec::with_capacity(parts.len());
+        for p in &parts {
+            firsts.push(line);
+            line += memchr::memchr_iter(b'\n', p).count();
+        }
+        for c in count_parts(&parts, &firsts, file, spec, opts)? {
             total.absorb(c);
         }
-        line += memchr::memchr_iter(b'\n', &buf[..end]).count();
         buf.drain(..end);
         progress(ReadProgress {
             bytes: read,
@@ -147,22 +151,16 @@ fn split_lines(text: &[u8], n: usize) -> Vec<&[u8]> {
     parts
 }
 
-/// Counts each part on a thread of its own (the first on this one), the first part starting
-/// at line `line`; the counters in order, or the first error in file order.
+/// Counts each part on a thread of its own (the first on this one), part i starting at line
+/// `firsts[i]`; the counters in order, or the first error in file order.
 fn count_parts<'s>(
     parts: &[&[u8]],
-    line: usize,
+    firsts: &[usize],
     file: &str,
     spec: Option<&'s Abstraction>,
     opts: &'s LearnOptions,
 ) -> Result<Vec<Counter<'s>>> {
-    let mut firsts = Vec::with_capacity(parts.len());
-    let mut at = line;
-    for p in parts {
-        firsts.push(at);
-        at += memchr::memchr_iter(b'\n', p).count();
-    }
-    let Some((first, rest)) = parts.split_first() else {
+    let (Some((first, rest)), Some(&line)) = (parts.split_first(), firsts.first()) else {
         return Ok(Vec::new());
     };
     std::thread::scope(|s| {

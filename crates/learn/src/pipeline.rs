@@ -23,6 +23,8 @@
 //! the first-order chain apply unchanged.
 
 use std::collections::{BTreeMap, HashMap};
+
+use rustc_hash::FxHashMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -172,7 +174,7 @@ pub struct LearnOutcome {
 struct Group {
     counts: TransitionCounts,
     names: Vec<String>,
-    index: HashMap<String, u32>,
+    index: FxHashMap<String, u32>,
     tuples: Vec<Vec<u32>>,
     tuple_index: HashMap<Vec<u32>, u32>,
     /// The last state of each trace → how many traces ended there.
@@ -486,7 +488,11 @@ pub(crate) struct Counter<'s> {
     spec: Option<&'s Abstraction>,
     opts: &'s LearnOptions,
     spec_validity: Option<SpecValidity<'s>>,
-    groups: BTreeMap<String, Group>,
+    /// The groups by key, in the order met; the index of each key; the last group counted
+    /// into (the next trace is most often of the same group).
+    groups: Vec<(String, Group)>,
+    group_index: FxHashMap<String, usize>,
+    last_group: usize,
     skipped: Vec<Skipped>,
     traces_read: u64,
     /// Scratch buffers, reused from trace to trace.
@@ -502,7 +508,9 @@ impl<'s> Counter<'s> {
             spec,
             opts,
             spec_validity: spec.map(SpecValidity),
-            groups: BTreeMap::new(),
+            groups: Vec::new(),
+            group_index: FxHashMap::default(),
+            last_group: 0,
             skipped: Vec::new(),
             traces_read: 0,
             states_buf: Vec::new(),
@@ -511,33 +519,40 @@ impl<'s> Counter<'s> {
         }
     }
 
-    /// The group of `category` (created empty if new).
-    fn group<'g>(
-        groups: &'g mut BTreeMap<String, Group>,
-        category: Option<&str>,
-        opts: &LearnOptions,
-        spec: Option<&Abstraction>,
-    ) -> &'g mut Group {
-        let key = if opts.by_category {
+    /// The index in `groups` of the group of `category` (created empty if new).
+    fn group_of(&mut self, category: Option<&str>) -> usize {
+        let key = if self.opts.by_category {
             category.unwrap_or("uncategorized")
         } else {
             ""
         };
-        if !groups.contains_key(key) {
-            groups.insert(
-                key.to_string(),
-                Group {
-                    counts: TransitionCounts::new(if opts.order > 1 {
-                        0
-                    } else {
-                        spec.map_or(0, |a| a.num_states())
-                    }),
-                    ..Default::default()
-                },
-            );
+        if let Some((k, _)) = self.groups.get(self.last_group) {
+            if k.len() == key.len() && (key.is_empty() || k == key) {
+                return self.last_group;
+            }
         }
-        // (Present: inserted just above if it was not.)
-        groups.get_mut(key).expect("the group was just inserted")
+        let i = match self.group_index.get(key) {
+            Some(&i) => i,
+            None => {
+                let spec = self.spec;
+                let counts = TransitionCounts::new(if self.opts.order > 1 {
+                    0
+                } else {
+                    spec.map_or(0, |a| a.num_states())
+                });
+                self.groups.push((
+                    key.to_string(),
+                    Group {
+                        counts,
+                        ..Default::default()
+                    },
+                ));
+                self.group_index.insert(key.to_string(), self.groups.len() - 1);
+                self.groups.len() - 1
+            }
+        };
+        self.last_group = i;
+        i
     }
 
     /// Counts one trace (or records its error): nothing of a trace is counted unless all
@@ -558,7 +573,8 @@ impl<'s> Counter<'s> {
         };
         self.traces_read += 1;
         let spec = self.spec;
-        let group = Self::group(&mut self.groups, trace.category.as_deref(), opts, spec);
+        let gi = self.group_of(trace.category.as_deref());
+        let group = &mut self.groups[gi].1;
         // Map the steps to state indices; nothing is recorded unless the whole trace maps.
         self.states_buf.clear();
         self.new_names.clear();
@@ -594,7 +610,7 @@ impl<'s> Counter<'s> {
             }
             return Err(error);
         }
-        self.record(trace.category.as_deref())
+        self.record(gi)
     }
 
     /// Counts a trace whose steps all name their states (`{"state": NAME}`), without a spec,
@@ -606,13 +622,14 @@ impl<'s> Counter<'s> {
     ) -> Result<()> {
         self.states_buf.clear();
         self.new_names.clear();
-        let group = Self::group(&mut self.groups, category, self.opts, None);
+        let gi = self.group_of(category);
+        let group = &self.groups[gi].1;
         for name in names {
             let s = name_index(group, &mut self.new_names, name.as_ref());
             self.states_buf.push(s);
         }
         self.traces_read += 1;
-        self.record(category)
+        self.record(gi)
     }
 
     /// Counts a trace whose steps the spec maps to `states` (its state indices), as
@@ -622,19 +639,19 @@ impl<'s> Counter<'s> {
         self.new_names.clear();
         self.states_buf.extend_from_slice(states);
         self.traces_read += 1;
-        self.record(category)
+        let gi = self.group_of(category);
+        self.record(gi)
     }
 
-    /// Records the trace mapped to `states_buf` (its new names in `new_names`) in the group
-    /// of `category`.
-    fn record(&mut self, category: Option<&str>) -> Result<()> {
+    /// Records the trace mapped to `states_buf` (its new names in `new_names`) in group `gi`.
+    fn record(&mut self, gi: usize) -> Result<()> {
         let opts = self.opts;
         let k = opts.order;
         let validity: &dyn Validity = match &self.spec_validity {
             Some(v) => v,
             None => &AllValid,
         };
-        let group = Self::group(&mut self.groups, category, opts, self.spec);
+        let group = &mut self.groups[gi].1;
         for name in self.new_names.drain(..) {
             group.index.insert(name.clone(), group.names.len() as u32);
             group.names.push(name);
@@ -685,26 +702,28 @@ impl<'s> Counter<'s> {
         for (key, g) in later.groups {
             let category = self.opts.by_category.then_some(key.as_str());
             // (`key` is the group key of `category`, so this finds or makes that group.)
-            let group = Self::group(&mut self.groups, category, self.opts, self.spec);
-            group.absorb(g, self.spec.is_some(), self.opts.order);
+            let gi = self.group_of(category);
+            self.groups[gi]
+                .1
+                .absorb(g, self.spec.is_some(), self.opts.order);
         }
     }
 
     /// The steps counted so far.
     pub(crate) fn steps(&self) -> u64 {
-        self.groups.values().map(|g| g.counts.steps()).sum()
+        self.groups.iter().map(|(_, g)| g.counts.steps()).sum()
     }
 
     /// The counted groups, or an error when no trace had a step.
     pub(crate) fn finish(self, file: &str) -> Result<Counted> {
-        if self.groups.values().all(|g| g.counts.traces() == 0) {
+        if self.groups.iter().all(|(_, g)| g.counts.traces() == 0) {
             return Err(LearnError::EmptyTraceFile {
                 file: file.to_string(),
                 skipped: self.skipped.len(),
             });
         }
         Ok(Counted {
-            groups: self.groups,
+            groups: self.groups.into_iter().collect(),
             traces_read: self.traces_read,
             skipped: self.skipped,
         })
