@@ -38,7 +38,10 @@ fn same_files(traces: &Path, extra: &[&str], out_name: &str) {
             None => seen = Some((summary, files)),
             Some((summary1, files1)) => {
                 assert_eq!(&summary, summary1, "{extra:?}, {threads} threads");
-                assert!(&files == files1, "{extra:?}: {threads} threads wrote other files");
+                assert!(
+                    &files == files1,
+                    "{extra:?}: {threads} threads wrote other files"
+                );
             }
         }
     }
@@ -88,21 +91,15 @@ fn the_parallel_reader_fails_as_the_sequential_one_fails() {
     let traces = dir.path().join("bad.jsonl");
     let mut text = String::new();
     for i in 0..40_000 {
-        text += &format!("{{\"id\": {i}, \"steps\": [{{\"state\": \"s{}\"}}]}}\n", i % 7);
+        text += &format!(
+            "{{\"id\": {i}, \"steps\": [{{\"state\": \"s{}\"}}]}}\n",
+            i % 7
+        );
     }
     text += "{\"steps\": [{\"state\": \"s1\"}, {\"state\": \"s2\"]}\n";
     std::fs::write(&traces, &text).unwrap();
     let out = dir.path().join("m.json");
-    let run = |threads: &str| {
-        fail(&[
-            "learn",
-            s(&traces),
-            "-o",
-            s(&out),
-            "--threads",
-            threads,
-        ])
-    };
+    let run = |threads: &str| fail(&["learn", s(&traces), "-o", s(&out), "--threads", threads]);
     let sequential = run("1");
     assert!(sequential.contains(":40001:"), "{sequential}");
     assert_eq!(run("2"), sequential);

@@ -204,7 +204,11 @@ pub struct Trace {
 }
 
 enum Inner<R: BufRead> {
-    Jsonl { reader: R, line: usize, buf: Vec<u8> },
+    Jsonl {
+        reader: R,
+        line: usize,
+        buf: Vec<u8>,
+    },
     Csv(Box<CsvState<R>>),
 }
 

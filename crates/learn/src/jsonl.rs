@@ -18,11 +18,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
 
-use augur_abstraction::{
-    jsonl_content, parse_jsonl_line, Abstraction, RawValue, Step, StepKind,
-};
-use rustc_hash::FxHashMap;
+use augur_abstraction::{jsonl_content, parse_jsonl_line, Abstraction, RawValue, Step, StepKind};
 use augur_source::Location;
+use rustc_hash::FxHashMap;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{LearnError, Result};
@@ -474,7 +472,10 @@ impl<'a> Visitor<'a> for StepsSeed<'_, 'a> {
     fn visit_seq<S: SeqAccess<'a>>(self, mut seq: S) -> std::result::Result<(), S::Error> {
         match self.sink {
             Sink::Names(names) => {
-                while seq.next_element_seed(StepSeed { names: &mut *names })?.is_some() {}
+                while seq
+                    .next_element_seed(StepSeed { names: &mut *names })?
+                    .is_some()
+                {}
             }
             Sink::Texts(texts) => {
                 while let Some(step) = seq.next_element::<&'a serde_json::value::RawValue>()? {
@@ -609,7 +610,9 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     fn repo(path: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(path)
     }
 
     /// Everything a learn gives, as text: each model's JSON document, the traces read, the
@@ -701,8 +704,14 @@ mod tests {
         let spec = |p: &str| Abstraction::from_file(&repo(p)).unwrap();
         let cases: [(&str, Option<Abstraction>); 5] = [
             ("models/end-state/traces.jsonl", None),
-            ("models/microwave/traces.jsonl", Some(spec("models/microwave/spec.toml"))),
-            ("models/safetydrift/traces.jsonl", Some(spec("models/safetydrift/spec.toml"))),
+            (
+                "models/microwave/traces.jsonl",
+                Some(spec("models/microwave/spec.toml")),
+            ),
+            (
+                "models/safetydrift/traces.jsonl",
+                Some(spec("models/safetydrift/spec.toml")),
+            ),
             // Concrete values without a spec: an error (or every trace skipped).
             ("models/safetydrift/traces.jsonl", None),
             ("models/monitor/runs.jsonl", None),
@@ -758,7 +767,11 @@ mod tests {
         for opts in option_sets() {
             let want = sequential(&text, None, &opts);
             for (threads, block) in [(2, 1 << 20), (3, 300_000)] {
-                assert_eq!(parallel(&text, None, &opts, threads, block), want, "{opts:?}");
+                assert_eq!(
+                    parallel(&text, None, &opts, threads, block),
+                    want,
+                    "{opts:?}"
+                );
             }
         }
         // With bad lines: skipped (in order) or the first one the error.
@@ -879,8 +892,7 @@ mod tests {
             ..LearnOptions::default()
         };
         let reader = TraceReader::new(&text[..], TraceFormat::JsonLines, "t.jsonl");
-        let want =
-            crate::pipeline::count_from_traces(reader, "t.jsonl", None, &opts).unwrap();
+        let want = crate::pipeline::count_from_traces(reader, "t.jsonl", None, &opts).unwrap();
         let c = count_jsonl_in_blocks(&text[..], "t.jsonl", None, &opts, 2, 40, &mut |_| {});
         let got = keyed_counts(c.unwrap(), None, &opts).unwrap();
         assert_eq!(
@@ -894,8 +906,7 @@ mod tests {
         let text = b"{\"steps\": [{\"state\": \"a\"}, {\"state\": \"b\"}]}\n".repeat(100);
         let mut seen = Vec::new();
         let opts = LearnOptions::default();
-        count_jsonl_in_blocks(&text[..], "t", None, &opts, 2, 1000, &mut |p| seen.push(p))
-            .unwrap();
+        count_jsonl_in_blocks(&text[..], "t", None, &opts, 2, 1000, &mut |p| seen.push(p)).unwrap();
         assert!(seen.len() > 3);
         assert_eq!(
             seen.last().copied(),

@@ -547,7 +547,8 @@ impl<'s> Counter<'s> {
                         ..Default::default()
                     },
                 ));
-                self.group_index.insert(key.to_string(), self.groups.len() - 1);
+                self.group_index
+                    .insert(key.to_string(), self.groups.len() - 1);
                 self.groups.len() - 1
             }
         };
@@ -582,9 +583,7 @@ impl<'s> Counter<'s> {
         for step in &trace.steps {
             let r = match (spec, &step.kind) {
                 (Some(a), _) => a.step_state(step, file).map_err(LearnError::from),
-                (None, StepKind::Named(name)) => {
-                    Ok(name_index(group, &mut self.new_names, name))
-                }
+                (None, StepKind::Named(name)) => Ok(name_index(group, &mut self.new_names, name)),
                 (None, StepKind::Values(_)) => Err(LearnError::Step {
                     location: step.location(file, None),
                     message: format!(
