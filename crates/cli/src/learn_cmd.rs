@@ -196,7 +196,12 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         progress.finish();
         return learned_summary(args, &file_name, &outcome, out);
     }
-    let read = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    // (A step table has been read whole by now.)
+    let read = std::rc::Rc::new(std::cell::Cell::new(if table.is_some() {
+        progress.size
+    } else {
+        0
+    }));
     let steps = std::cell::Cell::new(0u64);
     let reader: Box<dyn Iterator<Item = augur_abstraction::Result<augur_abstraction::Trace>> + '_> =
         match &table {
