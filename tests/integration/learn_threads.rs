@@ -10,11 +10,14 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// The files written in a directory: (name, bytes), by name.
+type Files = Vec<(String, Vec<u8>)>;
+
 /// The files `augur learn TRACES EXTRA -o OUT` writes, with `--threads` 1, 2 and 3, are the
 /// same bytes, and so are the summaries.
 fn same_files(traces: &Path, extra: &[&str], out_name: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let mut seen: Option<(String, Vec<(String, Vec<u8>)>)> = None;
+    let mut seen: Option<(String, Files)> = None;
     for threads in ["1", "2", "3"] {
         let sub = dir.path().join(threads);
         std::fs::create_dir(&sub).unwrap();
@@ -22,7 +25,7 @@ fn same_files(traces: &Path, extra: &[&str], out_name: &str) {
         let mut args = vec!["learn", s(traces), "-o", s(&out), "--threads", threads];
         args.extend_from_slice(extra);
         let summary = ok(&args).replace(s(&sub), "DIR");
-        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&sub)
+        let mut files: Files = std::fs::read_dir(&sub)
             .unwrap()
             .map(|e| {
                 let e = e.unwrap();
