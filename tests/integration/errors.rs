@@ -209,6 +209,32 @@ snapshot!(
         "target/never-written.json"
     ]
 );
+// The same through the sequential reader (`--threads 1`; the parallel one is the default on
+// a machine of several cores): the same message.
+snapshot!(
+    jsonl_invalid_one_thread,
+    [
+        "learn",
+        f("invalid.jsonl"),
+        "-o",
+        "target/never-written.json",
+        "--threads",
+        "1"
+    ]
+);
+snapshot!(
+    jsonl_value_out_of_range_one_thread,
+    [
+        "learn",
+        f("out_of_range.jsonl"),
+        "--abstraction",
+        f("spec.toml"),
+        "-o",
+        "target/never-written.json",
+        "--threads",
+        "1"
+    ]
+);
 snapshot!(
     jsonl_value_out_of_range,
     [

@@ -22,6 +22,7 @@ mod learn_counts;
 mod learn_end_state;
 mod learn_order;
 mod learn_parquet;
+mod learn_threads;
 mod ltl;
 mod monitor;
 mod mutation;

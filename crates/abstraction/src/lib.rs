@@ -67,7 +67,10 @@ mod traces;
 pub use bexpr::PredicateExpr;
 pub use error::{AbstractionError, Result};
 pub use spec::{Abstraction, Predicate, VarKind, Variable, MAX_PREDICATES, MAX_STATES};
-pub use traces::{RawValue, Step, StepKind, StepSource, Trace, TraceFormat, TraceReader};
+pub use traces::{
+    jsonl_content, parse_jsonl_line, RawValue, Step, StepKind, StepSource, Trace, TraceFormat,
+    TraceReader,
+};
 
 #[cfg(test)]
 mod tests;

@@ -204,7 +204,11 @@ pub struct Trace {
 }
 
 enum Inner<R: BufRead> {
-    Jsonl { reader: R, line: usize, buf: String },
+    Jsonl {
+        reader: R,
+        line: usize,
+        buf: Vec<u8>,
+    },
     Csv(Box<CsvState<R>>),
 }
 
@@ -287,7 +291,7 @@ impl<R: BufRead> TraceReader<R> {
             TraceFormat::JsonLines => Inner::Jsonl {
                 reader,
                 line: 0,
-                buf: String::new(),
+                buf: Vec::new(),
             },
             TraceFormat::Csv => {
                 let log = Rc::new(RefCell::new(TapLog::default()));
@@ -409,6 +413,47 @@ fn parse_json_trace(text: &str, line: usize) -> std::result::Result<Trace, (Stri
     })
 }
 
+/// The message of a line that is not UTF-8 (as the standard library words it).
+const NOT_UTF8: &str = "cannot read: stream did not contain valid UTF-8";
+
+/// One line of a JSON Lines trace file, as [`TraceReader`] reads it: line `line` (1-based) of
+/// `file`, its bytes with or without the line break. `None` for a blank line; an error for a
+/// line that is not UTF-8 or not a trace, located at the offending byte or value. A
+/// byte-order mark before line 1 is ignored. Every reader of JSON Lines traces (sequential or
+/// parallel) goes through this function, so that they accept and reject the same lines with
+/// the same messages.
+pub fn parse_jsonl_line(bytes: &[u8], line: usize, file: &str) -> Option<Result<Trace>> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Some(Err(AbstractionError::Trace {
+            location: Location::line(file, line),
+            message: NOT_UTF8.to_string(),
+        }));
+    };
+    let content = jsonl_content(text, line)?;
+    Some(parse_json_trace(content, line).map_err(|(message, at)| {
+        let span = match at {
+            JsonAt::Offset(o) => Span::point(o.min(content.len())),
+            JsonAt::Path(p) => p.span_in(content).unwrap_or_else(|| trimmed_span(content)),
+        };
+        AbstractionError::Trace {
+            location: Location::in_line_bytes(file, line, content, span),
+            message,
+        }
+    }))
+}
+
+/// The JSON text of line `line` (1-based): without its line break, and on line 1 without a
+/// byte-order mark (Windows editors); `None` when it is blank.
+pub fn jsonl_content(text: &str, line: usize) -> Option<&str> {
+    let text = if line == 1 {
+        text.strip_prefix('\u{feff}').unwrap_or(text)
+    } else {
+        text
+    };
+    let content = text.trim_end_matches(['\n', '\r']);
+    (!content.trim().is_empty()).then_some(content)
+}
+
 impl<R: BufRead> Iterator for TraceReader<R> {
     type Item = Result<Trace>;
 
@@ -418,7 +463,7 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             Inner::Jsonl { reader, line, buf } => loop {
                 buf.clear();
                 *line += 1;
-                match reader.read_line(buf) {
+                match reader.read_until(b'\n', buf) {
                     Ok(0) => return None,
                     Ok(_) => {}
                     Err(e) => {
@@ -428,29 +473,9 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                         }))
                     }
                 }
-                // A byte-order mark (Windows editors) before the first line is not JSON.
-                let start = if *line == 1 && buf.starts_with('\u{feff}') {
-                    '\u{feff}'.len_utf8()
-                } else {
-                    0
-                };
-                let content = buf[start..].trim_end_matches(['\n', '\r']);
-                if content.trim().is_empty() {
-                    continue;
+                if let Some(item) = parse_jsonl_line(buf, *line, &file) {
+                    return Some(item);
                 }
-                let l = *line;
-                return Some(parse_json_trace(content, l).map_err(|(message, at)| {
-                    let span = match at {
-                        JsonAt::Offset(o) => Span::point(o.min(content.len())),
-                        JsonAt::Path(p) => {
-                            p.span_in(content).unwrap_or_else(|| trimmed_span(content))
-                        }
-                    };
-                    AbstractionError::Trace {
-                        location: Location::in_line_bytes(&file, l, content, span),
-                        message,
-                    }
-                }));
             },
             Inner::Csv(_) => self.next_csv(),
         }

@@ -11,8 +11,8 @@ use augur_formats::json::parse_json;
 use augur_learn::counts::KeyedCounts;
 use augur_learn::learn::Unobserved;
 use augur_learn::pipeline::{
-    count_from_traces, learn_from_counts, learn_from_traces, output_paths, write_learned,
-    CountsOutcome, LearnOptions, LearnedModel,
+    count_from_jsonl, count_from_traces, learn_from_counts, learn_from_jsonl, learn_from_traces,
+    output_paths, write_learned, CountsOutcome, LearnOptions, LearnedModel, ReadProgress,
 };
 use serde_json::json;
 
@@ -66,6 +66,12 @@ pub struct LearnArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// JSON Lines: the threads counting the traces [default: the number of cores]. With 1,
+    /// the file is read line by line as a stream (the reader CSV files also use); with more,
+    /// in blocks of some megabytes, each cut into one part per thread. Both give the same
+    /// model and the same errors.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 /// The columns of a Parquet or Arrow step table (see `augur_columnar::Columns`).
@@ -159,19 +165,6 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
     } else {
         None
     };
-    let reader: Box<dyn Iterator<Item = augur_abstraction::Result<augur_abstraction::Trace>> + '_> =
-        match &table {
-            Some(t) => Box::new(t.traces().map(Ok)),
-            None => {
-                let file =
-                    File::open(traces).with_context(|| format!("{file_name}: cannot open"))?;
-                Box::new(TraceReader::new(
-                    BufReader::new(file),
-                    TraceFormat::from_path(traces),
-                    &file_name,
-                ))
-            }
-        };
     let with_note = |e: augur_learn::LearnError| match e {
         // Concrete values without a spec: say how to give one.
         e @ augur_learn::LearnError::Step { .. } if spec.is_none() => anyhow::Error::new(
@@ -180,13 +173,75 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         ),
         e => e.into(),
     };
+    let threads = match args.threads {
+        Some(n) => usize::from(n),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let format = TraceFormat::from_path(traces);
+    let progress = ReadProgressLine::new(traces);
+    if table.is_none() && format == TraceFormat::JsonLines && threads > 1 {
+        // The parallel reader, block by block.
+        let file = File::open(traces).with_context(|| format!("{file_name}: cannot open"))?;
+        let mut report = |p: ReadProgress| progress.show(p.bytes, p.steps);
+        let spec = spec.as_ref();
+        if args.counts_only {
+            let outcome = count_from_jsonl(file, &file_name, spec, &opts, threads, &mut report)
+                .map_err(with_note)?;
+            progress.finish();
+            write_counts(&outcome.counts, &args.output)?;
+            return counts_summary(args, &file_name, &outcome, out);
+        }
+        let outcome = learn_from_jsonl(file, &file_name, spec, &opts, threads, &mut report)
+            .map_err(with_note)?;
+        progress.finish();
+        return learned_summary(args, &file_name, &outcome, out);
+    }
+    // (A step table has been read whole by now.)
+    let read = std::rc::Rc::new(std::cell::Cell::new(if table.is_some() {
+        progress.size
+    } else {
+        0
+    }));
+    let steps = std::cell::Cell::new(0u64);
+    let reader: Box<dyn Iterator<Item = augur_abstraction::Result<augur_abstraction::Trace>> + '_> =
+        match &table {
+            Some(t) => Box::new(t.traces().map(Ok)),
+            None => {
+                let file =
+                    File::open(traces).with_context(|| format!("{file_name}: cannot open"))?;
+                let file = CountingRead {
+                    inner: file,
+                    read: std::rc::Rc::clone(&read),
+                };
+                Box::new(TraceReader::new(BufReader::new(file), format, &file_name))
+            }
+        };
+    // The sequential reader's progress: bytes read and the steps of the traces read.
+    let reader = reader.inspect(|item| {
+        if let Ok(t) = item {
+            steps.set(steps.get() + t.steps.len() as u64);
+        }
+        progress.show(read.get(), steps.get());
+    });
     if args.counts_only {
         let outcome =
             count_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(with_note)?;
+        progress.finish();
         write_counts(&outcome.counts, &args.output)?;
         return counts_summary(args, &file_name, &outcome, out);
     }
     let outcome = learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(with_note)?;
+    progress.finish();
+    learned_summary(args, &file_name, &outcome, out)
+}
+
+/// The summary of a model learned from traces.
+fn learned_summary(
+    args: &LearnArgs,
+    file_name: &str,
+    outcome: &augur_learn::pipeline::LearnOutcome,
+    out: &mut dyn Write,
+) -> Result<()> {
     let skipped: Vec<(usize, String)> = outcome
         .skipped
         .iter()
@@ -194,13 +249,77 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         .collect();
     summarize(
         args,
-        &file_name,
+        file_name,
         json!({ "traces_file": file_name }),
         &outcome.models,
         outcome.traces_read,
         &skipped,
         out,
     )
+}
+
+/// A reader that counts the bytes read (for the progress line).
+struct CountingRead<R> {
+    inner: R,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: std::io::Read> std::io::Read for CountingRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// The progress line of a long learn on stderr: bytes read (of the file's size) and steps
+/// per second; shown only when stderr is a terminal, once reading has taken a second.
+struct ReadProgressLine {
+    bar: Option<indicatif::ProgressBar>,
+    start: std::time::Instant,
+    size: u64,
+}
+
+impl ReadProgressLine {
+    fn new(path: &std::path::Path) -> Self {
+        use std::io::IsTerminal;
+        ReadProgressLine {
+            bar: std::io::stderr()
+                .is_terminal()
+                .then(indicatif::ProgressBar::hidden),
+            start: std::time::Instant::now(),
+            size: std::fs::metadata(path).map_or(0, |m| m.len()),
+        }
+    }
+
+    fn show(&self, bytes: u64, steps: u64) {
+        let Some(bar) = &self.bar else { return };
+        let elapsed = self.start.elapsed();
+        if elapsed < std::time::Duration::from_secs(1) {
+            return;
+        }
+        if bar.is_hidden() {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} reading {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+        }
+        let mb = |b: u64| b as f64 / 1e6;
+        let rate = steps as f64 / elapsed.as_secs_f64().max(1e-9);
+        bar.set_message(format!(
+            "{:.0} of {:.0} MB, {steps} steps, {rate:.0} steps/s",
+            mb(bytes),
+            mb(self.size.max(bytes)),
+        ));
+        bar.tick();
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// `--from-counts`: sum the counts files and learn from them.

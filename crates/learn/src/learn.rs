@@ -291,6 +291,30 @@ impl TransitionCounts {
         self.steps += other.steps;
     }
 
+    /// Adds `other`'s counts, its state `i` being this one's `map[i]` (every state of
+    /// `other` must be mapped into this one's states).
+    pub(crate) fn merge_mapped(&mut self, other: &TransitionCounts, map: &[u32]) {
+        for (from, row) in other.rows.iter().enumerate() {
+            let f = map[from] as usize;
+            for (&to, &c) in row {
+                *self.rows[f].entry(map[to as usize]).or_insert(0) += c;
+            }
+        }
+        for (&(f, t), &c) in &other.invalid {
+            *self
+                .invalid
+                .entry((map[f as usize], map[t as usize]))
+                .or_insert(0) += c;
+        }
+        for (&s, &c) in &other.initial {
+            *self.initial.entry(map[s as usize]).or_insert(0) += c;
+        }
+        self.determined
+            .extend(other.determined.iter().map(|&s| map[s as usize]));
+        self.traces += other.traces;
+        self.steps += other.steps;
+    }
+
     /// Adds one state, the end state of [`crate::end_state`], and counts `ends` (the last
     /// state of each trace → how many traces ended there) as transitions into it. Returns its
     /// index. Traces and steps are not counted again. Errors if a state is out of range.

@@ -38,6 +38,7 @@
 pub mod counts;
 pub mod end_state;
 mod error;
+mod jsonl;
 pub mod learn;
 pub mod observed;
 pub mod pac;

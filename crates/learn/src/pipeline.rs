@@ -23,6 +23,8 @@
 //! the first-order chain apply unchanged.
 
 use std::collections::{BTreeMap, HashMap};
+
+use rustc_hash::FxHashMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +37,7 @@ use augur_formats::smoothing::SmoothedRows;
 use crate::counts::{GroupCounts, KeyedCounts, StateKey};
 use crate::end_state::{self, EndValidity};
 use crate::error::{LearnError, Result};
+pub use crate::jsonl::ReadProgress;
 use crate::learn::{
     smoothed_rows, AllValid, CountsJson, LearnReport, TransitionCounts, Unobserved, Validity,
 };
@@ -171,7 +174,7 @@ pub struct LearnOutcome {
 struct Group {
     counts: TransitionCounts,
     names: Vec<String>,
-    index: HashMap<String, u32>,
+    index: FxHashMap<String, u32>,
     tuples: Vec<Vec<u32>>,
     tuple_index: HashMap<Vec<u32>, u32>,
     /// The last state of each trace → how many traces ended there.
@@ -233,6 +236,62 @@ impl Group {
             transitions,
             invalid,
             ends,
+        }
+    }
+
+    /// Adds the counts of `later` (counted by another [`Counter`] over the traces that follow
+    /// this group's in the file): its base states (names, unless `spec`) and, for order
+    /// `k > 1`, its tuples are numbered after this group's in the order `later` met them, as
+    /// one group counting both parts in order would number them.
+    fn absorb(&mut self, later: Group, spec: bool, k: usize) {
+        let base: Vec<u32> = if spec {
+            Vec::new()
+        } else {
+            later
+                .names
+                .into_iter()
+                .map(|name| match self.index.get(&name) {
+                    Some(&i) => i,
+                    None => {
+                        let i = self.names.len() as u32;
+                        self.index.insert(name.clone(), i);
+                        self.names.push(name);
+                        i
+                    }
+                })
+                .collect()
+        };
+        let base_of = |b: u32| if spec { b } else { base[b as usize] };
+        let map: Vec<u32> = if k > 1 {
+            later
+                .tuples
+                .iter()
+                .map(|t| {
+                    let t: Vec<u32> = t.iter().map(|&b| base_of(b)).collect();
+                    match self.tuple_index.get(&t) {
+                        Some(&i) => i,
+                        None => {
+                            let i = self.tuples.len() as u32;
+                            self.tuples.push(t.clone());
+                            self.tuple_index.insert(t, i);
+                            i
+                        }
+                    }
+                })
+                .collect()
+        } else if spec {
+            (0..later.counts.num_states() as u32).collect()
+        } else {
+            base
+        };
+        if k > 1 {
+            self.counts.ensure_states(self.tuples.len());
+        } else if !spec {
+            self.counts.ensure_states(self.names.len());
+        }
+        self.counts.merge_mapped(&later.counts, &map);
+        for (s, c) in later.ends {
+            *self.ends.entry(map[s as usize]).or_insert(0) += c;
         }
     }
 
@@ -391,6 +450,20 @@ impl Validity for SpecValidity<'_> {
     }
 }
 
+/// Checks the options that do not depend on the traces, before reading any.
+pub(crate) fn check_options(opts: &LearnOptions) -> Result<()> {
+    if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
+        return Err(LearnError::BadAlpha(opts.alpha));
+    }
+    if !(1..=8).contains(&opts.order) {
+        return Err(LearnError::BadOrder(opts.order));
+    }
+    if let Some(name) = &opts.end_state {
+        end_state::check_name(name)?;
+    }
+    Ok(())
+}
+
 /// Counts the traces of `reader` by group (category key), as every learner does. `reader` is
 /// an [`augur_abstraction::TraceReader`] or any other source of traces (e.g. the rows of a
 /// Parquet step table).
@@ -400,74 +473,117 @@ fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
 ) -> Result<Counted> {
-    if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
-        return Err(LearnError::BadAlpha(opts.alpha));
-    }
-    if !(1..=8).contains(&opts.order) {
-        return Err(LearnError::BadOrder(opts.order));
-    }
-    let k = opts.order;
-    let mut tuple_buf: Vec<u32> = Vec::new();
-    let spec_validity = spec.map(SpecValidity);
-    let validity: &dyn Validity = match &spec_validity {
-        Some(v) => v,
-        None => &AllValid,
-    };
-    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
-    let mut skipped: Vec<Skipped> = Vec::new();
-    let mut traces_read = 0u64;
-    let mut states_buf: Vec<u32> = Vec::new();
-    if let Some(name) = &opts.end_state {
-        end_state::check_name(name)?;
-    }
+    check_options(opts)?;
+    let mut counter = Counter::new(spec, opts);
     for item in reader {
+        counter.add(item, file)?;
+    }
+    counter.finish(file)
+}
+
+/// Counts traces one at a time, by group: what [`count_groups`] does for a whole file, and
+/// each thread of the parallel JSON Lines reader ([`crate::jsonl`]) for its part of the
+/// file, the parts' counters then [absorbed](Counter::absorb) in file order.
+pub(crate) struct Counter<'s> {
+    spec: Option<&'s Abstraction>,
+    opts: &'s LearnOptions,
+    spec_validity: Option<SpecValidity<'s>>,
+    /// The groups by key, in the order met; the index of each key; the last group counted
+    /// into (the next trace is most often of the same group).
+    groups: Vec<(String, Group)>,
+    group_index: FxHashMap<String, usize>,
+    last_group: usize,
+    skipped: Vec<Skipped>,
+    traces_read: u64,
+    /// Scratch buffers, reused from trace to trace.
+    states_buf: Vec<u32>,
+    tuple_buf: Vec<u32>,
+    new_names: Vec<String>,
+}
+
+impl<'s> Counter<'s> {
+    /// An empty counter (the options checked by [`check_options`]).
+    pub(crate) fn new(spec: Option<&'s Abstraction>, opts: &'s LearnOptions) -> Self {
+        Counter {
+            spec,
+            opts,
+            spec_validity: spec.map(SpecValidity),
+            groups: Vec::new(),
+            group_index: FxHashMap::default(),
+            last_group: 0,
+            skipped: Vec::new(),
+            traces_read: 0,
+            states_buf: Vec::new(),
+            tuple_buf: Vec::new(),
+            new_names: Vec::new(),
+        }
+    }
+
+    /// The index in `groups` of the group of `category` (created empty if new).
+    fn group_of(&mut self, category: Option<&str>) -> usize {
+        let key = if self.opts.by_category {
+            category.unwrap_or("uncategorized")
+        } else {
+            ""
+        };
+        if let Some((k, _)) = self.groups.get(self.last_group) {
+            if k.len() == key.len() && (key.is_empty() || k == key) {
+                return self.last_group;
+            }
+        }
+        let i = match self.group_index.get(key) {
+            Some(&i) => i,
+            None => {
+                let spec = self.spec;
+                let counts = TransitionCounts::new(if self.opts.order > 1 {
+                    0
+                } else {
+                    spec.map_or(0, |a| a.num_states())
+                });
+                self.groups.push((
+                    key.to_string(),
+                    Group {
+                        counts,
+                        ..Default::default()
+                    },
+                ));
+                self.group_index
+                    .insert(key.to_string(), self.groups.len() - 1);
+                self.groups.len() - 1
+            }
+        };
+        self.last_group = i;
+        i
+    }
+
+    /// Counts one trace (or records its error): nothing of a trace is counted unless all
+    /// its steps map. An error is returned unless [`LearnOptions::skip_invalid`].
+    pub(crate) fn add(&mut self, item: augur_abstraction::Result<Trace>, file: &str) -> Result<()> {
+        let opts = self.opts;
         let trace = match item {
             Ok(t) => t,
             Err(e) if opts.skip_invalid => {
                 let error = LearnError::from(e);
-                skipped.push(Skipped {
+                self.skipped.push(Skipped {
                     line: error.line(),
                     error,
                 });
-                continue;
+                return Ok(());
             }
             Err(e) => return Err(e.into()),
         };
-        traces_read += 1;
-        let key = if opts.by_category {
-            trace
-                .category
-                .clone()
-                .unwrap_or_else(|| "uncategorized".into())
-        } else {
-            String::new()
-        };
-        let group = groups.entry(key).or_insert_with(|| Group {
-            counts: TransitionCounts::new(if k > 1 {
-                0
-            } else {
-                spec.map_or(0, |a| a.num_states())
-            }),
-            ..Default::default()
-        });
+        self.traces_read += 1;
+        let spec = self.spec;
+        let gi = self.group_of(trace.category.as_deref());
+        let group = &mut self.groups[gi].1;
         // Map the steps to state indices; nothing is recorded unless the whole trace maps.
-        states_buf.clear();
-        let mut new_names: Vec<String> = Vec::new();
+        self.states_buf.clear();
+        self.new_names.clear();
         let mut failure = None;
         for step in &trace.steps {
             let r = match (spec, &step.kind) {
                 (Some(a), _) => a.step_state(step, file).map_err(LearnError::from),
-                (None, StepKind::Named(name)) => Ok(match group.index.get(name) {
-                    Some(&i) => i,
-                    None => {
-                        let pos = new_names.iter().position(|n| n == name);
-                        let k = pos.unwrap_or_else(|| {
-                            new_names.push(name.clone());
-                            new_names.len() - 1
-                        });
-                        (group.names.len() + k) as u32
-                    }
-                }),
+                (None, StepKind::Named(name)) => Ok(name_index(group, &mut self.new_names, name)),
                 (None, StepKind::Values(_)) => Err(LearnError::Step {
                     location: step.location(file, None),
                     message: format!(
@@ -479,7 +595,7 @@ fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
                 }),
             };
             match r {
-                Ok(s) => states_buf.push(s),
+                Ok(s) => self.states_buf.push(s),
                 Err(e) => {
                     failure = Some((step.line, e));
                     break;
@@ -488,20 +604,64 @@ fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
         }
         if let Some((line, error)) = failure {
             if opts.skip_invalid {
-                skipped.push(Skipped { line, error });
-                continue;
+                self.skipped.push(Skipped { line, error });
+                return Ok(());
             }
             return Err(error);
         }
-        for name in new_names {
+        self.record(gi)
+    }
+
+    /// Counts a trace whose steps all name their states (`{"state": NAME}`), without a spec,
+    /// as [`Self::add`] counts it.
+    pub(crate) fn add_named<S: AsRef<str>>(
+        &mut self,
+        category: Option<&str>,
+        names: &[S],
+    ) -> Result<()> {
+        self.states_buf.clear();
+        self.new_names.clear();
+        let gi = self.group_of(category);
+        let group = &self.groups[gi].1;
+        for name in names {
+            let s = name_index(group, &mut self.new_names, name.as_ref());
+            self.states_buf.push(s);
+        }
+        self.traces_read += 1;
+        self.record(gi)
+    }
+
+    /// Counts a trace whose steps the spec maps to `states` (its state indices), as
+    /// [`Self::add`] counts it.
+    pub(crate) fn add_mapped(&mut self, category: Option<&str>, states: &[u32]) -> Result<()> {
+        self.states_buf.clear();
+        self.new_names.clear();
+        self.states_buf.extend_from_slice(states);
+        self.traces_read += 1;
+        let gi = self.group_of(category);
+        self.record(gi)
+    }
+
+    /// Records the trace mapped to `states_buf` (its new names in `new_names`) in group `gi`.
+    fn record(&mut self, gi: usize) -> Result<()> {
+        let opts = self.opts;
+        let k = opts.order;
+        let validity: &dyn Validity = match &self.spec_validity {
+            Some(v) => v,
+            None => &AllValid,
+        };
+        let group = &mut self.groups[gi].1;
+        for name in self.new_names.drain(..) {
             group.index.insert(name.clone(), group.names.len() as u32);
             group.names.push(name);
         }
+        let states = &self.states_buf;
         if k > 1 {
             // The states of a k-th order chain: the tuples of the last k abstract states.
+            let tuple_buf = &mut self.tuple_buf;
             tuple_buf.clear();
-            for i in 0..states_buf.len() {
-                let t = &states_buf[(i + 1).saturating_sub(k)..=i];
+            for i in 0..states.len() {
+                let t = &states[(i + 1).saturating_sub(k)..=i];
                 let id = match group.tuple_index.get(t) {
                     Some(&id) => id,
                     None => {
@@ -519,31 +679,74 @@ fn count_groups<I: IntoIterator<Item = augur_abstraction::Result<Trace>>>(
                 order: k,
                 base: validity,
             };
-            group.counts.try_observe_trace(&tuple_buf, &tv)?;
-            count_end(&mut group.ends, &tuple_buf);
-            continue;
+            group.counts.try_observe_trace(tuple_buf, &tv)?;
+            count_end(&mut group.ends, tuple_buf);
+            return Ok(());
         }
-        if spec.is_none() {
+        if self.spec.is_none() {
             group.counts.ensure_states(group.names.len());
         }
-        group.counts.try_observe_trace(&states_buf, validity)?;
-        count_end(&mut group.ends, &states_buf);
+        group.counts.try_observe_trace(states, validity)?;
+        count_end(&mut group.ends, states);
+        Ok(())
     }
-    if groups.values().all(|g| g.counts.traces() == 0) {
-        return Err(LearnError::EmptyTraceFile {
-            file: file.to_string(),
-            skipped: skipped.len(),
-        });
+
+    /// Adds what `later` counted, from the traces that follow this counter's in the file:
+    /// its states are numbered after this counter's, in the order `later` first saw them,
+    /// so that the states are numbered as one counter reading both parts in order numbers
+    /// them.
+    pub(crate) fn absorb(&mut self, later: Counter<'_>) {
+        self.traces_read += later.traces_read;
+        self.skipped.extend(later.skipped);
+        for (key, g) in later.groups {
+            let category = self.opts.by_category.then_some(key.as_str());
+            // (`key` is the group key of `category`, so this finds or makes that group.)
+            let gi = self.group_of(category);
+            self.groups[gi]
+                .1
+                .absorb(g, self.spec.is_some(), self.opts.order);
+        }
     }
-    Ok(Counted {
-        groups,
-        traces_read,
-        skipped,
-    })
+
+    /// The steps counted so far.
+    pub(crate) fn steps(&self) -> u64 {
+        self.groups.iter().map(|(_, g)| g.counts.steps()).sum()
+    }
+
+    /// The counted groups, or an error when no trace had a step.
+    pub(crate) fn finish(self, file: &str) -> Result<Counted> {
+        if self.groups.iter().all(|(_, g)| g.counts.traces() == 0) {
+            return Err(LearnError::EmptyTraceFile {
+                file: file.to_string(),
+                skipped: self.skipped.len(),
+            });
+        }
+        Ok(Counted {
+            groups: self.groups.into_iter().collect(),
+            traces_read: self.traces_read,
+            skipped: self.skipped,
+        })
+    }
+}
+
+/// The index in `group` of the state named `name`, numbering names not yet in the group
+/// after its own in the order met (`new_names`, added to the group when the trace counts).
+fn name_index(group: &Group, new_names: &mut Vec<String>, name: &str) -> u32 {
+    match group.index.get(name) {
+        Some(&i) => i,
+        None => {
+            let pos = new_names.iter().position(|n| n == name);
+            let k = pos.unwrap_or_else(|| {
+                new_names.push(name.to_string());
+                new_names.len() - 1
+            });
+            (group.names.len() + k) as u32
+        }
+    }
 }
 
 /// What counting a trace file gives: the groups (by category key) and what was read.
-struct Counted {
+pub(crate) struct Counted {
     groups: BTreeMap<String, Group>,
     traces_read: u64,
     skipped: Vec<Skipped>,
@@ -559,7 +762,29 @@ pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
 ) -> Result<LearnOutcome> {
-    let counted = count_groups(reader, file, spec, opts)?;
+    learn_counted(count_groups(reader, file, spec, opts)?, spec, opts)
+}
+
+/// [`learn_from_traces`] on a JSON Lines file, read in parallel on `threads` threads (see
+/// [`crate::jsonl`]): the same model, bit for bit, and the same errors. `progress` is called
+/// after each block read (some megabytes).
+pub fn learn_from_jsonl(
+    input: impl std::io::Read,
+    file: &str,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+    threads: usize,
+    progress: &mut dyn FnMut(ReadProgress),
+) -> Result<LearnOutcome> {
+    let counted = crate::jsonl::count_jsonl(input, file, spec, opts, threads, progress)?;
+    learn_counted(counted, spec, opts)
+}
+
+pub(crate) fn learn_counted(
+    counted: Counted,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> Result<LearnOutcome> {
     let models = build_models(counted.groups, spec, opts)?;
     Ok(LearnOutcome {
         traces_read: counted.traces_read,
@@ -589,7 +814,28 @@ pub fn count_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
 ) -> Result<CountsOutcome> {
-    let counted = count_groups(reader, file, spec, opts)?;
+    keyed_counts(count_groups(reader, file, spec, opts)?, spec, opts)
+}
+
+/// [`count_from_traces`] on a JSON Lines file, read in parallel on `threads` threads (see
+/// [`learn_from_jsonl`]).
+pub fn count_from_jsonl(
+    input: impl std::io::Read,
+    file: &str,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+    threads: usize,
+    progress: &mut dyn FnMut(ReadProgress),
+) -> Result<CountsOutcome> {
+    let counted = crate::jsonl::count_jsonl(input, file, spec, opts, threads, progress)?;
+    keyed_counts(counted, spec, opts)
+}
+
+pub(crate) fn keyed_counts(
+    counted: Counted,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> Result<CountsOutcome> {
     let groups = counted
         .groups
         .iter()
