@@ -11,8 +11,9 @@ use augur_formats::json::parse_json;
 use augur_learn::counts::KeyedCounts;
 use augur_learn::learn::Unobserved;
 use augur_learn::pipeline::{
-    count_from_traces, learn_from_counts, learn_from_traces, output_paths, write_learned,
-    CountsOutcome, LearnOptions, LearnedModel,
+    count_from_indexed, count_from_traces, learn_from_counts, learn_from_indexed,
+    learn_from_traces, output_paths, write_learned, CountsOutcome, IndexedTraces, LearnOptions,
+    LearnedModel,
 };
 use serde_json::json;
 
@@ -180,13 +181,29 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         ),
         e => e.into(),
     };
+    // A step table without a spec: its states are numbered already, counted as they are.
+    let indexed = match (&table, &spec) {
+        (Some(t), None) => Some(IndexedTraces {
+            names: &t.state_names,
+            offsets: &t.offsets,
+            states: &t.states,
+        }),
+        _ => None,
+    };
     if args.counts_only {
-        let outcome =
-            count_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(with_note)?;
+        let outcome = match indexed {
+            Some(t) => count_from_indexed(t, &file_name, &opts),
+            None => count_from_traces(reader, &file_name, spec.as_ref(), &opts),
+        }
+        .map_err(with_note)?;
         write_counts(&outcome.counts, &args.output)?;
         return counts_summary(args, &file_name, &outcome, out);
     }
-    let outcome = learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(with_note)?;
+    let outcome = match indexed {
+        Some(t) => learn_from_indexed(t, &file_name, &opts),
+        None => learn_from_traces(reader, &file_name, spec.as_ref(), &opts),
+    }
+    .map_err(with_note)?;
     let skipped: Vec<(usize, String)> = outcome
         .skipped
         .iter()
