@@ -1238,6 +1238,9 @@ fn collect(
     Ok(table)
 }
 
+/// Rows per row group written: several row groups let a reader use several threads.
+pub const ROW_GROUP_ROWS: usize = 128 * 1024;
+
 /// Writes steps `(trace id, order, state)` as a Parquet step table with the given column
 /// names (the first state column), snappy-compressed, strings dictionary-encoded.
 pub fn write_steps_parquet<'a>(
@@ -1259,6 +1262,7 @@ pub fn write_steps_parquet<'a>(
     let f = File::create(path).map_err(|e| io(&format!("cannot create: {e}")))?;
     let props = parquet::file::properties::WriterProperties::builder()
         .set_compression(parquet::basic::Compression::SNAPPY)
+        .set_max_row_group_size(ROW_GROUP_ROWS)
         .build();
     let mut writer = ArrowWriter::try_new(f, schema.clone(), Some(props)).map_err(|e| io(&e))?;
     let mut it = steps.into_iter().peekable();
@@ -1280,4 +1284,119 @@ pub fn write_steps_parquet<'a>(
     }
     writer.close().map_err(|e| io(&e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic traces: `n` traces of 1 to 12 steps over 7 states.
+    fn traces(n: usize) -> Vec<(String, Vec<String>)> {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        (0..n)
+            .map(|t| {
+                let len = 1 + (next() % 12) as usize;
+                let states = (0..len).map(|_| format!("s{}", next() % 7)).collect();
+                (format!("trace-{t}"), states)
+            })
+            .collect()
+    }
+
+    /// What the table must hold: the traces in the given order, states numbered by first
+    /// appearance along them.
+    fn check(table: &StepTable, expected: &[(String, Vec<String>)]) {
+        let mut names: Vec<String> = Vec::new();
+        for (_, states) in expected {
+            for s in states {
+                if !names.contains(s) {
+                    names.push(s.clone());
+                }
+            }
+        }
+        assert_eq!(table.state_names, names);
+        assert_eq!(table.num_traces(), expected.len());
+        for (t, (id, states)) in expected.iter().enumerate() {
+            assert_eq!(table.trace_id(t), id);
+            let got: Vec<&str> = table
+                .trace_states(t)
+                .iter()
+                .map(|&s| table.state_names[s as usize].as_str())
+                .collect();
+            assert_eq!(got, *states, "trace {id}");
+        }
+    }
+
+    #[test]
+    fn ordered_files_over_many_row_groups_read_in_one_pass() {
+        // About 200 000 rows: two row groups and more, traces crossing their boundaries.
+        let ts = traces(31_000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let rows = ts.iter().flat_map(|(id, states)| {
+            states
+                .iter()
+                .enumerate()
+                .map(move |(k, s)| (id.as_str(), k as i64, s.as_str()))
+        });
+        write_steps_parquet(&path, rows, &Columns::default()).unwrap();
+        let meta =
+            ArrowReaderMetadata::load(&File::open(&path).unwrap(), Default::default()).unwrap();
+        assert!(meta.metadata().num_row_groups() >= 2);
+        let table = read_steps(&path, &Columns::default()).unwrap();
+        assert!(!table.reordered());
+        check(&table, &ts);
+        assert_eq!(table.row(5), 6);
+    }
+
+    #[test]
+    fn unordered_files_are_sorted_by_trace_and_order() {
+        // Two rows of every trace swapped, and traces interleaved: trace ids not contiguous.
+        let ts = traces(500);
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows: Vec<(&str, i64, &str)> = Vec::new();
+        for pair in ts.chunks(2) {
+            let longest = pair.iter().map(|t| t.1.len()).max().unwrap_or(0);
+            for k in 0..longest {
+                for (id, states) in pair {
+                    if let Some(s) = states.get(k) {
+                        rows.push((id, k as i64, s));
+                    }
+                }
+            }
+        }
+        let path = dir.path().join("interleaved.parquet");
+        write_steps_parquet(&path, rows.iter().copied(), &Columns::default()).unwrap();
+        let table = read_steps(&path, &Columns::default()).unwrap();
+        assert!(table.reordered());
+        check(&table, &ts);
+        // One trace's steps in reverse order, contiguous: still sorted.
+        let (id, states) = &ts[3];
+        let rows: Vec<(&str, i64, &str)> = states
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(k, s)| (id.as_str(), k as i64, s.as_str()))
+            .collect();
+        let path = dir.path().join("reversed.parquet");
+        write_steps_parquet(&path, rows.iter().copied(), &Columns::default()).unwrap();
+        let table = read_steps(&path, &Columns::default()).unwrap();
+        check(&table, &ts[3..4]);
+        assert_eq!(table.row(0), states.len() as u64);
+    }
+
+    #[test]
+    fn split_gives_contiguous_parts_of_about_equal_rows() {
+        assert_eq!(
+            split(&[100, 100, 100, 100], 2),
+            vec![(vec![0, 1], 1), (vec![2, 3], 201)]
+        );
+        assert_eq!(split(&[10], 2), vec![(vec![0], 1)]);
+        assert_eq!(split(&[0, 0], 2).len(), 1);
+    }
 }

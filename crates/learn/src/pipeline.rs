@@ -324,7 +324,7 @@ impl Group {
             determined: Vec::new(),
         };
         let counts = TransitionCounts::from_json(&json)?;
-        self.counts.merge(&counts);
+        self.counts.merge(&counts)?;
         for (s, c) in &g.ends {
             let e = self.ends.entry(idx(s)?).or_insert(0);
             *e = e
