@@ -220,7 +220,7 @@ fn pac_reads_keyed_counts_as_it_reads_the_model_learned_from_them() {
             serde_json::from_str(&ok(&a)).unwrap(),
             serde_json::from_str(&ok(&b)).unwrap(),
         );
-        assert!(x["per_state"].as_array().unwrap().len() > 2);
+        assert!(x["per_state"].as_array().unwrap().len() >= 2);
         assert!(x["per_state"][0]["name"].is_string());
         assert_eq!(x, y, "order {order}");
     }
