@@ -156,8 +156,8 @@ fn model_report(
             order: counts.order,
             ..LearnOptions::default()
         };
-        let mut models =
-            learn_from_counts(&[counts], None, &opts).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let mut models = learn_from_counts(&[counts], None, &opts)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let model = models.remove(0);
         keyed_names = Some(model.state_names);
         (model.counts.to_json(), None)
@@ -177,8 +177,8 @@ fn model_report(
         .or_else(|| {
             metadata
                 .as_ref()
-        .and_then(|m| m.get("state_names"))
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .and_then(|m| m.get("state_names"))
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
         })
         .filter(|v: &Vec<String>| v.len() == counts.num_states())
         .unwrap_or_else(|| (0..counts.num_states()).map(|i| format!("s{i}")).collect());
