@@ -200,3 +200,28 @@ fn bad_counts_files_are_errors() {
     let e = fail(&["learn", "--from-counts", s(&c), "-o", s(&out)]);
     assert!(e.contains(":2:"), "{e}");
 }
+
+#[test]
+fn pac_reads_keyed_counts_as_it_reads_the_model_learned_from_them() {
+    // The PAC report of keyed counts (with order 1 and 2) is the report of the model learned
+    // from the same traces: the same states, names and observations.
+    let dir = tempfile::tempdir().unwrap();
+    let traces = Path::new("models/end-state/traces.jsonl");
+    for order in ["1", "2"] {
+        let c = count(dir.path(), traces, &["--order", order]);
+        let model = dir.path().join("m.json");
+        ok(&["learn", s(traces), "--order", order, "-o", s(&model)]);
+        let pac = ["--epsilon", "0.2", "--delta", "0.1", "--json", "--all"];
+        let mut a = vec!["pac", s(&model)];
+        a.extend_from_slice(&pac);
+        let mut b = vec!["pac", "--counts", s(&c)];
+        b.extend_from_slice(&pac);
+        let (x, y): (Value, Value) = (
+            serde_json::from_str(&ok(&a)).unwrap(),
+            serde_json::from_str(&ok(&b)).unwrap(),
+        );
+        assert!(x["per_state"].as_array().unwrap().len() >= 2);
+        assert!(x["per_state"][0]["name"].is_string());
+        assert_eq!(x, y, "order {order}");
+    }
+}

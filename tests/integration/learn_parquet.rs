@@ -49,6 +49,51 @@ fn parquet_traces_learn_the_same_model_as_json_lines() {
 }
 
 #[test]
+fn parquet_over_many_row_groups_learns_the_same_models_and_counts_as_json_lines() {
+    // About 300 000 steps: several row groups read in parallel, traces crossing them.
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    for out in ["t.parquet", "t.jsonl"] {
+        let o = run(&[
+            "simulate",
+            "models/safetydrift.tra",
+            "-n",
+            "30000",
+            "--max-steps",
+            "12",
+            "--seed",
+            "7",
+            "-o",
+            &d(out),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let options: [&[&str]; 3] = [
+        &["--final-absorbing"],
+        &["--order", "2", "--alpha", "0.1"],
+        &["--end-state", "done"],
+    ];
+    for (i, extra) in options.iter().enumerate() {
+        for (traces, model) in [("t.parquet", "p"), ("t.jsonl", "j")] {
+            let (t, out) = (d(traces), d(&format!("{model}{i}.json")));
+            let mut args: Vec<&str> = vec!["learn", &t, "-o", &out];
+            args.extend_from_slice(extra);
+            let o = run(&args);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let p = model_without_metadata(&dir.path().join(format!("p{i}.json")));
+        let j = model_without_metadata(&dir.path().join(format!("j{i}.json")));
+        assert_eq!(p, j, "options {extra:?}");
+    }
+    for (traces, counts) in [("t.parquet", "p.counts.json"), ("t.jsonl", "j.counts.json")] {
+        let o = run(&["learn", &d(traces), "--counts-only", "-o", &d(counts)]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
+    assert_eq!(read("p.counts.json"), read("j.counts.json"));
+}
+
+#[test]
 fn steps_are_sorted_by_the_order_column_within_each_trace() {
     // Rows in no order, timestamps as the order column: trace t1 is a b c, t2 is a c.
     let dir = tempfile::tempdir().unwrap();

@@ -11,8 +11,9 @@ use augur_formats::json::parse_json;
 use augur_learn::counts::KeyedCounts;
 use augur_learn::learn::Unobserved;
 use augur_learn::pipeline::{
-    count_from_jsonl, count_from_traces, learn_from_counts, learn_from_jsonl, learn_from_traces,
-    output_paths, write_learned, CountsOutcome, LearnOptions, LearnedModel, ReadProgress,
+    count_from_indexed, count_from_jsonl, count_from_traces, learn_from_counts, learn_from_indexed,
+    learn_from_jsonl, learn_from_traces, output_paths, write_learned, CountsOutcome,
+    IndexedTraces, LearnOptions, LearnedModel, ReadProgress,
 };
 use serde_json::json;
 
@@ -193,6 +194,23 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         }
         let outcome = learn_from_jsonl(file, &file_name, spec, &opts, threads, &mut report)
             .map_err(with_note)?;
+        progress.finish();
+        return learned_summary(args, &file_name, &outcome, out);
+    }
+    // A step table without a spec: its states are numbered already, counted as they are.
+    if let (Some(t), None) = (&table, &spec) {
+        let indexed = IndexedTraces {
+            names: &t.state_names,
+            offsets: &t.offsets,
+            states: &t.states,
+        };
+        if args.counts_only {
+            let outcome = count_from_indexed(indexed, &file_name, &opts).map_err(with_note)?;
+            progress.finish();
+            write_counts(&outcome.counts, &args.output)?;
+            return counts_summary(args, &file_name, &outcome, out);
+        }
+        let outcome = learn_from_indexed(indexed, &file_name, &opts).map_err(with_note)?;
         progress.finish();
         return learned_summary(args, &file_name, &outcome, out);
     }

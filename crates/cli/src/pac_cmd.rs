@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use augur_formats::json::parse_json;
+use augur_learn::counts::KeyedCounts;
 use augur_learn::pac::{pac_report, required_samples, PacBound};
+use augur_learn::pipeline::{learn_from_counts, LearnOptions};
 use augur_learn::{CountsJson, TransitionCounts};
 use serde_json::json;
 
@@ -15,8 +17,9 @@ pub struct PacArgs {
     /// A learned model (Augur JSON with transition counts, as written by `augur learn`).
     /// Without it, the calculator form: --states, --p-hat and optionally --observations.
     pub model: Option<PathBuf>,
-    /// Transition counts as a JSON file of their own (the `"counts"` object of a learned
-    /// model: `num_states`, `transitions: [[from, to, count], ...]`, ...), instead of a MODEL.
+    /// Transition counts as a file of their own instead of a MODEL: the keyed counts of
+    /// `augur learn --counts-only` (docs/scale.md; categories summed), or the `"counts"`
+    /// object of a learned model (`num_states`, `transitions: [[from, to, count], ...]`, ...).
     #[arg(long, value_name = "FILE", conflicts_with = "model")]
     pub counts: Option<PathBuf>,
     /// Accuracy ε in (0, 1).
@@ -136,7 +139,29 @@ fn model_report(
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let (counts, metadata): (CountsJson, Option<serde_json::Value>) = if args.counts.is_some() {
+    /// Only the format tag of a counts file, to tell the keyed schema from the older one.
+    #[derive(serde::Deserialize)]
+    struct Tag {
+        format: Option<serde_json::Value>,
+    }
+    let keyed = args.counts.is_some()
+        && serde_json::from_str::<Tag>(text).is_ok_and(|t| t.format.is_some());
+    let mut keyed_names = None;
+    let (counts, metadata): (CountsJson, Option<serde_json::Value>) = if keyed {
+        // Keyed counts (`augur learn --counts-only`, docs/scale.md): learned as
+        // `--from-counts` does (categories summed, no spec), for their counts and names.
+        let counts: KeyedCounts = parse_json(text, path)?;
+        counts.check().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let opts = LearnOptions {
+            order: counts.order,
+            ..LearnOptions::default()
+        };
+        let mut models = learn_from_counts(&[counts], None, &opts)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let model = models.remove(0);
+        keyed_names = Some(model.state_names);
+        (model.counts.to_json(), None)
+    } else if args.counts.is_some() {
         (parse_json(text, path)?, None)
     } else {
         // (The model itself is not built: only its counts matter here.)
@@ -148,10 +173,13 @@ fn model_report(
     };
     let counts = TransitionCounts::from_json_within(&counts, augur_check::DEFAULT_MAX_STATES)
         .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-    let names: Vec<String> = metadata
-        .as_ref()
-        .and_then(|m| m.get("state_names"))
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+    let names: Vec<String> = keyed_names
+        .or_else(|| {
+            metadata
+                .as_ref()
+                .and_then(|m| m.get("state_names"))
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+        })
         .filter(|v: &Vec<String>| v.len() == counts.num_states())
         .unwrap_or_else(|| (0..counts.num_states()).map(|i| format!("s{i}")).collect());
     let report = pac_report(&counts, args.epsilon, args.delta, bound)?;

@@ -3,10 +3,14 @@
 //! A step table has a trace id column, an order column (a step index or a timestamp) and the
 //! state, as one column or several ([`Columns`]; defaults `trace_id`, `step`, `state`, and the
 //! [`Columns::preset`] `otel-genai` for OpenTelemetry GenAI spans exported to Parquet).
-//! [`read_steps`] reads only those columns, interns strings by dictionary index when a column is
-//! dictionary-encoded (the usual Parquet encoding of such columns), sorts each trace by its
-//! order column and gives a [`StepTable`]; [`StepTable::traces`] hands its traces to the
-//! learner (`augur_learn::pipeline::learn_from_traces`) like those of a JSON Lines file.
+//! [`read_steps`] reads only those columns and gives a [`StepTable`]: the states of each trace
+//! in order, numbered by first appearance as the learner numbers them. A file already grouped
+//! by trace with increasing order values (checked in the same pass) is read as it is, a
+//! Parquet file's row groups in parallel, a dictionary-encoded state column named once per
+//! dictionary value rather than per row; another file is read again and sorted.
+//! [`StepTable::traces`] hands its traces to the learner
+//! (`augur_learn::pipeline::learn_from_traces`) like those of a JSON Lines file; the learner
+//! also counts the table's numbered states directly (`augur_learn::pipeline::learn_from_indexed`).
 //! [`write_steps_parquet`] writes a step table (what `augur simulate -o traces.parquet` writes).
 //!
 //! Errors ([`ColumnarError`], [`Result`]) name the file and the column: a missing column lists
@@ -22,11 +26,13 @@
 //! let rows = [("t1", 1, "b"), ("t1", 0, "a"), ("t2", 0, "a")];
 //! write_steps_parquet(&path, rows.iter().map(|&(t, i, s)| (t, i, s)), &Columns::default()).unwrap();
 //! let table = read_steps(&path, &Columns::default()).unwrap();
-//! assert_eq!(table.state_names, ["b", "a"]);
+//! assert!(table.reordered());
+//! assert_eq!(table.state_names, ["a", "b"]);
 //! let traces: Vec<_> = table.traces().collect();
 //! assert_eq!(traces.len(), 2);
 //! assert_eq!(traces[0].id, "t1");
-//! assert_eq!(table.trace_states(0), [1, 0]);
+//! assert_eq!(table.trace_states(0), [0, 1]);
+//! assert_eq!((table.row(0), table.row(1)), (2, 1));
 //! ```
 #![deny(missing_docs)]
 
@@ -42,7 +48,9 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use augur_abstraction::{Step, StepKind, Trace};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use rustc_hash::FxHashMap;
 
@@ -196,26 +204,33 @@ impl ColumnarFormat {
 }
 
 /// The steps of a table, grouped by trace and sorted by the order column.
+///
+/// States are numbered by first appearance in the traces taken in order (trace after trace,
+/// each in step order): the numbering the learner gives the states of a JSON Lines file with
+/// the same traces.
 #[derive(Clone, Debug, Default)]
 pub struct StepTable {
     /// The file read.
     pub file: String,
-    /// State names, by first appearance in file order.
+    /// State names, by first appearance in the traces in order.
     pub state_names: Vec<String>,
-    /// Trace ids, by first appearance in file order (the order of the traces).
-    pub trace_ids: Vec<String>,
-    /// `offsets[t]..offsets[t+1]` are trace t's positions in `states` and `rows`.
+    /// `offsets[t]..offsets[t+1]` are trace t's positions in `states`.
     pub offsets: Vec<usize>,
     /// Every step's state (an index into `state_names`), trace after trace, in order.
     pub states: Vec<u32>,
-    /// Every step's row in the file (1-based), aligned with `states`.
-    pub rows: Vec<u64>,
+    /// The trace ids, concatenated (trace t's is `id_text[id_ends[t-1]..id_ends[t]]`): one
+    /// allocation, not one per trace.
+    id_text: String,
+    id_ends: Vec<usize>,
+    /// Every step's row in the file (1-based), aligned with `states`; empty when the file was
+    /// already grouped by trace and ordered (then position p is row p + 1).
+    rows: Vec<u64>,
 }
 
 impl StepTable {
     /// Number of traces.
     pub fn num_traces(&self) -> usize {
-        self.trace_ids.len()
+        self.id_ends.len()
     }
 
     /// Number of steps.
@@ -228,27 +243,57 @@ impl StepTable {
         &self.states[self.offsets[t]..self.offsets[t + 1]]
     }
 
+    /// Trace `t`'s id (traces are numbered by first appearance in the file).
+    pub fn trace_id(&self, t: usize) -> &str {
+        let start = if t == 0 { 0 } else { self.id_ends[t - 1] };
+        &self.id_text[start..self.id_ends[t]]
+    }
+
+    /// The row in the file (1-based) of the step at position `p` of `states`.
+    pub fn row(&self, p: usize) -> u64 {
+        self.rows.get(p).copied().unwrap_or(p as u64 + 1)
+    }
+
+    /// Whether the rows had to be reordered: the file was not grouped by trace id with each
+    /// trace's rows in increasing order (read in one pass without copying when it is).
+    pub fn reordered(&self) -> bool {
+        !self.rows.is_empty()
+    }
+
     /// The traces as the learner reads them: named steps, each with its row in the file as
     /// its line.
     pub fn traces(&self) -> impl Iterator<Item = Trace> + '_ {
         (0..self.num_traces()).map(move |t| {
             let range = self.offsets[t]..self.offsets[t + 1];
-            let steps = self.states[range.clone()]
-                .iter()
-                .zip(&self.rows[range])
-                .map(|(&s, &row)| Step {
-                    line: row as usize,
-                    kind: StepKind::Named(self.state_names[s as usize].clone()),
+            let steps = range
+                .map(|p| Step {
+                    line: self.row(p) as usize,
+                    kind: StepKind::Named(self.state_names[self.states[p] as usize].clone()),
                     source: None,
                 })
                 .collect::<Vec<_>>();
             Trace {
-                id: self.trace_ids[t].clone(),
+                id: self.trace_id(t).to_string(),
                 category: None,
                 line: steps.first().map_or(0, |s| s.line),
                 steps,
             }
         })
+    }
+
+    /// Renumbers the states by first appearance in `states` (trace after trace).
+    fn number_states_in_order(&mut self) {
+        let mut map = vec![u32::MAX; self.state_names.len()];
+        let mut names = Vec::with_capacity(self.state_names.len());
+        for s in &mut self.states {
+            let m = &mut map[*s as usize];
+            if *m == u32::MAX {
+                *m = names.len() as u32;
+                names.push(std::mem::take(&mut self.state_names[*s as usize]));
+            }
+            *s = *m;
+        }
+        self.state_names = names;
     }
 }
 
@@ -329,8 +374,55 @@ fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// The value at `i` of a column of an internable type, as a name (`None` for a null).
+fn value_string(col: &dyn Array, i: usize, role: &Role<'_>) -> Result<Option<String>> {
+    if col.is_null(i) {
+        return Ok(None);
+    }
+    macro_rules! ints {
+        ($t:ty) => {
+            col.as_primitive::<$t>().value(i).to_string()
+        };
+    }
+    Ok(Some(match col.data_type() {
+        DataType::Dictionary(_, _) => {
+            let dict = col.as_any_dictionary();
+            let k = dict.normalized_keys()[i];
+            return value_string(dict.values().as_ref(), k, role);
+        }
+        DataType::Utf8 => col.as_string::<i32>().value(i).to_string(),
+        DataType::LargeUtf8 => col.as_string::<i64>().value(i).to_string(),
+        DataType::Utf8View => col.as_string_view().value(i).to_string(),
+        DataType::Binary => hex(col.as_binary::<i32>().value(i)),
+        DataType::LargeBinary => hex(col.as_binary::<i64>().value(i)),
+        DataType::BinaryView => hex(col.as_binary_view().value(i)),
+        DataType::FixedSizeBinary(_) => hex(col.as_fixed_size_binary().value(i)),
+        DataType::Int8 => ints!(Int8Type),
+        DataType::Int16 => ints!(Int16Type),
+        DataType::Int32 => ints!(Int32Type),
+        DataType::Int64 => ints!(Int64Type),
+        DataType::UInt8 => ints!(UInt8Type),
+        DataType::UInt16 => ints!(UInt16Type),
+        DataType::UInt32 => ints!(UInt32Type),
+        DataType::UInt64 => ints!(UInt64Type),
+        other => return Err(role.mistyped(other, KEY_TYPES)),
+    }))
+}
+
+/// The first null of a column, as an error.
+fn first_null(col: &dyn Array, role: &Role<'_>, first_row: u64) -> Result<()> {
+    if col.null_count() > 0 {
+        if let Some(i) = (0..col.len()).find(|&i| col.is_null(i)) {
+            return Err(role.null(first_row + i as u64));
+        }
+    }
+    Ok(())
+}
+
 /// Appends, for each row of `col`, the id of its value in `interner` (`first_row`: the
-/// 1-based row of the column's first value, for messages).
+/// 1-based row of the column's first value, for messages). Values get ids in the order they
+/// first appear; a dictionary-encoded column's values are named once per dictionary, not
+/// once per row.
 fn intern_column(
     col: &dyn Array,
     interner: &mut Interner,
@@ -338,18 +430,12 @@ fn intern_column(
     role: &Role<'_>,
     first_row: u64,
 ) -> Result<()> {
-    let check = |i: usize| -> Result<()> {
-        if col.is_null(i) {
-            Err(role.null(first_row + i as u64))
-        } else {
-            Ok(())
-        }
-    };
+    first_null(col, role, first_row)?;
     macro_rules! each {
         ($arr:expr, |$v:ident| $name:expr) => {{
             let arr = $arr;
+            out.reserve(arr.len());
             for i in 0..arr.len() {
-                check(i)?;
                 let $v = arr.value(i);
                 out.push(interner.id($name));
             }
@@ -362,18 +448,26 @@ fn intern_column(
     }
     match col.data_type() {
         DataType::Dictionary(_, _) => {
-            // Intern the dictionary's values once, then map each row by its key.
+            // Each dictionary value is named (and interned) when a row first uses it.
             let dict = col.as_any_dictionary();
-            let mut value_ids = Vec::with_capacity(dict.values().len());
-            intern_values(dict.values().as_ref(), interner, &mut value_ids, role)?;
+            let values = dict.values().as_ref();
+            let mut slot = vec![u32::MAX; values.len()];
             let keys = dict.normalized_keys();
             out.reserve(keys.len());
             for (i, &k) in keys.iter().enumerate() {
-                check(i)?;
-                match value_ids.get(k) {
-                    Some(&Some(id)) => out.push(id),
-                    _ => return Err(role.null(first_row + i as u64)),
-                }
+                let id = match slot.get(k) {
+                    Some(&id) if id != u32::MAX => id,
+                    Some(_) => match value_string(values, k, role)? {
+                        Some(name) => {
+                            let id = interner.id(&name);
+                            slot[k] = id;
+                            id
+                        }
+                        None => return Err(role.null(first_row + i as u64)),
+                    },
+                    None => return Err(role.null(first_row + i as u64)),
+                };
+                out.push(id);
             }
         }
         DataType::Utf8 => each!(col.as_string::<i32>(), |v| v),
@@ -392,31 +486,6 @@ fn intern_column(
         DataType::UInt32 => ints!(UInt32Type),
         DataType::UInt64 => ints!(UInt64Type),
         other => return Err(role.mistyped(other, KEY_TYPES)),
-    }
-    Ok(())
-}
-
-/// The ids of a dictionary's values (`None` for a null value).
-fn intern_values(
-    values: &dyn Array,
-    interner: &mut Interner,
-    out: &mut Vec<Option<u32>>,
-    role: &Role<'_>,
-) -> Result<()> {
-    let mut ids = Vec::with_capacity(values.len());
-    if values.null_count() == 0 {
-        intern_column(values, interner, &mut ids, role, 1)?;
-        out.extend(ids.into_iter().map(Some));
-        return Ok(());
-    }
-    for i in 0..values.len() {
-        if values.is_null(i) {
-            out.push(None);
-        } else {
-            ids.clear();
-            intern_column(values.slice(i, 1).as_ref(), interner, &mut ids, role, 1)?;
-            out.push(ids.first().copied());
-        }
     }
     Ok(())
 }
@@ -440,6 +509,29 @@ fn order_column(
                 })?);
             }
         }};
+    }
+    if col.null_count() == 0 {
+        // 64-bit values without nulls: copied as they are.
+        let values = match col.data_type() {
+            DataType::Int64 => Some(col.as_primitive::<Int64Type>().values()),
+            DataType::Timestamp(TimeUnit::Second, _) => {
+                Some(col.as_primitive::<TimestampSecondType>().values())
+            }
+            DataType::Timestamp(TimeUnit::Millisecond, _) => {
+                Some(col.as_primitive::<TimestampMillisecondType>().values())
+            }
+            DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                Some(col.as_primitive::<TimestampMicrosecondType>().values())
+            }
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+                Some(col.as_primitive::<TimestampNanosecondType>().values())
+            }
+            _ => None,
+        };
+        if let Some(v) = values {
+            out.extend_from_slice(v);
+            return Ok(());
+        }
     }
     match col.data_type() {
         DataType::Int8 => each!(col.as_primitive::<Int8Type>()),
@@ -505,14 +597,20 @@ fn locate(file: &str, schema: &Schema, columns: &Columns) -> Result<Vec<usize>> 
 
 /// Reads the step table of a Parquet or Arrow IPC file (by its extension, see
 /// [`ColumnarFormat::from_path`]), reading only the named columns.
+///
+/// A file already grouped by trace id with each trace's rows in increasing order (what
+/// writers of step tables usually give) is read in one pass, a Parquet file's row groups in
+/// parallel, its rows never copied or sorted; another is read again and sorted.
 pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
     let file_name = path.display().to_string();
     let format = ColumnarFormat::from_path(path)
         .ok_or_else(|| ColumnarError::NotColumnar(file_name.clone()))?;
-    let f = File::open(path).map_err(|e| ColumnarError::Io {
-        file: file_name.clone(),
-        message: format!("cannot open: {e}"),
-    })?;
+    let open = || {
+        File::open(path).map_err(|e| ColumnarError::Io {
+            file: file_name.clone(),
+            message: format!("cannot open: {e}"),
+        })
+    };
     let bad = |format: &'static str| {
         let file = file_name.clone();
         move |e: &dyn std::fmt::Display| ColumnarError::Format {
@@ -521,58 +619,495 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
             message: e.to_string(),
         }
     };
-    match format {
+    // The projected batches have the chosen columns in schema order.
+    let positions_of = |idx: &[usize]| -> (Vec<usize>, Vec<usize>) {
+        let mut sorted = idx.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let positions = idx
+            .iter()
+            .map(|i| sorted.binary_search(i).unwrap_or(0))
+            .collect();
+        (sorted, positions)
+    };
+    let mut table = match format {
         ColumnarFormat::Parquet => {
             let err = bad("Parquet");
-            let builder = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| err(&e))?;
-            let idx = locate(&file_name, builder.schema(), columns)?;
-            let mask = ProjectionMask::roots(builder.parquet_schema(), idx.iter().copied());
-            // The projected batch has the chosen columns in schema order.
-            let mut sorted = idx.clone();
-            sorted.sort_unstable();
-            sorted.dedup();
-            let positions: Vec<usize> = idx
+            let f = open()?;
+            let meta =
+                ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map_err(|e| err(&e))?;
+            let idx = locate(&file_name, meta.schema(), columns)?;
+            let (_, positions) = positions_of(&idx);
+            // String state columns are read as dictionaries (as Parquet usually stores
+            // them), so that a state is named once per dictionary, not once per row.
+            let mut fields: Vec<Field> = meta
+                .schema()
+                .fields()
                 .iter()
-                .map(|i| sorted.binary_search(i).unwrap_or(0))
+                .map(|f| f.as_ref().clone())
                 .collect();
-            let reader = builder
-                .with_projection(mask)
-                .with_batch_size(64 * 1024)
-                .build()
-                .map_err(|e| err(&e))?;
-            collect(
-                &file_name,
-                columns,
-                &positions,
-                reader.map(|b| b.map_err(|e| err(&e))),
-            )
+            let mut hinted = false;
+            for &i in &idx[2..] {
+                if idx[..2].contains(&i) {
+                    continue;
+                }
+                let t = fields[i].data_type().clone();
+                if matches!(t, DataType::Utf8 | DataType::LargeUtf8) {
+                    let f = fields[i].clone();
+                    fields[i] = f.with_data_type(DataType::Dictionary(
+                        Box::new(DataType::Int32),
+                        Box::new(t),
+                    ));
+                    hinted = true;
+                }
+            }
+            let meta = if hinted {
+                let schema = Arc::new(Schema::new_with_metadata(
+                    fields,
+                    meta.schema().metadata().clone(),
+                ));
+                ArrowReaderMetadata::try_new(
+                    meta.metadata().clone(),
+                    ArrowReaderOptions::new().with_schema(schema),
+                )
+                .unwrap_or(meta)
+            } else {
+                meta
+            };
+            let reader = |groups: Vec<usize>| -> Result<_> {
+                let builder =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(open()?, meta.clone());
+                let mask = ProjectionMask::roots(builder.parquet_schema(), idx.iter().copied());
+                let reader = builder
+                    .with_projection(mask)
+                    .with_row_groups(groups)
+                    .with_batch_size(64 * 1024)
+                    .build()
+                    .map_err(|e| err(&e))?;
+                Ok(reader.map(|b| b.map_err(|e| err(&e))))
+            };
+            // Contiguous runs of row groups of about equal rows, one per thread.
+            let sizes: Vec<u64> = meta
+                .metadata()
+                .row_groups()
+                .iter()
+                .map(|g| g.num_rows().max(0) as u64)
+                .collect();
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(sizes.len())
+                .max(1);
+            let parts = split(&sizes, threads);
+            let chunks: Vec<Result<Chunk>> = if parts.len() <= 1 {
+                vec![read_chunk(
+                    &file_name,
+                    columns,
+                    &positions,
+                    1,
+                    reader((0..sizes.len()).collect())?,
+                )]
+            } else {
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = parts
+                        .iter()
+                        .map(|(groups, first_row)| {
+                            let reader = &reader;
+                            let positions = &positions;
+                            let file_name = &file_name;
+                            s.spawn(move || {
+                                read_chunk(
+                                    file_name,
+                                    columns,
+                                    positions,
+                                    *first_row,
+                                    reader(groups.clone())?,
+                                )
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                        .collect()
+                })
+            };
+            match ordered(&file_name, chunks)? {
+                Some(table) => table,
+                None => collect(
+                    &file_name,
+                    columns,
+                    &positions,
+                    reader((0..sizes.len()).collect())?,
+                )?,
+            }
         }
         ColumnarFormat::ArrowIpc => {
             let err = bad("Arrow IPC");
-            let probe = arrow_ipc::reader::FileReader::try_new(f, None).map_err(|e| err(&e))?;
+            let probe =
+                arrow_ipc::reader::FileReader::try_new(open()?, None).map_err(|e| err(&e))?;
             let schema: SchemaRef = probe.schema();
             let idx = locate(&file_name, &schema, columns)?;
-            let f = File::open(path).map_err(|e| ColumnarError::Io {
-                file: file_name.clone(),
-                message: format!("cannot open: {e}"),
-            })?;
-            let mut sorted = idx.clone();
-            sorted.sort_unstable();
-            sorted.dedup();
-            let positions: Vec<usize> = idx
-                .iter()
-                .map(|i| sorted.binary_search(i).unwrap_or(0))
-                .collect();
-            let reader =
-                arrow_ipc::reader::FileReader::try_new(f, Some(sorted)).map_err(|e| err(&e))?;
-            collect(
-                &file_name,
-                columns,
-                &positions,
-                reader.map(|b| b.map_err(|e| err(&e))),
-            )
+            let (sorted, positions) = positions_of(&idx);
+            let reader = || -> Result<_> {
+                let r = arrow_ipc::reader::FileReader::try_new(open()?, Some(sorted.clone()))
+                    .map_err(|e| err(&e))?;
+                Ok(r.map(|b| b.map_err(|e| err(&e))))
+            };
+            let chunk = read_chunk(&file_name, columns, &positions, 1, reader()?);
+            match ordered(&file_name, vec![chunk])? {
+                Some(table) => table,
+                None => collect(&file_name, columns, &positions, reader()?)?,
+            }
+        }
+    };
+    table.file = file_name;
+    Ok(table)
+}
+
+/// The step table of ranges read in order, `None` when the rows must be sorted. An error of
+/// a range is the file's first error, unless an earlier range was out of order (then the
+/// sorting reader finds the first error).
+fn ordered(file: &str, chunks: Vec<Result<Chunk>>) -> Result<Option<StepTable>> {
+    let mut ok = Vec::with_capacity(chunks.len());
+    for c in chunks {
+        let c = c?;
+        let in_order = c.ordered;
+        ok.push(c);
+        if !in_order {
+            return Ok(None);
         }
     }
+    Ok(join_chunks(file, ok))
+}
+
+/// Splits row groups of the given sizes into up to `parts` contiguous runs of about equal
+/// rows: each run's row groups and its first row (1-based).
+fn split(sizes: &[u64], parts: usize) -> Vec<(Vec<usize>, u64)> {
+    let total = u128::from(sizes.iter().sum::<u64>().max(1));
+    let mut out: Vec<(Vec<usize>, u64)> = Vec::new();
+    let (mut row, mut before, mut current) = (1u64, 0u64, usize::MAX);
+    for (g, &n) in sizes.iter().enumerate() {
+        // The part a group's middle row falls in.
+        let p = ((u128::from(before) + u128::from(n / 2)) * parts as u128 / total) as usize;
+        if p != current {
+            out.push((Vec::new(), row));
+            current = p;
+        }
+        if let Some(last) = out.last_mut() {
+            last.0.push(g);
+        }
+        row += n;
+        before += n;
+    }
+    out
+}
+
+/// The steps of a contiguous range of rows, read in file order by one thread: states as
+/// ids local to the range (by first appearance), and the runs of equal trace ids.
+#[derive(Default)]
+struct Chunk {
+    /// The range's first row (1-based).
+    first_row: u64,
+    /// Rows read.
+    len: usize,
+    states: Interner,
+    state_of: Vec<u32>,
+    /// Where each run of rows with one trace id starts (positions in the range).
+    run_starts: Vec<usize>,
+    /// The runs' trace ids, concatenated; run r's ends at `id_ends[r]`.
+    id_text: String,
+    id_ends: Vec<usize>,
+    /// False once a run's order values are not increasing: the range is not in order.
+    ordered: bool,
+    first_order: i64,
+    last_order: i64,
+    order_buf: Vec<i64>,
+    /// With several state columns: each column's values and the joined name.
+    parts: Vec<Interner>,
+    part_ids: Vec<Vec<u32>>,
+    name: String,
+}
+
+impl Chunk {
+    fn last_id(&self) -> Option<&str> {
+        let end = *self.id_ends.last()?;
+        let start = self
+            .id_ends
+            .len()
+            .checked_sub(2)
+            .map_or(0, |r| self.id_ends[r]);
+        Some(&self.id_text[start..end])
+    }
+
+    fn first_id(&self) -> Option<&str> {
+        Some(&self.id_text[..*self.id_ends.first()?])
+    }
+
+    fn start_run(&mut self, pos: usize, id: &str) {
+        self.run_starts.push(pos);
+        self.id_text.push_str(id);
+        self.id_ends.push(self.id_text.len());
+    }
+
+    /// Appends the runs of equal trace ids of `col` (the rows from position `self.len` on):
+    /// a row starts a run when its id differs from the previous row's, compared in place (a
+    /// name is made only where a run starts).
+    fn trace_runs(&mut self, col: &dyn Array, role: &Role<'_>, first_row: u64) -> Result<()> {
+        first_null(col, role, first_row)?;
+        let base = self.len;
+        macro_rules! runs {
+            ($arr:expr, |$v:ident| $name:expr) => {{
+                let arr = $arr;
+                for i in 0..arr.len() {
+                    let $v = arr.value(i);
+                    if i == 0 {
+                        let name = $name;
+                        if self.last_id() != Some(&*name) {
+                            self.start_run(base, &name);
+                        }
+                    } else if $v != arr.value(i - 1) {
+                        self.start_run(base + i, &$name);
+                    }
+                }
+            }};
+        }
+        macro_rules! ints {
+            ($t:ty) => {
+                runs!(col.as_primitive::<$t>(), |v| v.to_string())
+            };
+        }
+        match col.data_type() {
+            DataType::Dictionary(_, _) => {
+                // Equal keys are equal ids; a new key's id is named from the dictionary.
+                let dict = col.as_any_dictionary();
+                let keys = dict.normalized_keys();
+                for (i, &k) in keys.iter().enumerate() {
+                    if i > 0 && k == keys[i - 1] {
+                        continue;
+                    }
+                    let Some(name) = value_string(dict.values().as_ref(), k, role)? else {
+                        return Err(role.null(first_row + i as u64));
+                    };
+                    if i > 0 || self.last_id() != Some(&name) {
+                        self.start_run(base + i, &name);
+                    }
+                }
+            }
+            DataType::Utf8 => runs!(col.as_string::<i32>(), |v| std::borrow::Cow::Borrowed(v)),
+            DataType::LargeUtf8 => {
+                runs!(col.as_string::<i64>(), |v| std::borrow::Cow::Borrowed(v))
+            }
+            DataType::Utf8View => {
+                runs!(col.as_string_view(), |v| std::borrow::Cow::Borrowed(v))
+            }
+            DataType::Binary => runs!(col.as_binary::<i32>(), |v| hex(v)),
+            DataType::LargeBinary => runs!(col.as_binary::<i64>(), |v| hex(v)),
+            DataType::BinaryView => runs!(col.as_binary_view(), |v| hex(v)),
+            DataType::FixedSizeBinary(_) => runs!(col.as_fixed_size_binary(), |v| hex(v)),
+            DataType::Int8 => ints!(Int8Type),
+            DataType::Int16 => ints!(Int16Type),
+            DataType::Int32 => ints!(Int32Type),
+            DataType::Int64 => ints!(Int64Type),
+            DataType::UInt8 => ints!(UInt8Type),
+            DataType::UInt16 => ints!(UInt16Type),
+            DataType::UInt32 => ints!(UInt32Type),
+            DataType::UInt64 => ints!(UInt64Type),
+            other => return Err(role.mistyped(other, KEY_TYPES)),
+        }
+        Ok(())
+    }
+
+    /// Reads one batch whose columns `positions` are (trace id, order, states...).
+    fn add_batch(
+        &mut self,
+        file: &str,
+        columns: &Columns,
+        positions: &[usize],
+        batch: &RecordBatch,
+    ) -> Result<()> {
+        let n = batch.num_rows();
+        let row = self.first_row + self.len as u64;
+        let base = self.len;
+        let first_run = self.run_starts.len();
+        self.trace_runs(
+            batch.column(positions[0]).as_ref(),
+            &Role {
+                file,
+                column: &columns.trace_id,
+                role: "trace id",
+            },
+            row,
+        )?;
+        let mut order = std::mem::take(&mut self.order_buf);
+        order.clear();
+        order_column(
+            batch.column(positions[1]).as_ref(),
+            &mut order,
+            &Role {
+                file,
+                column: &columns.order,
+                role: "order",
+            },
+            row,
+        )?;
+        // Within a run, order values must increase.
+        let mut next = first_run;
+        for (i, &o) in order.iter().enumerate() {
+            if self.run_starts.get(next) == Some(&(base + i)) {
+                next += 1;
+            } else if o <= self.last_order {
+                self.ordered = false;
+            }
+            self.last_order = o;
+        }
+        if base == 0 {
+            if let Some(&o) = order.first() {
+                self.first_order = o;
+            }
+        }
+        self.order_buf = order;
+        if columns.state.len() == 1 {
+            intern_column(
+                batch.column(positions[2]).as_ref(),
+                &mut self.states,
+                &mut self.state_of,
+                &Role {
+                    file,
+                    column: &columns.state[0],
+                    role: "state",
+                },
+                row,
+            )?;
+        } else {
+            if self.parts.is_empty() {
+                self.parts = (0..columns.state.len())
+                    .map(|_| Interner::default())
+                    .collect();
+                self.part_ids = vec![Vec::new(); columns.state.len()];
+            }
+            for (k, name) in columns.state.iter().enumerate() {
+                self.part_ids[k].clear();
+                intern_column(
+                    batch.column(positions[2 + k]).as_ref(),
+                    &mut self.parts[k],
+                    &mut self.part_ids[k],
+                    &Role {
+                        file,
+                        column: name,
+                        role: "state",
+                    },
+                    row,
+                )?;
+            }
+            for i in 0..n {
+                self.name.clear();
+                for (k, ids) in self.part_ids.iter().enumerate() {
+                    if k > 0 {
+                        self.name.push('|');
+                    }
+                    self.name.push_str(&self.parts[k].names[ids[i] as usize]);
+                }
+                let id = self.states.id(&self.name);
+                self.state_of.push(id);
+            }
+        }
+        self.len += n;
+        Ok(())
+    }
+}
+
+/// Reads a range of rows in file order (stopping early once it is out of order).
+fn read_chunk(
+    file: &str,
+    columns: &Columns,
+    positions: &[usize],
+    first_row: u64,
+    batches: impl Iterator<Item = Result<RecordBatch>>,
+) -> Result<Chunk> {
+    let mut chunk = Chunk {
+        first_row,
+        ordered: true,
+        ..Chunk::default()
+    };
+    for batch in batches {
+        chunk.add_batch(file, columns, positions, &batch?)?;
+        if !chunk.ordered {
+            break;
+        }
+    }
+    Ok(chunk)
+}
+
+/// Joins ranges read in file order into a step table, if together they are in order: each
+/// trace id's rows contiguous (a run may continue from one range into the next) with
+/// increasing order values. `None` when they are not (the rows must then be sorted).
+fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
+    if chunks.iter().any(|c| !c.ordered) {
+        return None;
+    }
+    let total: usize = chunks.iter().map(|c| c.len).sum();
+    let mut names = Interner::default();
+    let mut states: Vec<u32> = Vec::new();
+    let mut offsets: Vec<usize> =
+        Vec::with_capacity(chunks.iter().map(|c| c.run_starts.len()).sum::<usize>() + 1);
+    let mut id_text = String::new();
+    let mut id_ends: Vec<usize> = Vec::with_capacity(offsets.capacity());
+    let mut prev: Option<(String, i64)> = None;
+    for mut c in chunks {
+        if c.len == 0 {
+            continue;
+        }
+        let base = states.len();
+        // Chunks are in file order and number their states by first appearance: mapping
+        // each chunk's states in its own order numbers them by first appearance overall
+        // (the first chunk's numbering is kept as it is).
+        let map: Vec<u32> = c.states.names.iter().map(|n| names.id(n)).collect();
+        if base == 0 && map.iter().enumerate().all(|(i, &m)| m as usize == i) {
+            states = std::mem::take(&mut c.state_of);
+            states.reserve(total - states.len());
+        } else {
+            states.extend(c.state_of.iter().map(|&s| map[s as usize]));
+        }
+        let mut r0 = 0;
+        if let Some((last_id, last_order)) = &prev {
+            if c.first_id() == Some(last_id.as_str()) {
+                // The last trace of the previous range goes on here.
+                if c.first_order <= *last_order {
+                    return None;
+                }
+                r0 = 1;
+            }
+        }
+        let mut start = if r0 == 0 { 0 } else { c.id_ends[0] };
+        for r in r0..c.run_starts.len() {
+            offsets.push(base + c.run_starts[r]);
+            id_text.push_str(&c.id_text[start..c.id_ends[r]]);
+            id_ends.push(id_text.len());
+            start = c.id_ends[r];
+        }
+        prev = c.last_id().map(|id| (id.to_string(), c.last_order));
+    }
+    offsets.push(states.len());
+    // Each trace id must make one run only.
+    let mut seen: rustc_hash::FxHashSet<&str> =
+        rustc_hash::FxHashSet::with_capacity_and_hasher(id_ends.len(), Default::default());
+    let mut start = 0;
+    for &end in &id_ends {
+        if !seen.insert(&id_text[start..end]) {
+            return None;
+        }
+        start = end;
+    }
+    drop(seen);
+    Some(StepTable {
+        file: file.to_string(),
+        state_names: names.names,
+        offsets,
+        states,
+        id_text,
+        id_ends,
+        rows: Vec::new(),
+    })
 }
 
 /// Reads batches whose columns `positions` are (trace id, order, states...), groups the
@@ -684,15 +1219,27 @@ fn collect(
     }
     let states_sorted: Vec<u32> = perm.iter().map(|&i| state_of[i as usize]).collect();
     let rows: Vec<u64> = perm.iter().map(|&i| i as u64 + 1).collect();
-    Ok(StepTable {
+    let mut id_text = String::new();
+    let mut id_ends = Vec::with_capacity(traces.names.len());
+    for id in &traces.names {
+        id_text.push_str(id);
+        id_ends.push(id_text.len());
+    }
+    let mut table = StepTable {
         file: file.to_string(),
         state_names: states.names,
-        trace_ids: traces.names,
         offsets,
         states: states_sorted,
+        id_text,
+        id_ends,
         rows,
-    })
+    };
+    table.number_states_in_order();
+    Ok(table)
 }
+
+/// Rows per row group written: several row groups let a reader use several threads.
+pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 
 /// Writes steps `(trace id, order, state)` as a Parquet step table with the given column
 /// names (the first state column), snappy-compressed, strings dictionary-encoded.
@@ -715,6 +1262,7 @@ pub fn write_steps_parquet<'a>(
     let f = File::create(path).map_err(|e| io(&format!("cannot create: {e}")))?;
     let props = parquet::file::properties::WriterProperties::builder()
         .set_compression(parquet::basic::Compression::SNAPPY)
+        .set_max_row_group_size(ROW_GROUP_ROWS)
         .build();
     let mut writer = ArrowWriter::try_new(f, schema.clone(), Some(props)).map_err(|e| io(&e))?;
     let mut it = steps.into_iter().peekable();
@@ -736,4 +1284,119 @@ pub fn write_steps_parquet<'a>(
     }
     writer.close().map_err(|e| io(&e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic traces: `n` traces of 1 to 12 steps over 7 states.
+    fn traces(n: usize) -> Vec<(String, Vec<String>)> {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        (0..n)
+            .map(|t| {
+                let len = 1 + (next() % 12) as usize;
+                let states = (0..len).map(|_| format!("s{}", next() % 7)).collect();
+                (format!("trace-{t}"), states)
+            })
+            .collect()
+    }
+
+    /// What the table must hold: the traces in the given order, states numbered by first
+    /// appearance along them.
+    fn check(table: &StepTable, expected: &[(String, Vec<String>)]) {
+        let mut names: Vec<String> = Vec::new();
+        for (_, states) in expected {
+            for s in states {
+                if !names.contains(s) {
+                    names.push(s.clone());
+                }
+            }
+        }
+        assert_eq!(table.state_names, names);
+        assert_eq!(table.num_traces(), expected.len());
+        for (t, (id, states)) in expected.iter().enumerate() {
+            assert_eq!(table.trace_id(t), id);
+            let got: Vec<&str> = table
+                .trace_states(t)
+                .iter()
+                .map(|&s| table.state_names[s as usize].as_str())
+                .collect();
+            assert_eq!(got, *states, "trace {id}");
+        }
+    }
+
+    #[test]
+    fn ordered_files_over_many_row_groups_read_in_one_pass() {
+        // About 200 000 rows: two row groups and more, traces crossing their boundaries.
+        let ts = traces(31_000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let rows = ts.iter().flat_map(|(id, states)| {
+            states
+                .iter()
+                .enumerate()
+                .map(move |(k, s)| (id.as_str(), k as i64, s.as_str()))
+        });
+        write_steps_parquet(&path, rows, &Columns::default()).unwrap();
+        let meta =
+            ArrowReaderMetadata::load(&File::open(&path).unwrap(), Default::default()).unwrap();
+        assert!(meta.metadata().num_row_groups() >= 2);
+        let table = read_steps(&path, &Columns::default()).unwrap();
+        assert!(!table.reordered());
+        check(&table, &ts);
+        assert_eq!(table.row(5), 6);
+    }
+
+    #[test]
+    fn unordered_files_are_sorted_by_trace_and_order() {
+        // Two rows of every trace swapped, and traces interleaved: trace ids not contiguous.
+        let ts = traces(500);
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows: Vec<(&str, i64, &str)> = Vec::new();
+        for pair in ts.chunks(2) {
+            let longest = pair.iter().map(|t| t.1.len()).max().unwrap_or(0);
+            for k in 0..longest {
+                for (id, states) in pair {
+                    if let Some(s) = states.get(k) {
+                        rows.push((id, k as i64, s));
+                    }
+                }
+            }
+        }
+        let path = dir.path().join("interleaved.parquet");
+        write_steps_parquet(&path, rows.iter().copied(), &Columns::default()).unwrap();
+        let table = read_steps(&path, &Columns::default()).unwrap();
+        assert!(table.reordered());
+        check(&table, &ts);
+        // One trace's steps in reverse order, contiguous: still sorted.
+        let (id, states) = &ts[3];
+        let rows: Vec<(&str, i64, &str)> = states
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(k, s)| (id.as_str(), k as i64, s.as_str()))
+            .collect();
+        let path = dir.path().join("reversed.parquet");
+        write_steps_parquet(&path, rows.iter().copied(), &Columns::default()).unwrap();
+        let table = read_steps(&path, &Columns::default()).unwrap();
+        check(&table, &ts[3..4]);
+        assert_eq!(table.row(0), states.len() as u64);
+    }
+
+    #[test]
+    fn split_gives_contiguous_parts_of_about_equal_rows() {
+        assert_eq!(
+            split(&[100, 100, 100, 100], 2),
+            vec![(vec![0, 1], 1), (vec![2, 3], 201)]
+        );
+        assert_eq!(split(&[10], 2), vec![(vec![0], 1)]);
+        assert_eq!(split(&[0, 0], 2).len(), 1);
+    }
 }

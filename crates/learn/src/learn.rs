@@ -272,8 +272,41 @@ impl TransitionCounts {
         &self.determined
     }
 
-    /// Add another set of counts over the same states into this one.
-    pub fn merge(&mut self, other: &TransitionCounts) {
+    /// Add another set of counts over the same states into this one. A count that would
+    /// pass 2^64 - 1 is an error naming it, and then nothing is added (a wrapped sum would
+    /// give a wrong p̂).
+    pub fn merge(&mut self, other: &TransitionCounts) -> Result<()> {
+        let overflow = |what: String| {
+            LearnError::BadCounts(format!("{what}: the counts add up past 2^64 - 1"))
+        };
+        let add = |a: u64, b: u64, what: &dyn Fn() -> String| {
+            a.checked_add(b).ok_or_else(|| overflow(what()))
+        };
+        // Check every sum first, so that a failed merge leaves the counts as they were.
+        let get = |from: usize, to: u32| {
+            self.rows
+                .get(from)
+                .and_then(|r| r.get(&to))
+                .copied()
+                .unwrap_or(0)
+        };
+        for (from, row) in other.rows.iter().enumerate() {
+            let mut total = self.rows.get(from).map_or(0u64, |r| r.values().sum());
+            for (&to, &c) in row {
+                add(get(from, to), c, &|| format!("transition {from} -> {to}"))?;
+                total = add(total, c, &|| format!("the transitions from state {from}"))?;
+            }
+        }
+        for (&(f, t), &c) in &other.invalid {
+            let have = self.invalid.get(&(f, t)).copied().unwrap_or(0);
+            add(have, c, &|| format!("invalid transition {f} -> {t}"))?;
+        }
+        for (&s, &c) in &other.initial {
+            let have = self.initial.get(&s).copied().unwrap_or(0);
+            add(have, c, &|| format!("initial state {s}"))?;
+        }
+        let traces = add(self.traces, other.traces, &|| "traces".to_string())?;
+        let steps = add(self.steps, other.steps, &|| "steps".to_string())?;
         self.ensure_states(other.num_states());
         for (from, row) in other.rows.iter().enumerate() {
             for (&to, &c) in row {
@@ -287,8 +320,9 @@ impl TransitionCounts {
             *self.initial.entry(s).or_insert(0) += c;
         }
         self.determined.extend(other.determined.iter().copied());
-        self.traces += other.traces;
-        self.steps += other.steps;
+        self.traces = traces;
+        self.steps = steps;
+        Ok(())
     }
 
     /// Adds `other`'s counts, its state `i` being this one's `map[i]` (every state of
@@ -658,6 +692,41 @@ mod tests {
             .outer_view(i)
             .map(|r| r.data().iter().sum())
             .unwrap_or(0.0)
+    }
+
+    #[test]
+    fn merging_counts_never_wraps() {
+        let counts = |transitions: Vec<(u32, u32, u64)>, traces: u64| {
+            TransitionCounts::from_json(&CountsJson {
+                num_states: 2,
+                traces,
+                steps: 0,
+                initial: vec![(0, 1)],
+                transitions,
+                invalid: vec![],
+                determined: vec![],
+            })
+            .unwrap()
+        };
+        let big = counts(vec![(0, 1, u64::MAX)], 1);
+        // The same transition: its count would wrap.
+        let mut a = big.clone();
+        let e = a.merge(&counts(vec![(0, 1, 1)], 1)).unwrap_err();
+        assert!(e.to_string().contains("transition 0 -> 1"), "{e}");
+        assert_eq!(a, big, "a failed merge changes nothing");
+        // Another transition of the same row: the row's total would wrap.
+        let e = a.merge(&counts(vec![(0, 0, 1)], 1)).unwrap_err();
+        assert!(
+            e.to_string().contains("the transitions from state 0"),
+            "{e}"
+        );
+        // The number of traces.
+        let e = a.merge(&counts(vec![], u64::MAX)).unwrap_err();
+        assert!(e.to_string().contains("traces"), "{e}");
+        assert_eq!(a, big);
+        // Sums that fit are added.
+        a.merge(&counts(vec![(1, 0, 2)], 1)).unwrap();
+        assert_eq!((a.count(0, 1), a.count(1, 0), a.traces()), (u64::MAX, 2, 2));
     }
 
     #[test]

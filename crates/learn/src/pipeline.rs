@@ -383,13 +383,49 @@ impl Group {
             determined: Vec::new(),
         };
         let counts = TransitionCounts::from_json(&json)?;
-        self.counts.merge(&counts);
+        self.counts.merge(&counts)?;
         for (s, c) in &g.ends {
             let e = self.ends.entry(idx(s)?).or_insert(0);
             *e = e
                 .checked_add(*c)
                 .ok_or_else(|| LearnError::BadCounts("the counts add up past 2^64 - 1".into()))?;
         }
+        Ok(())
+    }
+}
+
+impl Group {
+    /// Counts a trace of base states `states` in a chain of order `k` > 1: its states are the
+    /// tuples of the last k base states.
+    fn observe_tuples(
+        &mut self,
+        states: &[u32],
+        k: usize,
+        validity: &dyn Validity,
+        tuple_buf: &mut Vec<u32>,
+    ) -> Result<()> {
+        tuple_buf.clear();
+        for i in 0..states.len() {
+            let t = &states[(i + 1).saturating_sub(k)..=i];
+            let id = match self.tuple_index.get(t) {
+                Some(&id) => id,
+                None => {
+                    let id = self.tuples.len() as u32;
+                    self.tuples.push(t.to_vec());
+                    self.tuple_index.insert(t.to_vec(), id);
+                    id
+                }
+            };
+            tuple_buf.push(id);
+        }
+        self.counts.ensure_states(self.tuples.len());
+        let tv = TupleValidity {
+            tuples: &self.tuples,
+            order: k,
+            base: validity,
+        };
+        self.counts.try_observe_trace(tuple_buf, &tv)?;
+        count_end(&mut self.ends, tuple_buf);
         Ok(())
     }
 }
@@ -658,29 +694,7 @@ impl<'s> Counter<'s> {
         let states = &self.states_buf;
         if k > 1 {
             // The states of a k-th order chain: the tuples of the last k abstract states.
-            let tuple_buf = &mut self.tuple_buf;
-            tuple_buf.clear();
-            for i in 0..states.len() {
-                let t = &states[(i + 1).saturating_sub(k)..=i];
-                let id = match group.tuple_index.get(t) {
-                    Some(&id) => id,
-                    None => {
-                        let id = group.tuples.len() as u32;
-                        group.tuples.push(t.to_vec());
-                        group.tuple_index.insert(t.to_vec(), id);
-                        id
-                    }
-                };
-                tuple_buf.push(id);
-            }
-            group.counts.ensure_states(group.tuples.len());
-            let tv = TupleValidity {
-                tuples: &group.tuples,
-                order: k,
-                base: validity,
-            };
-            group.counts.try_observe_trace(tuple_buf, &tv)?;
-            count_end(&mut group.ends, tuple_buf);
+            group.observe_tuples(states, k, validity, &mut self.tuple_buf)?;
             return Ok(());
         }
         if self.spec.is_none() {
@@ -836,6 +850,218 @@ pub(crate) fn keyed_counts(
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
 ) -> Result<CountsOutcome> {
+    Ok(keyed_outcome(counted, spec, opts))
+}
+
+/// Traces whose steps are already numbered states, e.g. a Parquet step table's: trace t's
+/// states are `states[offsets[t]..offsets[t + 1]]`, indices into `names`. (The states need
+/// not be numbered by first appearance: the learner numbers them so, as it does the named
+/// states of a trace file.)
+#[derive(Clone, Copy, Debug)]
+pub struct IndexedTraces<'a> {
+    /// The state names.
+    pub names: &'a [String],
+    /// Where each trace starts in `states`, and (last) where the last one ends.
+    pub offsets: &'a [usize],
+    /// Every step's state, trace after trace.
+    pub states: &'a [u32],
+}
+
+/// Above this many states, pairs are counted in a hash map rather than a dense matrix.
+const DENSE_PAIRS_MAX_STATES: usize = 1024;
+
+/// Counts indexed traces without a spec (the learner's counts of the same traces read as
+/// named steps: the same state numbering, the same counts).
+fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> Result<Counted> {
+    if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
+        return Err(LearnError::BadAlpha(opts.alpha));
+    }
+    if !(1..=8).contains(&opts.order) {
+        return Err(LearnError::BadOrder(opts.order));
+    }
+    if let Some(name) = &opts.end_state {
+        end_state::check_name(name)?;
+    }
+    let n = traces.names.len();
+    let num_traces = traces.offsets.len().saturating_sub(1);
+    let range = |t: usize| traces.offsets[t]..traces.offsets[t + 1];
+    // Number the states by first appearance (usually they are already: one check per step).
+    let mut next = 0u32;
+    let mut in_order = true;
+    for &s in traces.states {
+        if s as usize >= n {
+            return Err(LearnError::StateOutOfRange {
+                index: s,
+                num_states: n,
+            });
+        }
+        if s >= next {
+            if s > next {
+                in_order = false;
+                break;
+            }
+            next += 1;
+        }
+    }
+    let renumbered: Vec<u32>;
+    let mut names: Vec<String>;
+    let states: &[u32] = if in_order {
+        names = traces.names[..next as usize].to_vec();
+        traces.states
+    } else {
+        let mut map = vec![u32::MAX; n];
+        names = Vec::new();
+        renumbered = traces
+            .states
+            .iter()
+            .map(|&s| {
+                let m = &mut map[s as usize];
+                if *m == u32::MAX {
+                    *m = names.len() as u32;
+                    names.push(traces.names[s as usize].clone());
+                }
+                *m
+            })
+            .collect();
+        &renumbered
+    };
+    let key = if opts.by_category {
+        "uncategorized".to_string()
+    } else {
+        String::new()
+    };
+    let mut group = Group {
+        index: names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect(),
+        ..Group::default()
+    };
+    let m = names.len();
+    if opts.order > 1 {
+        group.names = std::mem::take(&mut names);
+        let mut tuple_buf = Vec::new();
+        for t in 0..num_traces {
+            group.observe_tuples(&states[range(t)], opts.order, &AllValid, &mut tuple_buf)?;
+        }
+    } else {
+        // Count pairs in a dense matrix (or a hash map for many states), then hand the
+        // totals to the counts at once.
+        let mut dense: Vec<u64> = if m <= DENSE_PAIRS_MAX_STATES {
+            vec![0; m * m]
+        } else {
+            Vec::new()
+        };
+        let mut sparse: HashMap<(u32, u32), u64> = HashMap::new();
+        let mut initial = vec![0u64; m];
+        let mut ends = vec![0u64; m];
+        let (mut counted, mut steps) = (0u64, 0u64);
+        for t in 0..num_traces {
+            let trace = &states[range(t)];
+            let (Some(&first), Some(&last)) = (trace.first(), trace.last()) else {
+                continue;
+            };
+            counted += 1;
+            steps += trace.len() as u64;
+            initial[first as usize] += 1;
+            ends[last as usize] += 1;
+            if dense.is_empty() {
+                for w in trace.windows(2) {
+                    *sparse.entry((w[0], w[1])).or_insert(0) += 1;
+                }
+            } else {
+                for w in trace.windows(2) {
+                    dense[w[0] as usize * m + w[1] as usize] += 1;
+                }
+            }
+        }
+        let mut transitions: Vec<(u32, u32, u64)> = if dense.is_empty() {
+            sparse.into_iter().map(|((f, t), c)| (f, t, c)).collect()
+        } else {
+            dense
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| c > 0)
+                .map(|(i, &c)| ((i / m) as u32, (i % m) as u32, c))
+                .collect()
+        };
+        transitions.sort_unstable();
+        let pairs = |v: Vec<u64>| -> Vec<(u32, u64)> {
+            v.into_iter()
+                .enumerate()
+                .filter(|&(_, c)| c > 0)
+                .map(|(s, c)| (s as u32, c))
+                .collect()
+        };
+        group.ends = pairs(ends).into_iter().collect();
+        group.counts = TransitionCounts::from_json(&CountsJson {
+            num_states: m,
+            traces: counted,
+            steps,
+            initial: pairs(initial),
+            transitions,
+            invalid: Vec::new(),
+            determined: Vec::new(),
+        })?;
+        group.names = names;
+    }
+    if group.counts.traces() == 0 {
+        return Err(LearnError::EmptyTraceFile {
+            file: file.to_string(),
+            skipped: 0,
+        });
+    }
+    Ok(Counted {
+        groups: BTreeMap::from([(key, group)]),
+        traces_read: num_traces as u64,
+        skipped: Vec::new(),
+    })
+}
+
+/// [`learn_from_traces`] for traces whose states are already numbered (and need no spec):
+/// the same model as from the same traces read as named steps, counted without a string per
+/// step.
+///
+/// ```
+/// use augur_learn::pipeline::{learn_from_indexed, IndexedTraces, LearnOptions};
+/// let names = ["b".to_string(), "a".to_string()];
+/// // Two traces: a b, a a.
+/// let traces = IndexedTraces { names: &names, offsets: &[0, 2, 4], states: &[1, 0, 1, 1] };
+/// let outcome = learn_from_indexed(traces, "t.parquet", &LearnOptions::default()).unwrap();
+/// assert_eq!(outcome.models[0].state_names, ["a", "b"]);
+/// assert_eq!(outcome.models[0].counts.count(0, 1), 1);
+/// ```
+pub fn learn_from_indexed(
+    traces: IndexedTraces<'_>,
+    file: &str,
+    opts: &LearnOptions,
+) -> Result<LearnOutcome> {
+    let counted = count_indexed(traces, file, opts)?;
+    let models = build_models(counted.groups, None, opts)?;
+    Ok(LearnOutcome {
+        traces_read: counted.traces_read,
+        skipped: counted.skipped,
+        models,
+    })
+}
+
+/// [`count_from_traces`] for traces whose states are already numbered (and need no spec).
+pub fn count_from_indexed(
+    traces: IndexedTraces<'_>,
+    file: &str,
+    opts: &LearnOptions,
+) -> Result<CountsOutcome> {
+    let counted = count_indexed(traces, file, opts)?;
+    Ok(keyed_outcome(counted, None, opts))
+}
+
+/// The keyed counts of counted groups.
+fn keyed_outcome(
+    counted: Counted,
+    spec: Option<&Abstraction>,
+    opts: &LearnOptions,
+) -> CountsOutcome {
     let groups = counted
         .groups
         .iter()
@@ -844,11 +1070,11 @@ pub(crate) fn keyed_counts(
             g.to_keyed(opts.by_category.then(|| category.clone()), spec, opts.order)
         })
         .collect();
-    Ok(CountsOutcome {
+    CountsOutcome {
         traces_read: counted.traces_read,
         skipped: counted.skipped,
         counts: KeyedCounts::new(opts.order, opts.end_state.clone(), groups),
-    })
+    }
 }
 
 /// Learns from keyed counts (any number of shards, summed), exactly as from the traces they
