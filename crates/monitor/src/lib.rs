@@ -42,6 +42,7 @@ pub mod eval;
 pub mod monitor;
 pub mod plot;
 pub mod policy;
+pub mod provenance;
 pub mod runs;
 pub mod session;
 mod words;
