@@ -786,6 +786,11 @@ fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError>
         unknown,
         conv.disagreements.len() - unknown
     )?;
+    writeln!(
+        out,
+        "violation steps from identifiers: {} moved from the first call with a ground-truth tool name; {} safe injected runs with an attempted violation",
+        conv.moved, conv.attempted
+    )?;
     for d in &conv.disagreements {
         writeln!(out, "  {}: {}", d.id, d.what)?;
     }

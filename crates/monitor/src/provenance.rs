@@ -45,7 +45,7 @@
 //! let mut p = Provenance::new();
 //! p.observe(Origin::User, "Please pay the bill in bill.txt");
 //! p.observe(Origin::Tool { tool: "read_file", step: 0 }, "Send $98.70 to IBAN US133000000121212121212.");
-//! let arg = serde_json::json!({"recipient": "us13 3000 0001 2121 2121 2121 2", "file": "bill.txt"});
+//! let arg = serde_json::json!({"recipient": "us13 3000 0001 2121 2121 212", "file": "bill.txt"});
 //! assert!(matches!(p.provenance_of(&arg["recipient"]), ArgProvenance::Untrusted(_)));
 //! assert!(matches!(p.provenance_of(&arg["file"]), ArgProvenance::User(_)));
 //! assert_eq!(p.provenance_of(&serde_json::json!("hello")), ArgProvenance::None);

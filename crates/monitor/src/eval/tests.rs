@@ -117,6 +117,10 @@ fn dataset() -> Vec<Run> {
             },
             violation_step: unsafe_run.then_some(3),
             steps,
+            model: None,
+            injected: None,
+            attempt_step: None,
+            observations: Vec::new(),
         });
     }
     out
