@@ -179,7 +179,19 @@ fn is_sep(b: u8) -> bool {
         || b == 0x7f
         || matches!(
             b,
-            b'"' | b'\'' | b'`' | b'<' | b'>' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b';' | b'|' | b'*'
+            b'"' | b'\''
+                | b'`'
+                | b'<'
+                | b'>'
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b';'
+                | b'|'
+                | b'*'
         )
 }
 
@@ -202,15 +214,20 @@ fn is_email_local(b: u8) -> bool {
 }
 
 const CURRENCY_CODES: &[&[u8]] = &[
-    b"USD", b"EUR", b"GBP", b"CHF", b"JPY", b"CAD", b"AUD", b"CNY", b"INR", b"SEK", b"NOK",
-    b"DKK", b"PLN",
+    b"USD", b"EUR", b"GBP", b"CHF", b"JPY", b"CAD", b"AUD", b"CNY", b"INR", b"SEK", b"NOK", b"DKK",
+    b"PLN",
 ];
-const CURRENCY_SYMBOLS: &[&[u8]] = &["$".as_bytes(), "€".as_bytes(), "£".as_bytes(), "¥".as_bytes()];
+const CURRENCY_SYMBOLS: &[&[u8]] = &[
+    "$".as_bytes(),
+    "€".as_bytes(),
+    "£".as_bytes(),
+    "¥".as_bytes(),
+];
 const FILE_EXTENSIONS: &[&[u8]] = &[
     b"txt", b"pdf", b"doc", b"docx", b"xls", b"xlsx", b"csv", b"json", b"md", b"png", b"jpg",
-    b"jpeg", b"gif", b"py", b"rs", b"js", b"ts", b"sh", b"yaml", b"yml", b"toml", b"xml",
-    b"zip", b"tar", b"gz", b"log", b"env", b"pptx", b"ppt", b"html", b"htm", b"ini", b"cfg",
-    b"conf", b"key", b"pem", b"db", b"sql", b"c", b"h", b"go", b"java", b"rb", b"tex",
+    b"jpeg", b"gif", b"py", b"rs", b"js", b"ts", b"sh", b"yaml", b"yml", b"toml", b"xml", b"zip",
+    b"tar", b"gz", b"log", b"env", b"pptx", b"ppt", b"html", b"htm", b"ini", b"cfg", b"conf",
+    b"key", b"pem", b"db", b"sql", b"c", b"h", b"go", b"java", b"rb", b"tex",
 ];
 
 fn eq_ignore_case_in(s: &[u8], list: &[&[u8]]) -> bool {
@@ -272,7 +289,8 @@ fn skip_www(s: &[u8], a: usize, b: usize) -> usize {
 fn is_number(t: &[u8]) -> bool {
     !t.is_empty()
         && t[0].is_ascii_digit()
-        && t.iter().all(|&b| b.is_ascii_digit() || b == b',' || b == b'.')
+        && t.iter()
+            .all(|&b| b.is_ascii_digit() || b == b',' || b == b'.')
 }
 
 /// The canonical range of a plain number `t[a..b]`: leading zeros and trailing decimal zeros
@@ -422,7 +440,10 @@ fn classify(text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
     let host_then = (www + hl < end).then(|| text[www + hl]);
     if !rooted
         && hl > 0
-        && matches!(host_then, None | Some(b'/') | Some(b':') | Some(b'?') | Some(b'#'))
+        && matches!(
+            host_then,
+            None | Some(b'/') | Some(b':') | Some(b'?') | Some(b'#')
+        )
         && !(host_then.is_none() && ext_of(&text[www..end]))
     {
         let b = trim_tail(text, www, end, true).max(www + hl);
@@ -442,7 +463,9 @@ fn classify(text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
         }
         return;
     }
-    if (rooted && t.len() >= 2) || (has_slash && ext_of(t)) || (!has_slash && ext_of(t) && t.contains(&b'.') && t[0] != b'.')
+    if (rooted && t.len() >= 2)
+        || (has_slash && ext_of(t))
+        || (!has_slash && ext_of(t) && t.contains(&b'.') && t[0] != b'.')
     {
         let b = trim_tail(text, a, end, true);
         if b < a + 2 {
@@ -722,7 +745,10 @@ pub fn extract(text: &str) -> Vec<Extracted> {
         buf.extend(f.bytes(text.as_bytes()));
         let t = String::from_utf8_lossy(&buf).into_owned();
         if !out.iter().any(|x| x.text == t) {
-            out.push(Extracted { kind: f.kind, text: t });
+            out.push(Extracted {
+                kind: f.kind,
+                text: t,
+            });
         }
     });
     out
@@ -737,7 +763,10 @@ pub fn extract_json(v: &Value) -> Vec<Extracted> {
         buf.extend(f.bytes(bytes));
         let t = String::from_utf8_lossy(&buf).into_owned();
         if !out.iter().any(|x| x.text == t) {
-            out.push(Extracted { kind: f.kind, text: t });
+            out.push(Extracted {
+                kind: f.kind,
+                text: t,
+            });
         }
     });
     out
@@ -1070,7 +1099,9 @@ impl Provenance {
         let (kind, tool, step) = match origin {
             Origin::User => (OriginKind::User, OTHER_TOOL, 0),
             Origin::System => (OriginKind::System, OTHER_TOOL, 0),
-            Origin::TrustedTool { tool, step } => (OriginKind::TrustedTool, self.tool_id(tool), step),
+            Origin::TrustedTool { tool, step } => {
+                (OriginKind::TrustedTool, self.tool_id(tool), step)
+            }
             Origin::Tool { tool, step } => (OriginKind::Tool, self.tool_id(tool), step),
         };
         let sighting = Sighting {

@@ -109,7 +109,10 @@ pub struct Observation {
 impl Observation {
     fn to_json(&self) -> Value {
         let mut o = Map::new();
-        o.insert("source".into(), serde_json::to_value(self.source).unwrap_or_default());
+        o.insert(
+            "source".into(),
+            serde_json::to_value(self.source).unwrap_or_default(),
+        );
         if let Some(t) = &self.tool {
             o.insert("tool".into(), Value::String(t.clone()));
         }
@@ -199,7 +202,9 @@ pub fn from_messages(
                     .and_then(|x| x.as_str())
                     .or_else(|| m.pointer("/tool_call/function").and_then(|x| x.as_str()));
                 step = by_id
-                    .or_else(|| name.and_then(|n| out.iter().rposition(|s: &RunStep| s.tool() == n)))
+                    .or_else(|| {
+                        name.and_then(|n| out.iter().rposition(|s: &RunStep| s.tool() == n))
+                    })
                     .or_else(|| out.len().checked_sub(1));
                 tool = step
                     .map(|k| out[k].tool().to_string())
@@ -361,14 +366,17 @@ pub fn parse_run(line: &str, file: &str, lineno: usize) -> Result<Run> {
             let mut steps = Vec::with_capacity(s.len());
             let mut obs = Vec::new();
             for (k, x) in s.iter().enumerate() {
-                match x.as_object().and_then(|o| o.get("observe").filter(|_| o.len() == 1)) {
+                match x
+                    .as_object()
+                    .and_then(|o| o.get("observe").filter(|_| o.len() == 1))
+                {
                     Some(o) => obs.push(
                         parse_observation(o, k, steps.len())
                             .map_err(|e| bad(format!("run `{id}`: {e}")))?,
                     ),
-                    None => steps.push(
-                        parse_step(x, k).map_err(|e| bad(format!("run `{id}`: {e}")))?,
-                    ),
+                    None => {
+                        steps.push(parse_step(x, k).map_err(|e| bad(format!("run `{id}`: {e}")))?)
+                    }
                 }
             }
             (steps, obs)
@@ -403,12 +411,15 @@ pub fn parse_run(line: &str, file: &str, lineno: usize) -> Result<Run> {
     let attempt_step = match v.get("attempt_step") {
         None | Some(Value::Null) => None,
         Some(x) => {
-            let k = x.as_u64().filter(|&k| (k as usize) < steps.len()).ok_or_else(|| {
-                bad(format!(
-                    "run `{id}`: `attempt_step` must be the index of one of its {} steps",
-                    steps.len()
-                ))
-            })? as usize;
+            let k = x
+                .as_u64()
+                .filter(|&k| (k as usize) < steps.len())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "run `{id}`: `attempt_step` must be the index of one of its {} steps",
+                        steps.len()
+                    ))
+                })? as usize;
             if label == Label::Unsafe {
                 return Err(bad(format!(
                     "run `{id}`: `attempt_step` is for safe runs (an unsafe run has a violation_step)"
@@ -460,8 +471,7 @@ impl Run {
     /// The run as one JSON line (the `steps` form, observations in place; `model`,
     /// `injected` and `attempt_step` only when known).
     pub fn to_json_line(&self) -> String {
-        let mut steps: Vec<Value> =
-            Vec::with_capacity(self.steps.len() + self.observations.len());
+        let mut steps: Vec<Value> = Vec::with_capacity(self.steps.len() + self.observations.len());
         let mut obs = self.observations.iter().peekable();
         for (k, s) in self.steps.iter().enumerate() {
             while let Some(o) = obs.next_if(|o| o.before_step <= k) {
@@ -554,21 +564,50 @@ mod tests {
         assert_eq!((r.model.as_deref(), r.injected), (Some("m"), Some(true)));
         assert_eq!(parse_run(&r.to_json_line(), "r.jsonl", 1).unwrap(), r);
         // A state variable named `observe` beside others is still a state.
-        let st = parse_run(r#"{"label": "safe", "steps": [{"observe": 1, "x": 2}]}"#, "r.jsonl", 1).unwrap();
+        let st = parse_run(
+            r#"{"label": "safe", "steps": [{"observe": 1, "x": 2}]}"#,
+            "r.jsonl",
+            1,
+        )
+        .unwrap();
         assert_eq!(st.steps.len(), 1);
     }
 
     #[test]
     fn bad_observations_and_new_fields_are_located() {
         let cases = [
-            (r#"{"label": "safe", "steps": [{"observe": {"source": "web", "text": "x"}}]}"#, "steps[0].observe: `source` must be"),
-            (r#"{"label": "safe", "steps": [{"observe": {"source": "user"}}]}"#, "`text` must be a string"),
-            (r#"{"label": "safe", "steps": [{"observe": {"source": "tool", "step": 0, "text": "x"}}]}"#, "`step` must be the index of an earlier step"),
-            (r#"{"label": "safe", "steps": [{"observe": "hi"}]}"#, "expected an object"),
-            (r#"{"label": "safe", "steps": [], "model": 3}"#, "`model` must be a string"),
-            (r#"{"label": "safe", "steps": [], "injected": "yes"}"#, "`injected` must be true or false"),
-            (r#"{"label": "safe", "steps": [{"tool": "x"}], "attempt_step": 1}"#, "`attempt_step` must be the index of one of its 1 steps"),
-            (r#"{"label": "unsafe", "steps": [{"tool": "x"}], "attempt_step": 0}"#, "`attempt_step` is for safe runs"),
+            (
+                r#"{"label": "safe", "steps": [{"observe": {"source": "web", "text": "x"}}]}"#,
+                "steps[0].observe: `source` must be",
+            ),
+            (
+                r#"{"label": "safe", "steps": [{"observe": {"source": "user"}}]}"#,
+                "`text` must be a string",
+            ),
+            (
+                r#"{"label": "safe", "steps": [{"observe": {"source": "tool", "step": 0, "text": "x"}}]}"#,
+                "`step` must be the index of an earlier step",
+            ),
+            (
+                r#"{"label": "safe", "steps": [{"observe": "hi"}]}"#,
+                "expected an object",
+            ),
+            (
+                r#"{"label": "safe", "steps": [], "model": 3}"#,
+                "`model` must be a string",
+            ),
+            (
+                r#"{"label": "safe", "steps": [], "injected": "yes"}"#,
+                "`injected` must be true or false",
+            ),
+            (
+                r#"{"label": "safe", "steps": [{"tool": "x"}], "attempt_step": 1}"#,
+                "`attempt_step` must be the index of one of its 1 steps",
+            ),
+            (
+                r#"{"label": "unsafe", "steps": [{"tool": "x"}], "attempt_step": 0}"#,
+                "`attempt_step` is for safe runs",
+            ),
         ];
         for (line, msg) in cases {
             let e = parse_run(line, "r.jsonl", 3).unwrap_err();

@@ -15,7 +15,10 @@ fn extracts_every_kind_normalised() {
     use ValueKind::*;
     assert_eq!(
         texts("Write to Mark.Black@Example.COM, or <ops@corp.example.org>."),
-        [v(Email, "mark.black@example.com"), v(Email, "ops@corp.example.org")]
+        [
+            v(Email, "mark.black@example.com"),
+            v(Email, "ops@corp.example.org")
+        ]
     );
     assert_eq!(
         texts("See https://WWW.Example.com/a/B?x=1). Or http://example.com/."),
@@ -114,7 +117,10 @@ fn provenance_user_untrusted_none() {
     p.observe(tool("read_file", 2), "contact MARK@corp.com");
     let prov = |x: Value| p.provenance_of(&x);
     // Only in trusted text, and also in untrusted text: user.
-    assert!(matches!(prov(json!("mark@corp.com")), ArgProvenance::User(_)));
+    assert!(matches!(
+        prov(json!("mark@corp.com")),
+        ArgProvenance::User(_)
+    ));
     // Only in untrusted text: untrusted, first sighting kept.
     let ArgProvenance::Untrusted(e) = prov(json!(["Eve@Evil.com."])) else {
         panic!()
@@ -137,7 +143,10 @@ fn provenance_user_untrusted_none() {
         ArgProvenance::Untrusted(_)
     ));
     // The host alone is the user's.
-    assert!(matches!(prov(json!("http://corp.com")), ArgProvenance::User(_)));
+    assert!(matches!(
+        prov(json!("http://corp.com")),
+        ArgProvenance::User(_)
+    ));
     assert_eq!(
         p.explain("recipients", &prov(json!(["eve@evil.com"]))),
         "recipients eve@evil.com first appeared in the result of `read_inbox` at step 1; the user's request does not contain it"
@@ -147,7 +156,9 @@ fn provenance_user_untrusted_none() {
         "to mark@corp.com occurs in the user's request"
     );
     let mut n = 0;
-    p.values_of(&json!(["mark@corp.com", "x", "eve@evil.com"]), &mut |_| n += 1);
+    p.values_of(&json!(["mark@corp.com", "x", "eve@evil.com"]), &mut |_| {
+        n += 1
+    });
     assert_eq!(n, 2);
 }
 
@@ -165,7 +176,10 @@ fn trusted_tools_and_system_prompt_are_trusted() {
     let ArgProvenance::User(e) = p.provenance_of(&json!("bob@home.net")) else {
         panic!()
     };
-    assert_eq!(p.describe(&e.trusted.unwrap()), "the result of `contacts` at step 0");
+    assert_eq!(
+        p.describe(&e.trusted.unwrap()),
+        "the result of `contacts` at step 0"
+    );
     let ArgProvenance::User(e) = p.provenance_of(&json!("help@desk.org")) else {
         panic!()
     };
@@ -193,14 +207,26 @@ fn a_huge_observation_is_cut_and_the_store_fails_closed() {
     ));
     // Not read, so not stored: unknown counts as untrusted, never none.
     let late = p.provenance_of(&json!("late@evil.com"));
-    assert!(matches!(late, ArgProvenance::Untrusted(Evidence { at_cap: true, .. })));
+    assert!(matches!(
+        late,
+        ArgProvenance::Untrusted(Evidence { at_cap: true, .. })
+    ));
     assert!(p.explain("to", &late).contains("at its limit"));
     // What the user said before stays the user's.
-    assert!(matches!(p.provenance_of(&json!("me@home.org")), ArgProvenance::User(_)));
+    assert!(matches!(
+        p.provenance_of(&json!("me@home.org")),
+        ArgProvenance::User(_)
+    ));
     // A trusted observation now makes nothing user.
     p.observe(Origin::User, "also late@evil.com and early@evil.com");
-    assert!(matches!(p.provenance_of(&json!("late@evil.com")), ArgProvenance::Untrusted(_)));
-    assert!(matches!(p.provenance_of(&json!("early@evil.com")), ArgProvenance::Untrusted(_)));
+    assert!(matches!(
+        p.provenance_of(&json!("late@evil.com")),
+        ArgProvenance::Untrusted(_)
+    ));
+    assert!(matches!(
+        p.provenance_of(&json!("early@evil.com")),
+        ArgProvenance::Untrusted(_)
+    ));
 }
 
 #[test]
@@ -209,8 +235,14 @@ fn invalid_utf8_is_read() {
     let mut bytes = b"\xff\xfe junk \xc3 x@evil.com \x80\x80 https://evil.com/\xe2\x82 ".to_vec();
     bytes.extend_from_slice(&[0xf0, 0x9f, 0x00, b'$', b'5']);
     p.observe_bytes(tool("t", 0), &bytes);
-    assert!(matches!(p.provenance_of(&json!("x@evil.com")), ArgProvenance::Untrusted(_)));
-    assert!(matches!(p.provenance_of(&json!("evil.com")), ArgProvenance::Untrusted(_)));
+    assert!(matches!(
+        p.provenance_of(&json!("x@evil.com")),
+        ArgProvenance::Untrusted(_)
+    ));
+    assert!(matches!(
+        p.provenance_of(&json!("evil.com")),
+        ArgProvenance::Untrusted(_)
+    ));
     // Random bytes never panic.
     let mut x: u64 = 0x1234_5678;
     let mut junk = Vec::with_capacity(1 << 16);
@@ -244,14 +276,29 @@ fn a_million_distinct_values_stay_under_the_cap() {
     assert_eq!(p.len(), cap);
     assert_eq!(p.incomplete(), Some(Incomplete::Values));
     // Stored before the cap: as recorded.
-    assert!(matches!(p.provenance_of(&json!("u0@x.org")), ArgProvenance::Untrusted(Evidence { at_cap: false, .. })));
-    assert!(matches!(p.provenance_of(&json!("gb29nwbk60161331926819")), ArgProvenance::User(_)));
+    assert!(matches!(
+        p.provenance_of(&json!("u0@x.org")),
+        ArgProvenance::Untrusted(Evidence { at_cap: false, .. })
+    ));
+    assert!(matches!(
+        p.provenance_of(&json!("gb29nwbk60161331926819")),
+        ArgProvenance::User(_)
+    ));
     // After the cap: untrusted, and a trusted observation cannot make it user.
     p.observe(Origin::User, "u999999@x.org new@user.org");
-    assert!(matches!(p.provenance_of(&json!("u999999@x.org")), ArgProvenance::Untrusted(Evidence { at_cap: true, .. })));
-    assert!(matches!(p.provenance_of(&json!("new@user.org")), ArgProvenance::Untrusted(_)));
+    assert!(matches!(
+        p.provenance_of(&json!("u999999@x.org")),
+        ArgProvenance::Untrusted(Evidence { at_cap: true, .. })
+    ));
+    assert!(matches!(
+        p.provenance_of(&json!("new@user.org")),
+        ArgProvenance::Untrusted(_)
+    ));
     // A value written by the model, unknown to a full store: untrusted, not none.
-    assert!(matches!(p.provenance_of(&json!("model@wrote.it")), ArgProvenance::Untrusted(_)));
+    assert!(matches!(
+        p.provenance_of(&json!("model@wrote.it")),
+        ArgProvenance::Untrusted(_)
+    ));
     assert_eq!(p.len(), cap);
 }
 
@@ -259,7 +306,10 @@ fn a_million_distinct_values_stay_under_the_cap() {
 fn one_value_a_million_times_is_one_entry() {
     let mut p = Provenance::new();
     let text = "eve@evil.com ".repeat(1_000_000);
-    let st = p.observe(tool("t", 0), &text[..text.len().min(p.limits().max_scan_bytes)]);
+    let st = p.observe(
+        tool("t", 0),
+        &text[..text.len().min(p.limits().max_scan_bytes)],
+    );
     assert!(st.found > 80_000);
     assert_eq!(st.new, 1);
     for _ in 0..10 {
@@ -313,11 +363,13 @@ fn value_strategy() -> impl Strategy<Value = (ValueKind, String)> {
     let tld = "[a-z]{2,6}";
     prop_oneof![
         (label, label, tld).prop_map(|(a, b, t)| (ValueKind::Email, format!("{a}@{b}.{t}"))),
-        (label, tld, proptest::option::of("[a-z0-9]{1,8}"))
-            .prop_map(|(a, t, p)| (ValueKind::Domain, match p {
+        (label, tld, proptest::option::of("[a-z0-9]{1,8}")).prop_map(|(a, t, p)| (
+            ValueKind::Domain,
+            match p {
                 Some(p) => format!("{a}.{t}/{p}"),
                 None => format!("{a}.{t}"),
-            })),
+            }
+        )),
         ("[A-Z]{2}[0-9]{2}[A-Z0-9]{11,26}").prop_map(|s| (ValueKind::Iban, s)),
         ("[0-9]{7,14}").prop_map(|s| (ValueKind::Account, s)),
         ("/[a-z]{1,8}/[a-z]{1,8}\\.(txt|pdf|csv)").prop_map(|s| (ValueKind::Path, s)),
