@@ -340,13 +340,21 @@ fn trim_tail(t: &[u8], a: usize, mut b: usize, slashes: bool) -> usize {
 
 fn is_date_like(t: &[u8]) -> bool {
     // dddd-dd-dd, dd.dd.dddd, dd/dd/dddd and the like (optionally followed by more).
-    let groups: Vec<usize> = t
-        .split(|&b| matches!(b, b'-' | b'.' | b'/'))
-        .map(<[u8]>::len)
-        .collect();
-    groups.len() >= 3
-        && t.iter()
-            .all(|&b| b.is_ascii_digit() || matches!(b, b'-' | b'.' | b'/'))
+    if !t
+        .iter()
+        .all(|&b| b.is_ascii_digit() || matches!(b, b'-' | b'.' | b'/'))
+    {
+        return false;
+    }
+    let mut groups = [0usize; 3];
+    let mut n = 0;
+    for g in t.split(|&b| matches!(b, b'-' | b'.' | b'/')) {
+        if n < 3 {
+            groups[n] = g.len();
+        }
+        n += 1;
+    }
+    n >= 3
         && ((groups[0] == 4 && groups[1] <= 2 && groups[2] <= 2)
             || (groups[0] <= 2 && groups[1] <= 2 && (groups[2] == 4 || groups[2] == 2)))
 }
