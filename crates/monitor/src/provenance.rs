@@ -236,7 +236,7 @@ fn eq_ignore_case_in(s: &[u8], list: &[&[u8]]) -> bool {
 
 /// Trim trailing punctuation of `tok[a..b]`, returning the new end.
 fn trim_end(tok: &[u8], a: usize, mut b: usize) -> usize {
-    while b > a && is_trailing_punct(tok[b - 1]) {
+    while b > a && (is_trailing_punct(tok[b - 1]) || tok[b - 1].is_ascii_whitespace()) {
         b -= 1;
     }
     b
@@ -452,7 +452,7 @@ fn classify(text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
             host_then,
             None | Some(b'/') | Some(b':') | Some(b'?') | Some(b'#')
         )
-        && !(host_then.is_none() && ext_of(&text[www..end]))
+        && !(host_then.is_none() && www == a && ext_of(&text[www..end]))
     {
         let b = trim_tail(text, www, end, true).max(www + hl);
         out(Found {
@@ -846,9 +846,15 @@ fn json_leaves(v: &Value, out: &mut impl FnMut(&[u8], Found)) {
 /// The normalised form of `raw` taken as a value of `kind` (what the scanner stores for it).
 /// Idempotent: `normalise(k, &normalise(k, s)) == normalise(k, s)`.
 pub fn normalise(kind: ValueKind, raw: &str) -> String {
-    let t = raw.trim().as_bytes();
-    let end = trim_end(t, 0, t.len());
-    let t = &t[..end];
+    let mut t = raw.as_bytes();
+    loop {
+        let u = t.trim_ascii();
+        let u = &u[..trim_end(u, 0, u.len())];
+        if u.len() == t.len() {
+            break;
+        }
+        t = u;
+    }
     let mode = match kind {
         ValueKind::Email | ValueKind::Path => Mode::Lower,
         ValueKind::Url | ValueKind::Domain => Mode::Lower,

@@ -14,7 +14,10 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 #[test]
 fn lookups_and_repeated_observations_allocate_nothing() {
     let mut p = Provenance::new();
-    p.observe(Origin::User, "Pay the bill in bill-december-2023.txt, copy me@home.org");
+    p.observe(
+        Origin::User,
+        "Pay the bill in bill-december-2023.txt, copy me@home.org",
+    );
     let result = "Send $98.70 to US133000000121212121212 or DE89 3704 0044 0532 0130 00, \
                   see https://www.evil.example/pay?x=1 and call +1 (555) 123-4567. /tmp/a.pdf";
     let tool = Origin::Tool {

@@ -385,7 +385,7 @@ proptest! {
 
     /// What the scanner stores is a fixed point of `normalise` for its kind.
     #[test]
-    fn stored_forms_are_normal(text in "[ -~]{0,200}") {
+    fn stored_forms_are_normal(text in "[ -~]{0,200}|\\PC{0,100}") {
         for e in extract(&text) {
             prop_assert_eq!(normalise(e.kind, &e.text), e.text.clone(), "{:?}", e);
         }
