@@ -33,7 +33,7 @@
 //!   untrusted text too) and none of the above;
 //! - **none** when none of its values was seen anywhere (the model wrote it).
 //!
-//! **Limits** (per store, [`Limits`]): at most `max_values` stored values and `max_scan_bytes`
+//! **Limits** (per store, [`ProvenanceLimits`]): at most `max_values` stored values and `max_scan_bytes`
 //! bytes scanned per observation (the rest of a longer observation is not read). When a limit
 //! is hit the store is *incomplete* and fails closed from then on: a value it has not stored
 //! counts as untrusted (it may be in what was not stored or not read), and trusted
@@ -995,16 +995,16 @@ impl ArgProvenance {
 
 /// Per-store limits (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub struct ProvenanceLimits {
     /// Distinct values stored (default 16,384).
     pub max_values: usize,
     /// Bytes scanned per observation (default 1 MiB).
     pub max_scan_bytes: usize,
 }
 
-impl Default for Limits {
+impl Default for ProvenanceLimits {
     fn default() -> Self {
-        Limits {
+        ProvenanceLimits {
             max_values: 16_384,
             max_scan_bytes: 1 << 20,
         }
@@ -1044,7 +1044,7 @@ pub struct ObserveStats {
 /// The values a session has seen and where (see the module documentation).
 #[derive(Clone, Debug, Default)]
 pub struct Provenance {
-    limits: Limits,
+    limits: ProvenanceLimits,
     entries: FxHashMap<u64, Entry>,
     tools: Vec<Box<str>>,
     tool_ids: FxHashMap<Box<str>, u32>,
@@ -1057,11 +1057,11 @@ const OTHER_TOOL: u32 = u32::MAX;
 impl Provenance {
     /// An empty store with the default limits.
     pub fn new() -> Provenance {
-        Provenance::with_limits(Limits::default())
+        Provenance::with_limits(ProvenanceLimits::default())
     }
 
     /// An empty store with these limits.
-    pub fn with_limits(limits: Limits) -> Provenance {
+    pub fn with_limits(limits: ProvenanceLimits) -> Provenance {
         Provenance {
             limits,
             ..Default::default()
@@ -1069,7 +1069,7 @@ impl Provenance {
     }
 
     /// Its limits.
-    pub fn limits(&self) -> Limits {
+    pub fn limits(&self) -> ProvenanceLimits {
         self.limits
     }
 
