@@ -173,8 +173,51 @@ fn finalise(mut h: u64) -> u64 {
     h ^ (h >> 31)
 }
 
+/// Byte classes of the scanner (bits): a separator, a comma, a digit, and the bytes that can
+/// make a token a value (`.`, `@`, `:`, `/` or backslash, and `~ $ + #` or non-ASCII). A token
+/// with none of the last five and no digit holds no value and is not classified; the others
+/// skip the checks their bytes rule out.
+const C_SEP: u8 = 1;
+const C_COMMA: u8 = 2;
+const C_DIGIT: u8 = 4;
+const C_DOT: u8 = 8;
+const C_AT: u8 = 16;
+const C_COLON: u8 = 32;
+const C_SLASH: u8 = 64;
+const C_OTHER: u8 = 128;
+const C_VALUE: u8 = C_DIGIT | C_DOT | C_AT | C_COLON | C_SLASH | C_OTHER;
+
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if is_sep(b) {
+            C_SEP
+        } else if b == b',' {
+            C_COMMA
+        } else if b.is_ascii_digit() {
+            C_DIGIT
+        } else if b == b'.' {
+            C_DOT
+        } else if b == b'@' {
+            C_AT
+        } else if b == b':' {
+            C_COLON
+        } else if b == b'/' || b == b'\\' {
+            C_SLASH
+        } else if b >= 0x80 || matches!(b, b'~' | b'$' | b'+' | b'#') {
+            C_OTHER
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
 #[inline]
-fn is_sep(b: u8) -> bool {
+const fn is_sep(b: u8) -> bool {
     b <= b' '
         || b == 0x7f
         || matches!(
@@ -360,14 +403,17 @@ fn is_date_like(t: &[u8]) -> bool {
 }
 
 /// Classify one token `text[s..e]` (separators already removed); push what it holds.
-fn classify(text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
+fn classify(text: &[u8], s: usize, e: usize, flags: u8, out: &mut impl FnMut(Found)) {
     let tok = &text[s..e];
     let end = trim_end(text, s, e);
     if end <= s {
         return;
     }
     // 1. A URL: `scheme://…`.
-    if let Some(p) = find(tok, b"://") {
+    if let Some(p) = (flags & C_COLON != 0 && flags & C_SLASH != 0)
+        .then(|| find(tok, b"://"))
+        .flatten()
+    {
         let colon = s + p;
         let mut a = colon;
         while a > s && text[a - 1].is_ascii_alphabetic() {
@@ -399,7 +445,10 @@ fn classify(text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
         return;
     }
     // 2. An e-mail address.
-    if let Some(p) = tok.iter().position(|&b| b == b'@') {
+    if let Some(p) = (flags & C_AT != 0)
+        .then(|| tok.iter().position(|&b| b == b'@'))
+        .flatten()
+    {
         let at = s + p;
         let mut a = at;
         while a > s && is_email_local(text[a - 1]) {
@@ -427,6 +476,18 @@ fn classify(text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
     if a >= end {
         return;
     }
+    let t = &text[a..end];
+    if flags & (C_DOT | C_SLASH | C_COLON | C_OTHER) != 0 && path_or_domain(text, a, end, out) {
+        return;
+    }
+    if flags & (C_DIGIT | C_OTHER) == 0 {
+        return;
+    }
+    value_with_digits(text, a, end, out);
+}
+
+/// A file path, or a domain with an optional path, at `text[a..end]`: pushed, and true.
+fn path_or_domain(text: &[u8], a: usize, end: usize, out: &mut impl FnMut(Found)) -> bool {
     let t = &text[a..end];
     // 3. A file path.
     let has_slash = t.contains(&b'/') || t.contains(&b'\\');
@@ -469,7 +530,7 @@ fn classify(text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
                 mode: Mode::Lower,
             });
         }
-        return;
+        return true;
     }
     if (rooted && t.len() >= 2)
         || (has_slash && ext_of(t))
@@ -477,7 +538,7 @@ fn classify(text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
     {
         let b = trim_tail(text, a, end, true);
         if b < a + 2 {
-            return;
+            return true;
         }
         out(Found {
             kind: ValueKind::Path,
@@ -485,8 +546,14 @@ fn classify(text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
             end: b,
             mode: Mode::Lower,
         });
-        return;
+        return true;
     }
+    false
+}
+
+/// Money with a symbol, an IBAN, an identifier or phone number at `text[a..end]`.
+fn value_with_digits(text: &[u8], a: usize, end: usize, out: &mut impl FnMut(Found)) {
+    let t = &text[a..end];
     // 5. Money with a symbol: `$1,000.00`, `100€`.
     for sym in CURRENCY_SYMBOLS {
         let (num_a, num_b) = if t.starts_with(sym) {
@@ -584,7 +651,14 @@ struct Groups {
 }
 
 impl Groups {
-    fn token(&mut self, text: &[u8], s: usize, e: usize, out: &mut impl FnMut(Found)) {
+    fn token(
+        &mut self,
+        text: &[u8],
+        s: usize,
+        e: usize,
+        has_digit: bool,
+        out: &mut impl FnMut(Found),
+    ) {
         let end = trim_end(text, s, e);
         let t = &text[s..end.max(s)];
         let gap_single = |from: usize| s == from + 1 && text[from] == b' ';
@@ -616,8 +690,13 @@ impl Groups {
             }
         }
         // Spaced phone numbers: digit groups separated by spaces or brackets.
-        let digits = t.iter().filter(|b| b.is_ascii_digit()).count();
-        let phone_group = !t.is_empty()
+        let digits = if has_digit {
+            t.iter().filter(|b| b.is_ascii_digit()).count()
+        } else {
+            0
+        };
+        let phone_group = has_digit
+            && !t.is_empty()
             && t.iter()
                 .all(|&b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.'))
             && (digits >= 2 || (t[0] == b'+' && digits >= 1))
@@ -642,8 +721,10 @@ impl Groups {
             }
         }
         // Amounts beside a currency code: `100 USD`, `EUR 12.50`.
-        let is_num = is_number(t);
-        let is_code = eq_ignore_case_in(t, CURRENCY_CODES) && t.iter().all(u8::is_ascii_uppercase);
+        let is_num = has_digit && is_number(t);
+        let is_code = t.len() == 3
+            && t.iter().all(u8::is_ascii_uppercase)
+            && eq_ignore_case_in(t, CURRENCY_CODES);
         if let Some((pa, pb, pnum, pcode)) = self.prev {
             let adjacent = s > pb && s - pb <= 2 && text[pb..s].iter().all(|&x| x == b' ');
             if adjacent {
@@ -705,28 +786,39 @@ fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
     let n = text.len();
     let mut i = 0;
     while i < n {
-        while i < n && is_sep(text[i]) {
+        while i < n && CLASS[text[i] as usize] == C_SEP {
             i += 1;
         }
         let s = i;
+        let (mut flags, mut before_last) = (0u8, 0u8);
         while i < n {
-            let b = text[i];
-            if is_sep(b) {
+            let c = CLASS[text[i] as usize];
+            if c == C_SEP {
                 break;
             }
             // A comma separates unless it is a thousands separator (digit,digit).
-            if b == b','
+            if c == C_COMMA
                 && !(i > s
                     && text[i - 1].is_ascii_digit()
                     && text.get(i + 1).is_some_and(u8::is_ascii_digit))
             {
                 break;
             }
+            before_last = flags;
+            flags |= c;
             i += 1;
         }
         if i > s {
-            classify(text, s, i, out);
-            groups.token(text, s, i, out);
+            // Trailing punctuation (`word.`, `word:`) does not make a value.
+            let core = if is_trailing_punct(text[i - 1]) {
+                before_last
+            } else {
+                flags
+            };
+            if core & C_VALUE != 0 {
+                classify(text, s, i, flags, out);
+            }
+            groups.token(text, s, i, flags & C_DIGIT != 0, out);
         }
         if i < n && text[i] == b',' {
             i += 1;
