@@ -476,7 +476,6 @@ fn classify(text: &[u8], s: usize, e: usize, flags: u8, out: &mut impl FnMut(Fou
     if a >= end {
         return;
     }
-    let t = &text[a..end];
     if flags & (C_DOT | C_SLASH | C_COLON | C_OTHER) != 0 && path_or_domain(text, a, end, out) {
         return;
     }
