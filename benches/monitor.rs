@@ -4,6 +4,9 @@
 //! - compiling the 60-state SafetyDrift (d, t, r) monitor with H = 20;
 //! - replay of labelled runs already in memory (steps/s), JSON parsing measured apart.
 //!
+//! - provenance: observing a 10 kB tool result (values new to the store, and values already
+//!   stored), and the provenance of one argument.
+//!
 //! Run with `cargo bench --bench monitor`. Times are the benchmark thread's CPU time
 //! (`CLOCK_THREAD_CPUTIME_ID`), not wall time: on a machine shared with other builds, wall
 //! time counts the time the thread waits for a core. The AgentDojo replay needs `../shared/data/agentdojo`
@@ -228,9 +231,61 @@ fn bench_replay(c: &mut C) {
     g.finish();
 }
 
+/// A 10 kB tool result: an inbox listing with addresses, links, amounts, IBANs and prose.
+fn tool_result_10kb() -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < 10_000 {
+        s.push_str(&format!(
+            "- id: '{i}'\n  sender: person{i}@example{m}.com\n  subject: Meeting notes {i}\n  body: Hi, \
+             please review the draft at https://www.docs{m}.example.org/d/{i}/edit before Friday. \
+             The invoice of $1,{i:03}.50 goes to IBAN DE89370400440532013{i:03}, call +1 555 010 {i:04}. \
+             Attached: /shared/reports/q{m}.pdf. Thanks, and see you at the meeting room.\n",
+            m = i % 7
+        ));
+        i += 1;
+    }
+    s.truncate(10_000);
+    s
+}
+
+fn bench_provenance(c: &mut C) {
+    use augur_monitor::provenance::{Origin, Provenance};
+    let text = tool_result_10kb();
+    let origin = Origin::Tool {
+        tool: "read_inbox",
+        step: 1,
+    };
+    let mut g = c.benchmark_group("provenance");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("observe 10 kB tool result, values new", |b| {
+        b.iter_batched(
+            Provenance::new,
+            |mut p| {
+                p.observe(origin, black_box(&text));
+                p
+            },
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    let mut p = Provenance::new();
+    p.observe(Origin::User, "Please pay the invoice in my inbox.");
+    p.observe(origin, &text);
+    g.bench_function("observe 10 kB tool result, values stored", |b| {
+        b.iter(|| black_box(p.observe(origin, black_box(&text))))
+    });
+    g.throughput(Throughput::Elements(1));
+    let args = json!({"recipient": "DE89370400440532013004", "amount": 1004.5,
+        "subject": "Invoice", "date": "2022-03-01"});
+    g.bench_function("provenance_of a send_money call's arguments", |b| {
+        b.iter(|| black_box(p.provenance_of(black_box(&args))))
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(ThreadCpu);
-    targets = bench_compile, bench_gate, bench_replay
+    targets = bench_compile, bench_gate, bench_replay, bench_provenance
 }
 criterion_main!(benches);

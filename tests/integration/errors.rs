@@ -479,6 +479,31 @@ monitor_snapshot!(
     .map(str::to_string)
     .to_vec()
 );
+// Runs files: an observation from an unknown source; an attempt step beyond the run; a
+// hold-out protocol on runs without the field it holds out.
+monitor_snapshot!(
+    monitor_runs_bad_observation_source,
+    ["monitor", "eval", &f("monitor/runs_bad_observation.jsonl")]
+        .map(str::to_string)
+        .to_vec()
+);
+monitor_snapshot!(
+    monitor_runs_attempt_step_beyond_the_run,
+    ["monitor", "eval", &f("monitor/runs_attempt_beyond.jsonl")]
+        .map(str::to_string)
+        .to_vec()
+);
+monitor_snapshot!(
+    monitor_eval_hold_out_model_without_models,
+    [
+        "monitor",
+        "eval",
+        "models/monitor/runs.jsonl",
+        "--hold-out-model"
+    ]
+    .map(str::to_string)
+    .to_vec()
+);
 // Monitor files: a value of the wrong type, a table of the wrong length, each at the value.
 monitor_snapshot!(
     monitor_file_wrong_type,

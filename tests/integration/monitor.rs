@@ -354,7 +354,9 @@ fn replay_and_eval_on_a_small_dataset() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["rows"].as_array().unwrap().len(), 4);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 5);
+    assert_eq!(v["rows"][4]["method"], "provenance rule alone");
+    assert!(v["rows"][0]["classes"]["fp_benign"]["n"].as_u64().unwrap() > 0);
     for f in ["roc.svg", "horizons.svg", "lead.svg"] {
         let svg = std::fs::read_to_string(plots.join(f)).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("<text"), "{f}");

@@ -135,8 +135,14 @@ struct EvalArgs {
     #[arg(long, default_value_t = 0.3)]
     test_fraction: f64,
     /// k-fold cross-validation instead of one split.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", conflicts_with_all = ["hold_out_category", "hold_out_model"])]
     folds: Option<usize>,
+    /// Learn on every other category, test on one; each category once.
+    #[arg(long, conflicts_with = "hold_out_model")]
+    hold_out_category: bool,
+    /// Learn on every other model's runs (the runs' `model`), test on one; each model once.
+    #[arg(long)]
+    hold_out_model: bool,
     /// Seed of the split.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -697,6 +703,13 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
     opts.alpha = a.alpha;
     opts.test_fraction = a.test_fraction;
     opts.folds = a.folds;
+    opts.hold_out = if a.hold_out_category {
+        Some(augur_monitor::eval::HoldOut::Category)
+    } else if a.hold_out_model {
+        Some(augur_monitor::eval::HoldOut::Model)
+    } else {
+        None
+    };
     opts.seed = a.seed;
     if let Some(c) = &a.classifier {
         opts.classifier = Classifier::from_file(c).map_err(user)?;
@@ -811,6 +824,11 @@ fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError>
         conv.disagreements.len(),
         unknown,
         conv.disagreements.len() - unknown
+    )?;
+    writeln!(
+        out,
+        "violation steps from identifiers: {} moved from the first call with a ground-truth tool name; {} safe injected runs with an attempted violation",
+        conv.moved, conv.attempted
     )?;
     for d in &conv.disagreements {
         writeln!(out, "  {}: {}", d.id, d.what)?;

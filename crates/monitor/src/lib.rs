@@ -43,6 +43,7 @@ pub mod journal;
 pub mod monitor;
 pub mod plot;
 pub mod policy;
+pub mod provenance;
 pub mod runs;
 pub mod session;
 mod words;
