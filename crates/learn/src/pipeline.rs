@@ -151,6 +151,7 @@ fn shell(
         rewards: Vec::new(),
         valuations,
         exact: None,
+        intervals: None,
     }
 }
 

@@ -432,6 +432,7 @@ fn explore<K: StateKey>(
         rewards,
         valuations,
         exact: if opts.exact { Some(exact) } else { None },
+        intervals: None,
     })
 }
 
