@@ -456,10 +456,18 @@ impl AstBuilder<'_> {
                         match u.as_rule() {
                             Rule::prob_update => {
                                 let mut prob = None;
+                                let mut upper = None;
                                 let mut assignments = Vec::new();
                                 for x in u.into_inner() {
                                     match x.as_rule() {
                                         Rule::expr => prob = Some(self.expr(x)?),
+                                        Rule::interval_prob => {
+                                            let mut b = x.into_inner();
+                                            if let (Some(l), Some(h)) = (b.next(), b.next()) {
+                                                prob = Some(self.expr(l)?);
+                                                upper = Some(self.expr(h)?);
+                                            }
+                                        }
                                         Rule::update => assignments = self.assignments(x)?,
                                         _ => {}
                                     }
@@ -467,10 +475,15 @@ impl AstBuilder<'_> {
                                 let prob = prob.ok_or_else(|| {
                                     self.err(span, "update without a probability")
                                 })?;
-                                updates.push(Update { prob, assignments });
+                                updates.push(Update {
+                                    prob,
+                                    upper,
+                                    assignments,
+                                });
                             }
                             Rule::update => updates.push(Update {
                                 prob: Expr::Int(1),
+                                upper: None,
                                 assignments: self.assignments(u)?,
                             }),
                             _ => {}
@@ -664,6 +677,9 @@ impl AstBuilder<'_> {
                     check(&c.guard);
                     for u in &c.updates {
                         check(&u.prob);
+                        if let Some(h) = &u.upper {
+                            check(h);
+                        }
                         u.assignments.iter().for_each(|a| check(&a.value));
                     }
                 }
@@ -710,6 +726,7 @@ impl AstBuilder<'_> {
                             .iter()
                             .map(|u| Update {
                                 prob: rename_expr(&u.prob),
+                                upper: u.upper.as_ref().map(rename_expr),
                                 assignments: u
                                     .assignments
                                     .iter()
