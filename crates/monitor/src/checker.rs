@@ -177,6 +177,7 @@ pub(crate) fn resolve_property(
         threshold,
         path,
         span,
+        ..
     } = &resolved.formula
     else {
         return Err(at(resolved.formula.span(), PATH_QUERY.to_string()));
@@ -308,6 +309,7 @@ impl<'m> Checker<'m> {
             Some(phi) => {
                 for h in 1..=max_h {
                     let f = ResolvedFormula::Prob {
+                        opt: None,
                         threshold: None,
                         path: Box::new(ResolvedPath::Until(
                             phi.clone(),

@@ -55,6 +55,7 @@ pub mod graph;
 mod linear;
 mod multifrontal;
 pub mod numeric;
+pub mod robust;
 mod reach;
 mod steady;
 pub mod sweep;

@@ -30,6 +30,7 @@
 mod atoms;
 mod exact_expr;
 mod huge_k;
+mod robust;
 #[cfg(test)]
 mod tests;
 
@@ -415,19 +416,39 @@ impl<'a> Checker<'a> {
                 StateValues::Bool(self.not(&x))
             }
             R::Prob {
-                threshold, path, ..
-            } => self.bounded_op(threshold.as_ref(), "P", |c| c.path(path), Some(1.0))?,
-            R::Reward {
-                structure,
+                opt,
                 threshold,
                 path,
                 span,
-            } => self.bounded_op(
-                threshold.as_ref(),
-                "R",
-                |c| c.reward(*structure, path, *span),
-                None,
-            )?,
+            } => match (self.direction("P", *opt, *span)?, opt) {
+                (true, Some(o)) => self.bounded_op(
+                    threshold.as_ref(),
+                    "P",
+                    |c| c.robust_path(path, *o),
+                    Some(1.0),
+                )?,
+                _ => self.bounded_op(threshold.as_ref(), "P", |c| c.path(path), Some(1.0))?,
+            },
+            R::Reward {
+                structure,
+                opt,
+                threshold,
+                path,
+                span,
+            } => match (self.direction("R", *opt, *span)?, opt) {
+                (true, Some(o)) => self.bounded_op(
+                    threshold.as_ref(),
+                    "R",
+                    |c| c.robust_reward(*structure, path, *span, *o),
+                    None,
+                )?,
+                _ => self.bounded_op(
+                    threshold.as_ref(),
+                    "R",
+                    |c| c.reward(*structure, path, *span),
+                    None,
+                )?,
+            },
             R::Steady {
                 threshold, formula, ..
             } => self.bounded_op(
