@@ -145,8 +145,12 @@ impl Dtmc {
             }
             for i in r.clone() {
                 let (l, h) = (lo[i].clamp(0.0, 1.0), hi[i].clamp(0.0, 1.0).max(lo[i].clamp(0.0, 1.0)));
+                // Tightened only by more than rounding (1 − 0.8 is 0.19999999999999996: keep a
+                // written 0.2).
                 let l2 = l.max(1.0 - (sum_hi - h));
+                let l2 = if l2 - l > INTERVAL_TOLERANCE { l2 } else { l };
                 let h2 = h.min(1.0 - (sum_lo - l));
+                let h2 = if h - h2 > INTERVAL_TOLERANCE { h2 } else { h };
                 // Rounding may cross the two by an ulp; keep lo ≤ hi.
                 let (l2, h2) = (l2.clamp(0.0, 1.0), h2.clamp(0.0, 1.0));
                 tlo[i] = l2.min(h2);

@@ -914,6 +914,16 @@ pub fn read_prism_explicit(tra: &Path, opts: &ReadOptions) -> Result<(Dtmc, Buil
 /// Writes the `.tra` file (`states transitions` header, then `src dst prob`).
 pub fn write_tra(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
     writeln!(w, "{} {}", dtmc.num_states(), dtmc.num_transitions())?;
+    if let Some(iv) = &dtmc.intervals {
+        // PRISM's interval DTMC export: `src dst [lo,hi]`.
+        for s in 0..dtmc.num_states() {
+            for k in dtmc.row_range(s) {
+                let t = dtmc.matrix.indices()[k];
+                writeln!(w, "{s} {t} [{},{}]", Num(iv.lo[k]), Num(iv.hi[k]))?;
+            }
+        }
+        return Ok(());
+    }
     for s in 0..dtmc.num_states() {
         for (t, p) in dtmc.successors(s) {
             writeln!(w, "{s} {t} {}", Num(p))?;
