@@ -242,6 +242,20 @@ impl Model {
         }
     }
 
+    /// Fails, naming `what`, when the model is an interval DTMC: simulation, horizon tables and
+    /// monitor tables need one chain, and silently taking one resolution of the intervals would
+    /// answer for a chain the user did not give.
+    pub fn require_point(&self, what: &str) -> Result<()> {
+        if self.dtmc.is_interval() {
+            return Err(CheckError::input(format!(
+                "{}: an interval DTMC (probabilities in [lo, hi]) has no single chain for {what}; \
+                 check it with Pmin/Pmax (docs/robust.md)",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
     /// The DTMC.
     pub fn dtmc(&self) -> &Dtmc {
         &self.dtmc

@@ -449,6 +449,13 @@ impl<'a> Checker<'a> {
                     None,
                 )?,
             },
+            R::Steady { span, .. } | R::Time { span, .. } if self.robust() => {
+                return Err(self.error_at(
+                    *span,
+                    "`S` and `T` have no min/max form: they are not supported on interval DTMCs; \
+                     use Pmin/Pmax or Rmin/Rmax",
+                ))
+            }
             R::Steady {
                 threshold, formula, ..
             } => self.bounded_op(
