@@ -19,6 +19,11 @@
 //! exists. `counts` and `metadata` are passed through untouched (the learning code stores
 //! transition counts there).
 //!
+//! An interval DTMC (docs/robust.md) gives `intervals` in place of `transitions`: one object
+//! `{"src": 0, "dst": 1, "lo": 0.3, "hi": 0.5}` per transition ([`IntervalJson`]; a point
+//! probability is `lo = hi`). Each interval is checked (`lo ≤ hi`, within `[0, 1]`, located at
+//! its `lo`) and each state's intervals must hold a distribution (`Σlo ≤ 1 ≤ Σhi`).
+//!
 //! A learned model may instead keep its rows implicit (see [`crate::smoothing`]): a
 //! `smoothing` field in place of `transitions`/`rows`, applied to the observed counts of
 //! `counts.transitions` (`counts.num_states` must equal `states`):
