@@ -22,7 +22,9 @@ const TOL: f64 = 1e-6;
 
 /// Cases Augur does not answer yet, with the reason (shown as ignored tests).
 fn unsupported(file: &str, consts: &[(String, String)]) -> Option<&'static str> {
-    let e_nonzero = consts.iter().any(|(k, v)| k == "e" && v.parse::<f64>() != Ok(0.0));
+    let e_nonzero = consts
+        .iter()
+        .any(|(k, v)| k == "e" && v.parse::<f64>() != Ok(0.0));
     if file == "robot-ltl.prism.props" && e_nonzero {
         return Some(
             "LTL (G F, conjunctions of temporal formulas) on interval DTMCs is not implemented yet",
@@ -60,7 +62,11 @@ fn parse_value(v: &str) -> Result<Option<f64>, String> {
     if v == "?" {
         return Ok(None);
     }
-    let num = |s: &str| s.trim().parse::<f64>().map_err(|_| format!("cannot read `{v}`"));
+    let num = |s: &str| {
+        s.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("cannot read `{v}`"))
+    };
     Ok(Some(match v.split_once('/') {
         Some((a, b)) => num(a)? / num(b)?,
         None => num(v)?,
@@ -72,8 +78,13 @@ fn parse_value(v: &str) -> Result<Option<f64>, String> {
 #[allow(clippy::type_complexity)]
 fn parse_props(
     text: &str,
-) -> Result<(Vec<String>, Vec<(usize, String, Vec<(Vec<(String, String)>, Option<f64>)>)>), String>
-{
+) -> Result<
+    (
+        Vec<String>,
+        Vec<(usize, String, Vec<(Vec<(String, String)>, Option<f64>)>)>,
+    ),
+    String,
+> {
     let (mut decls, mut props) = (Vec::new(), Vec::new());
     let mut pending = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -89,8 +100,14 @@ fn parse_props(
                     }
                     None => (Vec::new(), r),
                 };
-                let v = rest.trim().strip_prefix(':').ok_or(format!("line {}", i + 1))?;
-                pending.push((consts, parse_value(v).map_err(|e| format!("line {}: {e}", i + 1))?));
+                let v = rest
+                    .trim()
+                    .strip_prefix(':')
+                    .ok_or(format!("line {}", i + 1))?;
+                pending.push((
+                    consts,
+                    parse_value(v).map_err(|e| format!("line {}: {e}", i + 1))?,
+                ));
             }
             continue;
         }
@@ -155,28 +172,37 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
     files.sort();
     let mut n = 0;
     for props in files {
-        let name = props.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = props
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         // `m.prism.props`, `m.prism.cosafe.props` belong to `m.prism`.
         let model = match name.find(".prism") {
             Some(i) => dir.join(&name[..i + ".prism".len()]),
             None => continue,
         };
-        let args = [props.with_extension("props.args"), model.with_extension("prism.args")]
-            .into_iter()
-            .find(|p| p.is_file());
+        let args = [
+            props.with_extension("props.args"),
+            model.with_extension("prism.args"),
+        ]
+        .into_iter()
+        .find(|p| p.is_file());
         let text = std::fs::read_to_string(&props).unwrap_or_default();
         let (decls, annotated) = match parse_props(&text) {
             Ok(x) => x,
             Err(e) => {
                 let msg = format!("{name}: {e}");
-                trials.push(Trial::test(format!("idtmc::{name}"), move || Err(msg.into())));
+                trials.push(Trial::test(format!("idtmc::{name}"), move || {
+                    Err(msg.into())
+                }));
                 continue;
             }
         };
         for run in runs(args.as_deref()) {
             for (line, property, results) in &annotated {
                 let Some((_, expected)) = results.iter().find(|(c, _)| {
-                    c.iter().all(|(k, v)| run.iter().any(|(k2, v2)| k == k2 && same_value(v, v2)))
+                    c.iter()
+                        .all(|(k, v)| run.iter().any(|(k2, v2)| k == k2 && same_value(v, v2)))
                 }) else {
                     continue;
                 };
@@ -203,7 +229,9 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                     continue;
                 }
                 let (model, decls) = (model.clone(), decls.clone());
-                trials.push(Trial::test(test_name, move || run_case(&model, &decls, &case)));
+                trials.push(Trial::test(test_name, move || {
+                    run_case(&model, &decls, &case)
+                }));
             }
         }
     }
@@ -218,7 +246,11 @@ fn run_case(model: &Path, decls: &[String], case: &Case) -> Result<(), Failed> {
     text.push_str(&case.property);
     text.push_str(";\n");
     std::fs::write(&props, text).map_err(|e| format!("writing case.props: {e}"))?;
-    let consts: Vec<String> = case.consts.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let consts: Vec<String> = case
+        .consts
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     let (m, p) = (model.display().to_string(), props.display().to_string());
     let mut args = vec!["check", &m, &p, "--json", "--epsilon", "1e-10"];
     let joined = consts.join(",");
@@ -259,7 +291,13 @@ fn storm_trials(trials: &mut Vec<Trial>) -> String {
     let inf = f64::INFINITY;
     let cases: [(&str, &str, &str, f64, f64); 6] = [
         ("tiny-01", "tiny-01.drn", "P{} [ F \"target\" ]", 0.3, 0.5),
-        ("die-one", "die-intervals.pm", "P{} [ F \"one\" ]", 9.0 / 189.0, 72.0 / 189.0),
+        (
+            "die-one",
+            "die-intervals.pm",
+            "P{} [ F \"one\" ]",
+            9.0 / 189.0,
+            72.0 / 189.0,
+        ),
         (
             "brp-32-2",
             "brp-32-2-intervals.pm",
@@ -267,20 +305,51 @@ fn storm_trials(trials: &mut Vec<Trial>) -> String {
             2.559615918664207e-10,
             0.0008464876763422187,
         ),
-        ("die-done-rewards", "die-intervals.pm", "R{} [ F \"done\" ]", 3.25, 4.6),
-        ("tiny-03-rewards", "tiny-03.drn", "R{} [ F \"target\" ]", 6.5, 8.5),
-        ("tiny-04-rewards", "tiny-04.drn", "R{} [ F \"target\" ]", inf, inf),
+        (
+            "die-done-rewards",
+            "die-intervals.pm",
+            "R{} [ F \"done\" ]",
+            3.25,
+            4.6,
+        ),
+        (
+            "tiny-03-rewards",
+            "tiny-03.drn",
+            "R{} [ F \"target\" ]",
+            6.5,
+            8.5,
+        ),
+        (
+            "tiny-04-rewards",
+            "tiny-04.drn",
+            "R{} [ F \"target\" ]",
+            inf,
+            inf,
+        ),
     ];
     let mut n = 0;
     for (name, file, prop, min, max) in cases {
         for (opt, want) in [("min", min), ("max", max)] {
             n += 1;
-            let model = util::fixture(&format!("idtmc/{file}")).display().to_string();
+            let model = util::fixture(&format!("idtmc/{file}"))
+                .display()
+                .to_string();
             let prop = prop.replace("{}", &format!("{opt}=?"));
-            trials.push(Trial::test(format!("storm_idtmc::{name}:{opt}"), move || {
-                let args = ["check", &model, "--prop", &prop, "--json", "--epsilon", "1e-10"];
-                check_value(&args, &prop, Some(want))
-            }));
+            trials.push(Trial::test(
+                format!("storm_idtmc::{name}:{opt}"),
+                move || {
+                    let args = [
+                        "check",
+                        &model,
+                        "--prop",
+                        &prop,
+                        "--json",
+                        "--epsilon",
+                        "1e-10",
+                    ];
+                    check_value(&args, &prop, Some(want))
+                },
+            ));
         }
     }
     format!("{n} values of Storm's robust DTMC test")

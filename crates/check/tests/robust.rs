@@ -135,7 +135,10 @@ fn end_components_nature_can_stay_in() {
 #[test]
 fn nested_bounds_and_filters_are_state_sets() {
     assert_eq!(value(RETRY, "Pmax>=0.8 [ F \"goal\" ]"), Scalar::Bool(true));
-    assert_eq!(value(RETRY, "Pmin>=0.5 [ F \"goal\" ]"), Scalar::Bool(false));
+    assert_eq!(
+        value(RETRY, "Pmin>=0.5 [ F \"goal\" ]"),
+        Scalar::Bool(false)
+    );
     // From s=0 the next state satisfies Pmin>=0.4 [F goal] (s=0 itself, the goal) with
     // probability a + c: max 0.9 (b = 0.1), min 0.7 (b = 0.3).
     close(num(RETRY, "Pmax=? [ X Pmin>=0.4 [ F \"goal\" ] ]"), 0.9);
@@ -150,7 +153,10 @@ fn p_without_a_direction_is_a_located_error_naming_both_spellings() {
     let mut s = CheckSession::new(&m, CheckOptions::default());
     let e = s.check_str("P=? [ F \"goal\" ]").unwrap_err().to_string();
     assert!(e.contains("`Pmin`") && e.contains("`Pmax`"), "{e}");
-    let e = s.check_str("R{\"steps\"}=? [ F s>0 ]").unwrap_err().to_string();
+    let e = s
+        .check_str("R{\"steps\"}=? [ F s>0 ]")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("`Rmin`") && e.contains("`Rmax`"), "{e}");
 }
 
@@ -161,5 +167,8 @@ fn min_and_max_on_a_dtmc_are_p_with_a_note() {
     let mut s = CheckSession::new(&m, CheckOptions::default());
     let r = s.check_str("Pmax=? [ F s=1 ]").unwrap();
     assert_eq!(r.value, Scalar::Num(0.25));
-    assert!(r.notes.iter().any(|n| n.contains("`Pmax` on a model without intervals")));
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.contains("`Pmax` on a model without intervals")));
 }

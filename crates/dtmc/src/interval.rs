@@ -59,7 +59,12 @@ impl IntervalProblem {
     /// The problem in words, naming the state as `describe` writes it (e.g. its valuation).
     pub fn message(&self, describe: &dyn Fn(u32) -> String) -> String {
         match *self {
-            IntervalProblem::Bound { state, target, lo, hi } => {
+            IntervalProblem::Bound {
+                state,
+                target,
+                lo,
+                hi,
+            } => {
                 let what = if !(lo.is_finite() && hi.is_finite()) {
                     "is not a pair of finite numbers"
                 } else if lo > hi {
@@ -73,7 +78,11 @@ impl IntervalProblem {
                     describe(target)
                 )
             }
-            IntervalProblem::Row { state, sum_lo, sum_hi } => {
+            IntervalProblem::Row {
+                state,
+                sum_lo,
+                sum_hi,
+            } => {
                 let why = if sum_lo > 1.0 {
                     format!("the lower bounds sum to {sum_lo} > 1")
                 } else {
@@ -144,7 +153,10 @@ impl Dtmc {
                 });
             }
             for i in r.clone() {
-                let (l, h) = (lo[i].clamp(0.0, 1.0), hi[i].clamp(0.0, 1.0).max(lo[i].clamp(0.0, 1.0)));
+                let (l, h) = (
+                    lo[i].clamp(0.0, 1.0),
+                    hi[i].clamp(0.0, 1.0).max(lo[i].clamp(0.0, 1.0)),
+                );
                 // Tightened only by more than rounding (1 − 0.8 is 0.19999999999999996: keep a
                 // written 0.2).
                 let l2 = l.max(1.0 - (sum_hi - h));
@@ -156,7 +168,9 @@ impl Dtmc {
                 tlo[i] = l2.min(h2);
                 thi[i] = h2.max(l2.min(h2));
             }
-            let (sl, sh): (f64, f64) = r.clone().fold((0.0, 0.0), |(a, b), i| (a + tlo[i], b + thi[i]));
+            let (sl, sh): (f64, f64) = r
+                .clone()
+                .fold((0.0, 0.0), |(a, b), i| (a + tlo[i], b + thi[i]));
             let t = if sh - sl > 0.0 {
                 ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0)
             } else {
@@ -266,8 +280,14 @@ mod tests {
         // [0.1,0.2] to a (w=1), [0.8,0.9] to b (w=0): max puts 0.2 on a, min 0.1.
         let (lo, hi, w) = ([0.1, 0.8], [0.2, 0.9], [1.0, 0.0]);
         let close = |a: f64, b: f64| (a - b).abs() < 1e-15;
-        assert!(close(robust_row_value(&lo, &hi, &w, true, &mut scratch), 0.2));
-        assert!(close(robust_row_value(&lo, &hi, &w, false, &mut scratch), 0.1));
+        assert!(close(
+            robust_row_value(&lo, &hi, &w, true, &mut scratch),
+            0.2
+        ));
+        assert!(close(
+            robust_row_value(&lo, &hi, &w, false, &mut scratch),
+            0.1
+        ));
         // Three successors [0,0.5] each, values 3, 2, 1: max = 0.5·3 + 0.5·2, min = 0.5·1 + 0.5·2.
         let (lo, hi, w) = ([0.0; 3], [0.5; 3], [3.0, 2.0, 1.0]);
         assert_eq!(robust_row_value(&lo, &hi, &w, true, &mut scratch), 2.5);
@@ -294,9 +314,24 @@ mod tests {
         assert_eq!(m.matrix.data()[..2], [0.5, 0.5]);
         m.validate().unwrap();
         // Σlo > 1 and lo > hi are refused.
-        let bad = Dtmc::from_interval_bounds(d.clone(), vec![0.0, 0.6, 0.6, 1.0, 1.0], vec![0.0, 1.0, 1.0, 1.0, 1.0]);
+        let bad = Dtmc::from_interval_bounds(
+            d.clone(),
+            vec![0.0, 0.6, 0.6, 1.0, 1.0],
+            vec![0.0, 1.0, 1.0, 1.0, 1.0],
+        );
         assert!(matches!(bad, Err(IntervalProblem::Row { state: 0, .. })));
-        let bad = Dtmc::from_interval_bounds(d, vec![0.0, 0.7, 0.3, 1.0, 1.0], vec![0.0, 0.6, 0.6, 1.0, 1.0]);
-        assert!(matches!(bad, Err(IntervalProblem::Bound { state: 0, target: 1, .. })));
+        let bad = Dtmc::from_interval_bounds(
+            d,
+            vec![0.0, 0.7, 0.3, 1.0, 1.0],
+            vec![0.0, 0.6, 0.6, 1.0, 1.0],
+        );
+        assert!(matches!(
+            bad,
+            Err(IntervalProblem::Bound {
+                state: 0,
+                target: 1,
+                ..
+            })
+        ));
     }
 }

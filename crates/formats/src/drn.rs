@@ -425,7 +425,12 @@ impl<'p> Body<'p> {
                      `@value_type: double-interval` and intervals throughout)",
                 ));
             }
-            let bad = || lines.err(Some(c), format!("expected an interval `[lo, hi]`, found `{c}`"));
+            let bad = || {
+                lines.err(
+                    Some(c),
+                    format!("expected an interval `[lo, hi]`, found `{c}`"),
+                )
+            };
             let inner = inner.strip_suffix(']').ok_or_else(bad)?;
             let (l, h) = inner.split_once(',').ok_or_else(bad)?;
             let (lo, hi) = (
@@ -433,7 +438,11 @@ impl<'p> Body<'p> {
                 parse_real(h.trim()).ok_or_else(bad)?,
             );
             if !augur_dtmc::interval::interval_ok(lo, hi) {
-                let what = if lo > hi { "has lo > hi" } else { "is not within [0, 1]" };
+                let what = if lo > hi {
+                    "has lo > hi"
+                } else {
+                    "is not within [0, 1]"
+                };
                 return Err(lines.err(Some(c), format!("interval {c} {what}")));
             }
             self.interval = Some(true);
@@ -497,7 +506,11 @@ impl<'p> Body<'p> {
                     };
                     return Err(row_error(s, p.message(&|x| x.to_string())));
                 }
-                let t = if sh > sl { ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0) } else { 0.0 };
+                let t = if sh > sl {
+                    ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
                 for &(_, d, l, h) in row {
                     let p = l + t * (h - l);
                     if p > 0.0 {

@@ -167,7 +167,9 @@ pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> R
                 ));
             }
             let (lo, hi) = read_interval(&lines, c, c2)?;
-            intervals.get_or_insert_with(Vec::new).push((src, dst, lo, hi));
+            intervals
+                .get_or_insert_with(Vec::new)
+                .push((src, dst, lo, hi));
         } else {
             let p = parse_real(c).ok_or_else(|| {
                 lines.err(Some(c), format!("expected a probability, found `{c}`"))
@@ -242,9 +244,12 @@ pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> R
             for &(_, d, l, h) in row {
                 let p = l + t * (h - l);
                 if p > 0.0 {
-                    builder
-                        .add_transition(s, d, p)
-                        .map_err(|e| FormatError::syntax(Location::file(path.display().to_string()), e.to_string()))?;
+                    builder.add_transition(s, d, p).map_err(|e| {
+                        FormatError::syntax(
+                            Location::file(path.display().to_string()),
+                            e.to_string(),
+                        )
+                    })?;
                 }
             }
             start = end;
@@ -260,16 +265,17 @@ pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> R
 }
 
 /// Reads `[lo,hi]` (the token `c`, or `c` and `c2` when written `[lo, hi]`), checked.
-fn read_interval(
-    lines: &Lines<'_, impl BufRead>,
-    c: &str,
-    c2: Option<&str>,
-) -> Result<(f64, f64)> {
+fn read_interval(lines: &Lines<'_, impl BufRead>, c: &str, c2: Option<&str>) -> Result<(f64, f64)> {
     let text = match c2 {
         Some(c2) => format!("{c}{c2}"),
         None => c.to_string(),
     };
-    let bad = || lines.err(Some(c), format!("expected a probability interval `[lo,hi]`, found `{text}`"));
+    let bad = || {
+        lines.err(
+            Some(c),
+            format!("expected a probability interval `[lo,hi]`, found `{text}`"),
+        )
+    };
     let inner = text
         .strip_prefix('[')
         .and_then(|t| t.strip_suffix(']'))
@@ -280,7 +286,11 @@ fn read_interval(
         parse_real(h.trim()).ok_or_else(bad)?,
     );
     if !augur_dtmc::interval::interval_ok(lo, hi) {
-        let what = if lo > hi { "has lo > hi" } else { "is not within [0, 1]" };
+        let what = if lo > hi {
+            "has lo > hi"
+        } else {
+            "is not within [0, 1]"
+        };
         return Err(lines.err(Some(c), format!("interval {text} {what}")));
     }
     Ok((lo, hi))

@@ -538,11 +538,18 @@ impl DtmcJson {
         for (i, e) in iv.iter().enumerate() {
             for (k, s) in [("src", e.src), ("dst", e.dst)] {
                 if s as usize >= n {
-                    return Err(invalid(at(i, k), format!("state {s} out of range ({n} states)")));
+                    return Err(invalid(
+                        at(i, k),
+                        format!("state {s} out of range ({n} states)"),
+                    ));
                 }
             }
             if !augur_dtmc::interval::interval_ok(e.lo, e.hi) {
-                let what = if e.lo > e.hi { "has lo > hi" } else { "is not within [0, 1]" };
+                let what = if e.lo > e.hi {
+                    "has lo > hi"
+                } else {
+                    "is not within [0, 1]"
+                };
                 return Err(invalid(
                     at(i, "lo"),
                     format!("interval [{}, {}] {what}", e.lo, e.hi),
@@ -554,7 +561,11 @@ impl DtmcJson {
         let mut start = 0;
         while start < order.len() {
             let s = iv[order[start]].src;
-            let end = start + order[start..].iter().take_while(|&&i| iv[i].src == s).count();
+            let end = start
+                + order[start..]
+                    .iter()
+                    .take_while(|&&i| iv[i].src == s)
+                    .count();
             let row = &order[start..end];
             let (sl, sh) = row
                 .iter()

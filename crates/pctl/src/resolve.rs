@@ -125,7 +125,11 @@ impl StateFormula {
             S::Or(l, r) => S::Or(Box::new(l.map_exprs(f)), Box::new(r.map_exprs(f))),
             S::Implies(l, r) => S::Implies(Box::new(l.map_exprs(f)), Box::new(r.map_exprs(f))),
             S::Iff(l, r) => S::Iff(Box::new(l.map_exprs(f)), Box::new(r.map_exprs(f))),
-            S::Prob { opt, bound: b, path } => S::Prob {
+            S::Prob {
+                opt,
+                bound: b,
+                path,
+            } => S::Prob {
                 opt: *opt,
                 bound: bound(b, f),
                 path: Box::new(path.map_exprs(f)),

@@ -437,7 +437,11 @@ fn min_and_max_operators_parse_and_print_in_prism_spelling() {
     for (text, printed, want) in [
         ("Pmax=? [ F a ]", "Pmax=? [ F a ]", Some(Optimum::Max)),
         ("Pmin>=0.5 [ X a ]", "Pmin>=0.5 [ X a ]", Some(Optimum::Min)),
-        ("Pmin<0.5 [ a U b ]", "Pmin<0.5 [ a U b ]", Some(Optimum::Min)),
+        (
+            "Pmin<0.5 [ a U b ]",
+            "Pmin<0.5 [ a U b ]",
+            Some(Optimum::Min),
+        ),
         ("P=? [ F a ]", "P=? [ F a ]", None),
     ] {
         let p = parse_property(text).unwrap();
@@ -448,7 +452,11 @@ fn min_and_max_operators_parse_and_print_in_prism_spelling() {
         assert_eq!(p.formula.to_string(), printed);
     }
     for (text, printed, want) in [
-        ("R{\"r\"}min=? [ F a ]", "R{\"r\"}min=? [ F a ]", Some(Optimum::Min)),
+        (
+            "R{\"r\"}min=? [ F a ]",
+            "R{\"r\"}min=? [ F a ]",
+            Some(Optimum::Min),
+        ),
         ("Rmax=? [ C<=3 ]", "Rmax=? [ C<=3 ]", Some(Optimum::Max)),
         ("Rmin<=2 [ F a ]", "Rmin<=2 [ F a ]", Some(Optimum::Min)),
         ("R{1}max>1 [ F a ]", "R{1}max>1 [ F a ]", Some(Optimum::Max)),

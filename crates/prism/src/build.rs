@@ -873,7 +873,11 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                     None => p,
                 };
                 if !augur_dtmc::interval::interval_ok(p, hi) {
-                    let what = if p > hi { "has lo > hi" } else { "is not within [0, 1]" };
+                    let what = if p > hi {
+                        "has lo > hi"
+                    } else {
+                        "is not within [0, 1]"
+                    };
                     return Err(self.cmd_error(cmd, format!("interval [{p}, {hi}] {what}")));
                 }
                 sum_lo += p;
@@ -957,31 +961,31 @@ impl<'a, K: StateKey> Explorer<'a, K> {
     /// Records the assignments of update `u` of command `cmd` as deltas of the packed state.
     fn push_deltas(&mut self, cmd: u32, u: &crate::program::CompiledUpdate) -> Result<()> {
         let prog = self.prog;
-    for a in &u.assigns {
-        let v = &prog.vars[a.slot as usize];
-        let x = match &a.value {
-            AssignedValue::Int(e) => e.eval(&self.state_values).map_err(|e| {
-                self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
-            })?,
-            AssignedValue::Bool(e) => e.eval(&self.state_values).map_err(|e| {
-                self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
-            })? as i64,
-        };
-        if x < v.lo || x > v.hi {
-            return Err(self.cmd_error(
-                cmd,
-                format!(
-                    "update {}'={x} leaves the range [{}..{}] of `{}`",
-                    v.name, v.lo, v.hi, v.name
-                ),
-            ));
+        for a in &u.assigns {
+            let v = &prog.vars[a.slot as usize];
+            let x = match &a.value {
+                AssignedValue::Int(e) => e.eval(&self.state_values).map_err(|e| {
+                    self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
+                })?,
+                AssignedValue::Bool(e) => e.eval(&self.state_values).map_err(|e| {
+                    self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
+                })? as i64,
+            };
+            if x < v.lo || x > v.hi {
+                return Err(self.cmd_error(
+                    cmd,
+                    format!(
+                        "update {}'={x} leaves the range [{}..{}] of `{}`",
+                        v.name, v.lo, v.hi, v.name
+                    ),
+                ));
+            }
+            self.update_deltas.push(Delta {
+                word: v.word,
+                clear: v.mask << v.shift,
+                set: ((x - v.lo) as u64 & v.mask) << v.shift,
+            });
         }
-        self.update_deltas.push(Delta {
-            word: v.word,
-            clear: v.mask << v.shift,
-            set: ((x - v.lo) as u64 & v.mask) << v.shift,
-        });
-    }
         Ok(())
     }
 

@@ -55,8 +55,8 @@ pub mod graph;
 mod linear;
 mod multifrontal;
 pub mod numeric;
-pub mod robust;
 mod reach;
+pub mod robust;
 mod steady;
 pub mod sweep;
 

@@ -377,7 +377,9 @@ pub struct RobustSolution {
 }
 
 fn indicator(set: &StateSet, n: usize) -> Vec<f64> {
-    (0..n).map(|s| if set.contains(s) { 1.0 } else { 0.0 }).collect()
+    (0..n)
+        .map(|s| if set.contains(s) { 1.0 } else { 0.0 })
+        .collect()
 }
 
 /// The states where `Pmin` / `Pmax` (by `maximise`) of `φ U ψ` is 0 and where it is 1, by
@@ -604,7 +606,11 @@ pub fn reach_rewards(
         for &s in &active {
             let v = state[s] + scratch.row_value(rows, s, &x, trans, maximise);
             let d = (v - x[s]).abs();
-            let d = if opts.relative && v != 0.0 { d / v.abs() } else { d };
+            let d = if opts.relative && v != 0.0 {
+                d / v.abs()
+            } else {
+                d
+            };
             diff = diff.max(d);
             x[s] = v;
         }

@@ -159,7 +159,14 @@ impl<'a> Checker<'a> {
         let restrict = |x: Vec<f64>, c: &Self| -> Result<Vec<f64>> {
             let x = robust::bounded_sweeps(&rows, phi, x, 1, max, &c.options)?;
             let x = zero_outside(x, phi);
-            Ok(robust::bounded_sweeps(&rows, phi, x, k - 1, max, &c.options)?)
+            Ok(robust::bounded_sweeps(
+                &rows,
+                phi,
+                x,
+                k - 1,
+                max,
+                &c.options,
+            )?)
         };
         let bounds = match rest.bounds {
             Some((lo, hi)) => Some((restrict(lo, self)?, restrict(hi, self)?)),
@@ -218,19 +225,20 @@ impl<'a> Checker<'a> {
                 let x = robust::step_rewards(&rows, &state, None, *k, true, max, &self.options)?;
                 Ok(NumValues::exact(x, MethodUsed::Instantaneous { steps: *k }))
             }
-            ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => {
-                Err(self.error_at(
+            ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => Err(self
+                .error_at(
                     span,
                     "total, discounted and long-run rewards (`C`, `C{discount=d}`, `S`) are not \
                      supported on interval DTMCs yet; `F φ`, `C<=k` and `I=k` are",
-                ))
-            }
+                )),
         }
     }
 }
 
 fn indicator(set: &StateSet, n: usize) -> Vec<f64> {
-    (0..n).map(|s| if set.contains(s) { 1.0 } else { 0.0 }).collect()
+    (0..n)
+        .map(|s| if set.contains(s) { 1.0 } else { 0.0 })
+        .collect()
 }
 
 fn zero_outside(mut x: Vec<f64>, set: &StateSet) -> Vec<f64> {
