@@ -122,6 +122,31 @@ impl RowScratch {
         maximise: bool,
     ) -> f64 {
         let r = rows.range(s);
+        let w_at = |e: usize| add.map_or(0.0, |a| a[e]) + x[rows.idx[e] as usize];
+        // The common short rows without gathering or sorting.
+        match r.len() {
+            1 => return w_at(r.start),
+            2 => {
+                let (a, b) = (r.start, r.start + 1);
+                let (wa, wb) = (w_at(a), w_at(b));
+                let (lo, hi) = (rows.lo, rows.hi);
+                let mut v = lo[a] * wa + lo[b] * wb;
+                let mut rest = 1.0 - lo[a] - lo[b];
+                if rest <= 0.0 {
+                    return v;
+                }
+                let (first, second) = if (wa >= wb) == maximise { (a, b) } else { (b, a) };
+                for (e, we) in [(first, if first == a { wa } else { wb }), (second, if second == a { wa } else { wb })] {
+                    let give = (hi[e] - lo[e]).min(rest);
+                    if give > 0.0 {
+                        v += give * we;
+                        rest -= give;
+                    }
+                }
+                return v;
+            }
+            _ => {}
+        }
         self.w.clear();
         match add {
             Some(a) => self
@@ -137,6 +162,78 @@ impl RowScratch {
             &mut self.order,
         )
     }
+}
+
+/// `opt_P Σ_e P(e)·x[idx[e]]` over row `s`'s distributions, keeping the order of the row's
+/// successors by value in `order` (local indices, aligned with the row's entries) from one
+/// call to the next: the values change little between sweeps, so an insertion sort from the
+/// previous order costs O(k) once the order settles. `w` is scratch space.
+#[inline]
+fn row_value_ordered(
+    rows: &IntervalRows<'_>,
+    s: usize,
+    x: &[f64],
+    maximise: bool,
+    order: &mut [u32],
+    w: &mut Vec<f64>,
+) -> f64 {
+    let r = rows.range(s);
+    let k = r.len();
+    if k == 1 {
+        return x[rows.idx[r.start] as usize];
+    }
+    let (lo, hi) = (&rows.lo[r.clone()], &rows.hi[r.clone()]);
+    w.clear();
+    w.extend(rows.idx[r.clone()].iter().map(|&t| x[t as usize]));
+    let mut value = 0.0;
+    let mut rest = 1.0;
+    for j in 0..k {
+        value += lo[j] * w[j];
+        rest -= lo[j];
+    }
+    if rest <= 0.0 {
+        return value;
+    }
+    let order = &mut order[r];
+    // Insertion sort from the previous order: best first (max) or worst first (min).
+    let before = |a: u32, b: u32| {
+        let (wa, wb) = (w[a as usize], w[b as usize]);
+        if maximise {
+            wa > wb
+        } else {
+            wa < wb
+        }
+    };
+    for i in 1..k {
+        let cur = order[i];
+        let mut j = i;
+        while j > 0 && before(cur, order[j - 1]) {
+            order[j] = order[j - 1];
+            j -= 1;
+        }
+        order[j] = cur;
+    }
+    for &j in order.iter() {
+        let j = j as usize;
+        let add = (hi[j] - lo[j]).min(rest);
+        if add > 0.0 {
+            value += add * w[j];
+            rest -= add;
+            if rest <= 0.0 {
+                break;
+            }
+        }
+    }
+    value
+}
+
+/// The identity order of every row's successors (local indices), for [`row_value_ordered`].
+fn initial_orders(rows: &IntervalRows<'_>) -> Vec<u32> {
+    let mut out = Vec::with_capacity(rows.idx.len());
+    for s in 0..rows.n() {
+        out.extend(0..rows.range(s).len() as u32);
+    }
+    out
 }
 
 /// Backward reachability of `target` through the states of `through` (target states count
@@ -425,6 +522,9 @@ pub fn until(
             unknown.push(s as u32);
         }
     }
+    // Gauss-Seidel from the highest state down: models explored breadth-first number successors
+    // after their predecessors, so values flow back towards the initial state within a sweep.
+    unknown.reverse();
     let mut lo = indicator(&one, n);
     let mut hi = lo.clone();
     for &s in &unknown {
@@ -443,8 +543,9 @@ pub fn until(
         set.extend(c.iter().map(|&s| s as usize));
         mec_sets.push(set);
     }
-    let mut scratch = RowScratch::default();
     let mut order = Vec::new();
+    let (mut order_lo, mut order_hi) = (initial_orders(rows), initial_orders(rows));
+    let mut w = Vec::new();
     let mut sweeps = 0u64;
     loop {
         if unknown.is_empty() {
@@ -454,8 +555,8 @@ pub fn until(
         let mut gap: f64 = 0.0;
         for &s in &unknown {
             let s = s as usize;
-            let l = scratch.row_value(rows, s, &lo, None, maximise);
-            let h = scratch.row_value(rows, s, &hi, None, maximise);
+            let l = row_value_ordered(rows, s, &lo, maximise, &mut order_lo, &mut w);
+            let h = row_value_ordered(rows, s, &hi, maximise, &mut order_hi, &mut w);
             lo[s] = l.max(lo[s]);
             hi[s] = h.min(hi[s]);
         }
