@@ -213,6 +213,20 @@ pub(crate) fn try_filled<T: Clone>(
     Ok(v)
 }
 
+/// An interval DTMC is written as `.tra` (PRISM's `src dst [lo,hi]`) or JSON (`intervals`);
+/// the other formats would silently write one resolution of it, so they refuse.
+pub fn refuse_intervals(dtmc: &Dtmc, format: Format) -> Result<()> {
+    if dtmc.intervals.is_some() && !matches!(format, Format::Tra | Format::Json) {
+        return Err(FormatError::Unsupported {
+            format: format!("{format:?}").to_lowercase(),
+            message: "an interval DTMC is written as .tra (`src dst [lo,hi]`) or .json \
+                      (`intervals`); this format has no intervals"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,18 +260,4 @@ mod tests {
         let e = read_model(&dir.path().join("missing.drn"), &ReadOptions::default()).unwrap_err();
         assert!(e.to_string().contains("missing.drn"), "{e}");
     }
-}
-
-/// An interval DTMC is written as `.tra` (PRISM's `src dst [lo,hi]`) or JSON (`intervals`);
-/// the other formats would silently write one resolution of it, so they refuse.
-pub fn refuse_intervals(dtmc: &Dtmc, format: Format) -> Result<()> {
-    if dtmc.intervals.is_some() && !matches!(format, Format::Tra | Format::Json) {
-        return Err(FormatError::Unsupported {
-            format: format!("{format:?}").to_lowercase(),
-            message: "an interval DTMC is written as .tra (`src dst [lo,hi]`) or .json \
-                      (`intervals`); this format has no intervals"
-                .into(),
-        });
-    }
-    Ok(())
 }

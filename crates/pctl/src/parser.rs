@@ -1163,6 +1163,15 @@ fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
     }
 }
 
+/// `Some(min)` / `Some(max)` for the text after `P`/`R` (`"min"`, `"max"`), `None` otherwise.
+fn optimum_of(text: &str) -> Option<crate::ast::Optimum> {
+    match text {
+        "min" => Some(crate::ast::Optimum::Min),
+        "max" => Some(crate::ast::Optimum::Max),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod rule_names {
     use super::*;
@@ -1173,14 +1182,5 @@ mod rule_names {
         // described in words, never by its name (issue 15, item 11).
         let leaks = augur_expr::syntax::leaked_rule_names(Rule::all_rules(), describe);
         assert!(leaks.is_empty(), "{}", leaks.join("\n"));
-    }
-}
-
-/// `Some(min)` / `Some(max)` for the text after `P`/`R` (`"min"`, `"max"`), `None` otherwise.
-fn optimum_of(text: &str) -> Option<crate::ast::Optimum> {
-    match text {
-        "min" => Some(crate::ast::Optimum::Min),
-        "max" => Some(crate::ast::Optimum::Max),
-        _ => None,
     }
 }

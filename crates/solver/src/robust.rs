@@ -135,8 +135,15 @@ impl RowScratch {
                 if rest <= 0.0 {
                     return v;
                 }
-                let (first, second) = if (wa >= wb) == maximise { (a, b) } else { (b, a) };
-                for (e, we) in [(first, if first == a { wa } else { wb }), (second, if second == a { wa } else { wb })] {
+                let (first, second) = if (wa >= wb) == maximise {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                for (e, we) in [
+                    (first, if first == a { wa } else { wb }),
+                    (second, if second == a { wa } else { wb }),
+                ] {
                     let give = (hi[e] - lo[e]).min(rest);
                     if give > 0.0 {
                         v += give * we;
@@ -686,12 +693,12 @@ pub fn reach_rewards(
     let (_, one) = prob01(rows, &all, target, !maximise);
     let mut x = vec![0.0; n];
     let mut active = Vec::new();
-    for s in 0..n {
+    for (s, xs) in x.iter_mut().enumerate() {
         if target.contains(s) {
             continue;
         }
         if !one.contains(s) {
-            x[s] = f64::INFINITY;
+            *xs = f64::INFINITY;
         } else {
             active.push(s);
         }
