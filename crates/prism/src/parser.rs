@@ -43,6 +43,7 @@ fn describe(rule: &Rule) -> String {
         Rule::module_decl | Rule::renamed_module => "`module`".into(),
         Rule::command => "command".into(),
         Rule::updates | Rule::prob_update | Rule::update => "update".into(),
+        Rule::interval_prob => "probability interval `[lo, hi]`".into(),
         Rule::assignment => "assignment `(x'=e)`".into(),
         Rule::renaming => "renaming `old=new`".into(),
         Rule::formula_decl => "`formula`".into(),
