@@ -16,6 +16,9 @@
 //!   over 500 kB) are too slow for a debug build and are ignored unless asked for:
 //!   `cargo test --release --test conformance -- --include-ignored`.
 //!
+//! - `idtmc::FILE:LINE[CONSTS]` and `storm_idtmc::NAME` — interval DTMCs (see `idtmc.rs`):
+//!   PRISM's interval-DTMC regression suite in `../shared/prism-tests-idtmc` and Storm's robust
+//!   DTMC test values, to 1e-6.
 //! - `docs::FILE` — the documents as tests (see `docs.rs`): the command blocks of README.md,
 //!   models/README.md, models/learning.md and docs/monitor.md run as written, their output compared with the
 //!   document; `docs::FILE:LINE` for a block that needs external data (its error must say
@@ -29,6 +32,7 @@
 mod util;
 
 mod docs;
+mod idtmc;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value as Json;
@@ -47,7 +51,8 @@ fn main() {
     let prism = prism_trials(&mut trials);
     let qvbs = qvbs_trials(&mut trials, run_large);
     let docs = docs::trials(&mut trials);
-    eprintln!("conformance: {prism}; {qvbs}; {docs}");
+    let idtmc = idtmc::trials(&mut trials);
+    eprintln!("conformance: {prism}; {qvbs}; {docs}; {idtmc}");
     libtest_mimic::run(&args, trials).exit();
 }
 

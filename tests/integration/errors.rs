@@ -593,3 +593,100 @@ monitor_snapshot!(
     .map(str::to_string)
     .to_vec()
 );
+
+// Interval DTMCs (issue 23): a bad interval at its place, a row whose intervals cannot hold a
+// distribution naming its state, `P` without min/max at the operator.
+snapshot!(
+    interval_tra_lo_above_hi,
+    [
+        "check",
+        f("interval_lo_above_hi.tra"),
+        "--prop",
+        "Pmax=? [ F true ]"
+    ]
+);
+snapshot!(
+    interval_tra_out_of_range,
+    [
+        "check",
+        f("interval_out_of_range.tra"),
+        "--prop",
+        "Pmax=? [ F true ]"
+    ]
+);
+snapshot!(
+    interval_tra_row_short,
+    [
+        "check",
+        f("interval_row_short.tra"),
+        "--prop",
+        "Pmax=? [ F true ]"
+    ]
+);
+snapshot!(
+    interval_drn_row_over,
+    [
+        "check",
+        f("interval_row_over.drn"),
+        "--prop",
+        "Pmax=? [ F true ]"
+    ]
+);
+snapshot!(
+    interval_json_lo_above_hi,
+    [
+        "check",
+        f("interval_lo_above_hi.json"),
+        "--prop",
+        "Pmax=? [ F true ]"
+    ]
+);
+snapshot!(
+    interval_prism_lo_above_hi,
+    [
+        "check",
+        f("interval_lo_above_hi.pm"),
+        "--prop",
+        "Pmax=? [ F true ]"
+    ]
+);
+snapshot!(
+    interval_prism_row_short,
+    [
+        "check",
+        f("interval_row_short.pm"),
+        "--prop",
+        "Pmax=? [ F true ]"
+    ]
+);
+snapshot!(
+    interval_p_without_direction,
+    [
+        "check",
+        "tests/fixtures/idtmc/tiny-01.drn",
+        "--prop",
+        "P=? [ F \"target\" ]"
+    ]
+);
+snapshot!(
+    interval_export_drn_refused,
+    [
+        "export",
+        "tests/fixtures/idtmc/tiny-01.drn",
+        "--to",
+        "drn",
+        "-o",
+        "target/interval.drn"
+    ]
+);
+snapshot!(
+    interval_simulate_refused,
+    [
+        "simulate",
+        "tests/fixtures/idtmc/tiny-01.drn",
+        "--traces",
+        "1",
+        "--max-steps",
+        "2"
+    ]
+);

@@ -28,6 +28,7 @@ fn walk(n: usize) -> Dtmc {
         rewards: vec![],
         valuations: None,
         exact: None,
+        intervals: None,
     }
 }
 

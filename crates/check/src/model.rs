@@ -242,6 +242,20 @@ impl Model {
         }
     }
 
+    /// Fails, naming `what`, when the model is an interval DTMC: simulation, horizon tables and
+    /// monitor tables need one chain, and silently taking one resolution of the intervals would
+    /// answer for a chain the user did not give.
+    pub fn require_point(&self, what: &str) -> Result<()> {
+        if self.dtmc.is_interval() {
+            return Err(CheckError::input(format!(
+                "{}: an interval DTMC (probabilities in [lo, hi]) has no single chain for {what}; \
+                 check it with Pmin/Pmax (docs/robust.md)",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
     /// The DTMC.
     pub fn dtmc(&self) -> &Dtmc {
         &self.dtmc
@@ -335,6 +349,7 @@ impl Model {
     /// Writes the model in `format` to a stream (for [`Format::Tra`] the `.tra` part only; see
     /// [`Model::write_to_path`]). A model that the format cannot express is a user error.
     pub fn write(&self, format: Format, w: &mut dyn Write) -> Result<()> {
+        augur_formats::refuse_intervals(&self.dtmc, format).map_err(format_error)?;
         let written = if format == Format::Prism {
             augur_formats::prism_export::write_prism_with(&self.dtmc, &self.prism_source(), w)
         } else {
@@ -349,6 +364,7 @@ impl Model {
     /// Writes the model in `format` to `path` (for [`Format::Tra`] also the `.lab`, `.srew`,
     /// `.trew` and `.sta` files next to it); returns the files written.
     pub fn write_to_path(&self, format: Format, path: &Path) -> Result<Vec<PathBuf>> {
+        augur_formats::refuse_intervals(&self.dtmc, format).map_err(format_error)?;
         if format == Format::Prism {
             let io_err = |e| {
                 format_error(FormatError::Io {

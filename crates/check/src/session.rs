@@ -331,6 +331,11 @@ impl<'m> CheckSession<'m> {
     /// [`CheckSession::horizon`]).
     pub fn horizon_of(&mut self, set: &StateSet, max_h: usize) -> Result<HorizonTable> {
         let n = self.dtmc().num_states();
+        if self.dtmc().is_interval() {
+            return Err(CheckError::input(
+                "an interval DTMC has no single chain for a horizon table; check it with Pmin/Pmax",
+            ));
+        }
         if max_h == 0 {
             return Err(CheckError::input("the largest horizon must be at least 1"));
         }

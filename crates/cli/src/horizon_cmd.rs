@@ -30,6 +30,7 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
         return Err(CliError::user("error: --max must be at least 1"));
     }
     let model = Model::load(&args.model, &load)?;
+    model.require_point("a horizon table")?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }

@@ -725,6 +725,7 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let (load, check) = monitor_options(&a.opts)?;
     let matrix = augur_check::Model::load(&a.matrix, &load)?;
+    matrix.require_point("the monitor's matrix")?;
     opts.matrix = Some(matrix.into_dtmc());
     opts.load = load;
     opts.check = check;

@@ -55,6 +55,7 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         ..augur_check::LoadOptions::default()
     };
     let model = augur_check::Model::load(&args.model, &load).map_err(located)?;
+    model.require_point("simulation").map_err(located)?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));
     }

@@ -484,6 +484,7 @@ impl DtmcBuilder {
             rewards: Vec::with_capacity(rewards.len()),
             valuations: None,
             exact: exact_out,
+            intervals: None,
         };
 
         for (name, mut set) in labels {

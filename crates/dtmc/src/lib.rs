@@ -21,9 +21,11 @@
 
 mod builder;
 mod error;
+pub mod interval;
 mod model;
 mod valuations;
 
 pub use builder::*;
 pub use error::*;
+pub use interval::{robust_row_value, IntervalProblem, Intervals};
 pub use model::*;

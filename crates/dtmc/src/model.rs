@@ -49,6 +49,10 @@ pub struct Dtmc {
     /// exactly (PRISM models under `--method exact`); `None` means the f64 entries are exact
     /// as they stand (every f64 is a dyadic rational).
     pub exact: Option<Vec<BigRational>>,
+    /// For an interval DTMC, the `[lo, hi]` bounds of every transition, aligned with
+    /// `matrix.data()` (whose values are then one resolution of the intervals, see
+    /// [`crate::interval`]); `None` for a DTMC.
+    pub intervals: Option<Box<crate::Intervals>>,
 }
 
 impl RewardStructure {

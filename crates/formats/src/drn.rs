@@ -120,6 +120,8 @@ struct Header {
     nr_states_location: Location,
     /// The location of the `@model` line.
     model_location: Location,
+    /// `@value_type: double-interval` (Storm's interval DTMCs).
+    interval: bool,
 }
 
 /// Reads the header up to and including `@model`.
@@ -128,6 +130,7 @@ fn read_header<R: BufRead>(lines: &mut Lines<'_, R>, opts: &ReadOptions) -> Resu
     let mut ty: Option<String> = None;
     let mut reward_names: Vec<String> = Vec::new();
     let mut nr_states: Option<(usize, Location)> = None;
+    let mut interval = false;
     let model_location;
     let on_comment = |c: &str, order: &mut Vec<String>| {
         if let Some(rest) = c.strip_prefix(LABELS_COMMENT) {
@@ -162,7 +165,8 @@ fn read_header<R: BufRead>(lines: &mut Lines<'_, R>, opts: &ReadOptions) -> Resu
             }
             "@value_type" => {
                 let v = val.unwrap_or_default();
-                if v != "double" && v != "rational" {
+                interval = v == "double-interval";
+                if v != "double" && v != "rational" && !interval {
                     return Err(lines.err(
                         lines.buf.split_once(':').map(|(_, v)| v.trim()),
                         format!("value type `{v}` not supported"),
@@ -212,6 +216,7 @@ fn read_header<R: BufRead>(lines: &mut Lines<'_, R>, opts: &ReadOptions) -> Resu
         n,
         nr_states_location,
         model_location,
+        interval,
     })
 }
 
@@ -279,6 +284,11 @@ struct Body<'p> {
     next_state: usize,
     vals: Vec<f64>,
     has_init: bool,
+    /// Whether the transitions are intervals (`None` until the header or the first transition
+    /// says).
+    interval: Option<bool>,
+    /// An interval model's transitions `(src, dst, lo, hi)` (a plain `p` is `[p, p]`).
+    ivals: Vec<(u32, u32, f64, f64)>,
 }
 
 impl<'p> Body<'p> {
@@ -407,8 +417,45 @@ impl<'p> Body<'p> {
         if dst >= n {
             return Err(lines.err(Some(a), format!("state {dst} out of range ({n} states)")));
         }
+        if let Some(inner) = c.strip_prefix('[') {
+            if self.interval == Some(false) {
+                return Err(lines.err(
+                    Some(c),
+                    "an interval in a model with point probabilities (an interval DTMC has \
+                     `@value_type: double-interval` and intervals throughout)",
+                ));
+            }
+            let bad = || {
+                lines.err(
+                    Some(c),
+                    format!("expected an interval `[lo, hi]`, found `{c}`"),
+                )
+            };
+            let inner = inner.strip_suffix(']').ok_or_else(bad)?;
+            let (l, h) = inner.split_once(',').ok_or_else(bad)?;
+            let (lo, hi) = (
+                parse_real(l.trim()).ok_or_else(bad)?,
+                parse_real(h.trim()).ok_or_else(bad)?,
+            );
+            if !augur_dtmc::interval::interval_ok(lo, hi) {
+                let what = if lo > hi {
+                    "has lo > hi"
+                } else {
+                    "is not within [0, 1]"
+                };
+                return Err(lines.err(Some(c), format!("interval {c} {what}")));
+            }
+            self.interval = Some(true);
+            self.ivals.push((s, dst as u32, lo, hi));
+            return Ok(());
+        }
         let p = parse_real(c)
             .ok_or_else(|| lines.err(Some(c), format!("expected a probability, found `{c}`")))?;
+        if self.interval == Some(true) && (0.0..=1.0).contains(&p) {
+            self.ivals.push((s, dst as u32, p, p));
+            return Ok(());
+        }
+        self.interval = Some(false);
         if !(0.0..=1.0).contains(&p) {
             return Err(lines.err(Some(c), format!("probability {c} not in [0,1]")));
         }
@@ -428,9 +475,52 @@ impl<'p> Body<'p> {
             state_rewards,
             action_rewards,
             row_lines,
+            interval,
+            ivals,
             ..
         } = self;
         b.fix_deadlocks(opts.fix_deadlocks);
+        let interval = interval == Some(true);
+        let row_error = |state: u32, message: String| {
+            let location = match row_lines.get(state as usize).copied().filter(|&l| l > 0) {
+                Some(l) => reread_location(path, l, 1),
+                None => Location::file(path.display().to_string()),
+            };
+            FormatError::syntax(location, message)
+        };
+        if interval {
+            // One resolution of each row (`lo + t·(hi − lo)`) as the chain's probabilities; the
+            // bounds are attached below.
+            let mut start = 0;
+            while start < ivals.len() {
+                let s = ivals[start].0;
+                let end = start + ivals[start..].iter().take_while(|e| e.0 == s).count();
+                let row = &ivals[start..end];
+                let (sl, sh) = row.iter().fold((0.0, 0.0), |(a, b), e| (a + e.2, b + e.3));
+                let tol = augur_dtmc::interval::INTERVAL_TOLERANCE;
+                if sl > 1.0 + tol || sh < 1.0 - tol {
+                    let p = augur_dtmc::IntervalProblem::Row {
+                        state: s,
+                        sum_lo: sl,
+                        sum_hi: sh,
+                    };
+                    return Err(row_error(s, p.message(&|x| x.to_string())));
+                }
+                let t = if sh > sl {
+                    ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                for &(_, d, l, h) in row {
+                    let p = l + t * (h - l);
+                    if p > 0.0 {
+                        b.add_transition(s, d, p)
+                            .map_err(|e| row_error(s, e.to_string()))?;
+                    }
+                }
+                start = end;
+            }
+        }
         let (mut dtmc, report) = b.build().map_err(|e| {
             // A row error is located at the number of its `state` line, read again from the file.
             let line = match &e {
@@ -462,6 +552,30 @@ impl<'p> Body<'p> {
                 state,
                 transition,
             });
+        }
+        if interval {
+            let (mut lo, mut hi) = (dtmc.matrix.data().to_vec(), dtmc.matrix.data().to_vec());
+            let mut cleared = vec![false; n];
+            for &(s, d, l, h) in &ivals {
+                if !cleared[s as usize] {
+                    cleared[s as usize] = true;
+                    for k in dtmc.row_range(s as usize) {
+                        lo[k] = 0.0;
+                        hi[k] = 0.0;
+                    }
+                }
+                if let Some(k) = dtmc.transition_index(s, d) {
+                    lo[k] += l;
+                    hi[k] += h;
+                }
+            }
+            dtmc = Dtmc::from_interval_bounds(dtmc, lo, hi).map_err(|p| {
+                let state = match &p {
+                    augur_dtmc::IntervalProblem::Bound { state, .. }
+                    | augur_dtmc::IntervalProblem::Row { state, .. } => *state,
+                };
+                row_error(state, p.message(&|x| x.to_string()))
+            })?;
         }
         Ok((dtmc, report))
     }
@@ -504,6 +618,8 @@ pub fn read_drn(
         next_state: 0,
         vals: Vec::new(),
         has_init: false,
+        interval: header.interval.then_some(true),
+        ivals: Vec::new(),
     };
     while lines.advance_content("//", |_| {})? {
         let t = lines.buf.trim_start();

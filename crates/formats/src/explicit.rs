@@ -43,6 +43,10 @@ pub struct TraContents {
     /// Whether the file was in Storm's variant (first line `dtmc`, no counts); its
     /// companion files are then read in Storm's variants too.
     pub storm_format: bool,
+    /// For an interval DTMC (entries `src dst [lo,hi]`, as PRISM exports them), every
+    /// transition `(src, dst, lo, hi)` in file order; the builder then holds one resolution of
+    /// each row ([`Dtmc::from_interval_bounds`] attaches the bounds after the build).
+    pub intervals: Option<Vec<(u32, u32, f64, f64)>>,
 }
 
 fn parse_header(lines: &Lines<'_, impl BufRead>, what: &str) -> Result<(usize, usize)> {
@@ -123,10 +127,17 @@ pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> R
     let mut count = 0usize;
     let mut max_state = 0u32;
     const SHAPE: &str = "expected `src dst prob`";
+    let mut intervals: Option<Vec<(u32, u32, f64, f64)>> = None;
     while lines.advance_content("#", |_| {})? {
         let mut it = lines.buf.split_whitespace();
         let (Some(a), Some(b), Some(c)) = (it.next(), it.next(), it.next()) else {
             return Err(lines.err(None, SHAPE));
+        };
+        // `[lo, hi]` written with a space after the comma: the interval is two tokens.
+        let c2 = if c.starts_with('[') && !c.ends_with(']') {
+            it.next()
+        } else {
+            None
         };
         if let Some(d) = it.next() {
             if parse_real(d).is_some() {
@@ -147,14 +158,29 @@ pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> R
                 check_declared_states(s as usize + 1, opts, || lines.location(Some(tok)))?;
             }
         }
-        let p = parse_real(c)
-            .ok_or_else(|| lines.err(Some(c), format!("expected a probability, found `{c}`")))?;
-        if !(0.0..=1.0).contains(&p) {
-            return Err(lines.err(Some(c), format!("probability {c} not in [0,1]")));
+        if c.starts_with('[') || intervals.is_some() {
+            if count > 0 && intervals.is_none() {
+                return Err(lines.err(
+                    Some(c),
+                    "an interval after point probabilities: an interval DTMC's `.tra` writes \
+                     every transition as `src dst [lo,hi]`",
+                ));
+            }
+            let (lo, hi) = read_interval(&lines, c, c2)?;
+            intervals
+                .get_or_insert_with(Vec::new)
+                .push((src, dst, lo, hi));
+        } else {
+            let p = parse_real(c).ok_or_else(|| {
+                lines.err(Some(c), format!("expected a probability, found `{c}`"))
+            })?;
+            if !(0.0..=1.0).contains(&p) {
+                return Err(lines.err(Some(c), format!("probability {c} not in [0,1]")));
+            }
+            builder
+                .add_transition(src, dst, p)
+                .map_err(|e| lines.err(Some(a), e.to_string()))?;
         }
-        builder
-            .add_transition(src, dst, p)
-            .map_err(|e| lines.err(Some(a), e.to_string()))?;
         if row_lines.len() <= src as usize {
             if row_lines
                 .try_reserve(src as usize + 1 - row_lines.len())
@@ -188,12 +214,86 @@ pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> R
             builder.set_num_states(n);
         }
     }
+    if let Some(iv) = &mut intervals {
+        // One resolution of every row as the builder's probabilities (rows in any order).
+        iv.sort_by_key(|e| (e.0, e.1));
+        let mut start = 0;
+        while start < iv.len() {
+            let s = iv[start].0;
+            let end = start + iv[start..].iter().take_while(|e| e.0 == s).count();
+            let row = &iv[start..end];
+            let (sl, sh) = row.iter().fold((0.0, 0.0), |(x, y), e| (x + e.2, y + e.3));
+            let tol = augur_dtmc::interval::INTERVAL_TOLERANCE;
+            if sl > 1.0 + tol || sh < 1.0 - tol {
+                let p = augur_dtmc::IntervalProblem::Row {
+                    state: s,
+                    sum_lo: sl,
+                    sum_hi: sh,
+                };
+                let line = row_lines.get(s as usize).copied().unwrap_or(0) as usize;
+                return Err(FormatError::syntax(
+                    reread_location(path, line.max(1), 2),
+                    p.message(&|x| x.to_string()),
+                ));
+            }
+            let t = if sh > sl {
+                ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            for &(_, d, l, h) in row {
+                let p = l + t * (h - l);
+                if p > 0.0 {
+                    builder.add_transition(s, d, p).map_err(|e| {
+                        FormatError::syntax(
+                            Location::file(path.display().to_string()),
+                            e.to_string(),
+                        )
+                    })?;
+                }
+            }
+            start = end;
+        }
+    }
     Ok(TraContents {
         builder,
         row_lines,
         header_line,
         storm_format,
+        intervals,
     })
+}
+
+/// Reads `[lo,hi]` (the token `c`, or `c` and `c2` when written `[lo, hi]`), checked.
+fn read_interval(lines: &Lines<'_, impl BufRead>, c: &str, c2: Option<&str>) -> Result<(f64, f64)> {
+    let text = match c2 {
+        Some(c2) => format!("{c}{c2}"),
+        None => c.to_string(),
+    };
+    let bad = || {
+        lines.err(
+            Some(c),
+            format!("expected a probability interval `[lo,hi]`, found `{text}`"),
+        )
+    };
+    let inner = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .ok_or_else(bad)?;
+    let (l, h) = inner.split_once(',').ok_or_else(bad)?;
+    let (lo, hi) = (
+        parse_real(l.trim()).ok_or_else(bad)?,
+        parse_real(h.trim()).ok_or_else(bad)?,
+    );
+    if !augur_dtmc::interval::interval_ok(lo, hi) {
+        let what = if lo > hi {
+            "has lo > hi"
+        } else {
+            "is not within [0, 1]"
+        };
+        return Err(lines.err(Some(c), format!("interval {text} {what}")));
+    }
+    Ok((lo, hi))
 }
 
 /// Reads a `.lab` file for a model with `n` states. Labels keep the order of their indices.
@@ -662,6 +762,7 @@ pub fn read_prism_explicit_from(
         row_lines,
         header_line,
         storm_format,
+        intervals,
     } = read_tra_with(tra, tra_path, opts)?;
     let n = builder.num_states();
     let mut has_init = false;
@@ -716,6 +817,34 @@ pub fn read_prism_explicit_from(
             state: srew.map(|x| x.0),
             transition: trew.map(|x| x.0),
         });
+    }
+    if let Some(iv) = intervals {
+        let (mut lo, mut hi) = (dtmc.matrix.data().to_vec(), dtmc.matrix.data().to_vec());
+        let mut cleared = vec![false; dtmc.num_states()];
+        for &(s, d, l, h) in &iv {
+            if !cleared[s as usize] {
+                cleared[s as usize] = true;
+                for k in dtmc.row_range(s as usize) {
+                    lo[k] = 0.0;
+                    hi[k] = 0.0;
+                }
+            }
+            if let Some(k) = dtmc.transition_index(s, d) {
+                lo[k] += l;
+                hi[k] += h;
+            }
+        }
+        dtmc = Dtmc::from_interval_bounds(dtmc, lo, hi).map_err(|p| {
+            let state = match &p {
+                augur_dtmc::IntervalProblem::Bound { state, .. }
+                | augur_dtmc::IntervalProblem::Row { state, .. } => *state,
+            };
+            let location = match row_lines.get(state as usize).copied().filter(|&l| l > 0) {
+                Some(l) => reread_location(tra_path, l as usize, 2),
+                None => Location::file(tra_path.display().to_string()),
+            };
+            FormatError::syntax(location, p.message(&|x| x.to_string()))
+        })?;
     }
     Ok((dtmc, report))
 }
@@ -795,6 +924,16 @@ pub fn read_prism_explicit(tra: &Path, opts: &ReadOptions) -> Result<(Dtmc, Buil
 /// Writes the `.tra` file (`states transitions` header, then `src dst prob`).
 pub fn write_tra(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
     writeln!(w, "{} {}", dtmc.num_states(), dtmc.num_transitions())?;
+    if let Some(iv) = &dtmc.intervals {
+        // PRISM's interval DTMC export: `src dst [lo,hi]`.
+        for s in 0..dtmc.num_states() {
+            for k in dtmc.row_range(s) {
+                let t = dtmc.matrix.indices()[k];
+                writeln!(w, "{s} {t} [{},{}]", Num(iv.lo[k]), Num(iv.hi[k]))?;
+            }
+        }
+        return Ok(());
+    }
     for s in 0..dtmc.num_states() {
         for (t, p) in dtmc.successors(s) {
             writeln!(w, "{s} {t} {}", Num(p))?;

@@ -148,6 +148,7 @@ pub fn read_model(path: &Path, opts: &ReadOptions) -> Result<(Dtmc, BuildReport)
 /// Writes a model in a format to a stream. For [`Format::Tra`] this is the `.tra` file only;
 /// use [`write_model_to_path`] to get the `.lab`, `.srew`, `.trew`, `.sta` companions too.
 pub fn write_model(dtmc: &Dtmc, format: Format, w: &mut dyn Write) -> Result<()> {
+    refuse_intervals(dtmc, format)?;
     match format {
         Format::Tra => crate::explicit::write_tra(dtmc, w),
         Format::Drn => crate::drn::write_drn(dtmc, w),
@@ -160,6 +161,7 @@ pub fn write_model(dtmc: &Dtmc, format: Format, w: &mut dyn Write) -> Result<()>
 /// Writes a model to a file (for [`Format::Tra`], also the companion files). Returns the
 /// paths written.
 pub fn write_model_to_path(dtmc: &Dtmc, format: Format, path: &Path) -> Result<Vec<PathBuf>> {
+    refuse_intervals(dtmc, format)?;
     if format == Format::Tra {
         return crate::explicit::write_prism_explicit(dtmc, path);
     }
@@ -209,6 +211,20 @@ pub(crate) fn try_filled<T: Clone>(
     }
     v.resize(n, value);
     Ok(v)
+}
+
+/// An interval DTMC is written as `.tra` (PRISM's `src dst [lo,hi]`) or JSON (`intervals`);
+/// the other formats would silently write one resolution of it, so they refuse.
+pub fn refuse_intervals(dtmc: &Dtmc, format: Format) -> Result<()> {
+    if dtmc.intervals.is_some() && !matches!(format, Format::Tra | Format::Json) {
+        return Err(FormatError::Unsupported {
+            format: format!("{format:?}").to_lowercase(),
+            message: "an interval DTMC is written as .tra (`src dst [lo,hi]`) or .json \
+                      (`intervals`); this format has no intervals"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -19,6 +19,11 @@
 //! exists. `counts` and `metadata` are passed through untouched (the learning code stores
 //! transition counts there).
 //!
+//! An interval DTMC (docs/robust.md) gives `intervals` in place of `transitions`: one object
+//! `{"src": 0, "dst": 1, "lo": 0.3, "hi": 0.5}` per transition ([`IntervalJson`]; a point
+//! probability is `lo = hi`). Each interval is checked (`lo ≤ hi`, within `[0, 1]`, located at
+//! its `lo`) and each state's intervals must hold a distribution (`Σlo ≤ 1 ≤ Σhi`).
+//!
 //! A learned model may instead keep its rows implicit (see [`crate::smoothing`]): a
 //! `smoothing` field in place of `transitions`/`rows`, applied to the observed counts of
 //! `counts.transitions` (`counts.num_states` must equal `states`):
@@ -142,6 +147,20 @@ pub struct ValuationsJson {
     pub states: Vec<Vec<Value>>,
 }
 
+/// A transition of an interval DTMC: `src -> dst` with probability in `[lo, hi]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntervalJson {
+    /// Source state.
+    pub src: u32,
+    /// Target state.
+    pub dst: u32,
+    /// Lower bound of the probability.
+    pub lo: f64,
+    /// Upper bound of the probability.
+    pub hi: f64,
+}
+
 /// The JSON document of a DTMC.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -157,6 +176,10 @@ pub struct DtmcJson {
     /// Alternatively: per state, `[dst, prob]` pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<Vec<Vec<(u32, f64)>>>,
+    /// Alternatively (an interval DTMC): every transition with its probability interval,
+    /// `{"src": 0, "dst": 1, "lo": 0.3, "hi": 0.5}` (a point probability is `lo = hi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<Vec<IntervalJson>>,
     /// Alternatively (a learned model): the smoothing rule, applied to the observed counts of
     /// `counts.transitions` (see [`crate::smoothing`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -222,11 +245,30 @@ impl DtmcJson {
                 .map(|s| v.row(s).unwrap_or_default())
                 .collect(),
         });
+        let intervals = d.intervals.as_ref().map(|iv| {
+            let mut out = Vec::with_capacity(d.num_transitions());
+            for s in 0..d.num_states() {
+                for k in d.row_range(s) {
+                    out.push(IntervalJson {
+                        src: s as u32,
+                        dst: d.matrix.indices()[k],
+                        lo: iv.lo[k],
+                        hi: iv.hi[k],
+                    });
+                }
+            }
+            out
+        });
         DtmcJson {
             states: d.num_states(),
             initial: d.initial.clone(),
-            transitions: Some(transitions),
+            transitions: if intervals.is_some() {
+                None
+            } else {
+                Some(transitions)
+            },
             rows: None,
+            intervals,
             smoothing: None,
             labels,
             rewards,
@@ -263,6 +305,15 @@ impl DtmcJson {
         // For each state, the index of its last transition in `transitions` (to locate row
         // errors; empty for the `rows` form, whose rows are their own places).
         let mut last: Vec<u32> = Vec::new();
+        if let Some(iv) = &self.intervals {
+            if self.transitions.is_some() || self.rows.is_some() || self.smoothing.is_some() {
+                return Err(invalid(
+                    root().key("intervals"),
+                    "give either `intervals` or `transitions`/`rows`/`smoothing`, not both".into(),
+                ));
+            }
+            self.interval_rows(iv, &mut b)?;
+        }
         match (&self.transitions, &self.rows, &self.smoothing) {
             (Some(_), Some(_), _) => {
                 return Err(invalid(
@@ -276,6 +327,7 @@ impl DtmcJson {
                     "give either `transitions`, `rows` or `smoothing`, not two of them".into(),
                 ))
             }
+            (None, None, None) if self.intervals.is_some() => {}
             (None, None, None) => {
                 return Err(invalid(
                     root(),
@@ -442,7 +494,7 @@ impl DtmcJson {
             let i = *last.get(s as usize).filter(|&&i| i != u32::MAX)?;
             Some(root().key("transitions").index(i as usize).index(2))
         };
-        b.build().map_err(|e| {
+        let (dtmc, report) = b.build().map_err(|e| {
             let place = match &e {
                 DtmcError::RowSum { state, .. } => row_place(*state),
                 DtmcError::BadProbability { src, .. } => row_place(*src),
@@ -453,7 +505,96 @@ impl DtmcJson {
                 Some(p) => e.at_json_path(p),
                 None => e.into(),
             }
-        })
+        })?;
+        let Some(iv) = &self.intervals else {
+            return Ok((dtmc, report));
+        };
+        let (mut lo, mut hi) = (dtmc.matrix.data().to_vec(), dtmc.matrix.data().to_vec());
+        let mut cleared = vec![false; n];
+        for e in iv {
+            if !cleared[e.src as usize] {
+                cleared[e.src as usize] = true;
+                for k in dtmc.row_range(e.src as usize) {
+                    lo[k] = 0.0;
+                    hi[k] = 0.0;
+                }
+            }
+            if let Some(k) = dtmc.transition_index(e.src, e.dst) {
+                lo[k] += e.lo;
+                hi[k] += e.hi;
+            }
+        }
+        let dtmc = Dtmc::from_interval_bounds(dtmc, lo, hi)
+            .map_err(|p| invalid(root().key("intervals"), p.message(&|x| x.to_string())))?;
+        Ok((dtmc, report))
+    }
+
+    /// Checks an interval DTMC's transitions (each interval, then each row) and adds one
+    /// resolution of every row (`lo + t·(hi − lo)`) to `b`.
+    fn interval_rows(&self, iv: &[IntervalJson], b: &mut DtmcBuilder) -> Result<()> {
+        let n = self.states;
+        let at = |i: usize, k: &str| JsonPath::root().key("intervals").index(i).key(k);
+        let invalid = |p: JsonPath, m: String| DtmcError::Invalid(m).at_json_path(p);
+        for (i, e) in iv.iter().enumerate() {
+            for (k, s) in [("src", e.src), ("dst", e.dst)] {
+                if s as usize >= n {
+                    return Err(invalid(
+                        at(i, k),
+                        format!("state {s} out of range ({n} states)"),
+                    ));
+                }
+            }
+            if !augur_dtmc::interval::interval_ok(e.lo, e.hi) {
+                let what = if e.lo > e.hi {
+                    "has lo > hi"
+                } else {
+                    "is not within [0, 1]"
+                };
+                return Err(invalid(
+                    at(i, "lo"),
+                    format!("interval [{}, {}] {what}", e.lo, e.hi),
+                ));
+            }
+        }
+        let mut order: Vec<usize> = (0..iv.len()).collect();
+        order.sort_by_key(|&i| (iv[i].src, iv[i].dst));
+        let mut start = 0;
+        while start < order.len() {
+            let s = iv[order[start]].src;
+            let end = start
+                + order[start..]
+                    .iter()
+                    .take_while(|&&i| iv[i].src == s)
+                    .count();
+            let row = &order[start..end];
+            let (sl, sh) = row
+                .iter()
+                .fold((0.0, 0.0), |(x, y), &i| (x + iv[i].lo, y + iv[i].hi));
+            let tol = augur_dtmc::interval::INTERVAL_TOLERANCE;
+            if sl > 1.0 + tol || sh < 1.0 - tol {
+                let p = augur_dtmc::IntervalProblem::Row {
+                    state: s,
+                    sum_lo: sl,
+                    sum_hi: sh,
+                };
+                let last = row.iter().copied().max().unwrap_or(0);
+                return Err(invalid(at(last, "src"), p.message(&|x| x.to_string())));
+            }
+            let t = if sh > sl {
+                ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            for &i in row {
+                let p = iv[i].lo + t * (iv[i].hi - iv[i].lo);
+                if p > 0.0 {
+                    b.add_transition(s, iv[i].dst, p)
+                        .map_err(|e| e.at_json_path(at(i, "dst")))?;
+                }
+            }
+            start = end;
+        }
+        Ok(())
     }
 }
 

@@ -94,6 +94,7 @@ pub fn observed_runs_chain(counts: &TransitionCounts, learned: &Dtmc) -> Result<
         rewards: Vec::new(),
         valuations: learned.valuations.clone(),
         exact: None,
+        intervals: None,
     };
     grow_by_one_state(&mut dtmc, None);
     Ok(dtmc)

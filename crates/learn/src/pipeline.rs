@@ -154,6 +154,7 @@ fn shell(
         rewards: Vec::new(),
         valuations,
         exact: None,
+        intervals: None,
     }
 }
 

@@ -25,6 +25,7 @@ fn dtmc(rows: &[&[(u32, f64)]]) -> Dtmc {
         rewards: vec![],
         valuations: None,
         exact: None,
+        intervals: None,
     }
 }
 

@@ -58,6 +58,11 @@ pub(crate) fn check_error(e: CheckError) -> MonitorError {
 /// under `opts` (constants, deadlock fixing, the state, time and cancellation limits).
 pub fn load_model(path: &Path, opts: &LoadOptions) -> Result<LoadedModel> {
     let model = Model::load(path, opts).map_err(check_error)?;
+    // The monitor's tables are of one chain; an interval model fails closed (robust tables
+    // are another feature).
+    model
+        .require_point("the monitor's probability tables")
+        .map_err(check_error)?;
     let format = Format::from_path(path);
     let mut parts = vec![read_bytes(path)?];
     if format == Some(Format::Tra) {
@@ -177,6 +182,7 @@ pub(crate) fn resolve_property(
         threshold,
         path,
         span,
+        ..
     } = &resolved.formula
     else {
         return Err(at(resolved.formula.span(), PATH_QUERY.to_string()));
@@ -308,6 +314,7 @@ impl<'m> Checker<'m> {
             Some(phi) => {
                 for h in 1..=max_h {
                     let f = ResolvedFormula::Prob {
+                        opt: None,
                         threshold: None,
                         path: Box::new(ResolvedPath::Until(
                             phi.clone(),

@@ -22,6 +22,35 @@ pub enum Comparison {
     Ge,
 }
 
+/// `min` / `max` of `Pmin`, `Pmax`, `R{"r"}min`, `Rmax`: over an interval model, nature
+/// resolves the intervals to minimise / maximise the value (on a DTMC they change nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Optimum {
+    /// `min`
+    Min,
+    /// `max`
+    Max,
+}
+
+impl Optimum {
+    /// `"min"` or `"max"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Optimum::Min => "min",
+            Optimum::Max => "max",
+        }
+    }
+
+    /// The other one (`G φ = ¬F ¬φ` turns max into min).
+    pub fn flip(self) -> Optimum {
+        match self {
+            Optimum::Min => Optimum::Max,
+            Optimum::Max => Optimum::Min,
+        }
+    }
+}
+
 /// The bound of a `P`, `R`, `S` or `T` operator: a query `=?` or a comparison with a threshold.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -137,6 +166,9 @@ pub enum StateFormula {
     Iff(Box<StateFormula>, Box<StateFormula>),
     /// `P⋈p [ path ]` / `P=? [ path ]`
     Prob {
+        /// `Pmin` / `Pmax`, `None` for `P`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        opt: Option<Optimum>,
         /// The bound or query; its span covers the operator (`P>=0.5`).
         bound: Spanned<Bound>,
         /// The path formula.
@@ -146,6 +178,9 @@ pub enum StateFormula {
     Reward {
         /// The reward structure (the first one when omitted).
         structure: Option<RewardRef>,
+        /// `Rmin` / `Rmax` (`R{"r"}min`), `None` for `R`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        opt: Option<Optimum>,
         /// The bound or query; its span covers the operator (`R{"cost"}<=3`).
         bound: Spanned<Bound>,
         /// The reward path formula.

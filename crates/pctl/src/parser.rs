@@ -56,6 +56,7 @@ fn describe(rule: &Rule) -> String {
         Rule::kw_filter => "`filter`".into(),
         Rule::kw_p => "`P`".into(),
         Rule::kw_r => "`R`".into(),
+        Rule::optimum => "`min` or `max`".into(),
         Rule::kw_s => "`S`".into(),
         Rule::kw_t => "`T`".into(),
         Rule::kw_x => "`X`".into(),
@@ -764,6 +765,7 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
         Rule::prob_op => {
             let mut it = pair.into_inner();
             let kw = next(&mut it, span)?;
+            let opt = optimum_of(&kw.as_str()[1..]);
             let bound = build_bound(kw.as_span(), next(&mut it, span)?, BoundKind::Probability)?;
             let operand = next(&mut it, span)?;
             let pspan = operand.as_span();
@@ -775,6 +777,7 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             })?;
             old_filter(
                 StateFormula::Prob {
+                    opt,
                     bound,
                     path: Box::new(path),
                 },
@@ -828,10 +831,23 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             let mut path = None;
             let mut filter = None;
             let mut kw_span = span;
+            let mut opt = None;
             for p in pair.into_inner() {
                 match p.as_rule() {
                     Rule::old_filter => filter = Some(p),
-                    Rule::kw_r => kw_span = p.as_span(),
+                    Rule::kw_r => {
+                        kw_span = p.as_span();
+                        opt = optimum_of(&p.as_str()[1..]);
+                    }
+                    Rule::optimum => {
+                        if opt.is_some() {
+                            return Err(invalid(
+                                p.as_span(),
+                                "`min`/`max` is written once: `R{\"r\"}min=?` or `Rmin=?`",
+                            ));
+                        }
+                        opt = optimum_of(p.as_str());
+                    }
                     Rule::reward_ref => structure = Some(build_reward_ref(p)?),
                     Rule::bound => bound = Some(build_bound(kw_span, p, BoundKind::Reward)?),
                     Rule::reward_path => path = Some(build_reward_path(p)?),
@@ -849,6 +865,7 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                 (Some(bound), Some(path)) => old_filter(
                     StateFormula::Reward {
                         structure,
+                        opt,
                         bound,
                         path: Box::new(path),
                     },
@@ -1143,6 +1160,15 @@ fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
         }
         Rule::long_run => Ok(RewardPath::LongRun),
         _ => Err(internal(&p)),
+    }
+}
+
+/// `Some(min)` / `Some(max)` for the text after `P`/`R` (`"min"`, `"max"`), `None` otherwise.
+fn optimum_of(text: &str) -> Option<crate::ast::Optimum> {
+    match text {
+        "min" => Some(crate::ast::Optimum::Min),
+        "max" => Some(crate::ast::Optimum::Max),
+        _ => None,
     }
 }
 

@@ -188,9 +188,13 @@ fn write_sf(f: &mut Formatter<'_>, sf: &StateFormula, min: u8) -> fmt::Result {
                 f.write_char(')')
             }
         },
-        StateFormula::Prob { bound, path } => write!(f, "P{bound} [ {path} ]"),
+        StateFormula::Prob { opt, bound, path } => {
+            let opt = opt.map_or("", |o| o.as_str());
+            write!(f, "P{opt}{bound} [ {path} ]")
+        }
         StateFormula::Reward {
             structure,
+            opt,
             bound,
             path,
         } => {
@@ -198,7 +202,8 @@ fn write_sf(f: &mut Formatter<'_>, sf: &StateFormula, min: u8) -> fmt::Result {
             if let Some(s) = structure {
                 write!(f, "{s}")?;
             }
-            write!(f, "{bound} [ {path} ]")
+            let opt = opt.map_or("", |o| o.as_str());
+            write!(f, "{opt}{bound} [ {path} ]")
         }
         StateFormula::Steady { bound, formula } => write!(f, "S{bound} [ {formula} ]"),
         StateFormula::Time { bound, target } => write!(f, "T{bound} [ F {target} ]"),

@@ -123,16 +123,23 @@ impl StateFormula {
             S::Or(l, r) => S::Or(Box::new(l.map_exprs(f)), Box::new(r.map_exprs(f))),
             S::Implies(l, r) => S::Implies(Box::new(l.map_exprs(f)), Box::new(r.map_exprs(f))),
             S::Iff(l, r) => S::Iff(Box::new(l.map_exprs(f)), Box::new(r.map_exprs(f))),
-            S::Prob { bound: b, path } => S::Prob {
+            S::Prob {
+                opt,
+                bound: b,
+                path,
+            } => S::Prob {
+                opt: *opt,
                 bound: bound(b, f),
                 path: Box::new(path.map_exprs(f)),
             },
             S::Reward {
                 structure,
+                opt,
                 bound: b,
                 path,
             } => S::Reward {
                 structure: structure.clone(),
+                opt: *opt,
                 bound: bound(b, f),
                 path: Box::new(match &**path {
                     RewardPath::Reachability(a) => RewardPath::Reachability(a.map_exprs(f)),
@@ -509,6 +516,8 @@ pub enum ResolvedFormula {
     Iff(Box<ResolvedFormula>, Box<ResolvedFormula>),
     /// `P⋈p [ path ]` / `P=? [ path ]`
     Prob {
+        /// `Pmin` / `Pmax` (`None` for `P`).
+        opt: Option<Optimum>,
         /// The threshold, `None` for `=?`.
         threshold: Option<Threshold>,
         /// The path formula.
@@ -520,6 +529,8 @@ pub enum ResolvedFormula {
     Reward {
         /// The reward structure's index in the model (0-based).
         structure: usize,
+        /// `Rmin` / `Rmax` (`None` for `R`).
+        opt: Option<Optimum>,
         /// The threshold, `None` for `=?`.
         threshold: Option<Threshold>,
         /// The reward path formula.
@@ -903,16 +914,19 @@ impl<'a> Resolver<'a> {
                 Box::new(self.boolean(l, at)?),
                 Box::new(self.boolean(r, at)?),
             ),
-            S::Prob { bound, path } => R::Prob {
+            S::Prob { opt, bound, path } => R::Prob {
+                opt: *opt,
                 threshold: self.threshold(bound, BoundKind::Probability, at)?,
                 path: Box::new(self.path(path, at)?),
                 span: bound.span,
             },
             S::Reward {
                 structure,
+                opt,
                 bound,
                 path,
             } => R::Reward {
+                opt: *opt,
                 structure: self.structure(structure.as_ref(), bound.span, at)?,
                 threshold: self.threshold(bound, BoundKind::Reward, at)?,
                 path: Box::new(self.reward_path(path, at)?),

@@ -152,6 +152,7 @@ fn expressions_stay_one_leaf() {
             b(StateFormula::Iff(
                 b(ex("x=1")),
                 b(StateFormula::Prob {
+                    opt: None,
                     bound: Bound::Compare(Comparison::Gt, Expr::Double(0.5).into()).into(),
                     path: Box::new(PathFormula::Next(ex("y"))),
                 })
@@ -165,6 +166,7 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("P=? [ s<2 U=2 s=1 ]"),
         StateFormula::Prob {
+            opt: None,
             bound: Bound::Query.into(),
             path: Box::new(PathFormula::Until(
                 ex("s<2"),
@@ -176,6 +178,7 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("P=? [ G[1,3] (s=1 | s=3) ]"),
         StateFormula::Prob {
+            opt: None,
             bound: Bound::Query.into(),
             path: Box::new(PathFormula::Globally(
                 ex("s=1 | s=3"),
@@ -186,6 +189,7 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("R{\"a\"}<=2.5 [ C<=N ]"),
         StateFormula::Reward {
+            opt: None,
             structure: Some(RewardRef::Name("a".into())),
             bound: Bound::Compare(Comparison::Le, Expr::Double(2.5).into()).into(),
             path: Box::new(RewardPath::Cumulative {
@@ -214,6 +218,7 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("P=? [ F=2 s=2 ]"),
         StateFormula::Prob {
+            opt: None,
             bound: Bound::Query.into(),
             path: Box::new(PathFormula::Eventually(
                 ex("s=2"),
@@ -226,6 +231,7 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("P=? [ F<=T x ]"),
         StateFormula::Prob {
+            opt: None,
             bound: Bound::Query.into(),
             path: Box::new(PathFormula::Eventually(
                 ex("x"),
@@ -237,6 +243,7 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("P=? [ F<=5 -x>0 ]"),
         StateFormula::Prob {
+            opt: None,
             bound: Bound::Query.into(),
             path: Box::new(PathFormula::Eventually(
                 ex("-x>0"),
@@ -247,6 +254,7 @@ fn path_and_reward_trees() {
     assert_eq!(
         sf("R{1}=? [ I=k+1 ]"),
         StateFormula::Reward {
+            opt: None,
             structure: Some(RewardRef::Index(1)),
             bound: Bound::Query.into(),
             path: Box::new(RewardPath::Instantaneous(e("k+1"))),
@@ -419,7 +427,47 @@ fn syntax_errors_are_located() {
     // A property must be complete, and --prop takes exactly one.
     assert!(parse_property("P=? [ F a ] P=? [ F b ]").is_err());
     assert!(parse_property("").is_err());
-    assert!(parse_property("Pmax=? [ F a ]").is_err());
+    // `min`/`max` only once.
+    assert!(parse_property("Rmin{\"r\"}max=? [ F a ]").is_err());
+}
+
+#[test]
+fn min_and_max_operators_parse_and_print_in_prism_spelling() {
+    use crate::ast::Optimum;
+    for (text, printed, want) in [
+        ("Pmax=? [ F a ]", "Pmax=? [ F a ]", Some(Optimum::Max)),
+        ("Pmin>=0.5 [ X a ]", "Pmin>=0.5 [ X a ]", Some(Optimum::Min)),
+        (
+            "Pmin<0.5 [ a U b ]",
+            "Pmin<0.5 [ a U b ]",
+            Some(Optimum::Min),
+        ),
+        ("P=? [ F a ]", "P=? [ F a ]", None),
+    ] {
+        let p = parse_property(text).unwrap();
+        let StateFormula::Prob { opt, .. } = &p.formula else {
+            panic!("{text}: {:?}", p.formula)
+        };
+        assert_eq!(*opt, want, "{text}");
+        assert_eq!(p.formula.to_string(), printed);
+    }
+    for (text, printed, want) in [
+        (
+            "R{\"r\"}min=? [ F a ]",
+            "R{\"r\"}min=? [ F a ]",
+            Some(Optimum::Min),
+        ),
+        ("Rmax=? [ C<=3 ]", "Rmax=? [ C<=3 ]", Some(Optimum::Max)),
+        ("Rmin<=2 [ F a ]", "Rmin<=2 [ F a ]", Some(Optimum::Min)),
+        ("R{1}max>1 [ F a ]", "R{1}max>1 [ F a ]", Some(Optimum::Max)),
+    ] {
+        let p = parse_property(text).unwrap();
+        let StateFormula::Reward { opt, .. } = &p.formula else {
+            panic!("{text}: {:?}", p.formula)
+        };
+        assert_eq!(*opt, want, "{text}");
+        assert_eq!(p.formula.to_string(), printed);
+    }
 }
 
 #[test]
@@ -658,16 +706,19 @@ fn normalise(f: StateFormula) -> StateFormula {
         S::Or(l, r) => bin(BinaryOp::Or, *l, *r),
         S::Implies(l, r) => bin(BinaryOp::Implies, *l, *r),
         S::Iff(l, r) => bin(BinaryOp::Iff, *l, *r),
-        S::Prob { bound, path } => S::Prob {
+        S::Prob { opt, bound, path } => S::Prob {
+            opt,
             bound,
             path: Box::new(normalise_path(*path)),
         },
         S::Reward {
             structure,
+            opt,
             bound,
             path,
         } => S::Reward {
             structure,
+            opt,
             bound,
             path: Box::new(match *path {
                 RewardPath::Reachability(a) => RewardPath::Reachability(normalise(a)),
@@ -892,15 +943,17 @@ fn arb_state() -> impl Strategy<Value = StateFormula> {
             (inner.clone(), inner.clone())
                 .prop_map(|(l, r)| StateFormula::Iff(b(l), b(r)))
                 .boxed(),
-            (arb_prob_bound(), path)
-                .prop_map(|(bound, p)| StateFormula::Prob {
+            (arb_optimum(), arb_prob_bound(), path)
+                .prop_map(|(opt, bound, p)| StateFormula::Prob {
+                    opt,
                     bound: bound.into(),
                     path: Box::new(p)
                 })
                 .boxed(),
-            (structure, arb_reward_bound(), reward_path)
-                .prop_map(|(structure, bound, p)| StateFormula::Reward {
+            (structure, arb_optimum(), arb_reward_bound(), reward_path)
+                .prop_map(|(structure, opt, bound, p)| StateFormula::Reward {
                     structure,
+                    opt,
                     bound: bound.into(),
                     path: Box::new(p)
                 })
@@ -1821,7 +1874,7 @@ proptest! {
         let Some(path) = l.clone().into_path() else {
             return Ok(());
         };
-        let expected = Property::new(StateFormula::Prob { bound: Bound::Query.into(), path: Box::new(path) });
+        let expected = Property::new(StateFormula::Prob { opt: None, bound: Bound::Query.into(), path: Box::new(path) });
         let text = format!("P=? [ {} ]", sparse(&l, true));
         let back = parse_property(&text);
         prop_assert_eq!(back.as_ref(), Ok(&expected), "written as {}", text);
@@ -1829,4 +1882,13 @@ proptest! {
         let back = parse_property(&canonical);
         prop_assert_eq!(back.as_ref(), Ok(&expected), "printed as {}", canonical);
     }
+}
+
+/// `None`, `Some(min)` or `Some(max)` (`P`, `Pmin`, `Pmax`; `R`, `Rmin`, `Rmax`).
+fn arb_optimum() -> impl Strategy<Value = Option<crate::ast::Optimum>> {
+    prop_oneof![
+        Just(None),
+        Just(Some(crate::ast::Optimum::Min)),
+        Just(Some(crate::ast::Optimum::Max)),
+    ]
 }

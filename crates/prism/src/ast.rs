@@ -64,6 +64,8 @@ pub struct Assignment {
 pub struct Update {
     /// The branch's probability (`1` when the command has a single branch without one).
     pub prob: Expr,
+    /// For an interval update `[lo, hi] : ...`, the upper bound `hi` (`prob` is then `lo`).
+    pub upper: Option<Expr>,
     /// The assignments (empty for `true`).
     pub assignments: Vec<Assignment>,
 }

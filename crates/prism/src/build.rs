@@ -186,19 +186,84 @@ impl PrismModel {
                 .collect(),
             ..ExplorationReport::default()
         };
-        let dtmc = match program.words {
-            1 => explore::<[u64; 1]>(self, &program, opts, &mut report),
-            2 => explore::<[u64; 2]>(self, &program, opts, &mut report),
-            3 => explore::<[u64; 3]>(self, &program, opts, &mut report),
-            4 => explore::<[u64; 4]>(self, &program, opts, &mut report),
-            5 => explore::<[u64; 5]>(self, &program, opts, &mut report),
-            6 => explore::<[u64; 6]>(self, &program, opts, &mut report),
-            7 => explore::<[u64; 7]>(self, &program, opts, &mut report),
-            8 => explore::<[u64; 8]>(self, &program, opts, &mut report),
-            _ => explore::<Box<[u64]>>(self, &program, opts, &mut report),
-        }?;
-        Ok((dtmc, report))
+        let has_intervals = program
+            .commands
+            .iter()
+            .any(|c| c.updates.iter().any(|u| u.upper.is_some()));
+        if !has_intervals {
+            let dtmc = self.explore_side(&program, opts, &mut report, Side::Point)?;
+            return Ok((dtmc, report));
+        }
+        if opts.exact {
+            return Err(PrismError::Limit {
+                message: "exact mode does not support interval DTMCs (`[lo,hi] : update`) yet"
+                    .into(),
+            });
+        }
+        // An interval DTMC: explored twice, with every interval update's lower and then its
+        // upper bound (an update is kept when its upper bound is positive, so both explorations
+        // find the same states in the same order and the same transitions).
+        let lo = self.explore_side(&program, opts, &mut report, Side::Lo)?;
+        let mut hi_report = report.clone();
+        let hi = self.explore_side(&program, opts, &mut hi_report, Side::Hi)?;
+        if lo.matrix.indptr().raw_storage() != hi.matrix.indptr().raw_storage()
+            || lo.matrix.indices() != hi.matrix.indices()
+        {
+            return Err(PrismError::Limit {
+                message: "internal error: the lower and upper explorations of the interval \
+                          model differ"
+                    .into(),
+            });
+        }
+        let (l, h) = (lo.matrix.data().to_vec(), hi.matrix.data().to_vec());
+        let describe = |s: u32| {
+            lo.describe_state(s as usize)
+                .unwrap_or_else(|| s.to_string())
+        };
+        match Dtmc::from_interval_bounds(lo.clone(), l, h) {
+            Ok(d) => Ok((d, report)),
+            Err(problem) => Err(PrismError::Build {
+                message: problem.message(&describe),
+                state: match &problem {
+                    augur_dtmc::IntervalProblem::Bound { state, .. }
+                    | augur_dtmc::IntervalProblem::Row { state, .. } => describe(*state),
+                },
+                context: "the interval DTMC's rows".into(),
+                location: None,
+            }),
+        }
     }
+
+    /// Explores the model with the interval bounds of `side`.
+    fn explore_side(
+        &self,
+        program: &Program,
+        opts: &BuildOptions<'_>,
+        report: &mut ExplorationReport,
+        side: Side,
+    ) -> Result<Dtmc> {
+        match program.words {
+            1 => explore::<[u64; 1]>(self, program, opts, report, side),
+            2 => explore::<[u64; 2]>(self, program, opts, report, side),
+            3 => explore::<[u64; 3]>(self, program, opts, report, side),
+            4 => explore::<[u64; 4]>(self, program, opts, report, side),
+            5 => explore::<[u64; 5]>(self, program, opts, report, side),
+            6 => explore::<[u64; 6]>(self, program, opts, report, side),
+            7 => explore::<[u64; 7]>(self, program, opts, report, side),
+            8 => explore::<[u64; 8]>(self, program, opts, report, side),
+            _ => explore::<Box<[u64]>>(self, program, opts, report, side),
+        }
+    }
+}
+
+/// Which probability an update contributes to an exploration: its value (a DTMC), or, for an
+/// interval DTMC's two explorations, the lower or the upper bound of its interval (a plain
+/// probability `p` is the interval `[p, p]`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Side {
+    Point,
+    Lo,
+    Hi,
 }
 
 /// A packed state usable as a hash-map key.
@@ -255,6 +320,8 @@ struct RowEntry {
 }
 
 struct Explorer<'a, K> {
+    /// Which probability an interval update contributes (see [`Side`]).
+    side: Side,
     model: &'a PrismModel,
     prog: &'a Program,
     opts: &'a BuildOptions<'a>,
@@ -363,9 +430,11 @@ fn explore<K: StateKey>(
     prog: &Program,
     opts: &BuildOptions<'_>,
     report: &mut ExplorationReport,
+    side: Side,
 ) -> Result<Dtmc> {
     let w = prog.words;
     let mut ex: Explorer<'_, K> = Explorer::new(model, prog, opts);
+    ex.side = side;
     let n_initial = ex.add_initial_states()?;
     let mut rows = ExploredRows::new(prog, ex.transition_reward_structs.len());
 
@@ -432,6 +501,7 @@ fn explore<K: StateKey>(
         rewards,
         valuations,
         exact: if opts.exact { Some(exact) } else { None },
+        intervals: None,
     })
 }
 
@@ -507,6 +577,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
     /// An explorer with no state discovered yet.
     fn new(model: &'a PrismModel, prog: &'a Program, opts: &'a BuildOptions<'a>) -> Self {
         Explorer {
+            side: Side::Point,
             model,
             prog,
             opts,
@@ -786,11 +857,45 @@ impl<'a, K: StateKey> Explorer<'a, K> {
         let update_start = self.prepared_updates.len() as u32;
         let mut sum = 0.0;
         let mut qsum = BigRational::zero();
+        let (mut sum_lo, mut sum_hi) = (0.0, 0.0);
         for u in &c.updates {
             let p = u
                 .prob
                 .eval(&self.state_values)
                 .map_err(|e| self.cmd_error(cmd, e.to_string()))?;
+            let p = if self.side == Side::Point {
+                p
+            } else {
+                let hi = match &u.upper {
+                    Some(h) => h
+                        .eval(&self.state_values)
+                        .map_err(|e| self.cmd_error(cmd, e.to_string()))?,
+                    None => p,
+                };
+                if !augur_dtmc::interval::interval_ok(p, hi) {
+                    let what = if p > hi {
+                        "has lo > hi"
+                    } else {
+                        "is not within [0, 1]"
+                    };
+                    return Err(self.cmd_error(cmd, format!("interval [{p}, {hi}] {what}")));
+                }
+                sum_lo += p;
+                sum_hi += hi;
+                if hi <= 0.0 {
+                    continue;
+                }
+                // Kept even when the side's bound is 0: both explorations keep the same updates.
+                let v = if self.side == Side::Lo { p } else { hi };
+                let delta_start = self.update_deltas.len() as u32;
+                self.push_deltas(cmd, u)?;
+                self.prepared_updates.push(PreparedUpdate {
+                    p: v.clamp(0.0, 1.0),
+                    delta_start,
+                    delta_end: self.update_deltas.len() as u32,
+                });
+                continue;
+            };
             if !(-SUM_TOLERANCE..=1.0 + SUM_TOLERANCE).contains(&p) {
                 return Err(self.cmd_error(cmd, format!("probability {p} is not in [0, 1]")));
             }
@@ -812,31 +917,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                 continue;
             }
             let delta_start = self.update_deltas.len() as u32;
-            for a in &u.assigns {
-                let v = &prog.vars[a.slot as usize];
-                let x = match &a.value {
-                    AssignedValue::Int(e) => e.eval(&self.state_values).map_err(|e| {
-                        self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
-                    })?,
-                    AssignedValue::Bool(e) => e.eval(&self.state_values).map_err(|e| {
-                        self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
-                    })? as i64,
-                };
-                if x < v.lo || x > v.hi {
-                    return Err(self.cmd_error(
-                        cmd,
-                        format!(
-                            "update {}'={x} leaves the range [{}..{}] of `{}`",
-                            v.name, v.lo, v.hi, v.name
-                        ),
-                    ));
-                }
-                self.update_deltas.push(Delta {
-                    word: v.word,
-                    clear: v.mask << v.shift,
-                    set: ((x - v.lo) as u64 & v.mask) << v.shift,
-                });
-            }
+            self.push_deltas(cmd, u)?;
             self.prepared_updates.push(PreparedUpdate {
                 p,
                 delta_start,
@@ -846,7 +927,21 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                 self.prepared_update_exact.push(q);
             }
         }
-        if self.opts.exact {
+        if self.side != Side::Point {
+            let tol = augur_dtmc::interval::INTERVAL_TOLERANCE;
+            if sum_lo > 1.0 + tol {
+                return Err(self.cmd_error(
+                    cmd,
+                    format!("the intervals cannot hold a distribution: the lower bounds sum to {sum_lo} > 1"),
+                ));
+            }
+            if sum_hi < 1.0 - tol {
+                return Err(self.cmd_error(
+                    cmd,
+                    format!("the intervals cannot hold a distribution: the upper bounds sum to {sum_hi} < 1"),
+                ));
+            }
+        } else if self.opts.exact {
             if qsum != BigRational::one() {
                 return Err(self.cmd_error(
                     cmd,
@@ -861,6 +956,37 @@ impl<'a, K: StateKey> Explorer<'a, K> {
             update_start,
             update_end: self.prepared_updates.len() as u32,
         })
+    }
+
+    /// Records the assignments of update `u` of command `cmd` as deltas of the packed state.
+    fn push_deltas(&mut self, cmd: u32, u: &crate::program::CompiledUpdate) -> Result<()> {
+        let prog = self.prog;
+        for a in &u.assigns {
+            let v = &prog.vars[a.slot as usize];
+            let x = match &a.value {
+                AssignedValue::Int(e) => e.eval(&self.state_values).map_err(|e| {
+                    self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
+                })?,
+                AssignedValue::Bool(e) => e.eval(&self.state_values).map_err(|e| {
+                    self.cmd_error(cmd, format!("{e} in the update of `{}`", v.name))
+                })? as i64,
+            };
+            if x < v.lo || x > v.hi {
+                return Err(self.cmd_error(
+                    cmd,
+                    format!(
+                        "update {}'={x} leaves the range [{}..{}] of `{}`",
+                        v.name, v.lo, v.hi, v.name
+                    ),
+                ));
+            }
+            self.update_deltas.push(Delta {
+                word: v.word,
+                clear: v.mask << v.shift,
+                set: ((x - v.lo) as u64 & v.mask) << v.shift,
+            });
+        }
+        Ok(())
     }
 
     /// Computes all choices of the current state, registering successors; returns the

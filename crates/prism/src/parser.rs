@@ -43,6 +43,7 @@ fn describe(rule: &Rule) -> String {
         Rule::module_decl | Rule::renamed_module => "`module`".into(),
         Rule::command => "command".into(),
         Rule::updates | Rule::prob_update | Rule::update => "update".into(),
+        Rule::interval_prob => "probability interval `[lo, hi]`".into(),
         Rule::assignment => "assignment `(x'=e)`".into(),
         Rule::renaming => "renaming `old=new`".into(),
         Rule::formula_decl => "`formula`".into(),
@@ -456,10 +457,18 @@ impl AstBuilder<'_> {
                         match u.as_rule() {
                             Rule::prob_update => {
                                 let mut prob = None;
+                                let mut upper = None;
                                 let mut assignments = Vec::new();
                                 for x in u.into_inner() {
                                     match x.as_rule() {
                                         Rule::expr => prob = Some(self.expr(x)?),
+                                        Rule::interval_prob => {
+                                            let mut b = x.into_inner();
+                                            if let (Some(l), Some(h)) = (b.next(), b.next()) {
+                                                prob = Some(self.expr(l)?);
+                                                upper = Some(self.expr(h)?);
+                                            }
+                                        }
                                         Rule::update => assignments = self.assignments(x)?,
                                         _ => {}
                                     }
@@ -467,10 +476,15 @@ impl AstBuilder<'_> {
                                 let prob = prob.ok_or_else(|| {
                                     self.err(span, "update without a probability")
                                 })?;
-                                updates.push(Update { prob, assignments });
+                                updates.push(Update {
+                                    prob,
+                                    upper,
+                                    assignments,
+                                });
                             }
                             Rule::update => updates.push(Update {
                                 prob: Expr::Int(1),
+                                upper: None,
                                 assignments: self.assignments(u)?,
                             }),
                             _ => {}
@@ -664,6 +678,9 @@ impl AstBuilder<'_> {
                     check(&c.guard);
                     for u in &c.updates {
                         check(&u.prob);
+                        if let Some(h) = &u.upper {
+                            check(h);
+                        }
                         u.assignments.iter().for_each(|a| check(&a.value));
                     }
                 }
@@ -710,6 +727,7 @@ impl AstBuilder<'_> {
                             .iter()
                             .map(|u| Update {
                                 prob: rename_expr(&u.prob),
+                                upper: u.upper.as_ref().map(rename_expr),
                                 assignments: u
                                     .assignments
                                     .iter()

@@ -42,6 +42,8 @@ pub(crate) struct CompiledAssignment {
 #[derive(Clone, Debug)]
 pub(crate) struct CompiledUpdate {
     pub prob: RealExpr,
+    /// The upper bound of an interval update `[prob, upper] : ...`.
+    pub upper: Option<RealExpr>,
     pub assigns: Vec<CompiledAssignment>,
 }
 
@@ -497,6 +499,14 @@ fn compile_update(
     let prob = scope
         .compile_real(&u.prob, "probability")
         .map_err(|e| model.compile_error(c.span, "in a probability", e))?;
+    let upper = match &u.upper {
+        Some(h) => Some(
+            scope
+                .compile_real(h, "probability")
+                .map_err(|e| model.compile_error(c.span, "in a probability", e))?,
+        ),
+        None => None,
+    };
     let mut assigns: Vec<CompiledAssignment> = Vec::new();
     for a in &u.assignments {
         let Some(r) = scope.vars.get(&a.var) else {
@@ -556,7 +566,11 @@ fn compile_update(
             value,
         });
     }
-    Ok(CompiledUpdate { prob, assigns })
+    Ok(CompiledUpdate {
+        prob,
+        upper,
+        assigns,
+    })
 }
 
 /// Compiles the labels' expressions.

@@ -268,11 +268,55 @@ fn bench_paths(c: &mut Criterion) {
     g.finish();
 }
 
+/// The robust solver (`augur_solver::robust`, interval DTMCs): `chain(n)` with every
+/// probability `p` widened to `[0.99p, min(1, 1.01p)]`; `Pmax` and `Pmin` of reaching the goal
+/// by interval iteration (with end-component deflation for `Pmax`) and 50 robust sweeps of
+/// `Pmax(F≤50 goal)`, beside the DTMC's default method on the unwidened chain
+/// (`unbounded_reach_default_method`).
+fn bench_robust(c: &mut Criterion) {
+    use augur_solver::robust::{self, IntervalRows};
+    let mut g = c.benchmark_group("robust_reach");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    let n = 100_000;
+    let m = chain(n);
+    let lo: Vec<f64> = m.data().iter().map(|p| 0.99 * p).collect();
+    let hi: Vec<f64> = m.data().iter().map(|p| (1.01 * p).min(1.0)).collect();
+    let indptr = m.indptr();
+    let rows = IntervalRows {
+        ptr: indptr.raw_storage(),
+        idx: m.indices(),
+        lo: &lo,
+        hi: &hi,
+    };
+    let mut all = StateSet::with_capacity(n);
+    all.insert_range(..);
+    let mut goal = StateSet::with_capacity(n);
+    goal.insert(n - 2);
+    let opts = SolveOptions::default();
+    for (name, max) in [("pmax", true), ("pmin", false)] {
+        if let Ok(sol) = robust::until(&rows, &all, &goal, max, &opts) {
+            eprintln!("{name}, n = {n}: {} sweeps", sol.sweeps);
+        }
+        g.bench_function(BenchmarkId::new(name, n), |b| {
+            b.iter(|| robust::until(black_box(&rows), &all, &goal, max, &opts))
+        });
+    }
+    let mut init = vec![0.0; n];
+    init[n - 2] = 1.0;
+    let mut active = all.clone();
+    active.set(n - 2, false);
+    g.bench_function(BenchmarkId::new("pmax_bounded_50", n), |b| {
+        b.iter(|| robust::bounded_sweeps(black_box(&rows), &active, init.clone(), 50, true, &opts))
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench_sweeps,
     bench_bounded,
     bench_unbounded,
-    bench_paths
+    bench_paths,
+    bench_robust
 );
 criterion_main!(benches);

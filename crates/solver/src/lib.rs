@@ -56,6 +56,7 @@ mod linear;
 mod multifrontal;
 pub mod numeric;
 mod reach;
+pub mod robust;
 mod steady;
 pub mod sweep;
 

@@ -30,6 +30,7 @@
 mod atoms;
 mod exact_expr;
 mod huge_k;
+mod robust;
 #[cfg(test)]
 mod tests;
 
@@ -466,21 +467,51 @@ impl<'a> Checker<'a> {
                 StateValues::Bool(self.not(&x))
             }
             R::Prob {
+                opt,
                 threshold,
                 path,
                 span,
-            } => self.bounded_op(threshold.as_ref(), "P", |c| c.path(path, *span), Some(1.0))?,
+            } => match (self.direction("P", *opt, *span)?, opt) {
+                (true, Some(o)) => self.bounded_op(
+                    threshold.as_ref(),
+                    "P",
+                    |c| c.robust_path(path, *o),
+                    Some(1.0),
+                )?,
+                _ => self.bounded_op(
+                    threshold.as_ref(),
+                    "P",
+                    |c| c.path(path, *span),
+                    Some(1.0),
+                )?,
+            },
             R::Reward {
                 structure,
+                opt,
                 threshold,
                 path,
                 span,
-            } => self.bounded_op(
-                threshold.as_ref(),
-                "R",
-                |c| c.reward(*structure, path, *span),
-                None,
-            )?,
+            } => match (self.direction("R", *opt, *span)?, opt) {
+                (true, Some(o)) => self.bounded_op(
+                    threshold.as_ref(),
+                    "R",
+                    |c| c.robust_reward(*structure, path, *span, *o),
+                    None,
+                )?,
+                _ => self.bounded_op(
+                    threshold.as_ref(),
+                    "R",
+                    |c| c.reward(*structure, path, *span),
+                    None,
+                )?,
+            },
+            R::Steady { span, .. } | R::Time { span, .. } if self.robust() => {
+                return Err(self.error_at(
+                    *span,
+                    "`S` and `T` have no min/max form: they are not supported on interval DTMCs; \
+                     use Pmin/Pmax or Rmin/Rmax",
+                ))
+            }
             R::Steady {
                 threshold, formula, ..
             } => self.bounded_op(

@@ -32,6 +32,7 @@ fn chain(n: usize, edges: &[(u32, u32, f64)]) -> Dtmc {
             (0..n as i64).map(Value::Int).collect(),
         )),
         exact: None,
+        intervals: None,
     }
 }
 

@@ -1,0 +1,251 @@
+//! `Pmin`/`Pmax`/`Rmin`/`Rmax` over an interval DTMC (see `augur_solver::robust`): nature
+//! resolves the intervals anew at every step, to minimise or to maximise.
+//!
+//! * `X`, `U` (bounded, unbounded, with a lower step bound: the remainder, then `a` robust
+//!   sweeps of "stay in φ"), `F`; `G b φ = ¬(F b ¬φ)`, `φ R b ψ = ¬(¬φ U b ¬ψ)`,
+//!   `φ W b ψ = ¬((φ∧¬ψ) U b (¬φ∧¬ψ))` with min and max swapped (nature minimising `G`
+//!   maximises `F ¬φ`).
+//! * Rewards: `F φ` (infinite where nature can miss φ with positive probability: `Pmin < 1`
+//!   for `Rmax`, `Pmax < 1` for `Rmin`), `C≤k`, `I=k`; a transition reward is collected with
+//!   the mass nature gives the transition.
+//! * A model whose intervals are all points (`lo = hi`) is a DTMC: its `Pmin`/`Pmax` are
+//!   checked as `P` (every operator, exact arithmetic included).
+
+use super::Checker;
+use crate::error::Result;
+use crate::result::{MethodUsed, NumValues};
+use augur_dtmc::StateSet;
+use augur_pctl::{Optimum, ResolvedPath, ResolvedRewardPath, Steps};
+use augur_solver::robust::{self, IntervalRows};
+use augur_source::Span;
+
+impl<'a> Checker<'a> {
+    /// Whether the model is an interval DTMC with at least one proper interval (`lo < hi`).
+    pub(super) fn robust(&self) -> bool {
+        self.dtmc
+            .intervals
+            .as_ref()
+            .is_some_and(|iv| iv.lo.iter().zip(&iv.hi).any(|(l, h)| l < h))
+    }
+
+    fn rows(&self) -> IntervalRows<'a> {
+        IntervalRows::of(self.dtmc).expect("an interval model")
+    }
+
+    /// The error for `P`/`R` without `min`/`max` on an interval model, or the note for
+    /// `min`/`max` on a DTMC; `Ok(true)` when the robust checker must compute the value.
+    pub(super) fn direction(&mut self, op: &str, opt: Option<Optimum>, span: Span) -> Result<bool> {
+        match (self.dtmc.is_interval(), opt) {
+            (true, None) => Err(self.error_at(
+                span,
+                format!(
+                    "`{op}` on an interval DTMC: nature resolves the intervals, so say which way: \
+                     `{op}min` (the least value) or `{op}max` (the greatest)"
+                ),
+            )),
+            (false, Some(o)) => {
+                let note = format!(
+                    "`{op}{}` on a model without intervals is `{op}` (nothing to minimise or maximise)",
+                    o.as_str()
+                );
+                if !self.notes.contains(&note) {
+                    self.notes.push(note);
+                }
+                Ok(false)
+            }
+            (true, Some(_)) => Ok(self.robust()),
+            (false, None) => Ok(false),
+        }
+    }
+
+    /// `Pmin`/`Pmax` of a path formula.
+    pub(super) fn robust_path(&mut self, path: &ResolvedPath, opt: Optimum) -> Result<NumValues> {
+        let max = opt == Optimum::Max;
+        match path {
+            ResolvedPath::Next(phi) => {
+                let set = self.bool_of(phi)?;
+                let x = indicator(&set, self.n());
+                let all = self.full();
+                let v = robust::bounded_sweeps(&self.rows(), &all, x, 1, max, &self.options)?;
+                Ok(NumValues::exact(v, MethodUsed::Next))
+            }
+            ResolvedPath::Until(phi, psi, b) => {
+                let phi = self.bool_of(phi)?;
+                let psi = self.bool_of(psi)?;
+                self.robust_until(&phi, &psi, b, max)
+            }
+            ResolvedPath::Eventually(psi, b) => {
+                let psi = self.bool_of(psi)?;
+                let all = self.full();
+                self.robust_until(&all, &psi, b, max)
+            }
+            ResolvedPath::Globally(phi, b) => {
+                let phi = self.bool_of(phi)?;
+                let not_phi = self.not(&phi);
+                let all = self.full();
+                Ok(self.robust_until(&all, &not_phi, b, !max)?.complement())
+            }
+            ResolvedPath::WeakUntil(phi, psi, b) => {
+                let phi = self.bool_of(phi)?;
+                let psi = self.bool_of(psi)?;
+                let not_psi = self.not(&psi);
+                let mut left = phi.clone();
+                left.intersect_with(&not_psi);
+                let mut right = self.not(&phi);
+                right.intersect_with(&not_psi);
+                Ok(self.robust_until(&left, &right, b, !max)?.complement())
+            }
+            ResolvedPath::Release(phi, psi, b) => {
+                let phi = self.bool_of(phi)?;
+                let psi = self.bool_of(psi)?;
+                let (np, nq) = (self.not(&phi), self.not(&psi));
+                Ok(self.robust_until(&np, &nq, b, !max)?.complement())
+            }
+            ResolvedPath::Ltl(_) => Err(crate::error::CheckError::input(
+                "LTL formulas (temporal operators nested or combined) are not supported on \
+                 interval DTMCs yet; use X, U, F, G, W or R over state formulas",
+            )),
+        }
+    }
+
+    fn robust_until(
+        &mut self,
+        phi: &StateSet,
+        psi: &StateSet,
+        steps: &Steps,
+        max: bool,
+    ) -> Result<NumValues> {
+        let rows = self.rows();
+        let n = self.n();
+        let rest = match steps.upper {
+            Some(u) => {
+                let window = u.saturating_sub(steps.lower);
+                let mut active = phi.clone();
+                active.difference_with(psi);
+                let x = robust::bounded_sweeps(
+                    &rows,
+                    &active,
+                    indicator(psi, n),
+                    window,
+                    max,
+                    &self.options,
+                )?;
+                NumValues::exact(x, MethodUsed::Bounded { steps: window })
+            }
+            None => {
+                let sol = robust::until(&rows, phi, psi, max, &self.options)?;
+                NumValues {
+                    values: sol.values,
+                    bounds: sol.bounds,
+                    method: MethodUsed::Solver(format!(
+                        "robust interval iteration ({} sweeps)",
+                        sol.sweeps
+                    )),
+                    exact: None,
+                }
+            }
+        };
+        if steps.lower == 0 {
+            return Ok(rest);
+        }
+        // `a` sweeps of "stay in φ": x(s) ← [s⊨φ]·opt Σ P·x.
+        let k = steps.lower;
+        let method = MethodUsed::RestrictedSteps {
+            inner: Box::new(rest.method.clone()),
+            steps: k,
+        };
+        // The first sweep reads the remainder everywhere (a ψ-state outside φ counts at step
+        // `a`); afterwards the states outside φ are 0.
+        let restrict = |x: Vec<f64>, c: &Self| -> Result<Vec<f64>> {
+            let x = robust::bounded_sweeps(&rows, phi, x, 1, max, &c.options)?;
+            let x = zero_outside(x, phi);
+            Ok(robust::bounded_sweeps(
+                &rows,
+                phi,
+                x,
+                k - 1,
+                max,
+                &c.options,
+            )?)
+        };
+        let bounds = match rest.bounds {
+            Some((lo, hi)) => Some((restrict(lo, self)?, restrict(hi, self)?)),
+            None => None,
+        };
+        Ok(NumValues {
+            values: restrict(rest.values, self)?,
+            bounds,
+            method,
+            exact: None,
+        })
+    }
+
+    /// `Rmin`/`Rmax` of a reward path formula.
+    pub(super) fn robust_reward(
+        &mut self,
+        structure: usize,
+        path: &ResolvedRewardPath,
+        span: Span,
+        opt: Optimum,
+    ) -> Result<NumValues> {
+        let max = opt == Optimum::Max;
+        let rs = self.structure(structure, span)?;
+        let n = self.n();
+        let state = rs.state.clone().unwrap_or_else(|| vec![0.0; n]);
+        let trans = rs.transition.as_deref();
+        let rows = self.rows();
+        match path {
+            ResolvedRewardPath::Reachability(phi) => {
+                let target = self.bool_of(phi)?;
+                let sol = robust::reach_rewards(&rows, &target, &state, trans, max, &self.options)?;
+                Ok(NumValues {
+                    values: sol.values,
+                    bounds: sol.bounds,
+                    method: MethodUsed::Solver(format!(
+                        "robust value iteration ({} sweeps)",
+                        sol.sweeps
+                    )),
+                    exact: None,
+                })
+            }
+            ResolvedRewardPath::Cumulative {
+                steps: Some(k),
+                discount: None,
+            } => {
+                let x = robust::step_rewards(&rows, &state, trans, *k, false, max, &self.options)?;
+                Ok(NumValues::exact(
+                    x,
+                    MethodUsed::Cumulative {
+                        steps: *k,
+                        discounted: false,
+                    },
+                ))
+            }
+            ResolvedRewardPath::Instantaneous(k) => {
+                let x = robust::step_rewards(&rows, &state, None, *k, true, max, &self.options)?;
+                Ok(NumValues::exact(x, MethodUsed::Instantaneous { steps: *k }))
+            }
+            ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => Err(self
+                .error_at(
+                    span,
+                    "total, discounted and long-run rewards (`C`, `C{discount=d}`, `S`) are not \
+                     supported on interval DTMCs yet; `F φ`, `C<=k` and `I=k` are",
+                )),
+        }
+    }
+}
+
+fn indicator(set: &StateSet, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|s| if set.contains(s) { 1.0 } else { 0.0 })
+        .collect()
+}
+
+fn zero_outside(mut x: Vec<f64>, set: &StateSet) -> Vec<f64> {
+    for (s, v) in x.iter_mut().enumerate() {
+        if !set.contains(s) {
+            *v = 0.0;
+        }
+    }
+    x
+}

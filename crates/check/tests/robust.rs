@@ -1,0 +1,174 @@
+//! Robust checking of interval DTMCs on small models whose values are derived by hand (the
+//! closed forms are in the comments), one operator at a time.
+
+use augur_check::{CheckOptions, CheckSession, Format, LoadOptions, Model, Scalar};
+
+/// A retry loop: from `s=0` nature picks `a ∈ [0.2,0.5]` to the goal, `b ∈ [0.1,0.3]` to
+/// failure and `c ∈ [0.3,0.6]` back to `s=0` (`a + b + c = 1`), anew at every step.
+const RETRY: &str = "dtmc
+module m
+  s : [0..2] init 0;
+  [] s=0 -> [0.2,0.5] : (s'=1) + [0.1,0.3] : (s'=2) + [0.3,0.6] : (s'=0);
+  [] s>0 -> true;
+endmodule
+label \"goal\" = s=1;
+label \"fail\" = s=2;
+rewards \"steps\" s=0 : 1; endrewards
+";
+
+/// Nature may loop at `s=0` forever or move to `s=1`, whose exits are the goal (at most 1/2)
+/// and failure (at least 1/2), or back to `s=0`: an end component where the upper iteration of
+/// `Pmax` stalls without deflation.
+const TRAP: &str = "dtmc
+module m
+  s : [0..3] init 0;
+  [] s=0 -> [0,1] : (s'=0) + [0,1] : (s'=1);
+  [] s=1 -> [0,1] : (s'=0) + [0,0.5] : (s'=2) + [0.5,1] : (s'=3);
+  [] s>1 -> true;
+endmodule
+label \"goal\" = s=2;
+rewards \"steps\" s<2 : 1; endrewards
+";
+
+fn value(model: &str, prop: &str) -> Scalar {
+    let m = Model::from_text("m.prism", model, Format::Prism, &LoadOptions::default()).unwrap();
+    let options = CheckOptions {
+        epsilon: 1e-12,
+        ..CheckOptions::default()
+    };
+    let mut s = CheckSession::new(&m, options);
+    s.check_str(prop)
+        .unwrap_or_else(|e| panic!("{prop}: {e}"))
+        .value
+}
+
+fn num(model: &str, prop: &str) -> f64 {
+    match value(model, prop) {
+        Scalar::Num(x) => x,
+        b => panic!("{prop}: {b:?}"),
+    }
+}
+
+fn close(got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+        "got {got}, want {want}"
+    );
+}
+
+#[test]
+fn reachability_is_the_extreme_ratio_of_the_exits() {
+    // The value v solves v = opt (a + c·v): v = a/(a+b) for nature's fixed choice; max takes
+    // a = 0.5, b = 0.1 (c = 0.4): 5/6; min a = 0.2, b = 0.3 (c = 0.5): 2/5.
+    close(num(RETRY, "Pmax=? [ F \"goal\" ]"), 5.0 / 6.0);
+    close(num(RETRY, "Pmin=? [ F \"goal\" ]"), 0.4);
+    // `!fail U goal` is the same event here.
+    close(num(RETRY, "Pmin=? [ !\"fail\" U \"goal\" ]"), 0.4);
+    close(num(RETRY, "Pmax=? [ !\"fail\" U \"goal\" ]"), 5.0 / 6.0);
+}
+
+#[test]
+fn next_and_bounded_operators() {
+    // X: the extreme a.
+    close(num(RETRY, "Pmax=? [ X \"goal\" ]"), 0.5);
+    close(num(RETRY, "Pmin=? [ X \"goal\" ]"), 0.2);
+    // F≤2: max_P (a + c·0.5) with values goal 1, loop 0.5, fail 0: a = 0.5, c = 0.4: 0.7;
+    // min: a = 0.2, b = 0.3, c = 0.5: 0.2 + 0.5·0.2 = 0.3.
+    close(num(RETRY, "Pmax=? [ F<=2 \"goal\" ]"), 0.7);
+    close(num(RETRY, "Pmin=? [ F<=2 \"goal\" ]"), 0.3);
+    // F in steps [2,2]: stay at s=0 one step (c), then reach the goal in 0 steps... at step 2:
+    // the goal is absorbing, so F[2,2] goal = F≤2 goal here.
+    close(num(RETRY, "Pmax=? [ F>=2 \"goal\" ]"), 5.0 / 6.0);
+    close(num(RETRY, "Pmax=? [ F[2,2] \"goal\" ]"), 0.7);
+}
+
+#[test]
+fn globally_weak_until_and_release_swap_min_and_max() {
+    // G !goal = ¬F goal: Pmin = 1 − Pmax(F goal), Pmax = 1 − Pmin(F goal).
+    close(num(RETRY, "Pmin=? [ G !\"goal\" ]"), 1.0 / 6.0);
+    close(num(RETRY, "Pmax=? [ G !\"goal\" ]"), 0.6);
+    // G≤1 !goal = 1 − a: max 0.8, min 0.5.
+    close(num(RETRY, "Pmax=? [ G<=1 !\"goal\" ]"), 0.8);
+    close(num(RETRY, "Pmin=? [ G<=1 !\"goal\" ]"), 0.5);
+    // s=0 W goal: staying forever has probability 0, so it is F goal.
+    close(num(RETRY, "Pmax=? [ s=0 W \"goal\" ]"), 5.0 / 6.0);
+    close(num(RETRY, "Pmin=? [ s=0 W \"goal\" ]"), 0.4);
+    // false R !fail = G !fail = 1 − F fail; Pmin(F fail) = b/(a+b) at b = 0.1, a = 0.5: 1/6;
+    // Pmax(F fail) at b = 0.3, a = 0.2: 3/5.
+    close(num(RETRY, "Pmax=? [ false R !\"fail\" ]"), 5.0 / 6.0);
+    close(num(RETRY, "Pmin=? [ false R !\"fail\" ]"), 0.4);
+}
+
+#[test]
+fn rewards_take_the_extreme_distribution_with_the_values() {
+    // Steps until leaving s=0: 1/(a+b) = 1/(1−c): max c = 0.6 gives 2.5, min c = 0.3 gives 10/7.
+    close(num(RETRY, "R{\"steps\"}max=? [ F s>0 ]"), 2.5);
+    close(num(RETRY, "R{\"steps\"}min=? [ F s>0 ]"), 10.0 / 7.0);
+    // C≤2 = 1 + c: max 1.6, min 1.3; I=1 = c.
+    close(num(RETRY, "R{\"steps\"}max=? [ C<=2 ]"), 1.6);
+    close(num(RETRY, "R{\"steps\"}min=? [ C<=2 ]"), 1.3);
+    close(num(RETRY, "R{\"steps\"}max=? [ I=1 ]"), 0.6);
+    close(num(RETRY, "R{\"steps\"}min=? [ I=1 ]"), 0.3);
+}
+
+#[test]
+fn end_components_nature_can_stay_in() {
+    // Pmax: nature's best exit from {s=0} is through s=1, whose best conditional exit is
+    // goal 1/2 against failure 1/2 (failure has lo = 1/2): 1/2 (the upper iteration alone would
+    // stay at 1 on s=0's self-loop). Pmin: loop at s=0 forever: 0.
+    close(num(TRAP, "Pmax=? [ F \"goal\" ]"), 0.5);
+    close(num(TRAP, "Pmin=? [ F \"goal\" ]"), 0.0);
+    // Rmax of reaching s>1: nature loops forever: infinite. Rmin: s=0 → s=1 → (goal or
+    // failure): 2 steps.
+    assert_eq!(
+        value(TRAP, "R{\"steps\"}max=? [ F s>1 ]"),
+        Scalar::Num(f64::INFINITY)
+    );
+    close(num(TRAP, "R{\"steps\"}min=? [ F s>1 ]"), 2.0);
+    // Rmin of the goal: nature can miss it with positive probability whatever it does.
+    assert_eq!(
+        value(TRAP, "R{\"steps\"}min=? [ F \"goal\" ]"),
+        Scalar::Num(f64::INFINITY)
+    );
+}
+
+#[test]
+fn nested_bounds_and_filters_are_state_sets() {
+    assert_eq!(value(RETRY, "Pmax>=0.8 [ F \"goal\" ]"), Scalar::Bool(true));
+    assert_eq!(
+        value(RETRY, "Pmin>=0.5 [ F \"goal\" ]"),
+        Scalar::Bool(false)
+    );
+    // From s=0 the next state satisfies Pmin>=0.4 [F goal] (s=0 itself, the goal) with
+    // probability a + c: max 0.9 (b = 0.1), min 0.7 (b = 0.3).
+    close(num(RETRY, "Pmax=? [ X Pmin>=0.4 [ F \"goal\" ] ]"), 0.9);
+    close(num(RETRY, "Pmin=? [ X Pmin>=0.4 [ F \"goal\" ] ]"), 0.7);
+    close(num(RETRY, "filter(max, Pmax=? [ F \"goal\" ], true)"), 1.0);
+    close(num(RETRY, "filter(min, Pmin=? [ F \"goal\" ], s<2)"), 0.4);
+}
+
+#[test]
+fn p_without_a_direction_is_a_located_error_naming_both_spellings() {
+    let m = Model::from_text("m.prism", RETRY, Format::Prism, &LoadOptions::default()).unwrap();
+    let mut s = CheckSession::new(&m, CheckOptions::default());
+    let e = s.check_str("P=? [ F \"goal\" ]").unwrap_err().to_string();
+    assert!(e.contains("`Pmin`") && e.contains("`Pmax`"), "{e}");
+    let e = s
+        .check_str("R{\"steps\"}=? [ F s>0 ]")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`Rmin`") && e.contains("`Rmax`"), "{e}");
+}
+
+#[test]
+fn min_and_max_on_a_dtmc_are_p_with_a_note() {
+    let dtmc = "dtmc\nmodule m\n s : [0..2] init 0;\n [] s=0 -> 0.25 : (s'=1) + 0.75 : (s'=2);\n [] s>0 -> true;\nendmodule\n";
+    let m = Model::from_text("m.prism", dtmc, Format::Prism, &LoadOptions::default()).unwrap();
+    let mut s = CheckSession::new(&m, CheckOptions::default());
+    let r = s.check_str("Pmax=? [ F s=1 ]").unwrap();
+    assert_eq!(r.value, Scalar::Num(0.25));
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.contains("`Pmax` on a model without intervals")));
+}

@@ -1,0 +1,337 @@
+//! Interval DTMCs (IDTMCs): every transition probability lies in an interval `[lo, hi]` and
+//! nature picks, anew at every step, a distribution within the intervals (an interval MDP with
+//! one action per state, as in PRISM 4.8 and Storm).
+//!
+//! An interval model is a [`Dtmc`] whose [`Dtmc::intervals`] is set: the CSR pattern of its
+//! matrix holds every transition some resolution can take, the matrix's values are one
+//! resolution (a point inside every row's polytope, so every [`Dtmc`] invariant holds and
+//! labels, rewards, valuations and state names are those of a DTMC), and [`Intervals`] holds
+//! `lo` and `hi`, aligned with `matrix.data()`. Models without intervals have
+//! `intervals: None` and are untouched.
+
+use crate::{Dtmc, Matrix};
+use serde::{Deserialize, Serialize};
+
+/// Tolerance of the interval checks (`lo ≤ hi`, bounds in `[0, 1]`, `Σlo ≤ 1 ≤ Σhi`).
+pub const INTERVAL_TOLERANCE: f64 = 1e-9;
+
+/// The interval bounds of an interval DTMC's transitions, aligned with the stored entries of
+/// [`Dtmc::matrix`] (`lo[i] ≤ matrix.data()[i] ≤ hi[i]`).
+///
+/// Invariants (established by [`Dtmc::from_interval_bounds`]): `0 ≤ lo ≤ hi ≤ 1`, `hi > 0`
+/// for every stored entry, and the bounds are *tight*: each `lo[i]` and `hi[i]` is attained by
+/// some distribution of the row (`lo[i] ≥ 1 − Σ_{j≠i} hi[j]`, `hi[i] ≤ 1 − Σ_{j≠i} lo[j]`).
+/// Tightness lets graph algorithms read an entry with `lo > 0` as an edge nature cannot remove.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Intervals {
+    /// Lower bounds, one per stored transition.
+    pub lo: Vec<f64>,
+    /// Upper bounds, one per stored transition.
+    pub hi: Vec<f64>,
+}
+
+/// A row of interval bounds that cannot hold a probability distribution, or a bad bound.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IntervalProblem {
+    /// `lo > hi`, or a bound outside `[0, 1]` (or not finite) on transition `entry` of `state`.
+    Bound {
+        /// Source state.
+        state: u32,
+        /// Target state.
+        target: u32,
+        /// Lower bound.
+        lo: f64,
+        /// Upper bound.
+        hi: f64,
+    },
+    /// `Σlo > 1` or `Σhi < 1`: no distribution of the row lies within the intervals.
+    Row {
+        /// The state.
+        state: u32,
+        /// Sum of the lower bounds.
+        sum_lo: f64,
+        /// Sum of the upper bounds.
+        sum_hi: f64,
+    },
+}
+
+impl IntervalProblem {
+    /// The problem in words, naming the state as `describe` writes it (e.g. its valuation).
+    pub fn message(&self, describe: &dyn Fn(u32) -> String) -> String {
+        match *self {
+            IntervalProblem::Bound {
+                state,
+                target,
+                lo,
+                hi,
+            } => {
+                let what = if !(lo.is_finite() && hi.is_finite()) {
+                    "is not a pair of finite numbers"
+                } else if lo > hi {
+                    "has lo > hi"
+                } else {
+                    "is not within [0, 1]"
+                };
+                format!(
+                    "interval [{lo}, {hi}] of transition {} -> {} {what}",
+                    describe(state),
+                    describe(target)
+                )
+            }
+            IntervalProblem::Row {
+                state,
+                sum_lo,
+                sum_hi,
+            } => {
+                let why = if sum_lo > 1.0 {
+                    format!("the lower bounds sum to {sum_lo} > 1")
+                } else {
+                    format!("the upper bounds sum to {sum_hi} < 1")
+                };
+                format!(
+                    "the intervals of state {} cannot hold a probability distribution: {why}",
+                    describe(state)
+                )
+            }
+        }
+    }
+}
+
+/// Checks one interval bound: finite, `0 ≤ lo ≤ hi ≤ 1` within [`INTERVAL_TOLERANCE`].
+pub fn interval_ok(lo: f64, hi: f64) -> bool {
+    lo.is_finite()
+        && hi.is_finite()
+        && lo >= -INTERVAL_TOLERANCE
+        && hi <= 1.0 + INTERVAL_TOLERANCE
+        && lo <= hi + INTERVAL_TOLERANCE
+}
+
+impl Dtmc {
+    /// Whether this is an interval model.
+    pub fn is_interval(&self) -> bool {
+        self.intervals.is_some()
+    }
+
+    /// Turns `skeleton` (whose matrix holds the transitions, values ignored) into an interval
+    /// model with the bounds `lo`, `hi` aligned with `skeleton.matrix.data()`: checks every
+    /// bound and row, tightens the bounds, drops the transitions no resolution can take
+    /// (tight `hi = 0`, with their transition rewards) and stores as the matrix's values the
+    /// resolution `lo + t·(hi − lo)` with one `t ∈ [0, 1]` per row (positive exactly on the
+    /// transitions some resolution takes). `skeleton.exact` is dropped.
+    pub fn from_interval_bounds(
+        mut skeleton: Dtmc,
+        lo: Vec<f64>,
+        hi: Vec<f64>,
+    ) -> Result<Dtmc, IntervalProblem> {
+        let n = skeleton.num_states();
+        let ptr: Vec<u32> = skeleton.row_ptr().to_vec();
+        let indices: Vec<u32> = skeleton.matrix.indices().to_vec();
+        assert_eq!(lo.len(), indices.len(), "one lower bound per transition");
+        assert_eq!(hi.len(), indices.len(), "one upper bound per transition");
+        let mut keep = vec![true; indices.len()];
+        let (mut tlo, mut thi, mut point) = (lo.clone(), hi.clone(), vec![0.0; indices.len()]);
+        for s in 0..n {
+            let r = ptr[s] as usize..ptr[s + 1] as usize;
+            let (mut sum_lo, mut sum_hi) = (0.0, 0.0);
+            for i in r.clone() {
+                if !interval_ok(lo[i], hi[i]) {
+                    return Err(IntervalProblem::Bound {
+                        state: s as u32,
+                        target: indices[i],
+                        lo: lo[i],
+                        hi: hi[i],
+                    });
+                }
+                sum_lo += lo[i].max(0.0);
+                sum_hi += hi[i].min(1.0);
+            }
+            if sum_lo > 1.0 + INTERVAL_TOLERANCE || sum_hi < 1.0 - INTERVAL_TOLERANCE {
+                return Err(IntervalProblem::Row {
+                    state: s as u32,
+                    sum_lo,
+                    sum_hi,
+                });
+            }
+            for i in r.clone() {
+                let (l, h) = (
+                    lo[i].clamp(0.0, 1.0),
+                    hi[i].clamp(0.0, 1.0).max(lo[i].clamp(0.0, 1.0)),
+                );
+                // Tightened only by more than rounding (1 − 0.8 is 0.19999999999999996: keep a
+                // written 0.2).
+                let l2 = l.max(1.0 - (sum_hi - h));
+                let l2 = if l2 - l > INTERVAL_TOLERANCE { l2 } else { l };
+                let h2 = h.min(1.0 - (sum_lo - l));
+                let h2 = if h - h2 > INTERVAL_TOLERANCE { h2 } else { h };
+                // Rounding may cross the two by an ulp; keep lo ≤ hi.
+                let (l2, h2) = (l2.clamp(0.0, 1.0), h2.clamp(0.0, 1.0));
+                tlo[i] = l2.min(h2);
+                thi[i] = h2.max(l2.min(h2));
+            }
+            let (sl, sh): (f64, f64) = r
+                .clone()
+                .fold((0.0, 0.0), |(a, b), i| (a + tlo[i], b + thi[i]));
+            let t = if sh - sl > 0.0 {
+                ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            for i in r.clone() {
+                point[i] = tlo[i] + t * (thi[i] - tlo[i]);
+                if thi[i] <= 0.0 || point[i] <= 0.0 {
+                    keep[i] = false;
+                }
+            }
+            // A row whose entries all vanished cannot happen (Σhi ≥ 1), but keep one entry
+            // rather than break the matrix's invariant.
+            if r.clone().all(|i| !keep[i]) {
+                if let Some(i) = r.clone().max_by(|&a, &b| thi[a].total_cmp(&thi[b])) {
+                    keep[i] = true;
+                    point[i] = 1.0;
+                    tlo[i] = 1.0;
+                    thi[i] = 1.0;
+                }
+            }
+        }
+        // Drop the transitions no resolution takes.
+        let mut new_ptr = Vec::with_capacity(n + 1);
+        let (mut ni, mut nd, mut nlo, mut nhi) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        new_ptr.push(0u32);
+        for s in 0..n {
+            for i in ptr[s] as usize..ptr[s + 1] as usize {
+                if keep[i] {
+                    ni.push(indices[i]);
+                    nd.push(point[i]);
+                    nlo.push(tlo[i]);
+                    nhi.push(thi[i]);
+                }
+            }
+            new_ptr.push(ni.len() as u32);
+        }
+        for rs in &mut skeleton.rewards {
+            if let Some(t) = &mut rs.transition {
+                let mut k = 0;
+                t.retain(|_| {
+                    k += 1;
+                    keep[k - 1]
+                });
+            }
+        }
+        skeleton.matrix = Matrix::new((n, n), new_ptr, ni, nd);
+        skeleton.exact = None;
+        skeleton.intervals = Some(Box::new(Intervals { lo: nlo, hi: nhi }));
+        Ok(skeleton)
+    }
+}
+
+/// The robust one-step value of a row: `opt_P Σ_j P(j)·w(j)` over the distributions `P` with
+/// `lo ≤ P ≤ hi`, `ΣP = 1` (`maximise` chooses max or min). Solved exactly by the greedy
+/// algorithm: every successor gets its `lo`, the remaining mass `1 − Σlo` goes to the best
+/// (max) or worst (min) successors first, up to their `hi`. `order` is scratch space (reused
+/// across rows: no allocation once it has grown to the widest row).
+pub fn robust_row_value(
+    lo: &[f64],
+    hi: &[f64],
+    w: &[f64],
+    maximise: bool,
+    order: &mut Vec<u32>,
+) -> f64 {
+    let k = lo.len();
+    if k == 1 {
+        return w[0];
+    }
+    let mut value = 0.0;
+    let mut rest = 1.0;
+    for j in 0..k {
+        value += lo[j] * w[j];
+        rest -= lo[j];
+    }
+    if rest <= 0.0 {
+        return value;
+    }
+    order.clear();
+    order.extend(0..k as u32);
+    if maximise {
+        order.sort_unstable_by(|&a, &b| w[b as usize].total_cmp(&w[a as usize]));
+    } else {
+        order.sort_unstable_by(|&a, &b| w[a as usize].total_cmp(&w[b as usize]));
+    }
+    for &j in order.iter() {
+        let j = j as usize;
+        let add = (hi[j] - lo[j]).min(rest);
+        if add > 0.0 {
+            value += add * w[j];
+            rest -= add;
+            if rest <= 0.0 {
+                break;
+            }
+        }
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greedy_row_value_matches_closed_forms() {
+        let mut scratch = Vec::new();
+        // [0.1,0.2] to a (w=1), [0.8,0.9] to b (w=0): max puts 0.2 on a, min 0.1.
+        let (lo, hi, w) = ([0.1, 0.8], [0.2, 0.9], [1.0, 0.0]);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-15;
+        assert!(close(
+            robust_row_value(&lo, &hi, &w, true, &mut scratch),
+            0.2
+        ));
+        assert!(close(
+            robust_row_value(&lo, &hi, &w, false, &mut scratch),
+            0.1
+        ));
+        // Three successors [0,0.5] each, values 3, 2, 1: max = 0.5·3 + 0.5·2, min = 0.5·1 + 0.5·2.
+        let (lo, hi, w) = ([0.0; 3], [0.5; 3], [3.0, 2.0, 1.0]);
+        assert_eq!(robust_row_value(&lo, &hi, &w, true, &mut scratch), 2.5);
+        assert_eq!(robust_row_value(&lo, &hi, &w, false, &mut scratch), 1.5);
+    }
+
+    #[test]
+    fn bounds_are_tightened_and_impossible_transitions_dropped() {
+        let mut b = crate::DtmcBuilder::new(3);
+        b.add_transition(0, 0, 0.2).unwrap();
+        b.add_transition(0, 1, 0.4).unwrap();
+        b.add_transition(0, 2, 0.4).unwrap();
+        b.add_transition(1, 1, 1.0).unwrap();
+        b.add_transition(2, 2, 1.0).unwrap();
+        b.add_initial(0).unwrap();
+        let (d, _) = b.build().unwrap();
+        // Row 0: [0,0] -> 0 (dropped), [0,0.6] -> 1, [0,0.6] -> 2: tight lo = 0.4 on both.
+        let lo = vec![0.0, 0.0, 0.0, 1.0, 1.0];
+        let hi = vec![0.0, 0.6, 0.6, 1.0, 1.0];
+        let m = Dtmc::from_interval_bounds(d.clone(), lo, hi).unwrap();
+        let iv = m.intervals.as_ref().unwrap();
+        assert_eq!(m.matrix.indices(), &[1, 2, 1, 2]);
+        assert!((iv.lo[0] - 0.4).abs() < 1e-15 && (iv.hi[0] - 0.6).abs() < 1e-15);
+        assert_eq!(m.matrix.data()[..2], [0.5, 0.5]);
+        m.validate().unwrap();
+        // Σlo > 1 and lo > hi are refused.
+        let bad = Dtmc::from_interval_bounds(
+            d.clone(),
+            vec![0.0, 0.6, 0.6, 1.0, 1.0],
+            vec![0.0, 1.0, 1.0, 1.0, 1.0],
+        );
+        assert!(matches!(bad, Err(IntervalProblem::Row { state: 0, .. })));
+        let bad = Dtmc::from_interval_bounds(
+            d,
+            vec![0.0, 0.7, 0.3, 1.0, 1.0],
+            vec![0.0, 0.6, 0.6, 1.0, 1.0],
+        );
+        assert!(matches!(
+            bad,
+            Err(IntervalProblem::Bound {
+                state: 0,
+                target: 1,
+                ..
+            })
+        ));
+    }
+}
