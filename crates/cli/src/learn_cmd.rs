@@ -12,8 +12,8 @@ use augur_learn::counts::KeyedCounts;
 use augur_learn::learn::Unobserved;
 use augur_learn::pipeline::{
     count_from_indexed, count_from_jsonl, count_from_traces, learn_from_counts, learn_from_indexed,
-    learn_from_jsonl, learn_from_traces, output_paths, write_learned, CountsOutcome,
-    IndexedTraces, LearnOptions, LearnedModel, ReadProgress,
+    learn_from_jsonl, learn_from_traces, output_paths, write_learned, CountsOutcome, IndexedTraces,
+    LearnOptions, LearnedModel, ReadProgress,
 };
 use serde_json::json;
 

@@ -478,12 +478,9 @@ impl<'a> Checker<'a> {
                     |c| c.robust_path(path, *o),
                     Some(1.0),
                 )?,
-                _ => self.bounded_op(
-                    threshold.as_ref(),
-                    "P",
-                    |c| c.path(path, *span),
-                    Some(1.0),
-                )?,
+                _ => {
+                    self.bounded_op(threshold.as_ref(), "P", |c| c.path(path, *span), Some(1.0))?
+                }
             },
             R::Reward {
                 structure,
