@@ -256,7 +256,22 @@ pub fn robust_row_value(
     } else {
         order.sort_unstable_by(|&a, &b| w[a as usize].total_cmp(&w[b as usize]));
     }
-    for &j in order.iter() {
+    distribute_rest(lo, hi, w, order, value, rest)
+}
+
+/// The greedy step of [`robust_row_value`]: given `value = Σ lo(j)·w(j)` and the mass
+/// `rest = 1 − Σ lo` still to place, gives it to the successors in `order` (local indices,
+/// best first) up to their `hi`, and returns the row's value.
+#[inline]
+pub fn distribute_rest(
+    lo: &[f64],
+    hi: &[f64],
+    w: &[f64],
+    order: &[u32],
+    mut value: f64,
+    mut rest: f64,
+) -> f64 {
+    for &j in order {
         let j = j as usize;
         let add = (hi[j] - lo[j]).min(rest);
         if add > 0.0 {

@@ -220,18 +220,7 @@ fn row_value_ordered(
         }
         order[j] = cur;
     }
-    for &j in order.iter() {
-        let j = j as usize;
-        let add = (hi[j] - lo[j]).min(rest);
-        if add > 0.0 {
-            value += add * w[j];
-            rest -= add;
-            if rest <= 0.0 {
-                break;
-            }
-        }
-    }
-    value
+    augur_dtmc::distribute_rest(lo, hi, w, order, value, rest)
 }
 
 /// The identity order of every row's successors (local indices), for [`row_value_ordered`].
