@@ -56,6 +56,13 @@ pub enum IntervalProblem {
 }
 
 impl IntervalProblem {
+    /// The state whose row has the problem.
+    pub fn state(&self) -> u32 {
+        match *self {
+            IntervalProblem::Bound { state, .. } | IntervalProblem::Row { state, .. } => state,
+        }
+    }
+
     /// The problem in words, naming the state as `describe` writes it (e.g. its valuation).
     pub fn message(&self, describe: &dyn Fn(u32) -> String) -> String {
         match *self {
@@ -110,6 +117,34 @@ impl Dtmc {
     /// Whether this is an interval model.
     pub fn is_interval(&self) -> bool {
         self.intervals.is_some()
+    }
+
+    /// [`Dtmc::from_interval_bounds`] from interval entries `(src, dst, lo, hi)` as a file lists
+    /// them: a row with entries takes its bounds from them only (entries of the same
+    /// transition add up), a row without keeps its matrix values as point intervals.
+    pub fn from_interval_entries(
+        skeleton: Dtmc,
+        entries: impl IntoIterator<Item = (u32, u32, f64, f64)>,
+    ) -> Result<Dtmc, IntervalProblem> {
+        let (mut lo, mut hi) = (
+            skeleton.matrix.data().to_vec(),
+            skeleton.matrix.data().to_vec(),
+        );
+        let mut cleared = vec![false; skeleton.num_states()];
+        for (s, d, l, h) in entries {
+            if !cleared[s as usize] {
+                cleared[s as usize] = true;
+                for k in skeleton.row_range(s as usize) {
+                    lo[k] = 0.0;
+                    hi[k] = 0.0;
+                }
+            }
+            if let Some(k) = skeleton.transition_index(s, d) {
+                lo[k] += l;
+                hi[k] += h;
+            }
+        }
+        Dtmc::from_interval_bounds(skeleton, lo, hi)
     }
 
     /// Turns `skeleton` (whose matrix holds the transitions, values ignored) into an interval

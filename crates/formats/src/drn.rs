@@ -554,28 +554,8 @@ impl<'p> Body<'p> {
             });
         }
         if interval {
-            let (mut lo, mut hi) = (dtmc.matrix.data().to_vec(), dtmc.matrix.data().to_vec());
-            let mut cleared = vec![false; n];
-            for &(s, d, l, h) in &ivals {
-                if !cleared[s as usize] {
-                    cleared[s as usize] = true;
-                    for k in dtmc.row_range(s as usize) {
-                        lo[k] = 0.0;
-                        hi[k] = 0.0;
-                    }
-                }
-                if let Some(k) = dtmc.transition_index(s, d) {
-                    lo[k] += l;
-                    hi[k] += h;
-                }
-            }
-            dtmc = Dtmc::from_interval_bounds(dtmc, lo, hi).map_err(|p| {
-                let state = match &p {
-                    augur_dtmc::IntervalProblem::Bound { state, .. }
-                    | augur_dtmc::IntervalProblem::Row { state, .. } => *state,
-                };
-                row_error(state, p.message(&|x| x.to_string()))
-            })?;
+            dtmc = Dtmc::from_interval_entries(dtmc, ivals.iter().copied())
+                .map_err(|p| row_error(p.state(), p.message(&|x| x.to_string())))?;
         }
         Ok((dtmc, report))
     }

@@ -819,26 +819,8 @@ pub fn read_prism_explicit_from(
         });
     }
     if let Some(iv) = intervals {
-        let (mut lo, mut hi) = (dtmc.matrix.data().to_vec(), dtmc.matrix.data().to_vec());
-        let mut cleared = vec![false; dtmc.num_states()];
-        for &(s, d, l, h) in &iv {
-            if !cleared[s as usize] {
-                cleared[s as usize] = true;
-                for k in dtmc.row_range(s as usize) {
-                    lo[k] = 0.0;
-                    hi[k] = 0.0;
-                }
-            }
-            if let Some(k) = dtmc.transition_index(s, d) {
-                lo[k] += l;
-                hi[k] += h;
-            }
-        }
-        dtmc = Dtmc::from_interval_bounds(dtmc, lo, hi).map_err(|p| {
-            let state = match &p {
-                augur_dtmc::IntervalProblem::Bound { state, .. }
-                | augur_dtmc::IntervalProblem::Row { state, .. } => *state,
-            };
+        dtmc = Dtmc::from_interval_entries(dtmc, iv.iter().copied()).map_err(|p| {
+            let state = p.state();
             let location = match row_lines.get(state as usize).copied().filter(|&l| l > 0) {
                 Some(l) => reread_location(tra_path, l as usize, 2),
                 None => Location::file(tra_path.display().to_string()),

@@ -509,22 +509,7 @@ impl DtmcJson {
         let Some(iv) = &self.intervals else {
             return Ok((dtmc, report));
         };
-        let (mut lo, mut hi) = (dtmc.matrix.data().to_vec(), dtmc.matrix.data().to_vec());
-        let mut cleared = vec![false; n];
-        for e in iv {
-            if !cleared[e.src as usize] {
-                cleared[e.src as usize] = true;
-                for k in dtmc.row_range(e.src as usize) {
-                    lo[k] = 0.0;
-                    hi[k] = 0.0;
-                }
-            }
-            if let Some(k) = dtmc.transition_index(e.src, e.dst) {
-                lo[k] += e.lo;
-                hi[k] += e.hi;
-            }
-        }
-        let dtmc = Dtmc::from_interval_bounds(dtmc, lo, hi)
+        let dtmc = Dtmc::from_interval_entries(dtmc, iv.iter().map(|e| (e.src, e.dst, e.lo, e.hi)))
             .map_err(|p| invalid(root().key("intervals"), p.message(&|x| x.to_string())))?;
         Ok((dtmc, report))
     }
