@@ -604,7 +604,7 @@ impl<'de> Visitor<'de> for AnySeed {
 mod tests {
     use super::*;
     use crate::learn::Unobserved;
-    use crate::pipeline::{keyed_counts, learn_counted, learned_document, LearnOutcome};
+    use crate::pipeline::{keyed_outcome, learn_counted, learned_document, LearnOutcome};
     use crate::simulate::{state_names, Simulator};
     use augur_abstraction::{TraceFormat, TraceReader};
     use std::path::{Path, PathBuf};
@@ -894,7 +894,7 @@ mod tests {
         let reader = TraceReader::new(&text[..], TraceFormat::JsonLines, "t.jsonl");
         let want = crate::pipeline::count_from_traces(reader, "t.jsonl", None, &opts).unwrap();
         let c = count_jsonl_in_blocks(&text[..], "t.jsonl", None, &opts, 2, 40, &mut |_| {});
-        let got = keyed_counts(c.unwrap(), None, &opts).unwrap();
+        let got = keyed_outcome(c.unwrap(), None, &opts);
         assert_eq!(
             serde_json::to_string(&got.counts).unwrap(),
             serde_json::to_string(&want.counts).unwrap()

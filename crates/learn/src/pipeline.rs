@@ -829,7 +829,11 @@ pub fn count_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
 ) -> Result<CountsOutcome> {
-    keyed_counts(count_groups(reader, file, spec, opts)?, spec, opts)
+    Ok(keyed_outcome(
+        count_groups(reader, file, spec, opts)?,
+        spec,
+        opts,
+    ))
 }
 
 /// [`count_from_traces`] on a JSON Lines file, read in parallel on `threads` threads (see
@@ -843,14 +847,6 @@ pub fn count_from_jsonl(
     progress: &mut dyn FnMut(ReadProgress),
 ) -> Result<CountsOutcome> {
     let counted = crate::jsonl::count_jsonl(input, file, spec, opts, threads, progress)?;
-    keyed_counts(counted, spec, opts)
-}
-
-pub(crate) fn keyed_counts(
-    counted: Counted,
-    spec: Option<&Abstraction>,
-    opts: &LearnOptions,
-) -> Result<CountsOutcome> {
     Ok(keyed_outcome(counted, spec, opts))
 }
 
@@ -1038,13 +1034,7 @@ pub fn learn_from_indexed(
     file: &str,
     opts: &LearnOptions,
 ) -> Result<LearnOutcome> {
-    let counted = count_indexed(traces, file, opts)?;
-    let models = build_models(counted.groups, None, opts)?;
-    Ok(LearnOutcome {
-        traces_read: counted.traces_read,
-        skipped: counted.skipped,
-        models,
-    })
+    learn_counted(count_indexed(traces, file, opts)?, None, opts)
 }
 
 /// [`count_from_traces`] for traces whose states are already numbered (and need no spec).
@@ -1058,7 +1048,7 @@ pub fn count_from_indexed(
 }
 
 /// The keyed counts of counted groups.
-fn keyed_outcome(
+pub(crate) fn keyed_outcome(
     counted: Counted,
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
