@@ -764,6 +764,53 @@ fn a_tiny_model_constant_stays_positive_in_guards_and_properties() {
     // The default method computes in doubles, where x is 0.
     let out = ok(&["check", m, "--prop", "x > 0"]);
     assert!(out.contains("= false ("), "{out}");
+    // Mixed with a model variable the constant part stays exact (it was folded into the
+    // double 0 before the exact evaluation): 3^-5000 · (s + 1) > 0 in every state.
+    let out = exact("filter(forall, x * (s + 1) > 0)");
+    assert!(out.contains("= true ("), "{out}");
+    let out = exact("filter(forall, pow(1/3, 5000) * (s + 1) > 0)");
+    assert!(out.contains("= true ("), "{out}");
+    let out = ok(&["check", m, "--prop", "filter(forall, x * (s + 1) > 0)"]);
+    assert!(out.contains("= false ("), "{out}");
+    // 3^-5 · (s + 1) at the initial state s = 0 is 1/243, not the decimal of its double.
+    let out = exact("pow(1/3, 5) * (s + 1)");
+    assert!(out.contains("= 1/243 ("), "{out}");
+    // 1/10 + 2/10 next to a variable: s·(1/10 + 2/10) = 3/10 holds at s = 1 exactly.
+    let out = exact("filter(count, s * (1/10 + 2/10) = 3/10)");
+    assert!(out.contains("= 1 ("), "{out}");
+}
+
+/// From 0: to 1 with probability 3^-5000 · (s + 1), a constant mixed with a variable, else
+/// to 2. The double of that probability underflows to 0; exact mode keeps the transition.
+const TINY_BRANCH: &str = "dtmc
+const double x = pow(1/3, 5000);
+module m
+  s : [0..2] init 0;
+  [] s=0 -> x*(s+1):(s'=1) + (1 - x*(s+1)):(s'=2);
+  [] s>0 -> true;
+endmodule
+label \"one\" = s=1;
+";
+
+#[test]
+fn a_tiny_probability_mixed_with_a_variable_keeps_its_transition() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "tiny_branch.pm", TINY_BRANCH);
+    let m = m.to_str().unwrap();
+    let exact = |prop: &str| ok(&["check", m, "--prop", prop, "--method", "exact"]);
+    // Prob0 reads the doubles: the transition must not vanish with its underflowed double.
+    let out = exact("P>0 [ F \"one\" ]");
+    assert!(out.contains("= true ("), "{out}");
+    // The value is 3^-5000 exactly: 1/3^5000, a denominator of 2386 digits.
+    let out = exact("P=? [ F \"one\" ]");
+    let value = out.split(" = ").nth(1).unwrap().split(' ').next().unwrap();
+    assert_eq!(
+        value.strip_prefix("1/").map(str::len),
+        Some(2386),
+        "{value}"
+    );
+    let out = exact("P=? [ F \"one\" ] = x");
+    assert!(out.contains("= true ("), "{out}");
 }
 
 #[test]

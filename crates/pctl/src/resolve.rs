@@ -467,6 +467,16 @@ pub struct ResolvedLabel {
     pub source: Arc<SourceFile>,
 }
 
+/// Exact mode's form of an expression that reads model variables
+/// ([`ResolvedFormula::Expr`]'s `exact_form`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExactForm {
+    /// The expression as written: constants not substituted, nothing folded.
+    pub expr: Expr,
+    /// The exact values of the constants it names.
+    pub constants: Vec<(String, Exact)>,
+}
+
 /// A resolved state formula: constants substituted, names resolved, types checked.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ResolvedFormula {
@@ -482,6 +492,11 @@ pub enum ResolvedFormula {
         /// rationals (exact mode reports it at `span`); `None` when the expression reads a
         /// model variable or a real constant without an exact value.
         exact: Option<std::result::Result<Exact, ExprError>>,
+        /// Exact mode's form of an expression that reads model variables: as written, with
+        /// constants replaced by their exact values and nothing folded into doubles
+        /// (`pow(1/3, 5000) * x` stays a rational); `None` for a constant expression (see
+        /// `exact`) or when a constant has no known exact value.
+        exact_form: Option<ExactForm>,
         /// Where it is written.
         span: Span,
     },
@@ -1088,11 +1103,46 @@ impl<'a> Resolver<'a> {
         } else {
             None
         };
+        let exact_form = match exact {
+            Some(_) => None,
+            None => self.exact_form(&e.node),
+        };
         Ok(ResolvedFormula::Expr {
             expr: substituted,
             ty,
             exact,
+            exact_form,
             span: e.span,
+        })
+    }
+
+    /// Exact mode's form of an expression over model variables: the expression as written,
+    /// nothing folded, with the exact values of the constants it names, so that
+    /// `pow(1/3, 5000) * x` keeps its rational instead of the double that [`Expr::simplify`]
+    /// folds it into. `None` when a name is neither a model variable nor a constant with a
+    /// known exact value (exact mode then keeps the folded form).
+    fn exact_form(&self, e: &Expr) -> Option<ExactForm> {
+        let mut constants = Vec::new();
+        for name in e.idents() {
+            if self.variables.contains_key(name.as_str()) {
+                continue;
+            }
+            let value = match (
+                self.exact.get(name.as_str()),
+                self.constants.get(name.as_str()),
+            ) {
+                (Some(q), _) => Exact::Num(q.clone()),
+                (None, Some(Value::Int(i))) => {
+                    Exact::Num(BigRational::from_integer(BigInt::from(*i)))
+                }
+                (None, Some(Value::Bool(b))) => Exact::Bool(*b),
+                _ => return None,
+            };
+            constants.push((name, value));
+        }
+        Some(ExactForm {
+            expr: e.clone(),
+            constants,
         })
     }
 

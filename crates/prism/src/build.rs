@@ -25,13 +25,26 @@
 use crate::compile::{ConstValue, DEFAULT_INLINE_LIMIT};
 use crate::error::{PrismError, Result, StopReason};
 use crate::eval::{rational_to_f64, EvalError};
+
+/// The `f64` beside an exact probability (exact mode): the nearest double, except that a
+/// positive rational too small for a double (`pow(1/3, 5000)`) is the smallest positive
+/// double, not 0, so that the graph analyses (Prob0/Prob1), which read the doubles, keep its
+/// transition; the values themselves come from the rationals.
+fn probability_f64(q: &BigRational) -> f64 {
+    let x = rational_to_f64(q);
+    if x == 0.0 && q.is_positive() {
+        f64::from_bits(1)
+    } else {
+        x
+    }
+}
 use crate::model::PrismModel;
 use crate::program::{ActionMatch, AssignedValue, Program};
 use augur_dtmc::{Dtmc, Matrix, PackedColumn, RewardStructure, Valuations};
 use augur_expr::{Type, Value};
 use fixedbitset::FixedBitSet;
 use num_rational::BigRational;
-use num_traits::{One, Zero};
+use num_traits::{One, Signed, Zero};
 use rustc_hash::FxHashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -908,7 +921,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                     return Err(self.cmd_error(cmd, format!("probability {q} is not in [0, 1]")));
                 }
                 qsum += &q;
-                (rational_to_f64(&q), Some(q))
+                (probability_f64(&q), Some(q))
             } else {
                 (p.max(0.0), None)
             };
@@ -1326,7 +1339,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                 if n_choices > 1 {
                     q *= &qscale;
                 }
-                data.push(rational_to_f64(&q));
+                data.push(probability_f64(&q));
                 exact.push(q);
             } else {
                 data.push(p);

@@ -348,6 +348,7 @@ impl<'a> Checker<'a> {
                 expr,
                 span,
                 exact,
+                exact_form,
                 ty,
             } => {
                 // Exact mode: a constant expression is its exact value (`1/10 + 2/10 > 3/10`
@@ -384,7 +385,13 @@ impl<'a> Checker<'a> {
                 if self.exact_mode() && exact.is_none() {
                     // Exact mode: the expression over the states' values in rationals
                     // (`s*0.1 = 0.3` holds at s = 3; `s/3` is a fraction).
-                    if let Some(v) = self.exact_state_values(expr, *span)? {
+                    // The unfolded form: the folded `expr` holds the doubles of constant
+                    // parts (`pow(1/3, 5000) * x` would be 0 * x).
+                    let (form, constants) = match exact_form {
+                        Some(f) => (&f.expr, f.constants.as_slice()),
+                        None => (expr, &[][..]),
+                    };
+                    if let Some(v) = self.exact_state_values(form, constants, *span)? {
                         return Ok(v);
                     }
                 }
@@ -1220,10 +1227,12 @@ impl<'a> Checker<'a> {
     fn exact_state_values(
         &self,
         expr: &augur_expr::Expr,
+        constants: &[(String, exact_expr::Q)],
         span: Span,
     ) -> Result<Option<StateValues>> {
         let n = self.n();
-        let idents = expr.idents();
+        let mut idents = expr.idents();
+        idents.retain(|name| !constants.iter().any(|(c, _)| c == name));
         let vals = match &self.dtmc.valuations {
             Some(v) => Some(v),
             None if idents.is_empty() => None,
@@ -1239,6 +1248,9 @@ impl<'a> Checker<'a> {
         let mut out = Vec::with_capacity(n);
         for s in 0..n {
             let env = |name: &str| -> Option<exact_expr::Q> {
+                if let Some((_, q)) = constants.iter().find(|(c, _)| c == name) {
+                    return Some(q.clone());
+                }
                 let &(_, i) = used.iter().find(|(u, _)| u == name)?;
                 Some(match vals?.get(s, i)? {
                     augur_expr::Value::Int(k) => {
