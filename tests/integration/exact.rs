@@ -813,6 +813,82 @@ fn a_tiny_probability_mixed_with_a_variable_keeps_its_transition() {
     assert!(out.contains("= true ("), "{out}");
 }
 
+/// Rewards of 1/3 and 3^-5000 · (s + 1) in a state and on a transition; `done` after one step.
+const THIRD_REWARDS: &str = "dtmc
+const double x = pow(1/3, 5000);
+module m
+  s : [0..2] init 0;
+  [] s=0 -> 1/2:(s'=1) + 1/2:(s'=2);
+  [] s>0 -> true;
+endmodule
+label \"done\" = s>0;
+rewards \"r\"
+  s=0 : 1/3;
+endrewards
+rewards \"t\"
+  [] s=0 : 1/3;
+endrewards
+rewards \"tiny\"
+  s=0 : x*(s+1);
+endrewards
+rewards \"tiny_t\"
+  [] s=0 : x*(s+1);
+endrewards
+";
+
+/// Two choices at s = 0 (each taken with probability 1/2): `a` to 1 earning 1/3, `b` back to
+/// 0 with 1/4 or on to 1 with 3/4, earning 1/7. Per visit of 0 the reward is
+/// 1/2·1/3 + 1/2·1/7 = 5/21 and 0 is visited 1/(1 − 1/8) = 8/7 times: 40/147.
+const MERGED_CHOICES: &str = "dtmc
+module m
+  s : [0..1] init 0;
+  [a] s=0 -> (s'=1);
+  [b] s=0 -> 1/4:(s'=0) + 3/4:(s'=1);
+  [] s=1 -> true;
+endmodule
+label \"done\" = s=1;
+rewards \"t\"
+  [a] true : 1/3;
+  [b] true : 1/7;
+endrewards
+";
+
+#[test]
+fn rewards_are_exact_rationals_in_exact_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "third.pm", THIRD_REWARDS);
+    let m = m.to_str().unwrap();
+    let exact = |prop: &str| ok(&["check", m, "--prop", prop, "--method", "exact"]);
+    // 1/3, not the decimal 3333333333333333/10^16 of its double.
+    for prop in [
+        "R{\"r\"}=? [ F \"done\" ]",
+        "R{\"t\"}=? [ F \"done\" ]",
+        "R{\"r\"}=? [ C<=1 ]",
+        "R{\"t\"}=? [ C<=5 ]",
+        "R{\"r\"}=? [ I=0 ]",
+        "R{\"r\"}=? [ C ]",
+    ] {
+        let out = exact(prop);
+        assert!(out.contains("= 1/3 ("), "{prop}: {out}");
+    }
+    // 3^-5000: its double is 0, so the zero-reward analysis must read the rationals.
+    for prop in [
+        "R{\"tiny\"}>0 [ F \"done\" ]",
+        "R{\"tiny_t\"}>0 [ F \"done\" ]",
+        "R{\"tiny\"}=? [ F \"done\" ] = x",
+        "R{\"tiny_t\"}=? [ F \"done\" ] = x",
+        "R{\"tiny\"}=? [ C ] = x",
+        "R{\"tiny\"}>0 [ C<=1 ]",
+    ] {
+        let out = exact(prop);
+        assert!(out.contains("= true ("), "{prop}: {out}");
+    }
+    let m = write(dir.path(), "merged.pm", MERGED_CHOICES);
+    let m = m.to_str().unwrap();
+    let out = ok(&["check", m, "--prop", "R{\"t\"}=? [ F \"done\" ]", "--method", "exact"]);
+    assert!(out.contains("= 40/147 ("), "{out}");
+}
+
 #[test]
 fn rationals_past_the_size_budget_are_located_errors() {
     let gambler = model("gambler.drn");

@@ -545,6 +545,7 @@ impl DtmcBuilder {
                 name: spec.name,
                 state,
                 transition,
+                exact: None,
             });
         }
 

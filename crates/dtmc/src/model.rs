@@ -23,6 +23,21 @@ pub struct RewardStructure {
     /// Reward earned on each transition, aligned with the transition matrix's stored entries
     /// (`matrix.data()[i]` ↔ `transition[i]`), if the structure has transition rewards.
     pub transition: Option<Vec<f64>>,
+    /// The exact rewards, when the source was read exactly (PRISM models under
+    /// `--method exact`: a reward `1/3` is 1/3, not the decimal of its double); `None` means
+    /// each reward is the decimal its double prints as.
+    #[serde(skip)]
+    pub exact: Option<Box<ExactRewards>>,
+}
+
+/// The exact rewards of a [`RewardStructure`] (exact mode), laid out as its doubles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExactRewards {
+    /// The reward of each state, when the structure has state rewards.
+    pub state: Option<Vec<BigRational>>,
+    /// The reward of each stored transition (aligned with the matrix's entries), when the
+    /// structure has transition rewards.
+    pub transition: Option<Vec<BigRational>>,
 }
 
 pub use crate::valuations::{PackedColumn, Valuations};

@@ -551,6 +551,7 @@ impl<'p> Body<'p> {
                 name: Some(name),
                 state,
                 transition,
+                exact: None,
             });
         }
         if interval {
@@ -679,6 +680,7 @@ pub fn write_drn(dtmc: &Dtmc, w: &mut dyn Write) -> Result<()> {
                     name: None,
                     state: None,
                     transition: r.transition.clone(),
+                    exact: None,
                 };
                 dtmc.expected_one_step_rewards(&only)
             })

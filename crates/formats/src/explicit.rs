@@ -816,6 +816,7 @@ pub fn read_prism_explicit_from(
             name,
             state: srew.map(|x| x.0),
             transition: trew.map(|x| x.0),
+            exact: None,
         });
     }
     if let Some(iv) = intervals {

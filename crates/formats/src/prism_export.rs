@@ -343,6 +343,7 @@ pub fn write_prism_with(d: &Dtmc, source: &PrismSource, w: &mut dyn Write) -> Re
                 name: None,
                 state: None,
                 transition: r.transition.clone(),
+                exact: None,
             };
             for (s, x) in d.expected_one_step_rewards(&only).into_iter().enumerate() {
                 if x != 0.0 {

@@ -31,16 +31,24 @@ use crate::eval::{rational_to_f64, EvalError};
 /// double, not 0, so that the graph analyses (Prob0/Prob1), which read the doubles, keep its
 /// transition; the values themselves come from the rationals.
 fn probability_f64(q: &BigRational) -> f64 {
-    let x = rational_to_f64(q);
-    if x == 0.0 && q.is_positive() {
+    nonzero_beside(rational_to_f64(q), q)
+}
+
+/// The double `x` computed beside the rational `q` (exact mode), except that a non-zero `q`
+/// whose double underflowed is the smallest double of its sign: the graph analyses that read
+/// the doubles (Prob0, zero-reward states) then see what the rationals say.
+fn nonzero_beside(x: f64, q: &BigRational) -> f64 {
+    if x != 0.0 || q.is_zero() {
+        x
+    } else if q.is_positive() {
         f64::from_bits(1)
     } else {
-        x
+        -f64::from_bits(1)
     }
 }
 use crate::model::PrismModel;
 use crate::program::{ActionMatch, AssignedValue, Program};
-use augur_dtmc::{Dtmc, Matrix, PackedColumn, RewardStructure, Valuations};
+use augur_dtmc::{Dtmc, ExactRewards, Matrix, PackedColumn, RewardStructure, Valuations};
 use augur_expr::{Type, Value};
 use fixedbitset::FixedBitSet;
 use num_rational::BigRational;
@@ -395,6 +403,8 @@ struct Explorer<'a, K> {
     choice_actions: Vec<ActionMatch>,
     /// The transition rewards of each choice: `choice * transition_reward_structs.len() + k`.
     choice_rewards: Vec<f64>,
+    /// Exact mode: the exact transition rewards of each choice, laid out as `choice_rewards`.
+    choice_rewards_exact: Vec<BigRational>,
     /// The reward structures that have transition rewards.
     transition_reward_structs: Vec<usize>,
 }
@@ -411,6 +421,10 @@ struct ExploredRows {
     trans_rew: Vec<Vec<f64>>,
     /// Per reward structure: the reward of each state (empty when it has no state rewards).
     state_rew: Vec<Vec<f64>>,
+    /// Exact mode: `trans_rew` in rationals.
+    trans_rew_exact: Vec<Vec<BigRational>>,
+    /// Exact mode: `state_rew` in rationals.
+    state_rew_exact: Vec<Vec<BigRational>>,
     /// Per label of the model: the states where it holds.
     label_states: Vec<Vec<u32>>,
     /// The deadlock states (given a self-loop).
@@ -430,6 +444,8 @@ impl ExploredRows {
             exact: Vec::new(),
             trans_rew: vec![Vec::new(); n_trans_rew],
             state_rew: vec![Vec::new(); prog.rewards.len()],
+            trans_rew_exact: vec![Vec::new(); n_trans_rew],
+            state_rew_exact: vec![Vec::new(); prog.rewards.len()],
             label_states: vec![Vec::new(); prog.labels.len()],
             deadlocks: Vec::new(),
             first_deadlock: None,
@@ -486,6 +502,8 @@ fn explore<K: StateKey>(
         exact,
         trans_rew,
         state_rew,
+        trans_rew_exact,
+        state_rew_exact,
         label_states,
         deadlocks,
         first_deadlock,
@@ -495,7 +513,8 @@ fn explore<K: StateKey>(
         message: format!("internal error assembling the matrix: {}", e.3),
     })?;
     let labels = label_sets(prog, n, n_initial, &deadlocks, label_states);
-    let rewards = reward_structures(prog, state_rew, trans_rew);
+    let exact_rewards = opts.exact.then_some((state_rew_exact, trans_rew_exact));
+    let rewards = reward_structures(prog, state_rew, trans_rew, exact_rewards);
 
     // The exploration index is done with: free it before anything else is allocated.
     ex.index = FxHashMap::default();
@@ -542,22 +561,38 @@ fn label_sets(
 }
 
 /// The reward structures of the DTMC, from the collected state and transition rewards.
+/// `exact`: the exact state and transition rewards (exact mode), laid out as the doubles.
 fn reward_structures(
     prog: &Program,
     state_rew: Vec<Vec<f64>>,
     trans_rew: Vec<Vec<f64>>,
+    exact: Option<(Vec<Vec<BigRational>>, Vec<Vec<BigRational>>)>,
 ) -> Vec<RewardStructure> {
     let mut rewards = Vec::new();
     let mut tr_iter = trans_rew.into_iter();
+    let (mut sq_iter, mut tq_iter) = match exact {
+        Some((sq, tq)) => (Some(sq.into_iter()), Some(tq.into_iter())),
+        None => (None, None),
+    };
     for (r, sr) in prog.rewards.iter().zip(state_rew) {
+        let sq = sq_iter.as_mut().and_then(Iterator::next);
+        let has_trans = !r.trans.is_empty();
+        let tq = if has_trans {
+            tq_iter.as_mut().and_then(Iterator::next)
+        } else {
+            None
+        };
+        let exact = sq.map(|sq| {
+            Box::new(ExactRewards {
+                state: (!r.state.is_empty()).then_some(sq),
+                transition: tq,
+            })
+        });
         rewards.push(RewardStructure {
             name: r.name.clone(),
             state: if r.state.is_empty() { None } else { Some(sr) },
-            transition: if r.trans.is_empty() {
-                None
-            } else {
-                tr_iter.next()
-            },
+            transition: if has_trans { tr_iter.next() } else { None },
+            exact,
         });
     }
     rewards
@@ -618,6 +653,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
             row_entries_exact: Vec::new(),
             choice_actions: Vec::new(),
             choice_rewards: Vec::new(),
+            choice_rewards_exact: Vec::new(),
             transition_reward_structs: prog
                 .rewards
                 .iter()
@@ -687,6 +723,11 @@ impl<'a, K: StateKey> Explorer<'a, K> {
             for tr in rows.trans_rew.iter_mut() {
                 tr.push(0.0);
             }
+            if opts.exact {
+                for tq in rows.trans_rew_exact.iter_mut() {
+                    tq.push(BigRational::zero());
+                }
+            }
         } else {
             if n_choices > 1 {
                 report.multi_choice_states += 1;
@@ -700,6 +741,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                 &mut rows.data,
                 &mut rows.exact,
                 &mut rows.trans_rew,
+                &mut rows.trans_rew_exact,
             );
         }
         if rows.indices.len() > u32::MAX as usize {
@@ -727,6 +769,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                 continue;
             }
             let mut total = 0.0;
+            let mut total_q = BigRational::zero();
             for (g, v, span) in &r.state {
                 let ctx = || format!("state reward at {}", self.model_location(*span));
                 if g.eval(&self.state_values)
@@ -735,9 +778,19 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                     total += v
                         .eval(&self.state_values)
                         .map_err(|e| self.state_error(e, &ctx(), *span))?;
+                    if self.opts.exact {
+                        total_q += v
+                            .eval_q(&self.state_values)
+                            .map_err(|e| self.state_error(e, &ctx(), *span))?;
+                    }
                 }
             }
-            rows.state_rew[ri].push(total);
+            if self.opts.exact {
+                rows.state_rew[ri].push(nonzero_beside(total, &total_q));
+                rows.state_rew_exact[ri].push(total_q);
+            } else {
+                rows.state_rew[ri].push(total);
+            }
         }
         Ok(())
     }
@@ -1013,6 +1066,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
         self.row_entries_exact.clear();
         self.choice_actions.clear();
         self.choice_rewards.clear();
+        self.choice_rewards_exact.clear();
         // The work of this state only (the exploration checks the limits every `CHECK_EVERY`
         // states; a state with that many combinations checks them itself).
         self.work = 0;
@@ -1131,6 +1185,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
         self.choice_actions.push(action);
         for &ri in &self.transition_reward_structs {
             let mut total = 0.0;
+            let mut total_q = BigRational::zero();
             for (m, g, v, span) in &self.prog.rewards[ri].trans {
                 if *m != action {
                     continue;
@@ -1142,9 +1197,17 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                     total += v
                         .eval(&self.state_values)
                         .map_err(|e| self.state_error(e, &ctx(), *span))?;
+                    if self.opts.exact {
+                        total_q += v
+                            .eval_q(&self.state_values)
+                            .map_err(|e| self.state_error(e, &ctx(), *span))?;
+                    }
                 }
             }
             self.choice_rewards.push(total);
+            if self.opts.exact {
+                self.choice_rewards_exact.push(total_q);
+            }
         }
 
         // The product distribution is built level by level, command after command, merging
@@ -1301,6 +1364,7 @@ impl<'a, K: StateKey> Explorer<'a, K> {
         data: &mut Vec<f64>,
         exact: &mut Vec<BigRational>,
         trans_rew: &mut [Vec<f64>],
+        trans_rew_exact: &mut [Vec<BigRational>],
     ) {
         let scale = 1.0 / n_choices as f64;
         let qscale = BigRational::new(1.into(), (n_choices as u64).into());
@@ -1313,6 +1377,12 @@ impl<'a, K: StateKey> Explorer<'a, K> {
             let mut j = i;
             let mut p = 0.0;
             let mut q = BigRational::zero();
+            // Exact mode: Σ q·reward per structure, the rational form of `trans_rew`'s sum.
+            let mut rew_q = if self.opts.exact {
+                vec![BigRational::zero(); nt]
+            } else {
+                Vec::new()
+            };
             let start_rew = trans_rew.first().map_or(0, |v| v.len());
             for tr in trans_rew.iter_mut() {
                 tr.push(0.0);
@@ -1322,7 +1392,11 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                 let pe = if n_choices == 1 { e.p } else { e.p * scale };
                 p += pe;
                 if self.opts.exact {
-                    q += &self.row_entries_exact[e.exact_index as usize];
+                    let qe = &self.row_entries_exact[e.exact_index as usize];
+                    q += qe;
+                    for (k, r) in rew_q.iter_mut().enumerate() {
+                        *r += qe * &self.choice_rewards_exact[e.choice as usize * nt + k];
+                    }
                 }
                 for (k, tr) in trans_rew.iter_mut().enumerate() {
                     tr[start_rew] += pe * self.choice_rewards[e.choice as usize * nt + k];
@@ -1336,6 +1410,16 @@ impl<'a, K: StateKey> Explorer<'a, K> {
             }
             indices.push(target);
             if self.opts.exact {
+                // The reward of the merged entry: the probability-weighted mean of its
+                // choices' rewards (the choices' common factor 1/n cancels).
+                for (tq, (tr, r)) in trans_rew_exact
+                    .iter_mut()
+                    .zip(trans_rew.iter_mut().zip(rew_q))
+                {
+                    let r = if q.is_zero() { r } else { r / &q };
+                    tr[start_rew] = nonzero_beside(tr[start_rew], &r);
+                    tq.push(r);
+                }
                 if n_choices > 1 {
                     q *= &qscale;
                 }

@@ -47,7 +47,7 @@ use augur_pctl::{
 use augur_solver::exact_steps::{self, StepRow, Stepper, StepsError};
 use augur_solver::{bounded, exact, Interrupt, SolveOptions, SolverError};
 use augur_source::{SourceFile, Span};
-use num_traits::{One, Zero};
+use num_traits::{One, Signed, Zero};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -1187,7 +1187,8 @@ impl<'a> Checker<'a> {
     }
 
     /// The exact expected one-step reward `state(s) + Σ_t P(s,t)·trans(s,t)` of exact mode:
-    /// the model's exact probabilities, each reward the decimal it prints as (`0.1` is 1/10),
+    /// the model's exact probabilities and exact rewards (a PRISM model's `1/3` is 1/3), or,
+    /// for a model read from numbers, each reward the decimal it prints as (`0.1` is 1/10),
     /// as the exact solvers read them.
     fn one_step_exact(&self, rs: &RewardStructure) -> Result<Vec<BigRational>> {
         self.one_step(rs)?; // checks the lengths
@@ -1196,24 +1197,31 @@ impl<'a> Checker<'a> {
             exact::from_decimal(x)
                 .ok_or_else(|| CheckError::input(format!("model: a reward is not finite ({x})")))
         };
-        let mut out = match &rs.state {
-            Some(v) => v.iter().map(|&x| dec(x)).collect::<Result<Vec<_>>>()?,
-            None => vec![BigRational::zero(); n],
+        let exact_state = rs.exact.as_ref().and_then(|e| e.state.as_ref());
+        let exact_trans = rs.exact.as_ref().and_then(|e| e.transition.as_ref());
+        let mut out = match (&rs.state, exact_state) {
+            (Some(v), Some(q)) if q.len() == v.len() => q.clone(),
+            (Some(v), _) => v.iter().map(|&x| dec(x)).collect::<Result<Vec<_>>>()?,
+            (None, _) => vec![BigRational::zero(); n],
         };
         if let Some(tr) = &rs.transition {
+            let exact_trans = exact_trans.filter(|q| q.len() == tr.len());
             let ptr = self.dtmc.row_ptr();
             let data = self.matrix().data();
             let probs = self.dtmc.exact.as_deref();
             for (s, o) in out.iter_mut().enumerate() {
                 for e in ptr[s] as usize..ptr[s + 1] as usize {
-                    if tr[e] == 0.0 {
-                        continue;
-                    }
+                    let r = match exact_trans {
+                        Some(q) if q[e].is_zero() => continue,
+                        Some(q) => q[e].clone(),
+                        None if tr[e] == 0.0 => continue,
+                        None => dec(tr[e])?,
+                    };
                     let p = match probs {
                         Some(p) => p[e].clone(),
                         None => exact::to_rational(data[e]).unwrap_or_else(BigRational::zero),
                     };
-                    *o += p * dec(tr[e])?;
+                    *o += p * r;
                 }
             }
         }
@@ -1339,12 +1347,15 @@ impl<'a> Checker<'a> {
         match path {
             ResolvedRewardPath::Reachability(phi) => {
                 let target = self.bool_of(phi)?;
-                let r = self.one_step(rs)?;
+                let mut r = self.one_step(rs)?;
                 let q = if self.exact_inputs() {
                     Some(self.one_step_exact(rs)?)
                 } else {
                     None
                 };
+                if let Some(q) = &q {
+                    nonzero_where_exact(&mut r, q);
+                }
                 self.reach_rewards(&target, &r, q.as_deref())
             }
             ResolvedRewardPath::Cumulative { steps, discount } if self.exact_mode() => {
@@ -1384,10 +1395,11 @@ impl<'a> Checker<'a> {
                         ))
                     }
                     None => {
-                        let r = self.one_step(rs)?;
+                        let mut r = self.one_step(rs)?;
                         // The exact one-step rewards (with transition rewards, not the
                         // decimal of `r`'s doubles).
                         let q = self.one_step_exact(rs)?;
+                        nonzero_where_exact(&mut r, &q);
                         let opts = self.options.clone();
                         let exact = self.dtmc.exact.as_deref();
                         let t = self.transpose();
@@ -1842,4 +1854,19 @@ fn no_nan(num: NumValues, op: &str) -> Result<NumValues> {
         )));
     }
     Ok(num)
+}
+
+/// Exact mode: the one-step rewards' doubles `r` beside their rationals `q`, with a reward
+/// whose double underflowed to 0 (`3^-5000 · 1/2`) made the smallest double of its sign, so
+/// that the graph analyses reading `r` (states of zero reward) see what the rationals say.
+fn nonzero_where_exact(r: &mut [f64], q: &[BigRational]) {
+    for (x, q) in r.iter_mut().zip(q) {
+        if *x == 0.0 && !q.is_zero() {
+            *x = if q.is_negative() {
+                -f64::from_bits(1)
+            } else {
+                f64::from_bits(1)
+            };
+        }
+    }
 }

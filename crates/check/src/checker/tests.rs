@@ -252,6 +252,7 @@ fn lazy() -> Dtmc {
         name: Some("time0".into()),
         state: Some(vec![1.0, 0.0, 0.0]),
         transition: None,
+        exact: None,
     });
     d
 }
@@ -355,6 +356,7 @@ fn dtmc_rewards() -> Dtmc {
         name: Some(name.into()),
         state: Some(state.to_vec()),
         transition: trans.map(|t| t.to_vec()),
+        exact: None,
     };
     d.rewards = vec![
         rs("a", [2.0, 5.0, 11.0, 0.0], Some([3.0, 7.0, 0.0, 0.0])),
@@ -424,6 +426,7 @@ fn rewards_bsccs() -> Dtmc {
             name: Some("a".into()),
             state: Some(vec![2.0, 0.0, 0.0, 0.0, 0.0]),
             transition: None,
+            exact: None,
         },
         RewardStructure {
             name: Some("b".into()),
