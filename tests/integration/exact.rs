@@ -885,7 +885,14 @@ fn rewards_are_exact_rationals_in_exact_mode() {
     }
     let m = write(dir.path(), "merged.pm", MERGED_CHOICES);
     let m = m.to_str().unwrap();
-    let out = ok(&["check", m, "--prop", "R{\"t\"}=? [ F \"done\" ]", "--method", "exact"]);
+    let out = ok(&[
+        "check",
+        m,
+        "--prop",
+        "R{\"t\"}=? [ F \"done\" ]",
+        "--method",
+        "exact",
+    ]);
     assert!(out.contains("= 40/147 ("), "{out}");
 }
 

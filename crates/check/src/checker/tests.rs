@@ -432,12 +432,14 @@ fn rewards_bsccs() -> Dtmc {
             name: Some("b".into()),
             state: Some(vec![2.0, 5.0, 0.0, 0.0, 0.0]),
             transition: None,
+            exact: None,
         },
         // [] s=3 : 5 — the transition reward of state 3's single transition (entry index 4).
         RewardStructure {
             name: Some("c".into()),
             state: Some(vec![2.0, 0.0, 0.0, 0.0, 0.0]),
             transition: Some(vec![0.0, 0.0, 0.0, 0.0, 5.0, 0.0]),
+            exact: None,
         },
     ];
     d
@@ -488,11 +490,13 @@ fn dtmc_pctl() -> Dtmc {
             name: Some("time".into()),
             state: Some(vec![1.0; 6]),
             transition: None,
+            exact: None,
         },
         RewardStructure {
             name: Some("r".into()),
             state: Some(vec![0.0, 0.0, 0.0, 0.0, 3.0, 0.0]),
             transition: Some(trans),
+            exact: None,
         },
     ];
     d
@@ -536,6 +540,7 @@ fn prism_total_and_discounted_reward() {
         name: Some("r".into()),
         state: Some(vec![0.0, 0.0, 5.0]),
         transition: None,
+        exact: None,
     }];
     let at = |p: &str, s: i64| format!("filter(state, R{{\"r\"}}=? [ {p} ], s={s})");
     assert_eq!(value(&d, "R{\"r\"}=? [ C ]"), f64::INFINITY);
@@ -950,7 +955,7 @@ proptest! {
         for (i, (p, (s, _t))) in d.matrix.iter().enumerate() {
             r[s as usize] += p * trans[i];
         }
-        d.rewards = vec![RewardStructure { name: Some("x".into()), state: Some(state.clone()), transition: Some(trans) }];
+        d.rewards = vec![RewardStructure { name: Some("x".into()), state: Some(state.clone()), transition: Some(trans), exact: None }];
         // Σ_{i<k} P^i r and Σ_{i<k} (dP)^i r
         let mut acc = nalgebra::DVector::zeros(n);
         let mut accd = nalgebra::DVector::zeros(n);
