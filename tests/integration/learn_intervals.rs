@@ -302,3 +302,111 @@ fn bad_confidence_is_a_user_error() {
         insta::assert_snapshot!(name, String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// `augur pac --width`: following its advice on simulated data brings the width near the
+/// target (within a factor 2 either way), and the parts of the width add up to about it.
+#[test]
+fn following_the_width_advice_shrinks_the_width_as_predicted() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
+    let pm = repo("models/agent4/agent4.pm");
+    let spec = repo("models/agent4/spec.toml");
+    let (pm, spec) = (pm.to_str().unwrap(), spec.to_str().unwrap());
+    let simulate = |n: u64, seed: u64, out: &str| {
+        let o = util::augur(&[
+            "simulate",
+            pm,
+            "-n",
+            &n.to_string(),
+            "--max-steps",
+            "1000",
+            "--seed",
+            &seed.to_string(),
+            "-o",
+            out,
+        ]);
+        assert!(o.status.success());
+    };
+    let learn = |traces: &str, out: &str| {
+        let o = util::augur(&[
+            "learn",
+            traces,
+            "--abstraction",
+            spec,
+            "--intervals",
+            "-o",
+            out,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let advice = |model: &str| -> serde_json::Value {
+        let o = util::augur(&[
+            "pac",
+            model,
+            "--width",
+            "0.1",
+            "--prop",
+            "P=? [ F \"unsafe\" ]",
+            "--json",
+        ]);
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    simulate(200, 1, &p("a.jsonl"));
+    learn(&p("a.jsonl"), &p("a.json"));
+    let before = advice(&p("a.json"));
+    let width = before["width"].as_f64().unwrap();
+    assert!(width > 0.2, "{before}");
+    assert_eq!(before["holds"], false);
+    // The parts of the width (each state's row fixed in turn) add up to about the width.
+    let parts: f64 = before["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["contribution"].as_f64().unwrap())
+        .sum();
+    assert!(parts > 0.7 * width && parts < 1.3 * width, "{parts} {width}");
+    let more = before["more_traces"].as_u64().unwrap();
+    assert!(more > 200, "{before}");
+    // Follow the advice: that many more traces of the same agent.
+    simulate(more, 2, &p("b.jsonl"));
+    let all = format!(
+        "{}{}",
+        std::fs::read_to_string(p("a.jsonl")).unwrap(),
+        std::fs::read_to_string(p("b.jsonl")).unwrap()
+    );
+    std::fs::write(p("ab.jsonl"), all).unwrap();
+    learn(&p("ab.jsonl"), &p("ab.json"));
+    let after = advice(&p("ab.json"));
+    let w = after["width"].as_f64().unwrap();
+    assert!((0.05..=0.2).contains(&w), "width {w} after {more} more traces: {after}");
+    assert_eq!(after["traces"].as_u64().unwrap(), 200 + more);
+}
+
+#[test]
+fn width_advice_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let point = dir.path().join("p.json");
+    let pt = point.to_str().unwrap();
+    assert!(
+        util::augur(&["learn", "models/end-state/traces.jsonl", "-o", pt])
+            .status
+            .success()
+    );
+    for (args, name) in [
+        (
+            vec!["pac", pt, "--width", "0.1", "--prop", "P=? [ F \"bad\" ]"],
+            "width_on_a_point_model",
+        ),
+        (
+            vec!["pac", pt, "--width", "0.1", "--prop", "P<0.1 [ F \"bad\" ]"],
+            "width_of_a_bound",
+        ),
+        (vec!["pac", pt, "--width", "2", "--prop", "P=? [ F \"bad\" ]"], "width_above_one"),
+        (vec!["pac", pt, "--width", "0.1"], "width_without_prop"),
+    ] {
+        let out = util::augur(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr).replace(pt, "DIR/p.json");
+        insta::assert_snapshot!(name, stderr);
+    }
+}

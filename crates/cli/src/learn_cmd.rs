@@ -86,7 +86,7 @@ pub struct LearnArgs {
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
 /// `--confidence`: a number in (0, 1).
-fn parse_confidence(s: &str) -> std::result::Result<f64, String> {
+pub(crate) fn parse_confidence(s: &str) -> std::result::Result<f64, String> {
     let c: f64 = s
         .trim()
         .parse()

@@ -23,11 +23,23 @@ pub struct PacArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "model")]
     pub counts: Option<PathBuf>,
     /// Accuracy ε in (0, 1).
-    #[arg(long)]
-    pub epsilon: f64,
+    #[arg(long, required_unless_present = "width")]
+    pub epsilon: Option<f64>,
     /// Confidence δ in (0, 1); each state gets δ' = δ/m.
-    #[arg(long)]
-    pub delta: f64,
+    #[arg(long, required_unless_present = "width")]
+    pub delta: Option<f64>,
+    /// Width advice: how many more traces (and from which states) are predicted to bring
+    /// Pmax − Pmin of --prop below W on the learned interval model (docs/robust.md). Takes a
+    /// model learned with `--intervals`, or keyed counts (--counts, with --confidence).
+    #[arg(long, value_name = "W", conflicts_with_all = ["epsilon", "delta", "hoeffding", "states", "observations", "p_hat"])]
+    pub width: Option<f64>,
+    /// With --width: the property, `P=? [ ... ]` (or Pmin/Pmax), whose width is asked about.
+    #[arg(long, value_name = "PCTL", requires = "width")]
+    pub prop: Option<String>,
+    /// With --width and --counts: the confidence of the intervals [default: 0.95] (a model
+    /// learned with --intervals has its own).
+    #[arg(long, value_name = "C", requires = "counts", value_parser = crate::learn_cmd::parse_confidence)]
+    pub confidence: Option<f64>,
     /// Use the Hoeffding bound ln(2/δ')/(2ε²) instead of Pro2Guard's (Chen et al.).
     #[arg(long)]
     pub hoeffding: bool,
@@ -57,38 +69,50 @@ pub struct PacArgs {
 /// Run `augur pac`, printing to `out`. Returns whether the PAC condition holds (the
 /// calculator: whether the given observations suffice).
 pub fn run(args: &PacArgs, out: &mut dyn Write) -> Result<bool> {
+    if let Some(width) = args.width {
+        return width_report(args, width, out);
+    }
+    let (Some(epsilon), Some(delta)) = (args.epsilon, args.delta) else {
+        bail!("give --epsilon and --delta (or --width)");
+    };
     let bound = if args.hoeffding {
         PacBound::Hoeffding
     } else {
         PacBound::ChenEtAl
     };
     match args.model.as_ref().or(args.counts.as_ref()) {
-        None => calculator(args, bound, out),
+        None => calculator(args, epsilon, delta, bound, out),
         Some(path) => {
             if args.states.is_some() || args.observations.is_some() || args.p_hat.is_some() {
                 bail!(
                     "--states/--observations/--p-hat are for the calculator form, without a MODEL"
                 );
             }
-            model_report(args, path, bound, out)
+            model_report(args, path, epsilon, delta, bound, out)
         }
     }
 }
 
-fn calculator(args: &PacArgs, bound: PacBound, out: &mut dyn Write) -> Result<bool> {
+fn calculator(
+    args: &PacArgs,
+    epsilon: f64,
+    delta: f64,
+    bound: PacBound,
+    out: &mut dyn Write,
+) -> Result<bool> {
     let Some(m) = args.states else {
         bail!("give a MODEL.json, or --states M (with --p-hat P and --observations N) for the calculator");
     };
-    let exact = required_samples(args.p_hat, m, args.epsilon, args.delta, bound)?;
+    let exact = required_samples(args.p_hat, m, epsilon, delta, bound)?;
     let required = exact.ceil() as u64;
     let holds = args.observations.map(|n| n >= required);
     if args.json {
         let v = json!({
             "bound": bound,
             "states": m,
-            "epsilon": args.epsilon,
-            "delta": args.delta,
-            "delta_prime": args.delta / m as f64,
+            "epsilon": epsilon,
+            "delta": delta,
+            "delta_prime": delta / m as f64,
             "p_hat": args.p_hat,
             "required_exact": exact,
             "required": required,
@@ -109,9 +133,9 @@ fn calculator(args: &PacArgs, bound: PacBound, out: &mut dyn Write) -> Result<bo
         writeln!(
             out,
             "required n ≥ {exact:.2} → {required} observations (m = {m}, ε = {}, δ = {}, δ' = {}, bound {which})",
-            args.epsilon,
-            args.delta,
-            args.delta / m as f64
+            epsilon,
+            delta,
+            delta / m as f64
         )?;
         if let Some(n) = args.observations {
             if n >= required {
@@ -127,6 +151,8 @@ fn calculator(args: &PacArgs, bound: PacBound, out: &mut dyn Write) -> Result<bo
 fn model_report(
     args: &PacArgs,
     path: &std::path::Path,
+    epsilon: f64,
+    delta: f64,
     bound: PacBound,
     out: &mut dyn Write,
 ) -> Result<bool> {
@@ -182,7 +208,7 @@ fn model_report(
         })
         .filter(|v: &Vec<String>| v.len() == counts.num_states())
         .unwrap_or_else(|| (0..counts.num_states()).map(|i| format!("s{i}")).collect());
-    let report = pac_report(&counts, args.epsilon, args.delta, bound)?;
+    let report = pac_report(&counts, epsilon, delta, bound)?;
     if args.json {
         let mut v = serde_json::to_value(&report)?;
         if let Some(states) = v.get_mut("per_state").and_then(|s| s.as_array_mut()) {
@@ -255,4 +281,250 @@ fn model_report(
         )?;
     }
     Ok(report.holds)
+}
+
+/// The most states whose part of the width `--width` measures (two robust checks each).
+const WIDTH_MAX_STATES: usize = 2000;
+
+/// `augur pac --width W --prop 'P=? [ ... ]'`: the width `Pmax − Pmin` of the property on the
+/// learned interval model, each state's part of it, and how many more traces (or departures
+/// from which states) are predicted to bring it to at most W (docs/robust.md).
+fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool> {
+    use augur_learn::intervals::{departures_for_width, traces_for_width, WidthState};
+    if !(target.is_finite() && target > 0.0 && target < 1.0) {
+        bail!("--width {target}: give a width in (0, 1)");
+    }
+    let Some(text) = &args.prop else {
+        bail!("--width needs the property: --prop 'P=? [ F \"unsafe\" ]'");
+    };
+    let path = args.model.as_ref().or(args.counts.as_ref());
+    let Some(path) = path else {
+        bail!("--width needs a model learned with `augur learn --intervals` (or --counts)");
+    };
+    let name = path.display().to_string();
+    // The path formula: the text after `P=?`, `Pmin=?` or `Pmax=?`.
+    let body = text
+        .find('[')
+        .filter(|&i| matches!(text[..i].trim(), "P=?" | "Pmin=?" | "Pmax=?"))
+        .map(|i| &text[i..]);
+    let Some(body) = body else {
+        bail!("--prop `{text}`: --width takes a probability query, `P=? [ ... ]` (or Pmin=?, Pmax=?)");
+    };
+    // Syntax errors located in the property as written.
+    augur_check::Properties::new().add("--prop", text)?;
+    // The interval model, its counts, state names and the level of each entry.
+    let (model, counts, names, confidence, entry_delta) = if args.counts.is_some() {
+        let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let keyed: KeyedCounts = parse_json(text, path)?;
+        keyed.check().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let opts = LearnOptions {
+            order: keyed.order,
+            ..LearnOptions::default()
+        };
+        let mut models = learn_from_counts(&[keyed], None, &opts)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let mut m = models.remove(0);
+        let confidence = args
+            .confidence
+            .unwrap_or(crate::learn_cmd::DEFAULT_CONFIDENCE);
+        m.learn_intervals(confidence)?;
+        let entry_delta = m.intervals.as_ref().map_or(0.0, |iv| iv.entry_delta);
+        let dtmc = m.to_dtmc(augur_learn::learn::MAX_LEARNED_TRANSITIONS)?;
+        let names = m.state_names.clone();
+        (
+            augur_check::Model::from_dtmc(dtmc),
+            m.counts,
+            names,
+            confidence,
+            entry_delta,
+        )
+    } else {
+        let model = augur_check::Model::load(path, &augur_check::LoadOptions::default())?;
+        let file = std::fs::File::open(path).with_context(|| format!("{name}: cannot open"))?;
+        let doc = augur_formats::json::read_json_document(std::io::BufReader::new(file), path)?;
+        let learned = doc
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("learned"))
+            .and_then(|l| l.get("intervals"));
+        let (Some(iv), true, Some(counts)) = (learned, model.dtmc().is_interval(), doc.counts)
+        else {
+            bail!(
+                "{name}: --width needs a model learned with `augur learn --intervals` (its \
+                 intervals, counts and confidence), or keyed counts (--counts)"
+            );
+        };
+        let confidence = iv["confidence"].as_f64().unwrap_or(0.0);
+        let entry_delta = iv["entry_delta"].as_f64().unwrap_or(0.0);
+        if !(entry_delta > 0.0 && entry_delta < 1.0) {
+            bail!("{name}: metadata.learned.intervals.entry_delta is not in (0, 1)");
+        }
+        let counts: CountsJson = serde_json::from_value(counts)
+            .map_err(|e| anyhow::anyhow!("{name}: counts: {e}"))?;
+        let counts =
+            TransitionCounts::from_json_within(&counts, augur_check::DEFAULT_MAX_STATES)
+                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let n = model.dtmc().num_states();
+        if counts.num_states() != n {
+            bail!("{name}: the counts have {} states, the model {n}", counts.num_states());
+        }
+        let names = crate::check_cmd::learned_state_names(path, n)
+            .unwrap_or_else(|| (0..n).map(|i| format!("s{i}")).collect());
+        (model, counts, names, confidence, entry_delta)
+    };
+    let dtmc = model.dtmc();
+    let Some(iv) = dtmc.intervals.as_deref() else {
+        bail!("{name}: not an interval model");
+    };
+    let props = augur_check::Properties::parse_file(
+        "--prop",
+        &format!("Pmin=? {body}\nPmax=? {body}\n"),
+    )?;
+    // [Pmin, Pmax] of a model (with several initial states, the extremes over them).
+    let range = |m: &augur_check::Model| -> Result<(f64, f64)> {
+        let compiled = props.compile(m, &augur_check::Constants::default())?;
+        let mut session =
+            augur_check::CheckSession::new(m, augur_check::CheckOptions::default());
+        let mut v = [0.0; 2];
+        for (k, r) in session.check_all(&compiled).into_iter().enumerate() {
+            let r = r?;
+            let b = crate::check_cmd::confidence_bound(&r, confidence.clamp(0.01, 0.99))
+                .ok_or_else(|| anyhow::anyhow!("--prop `{text}`: not a numeric query"))?;
+            v[k] = b.value;
+        }
+        Ok((v[0], v[1]))
+    };
+    let (pmin, pmax) = range(&model)?;
+    let current = (pmax - pmin).max(0.0);
+    // Each estimated row's part: the width minus the width with the row fixed.
+    let estimated: Vec<usize> = (0..dtmc.num_states())
+        .filter(|&s| dtmc.row_range(s).len() >= 2)
+        .collect();
+    if estimated.len() > WIDTH_MAX_STATES {
+        bail!(
+            "{name}: --width measures each state's part of the width with two robust checks; \
+             the model has {} estimated rows, more than {WIDTH_MAX_STATES}",
+            estimated.len()
+        );
+    }
+    let traces = counts.traces().max(1) as f64;
+    let mut states = Vec::with_capacity(estimated.len());
+    for &s in &estimated {
+        let r = dtmc.row_range(s);
+        let targets = &dtmc.matrix.indices()[r.clone()];
+        let n = counts.row_total(s as u32);
+        let (mut lo, mut hi) = (iv.lo.clone(), iv.hi.clone());
+        for (k, &t) in r.clone().zip(targets) {
+            let p = if n == 0 {
+                1.0 / targets.len() as f64
+            } else {
+                counts.count(s as u32, t) as f64 / n as f64
+            };
+            lo[k] = p;
+            hi[k] = p;
+        }
+        let widest = r
+            .clone()
+            .max_by(|&a, &b| (iv.hi[a] - iv.lo[a]).total_cmp(&(iv.hi[b] - iv.lo[b])))
+            .map_or(0, |k| counts.count(s as u32, dtmc.matrix.indices()[k]));
+        let fixed = augur_dtmc::Dtmc::from_interval_bounds(dtmc.clone(), lo, hi)
+            .map_err(|p| anyhow::anyhow!("{name}: {}", p.message(&|x| x.to_string())))?;
+        let (a, b) = range(&augur_check::Model::from_dtmc(fixed))?;
+        states.push(WidthState {
+            state: s as u32,
+            departures: n,
+            per_trace: n as f64 / traces,
+            contribution: (current - (b - a)).max(0.0),
+            widest_count: widest,
+            successors: targets.len(),
+        });
+    }
+    const LIMIT: u64 = 1 << 40;
+    let more_traces = traces_for_width(current, target, &states, entry_delta, LIMIT);
+    let targeted = departures_for_width(current, target, &states, entry_delta, LIMIT);
+    let holds = current <= target;
+    let mut shown: Vec<usize> = (0..states.len())
+        .filter(|&i| states[i].contribution > 0.0)
+        .collect();
+    shown.sort_by(|&a, &b| states[b].contribution.total_cmp(&states[a].contribution));
+    if args.json {
+        let per_state: Vec<_> = shown
+            .iter()
+            .map(|&i| {
+                let s = &states[i];
+                json!({
+                    "state": s.state,
+                    "name": names.get(s.state as usize),
+                    "departures": s.departures,
+                    "per_trace": s.per_trace,
+                    "contribution": s.contribution,
+                    "more_with_traces": more_traces.map(|t| (t as f64 * s.per_trace).round() as u64),
+                    "more_targeted": targeted.as_ref().map(|m| m[i]),
+                })
+            })
+            .collect();
+        let v = json!({
+            "property": text,
+            "pmin": pmin,
+            "pmax": pmax,
+            "width": current,
+            "target": target,
+            "holds": holds,
+            "confidence": confidence,
+            "entry_delta": entry_delta,
+            "traces": counts.traces(),
+            "more_traces": more_traces,
+            "states": per_state,
+            "estimate": "each state's part of the width (the width minus the width with its row fixed at its frequencies) shrinks like its widest interval; parts added, frequencies kept",
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(holds);
+    }
+    let pct = crate::learn_cmd::percent(confidence);
+    writeln!(
+        out,
+        "{name}: Pmax − Pmin of {body} is {:.4} (Pmin {:.4}, Pmax {:.4}, {pct} confidence, {} traces); target {target}",
+        current, pmin, pmax, counts.traces()
+    )?;
+    if holds {
+        writeln!(out, "the width is already at most {target}")?;
+        return Ok(true);
+    }
+    if !shown.is_empty() {
+        let mut t = crate::table::new(
+            &["state", "departures", "per trace", "part of width", "more (traces)", "more (targeted)"],
+            &[1, 2, 3, 4, 5],
+        );
+        for &i in &shown {
+            let s = &states[i];
+            t.add_row(vec![
+                names.get(s.state as usize).cloned().unwrap_or_else(|| format!("s{}", s.state)),
+                s.departures.to_string(),
+                format!("{:.2}", s.per_trace),
+                format!("{:.4}", s.contribution),
+                more_traces.map_or("-".into(), |t| {
+                    ((t as f64 * s.per_trace).round() as u64).to_string()
+                }),
+                targeted.as_ref().map_or("-".into(), |m| m[i].to_string()),
+            ]);
+        }
+        write!(out, "{}", crate::table::render(&t, "  "))?;
+    }
+    match more_traces {
+        Some(t) => writeln!(
+            out,
+            "about {t} more traces like these are predicted to bring the width to at most {target} (or the targeted departures above, from traces started in those states)"
+        )?,
+        None => writeln!(
+            out,
+            "more traces like these are not predicted to bring the width to {target}: observe the states above directly (targeted departures{})",
+            if targeted.is_some() { "" } else { "; not even those are predicted to suffice" }
+        )?,
+    }
+    writeln!(
+        out,
+        "note: an estimate: each state's part of the width (the width minus the width with its row fixed at its frequencies) is taken to shrink like its widest interval (about 1/√n), the parts added and the frequencies kept"
+    )?;
+    Ok(false)
 }

@@ -274,6 +274,143 @@ pub fn learn_intervals(
     Ok(out)
 }
 
+/// One state's part in the width `Pmax − Pmin` of a property on a learned interval model, for
+/// [`predicted_width`] (`augur pac --width`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WidthState {
+    /// The state.
+    pub state: u32,
+    /// Departures observed from it (`n_s`).
+    pub departures: u64,
+    /// Departures per trace so far (`n_s / traces`): what one more trace like the others
+    /// adds, on average.
+    pub per_trace: f64,
+    /// Its contribution to the width: the width minus the width with its row made a point
+    /// (its empirical frequencies; uniform when never left), both checked robustly.
+    pub contribution: f64,
+    /// The count of the row's widest interval (of `departures`), the one whose shrinking
+    /// stands for the row's.
+    pub widest_count: u64,
+    /// The row's number of valid successors.
+    pub successors: usize,
+}
+
+impl WidthState {
+    /// The factor by which the row's widest interval shrinks with `more` departures (the
+    /// frequency kept as observed; uniform over the successors when never left): its width
+    /// at `departures + more` over its width now, both by [`entry_interval`] at `delta`.
+    pub fn shrink(&self, more: f64, delta: f64) -> f64 {
+        if more <= 0.0 {
+            return 1.0;
+        }
+        let n = self.departures;
+        let width = |c: u64, n: u64| {
+            let (lo, hi) = entry_interval(c, n, delta);
+            hi - lo
+        };
+        let p_hat = if n == 0 {
+            1.0 / self.successors.max(1) as f64
+        } else {
+            self.widest_count as f64 / n as f64
+        };
+        let now = width(self.widest_count.min(n), n);
+        let later_n = (n as f64 + more).min(u64::MAX as f64 / 2.0) as u64;
+        let later = width((p_hat * later_n as f64).round() as u64, later_n);
+        if now > 0.0 {
+            (later / now).min(1.0)
+        } else {
+            1.0
+        }
+    }
+}
+
+/// The width predicted with `more[i]` more departures from `states[i]`: `current − Σ_s
+/// contribution_s · (1 − shrink_s)`, each state's part shrinking as its widest interval does.
+/// An estimate: it treats the contributions as additive (they interact through the values)
+/// and keeps the observed frequencies.
+pub fn predicted_width(current: f64, states: &[WidthState], more: &[f64], delta: f64) -> f64 {
+    let gained: f64 = states
+        .iter()
+        .zip(more)
+        .map(|(s, &m)| s.contribution.max(0.0) * (1.0 - s.shrink(m, delta)))
+        .sum();
+    (current - gained).max(0.0)
+}
+
+/// The fewest more traces like the observed ones (each adding `per_trace` departures to every
+/// state, on average) after which [`predicted_width`] is at most `target`; `None` when not even
+/// `max_traces` are predicted to do it (e.g. a state that matters is never visited).
+pub fn traces_for_width(
+    current: f64,
+    target: f64,
+    states: &[WidthState],
+    delta: f64,
+    max_traces: u64,
+) -> Option<u64> {
+    let width_after = |t: u64| {
+        let more: Vec<f64> = states.iter().map(|s| s.per_trace * t as f64).collect();
+        predicted_width(current, states, &more, delta)
+    };
+    if current <= target {
+        return Some(0);
+    }
+    let mut hi = 1u64;
+    while width_after(hi) > target {
+        if hi >= max_traces {
+            return None;
+        }
+        hi = (hi * 2).min(max_traces);
+    }
+    let mut lo = hi / 2;
+    // width_after(lo) > target (or lo = 0), width_after(hi) ≤ target.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if width_after(mid) > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(hi)
+}
+
+/// More departures per state, each from traces started in that state, after which
+/// [`predicted_width`] is at most `target`: greedily, a quarter more departures at a time to
+/// the state where they shrink the width most per departure. `None` when not even
+/// `max_total` departures are predicted to do it.
+pub fn departures_for_width(
+    current: f64,
+    target: f64,
+    states: &[WidthState],
+    delta: f64,
+    max_total: u64,
+) -> Option<Vec<u64>> {
+    let mut more = vec![0f64; states.len()];
+    let mut total = 0f64;
+    while predicted_width(current, states, &more, delta) > target {
+        let mut best: Option<(usize, f64, f64)> = None;
+        for (i, s) in states.iter().enumerate() {
+            if s.contribution <= 0.0 {
+                continue;
+            }
+            let step = ((s.departures as f64 + more[i]) / 4.0).ceil().max(4.0);
+            let gain = s.contribution
+                * (s.shrink(more[i], delta) - s.shrink(more[i] + step, delta));
+            let rate = gain / step;
+            if rate > 0.0 && best.is_none_or(|(_, r, _)| rate > r) {
+                best = Some((i, rate, step));
+            }
+        }
+        let (i, _, step) = best?;
+        more[i] += step;
+        total += step;
+        if total > max_total as f64 {
+            return None;
+        }
+    }
+    Some(more.into_iter().map(|m| m as u64).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,5 +532,54 @@ mod tests {
                 Err(LearnError::BadConfidence(_))
             ));
         }
+    }
+
+    fn state(departures: u64, widest: u64, per_trace: f64, contribution: f64) -> WidthState {
+        WidthState {
+            state: 0,
+            departures,
+            per_trace,
+            contribution,
+            widest_count: widest,
+            successors: 2,
+        }
+    }
+
+    #[test]
+    fn width_predictions() {
+        let d = 0.01;
+        let s = state(100, 50, 2.0, 0.3);
+        // The shrink factor is the ratio of entry widths, by hand from entry_interval.
+        let w = |c, n| {
+            let (lo, hi) = entry_interval(c, n, d);
+            hi - lo
+        };
+        assert_eq!(s.shrink(0.0, d), 1.0);
+        assert!((s.shrink(300.0, d) - w(200, 400) / w(50, 100)).abs() < 1e-12);
+        // Four times the departures: about half the width (a little more: √ln n).
+        let f = s.shrink(300.0, d);
+        assert!(f > 0.5 && f < 0.6, "{f}");
+        // One state: width 0.5 now, 0.3 of it this state's.
+        let states = [s.clone()];
+        let p = predicted_width(0.5, &states, &[300.0], d);
+        assert!((p - (0.5 - 0.3 * (1.0 - f))).abs() < 1e-12);
+        // 150 traces bring 300 departures: the smallest count that reaches p.
+        let t = traces_for_width(0.5, p, &states, d, 1 << 40).unwrap();
+        assert!(predicted_width(0.5, &states, &[2.0 * t as f64], d) <= p);
+        assert!(predicted_width(0.5, &states, &[2.0 * (t - 1) as f64], d) > p);
+        assert!((149..=150).contains(&t), "{t}");
+        // The part not due to this state cannot go: 0.2 is out of reach.
+        assert_eq!(traces_for_width(0.5, 0.19, &states, d, 1 << 40), None);
+        assert_eq!(traces_for_width(0.5, 0.6, &states, d, 1 << 40), Some(0));
+        // A state never visited by the traces: more traces do not help it.
+        let never = [state(0, 0, 0.0, 0.4)];
+        assert_eq!(traces_for_width(0.5, 0.2, &never, d, 1 << 40), None);
+        // ... but departures from it (traces started there) do.
+        let m = departures_for_width(0.5, 0.2, &never, d, 1 << 40).unwrap();
+        assert!(predicted_width(0.5, &never, &[m[0] as f64], d) <= 0.2);
+        // Targeted departures go where they help most: the state with the larger part.
+        let two = [state(100, 50, 1.0, 0.05), state(100, 50, 1.0, 0.3)];
+        let m = departures_for_width(0.4, 0.3, &two, d, 1 << 40).unwrap();
+        assert!(m[1] > m[0], "{m:?}");
     }
 }
