@@ -403,6 +403,10 @@ fn width_advice_errors() {
         ),
         (vec!["pac", pt, "--width", "2", "--prop", "P=? [ F \"bad\" ]"], "width_above_one"),
         (vec!["pac", pt, "--width", "0.1"], "width_without_prop"),
+        (
+            vec!["pac", pt, "--width", "0.1", "--prop", "P=? [ F \"bad\" ) ]"],
+            "width_prop_syntax_error",
+        ),
     ] {
         let out = util::augur(&args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");

@@ -311,7 +311,10 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
         bail!("--prop `{text}`: --width takes a probability query, `P=? [ ... ]` (or Pmin=?, Pmax=?)");
     };
     // Syntax errors located in the property as written.
-    augur_check::Properties::new().add("--prop", text)?;
+    let diag = |e: augur_check::CheckError| anyhow::Error::new(e.diagnostic());
+    augur_check::Properties::new()
+        .add("--prop", text)
+        .map_err(diag)?;
     // The interval model, its counts, state names and the level of each entry.
     let (model, counts, names, confidence, entry_delta) = if args.counts.is_some() {
         let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
@@ -340,7 +343,8 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
             entry_delta,
         )
     } else {
-        let model = augur_check::Model::load(path, &augur_check::LoadOptions::default())?;
+        let model = augur_check::Model::load(path, &augur_check::LoadOptions::default())
+            .map_err(diag)?;
         let file = std::fs::File::open(path).with_context(|| format!("{name}: cannot open"))?;
         let doc = augur_formats::json::read_json_document(std::io::BufReader::new(file), path)?;
         let learned = doc
@@ -380,15 +384,18 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
     let props = augur_check::Properties::parse_file(
         "--prop",
         &format!("Pmin=? {body}\nPmax=? {body}\n"),
-    )?;
+    )
+    .map_err(diag)?;
     // [Pmin, Pmax] of a model (with several initial states, the extremes over them).
     let range = |m: &augur_check::Model| -> Result<(f64, f64)> {
-        let compiled = props.compile(m, &augur_check::Constants::default())?;
+        let compiled = props
+            .compile(m, &augur_check::Constants::default())
+            .map_err(diag)?;
         let mut session =
             augur_check::CheckSession::new(m, augur_check::CheckOptions::default());
         let mut v = [0.0; 2];
         for (k, r) in session.check_all(&compiled).into_iter().enumerate() {
-            let r = r?;
+            let r = r.map_err(diag)?;
             let b = crate::check_cmd::confidence_bound(&r, confidence.clamp(0.01, 0.99))
                 .ok_or_else(|| anyhow::anyhow!("--prop `{text}`: not a numeric query"))?;
             v[k] = b.value;
