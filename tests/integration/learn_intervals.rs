@@ -64,9 +64,13 @@ impl Setup {
             text.push_str(&format!("{{\"steps\": [{}]}}\n", steps.join(", ")));
         }
         let reader = TraceReader::new(text.as_bytes(), TraceFormat::JsonLines, "sim.jsonl");
-        let mut out =
-            learn_from_traces(reader, "sim.jsonl", Some(&self.spec), &LearnOptions::default())
-                .unwrap();
+        let mut out = learn_from_traces(
+            reader,
+            "sim.jsonl",
+            Some(&self.spec),
+            &LearnOptions::default(),
+        )
+        .unwrap();
         out.models.remove(0)
     }
 }
@@ -225,8 +229,7 @@ fn learn_intervals_on_the_command_line() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(
-        stdout.contains("  the true probability is ≤ 0.")
-            && stdout.contains("with 90% confidence"),
+        stdout.contains("  the true probability is ≤ 0.") && stdout.contains("with 90% confidence"),
         "{stdout}"
     );
     let out = util::augur(&[
@@ -243,15 +246,20 @@ fn learn_intervals_on_the_command_line() {
     assert_eq!(r[0]["confidence"]["level"], 0.9);
     let upper = r[0]["confidence"]["upper"].as_f64().unwrap();
     let lower = r[1]["confidence"]["lower"].as_f64().unwrap();
-    assert!(lower <= TRUE_VALUE && TRUE_VALUE <= upper, "{lower} {upper}");
+    assert!(
+        lower <= TRUE_VALUE && TRUE_VALUE <= upper,
+        "{lower} {upper}"
+    );
     assert_eq!(upper, r[0]["bounds"][1].as_f64().unwrap());
     // The same from counts.
     let counts = dir.path().join("c.json");
     let c = counts.to_str().unwrap();
     let sp = spec.to_str().unwrap();
-    assert!(util::augur(&["learn", t, "--abstraction", sp, "--counts-only", "-o", c])
-        .status
-        .success());
+    assert!(
+        util::augur(&["learn", t, "--abstraction", sp, "--counts-only", "-o", c])
+            .status
+            .success()
+    );
     let m2 = dir.path().join("m2.json");
     let out = util::augur(&[
         "learn",
@@ -364,7 +372,10 @@ fn following_the_width_advice_shrinks_the_width_as_predicted() {
         .iter()
         .map(|s| s["contribution"].as_f64().unwrap())
         .sum();
-    assert!(parts > 0.7 * width && parts < 1.3 * width, "{parts} {width}");
+    assert!(
+        parts > 0.7 * width && parts < 1.3 * width,
+        "{parts} {width}"
+    );
     let more = before["more_traces"].as_u64().unwrap();
     assert!(more > 200, "{before}");
     // Follow the advice: that many more traces of the same agent.
@@ -378,7 +389,10 @@ fn following_the_width_advice_shrinks_the_width_as_predicted() {
     learn(&p("ab.jsonl"), &p("ab.json"));
     let after = advice(&p("ab.json"));
     let w = after["width"].as_f64().unwrap();
-    assert!((0.05..=0.2).contains(&w), "width {w} after {more} more traces: {after}");
+    assert!(
+        (0.05..=0.2).contains(&w),
+        "width {w} after {more} more traces: {after}"
+    );
     assert_eq!(after["traces"].as_u64().unwrap(), 200 + more);
 }
 
@@ -401,7 +415,10 @@ fn width_advice_errors() {
             vec!["pac", pt, "--width", "0.1", "--prop", "P<0.1 [ F \"bad\" ]"],
             "width_of_a_bound",
         ),
-        (vec!["pac", pt, "--width", "2", "--prop", "P=? [ F \"bad\" ]"], "width_above_one"),
+        (
+            vec!["pac", pt, "--width", "2", "--prop", "P=? [ F \"bad\" ]"],
+            "width_above_one",
+        ),
         (vec!["pac", pt, "--width", "0.1"], "width_without_prop"),
         (
             vec!["pac", pt, "--width", "0.1", "--prop", "P=? [ F \"bad\" ) ]"],

@@ -213,9 +213,12 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
         if args.opts.json {
             report.push(p.name.as_deref(), &p.text, &outcome, args.all_states);
-            outcomes.push(outcome.as_ref().ok().and_then(|r| {
-                confidence.and_then(|c| confidence_bound(r, c))
-            }));
+            outcomes.push(
+                outcome
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| confidence.and_then(|c| confidence_bound(r, c))),
+            );
         } else if io.is_ok() {
             io = match &outcome {
                 Ok(r) => print_result(
@@ -226,9 +229,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     args.all_states,
                     args.exact_format.into(),
                 )
-                .and_then(|()| match confidence.and_then(|c| confidence_bound(r, c)) {
-                    Some(b) => writeln!(out, "  {}", b.statement()),
-                    None => Ok(()),
+                .and_then(|()| {
+                    match confidence.and_then(|c| confidence_bound(r, c)) {
+                        Some(b) => writeln!(out, "  {}", b.statement()),
+                        None => Ok(()),
+                    }
                 }),
                 Err(e) => writeln!(out, "{} = error ({e})", p.text),
             };
@@ -351,7 +356,12 @@ pub(crate) fn learned_confidence(path: &std::path::Path) -> Option<f64> {
     }
     let file = std::fs::File::open(path).ok()?;
     let doc = augur_formats::json::read_json_document(std::io::BufReader::new(file), path).ok()?;
-    let c = doc.metadata?.get("learned")?.get("intervals")?.get("confidence")?.as_f64()?;
+    let c = doc
+        .metadata?
+        .get("learned")?
+        .get("intervals")?
+        .get("confidence")?
+        .as_f64()?;
     (c > 0.0 && c < 1.0).then_some(c)
 }
 

@@ -308,7 +308,9 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
         .filter(|&i| matches!(text[..i].trim(), "P=?" | "Pmin=?" | "Pmax=?"))
         .map(|i| &text[i..]);
     let Some(body) = body else {
-        bail!("--prop `{text}`: --width takes a probability query, `P=? [ ... ]` (or Pmin=?, Pmax=?)");
+        bail!(
+            "--prop `{text}`: --width takes a probability query, `P=? [ ... ]` (or Pmin=?, Pmax=?)"
+        );
     };
     // Syntax errors located in the property as written.
     let diag = |e: augur_check::CheckError| anyhow::Error::new(e.diagnostic());
@@ -325,8 +327,8 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
             order: keyed.order,
             ..LearnOptions::default()
         };
-        let mut models = learn_from_counts(&[keyed], None, &opts)
-            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let mut models =
+            learn_from_counts(&[keyed], None, &opts).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let mut m = models.remove(0);
         let confidence = args
             .confidence
@@ -343,8 +345,8 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
             entry_delta,
         )
     } else {
-        let model = augur_check::Model::load(path, &augur_check::LoadOptions::default())
-            .map_err(diag)?;
+        let model =
+            augur_check::Model::load(path, &augur_check::LoadOptions::default()).map_err(diag)?;
         let file = std::fs::File::open(path).with_context(|| format!("{name}: cannot open"))?;
         let doc = augur_formats::json::read_json_document(std::io::BufReader::new(file), path)?;
         let learned = doc
@@ -364,14 +366,16 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
         if !(entry_delta > 0.0 && entry_delta < 1.0) {
             bail!("{name}: metadata.learned.intervals.entry_delta is not in (0, 1)");
         }
-        let counts: CountsJson = serde_json::from_value(counts)
-            .map_err(|e| anyhow::anyhow!("{name}: counts: {e}"))?;
-        let counts =
-            TransitionCounts::from_json_within(&counts, augur_check::DEFAULT_MAX_STATES)
-                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let counts: CountsJson =
+            serde_json::from_value(counts).map_err(|e| anyhow::anyhow!("{name}: counts: {e}"))?;
+        let counts = TransitionCounts::from_json_within(&counts, augur_check::DEFAULT_MAX_STATES)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let n = model.dtmc().num_states();
         if counts.num_states() != n {
-            bail!("{name}: the counts have {} states, the model {n}", counts.num_states());
+            bail!(
+                "{name}: the counts have {} states, the model {n}",
+                counts.num_states()
+            );
         }
         let names = crate::check_cmd::learned_state_names(path, n)
             .unwrap_or_else(|| (0..n).map(|i| format!("s{i}")).collect());
@@ -381,18 +385,15 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
     let Some(iv) = dtmc.intervals.as_deref() else {
         bail!("{name}: not an interval model");
     };
-    let props = augur_check::Properties::parse_file(
-        "--prop",
-        &format!("Pmin=? {body}\nPmax=? {body}\n"),
-    )
-    .map_err(diag)?;
+    let props =
+        augur_check::Properties::parse_file("--prop", &format!("Pmin=? {body}\nPmax=? {body}\n"))
+            .map_err(diag)?;
     // [Pmin, Pmax] of a model (with several initial states, the extremes over them).
     let range = |m: &augur_check::Model| -> Result<(f64, f64)> {
         let compiled = props
             .compile(m, &augur_check::Constants::default())
             .map_err(diag)?;
-        let mut session =
-            augur_check::CheckSession::new(m, augur_check::CheckOptions::default());
+        let mut session = augur_check::CheckSession::new(m, augur_check::CheckOptions::default());
         let mut v = [0.0; 2];
         for (k, r) in session.check_all(&compiled).into_iter().enumerate() {
             let r = r.map_err(diag)?;
@@ -500,13 +501,23 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
     }
     if !shown.is_empty() {
         let mut t = crate::table::new(
-            &["state", "departures", "per trace", "part of width", "more (traces)", "more (targeted)"],
+            &[
+                "state",
+                "departures",
+                "per trace",
+                "part of width",
+                "more (traces)",
+                "more (targeted)",
+            ],
             &[1, 2, 3, 4, 5],
         );
         for &i in &shown {
             let s = &states[i];
             t.add_row(vec![
-                names.get(s.state as usize).cloned().unwrap_or_else(|| format!("s{}", s.state)),
+                names
+                    .get(s.state as usize)
+                    .cloned()
+                    .unwrap_or_else(|| format!("s{}", s.state)),
                 s.departures.to_string(),
                 format!("{:.2}", s.per_trace),
                 format!("{:.4}", s.contribution),

@@ -183,7 +183,10 @@ impl LearnedIntervals {
         )
         .map_err(|(_, _, _, e)| LearnError::BadCounts(format!("matrix structure: {e}")))?;
         Dtmc::from_interval_bounds(shell, self.lo.clone(), self.hi.clone()).map_err(|p| {
-            LearnError::BadCounts(format!("learned intervals: {}", p.message(&|s| s.to_string())))
+            LearnError::BadCounts(format!(
+                "learned intervals: {}",
+                p.message(&|s| s.to_string())
+            ))
         })
     }
 }
@@ -394,8 +397,8 @@ pub fn departures_for_width(
                 continue;
             }
             let step = ((s.departures as f64 + more[i]) / 4.0).ceil().max(4.0);
-            let gain = s.contribution
-                * (s.shrink(more[i], delta) - s.shrink(more[i] + step, delta));
+            let gain =
+                s.contribution * (s.shrink(more[i], delta) - s.shrink(more[i] + step, delta));
             let rate = gain / step;
             if rate > 0.0 && best.is_none_or(|(_, r, _)| rate > r) {
                 best = Some((i, rate, step));
@@ -432,7 +435,10 @@ mod tests {
             let want = 1.0 - (d / (n + 1) as f64).powf(1.0 / n as f64);
             let (lo, hi) = entry_interval(0, n, d);
             assert_eq!(lo, 0.0);
-            assert!((hi - want).abs() < 1e-12 * want.max(1e-3), "{n} {d}: {hi} {want}");
+            assert!(
+                (hi - want).abs() < 1e-12 * want.max(1e-3),
+                "{n} {d}: {hi} {want}"
+            );
             assert!(hi >= want - 1e-15, "outward");
             let (lo, hi) = entry_interval(n, n, d);
             assert_eq!(hi, 1.0);
@@ -444,7 +450,12 @@ mod tests {
     #[test]
     fn endpoints_solve_the_defining_equation() {
         // The ratio, computed by a product instead of ln Γ, equals δ at both endpoints.
-        for (c, n, d) in [(3u64, 10u64, 0.05), (17, 40, 0.001), (50, 100, 0.2), (1, 7, 0.3)] {
+        for (c, n, d) in [
+            (3u64, 10u64, 0.05),
+            (17, 40, 0.001),
+            (50, 100, 0.2),
+            (1, 7, 0.3),
+        ] {
             let (lo, hi) = entry_interval(c, n, d);
             let p_hat = c as f64 / n as f64;
             assert!(lo < p_hat && p_hat < hi);
@@ -479,7 +490,12 @@ mod tests {
         assert!(b > a && b < 1.3 * a, "{a} {b}");
     }
 
-    fn rows(n: usize, sets: Vec<SuccessorSet>, of: Vec<u32>, counts: &[(u32, u32, u64)]) -> SmoothedRows {
+    fn rows(
+        n: usize,
+        sets: Vec<SuccessorSet>,
+        of: Vec<u32>,
+        counts: &[(u32, u32, u64)],
+    ) -> SmoothedRows {
         let rule = Smoothing {
             alpha: 0.0,
             unobserved: UnobservedRule::Uniform,
