@@ -431,3 +431,50 @@ fn width_advice_errors() {
         insta::assert_snapshot!(name, stderr);
     }
 }
+
+/// Without a spec, the final states' rows keep `[0, small]` to every other state: `Pmax` of
+/// reaching one is 1, and `check` says why (not "because of smoothing").
+#[test]
+fn a_pmax_of_one_from_unobserved_transitions_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.jsonl");
+    let m = dir.path().join("m.json");
+    let pm = repo("models/agent4/agent4.pm");
+    let o = util::augur(&[
+        "simulate",
+        pm.to_str().unwrap(),
+        "-n",
+        "300",
+        "--max-steps",
+        "1000",
+        "--seed",
+        "1",
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let o = util::augur(&[
+        "learn",
+        t.to_str().unwrap(),
+        "--intervals",
+        "-o",
+        m.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let o = util::augur(&[
+        "check",
+        m.to_str().unwrap(),
+        "--prop",
+        "Pmax=? [ F \"{unsafe}\" ]",
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stdout.starts_with("Pmax=? [ F \"{unsafe}\" ] = 1 "),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("= 1 only because of the learned intervals: on the observed runs"),
+        "{stderr}"
+    );
+}

@@ -243,8 +243,12 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if !ones.is_empty() {
         if let Some(observed) = crate::smoothing::observed_model(&args.model, &model) {
             for &i in &ones {
-                if let Some(w) = crate::smoothing::warning(&observed, &options, &compiled.items[i])
-                {
+                let warn = if model.dtmc().is_interval() {
+                    crate::smoothing::interval_warning
+                } else {
+                    crate::smoothing::warning
+                };
+                if let Some(w) = warn(&observed, &options, &compiled.items[i]) {
                     crate::error::diag(format_args!("warning: {w}"));
                 }
             }
