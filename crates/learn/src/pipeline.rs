@@ -148,11 +148,15 @@ impl LearnedModel {
     /// the rule for unobserved rows play no part). Refused when it would have more than
     /// [`crate::learn::MAX_LEARNED_TRANSITIONS`] transitions.
     pub fn learn_intervals(&mut self, confidence: f64) -> Result<()> {
-        self.intervals = Some(crate::intervals::learn_intervals(
+        let iv = crate::intervals::learn_intervals(
             &self.rows,
             confidence,
             crate::learn::MAX_LEARNED_TRANSITIONS,
-        )?);
+        )?;
+        // Checked here, so that writing the model cannot fail (and fall back to the point
+        // model) later.
+        iv.to_dtmc(self.shell())?;
+        self.intervals = Some(iv);
         Ok(())
     }
 
