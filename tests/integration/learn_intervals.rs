@@ -312,7 +312,8 @@ fn bad_confidence_is_a_user_error() {
 }
 
 /// `augur pac --width`: following its advice on simulated data brings the width near the
-/// target (within a factor 2 either way), and the parts of the width add up to about it.
+/// target (within a factor 1.5 either way: 3296 more traces give 0.106 for 0.1), and the parts
+/// of the width add up to about it.
 #[test]
 fn following_the_width_advice_shrinks_the_width_as_predicted() {
     let dir = tempfile::tempdir().unwrap();
@@ -389,8 +390,9 @@ fn following_the_width_advice_shrinks_the_width_as_predicted() {
     learn(&p("ab.jsonl"), &p("ab.json"));
     let after = advice(&p("ab.json"));
     let w = after["width"].as_f64().unwrap();
+    eprintln!("advice: {more} more traces; the width after them: {w} (target 0.1)");
     assert!(
-        (0.05..=0.2).contains(&w),
+        (0.1 / 1.5..=0.1 * 1.5).contains(&w),
         "width {w} after {more} more traces: {after}"
     );
     assert_eq!(after["traces"].as_u64().unwrap(), 200 + more);
@@ -477,4 +479,17 @@ fn a_pmax_of_one_from_unobserved_transitions_is_explained() {
         stderr.contains("= 1 only because of the learned intervals: on the observed runs"),
         "{stderr}"
     );
+    // No number of traces narrows [0, small] to nothing: pac --width says so.
+    let o = util::augur(&[
+        "pac",
+        m.to_str().unwrap(),
+        "--width",
+        "0.1",
+        "--prop",
+        "P=? [ F \"{unsafe}\" ]",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["pmax"], 1.0);
+    assert_eq!(v["more_traces"], serde_json::Value::Null, "{v}");
 }

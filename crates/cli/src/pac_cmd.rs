@@ -290,7 +290,10 @@ const WIDTH_MAX_STATES: usize = 2000;
 /// learned interval model, each state's part of it, and how many more traces (or departures
 /// from which states) are predicted to bring it to at most W (docs/robust.md).
 fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool> {
-    use augur_learn::intervals::{departures_for_width, traces_for_width, WidthState};
+    use augur_formats::smoothing::{SmoothedRows, Smoothing, SuccessorSet, UnobservedRule};
+    use augur_learn::intervals::{
+        departures_for_width, fewest_traces, learn_intervals, WidthState,
+    };
     if !(target.is_finite() && target > 0.0 && target < 1.0) {
         bail!("--width {target}: give a width in (0, 1)");
     }
@@ -449,9 +452,66 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
         });
     }
     const LIMIT: u64 = 1 << 40;
-    let more_traces = traces_for_width(current, target, &states, entry_delta, LIMIT);
-    let targeted = departures_for_width(current, target, &states, entry_delta, LIMIT);
     let holds = current <= target;
+    // More traces like these: every count grows by the factor 1 + t/traces (the frequencies
+    // kept); the intervals are learned again from those counts (the same rows and valid
+    // successors, so the same K and level) and the width checked.
+    let n = dtmc.num_states();
+    let rule = Smoothing {
+        alpha: 0.0,
+        unobserved: UnobservedRule::Uniform,
+        successor_sets: (0..n)
+            .map(|s| SuccessorSet::List(dtmc.matrix.indices()[dtmc.row_range(s)].to_vec()))
+            .collect(),
+        successors: (0..n as u32).collect(),
+    };
+    let observed = counts.to_json().transitions;
+    // The width after `more[s]` more departures from each state s (frequencies kept; a state
+    // never left, uniform over its successors).
+    let width_with = |more: &dyn Fn(usize) -> f64| -> Result<f64> {
+        let mut scaled: Vec<(u32, u32, u64)> = Vec::with_capacity(observed.len());
+        for &(a, b, c) in &observed {
+            let n_a = counts.row_total(a).max(1) as f64;
+            let f = 1.0 + more(a as usize) / n_a;
+            scaled.push((a, b, (c as f64 * f).round().min(1e18) as u64));
+        }
+        for s in 0..n {
+            let m = more(s);
+            if counts.row_total(s as u32) == 0 && m > 0.0 {
+                let targets = &dtmc.matrix.indices()[dtmc.row_range(s)];
+                let each = (m / targets.len() as f64).round().min(1e18) as u64;
+                scaled.extend(targets.iter().map(|&t| (s as u32, t, each)));
+            }
+        }
+        let rows = SmoothedRows::new(n, rule.clone(), &scaled)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let iv = learn_intervals(
+            &rows,
+            confidence,
+            augur_learn::learn::MAX_LEARNED_TRANSITIONS,
+        )?;
+        let (a, b) = range(&augur_check::Model::from_dtmc(iv.to_dtmc(dtmc.clone())?))?;
+        Ok((b - a).max(0.0))
+    };
+    let more_traces = if holds {
+        Some(0)
+    } else {
+        fewest_traces(target, LIMIT, 0.01, |t| {
+            width_with(&|s| counts.row_total(s as u32) as f64 * t as f64 / traces)
+        })?
+    };
+    // The targeted departures (from the parts, an additive estimate), kept only when the
+    // intervals learned again with them are narrow enough.
+    let mut targeted = departures_for_width(current, target, &states, entry_delta, LIMIT);
+    if let Some(m) = &targeted {
+        let mut by_state = vec![0f64; n];
+        for (s, &k) in states.iter().zip(m) {
+            by_state[s.state as usize] = k as f64;
+        }
+        if width_with(&|s| by_state[s])? > target {
+            targeted = None;
+        }
+    }
     let mut shown: Vec<usize> = (0..states.len())
         .filter(|&i| states[i].contribution > 0.0)
         .collect();
@@ -484,7 +544,7 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
             "traces": counts.traces(),
             "more_traces": more_traces,
             "states": per_state,
-            "estimate": "each state's part of the width (the width minus the width with its row fixed at its frequencies) shrinks like its widest interval; parts added, frequencies kept",
+            "estimate": "the intervals learned again from the counts grown by the advice, their frequencies kept; the parts of the width (each row fixed in turn) decide the targeted departures",
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(holds);
@@ -534,15 +594,18 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
             out,
             "about {t} more traces like these are predicted to bring the width to at most {target} (or the targeted departures above, from traces started in those states)"
         )?,
+        None if targeted.is_some() => writeln!(
+            out,
+            "more traces like these are not predicted to bring the width to {target}: observe the states above directly (the targeted departures)"
+        )?,
         None => writeln!(
             out,
-            "more traces like these are not predicted to bring the width to {target}: observe the states above directly (targeted departures{})",
-            if targeted.is_some() { "" } else { "; not even those are predicted to suffice" }
+            "neither more traces like these nor the targeted departures are predicted to bring the width to {target} (a transition never observed keeps an interval that more data only narrows; see docs/robust.md)"
         )?,
     }
     writeln!(
         out,
-        "note: an estimate: each state's part of the width (the width minus the width with its row fixed at its frequencies) is taken to shrink like its widest interval (about 1/√n), the parts added and the frequencies kept"
+        "note: an estimate: the intervals learned again from the counts grown by the advice, their frequencies kept (more traces: every count by 1 + t/traces); the parts of the width (each row fixed in turn) decide the targeted departures"
     )?;
     Ok(false)
 }

@@ -350,31 +350,43 @@ pub fn traces_for_width(
     delta: f64,
     max_traces: u64,
 ) -> Option<u64> {
-    let width_after = |t: u64| {
-        let more: Vec<f64> = states.iter().map(|s| s.per_trace * t as f64).collect();
-        predicted_width(current, states, &more, delta)
-    };
     if current <= target {
         return Some(0);
     }
+    let width_after = |t: u64| -> std::result::Result<f64, ()> {
+        let more: Vec<f64> = states.iter().map(|s| s.per_trace * t as f64).collect();
+        Ok(predicted_width(current, states, &more, delta))
+    };
+    fewest_traces(target, max_traces, 0.0, width_after).unwrap_or(None)
+}
+
+/// The fewest `t` in `1..=max_traces` with `width_after(t) ≤ target`, for a `width_after`
+/// that does not grow with `t`: doubling, then bisection down to a relative `precision` of
+/// `t` (0: exact). `None` when `width_after(max_traces)` is still above the target.
+pub fn fewest_traces<E>(
+    target: f64,
+    max_traces: u64,
+    precision: f64,
+    mut width_after: impl FnMut(u64) -> std::result::Result<f64, E>,
+) -> std::result::Result<Option<u64>, E> {
     let mut hi = 1u64;
-    while width_after(hi) > target {
+    while width_after(hi)? > target {
         if hi >= max_traces {
-            return None;
+            return Ok(None);
         }
-        hi = (hi * 2).min(max_traces);
+        hi = hi.saturating_mul(2).min(max_traces);
     }
     let mut lo = hi / 2;
     // width_after(lo) > target (or lo = 0), width_after(hi) ≤ target.
-    while hi - lo > 1 {
+    while hi - lo > 1 && (hi - lo) as f64 > precision * hi as f64 {
         let mid = lo + (hi - lo) / 2;
-        if width_after(mid) > target {
+        if width_after(mid)? > target {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    Some(hi)
+    Ok(Some(hi))
 }
 
 /// More departures per state, each from traces started in that state, after which
@@ -597,5 +609,18 @@ mod tests {
         let two = [state(100, 50, 1.0, 0.05), state(100, 50, 1.0, 0.3)];
         let m = departures_for_width(0.4, 0.3, &two, d, 1 << 40).unwrap();
         assert!(m[1] > m[0], "{m:?}");
+    }
+
+    #[test]
+    fn fewest_traces_by_doubling_and_bisection() {
+        // width 1/√(1 + t/100): at most 0.25 from t = 1500 on.
+        let w = |t: u64| -> Result<f64, ()> { Ok(1.0 / (1.0 + t as f64 / 100.0).sqrt()) };
+        assert_eq!(fewest_traces(0.25, 1 << 40, 0.0, w), Ok(Some(1500)));
+        // Within 1%: at most 1% above the fewest.
+        let t = fewest_traces(0.25, 1 << 40, 0.01, w).unwrap().unwrap();
+        assert!((1500..=1515).contains(&t), "{t}");
+        assert_eq!(fewest_traces(0.25, 1000, 0.0, w), Ok(None));
+        assert_eq!(fewest_traces(0.0, 1 << 40, 0.0, w), Ok(None));
+        assert_eq!(fewest_traces(2.0, 10, 0.0, w), Ok(Some(1)));
     }
 }
