@@ -559,6 +559,13 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
         writeln!(out, "the width is already at most {target}")?;
         return Ok(true);
     }
+    // The table: the states with a part of at least 0.1% of the width, 20 at most (--all:
+    // every state with a part; --json lists them all).
+    let listed = shown.len();
+    if !args.all {
+        shown.retain(|&i| states[i].contribution >= 1e-3 * current);
+        shown.truncate(20);
+    }
     if !shown.is_empty() {
         let mut t = crate::table::new(
             &[
@@ -589,10 +596,22 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
         }
         write!(out, "{}", crate::table::render(&t, "  "))?;
     }
+    if shown.len() < listed {
+        writeln!(
+            out,
+            "  ({} more states with a smaller part of the width; --all lists them)",
+            listed - shown.len()
+        )?;
+    }
     match more_traces {
         Some(t) => writeln!(
             out,
-            "about {t} more traces like these are predicted to bring the width to at most {target} (or the targeted departures above, from traces started in those states)"
+            "about {t} more traces like these are predicted to bring the width to at most {target}{}",
+            if targeted.is_some() {
+                " (or the targeted departures above, from traces started in those states)"
+            } else {
+                ""
+            }
         )?,
         None if targeted.is_some() => writeln!(
             out,
