@@ -53,7 +53,8 @@ pub struct PacArgs {
     /// omit for the worst case p̂ = 1/2 (a state not yet observed).
     #[arg(long, value_name = "P")]
     pub p_hat: Option<f64>,
-    /// List every state, not only those short of their bound.
+    /// List every state, not only those short of their bound (with --width: every state with
+    /// a part of the width, not only the 20 largest).
     #[arg(long)]
     pub all: bool,
     /// Print JSON.
