@@ -20,6 +20,7 @@ mod hostile_input;
 mod learn;
 mod learn_counts;
 mod learn_end_state;
+mod learn_intervals;
 mod learn_order;
 mod learn_parquet;
 mod learn_threads;

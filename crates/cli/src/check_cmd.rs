@@ -163,10 +163,18 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     } else {
         None
     };
+    // A learned interval model's confidence (`metadata.learned.intervals.confidence`).
+    let confidence = if model.dtmc().is_interval() {
+        learned_confidence(&args.model)
+    } else {
+        None
+    };
     let exact = options.method == Method::Exact;
     // Unbounded queries whose value is 1: checked again on a learned model's observed chain.
     let mut ones: Vec<usize> = Vec::new();
     let mut session = CheckSession::new(&model, options.clone());
+    // With --json on a learned interval model: each result's confidence bound.
+    let mut outcomes: Vec<Option<ConfidenceBound>> = Vec::new();
     // The property the time limit stopped (the following ones are not attempted).
     let mut timed_out: Option<usize> = None;
     session.check_each(&compiled, |index, p, outcome| {
@@ -205,6 +213,12 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
         if args.opts.json {
             report.push(p.name.as_deref(), &p.text, &outcome, args.all_states);
+            outcomes.push(
+                outcome
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| confidence.and_then(|c| confidence_bound(r, c))),
+            );
         } else if io.is_ok() {
             io = match &outcome {
                 Ok(r) => print_result(
@@ -214,7 +228,13 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     r,
                     args.all_states,
                     args.exact_format.into(),
-                ),
+                )
+                .and_then(|()| {
+                    match confidence.and_then(|c| confidence_bound(r, c)) {
+                        Some(b) => writeln!(out, "  {}", b.statement()),
+                        None => Ok(()),
+                    }
+                }),
                 Err(e) => writeln!(out, "{} = error ({e})", p.text),
             };
         }
@@ -223,15 +243,22 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if !ones.is_empty() {
         if let Some(observed) = crate::smoothing::observed_model(&args.model, &model) {
             for &i in &ones {
-                if let Some(w) = crate::smoothing::warning(&observed, &options, &compiled.items[i])
-                {
+                let warn = if model.dtmc().is_interval() {
+                    crate::smoothing::interval_warning
+                } else {
+                    crate::smoothing::warning
+                };
+                if let Some(w) = warn(&observed, &options, &compiled.items[i]) {
                     crate::error::diag(format_args!("warning: {w}"));
                 }
             }
         }
     }
     if args.opts.json {
-        writeln!(out, "{}", report.to_json())?;
+        match confidence {
+            Some(c) => writeln!(out, "{}", with_confidence(&report, &outcomes, c))?,
+            None => writeln!(out, "{}", report.to_json())?,
+        }
     }
     if failures == 0 {
         return assertion(args.assert, asserted, &violated);
@@ -323,6 +350,104 @@ pub(crate) fn learned_state_names(path: &std::path::Path, states: usize) -> Opti
     let names: Vec<String> =
         serde_json::from_value(doc.metadata?.get("state_names")?.clone()).ok()?;
     (names.len() == states).then_some(names)
+}
+
+/// The confidence a learned interval model's intervals hold with
+/// (`metadata.learned.intervals.confidence`, as `augur learn --intervals` writes it).
+pub(crate) fn learned_confidence(path: &std::path::Path) -> Option<f64> {
+    if Format::from_path(path) != Some(Format::Json) {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let doc = augur_formats::json::read_json_document(std::io::BufReader::new(file), path).ok()?;
+    let c = doc
+        .metadata?
+        .get("learned")?
+        .get("intervals")?
+        .get("confidence")?
+        .as_f64()?;
+    (c > 0.0 && c < 1.0).then_some(c)
+}
+
+/// What a `Pmax=?`/`Pmin=?` result on a learned interval model says of the true chain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ConfidenceBound {
+    /// The confidence level.
+    pub level: f64,
+    /// `true`: the true probability is at most `value` (Pmax); `false`: at least (Pmin).
+    pub upper: bool,
+    /// The bound.
+    pub value: f64,
+}
+
+impl ConfidenceBound {
+    /// `the true probability is ≤ 0.0612 with 95% confidence`.
+    pub fn statement(&self) -> String {
+        format!(
+            "the true probability is {} {} with {} confidence (the learned intervals hold \
+             simultaneously with that probability)",
+            if self.upper { "≤" } else { "≥" },
+            Scalar::Num(self.value),
+            crate::learn_cmd::percent(self.level)
+        )
+    }
+}
+
+/// The confidence statement of a top-level `Pmax=?` or `Pmin=?` query (the sound side of its
+/// bounds; with several initial states, the largest or smallest value over them).
+pub(crate) fn confidence_bound(r: &CheckResult, level: f64) -> Option<ConfidenceBound> {
+    let upper = if r.property.starts_with("Pmax=?") {
+        true
+    } else if r.property.starts_with("Pmin=?") {
+        false
+    } else {
+        return None;
+    };
+    let Scalar::Num(v) = r.value else {
+        return None;
+    };
+    let value = match (&r.initial_filter, r.bounds) {
+        (Some(InitialFilter::Range { min, max, .. }), _) => {
+            if upper {
+                *max
+            } else {
+                *min
+            }
+        }
+        (_, Some(b)) => {
+            if upper {
+                b.hi
+            } else {
+                b.lo
+            }
+        }
+        _ => v,
+    };
+    Some(ConfidenceBound {
+        level,
+        upper,
+        value: value.clamp(0.0, 1.0),
+    })
+}
+
+/// The `--json` report with `confidence` on each result that has a confidence statement:
+/// `{"level": 0.95, "upper": x}` (Pmax) or `{"level": 0.95, "lower": x}` (Pmin).
+fn with_confidence(report: &Report, bounds: &[Option<ConfidenceBound>], level: f64) -> String {
+    let Ok(mut v) = serde_json::to_value(report) else {
+        return report.to_json();
+    };
+    if let Some(results) = v.get_mut("results").and_then(|r| r.as_array_mut()) {
+        for (r, b) in results.iter_mut().zip(bounds) {
+            if let (Some(b), Some(obj)) = (b, r.as_object_mut()) {
+                let side = if b.upper { "upper" } else { "lower" };
+                obj.insert(
+                    "confidence".into(),
+                    serde_json::json!({ "level": level, side: b.value }),
+                );
+            }
+        }
+    }
+    v.to_string()
 }
 
 /// How a state is printed, the one way for every listing: its name (a learned model), else

@@ -41,6 +41,13 @@ pub struct LearnArgs {
     /// Laplace smoothing parameter α ≥ 0, added to every valid transition of every row.
     #[arg(long, default_value_t = 0.0, value_name = "A")]
     pub alpha: f64,
+    /// Learn an interval DTMC whose intervals hold simultaneously, for every row, with the
+    /// probability --confidence (docs/robust.md): check it with Pmin/Pmax.
+    #[arg(long, conflicts_with_all = ["counts_only", "alpha", "final_absorbing"])]
+    pub intervals: bool,
+    /// With --intervals: the confidence level, in (0, 1).
+    #[arg(long, value_name = "C", requires = "intervals", value_parser = parse_confidence)]
+    pub confidence: Option<f64>,
     /// Learn one model per trace category (written as OUT-stem.CATEGORY.json).
     #[arg(long)]
     pub by_category: bool,
@@ -73,6 +80,20 @@ pub struct LearnArgs {
     /// model and the same errors.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+}
+
+/// The confidence of learned intervals when --confidence is not given.
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+
+/// `--confidence`: a number in (0, 1).
+pub(crate) fn parse_confidence(s: &str) -> std::result::Result<f64, String> {
+    let c: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number (give a confidence in (0, 1), e.g. 0.95)"))?;
+    augur_learn::intervals::check_confidence(c)
+        .map(|()| c)
+        .map_err(|_| format!("{s} is not in (0, 1) (give a confidence such as 0.95)"))
 }
 
 /// The columns of a Parquet or Arrow step table (see `augur_columnar::Columns`).
@@ -195,7 +216,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         let outcome = learn_from_jsonl(file, &file_name, spec, &opts, threads, &mut report)
             .map_err(with_note)?;
         progress.finish();
-        return learned_summary(args, &file_name, &outcome, out);
+        return learned_summary(args, &file_name, outcome, out);
     }
     // A step table without a spec: its states are numbered already, counted as they are.
     if let (Some(t), None) = (&table, &spec) {
@@ -212,7 +233,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         }
         let outcome = learn_from_indexed(indexed, &file_name, &opts).map_err(with_note)?;
         progress.finish();
-        return learned_summary(args, &file_name, &outcome, out);
+        return learned_summary(args, &file_name, outcome, out);
     }
     // (A step table has been read whole by now.)
     let read = std::rc::Rc::new(std::cell::Cell::new(if table.is_some() {
@@ -250,14 +271,14 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
     }
     let outcome = learn_from_traces(reader, &file_name, spec.as_ref(), &opts).map_err(with_note)?;
     progress.finish();
-    learned_summary(args, &file_name, &outcome, out)
+    learned_summary(args, &file_name, outcome, out)
 }
 
 /// The summary of a model learned from traces.
 fn learned_summary(
     args: &LearnArgs,
     file_name: &str,
-    outcome: &augur_learn::pipeline::LearnOutcome,
+    outcome: augur_learn::pipeline::LearnOutcome,
     out: &mut dyn Write,
 ) -> Result<()> {
     let skipped: Vec<(usize, String)> = outcome
@@ -269,7 +290,7 @@ fn learned_summary(
         args,
         file_name,
         json!({ "traces_file": file_name }),
-        &outcome.models,
+        outcome.models,
         outcome.traces_read,
         &skipped,
         out,
@@ -380,7 +401,7 @@ fn from_counts(
         args,
         &names.join(", "),
         json!({ "counts_files": names }),
-        &models,
+        models,
         traces,
         &[],
         out,
@@ -469,12 +490,18 @@ fn summarize(
     args: &LearnArgs,
     file_name: &str,
     source: serde_json::Value,
-    learned: &[LearnedModel],
+    mut learned: Vec<LearnedModel>,
     read_traces: u64,
     skipped: &[(usize, String)],
     out: &mut dyn Write,
 ) -> Result<()> {
-    let paths = output_paths(learned, &args.output)?;
+    let paths = output_paths(&learned, &args.output)?;
+    if args.intervals {
+        let confidence = args.confidence.unwrap_or(DEFAULT_CONFIDENCE);
+        for m in &mut learned {
+            m.learn_intervals(confidence)?;
+        }
+    }
 
     let mut models = Vec::new();
     for (m, path) in learned.iter().zip(&paths) {
@@ -511,7 +538,7 @@ fn summarize(
             "steps": c.steps(),
             "states": m.num_states(),
             "states_seen": c.states_seen(),
-            "transitions": m.num_transitions(),
+            "transitions": m.intervals.as_ref().map_or(m.num_transitions(), |iv| iv.num_transitions() as u64),
             "observed_transitions": c.to_json().transitions.iter().map(|t| t.2).sum::<u64>(),
             "invalid_transitions_dropped": c.invalid_total(),
             "invalid_examples": invalid_examples,
@@ -519,6 +546,7 @@ fn summarize(
             "unobserved_uniform": m.report.unobserved_uniform.len(),
             "unobserved_absorbing": m.report.unobserved_absorbing.len(),
             "initial": m.initial.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
+            "intervals": m.intervals.as_ref().map(|iv| iv.metadata()),
         }));
     }
 
@@ -560,6 +588,16 @@ fn summarize(
                 m["transitions"],
                 m["invalid_transitions_dropped"],
             )?;
+            if let Some(iv) = m["intervals"].as_object() {
+                let c = iv["confidence"].as_f64().unwrap_or(0.0);
+                writeln!(
+                    out,
+                    "  an interval DTMC: its intervals hold simultaneously with {} confidence ({} estimated transition probabilities, each at level {:.3e}); check it with Pmin/Pmax",
+                    percent(c),
+                    iv["pairs"],
+                    iv["entry_delta"].as_f64().unwrap_or(0.0),
+                )?;
+            }
             if let Some(a) = m["absorbing"].as_array().filter(|a| !a.is_empty()) {
                 writeln!(
                     out,
@@ -568,7 +606,12 @@ fn summarize(
                 )?;
             }
             let u = m["unobserved_uniform"].as_u64().unwrap_or(0);
-            if u > 0 {
+            if u > 0 && args.intervals {
+                writeln!(
+                    out,
+                    "  {u} never-left states got the interval [0, 1] on each of their valid successors"
+                )?;
+            } else if u > 0 {
                 writeln!(
                     out,
                     "  {u} never-left states got the uniform distribution over their valid successors (--final-absorbing makes them absorbing)"
@@ -590,4 +633,9 @@ fn summarize(
         }
     }
     Ok(())
+}
+
+/// A confidence as a percentage: `95%`, `99.9%`.
+pub(crate) fn percent(c: f64) -> String {
+    format!("{}%", (c * 1e6).round() / 1e4)
 }

@@ -85,3 +85,28 @@ pub fn warning(observed: &Model, options: &CheckOptions, p: &CompiledProperty) -
         )
     })
 }
+
+/// [`warning`] for a learned interval model (`augur learn --intervals`): there the 1 comes from
+/// the intervals `[0, small]` of transitions never observed (nature may take them at every
+/// step, forever) and from not modelling where runs end.
+pub fn interval_warning(
+    observed: &Model,
+    options: &CheckOptions,
+    p: &CompiledProperty,
+) -> Option<String> {
+    let r = CheckSession::new(observed, options.clone()).check(p).ok()?;
+    let Scalar::Num(v) = r.value else {
+        return None;
+    };
+    (v < ONE).then(|| {
+        format!(
+            "{} = 1 only because of the learned intervals: on the observed runs (the observed \
+             transitions, each run stopping where its trace ended) it is {}; a transition never \
+             observed keeps an interval [0, small] that nature may take at every step, forever, \
+             and trace ends are not modelled. Give a spec whose validity rules such \
+             transitions out (final states absorbing), or learn with --end-state NAME \
+             (docs/robust.md)",
+            p.text, r.value
+        )
+    })
+}

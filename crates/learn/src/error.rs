@@ -23,6 +23,9 @@ pub enum LearnError {
     /// The smoothing parameter is negative or not a number.
     #[error("invalid smoothing parameter alpha = {0}: it must be a finite number >= 0")]
     BadAlpha(f64),
+    /// A confidence level outside (0, 1) (`--confidence`).
+    #[error("invalid confidence {0}: it must be a number strictly between 0 and 1 (e.g. 0.95)")]
+    BadConfidence(f64),
     /// A smoothing parameter so large that a row's total overflows (its entries would be 0).
     #[error("invalid smoothing parameter alpha = {}: alpha × {successors} valid successors overflows (use at most {})", augur_dtmc::format_f64(*.alpha), augur_dtmc::format_f64(f64::MAX / (*.successors).max(1) as f64 / 2.0))]
     AlphaTooLarge {

@@ -6,6 +6,8 @@
 //!   [`Validity`] trait, so the learner needs no abstraction.
 //! - [`counts`]: counts keyed by state name ([`counts::KeyedCounts`]), the artefact shards
 //!   are summed in (`augur learn --counts-only`, `--from-counts`).
+//! - [`intervals`]: learned interval DTMCs whose intervals hold simultaneously with a stated
+//!   confidence (`augur learn --intervals`), and the width advice of `augur pac --width`.
 //! - [`end_state`]: trace ends as an absorbing state of their own (`--end-state NAME`), so
 //!   that "a violation before the run ends" is a question the model can answer.
 //! - [`observed`]: the chain of the observed runs ([`observed::observed_runs_chain`]: the
@@ -38,6 +40,7 @@
 pub mod counts;
 pub mod end_state;
 mod error;
+pub mod intervals;
 mod jsonl;
 pub mod learn;
 pub mod observed;

@@ -37,6 +37,7 @@ use augur_formats::smoothing::SmoothedRows;
 use crate::counts::{GroupCounts, KeyedCounts, StateKey};
 use crate::end_state::{self, EndValidity};
 use crate::error::{LearnError, Result};
+use crate::intervals::LearnedIntervals;
 pub use crate::jsonl::ReadProgress;
 use crate::learn::{
     smoothed_rows, AllValid, CountsJson, LearnReport, TransitionCounts, Unobserved, Validity,
@@ -103,6 +104,9 @@ pub struct LearnedModel {
     /// The name of each state: `{a,b}` (the true predicates) with a spec, the trace's name
     /// without.
     pub state_names: Vec<String>,
+    /// With [`LearnedModel::learn_intervals`]: the model is the interval DTMC of these rows
+    /// (see [`crate::intervals`]) instead of the smoothed chain.
+    pub intervals: Option<LearnedIntervals>,
 }
 
 /// The most transitions a learned model's file lists explicitly (`transitions`); a model
@@ -120,12 +124,40 @@ impl LearnedModel {
         self.rows.num_transitions()
     }
 
-    /// The chain, with its labels and valuations; refused with
-    /// [`LearnError::TooManyTransitions`] when it has more than `limit` transitions.
+    /// The chain (the interval DTMC with [`Self::learn_intervals`]), with its labels and
+    /// valuations; refused with [`LearnError::TooManyTransitions`] when it has more than
+    /// `limit` transitions.
     pub fn to_dtmc(&self, limit: usize) -> Result<Dtmc> {
+        if let Some(iv) = &self.intervals {
+            if iv.num_transitions() > limit {
+                return Err(LearnError::TooManyTransitions {
+                    transitions: iv.num_transitions() as u64,
+                    states: self.num_states(),
+                    limit,
+                });
+            }
+            return iv.to_dtmc(self.shell());
+        }
         let mut d = self.shell();
         d.matrix = crate::learn::materialise(&self.rows, limit)?;
         Ok(d)
+    }
+
+    /// Makes this model the interval DTMC whose intervals hold simultaneously with
+    /// `confidence` (see [`crate::intervals`]), from its counts and valid successors (α and
+    /// the rule for unobserved rows play no part). Refused when it would have more than
+    /// [`crate::learn::MAX_LEARNED_TRANSITIONS`] transitions.
+    pub fn learn_intervals(&mut self, confidence: f64) -> Result<()> {
+        let iv = crate::intervals::learn_intervals(
+            &self.rows,
+            confidence,
+            crate::learn::MAX_LEARNED_TRANSITIONS,
+        )?;
+        // Checked here, so that writing the model cannot fail (and fall back to the point
+        // model) later.
+        iv.to_dtmc(self.shell())?;
+        self.intervals = Some(iv);
+        Ok(())
     }
 
     /// The model without its transitions (every row empty): labels, valuations, initial
@@ -1209,6 +1241,7 @@ fn build_models(
             counts: group.counts,
             report,
             state_names,
+            intervals: None,
         });
     }
     Ok(models)
@@ -1357,7 +1390,9 @@ pub fn output_paths(models: &[LearnedModel], out: &Path) -> Result<Vec<PathBuf>>
 }
 
 /// The JSON document of a learned model: the model, its transition counts (`"counts"`, read
-/// by `pac`) and `metadata` (the state names are added as `"state_names"`).
+/// by `pac`) and `metadata` (the state names are added as `"state_names"`). An interval model
+/// ([`LearnedModel::learn_intervals`]) lists its `intervals` (and its confidence is recorded by
+/// the caller in `metadata`).
 ///
 /// A model with at most [`MAX_EXPLICIT_TRANSITIONS`] transitions lists them (`transitions`,
 /// readable by any Augur JSON reader); a larger one keeps its rows implicit: the smoothing
@@ -1373,7 +1408,17 @@ pub fn learned_document_with(
     metadata: serde_json::Value,
     explicit_up_to: u64,
 ) -> DtmcJson {
-    let explicit = if model.num_transitions() <= explicit_up_to {
+    // An interval model is always listed (its rows have no implicit form). (Its bounds were
+    // checked when learned: making the model cannot fail.)
+    let interval = model
+        .intervals
+        .as_ref()
+        .and_then(|iv| Some((iv.metadata(), iv.to_dtmc(model.shell()).ok()?)));
+    let mut recorded = None;
+    let explicit = if let Some((meta, d)) = interval {
+        recorded = Some(meta);
+        Some(d)
+    } else if model.num_transitions() <= explicit_up_to {
         // (Cannot fail: the count is within the limit.)
         model.to_dtmc(explicit_up_to as usize).ok()
     } else {
@@ -1402,6 +1447,18 @@ pub fn learned_document_with(
         "state_names".into(),
         serde_json::Value::from(model.state_names.clone()),
     );
+    if let Some(meta) = recorded {
+        // `metadata.learned.intervals`: the confidence `augur check` states.
+        let learned = metadata
+            .entry("learned")
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        if let Some(l) = learned.as_object_mut() {
+            l.insert(
+                "intervals".into(),
+                serde_json::to_value(meta).unwrap_or_default(),
+            );
+        }
+    }
     doc.metadata = Some(serde_json::Value::Object(metadata));
     doc
 }

@@ -221,7 +221,7 @@ fn learn_err(py: Python<'_>, e: augur_learn::LearnError) -> PyErr {
 /// abstraction spec (`abstraction_path` or `abstraction_text`, TOML) or named states. One
 /// model, or one per category with `by_category`.
 #[pyfunction]
-#[pyo3(signature = (traces_path=None, traces_text=None, traces_format=None, abstraction_path=None, abstraction_text=None, alpha=0.0, by_category=false, skip_invalid=false, final_absorbing=false, order=1, end_state=None))]
+#[pyo3(signature = (traces_path=None, traces_text=None, traces_format=None, abstraction_path=None, abstraction_text=None, alpha=0.0, by_category=false, skip_invalid=false, final_absorbing=false, order=1, end_state=None, confidence=None))]
 #[allow(clippy::too_many_arguments)]
 fn learn(
     py: Python<'_>,
@@ -236,7 +236,21 @@ fn learn(
     final_absorbing: bool,
     order: usize,
     end_state: Option<String>,
+    confidence: Option<f64>,
 ) -> PyResult<Vec<NativeModel>> {
+    if let Some(c) = confidence {
+        // As `augur learn --intervals`: a level in (0, 1), and no smoothing to ignore.
+        augur_learn::intervals::check_confidence(c).map_err(|e| learn_err(py, e))?;
+        if alpha != 0.0 || final_absorbing {
+            return Err(py_err(
+                py,
+                ToolError::param(
+                    "intervals are learned from the counts alone: alpha and final_absorbing do \
+                     not apply",
+                ),
+            ));
+        }
+    }
     let spec = match (abstraction_path, abstraction_text) {
         (Some(p), _) => Some(
             Abstraction::from_file(std::path::Path::new(p)).map_err(|e| learn_err(py, e.into()))?,
@@ -300,7 +314,10 @@ fn learn(
     };
     let outcome = outcome.map_err(|e| learn_err(py, e))?;
     let mut out = Vec::new();
-    for m in outcome.models {
+    for mut m in outcome.models {
+        if let Some(c) = confidence {
+            m.learn_intervals(c).map_err(|e| learn_err(py, e))?;
+        }
         let metadata = serde_json::json!({
             "learned": {
                 "alpha": alpha,
@@ -326,8 +343,9 @@ fn learn(
             "steps": c.steps(),
             "states": m.num_states(),
             "states_seen": c.states_seen(),
-            "transitions": m.num_transitions(),
+            "transitions": m.intervals.as_ref().map_or(m.num_transitions(), |iv| iv.num_transitions() as u64),
             "invalid_transitions_dropped": c.invalid_total(),
+            "intervals": m.intervals.as_ref().map(|iv| iv.metadata()),
             "absorbing": named(&m.report.absorbing),
             "unobserved_uniform": m.report.unobserved_uniform.len(),
             "unobserved_absorbing": m.report.unobserved_absorbing.len(),

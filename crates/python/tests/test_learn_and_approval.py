@@ -114,6 +114,35 @@ def test_learn_errors_are_exceptions(tmp_path):
         augur.learn(tmp_path / "missing.jsonl")
 
 
+def test_learn_intervals_holds_the_true_value_and_equals_the_cli(tmp_path):
+    """`learn(..., intervals=True, confidence=c)`: the interval DTMC `augur learn --intervals`
+    writes; its [Pmin, Pmax] of F "unsafe" holds the known chain's 17/59 (models/agent4)."""
+    traces, spec = tmp_path / "a.jsonl", "models/agent4/spec.toml"
+    cli("simulate", "models/agent4/agent4.pm", "-n", "1000", "--max-steps", "1000", "--seed", "1", "-o", str(traces))
+    m = augur.learn(traces, abstraction=spec, intervals=True, confidence=0.9)
+    assert m.confidence == 0.9 and augur.learn(traces, abstraction=spec).confidence is None
+    assert m.summary["intervals"]["pairs"] == 6
+    lo = augur.check(m, 'Pmin=? [ F "unsafe" ]')[0].bounds[0]
+    hi = augur.check(m, 'Pmax=? [ F "unsafe" ]')[0].bounds[1]
+    assert lo <= 17 / 59 <= hi and hi - lo < 0.25
+    with pytest.raises(augur.AugurError):
+        augur.check(m, 'P=? [ F "unsafe" ]')  # an interval model: say Pmin or Pmax
+    out = tmp_path / "m.json"
+    cli("learn", str(traces), "--abstraction", spec, "--intervals", "--confidence", "0.9", "-o", str(out))
+    want = json.loads(out.read_text())
+    got = m.to_dict()
+    assert got["intervals"] == want["intervals"]
+    assert got["metadata"]["learned"]["intervals"] == want["metadata"]["learned"]["intervals"]
+    # The default level is 0.95; a level outside (0, 1), or smoothing, is an error.
+    assert augur.learn(traces, abstraction=spec, intervals=True).confidence == 0.95
+    for bad in (0.0, 1.0, 1.5, float("nan")):
+        with pytest.raises(augur.ParameterError) as e:
+            augur.learn(TRACES, intervals=True, confidence=bad)
+        assert "strictly between 0 and 1" in str(e.value)
+    with pytest.raises(augur.ParameterError):
+        augur.learn(TRACES, intervals=True, alpha=1.0)
+
+
 PAUSE_AT_02 = 'version = 1\nthresholds = [ { at = 0.95, verdict = "block" }, { at = 0.2, verdict = "pause" } ]\n'
 ENV = {"path": "/workspace/.env"}
 

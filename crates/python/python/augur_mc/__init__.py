@@ -133,6 +133,14 @@ class LearnedModel(Model):
         ``unobserved_uniform``, ``unobserved_absorbing``, ``initial``, ``skipped``."""
         return json.loads(self._native.learn_summary)
 
+    @property
+    def confidence(self) -> Optional[float]:
+        """With ``intervals=True``: the confidence the learned intervals hold with,
+        simultaneously (``[Pmin, Pmax]`` holds the true value with that probability); else
+        None."""
+        iv = self.summary.get("intervals")
+        return None if iv is None else iv["confidence"]
+
     def to_dict(self) -> Dict[str, Any]:
         """The model file as ``augur learn`` writes it (Augur JSON with ``counts`` and
         ``metadata``)."""
@@ -158,6 +166,8 @@ def learn(
     final_absorbing: bool = False,
     order: int = 1,
     end_state: Optional[str] = None,
+    intervals: bool = False,
+    confidence: float = 0.95,
 ) -> Union[LearnedModel, Dict[str, LearnedModel]]:
     """Learn a DTMC from traces, as ``augur learn`` does (same options, same model).
 
@@ -169,7 +179,10 @@ def learn(
     never-left states become absorbing (α = 0). ``order``: a k-th order chain.
     ``end_state``: trace ends move to an extra absorbing state of that name (labelled with
     it), so that ``P=? [ F "unsafe" ]`` is the probability of reaching ``unsafe`` before the
-    run ends (models/learning.md)."""
+    run ends (models/learning.md). ``intervals``: learn an interval DTMC whose intervals hold
+    simultaneously with probability ``confidence`` (``augur learn --intervals``,
+    docs/robust.md); check it with ``Pmax=?``/``Pmin=?``, and :attr:`LearnedModel.confidence`
+    says the level."""
     if isinstance(traces, (str, os.PathLike)):
         tpath: Optional[str] = os.fspath(traces)
         ttext: Optional[str] = None
@@ -187,7 +200,7 @@ def learn(
         atext = abstraction
     natives = _native.learn(
         tpath, ttext, "jsonl", apath, atext, alpha, by_category, skip_invalid,
-        final_absorbing, order, end_state,
+        final_absorbing, order, end_state, confidence if intervals else None,
     )
     models = [LearnedModel(n) for n in natives]
     if by_category:
