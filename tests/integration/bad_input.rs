@@ -315,6 +315,58 @@ fn a_model_larger_than_max_states_is_a_user_error_with_the_count_so_far() {
 }
 
 #[test]
+fn a_timeout_in_an_experiment_names_the_property_file_line_and_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // The cycle of the test below with its length N a constant: C<=10^12 never settles.
+    std::fs::write(
+        dir.path().join("cycle.pm"),
+        "dtmc\nconst int N;\nmodule m\n  x : [0..N-1] init 0;\n  [] true -> (x'=mod(x+1, N));\nendmodule\nrewards \"r\"\n  x=0 : 1;\nendrewards\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("cycle.props"),
+        "// the first holds in every run\nR=? [ C<=3 ]\n\nR=? [ C<=1000000000000 ]\n",
+    )
+    .unwrap();
+    let out = augur_in(
+        dir.path(),
+        &[
+            "check",
+            "cycle.pm",
+            "cycle.props",
+            "--const",
+            "N=300:100:500",
+            "--timeout",
+            "0.5",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("time limit of 0.5 s (--timeout) reached while checking property 2 (experiment run N=300)"),
+        "{err}"
+    );
+    assert!(err.contains(" --> cycle.props:4:1"), "{err}");
+    assert!(err.contains('^'), "{err}");
+    // A model too large to build within the limit: the run is named too.
+    let out = augur_in(
+        dir.path(),
+        &[
+            "check",
+            "cycle.pm",
+            "cycle.props",
+            "--const",
+            "N=300:100:500",
+            "--timeout",
+            "0.000001",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("(experiment run N=300)"), "{err}");
+}
+
+#[test]
 fn a_timeout_is_a_user_error_and_stops_the_remaining_properties() {
     let dir = tempfile::tempdir().unwrap();
     // A 300-state cycle (above the size where huge step bounds are taken by repeated

@@ -278,7 +278,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
 /// property (its file, line and column, a caret under it): `time limit of 2 s (--timeout)
 /// reached while checking property 3`; for the properties after it, which are not attempted,
 /// `not checked: ...`. `None` for other errors.
-fn timeout_diagnostic(
+pub(crate) fn timeout_diagnostic(
     e: &augur_check::CheckError,
     index: usize,
     p: &augur_check::CompiledProperty,

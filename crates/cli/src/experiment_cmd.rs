@@ -42,19 +42,29 @@ pub fn run(
             ..load.clone()
         };
         let one = run_once(args, &load, &constants, &options, props);
+        let names: Vec<&str> = experiments.ranges.iter().map(|r| r.name.as_str()).collect();
         let (outcome, report) = match one {
-            Ok((results, report, warnings, names)) => {
+            Ok((results, report, warnings, names_of_props, timed_out)) => {
                 for w in warnings {
                     warn(w);
                 }
+                // The time limit stopped a property: located at it, with the run's values.
+                if let Some(d) = timed_out {
+                    let at = describe(&names, &values);
+                    let d = augur_source::Diagnostic {
+                        message: format!("{} (experiment run {at})", d.message),
+                        ..d
+                    };
+                    return Err(CliError::from(d));
+                }
                 if texts.is_empty() {
-                    texts = names;
+                    texts = names_of_props;
                 }
                 (Ok(results), Some(report))
             }
             Err(e) => (Err(e), None),
         };
-        stop_if_limit(&outcome)?;
+        stop_if_limit(&outcome, &describe(&names, &values))?;
         runs.push(Run {
             values,
             outcome,
@@ -132,8 +142,9 @@ pub fn run(
     }
 }
 
-/// The results of one run (the report, the warnings and the column name of every property),
-/// or why the model could not be built or the properties compiled.
+/// The results of one run (the report, the warnings, the column name of every property and,
+/// when the time limit stopped a property, the located error), or why the model could not be
+/// built or the properties compiled.
 #[allow(clippy::type_complexity)]
 fn run_once(
     args: &CheckArgs,
@@ -147,6 +158,7 @@ fn run_once(
         Report,
         Vec<String>,
         Vec<String>,
+        Option<augur_source::Diagnostic>,
     ),
     CheckError,
 > {
@@ -158,7 +170,14 @@ fn run_once(
     let mut results = Vec::new();
     let mut names = Vec::new();
     let mut session = CheckSession::new(&model, options.clone());
-    session.check_each(&compiled, |_, p, outcome| {
+    let mut timed_out: Option<usize> = None;
+    let mut stopped: Option<augur_source::Diagnostic> = None;
+    session.check_each(&compiled, |index, p, outcome| {
+        if let Err(e) = &outcome {
+            if stopped.is_none() {
+                stopped = crate::check_cmd::timeout_diagnostic(e, index, p, &mut timed_out);
+            }
+        }
         report.push(p.name.as_deref(), &p.text, &outcome, false);
         names.push(match &p.name {
             Some(n) => n.clone(),
@@ -166,13 +185,14 @@ fn run_once(
         });
         results.push(outcome);
     });
-    Ok((results, report, warnings, names))
+    Ok((results, report, warnings, names, stopped))
 }
 
 /// A time limit or a cancellation stops the whole experiment, not only its run (the
 /// `--timeout` covers the command).
 fn stop_if_limit(
     outcome: &Result<Vec<Result<CheckResult, CheckError>>, CheckError>,
+    at: &str,
 ) -> Result<(), CliError> {
     let stopped = |e: &CheckError| {
         matches!(
@@ -187,7 +207,13 @@ fn stop_if_limit(
             .find_map(|r| r.as_ref().err().filter(|e| stopped(e))),
     };
     match first {
-        Some(e) => Err(CliError::from(clone_stop(e))),
+        Some(e) => {
+            let d = crate::error::check_diagnostic(&clone_stop(e));
+            Err(CliError::from(augur_source::Diagnostic {
+                message: format!("{} (experiment run {at})", d.message),
+                ..d
+            }))
+        }
         None => Ok(()),
     }
 }
