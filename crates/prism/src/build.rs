@@ -561,12 +561,15 @@ fn label_sets(
 }
 
 /// The reward structures of the DTMC, from the collected state and transition rewards.
+/// Exact rewards per reward structure (one column of states or matrix entries each).
+type RewardColumns = Vec<Vec<BigRational>>;
+
 /// `exact`: the exact state and transition rewards (exact mode), laid out as the doubles.
 fn reward_structures(
     prog: &Program,
     state_rew: Vec<Vec<f64>>,
     trans_rew: Vec<Vec<f64>>,
-    exact: Option<(Vec<Vec<BigRational>>, Vec<Vec<BigRational>>)>,
+    exact: Option<(RewardColumns, RewardColumns)>,
 ) -> Vec<RewardStructure> {
     let mut rewards = Vec::new();
     let mut tr_iter = trans_rew.into_iter();
