@@ -19,7 +19,7 @@
 //! gets `block` with the reason, never `allow`.
 
 use crate::classifier::{ArgHit, Classification, Matched};
-use crate::dtr::{Reversibility, RiskLevel, SafetyState};
+use crate::dtr::{Prov, Reversibility, RiskLevel, SafetyState};
 use crate::error::{MonitorError, Result};
 use crate::monitor::{Mapping, Monitor, PacStatus, Table};
 use crate::policy::{Mode, Policy, Rules, Verdict};
@@ -880,8 +880,15 @@ impl Session {
 /// (d and t only grow, so the state still matches rule 1, 2 or 13).
 fn absorbing(cur: SafetyState, next: SafetyState) -> SafetyState {
     if cur.risk_level() == RiskLevel::Violated {
+        // An untrusted action stays the latest one's p (rule 14 keeps holding: r = IRREVERSIBLE).
+        let p = if cur.p == Prov::Untrusted {
+            Prov::Untrusted
+        } else {
+            next.p
+        };
         SafetyState {
             r: Reversibility::Irreversible,
+            p,
             ..next
         }
     } else {
@@ -899,9 +906,14 @@ fn no_lower(cur: SafetyState, next: SafetyState) -> SafetyState {
         d: next.d.max(cur.d),
         t: next.t.max(cur.t),
         r: next.r,
+        p: next.p,
     };
     if next.risk_level() < cur.risk_level() {
-        SafetyState { r: cur.r, ..next }
+        SafetyState {
+            r: cur.r,
+            p: cur.p,
+            ..next
+        }
     } else {
         next
     }
