@@ -54,8 +54,8 @@
 //! text is searched with prebuilt automata.
 
 use crate::dtr::{DataExposure, Implication, Prov, Reversibility, ToolEscalation};
-use crate::provenance::{ArgProvenance, Evidence, Provenance};
 use crate::error::{MonitorError, Result};
+use crate::provenance::{ArgProvenance, Evidence, Provenance};
 use crate::words::{on_boundaries, split_words, NamePattern, MAX_WORDS};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use augur_source::Span;

@@ -739,7 +739,11 @@ pub fn trajectory(classifier: &Classifier, run: &Run) -> Vec<SafetyState> {
 /// gets its p ([`Classifier::call_provenance`]) and its classification may test provenance
 /// (`when`); VIOLATED is absorbing as in a session. Up to the first step the classifier cannot
 /// map.
-pub fn trajectory_p(classifier: &Classifier, trusted: &[NamePattern], run: &Run) -> Vec<SafetyState> {
+pub fn trajectory_p(
+    classifier: &Classifier,
+    trusted: &[NamePattern],
+    run: &Run,
+) -> Vec<SafetyState> {
     let mut store = crate::provenance::Provenance::new();
     let mut next = 0;
     let mut s = SafetyState::START;
@@ -784,10 +788,7 @@ pub fn learn_dtr(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, T
 
 /// Learn the 180-state `(d, t, r, p)` chain from trajectories, labelled with the risk levels
 /// and valued with `d`, `t`, `r`, `p`.
-pub fn learn_dtrp(
-    trajectories: &[&[SafetyState]],
-    alpha: f64,
-) -> Result<(Dtmc, TransitionCounts)> {
+pub fn learn_dtrp(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, TransitionCounts)> {
     learn_states(trajectories, alpha, true)
 }
 
@@ -796,7 +797,11 @@ fn learn_states(
     alpha: f64,
     with_p: bool,
 ) -> Result<(Dtmc, TransitionCounts)> {
-    let n = if with_p { NUM_DTRP_STATES } else { NUM_DTR_STATES };
+    let n = if with_p {
+        NUM_DTRP_STATES
+    } else {
+        NUM_DTR_STATES
+    };
     let states = || (0..n).filter_map(SafetyState::from_index);
     let validity = |i: u32, j: u32| dtr_valid(i, j);
     let mut counts = TransitionCounts::new(n);

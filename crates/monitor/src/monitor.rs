@@ -352,11 +352,15 @@ impl Monitor {
             if version < 2 {
                 return Err(bad(
                     at,
-                    "a version-1 monitor file has no optional sections (\"sections\" is version 2)".into(),
+                    "a version-1 monitor file has no optional sections (\"sections\" is version 2)"
+                        .into(),
                 ));
             }
             let Some(obj) = sections.as_object() else {
-                return Err(bad(at, "\"sections\" must be an object of optional sections".into()));
+                return Err(bad(
+                    at,
+                    "\"sections\" must be an object of optional sections".into(),
+                ));
             };
             if let Some(k) = obj.keys().find(|k| !KNOWN_SECTIONS.contains(&k.as_str())) {
                 return Err(bad(

@@ -33,12 +33,12 @@
 //! gets `block` with the reason, never `allow`.
 
 use crate::classifier::{ArgHit, CallProvenance, Classification, Matched};
-use crate::provenance::{ArgProvenance, ObserveStats, Origin, Provenance};
-use crate::runs::ObservationSource;
 use crate::dtr::{Prov, Reversibility, RiskLevel, SafetyState};
 use crate::error::{MonitorError, Result};
 use crate::monitor::{Mapping, Monitor, PacStatus, Table};
 use crate::policy::{Mode, Policy, Rules, Verdict};
+use crate::provenance::{ArgProvenance, ObserveStats, Origin, Provenance};
+use crate::runs::ObservationSource;
 use augur_abstraction::VarKind;
 use augur_expr::Value as EValue;
 use serde::{Deserialize, Serialize, Serializer};

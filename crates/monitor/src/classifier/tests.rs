@@ -451,7 +451,10 @@ proptest::proptest! {
 fn store() -> Provenance {
     use crate::provenance::Origin;
     let mut p = Provenance::new();
-    p.observe(Origin::User, "Pay the bill in bill.txt; my landlord is DE89370400440532013000.");
+    p.observe(
+        Origin::User,
+        "Pay the bill in bill.txt; my landlord is DE89370400440532013000.",
+    );
     p.observe(
         Origin::Tool {
             tool: "read_file",
@@ -518,10 +521,16 @@ fn call_provenance_is_the_worst_destination_or_payload_argument() {
     use crate::dtr::Prov;
     // The IBAN came from the tool result only: untrusted, decided by `recipient`.
     let a = json!({"recipient": "GB29NWBK60161331926819", "amount": 98.7, "subject": "bill"});
-    assert_eq!(prov("send_money", &a, false), (Prov::Untrusted, Some("recipient".into())));
+    assert_eq!(
+        prov("send_money", &a, false),
+        (Prov::Untrusted, Some("recipient".into()))
+    );
     // The user's own IBAN: user.
     let a = json!({"recipient": "DE89370400440532013000", "amount": 98.7});
-    assert_eq!(prov("send_money", &a, false), (Prov::User, Some("recipient".into())));
+    assert_eq!(
+        prov("send_money", &a, false),
+        (Prov::User, Some("recipient".into()))
+    );
     // The amount is no destination: a payment to a new account is none.
     let a = json!({"recipient": "FR7630006000011234567890189", "amount": 98.7});
     assert_eq!(prov("send_money", &a, false), (Prov::None, None));
@@ -531,8 +540,12 @@ fn call_provenance_is_the_worst_destination_or_payload_argument() {
     let a = json!({"recipient": "DE89370400440532013000"});
     assert_eq!(prov("send_money", &a, true).0, Prov::User);
     // A payload with an untrusted address, beside a user destination: untrusted wins.
-    let a = json!({"recipients": ["DE89370400440532013000"], "body": "write to attacker@evil.example"});
-    assert_eq!(prov("send_email", &a, false), (Prov::Untrusted, Some("body".into())));
+    let a =
+        json!({"recipients": ["DE89370400440532013000"], "body": "write to attacker@evil.example"});
+    assert_eq!(
+        prov("send_email", &a, false),
+        (Prov::Untrusted, Some("body".into()))
+    );
     // A read: no destination at all, whatever its arguments hold.
     let a = json!({"file_path": "attacker@evil.example"});
     assert_eq!(prov("read_file", &a, false), (Prov::None, None));
