@@ -156,6 +156,7 @@ level_enum!(
     }
 );
 
+#[allow(clippy::derivable_impls)] // the enum is made by `level_enum!`
 impl Default for Prov {
     fn default() -> Self {
         Prov::None
