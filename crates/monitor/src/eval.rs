@@ -993,7 +993,12 @@ pub struct FlaggedRun {
 }
 
 /// Replay a run through a session up to step `k` (observations fed) and give the reason there.
-fn reason_at(monitor: &Arc<Monitor>, run: &Run, k: usize, trusted: &[NamePattern]) -> Result<String> {
+fn reason_at(
+    monitor: &Arc<Monitor>,
+    run: &Run,
+    k: usize,
+    trusted: &[NamePattern],
+) -> Result<String> {
     let policy = Arc::new(Policy {
         base: crate::policy::Rules {
             thresholds: Vec::new(),
@@ -1112,7 +1117,10 @@ fn run_fold(
                 model: r.model.clone(),
                 injected: r.injected,
                 step: *k,
-                tool: r.steps.get(*k).map_or(String::new(), |s| s.tool().to_string()),
+                tool: r
+                    .steps
+                    .get(*k)
+                    .map_or(String::new(), |s| s.tool().to_string()),
                 reason: reason_at(&monitor, r, *k, trusted)?,
             });
         }
@@ -1340,7 +1348,10 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         per_category,
         per_model,
         flagged_safe: {
-            let mut v: Vec<FlaggedRun> = results.iter().flat_map(|f| f.flagged_safe.clone()).collect();
+            let mut v: Vec<FlaggedRun> = results
+                .iter()
+                .flat_map(|f| f.flagged_safe.clone())
+                .collect();
             v.sort_by(|a, b| a.id.cmp(&b.id));
             v
         },
@@ -1595,7 +1606,10 @@ impl EvalReport {
             );
         }
         if !self.per_model.is_empty() {
-            let _ = writeln!(s, "\nPer model (the monitor / the provenance rule alone):\n");
+            let _ = writeln!(
+                s,
+                "\nPer model (the monitor / the provenance rule alone):\n"
+            );
             let _ = writeln!(
                 s,
                 "| model | method | prevented | early | FP benign | FP non-violating |"
