@@ -14,6 +14,14 @@ use crate::util;
 /// model, compiled with `monitor compile` (which must write a version-2 monitor with the
 /// provenance section).
 fn provenance_monitor(dir: &Path) -> PathBuf {
+    let model = dir.join("dtrp.json");
+    std::fs::write(&model, dtrp_model_json()).unwrap();
+    compile_dtrp(dir, &model)
+}
+
+/// The JSON model of the 180-state chain (also committed as
+/// `tests/fixtures/monitor/dtrp-model.json` for the Python tests).
+fn dtrp_model_json() -> Vec<u8> {
     use augur_monitor::dtr::{
         DataExposure as D, Prov, Reversibility as R, SafetyState, ToolEscalation as T,
     };
@@ -36,9 +44,12 @@ fn provenance_monitor(dir: &Path) -> PathBuf {
     let mut runs: Vec<&[SafetyState]> = vec![&a; 10];
     runs.push(&b);
     let (dtmc, _) = augur_monitor::eval::learn_dtrp(&runs, 0.001).unwrap();
-    let model = dir.join("dtrp.json");
-    let mut f = std::fs::File::create(&model).unwrap();
-    augur_formats::json::write_json(&dtmc, &mut f).unwrap();
+    let mut out = Vec::new();
+    augur_formats::json::write_json(&dtmc, &mut out).unwrap();
+    out
+}
+
+fn compile_dtrp(dir: &Path, model: &Path) -> PathBuf {
     let out = dir.join("m.json");
     let o = util::augur(&[
         "monitor",
@@ -224,4 +235,14 @@ fn version_1_monitor_files_load_and_decide_as_before() {
         let want = std::fs::read_to_string(fx.join(format!("{m}-v1.gate.jsonl"))).unwrap();
         assert_eq!(String::from_utf8_lossy(&o.stdout), want, "{m}");
     }
+}
+
+/// The committed 180-state model the Python tests use is what this file's chain writes.
+#[test]
+fn the_committed_dtrp_model_is_the_learned_chain() {
+    let path = util::root().join("tests/fixtures/monitor/dtrp-model.json");
+    if std::env::var_os("AUGUR_WRITE_FIXTURES").is_some() {
+        std::fs::write(&path, dtrp_model_json()).unwrap();
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), dtrp_model_json());
 }
