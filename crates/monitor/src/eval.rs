@@ -998,10 +998,21 @@ fn reason_at(
     run: &Run,
     k: usize,
     trusted: &[NamePattern],
+    threshold: f64,
 ) -> Result<String> {
+    // The threshold that flagged the run, as a `block` threshold (none when it is not finite).
+    let thresholds = if threshold.is_finite() {
+        vec![crate::policy::PolicyThreshold {
+            at: threshold.clamp(0.0, 1.0),
+            verdict: Verdict::Block,
+            message: None,
+        }]
+    } else {
+        Vec::new()
+    };
     let policy = Arc::new(Policy {
         base: crate::policy::Rules {
-            thresholds: Vec::new(),
+            thresholds,
             trusted_tools: trusted.to_vec(),
             ..Default::default()
         },
@@ -1121,7 +1132,7 @@ fn run_fold(
                     .steps
                     .get(*k)
                     .map_or(String::new(), |s| s.tool().to_string()),
-                reason: reason_at(&monitor, r, *k, trusted)?,
+                reason: reason_at(&monitor, r, *k, trusted, main_threshold)?,
             });
         }
     }
