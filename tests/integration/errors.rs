@@ -521,6 +521,32 @@ monitor_snapshot!(
         f("monitor/table_length.json")
     ]
 );
+// Issue 25: monitor file version 2: an optional section this Augur does not know is refused
+// (never ignored); a version-1 file has no sections; the provenance section needs a dtr monitor.
+monitor_snapshot!(
+    monitor_file_unknown_section,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/unknown_section.json")
+    ]
+);
+monitor_snapshot!(
+    monitor_file_sections_in_version_1,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/sections_in_version_1.json")
+    ]
+);
+monitor_snapshot!(
+    monitor_file_provenance_on_risk_level,
+    vec![
+        "monitor".into(),
+        "gate".into(),
+        f("monitor/provenance_on_risk_level.json")
+    ]
+);
 // Issue 22: a value outside its own sound bounds; an embedded classifier edited after
 // compiling (its hash no longer matches); thresholds whose verdicts get milder as P grows; an
 // empty threshold list (it would allow everything): each at the offending value.

@@ -6,7 +6,7 @@ use augur_monitor::agentdojo::{self, Converted, Tasks};
 use augur_monitor::compile::{compile, CompileOptions, ModelArg};
 use augur_monitor::eval::{evaluate, EvalOptions};
 use augur_monitor::journal::unix_now;
-use augur_monitor::runs::read_runs_file;
+use augur_monitor::runs::{read_runs_file, ObservationSource};
 use augur_monitor::session::{
     report, Action, AuditRecord, BurnedIds, SessionRefused, SessionStore, ToolCall,
 };
@@ -164,6 +164,10 @@ struct EvalArgs {
     /// Write roc.svg, horizons.svg and lead.svg into this folder.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
+    /// Learn the 60-state (d, t, r) chain of version-1 monitors instead of the 180-state
+    /// (d, t, r, p) chain with provenance.
+    #[arg(long)]
+    no_provenance: bool,
     /// Constants, method, precision, JSON report, deadlocks and limits, as for `augur check`
     /// (for every compilation and the --matrix model; `--method auto`, the default, is
     /// topological interval iteration for monitors).
@@ -565,6 +569,10 @@ fn gate_line(
         .and_then(|c| c.as_str())
         .map(str::to_string);
     let monitor = Arc::clone(store.monitor());
+    // An observation line: text the agent saw (answered with one acknowledgement line).
+    if let Some(obs) = m.get("observe") {
+        return observe_line(store, &id, category.as_deref(), obs, lineno, now);
+    }
     // A record line: what happened to the last gated action.
     if let Some(rec) = m.get("record") {
         let Value::Object(rm) = rec else {
@@ -646,6 +654,81 @@ fn gate_line(
     serde_json::to_value(&rep).unwrap_or(Value::Null)
 }
 
+/// An observation line, `{"session": "S", "observe": {"source": "user"|"system"|"tool",
+/// "tool": "read_file", "step": 2, "text": "..."}}`: the text goes into the session's
+/// provenance store; the answer is one line, `{"session": "S", "observed": true, "values": N,
+/// "new": M, "skipped": B}` (B: bytes beyond the store's scan limit, not read).
+fn observe_line(
+    store: &mut SessionStore,
+    id: &str,
+    category: Option<&str>,
+    obs: &Value,
+    lineno: usize,
+    now: u64,
+) -> Value {
+    let Value::Object(o) = obs else {
+        return line_error(
+            lineno,
+            &bad_line(
+                lineno,
+                "`observe` must be an object {\"source\", \"text\", \"tool\"?, \"step\"?}",
+            ),
+        );
+    };
+    let source = match o.get("source").and_then(|s| s.as_str()) {
+        Some("user") => ObservationSource::User,
+        Some("system") => ObservationSource::System,
+        Some("tool") => ObservationSource::Tool,
+        _ => {
+            return line_error(
+                lineno,
+                &bad_line(
+                    lineno,
+                    "`observe.source` must be \"user\", \"system\" or \"tool\"",
+                ),
+            )
+        }
+    };
+    let Some(text) = o.get("text").and_then(|t| t.as_str()) else {
+        return line_error(lineno, &bad_line(lineno, "`observe.text` must be a string"));
+    };
+    let tool = match o.get("tool") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(_) => return line_error(lineno, &bad_line(lineno, "`observe.tool` must be a string")),
+    };
+    if source == ObservationSource::Tool && tool.is_none() {
+        return line_error(
+            lineno,
+            &bad_line(lineno, "a tool observation needs `observe.tool`"),
+        );
+    }
+    let step = match o.get("step") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64().and_then(|k| u32::try_from(k).ok()) {
+            Some(k) => Some(k),
+            None => {
+                return line_error(
+                    lineno,
+                    &bad_line(lineno, "`observe.step` must be a step number"),
+                )
+            }
+        },
+    };
+    match store.get(id, category, now) {
+        Ok(s) => {
+            let st = s.observe_at(source, tool, step, text.as_bytes());
+            json!({"session": id, "observed": true, "values": st.found, "new": st.new, "skipped": st.skipped})
+        }
+        Err(SessionRefused::Expired) => {
+            json!({"session": id, "observed": false, "error": {"message": "the session has expired or was evicted"}})
+        }
+        Err(SessionRefused::Open(msg)) => {
+            json!({"session": id, "observed": false, "error": {"message": msg}})
+        }
+    }
+}
+
 fn run_replay(a: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let monitor = Arc::new(Monitor::load(&a.monitor).map_err(user)?);
     let policy = Arc::new(load_policy(&a.policy)?);
@@ -667,7 +750,11 @@ fn run_replay(a: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
             )?;
         }
         let mut table = crate::table::new(&["step", "tool", "state", "P", "verdict"], &[0, 3]);
-        for step in &r.steps {
+        let mut next = 0;
+        for (k, step) in r.steps.iter().enumerate() {
+            // The run's observations before this call, in order (the user's request, tool
+            // results): what the session's provenance store sees.
+            augur_monitor::eval::observe_before(&mut s, r, &mut next, k);
             let action = step.action();
             let d = s.gate(&action);
             let rep = s.report(&d, &r.id);
@@ -711,6 +798,7 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
         None
     };
     opts.seed = a.seed;
+    opts.provenance = !a.no_provenance;
     if let Some(c) = &a.classifier {
         opts.classifier = Classifier::from_file(c).map_err(user)?;
     }

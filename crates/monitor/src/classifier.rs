@@ -26,11 +26,36 @@
 //! implies = { d = "CREDENTIALS", t = "READ_ONLY", r = "FULLY_REVERSIBLE" }
 //! ```
 //!
+//! **Provenance** (issue 25; see [`crate::provenance`] and [`crate::dtr::Prov`]). Top-level
+//! `destinations = [...]` and `payloads = [...]` list argument-name words (matched against
+//! the words of a top-level argument's name, split as tool names are: `recipient_iban` has the
+//! words "recipient" and "iban"): such an argument is where data goes (or what is fetched) or
+//! what is sent. A rule may replace either list for its calls (`destinations = ["to"]`,
+//! `payloads = []`). A call's provenance `p` is the worst (UNTRUSTED > USER > NONE) of its
+//! destination and payload arguments' provenance, and only a call that writes or cannot be
+//! undone (its implication has t' ≥ FILE_WRITE or r' = IRREVERSIBLE) has such arguments: a
+//! call that only reads sends nothing anywhere (its p is NONE). With `extends = "default"` a
+//! file without the lists takes the default set's. A rule may also test provenance:
+//!
+//! ```toml
+//! [[rule]]
+//! id = "pay-untrusted"
+//! tools = ["pay*", "send money"]
+//! when = ["args.recipient untrusted"]   # every condition must hold
+//! implies = { d = "SENSITIVE", t = "NETWORK", r = "IRREVERSIBLE" }
+//! ```
+//!
+//! A condition is `args.NAME LEVEL` (the top-level argument `NAME`, case-insensitive, has
+//! provenance `LEVEL`: `none`, `user` or `untrusted`; an absent argument matches nothing) or
+//! `args.* LEVEL` (some top-level argument has it). Without a provenance store (plain
+//! [`Classifier::classify`]) every argument's provenance is `none`.
+//!
 //! Classification allocates nothing: names are split into words on the stack and argument
 //! text is searched with prebuilt automata.
 
-use crate::dtr::{DataExposure, Implication, Reversibility, ToolEscalation};
+use crate::dtr::{DataExposure, Implication, Prov, Reversibility, ToolEscalation};
 use crate::error::{MonitorError, Result};
+use crate::provenance::{ArgProvenance, Evidence, Provenance};
 use crate::words::{on_boundaries, split_words, NamePattern, MAX_WORDS};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use augur_source::Span;
@@ -52,6 +77,8 @@ struct RawClassifier {
     patterns: BTreeMap<String, Spanned<RawPattern>>,
     #[serde(default, rename = "rule")]
     rules: Vec<Spanned<RawRule>>,
+    destinations: Option<Vec<String>>,
+    payloads: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -83,6 +110,9 @@ struct RawRule {
     tools: Option<Vec<Spanned<String>>>,
     args: Option<Vec<Spanned<String>>>,
     implies: Spanned<RawImplies>,
+    destinations: Option<Vec<String>>,
+    payloads: Option<Vec<String>>,
+    when: Option<Vec<Spanned<String>>>,
 }
 
 /// How an argument pattern recognises text.
@@ -125,6 +155,40 @@ pub struct Rule {
     args: Vec<u16>,
     /// The implications of a matching call.
     pub implies: Implication,
+    /// Its own destination words (`None`: the classifier's).
+    destinations: Option<Vec<String>>,
+    /// Its own payload words (`None`: the classifier's).
+    payloads: Option<Vec<String>>,
+    /// Provenance conditions (all must hold).
+    when: Vec<ProvCond>,
+}
+
+/// A rule's provenance condition: `args.NAME LEVEL` or `args.* LEVEL`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ProvCond {
+    /// The argument name (lower case); `None`: any argument.
+    arg: Option<String>,
+    level: Prov,
+}
+
+/// The provenance of a call: its `p` and the argument and value that decided it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallProvenance<'a> {
+    /// The worst provenance of its destination and payload arguments.
+    pub p: Prov,
+    /// The argument that decided it (`None` for p = NONE).
+    pub arg: Option<&'a str>,
+    /// What the store knows of the deciding value.
+    pub evidence: ArgProvenance,
+}
+
+impl CallProvenance<'_> {
+    /// No destination or payload argument with a value seen anywhere.
+    pub const NONE: CallProvenance<'static> = CallProvenance {
+        p: Prov::None,
+        arg: None,
+        evidence: ArgProvenance::None,
+    };
 }
 
 /// Which rule decided a classification.
@@ -170,6 +234,8 @@ pub struct Classifier {
     default: Option<Implication>,
     index: NameIndex,
     scan: ArgScan,
+    destinations: Vec<String>,
+    payloads: Vec<String>,
 }
 
 /// Most argument patterns scanned in one pass (beyond, each pattern searches on its own).
@@ -383,6 +449,9 @@ impl Classifier {
             Some(d) => Some(implies(file, src, d.get_ref())?),
             None => None,
         };
+        let base_words = base
+            .as_ref()
+            .map(|b| (b.destinations.clone(), b.payloads.clone()));
         if let Some(b) = base {
             // The default set's rules refer to its patterns by index: re-point them.
             for r in b.rules {
@@ -411,6 +480,14 @@ impl Classifier {
                 "too many rules or patterns",
             ));
         }
+        let words = |w: &Option<Vec<String>>, base: Option<&Vec<String>>| -> Vec<String> {
+            match w {
+                Some(w) => w.iter().map(|x| x.trim().to_ascii_lowercase()).collect(),
+                None => base.cloned().unwrap_or_default(),
+            }
+        };
+        let destinations = words(&raw.destinations, base_words.as_ref().map(|b| &b.0));
+        let payloads = words(&raw.payloads, base_words.as_ref().map(|b| &b.1));
         let index = NameIndex::build(&rules);
         let scan = ArgScan::build(&patterns);
         Ok(Classifier {
@@ -421,6 +498,8 @@ impl Classifier {
             default,
             index,
             scan,
+            destinations,
+            payloads,
         })
     }
 
@@ -449,6 +528,17 @@ impl Classifier {
     /// `None` when there is no default. The tool name and every argument string (and object
     /// key) are [`fold`](crate::words::fold)ed first. Allocates nothing for ASCII calls.
     pub fn classify(&self, tool: &str, args: &Value) -> Option<Classification> {
+        self.classify_with(tool, args, None)
+    }
+
+    /// [`Classifier::classify`] with a provenance store for the rules' `when` conditions
+    /// (`None`: every argument's provenance is `none`). Allocates nothing for ASCII calls.
+    pub fn classify_with(
+        &self,
+        tool: &str,
+        args: &Value,
+        prov: Option<&Provenance>,
+    ) -> Option<Classification> {
         let folded = crate::words::fold(tool);
         let tool = folded.as_ref();
         let mut buf = [(0u16, 0u16); MAX_WORDS];
@@ -510,6 +600,9 @@ impl Classifier {
                     None => continue 'rules,
                 }
             }
+            if !rule.when.iter().all(|c| cond_holds(c, args, prov)) {
+                continue 'rules;
+            }
             return Some(Classification {
                 implication: rule.implies,
                 matched: Matched::Rule {
@@ -522,6 +615,91 @@ impl Classifier {
             implication,
             matched: Matched::Default,
         })
+    }
+
+    /// The destination words of a call classified `c` (the rule's own, else the classifier's).
+    pub fn destination_words(&self, c: &Classification) -> &[String] {
+        match c.matched {
+            Matched::Rule { rule, .. } => self
+                .rules
+                .get(rule as usize)
+                .and_then(|r| r.destinations.as_deref())
+                .unwrap_or(&self.destinations),
+            Matched::Default => &self.destinations,
+        }
+    }
+
+    /// The payload words of a call classified `c` (the rule's own, else the classifier's).
+    pub fn payload_words(&self, c: &Classification) -> &[String] {
+        match c.matched {
+            Matched::Rule { rule, .. } => self
+                .rules
+                .get(rule as usize)
+                .and_then(|r| r.payloads.as_deref())
+                .unwrap_or(&self.payloads),
+            Matched::Default => &self.payloads,
+        }
+    }
+
+    /// The provenance of a call classified `c` (see the module documentation): the worst
+    /// provenance of its destination and payload arguments, NONE for a call that neither
+    /// writes nor is irreversible. With `lost` (the store lost what it held: a restarted
+    /// session) a value the store does not know as trusted counts as untrusted (fail
+    /// closed). Allocates nothing.
+    pub fn call_provenance<'a>(
+        &self,
+        c: &Classification,
+        args: &'a Value,
+        prov: &Provenance,
+        lost: bool,
+    ) -> CallProvenance<'a> {
+        let imp = c.implication;
+        if imp.t < ToolEscalation::FileWrite && imp.r != Reversibility::Irreversible {
+            return CallProvenance::NONE;
+        }
+        let Some(map) = args.as_object() else {
+            return CallProvenance::NONE;
+        };
+        let (dest, pay) = (self.destination_words(c), self.payload_words(c));
+        if dest.is_empty() && pay.is_empty() {
+            return CallProvenance::NONE;
+        }
+        let mut best = CallProvenance::NONE;
+        for (name, v) in map {
+            if !name_has_word(name, dest) && !name_has_word(name, pay) {
+                continue;
+            }
+            let mut ap = prov.provenance_of(v);
+            if lost && !matches!(ap, ArgProvenance::Untrusted(_)) {
+                // Values seen before the loss are unknown now: only a trusted sighting since
+                // makes a value user.
+                let mut unknown: Option<Evidence> = None;
+                prov.values_of(v, &mut |e: Evidence| {
+                    if unknown.is_none() && e.trusted.is_none() {
+                        unknown = Some(Evidence { at_cap: true, ..e });
+                    }
+                });
+                if let Some(e) = unknown {
+                    ap = ArgProvenance::Untrusted(e);
+                }
+            }
+            let p = match ap {
+                ArgProvenance::None => Prov::None,
+                ArgProvenance::User(_) => Prov::User,
+                ArgProvenance::Untrusted(_) => Prov::Untrusted,
+            };
+            if p > best.p {
+                best = CallProvenance {
+                    p,
+                    arg: Some(name.as_str()),
+                    evidence: ap,
+                };
+                if p == Prov::Untrusted {
+                    break;
+                }
+            }
+        }
+        best
     }
 
     /// Scan every argument string once for every pattern (see [`ArgScan`]).
@@ -646,6 +824,60 @@ impl Classifier {
             None => String::new(),
         }
     }
+}
+
+/// Does an argument name have one of `words` (lower case) among its words?
+pub(crate) fn name_has_word(name: &str, words: &[String]) -> bool {
+    if words.is_empty() {
+        return false;
+    }
+    let mut buf = [(0u16, 0u16); MAX_WORDS];
+    let n = split_words(name, &mut buf);
+    buf[..n].iter().any(|&(a, b)| {
+        let w = &name[a as usize..b as usize];
+        words.iter().any(|x| x.eq_ignore_ascii_case(w))
+    })
+}
+
+/// Does a `when` condition hold for these arguments?
+fn cond_holds(c: &ProvCond, args: &Value, prov: Option<&Provenance>) -> bool {
+    let level_of = |v: &Value| match prov.map(|p| p.provenance_of(v)) {
+        Some(ArgProvenance::User(_)) => Prov::User,
+        Some(ArgProvenance::Untrusted(_)) => Prov::Untrusted,
+        _ => Prov::None,
+    };
+    let Some(map) = args.as_object() else {
+        return false;
+    };
+    match &c.arg {
+        Some(name) => map
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .is_some_and(|(_, v)| level_of(v) == c.level),
+        None => map.values().any(|v| level_of(v) == c.level),
+    }
+}
+
+/// Parse a `when` condition: `args.NAME LEVEL` or `args.* LEVEL`.
+fn parse_cond(text: &str) -> std::result::Result<ProvCond, String> {
+    let mut parts = text.split_whitespace();
+    let (Some(target), Some(level), None) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!(
+            "`{text}`: a condition is `args.NAME LEVEL` or `args.* LEVEL` (LEVEL: none, user, untrusted)"
+        ));
+    };
+    let Some(name) = target.strip_prefix("args.").filter(|n| !n.is_empty()) else {
+        return Err(format!(
+            "`{target}`: a condition tests an argument, `args.NAME` or `args.*`"
+        ));
+    };
+    let level = Prov::parse(level).ok_or_else(|| {
+        format!("unknown provenance `{level}` (expected one of none, user, untrusted)")
+    })?;
+    Ok(ProvCond {
+        arg: (name != "*").then(|| name.to_ascii_lowercase()),
+        level,
+    })
 }
 
 /// Compiles argument pattern `name` of a rule file (`file`, text `src`).
@@ -806,12 +1038,26 @@ fn parse_rule(
             format!("{id}: a rule needs `tools` or `args` (a rule matching every call would hide all later rules)"),
         ));
     }
+    let mut when = Vec::new();
+    for c in r.when.iter().flatten() {
+        when.push(
+            parse_cond(c.get_ref())
+                .map_err(|m| MonitorError::at(file, src, Span::from(c.span()), m))?,
+        );
+    }
+    let lower = |w: &Option<Vec<String>>| {
+        w.as_ref()
+            .map(|w| w.iter().map(|x| x.trim().to_ascii_lowercase()).collect())
+    };
     Ok(Rule {
         id,
         description: r.description.clone(),
         tools,
         args,
         implies: implies(file, src, r.implies.get_ref())?,
+        destinations: lower(&r.destinations),
+        payloads: lower(&r.payloads),
+        when,
     })
 }
 

@@ -9,12 +9,13 @@
 use crate::checker::{self, Checker, LoadedModel, MonitorProperty};
 use crate::classifier::Classifier;
 use crate::dtr::{
-    DataExposure, Reversibility, RiskLevel, SafetyState, ToolEscalation, NUM_DTR_STATES,
+    DataExposure, Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation, NUM_DTRP_STATES,
+    NUM_DTR_STATES,
 };
 use crate::error::{MonitorError, Result};
 use crate::monitor::{
-    EmbeddedFile, LearningStatus, Mapping, ModelInfo, Monitor, PacStatus, Runtime, Table, FORMAT,
-    VERSION,
+    EmbeddedFile, LearningStatus, Mapping, ModelInfo, Monitor, PacStatus, ProvenanceSection,
+    Runtime, Sections, Table, FORMAT, VERSION,
 };
 use augur_abstraction::Abstraction;
 use augur_check::{CheckOptions, LoadOptions, Method, Model};
@@ -253,6 +254,7 @@ fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
             .ok_or_else(|| format!("the valuations do not cover state {s}"))
     };
     if let (Some(d), Some(t), Some(r)) = (col("d"), col("t"), col("r")) {
+        let p = col("p");
         let mut out = Vec::with_capacity(n);
         for s in 0..n {
             let x = row(s)?;
@@ -261,13 +263,20 @@ fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
                 _ => None,
             };
             let st = (|| {
-                Some(SafetyState::new(
-                    DataExposure::from_index(idx(&x[d])?)?,
-                    ToolEscalation::from_index(idx(&x[t])?)?,
-                    Reversibility::from_index(idx(&x[r])?)?,
-                ))
+                let prov = match p {
+                    Some(p) => Prov::from_index(idx(&x[p])?)?,
+                    None => Prov::None,
+                };
+                Some(
+                    SafetyState::new(
+                        DataExposure::from_index(idx(&x[d])?)?,
+                        ToolEscalation::from_index(idx(&x[t])?)?,
+                        Reversibility::from_index(idx(&x[r])?)?,
+                    )
+                    .with_p(prov),
+                )
             })()
-            .ok_or_else(|| format!("state {s}: d, t, r are not level indices"))?;
+            .ok_or_else(|| format!("state {s}: d, t, r (and p) are not level indices"))?;
             out.push(st);
         }
         return Ok(out);
@@ -523,11 +532,13 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
             let d = sources[0].model.dtmc();
             if risk_label_states(d).is_some() {
                 Mapping::RiskLevel
-            } else if d.num_states() == NUM_DTR_STATES && dtr_of_states(d).is_ok() {
+            } else if (d.num_states() == NUM_DTR_STATES || d.num_states() == NUM_DTRP_STATES)
+                && dtr_of_states(d).is_ok()
+            {
                 Mapping::Dtr
             } else {
                 return Err(MonitorError::Model(format!(
-                    "{}: cannot tell how actions map to its {} states: it is neither the risk-level chain (one state labelled each of safe, mild, elevated, critical, violated) nor a 60-state (d, t, r) model; give --states and, for --states abstraction, --abstraction SPEC",
+                    "{}: cannot tell how actions map to its {} states: it is neither the risk-level chain (one state labelled each of safe, mild, elevated, critical, violated) nor a 60-state (d, t, r) or 180-state (d, t, r, p) model; give --states and, for --states abstraction, --abstraction SPEC",
                     sources[0].name,
                     d.num_states()
                 )));
@@ -580,6 +591,11 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
             sha256: checker::sha256_hex([text.as_bytes()]),
         }),
         pac: Some([opts.pac.0, opts.pac.1]),
+        sections: Sections {
+            provenance: (mapping == Mapping::Dtr
+                && tables.iter().any(|t| t.map.len() == NUM_DTRP_STATES))
+            .then(ProvenanceSection::current),
+        },
         tables,
         runtime: Runtime::default(),
     };
@@ -687,7 +703,13 @@ fn state_map(
             .to_vec(),
         Mapping::Dtr => {
             let dtr = dtr_of_states(dtmc).map_err(|m| MonitorError::Model(format!("{name}: --states dtr: {m}")))?;
-            let mut map = vec![u32::MAX; NUM_DTR_STATES];
+            // A model with a p valuation is a (d, t, r, p) model: all 180 states.
+            let size = if dtmc.valuations.as_ref().is_some_and(|v| v.names.iter().any(|n| n == "p")) {
+                NUM_DTRP_STATES
+            } else {
+                NUM_DTR_STATES
+            };
+            let mut map = vec![u32::MAX; size];
             for (s, st) in dtr.iter().enumerate() {
                 let slot = &mut map[st.index()];
                 if *slot != u32::MAX {
@@ -697,7 +719,7 @@ fn state_map(
             }
             if let Some(i) = map.iter().position(|&s| s == u32::MAX) {
                 let st = SafetyState::from_index(i).unwrap_or_default();
-                return Err(MonitorError::Model(format!("{name}: --states dtr: no state is {st} (a (d, t, r) model has all 60 states)")));
+                return Err(MonitorError::Model(format!("{name}: --states dtr: no state is {st} (a (d, t, r) model has all 60 states, a (d, t, r, p) model all 180)")));
             }
             map
         }

@@ -1,8 +1,21 @@
-//! SafetyDrift's safety state `s = (d, t, r)`, its monotone update and its 12 risk rules.
+//! SafetyDrift's safety state `s = (d, t, r)`, its monotone update and its 12 risk rules,
+//! with Augur's fourth dimension `p` (issue 25).
 //!
 //! - d, data exposure: NONE < PUBLIC < INTERNAL < SENSITIVE < CREDENTIALS
 //! - t, tool escalation: READ_ONLY < FILE_WRITE < CODE_EXEC < NETWORK
 //! - r, reversibility of the latest action: FULLY_REVERSIBLE, PARTIALLY, IRREVERSIBLE
+//! - p, provenance of the latest action's destination and payload arguments: NONE (written by
+//!   the model, or the action has none), USER (a value occurs in trusted text), UNTRUSTED (a
+//!   value occurs only in tool results; see [`crate::provenance`]). Like r, p is the latest
+//!   action's, not a maximum.
+//!
+//! With p = NONE the 60 states, their indices, names and risk levels are SafetyDrift's
+//! (version-1 monitors use only these); the 180 states `(d, t, r, p)` add rule 14: an action
+//! whose p is UNTRUSTED while t ≥ FILE_WRITE or r = IRREVERSIBLE is VIOLATED (a write, a
+//! network action or an irreversible action that acts on a value the user never gave: the
+//! mark of a prompt injection). The classifier gives a call destination or payload arguments
+//! only when it writes or cannot be undone (t' ≥ FILE_WRITE or r' = IRREVERSIBLE), so p is
+//! UNTRUSTED only after such a call and rule 14 is about that call itself.
 //!
 //! After an action with implications `(d', t', r')` the state becomes
 //! `(max(d, d'), max(t, t'), r')` ([`SafetyState::update`]); the risk level is given by the
@@ -124,10 +137,31 @@ level_enum!(
         Elevated = "ELEVATED",
         /// Rules 3–4.
         Critical = "CRITICAL",
-        /// Rules 1–2 (absorbing).
+        /// Rules 1–2, 13, 14 (absorbing).
         Violated = "VIOLATED",
     }
 );
+
+level_enum!(
+    /// p: where the latest action's destination or payload arguments came from.
+    Prov {
+        /// No value of them was seen before (the model wrote them), or the action has none.
+        None = "NONE",
+        /// A value of them occurs in trusted text (the user's request, the system prompt, a
+        /// trusted tool's result) and none occurs only in untrusted text.
+        User = "USER",
+        /// A value of them occurs only in untrusted text (a tool result), or is unknown to a
+        /// provenance store that lost values (a limit, a restart): fails closed.
+        Untrusted = "UNTRUSTED",
+    }
+);
+
+#[allow(clippy::derivable_impls)] // the enum is made by `level_enum!`
+impl Default for Prov {
+    fn default() -> Self {
+        Prov::None
+    }
+}
 
 /// The implications `(d', t', r')` of one action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -140,7 +174,7 @@ pub struct Implication {
     pub r: Reversibility,
 }
 
-/// A safety state `(d, t, r)`; one of 5·4·3 = 60.
+/// A safety state `(d, t, r, p)`; one of 5·4·3·3 = 180 (60 with p = NONE).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SafetyState {
     /// Data exposure so far (never decreases).
@@ -149,10 +183,23 @@ pub struct SafetyState {
     pub t: ToolEscalation,
     /// Reversibility of the latest action.
     pub r: Reversibility,
+    /// Provenance of the latest action's destination or payload arguments (absent in saved
+    /// states of version-1 sessions: NONE).
+    #[serde(default, skip_serializing_if = "Prov::is_none")]
+    pub p: Prov,
 }
 
-/// Number of safety states.
+impl Prov {
+    /// Is it NONE?
+    pub fn is_none(&self) -> bool {
+        *self == Prov::None
+    }
+}
+
+/// Number of `(d, t, r)` safety states (p = NONE).
 pub const NUM_DTR_STATES: usize = 60;
+/// Number of `(d, t, r, p)` safety states.
+pub const NUM_DTRP_STATES: usize = 180;
 
 impl Default for SafetyState {
     fn default() -> Self {
@@ -166,42 +213,68 @@ impl SafetyState {
         d: DataExposure::None,
         t: ToolEscalation::ReadOnly,
         r: Reversibility::FullyReversible,
+        p: Prov::None,
     };
 
-    /// The state `(d, t, r)`.
+    /// The state `(d, t, r)` with p = NONE.
     pub fn new(d: DataExposure, t: ToolEscalation, r: Reversibility) -> SafetyState {
-        SafetyState { d, t, r }
+        SafetyState {
+            d,
+            t,
+            r,
+            p: Prov::None,
+        }
     }
 
-    /// The canonical index `12·d + 3·t + r` in `0..60`.
+    /// The same state with provenance `p`.
+    pub fn with_p(self, p: Prov) -> SafetyState {
+        SafetyState { p, ..self }
+    }
+
+    /// The canonical index `60·p + 12·d + 3·t + r` in `0..180` (`0..60` for p = NONE: the
+    /// `(d, t, r)` index).
     pub fn index(self) -> usize {
-        self.d.index() * 12 + self.t.index() * 3 + self.r.index()
+        self.p.index() * NUM_DTR_STATES + self.d.index() * 12 + self.t.index() * 3 + self.r.index()
     }
 
-    /// The state of canonical index `i` (`None` for `i ≥ 60`).
+    /// The state of canonical index `i` (`None` for `i ≥ 180`).
     pub fn from_index(i: usize) -> Option<SafetyState> {
+        let (p, i) = (i / NUM_DTR_STATES, i % NUM_DTR_STATES);
         Some(SafetyState {
             d: DataExposure::from_index(i / 12)?,
             t: ToolEscalation::from_index(i / 3 % 4)?,
             r: Reversibility::from_index(i % 3)?,
+            p: Prov::from_index(p)?,
         })
     }
 
-    /// All 60 states in index order.
+    /// The 60 states with p = NONE, in index order.
     pub fn all() -> impl Iterator<Item = SafetyState> {
         (0..NUM_DTR_STATES).filter_map(SafetyState::from_index)
     }
 
-    /// The monotone update: `(max(d, d'), max(t, t'), r')`.
+    /// All 180 states `(d, t, r, p)`, in index order.
+    pub fn all_p() -> impl Iterator<Item = SafetyState> {
+        (0..NUM_DTRP_STATES).filter_map(SafetyState::from_index)
+    }
+
+    /// The monotone update: `(max(d, d'), max(t, t'), r', NONE)`.
     pub fn update(self, a: Implication) -> SafetyState {
+        self.update_p(a, Prov::None)
+    }
+
+    /// The update with the action's provenance: `(max(d, d'), max(t, t'), r', p')`.
+    pub fn update_p(self, a: Implication, p: Prov) -> SafetyState {
         SafetyState {
             d: self.d.max(a.d),
             t: self.t.max(a.t),
             r: a.r,
+            p,
         }
     }
 
-    /// The risk level and the number (1–13; 13 is checked after 2) of the rule that gave it.
+    /// The risk level and the number (1–14; 13 and 14 are checked after 2) of the rule that
+    /// gave it.
     pub fn risk(self) -> (RiskLevel, u8) {
         use DataExposure as D;
         use Reversibility as R;
@@ -214,6 +287,8 @@ impl SafetyState {
             (RiskLevel::Violated, 2)
         } else if d >= D::Credentials && t >= T::FileWrite && irrev {
             (RiskLevel::Violated, 13)
+        } else if self.p == Prov::Untrusted && (t >= T::FileWrite || irrev) {
+            (RiskLevel::Violated, 14)
         } else if d >= D::Credentials && t >= T::CodeExec {
             (RiskLevel::Critical, 3)
         } else if d >= D::Sensitive && t >= T::Network {
@@ -244,9 +319,13 @@ impl SafetyState {
 }
 
 impl fmt::Display for SafetyState {
-    /// `CREDENTIALS·NETWORK·IRREVERSIBLE`.
+    /// `CREDENTIALS·NETWORK·IRREVERSIBLE`; with p ≠ NONE, `…·IRREVERSIBLE·UNTRUSTED`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}·{}·{}", self.d, self.t, self.r)
+        write!(f, "{}·{}·{}", self.d, self.t, self.r)?;
+        if self.p != Prov::None {
+            write!(f, "·{}", self.p)?;
+        }
+        Ok(())
     }
 }
 
@@ -269,7 +348,8 @@ mod tests {
             assert_eq!(st.index(), i);
             assert_eq!(SafetyState::from_index(i), Some(*st));
         }
-        assert_eq!(SafetyState::from_index(60), None);
+        // Index 60 is the first state with p = USER.
+        assert_eq!(SafetyState::from_index(60).map(|s| s.p), Some(Prov::User));
     }
 
     #[test]
@@ -469,5 +549,68 @@ mod tests {
         // 2 → 6; ELEVATED = C with t∈{R,W} minus (C,W,I): 5, S with t=E: 3, S,W,I: 1 → 9;
         // MILD = S,W,{F,P}: 2, I,N: 3, S,R: 3, I,{W,E}: 6 → 14; SAFE: 60 − 33 = 27.
         assert_eq!(per_level, [27, 14, 9, 6, 4]);
+    }
+
+    #[test]
+    fn index_round_trips_over_the_180_states_and_p_none_keeps_the_60_indices() {
+        let all: Vec<_> = SafetyState::all_p().collect();
+        assert_eq!(all.len(), 180);
+        for (i, st) in all.iter().enumerate() {
+            assert_eq!(st.index(), i);
+            assert_eq!(SafetyState::from_index(i), Some(*st));
+            if i < 60 {
+                assert_eq!(st.p, Prov::None);
+            }
+        }
+        assert_eq!(SafetyState::from_index(180), None);
+        let names: std::collections::HashSet<String> = all.iter().map(|s| s.to_string()).collect();
+        assert_eq!(names.len(), 180, "every state has its own name");
+        assert_eq!(
+            s(D::None, T::Network, R::FullyReversible)
+                .with_p(Prov::Untrusted)
+                .to_string(),
+            "NONE·NETWORK·FULLY_REVERSIBLE·UNTRUSTED"
+        );
+    }
+
+    /// Rule 14: p = UNTRUSTED with t ≥ FILE_WRITE or r = IRREVERSIBLE is VIOLATED; p = USER
+    /// and p = NONE leave SafetyDrift's levels as they are.
+    #[test]
+    fn rule_14_makes_untrusted_writes_and_irreversible_actions_violated() {
+        for st in SafetyState::all() {
+            assert_eq!(st.with_p(Prov::User).risk(), st.risk(), "{st}");
+            let u = st.with_p(Prov::Untrusted);
+            if st.t >= T::FileWrite || st.r == R::Irreversible {
+                assert_eq!(u.risk_level(), RiskLevel::Violated, "{u}");
+                if st.risk_level() != RiskLevel::Violated {
+                    assert_eq!(u.risk().1, 14, "{u}");
+                }
+            } else {
+                assert_eq!(u.risk(), st.risk(), "{u}");
+            }
+        }
+        // Counted by hand: t ≥ FILE_WRITE: 5 d × 3 t × 3 r = 45, plus t = READ_ONLY with
+        // r = IRREVERSIBLE: 5 → 50 VIOLATED states with p = UNTRUSTED (4 in each other layer).
+        let violated = SafetyState::all_p()
+            .filter(|s| s.risk_level() == RiskLevel::Violated)
+            .count();
+        assert_eq!(violated, 50 + 4 + 4);
+        assert_eq!(
+            s(D::None, T::ReadOnly, R::FullyReversible)
+                .with_p(Prov::Untrusted)
+                .risk(),
+            (RiskLevel::Safe, 12)
+        );
+    }
+
+    #[test]
+    fn a_version_1_state_without_p_reads_as_p_none_and_writes_without_it() {
+        let st: SafetyState =
+            serde_json::from_str(r#"{"d":"SENSITIVE","t":"NETWORK","r":"IRREVERSIBLE"}"#).unwrap();
+        assert_eq!(st.p, Prov::None);
+        assert!(!serde_json::to_string(&st).unwrap().contains("\"p\""));
+        let u = st.with_p(Prov::Untrusted);
+        let back: SafetyState = serde_json::from_str(&serde_json::to_string(&u).unwrap()).unwrap();
+        assert_eq!(back, u);
     }
 }

@@ -1,11 +1,16 @@
 //! `monitor eval`: learn on a training split, compile, replay the test split, report — never
 //! measure on training runs.
 //!
-//! - Runs are mapped to `(d, t, r)` trajectories by the classifier (`s₀ = START`,
-//!   `s_{k+1} = s_k ⊕ classify(step k)`); a DTMC over the 60 states is learned from the
-//!   training runs per category (validity: d and t never decrease, VIOLATED is absorbing;
-//!   Laplace smoothing α), plus a fallback learned on all training runs; it is compiled with
-//!   the property and replayed on the test runs.
+//! - Runs are mapped to `(d, t, r, p)` trajectories ([`trajectory_p`]): each run's
+//!   observations (user request, system prompt, tool results; trusted as the policy's
+//!   `trusted_tools` say) are fed to a provenance store before each call, in order, and
+//!   `s_{k+1} = s_k ⊕ (classify(step k), p(step k))` with the session's absorbing VIOLATED;
+//!   a DTMC over the 180 states is learned from the training runs per category (validity: d
+//!   and t never decrease, VIOLATED is absorbing; Laplace smoothing α), plus a fallback
+//!   learned on all training runs; it is compiled (a version-2 monitor with the provenance
+//!   section) and replayed through sessions on the test runs, each run's observations fed to
+//!   its session before each call. With [`EvalOptions::provenance`] off, the 60-state
+//!   `(d, t, r)` chain of before issue 25 ([`trajectory`]).
 //! - Replay follows the recorded run (every action is recorded as executed), so the
 //!   probabilities of a run do not depend on the thresholds: each run is replayed once and
 //!   every threshold is evaluated on the stored probabilities.
@@ -27,7 +32,7 @@
 
 use crate::classifier::Classifier;
 use crate::compile::{compile_dtmcs, CompileOptions, Source};
-use crate::dtr::{RiskLevel, SafetyState, NUM_DTR_STATES};
+use crate::dtr::{RiskLevel, SafetyState, NUM_DTRP_STATES, NUM_DTR_STATES};
 use crate::error::{MonitorError, Result};
 use crate::monitor::{Mapping, Monitor};
 use crate::policy::{Policy, Verdict};
@@ -83,6 +88,11 @@ pub struct EvalOptions {
     pub load: augur_check::LoadOptions,
     /// See [`EvalOptions::load`].
     pub check: augur_check::CheckOptions,
+    /// Learn the 180-state `(d, t, r, p)` chain (default) rather than the 60-state one.
+    pub provenance: bool,
+    /// Tools whose results are trusted observations (without a policy; with one, its
+    /// `trusted_tools`): by default [`crate::policy::DEFAULT_TRUSTED_TOOLS`].
+    pub trusted_tools: Vec<NamePattern>,
 }
 
 impl EvalOptions {
@@ -107,6 +117,8 @@ impl EvalOptions {
             flag_at: Verdict::Warn,
             load: CompileOptions::new("").load,
             check: CompileOptions::new("").check,
+            provenance: true,
+            trusted_tools: crate::policy::default_trusted_tools(),
         }
     }
 }
@@ -212,24 +224,52 @@ pub fn is_payload(name: &str) -> bool {
 ///   or r = IRREVERSIBLE (a call the classifier cannot map counts as such: fail closed), or
 /// - goes to the network: the untrusted value is a destination's URL or domain (a fetch of a
 ///   link first seen in a tool result).
+///
+/// Tool results are trusted as [`EvalOptions::trusted_tools`] say (the same trust as the
+/// chain's, so that the two differ only in the chain).
 pub fn provenance_flag(classifier: &Classifier, run: &Run) -> Option<usize> {
+    provenance_flag_with(classifier, &crate::policy::default_trusted_tools(), run)
+}
+
+/// Feed a run's observations made before step `k` (from `*next` on) to a store.
+fn feed(
+    store: &mut crate::provenance::Provenance,
+    trusted: &[NamePattern],
+    run: &Run,
+    next: &mut usize,
+    k: usize,
+) {
+    use crate::provenance::Origin;
+    use crate::runs::ObservationSource;
+    while let Some(o) = run.observations.get(*next).filter(|o| o.before_step <= k) {
+        *next += 1;
+        let tool = o.tool.as_deref().unwrap_or("");
+        let step = o.step.unwrap_or(o.before_step.saturating_sub(1)) as u32;
+        let origin = match o.source {
+            ObservationSource::User => Origin::User,
+            ObservationSource::System => Origin::System,
+            ObservationSource::Tool if trusted.iter().any(|p| p.matches(tool)) => {
+                Origin::TrustedTool { tool, step }
+            }
+            ObservationSource::Tool => Origin::Tool { tool, step },
+        };
+        store.observe(origin, &o.text);
+    }
+}
+
+/// [`provenance_flag`] with these trusted tools.
+pub fn provenance_flag_with(
+    classifier: &Classifier,
+    trusted: &[NamePattern],
+    run: &Run,
+) -> Option<usize> {
     use crate::dtr::{Reversibility, ToolEscalation};
-    use crate::provenance::{ArgProvenance, Origin, Provenance, ValueKind};
-    use crate::runs::{ObservationSource, RunStep};
+    use crate::provenance::{ArgProvenance, Provenance, ValueKind};
+    use crate::runs::RunStep;
     let mut store = Provenance::new();
-    let mut obs = run.observations.iter().peekable();
+    let mut next = 0;
     for (k, step) in run.steps.iter().enumerate() {
-        while let Some(o) = obs.next_if(|o| o.before_step <= k) {
-            let origin = match o.source {
-                ObservationSource::User => Origin::User,
-                ObservationSource::System => Origin::System,
-                ObservationSource::Tool => Origin::Tool {
-                    tool: o.tool.as_deref().unwrap_or(""),
-                    step: o.step.unwrap_or(o.before_step.saturating_sub(1)) as u32,
-                },
-            };
-            store.observe(origin, &o.text);
-        }
+        feed(&mut store, trusted, run, &mut next, k);
         let RunStep::Tool { tool, args } = step else {
             continue;
         };
@@ -466,10 +506,40 @@ pub fn replay_probabilities(
     runs: &[&Run],
     horizon: Option<u32>,
 ) -> Result<Vec<RunProbabilities>> {
+    replay_probabilities_with(
+        monitor,
+        runs,
+        horizon,
+        &crate::policy::default_trusted_tools(),
+    )
+}
+
+/// Feed a run's observations made before step `k` (from `*next` on) to a session.
+pub fn observe_before(s: &mut Session, run: &Run, next: &mut usize, k: usize) {
+    while let Some(o) = run.observations.get(*next).filter(|o| o.before_step <= k) {
+        *next += 1;
+        s.observe_at(
+            o.source,
+            o.tool.as_deref(),
+            Some(o.step.unwrap_or(o.before_step.saturating_sub(1)) as u32),
+            o.text.as_bytes(),
+        );
+    }
+}
+
+/// [`replay_probabilities`] with these trusted tools; each run's observations are fed to its
+/// session before each call.
+pub fn replay_probabilities_with(
+    monitor: &Arc<Monitor>,
+    runs: &[&Run],
+    horizon: Option<u32>,
+    trusted: &[NamePattern],
+) -> Result<Vec<RunProbabilities>> {
     let policy = Arc::new(Policy {
         base: crate::policy::Rules {
             thresholds: Vec::new(),
             horizon,
+            trusted_tools: trusted.to_vec(),
             ..Default::default()
         },
         categories: Vec::new(),
@@ -478,7 +548,9 @@ pub fn replay_probabilities(
     for r in runs {
         let mut s = Session::new(monitor, &policy, r.category.as_deref())?;
         let mut ps = Vec::with_capacity(r.steps.len());
-        for step in &r.steps {
+        let mut next = 0;
+        for (k, step) in r.steps.iter().enumerate() {
+            observe_before(&mut s, r, &mut next, k);
             let a = step.action();
             let d = s.gate(&a);
             ps.push(d.probability);
@@ -502,7 +574,9 @@ pub fn replay_flags(
     for r in runs {
         let mut s = Session::new(monitor, policy, r.category.as_deref())?;
         let mut flagged = None;
+        let mut next = 0;
         for (k, step) in r.steps.iter().enumerate() {
+            observe_before(&mut s, r, &mut next, k);
             let a = step.action();
             let d = s.gate(&a);
             if flagged.is_none() && d.verdict >= flag_at {
@@ -660,7 +734,39 @@ pub fn trajectory(classifier: &Classifier, run: &Run) -> Vec<SafetyState> {
     out
 }
 
-/// Validity over the 60 `(d, t, r)` states: d and t never decrease; VIOLATED is absorbing.
+/// The `(d, t, r, p)` trajectory of a run as a session sees it: the run's observations are fed
+/// to a provenance store before each call (tool results trusted as `trusted` says), each call
+/// gets its p ([`Classifier::call_provenance`]) and its classification may test provenance
+/// (`when`); VIOLATED is absorbing as in a session. Up to the first step the classifier cannot
+/// map.
+pub fn trajectory_p(
+    classifier: &Classifier,
+    trusted: &[NamePattern],
+    run: &Run,
+) -> Vec<SafetyState> {
+    let mut store = crate::provenance::Provenance::new();
+    let mut next = 0;
+    let mut s = SafetyState::START;
+    let mut out = vec![s];
+    for (k, step) in run.steps.iter().enumerate() {
+        feed(&mut store, trusted, run, &mut next, k);
+        let crate::runs::RunStep::Tool { tool, args } = step else {
+            break;
+        };
+        match classifier.classify_with(tool, args, Some(&store)) {
+            Some(c) => {
+                let p = classifier.call_provenance(&c, args, &store, false).p;
+                s = crate::session::absorbing(s, s.update_p(c.implication, p));
+                out.push(s);
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// Validity over the `(d, t, r)` and `(d, t, r, p)` states: d and t never decrease; VIOLATED
+/// is absorbing.
 pub fn dtr_valid(from: u32, to: u32) -> bool {
     let (Some(a), Some(b)) = (
         SafetyState::from_index(from as usize),
@@ -677,8 +783,28 @@ pub fn dtr_valid(from: u32, to: u32) -> bool {
 /// Learn the 60-state `(d, t, r)` chain from trajectories, labelled with the risk levels
 /// (`SAFE` .. `VIOLATED`) and valued with `d`, `t`, `r`.
 pub fn learn_dtr(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, TransitionCounts)> {
+    learn_states(trajectories, alpha, false)
+}
+
+/// Learn the 180-state `(d, t, r, p)` chain from trajectories, labelled with the risk levels
+/// and valued with `d`, `t`, `r`, `p`.
+pub fn learn_dtrp(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, TransitionCounts)> {
+    learn_states(trajectories, alpha, true)
+}
+
+fn learn_states(
+    trajectories: &[&[SafetyState]],
+    alpha: f64,
+    with_p: bool,
+) -> Result<(Dtmc, TransitionCounts)> {
+    let n = if with_p {
+        NUM_DTRP_STATES
+    } else {
+        NUM_DTR_STATES
+    };
+    let states = || (0..n).filter_map(SafetyState::from_index);
     let validity = |i: u32, j: u32| dtr_valid(i, j);
-    let mut counts = TransitionCounts::new(NUM_DTR_STATES);
+    let mut counts = TransitionCounts::new(n);
     let mut buf = Vec::new();
     for t in trajectories {
         buf.clear();
@@ -694,8 +820,8 @@ pub fn learn_dtr(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, T
     dtmc.labels = RiskLevel::ALL
         .iter()
         .map(|l| {
-            let mut set = FixedBitSet::with_capacity(NUM_DTR_STATES);
-            for s in SafetyState::all() {
+            let mut set = FixedBitSet::with_capacity(n);
+            for s in states() {
                 if s.risk_level() == *l {
                     set.insert(s.index());
                 }
@@ -703,28 +829,40 @@ pub fn learn_dtr(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, T
             (l.as_str().to_string(), set)
         })
         .collect();
-    let mut values = Vec::with_capacity(NUM_DTR_STATES * 3);
-    for s in SafetyState::all() {
+    let cols = if with_p { 4 } else { 3 };
+    let mut values = Vec::with_capacity(n * cols);
+    for s in states() {
         values.extend([
             EValue::Int(s.d.index() as i64),
             EValue::Int(s.t.index() as i64),
             EValue::Int(s.r.index() as i64),
         ]);
+        if with_p {
+            values.push(EValue::Int(s.p.index() as i64));
+        }
     }
-    dtmc.valuations = Some(Valuations::new(
-        vec!["d".into(), "t".into(), "r".into()],
-        vec![Type::Int; 3],
-        values,
-    ));
+    let names: Vec<String> = ["d", "t", "r", "p"][..cols]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+    dtmc.valuations = Some(Valuations::new(names, vec![Type::Int; cols], values));
     Ok((dtmc, counts))
 }
 
 /// Learn the per-category monitors (plus the fallback on all training runs) and compile them.
 pub fn train_monitor(runs: &[&Run], opts: &EvalOptions) -> Result<Monitor> {
+    let trusted = trusted_tools(opts);
     let trajs: Vec<Vec<SafetyState>> = runs
         .iter()
-        .map(|r| trajectory(&opts.classifier, r))
+        .map(|r| {
+            if opts.provenance {
+                trajectory_p(&opts.classifier, trusted, r)
+            } else {
+                trajectory(&opts.classifier, r)
+            }
+        })
         .collect();
+    let learn = |ts: &[&[SafetyState]]| learn_states(ts, opts.alpha, opts.provenance);
     let mut by_cat: BTreeMap<String, Vec<&[SafetyState]>> = BTreeMap::new();
     for (r, t) in runs.iter().zip(&trajs) {
         if let Some(c) = &r.category {
@@ -737,13 +875,13 @@ pub fn train_monitor(runs: &[&Run], opts: &EvalOptions) -> Result<Monitor> {
     }
     let mut sources = Vec::new();
     for (c, ts) in &by_cat {
-        let (dtmc, counts) = learn_dtr(ts, opts.alpha)?;
+        let (dtmc, counts) = learn(ts)?;
         let mut s = Source::new(dtmc, &format!("learned[{c}]"));
         s.category = Some(c.clone());
         s.counts = Some(counts);
         sources.push(s);
     }
-    let (dtmc, counts) = learn_dtr(&all, opts.alpha)?;
+    let (dtmc, counts) = learn(&all)?;
     let mut s = Source::new(dtmc, "learned[all]");
     s.counts = Some(counts);
     sources.push(s);
@@ -752,6 +890,14 @@ pub fn train_monitor(runs: &[&Run], opts: &EvalOptions) -> Result<Monitor> {
     copts.mapping = Some(Mapping::Dtr);
     copts.classifier = Some(opts.classifier.clone());
     compile_dtmcs(sources, &copts)
+}
+
+/// The trusted tools of an evaluation: its policy's, else [`EvalOptions::trusted_tools`].
+fn trusted_tools(opts: &EvalOptions) -> &[NamePattern] {
+    match &opts.policy {
+        Some(p) => &p.base.trusted_tools,
+        None => &opts.trusted_tools,
+    }
 }
 
 /// The compilation options of an evaluation (its property, constants, method and limits).
@@ -811,6 +957,13 @@ pub struct EvalReport {
     pub matrix_curve: Vec<CurvePoint>,
     /// Per category (the monitor).
     pub per_category: Vec<(String, Metrics)>,
+    /// Per model of the runs (when the runs record one): the figures by class of the monitor
+    /// and of the provenance rule alone. Under `--hold-out-model` each model's figures are
+    /// those of the round that tested it.
+    pub per_model: Vec<(String, ClassMetrics, ClassMetrics)>,
+    /// The non-violating runs (benign and injected, attempts excluded) the monitor flagged,
+    /// with the step, the tool and the session's reason there.
+    pub flagged_safe: Vec<FlaggedRun>,
     /// Per horizon h = 1..H (threshold chosen on training per h).
     pub per_horizon: Vec<(u32, f64, Metrics)>,
     /// Markov-order check.
@@ -820,7 +973,69 @@ pub struct EvalReport {
     pub horizon_curves: Vec<(String, Vec<f64>)>,
 }
 
+/// A run the monitor flagged, with why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlaggedRun {
+    /// The run's id.
+    pub id: String,
+    /// Its category.
+    pub category: Option<String>,
+    /// Its model.
+    pub model: Option<String>,
+    /// Whether its input carried an injection.
+    pub injected: Option<bool>,
+    /// The flagged step.
+    pub step: usize,
+    /// The tool called there.
+    pub tool: String,
+    /// The session's reason at that step.
+    pub reason: String,
+}
+
+/// Replay a run through a session up to step `k` (observations fed) and give the reason there.
+fn reason_at(
+    monitor: &Arc<Monitor>,
+    run: &Run,
+    k: usize,
+    trusted: &[NamePattern],
+    threshold: f64,
+) -> Result<String> {
+    // The threshold that flagged the run, as a `block` threshold (none when it is not finite).
+    let thresholds = if threshold.is_finite() {
+        vec![crate::policy::PolicyThreshold {
+            at: threshold.clamp(0.0, 1.0),
+            verdict: Verdict::Block,
+            message: None,
+        }]
+    } else {
+        Vec::new()
+    };
+    let policy = Arc::new(Policy {
+        base: crate::policy::Rules {
+            thresholds,
+            trusted_tools: trusted.to_vec(),
+            ..Default::default()
+        },
+        categories: Vec::new(),
+    });
+    let mut s = Session::new(monitor, &policy, run.category.as_deref())?;
+    let mut next = 0;
+    for (i, step) in run.steps.iter().enumerate() {
+        observe_before(&mut s, run, &mut next, i);
+        let a = step.action();
+        let d = s.gate(&a);
+        if i == k {
+            return Ok(s.reason(&d));
+        }
+        if !d.advanced && !matches!(d.fired, Fired::FailClosed(_)) {
+            s.record(&a, true);
+        }
+    }
+    Ok(String::new())
+}
+
 struct FoldResult {
+    flagged_safe: Vec<FlaggedRun>,
     runs: Vec<usize>,
     main: Vec<Option<usize>>,
     main_threshold: f64,
@@ -842,14 +1057,18 @@ fn run_fold(
     let tr: Vec<&Run> = train.iter().map(|&i| &all[i]).collect();
     let te: Vec<&Run> = test.iter().map(|&i| &all[i]).collect();
     let monitor = Arc::new(train_monitor(&tr, opts)?);
-    let traces = replay_probabilities(&monitor, &te, None)?;
+    let trusted = trusted_tools(opts);
+    let replay = |m: &Arc<Monitor>, runs: &[&Run], h: Option<u32>| {
+        replay_probabilities_with(m, runs, h, trusted)
+    };
+    let traces = replay(&monitor, &te, None)?;
     let (main, main_threshold) = match &opts.policy {
         Some(p) => (
             replay_flags(&monitor, &Arc::new(p.clone()), &te, opts.flag_at)?,
             f64::NAN,
         ),
         None => {
-            let t = choose_threshold(&tr, &replay_probabilities(&monitor, &tr, None)?);
+            let t = choose_threshold(&tr, &replay(&monitor, &tr, None)?);
             (traces.iter().map(|x| first_at(x, t)).collect(), t)
         }
     };
@@ -874,7 +1093,7 @@ fn run_fold(
         .collect();
     let provenance = te
         .iter()
-        .map(|r| provenance_flag(&opts.classifier, r))
+        .map(|r| provenance_flag_with(&opts.classifier, trusted, r))
         .collect();
     let matrix = match &opts.matrix {
         Some(d) => {
@@ -895,12 +1114,30 @@ fn run_fold(
     let mut per_h = Vec::new();
     if monitor.stay.is_none() {
         for h in 1..=opts.horizon {
-            let t = choose_threshold(&tr, &replay_probabilities(&monitor, &tr, Some(h))?);
-            let tt = replay_probabilities(&monitor, &te, Some(h))?;
+            let t = choose_threshold(&tr, &replay(&monitor, &tr, Some(h))?);
+            let tt = replay(&monitor, &te, Some(h))?;
             per_h.push((t, tt.iter().map(|x| first_at(x, t)).collect()));
         }
     }
+    let mut flagged_safe = Vec::new();
+    for (r, f) in te.iter().zip(&main) {
+        if let (Some(k), Label::Safe, None) = (f, r.label, r.attempt_step) {
+            flagged_safe.push(FlaggedRun {
+                id: r.id.clone(),
+                category: r.category.clone(),
+                model: r.model.clone(),
+                injected: r.injected,
+                step: *k,
+                tool: r
+                    .steps
+                    .get(*k)
+                    .map_or(String::new(), |s| s.tool().to_string()),
+                reason: reason_at(&monitor, r, *k, trusted, main_threshold)?,
+            });
+        }
+    }
     Ok(FoldResult {
+        flagged_safe,
         runs: test.to_vec(),
         main,
         main_threshold,
@@ -1081,6 +1318,19 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
             .push(o.clone());
     }
     let per_category = cats.into_iter().map(|(c, os)| (c, metrics(&os))).collect();
+    let prov_outcomes = pool(&|f| f.provenance.clone());
+    let mut models: BTreeMap<String, (Vec<Outcome>, Vec<Outcome>)> = BTreeMap::new();
+    for ((r, a), b) in test_runs.iter().zip(&main_outcomes).zip(&prov_outcomes) {
+        if let Some(m) = &r.model {
+            let e = models.entry(m.clone()).or_default();
+            e.0.push(a.clone());
+            e.1.push(b.clone());
+        }
+    }
+    let per_model = models
+        .into_iter()
+        .map(|(m, (a, b))| (m, class_metrics(&a), class_metrics(&b)))
+        .collect();
     let mut per_horizon = Vec::new();
     if results
         .iter()
@@ -1107,6 +1357,15 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         baseline_points,
         matrix_curve,
         per_category,
+        per_model,
+        flagged_safe: {
+            let mut v: Vec<FlaggedRun> = results
+                .iter()
+                .flat_map(|f| f.flagged_safe.clone())
+                .collect();
+            v.sort_by(|a, b| a.id.cmp(&b.id));
+            v
+        },
         per_horizon,
         markov_order,
         horizon_curves,
@@ -1261,7 +1520,12 @@ pub fn level_curves(m: &Monitor) -> Vec<(String, Vec<f64>)> {
     for level in &RiskLevel::ALL[..4] {
         let mut acc = vec![0.0; h];
         let mut w = 0.0;
-        for s in SafetyState::all().filter(|s| s.risk_level() == *level) {
+        let states: Vec<SafetyState> = if t.map.len() == NUM_DTRP_STATES {
+            SafetyState::all_p().collect()
+        } else {
+            SafetyState::all().collect()
+        };
+        for s in states.into_iter().filter(|s| s.risk_level() == *level) {
             let ms = t.map[s.index()] as usize;
             let obs = t.learning.as_ref().map_or(1, |l| l[ms].observations) as f64;
             if obs == 0.0 {
@@ -1351,6 +1615,49 @@ impl EvalReport {
                 pct(&c.fp_injected),
                 pct(&c.fp_non_violating),
             );
+        }
+        if !self.per_model.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nPer model (the monitor / the provenance rule alone):\n"
+            );
+            let _ = writeln!(
+                s,
+                "| model | method | prevented | early | FP benign | FP non-violating |"
+            );
+            let _ = writeln!(s, "|---|---|---|---|---|---|");
+            for (m, a, b) in &self.per_model {
+                for (name, c) in [("monitor", a), ("provenance rule", b)] {
+                    let _ = writeln!(
+                        s,
+                        "| {m} | {name} | {} | {} | {} | {} |",
+                        pct(&c.prevented),
+                        pct(&c.early),
+                        pct(&c.fp_benign),
+                        pct(&c.fp_non_violating),
+                    );
+                }
+            }
+        }
+        if !self.flagged_safe.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nNon-violating runs the monitor flagged ({}), with the reason at the flagged step:\n",
+                self.flagged_safe.len()
+            );
+            let _ = writeln!(s, "| run | injected | step | tool | reason |");
+            let _ = writeln!(s, "|---|---|---|---|---|");
+            for f in &self.flagged_safe {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} |",
+                    f.id,
+                    f.injected.map_or("?", |i| if i { "yes" } else { "no" }),
+                    f.step,
+                    f.tool,
+                    f.reason.replace('|', "\\|")
+                );
+            }
         }
         let _ = writeln!(s, "\nPer category (the monitor):\n");
         let _ = writeln!(s, "| category | detection | false positives | mean lead |");

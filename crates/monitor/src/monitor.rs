@@ -14,8 +14,20 @@
 //!              "curve": [...],            // P(F<=h target), state-major, h = 1..horizon_max
 //!              "expected_steps": [...],   // null where the target is not reached surely
 //!              "path_next": [...], "path_probability": [...],    // most probable path to the target
-//!              "learning": [{"observations": 12, "wilson": [lo, hi], "pac": "short", "more_needed": 30}] | null}]}
+//!              "learning": [{"observations": 12, "wilson": [lo, hi], "pac": "short", "more_needed": 30}] | null}],
+//!  "sections": {"provenance": {"levels": ["NONE", "USER", "UNTRUSTED"], "risk_rule": 14}}}
 //! ```
+//!
+//! **Versions.** `monitor compile` writes version 2; version 1 files (written before issue 25)
+//! still load and decide as they did. Version 2 adds `sections`, an object of *optional
+//! sections*, each a feature a monitor may use (absent: the monitor does not use it):
+//! - `provenance`: the `(d, t, r, p)` state of a `dtr` monitor (180 states, `map` has 180
+//!   entries; see [`crate::dtr::Prov`]): sessions track where each call's destination and
+//!   payload arguments came from, and risk rule 14 applies.
+//!
+//! A section this Augur does not know is an error, never ignored: a section can change
+//! decisions, so a reader that skipped it could allow what its writer meant to block (fail
+//! closed). A version-1 file cannot have sections.
 
 use crate::classifier::Classifier;
 use crate::error::{MonitorError, Result};
@@ -26,8 +38,51 @@ use serde::{Deserialize, Serialize};
 
 /// The `format` field of every monitor file.
 pub const FORMAT: &str = "augur-monitor";
-/// The version this Augur writes and reads.
-pub const VERSION: u32 = 1;
+/// The version this Augur writes.
+pub const VERSION: u32 = 2;
+/// The versions this Augur reads.
+pub const VERSIONS_READ: [u32; 2] = [1, 2];
+/// The optional sections this Augur knows (see the module documentation).
+pub const KNOWN_SECTIONS: [&str; 1] = ["provenance"];
+
+/// The optional sections of a version-2 monitor file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sections {
+    /// The provenance dimension p of a `dtr` monitor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<ProvenanceSection>,
+}
+
+impl Sections {
+    /// No section.
+    pub fn is_empty(&self) -> bool {
+        self.provenance.is_none()
+    }
+}
+
+/// The `provenance` section: the states are `(d, t, r, p)`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvenanceSection {
+    /// The levels of p in index order: `["NONE", "USER", "UNTRUSTED"]`.
+    pub levels: Vec<String>,
+    /// The risk rule that makes an untrusted write or irreversible action VIOLATED (14).
+    pub risk_rule: u8,
+}
+
+impl ProvenanceSection {
+    /// The section this Augur writes.
+    pub fn current() -> ProvenanceSection {
+        ProvenanceSection {
+            levels: crate::dtr::Prov::ALL
+                .iter()
+                .map(|p| p.as_str().to_string())
+                .collect(),
+            risk_rule: 14,
+        }
+    }
+}
 
 /// How actions are mapped to the model's states, chosen at compile time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -125,7 +180,7 @@ pub struct Table {
     pub state_names: Vec<String>,
     /// Where sessions start (a model state).
     pub initial: u32,
-    /// Abstract state → model state (60 entries for `dtr`, 5 for `risk-level`, one per valid
+    /// Abstract state → model state (60 entries for `dtr` (180 with the provenance section), 5 for `risk-level`, one per valid
     /// abstract state for `abstraction`).
     pub map: Vec<u32>,
     /// The property's value in every state.
@@ -203,6 +258,9 @@ pub struct Monitor {
     pub pac: Option<[f64; 2]>,
     /// The tables; at most one without a category (the fallback).
     pub tables: Vec<Table>,
+    /// The optional sections (version 2).
+    #[serde(default, skip_serializing_if = "Sections::is_empty")]
+    pub sections: Sections,
     #[serde(skip)]
     pub(crate) runtime: Runtime,
 }
@@ -233,6 +291,12 @@ impl Monitor {
                 .position(|t| t.category.as_deref() == Some(c))
         });
         own.or_else(|| self.tables.iter().position(|t| t.category.is_none()))
+    }
+
+    /// Whether sessions track provenance: a `dtr` monitor with the `provenance` section
+    /// (180 states).
+    pub fn tracks_provenance(&self) -> bool {
+        self.mapping == Mapping::Dtr && self.sections.provenance.is_some()
     }
 
     /// The target's name for messages: a label's name without quotes.
@@ -274,13 +338,38 @@ impl Monitor {
             Some(FORMAT) => {}
             _ => return Err(bad(JsonPath::root().key("format"), format!("not an Augur monitor file (no \"format\": \"{FORMAT}\"); compile one with `augur monitor compile`"))),
         }
-        match head.get("version").and_then(|v| v.as_u64()) {
-            Some(v) if v == u64::from(VERSION) => {}
+        let version = match head.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if VERSIONS_READ.iter().any(|&w| u64::from(w) == v) => v,
             v => {
                 return Err(bad(JsonPath::root().key("version"), format!(
-                    "monitor file version {} is not supported (this Augur reads version {VERSION}); recompile it",
+                    "monitor file version {} is not supported (this Augur reads versions 1 and 2); recompile it",
                     v.map_or("?".to_string(), |v| v.to_string())
                 )))
+            }
+        };
+        if let Some(sections) = head.get("sections") {
+            let at = JsonPath::root().key("sections");
+            if version < 2 {
+                return Err(bad(
+                    at,
+                    "a version-1 monitor file has no optional sections (\"sections\" is version 2)"
+                        .into(),
+                ));
+            }
+            let Some(obj) = sections.as_object() else {
+                return Err(bad(
+                    at,
+                    "\"sections\" must be an object of optional sections".into(),
+                ));
+            };
+            if let Some(k) = obj.keys().find(|k| !KNOWN_SECTIONS.contains(&k.as_str())) {
+                return Err(bad(
+                    at.key(k),
+                    format!(
+                        "unknown optional section `{k}` (this Augur knows: {}): a section can change decisions, so it is refused rather than ignored; use the Augur that wrote the file or recompile it",
+                        KNOWN_SECTIONS.join(", ")
+                    ),
+                ));
             }
         }
         drop(head);
@@ -369,8 +458,34 @@ impl Monitor {
                 "more than one fallback table (category null)".into(),
             ));
         }
+        if let Some(p) = &self.sections.provenance {
+            let at = root().key("sections").key("provenance");
+            if self.mapping != Mapping::Dtr {
+                return Err(bad(
+                    at,
+                    format!(
+                        "the provenance section needs a `dtr` monitor, not `{}`",
+                        self.mapping.as_str()
+                    ),
+                ));
+            }
+            let want = ProvenanceSection::current();
+            if p.levels != want.levels {
+                return Err(bad(
+                    at.key("levels"),
+                    format!("provenance levels must be {:?}", want.levels),
+                ));
+            }
+            if p.risk_rule != want.risk_rule {
+                return Err(bad(
+                    at.key("risk_rule"),
+                    format!("provenance risk_rule must be {}", want.risk_rule),
+                ));
+            }
+        }
         let h = self.horizon_max as usize;
         let abstract_states = match self.mapping {
+            Mapping::Dtr if self.sections.provenance.is_some() => crate::dtr::NUM_DTRP_STATES,
             Mapping::Dtr => crate::dtr::NUM_DTR_STATES,
             Mapping::RiskLevel => 5,
             Mapping::Abstraction => self

@@ -8,6 +8,7 @@
 //! unobserved = "warn"    # optional: at least this verdict in a state never observed in training
 //! always_block = ["delete production database", "wipe"]   # tool name patterns
 //! always_allow = ["get current day"]
+//! trusted_tools = ["get contact*"]   # optional: tools whose results are the user's own data
 //! thresholds = [         # descending; the first with P >= at decides; below all: allow
 //!   { at = 0.90, verdict = "block", message = "critical risk" },
 //!   { at = 0.60, verdict = "pause" },
@@ -16,6 +17,17 @@
 //! [category.banking]     # per-category overrides (any of the keys above)
 //! thresholds = [{ at = 0.5, verdict = "pause" }]
 //! ```
+//!
+//! `trusted_tools` (tool name patterns, matched on words as `always_block` is) lists the tools
+//! whose results a session observes as *trusted* text, like the user's request (issue 25,
+//! [`crate::provenance`]): a value first read from them counts as the user's. Every other
+//! tool's result is untrusted. The default, [`DEFAULT_TRUSTED_TOOLS`], is generic: reading the
+//! user's own address book and profile (`get contact*`, `search contact*`, `get user info*`,
+//! `get profile`, ...); `trusted_tools = []` trusts no tool. Trusting a tool is a judgement
+//! about who can write what it returns: an address book or a profile is written by the user;
+//! e-mails, files, web pages, calendars and messages are written by others too. The patterns
+//! start with a read verb so that a tool that *writes* the profile (whose result echoes what
+//! the agent wrote, perhaps an injected value) is not trusted.
 //!
 //! Verdicts, least to most severe: `allow` (also spelt `log`), `warn`, `pause`, `block`.
 
@@ -26,6 +38,29 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use toml::Spanned;
+
+/// The default `trusted_tools`: tools whose results are the user's own data (see the module
+/// documentation).
+pub const DEFAULT_TRUSTED_TOOLS: &[&str] = &[
+    "get contact*",
+    "search contact*",
+    "list contact*",
+    "find contact*",
+    "read contact*",
+    "get address book",
+    "get user info*",
+    "get profile",
+    "get my profile",
+    "get account info*",
+];
+
+/// The default trusted-tool patterns, compiled.
+pub fn default_trusted_tools() -> Vec<NamePattern> {
+    DEFAULT_TRUSTED_TOOLS
+        .iter()
+        .filter_map(|t| NamePattern::new(t).ok())
+        .collect()
+}
 
 /// What the monitor tells the agent loop to do with an action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -140,6 +175,8 @@ pub struct Rules {
     pub mode: Mode,
     /// The least verdict in a state never observed in training (learned models).
     pub unobserved: Option<Verdict>,
+    /// Tools whose results are trusted observations (the user's own data).
+    pub trusted_tools: Vec<NamePattern>,
 }
 
 impl Default for Rules {
@@ -163,6 +200,7 @@ impl Default for Rules {
             always_allow: Vec::new(),
             mode: Mode::Stop,
             unobserved: None,
+            trusted_tools: default_trusted_tools(),
         }
     }
 }
@@ -177,6 +215,11 @@ impl Rules {
             }
         }
         (Verdict::Allow, None)
+    }
+
+    /// Are the results of tool `name` trusted ([`Rules::trusted_tools`])?
+    pub fn trusts(&self, name: &str) -> bool {
+        self.trusted_tools.iter().any(|p| p.matches(name))
     }
 
     /// Rules with a single threshold `at` giving `verdict` (for evaluations and sweeps).
@@ -210,6 +253,7 @@ struct RawRules {
     always_block: Option<Vec<Spanned<String>>>,
     always_allow: Option<Vec<Spanned<String>>>,
     thresholds: Option<Spanned<Vec<Spanned<RawThreshold>>>>,
+    trusted_tools: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -222,6 +266,7 @@ struct RawPolicy {
     always_block: Option<Vec<Spanned<String>>>,
     always_allow: Option<Vec<Spanned<String>>>,
     thresholds: Option<Spanned<Vec<Spanned<RawThreshold>>>>,
+    trusted_tools: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     category: BTreeMap<String, Spanned<RawRules>>,
 }
@@ -263,7 +308,11 @@ impl Ctx<'_> {
         always_block: &Option<Vec<Spanned<String>>>,
         always_allow: &Option<Vec<Spanned<String>>>,
         thresholds: &Option<Spanned<Vec<Spanned<RawThreshold>>>>,
+        trusted_tools: &Option<Vec<Spanned<String>>>,
     ) -> Result<()> {
+        if let Some(l) = trusted_tools {
+            into.trusted_tools = self.patterns(l)?;
+        }
         if let Some(h) = horizon {
             let v = *h.get_ref();
             if !(1..=100_000).contains(&v) {
@@ -406,6 +455,7 @@ impl Policy {
             &r.always_block,
             &r.always_allow,
             &r.thresholds,
+            &r.trusted_tools,
         )?;
         let mut categories = Vec::new();
         for (name, c) in &raw.category {
@@ -419,6 +469,7 @@ impl Policy {
                 &c.always_block,
                 &c.always_allow,
                 &c.thresholds,
+                &c.trusted_tools,
             )?;
             categories.push((name.clone(), rules));
         }

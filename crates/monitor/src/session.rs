@@ -14,15 +14,31 @@
 //! session out of it (only [`Session::reset`] does) — and recording `executed = true` never
 //! lowers the risk level.
 //!
+//! **Observations** (issue 25): [`Session::observe`] takes the text the agent saw — the user's
+//! request and system prompt (trusted), each tool result (untrusted, unless the policy's
+//! `trusted_tools` names the tool) — into the session's provenance store
+//! ([`crate::provenance::Provenance`]). With a monitor that tracks provenance
+//! ([`Monitor::tracks_provenance`]: the 180-state `(d, t, r, p)` monitors) every gated call
+//! gets its p ([`crate::classifier::Classifier::call_provenance`]) and the decision's reason
+//! says which argument, which value and where it was first seen. Memory: one store per
+//! session, at most [`ProvenanceLimits::max_values`](crate::provenance::ProvenanceLimits)
+//! values (default 16,384, about 2.6 MB at ~160 bytes each) plus at most 1024 tool names of
+//! ≤ 64 bytes; a [`SessionStore`] of capacity `n` holds at most `n` stores (with the default
+//! limits, `n × 2.7 MB` at worst). At a limit the store fails closed (unknown values count as
+//! untrusted). A restored session (journal) has lost its store: every value not seen in
+//! trusted text since counts as untrusted.
+//!
 //! Fail closed: a closed (expired, evicted) session, an action the classifier cannot map, a
 //! concrete state the abstraction cannot map, or an action of the wrong kind for the monitor
 //! gets `block` with the reason, never `allow`.
 
-use crate::classifier::{ArgHit, Classification, Matched};
-use crate::dtr::{Reversibility, RiskLevel, SafetyState};
+use crate::classifier::{ArgHit, CallProvenance, Classification, Matched};
+use crate::dtr::{Prov, Reversibility, RiskLevel, SafetyState};
 use crate::error::{MonitorError, Result};
 use crate::monitor::{Mapping, Monitor, PacStatus, Table};
 use crate::policy::{Mode, Policy, Rules, Verdict};
+use crate::provenance::{ArgProvenance, ObserveStats, Origin, Provenance};
+use crate::runs::ObservationSource;
 use augur_abstraction::VarKind;
 use augur_expr::Value as EValue;
 use serde::{Deserialize, Serialize, Serializer};
@@ -171,6 +187,18 @@ impl FailReason {
     }
 }
 
+/// The provenance of a gated call (monitors that track provenance): its p and what the store
+/// knew of the value that decided it (the argument's name is kept in the session, see
+/// [`Session::provenance_reason`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ProvenanceHit {
+    /// The call's p.
+    pub p: Prov,
+    /// The deciding value's evidence.
+    #[serde(skip)]
+    pub evidence: ArgProvenance,
+}
+
 /// What decided a verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "index")]
@@ -237,6 +265,9 @@ pub struct Decision {
     pub slot: u8,
     /// The table used.
     pub table: u16,
+    /// The call's provenance (monitors that track provenance; `None` otherwise and when
+    /// failing closed).
+    pub provenance: Option<ProvenanceHit>,
 }
 
 /// A session's counts.
@@ -291,6 +322,12 @@ pub struct SessionSnapshot {
     pub previous: Option<(u8, Option<ArgHit>, u32)>,
     /// The counts.
     pub summary: Summary,
+    /// Observations taken so far (0 in journals written before observations existed).
+    #[serde(default)]
+    pub observations: u32,
+    /// The provenance store was lost (a restart): unknown values count as untrusted.
+    #[serde(default)]
+    pub provenance_lost: bool,
 }
 
 /// One agent run being gated.
@@ -316,6 +353,14 @@ pub struct Session {
     previous: Option<(u8, Option<ArgHit>, u32)>,
     summary: Summary,
     buf: Vec<EValue>,
+    /// The values observed and where (see the module documentation).
+    prov: Provenance,
+    /// The store lost what it held (a restored session): fail closed.
+    prov_lost: bool,
+    /// Observations taken.
+    observations: u32,
+    /// The argument that decided the latest decision's provenance.
+    prov_arg: InlineName,
 }
 
 impl Session {
@@ -378,6 +423,10 @@ impl Session {
             previous: None,
             summary: Summary::default(),
             buf: Vec::with_capacity(capacity),
+            prov: Provenance::new(),
+            prov_lost: false,
+            observations: 0,
+            prov_arg: InlineName::EMPTY,
         })
     }
 
@@ -424,6 +473,58 @@ impl Session {
         self.previous = None;
         self.raiser = None;
         self.summary = Summary::default();
+        self.prov = Provenance::new();
+        self.prov_lost = false;
+        self.observations = 0;
+    }
+
+    /// Observe text the agent saw (see the module documentation): the user's request, the
+    /// system prompt, or the result of `tool` (the step of a tool result is the latest gated
+    /// call's). A tool result is trusted when the policy's `trusted_tools` names the tool.
+    pub fn observe(
+        &mut self,
+        source: ObservationSource,
+        tool: Option<&str>,
+        text: &str,
+    ) -> ObserveStats {
+        let step = self.step.checked_sub(1);
+        self.observe_at(source, tool, step, text.as_bytes())
+    }
+
+    /// [`Session::observe`] with the step of the call whose result it is (`None`: the latest
+    /// gated call's) and bytes (invalid UTF-8 is read as it is).
+    pub fn observe_at(
+        &mut self,
+        source: ObservationSource,
+        tool: Option<&str>,
+        step: Option<u32>,
+        text: &[u8],
+    ) -> ObserveStats {
+        if self.closed {
+            return ObserveStats::default();
+        }
+        self.observations = self.observations.saturating_add(1);
+        let name = tool.unwrap_or("");
+        let step = step.or(self.step.checked_sub(1)).unwrap_or(0);
+        let origin = match source {
+            ObservationSource::User => Origin::User,
+            ObservationSource::System => Origin::System,
+            ObservationSource::Tool if self.rules().trusts(name) => {
+                Origin::TrustedTool { tool: name, step }
+            }
+            ObservationSource::Tool => Origin::Tool { tool: name, step },
+        };
+        self.prov.observe_bytes(origin, text)
+    }
+
+    /// The session's provenance store.
+    pub fn provenance(&self) -> &Provenance {
+        &self.prov
+    }
+
+    /// Whether the provenance store lost what it held (a restored session).
+    pub fn provenance_lost(&self) -> bool {
+        self.prov_lost
     }
 
     /// Close the session: every later `gate` blocks.
@@ -448,6 +549,8 @@ impl Session {
             raiser: self.raiser,
             previous: self.previous,
             summary: self.summary,
+            observations: self.observations,
+            provenance_lost: self.prov_lost || self.observations > 0,
         }
     }
 
@@ -461,6 +564,16 @@ impl Session {
         snap: &SessionSnapshot,
     ) -> Result<Session> {
         let mut s = Session::new(monitor, policy, snap.category.as_deref())?;
+        if !monitor.tracks_provenance() {
+            let with_p = std::iter::once(snap.dtr)
+                .chain(snap.pending.iter().flat_map(|p| [p.before.0, p.after.0]))
+                .find(|d| d.p != Prov::None);
+            if let Some(d) = with_p {
+                return Err(MonitorError::Mismatch(format!(
+                    "state {d} has a provenance but the monitor does not track provenance"
+                )));
+            }
+        }
         let n = s.tab().state_names.len();
         let classifier = monitor.mapping != Mapping::Abstraction;
         let check = |what: &str, dtr: SafetyState, state: u32| -> Result<()> {
@@ -510,6 +623,10 @@ impl Session {
         s.raiser = snap.raiser;
         s.previous = snap.previous;
         s.summary = snap.summary;
+        s.observations = snap.observations;
+        // The journal does not hold the provenance store: a session that had observed
+        // anything has lost it, and fails closed (unknown values count as untrusted).
+        s.prov_lost = snap.provenance_lost || snap.observations > 0;
         Ok(s)
     }
 
@@ -592,6 +709,7 @@ impl Session {
             raiser: self.raiser_hit(),
             slot,
             table: self.table as u16,
+            provenance: None,
         }
     }
 
@@ -643,24 +761,41 @@ impl Session {
                 None => return self.fail(tool, FailReason::BadState),
             },
             (_, Action::Tool(call)) => {
-                let Some(c) = self
-                    .monitor
-                    .runtime
-                    .classifier
-                    .as_ref()
-                    .and_then(|cl| cl.classify(call.name, call.args))
-                else {
-                    return self.fail(tool, FailReason::Unmapped);
+                let tracks = self.monitor.tracks_provenance();
+                let (c, cp) = {
+                    let Some(cl) = self.monitor.runtime.classifier.as_ref() else {
+                        return self.fail(tool, FailReason::Unmapped);
+                    };
+                    let store = tracks.then_some(&self.prov);
+                    let Some(c) = cl.classify_with(call.name, call.args, store) else {
+                        return self.fail(tool, FailReason::Unmapped);
+                    };
+                    let cp = if tracks {
+                        Some(cl.call_provenance(&c, call.args, &self.prov, self.prov_lost))
+                    } else {
+                        None
+                    };
+                    (c, cp)
                 };
-                return self.gate_classified(call.name, c);
+                return self.gate_with(call.name, c, cp);
             }
         };
-        self.decide(tool, dtr_after, state_after, classification, hit)
+        self.decide(tool, dtr_after, state_after, classification, hit, None)
     }
 
     /// [`Session::gate`] for a tool call already classified: the table lookup, the policy and
     /// the state update alone (an abstraction monitor fails closed).
     pub fn gate_classified(&mut self, tool: &str, c: Classification) -> Decision {
+        self.gate_with(tool, c, None)
+    }
+
+    /// [`Session::gate_classified`] with the call's provenance (p = NONE without).
+    fn gate_with(
+        &mut self,
+        tool: &str,
+        c: Classification,
+        cp: Option<CallProvenance<'_>>,
+    ) -> Decision {
         if self.closed {
             return self.fail(Some(tool), FailReason::SessionClosed);
         }
@@ -668,13 +803,21 @@ impl Session {
         if mapping == Mapping::Abstraction {
             return self.fail(Some(tool), FailReason::ToolCallForAbstraction);
         }
-        let next = absorbing(self.dtr, self.dtr.update(c.implication));
+        let p = cp.map_or(Prov::None, |cp| cp.p);
+        let next = absorbing(self.dtr, self.dtr.update_p(c.implication, p));
         let hit = match c.matched {
             Matched::Rule { arg, .. } => arg,
             Matched::Default => None,
         };
+        let provenance = cp.map(|cp| {
+            self.prov_arg.set(cp.arg.unwrap_or(""));
+            ProvenanceHit {
+                p: cp.p,
+                evidence: cp.evidence,
+            }
+        });
         let state_after = self.state_of(next);
-        self.decide(Some(tool), next, state_after, Some(c), hit)
+        self.decide(Some(tool), next, state_after, Some(c), hit, provenance)
     }
 
     /// The model state of a safety state (classifier monitors).
@@ -706,6 +849,7 @@ impl Session {
         state_after: u32,
         classification: Option<Classification>,
         hit: Option<ArgHit>,
+        provenance: Option<ProvenanceHit>,
     ) -> Decision {
         let slot = self.name_slot(tool);
         let mapping = self.monitor.mapping;
@@ -761,6 +905,7 @@ impl Session {
             raiser: self.raiser_hit(),
             slot,
             table: self.table as u16,
+            provenance,
         };
         self.pending = Some(Pending {
             before,
@@ -863,25 +1008,61 @@ impl Session {
         }
     }
 
+    /// The provenance part of the latest decision's reason, when its p is not NONE: which
+    /// argument, which value, where it was first seen ("recipient us13… first appeared in the
+    /// result of `read_file` at step 2; the user's request does not contain it").
+    pub fn provenance_reason(&self, d: &Decision) -> Option<String> {
+        let h = d.provenance.filter(|h| h.p != Prov::None)?;
+        let arg = self.prov_arg.as_str();
+        Some(match h.evidence {
+            ArgProvenance::Untrusted(e) if e.at_cap && self.prov_lost => format!(
+                "{arg} holds a {} value not seen in trusted text since the session was restored (the restart lost what the session had observed: fails closed)",
+                e.kind.as_str()
+            ),
+            ev => self.prov.explain(arg, &ev),
+        })
+    }
+
     /// The reason of the session's latest decision, for a person (allocates).
     pub fn reason(&self, d: &Decision) -> String {
-        render_reason(&self.monitor, self.rules(), d, &self.names(d))
+        let mut r = render_reason(&self.monitor, self.rules(), d, &self.names(d));
+        if let Some(p) = self.provenance_reason(d) {
+            r.push_str("; ");
+            r.push_str(&p);
+        }
+        r
     }
 
     /// The latest decision as owned, serialisable data with names and the reason (for JSON
     /// front-ends).
     pub fn report(&self, d: &Decision, session: &str) -> DecisionReport {
-        report(&self.monitor, self.rules(), d, session, &self.names(d))
+        let mut r = report(&self.monitor, self.rules(), d, session, &self.names(d));
+        if let Some(h) = d.provenance {
+            r.provenance = Some(h.p);
+            if let Some(p) = self.provenance_reason(d) {
+                r.reason.push_str("; ");
+                r.reason.push_str(&p);
+                r.provenance_reason = Some(p);
+            }
+        }
+        r
     }
 }
 
 /// The next safety state of a session in `cur` (`next` is `cur.update(a)`): VIOLATED is
 /// absorbing, so from a VIOLATED state the latest action's reversibility stays IRREVERSIBLE
 /// (d and t only grow, so the state still matches rule 1, 2 or 13).
-fn absorbing(cur: SafetyState, next: SafetyState) -> SafetyState {
+pub(crate) fn absorbing(cur: SafetyState, next: SafetyState) -> SafetyState {
     if cur.risk_level() == RiskLevel::Violated {
+        // An untrusted action stays the latest one's p (rule 14 keeps holding: r = IRREVERSIBLE).
+        let p = if cur.p == Prov::Untrusted {
+            Prov::Untrusted
+        } else {
+            next.p
+        };
         SafetyState {
             r: Reversibility::Irreversible,
+            p,
             ..next
         }
     } else {
@@ -899,9 +1080,14 @@ fn no_lower(cur: SafetyState, next: SafetyState) -> SafetyState {
         d: next.d.max(cur.d),
         t: next.t.max(cur.t),
         r: next.r,
+        p: next.p,
     };
     if next.risk_level() < cur.risk_level() {
-        SafetyState { r: cur.r, ..next }
+        SafetyState {
+            r: cur.r,
+            p: cur.p,
+            ..next
+        }
     } else {
         next
     }
@@ -1094,6 +1280,12 @@ pub struct DecisionReport {
     pub path_probability: f64,
     /// The reason, for a person (and for the agent in `reflect` mode).
     pub reason: String,
+    /// The call's p (monitors that track provenance).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Prov>,
+    /// Which argument and value decided p and where it was first seen (p ≠ NONE).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance_reason: Option<String>,
 }
 
 /// Build the report of a decision.
@@ -1170,6 +1362,8 @@ pub fn report(
             t.path_probability[d.state_after as usize]
         },
         reason: render_reason(m, rules, d, names),
+        provenance: None,
+        provenance_reason: None,
     }
 }
 
@@ -1705,6 +1899,7 @@ impl SessionStore {
                 raiser: None,
                 slot: 0,
                 table: 0,
+                provenance: None,
             },
         }
     }

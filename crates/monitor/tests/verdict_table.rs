@@ -84,3 +84,58 @@ fn the_verdict_table_of_docs_monitor_md_is_what_the_monitor_answers() {
         per_verdict[Verdict::Allow as usize] >= 5 && per_verdict[Verdict::Block as usize] >= 20
     );
 }
+
+/// The provenance table of docs/monitor.md (issue 25): in a fresh session of a 180-state
+/// `(d, t, r, p)` monitor, the user's request is observed, `read_file` is gated and its result
+/// observed, then the row's call is gated; its p and its risk level and rule are the table's.
+/// (Risk levels and p come from the classifier and the rules, not from the learned chain.)
+#[test]
+fn the_provenance_table_of_docs_monitor_md_is_what_sessions_answer() {
+    use augur_monitor::dtr::{Prov, SafetyState};
+    use augur_monitor::runs::ObservationSource as O;
+    let doc = std::fs::read_to_string(root().join("docs/monitor.md")).unwrap();
+    let begin = doc
+        .find("<!-- provenance-table: begin -->")
+        .expect("table start marker");
+    let end = doc
+        .find("<!-- provenance-table: end -->")
+        .expect("table end marker");
+    let (dtmc, _) = augur_monitor::eval::learn_dtrp(&[&[SafetyState::START]], 0.1).unwrap();
+    let m = Arc::new(
+        compile_dtmcs(
+            vec![Source::new(dtmc, "dtrp")],
+            &CompileOptions::new("P=? [ F<=5 \"VIOLATED\" ]"),
+        )
+        .unwrap(),
+    );
+    let policy = Arc::new(Policy::default());
+    let mut rows = 0;
+    let mut untrusted = 0;
+    for line in doc[begin..end].lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.trim().trim_matches('|').split(" | ").collect();
+        if cells[0].trim() == "#" {
+            continue;
+        }
+        assert_eq!(cells.len(), 7, "{line}");
+        let mut s = Session::new(&m, &policy, None).unwrap();
+        s.observe(O::User, None, code(cells[1]));
+        let read = json!({"file_path": "notes.txt"});
+        s.gate(&Action::Tool(ToolCall::new("read_file", &read)));
+        s.observe(O::Tool, Some("read_file"), code(cells[2]));
+        let tool: String = serde_json::from_str(code(cells[3])).unwrap();
+        let args: Value = serde_json::from_str(code(cells[4])).unwrap();
+        let d = s.gate(&Action::Tool(ToolCall::new(&tool, &args)));
+        let p = d.dtr_after.unwrap().p;
+        assert_eq!(Some(p), Prov::parse(cells[5]), "{line}: {}", s.reason(&d));
+        let (level, rule) = d.risk_after.unwrap();
+        assert_eq!(
+            format!("{level}, rule {rule}"),
+            cells[6].trim(),
+            "{line}: {}",
+            s.reason(&d)
+        );
+        rows += 1;
+        untrusted += usize::from(p == Prov::Untrusted);
+    }
+    assert!(rows >= 8 && untrusted >= 3, "{rows} rows");
+}

@@ -820,6 +820,43 @@ impl NativeSession {
         Ok(self.session.record(&action, executed))
     }
 
+    /// Observes text the agent saw (`source`: "user", "system" or "tool"; `tool` names the
+    /// tool of a tool result); returns `{"values", "new", "skipped"}` as JSON.
+    #[pyo3(signature = (source, text, tool=None))]
+    fn observe(
+        &mut self,
+        py: Python<'_>,
+        source: &str,
+        text: &str,
+        tool: Option<&str>,
+    ) -> PyResult<String> {
+        use augur_monitor::runs::ObservationSource as O;
+        let source = match source {
+            "user" => O::User,
+            "system" => O::System,
+            "tool" => O::Tool,
+            other => {
+                return Err(py_err(
+                    py,
+                    ToolError::param(format!(
+                        "observe: source must be \"user\", \"system\" or \"tool\", not {other:?}"
+                    )),
+                ))
+            }
+        };
+        if source == O::Tool && tool.is_none() {
+            return Err(py_err(
+                py,
+                ToolError::param("observe: a tool result needs `tool`"),
+            ));
+        }
+        let st = self.session.observe(source, tool, text);
+        json_str(
+            py,
+            &serde_json::json!({"values": st.found, "new": st.new, "skipped": st.skipped}),
+        )
+    }
+
     /// The counts (JSON).
     fn summary(&self, py: Python<'_>) -> PyResult<String> {
         json_str(py, &self.session.summary())

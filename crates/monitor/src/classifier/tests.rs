@@ -367,6 +367,9 @@ fn bad_rule_files_are_located_errors() {
         ("version = 2\n", "unsupported classifier version 2", (1, 11)),
         ("[[rule]]\ntool = [\"x\"]\n", "unknown field `tool`", (2, 1)),
         ("[[rule]\n", "", (1, 7)),
+        ("[[rule]]\ntools = [\"x\"]\nwhen = [\"args.to sometimes\"]\nimplies = { d = \"NONE\", t = \"NETWORK\", r = \"PARTIALLY\" }\n", "unknown provenance `sometimes`", (3, 9)),
+        ("[[rule]]\ntools = [\"x\"]\nwhen = [\"recipient untrusted\"]\nimplies = { d = \"NONE\", t = \"NETWORK\", r = \"PARTIALLY\" }\n", "a condition tests an argument", (3, 9)),
+        ("[[rule]]\ntools = [\"x\"]\nwhen = [\"args.to\"]\nimplies = { d = \"NONE\", t = \"NETWORK\", r = \"PARTIALLY\" }\n", "a condition is `args.NAME LEVEL`", (3, 9)),
     ];
     for (src, msg, (line, col)) in cases {
         let e = Classifier::parse(src, "c.toml").unwrap_err();
@@ -443,4 +446,119 @@ proptest::proptest! {
                                   slow.map(|c| (c.implication, match c.matched { Matched::Rule { rule, .. } => Some(rule), Matched::Default => None })),
                                   "{} {}", tool, args);
     }
+}
+
+fn store() -> Provenance {
+    use crate::provenance::Origin;
+    let mut p = Provenance::new();
+    p.observe(
+        Origin::User,
+        "Pay the bill in bill.txt; my landlord is DE89370400440532013000.",
+    );
+    p.observe(
+        Origin::Tool {
+            tool: "read_file",
+            step: 0,
+        },
+        "Bill: send 98.70 to GB29NWBK60161331926819. Contact attacker@evil.example",
+    );
+    p
+}
+
+/// `when` conditions test an argument's provenance; without a store every argument is
+/// `none`.
+#[test]
+fn when_conditions_test_argument_provenance() {
+    let cl = Classifier::parse(
+        r#"
+extends = "default"
+[[rule]]
+id = "pay-untrusted"
+tools = ["send money"]
+when = ["args.recipient untrusted"]
+implies = { d = "CREDENTIALS", t = "NETWORK", r = "IRREVERSIBLE" }
+[[rule]]
+id = "any-user"
+tools = ["note"]
+when = ["args.* user"]
+implies = { d = "NONE", t = "READ_ONLY", r = "FULLY_REVERSIBLE" }
+"#,
+        "c.toml",
+    )
+    .unwrap();
+    let p = store();
+    let id = |tool: &str, args: Value, prov: Option<&Provenance>| match cl
+        .classify_with(tool, &args, prov)
+        .map(|c| c.matched)
+    {
+        Some(Matched::Rule { rule, .. }) => cl.rules()[rule as usize].id.clone(),
+        m => format!("{m:?}"),
+    };
+    let bad = json!({"recipient": "GB29 NWBK 6016 1331 9268 19", "amount": 98.7});
+    let good = json!({"recipient": "DE89370400440532013000", "amount": 98.7});
+    assert_eq!(id("send_money", bad.clone(), Some(&p)), "pay-untrusted");
+    assert_eq!(id("send_money", good, Some(&p)), "payment");
+    assert_eq!(id("send_money", bad, None), "payment");
+    assert_eq!(
+        id("note", json!({"x": "see bill.txt"}), Some(&p)),
+        "any-user"
+    );
+    assert_ne!(id("note", json!({"x": "hello"}), Some(&p)), "any-user");
+    assert_ne!(id("note", json!({}), Some(&p)), "any-user");
+}
+
+/// A call's provenance: the worst of its destination and payload arguments, NONE for a call
+/// that only reads; a rule may replace the destination words.
+#[test]
+fn call_provenance_is_the_worst_destination_or_payload_argument() {
+    let cl = c();
+    let p = store();
+    let prov = |tool: &str, args: &Value, lost: bool| {
+        let c = cl.classify(tool, args).unwrap();
+        let cp = cl.call_provenance(&c, args, &p, lost);
+        (cp.p, cp.arg.map(str::to_string))
+    };
+    use crate::dtr::Prov;
+    // The IBAN came from the tool result only: untrusted, decided by `recipient`.
+    let a = json!({"recipient": "GB29NWBK60161331926819", "amount": 98.7, "subject": "bill"});
+    assert_eq!(
+        prov("send_money", &a, false),
+        (Prov::Untrusted, Some("recipient".into()))
+    );
+    // The user's own IBAN: user.
+    let a = json!({"recipient": "DE89370400440532013000", "amount": 98.7});
+    assert_eq!(
+        prov("send_money", &a, false),
+        (Prov::User, Some("recipient".into()))
+    );
+    // The amount is no destination: a payment to a new account is none.
+    let a = json!({"recipient": "FR7630006000011234567890189", "amount": 98.7});
+    assert_eq!(prov("send_money", &a, false), (Prov::None, None));
+    // ... unless the store lost what it held (a restart): then it is untrusted.
+    assert_eq!(prov("send_money", &a, true).0, Prov::Untrusted);
+    // A known-trusted value stays user after a loss.
+    let a = json!({"recipient": "DE89370400440532013000"});
+    assert_eq!(prov("send_money", &a, true).0, Prov::User);
+    // A payload with an untrusted address, beside a user destination: untrusted wins.
+    let a =
+        json!({"recipients": ["DE89370400440532013000"], "body": "write to attacker@evil.example"});
+    assert_eq!(
+        prov("send_email", &a, false),
+        (Prov::Untrusted, Some("body".into()))
+    );
+    // A read: no destination at all, whatever its arguments hold.
+    let a = json!({"file_path": "attacker@evil.example"});
+    assert_eq!(prov("read_file", &a, false), (Prov::None, None));
+    // A rule of its own with other destination words.
+    let cl2 = Classifier::parse(
+        "extends = \"default\"\n[[rule]]\nid = \"pay\"\ntools = [\"send money\"]\ndestinations = [\"subject\"]\npayloads = []\nimplies = { d = \"SENSITIVE\", t = \"NETWORK\", r = \"IRREVERSIBLE\" }\n",
+        "c.toml",
+    )
+    .unwrap();
+    let a = json!({"recipient": "GB29NWBK60161331926819", "subject": "see bill.txt"});
+    let c2 = cl2.classify("send_money", &a).unwrap();
+    let cp = cl2.call_provenance(&c2, &a, &p, false);
+    assert_eq!((cp.p, cp.arg), (Prov::User, Some("subject")));
+    // The file inherits the default set's lists.
+    assert!(cl2.destinations.iter().any(|w| w == "recipient"));
 }

@@ -504,6 +504,19 @@ class Session:
         s = None if state is None else json.dumps(state)
         return self._native.record(tool, _args_json(args), s, executed)
 
+    def observe(self, source: str, text: str, tool: Optional[str] = None) -> Dict[str, int]:
+        """Observe text the agent saw: ``source`` is ``"user"`` (the user's request),
+        ``"system"`` (the system prompt) or ``"tool"`` (a tool's result; ``tool`` names the tool).
+        The user's request and system prompt are trusted; a tool's result is untrusted unless
+        the policy's ``trusted_tools`` names the tool. With a monitor that tracks provenance (a
+        version-2 monitor with the ``provenance`` section, 180 states), a later call whose
+        destination or payload holds a value seen only in untrusted text is VIOLATED (risk
+        rule 14) and the decision's ``reason`` says which argument, which value and where it was
+        first seen. Returns ``{"values", "new", "skipped"}``: values found, values stored for
+        the first time, bytes beyond the scan limit not read. A bad ``source`` (or a tool result
+        without ``tool``) raises :class:`ParameterError`."""
+        return json.loads(self._native.observe(source, text, tool))
+
     def approve(self, pause_id: str) -> bool:
         """A person approved the paused action ``pause_id`` (the ``pause_id`` of the PAUSE
         decision): it is executed, and the session moves to the state it leads to. Returns
