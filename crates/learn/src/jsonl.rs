@@ -114,7 +114,7 @@ fn count_jsonl_in_blocks(
             line += memchr::memchr_iter(b'\n', p).count();
         }
         for c in count_parts(&parts, &firsts, file, spec, opts)? {
-            total.absorb(c);
+            total.absorb(c)?;
         }
         buf.drain(..end);
         progress(ReadProgress {
@@ -196,6 +196,7 @@ fn count_part<'s>(
     let mut raws: Vec<&str> = Vec::new();
     let mut states: Vec<u32> = Vec::new();
     let mut known: FxHashMap<&str, u32> = FxHashMap::default();
+    let (mut fast_names, mut fast_texts): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
     let mut rest = part;
     while !rest.is_empty() {
         let (bytes, tail) = match memchr::memchr(b'\n', rest) {
@@ -209,6 +210,14 @@ fn count_part<'s>(
             let Some(content) = jsonl_content(text, this) else {
                 continue;
             };
+            // The common shape first, without a JSON parser.
+            fast_names.clear();
+            fast_texts.clear();
+            let scanned = scan_trace(content, &mut fast_names, &mut fast_texts);
+            if let (Some(category), None) = (scanned, spec) {
+                counter.add_named(category, &fast_names)?;
+                continue;
+            }
             match spec {
                 None => {
                     names.clear();
@@ -219,7 +228,14 @@ fn count_part<'s>(
                 }
                 Some(a) => {
                     raws.clear();
-                    if let Some(category) = read_trace(content, Sink::Texts(&mut raws)) {
+                    let category = match scanned {
+                        Some(c) => {
+                            raws.append(&mut fast_texts);
+                            Some(c.map(Cow::Borrowed))
+                        }
+                        None => read_trace(content, Sink::Texts(&mut raws)),
+                    };
+                    if let Some(category) = category {
                         states.clear();
                         for &raw in &raws {
                             let s = match known.get(raw) {
@@ -248,6 +264,194 @@ fn count_part<'s>(
         }
     }
     Ok(counter)
+}
+
+/// Reads a trace line of the common shape without a JSON parser: an object whose keys are
+/// `"id"` (a string, null or a short integer), `"category"` (a string or null) and
+/// `"steps"` (an array of `{"state": NAME}` objects), each at most once, strings without
+/// escapes or control characters, separated by JSON whitespace. Gives the category
+/// (`Some(None)` when it has none) and pushes each step's name onto `names` and its text onto
+/// `texts`; `None` (with `names` and `texts` in any state) for every other line, which then goes a slower way. Accepts
+/// only lines that [`parse_jsonl_line`] reads as the same trace: anything it is not sure of
+/// (an escape, another key, a repeated key, a long number, ...) is declined, not guessed.
+fn scan_trace<'a>(
+    line: &'a str,
+    names: &mut Vec<&'a str>,
+    texts: &mut Vec<&'a str>,
+) -> Option<Option<&'a str>> {
+    let mut s = Scanner {
+        b: line.as_bytes(),
+        i: 0,
+    };
+    let (mut id, mut category, mut seen_steps) = (false, None, false);
+    s.ws();
+    s.eat(b'{')?;
+    s.ws();
+    if !s.peek_is(b'}') {
+        loop {
+            let key = s.string()?;
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            match key {
+                b"steps" => {
+                    if std::mem::replace(&mut seen_steps, true) {
+                        return None;
+                    }
+                    s.steps(line, names, texts)?;
+                }
+                b"id" => {
+                    if std::mem::replace(&mut id, true) {
+                        return None;
+                    }
+                    s.id()?;
+                }
+                b"category" => {
+                    if category.is_some() {
+                        return None;
+                    }
+                    category = Some(s.opt_string(line)?);
+                }
+                _ => return None,
+            }
+            s.ws();
+            if s.eat(b',').is_none() {
+                break;
+            }
+            s.ws();
+        }
+    }
+    s.eat(b'}')?;
+    s.ws();
+    (seen_steps && s.i == s.b.len()).then_some(category.flatten())
+}
+
+/// A cursor over a line, for [`scan_trace`].
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scanner<'a> {
+    /// Skips JSON whitespace.
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    #[inline]
+    fn peek_is(&self, c: u8) -> bool {
+        self.b.get(self.i) == Some(&c)
+    }
+
+    #[inline]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        if self.peek_is(c) {
+            self.i += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// A string without escapes or control characters: its bytes, without the quotes.
+    #[inline]
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let rest = &self.b[start..];
+        let len = memchr::memchr2(b'"', b'\\', rest)?;
+        let text = &rest[..len];
+        if rest[len] != b'"' || text.iter().any(|&c| c < 0x20) {
+            return None;
+        }
+        self.i = start + len + 1;
+        Some(text)
+    }
+
+    /// [`Self::string`] as text (the line is UTF-8, and a string ends at an ASCII quote).
+    #[inline]
+    fn str(&mut self, line: &'a str) -> Option<&'a str> {
+        let end = self.i;
+        let text = self.string()?;
+        let start = end + 1;
+        line.get(start..start + text.len())
+    }
+
+    /// A string or null.
+    fn opt_string(&mut self, line: &'a str) -> Option<Option<&'a str>> {
+        if self.b[self.i..].starts_with(b"null") {
+            self.i += 4;
+            return Some(None);
+        }
+        self.str(line).map(Some)
+    }
+
+    /// An id: a string, null, or an integer of at most 18 digits (which every JSON reader
+    /// reads exactly).
+    fn id(&mut self) -> Option<()> {
+        match self.b.get(self.i)? {
+            b'"' => self.string().map(|_| ()),
+            b'n' => {
+                if !self.b[self.i..].starts_with(b"null") {
+                    return None;
+                }
+                self.i += 4;
+                Some(())
+            }
+            _ => {
+                self.eat(b'-');
+                let start = self.i;
+                while self.b.get(self.i).is_some_and(u8::is_ascii_digit) {
+                    self.i += 1;
+                }
+                let digits = &self.b[start..self.i];
+                let ok = !digits.is_empty()
+                    && digits.len() <= 18
+                    && (digits[0] != b'0' || digits.len() == 1)
+                    && !matches!(self.b.get(self.i), Some(b'.' | b'e' | b'E'));
+                ok.then_some(())
+            }
+        }
+    }
+
+    /// `[{"state": NAME}, ...]`: each step's text and name pushed onto `steps`.
+    fn steps(
+        &mut self,
+        line: &'a str,
+        names: &mut Vec<&'a str>,
+        texts: &mut Vec<&'a str>,
+    ) -> Option<()> {
+        self.eat(b'[')?;
+        self.ws();
+        if self.eat(b']').is_some() {
+            return Some(());
+        }
+        loop {
+            let start = self.i;
+            self.eat(b'{')?;
+            self.ws();
+            if self.string()? != b"state" {
+                return None;
+            }
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            let name = self.str(line)?;
+            self.ws();
+            self.eat(b'}')?;
+            names.push(name);
+            texts.push(line.get(start..self.i)?);
+            self.ws();
+            if self.eat(b',').is_none() {
+                break;
+            }
+            self.ws();
+        }
+        self.eat(b']')
+    }
 }
 
 /// The state `spec` gives the step written `text` (a JSON object), as the sequential reader

@@ -180,9 +180,113 @@ struct Group {
     tuple_index: HashMap<Vec<u32>, u32>,
     /// The last state of each trace → how many traces ended there.
     ends: BTreeMap<u32, u64>,
+    /// Traces of a first-order chain without a spec counted but not yet in `counts`.
+    dense: DenseCounts,
+}
+
+/// The traces of a first-order chain without a spec (every move valid), counted in dense
+/// arrays before they are added to a group's [`TransitionCounts`] at once ([`Group::flush`]):
+/// a map entry per step would cost more than reading the step.
+#[derive(Default)]
+struct DenseCounts {
+    /// States `0..side` fit (0: nothing counted yet).
+    side: usize,
+    /// `pairs[from * side + to]`: transitions counted.
+    pairs: Vec<u64>,
+    initial: Vec<u64>,
+    ends: Vec<u64>,
+    traces: u64,
+    steps: u64,
+}
+
+impl DenseCounts {
+    /// Counts a non-empty trace whose states are all below `side`.
+    #[inline]
+    fn observe(&mut self, states: &[u32]) {
+        let (Some(&first), Some(&last)) = (states.first(), states.last()) else {
+            return;
+        };
+        self.traces += 1;
+        self.steps += states.len() as u64;
+        self.initial[first as usize] += 1;
+        self.ends[last as usize] += 1;
+        let side = self.side;
+        for w in states.windows(2) {
+            self.pairs[w[0] as usize * side + w[1] as usize] += 1;
+        }
+    }
 }
 
 impl Group {
+    /// Adds the traces counted in [`Self::dense`] to the counts (and the ends), emptying it.
+    fn flush(&mut self) -> Result<()> {
+        let d = &mut self.dense;
+        if d.traces == 0 {
+            return Ok(());
+        }
+        let side = d.side;
+        let nonzero = |v: &[u64]| -> Vec<(u32, u64)> {
+            v.iter()
+                .enumerate()
+                .filter(|&(_, &c)| c > 0)
+                .map(|(s, &c)| (s as u32, c))
+                .collect()
+        };
+        let json = CountsJson {
+            // (Every state counted is below the number of states: see `observe_dense`.)
+            num_states: self.counts.num_states(),
+            traces: d.traces,
+            steps: d.steps,
+            initial: nonzero(&d.initial),
+            transitions: d
+                .pairs
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| c > 0)
+                .map(|(i, &c)| ((i / side) as u32, (i % side) as u32, c))
+                .collect(),
+            invalid: Vec::new(),
+            determined: Vec::new(),
+        };
+        for (s, c) in nonzero(&d.ends) {
+            let e = self.ends.entry(s).or_insert(0);
+            *e = e
+                .checked_add(c)
+                .ok_or_else(|| LearnError::BadCounts("the counts add up past 2^64 - 1".into()))?;
+        }
+        d.pairs.fill(0);
+        d.initial.fill(0);
+        d.ends.fill(0);
+        d.traces = 0;
+        d.steps = 0;
+        self.counts.merge(&TransitionCounts::from_json(&json)?)?;
+        Ok(())
+    }
+
+    /// Counts a trace of a first-order chain without a spec (its states numbered, below
+    /// `names.len()`, and the counts grown to that many states) densely, while there are at most [`DENSE_PAIRS_MAX_STATES`] states;
+    /// `false` when it was not counted (too many states).
+    fn observe_dense(&mut self, states: &[u32]) -> Result<bool> {
+        let n = self.names.len();
+        if n > DENSE_PAIRS_MAX_STATES {
+            self.flush()?;
+            return Ok(false);
+        }
+        if n > self.dense.side {
+            self.flush()?;
+            let side = n.next_power_of_two().clamp(16, DENSE_PAIRS_MAX_STATES);
+            self.dense = DenseCounts {
+                side,
+                pairs: vec![0; side * side],
+                initial: vec![0; side],
+                ends: vec![0; side],
+                ..DenseCounts::default()
+            };
+        }
+        self.dense.observe(states);
+        Ok(true)
+    }
+
     /// The names of the base (first-order) states: the spec's, or those seen.
     fn base_names(&self, spec: Option<&Abstraction>) -> Vec<String> {
         match spec {
@@ -700,6 +804,9 @@ impl<'s> Counter<'s> {
         }
         if self.spec.is_none() {
             group.counts.ensure_states(group.names.len());
+            if group.observe_dense(states)? {
+                return Ok(());
+            }
         }
         group.counts.try_observe_trace(states, validity)?;
         count_end(&mut group.ends, states);
@@ -710,10 +817,11 @@ impl<'s> Counter<'s> {
     /// its states are numbered after this counter's, in the order `later` first saw them,
     /// so that the states are numbered as one counter reading both parts in order numbers
     /// them.
-    pub(crate) fn absorb(&mut self, later: Counter<'_>) {
+    pub(crate) fn absorb(&mut self, later: Counter<'_>) -> Result<()> {
         self.traces_read += later.traces_read;
         self.skipped.extend(later.skipped);
-        for (key, g) in later.groups {
+        for (key, mut g) in later.groups {
+            g.flush()?;
             let category = self.opts.by_category.then_some(key.as_str());
             // (`key` is the group key of `category`, so this finds or makes that group.)
             let gi = self.group_of(category);
@@ -721,15 +829,22 @@ impl<'s> Counter<'s> {
                 .1
                 .absorb(g, self.spec.is_some(), self.opts.order);
         }
+        Ok(())
     }
 
     /// The steps counted so far.
     pub(crate) fn steps(&self) -> u64 {
-        self.groups.iter().map(|(_, g)| g.counts.steps()).sum()
+        self.groups
+            .iter()
+            .map(|(_, g)| g.counts.steps() + g.dense.steps)
+            .sum()
     }
 
     /// The counted groups, or an error when no trace had a step.
-    pub(crate) fn finish(self, file: &str) -> Result<Counted> {
+    pub(crate) fn finish(mut self, file: &str) -> Result<Counted> {
+        for (_, g) in &mut self.groups {
+            g.flush()?;
+        }
         if self.groups.iter().all(|(_, g)| g.counts.traces() == 0) {
             return Err(LearnError::EmptyTraceFile {
                 file: file.to_string(),
