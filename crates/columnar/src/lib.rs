@@ -36,6 +36,10 @@
 //! ```
 #![deny(missing_docs)]
 
+mod counts;
+
+pub use counts::{read_counts_parquet, write_counts_parquet, COUNTS_COLUMNS};
+
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
@@ -131,6 +135,24 @@ pub enum ColumnarError {
         first: u64,
         /// The later row (1-based).
         second: u64,
+    },
+    /// A counts table lacks a column it needs.
+    #[error("{file}: no column `{column}` (a counts table has the columns kind, from_state, to_state, n and, by category, category); the file's columns: {available}")]
+    MissingCountsColumn {
+        /// The file.
+        file: String,
+        /// The column looked for.
+        column: String,
+        /// The file's top-level columns, comma-separated.
+        available: String,
+    },
+    /// A counts table whose header or rows are not those of keyed counts.
+    #[error("{file}: not an augur-counts table: {message}")]
+    Counts {
+        /// The file.
+        file: String,
+        /// What is wrong (and where).
+        message: String,
     },
     /// An unknown preset name.
     #[error("unknown column preset `{0}` (known: default, otel-genai)")]
