@@ -1120,4 +1120,184 @@ mod tests {
             })
         );
     }
+
+    /// A JSON string spelling `s`: `"` and `\` escaped (and control characters, as `\n` or
+    /// `\u00XX`), other characters escaped as `\uXXXX` where `escape(i)` says so.
+    fn spell(s: &str, escape: &mut dyn FnMut() -> bool) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c if escape() => {
+                    let mut buf = [0u16; 2];
+                    for u in c.encode_utf16(&mut buf) {
+                        out.push_str(&format!("\\u{u:04X}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    /// A JSON Lines file of random traces spelled in random ways: whitespace, key order,
+    /// escapes (in names and keys), ids of every kind, categories, extra keys, blank lines,
+    /// and (with `bad`) numbers as states and malformed lines.
+    fn random_traces(seed: u64, traces: usize, bad: bool) -> Vec<u8> {
+        let state = std::cell::Cell::new(seed | 1);
+        let next = |n: u64| -> u64 {
+            let mut x = state.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            state.set(x);
+            x % n.max(1)
+        };
+        let names = ["a", "b", "s 1", "\u{fc}", "q\"x", "back\\slash", "t\tx", "{x}", "", "risk=4"];
+        let mut text = Vec::new();
+        for t in 0..traces {
+            let ws = || -> &'static str {
+                [" ", "", "", "\t", "  ", "\r", "\n"][next(if bad { 7 } else { 5 }) as usize]
+            };
+            let mut members: Vec<String> = Vec::new();
+            let mut steps = Vec::new();
+            for _ in 0..next(7) {
+                let mut esc = || next(6) == 0;
+                let name = names[next(names.len() as u64) as usize];
+                let key = if next(8) == 0 { "\"st\\u0061te\"".to_string() } else { "\"state\"".into() };
+                let value = match next(if bad { 30 } else { 1 }) {
+                    1 => "17".to_string(),
+                    2 => "\"raw\u{1}control\"".to_string(),
+                    _ => spell(name, &mut esc),
+                };
+                let (a, b, c) = (ws(), ws(), ws());
+                let mut step = format!("{{{a}{key}{b}:{c}{value}");
+                match next(12) {
+                    0 => step += &format!(", \"t\": {}", next(1000)),
+                    1 => step += ", \"state\": \"b\"",
+                    _ => {}
+                }
+                step += "}";
+                steps.push(step);
+            }
+            let sep = format!("{},{}", ws(), ws());
+            members.push(format!("\"steps\":{}[{}]", ws(), steps.join(&sep)));
+            match next(5) {
+                0 => {}
+                1 => members.push(format!("\"id\": \"t-{t}\"")),
+                2 => members.push(format!("\"id\":{t}")),
+                3 => members.push("\"id\": null".into()),
+                _ => members.push(format!("\"id\": -{t}.5e1")),
+            }
+            match next(4) {
+                0 => members.push("\"category\": \"c1\"".into()),
+                1 => members.push("\"category\":null".into()),
+                2 => members.push(format!("\"category\": {}", spell("c\u{e9}", &mut || true))),
+                _ => {}
+            }
+            if next(8) == 0 {
+                members.push("\"meta\": {\"k\": [1, 2.5, null, true]}".into());
+            }
+            // A key given twice (the last one counts).
+            match next(12) {
+                0 => members.push("\"steps\": [{\"state\": \"a\"}]".into()),
+                1 => members.push("\"category\": \"c2\"".into()),
+                2 => members.push("\"id\": 0".into()),
+                _ => {}
+            }
+            // Key order.
+            let r = next(members.len() as u64) as usize;
+            members.rotate_left(r);
+            let line = format!(
+                "{}{{{}{}{}}}{}",
+                ws(),
+                ws(),
+                members.join(&format!("{},{}", ws(), ws())),
+                ws(),
+                [" ", "", "", "\r"][next(4) as usize]
+            );
+            text.extend(line.replace('\n', " ").bytes());
+            text.push(b'\n');
+            if next(20) == 0 {
+                text.extend(b" \t\n");
+            }
+            if bad && next(40) == 0 {
+                text.extend(b"{\"steps\": [{\"state\": \"a\"} {\"state\": \"b\"}]}\n");
+            }
+        }
+        text
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Random traces in random JSON spellings: the parallel reader (its scanner, its serde
+        /// path and its fallback) learns what the sequential reader learns, or fails alike.
+        #[test]
+        fn random_spellings_learn_the_same(seed in proptest::prelude::any::<u64>(), n in 1usize..60, bad in proptest::prelude::any::<bool>()) {
+            let text = random_traces(seed, n, bad);
+            for opts in option_sets().into_iter().step_by(5) {
+                let want = sequential(&text, None, &opts);
+                for (threads, block) in [(2, 1 << 16), (3, 97)] {
+                    let got = parallel(&text, None, &opts, threads, block);
+                    proptest::prop_assert_eq!(&got, &want, "{:?}", opts);
+                }
+            }
+        }
+    }
+
+    /// Valid trace lines the scanner declines (escapes, other keys, repeated keys, numbers it
+    /// is not sure of, ...): each still learns what the sequential reader learns.
+    #[test]
+    fn lines_the_scanner_declines_still_parse() {
+        let lines: &[&str] = &[
+            r#"{"steps": [{"state": "a\"b"}]}"#,
+            r#"{"steps": [{"st\u0061te": "a"}]}"#,
+            r#"{"steps": [{"state": "a", "t": 1}]}"#,
+            r#"{"steps": [{"t": 1, "state": "a"}]}"#,
+            r#"{"steps": [{"state": "a"}], "steps": [{"state": "b"}]}"#,
+            r#"{"id": 1, "id": 2, "steps": []}"#,
+            r#"{"category": "x", "category": null, "steps": [{"state": "a"}]}"#,
+            r#"{"id": 1.5, "steps": [{"state": "a"}]}"#,
+            r#"{"id": 12345678901234567890, "steps": [{"state": "a"}]}"#,
+            r#"{"id": 1e3, "steps": [{"state": "a"}]}"#,
+            r#"{"id": -0, "steps": [{"state": "a"}]}"#,
+            r#"{"extra": [1, {"x": null}], "steps": [{"state": "a"}]}"#,
+            r#"{"steps": [{"state": "a", "state": "b"}]}"#,
+            r#"{"category": "caf\u00e9", "steps": [{"state": "a"}]}"#,
+            r#"{"steps": [{"state": "a\u0000"}]}"#,
+        ];
+        let mut text = String::new();
+        for l in lines {
+            let (mut names, mut texts) = (Vec::new(), Vec::new());
+            // (`-0` is read by the scanner: an integer both ways.)
+            if !l.contains("-0,") {
+                assert_eq!(scan_trace(l, &mut names, &mut texts), None, "{l}");
+            }
+            text += l;
+            text += "\n";
+        }
+        for opts in option_sets() {
+            let want = sequential(text.as_bytes(), None, &opts);
+            assert!(!want.starts_with("error"), "{want}");
+            assert!(want.contains(&format!("traces_read {}", lines.len())), "{want}");
+            assert_eq!(parallel(text.as_bytes(), None, &opts, 2, 64), want);
+        }
+        // And the lines it reads: as the sequential reader reads them.
+        let read: &[&str] = &[
+            r#"{"id":"x","steps":[{"state":"a"},{"state":"b"}]}"#,
+            " { \"steps\" : [ { \"state\" : \"\u{fc}\" } ] , \"category\" : \"c\" , \"id\" : -12 } \r",
+            r#"{"category":null,"id":null,"steps":[]}"#,
+            "{\"steps\":\t[{\"state\":\"\"}]}",
+        ];
+        for l in read {
+            let (mut names, mut texts) = (Vec::new(), Vec::new());
+            assert!(scan_trace(l, &mut names, &mut texts).is_some(), "{l}");
+            assert_eq!(names.len(), texts.len());
+        }
+    }
 }
