@@ -65,16 +65,20 @@ fn count_jsonl_in_blocks(
     check_options(opts)?;
     let threads = threads.max(1);
     let mut total = Counter::new(spec, opts);
-    let mut buf: Vec<u8> = Vec::new();
+    // One buffer for the whole file (zeroed once, by the allocator): `buf[..filled]` holds
+    // what has been read and not yet counted, a line carried over from the last block first.
+    let mut buf: Vec<u8> = vec![0; block.max(2)];
+    let mut filled = 0usize;
     // The first line of `buf`, and the bytes read before it.
     let mut line = 1usize;
     let mut read = 0u64;
     let mut eof = false;
     while !eof {
-        // Fill the block after the part line carried over from the last one.
-        let start = buf.len();
-        buf.resize(start.max(block.max(2) / 2) * 2, 0);
-        let mut filled = start;
+        if filled == buf.len() {
+            // A line longer than the buffer: make room for more of it.
+            buf.resize(buf.len() * 2, 0);
+        }
+        let start = filled;
         while filled < buf.len() {
             match input.read(&mut buf[filled..]) {
                 Ok(0) => {
@@ -84,7 +88,7 @@ fn count_jsonl_in_blocks(
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    let at = line + buf[..filled].iter().filter(|&&b| b == b'\n').count();
+                    let at = line + memchr::memchr_iter(b'\n', &buf[..filled]).count();
                     return Err(LearnError::Abstraction(
                         augur_abstraction::AbstractionError::Trace {
                             location: Location::line(file, at),
@@ -94,13 +98,12 @@ fn count_jsonl_in_blocks(
                 }
             }
         }
-        buf.truncate(filled);
         read += (filled - start) as u64;
         // Count whole lines only (all of them at the end of the file).
         let end = if eof {
-            buf.len()
+            filled
         } else {
-            match memchr::memrchr(b'\n', &buf) {
+            match memchr::memrchr(b'\n', &buf[..filled]) {
                 Some(i) => i + 1,
                 // A line longer than the block: read more of it.
                 None => continue,
@@ -116,7 +119,8 @@ fn count_jsonl_in_blocks(
         for c in count_parts(&parts, &firsts, file, spec, opts)? {
             total.absorb(c)?;
         }
-        buf.drain(..end);
+        buf.copy_within(end..filled, 0);
+        filled -= end;
         progress(ReadProgress {
             bytes: read,
             steps: total.steps(),
