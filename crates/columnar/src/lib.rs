@@ -669,8 +669,10 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                 .map(|f| f.as_ref().clone())
                 .collect();
             let mut hinted = false;
-            for &i in &idx[2..] {
-                if idx[..2].contains(&i) {
+            // So are the trace ids: runs of equal ids are then runs of equal keys, an id
+            // named once per run without being copied for every row.
+            for (role, &i) in idx.iter().enumerate() {
+                if role == 1 || idx[1] == i {
                     continue;
                 }
                 let t = fields[i].data_type().clone();
@@ -839,6 +841,8 @@ struct Chunk {
     /// The runs' trace ids, concatenated; run r's ends at `id_ends[r]`.
     id_text: String,
     id_ends: Vec<usize>,
+    /// The hash of each run's id ([`id_hash`]); sorted once the range is read.
+    id_hashes: Vec<u64>,
     /// False once a run's order values are not increasing: the range is not in order.
     ordered: bool,
     first_order: i64,
@@ -867,6 +871,7 @@ impl Chunk {
 
     fn start_run(&mut self, pos: usize, id: &str) {
         self.run_starts.push(pos);
+        self.id_hashes.push(id_hash(id));
         self.id_text.push_str(id);
         self.id_ends.push(self.id_text.len());
     }
@@ -900,17 +905,26 @@ impl Chunk {
         }
         match col.data_type() {
             DataType::Dictionary(_, _) => {
-                // Equal keys are equal ids; a new key's id is named from the dictionary.
+                // Equal keys are equal ids; a new key's id is named from the dictionary
+                // (borrowed from it when it holds strings).
                 let dict = col.as_any_dictionary();
+                let values = dict.values().as_ref();
+                let strs = values.as_string_opt::<i32>();
                 let keys = dict.normalized_keys();
                 for (i, &k) in keys.iter().enumerate() {
                     if i > 0 && k == keys[i - 1] {
                         continue;
                     }
-                    let Some(name) = value_string(dict.values().as_ref(), k, role)? else {
-                        return Err(role.null(first_row + i as u64));
+                    let name = match strs {
+                        Some(s) if k < s.len() && !s.is_null(k) => {
+                            std::borrow::Cow::Borrowed(s.value(k))
+                        }
+                        _ => match value_string(values, k, role)? {
+                            Some(name) => std::borrow::Cow::Owned(name),
+                            None => return Err(role.null(first_row + i as u64)),
+                        },
                     };
-                    if i > 0 || self.last_id() != Some(&name) {
+                    if i > 0 || self.last_id() != Some(&*name) {
                         self.start_run(base + i, &name);
                     }
                 }
@@ -1057,7 +1071,54 @@ fn read_chunk(
             break;
         }
     }
+    // Sorted here, on the chunk's own thread: joining then checks that no trace id comes
+    // back by merging sorted lists.
+    chunk.id_hashes.sort_unstable();
     Ok(chunk)
+}
+
+/// The hash of a trace id, for the check that no trace id comes back (equal hashes are
+/// then compared as ids).
+fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+/// Whether two values are equal in sorted `a` or in sorted `b` or between them.
+fn any_repeated(a: &[u64], b: &[u64]) -> bool {
+    if a.windows(2).any(|w| w[0] == w[1]) || b.windows(2).any(|w| w[0] == w[1]) {
+        return true;
+    }
+    let (mut i, mut k) = (0, 0);
+    while i < a.len() && k < b.len() {
+        match a[i].cmp(&b[k]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => k += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
+/// Two sorted lists merged.
+fn merge_sorted(a: Vec<u64>, b: &[u64]) -> Vec<u64> {
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut k) = (0, 0);
+    while i < a.len() && k < b.len() {
+        if a[i] <= b[k] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[k]);
+            k += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[k..]);
+    out
 }
 
 /// Joins ranges read in file order into a step table, if together they are in order: each
@@ -1075,6 +1136,9 @@ fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
     let mut id_text = String::new();
     let mut id_ends: Vec<usize> = Vec::with_capacity(offsets.capacity());
     let mut prev: Option<(String, i64)> = None;
+    // The hashes of the trace ids so far (sorted), and whether two may be equal.
+    let mut hashes: Vec<u64> = Vec::new();
+    let mut maybe_repeated = false;
     for mut c in chunks {
         if c.len == 0 {
             continue;
@@ -1098,6 +1162,10 @@ fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
                     return None;
                 }
                 r0 = 1;
+                // That trace's id is counted once, in the previous range.
+                if let Ok(p) = c.id_hashes.binary_search(&id_hash(last_id)) {
+                    c.id_hashes.remove(p);
+                }
             }
         }
         let mut start = if r0 == 0 { 0 } else { c.id_ends[0] };
@@ -1108,13 +1176,18 @@ fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
             start = c.id_ends[r];
         }
         prev = c.last_id().map(|id| (id.to_string(), c.last_order));
+        maybe_repeated = maybe_repeated || any_repeated(&hashes, &c.id_hashes);
+        hashes = merge_sorted(hashes, &c.id_hashes);
     }
+    drop(hashes);
     offsets.push(states.len());
-    // Each trace id must make one run only.
-    let mut seen: rustc_hash::FxHashSet<&str> =
-        rustc_hash::FxHashSet::with_capacity_and_hasher(id_ends.len(), Default::default());
+    // Each trace id must make one run only (compared as ids only when two hashes are equal).
+    let mut seen: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::with_capacity_and_hasher(
+        if maybe_repeated { id_ends.len() } else { 0 },
+        Default::default(),
+    );
     let mut start = 0;
-    for &end in &id_ends {
+    for &end in id_ends.iter().filter(|_| maybe_repeated) {
         if !seen.insert(&id_text[start..end]) {
             return None;
         }
@@ -1410,6 +1483,38 @@ mod tests {
         let table = read_steps(&path, &Columns::default()).unwrap();
         check(&table, &ts[3..4]);
         assert_eq!(table.row(0), states.len() as u64);
+    }
+
+    /// A trace id that comes back in a later row group (read by another thread), its steps
+    /// still in increasing order: not one run, so the rows are sorted, the trace whole.
+    #[test]
+    fn a_trace_id_coming_back_in_a_later_row_group_is_one_trace() {
+        let mut ts = traces(31_000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let (id, first) = ts[0].clone();
+        let mut rows: Vec<(String, i64, String)> = Vec::new();
+        for (t, (id, states)) in ts.iter().enumerate() {
+            for (k, s) in states.iter().enumerate() {
+                rows.push((id.clone(), k as i64, s.clone()));
+            }
+            if t + 1 == ts.len() {
+                // Trace 0 again, its later steps.
+                rows.push((ts[0].0.clone(), 100, "late".into()));
+            }
+        }
+        write_steps_parquet(
+            &path,
+            rows.iter().map(|(t, i, s)| (t.as_str(), *i, s.as_str())),
+            &Columns::default(),
+        )
+        .unwrap();
+        let table = read_steps(&path, &Columns::default()).unwrap();
+        assert!(table.reordered());
+        let mut whole = first;
+        whole.push("late".into());
+        ts[0] = (id, whole);
+        check(&table, &ts);
     }
 
     #[test]
