@@ -65,68 +65,112 @@ fn count_jsonl_in_blocks(
     check_options(opts)?;
     let threads = threads.max(1);
     let mut total = Counter::new(spec, opts);
-    // One buffer for the whole file (zeroed once, by the allocator): `buf[..filled]` holds
-    // what has been read and not yet counted, a line carried over from the last block first.
-    let mut buf: Vec<u8> = vec![0; block.max(2)];
+    // Two buffers (zeroed once, by the allocator): while the threads count the lines of one,
+    // this thread reads the next block into the other. `cur[..filled]` holds what has been
+    // read and not yet counted, a line carried over from the last block first.
+    let size = block.max(2);
+    let (mut cur, mut next): (Vec<u8>, Vec<u8>) = (vec![0; size], Vec::new());
     let mut filled = 0usize;
-    // The first line of `buf`, and the bytes read before it.
+    // The first line of `cur`, and the bytes read so far.
     let mut line = 1usize;
     let mut read = 0u64;
-    let mut eof = false;
-    while !eof {
-        if filled == buf.len() {
-            // A line longer than the buffer: make room for more of it.
-            buf.resize(buf.len() * 2, 0);
-        }
-        let start = filled;
-        while filled < buf.len() {
-            match input.read(&mut buf[filled..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let at = line + memchr::memchr_iter(b'\n', &buf[..filled]).count();
-                    return Err(LearnError::Abstraction(
-                        augur_abstraction::AbstractionError::Trace {
-                            location: Location::line(file, at),
-                            message: format!("cannot read: {e}"),
-                        },
-                    ));
-                }
-            }
-        }
-        read += (filled - start) as u64;
+    let read_error = |e: std::io::Error, line: usize, pending: &[u8]| {
+        LearnError::Abstraction(augur_abstraction::AbstractionError::Trace {
+            location: Location::line(file, line + memchr::memchr_iter(b'\n', pending).count()),
+            message: format!("cannot read: {e}"),
+        })
+    };
+    let mut eof = match fill(&mut input, &mut cur, &mut filled) {
+        Ok(eof) => eof,
+        Err(e) => return Err(read_error(e, line, &cur[..filled])),
+    };
+    read += filled as u64;
+    loop {
         // Count whole lines only (all of them at the end of the file).
         let end = if eof {
             filled
         } else {
-            match memchr::memrchr(b'\n', &buf[..filled]) {
+            match memchr::memrchr(b'\n', &cur[..filled]) {
                 Some(i) => i + 1,
-                // A line longer than the block: read more of it.
-                None => continue,
+                None => {
+                    // A line longer than the buffer: make room for more of it.
+                    cur.resize(cur.len() * 2, 0);
+                    let before = filled;
+                    eof = match fill(&mut input, &mut cur, &mut filled) {
+                        Ok(eof) => eof,
+                        Err(e) => return Err(read_error(e, line, &cur[..filled])),
+                    };
+                    read += (filled - before) as u64;
+                    continue;
+                }
             }
         };
-        let parts = split_lines(&buf[..end], threads);
+        // The part line after the last break goes first into the next buffer.
+        let carry = filled - end;
+        if next.len() < size.max(carry * 2) {
+            next.resize(size.max(carry * 2), 0);
+        }
+        next[..carry].copy_from_slice(&cur[end..filled]);
+        let mut next_filled = carry;
+        let parts = split_lines(&cur[..end], threads);
         // The first line of each part.
         let mut firsts = Vec::with_capacity(parts.len());
         for p in &parts {
             firsts.push(line);
             line += memchr::memchr_iter(b'\n', p).count();
         }
-        for c in count_parts(&parts, &firsts, file, spec, opts)? {
-            total.absorb(c)?;
+        let (counted, more) = std::thread::scope(|s| {
+            let handles: Vec<_> = parts
+                .iter()
+                .zip(&firsts)
+                .map(|(&p, &l)| s.spawn(move || count_part(p, l, file, spec, opts)))
+                .collect();
+            let more = if eof {
+                Ok(true)
+            } else {
+                fill(&mut input, &mut next, &mut next_filled)
+            };
+            // A panic in a counting thread is a bug: pass it on rather than lose a part.
+            let counted: Vec<Result<Counter<'_>>> = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect();
+            (counted, more)
+        });
+        // The first error in file order: the parts' before a read error after them.
+        for c in counted {
+            total.absorb(c?)?;
         }
-        buf.copy_within(end..filled, 0);
-        filled -= end;
         progress(ReadProgress {
             bytes: read,
             steps: total.steps(),
         });
+        if eof {
+            break;
+        }
+        eof = match more {
+            Ok(eof) => eof,
+            Err(e) => return Err(read_error(e, line, &next[..next_filled])),
+        };
+        read += (next_filled - carry) as u64;
+        std::mem::swap(&mut cur, &mut next);
+        filled = next_filled;
     }
     total.finish(file)
+}
+
+/// Reads from `input` into `buf[*filled..]` until the buffer is full or the input ends
+/// (`true`), retrying interrupted reads.
+fn fill(input: &mut impl Read, buf: &mut [u8], filled: &mut usize) -> std::io::Result<bool> {
+    while *filled < buf.len() {
+        match input.read(&mut buf[*filled..]) {
+            Ok(0) => return Ok(true),
+            Ok(n) => *filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
 }
 
 /// `text` (whole lines) cut into at most `n` parts of about equal size, at line breaks.
@@ -151,34 +195,6 @@ fn split_lines(text: &[u8], n: usize) -> Vec<&[u8]> {
         rest = tail;
     }
     parts
-}
-
-/// Counts each part on a thread of its own (the first on this one), part i starting at line
-/// `firsts[i]`; the counters in order, or the first error in file order.
-fn count_parts<'s>(
-    parts: &[&[u8]],
-    firsts: &[usize],
-    file: &str,
-    spec: Option<&'s Abstraction>,
-    opts: &'s LearnOptions,
-) -> Result<Vec<Counter<'s>>> {
-    let (Some((first, rest)), Some(&line)) = (parts.split_first(), firsts.first()) else {
-        return Ok(Vec::new());
-    };
-    std::thread::scope(|s| {
-        let handles: Vec<_> = rest
-            .iter()
-            .zip(&firsts[1..])
-            .map(|(&p, &l)| s.spawn(move || count_part(p, l, file, spec, opts)))
-            .collect();
-        let mut out = Vec::with_capacity(parts.len());
-        out.push(count_part(first, line, file, spec, opts));
-        for h in handles {
-            // A panic in a counting thread is a bug: pass it on rather than lose a part.
-            out.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        }
-        out.into_iter().collect()
-    })
 }
 
 /// The most distinct step texts a part remembers the state of (with a spec); past it, new
@@ -365,14 +381,18 @@ impl<'a> Scanner<'a> {
     fn string(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"')?;
         let start = self.i;
-        let rest = &self.b[start..];
-        let len = memchr::memchr2(b'"', b'\\', rest)?;
-        let text = &rest[..len];
-        if rest[len] != b'"' || text.iter().any(|&c| c < 0x20) {
-            return None;
+        // (Names and keys are short: a plain loop beats a vectorised search.)
+        let mut end = start;
+        loop {
+            match *self.b.get(end)? {
+                b'"' => break,
+                b'\\' => return None,
+                c if c < 0x20 => return None,
+                _ => end += 1,
+            }
         }
-        self.i = start + len + 1;
-        Some(text)
+        self.i = end + 1;
+        Some(&self.b[start..end])
     }
 
     /// [`Self::string`] as text (the line is UTF-8, and a string ends at an ASCII quote).
@@ -1107,6 +1127,61 @@ mod tests {
             serde_json::to_string(&got.counts).unwrap(),
             serde_json::to_string(&want.counts).unwrap()
         );
+    }
+
+    /// A reader that fails after `ok` bytes.
+    struct Failing<'a> {
+        text: &'a [u8],
+        ok: usize,
+    }
+
+    impl Read for Failing<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.ok == 0 {
+                return Err(std::io::Error::other("disk on fire"));
+            }
+            let n = buf.len().min(self.ok).min(self.text.len()).min(10);
+            buf[..n].copy_from_slice(&self.text[..n]);
+            self.text = &self.text[n..];
+            self.ok -= n;
+            Ok(n)
+        }
+    }
+
+    /// A read error while the threads count the block before: their first error first, else
+    /// the read error, on the line the sequential reader names.
+    #[test]
+    fn a_read_error_is_located_after_the_lines_read() {
+        let good = b"{\"steps\": [{\"state\": \"a\"}]}\n".repeat(40);
+        let mut bad = good.clone();
+        bad.splice(200..200, b"x\n".iter().copied());
+        for text in [&good, &bad] {
+            for ok in [0, 95, 333, 700] {
+                let opts = LearnOptions::default();
+                let reader = TraceReader::new(
+                    std::io::BufReader::with_capacity(16, Failing { text, ok }),
+                    TraceFormat::JsonLines,
+                    "t.jsonl",
+                );
+                let want = learned_text(crate::pipeline::learn_from_traces(
+                    reader, "t.jsonl", None, &opts,
+                ));
+                assert!(want.starts_with("error"), "{want}");
+                for (threads, block) in [(2, 64), (3, 100)] {
+                    let c = count_jsonl_in_blocks(
+                        Failing { text, ok },
+                        "t.jsonl",
+                        None,
+                        &opts,
+                        threads,
+                        block,
+                        &mut |_| {},
+                    );
+                    let got = learned_text(c.and_then(|c| learn_counted(c, None, &opts)));
+                    assert_eq!(got, want, "{ok} bytes, {threads} threads, blocks of {block}");
+                }
+            }
+        }
     }
 
     #[test]

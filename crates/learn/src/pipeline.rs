@@ -764,8 +764,15 @@ impl<'s> Counter<'s> {
         self.new_names.clear();
         let gi = self.group_of(category);
         let group = &self.groups[gi].1;
+        // (A state often follows itself: its name is then not looked up again.)
+        let mut prev: Option<(&str, u32)> = None;
         for name in names {
-            let s = name_index(group, &mut self.new_names, name.as_ref());
+            let name = name.as_ref();
+            let s = match prev {
+                Some((p, s)) if p == name => s,
+                _ => name_index(group, &mut self.new_names, name),
+            };
+            prev = Some((name, s));
             self.states_buf.push(s);
         }
         self.traces_read += 1;
