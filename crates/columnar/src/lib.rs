@@ -722,12 +722,14 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                 .min(sizes.len())
                 .max(1);
             let parts = split(&sizes, threads);
+            let total_rows: u64 = sizes.iter().sum();
             let chunks: Vec<Result<Chunk>> = if parts.len() <= 1 {
                 vec![read_chunk(
                     &file_name,
                     columns,
                     &positions,
                     1,
+                    total_rows,
                     reader((0..sizes.len()).collect())?,
                 )]
             } else {
@@ -738,12 +740,19 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                             let reader = &reader;
                             let positions = &positions;
                             let file_name = &file_name;
+                            // The first range's states become the table's: room for all.
+                            let capacity = if *first_row == 1 {
+                                total_rows
+                            } else {
+                                groups.iter().map(|&g| sizes[g]).sum()
+                            };
                             s.spawn(move || {
                                 read_chunk(
                                     file_name,
                                     columns,
                                     positions,
                                     *first_row,
+                                    capacity,
                                     reader(groups.clone())?,
                                 )
                             })
@@ -777,7 +786,7 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                     .map_err(|e| err(&e))?;
                 Ok(r.map(|b| b.map_err(|e| err(&e))))
             };
-            let chunk = read_chunk(&file_name, columns, &positions, 1, reader()?);
+            let chunk = read_chunk(&file_name, columns, &positions, 1, 0, reader()?);
             match ordered(&file_name, vec![chunk])? {
                 Some(table) => table,
                 None => collect(&file_name, columns, &positions, reader()?)?,
@@ -1052,12 +1061,14 @@ impl Chunk {
     }
 }
 
-/// Reads a range of rows in file order (stopping early once it is out of order).
+/// Reads a range of rows in file order (stopping early once it is out of order), `capacity`
+/// rows reserved for its states.
 fn read_chunk(
     file: &str,
     columns: &Columns,
     positions: &[usize],
     first_row: u64,
+    capacity: u64,
     batches: impl Iterator<Item = Result<RecordBatch>>,
 ) -> Result<Chunk> {
     let mut chunk = Chunk {
@@ -1065,6 +1076,10 @@ fn read_chunk(
         ordered: true,
         ..Chunk::default()
     };
+    // (Room for the rows the metadata announces, up to a bound: the file may lie.)
+    chunk
+        .state_of
+        .reserve(usize::try_from(capacity.min(1 << 25)).unwrap_or(0));
     for batch in batches {
         chunk.add_batch(file, columns, positions, &batch?)?;
         if !chunk.ordered {
