@@ -287,7 +287,15 @@ fn parquet_counts_learn_the_same_models_as_json_counts_and_as_the_traces() {
             continue;
         }
         let pac = |c: &Path| -> Value {
-            let mut a = vec!["pac", "--counts", s(c), "--epsilon", "0.2", "--delta", "0.1"];
+            let mut a = vec![
+                "pac",
+                "--counts",
+                s(c),
+                "--epsilon",
+                "0.2",
+                "--delta",
+                "0.1",
+            ];
             a.extend_from_slice(&["--json", "--all"]);
             serde_json::from_str(&ok(&a)).unwrap()
         };
@@ -302,7 +310,15 @@ fn parquet_counts_learn_the_same_models_as_json_counts_and_as_the_traces() {
         .enumerate()
         .map(|(k, p)| {
             let out = d(&format!("shard{k}.counts.{}", ["parquet", "json"][k % 2]));
-            ok(&["learn", s(p), "--abstraction", spec, "--counts-only", "-o", s(&out)]);
+            ok(&[
+                "learn",
+                s(p),
+                "--abstraction",
+                spec,
+                "--counts-only",
+                "-o",
+                s(&out),
+            ]);
             out
         })
         .collect();
@@ -357,7 +373,15 @@ fn parquet_counts_with_missing_or_mistyped_columns_are_located_errors() {
     write_steps_parquet(&typed, [("step", 0, "a")], &columns).unwrap();
     insta::assert_snapshot!(
         "parquet_counts_mistyped_column",
-        user_error(&["pac", "--counts", s(&typed), "--epsilon", "0.1", "--delta", "0.1"])
+        user_error(&[
+            "pac",
+            "--counts",
+            s(&typed),
+            "--epsilon",
+            "0.1",
+            "--delta",
+            "0.1"
+        ])
     );
     // Parquet counts of order 1 learned as order 2.
     let c = dir.path().join("c.parquet");
@@ -368,6 +392,14 @@ fn parquet_counts_with_missing_or_mistyped_columns_are_located_errors() {
         "-o",
         s(&c),
     ]);
-    assert!(user_error(&["learn", "--from-counts", s(&c), "--order", "2", "-o", s(&out)])
-        .contains("the counts are of order 1; give --order 1"));
+    assert!(user_error(&[
+        "learn",
+        "--from-counts",
+        s(&c),
+        "--order",
+        "2",
+        "-o",
+        s(&out)
+    ])
+    .contains("the counts are of order 1; give --order 1"));
 }

@@ -154,7 +154,8 @@ fn model_report(
         format: Option<serde_json::Value>,
     }
     let keyed = parquet
-        || args.counts.is_some() && serde_json::from_str::<Tag>(text).is_ok_and(|t| t.format.is_some());
+        || args.counts.is_some()
+            && serde_json::from_str::<Tag>(text).is_ok_and(|t| t.format.is_some());
     let mut keyed_names = None;
     let (counts, metadata): (CountsJson, Option<serde_json::Value>) = if keyed {
         // Keyed counts (`augur learn --counts-only`, docs/scale.md): learned as

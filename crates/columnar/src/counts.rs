@@ -57,13 +57,11 @@ pub fn write_counts_parquet(path: &Path, counts: &KeyedCounts) -> Result<()> {
         file: file.clone(),
         message: e.to_string(),
     };
-    let (mut kind, mut from, mut to, mut n, mut category): (
-        Vec<&str>,
-        Vec<String>,
-        Vec<Option<String>>,
-        Vec<u64>,
-        Vec<Option<&str>>,
-    ) = Default::default();
+    let mut kind: Vec<&str> = Vec::new();
+    let mut from: Vec<String> = Vec::new();
+    let mut to: Vec<Option<String>> = Vec::new();
+    let mut n: Vec<u64> = Vec::new();
+    let mut category: Vec<Option<&str>> = Vec::new();
     for g in &counts.groups {
         let mut row = |k: &'static str, f: &StateKey, t: Option<&StateKey>, c: u64| {
             kind.push(k);
@@ -345,8 +343,12 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
         };
         for i in 0..batch.num_rows() {
             row += 1;
-            let kind = kinds[i].as_deref().ok_or_else(|| null("kind", "kind", row))?;
-            let from = froms[i].clone().ok_or_else(|| null("from_state", "state", row))?;
+            let kind = kinds[i]
+                .as_deref()
+                .ok_or_else(|| null("kind", "kind", row))?;
+            let from = froms[i]
+                .clone()
+                .ok_or_else(|| null("from_state", "state", row))?;
             let n = ns[i].ok_or_else(|| null("n", "count", row))?;
             let cat = &cats[i];
             let g = match groups.iter().position(|g| g.category == *cat) {
@@ -378,7 +380,9 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
                 }
                 "end" => g.ends.push((from, n)),
                 "transition" | "invalid" => {
-                    let to = tos[i].clone().ok_or_else(|| null("to_state", "state", row))?;
+                    let to = tos[i]
+                        .clone()
+                        .ok_or_else(|| null("to_state", "state", row))?;
                     let to = key(to, row, "to_state")?;
                     if kind == "transition" {
                         g.transitions.push((from, to, n));
@@ -488,9 +492,10 @@ mod tests {
                     .collect(),
             ))
             .build();
-        let mut w = ArrowWriter::try_new(File::create(path).unwrap(), schema.clone(), Some(props))
+        let mut w =
+            ArrowWriter::try_new(File::create(path).unwrap(), schema.clone(), Some(props)).unwrap();
+        w.write(&RecordBatch::try_new(schema, arrays).unwrap())
             .unwrap();
-        w.write(&RecordBatch::try_new(schema, arrays).unwrap()).unwrap();
         w.close().unwrap();
     }
 
@@ -537,7 +542,11 @@ mod tests {
             "DIR/c.parquet: not an augur-counts table: row 2: column `n` (the count column) \
              is negative"
         );
-        let order = [("format", "augur-counts"), ("version", "1"), ("order", "two")];
+        let order = [
+            ("format", "augur-counts"),
+            ("version", "1"),
+            ("order", "two"),
+        ];
         assert_eq!(
             err(&rows(Some("end"), Some("a")), vec![1, 1], &order),
             "DIR/c.parquet: not an augur-counts table: key-value metadata `order` is `two`, \
@@ -551,8 +560,19 @@ mod tests {
         );
         // A good one, rows in any order, `n` as SQL's signed integers, no category column.
         let good = vec![
-            ("kind", vec![Some("transition"), Some("initial"), Some("step"), Some("end")]),
-            ("from_state", vec![Some("a"), Some("a"), Some("a"), Some("a")]),
+            (
+                "kind",
+                vec![
+                    Some("transition"),
+                    Some("initial"),
+                    Some("step"),
+                    Some("end"),
+                ],
+            ),
+            (
+                "from_state",
+                vec![Some("a"), Some("a"), Some("a"), Some("a")],
+            ),
             ("to_state", vec![Some("a"), None, None, None]),
         ];
         table(&path, &good, vec![2, 1, 3, 1], &header);

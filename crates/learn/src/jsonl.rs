@@ -1178,7 +1178,10 @@ mod tests {
                         &mut |_| {},
                     );
                     let got = learned_text(c.and_then(|c| learn_counted(c, None, &opts)));
-                    assert_eq!(got, want, "{ok} bytes, {threads} threads, blocks of {block}");
+                    assert_eq!(
+                        got, want,
+                        "{ok} bytes, {threads} threads, blocks of {block}"
+                    );
                 }
             }
         }
@@ -1236,7 +1239,18 @@ mod tests {
             state.set(x);
             x % n.max(1)
         };
-        let names = ["a", "b", "s 1", "\u{fc}", "q\"x", "back\\slash", "t\tx", "{x}", "", "risk=4"];
+        let names = [
+            "a",
+            "b",
+            "s 1",
+            "\u{fc}",
+            "q\"x",
+            "back\\slash",
+            "t\tx",
+            "{x}",
+            "",
+            "risk=4",
+        ];
         let mut text = Vec::new();
         for t in 0..traces {
             let ws = || -> &'static str {
@@ -1247,7 +1261,11 @@ mod tests {
             for _ in 0..next(7) {
                 let mut esc = || next(6) == 0;
                 let name = names[next(names.len() as u64) as usize];
-                let key = if next(8) == 0 { "\"st\\u0061te\"".to_string() } else { "\"state\"".into() };
+                let key = if next(8) == 0 {
+                    "\"st\\u0061te\"".to_string()
+                } else {
+                    "\"state\"".into()
+                };
                 let value = match next(if bad { 30 } else { 1 }) {
                     1 => "17".to_string(),
                     2 => "\"raw\u{1}control\"".to_string(),
@@ -1363,7 +1381,10 @@ mod tests {
         for opts in option_sets() {
             let want = sequential(text.as_bytes(), None, &opts);
             assert!(!want.starts_with("error"), "{want}");
-            assert!(want.contains(&format!("traces_read {}", lines.len())), "{want}");
+            assert!(
+                want.contains(&format!("traces_read {}", lines.len())),
+                "{want}"
+            );
             assert_eq!(parallel(text.as_bytes(), None, &opts, 2, 64), want);
         }
         // And the lines it reads: as the sequential reader reads them.

@@ -1126,7 +1126,10 @@ fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> 
             let mut cuts = vec![0usize];
             for i in 1..threads {
                 let target = states.len() * i / threads;
-                let t = traces.offsets.partition_point(|&o| o < target).min(num_traces);
+                let t = traces
+                    .offsets
+                    .partition_point(|&o| o < target)
+                    .min(num_traces);
                 if t > *cuts.last().unwrap_or(&0) {
                     cuts.push(t);
                 }
@@ -1753,10 +1756,15 @@ mod tests {
             },
         ] {
             let a = count_from_indexed(indexed, "t", &opts).unwrap();
-            let b = count_from_traces(traces.iter().map(|t| match t {
-                Ok(t) => Ok(t.clone()),
-                Err(_) => unreachable!(),
-            }), "t", None, &opts)
+            let b = count_from_traces(
+                traces.iter().map(|t| match t {
+                    Ok(t) => Ok(t.clone()),
+                    Err(_) => unreachable!(),
+                }),
+                "t",
+                None,
+                &opts,
+            )
             .unwrap();
             assert_eq!(a.counts, b.counts);
             assert_eq!(a.counts.groups[0].steps, states.len() as u64);
