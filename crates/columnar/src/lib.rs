@@ -1183,14 +1183,20 @@ fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
                 }
             }
         }
-        let mut start = if r0 == 0 { 0 } else { c.id_ends[0] };
+        let last = c.last_id().map(|id| (id.to_string(), c.last_order));
+        // The runs' ids, copied at once (the first range's taken as they are).
+        let start = if r0 == 0 { 0 } else { c.id_ends[0] };
+        let shift = id_text.len();
+        if shift == 0 && start == 0 {
+            id_text = std::mem::take(&mut c.id_text);
+        } else {
+            id_text.push_str(&c.id_text[start..]);
+        }
         for r in r0..c.run_starts.len() {
             offsets.push(base + c.run_starts[r]);
-            id_text.push_str(&c.id_text[start..c.id_ends[r]]);
-            id_ends.push(id_text.len());
-            start = c.id_ends[r];
+            id_ends.push(shift + c.id_ends[r] - start);
         }
-        prev = c.last_id().map(|id| (id.to_string(), c.last_order));
+        prev = last;
         maybe_repeated = maybe_repeated || any_repeated(&hashes, &c.id_hashes);
         hashes = merge_sorted(hashes, &c.id_hashes);
     }
