@@ -431,6 +431,38 @@ fn value_string(col: &dyn Array, i: usize, role: &Role<'_>) -> Result<Option<Str
     }))
 }
 
+/// The keys of a dictionary column as indices into its values: 32-bit keys (what string
+/// columns are read as) in place, others converted.
+enum Keys<'a> {
+    I32(&'a [i32]),
+    Other(Vec<usize>),
+}
+
+impl<'a> Keys<'a> {
+    fn of(col: &'a dyn Array) -> Keys<'a> {
+        match col.as_dictionary_opt::<Int32Type>() {
+            Some(d) => Keys::I32(d.keys().values()),
+            None => Keys::Other(col.as_any_dictionary().normalized_keys()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Keys::I32(k) => k.len(),
+            Keys::Other(k) => k.len(),
+        }
+    }
+
+    /// The key of row `i` (a negative one as an index past any dictionary).
+    #[inline]
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Keys::I32(k) => usize::try_from(k[i]).unwrap_or(usize::MAX),
+            Keys::Other(k) => k[i],
+        }
+    }
+}
+
 /// The first null of a column, as an error.
 fn first_null(col: &dyn Array, role: &Role<'_>, first_row: u64) -> Result<()> {
     if col.null_count() > 0 {
@@ -474,9 +506,10 @@ fn intern_column(
             let dict = col.as_any_dictionary();
             let values = dict.values().as_ref();
             let mut slot = vec![u32::MAX; values.len()];
-            let keys = dict.normalized_keys();
+            let keys = Keys::of(col);
             out.reserve(keys.len());
-            for (i, &k) in keys.iter().enumerate() {
+            for i in 0..keys.len() {
+                let k = keys.get(i);
                 let id = match slot.get(k) {
                     Some(&id) if id != u32::MAX => id,
                     Some(_) => match value_string(values, k, role)? {
@@ -919,9 +952,10 @@ impl Chunk {
                 let dict = col.as_any_dictionary();
                 let values = dict.values().as_ref();
                 let strs = values.as_string_opt::<i32>();
-                let keys = dict.normalized_keys();
-                for (i, &k) in keys.iter().enumerate() {
-                    if i > 0 && k == keys[i - 1] {
+                let keys = Keys::of(col);
+                for i in 0..keys.len() {
+                    let k = keys.get(i);
+                    if i > 0 && k == keys.get(i - 1) {
                         continue;
                     }
                     let name = match strs {
