@@ -108,7 +108,9 @@ fn count_jsonl_in_blocks(
         // The part line after the last break goes first into the next buffer.
         let carry = filled - end;
         if next.len() < size.max(carry * 2) {
-            next.resize(size.max(carry * 2), 0);
+            // (A fresh zeroed allocation: pages the system zeroes as they are first written,
+            // not a pass of zeros over them here.)
+            next = vec![0; size.max(carry * 2)];
         }
         next[..carry].copy_from_slice(&cur[end..filled]);
         let mut next_filled = carry;
@@ -226,18 +228,19 @@ fn count_part<'s>(
         rest = tail;
         let this = line;
         line += 1;
+        // The common shape first, without a JSON parser (nor a pass checking that the line is
+        // UTF-8: the scanner checks the strings it reads, and takes no other byte past 127).
+        fast_names.clear();
+        fast_texts.clear();
+        let scanned = scan_trace(line_content(bytes, this), &mut fast_names, &mut fast_texts);
+        if let (Some(category), None) = (scanned, spec) {
+            counter.add_named(category, &fast_names)?;
+            continue;
+        }
         if let Ok(text) = std::str::from_utf8(bytes) {
             let Some(content) = jsonl_content(text, this) else {
                 continue;
             };
-            // The common shape first, without a JSON parser.
-            fast_names.clear();
-            fast_texts.clear();
-            let scanned = scan_trace(content, &mut fast_names, &mut fast_texts);
-            if let (Some(category), None) = (scanned, spec) {
-                counter.add_named(category, &fast_names)?;
-                continue;
-            }
             match spec {
                 None => {
                     names.clear();
@@ -295,14 +298,11 @@ fn count_part<'s>(
 /// only lines that [`parse_jsonl_line`] reads as the same trace: anything it is not sure of
 /// (an escape, another key, a repeated key, a long number, ...) is declined, not guessed.
 fn scan_trace<'a>(
-    line: &'a str,
+    line: &'a [u8],
     names: &mut Vec<&'a str>,
     texts: &mut Vec<&'a str>,
 ) -> Option<Option<&'a str>> {
-    let mut s = Scanner {
-        b: line.as_bytes(),
-        i: 0,
-    };
+    let mut s = Scanner { b: line, i: 0 };
     let (mut id, mut category, mut seen_steps) = (false, None, false);
     s.ws();
     s.eat(b'{')?;
@@ -318,7 +318,7 @@ fn scan_trace<'a>(
                     if std::mem::replace(&mut seen_steps, true) {
                         return None;
                     }
-                    s.steps(line, names, texts)?;
+                    s.steps(names, texts)?;
                 }
                 b"id" => {
                     if std::mem::replace(&mut id, true) {
@@ -330,7 +330,7 @@ fn scan_trace<'a>(
                     if category.is_some() {
                         return None;
                     }
-                    category = Some(s.opt_string(line)?);
+                    category = Some(s.opt_string()?);
                 }
                 _ => return None,
             }
@@ -344,6 +344,19 @@ fn scan_trace<'a>(
     s.eat(b'}')?;
     s.ws();
     (seen_steps && s.i == s.b.len()).then_some(category.flatten())
+}
+
+/// Line `line` (1-based) without its line break and, on line 1, a byte-order mark: the JSON
+/// text [`jsonl_content`] gives for a line that is UTF-8 and not blank.
+fn line_content(bytes: &[u8], line: usize) -> &[u8] {
+    let mut c = bytes;
+    while let [rest @ .., b'\n' | b'\r'] = c {
+        c = rest;
+    }
+    if line == 1 {
+        c = c.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(c);
+    }
+    c
 }
 
 /// A cursor over a line, for [`scan_trace`].
@@ -395,29 +408,26 @@ impl<'a> Scanner<'a> {
         Some(&self.b[start..end])
     }
 
-    /// [`Self::string`] as text (the line is UTF-8, and a string ends at an ASCII quote).
+    /// [`Self::string`] as text: `None` unless it is UTF-8.
     #[inline]
-    fn str(&mut self, line: &'a str) -> Option<&'a str> {
-        let end = self.i;
-        let text = self.string()?;
-        let start = end + 1;
-        line.get(start..start + text.len())
+    fn str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.string()?).ok()
     }
 
     /// A string or null.
-    fn opt_string(&mut self, line: &'a str) -> Option<Option<&'a str>> {
+    fn opt_string(&mut self) -> Option<Option<&'a str>> {
         if self.b[self.i..].starts_with(b"null") {
             self.i += 4;
             return Some(None);
         }
-        self.str(line).map(Some)
+        self.str().map(Some)
     }
 
     /// An id: a string, null, or an integer of at most 18 digits (which every JSON reader
     /// reads exactly).
     fn id(&mut self) -> Option<()> {
         match self.b.get(self.i)? {
-            b'"' => self.string().map(|_| ()),
+            b'"' => self.str().map(|_| ()),
             b'n' => {
                 if !self.b[self.i..].starts_with(b"null") {
                     return None;
@@ -444,7 +454,6 @@ impl<'a> Scanner<'a> {
     /// `[{"state": NAME}, ...]`: each step's text and name pushed onto `steps`.
     fn steps(
         &mut self,
-        line: &'a str,
         names: &mut Vec<&'a str>,
         texts: &mut Vec<&'a str>,
     ) -> Option<()> {
@@ -463,11 +472,12 @@ impl<'a> Scanner<'a> {
             self.ws();
             self.eat(b':')?;
             self.ws();
-            let name = self.str(line)?;
+            let name = self.str()?;
             self.ws();
             self.eat(b'}')?;
             names.push(name);
-            texts.push(line.get(start..self.i)?);
+            // (ASCII but for the name, just checked.)
+            texts.push(std::str::from_utf8(&self.b[start..self.i]).ok()?);
             self.ws();
             if self.eat(b',').is_none() {
                 break;
@@ -1057,6 +1067,9 @@ mod tests {
             b"{\"id\": true, \"steps\": [{\"state\": \"a\"}]}\n",
             "\u{feff}{\"steps\": [{\"state\": \"a\"}]}\n".as_bytes(),
             b"{\"steps\": [{\"state\": \"\xff\"}]}\n",
+            b"{\"id\": \"\xc3\", \"steps\": [{\"state\": \"a\"}]}\n",
+            b"{\"category\": \"\xfe\", \"steps\": [{\"state\": \"a\"}]}\n",
+            b"{\"st\xffps\": [{\"state\": \"a\"}]}\n",
             b"{\"steps\": [{\"state\": \"a\"}]} x\n",
             b"{\"steps\": [{\"v\": 1}]}\n",
             b"[1, 2]\n",
@@ -1373,7 +1386,7 @@ mod tests {
             let (mut names, mut texts) = (Vec::new(), Vec::new());
             // (`-0` is read by the scanner: an integer both ways.)
             if !l.contains("-0,") {
-                assert_eq!(scan_trace(l, &mut names, &mut texts), None, "{l}");
+                assert_eq!(scan_trace(l.as_bytes(), &mut names, &mut texts), None, "{l}");
             }
             text += l;
             text += "\n";
@@ -1396,7 +1409,7 @@ mod tests {
         ];
         for l in read {
             let (mut names, mut texts) = (Vec::new(), Vec::new());
-            assert!(scan_trace(l, &mut names, &mut texts).is_some(), "{l}");
+            assert!(scan_trace(l.as_bytes(), &mut names, &mut texts).is_some(), "{l}");
             assert_eq!(names.len(), texts.len());
         }
     }
