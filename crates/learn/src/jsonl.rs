@@ -452,11 +452,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// `[{"state": NAME}, ...]`: each step's text and name pushed onto `steps`.
-    fn steps(
-        &mut self,
-        names: &mut Vec<&'a str>,
-        texts: &mut Vec<&'a str>,
-    ) -> Option<()> {
+    fn steps(&mut self, names: &mut Vec<&'a str>, texts: &mut Vec<&'a str>) -> Option<()> {
         self.eat(b'[')?;
         self.ws();
         if self.eat(b']').is_some() {
@@ -1386,7 +1382,11 @@ mod tests {
             let (mut names, mut texts) = (Vec::new(), Vec::new());
             // (`-0` is read by the scanner: an integer both ways.)
             if !l.contains("-0,") {
-                assert_eq!(scan_trace(l.as_bytes(), &mut names, &mut texts), None, "{l}");
+                assert_eq!(
+                    scan_trace(l.as_bytes(), &mut names, &mut texts),
+                    None,
+                    "{l}"
+                );
             }
             text += l;
             text += "\n";
@@ -1409,7 +1409,10 @@ mod tests {
         ];
         for l in read {
             let (mut names, mut texts) = (Vec::new(), Vec::new());
-            assert!(scan_trace(l.as_bytes(), &mut names, &mut texts).is_some(), "{l}");
+            assert!(
+                scan_trace(l.as_bytes(), &mut names, &mut texts).is_some(),
+                "{l}"
+            );
             assert_eq!(names.len(), texts.len());
         }
     }
