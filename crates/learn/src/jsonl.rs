@@ -115,17 +115,18 @@ fn count_jsonl_in_blocks(
         next[..carry].copy_from_slice(&cur[end..filled]);
         let mut next_filled = carry;
         let parts = split_lines(&cur[..end], threads);
-        // The first line of each part.
-        let mut firsts = Vec::with_capacity(parts.len());
-        for p in &parts {
-            firsts.push(line);
-            line += memchr::memchr_iter(b'\n', p).count();
-        }
+        // Only the first part's first line is known before counting (the others' would take
+        // a pass over the block): the others are counted from `UNKNOWN_LINE` on, and counted
+        // again from their first line, once known, if a line number matters (an error or a
+        // skipped line).
         let (counted, more) = std::thread::scope(|s| {
             let handles: Vec<_> = parts
                 .iter()
-                .zip(&firsts)
-                .map(|(&p, &l)| s.spawn(move || count_part(p, l, file, spec, opts)))
+                .enumerate()
+                .map(|(i, &p)| {
+                    let first = if i == 0 { line } else { UNKNOWN_LINE };
+                    s.spawn(move || count_part(p, first, file, spec, opts))
+                })
                 .collect();
             let more = if eof {
                 Ok(true)
@@ -133,15 +134,21 @@ fn count_jsonl_in_blocks(
                 fill(&mut input, &mut next, &mut next_filled)
             };
             // A panic in a counting thread is a bug: pass it on rather than lose a part.
-            let counted: Vec<Result<Counter<'_>>> = handles
+            let counted: Vec<Result<(Counter<'_>, usize)>> = handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect();
             (counted, more)
         });
         // The first error in file order: the parts' before a read error after them.
-        for c in counted {
-            total.absorb(c?)?;
+        for (i, (c, &p)) in counted.into_iter().zip(&parts).enumerate() {
+            let (c, lines) = match c {
+                Ok((c, lines)) if i == 0 || !c.has_skipped() => (c, lines),
+                _ => count_part(p, line, file, spec, opts)?,
+            };
+            // (Lines counted, less the last one if it has no line break: at the end.)
+            line += lines - usize::from(!p.ends_with(b"\n"));
+            total.absorb(c)?;
         }
         progress(ReadProgress {
             bytes: read,
@@ -199,18 +206,25 @@ fn split_lines(text: &[u8], n: usize) -> Vec<&[u8]> {
     parts
 }
 
+/// The first line a part is counted from while its real first line is unknown: far from line
+/// 1 (whose byte-order mark is skipped), so that only the numbers of its error and skipped
+/// lines are wrong, and those are counted again.
+const UNKNOWN_LINE: usize = usize::MAX / 4;
+
 /// The most distinct step texts a part remembers the state of (with a spec); past it, new
 /// ones are mapped each time they are met.
 const MAX_KNOWN_STEPS: usize = 1 << 16;
 
-/// Counts the lines of `part` (whole lines, the first being line `line` of `file`).
+/// Counts the lines of `part` (whole lines, the first being line `line` of `file`); also gives
+/// the number of lines.
 fn count_part<'s>(
     part: &[u8],
     mut line: usize,
     file: &str,
     spec: Option<&'s Abstraction>,
     opts: &'s LearnOptions,
-) -> Result<Counter<'s>> {
+) -> Result<(Counter<'s>, usize)> {
+    let first = line;
     let mut counter = Counter::new(spec, opts);
     // Reused from line to line: the steps' names (without a spec), or their texts and
     // states (with one), and the state of each step text met (with one).
@@ -228,19 +242,18 @@ fn count_part<'s>(
         rest = tail;
         let this = line;
         line += 1;
-        // The common shape first, without a JSON parser (nor a pass checking that the line is
-        // UTF-8: the scanner checks the strings it reads, and takes no other byte past 127).
-        fast_names.clear();
-        fast_texts.clear();
-        let scanned = scan_trace(line_content(bytes, this), &mut fast_names, &mut fast_texts);
-        if let (Some(category), None) = (scanned, spec) {
-            counter.add_named(category, &fast_names)?;
-            continue;
-        }
         if let Ok(text) = std::str::from_utf8(bytes) {
             let Some(content) = jsonl_content(text, this) else {
                 continue;
             };
+            // The common shape first, without a JSON parser.
+            fast_names.clear();
+            fast_texts.clear();
+            let scanned = scan_trace(content, &mut fast_names, &mut fast_texts);
+            if let (Some(category), None) = (scanned, spec) {
+                counter.add_named(category, &fast_names)?;
+                continue;
+            }
             match spec {
                 None => {
                     names.clear();
@@ -286,7 +299,7 @@ fn count_part<'s>(
             counter.add(item, file)?;
         }
     }
-    Ok(counter)
+    Ok((counter, line - first))
 }
 
 /// Reads a trace line of the common shape without a JSON parser: an object whose keys are
@@ -298,11 +311,14 @@ fn count_part<'s>(
 /// only lines that [`parse_jsonl_line`] reads as the same trace: anything it is not sure of
 /// (an escape, another key, a repeated key, a long number, ...) is declined, not guessed.
 fn scan_trace<'a>(
-    line: &'a [u8],
+    line: &'a str,
     names: &mut Vec<&'a str>,
     texts: &mut Vec<&'a str>,
 ) -> Option<Option<&'a str>> {
-    let mut s = Scanner { b: line, i: 0 };
+    let mut s = Scanner {
+        b: line.as_bytes(),
+        i: 0,
+    };
     let (mut id, mut category, mut seen_steps) = (false, None, false);
     s.ws();
     s.eat(b'{')?;
@@ -318,7 +334,7 @@ fn scan_trace<'a>(
                     if std::mem::replace(&mut seen_steps, true) {
                         return None;
                     }
-                    s.steps(names, texts)?;
+                    s.steps(line, names, texts)?;
                 }
                 b"id" => {
                     if std::mem::replace(&mut id, true) {
@@ -330,7 +346,7 @@ fn scan_trace<'a>(
                     if category.is_some() {
                         return None;
                     }
-                    category = Some(s.opt_string()?);
+                    category = Some(s.opt_string(line)?);
                 }
                 _ => return None,
             }
@@ -344,19 +360,6 @@ fn scan_trace<'a>(
     s.eat(b'}')?;
     s.ws();
     (seen_steps && s.i == s.b.len()).then_some(category.flatten())
-}
-
-/// Line `line` (1-based) without its line break and, on line 1, a byte-order mark: the JSON
-/// text [`jsonl_content`] gives for a line that is UTF-8 and not blank.
-fn line_content(bytes: &[u8], line: usize) -> &[u8] {
-    let mut c = bytes;
-    while let [rest @ .., b'\n' | b'\r'] = c {
-        c = rest;
-    }
-    if line == 1 {
-        c = c.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(c);
-    }
-    c
 }
 
 /// A cursor over a line, for [`scan_trace`].
@@ -408,26 +411,29 @@ impl<'a> Scanner<'a> {
         Some(&self.b[start..end])
     }
 
-    /// [`Self::string`] as text: `None` unless it is UTF-8.
+    /// [`Self::string`] as text (the line is UTF-8, and a string ends at an ASCII quote).
     #[inline]
-    fn str(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.string()?).ok()
+    fn str(&mut self, line: &'a str) -> Option<&'a str> {
+        let end = self.i;
+        let text = self.string()?;
+        let start = end + 1;
+        line.get(start..start + text.len())
     }
 
     /// A string or null.
-    fn opt_string(&mut self) -> Option<Option<&'a str>> {
+    fn opt_string(&mut self, line: &'a str) -> Option<Option<&'a str>> {
         if self.b[self.i..].starts_with(b"null") {
             self.i += 4;
             return Some(None);
         }
-        self.str().map(Some)
+        self.str(line).map(Some)
     }
 
     /// An id: a string, null, or an integer of at most 18 digits (which every JSON reader
     /// reads exactly).
     fn id(&mut self) -> Option<()> {
         match self.b.get(self.i)? {
-            b'"' => self.str().map(|_| ()),
+            b'"' => self.string().map(|_| ()),
             b'n' => {
                 if !self.b[self.i..].starts_with(b"null") {
                     return None;
@@ -452,7 +458,12 @@ impl<'a> Scanner<'a> {
     }
 
     /// `[{"state": NAME}, ...]`: each step's text and name pushed onto `steps`.
-    fn steps(&mut self, names: &mut Vec<&'a str>, texts: &mut Vec<&'a str>) -> Option<()> {
+    fn steps(
+        &mut self,
+        line: &'a str,
+        names: &mut Vec<&'a str>,
+        texts: &mut Vec<&'a str>,
+    ) -> Option<()> {
         self.eat(b'[')?;
         self.ws();
         if self.eat(b']').is_some() {
@@ -460,20 +471,24 @@ impl<'a> Scanner<'a> {
         }
         loop {
             let start = self.i;
-            self.eat(b'{')?;
-            self.ws();
-            if self.string()? != b"state" {
-                return None;
+            if self.b[start..].starts_with(b"{\"state\":\"") {
+                // The usual spelling, without spaces: straight to the name.
+                self.i += 9;
+            } else {
+                self.eat(b'{')?;
+                self.ws();
+                if self.string()? != b"state" {
+                    return None;
+                }
+                self.ws();
+                self.eat(b':')?;
+                self.ws();
             }
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            let name = self.str()?;
+            let name = self.str(line)?;
             self.ws();
             self.eat(b'}')?;
             names.push(name);
-            // (ASCII but for the name, just checked.)
-            texts.push(std::str::from_utf8(&self.b[start..self.i]).ok()?);
+            texts.push(line.get(start..self.i)?);
             self.ws();
             if self.eat(b',').is_none() {
                 break;
@@ -1382,11 +1397,7 @@ mod tests {
             let (mut names, mut texts) = (Vec::new(), Vec::new());
             // (`-0` is read by the scanner: an integer both ways.)
             if !l.contains("-0,") {
-                assert_eq!(
-                    scan_trace(l.as_bytes(), &mut names, &mut texts),
-                    None,
-                    "{l}"
-                );
+                assert_eq!(scan_trace(l, &mut names, &mut texts), None, "{l}");
             }
             text += l;
             text += "\n";
@@ -1409,10 +1420,7 @@ mod tests {
         ];
         for l in read {
             let (mut names, mut texts) = (Vec::new(), Vec::new());
-            assert!(
-                scan_trace(l.as_bytes(), &mut names, &mut texts).is_some(),
-                "{l}"
-            );
+            assert!(scan_trace(l, &mut names, &mut texts).is_some(), "{l}");
             assert_eq!(names.len(), texts.len());
         }
     }

@@ -839,6 +839,11 @@ impl<'s> Counter<'s> {
         Ok(())
     }
 
+    /// Whether a line or trace was skipped ([`LearnOptions::skip_invalid`]).
+    pub(crate) fn has_skipped(&self) -> bool {
+        !self.skipped.is_empty()
+    }
+
     /// The steps counted so far.
     pub(crate) fn steps(&self) -> u64 {
         self.groups
