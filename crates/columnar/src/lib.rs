@@ -1019,19 +1019,27 @@ impl Chunk {
         )?;
         let mut order = std::mem::take(&mut self.order_buf);
         order.clear();
-        order_column(
-            batch.column(positions[1]).as_ref(),
-            &mut order,
-            &Role {
-                file,
-                column: &columns.order,
-                role: "order",
-            },
-            row,
-        )?;
+        let col = batch.column(positions[1]);
+        // 64-bit integers without nulls are read in place; other types converted.
+        let values: &[i64] = match col.as_primitive_opt::<Int64Type>() {
+            Some(a) if a.null_count() == 0 => a.values(),
+            _ => {
+                order_column(
+                    col.as_ref(),
+                    &mut order,
+                    &Role {
+                        file,
+                        column: &columns.order,
+                        role: "order",
+                    },
+                    row,
+                )?;
+                &order
+            }
+        };
         // Within a run, order values must increase.
         let mut next = first_run;
-        for (i, &o) in order.iter().enumerate() {
+        for (i, &o) in values.iter().enumerate() {
             if self.run_starts.get(next) == Some(&(base + i)) {
                 next += 1;
             } else if o <= self.last_order {
@@ -1040,7 +1048,7 @@ impl Chunk {
             self.last_order = o;
         }
         if base == 0 {
-            if let Some(&o) = order.first() {
+            if let Some(&o) = values.first() {
                 self.first_order = o;
             }
         }
@@ -1188,7 +1196,8 @@ fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
     // The hashes of the trace ids so far (sorted), and whether two may be equal.
     let mut hashes: Vec<u64> = Vec::new();
     let mut maybe_repeated = false;
-    for mut c in chunks {
+    let last_chunk = chunks.len().saturating_sub(1);
+    for (k, mut c) in chunks.into_iter().enumerate() {
         if c.len == 0 {
             continue;
         }
@@ -1232,7 +1241,9 @@ fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
         }
         prev = last;
         maybe_repeated = maybe_repeated || any_repeated(&hashes, &c.id_hashes);
-        hashes = merge_sorted(hashes, &c.id_hashes);
+        if k < last_chunk {
+            hashes = merge_sorted(hashes, &c.id_hashes);
+        }
     }
     drop(hashes);
     offsets.push(states.len());
