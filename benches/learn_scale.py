@@ -6,7 +6,8 @@ steps, seed 1: 3.05 M steps) as JSON Lines and as a Parquet step table, then tim
 on them, each reader run 5 times after a warm-up run (the file in the page cache): the
 sequential JSON Lines reader (`--threads 1`, the reader of earlier versions), the parallel JSON
 Lines reader (one thread per core) and the Parquet reader. Prints a Markdown table of the
-medians: wall time, CPU time (user + system, all threads), steps per second (by wall time) and
+medians: wall time, CPU time (user + system, all threads), steps per second (by wall time),
+CPU time per step (all threads; the figure least sensitive to other load on the machine) and
 the largest resident set.
 
     python3 benches/learn_scale.py            # build, generate, measure
@@ -118,8 +119,8 @@ def main():
           f"{steps} steps, JSON Lines {os.path.getsize(jsonl) / 1e6:.1f} MB, "
           f"Parquet {os.path.getsize(parquet) / 1e6:.1f} MB")
     print()
-    print("| reader | wall (s) | CPU (s) | steps/s (wall) | peak RSS (MB) |")
-    print("|---|---:|---:|---:|---:|")
+    print("| reader | wall (s) | CPU (s) | steps/s (wall) | CPU ns/step | peak RSS (MB) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name, extra in readers:
         argv = [augur, "learn", *extra, "-o", out_model]
         run_once(argv)  # warm-up
@@ -127,8 +128,8 @@ def main():
         wall = statistics.median(r[0] for r in runs)
         cpu = statistics.median(r[1] for r in runs)
         rss = max(r[2] for r in runs)
-        print(f"| {name} | {wall:.3f} | {cpu:.3f} | {steps / wall / 1e6:.1f} M | {rss:.0f} |",
-              flush=True)
+        print(f"| {name} | {wall:.3f} | {cpu:.3f} | {steps / wall / 1e6:.1f} M | "
+              f"{cpu / steps * 1e9:.0f} | {rss:.0f} |", flush=True)
     if tmp:
         tmp.cleanup()
 

@@ -225,3 +225,181 @@ fn pac_reads_keyed_counts_as_it_reads_the_model_learned_from_them() {
         assert_eq!(x, y, "order {order}");
     }
 }
+
+/// Counts as a Parquet table (`--counts-only -o counts.parquet`): the same model as the JSON
+/// counts and as the traces, by category and of order 2; shards as Parquet and JSON, in any
+/// order, sum to the whole; `pac --counts` reads them.
+#[test]
+fn parquet_counts_learn_the_same_models_as_json_counts_and_as_the_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n);
+    let traces = "models/safetydrift/traces.jsonl";
+    let spec = "models/safetydrift/spec.toml";
+    let cases: [(&str, &[&str]); 3] = [
+        (traces, &["--abstraction", spec, "--by-category"]),
+        (
+            "models/end-state/traces.jsonl",
+            &["--order", "2", "--end-state", "done"],
+        ),
+        (traces, &["--abstraction", spec, "--order", "2"]),
+    ];
+    for (i, (traces, extra)) in cases.iter().enumerate() {
+        let (cj, cp) = (d(&format!("c{i}.json")), d(&format!("c{i}.parquet")));
+        for c in [&cj, &cp] {
+            let mut a = vec!["learn", traces, "--counts-only", "-o", s(c)];
+            a.extend_from_slice(extra);
+            ok(&a);
+        }
+        let mut models = Vec::new();
+        for (src, out) in [
+            (vec![*traces], "t.json"),
+            (vec!["--from-counts", s(&cj)], "j.json"),
+            (vec!["--from-counts", s(&cp)], "p.json"),
+        ] {
+            let o = d(&format!("{i}{out}"));
+            let mut a = vec!["learn"];
+            a.extend_from_slice(&src);
+            a.extend_from_slice(&["--alpha", "0.25", "-o", s(&o)]);
+            a.extend_from_slice(extra);
+            ok(&a);
+            let files: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| {
+                    let n = p.file_name().unwrap().to_str().unwrap();
+                    n.starts_with(&format!("{i}{}", &out[..1])) && n.ends_with(".json")
+                })
+                .collect();
+            let mut docs = std::collections::BTreeMap::new();
+            for f in files {
+                let mut v = read(&f);
+                v["metadata"]["learned"] = Value::Null;
+                let name = f.file_name().unwrap().to_str().unwrap()[2..].to_string();
+                docs.insert(name, v);
+            }
+            models.push(docs);
+        }
+        assert!(!models[0].is_empty());
+        assert_eq!(models[0], models[1], "case {i}: JSON counts");
+        assert_eq!(models[0], models[2], "case {i}: Parquet counts");
+        // `pac --counts` gives the same report for both forms.
+        if extra.contains(&"--by-category") {
+            continue;
+        }
+        let pac = |c: &Path| -> Value {
+            let mut a = vec![
+                "pac",
+                "--counts",
+                s(c),
+                "--epsilon",
+                "0.2",
+                "--delta",
+                "0.1",
+            ];
+            a.extend_from_slice(&["--json", "--all"]);
+            serde_json::from_str(&ok(&a)).unwrap()
+        };
+        let (x, y) = (pac(&cj), pac(&cp));
+        assert!(x["per_state"].as_array().unwrap().len() > 2);
+        assert_eq!(x, y, "case {i}: pac");
+    }
+    // Shards: Parquet and JSON counts, summed in two orders, give the whole's model.
+    let parts = shards(dir.path(), traces, &[37, 150]);
+    let counts: Vec<_> = parts
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let out = d(&format!("shard{k}.counts.{}", ["parquet", "json"][k % 2]));
+            ok(&[
+                "learn",
+                s(p),
+                "--abstraction",
+                spec,
+                "--counts-only",
+                "-o",
+                s(&out),
+            ]);
+            out
+        })
+        .collect();
+    let whole = d("whole.json");
+    ok(&["learn", traces, "--abstraction", spec, "-o", s(&whole)]);
+    for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+        let out = d("sum.json");
+        ok(&[
+            "learn",
+            "--from-counts",
+            s(&counts[order[0]]),
+            s(&counts[order[1]]),
+            s(&counts[order[2]]),
+            "--abstraction",
+            spec,
+            "-o",
+            s(&out),
+        ]);
+        let (a, b) = (read(&whole), read(&out));
+        for field in ["transitions", "initial", "labels", "counts"] {
+            assert_eq!(a[field], b[field], "{field}, shards in order {order:?}");
+        }
+    }
+}
+
+/// A Parquet file that is not a counts table: the missing or mistyped column named, exit 1.
+#[test]
+fn parquet_counts_with_missing_or_mistyped_columns_are_located_errors() {
+    use augur_columnar::{write_steps_parquet, Columns};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    let user_error = |args: &[&str]| {
+        let o = crate::util::augur(args);
+        let e = crate::util::stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        e.replace(dir.path().to_str().unwrap(), "DIR")
+    };
+    // A step table given as counts: no column `kind`.
+    let steps = dir.path().join("steps.parquet");
+    write_steps_parquet(&steps, [("t1", 0, "a")], &Columns::default()).unwrap();
+    insta::assert_snapshot!(
+        "parquet_counts_missing_column",
+        user_error(&["learn", "--from-counts", s(&steps), "-o", s(&out)])
+    );
+    // `from_state` holds integers.
+    let typed = dir.path().join("typed.parquet");
+    let columns = Columns {
+        trace_id: "kind".into(),
+        order: "from_state".into(),
+        state: vec!["to_state".into()],
+    };
+    write_steps_parquet(&typed, [("step", 0, "a")], &columns).unwrap();
+    insta::assert_snapshot!(
+        "parquet_counts_mistyped_column",
+        user_error(&[
+            "pac",
+            "--counts",
+            s(&typed),
+            "--epsilon",
+            "0.1",
+            "--delta",
+            "0.1"
+        ])
+    );
+    // Parquet counts of order 1 learned as order 2.
+    let c = dir.path().join("c.parquet");
+    ok(&[
+        "learn",
+        "models/end-state/traces.jsonl",
+        "--counts-only",
+        "-o",
+        s(&c),
+    ]);
+    assert!(user_error(&[
+        "learn",
+        "--from-counts",
+        s(&c),
+        "--order",
+        "2",
+        "-o",
+        s(&out)
+    ])
+    .contains("the counts are of order 1; give --order 1"));
+}

@@ -28,10 +28,12 @@ pub struct LearnArgs {
     pub columns: ColumnArgs,
     /// Learn from counts files (written by `--counts-only`; any number of them, summed)
     /// instead of traces, exactly as from the traces they were counted from.
+    /// Each is JSON or a Parquet counts table (`.parquet`).
     #[arg(long, value_name = "COUNTS.json", num_args = 1.., conflicts_with_all = ["traces", "counts_only", "skip_invalid"])]
     pub from_counts: Vec<PathBuf>,
     /// Write the transition counts, keyed by state name (docs/scale.md), to the output
-    /// instead of learning a model: counts of shards are summed by `--from-counts`.
+    /// instead of learning a model: counts of shards are summed by `--from-counts`. An output
+    /// ending in `.parquet` is written as a Parquet counts table, else as JSON.
     #[arg(long)]
     pub counts_only: bool,
     /// Abstraction spec (TOML) mapping concrete steps to abstract states. Without it, steps
@@ -372,9 +374,7 @@ fn from_counts(
     let mut names = Vec::new();
     for path in &args.from_counts {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let counts: KeyedCounts = parse_json(text, path)?;
+        let counts = read_counts(path)?;
         counts.check().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         if counts.order != opts.order {
             bail!(
@@ -408,8 +408,27 @@ fn from_counts(
     )
 }
 
-/// Writes keyed counts as JSON.
+/// Whether a counts file is a Parquet table (by its extension) rather than JSON.
+fn is_parquet(path: &std::path::Path) -> bool {
+    augur_columnar::ColumnarFormat::from_path(path) == Some(augur_columnar::ColumnarFormat::Parquet)
+}
+
+/// Reads keyed counts: a Parquet counts table (`.parquet`, `.pq`) or JSON (docs/scale.md).
+pub(crate) fn read_counts(path: &std::path::Path) -> Result<KeyedCounts> {
+    if is_parquet(path) {
+        return Ok(augur_columnar::read_counts_parquet(path)?);
+    }
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    Ok(parse_json(text, path)?)
+}
+
+/// Writes keyed counts: as a Parquet counts table to a `.parquet` or `.pq` file, else JSON.
 fn write_counts(counts: &KeyedCounts, path: &std::path::Path) -> Result<()> {
+    if is_parquet(path) {
+        return Ok(augur_columnar::write_counts_parquet(path, counts)?);
+    }
     let name = path.display().to_string();
     let file = File::create(path).with_context(|| format!("{name}: cannot create"))?;
     let mut w = std::io::BufWriter::new(file);

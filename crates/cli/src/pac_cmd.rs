@@ -18,7 +18,8 @@ pub struct PacArgs {
     /// Without it, the calculator form: --states, --p-hat and optionally --observations.
     pub model: Option<PathBuf>,
     /// Transition counts as a file of their own instead of a MODEL: the keyed counts of
-    /// `augur learn --counts-only` (docs/scale.md; categories summed), or the `"counts"`
+    /// `augur learn --counts-only` (docs/scale.md; categories summed; JSON or a `.parquet`
+    /// counts table), or the `"counts"`
     /// object of a learned model (`num_states`, `transitions: [[from, to, count], ...]`, ...).
     #[arg(long, value_name = "FILE", conflicts_with = "model")]
     pub counts: Option<PathBuf>,
@@ -164,20 +165,29 @@ fn model_report(
         metadata: Option<serde_json::Value>,
     }
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
+    // A Parquet counts table (`augur learn --counts-only -o counts.parquet`) is keyed counts.
+    let parquet = args.counts.is_some()
+        && augur_columnar::ColumnarFormat::from_path(path)
+            == Some(augur_columnar::ColumnarFormat::Parquet);
+    let text = if parquet {
+        String::new()
+    } else {
+        std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?
+    };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     /// Only the format tag of a counts file, to tell the keyed schema from the older one.
     #[derive(serde::Deserialize)]
     struct Tag {
         format: Option<serde_json::Value>,
     }
-    let keyed = args.counts.is_some()
-        && serde_json::from_str::<Tag>(text).is_ok_and(|t| t.format.is_some());
+    let keyed = parquet
+        || args.counts.is_some()
+            && serde_json::from_str::<Tag>(text).is_ok_and(|t| t.format.is_some());
     let mut keyed_names = None;
     let (counts, metadata): (CountsJson, Option<serde_json::Value>) = if keyed {
         // Keyed counts (`augur learn --counts-only`, docs/scale.md): learned as
         // `--from-counts` does (categories summed, no spec), for their counts and names.
-        let counts: KeyedCounts = parse_json(text, path)?;
+        let counts: KeyedCounts = crate::learn_cmd::read_counts(path)?;
         counts.check().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let opts = LearnOptions {
             order: counts.order,

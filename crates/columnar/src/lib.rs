@@ -36,6 +36,10 @@
 //! ```
 #![deny(missing_docs)]
 
+mod counts;
+
+pub use counts::{read_counts_parquet, write_counts_parquet, COUNTS_COLUMNS};
+
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
@@ -131,6 +135,24 @@ pub enum ColumnarError {
         first: u64,
         /// The later row (1-based).
         second: u64,
+    },
+    /// A counts table lacks a column it needs.
+    #[error("{file}: no column `{column}` (a counts table has the columns kind, from_state, to_state, n and, by category, category); the file's columns: {available}")]
+    MissingCountsColumn {
+        /// The file.
+        file: String,
+        /// The column looked for.
+        column: String,
+        /// The file's top-level columns, comma-separated.
+        available: String,
+    },
+    /// A counts table whose header or rows are not those of keyed counts.
+    #[error("{file}: not an augur-counts table: {message}")]
+    Counts {
+        /// The file.
+        file: String,
+        /// What is wrong (and where).
+        message: String,
     },
     /// An unknown preset name.
     #[error("unknown column preset `{0}` (known: default, otel-genai)")]
@@ -409,6 +431,38 @@ fn value_string(col: &dyn Array, i: usize, role: &Role<'_>) -> Result<Option<Str
     }))
 }
 
+/// The keys of a dictionary column as indices into its values: 32-bit keys (what string
+/// columns are read as) in place, others converted.
+enum Keys<'a> {
+    I32(&'a [i32]),
+    Other(Vec<usize>),
+}
+
+impl<'a> Keys<'a> {
+    fn of(col: &'a dyn Array) -> Keys<'a> {
+        match col.as_dictionary_opt::<Int32Type>() {
+            Some(d) => Keys::I32(d.keys().values()),
+            None => Keys::Other(col.as_any_dictionary().normalized_keys()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Keys::I32(k) => k.len(),
+            Keys::Other(k) => k.len(),
+        }
+    }
+
+    /// The key of row `i` (a negative one as an index past any dictionary).
+    #[inline]
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Keys::I32(k) => usize::try_from(k[i]).unwrap_or(usize::MAX),
+            Keys::Other(k) => k[i],
+        }
+    }
+}
+
 /// The first null of a column, as an error.
 fn first_null(col: &dyn Array, role: &Role<'_>, first_row: u64) -> Result<()> {
     if col.null_count() > 0 {
@@ -452,9 +506,10 @@ fn intern_column(
             let dict = col.as_any_dictionary();
             let values = dict.values().as_ref();
             let mut slot = vec![u32::MAX; values.len()];
-            let keys = dict.normalized_keys();
+            let keys = Keys::of(col);
             out.reserve(keys.len());
-            for (i, &k) in keys.iter().enumerate() {
+            for i in 0..keys.len() {
+                let k = keys.get(i);
                 let id = match slot.get(k) {
                     Some(&id) if id != u32::MAX => id,
                     Some(_) => match value_string(values, k, role)? {
@@ -647,8 +702,10 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                 .map(|f| f.as_ref().clone())
                 .collect();
             let mut hinted = false;
-            for &i in &idx[2..] {
-                if idx[..2].contains(&i) {
+            // So are the trace ids: runs of equal ids are then runs of equal keys, an id
+            // named once per run without being copied for every row.
+            for (role, &i) in idx.iter().enumerate() {
+                if role == 1 || idx[1] == i {
                     continue;
                 }
                 let t = fields[i].data_type().clone();
@@ -698,12 +755,14 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                 .min(sizes.len())
                 .max(1);
             let parts = split(&sizes, threads);
+            let total_rows: u64 = sizes.iter().sum();
             let chunks: Vec<Result<Chunk>> = if parts.len() <= 1 {
                 vec![read_chunk(
                     &file_name,
                     columns,
                     &positions,
                     1,
+                    total_rows,
                     reader((0..sizes.len()).collect())?,
                 )]
             } else {
@@ -714,12 +773,19 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                             let reader = &reader;
                             let positions = &positions;
                             let file_name = &file_name;
+                            // The first range's states become the table's: room for all.
+                            let capacity = if *first_row == 1 {
+                                total_rows
+                            } else {
+                                groups.iter().map(|&g| sizes[g]).sum()
+                            };
                             s.spawn(move || {
                                 read_chunk(
                                     file_name,
                                     columns,
                                     positions,
                                     *first_row,
+                                    capacity,
                                     reader(groups.clone())?,
                                 )
                             })
@@ -753,7 +819,7 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                     .map_err(|e| err(&e))?;
                 Ok(r.map(|b| b.map_err(|e| err(&e))))
             };
-            let chunk = read_chunk(&file_name, columns, &positions, 1, reader()?);
+            let chunk = read_chunk(&file_name, columns, &positions, 1, 0, reader()?);
             match ordered(&file_name, vec![chunk])? {
                 Some(table) => table,
                 None => collect(&file_name, columns, &positions, reader()?)?,
@@ -817,6 +883,8 @@ struct Chunk {
     /// The runs' trace ids, concatenated; run r's ends at `id_ends[r]`.
     id_text: String,
     id_ends: Vec<usize>,
+    /// The hash of each run's id ([`id_hash`]); sorted once the range is read.
+    id_hashes: Vec<u64>,
     /// False once a run's order values are not increasing: the range is not in order.
     ordered: bool,
     first_order: i64,
@@ -845,6 +913,7 @@ impl Chunk {
 
     fn start_run(&mut self, pos: usize, id: &str) {
         self.run_starts.push(pos);
+        self.id_hashes.push(id_hash(id));
         self.id_text.push_str(id);
         self.id_ends.push(self.id_text.len());
     }
@@ -878,17 +947,27 @@ impl Chunk {
         }
         match col.data_type() {
             DataType::Dictionary(_, _) => {
-                // Equal keys are equal ids; a new key's id is named from the dictionary.
+                // Equal keys are equal ids; a new key's id is named from the dictionary
+                // (borrowed from it when it holds strings).
                 let dict = col.as_any_dictionary();
-                let keys = dict.normalized_keys();
-                for (i, &k) in keys.iter().enumerate() {
-                    if i > 0 && k == keys[i - 1] {
+                let values = dict.values().as_ref();
+                let strs = values.as_string_opt::<i32>();
+                let keys = Keys::of(col);
+                for i in 0..keys.len() {
+                    let k = keys.get(i);
+                    if i > 0 && k == keys.get(i - 1) {
                         continue;
                     }
-                    let Some(name) = value_string(dict.values().as_ref(), k, role)? else {
-                        return Err(role.null(first_row + i as u64));
+                    let name = match strs {
+                        Some(s) if k < s.len() && !s.is_null(k) => {
+                            std::borrow::Cow::Borrowed(s.value(k))
+                        }
+                        _ => match value_string(values, k, role)? {
+                            Some(name) => std::borrow::Cow::Owned(name),
+                            None => return Err(role.null(first_row + i as u64)),
+                        },
                     };
-                    if i > 0 || self.last_id() != Some(&name) {
+                    if i > 0 || self.last_id() != Some(&*name) {
                         self.start_run(base + i, &name);
                     }
                 }
@@ -940,19 +1019,27 @@ impl Chunk {
         )?;
         let mut order = std::mem::take(&mut self.order_buf);
         order.clear();
-        order_column(
-            batch.column(positions[1]).as_ref(),
-            &mut order,
-            &Role {
-                file,
-                column: &columns.order,
-                role: "order",
-            },
-            row,
-        )?;
+        let col = batch.column(positions[1]);
+        // 64-bit integers without nulls are read in place; other types converted.
+        let values: &[i64] = match col.as_primitive_opt::<Int64Type>() {
+            Some(a) if a.null_count() == 0 => a.values(),
+            _ => {
+                order_column(
+                    col.as_ref(),
+                    &mut order,
+                    &Role {
+                        file,
+                        column: &columns.order,
+                        role: "order",
+                    },
+                    row,
+                )?;
+                &order
+            }
+        };
         // Within a run, order values must increase.
         let mut next = first_run;
-        for (i, &o) in order.iter().enumerate() {
+        for (i, &o) in values.iter().enumerate() {
             if self.run_starts.get(next) == Some(&(base + i)) {
                 next += 1;
             } else if o <= self.last_order {
@@ -961,7 +1048,7 @@ impl Chunk {
             self.last_order = o;
         }
         if base == 0 {
-            if let Some(&o) = order.first() {
+            if let Some(&o) = values.first() {
                 self.first_order = o;
             }
         }
@@ -1016,12 +1103,14 @@ impl Chunk {
     }
 }
 
-/// Reads a range of rows in file order (stopping early once it is out of order).
+/// Reads a range of rows in file order (stopping early once it is out of order), `capacity`
+/// rows reserved for its states.
 fn read_chunk(
     file: &str,
     columns: &Columns,
     positions: &[usize],
     first_row: u64,
+    capacity: u64,
     batches: impl Iterator<Item = Result<RecordBatch>>,
 ) -> Result<Chunk> {
     let mut chunk = Chunk {
@@ -1029,13 +1118,64 @@ fn read_chunk(
         ordered: true,
         ..Chunk::default()
     };
+    // (Room for the rows the metadata announces, up to a bound: the file may lie.)
+    chunk
+        .state_of
+        .reserve(usize::try_from(capacity.min(1 << 25)).unwrap_or(0));
     for batch in batches {
         chunk.add_batch(file, columns, positions, &batch?)?;
         if !chunk.ordered {
             break;
         }
     }
+    // Sorted here, on the chunk's own thread: joining then checks that no trace id comes
+    // back by merging sorted lists.
+    chunk.id_hashes.sort_unstable();
     Ok(chunk)
+}
+
+/// The hash of a trace id, for the check that no trace id comes back (equal hashes are
+/// then compared as ids).
+fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+/// Whether two values are equal in sorted `a` or in sorted `b` or between them.
+fn any_repeated(a: &[u64], b: &[u64]) -> bool {
+    if a.windows(2).any(|w| w[0] == w[1]) || b.windows(2).any(|w| w[0] == w[1]) {
+        return true;
+    }
+    let (mut i, mut k) = (0, 0);
+    while i < a.len() && k < b.len() {
+        match a[i].cmp(&b[k]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => k += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
+/// Two sorted lists merged.
+fn merge_sorted(a: Vec<u64>, b: &[u64]) -> Vec<u64> {
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut k) = (0, 0);
+    while i < a.len() && k < b.len() {
+        if a[i] <= b[k] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[k]);
+            k += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[k..]);
+    out
 }
 
 /// Joins ranges read in file order into a step table, if together they are in order: each
@@ -1053,7 +1193,11 @@ fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
     let mut id_text = String::new();
     let mut id_ends: Vec<usize> = Vec::with_capacity(offsets.capacity());
     let mut prev: Option<(String, i64)> = None;
-    for mut c in chunks {
+    // The hashes of the trace ids so far (sorted), and whether two may be equal.
+    let mut hashes: Vec<u64> = Vec::new();
+    let mut maybe_repeated = false;
+    let last_chunk = chunks.len().saturating_sub(1);
+    for (k, mut c) in chunks.into_iter().enumerate() {
         if c.len == 0 {
             continue;
         }
@@ -1076,23 +1220,40 @@ fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
                     return None;
                 }
                 r0 = 1;
+                // That trace's id is counted once, in the previous range.
+                if let Ok(p) = c.id_hashes.binary_search(&id_hash(last_id)) {
+                    c.id_hashes.remove(p);
+                }
             }
         }
-        let mut start = if r0 == 0 { 0 } else { c.id_ends[0] };
+        let last = c.last_id().map(|id| (id.to_string(), c.last_order));
+        // The runs' ids, copied at once (the first range's taken as they are).
+        let start = if r0 == 0 { 0 } else { c.id_ends[0] };
+        let shift = id_text.len();
+        if shift == 0 && start == 0 {
+            id_text = std::mem::take(&mut c.id_text);
+        } else {
+            id_text.push_str(&c.id_text[start..]);
+        }
         for r in r0..c.run_starts.len() {
             offsets.push(base + c.run_starts[r]);
-            id_text.push_str(&c.id_text[start..c.id_ends[r]]);
-            id_ends.push(id_text.len());
-            start = c.id_ends[r];
+            id_ends.push(shift + c.id_ends[r] - start);
         }
-        prev = c.last_id().map(|id| (id.to_string(), c.last_order));
+        prev = last;
+        maybe_repeated = maybe_repeated || any_repeated(&hashes, &c.id_hashes);
+        if k < last_chunk {
+            hashes = merge_sorted(hashes, &c.id_hashes);
+        }
     }
+    drop(hashes);
     offsets.push(states.len());
-    // Each trace id must make one run only.
-    let mut seen: rustc_hash::FxHashSet<&str> =
-        rustc_hash::FxHashSet::with_capacity_and_hasher(id_ends.len(), Default::default());
+    // Each trace id must make one run only (compared as ids only when two hashes are equal).
+    let mut seen: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::with_capacity_and_hasher(
+        if maybe_repeated { id_ends.len() } else { 0 },
+        Default::default(),
+    );
     let mut start = 0;
-    for &end in &id_ends {
+    for &end in id_ends.iter().filter(|_| maybe_repeated) {
         if !seen.insert(&id_text[start..end]) {
             return None;
         }
@@ -1388,6 +1549,38 @@ mod tests {
         let table = read_steps(&path, &Columns::default()).unwrap();
         check(&table, &ts[3..4]);
         assert_eq!(table.row(0), states.len() as u64);
+    }
+
+    /// A trace id that comes back in a later row group (read by another thread), its steps
+    /// still in increasing order: not one run, so the rows are sorted, the trace whole.
+    #[test]
+    fn a_trace_id_coming_back_in_a_later_row_group_is_one_trace() {
+        let mut ts = traces(31_000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let (id, first) = ts[0].clone();
+        let mut rows: Vec<(String, i64, String)> = Vec::new();
+        for (t, (id, states)) in ts.iter().enumerate() {
+            for (k, s) in states.iter().enumerate() {
+                rows.push((id.clone(), k as i64, s.clone()));
+            }
+            if t + 1 == ts.len() {
+                // Trace 0 again, its later steps.
+                rows.push((ts[0].0.clone(), 100, "late".into()));
+            }
+        }
+        write_steps_parquet(
+            &path,
+            rows.iter().map(|(t, i, s)| (t.as_str(), *i, s.as_str())),
+            &Columns::default(),
+        )
+        .unwrap();
+        let table = read_steps(&path, &Columns::default()).unwrap();
+        assert!(table.reordered());
+        let mut whole = first;
+        whole.push("late".into());
+        ts[0] = (id, whole);
+        check(&table, &ts);
     }
 
     #[test]

@@ -65,64 +65,121 @@ fn count_jsonl_in_blocks(
     check_options(opts)?;
     let threads = threads.max(1);
     let mut total = Counter::new(spec, opts);
-    let mut buf: Vec<u8> = Vec::new();
-    // The first line of `buf`, and the bytes read before it.
+    // Two buffers (zeroed once, by the allocator): while the threads count the lines of one,
+    // this thread reads the next block into the other. `cur[..filled]` holds what has been
+    // read and not yet counted, a line carried over from the last block first.
+    let size = block.max(2);
+    let (mut cur, mut next): (Vec<u8>, Vec<u8>) = (vec![0; size], Vec::new());
+    let mut filled = 0usize;
+    // The first line of `cur`, and the bytes read so far.
     let mut line = 1usize;
     let mut read = 0u64;
-    let mut eof = false;
-    while !eof {
-        // Fill the block after the part line carried over from the last one.
-        let start = buf.len();
-        buf.resize(start.max(block.max(2) / 2) * 2, 0);
-        let mut filled = start;
-        while filled < buf.len() {
-            match input.read(&mut buf[filled..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let at = line + buf[..filled].iter().filter(|&&b| b == b'\n').count();
-                    return Err(LearnError::Abstraction(
-                        augur_abstraction::AbstractionError::Trace {
-                            location: Location::line(file, at),
-                            message: format!("cannot read: {e}"),
-                        },
-                    ));
-                }
-            }
-        }
-        buf.truncate(filled);
-        read += (filled - start) as u64;
+    let read_error = |e: std::io::Error, line: usize, pending: &[u8]| {
+        LearnError::Abstraction(augur_abstraction::AbstractionError::Trace {
+            location: Location::line(file, line + memchr::memchr_iter(b'\n', pending).count()),
+            message: format!("cannot read: {e}"),
+        })
+    };
+    let mut eof = match fill(&mut input, &mut cur, &mut filled) {
+        Ok(eof) => eof,
+        Err(e) => return Err(read_error(e, line, &cur[..filled])),
+    };
+    read += filled as u64;
+    loop {
         // Count whole lines only (all of them at the end of the file).
         let end = if eof {
-            buf.len()
+            filled
         } else {
-            match memchr::memrchr(b'\n', &buf) {
+            match memchr::memrchr(b'\n', &cur[..filled]) {
                 Some(i) => i + 1,
-                // A line longer than the block: read more of it.
-                None => continue,
+                None => {
+                    // A line longer than the buffer: make room for more of it.
+                    cur.resize(cur.len() * 2, 0);
+                    let before = filled;
+                    eof = match fill(&mut input, &mut cur, &mut filled) {
+                        Ok(eof) => eof,
+                        Err(e) => return Err(read_error(e, line, &cur[..filled])),
+                    };
+                    read += (filled - before) as u64;
+                    continue;
+                }
             }
         };
-        let parts = split_lines(&buf[..end], threads);
-        // The first line of each part.
-        let mut firsts = Vec::with_capacity(parts.len());
-        for p in &parts {
-            firsts.push(line);
-            line += memchr::memchr_iter(b'\n', p).count();
+        // The part line after the last break goes first into the next buffer.
+        let carry = filled - end;
+        if next.len() < size.max(carry * 2) {
+            // (A fresh zeroed allocation: pages the system zeroes as they are first written,
+            // not a pass of zeros over them here.)
+            next = vec![0; size.max(carry * 2)];
         }
-        for c in count_parts(&parts, &firsts, file, spec, opts)? {
-            total.absorb(c);
+        next[..carry].copy_from_slice(&cur[end..filled]);
+        let mut next_filled = carry;
+        let parts = split_lines(&cur[..end], threads);
+        // Only the first part's first line is known before counting (the others' would take
+        // a pass over the block): the others are counted from `UNKNOWN_LINE` on, and counted
+        // again from their first line, once known, if a line number matters (an error or a
+        // skipped line).
+        let (counted, more) = std::thread::scope(|s| {
+            let handles: Vec<_> = parts
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| {
+                    let first = if i == 0 { line } else { UNKNOWN_LINE };
+                    s.spawn(move || count_part(p, first, file, spec, opts))
+                })
+                .collect();
+            let more = if eof {
+                Ok(true)
+            } else {
+                fill(&mut input, &mut next, &mut next_filled)
+            };
+            // A panic in a counting thread is a bug: pass it on rather than lose a part.
+            let counted: Vec<Result<(Counter<'_>, usize)>> = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect();
+            (counted, more)
+        });
+        // The first error in file order: the parts' before a read error after them.
+        for (i, (c, &p)) in counted.into_iter().zip(&parts).enumerate() {
+            let (c, lines) = match c {
+                Ok((c, lines)) if i == 0 || !c.has_skipped() => (c, lines),
+                _ => count_part(p, line, file, spec, opts)?,
+            };
+            // (Lines counted, less the last one if it has no line break: at the end.)
+            line += lines - usize::from(!p.ends_with(b"\n"));
+            total.absorb(c)?;
         }
-        buf.drain(..end);
         progress(ReadProgress {
             bytes: read,
             steps: total.steps(),
         });
+        if eof {
+            break;
+        }
+        eof = match more {
+            Ok(eof) => eof,
+            Err(e) => return Err(read_error(e, line, &next[..next_filled])),
+        };
+        read += (next_filled - carry) as u64;
+        std::mem::swap(&mut cur, &mut next);
+        filled = next_filled;
     }
     total.finish(file)
+}
+
+/// Reads from `input` into `buf[*filled..]` until the buffer is full or the input ends
+/// (`true`), retrying interrupted reads.
+fn fill(input: &mut impl Read, buf: &mut [u8], filled: &mut usize) -> std::io::Result<bool> {
+    while *filled < buf.len() {
+        match input.read(&mut buf[*filled..]) {
+            Ok(0) => return Ok(true),
+            Ok(n) => *filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
 }
 
 /// `text` (whole lines) cut into at most `n` parts of about equal size, at line breaks.
@@ -149,46 +206,25 @@ fn split_lines(text: &[u8], n: usize) -> Vec<&[u8]> {
     parts
 }
 
-/// Counts each part on a thread of its own (the first on this one), part i starting at line
-/// `firsts[i]`; the counters in order, or the first error in file order.
-fn count_parts<'s>(
-    parts: &[&[u8]],
-    firsts: &[usize],
-    file: &str,
-    spec: Option<&'s Abstraction>,
-    opts: &'s LearnOptions,
-) -> Result<Vec<Counter<'s>>> {
-    let (Some((first, rest)), Some(&line)) = (parts.split_first(), firsts.first()) else {
-        return Ok(Vec::new());
-    };
-    std::thread::scope(|s| {
-        let handles: Vec<_> = rest
-            .iter()
-            .zip(&firsts[1..])
-            .map(|(&p, &l)| s.spawn(move || count_part(p, l, file, spec, opts)))
-            .collect();
-        let mut out = Vec::with_capacity(parts.len());
-        out.push(count_part(first, line, file, spec, opts));
-        for h in handles {
-            // A panic in a counting thread is a bug: pass it on rather than lose a part.
-            out.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        }
-        out.into_iter().collect()
-    })
-}
+/// The first line a part is counted from while its real first line is unknown: far from line
+/// 1 (whose byte-order mark is skipped), so that only the numbers of its error and skipped
+/// lines are wrong, and those are counted again.
+const UNKNOWN_LINE: usize = usize::MAX / 4;
 
 /// The most distinct step texts a part remembers the state of (with a spec); past it, new
 /// ones are mapped each time they are met.
 const MAX_KNOWN_STEPS: usize = 1 << 16;
 
-/// Counts the lines of `part` (whole lines, the first being line `line` of `file`).
+/// Counts the lines of `part` (whole lines, the first being line `line` of `file`); also gives
+/// the number of lines.
 fn count_part<'s>(
     part: &[u8],
     mut line: usize,
     file: &str,
     spec: Option<&'s Abstraction>,
     opts: &'s LearnOptions,
-) -> Result<Counter<'s>> {
+) -> Result<(Counter<'s>, usize)> {
+    let first = line;
     let mut counter = Counter::new(spec, opts);
     // Reused from line to line: the steps' names (without a spec), or their texts and
     // states (with one), and the state of each step text met (with one).
@@ -196,6 +232,7 @@ fn count_part<'s>(
     let mut raws: Vec<&str> = Vec::new();
     let mut states: Vec<u32> = Vec::new();
     let mut known: FxHashMap<&str, u32> = FxHashMap::default();
+    let (mut fast_names, mut fast_texts): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
     let mut rest = part;
     while !rest.is_empty() {
         let (bytes, tail) = match memchr::memchr(b'\n', rest) {
@@ -209,6 +246,14 @@ fn count_part<'s>(
             let Some(content) = jsonl_content(text, this) else {
                 continue;
             };
+            // The common shape first, without a JSON parser.
+            fast_names.clear();
+            fast_texts.clear();
+            let scanned = scan_trace(content, &mut fast_names, &mut fast_texts);
+            if let (Some(category), None) = (scanned, spec) {
+                counter.add_named(category, &fast_names)?;
+                continue;
+            }
             match spec {
                 None => {
                     names.clear();
@@ -219,7 +264,14 @@ fn count_part<'s>(
                 }
                 Some(a) => {
                     raws.clear();
-                    if let Some(category) = read_trace(content, Sink::Texts(&mut raws)) {
+                    let category = match scanned {
+                        Some(c) => {
+                            raws.append(&mut fast_texts);
+                            Some(c.map(Cow::Borrowed))
+                        }
+                        None => read_trace(content, Sink::Texts(&mut raws)),
+                    };
+                    if let Some(category) = category {
                         states.clear();
                         for &raw in &raws {
                             let s = match known.get(raw) {
@@ -247,7 +299,204 @@ fn count_part<'s>(
             counter.add(item, file)?;
         }
     }
-    Ok(counter)
+    Ok((counter, line - first))
+}
+
+/// Reads a trace line of the common shape without a JSON parser: an object whose keys are
+/// `"id"` (a string, null or a short integer), `"category"` (a string or null) and
+/// `"steps"` (an array of `{"state": NAME}` objects), each at most once, strings without
+/// escapes or control characters, separated by JSON whitespace. Gives the category
+/// (`Some(None)` when it has none) and pushes each step's name onto `names` and its text onto
+/// `texts`; `None` (with `names` and `texts` in any state) for every other line, which then goes a slower way. Accepts
+/// only lines that [`parse_jsonl_line`] reads as the same trace: anything it is not sure of
+/// (an escape, another key, a repeated key, a long number, ...) is declined, not guessed.
+fn scan_trace<'a>(
+    line: &'a str,
+    names: &mut Vec<&'a str>,
+    texts: &mut Vec<&'a str>,
+) -> Option<Option<&'a str>> {
+    let mut s = Scanner {
+        b: line.as_bytes(),
+        i: 0,
+    };
+    let (mut id, mut category, mut seen_steps) = (false, None, false);
+    s.ws();
+    s.eat(b'{')?;
+    s.ws();
+    if !s.peek_is(b'}') {
+        loop {
+            let key = s.string()?;
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            match key {
+                b"steps" => {
+                    if std::mem::replace(&mut seen_steps, true) {
+                        return None;
+                    }
+                    s.steps(line, names, texts)?;
+                }
+                b"id" => {
+                    if std::mem::replace(&mut id, true) {
+                        return None;
+                    }
+                    s.id()?;
+                }
+                b"category" => {
+                    if category.is_some() {
+                        return None;
+                    }
+                    category = Some(s.opt_string(line)?);
+                }
+                _ => return None,
+            }
+            s.ws();
+            if s.eat(b',').is_none() {
+                break;
+            }
+            s.ws();
+        }
+    }
+    s.eat(b'}')?;
+    s.ws();
+    (seen_steps && s.i == s.b.len()).then_some(category.flatten())
+}
+
+/// A cursor over a line, for [`scan_trace`].
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scanner<'a> {
+    /// Skips JSON whitespace.
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    #[inline]
+    fn peek_is(&self, c: u8) -> bool {
+        self.b.get(self.i) == Some(&c)
+    }
+
+    #[inline]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        if self.peek_is(c) {
+            self.i += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// A string without escapes or control characters: its bytes, without the quotes.
+    #[inline]
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let start = self.i;
+        // (Names and keys are short: a plain loop beats a vectorised search.)
+        let mut end = start;
+        loop {
+            match *self.b.get(end)? {
+                b'"' => break,
+                b'\\' => return None,
+                c if c < 0x20 => return None,
+                _ => end += 1,
+            }
+        }
+        self.i = end + 1;
+        Some(&self.b[start..end])
+    }
+
+    /// [`Self::string`] as text (the line is UTF-8, and a string ends at an ASCII quote).
+    #[inline]
+    fn str(&mut self, line: &'a str) -> Option<&'a str> {
+        let end = self.i;
+        let text = self.string()?;
+        let start = end + 1;
+        line.get(start..start + text.len())
+    }
+
+    /// A string or null.
+    fn opt_string(&mut self, line: &'a str) -> Option<Option<&'a str>> {
+        if self.b[self.i..].starts_with(b"null") {
+            self.i += 4;
+            return Some(None);
+        }
+        self.str(line).map(Some)
+    }
+
+    /// An id: a string, null, or an integer of at most 18 digits (which every JSON reader
+    /// reads exactly).
+    fn id(&mut self) -> Option<()> {
+        match self.b.get(self.i)? {
+            b'"' => self.string().map(|_| ()),
+            b'n' => {
+                if !self.b[self.i..].starts_with(b"null") {
+                    return None;
+                }
+                self.i += 4;
+                Some(())
+            }
+            _ => {
+                self.eat(b'-');
+                let start = self.i;
+                while self.b.get(self.i).is_some_and(u8::is_ascii_digit) {
+                    self.i += 1;
+                }
+                let digits = &self.b[start..self.i];
+                let ok = !digits.is_empty()
+                    && digits.len() <= 18
+                    && (digits[0] != b'0' || digits.len() == 1)
+                    && !matches!(self.b.get(self.i), Some(b'.' | b'e' | b'E'));
+                ok.then_some(())
+            }
+        }
+    }
+
+    /// `[{"state": NAME}, ...]`: each step's text and name pushed onto `steps`.
+    fn steps(
+        &mut self,
+        line: &'a str,
+        names: &mut Vec<&'a str>,
+        texts: &mut Vec<&'a str>,
+    ) -> Option<()> {
+        self.eat(b'[')?;
+        self.ws();
+        if self.eat(b']').is_some() {
+            return Some(());
+        }
+        loop {
+            let start = self.i;
+            if self.b[start..].starts_with(b"{\"state\":\"") {
+                // The usual spelling, without spaces: straight to the name.
+                self.i += 9;
+            } else {
+                self.eat(b'{')?;
+                self.ws();
+                if self.string()? != b"state" {
+                    return None;
+                }
+                self.ws();
+                self.eat(b':')?;
+                self.ws();
+            }
+            let name = self.str(line)?;
+            self.ws();
+            self.eat(b'}')?;
+            names.push(name);
+            texts.push(line.get(start..self.i)?);
+            self.ws();
+            if self.eat(b',').is_none() {
+                break;
+            }
+            self.ws();
+        }
+        self.eat(b']')
+    }
 }
 
 /// The state `spec` gives the step written `text` (a JSON object), as the sequential reader
@@ -829,6 +1078,9 @@ mod tests {
             b"{\"id\": true, \"steps\": [{\"state\": \"a\"}]}\n",
             "\u{feff}{\"steps\": [{\"state\": \"a\"}]}\n".as_bytes(),
             b"{\"steps\": [{\"state\": \"\xff\"}]}\n",
+            b"{\"id\": \"\xc3\", \"steps\": [{\"state\": \"a\"}]}\n",
+            b"{\"category\": \"\xfe\", \"steps\": [{\"state\": \"a\"}]}\n",
+            b"{\"st\xffps\": [{\"state\": \"a\"}]}\n",
             b"{\"steps\": [{\"state\": \"a\"}]} x\n",
             b"{\"steps\": [{\"v\": 1}]}\n",
             b"[1, 2]\n",
@@ -901,6 +1153,64 @@ mod tests {
         );
     }
 
+    /// A reader that fails after `ok` bytes.
+    struct Failing<'a> {
+        text: &'a [u8],
+        ok: usize,
+    }
+
+    impl Read for Failing<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.ok == 0 {
+                return Err(std::io::Error::other("disk on fire"));
+            }
+            let n = buf.len().min(self.ok).min(self.text.len()).min(10);
+            buf[..n].copy_from_slice(&self.text[..n]);
+            self.text = &self.text[n..];
+            self.ok -= n;
+            Ok(n)
+        }
+    }
+
+    /// A read error while the threads count the block before: their first error first, else
+    /// the read error, on the line the sequential reader names.
+    #[test]
+    fn a_read_error_is_located_after_the_lines_read() {
+        let good = b"{\"steps\": [{\"state\": \"a\"}]}\n".repeat(40);
+        let mut bad = good.clone();
+        bad.splice(200..200, b"x\n".iter().copied());
+        for text in [&good, &bad] {
+            for ok in [0, 95, 333, 700] {
+                let opts = LearnOptions::default();
+                let reader = TraceReader::new(
+                    std::io::BufReader::with_capacity(16, Failing { text, ok }),
+                    TraceFormat::JsonLines,
+                    "t.jsonl",
+                );
+                let want = learned_text(crate::pipeline::learn_from_traces(
+                    reader, "t.jsonl", None, &opts,
+                ));
+                assert!(want.starts_with("error"), "{want}");
+                for (threads, block) in [(2, 64), (3, 100)] {
+                    let c = count_jsonl_in_blocks(
+                        Failing { text, ok },
+                        "t.jsonl",
+                        None,
+                        &opts,
+                        threads,
+                        block,
+                        &mut |_| {},
+                    );
+                    let got = learned_text(c.and_then(|c| learn_counted(c, None, &opts)));
+                    assert_eq!(
+                        got, want,
+                        "{ok} bytes, {threads} threads, blocks of {block}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn progress_counts_bytes_and_steps() {
         let text = b"{\"steps\": [{\"state\": \"a\"}, {\"state\": \"b\"}]}\n".repeat(100);
@@ -915,5 +1225,203 @@ mod tests {
                 steps: 200
             })
         );
+    }
+
+    /// A JSON string spelling `s`: `"` and `\` escaped (and control characters, as `\n` or
+    /// `\u00XX`), other characters escaped as `\uXXXX` where `escape(i)` says so.
+    fn spell(s: &str, escape: &mut dyn FnMut() -> bool) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c if escape() => {
+                    let mut buf = [0u16; 2];
+                    for u in c.encode_utf16(&mut buf) {
+                        out.push_str(&format!("\\u{u:04X}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    /// A JSON Lines file of random traces spelled in random ways: whitespace, key order,
+    /// escapes (in names and keys), ids of every kind, categories, extra keys, blank lines,
+    /// and (with `bad`) numbers as states and malformed lines.
+    fn random_traces(seed: u64, traces: usize, bad: bool) -> Vec<u8> {
+        let state = std::cell::Cell::new(seed | 1);
+        let next = |n: u64| -> u64 {
+            let mut x = state.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            state.set(x);
+            x % n.max(1)
+        };
+        let names = [
+            "a",
+            "b",
+            "s 1",
+            "\u{fc}",
+            "q\"x",
+            "back\\slash",
+            "t\tx",
+            "{x}",
+            "",
+            "risk=4",
+        ];
+        let mut text = Vec::new();
+        for t in 0..traces {
+            let ws = || -> &'static str {
+                [" ", "", "", "\t", "  ", "\r", "\n"][next(if bad { 7 } else { 5 }) as usize]
+            };
+            let mut members: Vec<String> = Vec::new();
+            let mut steps = Vec::new();
+            for _ in 0..next(7) {
+                let mut esc = || next(6) == 0;
+                let name = names[next(names.len() as u64) as usize];
+                let key = if next(8) == 0 {
+                    "\"st\\u0061te\"".to_string()
+                } else {
+                    "\"state\"".into()
+                };
+                let value = match next(if bad { 30 } else { 1 }) {
+                    1 => "17".to_string(),
+                    2 => "\"raw\u{1}control\"".to_string(),
+                    _ => spell(name, &mut esc),
+                };
+                let (a, b, c) = (ws(), ws(), ws());
+                let mut step = format!("{{{a}{key}{b}:{c}{value}");
+                match next(12) {
+                    0 => step += &format!(", \"t\": {}", next(1000)),
+                    1 => step += ", \"state\": \"b\"",
+                    _ => {}
+                }
+                step += "}";
+                steps.push(step);
+            }
+            let sep = format!("{},{}", ws(), ws());
+            members.push(format!("\"steps\":{}[{}]", ws(), steps.join(&sep)));
+            match next(5) {
+                0 => {}
+                1 => members.push(format!("\"id\": \"t-{t}\"")),
+                2 => members.push(format!("\"id\":{t}")),
+                3 => members.push("\"id\": null".into()),
+                _ => members.push(format!("\"id\": -{t}.5e1")),
+            }
+            match next(4) {
+                0 => members.push("\"category\": \"c1\"".into()),
+                1 => members.push("\"category\":null".into()),
+                2 => members.push(format!("\"category\": {}", spell("c\u{e9}", &mut || true))),
+                _ => {}
+            }
+            if next(8) == 0 {
+                members.push("\"meta\": {\"k\": [1, 2.5, null, true]}".into());
+            }
+            // A key given twice (the last one counts).
+            match next(12) {
+                0 => members.push("\"steps\": [{\"state\": \"a\"}]".into()),
+                1 => members.push("\"category\": \"c2\"".into()),
+                2 => members.push("\"id\": 0".into()),
+                _ => {}
+            }
+            // Key order.
+            let r = next(members.len() as u64) as usize;
+            members.rotate_left(r);
+            let line = format!(
+                "{}{{{}{}{}}}{}",
+                ws(),
+                ws(),
+                members.join(&format!("{},{}", ws(), ws())),
+                ws(),
+                [" ", "", "", "\r"][next(4) as usize]
+            );
+            text.extend(line.replace('\n', " ").bytes());
+            text.push(b'\n');
+            if next(20) == 0 {
+                text.extend(b" \t\n");
+            }
+            if bad && next(40) == 0 {
+                text.extend(b"{\"steps\": [{\"state\": \"a\"} {\"state\": \"b\"}]}\n");
+            }
+        }
+        text
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Random traces in random JSON spellings: the parallel reader (its scanner, its serde
+        /// path and its fallback) learns what the sequential reader learns, or fails alike.
+        #[test]
+        fn random_spellings_learn_the_same(seed in proptest::prelude::any::<u64>(), n in 1usize..60, bad in proptest::prelude::any::<bool>()) {
+            let text = random_traces(seed, n, bad);
+            for opts in option_sets().into_iter().step_by(5) {
+                let want = sequential(&text, None, &opts);
+                for (threads, block) in [(2, 1 << 16), (3, 97)] {
+                    let got = parallel(&text, None, &opts, threads, block);
+                    proptest::prop_assert_eq!(&got, &want, "{:?}", opts);
+                }
+            }
+        }
+    }
+
+    /// Valid trace lines the scanner declines (escapes, other keys, repeated keys, numbers it
+    /// is not sure of, ...): each still learns what the sequential reader learns.
+    #[test]
+    fn lines_the_scanner_declines_still_parse() {
+        let lines: &[&str] = &[
+            r#"{"steps": [{"state": "a\"b"}]}"#,
+            r#"{"steps": [{"st\u0061te": "a"}]}"#,
+            r#"{"steps": [{"state": "a", "t": 1}]}"#,
+            r#"{"steps": [{"t": 1, "state": "a"}]}"#,
+            r#"{"steps": [{"state": "a"}], "steps": [{"state": "b"}]}"#,
+            r#"{"id": 1, "id": 2, "steps": []}"#,
+            r#"{"category": "x", "category": null, "steps": [{"state": "a"}]}"#,
+            r#"{"id": 1.5, "steps": [{"state": "a"}]}"#,
+            r#"{"id": 12345678901234567890, "steps": [{"state": "a"}]}"#,
+            r#"{"id": 1e3, "steps": [{"state": "a"}]}"#,
+            r#"{"id": -0, "steps": [{"state": "a"}]}"#,
+            r#"{"extra": [1, {"x": null}], "steps": [{"state": "a"}]}"#,
+            r#"{"steps": [{"state": "a", "state": "b"}]}"#,
+            r#"{"category": "caf\u00e9", "steps": [{"state": "a"}]}"#,
+            r#"{"steps": [{"state": "a\u0000"}]}"#,
+        ];
+        let mut text = String::new();
+        for l in lines {
+            let (mut names, mut texts) = (Vec::new(), Vec::new());
+            // (`-0` is read by the scanner: an integer both ways.)
+            if !l.contains("-0,") {
+                assert_eq!(scan_trace(l, &mut names, &mut texts), None, "{l}");
+            }
+            text += l;
+            text += "\n";
+        }
+        for opts in option_sets() {
+            let want = sequential(text.as_bytes(), None, &opts);
+            assert!(!want.starts_with("error"), "{want}");
+            assert!(
+                want.contains(&format!("traces_read {}", lines.len())),
+                "{want}"
+            );
+            assert_eq!(parallel(text.as_bytes(), None, &opts, 2, 64), want);
+        }
+        // And the lines it reads: as the sequential reader reads them.
+        let read: &[&str] = &[
+            r#"{"id":"x","steps":[{"state":"a"},{"state":"b"}]}"#,
+            " { \"steps\" : [ { \"state\" : \"\u{fc}\" } ] , \"category\" : \"c\" , \"id\" : -12 } \r",
+            r#"{"category":null,"id":null,"steps":[]}"#,
+            "{\"steps\":\t[{\"state\":\"\"}]}",
+        ];
+        for l in read {
+            let (mut names, mut texts) = (Vec::new(), Vec::new());
+            assert!(scan_trace(l, &mut names, &mut texts).is_some(), "{l}");
+            assert_eq!(names.len(), texts.len());
+        }
     }
 }

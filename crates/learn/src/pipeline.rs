@@ -212,9 +212,113 @@ struct Group {
     tuple_index: HashMap<Vec<u32>, u32>,
     /// The last state of each trace → how many traces ended there.
     ends: BTreeMap<u32, u64>,
+    /// Traces of a first-order chain without a spec counted but not yet in `counts`.
+    dense: DenseCounts,
+}
+
+/// The traces of a first-order chain without a spec (every move valid), counted in dense
+/// arrays before they are added to a group's [`TransitionCounts`] at once ([`Group::flush`]):
+/// a map entry per step would cost more than reading the step.
+#[derive(Default)]
+struct DenseCounts {
+    /// States `0..side` fit (0: nothing counted yet).
+    side: usize,
+    /// `pairs[from * side + to]`: transitions counted.
+    pairs: Vec<u64>,
+    initial: Vec<u64>,
+    ends: Vec<u64>,
+    traces: u64,
+    steps: u64,
+}
+
+impl DenseCounts {
+    /// Counts a non-empty trace whose states are all below `side`.
+    #[inline]
+    fn observe(&mut self, states: &[u32]) {
+        let (Some(&first), Some(&last)) = (states.first(), states.last()) else {
+            return;
+        };
+        self.traces += 1;
+        self.steps += states.len() as u64;
+        self.initial[first as usize] += 1;
+        self.ends[last as usize] += 1;
+        let side = self.side;
+        for w in states.windows(2) {
+            self.pairs[w[0] as usize * side + w[1] as usize] += 1;
+        }
+    }
 }
 
 impl Group {
+    /// Adds the traces counted in [`Self::dense`] to the counts (and the ends), emptying it.
+    fn flush(&mut self) -> Result<()> {
+        let d = &mut self.dense;
+        if d.traces == 0 {
+            return Ok(());
+        }
+        let side = d.side;
+        let nonzero = |v: &[u64]| -> Vec<(u32, u64)> {
+            v.iter()
+                .enumerate()
+                .filter(|&(_, &c)| c > 0)
+                .map(|(s, &c)| (s as u32, c))
+                .collect()
+        };
+        let json = CountsJson {
+            // (Every state counted is below the number of states: see `observe_dense`.)
+            num_states: self.counts.num_states(),
+            traces: d.traces,
+            steps: d.steps,
+            initial: nonzero(&d.initial),
+            transitions: d
+                .pairs
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| c > 0)
+                .map(|(i, &c)| ((i / side) as u32, (i % side) as u32, c))
+                .collect(),
+            invalid: Vec::new(),
+            determined: Vec::new(),
+        };
+        for (s, c) in nonzero(&d.ends) {
+            let e = self.ends.entry(s).or_insert(0);
+            *e = e
+                .checked_add(c)
+                .ok_or_else(|| LearnError::BadCounts("the counts add up past 2^64 - 1".into()))?;
+        }
+        d.pairs.fill(0);
+        d.initial.fill(0);
+        d.ends.fill(0);
+        d.traces = 0;
+        d.steps = 0;
+        self.counts.merge(&TransitionCounts::from_json(&json)?)?;
+        Ok(())
+    }
+
+    /// Counts a trace of a first-order chain without a spec (its states numbered, below
+    /// `names.len()`, and the counts grown to that many states) densely, while there are at most [`DENSE_PAIRS_MAX_STATES`] states;
+    /// `false` when it was not counted (too many states).
+    fn observe_dense(&mut self, states: &[u32]) -> Result<bool> {
+        let n = self.names.len();
+        if n > DENSE_PAIRS_MAX_STATES {
+            self.flush()?;
+            return Ok(false);
+        }
+        if n > self.dense.side {
+            self.flush()?;
+            let side = n.next_power_of_two().clamp(16, DENSE_PAIRS_MAX_STATES);
+            self.dense = DenseCounts {
+                side,
+                pairs: vec![0; side * side],
+                initial: vec![0; side],
+                ends: vec![0; side],
+                ..DenseCounts::default()
+            };
+        }
+        self.dense.observe(states);
+        Ok(true)
+    }
+
     /// The names of the base (first-order) states: the spec's, or those seen.
     fn base_names(&self, spec: Option<&Abstraction>) -> Vec<String> {
         match spec {
@@ -692,8 +796,15 @@ impl<'s> Counter<'s> {
         self.new_names.clear();
         let gi = self.group_of(category);
         let group = &self.groups[gi].1;
+        // (A state often follows itself: its name is then not looked up again.)
+        let mut prev: Option<(&str, u32)> = None;
         for name in names {
-            let s = name_index(group, &mut self.new_names, name.as_ref());
+            let name = name.as_ref();
+            let s = match prev {
+                Some((p, s)) if p == name => s,
+                _ => name_index(group, &mut self.new_names, name),
+            };
+            prev = Some((name, s));
             self.states_buf.push(s);
         }
         self.traces_read += 1;
@@ -732,6 +843,9 @@ impl<'s> Counter<'s> {
         }
         if self.spec.is_none() {
             group.counts.ensure_states(group.names.len());
+            if group.observe_dense(states)? {
+                return Ok(());
+            }
         }
         group.counts.try_observe_trace(states, validity)?;
         count_end(&mut group.ends, states);
@@ -742,10 +856,11 @@ impl<'s> Counter<'s> {
     /// its states are numbered after this counter's, in the order `later` first saw them,
     /// so that the states are numbered as one counter reading both parts in order numbers
     /// them.
-    pub(crate) fn absorb(&mut self, later: Counter<'_>) {
+    pub(crate) fn absorb(&mut self, later: Counter<'_>) -> Result<()> {
         self.traces_read += later.traces_read;
         self.skipped.extend(later.skipped);
-        for (key, g) in later.groups {
+        for (key, mut g) in later.groups {
+            g.flush()?;
             let category = self.opts.by_category.then_some(key.as_str());
             // (`key` is the group key of `category`, so this finds or makes that group.)
             let gi = self.group_of(category);
@@ -753,15 +868,27 @@ impl<'s> Counter<'s> {
                 .1
                 .absorb(g, self.spec.is_some(), self.opts.order);
         }
+        Ok(())
+    }
+
+    /// Whether a line or trace was skipped ([`LearnOptions::skip_invalid`]).
+    pub(crate) fn has_skipped(&self) -> bool {
+        !self.skipped.is_empty()
     }
 
     /// The steps counted so far.
     pub(crate) fn steps(&self) -> u64 {
-        self.groups.iter().map(|(_, g)| g.counts.steps()).sum()
+        self.groups
+            .iter()
+            .map(|(_, g)| g.counts.steps() + g.dense.steps)
+            .sum()
     }
 
     /// The counted groups, or an error when no trace had a step.
-    pub(crate) fn finish(self, file: &str) -> Result<Counted> {
+    pub(crate) fn finish(mut self, file: &str) -> Result<Counted> {
+        for (_, g) in &mut self.groups {
+            g.flush()?;
+        }
         if self.groups.iter().all(|(_, g)| g.counts.traces() == 0) {
             return Err(LearnError::EmptyTraceFile {
                 file: file.to_string(),
@@ -899,6 +1026,20 @@ pub struct IndexedTraces<'a> {
 /// Above this many states, pairs are counted in a hash map rather than a dense matrix.
 const DENSE_PAIRS_MAX_STATES: usize = 1024;
 
+/// Indexed traces of at least this many steps are counted on several threads.
+const PARALLEL_COUNT_MIN_STEPS: usize = 1 << 20;
+
+/// What [`count_indexed`] counts of a range of traces (first-order).
+struct IndexedPart {
+    /// `dense[from * m + to]` (up to [`DENSE_PAIRS_MAX_STATES`] states), else `sparse`.
+    dense: Vec<u64>,
+    sparse: HashMap<(u32, u32), u64>,
+    initial: Vec<u64>,
+    ends: Vec<u64>,
+    counted: u64,
+    steps: u64,
+}
+
 /// Counts indexed traces without a spec (the learner's counts of the same traces read as
 /// named steps: the same state numbering, the same counts).
 fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> Result<Counted> {
@@ -976,36 +1117,95 @@ fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> 
         }
     } else {
         // Count pairs in a dense matrix (or a hash map for many states), then hand the
-        // totals to the counts at once.
-        let mut dense: Vec<u64> = if m <= DENSE_PAIRS_MAX_STATES {
-            vec![0; m * m]
-        } else {
-            Vec::new()
-        };
-        let mut sparse: HashMap<(u32, u32), u64> = HashMap::new();
-        let mut initial = vec![0u64; m];
-        let mut ends = vec![0u64; m];
-        let (mut counted, mut steps) = (0u64, 0u64);
-        for t in 0..num_traces {
-            let trace = &states[range(t)];
-            let (Some(&first), Some(&last)) = (trace.first(), trace.last()) else {
-                continue;
+        // totals to the counts at once. Many traces are counted in parts on several threads
+        // (the parts' counts then added).
+        let is_dense = m <= DENSE_PAIRS_MAX_STATES;
+        let count_part = |ts: std::ops::Range<usize>| -> IndexedPart {
+            let mut p = IndexedPart {
+                dense: if is_dense { vec![0; m * m] } else { Vec::new() },
+                sparse: HashMap::new(),
+                initial: vec![0u64; m],
+                ends: vec![0u64; m],
+                counted: 0,
+                steps: 0,
             };
-            counted += 1;
-            steps += trace.len() as u64;
-            initial[first as usize] += 1;
-            ends[last as usize] += 1;
-            if dense.is_empty() {
-                for w in trace.windows(2) {
-                    *sparse.entry((w[0], w[1])).or_insert(0) += 1;
-                }
-            } else {
-                for w in trace.windows(2) {
-                    dense[w[0] as usize * m + w[1] as usize] += 1;
+            for t in ts {
+                let trace = &states[range(t)];
+                let (Some(&first), Some(&last)) = (trace.first(), trace.last()) else {
+                    continue;
+                };
+                p.counted += 1;
+                p.steps += trace.len() as u64;
+                p.initial[first as usize] += 1;
+                p.ends[last as usize] += 1;
+                if is_dense {
+                    for w in trace.windows(2) {
+                        p.dense[w[0] as usize * m + w[1] as usize] += 1;
+                    }
+                } else {
+                    for w in trace.windows(2) {
+                        *p.sparse.entry((w[0], w[1])).or_insert(0) += 1;
+                    }
                 }
             }
-        }
-        let mut transitions: Vec<(u32, u32, u64)> = if dense.is_empty() {
+            p
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let IndexedPart {
+            dense,
+            sparse,
+            initial,
+            ends,
+            counted,
+            steps,
+        } = if threads > 1 && is_dense && states.len() >= PARALLEL_COUNT_MIN_STEPS {
+            // Parts of about equal steps, at trace boundaries.
+            let mut cuts = vec![0usize];
+            for i in 1..threads {
+                let target = states.len() * i / threads;
+                let t = traces
+                    .offsets
+                    .partition_point(|&o| o < target)
+                    .min(num_traces);
+                if t > *cuts.last().unwrap_or(&0) {
+                    cuts.push(t);
+                }
+            }
+            cuts.push(num_traces);
+            let parts: Vec<IndexedPart> = std::thread::scope(|s| {
+                let handles: Vec<_> = cuts
+                    .windows(2)
+                    .map(|w| {
+                        let count_part = &count_part;
+                        let r = w[0]..w[1];
+                        s.spawn(move || count_part(r))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            let mut parts = parts.into_iter();
+            let mut sum = parts.next().unwrap_or_else(|| count_part(0..0));
+            for p in parts {
+                for (a, b) in sum.dense.iter_mut().zip(&p.dense) {
+                    *a += b;
+                }
+                for (a, b) in sum.initial.iter_mut().zip(&p.initial) {
+                    *a += b;
+                }
+                for (a, b) in sum.ends.iter_mut().zip(&p.ends) {
+                    *a += b;
+                }
+                sum.counted += p.counted;
+                sum.steps += p.steps;
+            }
+            sum
+        } else {
+            count_part(0..num_traces)
+        };
+        let mut transitions: Vec<(u32, u32, u64)> = if !is_dense {
             sparse.into_iter().map(|((f, t), c)| (f, t, c)).collect()
         } else {
             dense
@@ -1568,6 +1768,69 @@ mod tests {
         let meta = doc.metadata.unwrap();
         assert_eq!(meta["state_names"], serde_json::json!(["x", "y"]));
         assert_eq!(meta["learned"]["alpha"], 0.0);
+    }
+
+    /// Many indexed traces (counted in parts on several threads): the counts of the same
+    /// traces read as named steps, by the sequential counter.
+    #[test]
+    fn many_indexed_traces_count_as_the_traces_do() {
+        let names: Vec<String> = (0..7).map(|i| format!("s{i}")).collect();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let (mut offsets, mut states) = (vec![0usize], Vec::new());
+        while states.len() < PARALLEL_COUNT_MIN_STEPS + 1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 13) as usize;
+            for k in 0..len {
+                states.push(((x >> (3 * k + 5)) % 7) as u32);
+            }
+            offsets.push(states.len());
+        }
+        let indexed = IndexedTraces {
+            names: &names,
+            offsets: &offsets,
+            states: &states,
+        };
+        let traces: Vec<augur_abstraction::Result<Trace>> = offsets
+            .windows(2)
+            .map(|w| {
+                Ok(Trace {
+                    id: String::new(),
+                    category: None,
+                    line: 0,
+                    steps: states[w[0]..w[1]]
+                        .iter()
+                        .map(|&s| augur_abstraction::Step {
+                            line: 0,
+                            kind: StepKind::Named(names[s as usize].clone()),
+                            source: None,
+                        })
+                        .collect(),
+                })
+            })
+            .collect();
+        for opts in [
+            LearnOptions::default(),
+            LearnOptions {
+                end_state: Some("end".into()),
+                ..LearnOptions::default()
+            },
+        ] {
+            let a = count_from_indexed(indexed, "t", &opts).unwrap();
+            let b = count_from_traces(
+                traces.iter().map(|t| match t {
+                    Ok(t) => Ok(t.clone()),
+                    Err(_) => unreachable!(),
+                }),
+                "t",
+                None,
+                &opts,
+            )
+            .unwrap();
+            assert_eq!(a.counts, b.counts);
+            assert_eq!(a.counts.groups[0].steps, states.len() as u64);
+        }
     }
 
     /// A second-order chain is a first-order chain over pairs: after `x a` comes `y`, after
