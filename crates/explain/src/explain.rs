@@ -640,9 +640,20 @@ impl Explained {
                 .map(|m| m.formulas().into_iter().map(|(n, e)| (n, e.to_string())).collect())
                 .unwrap_or_default(),
         };
-        Some(
-            augur_formats::prism_export::write_prism_with(&sub.for_export(), &source, w)
-                .map_err(|e| ExplainError::Write(e.to_string())),
-        )
+        let header = format!(
+            "// A critical subsystem of {} for {}: {} of its states, the last state of this\n\
+             // model an added sink that every transition leaving them goes to (augur explain).\n",
+            model.name(),
+            self.explanation.property,
+            sub.states.len()
+        );
+        let written = w
+            .write_all(header.as_bytes())
+            .map_err(|e| ExplainError::Write(e.to_string()))
+            .and_then(|()| {
+                augur_formats::prism_export::write_prism_with(&sub.for_export(), &source, w)
+                    .map_err(|e| ExplainError::Write(e.to_string()))
+            });
+        Some(written)
     }
 }
