@@ -161,9 +161,9 @@ fn unsupported_properties_are_located_errors() {
 fn minimal_refuses_large_models() {
     let out = run(&[
         "explain",
-        model("walk2d.pm").to_str().unwrap(),
+        "tests/fixtures/explain/walk30.pm",
         "--prop",
-        "P<=0.1 [ F \"exit_east\" ]",
+        "P<=0.001 [ F \"top\" ]",
         "--minimal",
     ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -174,7 +174,7 @@ fn minimal_refuses_large_models() {
 fn from_must_name_one_state() {
     let out = run(&[
         "explain",
-        model("sync3.pm").to_str().unwrap(),
+        "models/sync3.pm",
         "--const",
         "p=0.2",
         "--prop",

@@ -409,6 +409,77 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
     let violated = threshold.map(|_| exceeds(value));
     let mut notes = Vec::new();
     let transpose = dtmc.transpose();
+    // The subsystem (first: `--minimal` refuses a large model before any path is searched).
+    let mut subchain = None;
+    let subsystem_report = match request.subsystem {
+        None => None,
+        Some(_) if parts.reward.is_some() => {
+            return Err(ExplainError::input(
+                "--subsystem explains a probability (`P<=θ [ ... ]`), not a reward",
+            ))
+        }
+        Some(_) if violated != Some(true) => {
+            notes.push(match violated {
+                None => "no critical subsystem: the property has no threshold (`P<=θ`)".into(),
+                _ => format!("no critical subsystem: the property holds (the probability {value} does not exceed the threshold)"),
+            });
+            None
+        }
+        Some(kind) => {
+            let found: Option<Subsystem> = match kind {
+                SubsystemKind::Heuristic => subsystem::grow(
+                    dtmc,
+                    &transpose,
+                    formula,
+                    start,
+                    &exceeds,
+                    &request.options,
+                    request.max_paths,
+                )?,
+                SubsystemKind::Minimal => subsystem::minimal(
+                    dtmc,
+                    &transpose,
+                    formula,
+                    start,
+                    &exceeds,
+                    &request.options,
+                    subsystem::MINIMAL_BUDGET,
+                )
+                .map_err(|e| match e {
+                    ExplainError::Input(d) => ExplainError::input(format!(
+                        "{}: --minimal: {}",
+                        model.name(),
+                        d.message
+                    )),
+                    e => e,
+                })?,
+            };
+            match found {
+                None => {
+                    notes.push("no subsystem exceeds the threshold".into());
+                    None
+                }
+                Some(s) => {
+                    subchain = Some(subsystem::restrict(dtmc, &s.states, &formula)?);
+                    Some(SubsystemReport {
+                        method: match kind {
+                            SubsystemKind::Heuristic => "heuristic",
+                            SubsystemKind::Minimal => "minimal",
+                        },
+                        size: s.states.len(),
+                        transitions: s.transitions,
+                        exceeds: exceeds(s.probability.lo),
+                        probability: s.probability,
+                        searched: match kind {
+                            SubsystemKind::Heuristic => s.paths,
+                            SubsystemKind::Minimal => s.checks,
+                        },
+                        states: s.states.iter().map(|&x| name(x)).collect(),
+                    })
+                }
+            }
+        }
+    };
     let mut search = PathSearch::new(dtmc, &transpose, formula, start);
     // Paths: for a probability, the K most probable, then more (up to max_paths) until their
     // mass exceeds the threshold; for a reward, the most probable ones ranked by weight.
@@ -425,7 +496,19 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
         if !want_more {
             break;
         }
-        let Some(p) = search.next_path()? else {
+        let next = match search.next_path() {
+            Ok(next) => next,
+            // Past the paths asked for, the count of those needed to exceed the threshold
+            // stops at the search's budget with a note, not an error.
+            Err(ExplainError::Budget { limit, unit, .. }) if enumerated >= to_rank => {
+                notes.push(format!(
+                    "the paths needed to exceed the threshold were counted up to the search's budget of {limit} {unit}"
+                ));
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(p) = next else {
             all_paths = true;
             break;
         };
@@ -513,77 +596,6 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
             }
         }
     }
-    // The subsystem.
-    let mut subchain = None;
-    let subsystem_report = match request.subsystem {
-        None => None,
-        Some(_) if reward.is_some() => {
-            return Err(ExplainError::input(
-                "--subsystem explains a probability (`P<=θ [ ... ]`), not a reward",
-            ))
-        }
-        Some(_) if violated != Some(true) => {
-            notes.push(match violated {
-                None => "no critical subsystem: the property has no threshold (`P<=θ`)".into(),
-                _ => format!("no critical subsystem: the property holds (the probability {value} does not exceed the threshold)"),
-            });
-            None
-        }
-        Some(kind) => {
-            let found: Option<Subsystem> = match kind {
-                SubsystemKind::Heuristic => subsystem::grow(
-                    dtmc,
-                    &transpose,
-                    formula,
-                    start,
-                    &exceeds,
-                    &request.options,
-                    request.max_paths,
-                )?,
-                SubsystemKind::Minimal => subsystem::minimal(
-                    dtmc,
-                    &transpose,
-                    formula,
-                    start,
-                    &exceeds,
-                    &request.options,
-                    subsystem::MINIMAL_BUDGET,
-                )
-                .map_err(|e| match e {
-                    ExplainError::Input(d) => ExplainError::input(format!(
-                        "{}: --minimal: {}",
-                        model.name(),
-                        d.message
-                    )),
-                    e => e,
-                })?,
-            };
-            match found {
-                None => {
-                    notes.push("no subsystem exceeds the threshold".into());
-                    None
-                }
-                Some(s) => {
-                    subchain = Some(subsystem::restrict(dtmc, &s.states, &formula)?);
-                    Some(SubsystemReport {
-                        method: match kind {
-                            SubsystemKind::Heuristic => "heuristic",
-                            SubsystemKind::Minimal => "minimal",
-                        },
-                        size: s.states.len(),
-                        transitions: s.transitions,
-                        exceeds: exceeds(s.probability.lo),
-                        probability: s.probability,
-                        searched: match kind {
-                            SubsystemKind::Heuristic => s.paths,
-                            SubsystemKind::Minimal => s.checks,
-                        },
-                        states: s.states.iter().map(|&x| name(x)).collect(),
-                    })
-                }
-            }
-        }
-    };
     let explanation = Explanation {
         property: parts.text,
         kind: if reward.is_some() { "reward" } else { "probability" },
