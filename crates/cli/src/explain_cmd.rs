@@ -161,7 +161,7 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
         writeln!(out, "No path satisfies the path formula from this state.")?;
     }
     if let (Some(t), Some(n)) = (&e.threshold, e.paths_to_exceed) {
-        let noun = if e.kind == "reward" { "the paths of largest probability × reward" } else { "most probable paths" };
+        let noun = if e.kind == "reward" { "paths of largest probability × reward" } else { "most probable paths" };
         writeln!(
             out,
             "Counterexample: the {n} {noun} already exceed {} (the smallest such set of paths).",
