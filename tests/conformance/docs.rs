@@ -1,5 +1,5 @@
 //! The documents as tests: every command block of `README.md`, `models/README.md`,
-//! `models/learning.md`, `docs/monitor.md` and `docs/scale.md` is run, and its output compared with what the document shows, so the
+//! `models/learning.md`, `docs/monitor.md`, `docs/scale.md` and `docs/explain.md` is run, and its output compared with what the document shows, so the
 //! documents cannot drift from the program.
 //!
 //! A command block is a fenced block of language `console` (or `sh`): lines starting with `$ `
@@ -37,6 +37,7 @@ pub const DOCUMENTS: &[&str] = &[
     "models/learning.md",
     "docs/monitor.md",
     "docs/scale.md",
+    "docs/explain.md",
 ];
 
 /// How a block is treated.

@@ -164,8 +164,9 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
         let noun = if e.kind == "reward" { "paths of largest probability × reward" } else { "most probable paths" };
         writeln!(
             out,
-            "Counterexample: the {n} {noun} already exceed {} (the smallest such set of paths).",
-            t.value
+            "Counterexample: the {n} {noun} already exceed {} ({}).",
+            t.value,
+            if e.kind == "reward" { "the fewest of the paths ranked" } else { "the smallest such set of paths" }
         )?;
     }
     if e.kind == "probability" {

@@ -26,9 +26,6 @@ pub enum ExplainError {
         /// How to raise it, if it can be raised.
         hint: String,
     },
-    /// A numerical solver failed on a subsystem.
-    #[error(transparent)]
-    Solver(#[from] augur_solver::SolverError),
     /// Writing an output (a DOT or PRISM file) failed.
     #[error("{0}")]
     Write(String),
@@ -54,12 +51,10 @@ impl ExplainError {
         }
     }
 
-    /// Whether the failure is not the user's (a solver that did not converge, a bug).
+    /// Whether the failure is not the user's (a solver of the checker that did not converge).
     pub fn is_internal(&self) -> bool {
         match self {
             ExplainError::Check(e) => e.is_internal(),
-            ExplainError::Solver(augur_solver::SolverError::Interrupted(_)) => false,
-            ExplainError::Solver(_) => true,
             _ => false,
         }
     }

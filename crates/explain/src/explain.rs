@@ -571,7 +571,7 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
                     });
                 }
             }
-            let c = rewards::contributions(dtmc, r, &psi, start, 1e-12, 1_000_000);
+            let c = rewards::contributions(dtmc, r, &psi, start, 1e-15, 1_000_000);
             let shown = request.paths.max(10);
             rewards_report = Some(RewardReport {
                 structure: r.display_name().to_string(),
