@@ -20,7 +20,10 @@ use std::time::Duration;
 fn crowds(total: u32, size: u32) -> Option<(Model, Constants)> {
     let path = PathBuf::from("../shared/qvbs/crowds/crowds.prism");
     if !path.exists() {
-        eprintln!("{} not found: the explain benchmarks need ../shared", path.display());
+        eprintln!(
+            "{} not found: the explain benchmarks need ../shared",
+            path.display()
+        );
         return None;
     }
     let constants = Constants::parse(&format!("TotalRuns={total},CrowdSize={size}")).ok()?;

@@ -4,7 +4,7 @@
 
 use crate::error::CliError;
 use augur_check::Model;
-use augur_explain::{explain, Explanation, ExplainError, Request, SubsystemKind};
+use augur_explain::{explain, ExplainError, Explanation, Request, SubsystemKind};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -53,7 +53,10 @@ fn explain_error(e: ExplainError) -> CliError {
     }
 }
 
-fn write_file(path: &std::path::Path, f: impl FnOnce(&mut dyn Write) -> Result<(), CliError>) -> Result<(), CliError> {
+fn write_file(
+    path: &std::path::Path,
+    f: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
+) -> Result<(), CliError> {
     let file = std::fs::File::create(path)
         .map_err(|e| CliError::user(format!("error: cannot write {}: {e}", path.display())))?;
     let mut w = std::io::BufWriter::new(file);
@@ -66,7 +69,9 @@ fn write_file(path: &std::path::Path, f: impl FnOnce(&mut dyn Write) -> Result<(
 pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (constants, load, options) = args.opts.resolve()?;
     if args.paths == 0 && !args.subsystem && !args.minimal {
-        return Err(CliError::user("error: --paths must be at least 1 (or ask for --subsystem)"));
+        return Err(CliError::user(
+            "error: --paths must be at least 1 (or ask for --subsystem)",
+        ));
     }
     let model = Model::load(&args.model, &load)?;
     for w in model.warnings() {
@@ -95,7 +100,13 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let e = &explained.explanation;
     if let Some(path) = &args.output {
         match explained.write_prism(&model, &mut Vec::new()) {
-            None => return Err(CliError::user(format!("error: --output {}: there is no subsystem to write ({})", path.display(), e.notes.join("; ")))),
+            None => {
+                return Err(CliError::user(format!(
+                    "error: --output {}: there is no subsystem to write ({})",
+                    path.display(),
+                    e.notes.join("; ")
+                )))
+            }
             Some(_) => write_file(path, |w| {
                 explained
                     .write_prism(&model, w)
@@ -106,7 +117,13 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some(path) = &args.dot {
         match explained.dot(&model, names.as_deref()) {
-            None => return Err(CliError::user(format!("error: --dot {}: there is no subsystem to draw ({})", path.display(), e.notes.join("; ")))),
+            None => {
+                return Err(CliError::user(format!(
+                    "error: --dot {}: there is no subsystem to draw ({})",
+                    path.display(),
+                    e.notes.join("; ")
+                )))
+            }
             Some(text) => write_file(path, |w| Ok(w.write_all(text.as_bytes())?))?,
         }
     }
@@ -119,7 +136,11 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
 fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Result<(), CliError> {
     let what = if e.kind == "reward" { "R" } else { "P" };
-    write!(out, "{} from {}: {what} = {}", e.property, e.start.name, e.value)?;
+    write!(
+        out,
+        "{} from {}: {what} = {}",
+        e.property, e.start.name, e.value
+    )?;
     match (&e.threshold, e.violated) {
         (Some(t), Some(true)) => writeln!(out, ", violated (not {} {})", t.op, t.value)?,
         (Some(t), _) => writeln!(out, ", holds ({} {})", t.op, t.value)?,
@@ -145,7 +166,12 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
         let right: Vec<usize> = (0..header.len() - 1).collect();
         let mut t = crate::table::new(&header, &right);
         for (i, p) in e.paths.iter().enumerate() {
-            let path = p.states.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" → ");
+            let path = p
+                .states
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" → ");
             let mut row = vec![(i + 1).to_string(), p.probability.to_string()];
             if reward {
                 row.push(p.reward.unwrap_or(0.0).to_string());
@@ -161,12 +187,20 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
         writeln!(out, "No path satisfies the path formula from this state.")?;
     }
     if let (Some(t), Some(n)) = (&e.threshold, e.paths_to_exceed) {
-        let noun = if e.kind == "reward" { "paths of largest probability × reward" } else { "most probable paths" };
+        let noun = if e.kind == "reward" {
+            "paths of largest probability × reward"
+        } else {
+            "most probable paths"
+        };
         writeln!(
             out,
             "Counterexample: the {n} {noun} already exceed {} ({}).",
             t.value,
-            if e.kind == "reward" { "the fewest of the paths ranked" } else { "the smallest such set of paths" }
+            if e.kind == "reward" {
+                "the fewest of the paths ranked"
+            } else {
+                "the smallest such set of paths"
+            }
         )?;
     }
     if e.kind == "probability" {
@@ -184,7 +218,10 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
             "States contributing most of the expected reward \"{}\" (expected visits before the target × one-step reward; total {}):",
             r.structure, r.total
         )?;
-        let mut t = crate::table::new(&["state", "reward", "visits", "contribution", "share"], &[1, 2, 3, 4]);
+        let mut t = crate::table::new(
+            &["state", "reward", "visits", "contribution", "share"],
+            &[1, 2, 3, 4],
+        );
         for c in &r.states {
             t.add_row(vec![
                 c.state.name.clone(),
@@ -219,10 +256,20 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
         if list.len() <= SHOWN {
             writeln!(out, "  {}", list.join(", "))?;
         } else {
-            writeln!(out, "  {}, ... ({} more)", list[..SHOWN].join(", "), list.len() - SHOWN)?;
+            writeln!(
+                out,
+                "  {}, ... ({} more)",
+                list[..SHOWN].join(", "),
+                list.len() - SHOWN
+            )?;
         }
         if let Some(p) = &args.output {
-            writeln!(out, "Written as a PRISM model to {} (check it with: augur check {} --prop '...').", p.display(), p.display())?;
+            writeln!(
+                out,
+                "Written as a PRISM model to {} (check it with: augur check {} --prop '...').",
+                p.display(),
+                p.display()
+            )?;
         }
         if let Some(p) = &args.dot {
             writeln!(out, "Drawn in DOT to {}.", p.display())?;

@@ -7,9 +7,7 @@ use crate::error::{ExplainError, Result};
 use crate::paths::{Path, PathFormula, PathSearch};
 use crate::rewards;
 use crate::subsystem::{self, SubChain, Subsystem};
-use augur_check::{
-    CheckOptions, CheckSession, Constants, Model, Properties, StateValues,
-};
+use augur_check::{CheckOptions, CheckSession, Constants, Model, Properties, StateValues};
 use augur_dtmc::StateSet;
 use augur_pctl::{Comparison, ResolvedFormula, ResolvedPath, ResolvedRewardPath, Steps};
 use augur_source::{SourceFile, Span};
@@ -327,7 +325,11 @@ pub fn state_name(model: &Model, names: Option<&[String]>, s: u32) -> String {
     }
 }
 
-fn bool_set(session: &mut CheckSession<'_>, f: &ResolvedFormula, source: &Arc<SourceFile>) -> Result<StateSet> {
+fn bool_set(
+    session: &mut CheckSession<'_>,
+    f: &ResolvedFormula,
+    source: &Arc<SourceFile>,
+) -> Result<StateSet> {
     match session.values(f, source)? {
         StateValues::Bool(s) => Ok(s),
         StateValues::Num(_) => Err(ExplainError::at(
@@ -363,7 +365,9 @@ fn start_state(model: &Model, session: &mut CheckSession<'_>, from: Option<&str>
     let mut ones = set.ones();
     match (ones.next(), ones.next()) {
         (Some(s), None) => Ok(s),
-        (None, _) => Err(ExplainError::input(format!("--from {text}: no state satisfies it"))),
+        (None, _) => Err(ExplainError::input(format!(
+            "--from {text}: no state satisfies it"
+        ))),
         (Some(_), Some(_)) => Err(ExplainError::input(format!(
             "--from {text}: {} states satisfy it; it must name one",
             set.count_ones(..)
@@ -378,7 +382,8 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
     model.require_point("explain")?;
     let dtmc = model.dtmc();
     let parts = take_apart(model, request)?;
-    let mut session = CheckSession::new(model, request.options.clone()).with_constants(&request.constants);
+    let mut session =
+        CheckSession::new(model, request.options.clone()).with_constants(&request.constants);
     let start = start_state(model, &mut session, request.from.as_deref())?;
     let psi = bool_set(&mut session, &parts.psi, &parts.source)?;
     let phi = match &parts.phi {
@@ -387,7 +392,9 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
     };
     let value = match session.values(&parts.value_formula, &parts.source)? {
         StateValues::Num(v) => v.values[start],
-        StateValues::Bool(_) => return Err(ExplainError::input("the property has no number to explain")),
+        StateValues::Bool(_) => {
+            return Err(ExplainError::input("the property has no number to explain"))
+        }
     };
     let names = request.names.as_deref();
     let name = |s: u32| StateRef {
@@ -446,11 +453,9 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
                     subsystem::MINIMAL_BUDGET,
                 )
                 .map_err(|e| match e {
-                    ExplainError::Input(d) => ExplainError::input(format!(
-                        "{}: --minimal: {}",
-                        model.name(),
-                        d.message
-                    )),
+                    ExplainError::Input(d) => {
+                        ExplainError::input(format!("{}: --minimal: {}", model.name(), d.message))
+                    }
                     e => e,
                 })?,
             };
@@ -485,14 +490,21 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
     // mass exceeds the threshold; for a reward, the most probable ones ranked by weight.
     let reward = parts.reward.map(|r| &dtmc.rewards[r]);
     let to_rank = match reward {
-        Some(_) => request.paths.saturating_mul(10).max(1000).min(request.max_paths),
+        Some(_) => request
+            .paths
+            .saturating_mul(10)
+            .max(1000)
+            .min(request.max_paths),
         None => request.paths,
     };
     let mut listed: Vec<Path> = Vec::new();
     let (mut enumerated, mut mass, mut to_exceed, mut all_paths) = (0usize, 0.0, None, false);
     loop {
         let want_more = enumerated < to_rank
-            || (reward.is_none() && violated == Some(true) && to_exceed.is_none() && enumerated < request.max_paths);
+            || (reward.is_none()
+                && violated == Some(true)
+                && to_exceed.is_none()
+                && enumerated < request.max_paths);
         if !want_more {
             break;
         }
@@ -584,7 +596,11 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
                         reward: x.reward,
                         visits: x.visits,
                         contribution: x.contribution,
-                        share: if c.total != 0.0 { x.contribution / c.total } else { 0.0 },
+                        share: if c.total != 0.0 {
+                            x.contribution / c.total
+                        } else {
+                            0.0
+                        },
                     })
                     .collect(),
                 total: c.total,
@@ -598,7 +614,11 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
     }
     let explanation = Explanation {
         property: parts.text,
-        kind: if reward.is_some() { "reward" } else { "probability" },
+        kind: if reward.is_some() {
+            "reward"
+        } else {
+            "probability"
+        },
         start: name(start as u32),
         value,
         threshold: threshold.map(|(c, v)| ThresholdReport {
@@ -616,7 +636,11 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
         paths,
     };
     let shown: Vec<Vec<u32>> = match reward {
-        None => listed.iter().take(request.paths).map(|p| p.states.clone()).collect(),
+        None => listed
+            .iter()
+            .take(request.paths)
+            .map(|p| p.states.clone())
+            .collect(),
         Some(_) => Vec::new(),
     };
     Ok(Explained {
@@ -649,7 +673,12 @@ impl Explained {
             constants: model.constants().to_vec(),
             formulas: model
                 .prism()
-                .map(|m| m.formulas().into_iter().map(|(n, e)| (n, e.to_string())).collect())
+                .map(|m| {
+                    m.formulas()
+                        .into_iter()
+                        .map(|(n, e)| (n, e.to_string()))
+                        .collect()
+                })
                 .unwrap_or_default(),
         };
         let header = format!(

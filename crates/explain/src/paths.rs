@@ -107,7 +107,11 @@ pub fn distances_to_target(transpose: &augur_dtmc::Matrix, f: &PathFormula<'_>) 
     let ptr = transpose.indptr();
     let ptr = ptr.raw_storage();
     let (idx, data) = (transpose.indices(), transpose.data());
-    while let Some(Entry { priority: d, prefix }) = heap.pop() {
+    while let Some(Entry {
+        priority: d,
+        prefix,
+    }) = heap.pop()
+    {
         let v = prefix as usize;
         if d > h[v] {
             continue;

@@ -111,7 +111,11 @@ pub fn contributions(
         })
         .collect();
     let total = states.iter().map(|c| c.contribution).sum();
-    states.sort_by(|a, b| b.contribution.total_cmp(&a.contribution).then(a.state.cmp(&b.state)));
+    states.sort_by(|a, b| {
+        b.contribution
+            .total_cmp(&a.contribution)
+            .then(a.state.cmp(&b.state))
+    });
     Contributions {
         states,
         total,

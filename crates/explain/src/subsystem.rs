@@ -82,8 +82,7 @@ pub fn restrict(dtmc: &Dtmc, states: &[u32], formula: &PathFormula<'_>) -> Resul
         }
     }
     b.add_transition(sink, sink, 1.0).map_err(build)?;
-    if let Some(&first) = states.first() {
-        let _ = first;
+    if !states.is_empty() {
         b.add_initial(0).map_err(build)?;
     }
     let mut sets: Vec<(String, StateSet)> = Vec::new();
@@ -112,12 +111,15 @@ pub fn restrict(dtmc: &Dtmc, states: &[u32], formula: &PathFormula<'_>) -> Resul
     if let Some(v) = &dtmc.valuations {
         if sink_like.is_none() {
             let chosen: StateSet = states.iter().map(|&s| s as usize).collect();
-            sink_like =
-                (0..n).find(|&t| !formula.psi.contains(t) && !chosen.contains(t));
+            sink_like = (0..n).find(|&t| !formula.psi.contains(t) && !chosen.contains(t));
         }
         if let Some(like) = sink_like {
             let mut values = Vec::with_capacity((m + 1) * v.names.len());
-            for &s in states.iter().map(|s| *s as usize).chain(std::iter::once(like)).collect::<Vec<_>>().iter() {
+            for s in states
+                .iter()
+                .map(|&s| s as usize)
+                .chain(std::iter::once(like))
+            {
                 match v.row(s) {
                     Some(row) => values.extend(row),
                     None => {
@@ -303,7 +305,10 @@ fn finish(
 ) -> Result<Option<Subsystem>> {
     let sub = restrict(dtmc, states, formula)?;
     let probability = probability(&sub, formula, options)?;
-    let paths = after_path.iter().position(|&l| l >= states.len()).map_or(after_path.len(), |i| i + 1);
+    let paths = after_path
+        .iter()
+        .position(|&l| l >= states.len())
+        .map_or(after_path.len(), |i| i + 1);
     Ok(Some(Subsystem {
         states: states.to_vec(),
         probability,
@@ -372,8 +377,14 @@ impl SmallChain {
             }
         }
         Ok(Some(SmallChain {
-            target: states.iter().map(|&s| formula.psi.contains(s as usize)).collect(),
-            continues: states.iter().map(|&s| formula.continues(s as usize)).collect(),
+            target: states
+                .iter()
+                .map(|&s| formula.psi.contains(s as usize))
+                .collect(),
+            continues: states
+                .iter()
+                .map(|&s| formula.continues(s as usize))
+                .collect(),
             states,
             p,
             bound: formula.bound,
@@ -396,16 +407,21 @@ impl SmallChain {
             return 1.0;
         }
         if let Some(k) = self.bound {
-            let mut x: Vec<f64> = (0..m).map(|i| f64::from(u8::from(inside(i) && self.target[i]))).collect();
+            let mut x: Vec<f64> = (0..m)
+                .map(|i| f64::from(u8::from(inside(i) && self.target[i])))
+                .collect();
             let mut y = x.clone();
             for _ in 0..k {
-                for i in 0..m {
-                    y[i] = if !inside(i) {
+                for (i, yi) in y.iter_mut().enumerate() {
+                    *yi = if !inside(i) {
                         0.0
                     } else if self.target[i] {
                         1.0
                     } else if self.continues[i] {
-                        (0..m).filter(|&j| inside(j)).map(|j| self.p[i * m + j] * x[j]).sum()
+                        (0..m)
+                            .filter(|&j| inside(j))
+                            .map(|j| self.p[i * m + j] * x[j])
+                            .sum()
                     } else {
                         0.0
                     };
@@ -421,9 +437,9 @@ impl SmallChain {
             reach[i] = true;
         }
         while let Some(j) = stack.pop() {
-            for i in 0..m {
-                if !reach[i] && inside(i) && self.continues[i] && self.p[i * m + j] > 0.0 {
-                    reach[i] = true;
+            for (i, r) in reach.iter_mut().enumerate() {
+                if !*r && inside(i) && self.continues[i] && self.p[i * m + j] > 0.0 {
+                    *r = true;
                     stack.push(i);
                 }
             }
@@ -568,14 +584,17 @@ fn decision_order(chain: &SmallChain) -> Vec<usize> {
         if forward {
             d[0] = 0.0;
         } else {
-            for i in 0..m {
-                if chain.target[i] {
-                    d[i] = 0.0;
+            for (di, &t) in d.iter_mut().zip(&chain.target) {
+                if t {
+                    *di = 0.0;
                 }
             }
         }
         for _ in 0..m {
-            let Some(v) = (0..m).filter(|&i| !done[i] && d[i].is_finite()).min_by(|&a, &b| d[a].total_cmp(&d[b])) else {
+            let Some(v) = (0..m)
+                .filter(|&i| !done[i] && d[i].is_finite())
+                .min_by(|&a, &b| d[a].total_cmp(&d[b]))
+            else {
                 break;
             };
             done[v] = true;

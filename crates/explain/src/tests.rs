@@ -33,7 +33,13 @@ fn set(n: usize, states: &[usize]) -> StateSet {
 fn loop_chain() -> Dtmc {
     chain(
         3,
-        &[(0, 0, 0.5), (0, 1, 0.3), (0, 2, 0.2), (1, 1, 1.0), (2, 2, 1.0)],
+        &[
+            (0, 0, 0.5),
+            (0, 1, 0.3),
+            (0, 2, 0.2),
+            (1, 1, 1.0),
+            (2, 2, 1.0),
+        ],
         &[1],
     )
 }
@@ -42,7 +48,11 @@ fn loop_chain() -> Dtmc {
 fn paths_of_a_loop_are_exact() {
     let d = loop_chain();
     let psi = set(3, &[1]);
-    let f = PathFormula { phi: None, psi: &psi, bound: None };
+    let f = PathFormula {
+        phi: None,
+        psi: &psi,
+        bound: None,
+    };
     let mut s = PathSearch::new(&d, &d.transpose(), f, 0);
     for k in 0..20u32 {
         let p = s.next_path().unwrap().unwrap();
@@ -50,7 +60,11 @@ fn paths_of_a_loop_are_exact() {
         expected.push(1);
         assert_eq!(p.states, expected);
         let exact = 0.5f64.powi(k as i32) * 0.3;
-        assert!((p.probability - exact).abs() <= 1e-15 * exact, "{k}: {}", p.probability);
+        assert!(
+            (p.probability - exact).abs() <= 1e-15 * exact,
+            "{k}: {}",
+            p.probability
+        );
     }
 }
 
@@ -58,7 +72,11 @@ fn paths_of_a_loop_are_exact() {
 fn bounded_paths_count_steps() {
     let d = loop_chain();
     let psi = set(3, &[1]);
-    let f = PathFormula { phi: None, psi: &psi, bound: Some(2) };
+    let f = PathFormula {
+        phi: None,
+        psi: &psi,
+        bound: Some(2),
+    };
     let mut s = PathSearch::new(&d, &d.transpose(), f, 0);
     let a = s.next_path().unwrap().unwrap();
     let b = s.next_path().unwrap().unwrap();
@@ -73,11 +91,22 @@ fn paths_stay_in_phi_and_stop_at_the_first_psi_state() {
     // 0 → 1 (0.5) | 2 (0.5); 1 → 3; 2 → 3; 3 → 4 (goal too, but after 3). φ excludes 2.
     let d = chain(
         5,
-        &[(0, 1, 0.5), (0, 2, 0.5), (1, 3, 1.0), (2, 3, 1.0), (3, 4, 1.0), (4, 4, 1.0)],
+        &[
+            (0, 1, 0.5),
+            (0, 2, 0.5),
+            (1, 3, 1.0),
+            (2, 3, 1.0),
+            (3, 4, 1.0),
+            (4, 4, 1.0),
+        ],
         &[3, 4],
     );
     let (phi, psi) = (set(5, &[0, 1, 3, 4]), set(5, &[3, 4]));
-    let f = PathFormula { phi: Some(&phi), psi: &psi, bound: None };
+    let f = PathFormula {
+        phi: Some(&phi),
+        psi: &psi,
+        bound: None,
+    };
     let mut s = PathSearch::new(&d, &d.transpose(), f, 0);
     let p = s.next_path().unwrap().unwrap();
     assert_eq!((p.states, p.probability), (vec![0, 1, 3], 0.5));
@@ -100,7 +129,9 @@ label \"goal\" = s=1;";
 fn paths_needed_to_exceed_the_threshold() {
     // Cumulative mass after n paths: 0.6·(1 − 0.5^n): 0.3, 0.45, 0.525 > 0.5.
     let m = prism(LOOP_PM);
-    let e = explain(&m, &Request::new("P<=0.5 [ F \"goal\" ]", 2)).unwrap().explanation;
+    let e = explain(&m, &Request::new("P<=0.5 [ F \"goal\" ]", 2))
+        .unwrap()
+        .explanation;
     assert_eq!(e.violated, Some(true));
     assert!((e.value - 0.6).abs() < 1e-12);
     assert_eq!(e.paths.len(), 2);
@@ -108,12 +139,18 @@ fn paths_needed_to_exceed_the_threshold() {
     assert_eq!(e.paths[1].states[1].name, "state 0 (s=0)");
     assert_eq!(e.paths_to_exceed, Some(3));
     // `<` counts a mass equal to the threshold: 0.3 ≥ 0.3 after 1 path (`<=`: 2 paths).
-    let e = explain(&m, &Request::new("P<0.3 [ F \"goal\" ]", 1)).unwrap().explanation;
+    let e = explain(&m, &Request::new("P<0.3 [ F \"goal\" ]", 1))
+        .unwrap()
+        .explanation;
     assert_eq!(e.paths_to_exceed, Some(1));
-    let e = explain(&m, &Request::new("P<=0.3 [ F \"goal\" ]", 1)).unwrap().explanation;
+    let e = explain(&m, &Request::new("P<=0.3 [ F \"goal\" ]", 1))
+        .unwrap()
+        .explanation;
     assert_eq!(e.paths_to_exceed, Some(2));
     // A property that holds has no counterexample.
-    let e = explain(&m, &Request::new("P<=0.7 [ F \"goal\" ]", 3)).unwrap().explanation;
+    let e = explain(&m, &Request::new("P<=0.7 [ F \"goal\" ]", 3))
+        .unwrap()
+        .explanation;
     assert_eq!((e.violated, e.paths_to_exceed), (Some(false), None));
 }
 
@@ -165,11 +202,15 @@ fn reward_contributions_sum_to_the_expected_reward() {
 #[test]
 fn unsupported_properties_are_located() {
     let m = prism(LOOP_PM);
-    let err = explain(&m, &Request::new("P>=0.5 [ F s=1 ]", 1)).err().unwrap();
+    let err = explain(&m, &Request::new("P>=0.5 [ F s=1 ]", 1))
+        .err()
+        .unwrap();
     let d = err.diagnostic();
     assert!(d.message.contains("upper bound"), "{}", d.message);
     assert_eq!(d.location.unwrap().column, 1);
-    let err = explain(&m, &Request::new("P=? [ G s=0 ]", 1)).err().unwrap();
+    let err = explain(&m, &Request::new("P=? [ G s=0 ]", 1))
+        .err()
+        .unwrap();
     assert!(err.diagnostic().location.is_some());
 }
 
@@ -197,7 +238,8 @@ fn random_chain() -> impl Strategy<Value = Dtmc> {
                     *merged.entry(t).or_insert(0) += w;
                 }
                 for (t, w) in merged {
-                    b.add_transition(s as u32, t, f64::from(w) / f64::from(total)).unwrap();
+                    b.add_transition(s as u32, t, f64::from(w) / f64::from(total))
+                        .unwrap();
                 }
             }
             b.add_initial(0).unwrap();
