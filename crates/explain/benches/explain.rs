@@ -117,8 +117,8 @@ fn subsystem(c: &mut Criterion) {
     group.bench_function("subsystem/crowds.6-10", |b| {
         let t: f64 = theta.parse().expect("a number");
         b.iter(|| {
-            let mut session = CheckSession::new(&model, CheckOptions::default())
-                .with_constants(&r.constants);
+            let mut session =
+                CheckSession::new(&model, CheckOptions::default()).with_constants(&r.constants);
             let psi = session.states("observe0>1", "target").expect("target");
             let dtmc = model.dtmc();
             let transpose = dtmc.transpose();
