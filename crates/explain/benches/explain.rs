@@ -12,7 +12,7 @@
 //! two threads).
 
 use augur_check::{CheckOptions, CheckSession, Constants, LoadOptions, Model};
-use augur_explain::paths::{PathFormula, PathSearch};
+use augur_explain::paths::{PathGoal, PathSearch};
 use augur_explain::{explain, Request, SubsystemKind};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::path::PathBuf;
@@ -63,7 +63,7 @@ fn paths(c: &mut Criterion) {
             let psi = session.states("observe0>1", "target").expect("target");
             let dtmc = model.dtmc();
             let transpose = dtmc.transpose();
-            let f = PathFormula {
+            let f = PathGoal {
                 phi: None,
                 psi: &psi,
                 bound: None,
@@ -122,7 +122,7 @@ fn subsystem(c: &mut Criterion) {
             let psi = session.states("observe0>1", "target").expect("target");
             let dtmc = model.dtmc();
             let transpose = dtmc.transpose();
-            let f = PathFormula {
+            let f = PathGoal {
                 phi: None,
                 psi: &psi,
                 bound: None,

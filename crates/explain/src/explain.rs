@@ -4,7 +4,7 @@
 //! serialisable [`Explanation`].
 
 use crate::error::{ExplainError, Result};
-use crate::paths::{Path, PathFormula, PathSearch};
+use crate::paths::{Path, PathGoal, PathSearch};
 use crate::rewards;
 use crate::subsystem::{self, SubChain, Subsystem};
 use augur_check::{CheckOptions, CheckSession, Constants, Model, Properties, StateValues};
@@ -402,7 +402,7 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
         name: state_name(model, names, s),
     };
     let bound = parts.steps.upper.map(|k| k as u32);
-    let formula = PathFormula {
+    let formula = PathGoal {
         phi: phi.as_ref(),
         psi: &psi,
         bound,

@@ -30,7 +30,7 @@ pub const DEFAULT_MAX_PREFIXES: usize = 8_000_000;
 
 /// What a path must satisfy: `φ U ψ` (`phi = None` for `F ψ`), within `bound` steps when given.
 #[derive(Clone, Copy, Debug)]
-pub struct PathFormula<'a> {
+pub struct PathGoal<'a> {
     /// The states a path may pass through before its last state (`None`: every state).
     pub phi: Option<&'a StateSet>,
     /// The target states; a path stops at its first one.
@@ -39,7 +39,7 @@ pub struct PathFormula<'a> {
     pub bound: Option<u32>,
 }
 
-impl PathFormula<'_> {
+impl PathGoal<'_> {
     /// Whether a path may pass through `s` (a φ-state that is no ψ-state).
     pub fn continues(&self, s: usize) -> bool {
         !self.psi.contains(s) && self.phi.is_none_or(|p| p.contains(s))
@@ -93,7 +93,7 @@ impl PartialOrd for Entry {
 
 /// `−ln` of the most probable completion from every state to ψ through states where the
 /// formula continues (`+∞` where there is none; 0 on ψ): Dijkstra from ψ over `transpose`.
-pub fn distances_to_target(transpose: &augur_dtmc::Matrix, f: &PathFormula<'_>) -> Vec<f64> {
+pub fn distances_to_target(transpose: &augur_dtmc::Matrix, f: &PathGoal<'_>) -> Vec<f64> {
     let n = transpose.rows();
     let mut h = vec![f64::INFINITY; n];
     let mut heap = BinaryHeap::new();
@@ -136,7 +136,7 @@ pub fn distances_to_target(transpose: &augur_dtmc::Matrix, f: &PathFormula<'_>) 
 
 /// The fewest steps from every state to ψ through states where the formula continues
 /// (`u32::MAX` where ψ cannot be reached): breadth-first from ψ over `transpose`.
-fn hops_to_target(transpose: &augur_dtmc::Matrix, f: &PathFormula<'_>) -> Vec<u32> {
+fn hops_to_target(transpose: &augur_dtmc::Matrix, f: &PathGoal<'_>) -> Vec<u32> {
     let n = transpose.rows();
     let mut hops = vec![u32::MAX; n];
     let mut queue = std::collections::VecDeque::new();
@@ -164,7 +164,7 @@ fn hops_to_target(transpose: &augur_dtmc::Matrix, f: &PathFormula<'_>) -> Vec<u3
 ///
 /// ```
 /// use augur_dtmc::DtmcBuilder;
-/// use augur_explain::paths::{PathFormula, PathSearch};
+/// use augur_explain::paths::{PathGoal, PathSearch};
 /// // 0 → 1 (0.6) | 2 (0.4); 1 → 2 (0.5) | 3 (0.5); 2 and 3 absorbing; target {2}.
 /// let mut b = DtmcBuilder::new(4);
 /// for (s, t, p) in [(0, 1, 0.6), (0, 2, 0.4), (1, 2, 0.5), (1, 3, 0.5), (2, 2, 1.0), (3, 3, 1.0)] {
@@ -174,7 +174,7 @@ fn hops_to_target(transpose: &augur_dtmc::Matrix, f: &PathFormula<'_>) -> Vec<u3
 /// let (dtmc, _) = b.build().unwrap();
 /// let mut psi = augur_dtmc::StateSet::with_capacity(4);
 /// psi.insert(2);
-/// let f = PathFormula { phi: None, psi: &psi, bound: None };
+/// let f = PathGoal { phi: None, psi: &psi, bound: None };
 /// let mut search = PathSearch::new(&dtmc, &dtmc.transpose(), f, 0);
 /// let first = search.next_path().unwrap().unwrap();
 /// assert_eq!((first.states, first.probability), (vec![0, 2], 0.4));
@@ -185,7 +185,7 @@ fn hops_to_target(transpose: &augur_dtmc::Matrix, f: &PathFormula<'_>) -> Vec<u3
 /// ```
 pub struct PathSearch<'a> {
     dtmc: &'a Dtmc,
-    formula: PathFormula<'a>,
+    formula: PathGoal<'a>,
     h: Vec<f64>,
     hops: Option<Vec<u32>>,
     prefixes: Vec<Prefix>,
@@ -198,7 +198,7 @@ impl<'a> PathSearch<'a> {
     pub fn new(
         dtmc: &'a Dtmc,
         transpose: &augur_dtmc::Matrix,
-        formula: PathFormula<'a>,
+        formula: PathGoal<'a>,
         start: usize,
     ) -> PathSearch<'a> {
         let h = distances_to_target(transpose, &formula);

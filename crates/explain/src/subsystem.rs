@@ -5,7 +5,7 @@
 //! (branch and bound over state subsets).
 
 use crate::error::{ExplainError, Result};
-use crate::paths::{distances_to_target, PathFormula, PathSearch};
+use crate::paths::{distances_to_target, PathGoal, PathSearch};
 use augur_check::{CheckOptions, CheckSession, Scalar};
 use augur_dtmc::{Dtmc, DtmcBuilder, StateSet, Valuations};
 use nalgebra::{DMatrix, DVector};
@@ -48,7 +48,7 @@ impl SubChain {
 }
 
 /// The sub-chain of `states` (the first is its initial state).
-pub fn restrict(dtmc: &Dtmc, states: &[u32], formula: &PathFormula<'_>) -> Result<SubChain> {
+pub fn restrict(dtmc: &Dtmc, states: &[u32], formula: &PathGoal<'_>) -> Result<SubChain> {
     let n = dtmc.num_states();
     let m = states.len();
     let mut local = std::collections::HashMap::with_capacity(m);
@@ -158,7 +158,7 @@ pub struct Mass {
 }
 
 /// The checker's property text of the path formula over the sub-chain's two labels.
-fn sub_property(formula: &PathFormula<'_>) -> String {
+fn sub_property(formula: &PathGoal<'_>) -> String {
     let bound = formula.bound.map(|k| format!("<={k}")).unwrap_or_default();
     match formula.phi {
         Some(_) => format!("P=? [ \"{PHI_LABEL}\" U{bound} \"{PSI_LABEL}\" ]"),
@@ -167,11 +167,7 @@ fn sub_property(formula: &PathFormula<'_>) -> String {
 }
 
 /// Checks the path formula on a sub-chain (by `augur-check`, under `options`).
-pub fn probability(
-    sub: &SubChain,
-    formula: &PathFormula<'_>,
-    options: &CheckOptions,
-) -> Result<Mass> {
+pub fn probability(sub: &SubChain, formula: &PathGoal<'_>, options: &CheckOptions) -> Result<Mass> {
     let mut session = CheckSession::for_dtmc(&sub.dtmc, options.clone());
     let r = session.check_str(&sub_property(formula))?;
     let Scalar::Num(value) = r.value else {
@@ -218,7 +214,7 @@ fn inner_transitions(dtmc: &Dtmc, states: &[u32]) -> usize {
 pub fn grow(
     dtmc: &Dtmc,
     transpose: &augur_dtmc::Matrix,
-    formula: PathFormula<'_>,
+    formula: PathGoal<'_>,
     start: usize,
     exceeds: &dyn Fn(f64) -> bool,
     options: &CheckOptions,
@@ -298,7 +294,7 @@ pub fn grow(
 fn finish(
     dtmc: &Dtmc,
     states: &[u32],
-    formula: &PathFormula<'_>,
+    formula: &PathGoal<'_>,
     options: &CheckOptions,
     after_path: &[usize],
     checks: usize,
@@ -337,7 +333,7 @@ impl SmallChain {
     pub fn new(
         dtmc: &Dtmc,
         transpose: &augur_dtmc::Matrix,
-        formula: &PathFormula<'_>,
+        formula: &PathGoal<'_>,
         start: usize,
         max: usize,
     ) -> Result<Option<SmallChain>> {
@@ -479,7 +475,7 @@ impl SmallChain {
 pub fn minimal(
     dtmc: &Dtmc,
     transpose: &augur_dtmc::Matrix,
-    formula: PathFormula<'_>,
+    formula: PathGoal<'_>,
     start: usize,
     exceeds: &dyn Fn(f64) -> bool,
     options: &CheckOptions,

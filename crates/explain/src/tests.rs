@@ -1,7 +1,7 @@
 //! Paths and probabilities derived by hand, and the properties that must hold on random
 //! chains (checked against `augur-check`, an independent computation).
 
-use crate::paths::{PathFormula, PathSearch};
+use crate::paths::{PathGoal, PathSearch};
 use crate::subsystem::{self, SmallChain};
 use crate::{explain, Request, SubsystemKind};
 use augur_check::{check_str, CheckOptions, Format, LoadOptions, Model, Scalar};
@@ -48,7 +48,7 @@ fn loop_chain() -> Dtmc {
 fn paths_of_a_loop_are_exact() {
     let d = loop_chain();
     let psi = set(3, &[1]);
-    let f = PathFormula {
+    let f = PathGoal {
         phi: None,
         psi: &psi,
         bound: None,
@@ -72,7 +72,7 @@ fn paths_of_a_loop_are_exact() {
 fn bounded_paths_count_steps() {
     let d = loop_chain();
     let psi = set(3, &[1]);
-    let f = PathFormula {
+    let f = PathGoal {
         phi: None,
         psi: &psi,
         bound: Some(2),
@@ -102,7 +102,7 @@ fn paths_stay_in_phi_and_stop_at_the_first_psi_state() {
         &[3, 4],
     );
     let (phi, psi) = (set(5, &[0, 1, 3, 4]), set(5, &[3, 4]));
-    let f = PathFormula {
+    let f = PathGoal {
         phi: Some(&phi),
         psi: &psi,
         bound: None,
@@ -287,7 +287,7 @@ proptest! {
     #[test]
     fn path_mass_is_at_most_the_probability(d in random_chain(), k in 1usize..200) {
         let psi = goal(&d);
-        let f = PathFormula { phi: None, psi: &psi, bound: None };
+        let f = PathGoal { phi: None, psi: &psi, bound: None };
         let mut s = PathSearch::new(&d, &d.transpose(), f, 0);
         let (mut mass, mut last) = (0.0, 1.0f64);
         for _ in 0..k {
@@ -307,7 +307,7 @@ proptest! {
         prop_assume!(p > 1e-6);
         let theta = p * fraction;
         let psi = goal(&d);
-        let f = PathFormula { phi: None, psi: &psi, bound: None };
+        let f = PathGoal { phi: None, psi: &psi, bound: None };
         let exceeds = |x: f64| x > theta;
         let s = subsystem::grow(&d, &d.transpose(), f, 0, &exceeds, &CheckOptions::default(), 1_000_000)
             .unwrap()
@@ -334,7 +334,7 @@ proptest! {
         prop_assume!(p > 1e-6);
         let theta = p * fraction;
         let psi = goal(&d);
-        let f = PathFormula { phi: None, psi: &psi, bound: None };
+        let f = PathGoal { phi: None, psi: &psi, bound: None };
         let exceeds = |x: f64| x > theta;
         let t = d.transpose();
         let chain = SmallChain::new(&d, &t, &f, 0, 20).unwrap().unwrap();
