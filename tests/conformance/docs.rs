@@ -1,5 +1,5 @@
 //! The documents as tests: every command block of `README.md`, `models/README.md`,
-//! `models/learning.md`, `docs/monitor.md`, `docs/scale.md` and `docs/robust.md` is run, and its output compared with what the document shows, so the
+//! `models/learning.md`, `docs/monitor.md`, `docs/scale.md`, `docs/robust.md` and `docs/explain.md` is run, and its output compared with what the document shows, so the
 //! documents cannot drift from the program.
 //!
 //! A command block is a fenced block of language `console` (or `sh`): lines starting with `$ `
@@ -38,6 +38,7 @@ pub const DOCUMENTS: &[&str] = &[
     "docs/monitor.md",
     "docs/scale.md",
     "docs/robust.md",
+    "docs/explain.md",
 ];
 
 /// How a block is treated.

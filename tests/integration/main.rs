@@ -14,6 +14,7 @@ mod built_chains;
 mod check;
 mod errors;
 mod exact;
+mod explain;
 mod export;
 mod gate_stream;
 mod hostile_input;

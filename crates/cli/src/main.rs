@@ -9,6 +9,7 @@
 mod check_cmd;
 mod error;
 mod experiment_cmd;
+mod explain_cmd;
 mod export_cmd;
 mod horizon_cmd;
 mod learn_cmd;
@@ -50,6 +51,9 @@ enum Command {
     Parse(parse_cmd::ParseArgs),
     /// Check PCTL properties on a model.
     Check(check_cmd::CheckArgs),
+    /// Counterexamples and explanations: the most probable paths, a critical subsystem,
+    /// the states carrying an expected reward (docs/explain.md).
+    Explain(explain_cmd::ExplainArgs),
     /// The all-horizon table P(F<=h target) for h = 1..H and every state.
     Horizon(horizon_cmd::HorizonArgs),
     /// Convert a model to another format (tra, drn, json, dot, prism).
@@ -139,6 +143,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Parse(args) => parse_cmd::run(&args, &mut out),
         Command::Check(args) => check_cmd::run(&args, &mut out),
+        Command::Explain(args) => explain_cmd::run(&args, &mut out),
         Command::Horizon(args) => horizon_cmd::run(&args, &mut out),
         Command::Export(args) => export_cmd::run(&args, &mut out),
         Command::Learn(args) => learn_cmd::run(&args, &mut out).map_err(learning_error),

@@ -90,6 +90,21 @@ impl ToolError {
         }
     }
 
+    /// The error of an explanation (`explain`): the checker's as [`ToolError::check`], a
+    /// search budget as a limit, a request it cannot explain located in its text when it can be.
+    pub fn explain(e: &augur_explain::ExplainError) -> ToolError {
+        use augur_explain::ExplainError as E;
+        match e {
+            E::Check(c) => ToolError::check(c),
+            E::Budget { .. } => ToolError::new(ErrorKind::Limit, e.to_string()),
+            e if e.is_internal() => ToolError::new(ErrorKind::Internal, e.to_string()),
+            e => {
+                let d = e.diagnostic();
+                ToolError::located(&d, d.render(), ErrorKind::Model)
+            }
+        }
+    }
+
     /// The located error of the monitor.
     pub fn monitor(e: &augur_monitor::MonitorError) -> ToolError {
         let d = e.diagnostic();

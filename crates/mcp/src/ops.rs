@@ -410,3 +410,75 @@ pub fn pac_calculator(
         "more_needed": observations.map(|n| required.saturating_sub(n)),
     }))
 }
+
+/// What `explain` is asked (the MCP tool and the Python package).
+#[derive(Clone, Debug)]
+pub struct ExplainRequest {
+    /// The property (`P<=θ [ φ U ψ ]`, `R{"r"}<=r [ F ψ ]`, ...).
+    pub property: String,
+    /// Values of constants.
+    pub constants: Constants,
+    /// How many paths to list.
+    pub paths: usize,
+    /// The start state (an index or a boolean state formula), `None` for the initial state.
+    pub from: Option<String>,
+    /// A critical subsystem to find.
+    pub subsystem: Option<augur_explain::SubsystemKind>,
+    /// Include the subsystem's DOT (`"dot"`).
+    pub dot: bool,
+    /// Include the subsystem as a PRISM model (`"subsystem_model"`).
+    pub prism: bool,
+    /// State names (a learned model's).
+    pub names: Option<Vec<String>>,
+}
+
+/// `heuristic` / `minimal` (the `subsystem` parameter).
+pub fn parse_subsystem(text: Option<&str>) -> Result<Option<augur_explain::SubsystemKind>> {
+    match text {
+        None => Ok(None),
+        Some("heuristic") => Ok(Some(augur_explain::SubsystemKind::Heuristic)),
+        Some("minimal") => Ok(Some(augur_explain::SubsystemKind::Minimal)),
+        Some(other) => Err(ToolError::param(format!(
+            "`subsystem` must be \"heuristic\" or \"minimal\", got {other:?}"
+        ))),
+    }
+}
+
+/// At most this many paths are listed by a tool call.
+pub const MAX_EXPLAIN_PATHS: usize = 10_000;
+
+/// `augur explain --json` of one property, under `limits`; with `dot` / `prism`, the
+/// subsystem's picture and PRISM text as `"dot"` and `"subsystem_model"`.
+pub fn explain(model: &Model, req: &ExplainRequest, limits: &Limits) -> Result<Value> {
+    if req.paths > MAX_EXPLAIN_PATHS {
+        return Err(ToolError::param(format!(
+            "`paths` must be at most {MAX_EXPLAIN_PATHS}"
+        )));
+    }
+    let mut r = augur_explain::Request::new(req.property.clone(), req.paths);
+    r.source_name = "property".into();
+    r.constants = req.constants.clone();
+    r.from = req.from.clone();
+    r.subsystem = req.subsystem;
+    r.names = req.names.clone();
+    r.options = CheckOptions {
+        limits: limits.clone(),
+        ..CheckOptions::default()
+    };
+    let x = augur_explain::explain(model, &r).map_err(|e| ToolError::explain(&e))?;
+    let mut doc = serde_json::to_value(&x.explanation)
+        .map_err(|e| ToolError::new(ErrorKind::Internal, e.to_string()))?;
+    if req.dot {
+        if let Some(d) = x.dot(model, req.names.as_deref()) {
+            doc["dot"] = Value::String(d);
+        }
+    }
+    if req.prism {
+        let mut text = Vec::new();
+        if let Some(w) = x.write_prism(model, &mut text) {
+            w.map_err(|e| ToolError::explain(&e))?;
+            doc["subsystem_model"] = Value::String(String::from_utf8_lossy(&text).into_owned());
+        }
+    }
+    Ok(doc)
+}

@@ -282,6 +282,22 @@ fn tool_specs() -> Vec<ToolSpec> {
             harness: false,
         },
         ToolSpec {
+            name: "explain",
+            description: "Why is a probability or expected reward so large? For `P<=θ [ φ U ψ ]` (or `F ψ`, `U<=k`, `F<=k`, `P=?`): the most probable paths that satisfy the path formula (states by name, probability, cumulative probability) and how many of them already exceed θ (a counterexample); with `subsystem` a small set of states whose sub-chain alone exceeds θ (`heuristic`, or `minimal` for small models), as DOT (`dot`) or a PRISM model (`prism`) that `check` confirms. For `R{\"r\"}<=r [ F ψ ]`: the paths and states carrying most of the expected reward.",
+            schema: obj(
+                model_props(json!({
+                    "property": {"type": "string", "description": "One property, e.g. \"P<=0.1 [ F \\\"unsafe\\\" ]\"."},
+                    "paths": {"type": "integer", "minimum": 0, "maximum": ops::MAX_EXPLAIN_PATHS, "description": "How many paths to list (default 10)."},
+                    "from": {"type": "string", "description": "The start state: an index, or a boolean state formula that holds in one state (default: the initial state)."},
+                    "subsystem": {"type": "string", "enum": ["heuristic", "minimal"], "description": "Find a critical subsystem: grown from the most probable paths, or a minimum one exactly (small models)."},
+                    "dot": {"type": "boolean", "description": "Include the subsystem in DOT, the paths highlighted (`dot`)."},
+                    "prism": {"type": "boolean", "description": "Include the subsystem as a PRISM model (`subsystem_model`), its leaving transitions to a sink."},
+                })),
+                &["property"],
+            ),
+            harness: false,
+        },
+        ToolSpec {
             name: "pac",
             description: "PAC sample-size bounds: for a learned model (Augur JSON with transition counts, as `augur learn` writes it), whether every state has enough observations for accuracy epsilon with confidence 1-delta and how many more are needed; or the calculator form with `states` (and p_hat, observations).",
             schema: obj(
@@ -727,6 +743,7 @@ impl Server {
             "deny" => self.answer_pause(&args, now, false),
             "check" => self.heavy(|| self.check(&args)),
             "horizon" => self.heavy(|| self.horizon(&args)),
+            "explain" => self.heavy(|| self.explain(&args)),
             "pac" => self.heavy(|| self.pac(&args)),
             _ => Err(ToolError::new(
                 ErrorKind::Internal,
@@ -1179,6 +1196,27 @@ impl Server {
             all_states,
             &limits,
         )
+    }
+
+    fn explain(&self, args: &Map<String, Value>) -> Result<Value> {
+        let property = req_str(args, "property")?.to_string();
+        let paths = opt_u64(args, "paths")?.unwrap_or(10) as usize;
+        let subsystem = ops::parse_subsystem(opt_str(args, "subsystem")?)?;
+        let constants = ops::constants_from_json(args.get("constants"))?;
+        let source = self.source(args)?;
+        let limits = self.limits();
+        let model = ops::load_model(source, self.cfg.root.as_deref(), &constants, false, &limits)?;
+        let req = ops::ExplainRequest {
+            property,
+            constants,
+            paths,
+            from: opt_str(args, "from")?.map(str::to_string),
+            subsystem,
+            dot: opt_bool(args, "dot")?.unwrap_or(false),
+            prism: opt_bool(args, "prism")?.unwrap_or(false),
+            names: None,
+        };
+        ops::explain(&model, &req, &limits)
     }
 
     fn pac(&self, args: &Map<String, Value>) -> Result<Value> {

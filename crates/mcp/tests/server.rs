@@ -539,3 +539,49 @@ fn horizon_and_pac() {
     );
     assert_eq!(e.kind, ErrorKind::Param);
 }
+
+/// `explain`: the most probable paths of a chain derived by hand, the counterexample's size,
+/// the subsystem's PRISM text (which `check` confirms) and DOT, and located errors.
+#[test]
+fn explain_tool() {
+    let s = Server::new(config(false, None)).unwrap();
+    assert!(s.tools().any(|t| t.name == "explain"));
+    // 0 loops with 1/2, reaches "goal" with 3/10: the k-th path 0^k 1 has (1/2)^k · 3/10.
+    let m = "dtmc\nmodule m\n  s : [0..2] init 0;\n  [] s=0 -> 0.5:(s'=0) + 0.3:(s'=1) + 0.2:(s'=2);\n  [] s>0 -> true;\nendmodule\nlabel \"goal\" = s=1;\n";
+    let r = ok(
+        &s,
+        "explain",
+        json!({"model_text": m, "property": "P<=0.5 [ F \"goal\" ]", "paths": 3, "subsystem": "minimal", "prism": true, "dot": true}),
+    );
+    let probs: Vec<f64> = r["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["probability"].as_f64().unwrap())
+        .collect();
+    assert_eq!(probs, vec![0.3, 0.15, 0.075]);
+    assert_eq!(r["paths_to_exceed"], 3);
+    assert_eq!(r["subsystem"]["size"], 2);
+    assert!(r["dot"].as_str().unwrap().starts_with("digraph"));
+    let sub = r["subsystem_model"].as_str().unwrap();
+    let c = ok(
+        &s,
+        "check",
+        json!({"model_text": sub, "properties": ["P<=0.5 [ F \"goal\" ]"]}),
+    );
+    assert_eq!(c["results"][0]["value"], false, "{c}");
+    // A lower bound cannot be explained by paths: a located error.
+    let e = err(
+        &s,
+        "explain",
+        json!({"model_text": m, "property": "P>=0.5 [ F \"goal\" ]"}),
+    );
+    assert_eq!(e.kind, ErrorKind::Parse, "{}", e.message);
+    assert_eq!(e.location.unwrap().column, 1);
+    let e = err(
+        &s,
+        "explain",
+        json!({"model_text": m, "property": "P<=0.5 [ F \"goal\" ]", "subsystem": "best"}),
+    );
+    assert_eq!(e.kind, ErrorKind::Param);
+}

@@ -485,6 +485,41 @@ fn horizon(
     Ok(v.to_string())
 }
 
+/// `augur explain --json` of one property (JSON): the most probable paths, the counterexample's
+/// size, a critical subsystem (`"heuristic"` / `"minimal"`, with its DOT and PRISM text when
+/// asked), the reward contributions.
+#[pyfunction]
+#[pyo3(signature = (model, property, paths=10, constants=None, from_state=None, subsystem=None, dot=false, prism=false, timeout=None))]
+#[allow(clippy::too_many_arguments)]
+fn explain(
+    py: Python<'_>,
+    model: &NativeModel,
+    property: &str,
+    paths: usize,
+    constants: Option<&str>,
+    from_state: Option<&str>,
+    subsystem: Option<&str>,
+    dot: bool,
+    prism: bool,
+    timeout: Option<f64>,
+) -> PyResult<String> {
+    let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
+    let req = ops::ExplainRequest {
+        property: property.to_string(),
+        constants: c,
+        paths,
+        from: from_state.map(str::to_string),
+        subsystem: ops::parse_subsystem(subsystem).map_err(|e| py_err(py, e))?,
+        dot,
+        prism,
+        names: model.learned.as_ref().map(|l| l.state_names.clone()),
+    };
+    let l = limits(None, timeout)?;
+    let m = Arc::clone(&model.model);
+    let v = interruptible(py, &l, || ops::explain(&m, &req, &l))?.map_err(|e| py_err(py, e))?;
+    Ok(v.to_string())
+}
+
 /// The PAC report of a learned model's JSON text (JSON).
 #[pyfunction]
 #[pyo3(signature = (name, text, epsilon, delta, hoeffding=false))]
@@ -894,6 +929,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_model, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(horizon, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(pac_learned, m)?)?;
     m.add_function(wrap_pyfunction!(learn, m)?)?;
     m.add_function(wrap_pyfunction!(pac_calculator, m)?)?;

@@ -179,6 +179,24 @@ def test_pac_equals_the_cli(tmp_path):
         augur.pac_required(60, 1.5, 0.05)
 
 
+def test_explain_equals_the_cli(tmp_path):
+    prop = 'P<=0.3 [ F "both" ]'
+    expected = json.loads(cli("explain", "models/sync3.pm", "--const", "p=0.2", "--prop", prop, "--paths", "3", "--subsystem", "--json"))
+    got = augur.explain(MODELS / "sync3.pm", prop, paths=3, const="p=0.2", subsystem="heuristic", prism=True)
+    model_text = got.pop("subsystem_model")
+    assert got == expected
+    # sync3 with p = 0.2: both coins up at once (0.2 * 0.5), then y first and x at step 2.
+    assert [p["probability"] for p in got["paths"]][:2] == [0.1, 0.08000000000000002]
+    # The subsystem alone violates the property: check confirms it.
+    sub = tmp_path / "sub.pm"
+    sub.write_text(model_text)
+    [r] = augur.check(sub, prop)
+    assert r.value is False
+    with pytest.raises(augur.ParseError) as e:
+        augur.explain(MODELS / "sync3.pm", 'P>=0.3 [ F "both" ]', const="p=0.2")
+    assert e.value.column == 1
+
+
 ACTIONS = [
     ("read_file", {"path": "/workspace/customers.csv"}),
     ("read_file", {"path": "/workspace/.env"}),

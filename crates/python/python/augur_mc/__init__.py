@@ -45,6 +45,7 @@ __all__ = [
     "Session",
     "check",
     "check_json",
+    "explain",
     "horizon",
     "learn",
     "load_model",
@@ -366,6 +367,31 @@ def horizon(
     m = _model(model, const)
     doc = json.loads(_native.horizon(m._native, target, max_h, _consts(const), all_states, timeout))
     return doc["table"] if all_states else doc["curve"]
+
+
+def explain(
+    model: Union[Model, PathLike],
+    prop: str,
+    paths: int = 10,
+    const: Union[None, str, Mapping[str, Any]] = None,
+    from_state: Union[None, int, str] = None,
+    subsystem: Optional[str] = None,
+    dot: bool = False,
+    prism: bool = False,
+    timeout: Optional[float] = None,
+) -> Dict[str, Any]:
+    """Why is the probability (or expected reward) of ``prop`` so large? The document of
+    ``augur explain --json`` (docs/explain.md): for ``P<=θ [ φ U ψ ]`` the ``paths`` most
+    probable paths (``states`` by name, ``probability``, ``cumulative``) and
+    ``paths_to_exceed``, the number of them whose mass already exceeds θ; with
+    ``subsystem="heuristic"`` or ``"minimal"`` a critical subsystem (``subsystem``, and with
+    ``dot=True`` / ``prism=True`` its picture ``dot`` and PRISM model ``subsystem_model``);
+    for ``R{"r"}<=r [ F ψ ]`` the paths and states (``rewards``) carrying most of it.
+    ``from_state`` is a state index or a formula that holds in one state."""
+    m = _model(model, const)
+    start = None if from_state is None else str(from_state)
+    text = _native.explain(m._native, prop, paths, _consts(const), start, subsystem, dot, prism, timeout)
+    return json.loads(text)
 
 
 def pac(

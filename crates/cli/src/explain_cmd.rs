@@ -1,0 +1,282 @@
+//! `augur explain MODEL --prop 'P<=θ [ φ U ψ ]' [--paths K] [--from STATE] [--subsystem |
+//! --minimal] [--output FILE.pm] [--dot FILE.dot] [--json]`: counterexamples and explanations
+//! (glue over `augur-explain`; docs/explain.md).
+
+use crate::error::CliError;
+use augur_check::Model;
+use augur_explain::{explain, ExplainError, Explanation, Request, SubsystemKind};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `augur explain`.
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The model: .tra (+ .lab/.srew/.trew/.sta), .drn, .json, .pm/.prism.
+    pub model: PathBuf,
+    /// The property: `P<=θ [ φ U ψ ]`, `P<θ [ F ψ ]` (also `U<=k`, `F<=k`, `P=?`) or
+    /// `R{"r"}<=r [ F ψ ]` (or `R=?`).
+    #[arg(long = "prop", value_name = "PCTL")]
+    pub prop: String,
+    /// How many of the most probable paths to list.
+    #[arg(long, value_name = "K", default_value_t = 10)]
+    pub paths: usize,
+    /// The start state: an index, or a boolean state formula that holds in one state
+    /// (default: the initial state).
+    #[arg(long, value_name = "STATE")]
+    pub from: Option<String>,
+    /// Find a critical subsystem (heuristic: grown from the most probable paths).
+    #[arg(long)]
+    pub subsystem: bool,
+    /// Find a minimum critical subsystem exactly (small models: branch and bound).
+    #[arg(long)]
+    pub minimal: bool,
+    /// Write the subsystem as a PRISM model to FILE (transitions leaving it go to a sink).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Write the subsystem in DOT to FILE, the listed paths highlighted.
+    #[arg(long, value_name = "FILE")]
+    pub dot: Option<PathBuf>,
+    /// At most this many paths are enumerated (to count those needed to exceed the threshold,
+    /// or to grow the subsystem).
+    #[arg(long, value_name = "N", default_value_t = augur_explain::DEFAULT_MAX_PATHS)]
+    pub max_paths: usize,
+    #[command(flatten)]
+    pub opts: crate::options::ModelOptions,
+}
+
+fn explain_error(e: ExplainError) -> CliError {
+    match e {
+        ExplainError::Check(c) => c.into(),
+        e if e.is_internal() => CliError::Internal(anyhow::anyhow!("{e}")),
+        e => e.diagnostic().into(),
+    }
+}
+
+fn write_file(
+    path: &std::path::Path,
+    f: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let file = std::fs::File::create(path)
+        .map_err(|e| CliError::user(format!("error: cannot write {}: {e}", path.display())))?;
+    let mut w = std::io::BufWriter::new(file);
+    f(&mut w)?;
+    w.flush()
+        .map_err(|e| CliError::user(format!("error: cannot write {}: {e}", path.display())))
+}
+
+/// Run `augur explain`.
+pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let (constants, load, options) = args.opts.resolve()?;
+    if args.paths == 0 && !args.subsystem && !args.minimal {
+        return Err(CliError::user(
+            "error: --paths must be at least 1 (or ask for --subsystem)",
+        ));
+    }
+    let model = Model::load(&args.model, &load)?;
+    for w in model.warnings() {
+        crate::error::diag(format_args!("warning: {w}"));
+    }
+    let names = crate::check_cmd::learned_state_names(&args.model, model.dtmc().num_states());
+    let subsystem = if args.minimal {
+        Some(SubsystemKind::Minimal)
+    } else if args.subsystem || args.output.is_some() || args.dot.is_some() {
+        Some(SubsystemKind::Heuristic)
+    } else {
+        None
+    };
+    let request = Request {
+        property: args.prop.clone(),
+        source_name: "--prop".into(),
+        constants,
+        paths: args.paths,
+        from: args.from.clone(),
+        subsystem,
+        max_paths: args.max_paths.max(args.paths),
+        names: names.clone(),
+        options,
+    };
+    let explained = explain(&model, &request).map_err(explain_error)?;
+    let e = &explained.explanation;
+    if let Some(path) = &args.output {
+        match explained.write_prism(&model, &mut Vec::new()) {
+            None => {
+                return Err(CliError::user(format!(
+                    "error: --output {}: there is no subsystem to write ({})",
+                    path.display(),
+                    e.notes.join("; ")
+                )))
+            }
+            Some(_) => write_file(path, |w| {
+                explained
+                    .write_prism(&model, w)
+                    .unwrap_or(Ok(()))
+                    .map_err(explain_error)
+            })?,
+        }
+    }
+    if let Some(path) = &args.dot {
+        match explained.dot(&model, names.as_deref()) {
+            None => {
+                return Err(CliError::user(format!(
+                    "error: --dot {}: there is no subsystem to draw ({})",
+                    path.display(),
+                    e.notes.join("; ")
+                )))
+            }
+            Some(text) => write_file(path, |w| Ok(w.write_all(text.as_bytes())?))?,
+        }
+    }
+    if args.opts.json {
+        writeln!(out, "{}", serde_json::to_string(e)?)?;
+        return Ok(());
+    }
+    print_human(out, e, args)
+}
+
+fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Result<(), CliError> {
+    let what = if e.kind == "reward" { "R" } else { "P" };
+    write!(
+        out,
+        "{} from {}: {what} = {}",
+        e.property, e.start.name, e.value
+    )?;
+    match (&e.threshold, e.violated) {
+        (Some(t), Some(true)) => writeln!(out, ", violated (not {} {})", t.op, t.value)?,
+        (Some(t), _) => writeln!(out, ", holds ({} {})", t.op, t.value)?,
+        _ => writeln!(out)?,
+    }
+    if !e.paths.is_empty() {
+        let title = if e.kind == "reward" {
+            format!(
+                "The {} paths carrying most of the expected reward (probability × reward, among the {} most probable):",
+                e.paths.len(),
+                e.rewards.as_ref().map_or(0, |r| r.ranked_paths)
+            )
+        } else {
+            format!("The {} most probable paths:", e.paths.len())
+        };
+        writeln!(out, "{title}")?;
+        let reward = e.kind == "reward";
+        let header: Vec<&str> = if reward {
+            vec!["#", "probability", "reward", "prob × reward", "path"]
+        } else {
+            vec!["#", "probability", "cumulative", "path"]
+        };
+        let right: Vec<usize> = (0..header.len() - 1).collect();
+        let mut t = crate::table::new(&header, &right);
+        for (i, p) in e.paths.iter().enumerate() {
+            let path = p
+                .states
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" → ");
+            let mut row = vec![(i + 1).to_string(), p.probability.to_string()];
+            if reward {
+                row.push(p.reward.unwrap_or(0.0).to_string());
+                row.push(p.weight.unwrap_or(0.0).to_string());
+            } else {
+                row.push(p.cumulative.to_string());
+            }
+            row.push(path);
+            t.add_row(row);
+        }
+        write!(out, "{}", crate::table::render(&t, "  "))?;
+    } else if e.kind == "probability" && args.paths > 0 {
+        writeln!(out, "No path satisfies the path formula from this state.")?;
+    }
+    if let (Some(t), Some(n)) = (&e.threshold, e.paths_to_exceed) {
+        let noun = if e.kind == "reward" {
+            "paths of largest probability × reward"
+        } else {
+            "most probable paths"
+        };
+        writeln!(
+            out,
+            "Counterexample: the {n} {noun} already exceed {} ({}).",
+            t.value,
+            if e.kind == "reward" {
+                "the fewest of the paths ranked"
+            } else {
+                "the smallest such set of paths"
+            }
+        )?;
+    }
+    if e.kind == "probability" {
+        writeln!(
+            out,
+            "Paths enumerated: {} (probability {}{}).",
+            e.paths_enumerated,
+            e.mass_enumerated,
+            if e.all_paths { ", all of them" } else { "" }
+        )?;
+    }
+    if let Some(r) = &e.rewards {
+        writeln!(
+            out,
+            "States contributing most of the expected reward \"{}\" (expected visits before the target × one-step reward; total {}):",
+            r.structure, r.total
+        )?;
+        let mut t = crate::table::new(
+            &["state", "reward", "visits", "contribution", "share"],
+            &[1, 2, 3, 4],
+        );
+        for c in &r.states {
+            t.add_row(vec![
+                c.state.name.clone(),
+                c.reward.to_string(),
+                c.visits.to_string(),
+                c.contribution.to_string(),
+                format!("{:.1}%", 100.0 * c.share),
+            ]);
+        }
+        write!(out, "{}", crate::table::render(&t, "  "))?;
+    }
+    if let Some(s) = &e.subsystem {
+        let how = match s.method {
+            "minimal" => format!("a minimum one, exactly, {} subsets evaluated", s.searched),
+            _ => format!("grown from the {} most probable paths", s.searched),
+        };
+        writeln!(
+            out,
+            "Critical subsystem ({how}): {} states, {} transitions; its probability alone is {} (sound bounds [{}, {}]){}.",
+            s.size,
+            s.transitions,
+            s.probability.value,
+            s.probability.lo,
+            s.probability.hi,
+            match &e.threshold {
+                Some(t) if s.exceeds => format!(", above {}", t.value),
+                _ => String::new(),
+            }
+        )?;
+        let list = s.states.iter().map(|x| x.name.as_str()).collect::<Vec<_>>();
+        const SHOWN: usize = 20;
+        if list.len() <= SHOWN {
+            writeln!(out, "  {}", list.join(", "))?;
+        } else {
+            writeln!(
+                out,
+                "  {}, ... ({} more)",
+                list[..SHOWN].join(", "),
+                list.len() - SHOWN
+            )?;
+        }
+        if let Some(p) = &args.output {
+            writeln!(
+                out,
+                "Written as a PRISM model to {} (check it with: augur check {} --prop '...').",
+                p.display(),
+                p.display()
+            )?;
+        }
+        if let Some(p) = &args.dot {
+            writeln!(out, "Drawn in DOT to {}.", p.display())?;
+        }
+    }
+    for n in &e.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    Ok(())
+}
