@@ -332,7 +332,9 @@ pub enum Incomplete {
 #[derive(Clone, Debug)]
 struct Entry {
     kind: ValueKind,
-    text: Box<str>,
+    /// Its text: `texts[text_start..text_start + text_len]`.
+    text_start: u32,
+    text_len: u32,
     trusted: Option<Sighting>,
     untrusted: Option<Sighting>,
 }
@@ -355,6 +357,8 @@ pub struct ObserveStats {
 pub struct Provenance {
     limits: ProvenanceLimits,
     entries: FxHashMap<u64, Entry>,
+    /// The stored values' texts, one after the other (one allocation, grown by doubling).
+    texts: String,
     tools: Vec<Box<str>>,
     tool_ids: FxHashMap<Box<str>, u32>,
     incomplete: Option<Incomplete>,
@@ -456,6 +460,7 @@ impl Provenance {
             entries,
             incomplete,
             scratch,
+            texts,
             ..
         } = self;
         scan(scanned, &mut |f: Found| {
@@ -483,15 +488,21 @@ impl Provenance {
                 return;
             }
             f.write_display(scanned, scratch, DISPLAY_MAX);
-            let mut text = String::from_utf8_lossy(scratch).into_owned();
+            let Ok(text_start) = u32::try_from(texts.len()) else {
+                // 4 GiB of stored text (only with a huge `max_values`): as at the cap.
+                *incomplete = Some(Incomplete::Values);
+                return;
+            };
+            texts.push_str(&String::from_utf8_lossy(scratch));
             if f.end - f.start > DISPLAY_MAX {
-                text.push('…');
+                texts.push('…');
             }
             entries.insert(
                 key,
                 Entry {
                     kind: f.kind,
-                    text: text.into_boxed_str(),
+                    text_start,
+                    text_len: (texts.len() - text_start as usize) as u32,
                     trusted: trusted.then_some(sighting),
                     untrusted: (!trusted).then_some(sighting),
                 },
@@ -555,7 +566,9 @@ impl Provenance {
 
     /// A stored value's normalised text (cut at [`DISPLAY_MAX`] bytes).
     pub fn value_text(&self, key: u64) -> Option<&str> {
-        self.entries.get(&key).map(|e| &*e.text)
+        let e = self.entries.get(&key)?;
+        let start = e.text_start as usize;
+        self.texts.get(start..start + e.text_len as usize)
     }
 
     /// The tool of a sighting (`None` for the user and system prompt).

@@ -668,6 +668,17 @@ impl Groups {
         out: &mut impl FnMut(Found),
     ) {
         let end = trim_end(text, s, e);
+        if !has_digit
+            && self.iban.is_none()
+            && self.phone.is_none()
+            && (end - s != 3 || !text[s].is_ascii_uppercase())
+        {
+            // A word with no digit, no group being read and not a currency code: it starts no
+            // group and makes no amount with its neighbours (the general path below would
+            // find nothing and leave a previous token that pairs with nothing).
+            self.prev = None;
+            return;
+        }
         let t = &text[s..end.max(s)];
         let gap_single = |from: usize| s == from + 1 && text[from] == b' ';
         // Spaced IBAN: `DE89 3704 0044 0532 0130 00`.
