@@ -275,12 +275,43 @@ const CURRENCY_SYMBOLS: &[&[u8]] = &[
     "£".as_bytes(),
     "¥".as_bytes(),
 ];
-const FILE_EXTENSIONS: &[&[u8]] = &[
+pub(super) const FILE_EXTENSIONS: &[&[u8]] = &[
     b"txt", b"pdf", b"doc", b"docx", b"xls", b"xlsx", b"csv", b"json", b"md", b"png", b"jpg",
     b"jpeg", b"gif", b"py", b"rs", b"js", b"ts", b"sh", b"yaml", b"yml", b"toml", b"xml", b"zip",
     b"tar", b"gz", b"log", b"env", b"pptx", b"ppt", b"html", b"htm", b"ini", b"cfg", b"conf",
     b"key", b"pem", b"db", b"sql", b"c", b"h", b"go", b"java", b"rb", b"tex",
 ];
+
+/// Up to 7 bytes, ASCII lower case, packed with their length (0 for longer input).
+const fn pack_lower(s: &[u8]) -> u64 {
+    if s.is_empty() || s.len() > 7 {
+        return 0;
+    }
+    let mut k = s.len() as u64;
+    let mut i = 0;
+    while i < s.len() {
+        k |= (s[i].to_ascii_lowercase() as u64) << (8 * (i + 1));
+        i += 1;
+    }
+    k
+}
+
+const FILE_EXTENSION_KEYS: [u64; FILE_EXTENSIONS.len()] = {
+    let mut k = [0u64; FILE_EXTENSIONS.len()];
+    let mut i = 0;
+    while i < k.len() {
+        k[i] = pack_lower(FILE_EXTENSIONS[i]);
+        i += 1;
+    }
+    k
+};
+
+/// Is `ext` one of [`FILE_EXTENSIONS`], in any case?
+#[inline]
+pub(super) fn is_file_extension(ext: &[u8]) -> bool {
+    // Every extension has 1–4 bytes (checked by a test).
+    ext.len() <= 4 && FILE_EXTENSION_KEYS.contains(&pack_lower(ext))
+}
 
 fn eq_ignore_case_in(s: &[u8], list: &[&[u8]]) -> bool {
     list.iter().any(|x| x.eq_ignore_ascii_case(s))
@@ -499,15 +530,15 @@ fn path_or_domain(text: &[u8], a: usize, end: usize, out: &mut impl FnMut(Found)
     let t = &text[a..end];
     // 3. A file path.
     let has_slash = t.contains(&b'/') || t.contains(&b'\\');
-    let rooted = t[0] == b'/'
-        || t.starts_with(b"~/")
-        || t.starts_with(b"./")
-        || t.starts_with(b"../")
-        || (t.len() > 2 && t[0].is_ascii_alphabetic() && t[1] == b':' && t[2] == b'\\');
+    let rooted = match t {
+        [b'/', ..] | [b'~' | b'.', b'/', ..] | [b'.', b'.', b'/', ..] => true,
+        [l, b':', b'\\', ..] => l.is_ascii_alphabetic(),
+        _ => false,
+    };
     let ext_of = |x: &[u8]| -> bool {
         let last = x.rsplit(|&b| b == b'/' || b == b'\\').next().unwrap_or(x);
         match last.iter().rposition(|&b| b == b'.') {
-            Some(d) if d > 0 => eq_ignore_case_in(&last[d + 1..], FILE_EXTENSIONS),
+            Some(d) if d > 0 => is_file_extension(&last[d + 1..]),
             _ => false,
         }
     };
@@ -562,8 +593,11 @@ fn path_or_domain(text: &[u8], a: usize, end: usize, out: &mut impl FnMut(Found)
 /// Money with a symbol, an IBAN, an identifier or phone number at `text[a..end]`.
 fn value_with_digits(text: &[u8], a: usize, end: usize, out: &mut impl FnMut(Found)) {
     let t = &text[a..end];
-    // 5. Money with a symbol: `$1,000.00`, `100€`.
-    for sym in CURRENCY_SYMBOLS {
+    // 5. Money with a symbol: `$1,000.00`, `100€`. (Every symbol starts with `$`, 0xc2 or
+    // 0xe2 and ends with `$`, 0xa3, 0xa5 or 0xac: a token with neither has none.)
+    let maybe_symbol = matches!(t[0], b'$' | 0xc2 | 0xe2)
+        || matches!(t[t.len() - 1], b'$' | 0xa3 | 0xa5 | 0xac);
+    for sym in CURRENCY_SYMBOLS.iter().filter(|_| maybe_symbol) {
         let (num_a, num_b) = if t.starts_with(sym) {
             (a + sym.len(), end)
         } else if t.ends_with(sym) && t.len() > sym.len() {

@@ -542,3 +542,20 @@ fn the_scanner_agrees_with_the_reference_on_the_bench_text() {
     assert_eq!(fast, reference::values(s.as_bytes()));
     check_keys(s.as_bytes()).unwrap();
 }
+
+#[test]
+fn file_extensions_by_key_are_the_list() {
+    assert!(scan::FILE_EXTENSIONS.iter().all(|e| (1..=4).contains(&e.len())));
+    for e in scan::FILE_EXTENSIONS {
+        let upper = e.to_ascii_uppercase();
+        assert!(scan::is_file_extension(e) && scan::is_file_extension(&upper));
+        let mut longer = e.to_vec();
+        longer.push(b'x');
+        assert_eq!(
+            scan::is_file_extension(&longer),
+            scan::FILE_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(&longer))
+        );
+        assert!(!scan::is_file_extension(&e[..e.len() - 1]) || scan::FILE_EXTENSIONS.contains(&&e[..e.len() - 1]));
+    }
+    assert!(!scan::is_file_extension(b"") && !scan::is_file_extension(b"t\xc3xt"));
+}
