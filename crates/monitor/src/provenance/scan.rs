@@ -698,18 +698,24 @@ impl Groups {
         text: &[u8],
         s: usize,
         e: usize,
-        has_digit: bool,
+        flags: u8,
         out: &mut impl FnMut(Found),
     ) {
         let end = trim_end(text, s, e);
-        if !has_digit
-            && self.iban.is_none()
-            && self.phone.is_none()
-            && (end - s != 3 || !text[s].is_ascii_uppercase())
-        {
-            // A word with no digit, no group being read and not a currency code: it starts no
-            // group and makes no amount with its neighbours (the general path below would
-            // find nothing and leave a previous token that pairs with nothing).
+        let has_digit = flags & C_DIGIT != 0;
+        // An inert token cannot be a group of a spaced IBAN or phone number, start one, be a
+        // number or a currency code: it ends the groups being read and pairs with nothing
+        // (what the general path below does with it). Sure to be inert: a token with `@` or
+        // `/` (never trimmed), a longer word without digits, and a word without digits that
+        // is no currency code when no IBAN is being read (the IBAN's first group has digits).
+        let len = end - s;
+        let inert = flags & (C_AT | C_SLASH) != 0
+            || (!has_digit
+                && (len > 4
+                    || (self.iban.is_none() && (len != 3 || !text[s].is_ascii_uppercase()))));
+        if inert {
+            self.flush_iban(out);
+            self.flush_phone(out);
             self.prev = None;
             return;
         }
@@ -871,7 +877,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             if core & C_VALUE != 0 {
                 classify(text, s, i, flags, out);
             }
-            groups.token(text, s, i, flags & C_DIGIT != 0, out);
+            groups.token(text, s, i, flags, out);
         }
         if i < n && text[i] == b',' {
             i += 1;
