@@ -183,7 +183,7 @@ fn trim_end(tok: &[u8], a: usize, mut b: usize) -> usize {
 }
 
 /// A valid host (`name.tld`, IPv4) at the start of `s`: its length, or 0.
-fn host_len(s: &[u8]) -> usize {
+pub(super) fn host_len(s: &[u8]) -> usize {
     let mut end = 0;
     while end < s.len() && (is_label_byte(s[end]) || s[end] == b'.') {
         end += 1;

@@ -256,11 +256,6 @@ fn is_trailing_punct(b: u8) -> bool {
 }
 
 #[inline]
-fn is_label_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b >= 0x80
-}
-
-#[inline]
 fn is_email_local(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'%' | b'+' | b'-')
 }
@@ -325,35 +320,81 @@ pub(super) fn trim_end(tok: &[u8], a: usize, mut b: usize) -> usize {
     b
 }
 
-/// A valid host (`name.tld`, IPv4) at the start of `s`: its length, or 0.
-fn host_len(s: &[u8]) -> usize {
-    let mut end = 0;
-    while end < s.len() && (is_label_byte(s[end]) || s[end] == b'.') {
-        end += 1;
+/// Byte kinds of a host: label bytes (a digit, a letter, `-`, `_` or non-ASCII), the dot.
+const H_LABEL: u8 = 8;
+const H_DIGIT: u8 = H_LABEL | 1;
+const H_ALPHA: u8 = H_LABEL | 2;
+const H_MISC: u8 = H_LABEL | 4;
+const H_DOT: u8 = 16;
+const HOST: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b.is_ascii_digit() {
+            H_DIGIT
+        } else if b.is_ascii_alphabetic() {
+            H_ALPHA
+        } else if b == b'-' || b == b'_' || b >= 0x80 {
+            H_MISC
+        } else if b == b'.' {
+            H_DOT
+        } else {
+            0
+        };
+        i += 1;
     }
-    let mut host = &s[..end];
-    while host.last() == Some(&b'.') {
-        host = &host[..host.len() - 1];
-    }
-    if host.is_empty() {
-        return 0;
-    }
-    let mut labels = 0;
+    t
+};
+
+/// A valid host (`name.tld`, IPv4) at the start of `s`: its length, or 0. The host is the
+/// longest run of label bytes and dots, trailing dots dropped; every label has 1–63 bytes;
+/// four labels of 1–3 digits, or ≥ 2 labels the last of which has 2–24 letters. One pass.
+pub(super) fn host_len(s: &[u8]) -> usize {
+    let mut labels = 0usize;
     let mut all_numeric = true;
-    let mut last: &[u8] = &[];
-    for l in host.split(|&b| b == b'.') {
-        if l.is_empty() || l.len() > 63 {
+    let mut host_end = 0;
+    let (mut last_len, mut last_alpha) = (0, false);
+    let (mut start, mut digits_only, mut alpha_only) = (0, true, true);
+    let mut i = 0;
+    loop {
+        let k = s.get(i).map_or(0, |&b| HOST[b as usize]);
+        if k & H_LABEL != 0 {
+            digits_only &= k == H_DIGIT;
+            alpha_only &= k == H_ALPHA;
+            i += 1;
+            continue;
+        }
+        // A dot or the end of the host closes the label `s[start..i]`.
+        let len = i - start;
+        if len == 0 {
+            // An empty label: valid only in a run of trailing dots.
+            let mut j = i;
+            while s.get(j) == Some(&b'.') {
+                j += 1;
+            }
+            if s.get(j).is_some_and(|&b| HOST[b as usize] & H_LABEL != 0) {
+                return 0;
+            }
+            break;
+        }
+        if len > 63 {
             return 0;
         }
         labels += 1;
-        all_numeric &= l.len() <= 3 && l.iter().all(u8::is_ascii_digit);
-        last = l;
+        all_numeric &= len <= 3 && digits_only;
+        (last_len, last_alpha) = (len, alpha_only);
+        host_end = i;
+        if k != H_DOT {
+            break;
+        }
+        i += 1;
+        (start, digits_only, alpha_only) = (i, true, true);
     }
     let ipv4 = labels == 4 && all_numeric;
-    let named =
-        labels >= 2 && (2..=24).contains(&last.len()) && last.iter().all(u8::is_ascii_alphabetic);
+    let named = labels >= 2 && (2..=24).contains(&last_len) && last_alpha;
     if ipv4 || named {
-        host.len()
+        host_end
     } else {
         0
     }

@@ -559,3 +559,11 @@ fn file_extensions_by_key_are_the_list() {
     }
     assert!(!scan::is_file_extension(b"") && !scan::is_file_extension(b"t\xc3xt"));
 }
+
+proptest! {
+    /// The one-pass host reader agrees with the reference's split-based one.
+    #[test]
+    fn host_len_agrees_with_the_reference(s in "([a-zA-Z0-9]{0,70}|[._@/:-]|\\.\\.|\u{e9}){0,10}") {
+        prop_assert_eq!(scan::host_len(s.as_bytes()), reference::host_len(s.as_bytes()), "{:?}", s);
+    }
+}
