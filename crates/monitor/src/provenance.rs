@@ -493,7 +493,10 @@ impl Provenance {
                 *incomplete = Some(Incomplete::Values);
                 return;
             };
-            texts.push_str(&String::from_utf8_lossy(scratch));
+            match std::str::from_utf8(scratch) {
+                Ok(t) => texts.push_str(t),
+                Err(_) => texts.push_str(&String::from_utf8_lossy(scratch)),
+            }
             if f.end - f.start > DISPLAY_MAX {
                 texts.push('…');
             }

@@ -17,6 +17,23 @@ pub(super) fn values(text: &[u8]) -> Vec<(ValueKind, Vec<u8>)> {
     out
 }
 
+/// The text the store kept for each value of `text` before issue 25 item 7 (the normalised
+/// bytes cut at `max`, lossily decoded, `…` when the raw value was longer than `max`), with
+/// the value's normalised bytes; in order, with repeats.
+pub(super) fn display_texts(text: &[u8], max: usize) -> Vec<(Vec<u8>, String)> {
+    let mut out = Vec::new();
+    scan(text, &mut |f: Found| {
+        let norm: Vec<u8> = f.bytes(text).collect();
+        let cut: Vec<u8> = f.bytes(text).take(max).collect();
+        let mut shown = String::from_utf8_lossy(&cut).into_owned();
+        if f.end - f.start > max {
+            shown.push('…');
+        }
+        out.push((norm, shown));
+    });
+    out
+}
+
 /// What the reference finds in the leaves of a JSON value: (kind, normalised bytes), in
 /// order, with repeats.
 pub(super) fn json_values(v: &Value) -> Vec<(ValueKind, Vec<u8>)> {

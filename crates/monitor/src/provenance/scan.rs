@@ -98,7 +98,20 @@ impl Found {
     /// The first `max` normalised bytes into `out` (cleared first).
     pub(super) fn write_display(&self, text: &[u8], out: &mut Vec<u8>, max: usize) {
         out.clear();
-        out.extend(self.bytes(text).take(max));
+        let t = &text[self.start..self.end];
+        if self.mode == Mode::Lower {
+            out.extend_from_slice(&t[..t.len().min(max)]);
+            out.make_ascii_lowercase();
+        } else {
+            for &b in t {
+                if out.len() == max {
+                    break;
+                }
+                if let Some(x) = self.mode.map(b) {
+                    out.push(x);
+                }
+            }
+        }
     }
 }
 

@@ -567,3 +567,25 @@ proptest! {
         prop_assert_eq!(scan::host_len(s.as_bytes()), reference::host_len(s.as_bytes()), "{:?}", s);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// The store keeps each value's text as it did before (cut at `DISPLAY_MAX`, `…` after a
+    /// longer value), under the key of its normalised bytes.
+    #[test]
+    fn stored_texts_agree_with_the_reference(text in fragments(), long in "[a-z]{90,120}") {
+        let mut text = text;
+        text.extend_from_slice(format!(" https://{long}.com/{long} +1 {long}@x.org").as_bytes());
+        let mut p = Provenance::new();
+        p.observe_bytes(Origin::Tool { tool: "t", step: 0 }, &text);
+        let mut seen = std::collections::HashSet::new();
+        for (norm, shown) in reference::display_texts(&text, DISPLAY_MAX) {
+            let Some(key) = scan::key_of_bytes(&norm) else { continue };
+            if seen.insert(norm.clone()) {
+                prop_assert_eq!(p.value_text(key), Some(shown.as_str()));
+            }
+        }
+        prop_assert_eq!(p.len(), seen.len());
+    }
+}
