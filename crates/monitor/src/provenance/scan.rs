@@ -238,6 +238,28 @@ const CLASS: [u8; 256] = {
     t
 };
 
+/// Bytes of plain text: separators, commas and bytes of class 0 except capitals.
+const PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = matches!(CLASS[i], 0 | C_SEP | C_COMMA) && !(i as u8).is_ascii_uppercase();
+        i += 1;
+    }
+    t
+};
+
+/// Bytes after which a token starts in plain text: separators and commas.
+const BOUNDARY: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = matches!(CLASS[i], C_SEP | C_COMMA);
+        i += 1;
+    }
+    t
+};
+
 #[inline]
 pub(super) const fn is_sep(b: u8) -> bool {
     b <= b' '
@@ -901,6 +923,24 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
     while i < n {
         while i < n && CLASS[text[i] as usize] == C_SEP {
             i += 1;
+        }
+        if groups.iban.is_none() && groups.phone.is_none() {
+            // Plain text (lower-case words, separators, commas: no digit, no value byte, no
+            // capital) holds no value and only inert tokens; with no group being read, skip it
+            // to the start of the token holding the next other byte. A skipped token would
+            // only have cleared the previous token.
+            let mut j = i;
+            while j < n && PLAIN[text[j] as usize] {
+                j += 1;
+            }
+            while j > i && !BOUNDARY[text[j - 1] as usize] {
+                j -= 1;
+            }
+            if j > i {
+                groups.prev = None;
+                i = j;
+                continue;
+            }
         }
         let s = i;
         let (mut flags, mut before_last) = (0u8, 0u8);
