@@ -117,7 +117,7 @@ impl Found {
 
 /// ASCII lower case of eight bytes at once (non-ASCII bytes unchanged).
 #[inline]
-fn lower8(w: u64) -> u64 {
+pub(super) fn lower8(w: u64) -> u64 {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let low = w & LOW7;
@@ -248,6 +248,22 @@ const PLAIN: [bool; 256] = {
     }
     t
 };
+
+/// Are all eight bytes ASCII lower-case letters or spaces (all [`PLAIN`])?
+#[inline]
+pub(super) fn lower_or_space8(w: u64) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let low = w & LOW7;
+    // Per byte (7 bits, no carry out): high bit set when >= b'a', and when > b'z'.
+    let ge_a = low + 0x1f1f_1f1f_1f1f_1f1f;
+    let gt_z = low + 0x0505_0505_0505_0505;
+    let lower = ge_a & !gt_z & !w;
+    // High bit set for a byte that is not a space (exact: no borrow between bytes).
+    let x = w ^ 0x2020_2020_2020_2020;
+    let not_space = ((x & LOW7) + LOW7) | x;
+    (lower | !not_space) & HIGH == HIGH
+}
 
 /// Bytes after which a token starts in plain text: separators and commas.
 const BOUNDARY: [bool; 256] = {
@@ -930,6 +946,13 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             // to the start of the token holding the next other byte. A skipped token would
             // only have cleared the previous token.
             let mut j = i;
+            while let Some(w) = text.get(j..j + 8) {
+                let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+                if !lower_or_space8(w) {
+                    break;
+                }
+                j += 8;
+            }
             while j < n && PLAIN[text[j] as usize] {
                 j += 1;
             }

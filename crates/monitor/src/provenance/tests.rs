@@ -589,3 +589,30 @@ proptest! {
         prop_assert_eq!(p.len(), seen.len());
     }
 }
+
+#[test]
+fn eight_plain_bytes_at_once() {
+    // Every byte value at every position, beside lower-case letters and spaces.
+    for b in 0..=255u8 {
+        for pos in 0..8 {
+            for fill in [b'a', b' ', b'z'] {
+                let mut w = [fill; 8];
+                w[pos] = b;
+                let want = b == b' ' || b.is_ascii_lowercase();
+                assert_eq!(scan::lower_or_space8(u64::from_le_bytes(w)), want, "{b:#x} at {pos}");
+            }
+        }
+    }
+}
+
+#[test]
+fn eight_bytes_lower_cased_at_once() {
+    for b in 0..=255u8 {
+        for pos in 0..8 {
+            let mut w = [b'Q'; 8];
+            w[pos] = b;
+            let want: Vec<u8> = w.iter().map(u8::to_ascii_lowercase).collect();
+            assert_eq!(scan::lower8(u64::from_le_bytes(w)).to_le_bytes().to_vec(), want, "{b:#x}");
+        }
+    }
+}
