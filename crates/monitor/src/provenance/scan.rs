@@ -772,6 +772,36 @@ pub(super) fn find(h: &[u8], n: &[u8]) -> Option<usize> {
     None
 }
 
+/// Byte kinds of the cross-token groups: a digit; a letter or digit (a spaced IBAN's group); a
+/// digit, `+`, `-` or `.` (a phone number's group); a digit, `,` or `.` (a number).
+const G_DIGIT: u8 = 1;
+const G_ALNUM: u8 = 2;
+const G_PHONE: u8 = 4;
+const G_NUMBER: u8 = 8;
+const G_ALL: u8 = G_DIGIT | G_ALNUM | G_PHONE | G_NUMBER;
+const GROUP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b.is_ascii_digit() {
+            G_ALL
+        } else if b.is_ascii_alphabetic() {
+            G_ALNUM
+        } else if b == b'.' {
+            G_PHONE | G_NUMBER
+        } else if b == b'+' || b == b'-' {
+            G_PHONE
+        } else if b == b',' {
+            G_NUMBER
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
 /// The cross-token patterns: spaced IBANs, spaced phone numbers, amounts beside a currency
 /// code.
 #[derive(Default)]
@@ -813,11 +843,15 @@ impl Groups {
         }
         let t = &text[s..end.max(s)];
         let gap_single = |from: usize| s == from + 1 && text[from] == b' ';
+        // One pass: which of the group kinds every byte of `t` has, and its digits.
+        let (mut all, mut digits) = (G_ALL, 0usize);
+        for &b in t {
+            let k = GROUP[b as usize];
+            all &= k;
+            digits += usize::from(k & G_DIGIT);
+        }
         // Spaced IBAN: `DE89 3704 0044 0532 0130 00`.
-        let alnum_group = !t.is_empty()
-            && t.len() <= 4
-            && t.iter()
-                .all(|&b| b.is_ascii_digit() || b.is_ascii_uppercase() || b.is_ascii_lowercase());
+        let alnum_group = !t.is_empty() && t.len() <= 4 && all & G_ALNUM != 0;
         let mut in_iban = false;
         match self.iban {
             Some((a, b, n)) if alnum_group && gap_single(b) && n + t.len() <= 34 => {
@@ -841,15 +875,9 @@ impl Groups {
             }
         }
         // Spaced phone numbers: digit groups separated by spaces or brackets.
-        let digits = if has_digit {
-            t.iter().filter(|b| b.is_ascii_digit()).count()
-        } else {
-            0
-        };
         let phone_group = has_digit
             && !t.is_empty()
-            && t.iter()
-                .all(|&b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.'))
+            && all & G_PHONE != 0
             && (digits >= 2 || (t[0] == b'+' && digits >= 1))
             && digits <= 8;
         match self.phone {
@@ -872,7 +900,7 @@ impl Groups {
             }
         }
         // Amounts beside a currency code: `100 USD`, `EUR 12.50`.
-        let is_num = has_digit && is_number(t);
+        let is_num = has_digit && !t.is_empty() && t[0].is_ascii_digit() && all & G_NUMBER != 0;
         let is_code = t.len() == 3
             && t.iter().all(u8::is_ascii_uppercase)
             && eq_ignore_case_in(t, CURRENCY_CODES);
