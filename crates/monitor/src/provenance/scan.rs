@@ -300,11 +300,24 @@ pub(super) const fn is_sep(b: u8) -> bool {
 
 #[inline]
 fn is_trailing_punct(b: u8) -> bool {
-    matches!(
-        b,
-        b'.' | b',' | b':' | b';' | b'!' | b'?' | b')' | b']' | b'}' | b'>' | b'"' | b'\''
-    )
+    TRAILING[b as usize] & 1 != 0
 }
+
+/// Bytes dropped from the end of a value: bit 0 trailing punctuation, bit 1 ASCII whitespace.
+const TRAILING: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let punct = matches!(
+            b,
+            b'.' | b',' | b':' | b';' | b'!' | b'?' | b')' | b']' | b'}' | b'>' | b'"' | b'\''
+        );
+        t[i] = punct as u8 | ((b.is_ascii_whitespace() as u8) << 1);
+        i += 1;
+    }
+    t
+};
 
 #[inline]
 fn is_email_local(b: u8) -> bool {
@@ -365,7 +378,7 @@ fn eq_ignore_case_in(s: &[u8], list: &[&[u8]]) -> bool {
 
 /// Trim trailing punctuation of `tok[a..b]`, returning the new end.
 pub(super) fn trim_end(tok: &[u8], a: usize, mut b: usize) -> usize {
-    while b > a && (is_trailing_punct(tok[b - 1]) || tok[b - 1].is_ascii_whitespace()) {
+    while b > a && TRAILING[tok[b - 1] as usize] != 0 {
         b -= 1;
     }
     b
