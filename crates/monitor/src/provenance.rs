@@ -105,7 +105,6 @@ impl ValueKind {
     }
 }
 
-
 /// A value extracted and normalised (the allocating form, for converters and tests).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Extracted {
@@ -150,7 +149,6 @@ pub fn extract_json(v: &Value) -> Vec<Extracted> {
     });
     out
 }
-
 
 /// The normalised form of `raw` taken as a value of `kind` (what the scanner stores for it).
 /// Idempotent: `normalise(k, &normalise(k, s)) == normalise(k, s)`.
@@ -455,6 +453,14 @@ impl Provenance {
             text
         };
         stats.scanned = scanned.len();
+        // Room for a new value per 64 bytes read (within the cap), so that a value-dense
+        // result does not grow the table step by step.
+        let room =
+            (scanned.len() / 64).min(self.limits.max_values.saturating_sub(self.entries.len()));
+        if self.entries.capacity() - self.entries.len() < room {
+            self.entries.reserve(room);
+            self.texts.reserve(room * 32);
+        }
         let Provenance {
             limits,
             entries,

@@ -700,8 +700,8 @@ fn value_with_digits(text: &[u8], a: usize, end: usize, out: &mut impl FnMut(Fou
     let t = &text[a..end];
     // 5. Money with a symbol: `$1,000.00`, `100€`. (Every symbol starts with `$`, 0xc2 or
     // 0xe2 and ends with `$`, 0xa3, 0xa5 or 0xac: a token with neither has none.)
-    let maybe_symbol = matches!(t[0], b'$' | 0xc2 | 0xe2)
-        || matches!(t[t.len() - 1], b'$' | 0xa3 | 0xa5 | 0xac);
+    let maybe_symbol =
+        matches!(t[0], b'$' | 0xc2 | 0xe2) || matches!(t[t.len() - 1], b'$' | 0xa3 | 0xa5 | 0xac);
     for sym in CURRENCY_SYMBOLS.iter().filter(|_| maybe_symbol) {
         let (num_a, num_b) = if t.starts_with(sym) {
             (a + sym.len(), end)
@@ -828,14 +828,7 @@ struct Groups {
 }
 
 impl Groups {
-    fn token(
-        &mut self,
-        text: &[u8],
-        s: usize,
-        e: usize,
-        flags: u8,
-        out: &mut impl FnMut(Found),
-    ) {
+    fn token(&mut self, text: &[u8], s: usize, e: usize, flags: u8, out: &mut impl FnMut(Found)) {
         let end = trim_end(text, s, e);
         let has_digit = flags & C_DIGIT != 0;
         // An inert token cannot be a group of a spaced IBAN or phone number, start one, be a

@@ -423,7 +423,9 @@ proptest! {
 /// What the fast scanner finds: (kind, normalised bytes), in order, with repeats.
 fn fast_values(text: &[u8]) -> Vec<(ValueKind, Vec<u8>)> {
     let mut out = Vec::new();
-    scan(text, &mut |f: Found| out.push((f.kind, f.bytes(text).collect())));
+    scan(text, &mut |f: Found| {
+        out.push((f.kind, f.bytes(text).collect()))
+    });
     out
 }
 
@@ -545,7 +547,9 @@ fn the_scanner_agrees_with_the_reference_on_the_bench_text() {
 
 #[test]
 fn file_extensions_by_key_are_the_list() {
-    assert!(scan::FILE_EXTENSIONS.iter().all(|e| (1..=4).contains(&e.len())));
+    assert!(scan::FILE_EXTENSIONS
+        .iter()
+        .all(|e| (1..=4).contains(&e.len())));
     for e in scan::FILE_EXTENSIONS {
         let upper = e.to_ascii_uppercase();
         assert!(scan::is_file_extension(e) && scan::is_file_extension(&upper));
@@ -553,9 +557,14 @@ fn file_extensions_by_key_are_the_list() {
         longer.push(b'x');
         assert_eq!(
             scan::is_file_extension(&longer),
-            scan::FILE_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(&longer))
+            scan::FILE_EXTENSIONS
+                .iter()
+                .any(|x| x.eq_ignore_ascii_case(&longer))
         );
-        assert!(!scan::is_file_extension(&e[..e.len() - 1]) || scan::FILE_EXTENSIONS.contains(&&e[..e.len() - 1]));
+        assert!(
+            !scan::is_file_extension(&e[..e.len() - 1])
+                || scan::FILE_EXTENSIONS.contains(&&e[..e.len() - 1])
+        );
     }
     assert!(!scan::is_file_extension(b"") && !scan::is_file_extension(b"t\xc3xt"));
 }
@@ -599,7 +608,11 @@ fn eight_plain_bytes_at_once() {
                 let mut w = [fill; 8];
                 w[pos] = b;
                 let want = b == b' ' || b.is_ascii_lowercase();
-                assert_eq!(scan::lower_or_space8(u64::from_le_bytes(w)), want, "{b:#x} at {pos}");
+                assert_eq!(
+                    scan::lower_or_space8(u64::from_le_bytes(w)),
+                    want,
+                    "{b:#x} at {pos}"
+                );
             }
         }
     }
@@ -612,7 +625,11 @@ fn eight_bytes_lower_cased_at_once() {
             let mut w = [b'Q'; 8];
             w[pos] = b;
             let want: Vec<u8> = w.iter().map(u8::to_ascii_lowercase).collect();
-            assert_eq!(scan::lower8(u64::from_le_bytes(w)).to_le_bytes().to_vec(), want, "{b:#x}");
+            assert_eq!(
+                scan::lower8(u64::from_le_bytes(w)).to_le_bytes().to_vec(),
+                want,
+                "{b:#x}"
+            );
         }
     }
 }
