@@ -419,3 +419,217 @@ proptest! {
         prop_assert!(matches!(got, ArgProvenance::User(_)), "{:?} {} {:?}", kind, arg, got);
     }
 }
+
+/// What the fast scanner finds: (kind, normalised bytes), in order, with repeats.
+fn fast_values(text: &[u8]) -> Vec<(ValueKind, Vec<u8>)> {
+    let mut out = Vec::new();
+    scan(text, &mut |f: Found| {
+        out.push((f.kind, f.bytes(text).collect()))
+    });
+    out
+}
+
+fn fast_json_values(v: &Value) -> Vec<(ValueKind, Vec<u8>)> {
+    let mut out = Vec::new();
+    json_leaves(v, &mut |bytes: &[u8], f: Found| {
+        out.push((f.kind, f.bytes(bytes).collect()))
+    });
+    out
+}
+
+/// The key of a found value is the hash of its normalised bytes fed one at a time (the
+/// eight-at-a-time lower-casing gives the same key), and empty values have none.
+fn check_keys(text: &[u8]) -> Result<(), TestCaseError> {
+    let mut bad = None;
+    scan(text, &mut |f: Found| {
+        let bytes: Vec<u8> = f.bytes(text).collect();
+        if f.key(text) != scan::key_of_bytes(&bytes) {
+            bad.get_or_insert(bytes);
+        }
+    });
+    prop_assert_eq!(bad, None);
+    Ok(())
+}
+
+/// A piece of text that may hold (or almost hold) a value, or the text between values.
+fn fragment() -> impl Strategy<Value = Vec<u8>> {
+    fn ascii(s: &str) -> Vec<u8> {
+        s.as_bytes().to_vec()
+    }
+    prop_oneof![
+        // Values, close to values, and their look-alikes.
+        "[a-zA-Z0-9._%+-]{0,8}@[a-zA-Z0-9-]{0,8}(\\.[a-zA-Z0-9-]{0,6}){0,3}".prop_map(|s| ascii(&s)),
+        "(https?|ftp|mailto|x)?(://|:/|:)?(www\\.|WWW\\.)?[a-z0-9-]{0,8}(\\.[a-zA-Z0-9]{0,5}){0,3}(:[0-9]{1,5})?(/[a-zA-Z0-9._?=&#~-]{0,8}){0,3}/?".prop_map(|s| ascii(&s)),
+        "[a-zA-Z0-9._%+-]{1,8}@[a-zA-Z0-9-]{1,8}(\\.[a-zA-Z]{1,6}){1,3}".prop_map(|s| ascii(&s)),
+        "[A-Za-z]{2}[0-9]{2}( ?[A-Za-z0-9]{1,4}){0,9}".prop_map(|s| ascii(&s)),
+        "[A-Z]{2}[0-9]{2}([A-Z0-9]{11,26}|( [A-Z0-9]{4}){3,6}( [A-Z0-9]{1,4})?)".prop_map(|s| ascii(&s)),
+        "\\+?\\(?[0-9]{0,4}\\)?([ .-]?[0-9]{1,4}){0,5}".prop_map(|s| ascii(&s)),
+        "[$€£¥]?[0-9]{0,4}(,[0-9]{3}){0,2}(\\.[0-9]{0,3}){0,2}[$€£¥]?( ?(USD|EUR|usd|GBP|XYZ))?".prop_map(|s| ascii(&s)),
+        "(USD|EUR|CHF) [0-9]{1,6}([.,][0-9]{1,3})?".prop_map(|s| ascii(&s)),
+        "(/|~/|\\./|\\.\\./|[A-Za-z]:\\\\)?([a-zA-Z0-9_.-]{0,8}[/\\\\]){0,3}[a-zA-Z0-9_-]{0,8}(\\.(txt|PDF|json|rs|c|x|tar\\.gz))?/?".prop_map(|s| ascii(&s)),
+        "[0-9]{1,4}([-./][0-9]{1,4}){0,3}".prop_map(|s| ascii(&s)),
+        "[A-Za-z#+-]{0,3}[0-9]{3,12}[A-Za-z0-9.#/+-]{0,6}".prop_map(|s| ascii(&s)),
+        "[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}(/[a-z]{0,5})?".prop_map(|s| ascii(&s)),
+        // Words, separators and punctuation.
+        "[a-zA-Z]{1,10}".prop_map(|s| ascii(&s)),
+        "[ \t\n]{1,3}".prop_map(|s| ascii(&s)),
+        proptest::sample::select(vec![
+            ".", ",", ":", ";", "!", "?", "(", ")", "[", "]", "{", "}", "<", ">", "\"", "'", "`",
+            "=", "@", "/", "\\", "~", "$", "+", "#", "*", "|", "-", "_", "%", "&", "..", ",,",
+            "://", "www.", "\u{7f}", "\0",
+        ])
+        .prop_map(ascii),
+        // Unicode and invalid UTF-8.
+        "\\PC{1,3}".prop_map(|s| ascii(&s)),
+        proptest::collection::vec(0x80u8..=0xff, 1..4),
+    ]
+}
+
+fn fragments() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(fragment(), 0..24).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// The fast scanner finds what the reference scanner (the code before issue 25 item 7)
+    /// finds: the same values, kinds and normalised forms, in the same order.
+    #[test]
+    fn the_scanner_agrees_with_the_reference(text in fragments()) {
+        prop_assert_eq!(fast_values(&text), reference::values(&text), "{:?}", String::from_utf8_lossy(&text));
+        check_keys(&text)?;
+    }
+
+    /// The same for the leaves of an argument (strings, numbers, nested).
+    #[test]
+    fn json_leaves_agree_with_the_reference(
+        texts in proptest::collection::vec(fragments(), 0..4),
+        ints in proptest::collection::vec(any::<i64>(), 0..3),
+        floats in proptest::collection::vec(-1e16f64..1e16, 0..3),
+    ) {
+        let strings: Vec<String> = texts.iter().map(|t| String::from_utf8_lossy(t).into_owned()).collect();
+        let v = json!({"s": strings, "i": ints, "f": floats, "o": {"x": strings.first()}});
+        prop_assert_eq!(fast_json_values(&v), reference::json_values(&v));
+    }
+
+    /// Any bytes at all: no panic, and the same values as the reference.
+    #[test]
+    fn arbitrary_bytes_agree_and_never_panic(text in proptest::collection::vec(any::<u8>(), 0..400)) {
+        prop_assert_eq!(fast_values(&text), reference::values(&text));
+        check_keys(&text)?;
+        let mut p = Provenance::with_limits(ProvenanceLimits { max_values: 8, max_scan_bytes: 200 });
+        p.observe_bytes(Origin::Tool { tool: "t", step: 0 }, &text);
+        p.observe_bytes(Origin::User, &text);
+        prop_assert!(p.len() <= 8);
+    }
+}
+
+#[test]
+fn the_scanner_agrees_with_the_reference_on_the_bench_text() {
+    // The bench's inbox listing (benches/monitor.rs) and the examples above.
+    let mut s = String::new();
+    for i in 0..40 {
+        s.push_str(&format!(
+            "- id: '{i}'\n  sender: person{i}@example{m}.com\n  subject: Meeting notes {i}\n  body: Hi, \
+             please review the draft at https://www.docs{m}.example.org/d/{i}/edit before Friday. \
+             The invoice of $1,{i:03}.50 goes to IBAN DE89370400440532013{i:03}, call +1 555 010 {i:04}. \
+             Attached: /shared/reports/q{m}.pdf. Thanks, and see you at the meeting room.\n",
+            m = i % 7
+        ));
+    }
+    s.push_str("IBAN: GB29NWBK60161331926819; also DE89 3704 0044 0532 0130 00. call +1 (555) 123-4567 \
+        or 555.123.4567; account 0012345678, ref AB-1234567 pay $1,000.50 now, 98.70€, EUR 12.00 and 250 USD");
+    let fast = fast_values(s.as_bytes());
+    assert!(fast.len() > 250, "{}", fast.len());
+    assert_eq!(fast, reference::values(s.as_bytes()));
+    check_keys(s.as_bytes()).unwrap();
+}
+
+#[test]
+fn file_extensions_by_key_are_the_list() {
+    assert!(scan::FILE_EXTENSIONS
+        .iter()
+        .all(|e| (1..=4).contains(&e.len())));
+    for e in scan::FILE_EXTENSIONS {
+        let upper = e.to_ascii_uppercase();
+        assert!(scan::is_file_extension(e) && scan::is_file_extension(&upper));
+        let mut longer = e.to_vec();
+        longer.push(b'x');
+        assert_eq!(
+            scan::is_file_extension(&longer),
+            scan::FILE_EXTENSIONS
+                .iter()
+                .any(|x| x.eq_ignore_ascii_case(&longer))
+        );
+        assert!(
+            !scan::is_file_extension(&e[..e.len() - 1])
+                || scan::FILE_EXTENSIONS.contains(&&e[..e.len() - 1])
+        );
+    }
+    assert!(!scan::is_file_extension(b"") && !scan::is_file_extension(b"t\xc3xt"));
+}
+
+proptest! {
+    /// The one-pass host reader agrees with the reference's split-based one.
+    #[test]
+    fn host_len_agrees_with_the_reference(s in "([a-zA-Z0-9]{0,70}|[._@/:-]|\\.\\.|\u{e9}){0,10}") {
+        prop_assert_eq!(scan::host_len(s.as_bytes()), reference::host_len(s.as_bytes()), "{:?}", s);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// The store keeps each value's text as it did before (cut at `DISPLAY_MAX`, `…` after a
+    /// longer value), under the key of its normalised bytes.
+    #[test]
+    fn stored_texts_agree_with_the_reference(text in fragments(), long in "[a-z]{90,120}") {
+        let mut text = text;
+        text.extend_from_slice(format!(" https://{long}.com/{long} +1 {long}@x.org").as_bytes());
+        let mut p = Provenance::new();
+        p.observe_bytes(Origin::Tool { tool: "t", step: 0 }, &text);
+        let mut seen = std::collections::HashSet::new();
+        for (norm, shown) in reference::display_texts(&text, DISPLAY_MAX) {
+            let Some(key) = scan::key_of_bytes(&norm) else { continue };
+            if seen.insert(norm.clone()) {
+                prop_assert_eq!(p.value_text(key), Some(shown.as_str()));
+            }
+        }
+        prop_assert_eq!(p.len(), seen.len());
+    }
+}
+
+#[test]
+fn eight_plain_bytes_at_once() {
+    // Every byte value at every position, beside lower-case letters and spaces.
+    for b in 0..=255u8 {
+        for pos in 0..8 {
+            for fill in [b'a', b' ', b'z'] {
+                let mut w = [fill; 8];
+                w[pos] = b;
+                let want = b == b' ' || b.is_ascii_lowercase();
+                assert_eq!(
+                    scan::lower_or_space8(u64::from_le_bytes(w)),
+                    want,
+                    "{b:#x} at {pos}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn eight_bytes_lower_cased_at_once() {
+    for b in 0..=255u8 {
+        for pos in 0..8 {
+            let mut w = [b'Q'; 8];
+            w[pos] = b;
+            let want: Vec<u8> = w.iter().map(u8::to_ascii_lowercase).collect();
+            assert_eq!(
+                scan::lower8(u64::from_le_bytes(w)).to_le_bytes().to_vec(),
+                want,
+                "{b:#x}"
+            );
+        }
+    }
+}
