@@ -28,6 +28,21 @@ pub struct Intervals {
     pub lo: Vec<f64>,
     /// Upper bounds, one per stored transition.
     pub hi: Vec<f64>,
+    /// The exact bounds, when the source was read exactly (a PRISM model built under
+    /// `--method exact`: `[1/3, 2/3]` is 1/3..2/3); `None` means each bound is the decimal its
+    /// double prints as (explicit files: the decimals as written).
+    #[serde(skip)]
+    pub exact: Option<Box<ExactIntervals>>,
+}
+
+/// The exact `[lo, hi]` of every stored transition, aligned with [`Intervals::lo`] (as read,
+/// not tightened).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExactIntervals {
+    /// Exact lower bounds.
+    pub lo: Vec<num_rational::BigRational>,
+    /// Exact upper bounds.
+    pub hi: Vec<num_rational::BigRational>,
 }
 
 /// A row of interval bounds that cannot hold a probability distribution, or a bad bound.
@@ -254,7 +269,11 @@ impl Dtmc {
         }
         skeleton.matrix = Matrix::new((n, n), new_ptr, ni, nd);
         skeleton.exact = None;
-        skeleton.intervals = Some(Box::new(Intervals { lo: nlo, hi: nhi }));
+        skeleton.intervals = Some(Box::new(Intervals {
+            lo: nlo,
+            hi: nhi,
+            exact: None,
+        }));
         Ok(skeleton)
     }
 }
