@@ -30,6 +30,7 @@ mod mutation;
 mod options;
 mod parse;
 mod prism_models;
+mod robust_exact;
 mod session_state;
 mod tables;
 mod type_names;
