@@ -90,8 +90,13 @@ impl ExactRows {
         let (mut lo, mut hi): (Vec<BigRational>, Vec<BigRational>) = match iv.exact.as_deref() {
             Some(e) => (e.lo.clone(), e.hi.clone()),
             None => {
+                // The decimals as read (before the float tightening, which rounds).
                 let dec = |x: &f64| exact::from_decimal(*x).unwrap_or_else(BigRational::zero);
-                (iv.lo.iter().map(dec).collect(), iv.hi.iter().map(dec).collect())
+                let (l, h) = match iv.written.as_deref() {
+                    Some((l, h)) => (l, h),
+                    None => (&iv.lo, &iv.hi),
+                };
+                (l.iter().map(dec).collect(), h.iter().map(dec).collect())
             }
         };
         let ptr = dtmc.row_ptr().to_vec();
@@ -491,4 +496,120 @@ pub fn bounded_sweeps(
         next.clone_from(&x);
     }
     Ok(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use augur_dtmc::DtmcBuilder;
+    use num_bigint::BigInt;
+
+    fn q(n: i64, d: i64) -> BigRational {
+        BigRational::new(BigInt::from(n), BigInt::from(d))
+    }
+
+    /// An interval model from `(src, dst, lo, hi)` (dyadic bounds: their decimals are exact).
+    fn model(n: usize, edges: &[(u32, u32, f64, f64)]) -> Dtmc {
+        let mut b = DtmcBuilder::new(n);
+        for &(s, t, _, _) in edges {
+            let k = edges.iter().filter(|e| e.0 == s).count();
+            b.add_transition(s, t, 1.0 / k as f64).unwrap();
+        }
+        b.add_initial(0).unwrap();
+        let (d, _) = b.build().unwrap();
+        Dtmc::from_interval_entries(d, edges.iter().copied()).unwrap()
+    }
+
+    fn set(n: usize, members: &[usize]) -> StateSet {
+        let mut s = StateSet::with_capacity(n);
+        s.extend(members.iter().copied());
+        s
+    }
+
+    /// From 0: `[0,1/2]` to itself, `[1/4,1/2]` to the goal 1, `[1/4,1/2]` to the failure 2.
+    /// x0 = p1 / (p1 + p2): Pmax = (1/2)/(3/4) = 2/3 (self-loop 1/4), Pmin = 1/3. A hint that
+    /// orders the successors the wrong way round makes the first policy the opposite extreme:
+    /// one improvement step is needed.
+    #[test]
+    fn policy_iteration_improves_a_wrong_first_policy() {
+        let m = model(
+            3,
+            &[
+                (0, 0, 0.0, 0.5),
+                (0, 1, 0.25, 0.5),
+                (0, 2, 0.25, 0.5),
+                (1, 1, 1.0, 1.0),
+                (2, 2, 1.0, 1.0),
+            ],
+        );
+        let rows = ExactRows::of(&m).unwrap();
+        let (all, goal) = (set(3, &[0, 1, 2]), set(3, &[1]));
+        let opts = SolveOptions::default();
+        // The hint calls the failure best and the goal worst: max's first policy favours the
+        // failure, min's the goal.
+        let wrong = [0.5, 0.0, 1.0];
+        let max = until(&rows, &all, &goal, true, Some(&wrong), &opts).unwrap();
+        assert_eq!(max.values, vec![q(2, 3), q(1, 1), q(0, 1)]);
+        assert!(max.iterations >= 2, "{}", max.iterations);
+        let min = until(&rows, &all, &goal, false, Some(&wrong), &opts).unwrap();
+        assert_eq!(min.values[0], q(1, 3));
+        assert!(min.iterations >= 2, "{}", min.iterations);
+    }
+
+    /// 0 ⇄ 1 is an end component: 0 sends `[0,1]` to 1 and `[0,1/2]` to the goal 2, 1 sends
+    /// `[0,1]` to 0 and `[0,1/2]` to the failure 3. Pmax(0) = 1 (0 gives 1/2 to the goal and
+    /// 1/2 to 1, which returns everything), and the hint "all 1" ties 1 with the goal, so its
+    /// policy stays in {0, 1} forever: the first policy must be the distance-based one.
+    #[test]
+    fn an_improper_first_policy_is_replaced() {
+        let m = model(
+            4,
+            &[
+                (0, 1, 0.0, 1.0),
+                (0, 2, 0.0, 0.5),
+                (1, 0, 0.0, 1.0),
+                (1, 3, 0.0, 0.5),
+                (2, 2, 1.0, 1.0),
+                (3, 3, 1.0, 1.0),
+            ],
+        );
+        let rows = ExactRows::of(&m).unwrap();
+        let (all, goal) = (set(4, &[0, 1, 2, 3]), set(4, &[2]));
+        let opts = SolveOptions::default();
+        let max = until(&rows, &all, &goal, true, Some(&[1.0, 1.0, 1.0, 0.0]), &opts).unwrap();
+        assert_eq!(max.values, vec![q(1, 1), q(1, 1), q(1, 1), q(0, 1)]);
+        // Pmin: nature keeps the chain in {0, 1} (lo = 0 on the way out): 0 everywhere there.
+        let min = until(&rows, &all, &goal, false, None, &opts).unwrap();
+        assert_eq!(min.values[0], q(0, 1));
+        assert_eq!(min.iterations, 0);
+    }
+
+    /// Bounds as decimals (0.1 is 1/10), tightened: `[0, 0.9]` beside a `[0.3, 1]` whose row
+    /// forces at most 0.7 on the first.
+    #[test]
+    fn bounds_are_decimals_and_tightened() {
+        let m = model(
+            3,
+            &[
+                (0, 1, 0.1, 0.9),
+                (0, 2, 0.3, 1.0),
+                (1, 1, 1.0, 1.0),
+                (2, 2, 1.0, 1.0),
+            ],
+        );
+        let rows = ExactRows::of(&m).unwrap();
+        let (all, goal) = (set(3, &[0, 1, 2]), set(3, &[1]));
+        let x = bounded_sweeps(
+            &rows,
+            &set(3, &[0]),
+            vec![q(0, 1), q(1, 1), q(0, 1)],
+            1,
+            true,
+            &SolveOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(x[0], q(7, 10));
+        let min = until(&rows, &all, &goal, false, None, &SolveOptions::default()).unwrap();
+        assert_eq!(min.values[0], q(1, 10));
+    }
 }
