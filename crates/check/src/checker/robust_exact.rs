@@ -162,3 +162,128 @@ fn indicator_q(set: &StateSet, n: usize) -> Vec<BigRational> {
 fn rational(x: Vec<BigRational>, method: MethodUsed) -> NumValues {
     NumValues::rational(x.into_iter().map(Some).collect(), method)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::result::StateValues;
+    use crate::{CheckOptions, CheckSession, Method};
+    use augur_dtmc::{Dtmc, Valuations};
+    use augur_expr::{Type, Value};
+    use augur_pctl::BigRational;
+    use proptest::prelude::*;
+
+    /// A random interval DTMC on `n` states with bounds in sixteenths (so the decimals written
+    /// and the doubles are the same rationals). Row `s` goes to the states of `mask[s]` (itself
+    /// when empty) with a point `c/16` (every `c ≥ 1`, `Σc = 16`: `units` hands out the 16 − m
+    /// spare sixteenths), widened to `[c − down, c + up] / 16` within `[0, 1]`.
+    fn random_idtmc(n: usize, mask: &[bool], units: &[u8], down: &[u8], up: &[u8]) -> Dtmc {
+        let mut tri = sprs::TriMatI::<f64, u32>::new((n, n));
+        let mut entries = Vec::new();
+        for s in 0..n {
+            let mut succ: Vec<usize> = (0..n).filter(|&t| mask[s * n + t]).collect();
+            if succ.is_empty() {
+                succ.push(s);
+            }
+            let m = succ.len();
+            let mut c = vec![1u32; m];
+            for &u in units[s * 16..s * 16 + 16 - m].iter() {
+                c[u as usize % m] += 1;
+            }
+            for (i, &t) in succ.iter().enumerate() {
+                let k = s * n + t;
+                let lo = c[i].saturating_sub(u32::from(down[k])) as f64 / 16.0;
+                let hi = (c[i] + u32::from(up[k])).min(16) as f64 / 16.0;
+                tri.add_triplet(s, t, f64::from(c[i]) / 16.0);
+                entries.push((s as u32, t as u32, lo, hi));
+            }
+        }
+        let skeleton = Dtmc {
+            matrix: tri.to_csr(),
+            initial: vec![0],
+            labels: vec![],
+            rewards: vec![],
+            valuations: Some(Valuations::new(
+                vec!["s".into()],
+                vec![Type::Int],
+                (0..n as i64).map(Value::Int).collect(),
+            )),
+            exact: None,
+            intervals: None,
+        };
+        Dtmc::from_interval_entries(skeleton, entries).expect("valid intervals")
+    }
+
+    /// The exact values and the default method's bounds of `prop` in every state.
+    fn both(d: &Dtmc, prop: &str) -> (Vec<BigRational>, (Vec<f64>, Vec<f64>)) {
+        let run = |method| {
+            let opts = CheckOptions {
+                method,
+                ..CheckOptions::default()
+            };
+            let r = CheckSession::for_dtmc(d, opts)
+                .check_str(prop)
+                .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()));
+            match r.states {
+                StateValues::Num(v) => v,
+                StateValues::Bool(_) => panic!("{prop}: a number expected"),
+            }
+        };
+        let exact = run(Method::Exact);
+        let float = run(Method::Auto);
+        let q = exact
+            .exact
+            .expect("exact rationals")
+            .into_iter()
+            .map(|q| q.expect("finite"))
+            .collect();
+        (q, float.bounds.unwrap_or((float.values.clone(), float.values)))
+    }
+
+    fn arb() -> impl Strategy<Value = (usize, Vec<bool>, Vec<u8>, Vec<u8>, Vec<u8>, usize)> {
+        (2usize..6).prop_flat_map(|n| {
+            (
+                Just(n),
+                proptest::collection::vec(prop::bool::weighted(0.45), n * n),
+                proptest::collection::vec(any::<u8>(), n * 16),
+                proptest::collection::vec(0u8..4, n * n),
+                proptest::collection::vec(0u8..4, n * n),
+                0..n,
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// On random small interval DTMCs, the exact `Pmin`/`Pmax` of `F`, `U` and `G` lies in
+        /// every state within the sound bounds of the float robust solver (interval iteration,
+        /// with deflation of end components for `Pmax`): two independent algorithms.
+        #[test]
+        fn exact_values_lie_within_the_float_bounds(
+            (n, mask, units, down, up, goal) in arb()
+        ) {
+            let d = random_idtmc(n, &mask, &units, &down, &up);
+            let avoid = (goal + 1) % n;
+            for prop in [
+                format!("Pmax=? [ F s={goal} ]"),
+                format!("Pmin=? [ F s={goal} ]"),
+                format!("Pmax=? [ s!={avoid} U s={goal} ]"),
+                format!("Pmin=? [ s!={avoid} U s={goal} ]"),
+                format!("Pmax=? [ G s!={goal} ]"),
+                format!("Pmin=? [ G s!={goal} ]"),
+            ] {
+                let (q, (lo, hi)) = both(&d, &prop);
+                for s in 0..n {
+                    let (l, h) = (
+                        BigRational::from_float(lo[s]).unwrap(),
+                        BigRational::from_float(hi[s]).unwrap(),
+                    );
+                    prop_assert!(
+                        l <= q[s] && q[s] <= h,
+                        "{prop} in state {s}: exact {} outside [{}, {}]", q[s], lo[s], hi[s]
+                    );
+                }
+            }
+        }
+    }
+}
