@@ -12,7 +12,11 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 /// The exact result (`"exact"`) and the `value` of each property, in order.
-fn exact_results(model: &Path, props: &[&str], method: &str) -> Vec<(Option<String>, f64, Vec<f64>)> {
+fn exact_results(
+    model: &Path,
+    props: &[&str],
+    method: &str,
+) -> Vec<(Option<String>, f64, Vec<f64>)> {
     let mut args = vec![
         "check".to_string(),
         model.display().to_string(),

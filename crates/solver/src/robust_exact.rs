@@ -193,7 +193,12 @@ impl ExactRows {
 
     /// The order of row `s`'s successors by `key` (best first: descending when `maximise`),
     /// ties by position.
-    fn order_by<K: PartialOrd>(&self, s: usize, key: impl Fn(usize) -> K, maximise: bool) -> Vec<u32> {
+    fn order_by<K: PartialOrd>(
+        &self,
+        s: usize,
+        key: impl Fn(usize) -> K,
+        maximise: bool,
+    ) -> Vec<u32> {
         let r = self.range(s);
         let mut order: Vec<u32> = (0..r.len() as u32).collect();
         order.sort_by(|&a, &b| {
@@ -209,7 +214,13 @@ impl ExactRows {
     }
 
     /// The optimal one-step value of row `s` over `x` (greedy for the exact order).
-    fn best(&self, s: usize, x: &[BigRational], maximise: bool, dist: &mut Vec<BigRational>) -> BigRational {
+    fn best(
+        &self,
+        s: usize,
+        x: &[BigRational],
+        maximise: bool,
+        dist: &mut Vec<BigRational>,
+    ) -> BigRational {
         dist.clear();
         dist.resize(self.range(s).len(), BigRational::zero());
         let order = self.order_by(s, |t| x[t].clone(), maximise);
@@ -371,21 +382,20 @@ pub fn until(
             sys.diag.push(diag);
             sys.b.push(b);
         }
-        let sol = match exact::solve(sys, Some(ELIMINATION_BUDGET), &opts.interrupt) {
-            Ok(v) => v,
-            Err(ExactFailure::Interrupted(e)) => return Err(e),
-            Err(ExactFailure::Budget) => {
-                return Err(unsupported(
+        let sol =
+            match exact::solve(sys, Some(ELIMINATION_BUDGET), &opts.interrupt) {
+                Ok(v) => v,
+                Err(ExactFailure::Interrupted(e)) => return Err(e),
+                Err(ExactFailure::Budget) => return Err(unsupported(
                     "exact robust checking exceeded its elimination budget; the default method \
                      (`--method auto`: robust interval iteration with sound bounds) answers it",
-                ))
-            }
-            Err(ExactFailure::Singular) => {
-                return Err(unsupported(
-                    "internal error: a policy of the exact robust solver has a singular system",
-                ))
-            }
-        };
+                )),
+                Err(ExactFailure::Singular) => {
+                    return Err(unsupported(
+                        "internal error: a policy of the exact robust solver has a singular system",
+                    ))
+                }
+            };
         for (&s, q) in unknown.iter().zip(sol) {
             x[s] = q;
         }

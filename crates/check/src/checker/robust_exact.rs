@@ -8,12 +8,12 @@ use super::Checker;
 use crate::error::{CheckError, Result};
 use crate::result::{MethodUsed, NumValues};
 use augur_dtmc::StateSet;
+use augur_pctl::BigRational;
 use augur_pctl::{Optimum, ResolvedPath, Steps};
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::robust_exact::{self, ExactRows};
 use augur_solver::SolverError;
 use augur_source::Span;
-use augur_pctl::BigRational;
 use num_traits::{One, Zero};
 
 impl Checker<'_> {
@@ -236,7 +236,10 @@ mod tests {
             .into_iter()
             .map(|q| q.expect("finite"))
             .collect();
-        (q, float.bounds.unwrap_or((float.values.clone(), float.values)))
+        (
+            q,
+            float.bounds.unwrap_or((float.values.clone(), float.values)),
+        )
     }
 
     fn arb() -> impl Strategy<Value = (usize, Vec<bool>, Vec<u8>, Vec<u8>, Vec<u8>, usize)> {
