@@ -249,3 +249,34 @@ fn refusals_are_located_user_errors() {
         ])
     );
 }
+
+/// Intervals that are all points are a DTMC with those exact probabilities (`[1/3,1/3]` is
+/// 1/3, not the double nearest it), and thresholds are compared exactly: die-intervals'
+/// `Pmax` is exactly 8/21 (see above), so `>= 8/21` holds and `> 8/21` does not.
+#[test]
+fn point_intervals_and_thresholds_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "points.pm",
+        "dtmc\nmodule m\n  s : [0..2] init 0;\n  [] s=0 -> [1/3,1/3] : (s'=1) + [2/3,2/3] : (s'=2);\n  [] s>0 -> true;\nendmodule\n",
+    );
+    let got = exact_results(&m, &["Pmax=? [ F s=1 ]"], "exact");
+    assert_eq!(got[0].0.as_deref(), Some("1/3"));
+    let die = util::fixture("idtmc/die-intervals.pm");
+    let out = augur(&[
+        "check",
+        die.to_str().unwrap(),
+        "--method",
+        "exact",
+        "--prop",
+        "Pmax>=8/21 [ F s=7 & d=1 ]",
+        "--prop",
+        "Pmax>8/21 [ F s=7 & d=1 ]",
+        "--json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let json = stdout_json(&out);
+    assert_eq!(json["results"][0]["value"], true);
+    assert_eq!(json["results"][1]["value"], false);
+}

@@ -122,10 +122,15 @@ impl Checker<'_> {
             None => {
                 // The float robust solution orders the successors for the first policy.
                 let float_rows = IntervalRows::of(self.dtmc).expect("an interval model");
-                let hint = robust::until(&float_rows, phi, psi, max, &self.options)?;
-                let sol =
-                    robust_exact::until(rows, phi, psi, max, Some(&hint.values), &self.options)
-                        .map_err(|e| self.exact_error(e, span))?;
+                // A float solver that does not converge only costs the hint (policy iteration
+                // starts from the row order then); a stop is a stop.
+                let hint = match robust::until(&float_rows, phi, psi, max, &self.options) {
+                    Ok(h) => Some(h.values),
+                    Err(e @ SolverError::Interrupted(_)) => return Err(e.into()),
+                    Err(_) => None,
+                };
+                let sol = robust_exact::until(rows, phi, psi, max, hint.as_deref(), &self.options)
+                    .map_err(|e| self.exact_error(e, span))?;
                 Ok(rational(
                     sol.values,
                     MethodUsed::Solver(format!(
