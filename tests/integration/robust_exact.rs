@@ -280,3 +280,30 @@ fn point_intervals_and_thresholds_are_exact() {
     assert_eq!(json["results"][0]["value"], true);
     assert_eq!(json["results"][1]["value"], false);
 }
+
+/// Storm's `RobustDtmcPrctlModelCheckerTest` values for brp-32-2 (`P{} [ F "error" ]`: min
+/// 2.559615918664207e-10, max 0.0008464876763422187, from Storm's value iteration), answered
+/// exactly to within Storm's 1e-6 (relative); and die-intervals' `F "one"`, 9/189 and 72/189.
+#[test]
+fn storm_reference_values_are_met_exactly() {
+    let brp = util::fixture("idtmc/brp-32-2-intervals.pm");
+    let got = exact_results(
+        &brp,
+        &["Pmin=? [ F \"error\" ]", "Pmax=? [ F \"error\" ]"],
+        "exact",
+    );
+    for ((_, v, _), want) in got
+        .iter()
+        .zip([2.559615918664207e-10, 0.0008464876763422187])
+    {
+        assert!((v - want).abs() <= 1e-6 * want, "{v} vs Storm's {want}");
+    }
+    let die = util::fixture("idtmc/die-intervals.pm");
+    let got = exact_results(
+        &die,
+        &["Pmin=? [ F \"one\" ]", "Pmax=? [ F \"one\" ]"],
+        "exact",
+    );
+    assert_eq!(got[0].0.as_deref(), Some("1/21"));
+    assert_eq!(got[1].0.as_deref(), Some("8/21"));
+}
