@@ -32,6 +32,7 @@ mod options;
 mod parse;
 mod prism_models;
 mod provenance;
+mod robust_exact;
 mod session_state;
 mod tables;
 mod type_names;

@@ -28,6 +28,26 @@ pub struct Intervals {
     pub lo: Vec<f64>,
     /// Upper bounds, one per stored transition.
     pub hi: Vec<f64>,
+    /// The exact bounds, when the source was read exactly (a PRISM model built under
+    /// `--method exact`: `[1/3, 2/3]` is 1/3..2/3); `None` means each bound is the decimal its
+    /// double prints as (explicit files: the decimals as written).
+    #[serde(skip)]
+    pub exact: Option<Box<ExactIntervals>>,
+    /// The bounds as read (clamped to `[0, 1]`, before tightening), aligned with `lo`, when
+    /// tightening changed some bound (`None`: `lo` and `hi` are as read). Exact mode reads
+    /// them as the decimals written: the tightened `1 − 0.1` is 0.8999999999999999, not 9/10.
+    #[serde(skip)]
+    pub written: Option<Box<(Vec<f64>, Vec<f64>)>>,
+}
+
+/// The exact `[lo, hi]` of every stored transition, aligned with [`Intervals::lo`] (as read,
+/// not tightened).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExactIntervals {
+    /// Exact lower bounds.
+    pub lo: Vec<num_rational::BigRational>,
+    /// Exact upper bounds.
+    pub hi: Vec<num_rational::BigRational>,
 }
 
 /// A row of interval bounds that cannot hold a probability distribution, or a bad bound.
@@ -165,6 +185,8 @@ impl Dtmc {
         assert_eq!(hi.len(), indices.len(), "one upper bound per transition");
         let mut keep = vec![true; indices.len()];
         let (mut tlo, mut thi, mut point) = (lo.clone(), hi.clone(), vec![0.0; indices.len()]);
+        let (mut clo, mut chi) = (lo.clone(), hi.clone());
+        let mut tightened = false;
         for s in 0..n {
             let r = ptr[s] as usize..ptr[s + 1] as usize;
             let (mut sum_lo, mut sum_hi) = (0.0, 0.0);
@@ -202,6 +224,8 @@ impl Dtmc {
                 let (l2, h2) = (l2.clamp(0.0, 1.0), h2.clamp(0.0, 1.0));
                 tlo[i] = l2.min(h2);
                 thi[i] = h2.max(l2.min(h2));
+                (clo[i], chi[i]) = (l, h);
+                tightened |= tlo[i] != l || thi[i] != h;
             }
             let (sl, sh): (f64, f64) = r
                 .clone()
@@ -231,6 +255,7 @@ impl Dtmc {
         // Drop the transitions no resolution takes.
         let mut new_ptr = Vec::with_capacity(n + 1);
         let (mut ni, mut nd, mut nlo, mut nhi) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut wlo, mut whi) = (Vec::new(), Vec::new());
         new_ptr.push(0u32);
         for s in 0..n {
             for i in ptr[s] as usize..ptr[s + 1] as usize {
@@ -239,6 +264,10 @@ impl Dtmc {
                     nd.push(point[i]);
                     nlo.push(tlo[i]);
                     nhi.push(thi[i]);
+                    if tightened {
+                        wlo.push(clo[i]);
+                        whi.push(chi[i]);
+                    }
                 }
             }
             new_ptr.push(ni.len() as u32);
@@ -254,7 +283,12 @@ impl Dtmc {
         }
         skeleton.matrix = Matrix::new((n, n), new_ptr, ni, nd);
         skeleton.exact = None;
-        skeleton.intervals = Some(Box::new(Intervals { lo: nlo, hi: nhi }));
+        skeleton.intervals = Some(Box::new(Intervals {
+            lo: nlo,
+            hi: nhi,
+            exact: None,
+            written: tightened.then(|| Box::new((wlo, whi))),
+        }));
         Ok(skeleton)
     }
 }

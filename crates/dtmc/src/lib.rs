@@ -27,5 +27,5 @@ mod valuations;
 
 pub use builder::*;
 pub use error::*;
-pub use interval::{distribute_rest, robust_row_value, IntervalProblem, Intervals};
+pub use interval::{distribute_rest, robust_row_value, ExactIntervals, IntervalProblem, Intervals};
 pub use model::*;

@@ -215,12 +215,6 @@ impl PrismModel {
             let dtmc = self.explore_side(&program, opts, &mut report, Side::Point)?;
             return Ok((dtmc, report));
         }
-        if opts.exact {
-            return Err(PrismError::Limit {
-                message: "exact mode does not support interval DTMCs (`[lo,hi] : update`) yet"
-                    .into(),
-            });
-        }
         // An interval DTMC: explored twice, with every interval update's lower and then its
         // upper bound (an update is kept when its upper bound is positive, so both explorations
         // find the same states in the same order and the same transitions).
@@ -242,7 +236,31 @@ impl PrismModel {
                 .unwrap_or_else(|| s.to_string())
         };
         match Dtmc::from_interval_bounds(lo.clone(), l, h) {
-            Ok(d) => Ok((d, report)),
+            Ok(mut d) => {
+                // Exact mode: the bounds as rationals (each exploration computed its side's
+                // probabilities exactly), aligned with the kept transitions.
+                if let (Some(ql), Some(qh)) = (lo.exact.as_ref(), hi.exact.as_ref()) {
+                    let (mut el, mut eh) = (Vec::new(), Vec::new());
+                    for s in 0..d.num_states() {
+                        for k in d.row_range(s) {
+                            let t = d.matrix.indices()[k];
+                            let i = lo
+                                .transition_index(s as u32, t)
+                                .expect("a kept transition of the lower exploration");
+                            el.push(ql[i].clone());
+                            eh.push(qh[i].clone());
+                        }
+                    }
+                    if el == eh {
+                        // Every interval a point: a DTMC with these exact probabilities.
+                        d.exact = Some(el.clone());
+                    }
+                    if let Some(iv) = d.intervals.as_mut() {
+                        iv.exact = Some(Box::new(augur_dtmc::ExactIntervals { lo: el, hi: eh }));
+                    }
+                }
+                Ok((d, report))
+            }
             Err(problem) => Err(PrismError::Build {
                 message: problem.message(&describe),
                 state: match &problem {
@@ -956,6 +974,22 @@ impl<'a, K: StateKey> Explorer<'a, K> {
                 }
                 // Kept even when the side's bound is 0: both explorations keep the same updates.
                 let v = if self.side == Side::Lo { p } else { hi };
+                if self.opts.exact {
+                    // The side's bound as a rational (`[1/3, 2/3]` is 1/3..2/3).
+                    let bound = match (&u.upper, self.side) {
+                        (Some(h), Side::Hi) => h,
+                        _ => &u.prob,
+                    };
+                    let q = bound
+                        .eval_q(&self.state_values)
+                        .map_err(|e| self.cmd_error(cmd, e.to_string()))?;
+                    if q < BigRational::zero() || q > BigRational::one() {
+                        return Err(
+                            self.cmd_error(cmd, format!("interval bound {q} is not in [0, 1]"))
+                        );
+                    }
+                    self.prepared_update_exact.push(q);
+                }
                 let delta_start = self.update_deltas.len() as u32;
                 self.push_deltas(cmd, u)?;
                 self.prepared_updates.push(PreparedUpdate {

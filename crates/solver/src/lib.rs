@@ -57,6 +57,7 @@ mod multifrontal;
 pub mod numeric;
 mod reach;
 pub mod robust;
+pub mod robust_exact;
 mod steady;
 pub mod sweep;
 

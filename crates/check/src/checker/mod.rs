@@ -31,6 +31,7 @@ mod atoms;
 mod exact_expr;
 mod huge_k;
 mod robust;
+mod robust_exact;
 #[cfg(test)]
 mod tests;
 
@@ -482,7 +483,7 @@ impl<'a> Checker<'a> {
                 (true, Some(o)) => self.bounded_op(
                     threshold.as_ref(),
                     "P",
-                    |c| c.robust_path(path, *o),
+                    |c| c.robust_path(path, *o, *span),
                     Some(1.0),
                 )?,
                 _ => {

@@ -59,7 +59,15 @@ impl<'a> Checker<'a> {
     }
 
     /// `Pmin`/`Pmax` of a path formula.
-    pub(super) fn robust_path(&mut self, path: &ResolvedPath, opt: Optimum) -> Result<NumValues> {
+    pub(super) fn robust_path(
+        &mut self,
+        path: &ResolvedPath,
+        opt: Optimum,
+        span: Span,
+    ) -> Result<NumValues> {
+        if self.exact_mode() {
+            return self.robust_exact_path(path, opt, span);
+        }
         let max = opt == Optimum::Max;
         match path {
             ResolvedPath::Next(phi) => {
@@ -188,6 +196,14 @@ impl<'a> Checker<'a> {
         span: Span,
         opt: Optimum,
     ) -> Result<NumValues> {
+        if self.exact_mode() {
+            return Err(self.error_at(
+                span,
+                "`--method exact` on an interval DTMC answers `Pmin`/`Pmax` of `X`, `U`, `F`, \
+                 `G`, `W` and `R` (without a lower step bound), not `Rmin`/`Rmax` yet; the \
+                 default method (`--method auto`) answers rewards with sound robust iteration",
+            ));
+        }
         let max = opt == Optimum::Max;
         let rs = self.structure(structure, span)?;
         let n = self.n();

@@ -1,0 +1,297 @@
+//! `--method exact` on an interval DTMC: `Pmin`/`Pmax` of `X`, `U`, `F`, `G`, `W`, `R` (with
+//! an upper step bound or none) in rational arithmetic (see `augur_solver::robust_exact`).
+//! Unbounded until starts from the order of the float robust solver's values and runs
+//! policy iteration on nature's choices; step-bounded forms are exact robust sweeps. Every
+//! other operator is a located user error naming the default method.
+
+use super::Checker;
+use crate::error::{CheckError, Result};
+use crate::result::{MethodUsed, NumValues};
+use augur_dtmc::StateSet;
+use augur_pctl::BigRational;
+use augur_pctl::{Optimum, ResolvedPath, Steps};
+use augur_solver::robust::{self, IntervalRows};
+use augur_solver::robust_exact::{self, ExactRows};
+use augur_solver::SolverError;
+use augur_source::Span;
+use num_traits::{One, Zero};
+
+impl Checker<'_> {
+    /// `Pmin`/`Pmax` of a path formula in exact arithmetic.
+    pub(super) fn robust_exact_path(
+        &mut self,
+        path: &ResolvedPath,
+        opt: Optimum,
+        span: Span,
+    ) -> Result<NumValues> {
+        let max = opt == Optimum::Max;
+        let rows = ExactRows::of(self.dtmc).map_err(|e| self.exact_error(e, span))?;
+        match path {
+            ResolvedPath::Next(phi) => {
+                let set = self.bool_of(phi)?;
+                let all = self.full();
+                let x = robust_exact::bounded_sweeps(
+                    &rows,
+                    &all,
+                    indicator_q(&set, self.n()),
+                    1,
+                    max,
+                    &self.options,
+                )
+                .map_err(|e| self.exact_error(e, span))?;
+                Ok(rational(x, MethodUsed::Next))
+            }
+            ResolvedPath::Until(phi, psi, b) => {
+                let phi = self.bool_of(phi)?;
+                let psi = self.bool_of(psi)?;
+                self.exact_until(&rows, &phi, &psi, b, max, span)
+            }
+            ResolvedPath::Eventually(psi, b) => {
+                let psi = self.bool_of(psi)?;
+                let all = self.full();
+                self.exact_until(&rows, &all, &psi, b, max, span)
+            }
+            ResolvedPath::Globally(phi, b) => {
+                let phi = self.bool_of(phi)?;
+                let not_phi = self.not(&phi);
+                let all = self.full();
+                Ok(self
+                    .exact_until(&rows, &all, &not_phi, b, !max, span)?
+                    .complement())
+            }
+            ResolvedPath::WeakUntil(phi, psi, b) => {
+                let phi = self.bool_of(phi)?;
+                let psi = self.bool_of(psi)?;
+                let not_psi = self.not(&psi);
+                let mut left = phi.clone();
+                left.intersect_with(&not_psi);
+                let mut right = self.not(&phi);
+                right.intersect_with(&not_psi);
+                Ok(self
+                    .exact_until(&rows, &left, &right, b, !max, span)?
+                    .complement())
+            }
+            ResolvedPath::Release(phi, psi, b) => {
+                let phi = self.bool_of(phi)?;
+                let psi = self.bool_of(psi)?;
+                let (np, nq) = (self.not(&phi), self.not(&psi));
+                Ok(self
+                    .exact_until(&rows, &np, &nq, b, !max, span)?
+                    .complement())
+            }
+            ResolvedPath::Ltl(_) => Err(self.error_at(
+                span,
+                "LTL formulas (temporal operators nested or combined) are not supported on \
+                 interval DTMCs; use X, U, F, G, W or R over state formulas",
+            )),
+        }
+    }
+
+    fn exact_until(
+        &mut self,
+        rows: &ExactRows,
+        phi: &StateSet,
+        psi: &StateSet,
+        steps: &Steps,
+        max: bool,
+        span: Span,
+    ) -> Result<NumValues> {
+        if steps.lower > 0 {
+            return Err(self.error_at(
+                span,
+                "`--method exact` on an interval DTMC does not support a lower step bound \
+                 (`U>=k`, `U[a,b]`); the default method (`--method auto`) answers it",
+            ));
+        }
+        let n = self.n();
+        match steps.upper {
+            Some(k) => {
+                let mut active = phi.clone();
+                active.difference_with(psi);
+                let x = robust_exact::bounded_sweeps(
+                    rows,
+                    &active,
+                    indicator_q(psi, n),
+                    k,
+                    max,
+                    &self.options,
+                )
+                .map_err(|e| self.exact_error(e, span))?;
+                Ok(rational(x, MethodUsed::Bounded { steps: k }))
+            }
+            None => {
+                // The float robust solution orders the successors for the first policy.
+                let float_rows = IntervalRows::of(self.dtmc).expect("an interval model");
+                // A float solver that does not converge only costs the hint (policy iteration
+                // starts from the row order then); a stop is a stop.
+                let hint = match robust::until(&float_rows, phi, psi, max, &self.options) {
+                    Ok(h) => Some(h.values),
+                    Err(e @ SolverError::Interrupted(_)) => return Err(e.into()),
+                    Err(_) => None,
+                };
+                let sol = robust_exact::until(rows, phi, psi, max, hint.as_deref(), &self.options)
+                    .map_err(|e| self.exact_error(e, span))?;
+                Ok(rational(
+                    sol.values,
+                    MethodUsed::Solver(format!(
+                        "exact robust policy iteration ({} policies)",
+                        sol.iterations
+                    )),
+                ))
+            }
+        }
+    }
+
+    /// A refusal of the exact robust solver (size, budget) as a user error at the property;
+    /// interruptions stay stops.
+    fn exact_error(&self, e: SolverError, span: Span) -> CheckError {
+        match e {
+            SolverError::Unsupported(m) => self.error_at(span, m),
+            e => e.into(),
+        }
+    }
+}
+
+fn indicator_q(set: &StateSet, n: usize) -> Vec<BigRational> {
+    (0..n)
+        .map(|s| {
+            if set.contains(s) {
+                BigRational::one()
+            } else {
+                BigRational::zero()
+            }
+        })
+        .collect()
+}
+
+fn rational(x: Vec<BigRational>, method: MethodUsed) -> NumValues {
+    NumValues::rational(x.into_iter().map(Some).collect(), method)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::result::StateValues;
+    use crate::{CheckOptions, CheckSession, Method};
+    use augur_dtmc::{Dtmc, Valuations};
+    use augur_expr::{Type, Value};
+    use augur_pctl::BigRational;
+    use proptest::prelude::*;
+
+    /// A random interval DTMC on `n` states with bounds in sixteenths (so the decimals written
+    /// and the doubles are the same rationals). Row `s` goes to the states of `mask[s]` (itself
+    /// when empty) with a point `c/16` (every `c ≥ 1`, `Σc = 16`: `units` hands out the 16 − m
+    /// spare sixteenths), widened to `[c − down, c + up] / 16` within `[0, 1]`.
+    fn random_idtmc(n: usize, mask: &[bool], units: &[u8], down: &[u8], up: &[u8]) -> Dtmc {
+        let mut tri = sprs::TriMatI::<f64, u32>::new((n, n));
+        let mut entries = Vec::new();
+        for s in 0..n {
+            let mut succ: Vec<usize> = (0..n).filter(|&t| mask[s * n + t]).collect();
+            if succ.is_empty() {
+                succ.push(s);
+            }
+            let m = succ.len();
+            let mut c = vec![1u32; m];
+            for &u in units[s * 16..s * 16 + 16 - m].iter() {
+                c[u as usize % m] += 1;
+            }
+            for (i, &t) in succ.iter().enumerate() {
+                let k = s * n + t;
+                let lo = c[i].saturating_sub(u32::from(down[k])) as f64 / 16.0;
+                let hi = (c[i] + u32::from(up[k])).min(16) as f64 / 16.0;
+                tri.add_triplet(s, t, f64::from(c[i]) / 16.0);
+                entries.push((s as u32, t as u32, lo, hi));
+            }
+        }
+        let skeleton = Dtmc {
+            matrix: tri.to_csr(),
+            initial: vec![0],
+            labels: vec![],
+            rewards: vec![],
+            valuations: Some(Valuations::new(
+                vec!["s".into()],
+                vec![Type::Int],
+                (0..n as i64).map(Value::Int).collect(),
+            )),
+            exact: None,
+            intervals: None,
+        };
+        Dtmc::from_interval_entries(skeleton, entries).expect("valid intervals")
+    }
+
+    /// The exact values and the default method's bounds of `prop` in every state.
+    fn both(d: &Dtmc, prop: &str) -> (Vec<BigRational>, (Vec<f64>, Vec<f64>)) {
+        let run = |method| {
+            let opts = CheckOptions {
+                method,
+                ..CheckOptions::default()
+            };
+            let r = CheckSession::for_dtmc(d, opts)
+                .check_str(prop)
+                .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()));
+            match r.states {
+                StateValues::Num(v) => v,
+                StateValues::Bool(_) => panic!("{prop}: a number expected"),
+            }
+        };
+        let exact = run(Method::Exact);
+        let float = run(Method::Auto);
+        let q = exact
+            .exact
+            .expect("exact rationals")
+            .into_iter()
+            .map(|q| q.expect("finite"))
+            .collect();
+        (
+            q,
+            float.bounds.unwrap_or((float.values.clone(), float.values)),
+        )
+    }
+
+    fn arb() -> impl Strategy<Value = (usize, Vec<bool>, Vec<u8>, Vec<u8>, Vec<u8>, usize)> {
+        (2usize..6).prop_flat_map(|n| {
+            (
+                Just(n),
+                proptest::collection::vec(prop::bool::weighted(0.45), n * n),
+                proptest::collection::vec(any::<u8>(), n * 16),
+                proptest::collection::vec(0u8..4, n * n),
+                proptest::collection::vec(0u8..4, n * n),
+                0..n,
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// On random small interval DTMCs, the exact `Pmin`/`Pmax` of `F`, `U` and `G` lies in
+        /// every state within the sound bounds of the float robust solver (interval iteration,
+        /// with deflation of end components for `Pmax`): two independent algorithms.
+        #[test]
+        fn exact_values_lie_within_the_float_bounds(
+            (n, mask, units, down, up, goal) in arb()
+        ) {
+            let d = random_idtmc(n, &mask, &units, &down, &up);
+            let avoid = (goal + 1) % n;
+            for prop in [
+                format!("Pmax=? [ F s={goal} ]"),
+                format!("Pmin=? [ F s={goal} ]"),
+                format!("Pmax=? [ s!={avoid} U s={goal} ]"),
+                format!("Pmin=? [ s!={avoid} U s={goal} ]"),
+                format!("Pmax=? [ G s!={goal} ]"),
+                format!("Pmin=? [ G s!={goal} ]"),
+            ] {
+                let (q, (lo, hi)) = both(&d, &prop);
+                for s in 0..n {
+                    let (l, h) = (
+                        BigRational::from_float(lo[s]).unwrap(),
+                        BigRational::from_float(hi[s]).unwrap(),
+                    );
+                    prop_assert!(
+                        l <= q[s] && q[s] <= h,
+                        "{prop} in state {s}: exact {} outside [{}, {}]", q[s], lo[s], hi[s]
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! `--method exact` on interval DTMCs (issue 23, item 3): `Pmin`/`Pmax` in rationals by policy
+//! iteration over nature's choices. Expected values are derived by hand in the comments, or
+//! are PRISM's RESULT values of its interval-DTMC regression tests (`test.prism`, quoted).
+
+use crate::util::{self, augur, code, stderr, stdout_json};
+use std::path::{Path, PathBuf};
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("writing a test model");
+    p
+}
+
+/// The exact result (`"exact"`) and the `value` of each property, in order.
+fn exact_results(
+    model: &Path,
+    props: &[&str],
+    method: &str,
+) -> Vec<(Option<String>, f64, Vec<f64>)> {
+    let mut args = vec![
+        "check".to_string(),
+        model.display().to_string(),
+        "--method".into(),
+        method.into(),
+        "--json".into(),
+    ];
+    for p in props {
+        args.push("--prop".into());
+        args.push((*p).into());
+    }
+    let out = augur(&args);
+    assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+    let json = stdout_json(&out);
+    json["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            let bounds = r["bounds"]
+                .as_array()
+                .map(|b| b.iter().map(|x| x.as_f64().unwrap()).collect())
+                .unwrap_or_default();
+            (
+                r["exact"].as_str().map(str::to_string),
+                r["value"].as_f64().expect("a number"),
+                bounds,
+            )
+        })
+        .collect()
+}
+
+/// PRISM's `test.prism` (prism-tests/functionality/verify/idtmc): from 0, `[0.1,0.2]` to 1 and
+/// `[0.8,0.9]` to 2, both absorbing. Its RESULT lines: Pmin/Pmax of `F s=1` are 0.1/0.2, of
+/// `F s=2` 0.8/0.9, and `G !s=1` is the complement of `F s=1` with min and max swapped.
+const PRISM_TEST: &str = "dtmc
+module M
+	s : [0..3];
+	[] s=0 -> [0.1,0.2]:(s'=1) + [0.8,0.9]:(s'=2);
+	[] s>0 -> true;
+endmodule
+";
+
+#[test]
+fn prism_idtmc_test_results_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "test.prism", PRISM_TEST);
+    let got = exact_results(
+        &m,
+        &[
+            "Pmin=? [ F s=1 ]",
+            "Pmax=? [ F s=1 ]",
+            "Pmin=? [ F s=2 ]",
+            "Pmax=? [ F s=2 ]",
+            "Pmin=? [ G !s=1 ]",
+            "Pmax=? [ G !s=1 ]",
+            "Pmin=? [ G !s=2 ]",
+            "Pmax=? [ G !s=2 ]",
+        ],
+        "exact",
+    );
+    let exact: Vec<&str> = got.iter().map(|g| g.0.as_deref().unwrap()).collect();
+    assert_eq!(
+        exact,
+        ["1/10", "1/5", "4/5", "9/10", "4/5", "9/10", "1/10", "1/5"]
+    );
+}
+
+/// From 0: `[1/3,2/3]` to 1 and `[1/3,2/3]` to the goal 2; from 1: `[1/2,1]` back to 0 and
+/// `[0,1/2]` to the failure 3. `Pmin`: nature sends 1/2 of 1's mass to 3 (x1 = x0/2) and 2/3
+/// of 0's to 1 (x1 < 1): x0 = 2/3·x0/2 + 1/3, so x0 = 1/2, x1 = 1/4. `Pmax`: 1 returns all its
+/// mass to 0 (x1 = x0) and 0 gives 2/3 to the goal: x0 = 1/3·x0 + 2/3, so x0 = 1.
+/// `Pmax [ X s=2 ]` = 2/3, `Pmin [ F<=2 s=2 ]` = 1/3 (0 → 1 → 0 needs two steps, 0 → 2 one).
+/// The bounds are thirds: only the rational builder gets them exactly.
+const LOOP: &str = "dtmc
+module m
+  s : [0..3] init 0;
+  [] s=0 -> [1/3,2/3] : (s'=1) + [1/3,2/3] : (s'=2);
+  [] s=1 -> [1/2,1] : (s'=0) + [0,1/2] : (s'=3);
+  [] s>1 -> true;
+endmodule
+";
+
+#[test]
+fn a_loop_with_thirds_has_its_hand_derived_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "loop.pm", LOOP);
+    let got = exact_results(
+        &m,
+        &[
+            "Pmin=? [ F s=2 ]",
+            "Pmax=? [ F s=2 ]",
+            "Pmax=? [ X s=2 ]",
+            "Pmin=? [ F<=2 s=2 ]",
+            "filter(max, Pmin=? [ F s=2 ], s=1)",
+            "Pmax=? [ s<2 U s=2 ]",
+            "Pmin=? [ G s!=3 ]",
+        ],
+        "exact",
+    );
+    let exact: Vec<&str> = got.iter().map(|g| g.0.as_deref().unwrap()).collect();
+    // G s!=3 = 1 - F s=3 with min and max swapped: Pmax [ F s=3 ] from 0: 1 sends 1/2 to 3,
+    // 0 sends 2/3 to 1: y0 = 2/3·(1/2 + y0/2) = 1/3 + y0/3, y0 = 1/2; so Pmin G = 1/2.
+    assert_eq!(exact, ["1/2", "1", "2/3", "1/3", "1/4", "1", "1/2"]);
+}
+
+/// die-intervals.pm (Storm's and PRISM's Knuth die with nature-controlled coins, every coin
+/// `[1/3,2/3]`). d=1 is reached only through 0 →(a) 1 →(b) 3, and 3 →(c) 1 or →(1−c) d=1:
+/// x1 = b·(1−c)/(1−b·c), x0 = a·x1, increasing in a and b, decreasing in c. Max: a = b = 2/3,
+/// c = 1/3: x1 = (4/9)/(7/9) = 4/7, x0 = 8/21. Min: a = b = 1/3, c = 2/3: x1 = (1/9)/(7/9),
+/// x0 = 1/21. The exact values must also lie within the default method's guaranteed bounds
+/// (an independent algorithm: interval iteration with deflation).
+#[test]
+fn die_intervals_exact_is_within_the_float_bounds() {
+    let m = util::fixture("idtmc/die-intervals.pm");
+    let props = [
+        "Pmax=? [ F s=7 & d=1 ]",
+        "Pmin=? [ F s=7 & d=1 ]",
+        "Pmax=? [ F s=7 & d=6 ]",
+        "Pmin=? [ F \"done\" ]",
+    ];
+    let exact = exact_results(&m, &props, "exact");
+    let float = exact_results(&m, &props, "auto");
+    for ((e, f), p) in exact.iter().zip(&float).zip(props) {
+        let (lo, hi) = (f.2[0], f.2[1]);
+        assert!(
+            lo <= e.1 && e.1 <= hi,
+            "{p}: exact {:?} = {} outside the float bounds [{lo}, {hi}]",
+            e.0,
+            e.1
+        );
+    }
+    assert_eq!(exact[0].0.as_deref(), Some("8/21"));
+    assert_eq!(exact[1].0.as_deref(), Some("1/21"));
+    assert_eq!(exact[3].0.as_deref(), Some("1"));
+}
+
+/// An explicit file's decimals are the rationals written: `[0.1, 0.3]` is 1/10..3/10.
+#[test]
+fn explicit_interval_files_are_read_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    // From 0: [0.1,0.3] to 1, [0.7,0.9] to 2 (absorbing). Pmax F s=1 = 3/10, Pmin = 1/10.
+    let tra = write(
+        dir.path(),
+        "m.tra",
+        "3 4\n0 1 [0.1,0.3]\n0 2 [0.7,0.9]\n1 1 [1,1]\n2 2 [1,1]\n",
+    );
+    write(dir.path(), "m.lab", "0=\"init\" 1=\"goal\"\n0: 0\n1: 1\n");
+    let out = augur(&[
+        "check",
+        tra.to_str().unwrap(),
+        "--method",
+        "exact",
+        "--prop",
+        "Pmax=? [ F \"goal\" ]",
+        "--prop",
+        "Pmin=? [ F \"goal\" ]",
+        "--json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let json = stdout_json(&out);
+    assert_eq!(json["results"][0]["exact"], "3/10");
+    assert_eq!(json["results"][1]["exact"], "1/10");
+}
+
+fn user_error(args: &[&str]) -> String {
+    let out = util::augur(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    err
+}
+
+/// A walk of 2501 states: above the exact robust solver's limit.
+const BIG: &str = "dtmc
+module w
+  x : [0..2500] init 0;
+  [] x<2500 -> [1/4,3/4] : (x'=x+1) + [1/4,3/4] : (x'=0);
+  [] x=2500 -> true;
+endmodule
+";
+
+#[test]
+fn refusals_are_located_user_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = write(dir.path(), "big.pm", BIG);
+    let die = util::fixture("idtmc/die-intervals.pm");
+    let die = die.to_str().unwrap();
+    insta::assert_snapshot!(
+        "too_large",
+        user_error(&[
+            "check",
+            big.to_str().unwrap(),
+            "--method",
+            "exact",
+            "--prop",
+            "Pmax=? [ F x=2500 ]"
+        ])
+    );
+    insta::assert_snapshot!(
+        "rewards",
+        user_error(&[
+            "check",
+            die,
+            "--method",
+            "exact",
+            "--prop",
+            "R{\"coin_flips\"}max=? [ F s=7 ]"
+        ])
+    );
+    insta::assert_snapshot!(
+        "lower_step_bound",
+        user_error(&[
+            "check",
+            die,
+            "--method",
+            "exact",
+            "--prop",
+            "Pmax=? [ F>=2 s=7 ]"
+        ])
+    );
+    insta::assert_snapshot!(
+        "ltl",
+        user_error(&[
+            "check",
+            die,
+            "--method",
+            "exact",
+            "--prop",
+            "Pmax=? [ F G s=7 ]"
+        ])
+    );
+}
+
+/// Intervals that are all points are a DTMC with those exact probabilities (`[1/3,1/3]` is
+/// 1/3, not the double nearest it), and thresholds are compared exactly: die-intervals'
+/// `Pmax` is exactly 8/21 (see above), so `>= 8/21` holds and `> 8/21` does not.
+#[test]
+fn point_intervals_and_thresholds_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "points.pm",
+        "dtmc\nmodule m\n  s : [0..2] init 0;\n  [] s=0 -> [1/3,1/3] : (s'=1) + [2/3,2/3] : (s'=2);\n  [] s>0 -> true;\nendmodule\n",
+    );
+    let got = exact_results(&m, &["Pmax=? [ F s=1 ]"], "exact");
+    assert_eq!(got[0].0.as_deref(), Some("1/3"));
+    let die = util::fixture("idtmc/die-intervals.pm");
+    let out = augur(&[
+        "check",
+        die.to_str().unwrap(),
+        "--method",
+        "exact",
+        "--prop",
+        "Pmax>=8/21 [ F s=7 & d=1 ]",
+        "--prop",
+        "Pmax>8/21 [ F s=7 & d=1 ]",
+        "--json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let json = stdout_json(&out);
+    assert_eq!(json["results"][0]["value"], true);
+    assert_eq!(json["results"][1]["value"], false);
+}
+
+/// Storm's `RobustDtmcPrctlModelCheckerTest` values for brp-32-2 (`P{} [ F "error" ]`: min
+/// 2.559615918664207e-10, max 0.0008464876763422187, from Storm's value iteration), answered
+/// exactly to within Storm's 1e-6 (relative); and die-intervals' `F "one"`, 9/189 and 72/189.
+#[test]
+fn storm_reference_values_are_met_exactly() {
+    let brp = util::fixture("idtmc/brp-32-2-intervals.pm");
+    let got = exact_results(
+        &brp,
+        &["Pmin=? [ F \"error\" ]", "Pmax=? [ F \"error\" ]"],
+        "exact",
+    );
+    for ((_, v, _), want) in got
+        .iter()
+        .zip([2.559615918664207e-10, 0.0008464876763422187])
+    {
+        assert!((v - want).abs() <= 1e-6 * want, "{v} vs Storm's {want}");
+    }
+    let die = util::fixture("idtmc/die-intervals.pm");
+    let got = exact_results(
+        &die,
+        &["Pmin=? [ F \"one\" ]", "Pmax=? [ F \"one\" ]"],
+        "exact",
+    );
+    assert_eq!(got[0].0.as_deref(), Some("1/21"));
+    assert_eq!(got[1].0.as_deref(), Some("8/21"));
+}
