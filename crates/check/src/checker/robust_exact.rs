@@ -14,7 +14,6 @@ use augur_solver::robust::{self, IntervalRows};
 use augur_solver::robust_exact::{self, ExactRows};
 use augur_solver::SolverError;
 use augur_source::Span;
-use num_traits::{One, Zero};
 
 impl Checker<'_> {
     /// `Pmin`/`Pmax` of a path formula in exact arithmetic.
@@ -33,7 +32,7 @@ impl Checker<'_> {
                 let x = robust_exact::bounded_sweeps(
                     &rows,
                     &all,
-                    indicator_q(&set, self.n()),
+                    super::rational_indicator(&set, self.n()),
                     1,
                     max,
                     &self.options,
@@ -111,7 +110,7 @@ impl Checker<'_> {
                 let x = robust_exact::bounded_sweeps(
                     rows,
                     &active,
-                    indicator_q(psi, n),
+                    super::rational_indicator(psi, n),
                     k,
                     max,
                     &self.options,
@@ -150,18 +149,6 @@ impl Checker<'_> {
             e => e.into(),
         }
     }
-}
-
-fn indicator_q(set: &StateSet, n: usize) -> Vec<BigRational> {
-    (0..n)
-        .map(|s| {
-            if set.contains(s) {
-                BigRational::one()
-            } else {
-                BigRational::zero()
-            }
-        })
-        .collect()
 }
 
 fn rational(x: Vec<BigRational>, method: MethodUsed) -> NumValues {
