@@ -383,7 +383,9 @@ impl Model {
 
     /// The constants and formulas a PRISM export keeps (so that the source's properties still
     /// parse on the export).
-    fn prism_source(&self) -> augur_formats::prism_export::PrismSource {
+    /// The constants and formulas a PRISM export of this model (or of a sub-chain of it)
+    /// writes beside its states.
+    pub fn prism_source(&self) -> augur_formats::prism_export::PrismSource {
         augur_formats::prism_export::PrismSource {
             constants: self.constants.clone(),
             formulas: self

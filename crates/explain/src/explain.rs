@@ -669,18 +669,7 @@ impl Explained {
     /// property checks on it as written); `None` without one.
     pub fn write_prism(&self, model: &Model, w: &mut dyn std::io::Write) -> Option<Result<()>> {
         let sub = self.subchain.as_ref()?;
-        let source = augur_formats::prism_export::PrismSource {
-            constants: model.constants().to_vec(),
-            formulas: model
-                .prism()
-                .map(|m| {
-                    m.formulas()
-                        .into_iter()
-                        .map(|(n, e)| (n, e.to_string()))
-                        .collect()
-                })
-                .unwrap_or_default(),
-        };
+        let source = model.prism_source();
         let header = format!(
             "// A critical subsystem of {} for {}: {} of its states, the last state of this\n\
              // model an added sink that every transition leaving them goes to (augur explain).\n",

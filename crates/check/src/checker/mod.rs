@@ -329,6 +329,23 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// `φ W ψ` = ¬(¬ψ U (¬φ ∧ ¬ψ)): the sets (φ ∧ ¬ψ, ¬φ ∧ ¬ψ) of that until, whose
+    /// complement is the weak until (also `R`, rewritten to `W` by the resolver).
+    fn weak_until_sets(
+        &mut self,
+        phi: &ResolvedFormula,
+        psi: &ResolvedFormula,
+    ) -> Result<(StateSet, StateSet)> {
+        let phi = self.bool_of(phi)?;
+        let psi = self.bool_of(psi)?;
+        let not_psi = self.not(&psi);
+        let mut left = phi.clone();
+        left.intersect_with(&not_psi);
+        let mut right = self.not(&phi);
+        right.intersect_with(&not_psi);
+        Ok((left, right))
+    }
+
     fn file_label(&mut self, label: &Arc<ResolvedLabel>) -> Result<StateSet> {
         let key = Arc::as_ptr(label) as usize;
         if let Some((_, set)) = self.labels.get(&key) {
@@ -819,13 +836,7 @@ impl<'a> Checker<'a> {
                 Ok(self.until(&all, &not_phi, b)?.complement())
             }
             ResolvedPath::WeakUntil(phi, psi, b) => {
-                let phi = self.bool_of(phi)?;
-                let psi = self.bool_of(psi)?;
-                let not_psi = self.not(&psi);
-                let mut left = phi.clone();
-                left.intersect_with(&not_psi);
-                let mut right = self.not(&phi);
-                right.intersect_with(&not_psi);
+                let (left, right) = self.weak_until_sets(phi, psi)?;
                 Ok(self.until(&left, &right, b)?.complement())
             }
             ResolvedPath::Release(phi, psi, b) => {

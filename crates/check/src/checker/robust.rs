@@ -94,13 +94,7 @@ impl<'a> Checker<'a> {
                 Ok(self.robust_until(&all, &not_phi, b, !max)?.complement())
             }
             ResolvedPath::WeakUntil(phi, psi, b) => {
-                let phi = self.bool_of(phi)?;
-                let psi = self.bool_of(psi)?;
-                let not_psi = self.not(&psi);
-                let mut left = phi.clone();
-                left.intersect_with(&not_psi);
-                let mut right = self.not(&phi);
-                right.intersect_with(&not_psi);
+                let (left, right) = self.weak_until_sets(phi, psi)?;
                 Ok(self.robust_until(&left, &right, b, !max)?.complement())
             }
             ResolvedPath::Release(phi, psi, b) => {

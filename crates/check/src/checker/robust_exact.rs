@@ -59,13 +59,7 @@ impl Checker<'_> {
                     .complement())
             }
             ResolvedPath::WeakUntil(phi, psi, b) => {
-                let phi = self.bool_of(phi)?;
-                let psi = self.bool_of(psi)?;
-                let not_psi = self.not(&psi);
-                let mut left = phi.clone();
-                left.intersect_with(&not_psi);
-                let mut right = self.not(&phi);
-                right.intersect_with(&not_psi);
+                let (left, right) = self.weak_until_sets(phi, psi)?;
                 Ok(self
                     .exact_until(&rows, &left, &right, b, !max, span)?
                     .complement())
