@@ -9,7 +9,7 @@
 //!
 //! Run with `cargo bench --bench monitor`. Times are the benchmark thread's CPU time
 //! (`CLOCK_THREAD_CPUTIME_ID`), not wall time: on a machine shared with other builds, wall
-//! time counts the time the thread waits for a core. The AgentDojo replay needs `../shared/data/agentdojo`
+//! time counts the time the thread waits for a core. The AgentDojo replay reads `models/agentdojo/runs`
 //! (skipped without it).
 
 use augur_monitor::compile::{compile_dtmcs, CompileOptions, Source};
@@ -195,16 +195,24 @@ fn bench_gate(c: &mut C) {
 }
 
 fn agentdojo_runs_text() -> Option<String> {
-    let dir = std::path::Path::new("../shared/data/agentdojo");
+    use std::io::Read as _;
+    let dir = std::path::Path::new("models/agentdojo");
     let tasks = std::fs::read_to_string(dir.join("agentdojo_v1_tasks.json")).ok()?;
     let tasks = augur_monitor::agentdojo::Tasks::parse(&tasks, "tasks").ok()?;
     let mut conv = augur_monitor::agentdojo::Converted::default();
-    for e in std::fs::read_dir(dir).ok()? {
-        let p = e.ok()?.path();
+    let mut files: Vec<_> = std::fs::read_dir(dir.join("runs"))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    for p in files {
         let name = p.file_name()?.to_string_lossy().to_string();
-        if name.starts_with("agentdojo-") && name.ends_with(".jsonl") {
-            let f = std::io::BufReader::new(std::fs::File::open(&p).ok()?);
-            augur_monitor::agentdojo::convert(f, &name, &tasks, &mut conv).ok()?;
+        if name.starts_with("agentdojo-") && name.ends_with(".jsonl.gz") {
+            let mut text = String::new();
+            flate2::read::MultiGzDecoder::new(std::fs::File::open(&p).ok()?)
+                .read_to_string(&mut text)
+                .ok()?;
+            augur_monitor::agentdojo::convert(text.as_bytes(), &name, &tasks, &mut conv).ok()?;
         }
     }
     Some(conv.runs.iter().map(|r| r.to_json_line() + "\n").collect())
@@ -212,7 +220,7 @@ fn agentdojo_runs_text() -> Option<String> {
 
 fn bench_replay(c: &mut C) {
     let Some(text) = agentdojo_runs_text() else {
-        eprintln!("../shared/data/agentdojo not found: replay benchmark skipped");
+        eprintln!("models/agentdojo/runs not readable: replay benchmark skipped");
         return;
     };
     let runs: Vec<Run> = read_runs(text.as_bytes(), "agentdojo").unwrap();

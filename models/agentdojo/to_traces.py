@@ -3,7 +3,7 @@
 
 Usage (from the repository root):
 
-    python3 models/agentdojo/to_traces.py ../shared/data/agentdojo/agentdojo-*.jsonl > agentdojo.jsonl
+    python3 models/agentdojo/to_traces.py models/agentdojo/runs/*.jsonl.gz > agentdojo.jsonl
 
 Each run becomes one JSON Lines trace: the start state (NONE, READ_ONLY, FULLY_REVERSIBLE),
 then one step per tool call, where the call's implications (d', t', r') come from the table
@@ -13,15 +13,15 @@ for runs with a planted prompt injection and `benign` otherwise; `violated` (in 
 injected runs whose attacker goal was achieved. The table is this project's choice, written for
 the demo; it is not AgentDojo's ground truth.
 """
+import gzip
 import json
 import os
 import sys
 
 SOURCE = (
-    "the AgentDojo runs are not in this repository: they are exports of runs of the AgentDojo "
-    "benchmark (https://github.com/ethz-spylab/agentdojo, ETH Zurich SPY Lab, MIT licence) for "
-    "four models, kept in the reference folder ../shared/data/agentdojo/ beside the repository "
-    "(agentdojo-<model>.jsonl and agentdojo_v1_tasks.json)"
+    "the AgentDojo runs ship in models/agentdojo/runs/ (agentdojo-<model>.jsonl.gz: exports of "
+    "runs of the AgentDojo benchmark, https://github.com/ethz-spylab/agentdojo, ETH Zurich SPY "
+    "Lab, MIT licence); give their paths, plain or gzip-compressed"
 )
 
 D = ["NONE", "PUBLIC", "INTERNAL", "SENSITIVE", "CREDENTIALS"]
@@ -82,8 +82,8 @@ def main(paths):
         print(f"error: {what}: no such file\n  note: {SOURCE}", file=sys.stderr)
         sys.exit(1)
     for path in paths:
-        model = path.rsplit("agentdojo-", 1)[-1].removesuffix(".jsonl")
-        with open(path) as f:
+        model = path.rsplit("agentdojo-", 1)[-1].removesuffix(".gz").removesuffix(".jsonl")
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             for lineno, line in enumerate(f, 1):
                 run = json.loads(line)
                 if "messages" not in run:

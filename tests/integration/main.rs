@@ -7,6 +7,7 @@
 #[path = "../util/mod.rs"]
 mod util;
 
+mod agentdojo;
 mod architecture;
 mod assert;
 mod bad_input;

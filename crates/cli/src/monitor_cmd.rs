@@ -853,12 +853,32 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Where the AgentDojo data comes from, for the error when a file is missing: the runs are not
-/// in the repository.
-const AGENTDOJO_SOURCE: &str = "the AgentDojo runs are not in this repository: they are \
-exports of runs of the AgentDojo benchmark (https://github.com/ethz-spylab/agentdojo, ETH Zurich \
-SPY Lab, MIT licence) for four models, kept in the reference folder ../shared/data/agentdojo/ \
-beside the repository (agentdojo-<model>.jsonl and agentdojo_v1_tasks.json)";
+/// Where the AgentDojo data comes from, for the error when a file is missing.
+const AGENTDOJO_SOURCE: &str = "the AgentDojo runs ship in models/agentdojo/runs/ \
+(agentdojo-<model>.jsonl.gz, read compressed or not; exports of runs of the AgentDojo benchmark, \
+https://github.com/ethz-spylab/agentdojo, ETH Zurich SPY Lab, MIT licence) and the tasks in \
+models/agentdojo/agentdojo_v1_tasks.json";
+
+/// A file read as text lines, decompressed when it is gzip (recognised by its magic bytes, not
+/// its name): the AgentDojo runs ship compressed in `models/agentdojo/runs/`.
+fn open_maybe_gzip(f: &Path) -> Result<Box<dyn std::io::BufRead>, CliError> {
+    use std::io::BufRead as _;
+    let cannot =
+        |e: std::io::Error| CliError::user(format!("error: cannot read {}: {e}", f.display()));
+    let file = std::fs::File::open(f).map_err(cannot)?;
+    let mut reader = std::io::BufReader::new(file);
+    let gzip = reader
+        .fill_buf()
+        .map_err(cannot)?
+        .starts_with(&[0x1f, 0x8b]);
+    Ok(if gzip {
+        Box::new(std::io::BufReader::new(
+            flate2::bufread::MultiGzDecoder::new(reader),
+        ))
+    } else {
+        Box::new(reader)
+    })
+}
 
 fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(missing) = std::iter::once(&a.tasks)
@@ -874,15 +894,8 @@ fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError>
     let tasks = Tasks::parse(&text, &a.tasks.display().to_string()).map_err(user)?;
     let mut conv = Converted::default();
     for f in &a.files {
-        let file = std::fs::File::open(f)
-            .map_err(|e| CliError::user(format!("error: cannot read {}: {e}", f.display())))?;
-        agentdojo::convert(
-            std::io::BufReader::new(file),
-            &f.display().to_string(),
-            &tasks,
-            &mut conv,
-        )
-        .map_err(user)?;
+        let reader = open_maybe_gzip(f)?;
+        agentdojo::convert(reader, &f.display().to_string(), &tasks, &mut conv).map_err(user)?;
     }
     write_runs(&a.output, &conv)?;
     let unsafe_n = conv

@@ -108,6 +108,17 @@ impl Tasks {
 }
 
 /// The first step whose arguments carry one of `ids`.
+/// The model named by an export's file name: `agentdojo-<model>.jsonl` or `.jsonl.gz`.
+fn model_of_file(file: &str) -> String {
+    let name = std::path::Path::new(file)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let name = name.strip_suffix(".jsonl").unwrap_or(name);
+    name.trim_start_matches("agentdojo-").to_string()
+}
+
 fn first_carrying(steps: &[RunStep], ids: &HashSet<String>) -> Option<usize> {
     if ids.is_empty() {
         return None;
@@ -120,17 +131,11 @@ fn first_carrying(steps: &[RunStep], ids: &HashSet<String>) -> Option<usize> {
     })
 }
 
-/// Convert one export file (`agentdojo-<model>.jsonl`); run ids are `<model>:<suite>:<line>`.
+/// Convert one export file (`agentdojo-<model>.jsonl`, or its gzip `agentdojo-<model>.jsonl.gz`
+/// once the caller has decompressed it); run ids are `<model>:<suite>:<line>`.
 pub fn convert(reader: impl BufRead, file: &str, tasks: &Tasks, out: &mut Converted) -> Result<()> {
     let mut file_model: Option<String> = None;
-    let model = std::path::Path::new(file)
-        .file_stem()
-        .map(|s| {
-            s.to_string_lossy()
-                .trim_start_matches("agentdojo-")
-                .to_string()
-        })
-        .unwrap_or_default();
+    let model = model_of_file(file);
     for (i, line) in reader.lines().enumerate() {
         let lineno = i + 1;
         let line = line.map_err(|e| MonitorError::Io {
@@ -237,6 +242,17 @@ pub fn convert(reader: impl BufRead, file: &str, tasks: &Tasks, out: &mut Conver
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_model_is_named_by_the_file_plain_or_gzip() {
+        for f in [
+            "agentdojo-gpt-4o.jsonl",
+            "dir/agentdojo-gpt-4o.jsonl.gz",
+            "agentdojo-gpt-4o",
+        ] {
+            assert_eq!(model_of_file(f), "gpt-4o", "{f}");
+        }
+    }
 
     #[test]
     fn labels_violation_steps_and_disagreements() {
