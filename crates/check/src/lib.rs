@@ -81,10 +81,16 @@ pub use result::{
 pub use session::{check_str, CheckOptions, CheckSession, MAX_HORIZON_ENTRIES};
 
 /// Reads a user-named text file; a byte-order mark is dropped. Failures are user errors
-/// naming the file.
+/// naming the file. Under [`augur_formats::confine::within_root`] only a file inside the root
+/// is read.
 pub fn read_text(path: &std::path::Path) -> Result<String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| CheckError::input(format!("cannot read {}: {e}", path.display())))?;
+    use std::io::Read as _;
+    let cannot =
+        |e: std::io::Error| CheckError::input(format!("cannot read {}: {e}", path.display()));
+    let mut bytes = Vec::new();
+    augur_formats::confine::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(cannot)?;
     let mut text =
         augur_source::decode_utf8(&path.display().to_string(), bytes).map_err(CheckError::Input)?;
     if text.starts_with('\u{feff}') {

@@ -599,3 +599,59 @@ fn default_bounds_contain_the_value_of_the_model_as_written() {
         assert!(hi - lo <= 2.0 * f64::EPSILON * hi, "[{lo}, {hi}]");
     }
 }
+
+/// Issue 22 (time of check to time of use): under `augur_formats::confine::within_root`, every
+/// file `Model::load` opens is checked after it is opened, whatever a caller checked before: a
+/// PRISM file, a `.tra` and each companion that is a link out of the root is refused, and no
+/// line of the outside file reaches the message; the same files inside the root load.
+#[cfg(unix)]
+#[test]
+fn a_confined_load_reads_nothing_outside_the_root() {
+    use augur_formats::confine::within_root;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let secret = dir.path().join("passwd");
+    std::fs::write(&secret, "root:x:0:0:top secret:/root:/bin/sh\n").unwrap();
+    let tra = "2 2\n0 1 1\n1 1 1\n";
+    std::fs::write(root.join("m.tra"), tra).unwrap();
+    std::fs::write(root.join("m.lab"), "0=\"init\" 1=\"goal\"\n0: 0\n1: 1\n").unwrap();
+    std::fs::write(
+        root.join("m.pm"),
+        "dtmc\nmodule m s : [0..1]; [] true -> (s'=1); endmodule\n",
+    )
+    .unwrap();
+    let load = |p: &std::path::Path| {
+        within_root(&root, || Model::load(p, &LoadOptions::default())).unwrap()
+    };
+    assert!(load(&root.join("m.tra")).is_ok());
+    assert!(load(&root.join("m.pm")).is_ok());
+    let link = |name: &str| {
+        let p = root.join(name);
+        std::os::unix::fs::symlink(&secret, &p).unwrap();
+        p
+    };
+    let refused = |r: Result<Model>, what: &str| {
+        let e = r.err().unwrap_or_else(|| panic!("{what}: loaded"));
+        let m = e.diagnostic().render();
+        assert!(m.contains("not a file inside the root"), "{what}: {m}");
+        assert!(!m.contains("top secret"), "{what}: {m}");
+    };
+    refused(load(&link("x.pm")), "PRISM file");
+    refused(load(&link("y.tra")), ".tra");
+    for ext in ["lab", "srew", "trew", "sta"] {
+        let stem = format!("c{ext}");
+        std::fs::write(root.join(format!("{stem}.tra")), tra).unwrap();
+        link(&format!("{stem}.{ext}"));
+        refused(load(&root.join(format!("{stem}.tra"))), ext);
+    }
+    // Unconfined, the same link is followed (the CLI reads what its user names).
+    let e = Model::load(&root.join("clab.tra"), &LoadOptions::default())
+        .err()
+        .unwrap();
+    assert!(
+        e.diagnostic().render().contains("root:x"),
+        "{}",
+        e.diagnostic().render()
+    );
+}

@@ -861,7 +861,7 @@ impl ExplicitPaths {
 }
 
 fn open(path: &Path) -> Result<BufReader<File>> {
-    File::open(path)
+    crate::confine::open(path)
         .map(|f| BufReader::with_capacity(BUF, f))
         .map_err(|e| FormatError::Io {
             path: path.to_path_buf(),
@@ -869,11 +869,18 @@ fn open(path: &Path) -> Result<BufReader<File>> {
         })
 }
 
+/// A companion file when there is one: a missing file is `None`; one that exists but cannot be
+/// read (or, under [`crate::confine::within_root`], lies outside the root) is an error.
 fn open_opt(path: &Path) -> Result<Option<BufReader<File>>> {
-    if path.is_file() {
-        open(path).map(Some)
-    } else {
-        Ok(None)
+    if path.is_dir() {
+        return Ok(None);
+    }
+    match open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(FormatError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(e) => Err(e),
     }
 }
 

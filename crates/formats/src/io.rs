@@ -126,7 +126,7 @@ impl std::str::FromStr for Format {
 }
 
 fn open(path: &Path) -> Result<BufReader<File>> {
-    File::open(path)
+    crate::confine::open(path)
         .map(|f| BufReader::with_capacity(1 << 16, f))
         .map_err(|e| FormatError::Io {
             path: path.to_path_buf(),

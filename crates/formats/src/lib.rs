@@ -30,6 +30,7 @@ mod io;
 mod proptests;
 mod text;
 
+pub mod confine;
 pub mod dot;
 pub mod drn;
 pub mod explicit;

@@ -150,7 +150,7 @@ pub(crate) fn trimmed_span(line: &str) -> Span {
 pub(crate) fn reread_location(path: &Path, line: usize, field: usize) -> Location {
     use std::io::BufRead as _;
     let name = path.display().to_string();
-    let text = std::fs::File::open(path).ok().and_then(|f| {
+    let text = crate::confine::open(path).ok().and_then(|f| {
         std::io::BufReader::new(f)
             .lines()
             .nth(line.checked_sub(1)?)?

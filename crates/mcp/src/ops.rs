@@ -199,7 +199,21 @@ pub fn load_model(
             }
             // Messages name the file as the caller wrote it, not the server's absolute path;
             // a companion's (`.lab`, ...) is named relative to the root.
-            return Model::load(&path, &opts)
+            // Every file the load opens (the model, its companions, an error's excerpt) is
+            // opened first and then checked to be inside the root: no window between the
+            // check above and the read (a companion swapped for a link out of the root after
+            // `check_companions` is refused).
+            let load = || Model::load(&path, &opts);
+            let loaded = match &root {
+                Some(r) => augur_formats::confine::within_root(r, load).map_err(|e| {
+                    ToolError::new(
+                        ErrorKind::Internal,
+                        format!("the server's root cannot be read: {e}"),
+                    )
+                })?,
+                None => load(),
+            };
+            return loaded
                 .map(|m| m.named(p))
                 .map_err(|e| hide_root(ToolError::check(&e), root.as_deref()));
         }
