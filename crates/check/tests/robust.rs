@@ -172,3 +172,70 @@ fn min_and_max_on_a_dtmc_are_p_with_a_note() {
         .iter()
         .any(|n| n.contains("`Pmax` on a model without intervals")));
 }
+
+/// `Rmin` where nature can idle in a zero-reward state: `s=0` (reward 0) may loop on itself
+/// (`[0,1]`) or move to `s=1` (reward 1), which goes to the goal. Idling forever never reaches
+/// the goal (worth ∞ to nature, which minimises), so nature leaves, through `s=1`: Rmin = 1.
+/// Plain value iteration from 0 stays at 0 on `s=0` (it answered 0); the zero-reward end
+/// component is lifted to its least exit value. Without an inductive upper bound there (Park
+/// induction cannot tell the idle loop's 0 from the value), no bounds are claimed.
+const IDLE: &str = "dtmc
+module m
+  s : [0..2] init 0;
+  [] s=0 -> [0,1] : (s'=0) + [0,1] : (s'=1);
+  [] s=1 -> 1 : (s'=2);
+  [] s=2 -> true;
+endmodule
+rewards \"r\" s=1 : 1; endrewards
+rewards \"exit\" [] s=0 : 3; endrewards
+label \"goal\" = s=2;
+";
+
+fn result(model: &str, prop: &str) -> augur_check::CheckResult {
+    let m = Model::from_text("m.prism", model, Format::Prism, &LoadOptions::default()).unwrap();
+    let options = CheckOptions {
+        epsilon: 1e-9,
+        ..CheckOptions::default()
+    };
+    let mut s = CheckSession::new(&m, options);
+    s.check_str(prop).unwrap_or_else(|e| panic!("{prop}: {e}"))
+}
+
+#[test]
+fn rmin_leaves_zero_reward_end_components() {
+    close(num(IDLE, "R{\"r\"}min=? [ F \"goal\" ]"), 1.0);
+    assert!(result(IDLE, "R{\"r\"}min=? [ F \"goal\" ]")
+        .bounds
+        .is_none());
+    // A transition reward 3 on every move from s=0 (the idle loop included): reaching the
+    // goal costs at least one move out of s=0, and nature leaves at once: Rmin = 3. In two
+    // steps, C<=2: min 3 (leave, then s=1 earns nothing), max 6 (idle twice). (The PRISM
+    // builder took an interval model's transition rewards from the exploration with the
+    // lower bounds, whose weights are 0 on `[0, 1]`: all three were 0.)
+    close(num(IDLE, "R{\"exit\"}min=? [ F \"goal\" ]"), 3.0);
+    close(num(IDLE, "R{\"exit\"}min=? [ C<=2 ]"), 3.0);
+    close(num(IDLE, "R{\"exit\"}max=? [ C<=2 ]"), 6.0);
+    // Rmax: nature can idle forever: infinite.
+    assert_eq!(
+        value(IDLE, "R{\"r\"}max=? [ F \"goal\" ]"),
+        Scalar::Num(f64::INFINITY)
+    );
+}
+
+#[test]
+fn reward_bounds_are_guaranteed_and_contain_the_closed_forms() {
+    // RETRY: steps until leaving s=0 are 1/(1−c), c ∈ [0.3, 0.6]: Rmax 2.5, Rmin 10/7. Both
+    // without end components, so optimistic value iteration proves an upper bound.
+    for (prop, want) in [
+        ("R{\"steps\"}max=? [ F s>0 ]", 2.5),
+        ("R{\"steps\"}min=? [ F s>0 ]", 10.0 / 7.0),
+    ] {
+        let r = result(RETRY, prop);
+        let b = r.bounds.unwrap_or_else(|| panic!("{prop}: no bounds"));
+        assert!(b.lo <= want && want <= b.hi, "{prop}: {want} not in {b:?}");
+        assert!(b.hi - b.lo <= 1e-6, "{prop}: {b:?}");
+    }
+    // TRAP's Rmin of s>1 (2 steps): s=0 and s=1 earn reward, so no zero-reward component.
+    let b = result(TRAP, "R{\"steps\"}min=? [ F s>1 ]").bounds.unwrap();
+    assert!(b.lo <= 2.0 && 2.0 <= b.hi, "{b:?}");
+}

@@ -235,7 +235,19 @@ impl PrismModel {
             lo.describe_state(s as usize)
                 .unwrap_or_else(|| s.to_string())
         };
-        match Dtmc::from_interval_bounds(lo.clone(), l, h) {
+        // Transition rewards are merged across a state's choices weighted by their
+        // probabilities: the lower exploration's weights are 0 on an interval `[0, h]` (its
+        // transition rewards came out 0), the upper one's are positive on every kept
+        // transition. Take them from the upper exploration (the same transitions, checked
+        // above).
+        let mut skeleton = lo.clone();
+        for (a, b) in skeleton.rewards.iter_mut().zip(&hi.rewards) {
+            a.transition.clone_from(&b.transition);
+            if let (Some(ea), Some(eb)) = (a.exact.as_mut(), b.exact.as_ref()) {
+                ea.transition.clone_from(&eb.transition);
+            }
+        }
+        match Dtmc::from_interval_bounds(skeleton, l, h) {
             Ok(mut d) => {
                 // Exact mode: the bounds as rationals (each exploration computed its side's
                 // probabilities exactly), aligned with the kept transitions.

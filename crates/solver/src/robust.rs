@@ -27,8 +27,21 @@
 //!   0) or leaves it, and where it lands, conditioned on leaving, is one of those weighted
 //!   averages. Iteration stops when the two sequences are within `2ε` (relative or absolute),
 //!   and the value reported is their midpoint: a guaranteed stopping criterion.
-//! * Expected rewards are computed by value iteration from below (sound lower bounds; the
-//!   stopping criterion is the change of a sweep, as in PRISM, without an upper bound).
+//! * Expected rewards `Rmin`/`Rmax [F ψ]` (infinite where nature can miss ψ, see
+//!   [`reach_rewards`]) are the least fixed point of the robust Bellman operator `B`, reached by
+//!   value iteration from 0 (lower bounds), **except** for `Rmin` when nature can keep the chain
+//!   in a set of zero-reward states forever: staying there is worth ∞ (ψ is never reached), yet
+//!   the iteration from 0 stays at 0 there. So after each sweep, every end component `C` of the
+//!   zero-state-reward states is *lifted*: the lower value of its states is raised to the least
+//!   value with which a run can leave `C`, `min over s ∈ C, P with P(out) > 0 of
+//!   Σ_{t∉C} P(t)·(r(s,t) + L(t)) / P(out)` (sound for any set without ψ, as rewards are ≥ 0:
+//!   every run that reaches ψ leaves `C`, and earns at least its exit's value). Upper bounds
+//!   come from optimistic value iteration: once the lower sequence settles, a guess `U` a
+//!   little above it is checked to be inductive, `B(U) ≤ U`, which by Park induction bounds
+//!   the least fixed point from above; a failed guess is retried from a more precise lower
+//!   sequence. This is sound for `Rmax` (where values are finite nature cannot stay in any end
+//!   component) and for `Rmin` without zero-reward end components; with them, `Rmin` reports
+//!   its (lifted) lower values without an upper bound.
 
 use crate::numeric::{Result, SolveOptions, SolverError};
 use augur_dtmc::{Dtmc, Intervals, StateSet};
@@ -665,8 +678,10 @@ pub fn step_rewards(
 
 /// `Rmin` / `Rmax` of `F target` (the reward accumulated until `target`): infinite where the
 /// target is missed with positive probability under nature's choice (`Pmin < 1` for max,
-/// `Pmax < 1` for min); elsewhere value iteration from below (Gauss-Seidel), stopped when a
-/// sweep changes no value by more than ε (relative or absolute).
+/// `Pmax < 1` for min); elsewhere value iteration from below (Gauss-Seidel, with the
+/// zero-reward end components of `Rmin` lifted), stopped when a sweep changes no value by more
+/// than ε (relative or absolute), then guaranteed upper bounds by optimistic value iteration
+/// (see the module documentation; `Rmin` with zero-reward end components has none).
 pub fn reach_rewards(
     rows: &IntervalRows<'_>,
     target: &StateSet,
@@ -682,6 +697,7 @@ pub fn reach_rewards(
     let (_, one) = prob01(rows, &all, target, !maximise);
     let mut x = vec![0.0; n];
     let mut active = Vec::new();
+    let mut zero_reward = StateSet::with_capacity(n);
     for (s, xs) in x.iter_mut().enumerate() {
         if target.contains(s) {
             continue;
@@ -690,42 +706,212 @@ pub fn reach_rewards(
             *xs = f64::INFINITY;
         } else {
             active.push(s);
+            if state[s] == 0.0 {
+                zero_reward.insert(s);
+            }
         }
     }
+    // Rmin only: where nature can stay among zero-reward states (for Rmax, values are finite
+    // only where nature cannot stay in any end component).
+    let lifted: Vec<(Vec<u32>, StateSet)> = if maximise {
+        Vec::new()
+    } else {
+        end_components(rows, &zero_reward)
+            .into_iter()
+            .map(|c| {
+                let mut set = StateSet::with_capacity(n);
+                set.extend(c.iter().map(|&s| s as usize));
+                (c, set)
+            })
+            .collect()
+    };
     let mut scratch = RowScratch::default();
+    let mut order = Vec::new();
     let mut sweeps = 0u64;
-    loop {
-        if active.is_empty() {
-            break;
+    let relative = opts.relative;
+    let change = |old: f64, new: f64| {
+        let d = (new - old).abs();
+        if relative && new != 0.0 {
+            d / new.abs()
+        } else {
+            d
         }
-        opts.interrupt.check(sweeps)?;
+    };
+    // One Gauss-Seidel sweep from below (with the lifts); the largest change.
+    let mut sweep_lower = |x: &mut [f64], scratch: &mut RowScratch| {
         let mut diff: f64 = 0.0;
         for &s in &active {
-            let v = state[s] + scratch.row_value(rows, s, &x, trans, maximise);
-            let d = (v - x[s]).abs();
-            let d = if opts.relative && v != 0.0 {
-                d / v.abs()
-            } else {
-                d
-            };
-            diff = diff.max(d);
+            let v = state[s] + scratch.row_value(rows, s, x, trans, maximise);
+            diff = diff.max(change(x[s], v));
             x[s] = v;
         }
+        for (c, set) in &lifted {
+            let exit = c
+                .iter()
+                .filter_map(|&s| least_exit(rows, s as usize, set, x, trans, &mut order))
+                .fold(f64::INFINITY, f64::min);
+            for &s in c {
+                let s = s as usize;
+                if exit > x[s] {
+                    diff = diff.max(change(x[s], exit));
+                    x[s] = exit;
+                }
+            }
+        }
+        diff
+    };
+    let iterations_left = |sweeps: u64, diff: f64| {
+        if sweeps >= opts.max_iterations {
+            Err(SolverError::NotConverged {
+                method: "robust value iteration".into(),
+                iterations: sweeps,
+                difference: diff,
+            })
+        } else {
+            Ok(())
+        }
+    };
+    if active.is_empty() {
+        return Ok(RobustSolution {
+            values: x,
+            bounds: None,
+            sweeps,
+        });
+    }
+    // The lower sequence, to PRISM's stopping criterion.
+    loop {
+        opts.interrupt.check(sweeps)?;
+        let diff = sweep_lower(&mut x, &mut scratch);
         sweeps += 1;
         if diff <= opts.epsilon {
             break;
         }
-        if sweeps >= opts.max_iterations {
-            return Err(SolverError::NotConverged {
-                method: "robust value iteration".into(),
-                iterations: sweeps,
-                difference: diff,
-            });
+        iterations_left(sweeps, diff)?;
+    }
+    if !lifted.is_empty() {
+        // Rmin with zero-reward end components: lower values only.
+        return Ok(RobustSolution {
+            values: x,
+            bounds: None,
+            sweeps,
+        });
+    }
+    // Optimistic upper bounds: guess u above the lower values, check B(u) ≤ u (in place: each
+    // new value is computed from values that are ≥ the final ones, so the final vector is
+    // inductive too), retry from a more precise lower sequence when the guess fails.
+    let mut u = x.clone();
+    let mut guess_eps = opts.epsilon;
+    let mut slack = opts.epsilon.max(f64::EPSILON);
+    loop {
+        for &s in &active {
+            u[s] = if relative {
+                x[s] + (x[s].abs() * slack).max(slack * f64::MIN_POSITIVE.sqrt())
+            } else {
+                x[s] + slack
+            };
+        }
+        let attempts = sweeps.clamp(10, 100_000);
+        let mut verified = false;
+        for _ in 0..attempts {
+            opts.interrupt.check(sweeps)?;
+            let (mut all_below, mut all_above) = (true, true);
+            for &s in &active {
+                let new = state[s] + scratch.row_value(rows, s, &u, trans, maximise);
+                all_below &= new <= u[s];
+                all_above &= new >= u[s];
+                u[s] = new;
+            }
+            sweeps += 1;
+            if all_below {
+                verified = true;
+                break;
+            }
+            let diff = sweep_lower(&mut x, &mut scratch);
+            iterations_left(sweeps, diff)?;
+            if all_above {
+                break;
+            }
+        }
+        if verified {
+            break;
+        }
+        guess_eps = (guess_eps / 2.0).max(f64::MIN_POSITIVE);
+        slack = (slack * 2.0).min(1.0);
+        loop {
+            opts.interrupt.check(sweeps)?;
+            let diff = sweep_lower(&mut x, &mut scratch);
+            sweeps += 1;
+            iterations_left(sweeps, diff)?;
+            if diff <= guess_eps {
+                break;
+            }
         }
     }
+    let mut values = x.clone();
+    for &s in &active {
+        // The lower sequence may have passed the verified upper one by rounding only.
+        u[s] = u[s].max(x[s]);
+        values[s] = x[s] + (u[s] - x[s]) / 2.0;
+    }
     Ok(RobustSolution {
-        values: x,
-        bounds: None,
+        values,
+        bounds: Some((x, u)),
         sweeps,
     })
+}
+
+/// The least value with which a run can leave `inside` from row `s`: `min over P with
+/// P(out) > 0 of Σ_{e out} P(e)·(r(e) + x(e)) / P(out)`, or `None` when the row cannot leave
+/// (the mirror of [`best_exit`], with the transition rewards of the exits).
+fn least_exit(
+    rows: &IntervalRows<'_>,
+    s: usize,
+    inside: &StateSet,
+    x: &[f64],
+    trans: Option<&[f64]>,
+    order: &mut Vec<u32>,
+) -> Option<f64> {
+    let r = rows.range(s);
+    let (mut lo_in, mut hi_in, mut lo_out, mut hi_out) = (0.0, 0.0, 0.0, 0.0);
+    order.clear();
+    for e in r.clone() {
+        if inside.contains(rows.idx[e] as usize) {
+            lo_in += rows.lo[e];
+            hi_in += rows.hi[e];
+        } else {
+            lo_out += rows.lo[e];
+            hi_out += rows.hi[e];
+            order.push(e as u32);
+        }
+    }
+    let m_max = f64::min(hi_out, 1.0 - lo_in);
+    if order.is_empty() || m_max <= 0.0 {
+        return None;
+    }
+    let m_min = f64::max(lo_out, 1.0 - hi_in);
+    let val = |e: u32| trans.map_or(0.0, |t| t[e as usize]) + x[rows.idx[e as usize] as usize];
+    order.sort_unstable_by(|&a, &b| val(a).total_cmp(&val(b)));
+    let (mut num, mut mass) = (0.0, 0.0);
+    for &e in order.iter() {
+        num += rows.lo[e as usize] * val(e);
+        mass += rows.lo[e as usize];
+    }
+    for &e in order.iter() {
+        let cap = (rows.hi[e as usize] - rows.lo[e as usize]).min(m_max - mass);
+        if cap <= 0.0 {
+            continue;
+        }
+        let v = val(e);
+        let improves = mass <= 0.0 || v * mass < num;
+        let add = if improves {
+            cap
+        } else if mass < m_min {
+            (m_min - mass).min(cap)
+        } else {
+            break;
+        };
+        num += add * v;
+        mass += add;
+    }
+    (mass > 0.0).then(|| num / mass)
 }
