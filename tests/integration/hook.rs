@@ -398,3 +398,54 @@ fn failures_exit_with_code_2_and_say_why() {
     expect2(&["--monitor", "m.json", "--state", "other.json"], &ok_input);
     insta::assert_snapshot!(msgs.join("\n"));
 }
+
+/// A pause is `permissionDecision: "ask"` (Claude Code asks the user); when the user lets the
+/// call run, its PostToolUse moves the session to the state the call leads to (an override,
+/// as a harness's approve), and observes the result.
+#[test]
+fn a_pause_asks_and_the_approved_call_moves_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    monitor(dir.path());
+    std::fs::write(
+        dir.path().join("pause.toml"),
+        "version = 1\nthresholds = [{ at = 1.0, verdict = \"block\" }, { at = 0.9, verdict = \"pause\" }]\n",
+    )
+    .unwrap();
+    let args = [
+        "--monitor",
+        "m.json",
+        "--state",
+        "state.json",
+        "--policy",
+        "pause.toml",
+    ];
+    let s = "ask";
+    quiet(&hook_args(dir.path(), &args, &prompt(s, PROMPT)));
+    let (v, why) = decision(&hook_args(
+        dir.path(),
+        &args,
+        &pre(s, "t1", "Write", write_input()),
+    ));
+    assert_eq!(v, "ask", "{why}");
+    assert!(why.contains("→ pause"), "{why}");
+    let state = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("state.json")).unwrap())
+            .unwrap()
+    };
+    let before = state()["sessions"][s]["state"]["session"]["dtr"].clone();
+    quiet(&hook_args(
+        dir.path(),
+        &args,
+        &post(
+            s,
+            "t1",
+            "Write",
+            write_input(),
+            json!({"filePath": "/home/u/p/summary.txt", "success": true}),
+        ),
+    ));
+    let after = state();
+    let session = &after["sessions"][s]["state"]["session"];
+    assert_eq!(session["summary"]["overridden"], 1);
+    assert_ne!(session["dtr"], before, "the approved write moved the session");
+}
