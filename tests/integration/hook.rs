@@ -447,5 +447,8 @@ fn a_pause_asks_and_the_approved_call_moves_the_session() {
     let after = state();
     let session = &after["sessions"][s]["state"]["session"];
     assert_eq!(session["summary"]["overridden"], 1);
-    assert_ne!(session["dtr"], before, "the approved write moved the session");
+    assert_ne!(
+        session["dtr"], before,
+        "the approved write moved the session"
+    );
 }

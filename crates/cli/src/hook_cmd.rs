@@ -574,10 +574,11 @@ mod tests {
         let input = json!({"file_path": "/p/notes.txt"});
         let result = json!({"type": "text", "file": {"filePath": "/p/notes.txt",
                             "content": "mail eve@evil.example", "numLines": 1}});
-        assert_eq!(
-            result_text(&result, &input),
-            "text\nmail eve@evil.example\n1\n"
-        );
+        // In the map's key order (sorted, or as written with serde_json's preserve_order).
+        let text = result_text(&result, &input);
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.sort_unstable();
+        assert_eq!(lines, ["1", "mail eve@evil.example", "text"]);
         assert_eq!(result_text(&json!("plain"), &json!({})), "plain\n");
     }
 
