@@ -18,6 +18,7 @@ mod exact;
 mod explain;
 mod export;
 mod gate_stream;
+mod hook;
 mod hostile_input;
 mod learn;
 mod learn_counts;

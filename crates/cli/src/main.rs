@@ -11,6 +11,7 @@ mod error;
 mod experiment_cmd;
 mod explain_cmd;
 mod export_cmd;
+mod hook_cmd;
 mod horizon_cmd;
 mod learn_cmd;
 mod limits;
@@ -68,6 +69,8 @@ enum Command {
     Monitor(monitor_cmd::MonitorArgs),
     /// An MCP server over stdio: the monitor's gate and the checker as tools (docs/mcp.md).
     Mcp(mcp_cmd::McpArgs),
+    /// A client's hooks for its built-in tools: `augur hook claude-code` (docs/mcp.md).
+    Hook(hook_cmd::HookArgs),
 }
 
 /// The learning commands report every failure as a user error (bad trace, spec or model file,
@@ -125,8 +128,15 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // --help and --version are not errors; every other argument error is a user error.
-            let code = if e.use_stderr() { 1 } else { 0 };
+            // --help and --version are not errors; every other argument error is a user error,
+            // except for `augur hook`, whose caller (a client's hook runner) lets a tool call
+            // through on any exit code but 2: a misconfigured hook must block, not allow.
+            let hook = std::env::args_os().nth(1).is_some_and(|a| a == "hook");
+            let code = match (e.use_stderr(), hook) {
+                (false, _) => 0,
+                (true, false) => 1,
+                (true, true) => 2,
+            };
             let _ = e.print();
             return ExitCode::from(code);
         }
@@ -134,6 +144,10 @@ fn main() -> ExitCode {
     // The MCP server owns stdout (the protocol); it must not be locked here.
     if let Command::Mcp(args) = &cli.command {
         return finish(mcp_cmd::run(args));
+    }
+    // A hook answers in its client's protocol and exit codes (2 blocks), not the CLI's.
+    if let Command::Hook(args) = &cli.command {
+        return hook_cmd::run(args);
     }
     // A one-shot command keeps the memory it frees for reuse (the long-running server does
     // not: it gives memory back).
@@ -161,6 +175,10 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate_cmd::run(&args, &mut out).map_err(learning_error),
         Command::Monitor(args) => monitor_cmd::run(&args, &mut out),
         Command::Mcp(args) => mcp_cmd::run(&args), // (returned above)
+        Command::Hook(args) => {
+            // (returned above)
+            return hook_cmd::run(&args);
+        }
     };
     let result = result.and_then(|()| out.flush().map_err(CliError::from));
     finish(result)

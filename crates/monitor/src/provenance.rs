@@ -59,6 +59,7 @@ use rustc_hash::FxHashMap;
 use scan::{
     amount_range, find, is_sep, json_leaves, scan, skip_www, trim_end, trim_tail, Found, Mode,
 };
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Bytes of a stored value's text kept for reasons (longer values are cut, with `…`).
@@ -69,7 +70,8 @@ pub const MAX_TOOLS: usize = 1024;
 const TOOL_NAME_MAX: usize = 64;
 
 /// The kind of an extracted value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ValueKind {
     /// An e-mail address.
     Email,
@@ -251,7 +253,8 @@ pub struct Sighting {
 }
 
 /// The kind of an [`Origin`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum OriginKind {
     /// The user's request.
     User,
@@ -301,7 +304,7 @@ impl ArgProvenance {
 }
 
 /// Per-store limits (see the module documentation).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProvenanceLimits {
     /// Distinct values stored (default 16,384).
     pub max_values: usize,
@@ -319,7 +322,8 @@ impl Default for ProvenanceLimits {
 }
 
 /// Why a store is incomplete.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Incomplete {
     /// `max_values` values are stored; more were seen.
     Values,
@@ -632,6 +636,167 @@ impl Provenance {
                 ),
             },
         }
+    }
+}
+
+/// A sighting as plain data ([`ProvenanceSnapshot`]): the origin's kind, the index of its
+/// tool in [`ProvenanceSnapshot::tools`] (absent for the user, the system prompt and tools
+/// beyond [`MAX_TOOLS`]) and the step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedSighting {
+    /// The origin's kind.
+    pub origin: OriginKind,
+    /// The tool's index in the snapshot's `tools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<u32>,
+    /// The step.
+    pub step: u32,
+}
+
+/// One stored value as plain data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedValue {
+    /// Its key (the 64-bit hash of its normalised bytes).
+    pub key: u64,
+    /// Its kind.
+    pub kind: ValueKind,
+    /// Its normalised text as stored (cut at [`DISPLAY_MAX`] bytes).
+    pub text: String,
+    /// Its first trusted sighting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted: Option<SavedSighting>,
+    /// Its first untrusted sighting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untrusted: Option<SavedSighting>,
+}
+
+/// Everything a [`Provenance`] store holds, as plain data: what a process that keeps a
+/// session between runs (`augur hook claude-code --state FILE`) saves and reads back with
+/// [`Provenance::from_snapshot`]. Values are in key order, so equal stores save equally.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProvenanceSnapshot {
+    /// The store's limits.
+    pub limits: ProvenanceLimits,
+    /// Why it is incomplete, if it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<Incomplete>,
+    /// The tool names sightings refer to, in order of first sighting.
+    pub tools: Vec<String>,
+    /// The stored values.
+    pub values: Vec<SavedValue>,
+}
+
+impl Provenance {
+    /// The store as plain data (see [`ProvenanceSnapshot`]).
+    pub fn snapshot(&self) -> ProvenanceSnapshot {
+        let saved = |s: Option<Sighting>| {
+            s.map(|s| SavedSighting {
+                origin: s.origin,
+                tool: (s.tool != OTHER_TOOL).then_some(s.tool),
+                step: s.step,
+            })
+        };
+        let mut values: Vec<SavedValue> = self
+            .entries
+            .iter()
+            .map(|(&key, e)| SavedValue {
+                key,
+                kind: e.kind,
+                text: self.value_text(key).unwrap_or_default().to_string(),
+                trusted: saved(e.trusted),
+                untrusted: saved(e.untrusted),
+            })
+            .collect();
+        values.sort_by_key(|v| v.key);
+        ProvenanceSnapshot {
+            limits: self.limits,
+            incomplete: self.incomplete,
+            tools: self.tools.iter().map(|t| t.to_string()).collect(),
+            values,
+        }
+    }
+
+    /// The store a snapshot holds. Errors, with the reason, for a snapshot that no store could
+    /// have written: more values or tools than its limits allow, a key twice, a sighting of a
+    /// tool not in `tools` (or a tool on a user or system sighting), a trusted sighting of an
+    /// untrusted origin or the reverse.
+    pub fn from_snapshot(snap: &ProvenanceSnapshot) -> std::result::Result<Provenance, String> {
+        if snap.values.len() > snap.limits.max_values {
+            return Err(format!(
+                "{} values stored, beyond the limit of {}",
+                snap.values.len(),
+                snap.limits.max_values
+            ));
+        }
+        if snap.tools.len() > MAX_TOOLS {
+            return Err(format!(
+                "{} tool names, beyond the limit of {MAX_TOOLS}",
+                snap.tools.len()
+            ));
+        }
+        let mut p = Provenance::with_limits(snap.limits);
+        p.incomplete = snap.incomplete;
+        for t in &snap.tools {
+            let t = &t[..floor_char_boundary(t, TOOL_NAME_MAX)];
+            if p.tool_ids.contains_key(t) {
+                return Err(format!("the tool name `{t}` is listed twice"));
+            }
+            let i = p.tools.len() as u32;
+            p.tools.push(t.into());
+            p.tool_ids.insert(t.into(), i);
+        }
+        let tools = p.tools.len();
+        let sighting = |s: Option<SavedSighting>, trusted: bool, key: u64| {
+            let Some(s) = s else { return Ok(None) };
+            let ok_origin = match s.origin {
+                OriginKind::User | OriginKind::System => trusted && s.tool.is_none(),
+                OriginKind::TrustedTool => trusted,
+                OriginKind::Tool => !trusted,
+            };
+            if !ok_origin {
+                return Err(format!(
+                    "value {key}: a {} sighting cannot come from {:?}{}",
+                    if trusted { "trusted" } else { "untrusted" },
+                    s.origin,
+                    if s.tool.is_some() { " with a tool" } else { "" }
+                ));
+            }
+            let tool = match s.tool {
+                None => OTHER_TOOL,
+                Some(i) if (i as usize) < tools => i,
+                Some(i) => {
+                    return Err(format!(
+                        "value {key}: tool {i} is not one of the {tools} tool names"
+                    ))
+                }
+            };
+            Ok(Some(Sighting {
+                origin: s.origin,
+                tool,
+                step: s.step,
+            }))
+        };
+        for v in &snap.values {
+            let trusted = sighting(v.trusted, true, v.key)?;
+            let untrusted = sighting(v.untrusted, false, v.key)?;
+            if trusted.is_none() && untrusted.is_none() {
+                return Err(format!("value {}: no sighting", v.key));
+            }
+            let text_start = u32::try_from(p.texts.len())
+                .map_err(|_| "more than 4 GiB of value text".to_string())?;
+            p.texts.push_str(&v.text);
+            let entry = Entry {
+                kind: v.kind,
+                text_start,
+                text_len: v.text.len() as u32,
+                trusted,
+                untrusted,
+            };
+            if p.entries.insert(v.key, entry).is_some() {
+                return Err(format!("value {} is stored twice", v.key));
+            }
+        }
+        Ok(p)
     }
 }
 

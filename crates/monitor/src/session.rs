@@ -37,7 +37,7 @@ use crate::dtr::{Prov, Reversibility, RiskLevel, SafetyState};
 use crate::error::{MonitorError, Result};
 use crate::monitor::{Mapping, Monitor, PacStatus, Table};
 use crate::policy::{Mode, Policy, Rules, Verdict};
-use crate::provenance::{ArgProvenance, ObserveStats, Origin, Provenance};
+use crate::provenance::{ArgProvenance, ObserveStats, Origin, Provenance, ProvenanceSnapshot};
 use crate::runs::ObservationSource;
 use augur_abstraction::VarKind;
 use augur_expr::Value as EValue;
@@ -330,6 +330,19 @@ pub struct SessionSnapshot {
     pub provenance_lost: bool,
 }
 
+/// A session with its provenance store, as plain data: what a process that keeps one session
+/// between short runs (`augur hook claude-code --state FILE`) saves after each event and reads
+/// back with [`Session::restore_full`]. Unlike a [`SessionSnapshot`] alone, nothing observed
+/// is lost: `session.provenance_lost` is true only when the session had lost its store
+/// before (see [`Session::lose_provenance`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FullSnapshot {
+    /// The session's state.
+    pub session: SessionSnapshot,
+    /// Its provenance store.
+    pub provenance: ProvenanceSnapshot,
+}
+
 /// One agent run being gated.
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -552,6 +565,37 @@ impl Session {
             observations: self.observations,
             provenance_lost: self.prov_lost || self.observations > 0,
         }
+    }
+
+    /// The session and its provenance store as plain data (see [`FullSnapshot`]).
+    pub fn full_snapshot(&self) -> FullSnapshot {
+        let mut session = self.snapshot();
+        session.provenance_lost = self.prov_lost;
+        FullSnapshot {
+            session,
+            provenance: self.prov.snapshot(),
+        }
+    }
+
+    /// A session in the state a [`FullSnapshot`] holds, its provenance store included. Errors
+    /// as [`Session::restore`] does, and for a store no session could have written.
+    pub fn restore_full(
+        monitor: &Arc<Monitor>,
+        policy: &Arc<Policy>,
+        snap: &FullSnapshot,
+    ) -> Result<Session> {
+        let mut s = Session::restore(monitor, policy, &snap.session)?;
+        s.prov = Provenance::from_snapshot(&snap.provenance)
+            .map_err(|e| MonitorError::Mismatch(format!("provenance: {e}")))?;
+        s.prov_lost = snap.session.provenance_lost;
+        Ok(s)
+    }
+
+    /// Mark the provenance store as lost (something the session should have observed was
+    /// not: a tool result that could not be read): from then on it fails closed, as a
+    /// restored session does — a value not seen in trusted text since counts as untrusted.
+    pub fn lose_provenance(&mut self) {
+        self.prov_lost = true;
     }
 
     /// A session in the state `snap` holds (an open session: a closed one is not journaled).

@@ -1,16 +1,26 @@
 """Gating agent tools with a monitor session, for LangChain and the OpenAI Agents SDK.
 
-Each wrapper gates the call with the tool's name and arguments before running it: ALLOW and
-WARN run the tool, PAUSE and BLOCK refuse it with the decision's reason (LangChain:
-``ToolException``, which LangChain hands back to the model when the tool has
-``handle_tool_error``; the Agents SDK: the refusal is the tool's output). Neither framework is
-a dependency of this package: each is imported when its wrapper is used.
+Each wrapper gates the call with the tool's name and arguments before running it, and
+observes the tool's result after it ran (:meth:`augur_mc.Session.observe` with source
+``"tool"``: untrusted text, unless the policy's ``trusted_tools`` names the tool), so that a
+later call whose destination came from that result is seen for what it is. ALLOW and WARN run
+the tool; PAUSE and BLOCK refuse it with the decision's reason, without running it:
+
+- LangChain: the guarded tool raises ``ToolException(reason)``, as any LangChain tool reports
+  a failure. What the caller then sees is LangChain's own rule: with the tool's
+  ``handle_tool_error`` false (LangChain's default; the guarded tool takes the wrapped tool's
+  setting) ``invoke`` raises it; with ``handle_tool_error=True`` the reason comes back as the
+  tool's output, for the model to read (LangGraph's ``ToolNode`` does the same by default);
+- the Agents SDK: the refusal ``"refused by the monitor: <reason>"`` is the tool's output.
+
+Neither framework is a dependency of this package: each is imported when its wrapper is used.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import json
 from typing import Any, Callable, Optional
 
 from . import Action, Decision, Session
@@ -28,9 +38,34 @@ def _gate(session: Session, name: str, args: Any) -> Decision:
     return session.gate(name, args)
 
 
+def result_text(result: Any) -> str:
+    """The text of a tool's result as the monitor observes it: a string as it is; a LangChain
+    message or document by its ``content`` / ``page_content``; anything else as JSON (objects
+    that JSON cannot write by ``str``)."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, (bytes, bytearray)):
+        return bytes(result).decode("utf-8", "replace")
+    for attr in ("content", "page_content"):
+        inner = getattr(result, attr, None)
+        if inner is not None and not callable(inner):
+            return result_text(inner)
+    try:
+        return json.dumps(result, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(result)
+
+
+def _observe(session: Session, name: str, result: Any) -> None:
+    session.observe("tool", result_text(result), tool=name)
+
+
 def guard_langchain_tool(tool: Any, session: Session, refuse_at: Action = Action.PAUSE) -> Any:
-    """A LangChain ``BaseTool`` that gates every call of ``tool`` through ``session``; a
-    decision at or above ``refuse_at`` raises ``ToolException(reason)``.
+    """A LangChain ``BaseTool`` that gates every call of ``tool`` through ``session`` and
+    observes each result; a decision at or above ``refuse_at`` raises
+    ``ToolException(reason)`` without running ``tool`` (returned as the tool's output instead
+    when ``handle_tool_error`` is set, as for any LangChain tool; the guarded tool takes
+    ``tool``'s setting).
 
     >>> guarded = guard_langchain_tool(send_email_tool, monitor.session())  # doctest: +SKIP
     """
@@ -42,9 +77,9 @@ def guard_langchain_tool(tool: Any, session: Session, refuse_at: Action = Action
         name: str = inner.name
         description: str = inner.description
         args_schema: Any = inner.args_schema
-        handle_tool_error: Any = True
+        handle_tool_error: Any = getattr(inner, "handle_tool_error", False)
 
-        def _run(self, *args: Any, **kwargs: Any) -> Any:
+        def _call(self, args: Any, kwargs: Any) -> Any:
             kwargs.pop("run_manager", None)
             call = dict(kwargs)
             if args:
@@ -52,7 +87,17 @@ def guard_langchain_tool(tool: Any, session: Session, refuse_at: Action = Action
             d = _gate(session, inner.name, call)
             if d.action >= refuse_at:
                 raise ToolException(d.reason)
-            return inner.invoke(call if not args else args[0])
+            return call if not args else args[0]
+
+        def _run(self, *args: Any, **kwargs: Any) -> Any:
+            result = inner.invoke(self._call(args, kwargs))
+            _observe(session, inner.name, result)
+            return result
+
+        async def _arun(self, *args: Any, **kwargs: Any) -> Any:
+            result = await inner.ainvoke(self._call(args, kwargs))
+            _observe(session, inner.name, result)
+            return result
 
     return Guarded()
 
@@ -63,22 +108,44 @@ def guarded_function_tool(
     name: Optional[str] = None,
     refuse_at: Action = Action.PAUSE,
 ) -> Any:
-    """An OpenAI Agents SDK ``FunctionTool`` for ``func`` that gates each call through
-    ``session``; a refused call returns ``"refused by the monitor: <reason>"`` to the model
-    instead of running. The gated plain function is ``guarded.__wrapped_gated__``."""
+    """An OpenAI Agents SDK ``FunctionTool`` for ``func`` (a function or a coroutine
+    function) that gates each call through ``session`` and observes each result; a refused
+    call returns ``"refused by the monitor: <reason>"`` to the model instead of running. The
+    gated plain function is ``guarded.__wrapped_gated__``."""
     from agents import function_tool
 
     tool_name = name or func.__name__
     sig = inspect.signature(func)
 
-    @functools.wraps(func)
-    def gated(*args: Any, **kwargs: Any) -> Any:
+    def refused(args: Any, kwargs: Any) -> Optional[str]:
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
         d = _gate(session, tool_name, dict(bound.arguments))
         if d.action >= refuse_at:
             return f"refused by the monitor: {d.reason}"
-        return func(*args, **kwargs)
+        return None
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def gated(*args: Any, **kwargs: Any) -> Any:
+            no = refused(args, kwargs)
+            if no is not None:
+                return no
+            result = await func(*args, **kwargs)
+            _observe(session, tool_name, result)
+            return result
+
+    else:
+
+        @functools.wraps(func)
+        def gated(*args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+            no = refused(args, kwargs)
+            if no is not None:
+                return no
+            result = func(*args, **kwargs)
+            _observe(session, tool_name, result)
+            return result
 
     tool = function_tool(gated, name_override=tool_name)
     try:

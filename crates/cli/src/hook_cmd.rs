@@ -1,0 +1,593 @@
+//! `augur hook claude-code`: the runtime monitor behind Claude Code's hooks, for the client's
+//! built-in tools (Bash, Write, Edit, Read, WebFetch, ...), which an MCP gateway never sees.
+//!
+//! Claude Code runs the command once per event with the event's JSON on stdin
+//! (`session_id`, `hook_event_name`, and per event `prompt`, `tool_name`, `tool_input`,
+//! `tool_response`, `tool_use_id`). Each run locks the state file, restores the Claude Code
+//! session's monitor session (its provenance store included), handles the event, saves the
+//! state and answers:
+//!
+//! - `UserPromptSubmit`: the prompt is observed as trusted text (the user's request);
+//! - `PreToolUse`: the call is gated; allow → no output (Claude Code's own permission rules
+//!   apply as without the hook), warn → a `systemMessage` for the user, pause →
+//!   `permissionDecision: "ask"`, block → `permissionDecision: "deny"` with the reason;
+//! - `PostToolUse` (and `PostToolUseFailure`): the call is recorded as executed and its result
+//!   observed as a tool's result (untrusted unless the policy's `trusted_tools` names it);
+//! - `SessionStart` opens the session, `SessionEnd` ends it; other events are ignored.
+//!
+//! Every failure (bad stdin, an unreadable or corrupt state file, a monitor that does not
+//! load) is a message on stderr and exit code 2, which blocks the tool call in `PreToolUse`
+//! (Claude Code treats other non-zero codes as non-blocking): the hook fails closed.
+
+use augur_monitor::journal::{monitor_hash, unix_now};
+use augur_monitor::runs::ObservationSource;
+use augur_monitor::session::{Action, FullSnapshot, ToolCall};
+use augur_monitor::{Mapping, Monitor, Policy, Session, Verdict};
+use clap::{Args, Subcommand};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Arguments of `augur hook`.
+#[derive(Args, Debug)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    command: HookCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum HookCommand {
+    /// Claude Code's hooks (PreToolUse, PostToolUse, UserPromptSubmit, SessionStart,
+    /// SessionEnd): the event's JSON on stdin, the answer in the hook protocol on stdout;
+    /// any failure exits with code 2, which blocks the tool call (docs/mcp.md).
+    ClaudeCode(ClaudeCodeArgs),
+}
+
+#[derive(Args, Debug)]
+struct ClaudeCodeArgs {
+    /// The monitor (`augur monitor compile`; a 180-state (d, t, r, p) monitor tracks where
+    /// arguments came from). Write an absolute path: Claude Code runs hooks in the project.
+    #[arg(long, value_name = "MONITOR.json")]
+    monitor: PathBuf,
+    /// The state file, shared by the hook's runs (locked while one runs; created when
+    /// missing). Keep it outside the project, where the agent's tools do not write.
+    #[arg(long, value_name = "FILE")]
+    state: PathBuf,
+    /// Thresholds → verdicts (docs/monitor.md §2); default: block at P ≥ 0.9, pause at 0.6,
+    /// warn at 0.3.
+    #[arg(long, value_name = "POLICY.toml")]
+    policy: Option<PathBuf>,
+    /// The category new sessions open with (the monitor's table for it).
+    #[arg(long)]
+    category: Option<String>,
+}
+
+/// The format name of the state file.
+const FORMAT: &str = "augur-hook-state";
+/// Its version.
+const VERSION: u32 = 1;
+/// Sessions kept; beyond it the least recently used is ended (its id refused from then on).
+const MAX_SESSIONS: usize = 64;
+/// Ended session ids remembered (refused); the oldest are forgotten beyond it.
+const MAX_ENDED: usize = 4096;
+/// Tool calls remembered per session (to match a PostToolUse to its PreToolUse).
+const MAX_CALLS: usize = 256;
+/// The largest hook input read (a bigger one is an error: exit 2).
+const MAX_INPUT: u64 = 64 << 20;
+
+/// The state file: every Claude Code session's monitor session.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateFile {
+    format: String,
+    version: u32,
+    /// `journal::monitor_hash` of the monitor the sessions gate with.
+    monitor: String,
+    sessions: BTreeMap<String, SavedSession>,
+    /// Ended and evicted session ids, oldest first: refused, never reopened at the start.
+    #[serde(default)]
+    ended: VecDeque<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SavedSession {
+    /// Last use (Unix seconds).
+    t: u64,
+    /// The monitor session with its provenance store.
+    state: FullSnapshot,
+    /// The latest gated calls, oldest first.
+    #[serde(default)]
+    calls: VecDeque<GatedCall>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GatedCall {
+    /// Claude Code's `tool_use_id`.
+    id: String,
+    /// The session step of its decision.
+    step: u32,
+    /// Whether the decision advanced the session (allow, warn).
+    advanced: bool,
+}
+
+/// The hook input (the fields used; others are ignored).
+#[derive(Debug, Deserialize)]
+struct HookInput {
+    session_id: String,
+    hook_event_name: String,
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    tool_name: Option<String>,
+    #[serde(default)]
+    tool_input: Option<Value>,
+    #[serde(default)]
+    tool_response: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+}
+
+/// A failure: the message for stderr (exit code 2).
+struct Fail(String);
+
+/// Run `augur hook`.
+pub fn run(args: &HookArgs) -> ExitCode {
+    let HookCommand::ClaudeCode(a) = &args.command;
+    let mut out = std::io::stdout().lock();
+    match claude_code(a) {
+        Ok(answer) => {
+            if let Some(v) = answer {
+                if writeln!(out, "{v}").and_then(|()| out.flush()).is_err() {
+                    return ExitCode::from(2);
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(Fail(msg)) => {
+            let msg = msg.trim_end();
+            let _ = writeln!(std::io::stderr(), "augur hook claude-code: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load_monitor(a: &ClaudeCodeArgs) -> Result<(Arc<Monitor>, Arc<Policy>), Fail> {
+    let monitor = Monitor::load(&a.monitor).map_err(|e| Fail(e.render()))?;
+    if monitor.mapping == Mapping::Abstraction {
+        return Err(Fail(format!(
+            "{}: an abstraction monitor gates states, not tool calls; compile one with --states dtr or risk-level",
+            a.monitor.display()
+        )));
+    }
+    let policy = match &a.policy {
+        Some(p) => Policy::from_file(p).map_err(|e| Fail(e.render()))?,
+        None => Policy::default(),
+    };
+    let (monitor, policy) = (Arc::new(monitor), Arc::new(policy));
+    // The policy must fit the monitor for the sessions' category.
+    Session::new(&monitor, &policy, a.category.as_deref()).map_err(|e| Fail(e.render()))?;
+    Ok((monitor, policy))
+}
+
+fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
+    let (monitor, policy) = load_monitor(a)?;
+    let mut raw = Vec::new();
+    std::io::stdin()
+        .take(MAX_INPUT + 1)
+        .read_to_end(&mut raw)
+        .map_err(|e| Fail(format!("reading the hook input on stdin: {e}")))?;
+    let parsed: Result<HookInput, String> = if raw.len() as u64 > MAX_INPUT {
+        Err(format!("the hook input is larger than {MAX_INPUT} bytes"))
+    } else if raw.iter().all(u8::is_ascii_whitespace) {
+        Err("no hook input on stdin (Claude Code sends the event's JSON)".into())
+    } else {
+        serde_json::from_slice(&raw).map_err(|e| {
+            let m = e.to_string();
+            let m = m.split(" at line ").next().unwrap_or_default();
+            format!(
+                "<stdin>:{}:{}: the hook input is not the JSON of a Claude Code hook event: {m}",
+                e.line(),
+                e.column()
+            )
+        })
+    };
+    let _lock = lock(&a.state)?;
+    let mut state = read_state(&a.state, &monitor)?;
+    let input = match parsed {
+        Ok(i) => i,
+        Err(msg) => {
+            // The input may have been a tool result that is now never observed: the session
+            // it belongs to (every session, when its id cannot be found) fails closed from
+            // now on.
+            let id = session_id_in(&raw);
+            let mut marked = 0;
+            for (sid, s) in state.sessions.iter_mut() {
+                if id.as_deref().is_none_or(|i| i == sid.as_str()) {
+                    s.state.session.provenance_lost = true;
+                    marked += 1;
+                }
+            }
+            if marked > 0 {
+                write_state(&a.state, &state)?;
+            }
+            return Err(Fail(if marked > 0 {
+                format!("{msg}; {marked} session(s) now treat values not seen in the user's prompts since as untrusted")
+            } else {
+                msg
+            }));
+        }
+    };
+    let now = unix_now();
+    let answer = handle(&mut state, &input, &monitor, &policy, a, now)?;
+    write_state(&a.state, &state)?;
+    Ok(answer)
+}
+
+/// `"session_id": "..."` in an input that is not valid JSON (to mark that session).
+fn session_id_in(raw: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(raw);
+    let at = text.find("\"session_id\"")?;
+    let rest = text[at + 12..].trim_start().strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix('"')?;
+    let end = rest.find('"')?;
+    Some(rest[..end].to_string())
+}
+
+/// The advisory lock of the state file (`FILE.lock` beside it), held until dropped.
+fn lock(state: &Path) -> Result<std::fs::File, Fail> {
+    use fs4::fs_std::FileExt;
+    let mut name = state.as_os_str().to_owned();
+    name.push(".lock");
+    let path = PathBuf::from(name);
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| {
+            Fail(format!(
+                "{}: cannot open the lock file: {e}",
+                path.display()
+            ))
+        })?;
+    FileExt::lock_exclusive(&f)
+        .map_err(|e| Fail(format!("{}: cannot lock: {e}", path.display())))?;
+    Ok(f)
+}
+
+fn read_state(path: &Path, monitor: &Monitor) -> Result<StateFile, Fail> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(StateFile {
+                format: FORMAT.into(),
+                version: VERSION,
+                monitor: monitor_hash(monitor),
+                sessions: BTreeMap::new(),
+                ended: VecDeque::new(),
+            })
+        }
+        Err(e) => {
+            return Err(Fail(format!(
+                "{}: cannot read the state file: {e}",
+                path.display()
+            )))
+        }
+    };
+    let fix = "delete it to start over (every session then starts again and trusts nothing it saw before)";
+    let state: StateFile = serde_json::from_str(&text).map_err(|e| {
+        let m = e.to_string();
+        let m = m.split(" at line ").next().unwrap_or_default().to_string();
+        Fail(format!(
+            "{}:{}:{}: not a state file of `augur hook claude-code`: {m}; {fix}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })?;
+    if state.format != FORMAT || state.version != VERSION {
+        return Err(Fail(format!(
+            "{}: format `{}` version {}, expected `{FORMAT}` version {VERSION}; {fix}",
+            path.display(),
+            state.format,
+            state.version
+        )));
+    }
+    if state.monitor != monitor_hash(monitor) {
+        return Err(Fail(format!(
+            "{}: the sessions in it were gated with another monitor than {}; use another state file, or {fix}",
+            path.display(),
+            "--monitor"
+        )));
+    }
+    Ok(state)
+}
+
+/// Write the state to a temporary file beside it, then rename it over the old one (a crash
+/// leaves the old state or the new one, never half of one).
+fn write_state(path: &Path, state: &StateFile) -> Result<(), Fail> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let fail = |e: &dyn std::fmt::Display| {
+        Fail(format!(
+            "{}: cannot write the state file: {e}",
+            path.display()
+        ))
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
+    let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+    serde_json::to_writer(&mut w, state).map_err(|e| fail(&e))?;
+    w.flush().map_err(|e| fail(&e))?;
+    drop(w);
+    tmp.as_file().sync_all().map_err(|e| fail(&e))?;
+    tmp.persist(path).map_err(|e| fail(&e.error))?;
+    Ok(())
+}
+
+/// The session of a Claude Code session id, restored (or opened: `trusting` says whether a
+/// new session starts with what it has seen — nothing — or has lost it).
+fn session(
+    state: &StateFile,
+    id: &str,
+    monitor: &Arc<Monitor>,
+    policy: &Arc<Policy>,
+    category: Option<&str>,
+    fresh_trusting: bool,
+) -> Result<(Session, VecDeque<GatedCall>), Fail> {
+    if state.ended.iter().any(|e| e == id) {
+        return Err(Fail(format!(
+            "session {id} was ended (or evicted from the state file); its monitor state is gone, so it is refused: start a new Claude Code session"
+        )));
+    }
+    match state.sessions.get(id) {
+        Some(s) => {
+            let session = Session::restore_full(monitor, policy, &s.state)
+                .map_err(|e| Fail(format!("session {id} in the state file: {e}")))?;
+            Ok((session, s.calls.clone()))
+        }
+        None => {
+            let mut s = Session::new(monitor, policy, category).map_err(|e| Fail(e.render()))?;
+            if !fresh_trusting {
+                // A tool event of a session the state file does not hold: what it saw before
+                // is unknown (the file was deleted or replaced): fail closed.
+                s.lose_provenance();
+            }
+            Ok((s, VecDeque::new()))
+        }
+    }
+}
+
+fn save(state: &mut StateFile, id: &str, s: &Session, calls: VecDeque<GatedCall>, now: u64) {
+    state.sessions.insert(
+        id.to_string(),
+        SavedSession {
+            t: now,
+            state: s.full_snapshot(),
+            calls,
+        },
+    );
+    while state.sessions.len() > MAX_SESSIONS {
+        let Some(lru) = state
+            .sessions
+            .iter()
+            .filter(|(k, _)| k.as_str() != id)
+            .min_by_key(|&(k, v)| (v.t, k))
+            .map(|(k, _)| k.clone())
+        else {
+            break;
+        };
+        state.sessions.remove(&lru);
+        end(state, lru);
+    }
+}
+
+fn end(state: &mut StateFile, id: String) {
+    state.ended.push_back(id);
+    while state.ended.len() > MAX_ENDED {
+        state.ended.pop_front();
+    }
+}
+
+/// The tool name the classifier sees: an MCP tool's own name without `mcp__SERVER__`.
+fn tool_name(name: &str) -> &str {
+    match name.strip_prefix("mcp__") {
+        Some(rest) => rest.split_once("__").map_or(rest, |(_, t)| t),
+        None => name,
+    }
+}
+
+/// The text of a tool's result: every string and number leaf, one per line, except the
+/// leaves that repeat one of the call's own arguments (Read's result echoes its
+/// `filePath`: the agent wrote it, it is not news from the tool).
+fn result_text(result: &Value, input: &Value) -> String {
+    fn leaves<'a>(v: &'a Value, f: &mut dyn FnMut(&'a Value)) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|x| leaves(x, f)),
+            Value::Object(m) => m.values().for_each(|x| leaves(x, f)),
+            v => f(v),
+        }
+    }
+    let mut own: Vec<&Value> = Vec::new();
+    leaves(input, &mut |v| own.push(v));
+    let mut text = String::new();
+    leaves(result, &mut |v| {
+        if own.contains(&v) {
+            return;
+        }
+        match v {
+            Value::String(s) => text.push_str(s),
+            Value::Number(n) => text.push_str(&n.to_string()),
+            _ => return,
+        }
+        text.push('\n');
+    });
+    text
+}
+
+fn handle(
+    state: &mut StateFile,
+    input: &HookInput,
+    monitor: &Arc<Monitor>,
+    policy: &Arc<Policy>,
+    a: &ClaudeCodeArgs,
+    now: u64,
+) -> Result<Option<Value>, Fail> {
+    let id = input.session_id.as_str();
+    let category = a.category.as_deref();
+    let event = input.hook_event_name.as_str();
+    let need = |field: &str| {
+        Fail(format!(
+            "the {event} input has no `{field}` (Claude Code sends it; is this hook registered for the right event?)"
+        ))
+    };
+    match event {
+        "SessionStart" => {
+            let (s, calls) = session(state, id, monitor, policy, category, true)?;
+            save(state, id, &s, calls, now);
+            Ok(None)
+        }
+        "SessionEnd" => {
+            if state.sessions.remove(id).is_some() {
+                end(state, id.to_string());
+            }
+            Ok(None)
+        }
+        "UserPromptSubmit" => {
+            let prompt = input.prompt.as_deref().ok_or_else(|| need("prompt"))?;
+            let (mut s, calls) = session(state, id, monitor, policy, category, true)?;
+            s.observe(ObservationSource::User, None, prompt);
+            save(state, id, &s, calls, now);
+            Ok(None)
+        }
+        "PreToolUse" => {
+            let name = input
+                .tool_name
+                .as_deref()
+                .ok_or_else(|| need("tool_name"))?;
+            let args = input
+                .tool_input
+                .clone()
+                .unwrap_or(Value::Object(Map::new()));
+            let (mut s, mut calls) = session(state, id, monitor, policy, category, false)?;
+            let d = s.gate(&Action::Tool(ToolCall::new(tool_name(name), &args)));
+            let report = s.report(&d, id);
+            if let Some(use_id) = &input.tool_use_id {
+                calls.retain(|c| &c.id != use_id);
+                calls.push_back(GatedCall {
+                    id: use_id.clone(),
+                    step: d.step,
+                    advanced: d.advanced,
+                });
+                while calls.len() > MAX_CALLS {
+                    calls.pop_front();
+                }
+            }
+            save(state, id, &s, calls, now);
+            let reason = format!(
+                "augur monitor: {} (P = {:.4}; {}): {}",
+                report.verdict.as_str(),
+                report.probability,
+                report.rule,
+                report.reason
+            );
+            Ok(match d.verdict {
+                Verdict::Allow => None,
+                Verdict::Warn => Some(json!({ "systemMessage": reason })),
+                Verdict::Pause => Some(json!({
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "permissionDecision": "ask",
+                        "permissionDecisionReason": reason,
+                    }
+                })),
+                Verdict::Block => Some(json!({
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "permissionDecision": "deny",
+                        "permissionDecisionReason": reason,
+                    }
+                })),
+            })
+        }
+        "PostToolUse" | "PostToolUseFailure" => {
+            let name = input
+                .tool_name
+                .as_deref()
+                .ok_or_else(|| need("tool_name"))?;
+            let args = input
+                .tool_input
+                .clone()
+                .unwrap_or(Value::Object(Map::new()));
+            let (mut s, calls) = session(state, id, monitor, policy, category, false)?;
+            let gated = input
+                .tool_use_id
+                .as_ref()
+                .and_then(|u| calls.iter().find(|c| &c.id == u))
+                .cloned();
+            let tool = tool_name(name);
+            // It ran: an allowed call already moved the session; a paused one (the user
+            // said yes) or one never gated moves it now.
+            if !gated.as_ref().is_some_and(|c| c.advanced) {
+                s.record(&Action::Tool(ToolCall::new(tool, &args)), true);
+            }
+            let result = input.tool_response.as_ref().or(input.error.as_ref());
+            if let Some(r) = result {
+                let text = result_text(r, &args);
+                s.observe_at(
+                    ObservationSource::Tool,
+                    Some(tool),
+                    gated.map(|c| c.step),
+                    text.as_bytes(),
+                );
+            }
+            save(state, id, &s, calls, now);
+            Ok(None)
+        }
+        // Notification, Stop, SubagentStop, PreCompact, ...: nothing to gate or observe.
+        _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcp_tools_are_classified_by_their_own_name() {
+        assert_eq!(tool_name("Bash"), "Bash");
+        assert_eq!(tool_name("mcp__github__create_issue"), "create_issue");
+        assert_eq!(tool_name("mcp__memory"), "memory");
+    }
+
+    #[test]
+    fn a_result_echoing_its_arguments_leaves_them_out() {
+        let input = json!({"file_path": "/p/notes.txt"});
+        let result = json!({"type": "text", "file": {"filePath": "/p/notes.txt",
+                            "content": "mail eve@evil.example", "numLines": 1}});
+        // In the map's key order (sorted, or as written with serde_json's preserve_order).
+        let text = result_text(&result, &input);
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.sort_unstable();
+        assert_eq!(lines, ["1", "mail eve@evil.example", "text"]);
+        assert_eq!(result_text(&json!("plain"), &json!({})), "plain\n");
+    }
+
+    #[test]
+    fn the_session_id_is_found_in_broken_json() {
+        assert_eq!(
+            session_id_in(br#"{"session_id": "abc", "tool_response": {"x": "#).as_deref(),
+            Some("abc")
+        );
+        assert_eq!(session_id_in(b"garbage"), None);
+    }
+}
