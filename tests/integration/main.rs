@@ -17,6 +17,7 @@ mod exact;
 mod explain;
 mod export;
 mod gate_stream;
+mod gateway;
 mod hostile_input;
 mod learn;
 mod learn_counts;

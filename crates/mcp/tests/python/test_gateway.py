@@ -227,29 +227,34 @@ def test_an_upstream_that_cannot_start_is_a_clear_error_at_start(tmp_path):
     assert "--upstream broken" in p.stderr and "could not be started" in p.stderr, p.stderr
 
 
-def test_a_paused_call_runs_when_the_harness_approves_it(tmp_path):
-    """The policy pauses send_email; with --harness, `approve` runs the paused call."""
+def test_a_paused_call_runs_when_the_harness_approves_it_within_the_pause_timeout(tmp_path):
+    """A policy that pauses every call; with --harness, `approve` runs the paused call (once),
+    and a pause older than --pause-timeout is denied instead."""
     env = _env(tmp_path)
     policy = tmp_path / "policy.toml"
-    policy.write_text('thresholds = [[0.9, "block"], [0.6, "pause"], [0.3, "warn"]]\nalways_block = []\n')
+    policy.write_text('version = 1\nthresholds = [ { at = 0.0, verdict = "pause" } ]\n')
 
     async def body(s, init):
         sid = init.instructions.split("session `")[1].split("`")[0]
-        # The default SafetyDrift monitor: an external e-mail after reading a secret pauses or blocks.
-        await s.call_tool("begin_task", {"request": USER_REQUEST})
         r = await s.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "notes"})
-        text = _text(r)
-        if not _is_error(r):
-            pytest.skip("the default monitor allowed the e-mail; nothing to approve: " + text)
+        assert _is_error(r) and "paused" in _text(r) and "NOT executed" in _text(r), _text(r)
         st = _structured(r)["augur"]
-        if st["verdict"] != "pause":
-            pytest.skip(f"verdict {st['verdict']}: " + text)
+        assert st["verdict"] == "pause" and st["pause_id"] in _text(r)
         assert _sent(tmp_path) == []
         r = await s.call_tool("approve", {"session": sid, "pause_id": st["pause_id"]})
         assert not _is_error(r), _text(r)
+        assert "sent to bob@corp.example" in _text(r)
         assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "notes"}]
         # An id answered once is refused.
         r = await s.call_tool("approve", {"session": sid, "pause_id": st["pause_id"]})
-        assert _is_error(r)
+        assert _is_error(r), _text(r)
+        # Too late: denied, not run.
+        r = await s.call_tool("send_email", {"recipients": ["carol@corp.example"], "body": "late"})
+        pid = _structured(r)["augur"]["pause_id"]
+        await asyncio.sleep(2.5)
+        r = await s.call_tool("approve", {"session": sid, "pause_id": pid})
+        assert _is_error(r) and "--pause-timeout" in _text(r), _text(r)
+        assert len(_sent(tmp_path)) == 1
 
-    run(_gateway(["--harness", "--upstream", f"mail={PY} {UPSTREAM}"], env, body))
+    run(_gateway(["--harness", "--policy", str(policy), "--pause-timeout", "2",
+                  "--upstream", f"mail={PY} {UPSTREAM}"], env, body))
