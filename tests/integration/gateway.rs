@@ -30,7 +30,11 @@ fn an_upstream_without_a_name_is_a_user_error() {
 
 #[test]
 fn an_upstream_command_with_an_unclosed_quote_is_a_user_error() {
-    insta::assert_snapshot!(user_error(&["mcp", "--upstream", "mail=python3 'server.py"]));
+    insta::assert_snapshot!(user_error(&[
+        "mcp",
+        "--upstream",
+        "mail=python3 'server.py"
+    ]));
 }
 
 #[test]
@@ -53,7 +57,13 @@ fn a_mcp_servers_file_that_is_not_json_is_located() {
 
 #[test]
 fn a_gateway_option_without_an_upstream_is_a_user_error() {
-    insta::assert_snapshot!(user_error(&["mcp", "--session", "a", "--audit", "audit.jsonl"]));
+    insta::assert_snapshot!(user_error(&[
+        "mcp",
+        "--session",
+        "a",
+        "--audit",
+        "audit.jsonl"
+    ]));
 }
 
 #[test]

@@ -187,10 +187,12 @@ fn run_gateway(args: &McpArgs, cfg: Config) -> Result<(), CliError> {
     use augur_mcp::gateway::{self, config, GatewayOptions};
     let mut specs = Vec::new();
     if let Some(path) = &args.upstream_config {
-        let text = std::fs::read(path)
-            .map_err(|e| CliError::user(format!("error: --upstream-config {}: {e}", path.display())))?;
+        let text = std::fs::read(path).map_err(|e| {
+            CliError::user(format!("error: --upstream-config {}: {e}", path.display()))
+        })?;
         let name = path.display().to_string();
-        let text = augur_source::decode_utf8(&name, text).map_err(|d| CliError::User(d.render()))?;
+        let text =
+            augur_source::decode_utf8(&name, text).map_err(|d| CliError::User(d.render()))?;
         specs.extend(config::parse_config(&name, &text).map_err(|e| CliError::User(e.message))?);
     }
     for u in &args.upstreams {

@@ -35,11 +35,11 @@
 #![deny(missing_docs)]
 
 mod error;
+#[cfg(feature = "stdio")]
+pub mod gateway;
 pub mod ops;
 pub mod pause;
 pub mod server;
-#[cfg(feature = "stdio")]
-pub mod gateway;
 #[cfg(feature = "stdio")]
 pub mod stdio;
 

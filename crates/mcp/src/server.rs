@@ -1419,7 +1419,8 @@ impl Server {
             }
             Self::touch(s, id, now);
             if let Some(e) = s.open.get_mut(id) {
-                e.session.record(&Action::Tool(ToolCall::new(tool, args)), true);
+                e.session
+                    .record(&Action::Tool(ToolCall::new(tool, args)), true);
             }
         }
         self.commit()

@@ -131,7 +131,8 @@ mod tests {
 
     #[test]
     fn the_digest_ignores_key_order_and_white_space_only() {
-        let a = json!({"to": ["bob@corp.example"], "body": "hi", "opts": {"z": 1, "a": [true, null]}});
+        let a =
+            json!({"to": ["bob@corp.example"], "body": "hi", "opts": {"z": 1, "a": [true, null]}});
         let b: Value = serde_json::from_str(
             r#"{ "opts": {"a": [true, null], "z": 1}, "body": "hi", "to": ["bob@corp.example"] }"#,
         )
@@ -139,14 +140,22 @@ mod tests {
         assert_eq!(args_digest(&a), args_digest(&b));
         let mut text = String::new();
         canonical(&a, &mut text);
-        assert_eq!(text, r#"{"body":"hi","opts":{"a":[true,null],"z":1},"to":["bob@corp.example"]}"#);
+        assert_eq!(
+            text,
+            r#"{"body":"hi","opts":{"a":[true,null],"z":1},"to":["bob@corp.example"]}"#
+        );
         // The SHA-256 of that text, from an independent implementation (Python's hashlib:
         // hashlib.sha256(text.encode()).hexdigest()).
         assert_eq!(
             args_digest(&a),
             "e26ae852e1ad26c2e257a61772f33439c0d0256aacc83f140d6dc62567a7fbad"
         );
-        assert_ne!(args_digest(&a), args_digest(&json!({"to": ["mallory@evil.example"], "body": "hi", "opts": {"z": 1, "a": [true, null]}})));
+        assert_ne!(
+            args_digest(&a),
+            args_digest(
+                &json!({"to": ["mallory@evil.example"], "body": "hi", "opts": {"z": 1, "a": [true, null]}})
+            )
+        );
         // The empty object.
         assert_eq!(
             args_digest(&json!({})),
@@ -185,7 +194,10 @@ mod tests {
         line.upstream_us = Some(250);
         log.write(&line).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        let v: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let v: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(v.len(), 2);
         assert_eq!(v[0]["outcome"], "blocked");
         assert!(v[0].get("upstream_us").is_none());

@@ -27,7 +27,8 @@ pub struct UpstreamSpec {
 impl UpstreamSpec {
     /// The command line, quoted the way a shell would read it back (for messages).
     pub fn command_line(&self) -> String {
-        let words = std::iter::once(self.command.as_str()).chain(self.args.iter().map(String::as_str));
+        let words =
+            std::iter::once(self.command.as_str()).chain(self.args.iter().map(String::as_str));
         shlex::try_join(words).unwrap_or_else(|_| self.command.clone())
     }
 }
@@ -66,7 +67,9 @@ pub fn parse_upstream_arg(arg: &str) -> Result<UpstreamSpec> {
         )));
     };
     if words.is_empty() {
-        return Err(param(format!("error: --upstream `{arg}`: the command is empty")));
+        return Err(param(format!(
+            "error: --upstream `{arg}`: the command is empty"
+        )));
     }
     let command = words.remove(0);
     Ok(UpstreamSpec {
@@ -107,7 +110,11 @@ pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
     };
     let sp = JsonPath::root().key("mcpServers");
     let Some(servers) = servers.as_object() else {
-        return Err(at(&sp, "`mcpServers` must be an object: server name -> {\"command\", \"args\", \"env\"}".into()));
+        return Err(at(
+            &sp,
+            "`mcpServers` must be an object: server name -> {\"command\", \"args\", \"env\"}"
+                .into(),
+        ));
     };
     if servers.is_empty() {
         return Err(at(&sp, "`mcpServers` names no server".into()));
@@ -117,7 +124,10 @@ pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
         let p = sp.clone().key(name.as_str());
         check_name(name).map_err(|m| at(&p, m))?;
         let Some(obj) = server.as_object() else {
-            return Err(at(&p, format!("server `{name}` must be an object with `command`")));
+            return Err(at(
+                &p,
+                format!("server `{name}` must be an object with `command`"),
+            ));
         };
         for (k, v) in obj {
             match k.as_str() {
@@ -240,7 +250,11 @@ pub fn check_distinct(specs: &[UpstreamSpec]) -> Result<()> {
 /// `i`'s tool names; the answer has the same shape. A tool keeps its own name unless another
 /// upstream has a tool of that name or `reserved` (the gateway's own tools) holds it; then
 /// it is `UPSTREAM__tool` (every tool of that name, so no upstream wins by order).
-pub fn exposed_names(upstreams: &[&str], tools: &[Vec<String>], reserved: &[&str]) -> Vec<Vec<String>> {
+pub fn exposed_names(
+    upstreams: &[&str],
+    tools: &[Vec<String>],
+    reserved: &[&str],
+) -> Vec<Vec<String>> {
     let mut count: HashMap<&str, usize> = HashMap::new();
     for list in tools {
         let mut own: Vec<&str> = list.iter().map(String::as_str).collect();
@@ -277,10 +291,16 @@ mod tests {
         assert_eq!(s.name, "mail");
         assert_eq!(s.command, "python3");
         assert_eq!(s.args, ["my server.py", "--flag", "a b", "c d"]);
-        assert_eq!(s.command_line(), "python3 'my server.py' --flag 'a b' 'c d'");
+        assert_eq!(
+            s.command_line(),
+            "python3 'my server.py' --flag 'a b' 'c d'"
+        );
         // `=` in the command stays in the command.
         let s = parse_upstream_arg("x=env A=1 prog").unwrap();
-        assert_eq!((s.command.as_str(), s.args.clone()), ("env", vec!["A=1".to_string(), "prog".to_string()]));
+        assert_eq!(
+            (s.command.as_str(), s.args.clone()),
+            ("env", vec!["A=1".to_string(), "prog".to_string()])
+        );
         for (bad, why) in [
             ("python3 server.py", "expected NAME=COMMAND"),
             ("=python3", "must be 1 to 64"),
@@ -304,7 +324,10 @@ mod tests {
         assert_eq!(v.len(), 2);
         // serde_json's map may sort keys: order is by name then.
         let zeta = v.iter().find(|s| s.name == "zeta").unwrap();
-        assert_eq!(zeta.args, ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]);
+        assert_eq!(
+            zeta.args,
+            ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+        );
         let alpha = v.iter().find(|s| s.name == "alpha").unwrap();
         assert_eq!(alpha.env, [("TOKEN".to_string(), "x".to_string())]);
         assert!(alpha.args.is_empty());
@@ -313,19 +336,62 @@ mod tests {
     #[test]
     fn bad_files_are_located() {
         for (text, line, col, why) in [
-            ("{\"mcpServers\": {\n  \"a\": {\"command\": 7}\n}}", 2, 21, "`command` must be a non-empty string"),
-            ("{\"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"args\": [\"ok\", 3]}\n}}", 2, 41, "every argument must be a string"),
-            ("{\"mcpServers\": {\n  \"a\": {\"url\": \"https://x\"}\n}}", 2, 17, "only stdio servers"),
-            ("{\"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"cwd\": \"/\"}\n}}", 2, 35, "unknown member `cwd`"),
-            ("{\"mcpServers\": {\n  \"a\": {}\n}}", 2, 8, "has no `command`"),
-            ("{\"mcpServers\": {\n  \"a b\": {\"command\": \"x\"}\n}}", 2, 10, "must be 1 to 64"),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": 7}\n}}",
+                2,
+                20,
+                "`command` must be a non-empty string",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"args\": [\"ok\", 3]}\n}}",
+                2,
+                40,
+                "every argument must be a string",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"url\": \"https://x\"}\n}}",
+                2,
+                16,
+                "only stdio servers",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"cwd\": \"/\"}\n}}",
+                2,
+                32,
+                "unknown member `cwd`",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {}\n}}",
+                2,
+                8,
+                "has no `command`",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a b\": {\"command\": \"x\"}\n}}",
+                2,
+                10,
+                "must be 1 to 64",
+            ),
             ("{\"mcpServers\": []}", 1, 16, "must be an object"),
             ("{\"mcpServers\": {}}", 1, 16, "names no server"),
-            ("{\"servers\": {}}", 1, 1, "expected an object with `mcpServers`"),
-            ("{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}", 2, 24, "not valid JSON"),
+            (
+                "{\"servers\": {}}",
+                1,
+                1,
+                "expected an object with `mcpServers`",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}",
+                2,
+                24,
+                "not valid JSON",
+            ),
         ] {
             let e = parse_config("mcp.json", text).unwrap_err();
-            let loc = e.location.clone().unwrap_or_else(|| panic!("{text}: {}", e.message));
+            let loc = e
+                .location
+                .clone()
+                .unwrap_or_else(|| panic!("{text}: {}", e.message));
             assert_eq!((loc.line, loc.column), (line, col), "{text}: {}", e.message);
             assert!(e.message.contains(why), "{text}: {}", e.message);
             assert!(e.message.contains("mcp.json:"), "{}", e.message);
@@ -358,7 +424,10 @@ mod tests {
     fn duplicate_upstream_names_are_refused() {
         let a = parse_upstream_arg("m=a").unwrap();
         let b = parse_upstream_arg("m=b").unwrap();
-        assert!(check_distinct(&[a.clone(), b]).unwrap_err().message.contains("two upstreams are named `m`"));
+        assert!(check_distinct(&[a.clone(), b])
+            .unwrap_err()
+            .message
+            .contains("two upstreams are named `m`"));
         assert!(check_distinct(&[a]).is_ok());
     }
 }

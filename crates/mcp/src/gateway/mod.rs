@@ -477,23 +477,41 @@ impl Gateway {
 
     /// `approve` of one of the gateway's paused calls: within `--pause-timeout` the session
     /// records it as executed and the call runs; later it is denied.
-    async fn approve(&self, args: &Map<String, Value>, pid: &str, i: usize, at: Instant, t0: Instant) -> CallToolResult {
+    async fn approve(
+        &self,
+        args: &Map<String, Value>,
+        pid: &str,
+        i: usize,
+        at: Instant,
+        t0: Instant,
+    ) -> CallToolResult {
         let inner = &self.inner;
         let session = args.get("session").and_then(Value::as_str).unwrap_or("");
         if session != inner.session {
             return text_error(
-                format!("`{pid}` is a pause of session `{}`, not `{session}`", inner.session),
+                format!(
+                    "`{pid}` is a pause of session `{}`, not `{session}`",
+                    inner.session
+                ),
                 json!({"error": "refused"}),
             );
         }
         let Some((_, call_args)) = inner.server.pending_pause(&inner.session, pid) else {
-            inner.pauses.lock().unwrap_or_else(|e| e.into_inner()).remove(pid);
+            inner
+                .pauses
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(pid);
             return text_error(
                 format!("`{pid}` is not the session's pending pause (a later action superseded it, or it was answered)"),
                 json!({"error": "refused"}),
             );
         };
-        inner.pauses.lock().unwrap_or_else(|e| e.into_inner()).remove(pid);
+        inner
+            .pauses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(pid);
         let deny_or_approve = |approve: bool| {
             inner.server.call(
                 if approve { "approve" } else { "deny" },
@@ -544,7 +562,10 @@ fn result_text(r: &CallToolResult) -> String {
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("augur-gateway", env!("CARGO_PKG_VERSION")))
+            .with_server_info(Implementation::new(
+                "augur-gateway",
+                env!("CARGO_PKG_VERSION"),
+            ))
             .with_instructions(self.inner.instructions.clone())
     }
 

@@ -141,7 +141,9 @@ impl Upstream {
         let live = self.live().await?;
         match tokio::time::timeout(self.timeout, live.client.peer().list_all_tools()).await {
             Ok(Ok(tools)) => Ok(tools),
-            Ok(Err(e)) => Err(self.fail(&live, format!("listing its tools failed: {e}")).await),
+            Ok(Err(e)) => Err(self
+                .fail(&live, format!("listing its tools failed: {e}"))
+                .await),
             Err(_) => Err(self
                 .fail(
                     &live,
@@ -174,7 +176,8 @@ impl Upstream {
                     Some(w) => w,
                     None => {
                         tokio::time::sleep(Duration::from_millis(20)).await;
-                        live.fault().unwrap_or_else(|| format!("the connection failed ({e})"))
+                        live.fault()
+                            .unwrap_or_else(|| format!("the connection failed ({e})"))
                     }
                 };
                 Err(self.fail(&live, why).await)
@@ -327,13 +330,12 @@ impl Upstream {
             *pump_fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
             // Dropping `to_rmcp` closes rmcp's input: the calls in flight fail now.
         });
-        let client = ()
-            .serve((rmcp_in, stdin))
-            .await
-            .map_err(|e| match fault.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        let client = ().serve((rmcp_in, stdin)).await.map_err(|e| {
+            match fault.lock().unwrap_or_else(|p| p.into_inner()).clone() {
                 Some(why) => why,
                 None => format!("the MCP initialisation failed ({e})"),
-            })?;
+            }
+        })?;
         Ok(Live {
             client,
             child: Mutex::new(Some(child)),
@@ -357,7 +359,10 @@ mod tests {
     #[test]
     fn backoff_doubles_from_half_a_second_to_thirty() {
         let got: Vec<u64> = (0..10).map(|f| backoff(f).as_millis() as u64).collect();
-        assert_eq!(got, [0, 500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+        assert_eq!(
+            got,
+            [0, 500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]
+        );
         assert_eq!(backoff(u32::MAX), Duration::from_secs(30));
     }
 }
