@@ -360,11 +360,12 @@ impl Gateway {
             ),
             Verdict::Pause => {
                 let pid = d.pause_id.clone().unwrap_or_default();
-                inner
-                    .pauses
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(pid.clone(), (i, Instant::now()));
+                {
+                    // One pending pause per session: this one supersedes any earlier.
+                    let mut pauses = inner.pauses.lock().unwrap_or_else(|e| e.into_inner());
+                    pauses.clear();
+                    pauses.insert(pid.clone(), (i, Instant::now()));
+                }
                 (
                     text_error(
                         format!(
