@@ -1293,6 +1293,7 @@ impl Server {
 }
 
 /// The monitor's decision on a call the gateway proxies.
+#[cfg(feature = "stdio")]
 #[derive(Clone, Debug)]
 pub(crate) struct ProxiedDecision {
     pub verdict: Verdict,
@@ -1304,6 +1305,7 @@ pub(crate) struct ProxiedDecision {
 }
 
 /// The gateway's access to the sessions (crate-private: the gateway is the only caller).
+#[cfg(feature = "stdio")]
 impl Server {
     /// The connection's session: `id` when it is open, else a fresh one.
     pub(crate) fn connection_session(&self, id: Option<&str>) -> Result<String> {
