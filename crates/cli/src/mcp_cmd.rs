@@ -78,6 +78,10 @@ pub struct McpArgs {
     /// Gateway: write one JSON line per proxied call to this file (appended, flushed per line).
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
+    /// Gateway: the user's request, passed by the harness (observed as trusted text at start,
+    /// as the `begin_task` tool would).
+    #[arg(long, value_name = "TEXT")]
+    pub request: Option<String>,
 }
 
 /// Run `augur mcp` until the client closes stdin.
@@ -143,6 +147,7 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
     if !gateway {
         for (flag, set) in [
             ("--audit", args.audit.is_some()),
+            ("--request", args.request.is_some()),
             (
                 "--upstream-timeout",
                 args.upstream_timeout != augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS,
@@ -218,6 +223,7 @@ fn run_gateway(args: &McpArgs, cfg: Config) -> Result<(), CliError> {
     opts.max_result_bytes = args.max_result_bytes;
     opts.audit = args.audit.clone();
     opts.session = cfg.sessions.first().map(|(id, _)| id.clone());
+    opts.request = args.request.clone();
     gateway::serve_gateway_stdio(cfg, opts, |server, session| {
         eprintln!("{}", server.startup_message());
         eprintln!("augur mcp: gateway: the connection's session is `{session}`");

