@@ -18,6 +18,7 @@ mod exact;
 mod explain;
 mod export;
 mod gate_stream;
+mod gateway;
 mod hook;
 mod hostile_input;
 mod learn;

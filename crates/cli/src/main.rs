@@ -67,7 +67,8 @@ enum Command {
     Simulate(simulate_cmd::SimulateArgs),
     /// The runtime monitor: compile, gate, replay, eval, agentdojo.
     Monitor(monitor_cmd::MonitorArgs),
-    /// An MCP server over stdio: the monitor's gate and the checker as tools (docs/mcp.md).
+    /// An MCP server over stdio: the monitor's gate and the checker as tools; with --upstream
+    /// the gateway in front of the agent's tool servers (docs/mcp.md).
     Mcp(mcp_cmd::McpArgs),
     /// A client's hooks for its built-in tools: `augur hook claude-code` (docs/mcp.md).
     Hook(hook_cmd::HookArgs),

@@ -1,5 +1,7 @@
 //! `augur mcp [--monitor M.json] [--policy P.toml] [--root DIR] [--session ID[=CATEGORY]]...
-//! [--harness]`: the MCP server over stdio (glue over `augur-mcp`; docs/mcp.md).
+//! [--harness] [--upstream NAME=COMMAND]... [--upstream-config FILE] [--audit FILE]`: the MCP
+//! server over stdio, or with upstreams the gateway in front of them (glue over `augur-mcp`;
+//! docs/mcp.md).
 
 use crate::error::CliError;
 use augur_mcp::server::defaults;
@@ -55,6 +57,31 @@ pub struct McpArgs {
     /// probability about (1 - e^(-7n/BITS))^7 after n burned ids).
     #[arg(long, value_name = "BITS", default_value_t = augur_monitor::session::BurnedIds::DEFAULT_BITS)]
     pub burned_bits: u64,
+    /// Gateway mode: start this MCP server (stdio) and serve its tools through the monitor
+    /// (repeatable). COMMAND is split like a shell's words, e.g. `mail=python3 mail_server.py`.
+    #[arg(long = "upstream", value_name = "NAME=COMMAND")]
+    pub upstreams: Vec<String>,
+    /// Gateway mode: the upstreams of an `mcpServers` JSON file (Claude Code's and Cursor's
+    /// format: `{"mcpServers": {"name": {"command", "args", "env"}}}`).
+    #[arg(long, value_name = "FILE")]
+    pub upstream_config: Option<PathBuf>,
+    /// Gateway: the time limit of an upstream's start and of each proxied call (seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS)]
+    pub upstream_timeout: f64,
+    /// Gateway: how long a paused call may wait for the harness's `approve` (seconds).
+    #[arg(long, value_name = "SECS", default_value_t = augur_mcp::gateway::defaults::PAUSE_TIMEOUT_SECS)]
+    pub pause_timeout: u64,
+    /// Gateway: the largest message accepted from an upstream (bytes); a longer result fails
+    /// the call and restarts the upstream.
+    #[arg(long, value_name = "BYTES", default_value_t = augur_mcp::gateway::defaults::MAX_RESULT_BYTES)]
+    pub max_result_bytes: usize,
+    /// Gateway: write one JSON line per proxied call to this file (appended, flushed per line).
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+    /// Gateway: the user's request, passed by the harness (observed as trusted text at start,
+    /// as the `begin_task` tool would).
+    #[arg(long, value_name = "TEXT")]
+    pub request: Option<String>,
 }
 
 /// Run `augur mcp` until the client closes stdin.
@@ -116,6 +143,37 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
         .collect();
     cfg.state = args.state.clone();
     cfg.burned_bits = args.burned_bits;
+    let gateway = args.upstream_config.is_some() || !args.upstreams.is_empty();
+    if !gateway {
+        for (flag, set) in [
+            ("--audit", args.audit.is_some()),
+            ("--request", args.request.is_some()),
+            (
+                "--upstream-timeout",
+                args.upstream_timeout != augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS,
+            ),
+            (
+                "--pause-timeout",
+                args.pause_timeout != augur_mcp::gateway::defaults::PAUSE_TIMEOUT_SECS,
+            ),
+            (
+                "--max-result-bytes",
+                args.max_result_bytes != augur_mcp::gateway::defaults::MAX_RESULT_BYTES,
+            ),
+        ] {
+            if set {
+                return Err(CliError::user(format!(
+                    "error: {flag} is an option of the gateway: give --upstream NAME=COMMAND or --upstream-config FILE"
+                )));
+            }
+        }
+    }
+    if gateway {
+        return run_gateway(args, cfg);
+    }
+    if args.sessions.is_empty() && !args.harness {
+        eprintln!("warning: augur mcp: no --session and no --harness: no session can be opened, so every `gate` call will be blocked (unknown session). Give --session ID (the id the agent passes), --harness (the harness opens sessions with open_session), or --upstream (the gateway opens one per connection)");
+    }
     let server = Server::new(cfg).map_err(|e| {
         // A journal error is rendered already (located at its line).
         if e.message.starts_with("error") {
@@ -127,4 +185,53 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
     eprintln!("{}", server.startup_message());
     augur_mcp::stdio::serve_stdio(server)
         .map_err(|e| CliError::Internal(anyhow::Error::new(e).context("the MCP server")))
+}
+
+/// `augur mcp --upstream ...`: the gateway.
+fn run_gateway(args: &McpArgs, cfg: Config) -> Result<(), CliError> {
+    use augur_mcp::gateway::{self, config, GatewayOptions};
+    let mut specs = Vec::new();
+    if let Some(path) = &args.upstream_config {
+        let text = std::fs::read(path).map_err(|e| {
+            CliError::user(format!("error: --upstream-config {}: {e}", path.display()))
+        })?;
+        let name = path.display().to_string();
+        let text =
+            augur_source::decode_utf8(&name, text).map_err(|d| CliError::User(d.render()))?;
+        specs.extend(config::parse_config(&name, &text).map_err(|e| CliError::User(e.message))?);
+    }
+    for u in &args.upstreams {
+        specs.push(config::parse_upstream_arg(u).map_err(|e| CliError::User(e.message))?);
+    }
+    let upstream_timeout = Duration::try_from_secs_f64(args.upstream_timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            CliError::user(format!(
+                "error: --upstream-timeout must be a positive number of seconds, got {}",
+                args.upstream_timeout
+            ))
+        })?;
+    if args.pause_timeout == 0 || args.max_result_bytes < 1024 {
+        return Err(CliError::user(
+            "error: --pause-timeout must be at least 1 and --max-result-bytes at least 1024",
+        ));
+    }
+    let mut opts = GatewayOptions::new(specs);
+    opts.upstream_timeout = upstream_timeout;
+    opts.pause_timeout = Duration::from_secs(args.pause_timeout);
+    opts.max_result_bytes = args.max_result_bytes;
+    opts.audit = args.audit.clone();
+    opts.session = cfg.sessions.first().map(|(id, _)| id.clone());
+    opts.request = args.request.clone();
+    gateway::serve_gateway_stdio(cfg, opts, |server, session| {
+        eprintln!("{}", server.startup_message());
+        eprintln!("augur mcp: gateway: the connection's session is `{session}`");
+    })
+    .map_err(|e| match e {
+        gateway::GatewayError::Start(m) => CliError::User(m),
+        gateway::GatewayError::Io(e) => {
+            CliError::Internal(anyhow::Error::new(e).context("the MCP gateway"))
+        }
+    })
 }

@@ -14,6 +14,8 @@
 //!   package).
 //! - [`ToolError`]: a tool's failure with the located message.
 //! - `stdio::serve_stdio` (feature `stdio`, on by default): the rmcp server on stdin/stdout.
+//! - `gateway` (feature `stdio`): `augur mcp --upstream`, Augur between an MCP client and
+//!   its tool servers: every proxied call gated, every result observed.
 //!
 //! ```
 //! use augur_mcp::{Config, Server};
@@ -33,6 +35,8 @@
 #![deny(missing_docs)]
 
 mod error;
+#[cfg(feature = "stdio")]
+pub mod gateway;
 pub mod ops;
 pub mod pause;
 pub mod server;

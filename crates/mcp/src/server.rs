@@ -60,6 +60,12 @@ pub struct Config {
     /// The state journal (`--state FILE`): every session move and burned id, restored at
     /// start ([`augur_monitor::journal`]). `None`: a restart resets every session.
     pub state: Option<PathBuf>,
+    /// Gateway mode (`augur mcp --upstream`, [`crate::gateway`]): the names of the proxied
+    /// tools (as served and as the upstreams name them). The gateway gates and records those
+    /// calls itself, so `record` is refused without [`Config::harness`], and a `gate` on one of
+    /// these names is answered without moving the session (`"dry_run": true`). `None`: not a
+    /// gateway.
+    pub gateway_tools: Option<HashSet<String>>,
 }
 
 /// Defaults of [`Config`].
@@ -105,6 +111,7 @@ impl Config {
             max_horizon: defaults::MAX_HORIZON,
             burned_bits: BurnedIds::DEFAULT_BITS,
             state: None,
+            gateway_tools: None,
         }
     }
 }
@@ -684,6 +691,11 @@ impl Server {
         self.tools.iter().filter(|t| self.cfg.harness || !t.harness)
     }
 
+    /// The names of all the server's tools, harness-only ones included.
+    pub fn all_tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tools.iter().map(|t| t.name)
+    }
+
     /// The number of open sessions.
     pub fn open_sessions(&self) -> usize {
         self.lock().open.len()
@@ -729,6 +741,11 @@ impl Server {
         }
         let result = match name {
             "gate" => self.gate(&args, now),
+            "record" if self.cfg.gateway_tools.is_some() && !self.cfg.harness => {
+                Err(ToolError::refused(
+                    "`record` is refused in gateway mode: the gateway records the calls it forwards itself",
+                ))
+            }
             "record" => self.record(&args, now),
             "session_state" => self.session_state(&args, now),
             "summary" => self.summary(&args, now),
@@ -946,6 +963,21 @@ impl Server {
             Some(st) => Action::State { tool, state: st },
             None => Action::Tool(ToolCall::new(tool.unwrap_or(""), &call_args)),
         };
+        let proxied = self
+            .cfg
+            .gateway_tools
+            .as_ref()
+            .is_some_and(|t| tool.is_some_and(|n| t.contains(n)));
+        if proxied {
+            // The gateway gates this call when it is made: answer on a copy of the session.
+            let mut dry = e.session.clone();
+            let d = dry.gate(&action);
+            let mut v = serde_json::to_value(dry.report(&d, id))
+                .map_err(|err| ToolError::new(ErrorKind::Internal, err.to_string()))?;
+            v["dry_run"] = json!(true);
+            v["note"] = json!("the gateway gates this tool itself when you call it; this answer did not move the session");
+            return Ok(v);
+        }
         let d = e.session.gate(&action);
         let report: DecisionReport = e.session.report(&d, id);
         let mut v = serde_json::to_value(&report)
@@ -1257,6 +1289,161 @@ impl Server {
                 "give exactly one of model_text, model_path (a learned model) or states (the calculator)",
             )),
         }
+    }
+}
+
+/// The monitor's decision on a call the gateway proxies.
+#[cfg(feature = "stdio")]
+#[derive(Clone, Debug)]
+pub(crate) struct ProxiedDecision {
+    pub verdict: Verdict,
+    pub probability: f64,
+    pub reason: String,
+    /// `none`, `user` or `untrusted`: where the arguments' values were first seen.
+    pub provenance: &'static str,
+    pub pause_id: Option<String>,
+}
+
+/// The gateway's access to the sessions (crate-private: the gateway is the only caller).
+#[cfg(feature = "stdio")]
+impl Server {
+    /// The connection's session: `id` when it is open, else a fresh one.
+    pub(crate) fn connection_session(&self, id: Option<&str>) -> Result<String> {
+        if let Some(id) = id {
+            if self.lock().open.contains_key(id) {
+                return Ok(id.to_string());
+            }
+            return Err(ToolError::refused(format!(
+                "session `{id}` is not open (the journal holds it as ended or expired)"
+            )));
+        }
+        let id = self.open(None, None, Instant::now())?;
+        self.commit()
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
+        Ok(id)
+    }
+
+    /// Gates a proxied call (the classifier sees the upstream's own tool name): the session
+    /// moves on allow and warn; a pause becomes the session's pending pause. An unknown or
+    /// expired session, or a journal that cannot be written, is a block.
+    pub(crate) fn gate_proxied(&self, id: &str, tool: &str, args: &Value) -> ProxiedDecision {
+        let now = Instant::now();
+        let block = |reason: String| ProxiedDecision {
+            verdict: Verdict::Block,
+            probability: 1.0,
+            reason,
+            provenance: "none",
+            pause_id: None,
+        };
+        let decision = {
+            let mut guard = self.lock();
+            let s = &mut *guard;
+            self.sweep(s, now);
+            let next_pause = s.next_pause;
+            if !s.open.contains_key(id) {
+                let (_, why) = self.refusal(s, id);
+                return block(format!("{tool}: {why} → block"));
+            }
+            Self::touch(s, id, now);
+            let Some(e) = s.open.get_mut(id) else {
+                return block(format!("{tool}: the session is gone → block"));
+            };
+            let provenance = e.session.provenance().provenance_of(args).as_str();
+            let d = e.session.gate(&Action::Tool(ToolCall::new(tool, args)));
+            let reason = e.session.reason(&d);
+            let pause_id = PendingPause::after_gate(
+                &mut e.pause,
+                d.verdict,
+                || format!("pause-{next_pause}"),
+                Some(tool),
+                args,
+                None,
+            );
+            if pause_id.is_some() {
+                s.next_pause += 1;
+            }
+            ProxiedDecision {
+                verdict: d.verdict,
+                probability: d.probability,
+                reason,
+                provenance,
+                pause_id,
+            }
+        };
+        match self.commit() {
+            Ok(()) => decision,
+            Err(e) => block(format!(
+                "{tool}: the state journal cannot be written ({}) → block",
+                e.render().trim_start_matches("error: ").trim_end()
+            )),
+        }
+    }
+
+    /// Observes `text` in session `id`: the user's request (`tool` `None`, trusted) or the
+    /// result of `tool` (untrusted unless the policy trusts the tool). Returns the number of
+    /// values found.
+    pub(crate) fn observe(&self, id: &str, tool: Option<&str>, text: &str) -> Result<usize> {
+        use augur_monitor::runs::ObservationSource;
+        let now = Instant::now();
+        let stats = {
+            let mut guard = self.lock();
+            let s = &mut *guard;
+            self.sweep(s, now);
+            if !s.open.contains_key(id) {
+                let (_, why) = self.refusal(s, id);
+                return Err(ToolError::refused(why));
+            }
+            Self::touch(s, id, now);
+            let e = s
+                .open
+                .get_mut(id)
+                .ok_or_else(|| ToolError::refused("the session is gone"))?;
+            let source = match tool {
+                None => ObservationSource::User,
+                Some(_) => ObservationSource::Tool,
+            };
+            e.session.observe(source, tool, text)
+        };
+        self.commit()
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
+        Ok(stats.found)
+    }
+
+    /// Records that the proxied call `tool(args)` was executed (its outcome may be unknown).
+    pub(crate) fn record_proxied(&self, id: &str, tool: &str, args: &Value) -> Result<()> {
+        let now = Instant::now();
+        {
+            let mut guard = self.lock();
+            let s = &mut *guard;
+            if !s.open.contains_key(id) {
+                let (_, why) = self.refusal(s, id);
+                return Err(ToolError::refused(why));
+            }
+            Self::touch(s, id, now);
+            if let Some(e) = s.open.get_mut(id) {
+                e.session
+                    .record(&Action::Tool(ToolCall::new(tool, args)), true);
+            }
+        }
+        self.commit()
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))
+    }
+
+    /// The session's pending pause, when it is `pause_id`: (tool, args).
+    pub(crate) fn pending_pause(&self, id: &str, pause_id: &str) -> Option<(String, Value)> {
+        let s = self.lock();
+        let p = s.open.get(id)?.pause.as_ref()?;
+        (p.id == pause_id).then(|| (p.tool.clone(), p.args.clone()))
+    }
+
+    /// Whether session `id` has observed anything (a restored one that had: its store is
+    /// lost, and what it had seen is unknown).
+    pub(crate) fn has_observed(&self, id: &str) -> bool {
+        let s = self.lock();
+        s.open.get(id).is_some_and(|e| {
+            let snap = e.session.snapshot();
+            snap.observations > 0 || e.session.provenance_lost()
+        })
     }
 }
 

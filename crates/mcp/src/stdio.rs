@@ -30,7 +30,7 @@ impl Handler {
         Handler { server }
     }
 
-    fn tools(&self) -> Vec<Tool> {
+    pub(crate) fn tools(&self) -> Vec<Tool> {
         self.server
             .tools()
             .map(|t| {
@@ -131,6 +131,17 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_handler(Handler::new(Arc::new(server)), input, output).await
+}
+
+/// [`serve`] with any MCP handler (the gateway's, [`crate::gateway`]). An input that ends
+/// before or after the initialisation is a normal end (`Ok`).
+pub async fn serve_handler<H, R, W>(handler: H, input: R, output: W) -> std::io::Result<()>
+where
+    H: ServerHandler,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (lines, mut outgoing) = mpsc::channel::<Vec<u8>>(64);
     let writer = tokio::spawn(async move {
         let mut output = output;
@@ -160,12 +171,13 @@ where
     });
     let filter = tokio::spawn(filter_input(input, to_rmcp, lines));
 
-    let handler = Handler::new(Arc::new(server));
     let served = async {
-        let running = handler
-            .serve((rmcp_in, rmcp_out))
-            .await
-            .map_err(std::io::Error::other)?;
+        let running = match handler.serve((rmcp_in, rmcp_out)).await {
+            Ok(r) => r,
+            // The client went away before initialising (`augur mcp </dev/null`): a normal end.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(std::io::Error::other(e)),
+        };
         running.waiting().await.map_err(std::io::Error::other)?;
         Ok::<(), std::io::Error>(())
     }
@@ -323,7 +335,7 @@ fn with_null_id(line: Vec<u8>) -> Vec<u8> {
 }
 
 /// The outcome of reading one line.
-enum Line {
+pub(crate) enum Line {
     /// A line (with its `\n`, except a last line without one) is in the buffer.
     Complete,
     /// The line was longer than the limit; it has been skipped up to its end.
@@ -333,7 +345,7 @@ enum Line {
 }
 
 /// Reads one line into `buf` without letting it grow past `max` bytes.
-async fn read_line<R: AsyncBufRead + Unpin>(
+pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
     input: &mut R,
     buf: &mut Vec<u8>,
     max: usize,

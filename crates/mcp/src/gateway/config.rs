@@ -1,0 +1,433 @@
+//! The gateway's upstream servers as the user names them: `--upstream NAME=COMMAND` (the
+//! command split the way a POSIX shell would, with `shlex`) and `--upstream-config FILE`, the
+//! `{"mcpServers": {name: {"command", "args", "env"}}}` JSON that Claude Code, Cursor and
+//! Claude Desktop read. A bad file is an error located at the offending value (file, line,
+//! column, caret); and [`exposed_names`]: the names the gateway serves the upstreams' tools
+//! under (their own, `NAME__tool` only on a clash).
+
+use crate::error::{ErrorKind, Result, ToolError};
+use augur_source::json::JsonPath;
+use augur_source::{Diagnostic, Location, SourceFile};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// One upstream MCP server, started as a child process speaking MCP over its stdin/stdout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamSpec {
+    /// The name (the `mcpServers` key, or `NAME` of `--upstream NAME=COMMAND`).
+    pub name: String,
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment variables set for it (on top of the gateway's own environment).
+    pub env: Vec<(String, String)>,
+}
+
+impl UpstreamSpec {
+    /// The command line, quoted the way a shell would read it back (for messages).
+    pub fn command_line(&self) -> String {
+        let words =
+            std::iter::once(self.command.as_str()).chain(self.args.iter().map(String::as_str));
+        shlex::try_join(words).unwrap_or_else(|_| self.command.clone())
+    }
+}
+
+fn param(message: String) -> ToolError {
+    ToolError::new(ErrorKind::Param, message)
+}
+
+/// A valid upstream name: 1 to 64 letters, digits, `_` or `-` (it can prefix a tool name).
+fn check_name(name: &str) -> std::result::Result<(), String> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "the upstream name `{name}` must be 1 to 64 letters, digits, `_` or `-`"
+        ));
+    }
+    Ok(())
+}
+
+/// Parses `--upstream NAME=COMMAND`: the command is split like a POSIX shell's words
+/// (quotes and backslashes; no variables, globs or pipes).
+pub fn parse_upstream_arg(arg: &str) -> Result<UpstreamSpec> {
+    let Some((name, command)) = arg.split_once('=') else {
+        return Err(param(format!(
+            "error: --upstream `{arg}`: expected NAME=COMMAND, e.g. --upstream 'files=npx -y @modelcontextprotocol/server-filesystem /tmp'"
+        )));
+    };
+    check_name(name).map_err(|m| param(format!("error: --upstream `{arg}`: {m}")))?;
+    let Some(mut words) = shlex::split(command) else {
+        return Err(param(format!(
+            "error: --upstream `{arg}`: the command has an unclosed quote or a trailing backslash"
+        )));
+    };
+    if words.is_empty() {
+        return Err(param(format!(
+            "error: --upstream `{arg}`: the command is empty"
+        )));
+    }
+    let command = words.remove(0);
+    Ok(UpstreamSpec {
+        name: name.to_string(),
+        command,
+        args: words,
+        env: Vec::new(),
+    })
+}
+
+/// Parses the text of an `mcpServers` configuration file (`file` names it in messages).
+/// Servers come in the file's order. Unknown members of a server (`type`, `cwd`, `disabled`,
+/// ...) are errors rather than ignored, except `"type": "stdio"`: a server the gateway would
+/// start differently from the client is refused, never half-started.
+pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
+    let src = SourceFile::new(file, text);
+    let root: Value = serde_json::from_str(text).map_err(|e| {
+        let loc = if e.line() == 0 {
+            Location::file(file)
+        } else {
+            let line = src.line_text(e.line()).unwrap_or("");
+            Location::in_line(file, e.line(), e.column().max(1), 1, line)
+        };
+        located(Diagnostic::error(format!("not valid JSON: {}", strip_position(&e))).at(loc))
+    })?;
+    let at = |path: &JsonPath, message: String| -> ToolError {
+        let loc = path
+            .span_in(text)
+            .map(|s| src.location(s))
+            .unwrap_or_else(|| Location::file(file));
+        located(Diagnostic::error(message).at(loc))
+    };
+    let Some(servers) = root.get("mcpServers") else {
+        return Err(at(
+            &JsonPath::root(),
+            "expected an object with `mcpServers` (the format of Claude Code's and Cursor's MCP configuration)".into(),
+        ));
+    };
+    let sp = JsonPath::root().key("mcpServers");
+    let Some(servers) = servers.as_object() else {
+        return Err(at(
+            &sp,
+            "`mcpServers` must be an object: server name -> {\"command\", \"args\", \"env\"}"
+                .into(),
+        ));
+    };
+    if servers.is_empty() {
+        return Err(at(&sp, "`mcpServers` names no server".into()));
+    }
+    let mut out = Vec::new();
+    for (name, server) in servers {
+        let p = sp.clone().key(name.as_str());
+        check_name(name).map_err(|m| at(&p, m))?;
+        let Some(obj) = server.as_object() else {
+            return Err(at(
+                &p,
+                format!("server `{name}` must be an object with `command`"),
+            ));
+        };
+        for (k, v) in obj {
+            match k.as_str() {
+                "command" | "args" | "env" => {}
+                "type" if v == "stdio" => {}
+                "type" | "url" => {
+                    return Err(at(
+                        &p.clone().key(k.as_str()),
+                        format!("server `{name}`: only stdio servers (`command`) can be put behind the gateway"),
+                    ))
+                }
+                _ => {
+                    return Err(at(
+                        &p.clone().key(k.as_str()),
+                        format!("server `{name}`: unknown member `{k}` (the gateway reads `command`, `args` and `env`)"),
+                    ))
+                }
+            }
+        }
+        let command = match obj.get("command") {
+            Some(Value::String(c)) if !c.is_empty() => c.clone(),
+            Some(_) => {
+                return Err(at(
+                    &p.clone().key("command"),
+                    format!("server `{name}`: `command` must be a non-empty string"),
+                ))
+            }
+            None => return Err(at(&p, format!("server `{name}` has no `command`"))),
+        };
+        let args = match obj.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => {
+                let mut v = Vec::with_capacity(a.len());
+                for (i, x) in a.iter().enumerate() {
+                    match x {
+                        Value::String(s) => v.push(s.clone()),
+                        _ => {
+                            return Err(at(
+                                &p.clone().key("args").index(i),
+                                format!("server `{name}`: every argument must be a string"),
+                            ))
+                        }
+                    }
+                }
+                v
+            }
+            Some(_) => {
+                return Err(at(
+                    &p.clone().key("args"),
+                    format!("server `{name}`: `args` must be a list of strings"),
+                ))
+            }
+        };
+        let env = match obj.get("env") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(m)) => {
+                let mut v = Vec::with_capacity(m.len());
+                for (k, x) in m {
+                    match x {
+                        Value::String(s) => v.push((k.clone(), s.clone())),
+                        _ => {
+                            return Err(at(
+                                &p.clone().key("env").key(k.as_str()),
+                                format!("server `{name}`: the value of `{k}` must be a string"),
+                            ))
+                        }
+                    }
+                }
+                v
+            }
+            Some(_) => {
+                return Err(at(
+                    &p.clone().key("env"),
+                    format!("server `{name}`: `env` must be an object of strings"),
+                ))
+            }
+        };
+        out.push(UpstreamSpec {
+            name: name.clone(),
+            command,
+            args,
+            env,
+        });
+    }
+    Ok(out)
+}
+
+/// serde_json's message without its " at line L column C" (the location says it).
+fn strip_position(e: &serde_json::Error) -> String {
+    let m = e.to_string();
+    match m.rfind(" at line ") {
+        Some(i) => m[..i].to_string(),
+        None => m,
+    }
+}
+
+fn located(d: Diagnostic) -> ToolError {
+    ToolError {
+        kind: ErrorKind::Parse,
+        message: d.render().trim_end().to_string(),
+        location: d.location.clone(),
+    }
+}
+
+/// Checks that upstream names are distinct (`--upstream` and `--upstream-config` together).
+pub fn check_distinct(specs: &[UpstreamSpec]) -> Result<()> {
+    let mut seen = HashMap::new();
+    for s in specs {
+        if seen.insert(s.name.as_str(), ()).is_some() {
+            return Err(param(format!(
+                "error: two upstreams are named `{}`; give each a distinct name",
+                s.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The names under which the gateway serves the upstreams' tools: `tools[i]` lists upstream
+/// `i`'s tool names; the answer has the same shape. A tool keeps its own name unless another
+/// upstream has a tool of that name or `reserved` (the gateway's own tools) holds it; then
+/// it is `UPSTREAM__tool` (every tool of that name, so no upstream wins by order).
+pub fn exposed_names(
+    upstreams: &[&str],
+    tools: &[Vec<String>],
+    reserved: &[&str],
+) -> Vec<Vec<String>> {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for list in tools {
+        let mut own: Vec<&str> = list.iter().map(String::as_str).collect();
+        own.sort_unstable();
+        own.dedup();
+        for t in own {
+            *count.entry(t).or_default() += 1;
+        }
+    }
+    tools
+        .iter()
+        .zip(upstreams)
+        .map(|(list, up)| {
+            list.iter()
+                .map(|t| {
+                    if count[t.as_str()] > 1 || reserved.contains(&t.as_str()) {
+                        format!("{up}__{t}")
+                    } else {
+                        t.clone()
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_args_are_split_like_a_shell() {
+        let s = parse_upstream_arg("mail=python3 'my server.py' --flag \"a b\" c\\ d").unwrap();
+        assert_eq!(s.name, "mail");
+        assert_eq!(s.command, "python3");
+        assert_eq!(s.args, ["my server.py", "--flag", "a b", "c d"]);
+        assert_eq!(
+            s.command_line(),
+            "python3 'my server.py' --flag 'a b' 'c d'"
+        );
+        // `=` in the command stays in the command.
+        let s = parse_upstream_arg("x=env A=1 prog").unwrap();
+        assert_eq!(
+            (s.command.as_str(), s.args.clone()),
+            ("env", vec!["A=1".to_string(), "prog".to_string()])
+        );
+        for (bad, why) in [
+            ("python3 server.py", "expected NAME=COMMAND"),
+            ("=python3", "must be 1 to 64"),
+            ("a b=python3", "must be 1 to 64"),
+            ("mail=", "the command is empty"),
+            ("mail=  ", "the command is empty"),
+            ("mail=python3 'unclosed", "unclosed quote"),
+        ] {
+            let e = parse_upstream_arg(bad).unwrap_err();
+            assert!(e.message.contains(why), "{bad}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn mcp_servers_files_are_read_in_order_with_env() {
+        let text = r#"{"mcpServers": {
+  "zeta": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+  "alpha": {"type": "stdio", "command": "python3", "env": {"TOKEN": "x"}}
+}}"#;
+        let v = parse_config("mcp.json", text).unwrap();
+        assert_eq!(v.len(), 2);
+        // serde_json's map may sort keys: order is by name then.
+        let zeta = v.iter().find(|s| s.name == "zeta").unwrap();
+        assert_eq!(
+            zeta.args,
+            ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+        );
+        let alpha = v.iter().find(|s| s.name == "alpha").unwrap();
+        assert_eq!(alpha.env, [("TOKEN".to_string(), "x".to_string())]);
+        assert!(alpha.args.is_empty());
+    }
+
+    #[test]
+    fn bad_files_are_located() {
+        for (text, line, col, why) in [
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": 7}\n}}",
+                2,
+                20,
+                "`command` must be a non-empty string",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"args\": [\"ok\", 3]}\n}}",
+                2,
+                40,
+                "every argument must be a string",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"url\": \"https://x\"}\n}}",
+                2,
+                16,
+                "only stdio servers",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"cwd\": \"/\"}\n}}",
+                2,
+                32,
+                "unknown member `cwd`",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {}\n}}",
+                2,
+                8,
+                "has no `command`",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a b\": {\"command\": \"x\"}\n}}",
+                2,
+                10,
+                "must be 1 to 64",
+            ),
+            ("{\"mcpServers\": []}", 1, 16, "must be an object"),
+            ("{\"mcpServers\": {}}", 1, 16, "names no server"),
+            (
+                "{\"servers\": {}}",
+                1,
+                1,
+                "expected an object with `mcpServers`",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}",
+                2,
+                24,
+                "not valid JSON",
+            ),
+        ] {
+            let e = parse_config("mcp.json", text).unwrap_err();
+            let loc = e
+                .location
+                .clone()
+                .unwrap_or_else(|| panic!("{text}: {}", e.message));
+            assert_eq!((loc.line, loc.column), (line, col), "{text}: {}", e.message);
+            assert!(e.message.contains(why), "{text}: {}", e.message);
+            assert!(e.message.contains("mcp.json:"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn names_are_prefixed_only_on_a_clash() {
+        let ups = ["mail", "files", "web"];
+        let tools = vec![
+            vec!["send".to_string(), "read_inbox".to_string()],
+            vec!["read".to_string(), "send".to_string(), "gate".to_string()],
+            vec!["fetch".to_string()],
+        ];
+        let got = exposed_names(&ups, &tools, &["gate", "record", "begin_task"]);
+        assert_eq!(
+            got,
+            vec![
+                vec!["mail__send", "read_inbox"],
+                vec!["read", "files__send", "files__gate"],
+                vec!["fetch"],
+            ]
+        );
+        // No clash: every name is kept.
+        let got = exposed_names(&["a"], &[vec!["x".to_string()]], &[]);
+        assert_eq!(got, vec![vec!["x"]]);
+    }
+
+    #[test]
+    fn duplicate_upstream_names_are_refused() {
+        let a = parse_upstream_arg("m=a").unwrap();
+        let b = parse_upstream_arg("m=b").unwrap();
+        assert!(check_distinct(&[a.clone(), b])
+            .unwrap_err()
+            .message
+            .contains("two upstreams are named `m`"));
+        assert!(check_distinct(&[a]).is_ok());
+    }
+}
