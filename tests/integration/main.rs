@@ -16,6 +16,7 @@ mod errors;
 mod exact;
 mod explain;
 mod export;
+mod first_hour;
 mod gate_stream;
 mod hostile_input;
 mod learn;
