@@ -19,6 +19,10 @@
 //!   fail (exit 1) with a message naming where the data comes from (the words
 //!   `not in this repository` and the data set's origin).
 //! - `not-run`: installs, builds, benchmarks. Shown as an ignored test with that reason.
+//! - `release`: runnable, but too slow for a debug build (a large model's derivation): a test
+//!   of its own, in a fresh directory, run in release builds
+//!   (`cargo test --workspace --release --test conformance -- docs::`) and shown as ignored
+//!   with that reason in debug builds.
 //!
 //! After a document's runnable commands, every file they wrote must be ignored by the
 //! repository's `.gitignore` (`git check-ignore`): the outputs of documented commands never
@@ -49,6 +53,7 @@ pub enum Tag {
     Runnable,
     NeedsExternalData,
     NotRun,
+    Release,
 }
 
 /// One command of a block, with the output it must print.
@@ -103,10 +108,11 @@ pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
             [] => Tag::Runnable,
             ["needs-external-data"] => Tag::NeedsExternalData,
             ["not-run"] => Tag::NotRun,
+            ["release"] => Tag::Release,
             other => {
                 return Err(format!(
                     "line {}: unknown tag {other:?} (runnable blocks have none; else \
-                     needs-external-data or not-run)",
+                     needs-external-data, not-run or release)",
                     i + 1
                 ))
             }
@@ -377,6 +383,24 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                         ))
                     }));
                 }
+                Tag::Release if cfg!(debug_assertions) => {
+                    not_run += 1;
+                    trials.push(Trial::ignorable_test(name, || {
+                        Ok(Completion::ignored_with(
+                            "release: too slow for a debug build; run with --release",
+                        ))
+                    }));
+                }
+                Tag::Release => {
+                    runnable += b.commands.len();
+                    trials.push(Trial::test(name, move || {
+                        let sb = Sandbox::new()?;
+                        for c in &b.commands {
+                            check_command(&sb, doc, c)?;
+                        }
+                        Ok(())
+                    }));
+                }
                 _ => {
                     external += 1;
                     trials.push(Trial::test(name, move || external_data_named(doc, &b)));
@@ -477,6 +501,10 @@ pub fn self_test() -> Result<(), Failed> {
     assert_eq!(b[1].tag, Tag::NotRun);
     assert!(blocks("```\n$ augur x\n```\n").is_err());
     assert!(blocks("```console bogus\n$ augur x\n```\n").is_err());
+    assert_eq!(
+        blocks("```console release\n$ augur x\n```\n")?[0].tag,
+        Tag::Release
+    );
     assert_eq!(
         normalise("x (exact, 0.003 s) 12 s"),
         "x (exact, <t> s) <t> s"
