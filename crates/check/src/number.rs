@@ -136,7 +136,7 @@ fn parse(m: u64, k: i32) -> f64 {
 
 /// `m × 10^k` in plain notation when `1e-5 <= value < 1e16`, else with an exponent.
 fn render(mut m: u64, mut k: i32) -> String {
-    while m % 10 == 0 && m > 0 {
+    while m > 0 && m.is_multiple_of(10) {
         m /= 10;
         k += 1;
     }
@@ -263,7 +263,7 @@ mod tests {
 
     fn positive_double() -> impl Strategy<Value = f64> {
         prop_oneof![
-            (1u64..(0x7fefffffffffffff)).prop_map(f64::from_bits),
+            (1u64..0x7fef_ffff_ffff_ffff).prop_map(f64::from_bits),
             (1e-6f64..1e6),
             (0.0f64..1.0),
         ]

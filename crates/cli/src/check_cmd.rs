@@ -572,9 +572,19 @@ fn print_result(
     for note in &r.notes {
         writeln!(out, "  note: {note}")?;
     }
+    let bounds_at = |s: usize| match &r.states {
+        StateValues::Num(n) => n.bounds_at(s),
+        StateValues::Bool(_) => None,
+    };
     if let Some(p) = &r.printed {
         for (s, v) in p {
-            writeln!(out, "  {}: {v}", state_label(model, names, *s as usize))?;
+            let s = *s as usize;
+            writeln!(
+                out,
+                "  {}: {}",
+                state_label(model, names, s),
+                shown(*v, bounds_at(s))
+            )?;
         }
     }
     if all_states {
@@ -591,13 +601,12 @@ fn print_result(
                     state_label(model, names, s),
                     format_exact(q, exact_format)
                 )?,
-                None => {
-                    let b = match &r.states {
-                        StateValues::Num(n) => n.bounds_at(s),
-                        StateValues::Bool(_) => None,
-                    };
-                    writeln!(out, "  {}: {}", state_label(model, names, s), shown(v, b))?
-                }
+                None => writeln!(
+                    out,
+                    "  {}: {}",
+                    state_label(model, names, s),
+                    shown(v, bounds_at(s))
+                )?,
             }
         }
     }
