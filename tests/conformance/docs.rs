@@ -1,11 +1,12 @@
 //! The documents as tests: every command block of `README.md`, `models/README.md`,
-//! `models/learning.md`, `docs/monitor.md`, `docs/scale.md`, `docs/robust.md` and `docs/explain.md` is run, and its output compared with what the document shows, so the
+//! `models/learning.md`, `docs/monitor.md`, `docs/scale.md`, `docs/robust.md`, `docs/explain.md` and `docs/exact.md` is run, and its output compared with what the document shows, so the
 //! documents cannot drift from the program.
 //!
 //! A command block is a fenced block of language `console` (or `sh`): lines starting with `$ `
-//! are commands, run with `sh -c`; the lines below a command, up to the next one, are output it
-//! must print (stdout, then stderr), in that order, each matching a whole line of the output
-//! (other output lines may come between them). `...` in a shown line matches any text, and
+//! are commands, run with `sh -c`; the lines below a command, up to the next one, are the
+//! output it prints (stdout, then stderr), all of it, line by line, in order: a document shows
+//! a run as it is. A line `...` alone stands for any number of output lines the document
+//! leaves out (so an omission is always marked); `...` within a line matches any text, and
 //! timings (`0.003 s`) are compared as `<t> s`. A command exits 0 unless it ends with a comment
 //! `# exit N`. A trailing `\` continues a command on the next line.
 //!
@@ -18,6 +19,10 @@
 //!   fail (exit 1) with a message naming where the data comes from (the words
 //!   `not in this repository` and the data set's origin).
 //! - `not-run`: installs, builds, benchmarks. Shown as an ignored test with that reason.
+//! - `release`: runnable, but too slow for a debug build (a large model's derivation): a test
+//!   of its own, in a fresh directory, run in release builds
+//!   (`cargo test --workspace --release --test conformance -- docs::`) and shown as ignored
+//!   with that reason in debug builds.
 //!
 //! After a document's runnable commands, every file they wrote must be ignored by the
 //! repository's `.gitignore` (`git check-ignore`): the outputs of documented commands never
@@ -39,6 +44,7 @@ pub const DOCUMENTS: &[&str] = &[
     "docs/scale.md",
     "docs/robust.md",
     "docs/explain.md",
+    "docs/exact.md",
 ];
 
 /// How a block is treated.
@@ -47,6 +53,7 @@ pub enum Tag {
     Runnable,
     NeedsExternalData,
     NotRun,
+    Release,
 }
 
 /// One command of a block, with the output it must print.
@@ -101,10 +108,11 @@ pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
             [] => Tag::Runnable,
             ["needs-external-data"] => Tag::NeedsExternalData,
             ["not-run"] => Tag::NotRun,
+            ["release"] => Tag::Release,
             other => {
                 return Err(format!(
                     "line {}: unknown tag {other:?} (runnable blocks have none; else \
-                     needs-external-data or not-run)",
+                     needs-external-data, not-run or release)",
                     i + 1
                 ))
             }
@@ -273,17 +281,60 @@ fn check_command(sb: &Sandbox, doc: &str, c: &DocCommand) -> Result<(), String> 
             lines.join("\n")
         ));
     }
-    let mut got = lines.iter();
-    for shown in &c.shown {
-        let want = normalise(shown);
-        if !got.any(|g| line_matches(&want, g)) {
-            return Err(format!(
-                "{at}: the document shows\n  {shown}\nwhich is not in the output (in order):\n{}",
-                lines.join("\n")
-            ));
-        }
+    // Blank lines are not shown in a document (a block's blank lines separate its commands).
+    let lines: Vec<String> = lines.into_iter().filter(|l| !l.is_empty()).collect();
+    let want: Vec<String> = c.shown.iter().map(|s| normalise(s)).collect();
+    if !output_matches(&want, &lines) {
+        // The first shown line that is not in the output (in order), for the message.
+        let mut got = lines.iter();
+        let missing = c
+            .shown
+            .iter()
+            .zip(&want)
+            .filter(|(_, w)| w.as_str() != ELIDED)
+            .find(|(_, w)| !got.any(|g| line_matches(w, g)));
+        let why = match missing {
+            Some((shown, _)) => {
+                format!("the document shows\n  {shown}\nwhich is not in the output (in order)")
+            }
+            None => "the output has lines the document neither shows nor marks as left out \
+                     (a line `...`)"
+                .to_string(),
+        };
+        return Err(format!(
+            "{at}: {why}; the document:\n{}\nthe output:\n{}",
+            c.shown.join("\n"),
+            lines.join("\n")
+        ));
     }
     Ok(())
+}
+
+/// A shown line standing for any number of output lines left out.
+pub const ELIDED: &str = "...";
+
+/// Whether the output lines are the shown lines (normalised), one for one and in order, where
+/// a shown line [`ELIDED`] stands for any number of output lines.
+pub fn output_matches(shown: &[String], got: &[String]) -> bool {
+    // ok[j]: the shown lines so far match got[..j].
+    let mut ok = vec![false; got.len() + 1];
+    ok[0] = true;
+    for s in shown {
+        let mut next = vec![false; got.len() + 1];
+        if s == ELIDED {
+            let mut any = false;
+            for j in 0..=got.len() {
+                any |= ok[j];
+                next[j] = any;
+            }
+        } else {
+            for j in 0..got.len() {
+                next[j + 1] = ok[j] && line_matches(s, &got[j]);
+            }
+        }
+        ok = next;
+    }
+    ok[got.len()]
 }
 
 fn read(doc: &str) -> Result<Vec<Block>, String> {
@@ -330,6 +381,24 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                         Ok(Completion::ignored_with(
                             "not-run: installs, builds or benchmarks",
                         ))
+                    }));
+                }
+                Tag::Release if cfg!(debug_assertions) => {
+                    not_run += 1;
+                    trials.push(Trial::ignorable_test(name, || {
+                        Ok(Completion::ignored_with(
+                            "release: too slow for a debug build; run with --release",
+                        ))
+                    }));
+                }
+                Tag::Release => {
+                    runnable += b.commands.len();
+                    trials.push(Trial::test(name, move || {
+                        let sb = Sandbox::new()?;
+                        for c in &b.commands {
+                            check_command(&sb, doc, c)?;
+                        }
+                        Ok(())
                     }));
                 }
                 _ => {
@@ -433,6 +502,10 @@ pub fn self_test() -> Result<(), Failed> {
     assert!(blocks("```\n$ augur x\n```\n").is_err());
     assert!(blocks("```console bogus\n$ augur x\n```\n").is_err());
     assert_eq!(
+        blocks("```console release\n$ augur x\n```\n")?[0].tag,
+        Tag::Release
+    );
+    assert_eq!(
         normalise("x (exact, 0.003 s) 12 s"),
         "x (exact, <t> s) <t> s"
     );
@@ -441,5 +514,18 @@ pub fn self_test() -> Result<(), Failed> {
     assert!(line_matches("a ... c ... e", "a b c d e"));
     assert!(!line_matches("a ... c", "a b"));
     assert!(!line_matches("a", "ab"));
+    let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(output_matches(&v(&["a", "b"]), &v(&["a", "b"])));
+    assert!(!output_matches(&v(&["a"]), &v(&["a", "b"])));
+    assert!(!output_matches(&v(&["b"]), &v(&["a", "b"])));
+    assert!(output_matches(&v(&["...", "b"]), &v(&["a", "b"])));
+    assert!(output_matches(
+        &v(&["a", "...", "d"]),
+        &v(&["a", "b", "c", "d"])
+    ));
+    assert!(output_matches(&v(&["a", "...", "b"]), &v(&["a", "b"])));
+    assert!(output_matches(&v(&["..."]), &v(&[])));
+    assert!(!output_matches(&v(&["a", "...", "c"]), &v(&["a", "b"])));
+    assert!(output_matches(&v(&["x = ..."]), &v(&["x = 1"])));
     Ok(())
 }

@@ -17,6 +17,7 @@ mod errors;
 mod exact;
 mod explain;
 mod export;
+mod first_hour;
 mod gate_stream;
 mod gateway;
 mod hook;

@@ -60,6 +60,7 @@ mod constants;
 mod error;
 mod limits;
 mod model;
+pub mod number;
 mod properties;
 mod report;
 mod result;
@@ -71,7 +72,7 @@ pub use augur_solver::Method;
 pub use constants::{ConstRange, Constants, Experiments, MAX_EXPERIMENT_RUNS};
 pub use error::{CheckError, Result, Stop};
 pub use limits::{Limits, Progress, ProgressFn, DEFAULT_MAX_STATES};
-pub use model::{Format, LoadOptions, Model};
+pub use model::{ExplicitTexts, Format, LoadOptions, Model};
 pub use properties::{CompiledProperties, CompiledProperty, Properties};
 pub use report::{FilterReport, ModelSummary, PropertyReport, Report, SCHEMA_VERSION};
 pub use result::{

@@ -55,6 +55,8 @@ pub struct Model {
     build_seconds: f64,
     notes: Vec<String>,
     warnings: Vec<String>,
+    /// A `.tra` model read without a `.lab` beside it: the `.lab` path looked for.
+    missing_lab: Option<String>,
 }
 
 fn report_notes(r: &BuildReport) -> Vec<String> {
@@ -88,6 +90,21 @@ fn read_options(limits: &crate::Limits) -> ReadOptions {
     }
 }
 
+/// The texts of a PRISM explicit model's files ([`Model::from_explicit_texts`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExplicitTexts<'a> {
+    /// The `.tra` file.
+    pub tra: &'a str,
+    /// The `.lab` file.
+    pub lab: Option<&'a str>,
+    /// The `.srew` file.
+    pub srew: Option<&'a str>,
+    /// The `.trew` file.
+    pub trew: Option<&'a str>,
+    /// The `.sta` file.
+    pub sta: Option<&'a str>,
+}
+
 impl Model {
     /// Loads the model at `path`, chosen by extension: `.tra` (with the `.lab/.srew/.trew/.sta`
     /// of the same stem), `.drn`, `.json`; `.pm`/`.prism` (PRISM language, with
@@ -106,10 +123,20 @@ impl Model {
                 let read_opts = read_options(&opts.limits);
                 let (dtmc, report) =
                     augur_formats::read_model(path, &read_opts).map_err(format_error)?;
-                match opts.exact {
+                let mut model = match opts.exact {
                     true => explicit(dtmc, &report, name, format, start).exact_if(true),
                     false => explicit(dtmc, &report, name, format, start).exact_inputs_if_small(),
+                };
+                let lab = path.with_extension("lab");
+                if format == Format::Tra && !lab.exists() {
+                    model.warnings.push(format!(
+                        "{}: no {} beside it: the model has only the labels \"init\" and \"deadlock\"",
+                        model.name,
+                        lab.display()
+                    ));
+                    model.missing_lab = Some(lab.display().to_string());
                 }
+                model
             }
             _ => {
                 return Err(CheckError::input(format!(
@@ -169,6 +196,48 @@ impl Model {
         model.within(&opts.limits)
     }
 
+    /// Reads a PRISM explicit model from the texts of its files (a model built into the
+    /// binary, say): the `.tra` named `name` and the companions given ([`ExplicitTexts`]),
+    /// each named in messages by `name` with its own extension.
+    pub fn from_explicit_texts(
+        name: &str,
+        texts: ExplicitTexts<'_>,
+        opts: &LoadOptions,
+    ) -> Result<Model> {
+        let start = Instant::now();
+        let read_opts = read_options(&opts.limits);
+        let path = Path::new(name);
+        let paths = ["lab", "srew", "trew", "sta"].map(|e| path.with_extension(e));
+        let (mut lab, mut srew, mut trew, mut sta) = (
+            texts.lab.map(Cursor::new),
+            texts.srew.map(Cursor::new),
+            texts.trew.map(Cursor::new),
+            texts.sta.map(Cursor::new),
+        );
+        fn dynr<'a>(
+            path: &'a Path,
+            r: &'a mut Option<Cursor<&str>>,
+        ) -> Option<(&'a Path, &'a mut dyn std::io::BufRead)> {
+            r.as_mut().map(|r| (path, r as &mut dyn std::io::BufRead))
+        }
+        let mut tra = Cursor::new(texts.tra);
+        let inputs = augur_formats::explicit::ExplicitInputs {
+            tra: (path, &mut tra),
+            lab: dynr(&paths[0], &mut lab),
+            srew: dynr(&paths[1], &mut srew),
+            trew: dynr(&paths[2], &mut trew),
+            sta: dynr(&paths[3], &mut sta),
+        };
+        let (d, r) = augur_formats::explicit::read_prism_explicit_from(inputs, &read_opts)
+            .map_err(format_error)?;
+        let model = explicit(d, &r, name.into(), Format::Tra, start);
+        let model = match opts.exact {
+            true => model.exact_if(true),
+            false => model.exact_inputs_if_small(),
+        };
+        model.within(&opts.limits)
+    }
+
     /// A model made in code (a learned chain, a test): no constants, no formulas.
     pub fn from_dtmc(dtmc: Dtmc) -> Model {
         Model {
@@ -181,6 +250,7 @@ impl Model {
             build_seconds: 0.0,
             notes: Vec::new(),
             warnings: Vec::new(),
+            missing_lab: None,
         }
     }
 
@@ -300,6 +370,12 @@ impl Model {
     /// Warnings of the PRISM build (deadlocks, several enabled choices).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// For a `.tra` model read without its `.lab`: the `.lab` path that was looked for (an
+    /// unknown label is then most likely in that missing file).
+    pub fn missing_lab(&self) -> Option<&str> {
+        self.missing_lab.as_deref()
     }
 
     /// The PRISM model, for PRISM-language models.
@@ -447,6 +523,7 @@ fn explicit(
         build_seconds: start.elapsed().as_secs_f64(),
         notes: report_notes(report),
         warnings: Vec::new(),
+        missing_lab: None,
     }
 }
 
@@ -567,6 +644,7 @@ fn load_prism(name: &str, text: &str, opts: &LoadOptions, start: Instant) -> Res
             .iter()
             .map(|w| format!("{name}: {w}"))
             .collect(),
+        missing_lab: None,
     })
 }
 

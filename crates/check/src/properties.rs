@@ -318,9 +318,18 @@ impl Properties {
                 name: i.property.name.clone(),
                 text: i.property.formula.to_string(),
                 resolved: resolver.resolve(&i.property, &i.source).map_err(|e| {
-                    match parse_error(e, &i.source) {
+                    let d = match parse_error(e, &i.source) {
                         CheckError::Input(d) => *d,
                         other => Diagnostic::error(other.to_string()),
+                    };
+                    match model.missing_lab() {
+                        Some(lab) if d.message.starts_with("unknown label") => {
+                            d.with_note(format!(
+                                "{} was read without its labels: there is no {lab}",
+                                model.name()
+                            ))
+                        }
+                        _ => d,
                     }
                 }),
             })

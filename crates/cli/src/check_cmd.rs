@@ -4,8 +4,8 @@
 
 use crate::error::CliError;
 use augur_check::{
-    format_exact, CheckResult, CheckSession, Constants, ExactFormat, Format, InitialFilter, Method,
-    Model, Properties, Report, Scalar, StateValues,
+    format_exact, number, Bounds, CheckResult, CheckSession, Constants, ExactFormat, Format,
+    InitialFilter, Method, MethodUsed, Model, Properties, Report, Scalar, StateValues,
 };
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -100,10 +100,53 @@ pub fn constants(args: &[String]) -> Result<Constants, augur_check::CheckError> 
     Ok(c)
 }
 
+/// Whether `p` names a model file `Model::load` reads.
+fn is_model_file(p: &std::path::Path) -> bool {
+    matches!(
+        Format::from_path(p),
+        Some(Format::Tra | Format::Drn | Format::Json | Format::Prism)
+    )
+}
+
+/// Whether `p` looks like a properties file (`.props`, `.pctl`, `.csl`, `.prop`).
+fn is_props_file(p: &std::path::Path) -> bool {
+    matches!(
+        p.extension().and_then(|e| e.to_str()),
+        Some("props" | "pctl" | "csl" | "prop")
+    )
+}
+
+/// The model and the properties file given the wrong way round, or a properties file given as
+/// the model: said so, with the command that works.
+fn wrong_files(args: &CheckArgs) -> Result<(), CliError> {
+    let (model, props) = (&args.model, args.props_file.as_deref());
+    if is_model_file(model) {
+        return Ok(());
+    }
+    match props {
+        Some(p) if is_model_file(p) => Err(CliError::User(format!(
+            "error: the model comes first: {} is a model and {} is not (augur check MODEL \
+             [PROPS_FILE]); swapped:\n  augur check {} {}",
+            p.display(),
+            model.display(),
+            p.display(),
+            model.display()
+        ))),
+        None if is_props_file(model) => Err(CliError::User(format!(
+            "error: {} is a properties file; the model comes first (.tra, .drn, .json, .pm or \
+             .prism):\n  augur check MODEL {}",
+            model.display(),
+            model.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Run `augur check`.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (experiments, load, options) = args.opts.resolve_experiments()?;
     let constants = experiments.fixed.clone();
+    wrong_files(args)?;
 
     // Properties: the file's, then the --prop ones.
     let mut props = match &args.props_file {
@@ -462,6 +505,16 @@ pub(crate) fn state_label(model: &Model, names: Option<&[String]>, s: usize) -> 
     }
 }
 
+/// A value as humans read it (`number`'s rule): with sound bounds `lo < hi`, the shortest
+/// decimal inside them; otherwise (no bounds, or a floating-point value whose "bounds" are
+/// itself) the shortest decimal within 8 ulps of it.
+pub(crate) fn shown(v: Scalar, bounds: Option<Bounds>) -> String {
+    match (v, bounds) {
+        (Scalar::Num(x), Some(b)) if b.lo < b.hi => number::within(x, b.lo, b.hi),
+        _ => v.to_string(),
+    }
+}
+
 fn print_result(
     out: &mut dyn Write,
     model: &Model,
@@ -481,12 +534,25 @@ fn print_result(
             r.property,
             format_exact(q, exact_format)
         )),
+        // A filter's range: the range itself, each end as a floating-point value.
+        None if matches!(r.method, MethodUsed::Range { .. }) => match r.bounds {
+            Some(b) => line.push_str(&format!(
+                "{} = [{}, {}]",
+                r.property,
+                number::approx(b.lo),
+                number::approx(b.hi)
+            )),
+            None => line.push_str(&format!("{} = {}", r.property, r.value)),
+        },
         None => {
-            line.push_str(&format!("{} = {}", r.property, r.value));
-            if let Some(b) = r.bounds {
-                if Scalar::Num(b.lo) != r.value || Scalar::Num(b.hi) != r.value {
-                    line.push_str(&format!(" [{}, {}]", Scalar::Num(b.lo), Scalar::Num(b.hi)));
-                }
+            line.push_str(&format!("{} = {}", r.property, shown(r.value, r.bounds)));
+            if let Some(b) = r.bounds.filter(|b| b.lo < b.hi) {
+                // The bounds themselves are sound: each read back exactly.
+                line.push_str(&format!(
+                    " [{}, {}]",
+                    number::exact(b.lo),
+                    number::exact(b.hi)
+                ));
             }
         }
     }
@@ -506,9 +572,19 @@ fn print_result(
     for note in &r.notes {
         writeln!(out, "  note: {note}")?;
     }
+    let bounds_at = |s: usize| match &r.states {
+        StateValues::Num(n) => n.bounds_at(s),
+        StateValues::Bool(_) => None,
+    };
     if let Some(p) = &r.printed {
         for (s, v) in p {
-            writeln!(out, "  {}: {v}", state_label(model, names, *s as usize))?;
+            let s = *s as usize;
+            writeln!(
+                out,
+                "  {}: {}",
+                state_label(model, names, s),
+                shown(*v, bounds_at(s))
+            )?;
         }
     }
     if all_states {
@@ -525,7 +601,12 @@ fn print_result(
                     state_label(model, names, s),
                     format_exact(q, exact_format)
                 )?,
-                None => writeln!(out, "  {}: {v}", state_label(model, names, s))?,
+                None => writeln!(
+                    out,
+                    "  {}: {}",
+                    state_label(model, names, s),
+                    shown(v, bounds_at(s))
+                )?,
             }
         }
     }

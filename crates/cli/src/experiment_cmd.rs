@@ -119,7 +119,7 @@ pub fn run(
                 Ok(results) => row.extend(results.iter().map(|res| match res {
                     Ok(c) => match &c.exact {
                         Some(q) => format_exact(q, args.exact_format.into()),
-                        None => c.value.to_string(),
+                        None => crate::check_cmd::shown(c.value, c.bounds),
                     },
                     Err(_) => "error".into(),
                 })),

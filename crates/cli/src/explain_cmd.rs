@@ -3,6 +3,7 @@
 //! (glue over `augur-explain`; docs/explain.md).
 
 use crate::error::CliError;
+use augur_check::number::{approx, exact, within, Approx};
 use augur_check::Model;
 use augur_explain::{explain, ExplainError, Explanation, Request, SubsystemKind};
 use clap::Args;
@@ -139,11 +140,13 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
     write!(
         out,
         "{} from {}: {what} = {}",
-        e.property, e.start.name, e.value
+        e.property,
+        e.start.name,
+        Approx(e.value)
     )?;
     match (&e.threshold, e.violated) {
-        (Some(t), Some(true)) => writeln!(out, ", violated (not {} {})", t.op, t.value)?,
-        (Some(t), _) => writeln!(out, ", holds ({} {})", t.op, t.value)?,
+        (Some(t), Some(true)) => writeln!(out, ", violated (not {} {})", t.op, exact(t.value))?,
+        (Some(t), _) => writeln!(out, ", holds ({} {})", t.op, exact(t.value))?,
         _ => writeln!(out)?,
     }
     if !e.paths.is_empty() {
@@ -172,12 +175,12 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
                 .map(|s| s.name.as_str())
                 .collect::<Vec<_>>()
                 .join(" → ");
-            let mut row = vec![(i + 1).to_string(), p.probability.to_string()];
+            let mut row = vec![(i + 1).to_string(), approx(p.probability)];
             if reward {
-                row.push(p.reward.unwrap_or(0.0).to_string());
-                row.push(p.weight.unwrap_or(0.0).to_string());
+                row.push(approx(p.reward.unwrap_or(0.0)));
+                row.push(approx(p.weight.unwrap_or(0.0)));
             } else {
-                row.push(p.cumulative.to_string());
+                row.push(approx(p.cumulative));
             }
             row.push(path);
             t.add_row(row);
@@ -195,7 +198,7 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
         writeln!(
             out,
             "Counterexample: the {n} {noun} already exceed {} ({}).",
-            t.value,
+            exact(t.value),
             if e.kind == "reward" {
                 "the fewest of the paths ranked"
             } else {
@@ -208,7 +211,7 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
             out,
             "Paths enumerated: {} (probability {}{}).",
             e.paths_enumerated,
-            e.mass_enumerated,
+            Approx(e.mass_enumerated),
             if e.all_paths { ", all of them" } else { "" }
         )?;
     }
@@ -216,7 +219,8 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
         writeln!(
             out,
             "States contributing most of the expected reward \"{}\" (expected visits before the target × one-step reward; total {}):",
-            r.structure, r.total
+            r.structure,
+            Approx(r.total)
         )?;
         let mut t = crate::table::new(
             &["state", "reward", "visits", "contribution", "share"],
@@ -225,9 +229,9 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
         for c in &r.states {
             t.add_row(vec![
                 c.state.name.clone(),
-                c.reward.to_string(),
-                c.visits.to_string(),
-                c.contribution.to_string(),
+                approx(c.reward),
+                approx(c.visits),
+                approx(c.contribution),
                 format!("{:.1}%", 100.0 * c.share),
             ]);
         }
@@ -243,11 +247,11 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
             "Critical subsystem ({how}): {} states, {} transitions; its probability alone is {} (sound bounds [{}, {}]){}.",
             s.size,
             s.transitions,
-            s.probability.value,
-            s.probability.lo,
-            s.probability.hi,
+            within(s.probability.value, s.probability.lo, s.probability.hi),
+            exact(s.probability.lo),
+            exact(s.probability.hi),
             match &e.threshold {
-                Some(t) if s.exceeds => format!(", above {}", t.value),
+                Some(t) if s.exceeds => format!(", above {}", exact(t.value)),
                 _ => String::new(),
             }
         )?;

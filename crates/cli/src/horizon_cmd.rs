@@ -68,7 +68,8 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
         let mut t = crate::table::new(&header, &right);
         for s in 0..n {
             let mut row = vec![label(s)];
-            row.extend((1..=args.max_h).map(|h| at(s, h).to_string()));
+            // Floating-point values without bounds: the shortest decimal within 8 ulps.
+            row.extend((1..=args.max_h).map(|h| augur_check::number::approx(at(s, h))));
             t.add_row(row);
         }
         write!(out, "{}", crate::table::render(&t, ""))?;

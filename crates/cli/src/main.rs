@@ -125,8 +125,45 @@ fn tune_allocator() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn tune_allocator() {}
 
+/// PRISM's single-dash spellings that users paste from PRISM command lines, and the Augur
+/// option each means: `-pf`, `-pctl` and `-prop` give a property (`--prop`), `-const` the
+/// constants (`--const N=3,K=2`, the same syntax).
+const PRISM_SPELLINGS: [(&str, &str); 4] = [
+    ("-pf", "--prop"),
+    ("-pctl", "--prop"),
+    ("-prop", "--prop"),
+    ("-const", "--const"),
+];
+
+/// The arguments with PRISM's spellings ([`PRISM_SPELLINGS`]) replaced by Augur's. Only a
+/// whole argument is replaced, never the value of an option (`--prop -pf` keeps `-pf`) nor
+/// anything after `--`.
+fn prism_spellings(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    let mut rest = false;
+    for a in args {
+        let value_of_option = out
+            .last()
+            .and_then(|p| p.to_str())
+            .is_some_and(|p| p == "--prop" || p == "--const");
+        let replaced = match a.to_str() {
+            Some("--") => {
+                rest = true;
+                None
+            }
+            Some(t) if !rest && !value_of_option => PRISM_SPELLINGS
+                .iter()
+                .find(|(prism, _)| *prism == t)
+                .map(|(_, augur)| std::ffi::OsString::from(augur)),
+            _ => None,
+        };
+        out.push(replaced.unwrap_or(a));
+    }
+    out
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(prism_spellings(std::env::args_os())) {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version are not errors; every other argument error is a user error,
@@ -204,5 +241,52 @@ fn finish(result: Result<(), CliError>) -> ExitCode {
             let _ = writeln!(std::io::stderr(), "internal error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prism_spellings;
+
+    fn rewrite(args: &[&str]) -> Vec<String> {
+        prism_spellings(args.iter().map(std::ffi::OsString::from))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn prism_spellings_become_augur_options_only_as_whole_options() {
+        assert_eq!(
+            rewrite(&[
+                "augur",
+                "check",
+                "m.pm",
+                "-pf",
+                "P=? [ F \"a\" ]",
+                "-const",
+                "N=3,K=2"
+            ]),
+            [
+                "augur",
+                "check",
+                "m.pm",
+                "--prop",
+                "P=? [ F \"a\" ]",
+                "--const",
+                "N=3,K=2"
+            ]
+        );
+        assert_eq!(
+            rewrite(&["augur", "-pctl", "-prop"]),
+            ["augur", "--prop", "-prop"]
+        );
+        // The value of an option, and anything after `--`, is kept.
+        assert_eq!(
+            rewrite(&["augur", "--prop", "-pf"]),
+            ["augur", "--prop", "-pf"]
+        );
+        assert_eq!(rewrite(&["augur", "--", "-pf"]), ["augur", "--", "-pf"]);
+        assert_eq!(rewrite(&["augur", "-pfx", "-p"]), ["augur", "-pfx", "-p"]);
     }
 }

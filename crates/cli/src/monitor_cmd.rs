@@ -102,6 +102,9 @@ struct GateArgs {
     /// restart resets every session to its start state.
     #[arg(long, value_name = "FILE")]
     state: Option<PathBuf>,
+    /// (Not an option: a file given after the monitor, answered with how input is read.)
+    #[arg(hide = true, value_name = "ACTIONS")]
+    extra: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -149,9 +152,10 @@ struct EvalArgs {
     /// Classifier rules (TOML); default: the built-in rules.
     #[arg(long)]
     classifier: Option<PathBuf>,
-    /// The paper's 5×5 risk-level chain for the matrix baseline.
-    #[arg(long, value_name = "MODEL", default_value = "models/safetydrift.tra")]
-    matrix: PathBuf,
+    /// The matrix baseline's chain (a model file); default: the paper's 5×5 risk-level
+    /// chain, models/safetydrift.tra, built into the binary.
+    #[arg(long, value_name = "MODEL")]
+    matrix: Option<PathBuf>,
     /// Flag with this policy's verdicts instead of a threshold chosen on the training split.
     #[arg(long)]
     policy: Option<PathBuf>,
@@ -187,6 +191,16 @@ struct AgentdojoArgs {
     #[arg(short, long)]
     output: PathBuf,
 }
+
+/// The paper's 5×5 risk-level chain (models/safetydrift.tra with its companions), built in:
+/// `monitor eval`'s default matrix baseline works from any directory.
+const SAFETYDRIFT: augur_check::ExplicitTexts<'static> = augur_check::ExplicitTexts {
+    tra: include_str!("../../../models/safetydrift.tra"),
+    lab: Some(include_str!("../../../models/safetydrift.lab")),
+    srew: Some(include_str!("../../../models/safetydrift.srew")),
+    trew: None,
+    sta: Some(include_str!("../../../models/safetydrift.sta")),
+};
 
 /// A user-named text file (a byte-order mark dropped); failures are user errors.
 fn read_file(p: &Path) -> Result<String, CliError> {
@@ -369,8 +383,42 @@ fn action_parts(m: &Map<String, Value>, lineno: usize) -> Result<ActionParts, Mo
     Ok((tool, args, state))
 }
 
+/// Loads a monitor file; a model given instead (`.tra`, `.drn`, `.pm`, ...) is answered with
+/// how to compile one.
+fn load_monitor(path: &Path) -> Result<Monitor, CliError> {
+    let model = matches!(
+        augur_check::Format::from_path(path),
+        Some(
+            augur_check::Format::Tra
+                | augur_check::Format::Drn
+                | augur_check::Format::Prism
+                | augur_check::Format::Dot
+        )
+    ) || matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("lab" | "srew" | "trew" | "sta")
+    );
+    if model {
+        let p = path.display();
+        return Err(CliError::User(format!(
+            "error: {p} is a model, not a monitor file: compile the model into a monitor \
+             first, then gate with it:\n  augur monitor compile {p} --prop 'P=? [ F<=5 \"violated\" ]' -o m.json\n  augur monitor gate m.json < actions.jsonl"
+        )));
+    }
+    Monitor::load(path).map_err(user)
+}
+
 fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let monitor = Arc::new(Monitor::load(&a.monitor).map_err(user)?);
+    if let Some(f) = a.extra.first() {
+        return Err(CliError::User(format!(
+            "error: unexpected argument `{}`: `augur monitor gate` reads the actions (JSON \
+             Lines) from standard input, one decision per line on standard output:\n  augur monitor gate {} < {}",
+            f.display(),
+            a.monitor.display(),
+            f.display()
+        )));
+    }
+    let monitor = Arc::new(load_monitor(&a.monitor)?);
     let policy = Arc::new(load_policy(&a.policy)?);
     // Check the policy against the monitor once, before reading any action.
     for cat in std::iter::once(None).chain(monitor.tables.iter().map(|t| t.category.as_deref())) {
@@ -730,7 +778,7 @@ fn observe_line(
 }
 
 fn run_replay(a: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let monitor = Arc::new(Monitor::load(&a.monitor).map_err(user)?);
+    let monitor = Arc::new(load_monitor(&a.monitor)?);
     let policy = Arc::new(load_policy(&a.policy)?);
     let runs = read_runs_file(&a.runs).map_err(user)?;
     for r in &runs {
@@ -812,8 +860,26 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .collect::<Result<_, _>>()?;
     }
     let (load, check) = monitor_options(&a.opts)?;
-    let matrix = augur_check::Model::load(&a.matrix, &load)?;
-    matrix.require_point("the monitor's matrix")?;
+    let matrix = match &a.matrix {
+        Some(path) => augur_check::Model::load(path, &load),
+        None => augur_check::Model::from_explicit_texts(
+            "models/safetydrift.tra (built in)",
+            SAFETYDRIFT,
+            &load,
+        ),
+    };
+    let matrix_error = |e: augur_check::CheckError| -> CliError {
+        if e.is_internal() {
+            return e.into();
+        }
+        crate::error::check_diagnostic(&e)
+            .with_note("the matrix baseline's model: give another with --matrix MODEL (default: the built-in models/safetydrift.tra)")
+            .into()
+    };
+    let matrix = matrix.map_err(matrix_error)?;
+    matrix
+        .require_point("the monitor's matrix")
+        .map_err(matrix_error)?;
     opts.matrix = Some(matrix.into_dtmc());
     opts.load = load;
     opts.check = check;

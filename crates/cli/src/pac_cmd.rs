@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
+use augur_check::number::{approx, Approx};
 use augur_formats::json::parse_json;
 use augur_learn::counts::KeyedCounts;
 use augur_learn::pac::{pac_report, required_samples, PacBound};
@@ -127,17 +128,16 @@ fn calculator(
         let which = match bound {
             PacBound::ChenEtAl => format!(
                 "(2/ε²)·ln(2/δ')·(1/4 − (max(0, |1/2 − p̂| − 2ε/3))²) with p̂ = {}",
-                args.p_hat
-                    .map_or("1/2 (worst case)".to_string(), |p| p.to_string())
+                args.p_hat.map_or("1/2 (worst case)".to_string(), approx)
             ),
             PacBound::Hoeffding => "ln(2/δ')/(2ε²) (Hoeffding)".to_string(),
         };
         writeln!(
             out,
             "required n ≥ {exact:.2} → {required} observations (m = {m}, ε = {}, δ = {}, δ' = {}, bound {which})",
-            epsilon,
-            delta,
-            delta / m as f64
+            Approx(epsilon),
+            Approx(delta),
+            Approx(delta / m as f64)
         )?;
         if let Some(n) = args.observations {
             if n >= required {
@@ -235,8 +235,8 @@ fn model_report(
         out,
         "{name}: {} states, ε = {}, δ = {} (δ' = {:.3e}), bound {}",
         report.states,
-        report.epsilon,
-        report.delta,
+        Approx(report.epsilon),
+        Approx(report.delta),
         report.delta_prime,
         match bound {
             PacBound::ChenEtAl => "Pro2Guard (Chen et al.)",
@@ -561,13 +561,14 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
         return Ok(holds);
     }
     let pct = crate::learn_cmd::percent(confidence);
+    let shown_target = Approx(target);
     writeln!(
         out,
-        "{name}: Pmax − Pmin of {body} is {:.4} (Pmin {:.4}, Pmax {:.4}, {pct} confidence, {} traces); target {target}",
+        "{name}: Pmax − Pmin of {body} is {:.4} (Pmin {:.4}, Pmax {:.4}, {pct} confidence, {} traces); target {shown_target}",
         current, pmin, pmax, counts.traces()
     )?;
     if holds {
-        writeln!(out, "the width is already at most {target}")?;
+        writeln!(out, "the width is already at most {shown_target}")?;
         return Ok(true);
     }
     // The table: the states with a part of at least 0.1% of the width, 20 at most (--all:
@@ -617,7 +618,7 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
     match more_traces {
         Some(t) => writeln!(
             out,
-            "about {t} more traces like these are predicted to bring the width to at most {target}{}",
+            "about {t} more traces like these are predicted to bring the width to at most {shown_target}{}",
             if targeted.is_some() {
                 " (or the targeted departures above, from traces started in those states)"
             } else {
@@ -626,11 +627,11 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
         )?,
         None if targeted.is_some() => writeln!(
             out,
-            "more traces like these are not predicted to bring the width to {target}: observe the states above directly (the targeted departures)"
+            "more traces like these are not predicted to bring the width to {shown_target}: observe the states above directly (the targeted departures)"
         )?,
         None => writeln!(
             out,
-            "neither more traces like these nor the targeted departures are predicted to bring the width to {target} (a transition never observed keeps an interval that more data only narrows; see docs/robust.md)"
+            "neither more traces like these nor the targeted departures are predicted to bring the width to {shown_target} (a transition never observed keeps an interval that more data only narrows; see docs/robust.md)"
         )?,
     }
     writeln!(

@@ -28,12 +28,14 @@
 //! and call [`expr_builder!`] in the same module to get
 //! `fn build_expr(pair: Pair<'_, Rule>) -> Result<Expr, SyntaxError>`:
 //!
-//! ```ignore
+//! ```no_run
+//! // Compiled, not run (no input to parse): the items at the top level, as in a crate.
 //! #[derive(pest_derive::Parser)]
 //! #[grammar = "../../../grammar/expr.pest"]
 //! #[grammar = "../../../grammar/pctl.pest"]
 //! struct PctlParser;
 //! augur_expr::expr_builder!();
+//! # fn main() {}
 //! ```
 //!
 //! The rules available to the including grammar (see the comments in `expr.pest`):

@@ -697,13 +697,15 @@ impl<R: RuleType> Builder<'_, R> {
 /// `build_expr` accepts a pair of any expression rule (`expr`, `implies_expr`, ..., `unary_expr`,
 /// `ident`, literals, `call`).
 ///
-/// ```ignore
+/// ```no_run
+/// // Compiled, not run (no input to parse): the items at the top level, as in a crate.
 /// #[derive(pest_derive::Parser)]
 /// #[grammar = "../../../grammar/expr.pest"]
 /// #[grammar = "../../../grammar/pctl.pest"]
 /// struct PctlParser;
 /// augur_expr::expr_builder!();
 /// // ... build_expr(pair)? where pair.as_rule() == Rule::expr
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! expr_builder {

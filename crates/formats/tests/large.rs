@@ -6,7 +6,7 @@ use augur_formats::{read_model, write_model_to_path, Format, ReadOptions};
 use std::time::Instant;
 
 #[test]
-#[ignore]
+#[ignore = "slow: a million-state chain; run in release with --ignored (see the top of this file)"]
 fn million_state_chain_round_trips() {
     let n: u32 = 1_000_000;
     let mut b = DtmcBuilder::with_capacity(n as usize, 2 * n as usize);

@@ -141,7 +141,7 @@ fn empirical_pac_small() {
 /// `cargo test -p augur-dtmc --test learn_roundtrip -- --ignored empirical_pac_many_seeds`):
 /// 1000 seeds at ε = 0.05, δ = 0.05.
 #[test]
-#[ignore]
+#[ignore = "slow: 1000 seeds; run with --ignored empirical_pac_many_seeds"]
 fn empirical_pac_many_seeds() {
     empirical_pac(1000, 0.05, 0.05);
 }

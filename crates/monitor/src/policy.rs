@@ -33,6 +33,7 @@
 
 use crate::error::{MonitorError, Result};
 use crate::words::NamePattern;
+use augur_check::number::exact;
 use augur_source::Span;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -377,7 +378,7 @@ impl Ctx<'_> {
                 if !(0.0..=1.0).contains(&at) {
                     return Err(self.err(
                         raw.at.span(),
-                        format!("threshold {at} is not a probability in [0, 1]"),
+                        format!("threshold {} is not a probability in [0, 1]", exact(at)),
                     ));
                 }
                 if let Some(prev) = out.last() {
@@ -385,8 +386,9 @@ impl Ctx<'_> {
                         return Err(self.err(
                             raw.at.span(),
                             format!(
-                                "thresholds must be in descending order: {at} comes after {}",
-                                prev.at
+                                "thresholds must be in descending order: {} comes after {}",
+                                exact(at),
+                                exact(prev.at)
                             ),
                         ));
                     }
@@ -405,8 +407,10 @@ impl Ctx<'_> {
                         return Err(self.err(
                             raw.verdict.span(),
                             format!(
-                                "verdicts must not get milder as P grows: `{verdict}` at P >= {at} but only `{}` at P >= {}",
-                                prev.verdict, prev.at
+                                "verdicts must not get milder as P grows: `{verdict}` at P >= {} but only `{}` at P >= {}",
+                                exact(at),
+                                prev.verdict,
+                                exact(prev.at)
                             ),
                         ));
                     }

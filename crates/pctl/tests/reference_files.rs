@@ -3,10 +3,12 @@
 //!
 //! Each property of a PRISM test file is preceded by `// RESULT: value` (read by
 //! `tests/util/results.rs`, the one RESULT reader); those whose value is `Error` must be
-//! rejected with a located error, all others must parse. When the folders are
-//! absent the tests print a notice and pass, except under `CI=true`, where they fail.
+//! rejected with a located error, all others must parse. When a folder is absent its test is
+//! listed as ignored with the reason (libtest-mimic's ignored-with-reason, as the conformance
+//! binary does), except under `CI=true`, where it fails.
 
 use augur_pctl::{parse_properties, parse_property};
+use libtest_mimic::{Arguments, Completion, Trial};
 
 // The repository's one reader of `// RESULT:` lines (shared with the `augur` package's test
 // binaries).
@@ -16,17 +18,40 @@ mod results;
 use results::{Expected, PropsFile};
 use std::path::{Path, PathBuf};
 
-fn shared_dir(name: &str) -> Option<PathBuf> {
+fn main() {
+    let args = Arguments::from_args();
+    let trials = vec![
+        trial(
+            "prism_regression_properties",
+            "prism-tests",
+            prism_regression_properties,
+        ),
+        trial("qvbs_properties", "qvbs", qvbs_properties),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// The test `name` on `../shared/FOLDER`: run when the folder is there; else ignored with the
+/// reason, or a failure under `CI=true`.
+fn trial(name: &str, folder: &str, test: fn(&Path)) -> Trial {
     // crates/pctl -> workspace root -> its parent holds `shared`.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = root.join("..").join("shared").join(name);
+    let dir = root.join("..").join("shared").join(folder);
+    let reason = format!(
+        "needs ../shared/{folder} (reference data, not in this repository): {} not found",
+        dir.display()
+    );
     if dir.is_dir() {
-        Some(dir)
+        Trial::test(name, move || {
+            test(&dir);
+            Ok(())
+        })
     } else if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("reference folder {} is missing (CI=true)", dir.display());
+        Trial::test(name, move || {
+            Err(format!("{reason} (required under CI=true)").into())
+        })
     } else {
-        eprintln!("SKIPPED: reference folder {} not found", dir.display());
-        None
+        Trial::ignorable_test(name, move || Ok(Completion::ignored_with(reason)))
     }
 }
 
@@ -54,12 +79,8 @@ fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn prism_regression_properties() {
-    let Some(dir) = shared_dir("prism-tests") else {
-        return;
-    };
-    let files = files_with_ext(&dir, &["props"]);
+fn prism_regression_properties(dir: &Path) {
+    let files = files_with_ext(dir, &["props"]);
     assert!(!files.is_empty(), "no .props files in {}", dir.display());
     let (mut accepted, mut rejected) = (0, 0);
     for file in files {
@@ -133,12 +154,8 @@ fn prism_regression_properties() {
     assert!(accepted > 100, "only {accepted} properties found");
 }
 
-#[test]
-fn qvbs_properties() {
-    let Some(dir) = shared_dir("qvbs") else {
-        return;
-    };
-    let files = files_with_ext(&dir, &["props", "prctl"]);
+fn qvbs_properties(dir: &Path) {
+    let files = files_with_ext(dir, &["props", "prctl"]);
     assert!(!files.is_empty(), "no property files in {}", dir.display());
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();

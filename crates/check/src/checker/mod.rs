@@ -776,14 +776,16 @@ impl<'a> Checker<'a> {
         }
         if rounds > 0 {
             self.notes.push(format!(
-                "{op}{cmp} {t}: bounds straddled the threshold; recomputed with ε = {:.0e}",
+                "{op}{cmp} {}: bounds straddled the threshold; recomputed with ε = {:.0e}",
+                crate::number::exact(t),
                 self.options.epsilon
             ));
         }
         self.options = saved;
         if undecided > 0 {
             self.notes.push(format!(
-                "{op}{cmp} {t}: {undecided} state(s) undecided by the bounds; decided by the point value",
+                "{op}{cmp} {}: {undecided} state(s) undecided by the bounds; decided by the point value",
+                crate::number::exact(t),
             ));
         }
         let mut set = StateSet::with_capacity(self.n());
