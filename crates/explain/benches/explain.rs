@@ -4,8 +4,10 @@
 //!   backward Dijkstra and the search (`paths_1000_search`), and the whole `explain` call with
 //!   the checker's value at the initial state (`paths_1000_explain`);
 //! - `subsystem/crowds.6-10`: the critical-subsystem heuristic for `P<=0.05 [ F observe0>1 ]`
-//!   on crowds.6-10 (the probability is 0.1455; `AUGUR_BENCH_THETA` sets another bound): the
-//!   target set, the transpose and `subsystem::grow`.
+//!   on crowds.6-10 (the probability is 0.1455; `AUGUR_BENCH_THETA` sets another bound, e.g.
+//!   0.0728, 0.1 and 0.131 for 0.5 ×, 0.69 × and 0.9 × of it): the target set, the transpose,
+//!   the property's value in every state (the checker; the ranking's input) and
+//!   `subsystem::grow`.
 //!
 //! Needs `../shared/qvbs/crowds` (skipped without it). Run with
 //! `nice -n 10 cargo bench -p augur-explain --bench explain`; wall-clock time (the checker's dense blocks use

@@ -7,7 +7,7 @@
 
 use crate::error::{ExplainError, Result};
 use crate::paths::{distances_to_target, PathGoal};
-use augur_check::{CheckOptions, CheckSession, Scalar};
+use augur_check::{CheckOptions, CheckSession, Method, Scalar};
 use augur_dtmc::{Dtmc, DtmcBuilder, StateSet, Valuations};
 use nalgebra::{DMatrix, DVector};
 
@@ -462,11 +462,23 @@ pub fn grow(
     if order.is_empty() {
         return Ok(None);
     }
+    // The candidates are checked by sound iteration, SCC by SCC (`Method::Topological`)
+    // rather than by the default's exact elimination of small cyclic systems (rational
+    // arithmetic, far slower on dozens of sub-chains): its lower bound decides just as
+    // soundly. The set found is checked once more with the caller's options.
+    let fast = match options.method {
+        Method::Auto => CheckOptions {
+            method: Method::Topological,
+            ..options.clone()
+        },
+        _ => options.clone(),
+    };
+    let options_for_checks = &fast;
     let checks = std::cell::Cell::new(0usize);
     let mut check = |states: &[u32]| -> Result<bool> {
         checks.set(checks.get() + 1);
         let sub = restrict(dtmc, states, &formula)?;
-        Ok(exceeds(probability(&sub, &formula, options)?.lo))
+        Ok(exceeds(probability(&sub, &formula, options_for_checks)?.lo))
     };
     let mut lo = 0;
     let mut size = order.len().min(FIRST_BATCH);
@@ -485,7 +497,7 @@ pub fn grow(
     for _ in 0..REFINE_ROUNDS {
         let sub = restrict(dtmc, &best, &formula)?;
         checks.set(checks.get() + 1);
-        let (_, sub_values) = check_values(&sub, &formula, options)?;
+        let (_, sub_values) = check_values(&sub, &formula, options_for_checks)?;
         let (phi, psi) = (sub.dtmc.label(PHI_LABEL), sub.dtmc.label(PSI_LABEL));
         let (Some(phi), Some(psi)) = (phi, psi) else {
             break;
