@@ -82,6 +82,48 @@ fn subsystem_is_rechecked_by_check() {
     }
 }
 
+/// A probability spread over millions of equally likely paths (the lattice walk of
+/// `tests/fixtures/explain/lattice30.pm`, `P = P(Bin(30, 1/2) >= 20)` in closed form): the
+/// subsystem heuristic ranks states, not paths, so it answers at θ = 0.5 × and 0.9 × the
+/// probability (where the 100,000 most probable paths carry less than a tenth of it), and the
+/// subsystem written out is re-checked by `augur check`, which confirms the violation.
+#[test]
+fn subsystem_of_a_probability_spread_over_many_paths() {
+    let exact = 53_009_102.0 / f64::from(1u32 << 30);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sub.pm");
+    let file_s = file.to_str().unwrap();
+    for fraction in [0.5, 0.9] {
+        let prop = format!("P<={} [ F \"far\" ]", exact * fraction);
+        let out = run(&[
+            "explain",
+            "tests/fixtures/explain/lattice30.pm",
+            "--prop",
+            &prop,
+            "--paths",
+            "1",
+            "--subsystem",
+            "--output",
+            file_s,
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let j = stdout_json(&out);
+        assert!((j["value"].as_f64().unwrap() - exact).abs() < 1e-12, "{j}");
+        // The paths enumerated (100,000 by default) do not come near θ.
+        assert!(j["paths_to_exceed"].is_null(), "{j}");
+        let s = &j["subsystem"];
+        assert_eq!(s["exceeds"], true);
+        assert!(s["probability"]["lo"].as_f64().unwrap() > exact * fraction);
+        // Fewer states than the 496 of the lattice (the states with x + y <= 30).
+        assert!(s["size"].as_u64().unwrap() < 496, "{s}");
+        let check = run(&["check", file_s, "--prop", &prop, "--json"]);
+        assert!(check.status.success(), "{}", stderr(&check));
+        let c = stdout_json(&check);
+        assert_eq!(c["results"][0]["value"], false, "{prop}: {c}");
+    }
+}
+
 #[test]
 fn minimal_subsystem_of_the_gambler_is_the_direct_path() {
     // From 5, the direct path 5 → 6 → ... → 10 has probability 0.4^5 = 0.01024 > 0.01: the six

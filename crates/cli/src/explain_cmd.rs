@@ -26,7 +26,8 @@ pub struct ExplainArgs {
     /// (default: the initial state).
     #[arg(long, value_name = "STATE")]
     pub from: Option<String>,
-    /// Find a critical subsystem (heuristic: grown from the most probable paths).
+    /// Find a critical subsystem (heuristic: the states ranked by their share of the
+    /// probability, added in doubling batches until the sub-chain exceeds, then pruned).
     #[arg(long)]
     pub subsystem: bool,
     /// Find a minimum critical subsystem exactly (small models: branch and bound).
@@ -38,8 +39,7 @@ pub struct ExplainArgs {
     /// Write the subsystem in DOT to FILE, the listed paths highlighted.
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
-    /// At most this many paths are enumerated (to count those needed to exceed the threshold,
-    /// or to grow the subsystem).
+    /// At most this many paths are enumerated (to count those needed to exceed the threshold).
     #[arg(long, value_name = "N", default_value_t = augur_explain::DEFAULT_MAX_PATHS)]
     pub max_paths: usize,
     #[command(flatten)]
@@ -240,7 +240,10 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
     if let Some(s) = &e.subsystem {
         let how = match s.method {
             "minimal" => format!("a minimum one, exactly, {} subsets evaluated", s.searched),
-            _ => format!("grown from the {} most probable paths", s.searched),
+            _ => format!(
+                "grown by each state's share of the probability, {} sub-chains checked",
+                s.searched
+            ),
         };
         writeln!(
             out,

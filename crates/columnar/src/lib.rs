@@ -883,8 +883,12 @@ struct Chunk {
     /// The runs' trace ids, concatenated; run r's ends at `id_ends[r]`.
     id_text: String,
     id_ends: Vec<usize>,
-    /// The hash of each run's id ([`id_hash`]); sorted once the range is read.
+    /// The hash of each run's id ([`id_hash`]), sorted; made only when the ids are not
+    /// increasing ([`Chunk::hash_ids`]).
     id_hashes: Vec<u64>,
+    /// Whether each run's id is greater than the one before in [`id_less`]'s order (then no
+    /// id repeats within the range, and no hashes are needed).
+    increasing: bool,
     /// False once a run's order values are not increasing: the range is not in order.
     ordered: bool,
     first_order: i64,
@@ -911,9 +915,29 @@ impl Chunk {
         Some(&self.id_text[..*self.id_ends.first()?])
     }
 
+    /// The sorted hashes of the runs' ids (once).
+    fn hash_ids(&mut self) {
+        if self.id_hashes.len() == self.id_ends.len() {
+            return;
+        }
+        let mut start = 0;
+        self.id_hashes = self
+            .id_ends
+            .iter()
+            .map(|&end| {
+                let h = id_hash(&self.id_text[start..end]);
+                start = end;
+                h
+            })
+            .collect();
+        self.id_hashes.sort_unstable();
+    }
+
     fn start_run(&mut self, pos: usize, id: &str) {
+        if self.increasing && self.last_id().is_some_and(|prev| !id_less(prev, id)) {
+            self.increasing = false;
+        }
         self.run_starts.push(pos);
-        self.id_hashes.push(id_hash(id));
         self.id_text.push_str(id);
         self.id_ends.push(self.id_text.len());
     }
@@ -1116,6 +1140,7 @@ fn read_chunk(
     let mut chunk = Chunk {
         first_row,
         ordered: true,
+        increasing: true,
         ..Chunk::default()
     };
     // (Room for the rows the metadata announces, up to a bound: the file may lie.)
@@ -1128,10 +1153,19 @@ fn read_chunk(
             break;
         }
     }
-    // Sorted here, on the chunk's own thread: joining then checks that no trace id comes
-    // back by merging sorted lists.
-    chunk.id_hashes.sort_unstable();
+    // Ids not in increasing order are hashed and sorted here, on the chunk's own thread:
+    // joining then checks that no trace id comes back by merging sorted lists.
+    if !chunk.increasing {
+        chunk.hash_ids();
+    }
     Ok(chunk)
+}
+
+/// A strict total order on trace ids, shorter first, then by bytes: sequential ids such as
+/// `sim-9`, `sim-10` or zero-padded ones increase in it. Ranges whose ids increase (in
+/// themselves and from one range to the next) repeat no id, which needs no hashing.
+fn id_less(a: &str, b: &str) -> bool {
+    (a.len(), a.as_bytes()) < (b.len(), b.as_bytes())
 }
 
 /// The hash of a trace id, for the check that no trace id comes back (equal hashes are
@@ -1186,6 +1220,25 @@ fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
         return None;
     }
     let total: usize = chunks.iter().map(|c| c.len).sum();
+    // When every range's ids increase and each range starts above (or continuing) the last
+    // id of the one before, no id comes back; otherwise the hashes decide.
+    let mut chunks = chunks;
+    let mut increasing = true;
+    let mut last: Option<&str> = None;
+    for c in chunks.iter().filter(|c| c.len > 0) {
+        increasing = increasing
+            && c.increasing
+            && match (last, c.first_id()) {
+                (Some(l), Some(f)) => l == f || id_less(l, f),
+                _ => true,
+            };
+        last = c.last_id().or(last);
+    }
+    if !increasing {
+        for c in &mut chunks {
+            c.hash_ids();
+        }
+    }
     let mut names = Interner::default();
     let mut states: Vec<u32> = Vec::new();
     let mut offsets: Vec<usize> =
@@ -1581,6 +1634,40 @@ mod tests {
         whole.push("late".into());
         ts[0] = (id, whole);
         check(&table, &ts);
+    }
+
+    /// Every trace id in increasing order twice over (the second time with later steps):
+    /// each half increases, so the check that no id comes back must not stop at that. The
+    /// rows are sorted and each trace read whole.
+    #[test]
+    fn increasing_ids_that_start_over_are_one_trace_each() {
+        let ts = traces(31_000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut rows: Vec<(&str, i64, &str)> = Vec::new();
+        for round in 0..2 {
+            for (id, states) in &ts {
+                for (k, s) in states.iter().enumerate() {
+                    rows.push((id, 100 * round + k as i64, s));
+                }
+            }
+        }
+        write_steps_parquet(&path, rows.iter().copied(), &Columns::default()).unwrap();
+        let table = read_steps(&path, &Columns::default()).unwrap();
+        assert!(table.reordered());
+        let doubled: Vec<(String, Vec<String>)> = ts
+            .iter()
+            .map(|(id, states)| (id.clone(), [states.clone(), states.clone()].concat()))
+            .collect();
+        check(&table, &doubled);
+    }
+
+    #[test]
+    fn ids_are_ordered_shorter_first() {
+        assert!(id_less("sim-9", "sim-10"));
+        assert!(id_less("sim-10", "sim-11"));
+        assert!(!id_less("sim-10", "sim-10"));
+        assert!(!id_less("sim-10", "sim-9"));
     }
 
     #[test]

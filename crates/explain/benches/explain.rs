@@ -4,14 +4,16 @@
 //!   backward Dijkstra and the search (`paths_1000_search`), and the whole `explain` call with
 //!   the checker's value at the initial state (`paths_1000_explain`);
 //! - `subsystem/crowds.6-10`: the critical-subsystem heuristic for `P<=0.05 [ F observe0>1 ]`
-//!   on crowds.6-10 (the probability is 0.1455; `AUGUR_BENCH_THETA` sets another bound): the
-//!   target set, the transpose and `subsystem::grow`.
+//!   on crowds.6-10 (the probability is 0.1455; `AUGUR_BENCH_THETA` sets another bound, e.g.
+//!   0.0728, 0.1 and 0.131 for 0.5 ×, 0.69 × and 0.9 × of it): the target set, the transpose,
+//!   the property's value in every state (the checker; the ranking's input) and
+//!   `subsystem::grow`.
 //!
 //! Needs `../shared/qvbs/crowds` (skipped without it). Run with
 //! `nice -n 10 cargo bench -p augur-explain --bench explain`; wall-clock time (the checker's dense blocks use
 //! two threads).
 
-use augur_check::{CheckOptions, CheckSession, Constants, LoadOptions, Model};
+use augur_check::{CheckOptions, CheckSession, Constants, LoadOptions, Model, StateValues};
 use augur_explain::paths::{PathGoal, PathSearch};
 use augur_explain::{explain, Request, SubsystemKind};
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -100,20 +102,20 @@ fn subsystem(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(20));
     let theta = std::env::var("AUGUR_BENCH_THETA").unwrap_or_else(|_| "0.05".into());
     let mut r = Request::new(format!("P<={theta} [ F observe0>1 ]"), 1);
-    r.max_paths = 2_000_000;
     r.constants = constants;
     r.subsystem = Some(SubsystemKind::Heuristic);
     let e = explain(&model, &r).expect("explain").explanation;
     let s = e.subsystem.as_ref().expect("a subsystem");
     eprintln!(
-        "crowds.6-10: subsystem of {} states (of {}), probability {} from {} paths",
+        "crowds.6-10, θ = {theta}: subsystem of {} states (of {}), probability {}, {} sub-chains checked",
         s.size,
         model.dtmc().num_states(),
         s.probability.value,
         s.searched
     );
-    // The heuristic alone: the target set, the transpose and `subsystem::grow` (the whole
-    // `explain` call also counts the paths needed to exceed θ, up to `max_paths`).
+    // The heuristic alone: the target set, the transpose, the property's value in every state
+    // (the checker) and `subsystem::grow` (the whole `explain` call also counts the paths
+    // needed to exceed θ, up to `max_paths`).
     group.bench_function("subsystem/crowds.6-10", |b| {
         let t: f64 = theta.parse().expect("a number");
         b.iter(|| {
@@ -127,15 +129,23 @@ fn subsystem(c: &mut Criterion) {
                 psi: &psi,
                 bound: None,
             };
+            let values = match session
+                .check_str("P=? [ F observe0>1 ]")
+                .expect("check")
+                .states
+            {
+                StateValues::Num(v) => v.values,
+                StateValues::Bool(_) => unreachable!("a probability"),
+            };
             let exceeds = |x: f64| x > t;
             let s = augur_explain::subsystem::grow(
                 dtmc,
                 &transpose,
                 f,
                 dtmc.initial[0] as usize,
+                &values,
                 &exceeds,
                 &CheckOptions::default(),
-                2_000_000,
             )
             .expect("grow")
             .expect("a subsystem");

@@ -17,7 +17,8 @@ use std::sync::Arc;
 /// Which critical subsystem to find.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SubsystemKind {
-    /// Grown from the most probable paths ([`subsystem::grow`]).
+    /// Grown from the states ranked by their share of the probability, then pruned
+    /// ([`subsystem::grow`]).
     Heuristic,
     /// A minimum one, exactly ([`subsystem::minimal`]; small models only).
     Minimal,
@@ -41,7 +42,7 @@ pub struct Request {
     /// A critical subsystem to find, if any.
     pub subsystem: Option<SubsystemKind>,
     /// At most this many paths are enumerated (to count the paths needed to exceed the
-    /// threshold, or to grow the subsystem).
+    /// threshold).
     pub max_paths: usize,
     /// State names (a learned model's), by index.
     pub names: Option<Vec<String>>,
@@ -118,7 +119,7 @@ pub struct SubsystemReport {
     pub probability: subsystem::Mass,
     /// Whether its probability exceeds the threshold.
     pub exceeds: bool,
-    /// Paths it was grown from (heuristic) or subsets evaluated (minimal).
+    /// Sub-chains checked (heuristic) or subsets evaluated (minimal).
     pub searched: usize,
     /// Its states, in the order they were added.
     pub states: Vec<StateRef>,
@@ -390,12 +391,13 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
         Some(f) => Some(bool_set(&mut session, f, &parts.source)?),
         None => None,
     };
-    let value = match session.values(&parts.value_formula, &parts.source)? {
-        StateValues::Num(v) => v.values[start],
+    let values = match session.values(&parts.value_formula, &parts.source)? {
+        StateValues::Num(v) => v.values,
         StateValues::Bool(_) => {
             return Err(ExplainError::input("the property has no number to explain"))
         }
     };
+    let value = values[start];
     let names = request.names.as_deref();
     let name = |s: u32| StateRef {
         index: s,
@@ -439,9 +441,9 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
                     &transpose,
                     formula,
                     start,
+                    &values,
                     &exceeds,
                     &request.options,
-                    request.max_paths,
                 )?,
                 SubsystemKind::Minimal => subsystem::minimal(
                     dtmc,
@@ -475,10 +477,7 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
                         transitions: s.transitions,
                         exceeds: exceeds(s.probability.lo),
                         probability: s.probability,
-                        searched: match kind {
-                            SubsystemKind::Heuristic => s.paths,
-                            SubsystemKind::Minimal => s.checks,
-                        },
+                        searched: s.checks,
                         states: s.states.iter().map(|&x| name(x)).collect(),
                     })
                 }

@@ -1,12 +1,13 @@
 //! Critical subsystems: a set of states whose sub-chain alone (every transition leaving the set
 //! redirected to one added sink state) already gives the path formula a probability above the
-//! threshold. [`grow`] is the heuristic (the states of the most probable paths, in order, until
-//! the sub-chain exceeds the threshold); [`minimal`] the exact minimum for small models
-//! (branch and bound over state subsets).
+//! threshold. [`grow`] is the heuristic (the states ranked by their share of the probability,
+//! expected visits × probability to go on to ψ, added in doubling batches until the sub-chain
+//! exceeds the threshold, then pruned); [`minimal`] the exact minimum for small models (branch
+//! and bound over state subsets).
 
 use crate::error::{ExplainError, Result};
-use crate::paths::{distances_to_target, PathGoal, PathSearch};
-use augur_check::{CheckOptions, CheckSession, Scalar};
+use crate::paths::{distances_to_target, PathGoal};
+use augur_check::{CheckOptions, CheckSession, Method, Scalar};
 use augur_dtmc::{Dtmc, DtmcBuilder, StateSet, Valuations};
 use nalgebra::{DMatrix, DVector};
 
@@ -187,9 +188,8 @@ pub struct Subsystem {
     pub probability: Mass,
     /// Transitions among the states (the sink's not counted).
     pub transitions: usize,
-    /// How many of the most probable paths it was grown from (0 for the exact search).
-    pub paths: usize,
-    /// How many sub-chains were checked to find it.
+    /// How many sub-chains were checked to find it (the heuristic), or subsets evaluated
+    /// (the exact search).
     pub checks: usize,
 }
 
@@ -205,112 +205,337 @@ fn inner_transitions(dtmc: &Dtmc, states: &[u32]) -> usize {
         .sum()
 }
 
-/// The heuristic: the states of the most probable paths from `start` (in the order of the
-/// paths, each state when first seen), until the sub-chain of the states so far exceeds the
-/// threshold (`exceeds` of its sound lower bound). Sub-chains are checked when the set has
-/// grown by a quarter since the last check, and at the end the shortest prefix of the states
-/// that exceeds is found by bisection (the probability only grows with the set). `None` when
-/// every path has been seen without exceeding (the property holds). At most `max_paths` paths.
-pub fn grow(
+/// The first prefix of the ranked states [`grow`] checks; it doubles until one exceeds.
+const FIRST_BATCH: usize = 16;
+
+/// The largest number of Gauss–Seidel sweeps over one cyclic strongly connected component
+/// when [`ranking`] computes the expected visits (a ranking needs no more precision).
+const MAX_SWEEPS: usize = 1000;
+
+/// At most this many rounds of re-ranking inside the found set ([`grow`]'s pruning).
+const REFINE_ROUNDS: usize = 4;
+
+/// The raw CSR arrays of a matrix.
+fn raw(m: &augur_dtmc::Matrix) -> (&[u32], &[u32], &[f64]) {
+    (m.indptr().into_raw_storage(), m.indices(), m.data())
+}
+
+/// The states that can matter to the path formula from `start`, ranked by their share of its
+/// probability: the start first, then the others by decreasing *flow* — for a state that
+/// continues (a φ-state that is no ψ-state), its expected number of visits from `start`
+/// before ψ times `values[s]`, its probability of the path formula; for a ψ-state, the
+/// probability of reaching it first. On an acyclic chain the flow of a state is exactly the
+/// probability of the paths through it. Only *relevant* states are ranked: those reached from
+/// `start` through continuing states that can reach ψ through continuing states (a sub-chain
+/// of the relevant states has the probability of the whole chain; no other state can help).
+/// Empty when ψ cannot be reached from `start`.
+///
+/// The visits solve `ξ = e_start + ξ·Q` over the continuing relevant states (a transient
+/// sub-chain: from each of them ψ can be reached): one pass over the strongly connected
+/// components in topological order, each acyclic state in closed form (its self-loop
+/// divided out), the states of a cyclic component by Gauss–Seidel sweeps (at most
+/// [`MAX_SWEEPS`]; an approximate ranking is still a ranking, the checks are exact).
+/// `values` may be any approximation of the probabilities (for `U≤k`, those with all `k`
+/// steps left): they only order the states.
+pub fn ranking(
     dtmc: &Dtmc,
     transpose: &augur_dtmc::Matrix,
-    formula: PathGoal<'_>,
+    formula: &PathGoal<'_>,
     start: usize,
-    exceeds: &dyn Fn(f64) -> bool,
-    options: &CheckOptions,
-    max_paths: usize,
-) -> Result<Option<Subsystem>> {
-    let mut search = PathSearch::new(dtmc, transpose, formula, start);
-    let mut seen = StateSet::with_capacity(dtmc.num_states());
-    let mut order: Vec<u32> = Vec::new();
-    // The number of states after each path.
-    let mut after_path: Vec<usize> = Vec::new();
-    let mut mass = 0.0;
-    let mut checks = 0usize;
-    let mut failed = 0usize;
-    let mut next_check = 1usize;
-    let mut found: Option<usize> = None;
-    let check = |states: &[u32], checks: &mut usize| -> Result<bool> {
-        *checks += 1;
-        let sub = restrict(dtmc, states, &formula)?;
-        Ok(exceeds(probability(&sub, &formula, options)?.lo))
-    };
-    loop {
-        if after_path.len() >= max_paths {
-            return Err(ExplainError::Budget {
-                what: "the critical subsystem",
-                limit: max_paths,
-                unit: "paths",
-                hint: " (raise it with --max-paths)".into(),
-            });
-        }
-        let Some(path) = search.next_path()? else {
-            break;
-        };
-        for &s in &path.states {
-            if !seen.contains(s as usize) {
-                seen.insert(s as usize);
-                order.push(s);
+    values: &[f64],
+) -> Vec<u32> {
+    flows(dtmc, transpose, formula, start, values)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// The relevant states with their flows, in the order of [`ranking`] (the start first, with
+/// flow 1).
+pub(crate) fn flows(
+    dtmc: &Dtmc,
+    transpose: &augur_dtmc::Matrix,
+    formula: &PathGoal<'_>,
+    start: usize,
+    values: &[f64],
+) -> Vec<(u32, f64)> {
+    let n = dtmc.num_states();
+    let (ptr, idx, val) = raw(transpose);
+    // Backward from ψ through continuing states.
+    let mut reach = StateSet::with_capacity(n);
+    let mut stack: Vec<u32> = Vec::new();
+    for t in formula.psi.ones().filter(|&t| t < n) {
+        reach.insert(t);
+        stack.push(t as u32);
+    }
+    while let Some(v) = stack.pop() {
+        let v = v as usize;
+        for k in ptr[v] as usize..ptr[v + 1] as usize {
+            let u = idx[k] as usize;
+            if val[k] > 0.0 && !reach.contains(u) && formula.continues(u) {
+                reach.insert(u);
+                stack.push(u as u32);
             }
-        }
-        after_path.push(order.len());
-        mass += path.probability;
-        if exceeds(mass) {
-            // The paths alone exceed: so does every set containing them.
-            found = Some(order.len());
-            break;
-        }
-        if order.len() >= next_check {
-            if check(&order, &mut checks)? {
-                found = Some(order.len());
-                break;
-            }
-            failed = order.len();
-            next_check = (order.len() + order.len() / 4).max(order.len() + 1);
         }
     }
-    let Some(mut hi) = found else {
-        if order.len() > failed {
-            // Every path seen: the whole set is the last candidate.
-            let all = order.len();
-            if check(&order[..all], &mut checks)? {
-                return finish(dtmc, &order[..all], &formula, options, &after_path, checks);
+    if start >= n || !reach.contains(start) {
+        return Vec::new();
+    }
+    if formula.psi.contains(start) {
+        return vec![(start as u32, 1.0)];
+    }
+    // Forward from the start through continuing relevant states.
+    let mut inner = StateSet::with_capacity(n);
+    let mut targets: Vec<u32> = Vec::new();
+    let mut members: Vec<u32> = vec![start as u32];
+    inner.insert(start);
+    stack.push(start as u32);
+    while let Some(s) = stack.pop() {
+        for (t, p) in dtmc.successors(s as usize) {
+            let tu = t as usize;
+            if p <= 0.0 || !reach.contains(tu) || inner.contains(tu) {
+                continue;
+            }
+            inner.insert(tu);
+            if formula.psi.contains(tu) {
+                targets.push(t);
+            } else {
+                members.push(t);
+                stack.push(t);
             }
         }
-        return Ok(None);
+    }
+    // `inner` now holds the targets too: keep the continuing states only.
+    for &t in &targets {
+        inner.set(t as usize, false);
+    }
+    let sccs = augur_solver::graph::scc_restricted(&dtmc.matrix, &inner);
+    let comp = &sccs.component;
+    // Topological order: decreasing component ids (predecessors first).
+    members.sort_unstable_by(|&a, &b| comp[b as usize].cmp(&comp[a as usize]).then(a.cmp(&b)));
+    let mut xi = vec![0.0f64; n];
+    let mut ext: Vec<f64> = Vec::new();
+    let mut i = 0;
+    while i < members.len() {
+        let c = comp[members[i] as usize];
+        let mut j = i + 1;
+        while j < members.len() && comp[members[j] as usize] == c {
+            j += 1;
+        }
+        let group = &members[i..j];
+        // Inflow from earlier components (final), and each state's self-loop.
+        ext.clear();
+        for &s in group {
+            let s = s as usize;
+            let mut inflow = if s == start { 1.0 } else { 0.0 };
+            let mut own = 0.0;
+            for k in ptr[s] as usize..ptr[s + 1] as usize {
+                let u = idx[k] as usize;
+                if u == s {
+                    own += val[k];
+                } else if comp[u] != u32::MAX && comp[u] != c {
+                    inflow += xi[u] * val[k];
+                }
+            }
+            // A relevant state leaves itself with positive probability (it reaches ψ).
+            let stay = (1.0 - own).max(f64::MIN_POSITIVE);
+            ext.push(inflow);
+            ext.push(stay);
+        }
+        if group.len() == 1 {
+            xi[group[0] as usize] = ext[0] / ext[1];
+        } else {
+            for _ in 0..MAX_SWEEPS {
+                let (mut change, mut largest) = (0.0f64, 0.0f64);
+                for (g, &s) in group.iter().enumerate() {
+                    let s = s as usize;
+                    let mut x = ext[2 * g];
+                    for k in ptr[s] as usize..ptr[s + 1] as usize {
+                        let u = idx[k] as usize;
+                        if u != s && comp[u] == c {
+                            x += xi[u] * val[k];
+                        }
+                    }
+                    x /= ext[2 * g + 1];
+                    change = change.max((x - xi[s]).abs());
+                    largest = largest.max(x);
+                    xi[s] = x;
+                }
+                if change <= 1e-10 * largest {
+                    break;
+                }
+            }
+        }
+        i = j;
+    }
+    let mut scored: Vec<(f64, u32)> = Vec::with_capacity(members.len() + targets.len());
+    for &s in &members {
+        if s as usize != start {
+            let v = values.get(s as usize).copied().unwrap_or(0.0);
+            scored.push((xi[s as usize] * v.max(0.0), s));
+        }
+    }
+    for &t in &targets {
+        let t = t as usize;
+        let mut hit = 0.0;
+        for k in ptr[t] as usize..ptr[t + 1] as usize {
+            let u = idx[k] as usize;
+            if comp[u] != u32::MAX {
+                hit += xi[u] * val[k];
+            }
+        }
+        scored.push((hit, t as u32));
+    }
+    scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut order = Vec::with_capacity(scored.len() + 1);
+    order.push((start as u32, 1.0));
+    order.extend(scored.into_iter().map(|(f, s)| (s, f)));
+    order
+}
+
+/// Checks the path formula on a sub-chain: its probability from the initial state and its
+/// value in every state of the sub-chain.
+fn check_values(
+    sub: &SubChain,
+    formula: &PathGoal<'_>,
+    options: &CheckOptions,
+) -> Result<(Mass, Vec<f64>)> {
+    let mut session = CheckSession::for_dtmc(&sub.dtmc, options.clone());
+    let r = session.check_str(&sub_property(formula))?;
+    let Scalar::Num(value) = r.value else {
+        return Err(ExplainError::input("the sub-chain's check gave no number"));
     };
-    let mut lo = failed;
+    let (lo, hi) = r.bounds.map(|b| (b.lo, b.hi)).unwrap_or((value, value));
+    let values = match r.states {
+        augur_check::StateValues::Num(v) => v.values,
+        augur_check::StateValues::Bool(_) => Vec::new(),
+    };
+    Ok((Mass { value, lo, hi }, values))
+}
+
+/// The shortest prefix of `order` whose sub-chain exceeds, by bisection between a prefix
+/// length `lo` that does not (0: none) and one `hi` that does (the probability only grows
+/// with the set).
+fn shortest_prefix(
+    order: &[u32],
+    mut lo: usize,
+    mut hi: usize,
+    check: &mut dyn FnMut(&[u32]) -> Result<bool>,
+) -> Result<usize> {
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if check(&order[..mid], &mut checks)? {
+        if check(&order[..mid])? {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    finish(dtmc, &order[..hi], &formula, options, &after_path, checks)
+    Ok(hi)
 }
 
-fn finish(
+/// The heuristic: a small set of states whose sub-chain exceeds the threshold (`exceeds` of
+/// the checker's sound lower bound), in two phases.
+///
+/// 1. *Grow*: the relevant states are ranked by their flow ([`ranking`]: expected visits from
+///    `start` × probability of the path formula, from `values`, the path formula's
+///    probability in every state of `dtmc` — e.g. the checker's), and prefixes of that order
+///    are checked by `augur-check` in batches that double (16, 32, 64, … states) until one
+///    exceeds; the shortest prefix that exceeds is then found by bisection.
+/// 2. *Prune*: the states of the set are ranked again by their flow *in its own sub-chain*
+///    (the sub-chain's values from its check), which drops the states that no longer lead
+///    anywhere and puts last those whose paths mostly left the set; the shortest exceeding
+///    prefix of that order is found by bisection, for as long as it shrinks (at most
+///    [`REFINE_ROUNDS`] rounds).
+///
+/// The work is a few dozen sub-chain checks and two graph passes, whatever `θ`. `None` when
+/// the sub-chain of all relevant states does not exceed (the property holds).
+pub fn grow(
     dtmc: &Dtmc,
-    states: &[u32],
-    formula: &PathGoal<'_>,
+    transpose: &augur_dtmc::Matrix,
+    formula: PathGoal<'_>,
+    start: usize,
+    values: &[f64],
+    exceeds: &dyn Fn(f64) -> bool,
     options: &CheckOptions,
-    after_path: &[usize],
-    checks: usize,
 ) -> Result<Option<Subsystem>> {
-    let sub = restrict(dtmc, states, formula)?;
-    let probability = probability(&sub, formula, options)?;
-    let paths = after_path
-        .iter()
-        .position(|&l| l >= states.len())
-        .map_or(after_path.len(), |i| i + 1);
+    let order = ranking(dtmc, transpose, &formula, start, values);
+    if order.is_empty() {
+        return Ok(None);
+    }
+    // The candidates are checked by sound iteration, SCC by SCC (`Method::Topological`)
+    // rather than by the default's exact elimination of small cyclic systems (rational
+    // arithmetic, far slower on dozens of sub-chains): its lower bound decides just as
+    // soundly. The set found is checked once more with the caller's options.
+    let fast = match options.method {
+        Method::Auto => CheckOptions {
+            method: Method::Topological,
+            ..options.clone()
+        },
+        _ => options.clone(),
+    };
+    let options_for_checks = &fast;
+    let checks = std::cell::Cell::new(0usize);
+    let mut check = |states: &[u32]| -> Result<bool> {
+        checks.set(checks.get() + 1);
+        let sub = restrict(dtmc, states, &formula)?;
+        Ok(exceeds(probability(&sub, &formula, options_for_checks)?.lo))
+    };
+    let mut lo = 0;
+    let mut size = order.len().min(FIRST_BATCH);
+    let hi = loop {
+        if check(&order[..size])? {
+            break size;
+        }
+        lo = size;
+        if size == order.len() {
+            return Ok(None);
+        }
+        size = size.saturating_mul(2).min(order.len());
+    };
+    let found = shortest_prefix(&order, lo, hi, &mut check)?;
+    let mut best: Vec<u32> = order[..found].to_vec();
+    for _ in 0..REFINE_ROUNDS {
+        let sub = restrict(dtmc, &best, &formula)?;
+        checks.set(checks.get() + 1);
+        let (_, sub_values) = check_values(&sub, &formula, options_for_checks)?;
+        let (phi, psi) = (sub.dtmc.label(PHI_LABEL), sub.dtmc.label(PSI_LABEL));
+        let (Some(phi), Some(psi)) = (phi, psi) else {
+            break;
+        };
+        let sub_formula = PathGoal {
+            phi: formula.phi.map(|_| phi),
+            psi,
+            bound: formula.bound,
+        };
+        let local = ranking(
+            &sub.dtmc,
+            &sub.dtmc.transpose(),
+            &sub_formula,
+            0,
+            &sub_values,
+        );
+        let again: Vec<u32> = local
+            .iter()
+            .filter(|&&i| (i as usize) < best.len())
+            .map(|&i| best[i as usize])
+            .collect();
+        // The relevant states of the set alone have its probability; checked to be sure.
+        if again.is_empty() || !check(&again)? {
+            break;
+        }
+        let shorter = shortest_prefix(&again, 0, again.len(), &mut check)?;
+        if shorter >= best.len() {
+            break;
+        }
+        best = again[..shorter].to_vec();
+    }
+    let sub = restrict(dtmc, &best, &formula)?;
+    let probability = probability(&sub, &formula, options)?;
     Ok(Some(Subsystem {
-        states: states.to_vec(),
+        transitions: inner_transitions(dtmc, &best),
+        states: best,
         probability,
-        transitions: inner_transitions(dtmc, states),
-        paths,
-        checks: checks + 1,
+        checks: checks.get() + 1,
     }))
 }
 
@@ -497,7 +722,6 @@ pub fn minimal(
         transitions: inner_transitions(dtmc, &states),
         states,
         probability,
-        paths: 0,
         checks: evaluations,
     }))
 }

@@ -296,7 +296,7 @@ fn tool_specs() -> Vec<ToolSpec> {
                     "property": {"type": "string", "description": "One property, e.g. \"P<=0.1 [ F \\\"unsafe\\\" ]\"."},
                     "paths": {"type": "integer", "minimum": 0, "maximum": ops::MAX_EXPLAIN_PATHS, "description": "How many paths to list (default 10)."},
                     "from": {"type": "string", "description": "The start state: an index, or a boolean state formula that holds in one state (default: the initial state)."},
-                    "subsystem": {"type": "string", "enum": ["heuristic", "minimal"], "description": "Find a critical subsystem: grown from the most probable paths, or a minimum one exactly (small models)."},
+                    "subsystem": {"type": "string", "enum": ["heuristic", "minimal"], "description": "Find a critical subsystem: grown from the states ranked by their share of the probability (then pruned), or a minimum one exactly (small models)."},
                     "dot": {"type": "boolean", "description": "Include the subsystem in DOT, the paths highlighted (`dot`)."},
                     "prism": {"type": "boolean", "description": "Include the subsystem as a PRISM model (`subsystem_model`), its leaving transitions to a sink."},
                 })),
