@@ -101,11 +101,22 @@ impl Found {
     pub(super) fn eq_normalised(&self, text: &[u8], stored: &[u8]) -> bool {
         let t = &text[self.start..self.end];
         if self.mode == Mode::Lower {
-            // One byte for one byte; `stored` is lower case already.
-            t.len() == stored.len()
-                && t.iter()
-                    .zip(stored)
-                    .all(|(&a, &b)| a.to_ascii_lowercase() == b)
+            // One byte for one byte (`stored` is lower case already), eight at a time.
+            if t.len() != stored.len() {
+                return false;
+            }
+            let (mut a, mut b) = (t.chunks_exact(8), stored.chunks_exact(8));
+            for (x, y) in (&mut a).zip(&mut b) {
+                let x = u64::from_le_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+                let y = u64::from_le_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
+                if lower8(x) != y {
+                    return false;
+                }
+            }
+            a.remainder()
+                .iter()
+                .zip(b.remainder())
+                .all(|(&x, &y)| x.to_ascii_lowercase() == y)
         } else {
             self.bytes(text).eq(stored.iter().copied())
         }
