@@ -11,6 +11,7 @@ fuzz_target!(|data: &[u8]| {
     let limits = ProvenanceLimits {
         max_values: 16,
         max_scan_bytes: 4096,
+        ..ProvenanceLimits::default()
     };
     let mut untrusted = Provenance::with_limits(limits);
     let st = untrusted.observe_bytes(Origin::Tool { tool: "t", step: 0 }, data);

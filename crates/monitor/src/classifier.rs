@@ -251,8 +251,11 @@ struct ArgScan {
     owners: Vec<(u16, u16)>,
     /// Patterns that look at every argument.
     unkeyed: u64,
-    /// Patterns that are e-mail or regex matchers (searched one by one).
+    /// Patterns that are e-mail or regex matchers (searched one by one, only when a rule whose
+    /// name patterns match the call needs them).
     email: u64,
+    /// Lower-case argument name → the keyed patterns that list it.
+    keyed: rustc_hash::FxHashMap<Box<[u8]>, u64>,
     /// Patterns that are URL matchers (their markers are needles of the automaton, owned by
     /// pattern `u16::MAX`).
     url: u64,
@@ -268,6 +271,9 @@ impl ArgScan {
         for (p, pat) in patterns.iter().enumerate() {
             if pat.keys.is_empty() {
                 scan.unkeyed |= 1 << p;
+            }
+            for k in &pat.keys {
+                *scan.keyed.entry(k.as_bytes().into()).or_default() |= 1 << p;
             }
             match &pat.matcher {
                 ArgMatcher::Contains { needles: ns, .. } => {
@@ -296,9 +302,11 @@ impl ArgScan {
     }
 }
 
-/// The result of scanning a call's arguments: per pattern, the first hit.
+/// The result of scanning a call's arguments: per pattern, the first hit. E-mail and regex
+/// patterns are searched when a rule first needs them (`searched`).
 struct Hits {
     found: u64,
+    searched: u64,
     needle: [u16; SCANNED_PATTERNS],
 }
 
@@ -587,8 +595,18 @@ impl Classifier {
                 hits = Some(self.scan_args(args));
             }
             for &k in &rule.args {
-                let found = match &hits {
-                    Some(h) => (h.found >> k & 1 == 1).then(|| h.needle[k as usize]),
+                let found = match &mut hits {
+                    Some(h) => {
+                        if h.searched >> k & 1 == 0 {
+                            // An e-mail or regex pattern: searched now, once per call.
+                            h.searched |= 1 << k;
+                            if let Some(n) = self.patterns[k as usize].find(args) {
+                                h.found |= 1 << k;
+                                h.needle[k as usize] = n;
+                            }
+                        }
+                        (h.found >> k & 1 == 1).then(|| h.needle[k as usize])
+                    }
                     None => self.patterns[k as usize].find(args),
                 };
                 match found {
@@ -706,6 +724,7 @@ impl Classifier {
     fn scan_args(&self, args: &Value) -> Hits {
         let mut h = Hits {
             found: 0,
+            searched: !self.scan.email,
             needle: [0; SCANNED_PATTERNS],
         };
         self.scan_value(args, self.scan.unkeyed, &mut h);
@@ -724,14 +743,7 @@ impl Classifier {
                 for (k, x) in map {
                     // A key is text too: an address or a path used as a key is seen.
                     self.scan_str(k, self.scan.unkeyed, h);
-                    let mut e = eligible;
-                    for (p, pat) in self.patterns.iter().enumerate().take(SCANNED_PATTERNS) {
-                        if !pat.keys.is_empty()
-                            && pat.keys.iter().any(|want| want.eq_ignore_ascii_case(k))
-                        {
-                            e |= 1 << p;
-                        }
-                    }
+                    let e = eligible | self.keyed_patterns(k);
                     self.scan_value(x, e, h);
                 }
             }
@@ -742,7 +754,8 @@ impl Classifier {
     fn scan_str(&self, s: &str, eligible: u64, h: &mut Hits) {
         {
             {
-                let want = eligible & !h.found;
+                // E-mail and regex patterns are searched apart (see `Hits`).
+                let want = eligible & !h.found & !self.scan.email;
                 if want == 0 {
                     return;
                 }
@@ -782,17 +795,29 @@ impl Classifier {
                         }
                     }
                 }
-                let mut special = want & self.scan.email & !h.found;
-                while special != 0 {
-                    let p = special.trailing_zeros() as usize;
-                    special &= special - 1;
-                    if let Some(n) = self.patterns[p].find_in(s) {
-                        h.found |= 1 << p;
-                        h.needle[p] = n;
-                    }
-                }
             }
         }
+    }
+
+    /// The keyed patterns that look at argument `k` (its name, case-insensitive).
+    fn keyed_patterns(&self, k: &str) -> u64 {
+        if self.scan.keyed.is_empty() {
+            return 0;
+        }
+        let mut lower = [0u8; 64];
+        if k.len() > lower.len() {
+            let mut e = 0;
+            for (p, pat) in self.patterns.iter().enumerate().take(SCANNED_PATTERNS) {
+                if pat.keys.iter().any(|want| want.eq_ignore_ascii_case(k)) {
+                    e |= 1 << p;
+                }
+            }
+            return e;
+        }
+        let lk = &mut lower[..k.len()];
+        lk.copy_from_slice(k.as_bytes());
+        lk.make_ascii_lowercase();
+        self.scan.keyed.get(&*lk).copied().unwrap_or(0)
     }
 
     /// A short description of what matched: `rule send-external (argument external_email)`,

@@ -23,9 +23,12 @@
 //! where anything came from. Non-ASCII bytes are kept as they are (not case-folded); the
 //! scanner reads bytes, so invalid UTF-8 is read like any other text.
 //!
-//! **The store** ([`Provenance`], one per session) keeps, per normalised value (keyed by a
-//! 64-bit hash of its normalised bytes: two different values colliding is taken as one), its
-//! first trusted sighting and its first untrusted sighting (origin, tool name, step). An
+//! **The store** ([`Provenance`], one per session) keeps, per normalised value, its normalised
+//! text, its first trusted sighting and its first untrusted sighting (origin, tool name,
+//! step). Values are found by a 64-bit hash of their normalised bytes keyed with a random
+//! secret per store, and a hash hit counts only when the stored text is the value's text: two
+//! values that share a hash (by chance, or found by an attacker) stay two values, so an
+//! untrusted value can never borrow a trusted one's sighting. An
 //! argument's provenance ([`Provenance::provenance_of`]) is
 //! - **untrusted** when one of its values occurs only in untrusted text (in an argument with
 //!   several values, one such value is enough: a trusted value beside it does not launder it);
@@ -33,12 +36,13 @@
 //!   untrusted text too) and none of the above;
 //! - **none** when none of its values was seen anywhere (the model wrote it).
 //!
-//! **Limits** (per store, [`ProvenanceLimits`]): at most `max_values` stored values and `max_scan_bytes`
-//! bytes scanned per observation (the rest of a longer observation is not read). When a limit
-//! is hit the store is *incomplete* and fails closed from then on: a value it has not stored
-//! counts as untrusted (it may be in what was not stored or not read), and trusted
-//! observations no longer make anything user. Memory is bounded by about
-//! `max_values × (96 + 64)` bytes plus at most 1024 tool names of ≤ 64 bytes.
+//! **Limits** (per store, [`ProvenanceLimits`]): at most `max_values` stored values,
+//! `max_text_bytes` bytes of their normalised texts, and `max_scan_bytes` bytes scanned per
+//! observation (the rest of a longer observation is not read). When a limit is hit the store
+//! is *incomplete* and fails closed from then on: a value it has not stored counts as
+//! untrusted (it may be in what was not stored or not read), and trusted observations no
+//! longer make anything user. Memory is bounded by about `max_values × 48 + max_text_bytes`
+//! bytes (about 2.8 MB with the defaults) plus at most 1024 tool names of ≤ 64 bytes.
 //!
 //! ```
 //! use augur_monitor::provenance::{ArgProvenance, Origin, Provenance};
@@ -57,7 +61,8 @@ mod scan;
 
 use rustc_hash::FxHashMap;
 use scan::{
-    amount_range, find, is_sep, json_leaves, scan, skip_www, trim_end, trim_tail, Found, Mode,
+    amount_range, find, is_sep, json_leaves, scan, skip_www, trim_end, trim_tail, Found, HashKeys,
+    Mode,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -269,8 +274,9 @@ pub enum OriginKind {
 /// What the store knows of one value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Evidence {
-    /// The value's key (see [`Provenance::value_text`]).
-    pub key: u64,
+    /// The stored value (see [`Provenance::value_text`]); `None` when the store does not hold
+    /// it.
+    pub id: Option<u32>,
     /// Its kind as first stored (or as found in the argument when it is not stored).
     pub kind: ValueKind,
     /// Its first trusted sighting.
@@ -310,6 +316,8 @@ pub struct ProvenanceLimits {
     pub max_values: usize,
     /// Bytes scanned per observation (default 1 MiB).
     pub max_scan_bytes: usize,
+    /// Bytes of stored values' normalised texts (default 2 MiB; at most 4 GiB are used).
+    pub max_text_bytes: usize,
 }
 
 impl Default for ProvenanceLimits {
@@ -317,6 +325,7 @@ impl Default for ProvenanceLimits {
         ProvenanceLimits {
             max_values: 16_384,
             max_scan_bytes: 1 << 20,
+            max_text_bytes: 2 << 20,
         }
     }
 }
@@ -325,7 +334,8 @@ impl Default for ProvenanceLimits {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Incomplete {
-    /// `max_values` values are stored; more were seen.
+    /// `max_values` values (or `max_text_bytes` bytes of their texts) are stored; more were
+    /// seen.
     Values,
     /// An observation was longer than `max_scan_bytes`; its rest was not read.
     Bytes,
@@ -334,11 +344,38 @@ pub enum Incomplete {
 #[derive(Clone, Debug)]
 struct Entry {
     kind: ValueKind,
-    /// Its text: `texts[text_start..text_start + text_len]`.
+    /// Its normalised text: `texts[text_start..text_start + text_len]`.
     text_start: u32,
     text_len: u32,
+    /// The next stored value with the same key ([`NO_ENTRY`]: none).
+    next: u32,
     trusted: Option<Sighting>,
     untrusted: Option<Sighting>,
+}
+
+const NO_ENTRY: u32 = u32::MAX;
+
+/// The stored value that is `f` (its key `key`): the chain of values with that key, compared
+/// by normalised text.
+#[inline]
+fn lookup(
+    index: &FxHashMap<u64, u32>,
+    entries: &[Entry],
+    texts: &[u8],
+    key: u64,
+    f: &Found,
+    text: &[u8],
+) -> Option<u32> {
+    let mut i = *index.get(&key)?;
+    while i != NO_ENTRY {
+        let e = &entries[i as usize];
+        let start = e.text_start as usize;
+        if f.eq_normalised(text, &texts[start..start + e.text_len as usize]) {
+            return Some(i);
+        }
+        i = e.next;
+    }
+    None
 }
 
 /// What one observation did.
@@ -355,16 +392,26 @@ pub struct ObserveStats {
 }
 
 /// The values a session has seen and where (see the module documentation).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Provenance {
     limits: ProvenanceLimits,
-    entries: FxHashMap<u64, Entry>,
-    /// The stored values' texts, one after the other (one allocation, grown by doubling).
-    texts: String,
+    /// This store's hash secret.
+    keys: HashKeys,
+    /// Key → the last stored value with that key (the others follow its `next` chain).
+    index: FxHashMap<u64, u32>,
+    entries: Vec<Entry>,
+    /// The stored values' normalised texts, one after the other (one allocation, grown by
+    /// doubling).
+    texts: Vec<u8>,
     tools: Vec<Box<str>>,
     tool_ids: FxHashMap<Box<str>, u32>,
     incomplete: Option<Incomplete>,
-    scratch: Vec<u8>,
+}
+
+impl Default for Provenance {
+    fn default() -> Self {
+        Provenance::new()
+    }
 }
 
 const OTHER_TOOL: u32 = u32::MAX;
@@ -377,9 +424,19 @@ impl Provenance {
 
     /// An empty store with these limits.
     pub fn with_limits(limits: ProvenanceLimits) -> Provenance {
+        Provenance::with_keys(limits, HashKeys::random())
+    }
+
+    fn with_keys(limits: ProvenanceLimits, keys: HashKeys) -> Provenance {
         Provenance {
             limits,
-            ..Default::default()
+            keys,
+            index: FxHashMap::default(),
+            entries: Vec::new(),
+            texts: Vec::new(),
+            tools: Vec::new(),
+            tool_ids: FxHashMap::default(),
+            incomplete: None,
         }
     }
 
@@ -463,22 +520,26 @@ impl Provenance {
             (scanned.len() / 64).min(self.limits.max_values.saturating_sub(self.entries.len()));
         if self.entries.capacity() - self.entries.len() < room {
             self.entries.reserve(room);
+            self.index.reserve(room);
             self.texts.reserve(room * 32);
         }
         let Provenance {
             limits,
+            keys,
+            index,
             entries,
             incomplete,
-            scratch,
             texts,
             ..
         } = self;
+        let keys = *keys;
         scan(scanned, &mut |f: Found| {
-            let Some(key) = f.key(scanned) else {
+            let Some(key) = f.key(scanned, keys) else {
                 return;
             };
             stats.found += 1;
-            if let Some(e) = entries.get_mut(&key) {
+            if let Some(i) = lookup(index, entries, texts, key, &f, scanned) {
+                let e = &mut entries[i as usize];
                 if trusted {
                     if e.trusted.is_none() && incomplete.is_none() {
                         e.trusted = Some(sighting);
@@ -497,51 +558,53 @@ impl Provenance {
                 // leave it unknown (counts as untrusted).
                 return;
             }
-            f.write_display(scanned, scratch, DISPLAY_MAX);
-            let Ok(text_start) = u32::try_from(texts.len()) else {
-                // 4 GiB of stored text (only with a huge `max_values`): as at the cap.
+            let text_start = texts.len();
+            // The raw length bounds the normalised one.
+            let budget = limits.max_text_bytes.min(u32::MAX as usize);
+            if f.end - f.start > budget.saturating_sub(text_start) {
                 *incomplete = Some(Incomplete::Values);
                 return;
-            };
-            match std::str::from_utf8(scratch) {
-                Ok(t) => texts.push_str(t),
-                Err(_) => texts.push_str(&String::from_utf8_lossy(scratch)),
             }
-            if f.end - f.start > DISPLAY_MAX {
-                texts.push('…');
-            }
-            entries.insert(
-                key,
-                Entry {
-                    kind: f.kind,
-                    text_start,
-                    text_len: (texts.len() - text_start as usize) as u32,
-                    trusted: trusted.then_some(sighting),
-                    untrusted: (!trusted).then_some(sighting),
-                },
-            );
+            f.write_normalised(scanned, texts);
+            let id = entries.len() as u32;
+            let next = index.insert(key, id).unwrap_or(NO_ENTRY);
+            entries.push(Entry {
+                kind: f.kind,
+                text_start: text_start as u32,
+                text_len: (texts.len() - text_start) as u32,
+                next,
+                trusted: trusted.then_some(sighting),
+                untrusted: (!trusted).then_some(sighting),
+            });
             stats.new += 1;
         });
         stats
     }
 
-    fn evidence(&self, key: u64, kind: ValueKind) -> Evidence {
-        match self.entries.get(&key) {
-            Some(e) => Evidence {
-                key,
-                kind: e.kind,
-                trusted: e.trusted,
-                untrusted: e.untrusted,
-                at_cap: false,
+    /// What the store knows of the value `f` of `text`.
+    fn evidence(&self, f: &Found, text: &[u8]) -> Option<Evidence> {
+        let key = f.key(text, self.keys)?;
+        Some(
+            match lookup(&self.index, &self.entries, &self.texts, key, f, text) {
+                Some(i) => {
+                    let e = &self.entries[i as usize];
+                    Evidence {
+                        id: Some(i),
+                        kind: e.kind,
+                        trusted: e.trusted,
+                        untrusted: e.untrusted,
+                        at_cap: false,
+                    }
+                }
+                None => Evidence {
+                    id: None,
+                    kind: f.kind,
+                    trusted: None,
+                    untrusted: None,
+                    at_cap: self.incomplete.is_some(),
+                },
             },
-            None => Evidence {
-                key,
-                kind,
-                trusted: None,
-                untrusted: None,
-                at_cap: self.incomplete.is_some(),
-            },
-        }
+        )
     }
 
     /// The provenance of an argument (every string and number leaf of `v`; see the module
@@ -553,8 +616,9 @@ impl Provenance {
             if untrusted.is_some() {
                 return;
             }
-            let Some(key) = f.key(bytes) else { return };
-            let ev = self.evidence(key, f.kind);
+            let Some(ev) = self.evidence(&f, bytes) else {
+                return;
+            };
             if ev.trusted.is_some() {
                 user.get_or_insert(ev);
             } else if ev.untrusted.is_some() || ev.at_cap {
@@ -571,17 +635,23 @@ impl Provenance {
     /// Each value of an argument with what the store knows of it.
     pub fn values_of(&self, v: &Value, f: &mut impl FnMut(Evidence)) {
         json_leaves(v, &mut |bytes: &[u8], found: Found| {
-            if let Some(key) = found.key(bytes) {
-                f(self.evidence(key, found.kind));
+            if let Some(e) = self.evidence(&found, bytes) {
+                f(e);
             }
         });
     }
 
-    /// A stored value's normalised text (cut at [`DISPLAY_MAX`] bytes).
-    pub fn value_text(&self, key: u64) -> Option<&str> {
-        let e = self.entries.get(&key)?;
+    /// A stored value's normalised text, for a person: cut at [`DISPLAY_MAX`] bytes (`…`
+    /// after a longer value), invalid UTF-8 replaced.
+    pub fn value_text(&self, id: u32) -> Option<String> {
+        let e = self.entries.get(id as usize)?;
         let start = e.text_start as usize;
-        self.texts.get(start..start + e.text_len as usize)
+        let t = self.texts.get(start..start + e.text_len as usize)?;
+        let mut s = String::from_utf8_lossy(&t[..t.len().min(DISPLAY_MAX)]).into_owned();
+        if t.len() > DISPLAY_MAX {
+            s.push('…');
+        }
+        Some(s)
     }
 
     /// The tool of a sighting (`None` for the user and system prompt).
@@ -614,9 +684,8 @@ impl Provenance {
     /// result of `read_file` at step 2; the user's request does not contain it".
     pub fn explain(&self, arg: &str, p: &ArgProvenance) -> String {
         let text = |e: &Evidence| {
-            self.value_text(e.key)
-                .unwrap_or("(a value not stored)")
-                .to_string()
+            e.id.and_then(|i| self.value_text(i))
+                .unwrap_or_else(|| "(a value not stored)".to_string())
         };
         match p {
             ArgProvenance::None => format!("{arg}: no value of it was seen before (written by the model)"),
@@ -656,11 +725,10 @@ pub struct SavedSighting {
 /// One stored value as plain data.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SavedValue {
-    /// Its key (the 64-bit hash of its normalised bytes).
-    pub key: u64,
     /// Its kind.
     pub kind: ValueKind,
-    /// Its normalised text as stored (cut at [`DISPLAY_MAX`] bytes).
+    /// Its whole normalised text (what a lookup compares; the hash key is not saved: it
+    /// depends on the store's secret, drawn anew by the store that reads the snapshot).
     pub text: String,
     /// Its first trusted sighting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -672,7 +740,8 @@ pub struct SavedValue {
 
 /// Everything a [`Provenance`] store holds, as plain data: what a process that keeps a
 /// session between runs (`augur hook claude-code --state FILE`) saves and reads back with
-/// [`Provenance::from_snapshot`]. Values are in key order, so equal stores save equally.
+/// [`Provenance::from_snapshot`]. Values are in the order of their texts, so equal stores
+/// save equally.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProvenanceSnapshot {
     /// The store's limits.
@@ -699,15 +768,18 @@ impl Provenance {
         let mut values: Vec<SavedValue> = self
             .entries
             .iter()
-            .map(|(&key, e)| SavedValue {
-                key,
-                kind: e.kind,
-                text: self.value_text(key).unwrap_or_default().to_string(),
-                trusted: saved(e.trusted),
-                untrusted: saved(e.untrusted),
+            .map(|e| {
+                let start = e.text_start as usize;
+                let text = &self.texts[start..start + e.text_len as usize];
+                SavedValue {
+                    kind: e.kind,
+                    text: String::from_utf8_lossy(text).into_owned(),
+                    trusted: saved(e.trusted),
+                    untrusted: saved(e.untrusted),
+                }
             })
             .collect();
-        values.sort_by_key(|v| v.key);
+        values.sort_by(|a, b| (&a.text, a.kind as u8).cmp(&(&b.text, b.kind as u8)));
         ProvenanceSnapshot {
             limits: self.limits,
             incomplete: self.incomplete,
@@ -716,16 +788,23 @@ impl Provenance {
         }
     }
 
-    /// The store a snapshot holds. Errors, with the reason, for a snapshot that no store could
-    /// have written: more values or tools than its limits allow, a key twice, a sighting of a
-    /// tool not in `tools` (or a tool on a user or system sighting), a trusted sighting of an
-    /// untrusted origin or the reverse.
+    /// The store a snapshot holds, under a fresh secret. Errors, with the reason, for a
+    /// snapshot that no store could have written: more values, text or tools than its limits
+    /// allow, a value twice, a sighting of a tool not in `tools` (or a tool on a user or system
+    /// sighting), a trusted sighting of an untrusted origin or the reverse.
     pub fn from_snapshot(snap: &ProvenanceSnapshot) -> std::result::Result<Provenance, String> {
         if snap.values.len() > snap.limits.max_values {
             return Err(format!(
                 "{} values stored, beyond the limit of {}",
                 snap.values.len(),
                 snap.limits.max_values
+            ));
+        }
+        let text_bytes: usize = snap.values.iter().map(|v| v.text.len()).sum();
+        if text_bytes > snap.limits.max_text_bytes {
+            return Err(format!(
+                "{text_bytes} bytes of value text, beyond the limit of {}",
+                snap.limits.max_text_bytes
             ));
         }
         if snap.tools.len() > MAX_TOOLS {
@@ -746,7 +825,7 @@ impl Provenance {
             p.tool_ids.insert(t.into(), i);
         }
         let tools = p.tools.len();
-        let sighting = |s: Option<SavedSighting>, trusted: bool, key: u64| {
+        let sighting = |s: Option<SavedSighting>, trusted: bool, which: usize| {
             let Some(s) = s else { return Ok(None) };
             let ok_origin = match s.origin {
                 OriginKind::User | OriginKind::System => trusted && s.tool.is_none(),
@@ -755,7 +834,7 @@ impl Provenance {
             };
             if !ok_origin {
                 return Err(format!(
-                    "value {key}: a {} sighting cannot come from {:?}{}",
+                    "value {which}: a {} sighting cannot come from {:?}{}",
                     if trusted { "trusted" } else { "untrusted" },
                     s.origin,
                     if s.tool.is_some() { " with a tool" } else { "" }
@@ -766,7 +845,7 @@ impl Provenance {
                 Some(i) if (i as usize) < tools => i,
                 Some(i) => {
                     return Err(format!(
-                        "value {key}: tool {i} is not one of the {tools} tool names"
+                        "value {which}: tool {i} is not one of the {tools} tool names"
                     ))
                 }
             };
@@ -776,27 +855,54 @@ impl Provenance {
                 step: s.step,
             }))
         };
-        for v in &snap.values {
-            let trusted = sighting(v.trusted, true, v.key)?;
-            let untrusted = sighting(v.untrusted, false, v.key)?;
+        for (which, v) in snap.values.iter().enumerate() {
+            let trusted = sighting(v.trusted, true, which)?;
+            let untrusted = sighting(v.untrusted, false, which)?;
             if trusted.is_none() && untrusted.is_none() {
-                return Err(format!("value {}: no sighting", v.key));
+                return Err(format!("value {which}: no sighting"));
             }
-            let text_start = u32::try_from(p.texts.len())
-                .map_err(|_| "more than 4 GiB of value text".to_string())?;
-            p.texts.push_str(&v.text);
-            let entry = Entry {
+            let bytes = v.text.as_bytes();
+            let Some(key) = scan::key_of_bytes(bytes, p.keys) else {
+                return Err(format!("value {which}: an empty text"));
+            };
+            // The chain of values with this key: the same text twice is refused.
+            let mut i = p.index.get(&key).copied().unwrap_or(NO_ENTRY);
+            while i != NO_ENTRY {
+                let e = &p.entries[i as usize];
+                let start = e.text_start as usize;
+                if &p.texts[start..start + e.text_len as usize] == bytes {
+                    return Err(format!("value {which} is stored twice"));
+                }
+                i = e.next;
+            }
+            let text_start = p.texts.len() as u32;
+            p.texts.extend_from_slice(bytes);
+            let id = p.entries.len() as u32;
+            let next = p.index.insert(key, id).unwrap_or(NO_ENTRY);
+            p.entries.push(Entry {
                 kind: v.kind,
                 text_start,
-                text_len: v.text.len() as u32,
+                text_len: bytes.len() as u32,
+                next,
                 trusted,
                 untrusted,
-            };
-            if p.entries.insert(v.key, entry).is_some() {
-                return Err(format!("value {} is stored twice", v.key));
-            }
+            });
         }
         Ok(p)
+    }
+}
+
+#[cfg(test)]
+impl Provenance {
+    /// The stored value whose normalised text is `norm` (a linear search).
+    fn id_of_normalised(&self, norm: &[u8]) -> Option<u32> {
+        self.entries
+            .iter()
+            .position(|e| {
+                let start = e.text_start as usize;
+                &self.texts[start..start + e.text_len as usize] == norm
+            })
+            .map(|i| i as u32)
     }
 }
 

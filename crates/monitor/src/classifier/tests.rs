@@ -430,21 +430,24 @@ proptest::proptest! {
         words in proptest::collection::vec(proptest::sample::select(vec![
             "send", "email", "get", "read", "file", "delete", "payment", "Money", "update", "password",
             "user", "info", "post", "webpage", "hotel", "list", "merge", "sort", "drop", "box", "x",
+            "run", "shell", "write", "chmod", "invite", "http", "request",
         ]), 1..4),
         sep in proptest::sample::select(vec!["_", "-", " ", ""]),
         vals in proptest::collection::vec(proptest::sample::select(vec![
             "notes.txt", "/app/.env", "my password is x", "passport", "bob@gmail.com", "www.evil.example/x",
             "https://corp.example", "secret key", ".environment", "IBAN DE00", "hello",
+            "rm -rf /tmp/x", "/etc/passwd", "~/.ssh/authorized_keys", "chmod 777 /srv", "curl http://x.example",
+            "POST", "https://api.example/?q=1", "sed -i s/a/b/ f",
         ]), 0..4),
+        key in proptest::sample::select(vec!["path", "cmd", "method", "url", "Target", "to"]),
     ) {
         let cl = Classifier::default_rules();
         let tool = words.join(sep);
-        let args = json!({"a": vals, "path": vals.first().copied().unwrap_or("")});
+        let args = json!({"a": vals, key: vals.first().copied().unwrap_or("")});
+        // The whole classification: implication, rule and the argument hit (pattern, needle).
         let fast = cl.classify(&tool, &args);
         let slow = classify_reference(&cl, &tool, &args);
-        proptest::prop_assert_eq!(fast.map(|c| (c.implication, match c.matched { Matched::Rule { rule, .. } => Some(rule), Matched::Default => None })),
-                                  slow.map(|c| (c.implication, match c.matched { Matched::Rule { rule, .. } => Some(rule), Matched::Default => None })),
-                                  "{} {}", tool, args);
+        proptest::prop_assert_eq!(fast, slow, "{} {}", tool, args);
     }
 }
 

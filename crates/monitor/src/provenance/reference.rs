@@ -26,7 +26,7 @@ pub(super) fn display_texts(text: &[u8], max: usize) -> Vec<(Vec<u8>, String)> {
         let norm: Vec<u8> = f.bytes(text).collect();
         let cut: Vec<u8> = f.bytes(text).take(max).collect();
         let mut shown = String::from_utf8_lossy(&cut).into_owned();
-        if f.end - f.start > max {
+        if norm.len() > max {
             shown.push('…');
         }
         out.push((norm, shown));

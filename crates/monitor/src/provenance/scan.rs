@@ -53,11 +53,12 @@ impl Found {
             .filter_map(move |&b| mode.map(b))
     }
 
-    /// 64-bit hash of the normalised bytes ([`KeyHasher`]); `None` when they are empty.
+    /// 64-bit hash of the normalised bytes ([`KeyHasher`] keyed with `keys`); `None` when
+    /// they are empty.
     #[inline]
-    pub(super) fn key(&self, text: &[u8]) -> Option<u64> {
+    pub(super) fn key(&self, text: &[u8], keys: HashKeys) -> Option<u64> {
         let t = &text[self.start..self.end];
-        let mut h = KeyHasher::default();
+        let mut h = KeyHasher::new(keys);
         match self.mode {
             Mode::Lower => {
                 // Eight bytes at a time: lower case is one byte for one byte.
@@ -95,22 +96,41 @@ impl Found {
         h.finish()
     }
 
-    /// The first `max` normalised bytes into `out` (cleared first).
-    pub(super) fn write_display(&self, text: &[u8], out: &mut Vec<u8>, max: usize) {
-        out.clear();
+    /// Are the normalised bytes exactly `stored`?
+    #[inline]
+    pub(super) fn eq_normalised(&self, text: &[u8], stored: &[u8]) -> bool {
         let t = &text[self.start..self.end];
         if self.mode == Mode::Lower {
-            out.extend_from_slice(&t[..t.len().min(max)]);
-            out.make_ascii_lowercase();
-        } else {
-            for &b in t {
-                if out.len() == max {
-                    break;
-                }
-                if let Some(x) = self.mode.map(b) {
-                    out.push(x);
+            // One byte for one byte (`stored` is lower case already), eight at a time.
+            if t.len() != stored.len() {
+                return false;
+            }
+            let (mut a, mut b) = (t.chunks_exact(8), stored.chunks_exact(8));
+            for (x, y) in (&mut a).zip(&mut b) {
+                let x = u64::from_le_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+                let y = u64::from_le_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
+                if lower8(x) != y {
+                    return false;
                 }
             }
+            a.remainder()
+                .iter()
+                .zip(b.remainder())
+                .all(|(&x, &y)| x.to_ascii_lowercase() == y)
+        } else {
+            self.bytes(text).eq(stored.iter().copied())
+        }
+    }
+
+    /// Append the normalised bytes to `out`.
+    pub(super) fn write_normalised(&self, text: &[u8], out: &mut Vec<u8>) {
+        let t = &text[self.start..self.end];
+        if self.mode == Mode::Lower {
+            let from = out.len();
+            out.extend_from_slice(t);
+            out[from..].make_ascii_lowercase();
+        } else {
+            out.extend(self.bytes(text));
         }
     }
 }
@@ -129,36 +149,79 @@ pub(super) fn lower8(w: u64) -> u64 {
     w | (upper >> 2)
 }
 
-/// A streaming 64-bit hash of a byte string: little-endian words of eight bytes (the last one
-/// zero-padded) mixed by multiply and rotate (each step a bijection of the state, so two
-/// strings of one length differing in one word never collide), then the length and
-/// splitmix64's finaliser. A function of the bytes only: feeding them one by one or eight at a
-/// time (at offsets that are multiples of 8) gives the same hash.
-#[derive(Default)]
+/// The secret of a store's [`KeyHasher`]: two random words drawn when the store is made, so
+/// that which values share a key cannot be worked out offline (hash flooding). A shared key
+/// never makes two values one: the store compares the normalised text on every hit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct HashKeys {
+    /// The initial state.
+    pub(super) k0: u64,
+    /// The multiplier (odd for a random store; 0 only in tests, where every value of one
+    /// length gets one key).
+    pub(super) k1: u64,
+}
+
+impl std::fmt::Debug for HashKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HashKeys(..)")
+    }
+}
+
+impl HashKeys {
+    /// Fresh random keys (from the thread's random generator, seeded by the OS).
+    pub(super) fn random() -> HashKeys {
+        HashKeys {
+            k0: rand::random(),
+            k1: rand::random::<u64>() | 1,
+        }
+    }
+}
+
+/// A streaming keyed 64-bit hash of a byte string: little-endian words of eight bytes (the
+/// last one zero-padded), each mixed into the state by a folded multiply (the two halves of
+/// the 128-bit product xored) by the secret multiplier, then the length and splitmix64's
+/// finaliser. A function of the bytes and the keys only: feeding them one by one or eight at
+/// a time (at offsets that are multiples of 8) gives the same hash.
 struct KeyHasher {
+    k1: u64,
     acc: u64,
     word: u64,
     fill: u32,
     len: u64,
 }
 
-/// The key of normalised bytes, fed one at a time (tests check `Found::key` against it).
-#[cfg(test)]
-pub(super) fn key_of_bytes(bytes: &[u8]) -> Option<u64> {
-    let mut h = KeyHasher::default();
+/// The key of normalised bytes, fed one at a time (tests check `Found::key` against it; a
+/// restored snapshot keys its stored texts with it).
+pub(super) fn key_of_bytes(bytes: &[u8], keys: HashKeys) -> Option<u64> {
+    let mut h = KeyHasher::new(keys);
     for &b in bytes {
         h.byte(b);
     }
     h.finish()
 }
 
-const MIX: u64 = 0xf135_7aea_2e62_a9c5;
+#[inline]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
 
 impl KeyHasher {
     #[inline]
+    fn new(keys: HashKeys) -> KeyHasher {
+        KeyHasher {
+            k1: keys.k1,
+            acc: keys.k0,
+            word: 0,
+            fill: 0,
+            len: 0,
+        }
+    }
+
+    #[inline]
     fn word(&mut self, w: u64) {
         debug_assert_eq!(self.fill, 0);
-        self.acc = (self.acc ^ w).wrapping_mul(MIX).rotate_left(26);
+        self.acc = fold_mul(self.acc ^ w, self.k1);
         self.len += 8;
     }
 
@@ -180,7 +243,7 @@ impl KeyHasher {
         if len == 0 {
             return None;
         }
-        let acc = (self.acc ^ self.word).wrapping_mul(MIX).rotate_left(26) ^ len;
+        let acc = fold_mul(self.acc ^ self.word, self.k1) ^ len;
         Some(finalise(acc))
     }
 }
