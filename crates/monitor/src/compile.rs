@@ -1090,3 +1090,7 @@ fn state_map(
         }
     })
 }
+
+#[cfg(test)]
+#[path = "compile_tests.rs"]
+mod tests;

@@ -1319,8 +1319,10 @@ pub fn describe_step(m: &Monitor, t: &Table, from: u32, to: u32) -> String {
 
 /// The action that takes a session from `a` to `b`, in words ("a network send of sensitive
 /// data").
-fn dtr_action(a: SafetyState, b: SafetyState) -> String {
+pub(crate) fn dtr_action(a: SafetyState, b: SafetyState) -> String {
     use crate::dtr::{DataExposure as D, ToolEscalation as T};
+    // The tool is known when t rises (it is the new t) or stays READ_ONLY (a read); else it
+    // is some tool of at most t.
     let noun = if b.t > a.t {
         match b.t {
             T::FileWrite => "file write",
@@ -1328,7 +1330,7 @@ fn dtr_action(a: SafetyState, b: SafetyState) -> String {
             T::Network => "network send",
             T::ReadOnly => "read",
         }
-    } else if b.d > a.d {
+    } else if b.t == T::ReadOnly && b.d > a.d {
         "read"
     } else {
         "action"
@@ -1345,7 +1347,9 @@ fn dtr_action(a: SafetyState, b: SafetyState) -> String {
         D::Sensitive => "sensitive data",
         D::Credentials => "credentials",
     };
-    let of = if b.d > a.d {
+    let of = if b.d > a.d && noun == "action" {
+        format!(" exposing {}", data(b.d))
+    } else if b.d > a.d {
         format!(" of {}", data(b.d))
     } else if b.d > D::None && noun != "action" {
         format!(" with {} exposed", data(b.d))
