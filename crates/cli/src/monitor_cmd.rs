@@ -275,7 +275,13 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let monitor = compile(&models, &opts).map_err(user)?;
     monitor.save(&a.output).map_err(user)?;
     let secs = start.elapsed().as_secs_f64();
-    let robust = |i: usize| monitor.sections.robust.as_ref().and_then(|r| r.tables.get(i));
+    let robust = |i: usize| {
+        monitor
+            .sections
+            .robust
+            .as_ref()
+            .and_then(|r| r.tables.get(i))
+    };
     let tables: Vec<Value> = monitor
         .tables
         .iter()

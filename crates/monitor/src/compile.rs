@@ -646,11 +646,9 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
                 confidence: r.confidence,
                 tables: robust,
             }),
-            explanations: opts
-                .explanations
-                .then_some(ExplanationsSection {
-                    tables: explanations,
-                }),
+            explanations: opts.explanations.then_some(ExplanationsSection {
+                tables: explanations,
+            }),
         },
         tables,
         runtime: Runtime::default(),
@@ -830,9 +828,8 @@ fn robust_table(
             ))
         })?;
         let c = r.confidence.unwrap_or(DEFAULT_CONFIDENCE);
-        let d = intervals_from_counts(src.model.dtmc(), counts, c).map_err(|m| {
-            MonitorError::Model(format!("{name}: intervals from its counts: {m}"))
-        })?;
+        let d = intervals_from_counts(src.model.dtmc(), counts, c)
+            .map_err(|m| MonitorError::Model(format!("{name}: intervals from its counts: {m}")))?;
         learned_model = Model::from_dtmc(d).named(name.clone());
         (
             &learned_model,

@@ -65,13 +65,21 @@ fn robust_tables_match_hand_derived_pmax() {
     let src = Source::new(interval_chain(), "idtmc");
     let m = compile_dtmcs(vec![src], &opts("P=? [ F<=2 \"violated\" ]", true, false)).unwrap();
     let t = &m.tables[0];
-    assert!(close(&t.value, &[0.3892, 0.656, 0.0, 0.0, 1.0]), "{:?}", t.value);
+    assert!(
+        close(&t.value, &[0.3892, 0.656, 0.0, 0.0, 1.0]),
+        "{:?}",
+        t.value
+    );
     let r = m.sections.robust.as_ref().unwrap();
     assert_eq!(r.confidence, None);
     let rt = &r.tables[0];
     assert_eq!(rt.intervals, IntervalSource::Model);
     assert_eq!(rt.confidence, None);
-    assert!(close(&rt.value, &[0.51, 0.76, 0.0, 0.0, 1.0]), "{:?}", rt.value);
+    assert!(
+        close(&rt.value, &[0.51, 0.76, 0.0, 0.0, 1.0]),
+        "{:?}",
+        rt.value
+    );
     assert!(close(&rt.upper, &rt.value));
     // State-major, h = 1, 2.
     let want = [0.2, 0.51, 0.7, 0.76, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0];
@@ -98,12 +106,24 @@ fn an_interval_model_needs_robust_and_keeps_its_own_confidence() {
         confidence: Some(0.9),
     });
     let e = compile_dtmcs(vec![src], &o).unwrap_err().to_string();
-    assert!(e.contains("given without a confidence") && e.contains("--confidence 0.9"), "{e}");
+    assert!(
+        e.contains("given without a confidence") && e.contains("--confidence 0.9"),
+        "{e}"
+    );
     // A point model without counts has no intervals.
-    let d = risk_chain(&[&[(1, 1.0)], &[(4, 1.0)], &[(2, 1.0)], &[(3, 1.0)], &[(4, 1.0)]]);
-    let e = compile_dtmcs(vec![Source::new(d, "point")], &opts("P=? [ F<=2 \"violated\" ]", true, false))
-        .unwrap_err()
-        .to_string();
+    let d = risk_chain(&[
+        &[(1, 1.0)],
+        &[(4, 1.0)],
+        &[(2, 1.0)],
+        &[(3, 1.0)],
+        &[(4, 1.0)],
+    ]);
+    let e = compile_dtmcs(
+        vec![Source::new(d, "point")],
+        &opts("P=? [ F<=2 \"violated\" ]", true, false),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("--robust needs intervals"), "{e}");
 }
 
@@ -131,7 +151,7 @@ fn sessions_decide_on_the_bound_and_show_both() {
     assert_eq!(d.decided(), d.bound.unwrap());
     let reason = s.reason(&d);
     assert!(
-        reason.contains("= 0.39 (robust bound 0.51, the model's intervals) ≥ 0.45 → warn"),
+        reason.contains("= 0.39 (robust bound 0.51 over the model's intervals) ≥ 0.45 → warn"),
         "{reason}"
     );
     let r = serde_json::to_value(s.report(&d, "x")).unwrap();
@@ -166,18 +186,24 @@ fn the_sections_round_trip_and_bad_ones_are_located() {
         .unwrap_err()
         .render();
     assert!(
-        e.contains("robust tables[0].value[1] = 0.5 is not a probability at least the point value 0.656"),
+        e.contains(
+            "robust tables[0].value[1] = 0.5 is not a probability at least the point value 0.656"
+        ),
         "{e}"
     );
     assert!(e.contains("m.json:"), "{e}");
     // A table of the wrong length, a next state out of range.
     let mut v: Json = serde_json::from_str(&text).unwrap();
     v["sections"]["robust"]["tables"][0]["curve"] = json!([0.5]);
-    let e = Monitor::from_json(&v.to_string(), "m.json").unwrap_err().to_string();
+    let e = Monitor::from_json(&v.to_string(), "m.json")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("curve has 1 entries, expected 10"), "{e}");
     let mut v: Json = serde_json::from_str(&text).unwrap();
     v["sections"]["explanations"]["tables"][0]["next"][0] = json!(9);
-    let e = Monitor::from_json(&v.to_string(), "m.json").unwrap_err().to_string();
+    let e = Monitor::from_json(&v.to_string(), "m.json")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("next[0] is not a state"), "{e}");
     // A field of a section this Augur does not know is refused (deny_unknown_fields).
     let mut v: Json = serde_json::from_str(&text).unwrap();
@@ -269,7 +295,10 @@ fn decisions_at_warn_state_the_continuation() {
     let d = s.gate(&act);
     assert_eq!(d.verdict, Verdict::Allow);
     assert!(!s.reason(&d).contains("continuation"));
-    assert!(serde_json::to_value(s.report(&d, "x")).unwrap().get("continuation").is_none());
+    assert!(serde_json::to_value(s.report(&d, "x"))
+        .unwrap()
+        .get("continuation")
+        .is_none());
 }
 
 #[test]
@@ -278,11 +307,26 @@ fn dtr_steps_in_words() {
     let st = |d, t, r| SafetyState::new(d, t, r);
     let a = st(D::Internal, T::ReadOnly, R::FullyReversible);
     let cases = [
-        (st(D::Sensitive, T::Network, R::FullyReversible), "a network send of sensitive data"),
-        (st(D::Sensitive, T::Network, R::Irreversible), "an irreversible network send of sensitive data"),
-        (st(D::Internal, T::FileWrite, R::Partially), "a partly reversible file write with internal data exposed"),
-        (st(D::Credentials, T::ReadOnly, R::FullyReversible), "a read of credentials"),
-        (st(D::Internal, T::CodeExec, R::FullyReversible), "a code run with internal data exposed"),
+        (
+            st(D::Sensitive, T::Network, R::FullyReversible),
+            "a network send of sensitive data",
+        ),
+        (
+            st(D::Sensitive, T::Network, R::Irreversible),
+            "an irreversible network send of sensitive data",
+        ),
+        (
+            st(D::Internal, T::FileWrite, R::Partially),
+            "a partly reversible file write with internal data exposed",
+        ),
+        (
+            st(D::Credentials, T::ReadOnly, R::FullyReversible),
+            "a read of credentials",
+        ),
+        (
+            st(D::Internal, T::CodeExec, R::FullyReversible),
+            "a code run with internal data exposed",
+        ),
     ];
     for (b, want) in cases {
         assert_eq!(dtr_action_for_tests(a, b), want);
@@ -294,7 +338,10 @@ fn dtr_steps_in_words() {
         "an irreversible action exposing sensitive data"
     );
     assert_eq!(
-        dtr_action_for_tests(a, st(D::Internal, T::Network, R::Irreversible).with_p(Prov::Untrusted)),
+        dtr_action_for_tests(
+            a,
+            st(D::Internal, T::Network, R::Irreversible).with_p(Prov::Untrusted)
+        ),
         "an irreversible network send with internal data exposed to an untrusted destination"
     );
 }

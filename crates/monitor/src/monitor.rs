@@ -419,12 +419,7 @@ impl Monitor {
 
     /// The confidence of table `table`'s robust bound, when it has one.
     pub fn robust_confidence(&self, table: usize) -> Option<f64> {
-        self.sections
-            .robust
-            .as_ref()?
-            .tables
-            .get(table)?
-            .confidence
+        self.sections.robust.as_ref()?.tables.get(table)?.confidence
     }
 
     /// The most probable continuation from model state `state` of table `table` at `horizon`
@@ -811,11 +806,9 @@ impl Monitor {
                         ),
                     ));
                 }
-                if let Some(k) = v
-                    .iter()
-                    .zip(point)
-                    .position(|(&x, &p)| !(x.is_finite() && (0.0..=1.0).contains(&x) && x >= p - 1e-9))
-                {
+                if let Some(k) = v.iter().zip(point).position(|(&x, &p)| {
+                    !(x.is_finite() && (0.0..=1.0).contains(&x) && x >= p - 1e-9)
+                }) {
                     return Err(bad(
                         at(field).index(k),
                         format!(

@@ -1180,15 +1180,15 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>
         }
     }
     let phrase = prob_phrase(m, d.horizon);
-    // `= 0.12`, or with the robust section `= 0.12 (robust bound 0.31, 95% confidence)`: the
-    // verdict compares the bound.
+    // `= 0.12`, or with the robust section `= 0.12 (robust bound 0.31, 95% confidence)` (`over
+    // the model's intervals` when they carry no confidence): the verdict compares the bound.
     let value = match d.bound {
         Some(b) => {
             let conf = match m.robust_confidence(d.table as usize) {
-                Some(c) => format!("{}% confidence", percent(c)),
-                None => "the model's intervals".to_string(),
+                Some(c) => format!(", {}% confidence", percent(c)),
+                None => " over the model's intervals".to_string(),
             };
-            format!("{:.2} (robust bound {b:.2}, {conf})", d.probability)
+            format!("{:.2} (robust bound {b:.2}{conf})", d.probability)
         }
         None => format!("{:.2}", d.probability),
     };
@@ -1503,9 +1503,7 @@ pub fn report(
         probability: d.probability,
         bounds: d.bounds,
         bound: d.bound,
-        confidence: d
-            .bound
-            .and_then(|_| m.robust_confidence(d.table as usize)),
+        confidence: d.bound.and_then(|_| m.robust_confidence(d.table as usize)),
         horizon: d.horizon,
         state: t.name(d.state_after).to_string(),
         state_before: t.name(d.state_before).to_string(),
