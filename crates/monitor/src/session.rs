@@ -1285,7 +1285,7 @@ fn percent(x: f64) -> String {
 /// What kind of action a step of the model from state `from` to state `to` is, in words:
 /// for a `dtr` monitor its `(d, t, r)` change ("an irreversible network send of sensitive data
 /// (INTERNAL·READ_ONLY·FULLY_REVERSIBLE → SENSITIVE·NETWORK·IRREVERSIBLE)"), for a
-/// `risk-level` monitor the levels, for an `abstraction` monitor the variables that change.
+/// `risk-level` or `abstraction` monitor the two states' names.
 pub fn describe_step(m: &Monitor, t: &Table, from: u32, to: u32) -> String {
     match m.mapping {
         Mapping::Dtr => {
@@ -1300,19 +1300,8 @@ pub fn describe_step(m: &Monitor, t: &Table, from: u32, to: u32) -> String {
                 _ => format!("a step to {}", t.name(to)),
             }
         }
-        Mapping::RiskLevel => format!("a step from {} to {}", t.name(from), t.name(to)),
-        Mapping::Abstraction => {
-            let before: Vec<&str> = t.name(from).split(',').collect();
-            let changed: Vec<&str> = t
-                .name(to)
-                .split(',')
-                .filter(|p| !before.contains(p))
-                .collect();
-            if changed.is_empty() {
-                format!("a step to {}", t.name(to))
-            } else {
-                format!("a step setting {}", changed.join(", "))
-            }
+        Mapping::RiskLevel | Mapping::Abstraction => {
+            format!("a step from {} to {}", t.name(from), t.name(to))
         }
     }
 }
