@@ -661,6 +661,13 @@ impl NativeMonitor {
                 augur_monitor::compile::Source::from_model((*m.model).clone(), m.model.name());
             s.category = cat.clone();
             s.counts = m.learned.as_ref().map(|l| l.counts.clone());
+            // A model learned with intervals: the confidence its document records.
+            s.interval_confidence = m.learned.as_ref().and_then(|l| {
+                let doc: serde_json::Value = serde_json::from_str(&l.document).ok()?;
+                let iv = doc.pointer("/metadata/learned/intervals")?;
+                let method = iv.get("method").and_then(|m| m.as_str()).unwrap_or("");
+                Some((iv.get("confidence")?.as_f64()?, method.to_string()))
+            });
             sources.push(s);
         }
         let m = interruptible(py, &l, || {
