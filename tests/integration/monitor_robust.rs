@@ -337,3 +337,44 @@ fn robust_options_errors() {
     ]);
     assert_ne!(o.status.code(), Some(0));
 }
+
+/// The messages of the robust options' user errors (exit code 1), as a user sees them.
+#[test]
+fn robust_user_errors_snapshot() {
+    let prop = "P=? [ F<=2 \"violated\" ]";
+    let cases: [&[&str]; 3] = [
+        &[
+            "monitor",
+            "compile",
+            INTERVALS,
+            "--prop",
+            prop,
+            "-o",
+            "/dev/null",
+        ],
+        &[
+            "monitor",
+            "compile",
+            INTERVALS,
+            "--prop",
+            prop,
+            "--robust",
+            "--confidence",
+            "0.9",
+            "-o",
+            "/dev/null",
+        ],
+        &[
+            "monitor",
+            "compile",
+            "models/safetydrift.tra",
+            "--prop",
+            "P=? [ F<=5 \"violated\" ]",
+            "--robust",
+            "-o",
+            "/dev/null",
+        ],
+    ];
+    let all: Vec<String> = cases.iter().map(|a| util::fail(a)).collect();
+    insta::assert_snapshot!(all.join("\n"));
+}
