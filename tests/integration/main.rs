@@ -31,6 +31,7 @@ mod learn_parquet;
 mod learn_threads;
 mod ltl;
 mod monitor;
+mod monitor_robust;
 mod mutation;
 mod options;
 mod parse;

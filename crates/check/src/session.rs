@@ -351,6 +351,60 @@ impl<'m> CheckSession<'m> {
     }
 }
 
+impl CheckSession<'_> {
+    /// The robust horizon curve of an interval DTMC: `Pmax` (or `Pmin`, `maximise = false`)
+    /// of `stay U≤h target` (`stay = None`: `F≤h target`) for `h = 1..=max_h`, state-major
+    /// (`out[s·max_h + h − 1]`): `max_h` robust sweeps in all, each row's inner problem solved
+    /// exactly (docs/robust.md). Errors for a model without intervals, a table over
+    /// [`MAX_HORIZON_ENTRIES`] entries, or a limit hit.
+    pub fn robust_horizon_of(
+        &mut self,
+        stay: Option<&StateSet>,
+        target: &StateSet,
+        max_h: usize,
+        maximise: bool,
+    ) -> Result<Vec<f64>> {
+        let dtmc = self.dtmc();
+        let n = dtmc.num_states();
+        let Some(rows) = augur_solver::robust::IntervalRows::of(dtmc) else {
+            return Err(CheckError::input(
+                "a robust horizon curve needs an interval DTMC (probabilities in [lo, hi])",
+            ));
+        };
+        if max_h == 0 {
+            return Err(CheckError::input("the largest horizon must be at least 1"));
+        }
+        if n.checked_mul(max_h).is_none_or(|c| c > MAX_HORIZON_ENTRIES) {
+            return Err(CheckError::input(format!(
+                "the table would have {n} × {max_h} entries (at most {MAX_HORIZON_ENTRIES}); choose a smaller horizon"
+            )));
+        }
+        let deadline = self.start()?;
+        let opts = self.options.solve_options(deadline);
+        let mut active = match stay {
+            Some(s) => s.clone(),
+            None => {
+                let mut all = StateSet::with_capacity(n);
+                all.insert_range(..);
+                all
+            }
+        };
+        active.difference_with(target);
+        let mut x: Vec<f64> = (0..n)
+            .map(|s| if target.contains(s) { 1.0 } else { 0.0 })
+            .collect();
+        let mut out = vec![0.0; n * max_h];
+        for h in 1..=max_h {
+            x = augur_solver::robust::bounded_sweeps(&rows, &active, x, 1, maximise, &opts)
+                .map_err(|e| self.options.limits.solver_error(e.into()))?;
+            for (s, &v) in x.iter().enumerate() {
+                out[s * max_h + h - 1] = v;
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Checks one property, written as text, on a DTMC with the default options: the convenience
 /// for tests and examples (`check_str(&dtmc, "P=? [ s<2 U=2 s=2 ]")`).
 pub fn check_str(dtmc: &Dtmc, property: &str) -> Result<CheckResult> {

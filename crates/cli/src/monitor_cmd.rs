@@ -67,6 +67,17 @@ struct CompileArgs {
     /// δ of the PAC status.
     #[arg(long, default_value_t = 0.05)]
     pac_delta: f64,
+    /// Also compile robust upper bounds (Pmax over interval models: intervals learned from
+    /// a model's counts, or an interval model's own) and decide on them (docs/robust.md).
+    #[arg(long)]
+    robust: bool,
+    /// With --robust: the confidence of intervals learned from counts, in (0, 1) (default 0.95).
+    #[arg(long, value_name = "C", requires = "robust", value_parser = crate::learn_cmd::parse_confidence)]
+    confidence: Option<f64>,
+    /// Also compile the most probable continuation of every state, so that decisions at warn
+    /// and above say what kind of action it takes and its share of the risk (docs/explain.md).
+    #[arg(long)]
+    explain: bool,
     /// Output monitor file.
     #[arg(short, long, value_name = "MONITOR.json")]
     output: PathBuf,
@@ -256,6 +267,10 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
     (opts.load, opts.check) = monitor_options(&a.opts)?;
     opts.horizon = a.horizon;
     opts.pac = (a.pac_epsilon, a.pac_delta);
+    opts.robust = a.robust.then_some(augur_monitor::compile::RobustOptions {
+        confidence: a.confidence,
+    });
+    opts.explanations = a.explain;
     if let Some(s) = &a.states {
         opts.mapping = Some(Mapping::parse(s).ok_or_else(|| {
             CliError::user(format!(
@@ -274,13 +289,27 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let monitor = compile(&models, &opts).map_err(user)?;
     monitor.save(&a.output).map_err(user)?;
     let secs = start.elapsed().as_secs_f64();
+    let robust = |i: usize| {
+        monitor
+            .sections
+            .robust
+            .as_ref()
+            .and_then(|r| r.tables.get(i))
+    };
     let tables: Vec<Value> = monitor
         .tables
         .iter()
-        .map(|t| {
-            json!({"category": t.category, "model": t.model.file, "states": t.model.states,
+        .enumerate()
+        .map(|(i, t)| {
+            let mut v = json!({"category": t.category, "model": t.model.file, "states": t.model.states,
                    "initial_value": t.value[t.initial as usize],
-                   "unobserved_states": t.learning.as_ref().map(|l| l.iter().filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved).count())})
+                   "unobserved_states": t.learning.as_ref().map(|l| l.iter().filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved).count())});
+            if let Some(r) = robust(i) {
+                v["initial_bound"] = json!(r.upper[t.initial as usize]);
+                v["confidence"] = json!(r.confidence);
+                v["intervals"] = json!(r.intervals);
+            }
+            v
         })
         .collect();
     if a.opts.json {
@@ -298,7 +327,7 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
             monitor.tables.len(),
             secs
         )?;
-        for t in &monitor.tables {
+        for (i, t) in monitor.tables.iter().enumerate() {
             let unobserved = t.learning.as_ref().map(|l| {
                 l.iter()
                     .filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved)
@@ -315,6 +344,20 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
                     ", {u} states never observed in training"
                 ))
             )?;
+            if let Some(r) = robust(i) {
+                let how = match (r.intervals, r.confidence) {
+                    (augur_monitor::monitor::IntervalSource::Learned, Some(c)) => {
+                        format!("intervals learned from its counts, {c} confidence")
+                    }
+                    (_, Some(c)) => format!("the model's intervals, {c} confidence"),
+                    (_, None) => "the model's intervals, given without a confidence".into(),
+                };
+                writeln!(
+                    out,
+                    "    robust bound at the start state = {:.6} ({how}); decisions use the bound",
+                    r.upper[t.initial as usize]
+                )?;
+            }
         }
     }
     Ok(())

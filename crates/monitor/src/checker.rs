@@ -55,14 +55,18 @@ pub(crate) fn check_error(e: CheckError) -> MonitorError {
 }
 
 /// Load a model by its extension (`.tra` with its companions, `.drn`, `.json`, `.pm`/`.prism`)
-/// under `opts` (constants, deadlock fixing, the state, time and cancellation limits).
-pub fn load_model(path: &Path, opts: &LoadOptions) -> Result<LoadedModel> {
+/// under `opts` (constants, deadlock fixing, the state, time and cancellation limits). An
+/// interval model is refused unless `intervals` (`monitor compile --robust`, whose robust
+/// tables use its intervals).
+pub fn load_model(path: &Path, opts: &LoadOptions, intervals: bool) -> Result<LoadedModel> {
     let model = Model::load(path, opts).map_err(check_error)?;
-    // The monitor's tables are of one chain; an interval model fails closed (robust tables
-    // are another feature).
-    model
-        .require_point("the monitor's probability tables")
-        .map_err(check_error)?;
+    // The monitor's point tables are of one chain; an interval model fails closed without
+    // the robust tables.
+    if !intervals {
+        model
+            .require_point("the monitor's probability tables (compile it with --robust)")
+            .map_err(check_error)?;
+    }
     let format = Format::from_path(path);
     let mut parts = vec![read_bytes(path)?];
     if format == Some(Format::Tra) {
@@ -335,6 +339,19 @@ impl<'m> Checker<'m> {
             }
         }
         Ok(out)
+    }
+
+    /// The robust horizon curve `Pmax(φ U≤h ψ)`, `h = 1..=max_h`, state-major, of an
+    /// interval model (see [`augur_check::CheckSession::robust_horizon_of`]).
+    pub fn robust_curve(
+        &mut self,
+        stay: Option<&StateSet>,
+        target: &StateSet,
+        max_h: usize,
+    ) -> Result<Vec<f64>> {
+        self.session
+            .robust_horizon_of(stay, target, max_h, true)
+            .map_err(check_error)
     }
 
     /// Expected number of steps to reach `target` from every state (`T=? [ F target ]`;

@@ -14,8 +14,9 @@ use crate::dtr::{
 };
 use crate::error::{MonitorError, Result};
 use crate::monitor::{
-    EmbeddedFile, LearningStatus, Mapping, ModelInfo, Monitor, PacStatus, ProvenanceSection,
-    Runtime, Sections, Table, FORMAT, VERSION,
+    EmbeddedFile, ExplanationTable, ExplanationsSection, IntervalSource, LearningStatus, Mapping,
+    ModelInfo, Monitor, PacStatus, ProvenanceSection, RobustSection, RobustTable, Runtime,
+    Sections, Table, FORMAT, VERSION,
 };
 use augur_abstraction::Abstraction;
 use augur_check::{CheckOptions, LoadOptions, Method, Model};
@@ -60,6 +61,25 @@ pub struct CompileOptions {
     /// rather than `auto`'s exact elimination, whose rationals grow with learned
     /// probabilities), the precision and the time and cancellation limits.
     pub check: CheckOptions,
+    /// Compile the `robust` section (`--robust`): tables of `Pmax` over interval models, on
+    /// which sessions then decide.
+    pub robust: Option<RobustOptions>,
+    /// Compile the `explanations` section (`--explain`): the most probable continuation of
+    /// every state, per horizon, for the reasons of decisions at `warn` and above.
+    pub explanations: bool,
+}
+
+/// The confidence of intervals learned at compile time when none is given (as for
+/// `augur learn --intervals`).
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+
+/// What `monitor compile --robust` asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RobustOptions {
+    /// `--confidence`: the level at which intervals are learned from a model's counts
+    /// (default [`DEFAULT_CONFIDENCE`]). An interval model keeps its own intervals: a
+    /// confidence given for it must be the one it records.
+    pub confidence: Option<f64>,
 }
 
 impl CompileOptions {
@@ -77,6 +97,8 @@ impl CompileOptions {
                 method: Method::Topological,
                 ..CheckOptions::default()
             },
+            robust: None,
+            explanations: false,
         }
     }
 
@@ -100,6 +122,9 @@ pub struct Source {
     pub category: Option<String>,
     /// Transition counts, when learned.
     pub counts: Option<TransitionCounts>,
+    /// For an interval model: the confidence its intervals hold with and the method that
+    /// learned them, as its metadata records (`metadata.learned.intervals`).
+    pub interval_confidence: Option<(f64, String)>,
 }
 
 impl Source {
@@ -117,6 +142,7 @@ impl Source {
             sha256,
             category: None,
             counts: None,
+            interval_confidence: None,
         }
     }
 }
@@ -180,18 +206,27 @@ pub fn compile(models: &[ModelArg], opts: &CompileOptions) -> Result<Monitor> {
             counts,
             metadata,
             sha256,
-        } = checker::load_model(&m.path, &opts.load)?;
+        } = checker::load_model(&m.path, &opts.load, opts.robust.is_some())?;
         let learned_category = metadata
             .as_ref()
             .and_then(|md| md.pointer("/learned/category"))
             .and_then(|c| c.as_str())
             .map(str::to_string);
+        let recorded = metadata
+            .as_ref()
+            .and_then(|md| md.pointer("/learned/intervals"));
+        let interval_confidence = recorded.and_then(|iv| {
+            let c = iv.get("confidence")?.as_f64()?;
+            let method = iv.get("method").and_then(|m| m.as_str()).unwrap_or("");
+            Some((c, method.to_string()))
+        });
         sources.push(Source {
             model,
             name: m.path.display().to_string(),
             sha256,
             category: m.category.clone().or(learned_category),
             counts,
+            interval_confidence,
         });
     }
     compile_dtmcs(sources, opts)
@@ -550,16 +585,28 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
             "--states abstraction needs the abstraction spec (--abstraction SPEC)".into(),
         ));
     }
+    if opts.robust.is_none() {
+        for src in &sources {
+            src.model
+                .require_point("the monitor's probability tables (compile it with --robust)")
+                .map_err(checker::check_error)?;
+        }
+    }
+    if let Some(c) = opts.robust.and_then(|r| r.confidence) {
+        if !(c > 0.0 && c < 1.0) {
+            return Err(MonitorError::Property(format!(
+                "--confidence {c}: give a confidence in (0, 1), e.g. 0.95"
+            )));
+        }
+    }
     let mut tables = Vec::with_capacity(sources.len());
+    let mut robust = Vec::new();
+    let mut explanations = Vec::new();
     for (src, prop) in sources.iter().zip(&props) {
-        tables.push(compile_table(
-            src,
-            prop,
-            h,
-            mapping,
-            abstraction.as_ref(),
-            opts,
-        )?);
+        let (t, r, e) = compile_table(src, prop, h, mapping, abstraction.as_ref(), opts)?;
+        tables.push(t);
+        robust.extend(r);
+        explanations.extend(e);
     }
     let classifier = match mapping {
         Mapping::Abstraction => None,
@@ -595,6 +642,13 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
             provenance: (mapping == Mapping::Dtr
                 && tables.iter().any(|t| t.map.len() == NUM_DTRP_STATES))
             .then(ProvenanceSection::current),
+            robust: opts.robust.map(|r| RobustSection {
+                confidence: r.confidence,
+                tables: robust,
+            }),
+            explanations: opts.explanations.then_some(ExplanationsSection {
+                tables: explanations,
+            }),
         },
         tables,
         runtime: Runtime::default(),
@@ -604,7 +658,8 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
 }
 
 /// The table of one model: the property's value in every state, the horizon curve, expected
-/// steps, most probable paths to the target, and how the monitor's states map to the model's.
+/// steps, most probable paths to the target, and how the monitor's states map to the model's;
+/// with the robust and explanation tables when asked for.
 fn compile_table(
     src: &Source,
     prop: &MonitorProperty,
@@ -612,15 +667,26 @@ fn compile_table(
     mapping: Mapping,
     abstraction: Option<&Abstraction>,
     opts: &CompileOptions,
-) -> Result<Table> {
-    let dtmc = src.model.dtmc();
+) -> Result<(Table, Option<RobustTable>, Option<ExplanationTable>)> {
+    // An interval model's point tables are of the resolution its file stores (see
+    // `Dtmc::from_interval_bounds`): one chain inside the intervals.
+    let point_model;
+    let model = if src.model.dtmc().is_interval() {
+        let mut d = src.model.dtmc().clone();
+        d.intervals = None;
+        point_model = Model::from_dtmc(d).named(src.name.clone());
+        &point_model
+    } else {
+        &src.model
+    };
+    let dtmc = model.dtmc();
     let n = dtmc.num_states();
     let name = &src.name;
     let at = |e: MonitorError| match e {
         MonitorError::Check(m) => MonitorError::Check(format!("{name}: {m}")),
         e => e,
     };
-    let mut checker = Checker::new(&src.model, &opts.check, prop.resolved.source.clone());
+    let mut checker = Checker::new(model, &opts.check, prop.resolved.source.clone());
     let span = prop.resolved.formula.span();
     let checked = checker.numbers(&prop.resolved.formula).map_err(at)?;
     let curve = checker
@@ -663,7 +729,40 @@ fn compile_table(
             .map(|x| if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
             .collect::<Vec<_>>()
     };
-    Ok(Table {
+    let value = clamp(checked.values);
+    let curve = clamp(curve);
+    let path_probability = clamp(path_probability);
+    let robust = match opts.robust {
+        Some(r) => Some(robust_table(src, prop, h, r, opts, &value, &curve).map_err(at)?),
+        None => None,
+    };
+    let explanations = opts.explanations.then(|| {
+        let (next, probability) =
+            bounded_most_probable_paths(dtmc, stay_set.as_ref(), &target_set, h);
+        let (value_next, value_probability) = match prop.bound {
+            Some(k) if k <= h => {
+                let col = |v: &[f64]| -> Vec<f64> {
+                    (0..n).map(|s| v[s * h as usize + k as usize - 1]).collect()
+                };
+                (
+                    (0..n)
+                        .map(|s| next[s * h as usize + k as usize - 1])
+                        .collect(),
+                    col(&probability),
+                )
+            }
+            // The property's own bound is beyond the curve: its column, computed apart.
+            Some(k) => bounded_column(dtmc, stay_set.as_ref(), &target_set, k),
+            None => (path_next.clone(), path_probability.clone()),
+        };
+        ExplanationTable {
+            value_next,
+            value_probability: clamp(value_probability),
+            next,
+            probability: clamp(probability),
+        }
+    });
+    let table = Table {
         category: src.category.clone(),
         model: ModelInfo {
             file: src.name.clone(),
@@ -674,18 +773,271 @@ fn compile_table(
         state_names: names,
         initial,
         map,
-        value: clamp(checked.values),
+        value,
         lower: clamp(checked.lower),
         upper: clamp(checked.upper),
-        curve: clamp(curve),
+        curve,
         expected_steps: steps
             .into_iter()
             .map(|x| x.is_finite().then_some(x))
             .collect(),
         path_next,
-        path_probability: clamp(path_probability),
+        path_probability,
         learning,
+    };
+    Ok((table, robust, explanations))
+}
+
+/// The robust table of one model: `Pmax` of the property and its curve over the model's
+/// intervals (an interval model's own, or learned from its counts at the confidence asked),
+/// never below the point values `value` and `curve` (the point chain is one resolution of the
+/// intervals, so only rounding or the solver's precision could put it above).
+fn robust_table(
+    src: &Source,
+    prop: &MonitorProperty,
+    h: u32,
+    r: RobustOptions,
+    opts: &CompileOptions,
+    value: &[f64],
+    curve: &[f64],
+) -> Result<RobustTable> {
+    let name = &src.name;
+    let learned_model;
+    let (model, intervals, confidence, method) = if src.model.dtmc().is_interval() {
+        let recorded = src.interval_confidence.clone();
+        if let Some(c) = r.confidence {
+            if recorded.as_ref().map(|x| x.0) != Some(c) {
+                let has = match &recorded {
+                    Some((rc, _)) => format!("hold with confidence {rc}"),
+                    None => "are given without a confidence".to_string(),
+                };
+                return Err(MonitorError::Model(format!(
+                    "{name} is an interval model whose intervals {has}: --confidence {c} cannot change them; learn them again (`augur learn --intervals --confidence {c}`) or compile the learned point model, whose counts give intervals at any confidence"
+                )));
+            }
+        }
+        let (c, m) = match recorded {
+            Some((c, m)) => (Some(c), (!m.is_empty()).then_some(m)),
+            None => (None, None),
+        };
+        (&src.model, IntervalSource::Model, c, m)
+    } else {
+        let counts = src.counts.as_ref().ok_or_else(|| {
+            MonitorError::Model(format!(
+                "{name}: --robust needs intervals: a learned model with its transition counts (as `augur learn` writes it), or an interval model (`augur learn --intervals`, or lo/hi in the model file)"
+            ))
+        })?;
+        let c = r.confidence.unwrap_or(DEFAULT_CONFIDENCE);
+        let d = intervals_from_counts(src.model.dtmc(), counts, c)
+            .map_err(|m| MonitorError::Model(format!("{name}: intervals from its counts: {m}")))?;
+        learned_model = Model::from_dtmc(d).named(name.clone());
+        (
+            &learned_model,
+            IntervalSource::Learned,
+            Some(c),
+            Some(augur_learn::intervals::INTERVAL_METHOD.to_string()),
+        )
+    };
+    let mut checker = Checker::new(model, &opts.check, prop.resolved.source.clone());
+    let formula = match &prop.resolved.formula {
+        augur_pctl::ResolvedFormula::Prob {
+            threshold,
+            path,
+            span,
+            ..
+        } => augur_pctl::ResolvedFormula::Prob {
+            opt: Some(augur_pctl::Optimum::Max),
+            threshold: threshold.clone(),
+            path: path.clone(),
+            span: *span,
+        },
+        f => f.clone(),
+    };
+    let checked = checker.numbers(&formula)?;
+    let target = checker.states(&prop.target)?;
+    let stay = match &prop.stay {
+        Some(s) => Some(checker.states(s)?),
+        None => None,
+    };
+    let rcurve = checker.robust_curve(stay.as_ref(), &target, h as usize)?;
+    let up = |v: Vec<f64>, point: &[f64]| -> Vec<f64> {
+        v.into_iter()
+            .zip(point)
+            .map(|(x, &p)| {
+                let x = if x.is_nan() { 1.0 } else { x.clamp(0.0, 1.0) };
+                x.max(p)
+            })
+            .collect()
+    };
+    let rvalue = up(checked.values, value);
+    let upper = up(checked.upper, &rvalue);
+    Ok(RobustTable {
+        intervals,
+        confidence,
+        method,
+        value: rvalue,
+        upper,
+        curve: up(rcurve, curve),
     })
+}
+
+/// The interval model of a learned chain's counts at `confidence`
+/// ([`augur_learn::intervals::learn_intervals`]: every interval holds simultaneously with
+/// that probability). A row's valid successors are the point chain's transitions from it
+/// (a learned chain smoothed with α > 0 has an entry for every valid successor); every interval
+/// is widened, where needed, to hold the point chain's probability (a superset of a confidence
+/// region is one too), so that the point chain is one resolution and `Pmax` is never below
+/// its value.
+pub fn intervals_from_counts(
+    dtmc: &Dtmc,
+    counts: &TransitionCounts,
+    confidence: f64,
+) -> std::result::Result<Dtmc, String> {
+    use augur_formats::smoothing::{SmoothedRows, Smoothing, SuccessorSet, UnobservedRule};
+    let n = dtmc.num_states();
+    if counts.num_states() != n {
+        return Err(format!(
+            "the counts are of {} states, the model has {n}",
+            counts.num_states()
+        ));
+    }
+    let mut sets: Vec<SuccessorSet> = Vec::new();
+    let mut index: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+    let mut successors = Vec::with_capacity(n);
+    for s in 0..n {
+        let row: Vec<u32> = dtmc.matrix.indices()[dtmc.row_range(s)].to_vec();
+        let next = sets.len() as u32;
+        let i = *index.entry(row.clone()).or_insert_with(|| {
+            sets.push(SuccessorSet::List(row));
+            next
+        });
+        successors.push(i);
+    }
+    let observed: Vec<(u32, u32, u64)> = (0..n as u32)
+        .flat_map(|s| counts.row(s).map(move |(t, c)| (s, t, c)))
+        .filter(|t| t.2 > 0)
+        .collect();
+    for &(s, t, _) in &observed {
+        if dtmc.transition_index(s, t).is_none() {
+            return Err(format!(
+                "the counts have transition {s} -> {t}, which the model does not have (a model learned with --alpha 0 lists only the transitions it observed: learn it with --alpha > 0, or with --intervals)"
+            ));
+        }
+    }
+    let rule = Smoothing {
+        alpha: 0.0,
+        unobserved: UnobservedRule::Uniform,
+        successor_sets: sets,
+        successors,
+    };
+    let rows = SmoothedRows::new(n, rule, &observed).map_err(|e| e.to_string())?;
+    let mut iv = augur_learn::intervals::learn_intervals(
+        &rows,
+        confidence,
+        augur_learn::learn::MAX_LEARNED_TRANSITIONS.max(dtmc.num_transitions()),
+    )
+    .map_err(|e| e.to_string())?;
+    for s in 0..n {
+        for k in iv.indptr[s] as usize..iv.indptr[s + 1] as usize {
+            let p = dtmc
+                .transition_index(s as u32, iv.targets[k])
+                .map_or(0.0, |i| dtmc.matrix.data()[i]);
+            iv.lo[k] = iv.lo[k].min(p);
+            iv.hi[k] = iv.hi[k].max(p);
+        }
+    }
+    let shell = Dtmc {
+        matrix: augur_dtmc::Matrix::new((n, n), vec![0; n + 1], Vec::new(), Vec::new()),
+        initial: dtmc.initial.clone(),
+        labels: dtmc.labels.clone(),
+        rewards: Vec::new(),
+        valuations: dtmc.valuations.clone(),
+        exact: None,
+        intervals: None,
+    };
+    iv.to_dtmc(shell).map_err(|e| e.to_string())
+}
+
+/// The most probable path to `target` of at most `h` steps through `stay` states (all states
+/// for F), from every state and for `h = 1..=max_h`, state-major (`[s·max_h + h − 1]`): its
+/// next state and its probability. `best_h(s) = max_t P(s, t)·best_{h−1}(t)` from
+/// `best_0 = [s ∈ target]` (1 at a target state, 0 outside `stay`); ties go to the
+/// smaller state.
+fn bounded_most_probable_paths(
+    dtmc: &Dtmc,
+    stay: Option<&fixedbitset::FixedBitSet>,
+    target: &fixedbitset::FixedBitSet,
+    max_h: u32,
+) -> (Vec<Option<u32>>, Vec<f64>) {
+    let n = dtmc.num_states();
+    let hh = max_h as usize;
+    let mut next = vec![None; n * hh];
+    let mut prob = vec![0.0; n * hh];
+    let mut prev: Vec<f64> = (0..n)
+        .map(|s| if target.contains(s) { 1.0 } else { 0.0 })
+        .collect();
+    let mut cur = prev.clone();
+    for h in 1..=hh {
+        for s in 0..n {
+            let (p, nx) = best_step(dtmc, stay, target, &prev, s);
+            cur[s] = p;
+            next[s * hh + h - 1] = nx;
+            prob[s * hh + h - 1] = p;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    (next, prob)
+}
+
+/// One step of [`bounded_most_probable_paths`] from state `s`.
+fn best_step(
+    dtmc: &Dtmc,
+    stay: Option<&fixedbitset::FixedBitSet>,
+    target: &fixedbitset::FixedBitSet,
+    prev: &[f64],
+    s: usize,
+) -> (f64, Option<u32>) {
+    if target.contains(s) {
+        return (1.0, None);
+    }
+    if stay.is_some_and(|st| !st.contains(s)) {
+        return (0.0, None);
+    }
+    let r = dtmc.row_range(s);
+    let (idx, data) = (&dtmc.matrix.indices()[r.clone()], &dtmc.matrix.data()[r]);
+    let mut best = (0.0, None);
+    for (&t, &q) in idx.iter().zip(data) {
+        let v = q * prev[t as usize];
+        if v > best.0 {
+            best = (v, Some(t));
+        }
+    }
+    best
+}
+
+/// The column `h = k` of [`bounded_most_probable_paths`] alone (a property bound beyond the
+/// curve's horizon).
+fn bounded_column(
+    dtmc: &Dtmc,
+    stay: Option<&fixedbitset::FixedBitSet>,
+    target: &fixedbitset::FixedBitSet,
+    k: u32,
+) -> (Vec<Option<u32>>, Vec<f64>) {
+    let n = dtmc.num_states();
+    let mut prev: Vec<f64> = (0..n)
+        .map(|s| if target.contains(s) { 1.0 } else { 0.0 })
+        .collect();
+    let mut cur = prev.clone();
+    let mut next = vec![None; n];
+    for _ in 0..k {
+        for s in 0..n {
+            let (p, nx) = best_step(dtmc, stay, target, &prev, s);
+            cur[s] = p;
+            next[s] = nx;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    (next, prev)
 }
 
 /// For each monitor state (risk level, `(d, t, r)` state or abstract state), the model's
@@ -735,3 +1087,7 @@ fn state_map(
         }
     })
 }
+
+#[cfg(test)]
+#[path = "compile_tests.rs"]
+mod tests;

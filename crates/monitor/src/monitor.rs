@@ -15,7 +15,10 @@
 //!              "expected_steps": [...],   // null where the target is not reached surely
 //!              "path_next": [...], "path_probability": [...],    // most probable path to the target
 //!              "learning": [{"observations": 12, "wilson": [lo, hi], "pac": "short", "more_needed": 30}] | null}],
-//!  "sections": {"provenance": {"levels": ["NONE", "USER", "UNTRUSTED"], "risk_rule": 14}}}
+//!  "sections": {"provenance": {"levels": ["NONE", "USER", "UNTRUSTED"], "risk_rule": 14},
+//!               "robust": {"confidence": 0.95, "tables": [{"intervals": "learned", "confidence": 0.95,
+//!                          "method": "beta-mixture-union", "value": [...], "upper": [...], "curve": [...]}]},
+//!               "explanations": {"tables": [{"next": [...], "probability": [...]}]}}}
 //! ```
 //!
 //! **Versions.** `monitor compile` writes version 2; version 1 files (written before issue 25)
@@ -24,6 +27,18 @@
 //! - `provenance`: the `(d, t, r, p)` state of a `dtr` monitor (180 states, `map` has 180
 //!   entries; see [`crate::dtr::Prov`]): sessions track where each call's destination and
 //!   payload arguments came from, and risk rule 14 applies.
+//! - `robust` (`monitor compile --robust`): per table, the tables of `Pmax` of the property
+//!   over an interval DTMC (nature maximising, anew at every step): `value` and its sound
+//!   `upper` bound for the property, `curve` for `P(φ U≤h ψ)`, `h = 1..H` (state-major, as
+//!   the point `curve`), with how the intervals were obtained (`intervals`: `learned` from the
+//!   model's counts at the stated `confidence`, or `model`: the interval model's own, with the
+//!   confidence it records, if any). A session using it decides on the bound ([`RobustTable`]).
+//! - `explanations` (`monitor compile --explain`): per table, the most probable path to the
+//!   target within `h` steps from every state, `h = 1..H` (state-major): its next state
+//!   (`next`, null when there is none) and its probability; a decision at `warn` or above
+//!   says what kind of action that next step is and its share of the risk (its probability
+//!   over the curve's value; for an unbounded property, the point table's `path_next` and
+//!   `path_probability` over `value`).
 //!
 //! A section this Augur does not know is an error, never ignored: a section can change
 //! decisions, so a reader that skipped it could allow what its writer meant to block (fail
@@ -43,22 +58,109 @@ pub const VERSION: u32 = 2;
 /// The versions this Augur reads.
 pub const VERSIONS_READ: [u32; 2] = [1, 2];
 /// The optional sections this Augur knows (see the module documentation).
-pub const KNOWN_SECTIONS: [&str; 1] = ["provenance"];
+pub const KNOWN_SECTIONS: [&str; 3] = ["provenance", "robust", "explanations"];
 
 /// The optional sections of a version-2 monitor file.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sections {
     /// The provenance dimension p of a `dtr` monitor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<ProvenanceSection>,
+    /// Robust upper bounds (`Pmax` over interval models): sessions decide on them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust: Option<RobustSection>,
+    /// The most probable continuation of every state, per horizon, for the reasons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanations: Option<ExplanationsSection>,
 }
 
 impl Sections {
     /// No section.
     pub fn is_empty(&self) -> bool {
-        self.provenance.is_none()
+        self.provenance.is_none() && self.robust.is_none() && self.explanations.is_none()
     }
+}
+
+/// How a robust table's intervals were obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalSource {
+    /// Learned at compile time from the model's transition counts, holding simultaneously
+    /// with the stated confidence ([`augur_learn::intervals`]).
+    Learned,
+    /// The interval model's own intervals (an IDTMC given as the model).
+    Model,
+}
+
+/// The `robust` section: one [`RobustTable`] per table, in the same order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RobustSection {
+    /// The confidence asked for (`--confidence`; `None`: the models' own).
+    pub confidence: Option<f64>,
+    /// One per table.
+    pub tables: Vec<RobustTable>,
+}
+
+/// `Pmax` of a table's property over its interval model: with probability at least
+/// `confidence` (when stated) the true chain is one of the model's resolutions, so its value
+/// is at most these numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RobustTable {
+    /// Where the intervals come from.
+    pub intervals: IntervalSource,
+    /// The confidence the intervals hold with, simultaneously (`None`: the model's intervals
+    /// are given without one).
+    pub confidence: Option<f64>,
+    /// How the intervals were computed (`beta-mixture-union` for learned ones), when known.
+    pub method: Option<String>,
+    /// `Pmax` of the property in every state.
+    pub value: Vec<f64>,
+    /// Its sound upper bound (equal to `value` for a bounded property): what sessions use.
+    pub upper: Vec<f64>,
+    /// `Pmax(φ U≤h ψ)`, state-major: `curve[s·horizon_max + h − 1]`.
+    pub curve: Vec<f64>,
+}
+
+/// The `explanations` section: one [`ExplanationTable`] per table, in the same order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplanationsSection {
+    /// One per table.
+    pub tables: Vec<ExplanationTable>,
+}
+
+/// The most probable path to the target within `h` steps, per state and `h = 1..H`
+/// (state-major: index `s·horizon_max + h − 1`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplanationTable {
+    /// For the property itself (its step bound, or unbounded): the most probable path's next
+    /// state from every state.
+    pub value_next: Vec<Option<u32>>,
+    /// That path's probability.
+    pub value_probability: Vec<f64>,
+    /// Per state and horizon: the path's next state (`None` at a target state or when the target cannot be reached
+    /// within `h` steps).
+    pub next: Vec<Option<u32>>,
+    /// The path's probability.
+    pub probability: Vec<f64>,
+}
+
+/// What a decision's reason says about the most probable continuation (see
+/// [`Monitor::explanation`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Continuation {
+    /// The state the continuation starts from.
+    pub from: u32,
+    /// Its next state.
+    pub next: u32,
+    /// The probability of the most probable path.
+    pub probability: f64,
+    /// That probability over the state's risk (the point value at the same horizon), in [0, 1].
+    pub share: f64,
 }
 
 /// The `provenance` section: the states are `(d, t, r, p)`.
@@ -297,6 +399,64 @@ impl Monitor {
     /// (180 states).
     pub fn tracks_provenance(&self) -> bool {
         self.mapping == Mapping::Dtr && self.sections.provenance.is_some()
+    }
+
+    /// The robust bound of model state `state` of table `table` at `horizon` (the curve's,
+    /// `1..=horizon_max`; anything else: the property's own), when the monitor has the
+    /// `robust` section. A lookup.
+    #[inline]
+    pub fn robust_bound(&self, table: usize, state: u32, horizon: Option<u32>) -> Option<f64> {
+        let r = self.sections.robust.as_ref()?.tables.get(table)?;
+        let s = state as usize;
+        match horizon {
+            Some(h) if (1..=self.horizon_max).contains(&h) => r
+                .curve
+                .get(s * self.horizon_max as usize + h as usize - 1)
+                .copied(),
+            _ => r.upper.get(s).copied(),
+        }
+    }
+
+    /// The confidence of table `table`'s robust bound, when it has one.
+    pub fn robust_confidence(&self, table: usize) -> Option<f64> {
+        self.sections.robust.as_ref()?.tables.get(table)?.confidence
+    }
+
+    /// The most probable continuation from model state `state` of table `table` at `horizon`
+    /// (the curve's, `1..=horizon_max`; anything else: the property's own), when the monitor has the
+    /// `explanations` section and the target can be reached (and `state` is not a target).
+    pub fn explanation(
+        &self,
+        table: usize,
+        state: u32,
+        horizon: Option<u32>,
+    ) -> Option<Continuation> {
+        let e = self.sections.explanations.as_ref()?.tables.get(table)?;
+        let t = self.tables.get(table)?;
+        let s = state as usize;
+        let (next, probability, risk) = match horizon {
+            Some(h) if (1..=self.horizon_max).contains(&h) => {
+                let i = s * self.horizon_max as usize + h as usize - 1;
+                (*e.next.get(i)?, *e.probability.get(i)?, *t.curve.get(i)?)
+            }
+            _ => (
+                *e.value_next.get(s)?,
+                *e.value_probability.get(s)?,
+                *t.value.get(s)?,
+            ),
+        };
+        let next = next?;
+        let share = if risk > 0.0 {
+            (probability / risk).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        Some(Continuation {
+            from: state,
+            next,
+            probability,
+            share,
+        })
     }
 
     /// The target's name for messages: a label's name without quotes.
@@ -587,6 +747,146 @@ impl Monitor {
                     at("path_next").index(k),
                     format!("{}[{k}] is not a state", what("path_next")),
                 ));
+            }
+        }
+        self.check_robust(&bad)?;
+        self.check_explanations(&bad)?;
+        Ok(())
+    }
+
+    /// The `robust` section fits the tables: one per table, of their lengths, probabilities,
+    /// and never below the point values (a bound below its estimate is not what compiling
+    /// wrote).
+    fn check_robust(&self, bad: &dyn Fn(JsonPath, String) -> MonitorError) -> Result<()> {
+        let Some(r) = &self.sections.robust else {
+            return Ok(());
+        };
+        let root = || JsonPath::root().key("sections").key("robust");
+        if let Some(c) = r.confidence {
+            if !(c > 0.0 && c < 1.0) {
+                return Err(bad(
+                    root().key("confidence"),
+                    format!("confidence {c} is not in (0, 1)"),
+                ));
+            }
+        }
+        if r.tables.len() != self.tables.len() {
+            return Err(bad(
+                root().key("tables"),
+                format!(
+                    "the robust section has {} tables, the monitor {}",
+                    r.tables.len(),
+                    self.tables.len()
+                ),
+            ));
+        }
+        let h = self.horizon_max as usize;
+        for (i, (rt, t)) in r.tables.iter().zip(&self.tables).enumerate() {
+            let at = |field: &str| root().key("tables").index(i).key(field);
+            let n = t.num_states();
+            if let Some(c) = rt.confidence {
+                if !(c > 0.0 && c < 1.0) {
+                    return Err(bad(
+                        at("confidence"),
+                        format!("confidence {c} is not in (0, 1)"),
+                    ));
+                }
+            }
+            for (field, v, point, len) in [
+                ("value", &rt.value, &t.value, n),
+                ("upper", &rt.upper, &t.value, n),
+                ("curve", &rt.curve, &t.curve, n * h),
+            ] {
+                if v.len() != len {
+                    return Err(bad(
+                        at(field),
+                        format!(
+                            "robust tables[{i}].{field} has {} entries, expected {len}",
+                            v.len()
+                        ),
+                    ));
+                }
+                if let Some(k) = v.iter().zip(point).position(|(&x, &p)| {
+                    !(x.is_finite() && (0.0..=1.0).contains(&x) && x >= p - 1e-9)
+                }) {
+                    return Err(bad(
+                        at(field).index(k),
+                        format!(
+                            "robust tables[{i}].{field}[{k}] = {} is not a probability at least the point value {}",
+                            v[k], point[k]
+                        ),
+                    ));
+                }
+            }
+            if let Some(k) = (0..n).find(|&k| rt.upper[k] < rt.value[k] - 1e-9) {
+                return Err(bad(
+                    at("upper").index(k),
+                    format!(
+                        "robust tables[{i}].upper[{k}] = {} is below its value {}",
+                        rt.upper[k], rt.value[k]
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `explanations` section fits the tables: one per table, of their lengths, states
+    /// in range, probabilities.
+    fn check_explanations(&self, bad: &dyn Fn(JsonPath, String) -> MonitorError) -> Result<()> {
+        let Some(e) = &self.sections.explanations else {
+            return Ok(());
+        };
+        let root = || JsonPath::root().key("sections").key("explanations");
+        if e.tables.len() != self.tables.len() {
+            return Err(bad(
+                root().key("tables"),
+                format!(
+                    "the explanations section has {} tables, the monitor {}",
+                    e.tables.len(),
+                    self.tables.len()
+                ),
+            ));
+        }
+        let h = self.horizon_max as usize;
+        for (i, (et, t)) in e.tables.iter().zip(&self.tables).enumerate() {
+            let at = |field: &str| root().key("tables").index(i).key(field);
+            let n = t.num_states();
+            for (field, next, prob, len) in [
+                ("value_next", &et.value_next, &et.value_probability, n),
+                ("next", &et.next, &et.probability, n * h),
+            ] {
+                let pfield = if field == "next" {
+                    "probability"
+                } else {
+                    "value_probability"
+                };
+                for (f, l) in [(field, next.len()), (pfield, prob.len())] {
+                    if l != len {
+                        return Err(bad(
+                            at(f),
+                            format!("explanations tables[{i}].{f} has {l} entries, expected {len}"),
+                        ));
+                    }
+                }
+                if let Some(k) = next.iter().position(|s| s.is_some_and(|s| s as usize >= n)) {
+                    return Err(bad(
+                        at(field).index(k),
+                        format!("explanations tables[{i}].{field}[{k}] is not a state"),
+                    ));
+                }
+                if let Some(k) = prob
+                    .iter()
+                    .position(|x| !(x.is_finite() && (0.0..=1.0).contains(x)))
+                {
+                    return Err(bad(
+                        at(pfield).index(k),
+                        format!(
+                            "explanations tables[{i}].{pfield}[{k}] = {} is not a probability",
+                            prob[k]
+                        ),
+                    ));
+                }
             }
         }
         Ok(())

@@ -35,7 +35,7 @@
 use crate::classifier::{ArgHit, CallProvenance, Classification, Matched};
 use crate::dtr::{Prov, Reversibility, RiskLevel, SafetyState};
 use crate::error::{MonitorError, Result};
-use crate::monitor::{Mapping, Monitor, PacStatus, Table};
+use crate::monitor::{Continuation, Mapping, Monitor, PacStatus, Table};
 use crate::policy::{Mode, Policy, Rules, Verdict};
 use crate::provenance::{ArgProvenance, ObserveStats, Origin, Provenance, ProvenanceSnapshot};
 use crate::runs::ObservationSource;
@@ -227,6 +227,11 @@ pub struct Decision {
     pub probability: f64,
     /// Its sound bounds.
     pub bounds: [f64; 2],
+    /// With the monitor's `robust` section: the robust upper bound (`Pmax` over the interval
+    /// model, held with the section's confidence) in the projected state at the same horizon;
+    /// the verdict is then decided on it rather than on `probability` (see
+    /// [`Decision::decided`]).
+    pub bound: Option<f64>,
     /// The horizon of that probability (`None`: unbounded).
     pub horizon: Option<u32>,
     /// The model state before the action.
@@ -270,6 +275,14 @@ pub struct Decision {
     pub provenance: Option<ProvenanceHit>,
 }
 
+impl Decision {
+    /// The probability the verdict was decided on: the robust bound when there is one, else
+    /// the point estimate.
+    pub fn decided(&self) -> f64 {
+        self.bound.unwrap_or(self.probability)
+    }
+}
+
 /// A session's counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -277,7 +290,7 @@ pub struct Summary {
     pub steps: u32,
     /// Decisions per verdict: allow, warn, pause, block.
     pub decisions: [u32; 4],
-    /// The highest probability seen.
+    /// The highest probability decided on (the robust bound with the `robust` section).
     pub peak_probability: f64,
     /// The highest risk level reached (classifier monitors).
     pub peak_risk: Option<RiskLevel>,
@@ -736,6 +749,7 @@ impl Session {
             verdict: Verdict::Block,
             probability: 1.0,
             bounds: [1.0, 1.0],
+            bound: None,
             horizon: None,
             state_before: self.state,
             state_after: self.state,
@@ -898,6 +912,11 @@ impl Session {
         let slot = self.name_slot(tool);
         let mapping = self.monitor.mapping;
         let (p, lo, hi, horizon) = self.value_at(state_after);
+        // With the robust section the verdict is decided on the bound (a lookup).
+        let bound = self
+            .monitor
+            .robust_bound(self.table, state_after, self.rules().horizon);
+        let decided = bound.unwrap_or(p);
         let rules = self.rules();
         let name = tool.unwrap_or("");
         let (mut verdict, mut fired) =
@@ -906,7 +925,7 @@ impl Session {
             } else if let Some(i) = rules.always_allow.iter().position(|pat| pat.matches(name)) {
                 (Verdict::Allow, Fired::AlwaysAllow(i as u16))
             } else {
-                match rules.verdict_for(p) {
+                match rules.verdict_for(decided) {
                     (v, Some(i)) => (v, Fired::Threshold(i)),
                     (v, None) => (v, Fired::BelowThresholds),
                 }
@@ -932,6 +951,7 @@ impl Session {
             verdict,
             probability: p,
             bounds: [lo, hi],
+            bound,
             horizon,
             state_before: self.state,
             state_after,
@@ -967,8 +987,8 @@ impl Session {
         let s = &mut self.summary;
         s.steps += 1;
         s.decisions[verdict as usize] += 1;
-        if p > s.peak_probability {
-            s.peak_probability = p;
+        if decided > s.peak_probability {
+            s.peak_probability = decided;
         }
         if classifier {
             let r = dtr_after.risk_level();
@@ -1204,53 +1224,49 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>
         }
     }
     let phrase = prob_phrase(m, d.horizon);
+    // `= 0.12`, or with the robust section `= 0.12 (robust bound 0.31, 95% confidence)` (`over
+    // the model's intervals` when they carry no confidence): the verdict compares the bound.
+    let value = match d.bound {
+        Some(b) => {
+            let conf = match m.robust_confidence(d.table as usize) {
+                Some(c) => format!(", {}% confidence", percent(c)),
+                None => " over the model's intervals".to_string(),
+            };
+            format!("{:.2} (robust bound {b:.2}{conf})", d.probability)
+        }
+        None => format!("{:.2}", d.probability),
+    };
     match d.fired {
         Fired::Threshold(i) => {
             let th = &rules.thresholds[i as usize];
-            let _ = write!(
-                s,
-                ", {phrase} = {:.2} ≥ {:.2} → {}",
-                d.probability, th.at, d.verdict
-            );
+            let _ = write!(s, ", {phrase} = {value} ≥ {:.2} → {}", th.at, d.verdict);
             if let Some(msg) = &th.message {
                 let _ = write!(s, " ({msg})");
             }
         }
         Fired::BelowThresholds => {
             let lowest = rules.thresholds.last().map_or(1.0, |t| t.at);
-            let _ = write!(
-                s,
-                ", {phrase} = {:.2} < {:.2} → {}",
-                d.probability, lowest, d.verdict
-            );
+            let _ = write!(s, ", {phrase} = {value} < {:.2} → {}", lowest, d.verdict);
         }
         Fired::AlwaysBlock(i) => {
             let pat = rules
                 .always_block
                 .get(i as usize)
                 .map_or("", |p| p.as_str());
-            let _ = write!(
-                s,
-                ", {phrase} = {:.2}; `{pat}` is always blocked → block",
-                d.probability
-            );
+            let _ = write!(s, ", {phrase} = {value}; `{pat}` is always blocked → block");
         }
         Fired::AlwaysAllow(i) => {
             let pat = rules
                 .always_allow
                 .get(i as usize)
                 .map_or("", |p| p.as_str());
-            let _ = write!(
-                s,
-                ", {phrase} = {:.2}; `{pat}` is always allowed → allow",
-                d.probability
-            );
+            let _ = write!(s, ", {phrase} = {value}; `{pat}` is always allowed → allow");
         }
         Fired::Unobserved => {
             let _ = write!(
                 s,
-                ", {phrase} = {:.2}; the policy's verdict for unobserved states → {}",
-                d.probability, d.verdict
+                ", {phrase} = {value}; the policy's verdict for unobserved states → {}",
+                d.verdict
             );
         }
         Fired::FailClosed(_) => {}
@@ -1279,7 +1295,112 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>
             t.path_probability[d.state_after as usize]
         );
     }
+    if let Some(c) = continuation(m, d) {
+        let _ = write!(
+            s,
+            "; most probable continuation: {} ({}% of the risk, path probability {:.3})",
+            describe_step(m, t, c.from, c.next),
+            percent(c.share),
+            c.probability
+        );
+    }
     s
+}
+
+/// The most probable continuation a decision's reason states: at `warn` and above, with the
+/// `explanations` section, when the target can still be reached (a lookup).
+pub fn continuation(m: &Monitor, d: &Decision) -> Option<Continuation> {
+    if matches!(d.fired, Fired::FailClosed(_)) || d.verdict < Verdict::Warn {
+        return None;
+    }
+    m.explanation(d.table as usize, d.state_after, d.horizon)
+}
+
+/// A share or confidence as a percentage without needless digits: `62`, `95`, `99.9`.
+fn percent(x: f64) -> String {
+    let p = x * 100.0;
+    if (p - p.round()).abs() < 0.05 {
+        format!("{}", p.round())
+    } else {
+        format!("{p:.1}")
+    }
+}
+
+/// What kind of action a step of the model from state `from` to state `to` is, in words:
+/// for a `dtr` monitor its `(d, t, r)` change ("an irreversible network send of sensitive data
+/// (INTERNAL·READ_ONLY·FULLY_REVERSIBLE → SENSITIVE·NETWORK·IRREVERSIBLE)"), for a
+/// `risk-level` or `abstraction` monitor the two states' names.
+pub fn describe_step(m: &Monitor, t: &Table, from: u32, to: u32) -> String {
+    match m.mapping {
+        Mapping::Dtr => {
+            let dtr = |s: u32| {
+                t.map
+                    .iter()
+                    .position(|&x| x == s)
+                    .and_then(SafetyState::from_index)
+            };
+            match (dtr(from), dtr(to)) {
+                (Some(a), Some(b)) => format!("{} ({a} → {b})", dtr_action(a, b)),
+                _ => format!("a step to {}", t.name(to)),
+            }
+        }
+        Mapping::RiskLevel | Mapping::Abstraction => {
+            format!("a step from {} to {}", t.name(from), t.name(to))
+        }
+    }
+}
+
+/// The action that takes a session from `a` to `b`, in words ("a network send of sensitive
+/// data").
+pub(crate) fn dtr_action(a: SafetyState, b: SafetyState) -> String {
+    use crate::dtr::{DataExposure as D, ToolEscalation as T};
+    // The tool is known when t rises (it is the new t) or stays READ_ONLY (a read); else it
+    // is some tool of at most t.
+    let noun = if b.t > a.t {
+        match b.t {
+            T::FileWrite => "file write",
+            T::CodeExec => "code run",
+            T::Network => "network send",
+            T::ReadOnly => "read",
+        }
+    } else if b.t == T::ReadOnly && b.d > a.d {
+        "read"
+    } else {
+        "action"
+    };
+    let adjective = match b.r {
+        Reversibility::Irreversible => "irreversible ",
+        Reversibility::Partially => "partly reversible ",
+        Reversibility::FullyReversible => "",
+    };
+    let data = |d: D| match d {
+        D::None => "no data",
+        D::Public => "public data",
+        D::Internal => "internal data",
+        D::Sensitive => "sensitive data",
+        D::Credentials => "credentials",
+    };
+    let of = if b.d > a.d && noun == "action" {
+        format!(" exposing {}", data(b.d))
+    } else if b.d > a.d {
+        format!(" of {}", data(b.d))
+    } else if b.d > D::None && noun != "action" {
+        format!(" with {} exposed", data(b.d))
+    } else {
+        String::new()
+    };
+    let untrusted = if b.p == Prov::Untrusted && a.p != Prov::Untrusted {
+        " to an untrusted destination"
+    } else {
+        ""
+    };
+    let phrase = format!("{adjective}{noun}");
+    let article = if phrase.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {phrase}{of}{untrusted}")
 }
 
 /// A decision with names and reason: what `monitor gate` prints, one JSON line per action.
@@ -1297,6 +1418,14 @@ pub struct DecisionReport {
     pub probability: f64,
     /// Its sound bounds.
     pub bounds: [f64; 2],
+    /// The robust upper bound the verdict was decided on (monitors with the `robust`
+    /// section).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
+    /// The confidence the bound holds with (`None` with the bound: the model's intervals,
+    /// given without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
     /// The horizon of the probability.
     pub horizon: Option<u32>,
     /// The state the action leads to (a model state name).
@@ -1330,6 +1459,23 @@ pub struct DecisionReport {
     /// Which argument and value decided p and where it was first seen (p ≠ NONE).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance_reason: Option<String>,
+    /// The most probable continuation (at `warn` and above, monitors with the
+    /// `explanations` section).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<ContinuationReport>,
+}
+
+/// The most probable continuation of a decision, for JSON front-ends.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ContinuationReport {
+    /// Its next state (a model state name).
+    pub next: String,
+    /// What kind of action that step is ([`describe_step`]).
+    pub action: String,
+    /// The probability of the most probable path to the target.
+    pub probability: f64,
+    /// Its share of the risk (the path's probability over the point value), in [0, 1].
+    pub share: f64,
 }
 
 /// Build the report of a decision.
@@ -1389,6 +1535,8 @@ pub fn report(
         verdict: d.verdict,
         probability: d.probability,
         bounds: d.bounds,
+        bound: d.bound,
+        confidence: d.bound.and_then(|_| m.robust_confidence(d.table as usize)),
         horizon: d.horizon,
         state: t.name(d.state_after).to_string(),
         state_before: t.name(d.state_before).to_string(),
@@ -1408,6 +1556,12 @@ pub fn report(
         reason: render_reason(m, rules, d, names),
         provenance: None,
         provenance_reason: None,
+        continuation: continuation(m, d).map(|c| ContinuationReport {
+            next: t.name(c.next).to_string(),
+            action: describe_step(m, t, c.from, c.next),
+            probability: c.probability,
+            share: c.share,
+        }),
     }
 }
 
@@ -1424,6 +1578,9 @@ pub struct AuditRecord {
     pub verdict: Verdict,
     /// The probability.
     pub probability: f64,
+    /// The robust bound the verdict was decided on (monitors with the `robust` section).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
     /// What decided.
     pub rule: String,
     /// The state the action leads to.
@@ -1441,6 +1598,7 @@ impl AuditRecord {
             action: r.tool.clone(),
             verdict: r.verdict,
             probability: r.probability,
+            bound: r.bound,
             rule: r.rule.clone(),
             state: r.state.clone(),
             advanced: r.advanced,
@@ -1926,6 +2084,7 @@ impl SessionStore {
                 verdict: Verdict::Block,
                 probability: 1.0,
                 bounds: [1.0, 1.0],
+                bound: None,
                 horizon: None,
                 state_before: 0,
                 state_after: 0,

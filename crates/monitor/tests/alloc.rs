@@ -21,6 +21,71 @@ fn gate_allocates_nothing() {
     gate_on_a_dtmc_monitor();
     gate_on_an_abstraction_monitor();
     gate_on_a_provenance_monitor();
+    gate_with_the_robust_and_explanations_sections();
+}
+
+/// A 60-state (d, t, r) monitor with the optional sections `robust` (intervals learned from
+/// its counts) and `explanations`: `gate` looks the bound up and decides on it, without
+/// allocating (the continuation is looked up only when a decision is rendered).
+fn gate_with_the_robust_and_explanations_sections() {
+    use augur_monitor::compile::RobustOptions;
+    use augur_monitor::dtr::{
+        DataExposure as D, Reversibility as R, SafetyState, ToolEscalation as T,
+    };
+    let st = |d, t, r| SafetyState::new(d, t, r);
+    let a = vec![
+        SafetyState::START,
+        st(D::Internal, T::ReadOnly, R::FullyReversible),
+        st(D::Internal, T::Network, R::Irreversible),
+    ];
+    let b = vec![
+        SafetyState::START,
+        st(D::Credentials, T::ReadOnly, R::FullyReversible),
+        st(D::Credentials, T::FileWrite, R::Partially),
+    ];
+    let (dtmc, counts) = augur_monitor::eval::learn_dtr(&[&a, &b], 0.1).unwrap();
+    let mut src = Source::new(dtmc, "dtr");
+    src.counts = Some(counts);
+    let mut o = CompileOptions::new("P=? [ F<=5 \"VIOLATED\" ]");
+    o.robust = Some(RobustOptions::default());
+    o.explanations = true;
+    let m = Arc::new(compile_dtmcs(vec![src], &o).unwrap());
+    assert!(m.sections.robust.is_some() && m.sections.explanations.is_some());
+    let policy = Arc::new(Policy::default());
+    let mut s = Session::new(&m, &policy, None).unwrap();
+    let calls = [
+        ("read_file", json!({"path": "/workspace/report.txt"})),
+        ("read_file", json!({"path": "/home/u/.ssh/id_rsa"})),
+        (
+            "send_email",
+            json!({"recipients": ["mark@gmail.com"], "subject": "hi", "body": "see attached"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "/workspace/x.txt", "content": "y"}),
+        ),
+    ];
+    for (t, a) in &calls {
+        s.gate(&Action::Tool(ToolCall::new(t, a)));
+    }
+    let region = Region::new(GLOBAL);
+    let mut bounds = 0;
+    for i in 0..1000u32 {
+        if i.is_multiple_of(5) {
+            s.reset();
+        }
+        for (t, a) in &calls {
+            let d = s.gate(&Action::Tool(ToolCall::new(t, a)));
+            bounds += usize::from(d.bound.is_some());
+        }
+    }
+    let stats = region.change();
+    assert_eq!(bounds, 4000, "every decision has its bound");
+    assert_eq!(
+        (stats.allocations, stats.reallocations),
+        (0, 0),
+        "gate with the robust and explanations sections allocated: {stats:?}"
+    );
 }
 
 /// A 180-state (d, t, r, p) monitor: `gate` looks up the provenance of the destination and

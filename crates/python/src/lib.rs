@@ -568,11 +568,28 @@ fn compile_options(
     states: Option<&str>,
     classifier: Option<&str>,
     abstraction: Option<&str>,
+    robust: bool,
+    confidence: Option<f64>,
+    explain: bool,
 ) -> PyResult<augur_monitor::compile::CompileOptions> {
     let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
     let mut opts = augur_monitor::compile::CompileOptions::new(prop).with_limits(limits.clone());
     opts.load.constants = c;
     opts.horizon = horizon;
+    if confidence.is_some() && !robust {
+        return Err(ParameterError::new_err(
+            "confidence= applies to robust=True (the intervals of the robust bound)",
+        ));
+    }
+    if let Some(c) = confidence {
+        if !(c > 0.0 && c < 1.0) {
+            return Err(ParameterError::new_err(format!(
+                "confidence={c}: give a confidence in (0, 1), e.g. 0.95"
+            )));
+        }
+    }
+    opts.robust = robust.then_some(augur_monitor::compile::RobustOptions { confidence });
+    opts.explanations = explain;
     if let Some(s) = states {
         opts.mapping = Some(augur_monitor::Mapping::parse(s).ok_or_else(|| {
             ParameterError::new_err(format!(
@@ -607,7 +624,7 @@ impl NativeMonitor {
     /// (`dtr`, `risk-level`, `abstraction`), a classifier or abstraction spec file, under
     /// `timeout`; interruptible (KeyboardInterrupt cancels it).
     #[staticmethod]
-    #[pyo3(signature = (models, prop, horizon=None, constants=None, max_states=None, timeout=None, states=None, classifier=None, abstraction=None))]
+    #[pyo3(signature = (models, prop, horizon=None, constants=None, max_states=None, timeout=None, states=None, classifier=None, abstraction=None, robust=false, confidence=None, explain=false))]
     #[allow(clippy::too_many_arguments)]
     fn compile(
         py: Python<'_>,
@@ -620,6 +637,9 @@ impl NativeMonitor {
         states: Option<&str>,
         classifier: Option<&str>,
         abstraction: Option<&str>,
+        robust: bool,
+        confidence: Option<f64>,
+        explain: bool,
     ) -> PyResult<NativeMonitor> {
         let l = limits(max_states, timeout)?;
         let opts = compile_options(
@@ -631,6 +651,9 @@ impl NativeMonitor {
             states,
             classifier,
             abstraction,
+            robust,
+            confidence,
+            explain,
         )?;
         let mut sources = Vec::new();
         for (m, cat) in &models {
@@ -638,6 +661,13 @@ impl NativeMonitor {
                 augur_monitor::compile::Source::from_model((*m.model).clone(), m.model.name());
             s.category = cat.clone();
             s.counts = m.learned.as_ref().map(|l| l.counts.clone());
+            // A model learned with intervals: the confidence its document records.
+            s.interval_confidence = m.learned.as_ref().and_then(|l| {
+                let doc: serde_json::Value = serde_json::from_str(&l.document).ok()?;
+                let iv = doc.pointer("/metadata/learned/intervals")?;
+                let method = iv.get("method").and_then(|m| m.as_str()).unwrap_or("");
+                Some((iv.get("confidence")?.as_f64()?, method.to_string()))
+            });
             sources.push(s);
         }
         let m = interruptible(py, &l, || {
@@ -652,7 +682,7 @@ impl NativeMonitor {
     /// Compiles monitor files as `augur monitor compile` does (models by path, loaded with
     /// `constants` under `max_states` and `timeout`; the other options as for `compile`).
     #[staticmethod]
-    #[pyo3(signature = (paths, prop, horizon=None, constants=None, max_states=None, timeout=None, states=None, classifier=None, abstraction=None))]
+    #[pyo3(signature = (paths, prop, horizon=None, constants=None, max_states=None, timeout=None, states=None, classifier=None, abstraction=None, robust=false, confidence=None, explain=false))]
     #[allow(clippy::too_many_arguments)]
     fn compile_files(
         py: Python<'_>,
@@ -665,6 +695,9 @@ impl NativeMonitor {
         states: Option<&str>,
         classifier: Option<&str>,
         abstraction: Option<&str>,
+        robust: bool,
+        confidence: Option<f64>,
+        explain: bool,
     ) -> PyResult<NativeMonitor> {
         let l = limits(max_states, timeout)?;
         let opts = compile_options(
@@ -676,6 +709,9 @@ impl NativeMonitor {
             states,
             classifier,
             abstraction,
+            robust,
+            confidence,
+            explain,
         )?;
         let args: Vec<_> = paths
             .iter()

@@ -238,3 +238,36 @@ def test_approval_matches_the_mcp_server(tmp_path):
 def _structured(r):
     s = getattr(r, "structured_content", None) or getattr(r, "structuredContent", None)
     return s if s is not None else json.loads(r.content[0].text)
+
+
+def test_robust_and_explained_monitor_from_python(tmp_path):
+    """`Monitor.compile(..., robust=True, confidence=, explain=True)`: the sections of
+    `augur monitor compile --robust --explain`, from a model learned in memory or its file
+    (docs/robust.md, "The monitor on the robust bound": 0.2436 point, 0.3343 bound)."""
+    traces, spec = tmp_path / "a.jsonl", "models/agent4/spec.toml"
+    cli("simulate", "models/agent4/agent4.pm", "-n", "1000", "--max-steps", "1000", "--seed", "1", "-o", str(traces))
+    prop = 'P=? [ F<=5 "unsafe" ]'
+    m = augur.learn(traces, abstraction=spec)
+    mine = augur.Monitor.compile(m, prop, abstraction=spec, robust=True, confidence=0.95, explain=True)
+    out = tmp_path / "point.json"
+    cli("learn", str(traces), "--abstraction", spec, "-o", str(out))
+    files = augur.Monitor.compile(str(out), prop, abstraction=spec, robust=True, explain=True)
+    start = {"w": False, "u": False, "d": False}
+    a = mine.session().gate(state=start).to_dict()
+    b = files.session().gate(state=start).to_dict()
+    assert a == b
+    assert a["verdict"] == "warn" and a["confidence"] == 0.95
+    assert abs(a["probability"] - 0.243600) < 1e-6 and abs(a["bound"] - 0.334295) < 1e-6
+    assert a["continuation"]["action"] == "a step from {} to {unsafe}"
+    assert abs(a["continuation"]["share"] - a["continuation"]["probability"] / a["probability"]) < 1e-12
+    # Without the options: no bound, no continuation, the point value decides (allow).
+    plain = augur.Monitor.compile(m, prop, abstraction=spec).session().gate(state=start).to_dict()
+    assert plain["verdict"] == "allow" and "bound" not in plain and "continuation" not in plain
+    with pytest.raises(augur.ParameterError):
+        augur.Monitor.compile(m, prop, abstraction=spec, confidence=0.9)
+    # An interval model keeps the confidence it was learned with.
+    iv = augur.learn(traces, abstraction=spec, intervals=True, confidence=0.9)
+    d = augur.Monitor.compile(iv, prop, abstraction=spec, robust=True).session().gate(state=start).to_dict()
+    assert d["confidence"] == 0.9 and d["bound"] >= d["probability"]
+    with pytest.raises(augur.AugurError):
+        augur.Monitor.compile(iv, prop, abstraction=spec, robust=True, confidence=0.95)

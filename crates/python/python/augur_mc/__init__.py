@@ -599,6 +599,9 @@ class Monitor:
         states: Optional[str] = None,
         classifier: Optional[PathLike] = None,
         abstraction: Optional[PathLike] = None,
+        robust: bool = False,
+        confidence: Optional[float] = None,
+        explain: bool = False,
     ) -> "Monitor":
         """Compile a monitor for ``prop`` (e.g. ``'P=? [ F<=5 "violated" ]'``) from a model, a
         model file, or a list of them (``(category, Model)`` pairs for per-category tables;
@@ -614,11 +617,28 @@ class Monitor:
         ``abstraction`` the abstraction spec (TOML) a learned model was learned with, for
         ``abstraction`` (e.g. ``models/microwave/spec.toml``). Errors are exceptions with
         locations (:class:`ParseError` for the property, located at ``--prop``); a limit hit
-        is a :class:`LimitError`."""
+        is a :class:`LimitError`.
+
+        ``robust=True`` also compiles robust upper bounds (``--robust``: Pmax over intervals
+        learned from a learned model's counts at ``confidence``, default 0.95, or over an
+        interval model's own intervals); sessions then decide on the bound, and decisions
+        carry ``bound`` and ``confidence``. ``explain=True`` (``--explain``) compiles the most
+        probable continuation of every state: decisions at warn and above carry
+        ``continuation`` (the kind of action and its share of the risk)."""
         items = list(model) if isinstance(model, (list, tuple)) and not _is_pair(model) else [model]
         c = _consts(const)
         opt = lambda p: None if p is None else os.fspath(p)  # noqa: E731
-        extra = (c, max_states, timeout, states, opt(classifier), opt(abstraction))
+        extra = (
+            c,
+            max_states,
+            timeout,
+            states,
+            opt(classifier),
+            opt(abstraction),
+            robust,
+            confidence,
+            explain,
+        )
         if all(isinstance(m, (str, os.PathLike)) for m in items):
             return cls(
                 _native.NativeMonitor.compile_files([os.fspath(m) for m in items], prop, horizon, *extra)

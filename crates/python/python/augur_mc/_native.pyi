@@ -58,6 +58,9 @@ class NativeMonitor:
         states: Optional[str] = None,
         classifier: Optional[str] = None,
         abstraction: Optional[str] = None,
+        robust: bool = False,
+        confidence: Optional[float] = None,
+        explain: bool = False,
     ) -> NativeMonitor: ...
     @staticmethod
     def compile_files(
@@ -70,6 +73,9 @@ class NativeMonitor:
         states: Optional[str] = None,
         classifier: Optional[str] = None,
         abstraction: Optional[str] = None,
+        robust: bool = False,
+        confidence: Optional[float] = None,
+        explain: bool = False,
     ) -> NativeMonitor: ...
     @staticmethod
     def load(path: str) -> NativeMonitor: ...
