@@ -417,13 +417,18 @@ fn sccs(rows: &IntervalRows<'_>, set: &StateSet) -> Vec<Vec<u32>> {
     out
 }
 
-/// The best value with which a run can leave `inside` from row `s` (see the module
-/// documentation), or `None` when the row cannot leave.
-fn best_exit(
+/// The best (`maximise`) or least value with which a run can leave `inside` from row `s`:
+/// `opt over P with P(out) > 0 of Σ_{e out} P(e)·(add(e) + u(e)) / P(out)` (see the module
+/// documentation), or `None` when the row cannot leave. Greedy: every exit gets its `lo`, then
+/// mass goes to the exits in order of value while it improves the ratio (or is needed to
+/// reach the least exit mass the row allows).
+fn extreme_exit(
     rows: &IntervalRows<'_>,
     s: usize,
     inside: &StateSet,
     u: &[f64],
+    add: Option<&[f64]>,
+    maximise: bool,
     order: &mut Vec<u32>,
 ) -> Option<f64> {
     let r = rows.range(s);
@@ -444,8 +449,12 @@ fn best_exit(
         return None;
     }
     let m_min = f64::max(lo_out, 1.0 - hi_in);
-    let val = |e: u32| u[rows.idx[e as usize] as usize];
-    order.sort_unstable_by(|&a, &b| val(b).total_cmp(&val(a)));
+    let val = |e: u32| add.map_or(0.0, |a| a[e as usize]) + u[rows.idx[e as usize] as usize];
+    if maximise {
+        order.sort_unstable_by(|&a, &b| val(b).total_cmp(&val(a)));
+    } else {
+        order.sort_unstable_by(|&a, &b| val(a).total_cmp(&val(b)));
+    }
     let (mut num, mut mass) = (0.0, 0.0);
     for &e in order.iter() {
         num += rows.lo[e as usize] * val(e);
@@ -457,7 +466,12 @@ fn best_exit(
             continue;
         }
         let v = val(e);
-        let improves = mass <= 0.0 || v * mass > num;
+        let improves = mass <= 0.0
+            || if maximise {
+                v * mass > num
+            } else {
+                v * mass < num
+            };
         let add = if improves {
             cap
         } else if mass < m_min {
@@ -572,7 +586,7 @@ pub fn until(
         for (c, set) in mecs.iter().zip(&mec_sets) {
             let mut cap = f64::NEG_INFINITY;
             for &s in c {
-                if let Some(v) = best_exit(rows, s as usize, set, &hi, &mut order) {
+                if let Some(v) = extreme_exit(rows, s as usize, set, &hi, None, true, &mut order) {
                     cap = cap.max(v);
                 }
             }
@@ -748,7 +762,7 @@ pub fn reach_rewards(
         for (c, set) in &lifted {
             let exit = c
                 .iter()
-                .filter_map(|&s| least_exit(rows, s as usize, set, x, trans, &mut order))
+                .filter_map(|&s| extreme_exit(rows, s as usize, set, x, trans, false, &mut order))
                 .fold(f64::INFINITY, f64::min);
             for &s in c {
                 let s = s as usize;
@@ -858,60 +872,4 @@ pub fn reach_rewards(
         bounds: Some((x, u)),
         sweeps,
     })
-}
-
-/// The least value with which a run can leave `inside` from row `s`: `min over P with
-/// P(out) > 0 of Σ_{e out} P(e)·(r(e) + x(e)) / P(out)`, or `None` when the row cannot leave
-/// (the mirror of [`best_exit`], with the transition rewards of the exits).
-fn least_exit(
-    rows: &IntervalRows<'_>,
-    s: usize,
-    inside: &StateSet,
-    x: &[f64],
-    trans: Option<&[f64]>,
-    order: &mut Vec<u32>,
-) -> Option<f64> {
-    let r = rows.range(s);
-    let (mut lo_in, mut hi_in, mut lo_out, mut hi_out) = (0.0, 0.0, 0.0, 0.0);
-    order.clear();
-    for e in r.clone() {
-        if inside.contains(rows.idx[e] as usize) {
-            lo_in += rows.lo[e];
-            hi_in += rows.hi[e];
-        } else {
-            lo_out += rows.lo[e];
-            hi_out += rows.hi[e];
-            order.push(e as u32);
-        }
-    }
-    let m_max = f64::min(hi_out, 1.0 - lo_in);
-    if order.is_empty() || m_max <= 0.0 {
-        return None;
-    }
-    let m_min = f64::max(lo_out, 1.0 - hi_in);
-    let val = |e: u32| trans.map_or(0.0, |t| t[e as usize]) + x[rows.idx[e as usize] as usize];
-    order.sort_unstable_by(|&a, &b| val(a).total_cmp(&val(b)));
-    let (mut num, mut mass) = (0.0, 0.0);
-    for &e in order.iter() {
-        num += rows.lo[e as usize] * val(e);
-        mass += rows.lo[e as usize];
-    }
-    for &e in order.iter() {
-        let cap = (rows.hi[e as usize] - rows.lo[e as usize]).min(m_max - mass);
-        if cap <= 0.0 {
-            continue;
-        }
-        let v = val(e);
-        let improves = mass <= 0.0 || v * mass < num;
-        let add = if improves {
-            cap
-        } else if mass < m_min {
-            (m_min - mass).min(cap)
-        } else {
-            break;
-        };
-        num += add * v;
-        mass += add;
-    }
-    (mass > 0.0).then(|| num / mass)
 }
