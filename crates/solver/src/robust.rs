@@ -618,6 +618,17 @@ pub fn until(
             });
         }
     }
+    // Outward by a few units in the last place: the sweeps round to nearest, so bounds that
+    // met at one double (the exact value a rational between two doubles) could exclude the
+    // value by rounding; 0 and 1 come from the graph analysis and stay exact.
+    for (l, h) in lo.iter_mut().zip(hi.iter_mut()) {
+        if *l > 0.0 && *l < 1.0 {
+            *l *= 1.0 - 4.0 * f64::EPSILON;
+        }
+        if *h > 0.0 && *h < 1.0 {
+            *h = (*h * (1.0 + 4.0 * f64::EPSILON)).min(1.0);
+        }
+    }
     let values = lo.iter().zip(&hi).map(|(a, b)| 0.5 * (a + b)).collect();
     Ok(RobustSolution {
         values,
