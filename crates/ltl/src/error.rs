@@ -32,6 +32,13 @@ pub enum LtlError {
         /// The limit.
         limit: u64,
     },
+    /// A formula that is neither co-safe nor safe where only those are supported (interval
+    /// chains: see [`crate::PrefixProduct`]).
+    #[error(
+        "the LTL formula is neither co-safe nor safe (once negations are pushed inward it \
+         combines F or U with G, W or R, as `G F a` does)"
+    )]
+    NotPrefixDecided,
     /// The inputs do not fit together (matrix not square, a proposition without its set).
     #[error("LTL product: {0}")]
     Dimensions(String),

@@ -54,4 +54,6 @@ mod tests;
 
 pub use error::{LtlError, Result};
 pub use formula::{Ltl, StepInterval};
-pub use product::{probabilities, LtlOptions, LtlSolution, Product};
+pub use product::{
+    probabilities, Fragment, LtlOptions, LtlSolution, PrefixProduct, Product, NO_ENTRY,
+};

@@ -94,6 +94,244 @@ fn raw(m: &Matrix) -> (&[u32], &[u32], &[f64]) {
     (m.indptr().into_raw_storage(), m.indices(), m.data())
 }
 
+/// Checks that `matrix` is square and that every proposition of `formula` has its set in `aps`
+/// (at most 64); returns the number of chain states.
+fn check_inputs(matrix: &Matrix, aps: &[StateSet], formula: &Ltl) -> Result<usize> {
+    let n = matrix.rows();
+    if matrix.cols() != n {
+        return Err(LtlError::Dimensions(format!(
+            "the transition matrix is {}×{}",
+            n,
+            matrix.cols()
+        )));
+    }
+    if let Some(m) = formula.max_ap() {
+        if m as usize >= aps.len() {
+            return Err(LtlError::Dimensions(format!(
+                "the formula uses proposition {m} but {} are given",
+                aps.len()
+            )));
+        }
+        if m >= 64 {
+            return Err(LtlError::TooManyPropositions(m as usize + 1));
+        }
+    }
+    Ok(n)
+}
+
+/// The states of a product reachable from every `(s, root)`, in CSR form.
+struct Explored {
+    ptr: Vec<u32>,
+    idx: Vec<u32>,
+    /// The chain entry each product entry copies ([`NO_ENTRY`] for the self-loop of a decided
+    /// state made absorbing).
+    source_entry: Vec<u32>,
+    model_state: Vec<u32>,
+    automaton_state: Vec<u32>,
+    initial: Vec<u32>,
+}
+
+/// The product state `(s, q)` moves to `(t, δ(q, L(s)))` for every stored transition `s → t`
+/// (rows sorted by column). With `absorb_decided`, a product state whose automaton state is
+/// `true` or `false` is not explored: its row is a self-loop marked [`NO_ENTRY`].
+fn explore(
+    matrix: &Matrix,
+    letter: &[u64],
+    aut: &mut Automaton,
+    root: u32,
+    options: &LtlOptions,
+    interrupt: &Interrupt,
+    absorb_decided: bool,
+) -> Result<Explored> {
+    let n = matrix.rows();
+    let q0 = aut.state_of(root)?;
+    let (ptr, idx, _) = raw(matrix);
+    let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+    let mut model_state = Vec::new();
+    let mut automaton_state = Vec::new();
+    let mut initial = Vec::with_capacity(n);
+    let add = |s: u32,
+               q: u32,
+               index: &mut FxHashMap<(u32, u32), u32>,
+               ms: &mut Vec<u32>,
+               qs: &mut Vec<u32>|
+     -> Result<u32> {
+        if let Some(&i) = index.get(&(s, q)) {
+            return Ok(i);
+        }
+        if ms.len() >= options.max_product_states {
+            return Err(LtlError::ProductTooLarge {
+                limit: options.max_product_states,
+            });
+        }
+        let i = ms.len() as u32;
+        index.insert((s, q), i);
+        ms.push(s);
+        qs.push(q);
+        Ok(i)
+    };
+    for s in 0..n as u32 {
+        initial.push(add(
+            s,
+            q0,
+            &mut index,
+            &mut model_state,
+            &mut automaton_state,
+        )?);
+    }
+    let mut indptr: Vec<u32> = vec![0];
+    let mut indices: Vec<u32> = Vec::new();
+    let mut source_entry: Vec<u32> = Vec::new();
+    let mut row: Vec<(u32, u32)> = Vec::new();
+    let mut i = 0usize;
+    while i < model_state.len() {
+        if i.is_multiple_of(4096) {
+            interrupt.check(i as u64)?;
+        }
+        let (s, q) = (model_state[i], automaton_state[i]);
+        if absorb_decided && (q == TRUE_STATE || q == FALSE_STATE) {
+            indices.push(i as u32);
+            source_entry.push(NO_ENTRY);
+            indptr.push(indices.len() as u32);
+            i += 1;
+            continue;
+        }
+        let q2 = aut.step(q, letter[s as usize])?;
+        row.clear();
+        let first = ptr[s as usize] as usize;
+        for (off, &target) in idx[first..ptr[s as usize + 1] as usize].iter().enumerate() {
+            let e = first + off;
+            let t = add(
+                target,
+                q2,
+                &mut index,
+                &mut model_state,
+                &mut automaton_state,
+            )?;
+            row.push((t, e as u32));
+        }
+        row.sort_unstable();
+        for &(t, e) in &row {
+            indices.push(t);
+            source_entry.push(e);
+        }
+        indptr.push(indices.len() as u32);
+        i += 1;
+    }
+    Ok(Explored {
+        ptr: indptr,
+        idx: indices,
+        source_entry,
+        model_state,
+        automaton_state,
+        initial,
+    })
+}
+
+/// The mark of a product entry that copies no chain entry: the probability-1 self-loop of a
+/// decided state in a [`PrefixProduct`].
+pub const NO_ENTRY: u32 = u32::MAX;
+
+/// Which finite prefixes decide a formula: every path satisfying a co-safe formula has a
+/// prefix after which the automaton is in `true` (in negation normal form it has no `G`, `W`
+/// or `R`, only `X`, `U`, `F`, `M` and Boolean connectives, so bounded operators are
+/// fine); every path violating a safe formula has one after which it is in `false` (no `F`,
+/// `U` or `M`). A formula without unbounded operators is both (reported as co-safe).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fragment {
+    /// `P(φ)` = the probability of reaching the automaton state `true`.
+    CoSafe,
+    /// `P(φ)` = 1 − the probability of reaching the automaton state `false`.
+    Safe,
+}
+
+/// The product of a chain's *pattern* (its stored transitions, whatever their probabilities)
+/// with the automaton of a co-safe or safe formula, with the decided product states (automaton
+/// state `true` or `false`) made absorbing: the formula's probability is a reachability
+/// probability there ([`Fragment`]), in any resolution of the chain's probabilities. Every row
+/// of an undecided product state copies the row of its chain state entry by entry (distinct
+/// successors `t` go to distinct product states `(t, q')`), so an interval chain's product is an
+/// interval chain with the same interval on each copied entry.
+#[derive(Clone, Debug)]
+pub struct PrefixProduct {
+    /// Row pointers of the product (CSR).
+    pub ptr: Vec<u32>,
+    /// Successors (rows sorted).
+    pub idx: Vec<u32>,
+    /// For every entry, the chain entry it copies, or [`NO_ENTRY`] (a decided state's
+    /// probability-1 self-loop).
+    pub source_entry: Vec<u32>,
+    /// The chain state of every product state.
+    pub model_state: Vec<u32>,
+    /// For every chain state `s`, the product state `(s, φ)`.
+    pub initial: Vec<u32>,
+    /// The product states whose automaton state is `true` (the formula holds).
+    pub accepting: StateSet,
+    /// The product states whose automaton state is `false` (the formula is violated).
+    pub rejecting: StateSet,
+    /// Which of the two sets decides the formula.
+    pub fragment: Fragment,
+    /// Automaton states built.
+    pub automaton_states: usize,
+}
+
+impl PrefixProduct {
+    /// Builds the product of `matrix`'s pattern with the automaton of `formula` (proposition
+    /// `i` holds in the states of `aps[i]`) from every chain state, within the limits of
+    /// `options`; [`LtlError::NotPrefixDecided`] when the formula is neither co-safe nor safe.
+    pub fn build(
+        matrix: &Matrix,
+        aps: &[StateSet],
+        formula: &Ltl,
+        options: &LtlOptions,
+        interrupt: &Interrupt,
+    ) -> Result<PrefixProduct> {
+        let n = check_inputs(matrix, aps, formula)?;
+        let letter = letters(n, aps);
+        let mut aut = Automaton::new(
+            options.max_automaton_states,
+            options.max_automaton_cells,
+            interrupt.clone(),
+        );
+        let root = aut.nnf(formula, false);
+        let subs = aut.subformulas(root);
+        let fragment = if !subs.iter().any(|&f| aut.node(f).is_nu()) {
+            Fragment::CoSafe
+        } else if !subs.iter().any(|&f| aut.node(f).is_mu()) {
+            Fragment::Safe
+        } else {
+            return Err(LtlError::NotPrefixDecided);
+        };
+        let e = explore(matrix, &letter, &mut aut, root, options, interrupt, true)?;
+        let np = e.model_state.len();
+        let (mut accepting, mut rejecting) =
+            (StateSet::with_capacity(np), StateSet::with_capacity(np));
+        for (p, &q) in e.automaton_state.iter().enumerate() {
+            if q == TRUE_STATE {
+                accepting.insert(p);
+            } else if q == FALSE_STATE {
+                rejecting.insert(p);
+            }
+        }
+        Ok(PrefixProduct {
+            ptr: e.ptr,
+            idx: e.idx,
+            source_entry: e.source_entry,
+            model_state: e.model_state,
+            initial: e.initial,
+            accepting,
+            rejecting,
+            fragment,
+            automaton_states: aut.num_states(),
+        })
+    }
+
+    /// Number of product states.
+    pub fn num_states(&self) -> usize {
+        self.model_state.len()
+    }
+}
+
 impl Product {
     /// Builds the product of the chain `matrix` (CSR; entry `(s, t)` the probability of
     /// `s → t`) with the automaton of `formula`, whose proposition `i` holds in the states of
@@ -105,25 +343,7 @@ impl Product {
         options: &LtlOptions,
         interrupt: &Interrupt,
     ) -> Result<Product> {
-        let n = matrix.rows();
-        if matrix.cols() != n {
-            return Err(LtlError::Dimensions(format!(
-                "the transition matrix is {}×{}",
-                n,
-                matrix.cols()
-            )));
-        }
-        if let Some(m) = formula.max_ap() {
-            if m as usize >= aps.len() {
-                return Err(LtlError::Dimensions(format!(
-                    "the formula uses proposition {m} but {} are given",
-                    aps.len()
-                )));
-            }
-            if m >= 64 {
-                return Err(LtlError::TooManyPropositions(m as usize + 1));
-            }
-        }
+        let n = check_inputs(matrix, aps, formula)?;
         let letter = letters(n, aps);
         let mut aut = Automaton::new(
             options.max_automaton_states,
@@ -131,76 +351,12 @@ impl Product {
             interrupt.clone(),
         );
         let root = aut.nnf(formula, false);
-        let q0 = aut.state_of(root)?;
-        let (ptr, idx, val) = raw(matrix);
-
-        let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-        let mut model_state = Vec::new();
-        let mut automaton_state = Vec::new();
-        let mut initial = Vec::with_capacity(n);
-        let add = |s: u32,
-                   q: u32,
-                   index: &mut FxHashMap<(u32, u32), u32>,
-                   ms: &mut Vec<u32>,
-                   qs: &mut Vec<u32>|
-         -> Result<u32> {
-            if let Some(&i) = index.get(&(s, q)) {
-                return Ok(i);
-            }
-            if ms.len() >= options.max_product_states {
-                return Err(LtlError::ProductTooLarge {
-                    limit: options.max_product_states,
-                });
-            }
-            let i = ms.len() as u32;
-            index.insert((s, q), i);
-            ms.push(s);
-            qs.push(q);
-            Ok(i)
-        };
-        for s in 0..n as u32 {
-            initial.push(add(
-                s,
-                q0,
-                &mut index,
-                &mut model_state,
-                &mut automaton_state,
-            )?);
-        }
-        let mut indptr: Vec<u32> = vec![0];
-        let mut indices: Vec<u32> = Vec::new();
-        let mut data: Vec<f64> = Vec::new();
-        let mut source_entry: Vec<u32> = Vec::new();
-        let mut row: Vec<(u32, u32)> = Vec::new();
-        let mut i = 0usize;
-        while i < model_state.len() {
-            if i.is_multiple_of(4096) {
-                interrupt.check(i as u64)?;
-            }
-            let (s, q) = (model_state[i], automaton_state[i]);
-            let q2 = aut.step(q, letter[s as usize])?;
-            row.clear();
-            let first = ptr[s as usize] as usize;
-            for (off, &target) in idx[first..ptr[s as usize + 1] as usize].iter().enumerate() {
-                let e = first + off;
-                let t = add(
-                    target,
-                    q2,
-                    &mut index,
-                    &mut model_state,
-                    &mut automaton_state,
-                )?;
-                row.push((t, e as u32));
-            }
-            row.sort_unstable();
-            for &(t, e) in &row {
-                indices.push(t);
-                data.push(val[e as usize]);
-                source_entry.push(e);
-            }
-            indptr.push(indices.len() as u32);
-            i += 1;
-        }
+        let e = explore(matrix, &letter, &mut aut, root, options, interrupt, false)?;
+        let (model_state, automaton_state, initial, source_entry) =
+            (e.model_state, e.automaton_state, e.initial, e.source_entry);
+        let val = matrix.data();
+        let data: Vec<f64> = source_entry.iter().map(|&k| val[k as usize]).collect();
+        let (indptr, indices) = (e.ptr, e.idx);
         let np = model_state.len();
         let product = CsMatI::new((np, np), indptr, indices, data);
 

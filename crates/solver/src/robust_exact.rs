@@ -135,6 +135,31 @@ impl ExactRows {
         Ok(ExactRows { ptr, idx, lo, hi })
     }
 
+    /// The rows of a product of this model (an LTL product, see `augur_ltl::PrefixProduct`):
+    /// CSR pattern `ptr`/`idx` whose every entry copies entry `source[e]` of this model's rows
+    /// with its exact, tight interval, or is a probability-1 self-loop (`source[e] ==
+    /// u32::MAX`). Refuses a product above [`MAX_EXACT_ROBUST_STATES`] states.
+    pub fn product(&self, ptr: Vec<u32>, idx: Vec<u32>, source: &[u32]) -> Result<ExactRows> {
+        let n = ptr.len().saturating_sub(1);
+        if n > MAX_EXACT_ROBUST_STATES {
+            return Err(unsupported(format!(
+                "exact robust checking is limited to {MAX_EXACT_ROBUST_STATES} states, and the \
+                 product of the model with the LTL formula's automaton has {n}; the default \
+                 method (`--method auto`: robust interval iteration with sound bounds) answers it"
+            )));
+        }
+        let pick = |v: &[BigRational], e: u32| {
+            if e == u32::MAX {
+                BigRational::one()
+            } else {
+                v[e as usize].clone()
+            }
+        };
+        let lo = source.iter().map(|&e| pick(&self.lo, e)).collect();
+        let hi = source.iter().map(|&e| pick(&self.hi, e)).collect();
+        Ok(ExactRows { ptr, idx, lo, hi })
+    }
+
     /// Number of states.
     pub fn n(&self) -> usize {
         self.ptr.len() - 1

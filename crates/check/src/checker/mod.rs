@@ -32,6 +32,7 @@ mod exact_expr;
 mod huge_k;
 mod robust;
 mod robust_exact;
+mod robust_ltl;
 #[cfg(test)]
 mod tests;
 
@@ -861,11 +862,7 @@ impl<'a> Checker<'a> {
     /// `max_states` of Python and MCP) as a model does: past it, an error located at the `P`
     /// operator (`span`) that names the option.
     fn ltl(&mut self, f: &ResolvedLtl, span: Span) -> Result<NumValues> {
-        let mut options = augur_ltl::LtlOptions::default();
-        if let Some(max) = self.max_states {
-            options.max_product_states = options.max_product_states.min(max);
-            options.max_automaton_states = options.max_automaton_states.min(max);
-        }
+        let options = self.ltl_options();
         let mut aps = Vec::new();
         let formula = self.ltl_formula(f, &mut aps, &options)?;
         let exact = self.dtmc.exact.as_deref();
@@ -877,7 +874,33 @@ impl<'a> Checker<'a> {
             &options,
             &self.options,
         )
-        .map_err(|e| match e {
+        .map_err(|e| self.ltl_error(e, span))?;
+        let method = format!(
+            "LTL product ({} states, {} automaton states, {} of {} BSCCs accepting); {}",
+            r.product_states, r.automaton_states, r.accepting_bsccs, r.bsccs, r.solution.method
+        );
+        Ok(self.keep_exact(NumValues {
+            values: r.solution.values,
+            bounds: r.solution.bounds,
+            method: MethodUsed::Solver(method),
+            exact: r.solution.exact,
+        }))
+    }
+
+    /// The limits of LTL automata and products: the defaults, within the state limit.
+    fn ltl_options(&self) -> augur_ltl::LtlOptions {
+        let mut options = augur_ltl::LtlOptions::default();
+        if let Some(max) = self.max_states {
+            options.max_product_states = options.max_product_states.min(max);
+            options.max_automaton_states = options.max_automaton_states.min(max);
+        }
+        options
+    }
+
+    /// An error of the LTL construction: a size limit hit is a user error located at the `P`
+    /// operator (`span`), naming `--max-states` when that limit is the one hit.
+    fn ltl_error(&self, e: augur_ltl::LtlError, span: Span) -> CheckError {
+        match e {
             augur_ltl::LtlError::ProductTooLarge { limit }
             | augur_ltl::LtlError::AutomatonTooLarge { limit }
                 if self.max_states == Some(limit) =>
@@ -890,17 +913,7 @@ impl<'a> Checker<'a> {
             e @ (augur_ltl::LtlError::ProductTooLarge { .. }
             | augur_ltl::LtlError::AutomatonTooLarge { .. }) => self.error_at(span, e.to_string()),
             e => e.into(),
-        })?;
-        let method = format!(
-            "LTL product ({} states, {} automaton states, {} of {} BSCCs accepting); {}",
-            r.product_states, r.automaton_states, r.accepting_bsccs, r.bsccs, r.solution.method
-        );
-        Ok(self.keep_exact(NumValues {
-            values: r.solution.values,
-            bounds: r.solution.bounds,
-            method: MethodUsed::Solver(method),
-            exact: r.solution.exact,
-        }))
+        }
     }
 
     /// The `augur_ltl` formula of `f`, with the state sets of its propositions in `aps`

@@ -103,10 +103,7 @@ impl<'a> Checker<'a> {
                 let (np, nq) = (self.not(&phi), self.not(&psi));
                 Ok(self.robust_until(&np, &nq, b, !max)?.complement())
             }
-            ResolvedPath::Ltl(_) => Err(crate::error::CheckError::input(
-                "LTL formulas (temporal operators nested or combined) are not supported on \
-                 interval DTMCs yet; use X, U, F, G, W or R over state formulas",
-            )),
+            ResolvedPath::Ltl(f) => self.robust_ltl(f, max, span),
         }
     }
 

@@ -72,11 +72,7 @@ impl Checker<'_> {
                     .exact_until(&rows, &np, &nq, b, !max, span)?
                     .complement())
             }
-            ResolvedPath::Ltl(_) => Err(self.error_at(
-                span,
-                "LTL formulas (temporal operators nested or combined) are not supported on \
-                 interval DTMCs; use X, U, F, G, W or R over state formulas",
-            )),
+            ResolvedPath::Ltl(f) => self.robust_ltl(f, max, span),
         }
     }
 
@@ -137,7 +133,7 @@ impl Checker<'_> {
 
     /// A refusal of the exact robust solver (size, budget) as a user error at the property;
     /// interruptions stay stops.
-    fn exact_error(&self, e: SolverError, span: Span) -> CheckError {
+    pub(super) fn exact_error(&self, e: SolverError, span: Span) -> CheckError {
         match e {
             SolverError::Unsupported(m) => self.error_at(span, m),
             e => e.into(),
