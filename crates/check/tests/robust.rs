@@ -239,3 +239,100 @@ fn reward_bounds_are_guaranteed_and_contain_the_closed_forms() {
     let b = result(TRAP, "R{\"steps\"}min=? [ F s>1 ]").bounds.unwrap();
     assert!(b.lo <= 2.0 && 2.0 <= b.hi, "{b:?}");
 }
+
+/// Co-safe LTL where nature must trade: from `s=0` it sends `p ∈ [0.2,0.8]` to `a` (s=1) and
+/// the rest to `b` (s=2); `a` goes on to `b` with `q₁ ∈ [0.1,0.5]`, `b` to `a` with
+/// `q₂ ∈ [0.3,0.6]`, the rest to the sink s=3. `(F a) & (F b)` holds on `0 → a → b` and
+/// `0 → b → a` only: `p·q₁ + (1−p)·q₂`. Max: q₁ = 0.5, q₂ = 0.6, and since 0.6 > 0.5 nature
+/// sends the least to `a`, p = 0.2: 0.1 + 0.48 = 0.58. Min: q₁ = 0.1, q₂ = 0.3, p = 0.8:
+/// 0.08 + 0.06 = 0.14.
+const TRADE: &str = "dtmc
+module m
+  s : [0..3] init 0;
+  [] s=0 -> [0.2,0.8] : (s'=1) + [0.2,0.8] : (s'=2);
+  [] s=1 -> [0.1,0.5] : (s'=2) + [0.5,0.9] : (s'=3);
+  [] s=2 -> [0.3,0.6] : (s'=1) + [0.4,0.7] : (s'=3);
+  [] s=3 -> true;
+endmodule
+label \"a\" = s=1;
+label \"b\" = s=2;
+";
+
+/// Nature with memory: every visit to `s=0` ends the run (s=3) with probability 1/2, and
+/// nature splits the other half between `a` (s=1) and `b` (s=2), both of which return to
+/// `s=0`. A run satisfying `(F a) & (F b)` passes `s=0` twice: nature, remembering what was
+/// seen (the automaton state of the product), sends 1/2 to `a` the first time and 1/2 to `b`
+/// the second: Pmax = 1/2 · 1/2 = 1/4. A memoryless nature with the split `α`, `1/2 − α` gets
+/// `α·β/(β + 1/2) + β·α/(α + 1/2)`, at most 1/6 (α = β = 1/4), which the DTMC checker confirms
+/// on that resolution. Pmin = 0 (always `a`). From `a` itself only `b` is missing: 1/2.
+const MEMORY: &str = "dtmc
+module m
+  s : [0..3] init 0;
+  [] s=0 -> [0,1] : (s'=1) + [0,1] : (s'=2) + [1/2,1/2] : (s'=3);
+  [] s=1 | s=2 -> 1 : (s'=0);
+  [] s=3 -> true;
+endmodule
+label \"a\" = s=1;
+label \"b\" = s=2;
+";
+
+#[test]
+fn cosafe_ltl_trades_between_the_two_goals() {
+    close(num(TRADE, "Pmax=? [ (F \"a\") & (F \"b\") ]"), 0.58);
+    close(num(TRADE, "Pmin=? [ (F \"a\") & (F \"b\") ]"), 0.14);
+    // Its negation is safe: 1 − the other extreme.
+    close(num(TRADE, "Pmin=? [ (G !\"a\") | (G !\"b\") ]"), 0.42);
+    close(num(TRADE, "Pmax=? [ !((F \"a\") & (F \"b\")) ]"), 0.86);
+    // `a` immediately followed by `b`: on `0 → a → b` or `0 → b → a → b`, p·q₁ + (1−p)·q₂·q₁.
+    // Max: q₁ = 0.5, q₂ = 0.6: 0.3 + 0.2p, p = 0.8: 0.46. Min: q₁ = 0.1, q₂ = 0.3:
+    // 0.03 + 0.07p, p = 0.2: 0.044.
+    close(num(TRADE, "Pmax=? [ F (\"a\" & X \"b\") ]"), 0.46);
+    close(num(TRADE, "Pmin=? [ F (\"a\" & X \"b\") ]"), 0.044);
+}
+
+#[test]
+fn cosafe_ltl_lets_nature_remember_what_was_seen() {
+    close(num(MEMORY, "Pmax=? [ (F \"a\") & (F \"b\") ]"), 0.25);
+    close(num(MEMORY, "Pmin=? [ (F \"a\") & (F \"b\") ]"), 0.0);
+    close(
+        num(MEMORY, "filter(max, Pmax=? [ (F \"a\") & (F \"b\") ], s=1)"),
+        0.5,
+    );
+    let memoryless = MEMORY.replace("[0,1]", "[1/4,1/4]");
+    // Intervals that are all points are a DTMC: its LTL checker (product with BSCCs) answers.
+    close(num(&memoryless, "Pmax=? [ (F \"a\") & (F \"b\") ]"), 1.0 / 6.0);
+}
+
+#[test]
+fn bounded_operators_nested_thresholds_and_filters_inside_ltl() {
+    // Within 3 steps: s=0, a, s=0, b (steps 0..3); within 2 the second goal is out of reach.
+    close(num(MEMORY, "Pmax=? [ (F<=3 \"a\") & (F<=3 \"b\") ]"), 0.25);
+    close(num(MEMORY, "Pmax=? [ (F<=2 \"a\") & (F<=2 \"b\") ]"), 0.0);
+    // Pmax > 0.3 holds in s=1 and s=2 (1/2), not in s=0 (1/4) nor in the sink (0).
+    close(
+        num(MEMORY, "filter(count, Pmax>0.3 [ (F \"a\") & (F \"b\") ])"),
+        2.0,
+    );
+    assert_eq!(
+        value(MEMORY, "Pmax>=0.24 [ (F \"a\") & (F \"b\") ]"),
+        Scalar::Bool(true)
+    );
+    // A nested threshold as an atomic proposition of an LTL formula: from s=0 the next state
+    // satisfies Pmax > 0.3 (a or b) with probability at most 1/2, and sending that half to b
+    // satisfies F b at once: 1/2.
+    close(
+        num(
+            MEMORY,
+            "Pmax=? [ (X Pmax>0.3 [ (F \"a\") & (F \"b\") ]) & (F \"b\") ]",
+        ),
+        0.5,
+    );
+}
+
+#[test]
+fn ltl_that_is_neither_cosafe_nor_safe_is_a_located_error() {
+    let m = Model::from_text("m.prism", MEMORY, Format::Prism, &LoadOptions::default()).unwrap();
+    let mut s = CheckSession::new(&m, CheckOptions::default());
+    let e = s.check_str("Pmax=? [ G F \"a\" ]").unwrap_err().to_string();
+    assert!(e.contains("neither co-safe nor safe"), "{e}");
+}

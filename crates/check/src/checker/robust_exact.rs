@@ -146,7 +146,7 @@ fn rational(x: Vec<BigRational>, method: MethodUsed) -> NumValues {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::result::StateValues;
     use crate::{CheckOptions, CheckSession, Method};
     use augur_dtmc::{Dtmc, Valuations};
@@ -158,7 +158,13 @@ mod tests {
     /// and the doubles are the same rationals). Row `s` goes to the states of `mask[s]` (itself
     /// when empty) with a point `c/16` (every `c ≥ 1`, `Σc = 16`: `units` hands out the 16 − m
     /// spare sixteenths), widened to `[c − down, c + up] / 16` within `[0, 1]`.
-    fn random_idtmc(n: usize, mask: &[bool], units: &[u8], down: &[u8], up: &[u8]) -> Dtmc {
+    pub(in crate::checker) fn random_idtmc(
+        n: usize,
+        mask: &[bool],
+        units: &[u8],
+        down: &[u8],
+        up: &[u8],
+    ) -> Dtmc {
         let mut tri = sprs::TriMatI::<f64, u32>::new((n, n));
         let mut entries = Vec::new();
         for s in 0..n {
@@ -224,7 +230,8 @@ mod tests {
         )
     }
 
-    fn arb() -> impl Strategy<Value = (usize, Vec<bool>, Vec<u8>, Vec<u8>, Vec<u8>, usize)> {
+    pub(in crate::checker) fn arb(
+    ) -> impl Strategy<Value = (usize, Vec<bool>, Vec<u8>, Vec<u8>, Vec<u8>, usize)> {
         (2usize..6).prop_flat_map(|n| {
             (
                 Just(n),

@@ -34,7 +34,12 @@ use augur_source::Span;
 impl Checker<'_> {
     /// `Pmax` (`max`) or `Pmin` of the LTL formula `f` (written in the `P` operator at `span`)
     /// in every state of the interval model.
-    pub(super) fn robust_ltl(&mut self, f: &ResolvedLtl, max: bool, span: Span) -> Result<NumValues> {
+    pub(super) fn robust_ltl(
+        &mut self,
+        f: &ResolvedLtl,
+        max: bool,
+        span: Span,
+    ) -> Result<NumValues> {
         let options = self.ltl_options();
         let mut aps = Vec::new();
         let formula = self.ltl_formula(f, &mut aps, &options)?;
@@ -62,8 +67,16 @@ impl Checker<'_> {
         };
         let iv = self.dtmc.intervals.as_deref().expect("an interval model");
         let bound = |v: &[f64], e: u32| if e == NO_ENTRY { 1.0 } else { v[e as usize] };
-        let lo: Vec<f64> = product.source_entry.iter().map(|&e| bound(&iv.lo, e)).collect();
-        let hi: Vec<f64> = product.source_entry.iter().map(|&e| bound(&iv.hi, e)).collect();
+        let lo: Vec<f64> = product
+            .source_entry
+            .iter()
+            .map(|&e| bound(&iv.lo, e))
+            .collect();
+        let hi: Vec<f64> = product
+            .source_entry
+            .iter()
+            .map(|&e| bound(&iv.hi, e))
+            .collect();
         let rows = IntervalRows {
             ptr: &product.ptr,
             idx: &product.idx,
@@ -81,9 +94,8 @@ impl Checker<'_> {
                 Fragment::Safe => "safe: avoiding the rejecting states",
             }
         );
-        let pick = |v: &[f64]| -> Vec<f64> {
-            product.initial.iter().map(|&p| v[p as usize]).collect()
-        };
+        let pick =
+            |v: &[f64]| -> Vec<f64> { product.initial.iter().map(|&p| v[p as usize]).collect() };
         let float = robust::until(&rows, &all, target, reach_max, &self.options);
         let num = if self.exact_mode() {
             // The float solution orders the successors for the first policy (a solver that
@@ -95,7 +107,11 @@ impl Checker<'_> {
             };
             let exact = ExactRows::of(self.dtmc)
                 .and_then(|r| {
-                    r.product(product.ptr.clone(), product.idx.clone(), &product.source_entry)
+                    r.product(
+                        product.ptr.clone(),
+                        product.idx.clone(),
+                        &product.source_entry,
+                    )
                 })
                 .map_err(|e| self.exact_error(e, span))?;
             let sol = robust_exact::until(
@@ -132,5 +148,180 @@ impl Checker<'_> {
             }
         };
         Ok(if complement { num.complement() } else { num })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::robust_exact::tests::{arb, random_idtmc};
+    use crate::result::{NumValues, StateValues};
+    use crate::{CheckOptions, CheckSession, Method};
+    use augur_dtmc::Dtmc;
+    use augur_pctl::BigRational;
+    use proptest::prelude::*;
+
+    fn values(d: &Dtmc, prop: &str, method: Method) -> NumValues {
+        let opts = CheckOptions {
+            method,
+            ..CheckOptions::default()
+        };
+        let r = CheckSession::for_dtmc(d, opts)
+            .check_str(prop)
+            .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()));
+        match r.states {
+            StateValues::Num(v) => v,
+            StateValues::Bool(_) => panic!("{prop}: a number expected"),
+        }
+    }
+
+    fn exact(d: &Dtmc, prop: &str) -> Vec<BigRational> {
+        values(d, prop, Method::Exact)
+            .exact
+            .expect("exact rationals")
+            .into_iter()
+            .map(|q| q.expect("finite"))
+            .collect()
+    }
+
+    fn bounds(d: &Dtmc, prop: &str) -> (Vec<f64>, Vec<f64>) {
+        let v = values(d, prop, Method::Auto);
+        v.bounds.unwrap_or((v.values.clone(), v.values))
+    }
+
+    /// The model `d` with its intervals resolved to one vertex per row: every transition gets
+    /// its `lo`, the rest of the mass goes to the successors in the order of `keys` (one key per
+    /// transition), each up to its `hi`. A DTMC (no intervals): one memoryless nature.
+    fn resolve(d: &Dtmc, keys: &[u8]) -> Dtmc {
+        let iv = d.intervals.as_deref().expect("an interval model");
+        let ptr = d.row_ptr().to_vec();
+        let mut data = iv.lo.clone();
+        for s in 0..d.num_states() {
+            let r = ptr[s] as usize..ptr[s + 1] as usize;
+            let mut order: Vec<usize> = r.clone().collect();
+            order.sort_by_key(|&e| keys[e % keys.len()]);
+            let mut rest = 1.0 - r.clone().map(|e| iv.lo[e]).sum::<f64>();
+            for e in order {
+                let add = (iv.hi[e] - iv.lo[e]).min(rest).max(0.0);
+                data[e] += add;
+                rest -= add;
+            }
+        }
+        let mut m = d.clone();
+        m.intervals = None;
+        m.exact = None;
+        m.matrix.data_mut().copy_from_slice(&data);
+        m
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// The same property through both code paths: `F F s=g` is an LTL formula (nested
+        /// temporal operators: the interval product with its automaton), `F s=g` the robust
+        /// PCTL reachability; `G G s!=g` is a safe LTL formula (1 − reaching the automaton's
+        /// `false`), `G s!=g` the PCTL complement. Exact values are equal in every state; the
+        /// default method's bounds overlap.
+        #[test]
+        fn ltl_reachability_equals_the_robust_reachability(
+            (n, mask, units, down, up, goal) in arb()
+        ) {
+            let d = random_idtmc(n, &mask, &units, &down, &up);
+            for (ltl, pctl) in [
+                (format!("Pmax=? [ F F s={goal} ]"), format!("Pmax=? [ F s={goal} ]")),
+                (format!("Pmin=? [ F F s={goal} ]"), format!("Pmin=? [ F s={goal} ]")),
+                (format!("Pmax=? [ G G s!={goal} ]"), format!("Pmax=? [ G s!={goal} ]")),
+                (format!("Pmin=? [ G G s!={goal} ]"), format!("Pmin=? [ G s!={goal} ]")),
+            ] {
+                prop_assert_eq!(exact(&d, &ltl), exact(&d, &pctl), "{} vs {}", ltl, pctl);
+                let (a, b) = (bounds(&d, &ltl), bounds(&d, &pctl));
+                for s in 0..n {
+                    prop_assert!(
+                        a.0[s] <= b.1[s] + 1e-12 && b.0[s] <= a.1[s] + 1e-12,
+                        "{ltl} in state {s}: [{}, {}] vs {pctl}: [{}, {}]", a.0[s], a.1[s], b.0[s], b.1[s]
+                    );
+                }
+            }
+        }
+
+        /// A point resolution of the intervals (one vertex per row, in a random order) is a
+        /// DTMC whose LTL probabilities, from the DTMC checker (product with BSCCs, a second
+        /// method), lie within `[Pmin, Pmax]` (the sound bounds) in every state, for a co-safe
+        /// and a safe formula.
+        #[test]
+        fn a_point_resolution_lies_between_pmin_and_pmax(
+            (n, mask, units, down, up, goal) in arb(),
+            keys in proptest::collection::vec(any::<u8>(), 36),
+        ) {
+            let d = random_idtmc(n, &mask, &units, &down, &up);
+            let point = resolve(&d, &keys);
+            let other = (goal + 1) % n;
+            for f in [
+                format!("(F s={goal}) & (F s={other})"),
+                format!("G (s={goal} => X s!={other})"),
+                format!("(s!={other} U s={goal}) & F<=3 s={other}"),
+            ] {
+                let (min, max) = (
+                    bounds(&d, &format!("Pmin=? [ {f} ]")),
+                    bounds(&d, &format!("Pmax=? [ {f} ]")),
+                );
+                let p = bounds(&point, &format!("P=? [ {f} ]"));
+                for s in 0..n {
+                    prop_assert!(
+                        min.0[s] <= p.1[s] + 1e-9 && p.0[s] <= max.1[s] + 1e-9,
+                        "{f} in state {s}: P in [{}, {}] outside [{}, {}]",
+                        p.0[s], p.1[s], min.0[s], max.1[s]
+                    );
+                }
+            }
+        }
+
+        /// Intervals that are points give the DTMC checker's LTL values (exactly): the chain
+        /// gets one extra state with a proper interval, unreachable from the others, so the
+        /// robust LTL path runs (a model of points only is checked as a DTMC).
+        #[test]
+        fn point_intervals_give_the_dtmc_ltl_values(
+            (n, mask, units, _down, _up, goal) in arb()
+        ) {
+            let zeros = vec![0u8; (n + 1) * (n + 1)];
+            // States 0..n as drawn with point intervals; state n goes to itself and to 0
+            // with [1/4, 3/4] each.
+            let mut mask2 = vec![false; (n + 1) * (n + 1)];
+            for s in 0..n {
+                for t in 0..n {
+                    mask2[s * (n + 1) + t] = mask[s * n + t];
+                }
+            }
+            mask2[n * (n + 1) + n] = true;
+            mask2[n * (n + 1)] = true;
+            let mut units2 = units.clone();
+            units2.extend(std::iter::repeat_n(0u8, 16));
+            let mut up2 = zeros.clone();
+            let mut down2 = zeros.clone();
+            // State n: 15/16 to 0 and 1/16 to itself (the spare units all go to the first
+            // successor), widened by 4/16 both ways within [0, 1].
+            for k in [n * (n + 1), n * (n + 1) + n] {
+                up2[k] = 4;
+                down2[k] = 4;
+            }
+            let d = random_idtmc(n + 1, &mask2, &units2, &down2, &up2);
+            let point = {
+                let mut m = d.clone();
+                m.intervals = None;
+                m.exact = None;
+                m
+            };
+            let other = (goal + 1) % n;
+            for f in [
+                format!("(F s={goal}) & (F s={other})"),
+                format!("G (s={goal} => X s!={other})"),
+                format!("(X s={other}) U s={goal}"),
+            ] {
+                let max = exact(&d, &format!("Pmax=? [ {f} ]"));
+                let min = exact(&d, &format!("Pmin=? [ {f} ]"));
+                let p = exact(&point, &format!("P=? [ {f} ]"));
+                prop_assert_eq!(&max[..n], &p[..n], "{}", f);
+                prop_assert_eq!(&min[..n], &p[..n], "{}", f);
+            }
+        }
     }
 }
