@@ -184,12 +184,14 @@ impl ExactRows {
 
     /// The greedy resolution of row `s` for the successors in `order` (local indices, best
     /// first): every successor gets its `lo`, the rest goes in order up to `hi`. Writes the
-    /// distribution into `dist` (aligned with the row) and returns `Σ dist·x`.
+    /// distribution into `dist` (aligned with the row) and returns `Σ dist·(add + x)` (`add`:
+    /// a value per stored transition, e.g. transition rewards).
     fn resolve(
         &self,
         s: usize,
         order: &[u32],
         x: &[BigRational],
+        add: Option<&[BigRational]>,
         dist: &mut [BigRational],
     ) -> BigRational {
         let r = self.range(s);
@@ -211,14 +213,17 @@ impl ExactRows {
         for (j, e) in r.enumerate() {
             if !dist[j].is_zero() {
                 v += &dist[j] * &x[self.idx[e] as usize];
+                if let Some(a) = add {
+                    v += &dist[j] * &a[e];
+                }
             }
         }
         v
     }
 
-    /// The order of row `s`'s successors by `key` (best first: descending when `maximise`),
-    /// ties by position.
-    fn order_by<K: PartialOrd>(
+    /// The order of row `s`'s successors by `key` of their stored transition (best first:
+    /// descending when `maximise`), ties by position.
+    fn order_entries<K: PartialOrd>(
         &self,
         s: usize,
         key: impl Fn(usize) -> K,
@@ -227,10 +232,7 @@ impl ExactRows {
         let r = self.range(s);
         let mut order: Vec<u32> = (0..r.len() as u32).collect();
         order.sort_by(|&a, &b| {
-            let (ka, kb) = (
-                key(self.idx[r.start + a as usize] as usize),
-                key(self.idx[r.start + b as usize] as usize),
-            );
+            let (ka, kb) = (key(r.start + a as usize), key(r.start + b as usize));
             let c = ka.partial_cmp(&kb).unwrap_or(std::cmp::Ordering::Equal);
             let c = if maximise { c.reverse() } else { c };
             c.then(a.cmp(&b))
@@ -238,18 +240,90 @@ impl ExactRows {
         order
     }
 
-    /// The optimal one-step value of row `s` over `x` (greedy for the exact order).
+    /// The order of row `s`'s successors by `key` of the successor state.
+    fn order_by<K: PartialOrd>(
+        &self,
+        s: usize,
+        key: impl Fn(usize) -> K,
+        maximise: bool,
+    ) -> Vec<u32> {
+        self.order_entries(s, |e| key(self.idx[e] as usize), maximise)
+    }
+
+    /// The optimal one-step value `opt_P Σ P·(add + x)` of row `s` (greedy for the exact
+    /// order of `add + x`).
     fn best(
         &self,
         s: usize,
         x: &[BigRational],
+        add: Option<&[BigRational]>,
         maximise: bool,
         dist: &mut Vec<BigRational>,
     ) -> BigRational {
         dist.clear();
         dist.resize(self.range(s).len(), BigRational::zero());
-        let order = self.order_by(s, |t| x[t].clone(), maximise);
-        self.resolve(s, &order, x, dist)
+        let order = match add {
+            None => self.order_by(s, |t| x[t].clone(), maximise),
+            Some(a) => {
+                self.order_entries(s, |e| &a[e] + &x[self.idx[e] as usize], maximise)
+            }
+        };
+        self.resolve(s, &order, x, add, dist)
+    }
+
+    /// Predecessor lists over the transitions with (tight) `hi > 0`.
+    fn predecessors(&self) -> Vec<Vec<u32>> {
+        let n = self.n();
+        let mut pred: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for s in 0..n {
+            for e in self.range(s) {
+                if self.hi[e].is_positive_q() {
+                    pred[self.idx[e] as usize].push(s as u32);
+                }
+            }
+        }
+        pred
+    }
+
+    /// The states that can reach `target` through states of `through` over transitions with
+    /// `hi > 0` (`target` included).
+    fn backward(&self, target: &StateSet, through: &StateSet) -> StateSet {
+        let pred = self.predecessors();
+        let mut reach = target.clone();
+        let mut queue: VecDeque<usize> = target.ones().collect();
+        while let Some(t) = queue.pop_front() {
+            for &s in &pred[t] {
+                let s = s as usize;
+                if through.contains(s) && !reach.contains(s) {
+                    reach.insert(s);
+                    queue.push_back(s);
+                }
+            }
+        }
+        reach
+    }
+
+    /// The states where `Pmax` of `φ U ψ` is 1: `νX. μY. ψ ∪ {s ∈ φ ∩ X: nature can keep s's
+    /// mass in X and reach Y}`.
+    fn prob1_max(&self, phi: &StateSet, psi: &StateSet) -> StateSet {
+        let n = self.n();
+        let mut x = StateSet::with_capacity(n);
+        x.insert_range(..);
+        loop {
+            let mut through = StateSet::with_capacity(n);
+            for s in x.ones() {
+                if phi.contains(s) && !psi.contains(s) && self.can_stay(s, &x) {
+                    through.insert(s);
+                }
+            }
+            let mut target = psi.clone();
+            target.intersect_with(&x);
+            let y = self.backward(&target, &through);
+            if y == x {
+                return x;
+            }
+            x = y;
+        }
     }
 
     /// The states where `Pmin`/`Pmax` of `φ U ψ` is 0 (see the module documentation).
@@ -360,7 +434,7 @@ pub fn until(
             Some(h) => rows.order_by(s, |t| h[t], maximise),
             None => (0..r.len() as u32).collect(),
         };
-        rows.resolve(s, &order, &x, &mut dist);
+        rows.resolve(s, &order, &x, None, &mut dist);
         policy[r].clone_from_slice(&dist);
     }
     if maximise && !proper(rows, &policy, &unknown, &slot) {
@@ -372,35 +446,86 @@ pub fn until(
             dist.clear();
             dist.resize(r.len(), BigRational::zero());
             let order = rows.order_by(s, |t| std::cmp::Reverse(dist_to[t]), true);
-            rows.resolve(s, &order, &x, &mut dist);
+            rows.resolve(s, &order, &x, None, &mut dist);
             policy[r].clone_from_slice(&dist);
         }
         debug_assert!(proper(rows, &policy, &unknown, &slot));
     }
+    let iterations = improve_policies(
+        rows,
+        &unknown,
+        &slot,
+        &mut x,
+        policy,
+        &Rewards::default(),
+        maximise,
+        opts,
+    )?;
+    Ok(ExactRobust {
+        values: x,
+        iterations,
+    })
+}
+
+/// Rewards of a policy-iteration problem: a state reward and a transition reward (per stored
+/// transition), both optional (zero).
+#[derive(Clone, Copy, Debug, Default)]
+struct Rewards<'r> {
+    state: Option<&'r [BigRational]>,
+    trans: Option<&'r [BigRational]>,
+}
+
+/// Policy iteration from `policy` (one distribution per stored transition of the `unknown`
+/// states; `slot` maps a state to its unknown index or `u32::MAX`): evaluate
+/// `x(s) = state(s) + Σ P(e)·(trans(e) + x(t))` on the unknowns exactly (`x` of the other
+/// states fixed), then switch every state whose greedy resolution for the current values is
+/// *strictly* better; stop when none is. Returns the policies evaluated. The caller makes the
+/// first policy proper (every unknown state leaves the unknowns with probability 1); strict
+/// improvement keeps it so (see the module documentation).
+#[allow(clippy::too_many_arguments)]
+fn improve_policies(
+    rows: &ExactRows,
+    unknown: &[usize],
+    slot: &[u32],
+    x: &mut [BigRational],
+    mut policy: Vec<BigRational>,
+    rewards: &Rewards<'_>,
+    maximise: bool,
+    opts: &SolveOptions,
+) -> Result<u64> {
+    let mut dist = Vec::new();
     let mut iterations = 0u64;
     loop {
         opts.interrupt.check(iterations)?;
         iterations += 1;
-        // Evaluate the policy: x = P·x on the unknowns, ψ 1, the zero set 0.
+        // Evaluate the policy: x = P·(trans + x) + state on the unknowns.
         let mut sys = ExactSystem {
             rows: Vec::with_capacity(unknown.len()),
             diag: Vec::with_capacity(unknown.len()),
             b: Vec::with_capacity(unknown.len()),
         };
-        for &s in &unknown {
-            let (mut row, mut diag, mut b) = (Vec::new(), BigRational::zero(), BigRational::zero());
+        for &s in unknown {
+            let (mut row, mut diag) = (Vec::new(), BigRational::zero());
+            let mut b = rewards
+                .state
+                .map_or_else(BigRational::zero, |r| r[s].clone());
             for e in rows.range(s) {
                 let p = &policy[e];
                 if p.is_zero() {
                     continue;
+                }
+                if let Some(tr) = rewards.trans {
+                    if !tr[e].is_zero() {
+                        b += p * &tr[e];
+                    }
                 }
                 let t = rows.idx[e] as usize;
                 if t == s {
                     diag += p;
                 } else if slot[t] != u32::MAX {
                     row.push((slot[t], p.clone()));
-                } else if psi.contains(t) {
-                    b += p;
+                } else if !x[t].is_zero() {
+                    b += p * &x[t];
                 }
             }
             sys.rows.push(row);
@@ -426,8 +551,11 @@ pub fn until(
         }
         // Improve: strictly better rows only.
         let mut changed = false;
-        for &s in &unknown {
-            let v = rows.best(s, &x, maximise, &mut dist);
+        for &s in unknown {
+            let mut v = rows.best(s, x, rewards.trans, maximise, &mut dist);
+            if let Some(r) = rewards.state {
+                v += &r[s];
+            }
             let better = if maximise { v > x[s] } else { v < x[s] };
             if better {
                 policy[rows.range(s)].clone_from_slice(&dist);
@@ -435,12 +563,175 @@ pub fn until(
             }
         }
         if !changed {
-            return Ok(ExactRobust {
-                values: x,
-                iterations,
-            });
+            return Ok(iterations);
         }
     }
+}
+
+/// `Rmin` (`maximise = false`) or `Rmax` of `F target` in every state, exactly: `None` where
+/// it is infinite, i.e. where nature can miss the target with positive probability (`Pmin < 1`
+/// for `Rmax`, `Pmax < 1` for `Rmin`: the float path's convention and PRISM's). `state`: the
+/// state rewards; `trans`: the transition rewards, one per stored transition (collected with
+/// the mass nature gives the transition), all ≥ 0. `hint`: values (e.g. the float robust
+/// solver's) whose order gives the first policy.
+///
+/// Policy iteration as for [`until`], on the finite states outside the target. `Rmax`: the
+/// finite states are those where every resolution reaches the target almost surely, and
+/// every transition a resolution can take stays among them, so every policy is proper. `Rmin`:
+/// the first policy is proper (the hint's when it is, otherwise each state sends mass to a
+/// successor nearer to the target first) and keeps all mass among the finite states; strict
+/// improvement keeps it proper (a closed set of the new policy without the target would have
+/// zero reward and values equal to their one-step values, so no state in it changed). At the
+/// end `x` is a proper policy's value and a fixpoint of the Bellman operator; any finite
+/// fixpoint is at most every proper policy's value (unroll it along the policy) and at least
+/// (for `Rmax`) every policy's, so `x` is the optimum over proper policies, which is `Rmin`
+/// (an improper policy is worth ∞) and `Rmax`. Zero-reward end components, where plain value
+/// iteration from 0 stalls at 0, need nothing special.
+pub fn reach_rewards(
+    rows: &ExactRows,
+    target: &StateSet,
+    state: &[BigRational],
+    trans: Option<&[BigRational]>,
+    maximise: bool,
+    hint: Option<&[f64]>,
+    opts: &SolveOptions,
+) -> Result<ExactRewards> {
+    let n = rows.n();
+    let mut all = StateSet::with_capacity(n);
+    all.insert_range(..);
+    // Finite where the target is reached almost surely: under every resolution (max) or
+    // under some (min).
+    let finite = if maximise {
+        let zero = rows.prob0(&all, target, false);
+        let mut maybe = all.clone();
+        maybe.difference_with(target);
+        let mut below_one = rows.backward(&zero, &maybe);
+        below_one.toggle_range(..);
+        below_one
+    } else {
+        rows.prob1_max(&all, target)
+    };
+    let mut x = vec![BigRational::zero(); n];
+    let unknown: Vec<usize> = (0..n)
+        .filter(|&s| finite.contains(s) && !target.contains(s))
+        .collect();
+    let mut slot = vec![u32::MAX; n];
+    for (i, &s) in unknown.iter().enumerate() {
+        slot[s] = i as u32;
+    }
+    let done = |x: Vec<BigRational>, iterations| {
+        let values = x
+            .into_iter()
+            .enumerate()
+            .map(|(s, q)| (finite.contains(s) || target.contains(s)).then_some(q))
+            .collect();
+        Ok(ExactRewards { values, iterations })
+    };
+    if unknown.is_empty() {
+        return done(x, 0);
+    }
+    let mut policy: Vec<BigRational> = vec![BigRational::zero(); rows.idx.len()];
+    let mut dist = Vec::new();
+    let set_policy = |policy: &mut Vec<BigRational>,
+                      dist: &mut Vec<BigRational>,
+                      order_of: &dyn Fn(usize) -> Vec<u32>| {
+        for &s in &unknown {
+            let r = rows.range(s);
+            dist.clear();
+            dist.resize(r.len(), BigRational::zero());
+            rows.resolve(s, &order_of(s), &x, None, dist);
+            policy[r].clone_from_slice(dist);
+        }
+    };
+    match hint {
+        // The float values' order of `trans + x` (infinite values last for min).
+        Some(h) => set_policy(&mut policy, &mut dist, &|s| {
+            let key = |e: usize| trans.map_or(0.0, |t| crate::exact::to_f64(&t[e])) + h[rows.idx[e] as usize];
+            rows.order_entries(s, key, maximise)
+        }),
+        None => set_policy(&mut policy, &mut dist, &|s| (0..rows.range(s).len() as u32).collect()),
+    }
+    let keeps_finite = |policy: &[BigRational]| {
+        unknown.iter().all(|&s| {
+            rows.range(s)
+                .all(|e| policy[e].is_zero() || finite.contains(rows.idx[e] as usize))
+        })
+    };
+    if !maximise && !(keeps_finite(&policy) && proper(rows, &policy, &unknown, &slot)) {
+        // Each state sends mass to a successor nearer to the target first (states outside
+        // the finite set are not on the way: last, and given nothing, as every finite state
+        // can keep its mass among the finite ones).
+        let dist_to = distances(rows, target, &unknown, &slot);
+        set_policy(&mut policy, &mut dist, &|s| {
+            rows.order_by(s, |t| std::cmp::Reverse(dist_to[t]), true)
+        });
+        debug_assert!(keeps_finite(&policy) && proper(rows, &policy, &unknown, &slot));
+    }
+    let iterations = improve_policies(
+        rows,
+        &unknown,
+        &slot,
+        &mut x,
+        policy,
+        &Rewards {
+            state: Some(state),
+            trans,
+        },
+        maximise,
+        opts,
+    )?;
+    done(x, iterations)
+}
+
+/// The exact values of a robust reward problem (`None`: infinite) and how many policies were
+/// evaluated.
+#[derive(Clone, Debug)]
+pub struct ExactRewards {
+    /// The value of every state, `None` where infinite.
+    pub values: Vec<Option<BigRational>>,
+    /// Policies evaluated (exact eliminations).
+    pub iterations: u64,
+}
+
+/// `k` exact steps of robust cumulative reward: `x ← state + opt_P Σ P·(trans + x)` from 0
+/// (`C≤k`), or, with `instantaneous`, `x ← opt_P Σ P·x` from `x = state` (`I=k`), within
+/// [`MAX_EXACT_ROBUST_STEPS_WORK`] row evaluations.
+pub fn step_rewards(
+    rows: &ExactRows,
+    state: &[BigRational],
+    trans: Option<&[BigRational]>,
+    k: u64,
+    instantaneous: bool,
+    maximise: bool,
+    opts: &SolveOptions,
+) -> Result<Vec<BigRational>> {
+    let n = rows.n();
+    let work = k.saturating_mul(rows.idx.len() as u64);
+    if work > MAX_EXACT_ROBUST_STEPS_WORK {
+        return Err(unsupported(format!(
+            "exact robust checking of {k} steps is limited to {MAX_EXACT_ROBUST_STEPS_WORK} \
+             row evaluations (steps × transitions; here {work}); the default method answers it"
+        )));
+    }
+    let mut x = if instantaneous {
+        state.to_vec()
+    } else {
+        vec![BigRational::zero(); n]
+    };
+    let mut next = x.clone();
+    let mut dist = Vec::new();
+    for step in 0..k {
+        opts.interrupt.check(step)?;
+        for (s, y) in next.iter_mut().enumerate() {
+            *y = if instantaneous {
+                rows.best(s, &x, None, maximise, &mut dist)
+            } else {
+                &state[s] + rows.best(s, &x, trans, maximise, &mut dist)
+            };
+        }
+        std::mem::swap(&mut x, &mut next);
+    }
+    Ok(x)
 }
 
 /// Whether every unknown state reaches a non-unknown state with probability 1 under `policy`.
@@ -525,7 +816,7 @@ pub fn bounded_sweeps(
     for step in 0..k {
         opts.interrupt.check(step)?;
         for s in active.ones() {
-            next[s] = rows.best(s, &x, maximise, &mut dist);
+            next[s] = rows.best(s, &x, None, maximise, &mut dist);
         }
         std::mem::swap(&mut x, &mut next);
         next.clone_from(&x);

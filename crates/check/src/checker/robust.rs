@@ -188,12 +188,7 @@ impl<'a> Checker<'a> {
         opt: Optimum,
     ) -> Result<NumValues> {
         if self.exact_mode() {
-            return Err(self.error_at(
-                span,
-                "`--method exact` on an interval DTMC answers `Pmin`/`Pmax` of `X`, `U`, `F`, \
-                 `G`, `W` and `R` (without a lower step bound), not `Rmin`/`Rmax` yet; the \
-                 default method (`--method auto`) answers rewards with sound robust iteration",
-            ));
+            return self.robust_exact_reward(structure, path, span, opt);
         }
         let max = opt == Optimum::Max;
         let rs = self.structure(structure, span)?;

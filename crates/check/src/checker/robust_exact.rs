@@ -9,7 +9,8 @@ use crate::error::{CheckError, Result};
 use crate::result::{MethodUsed, NumValues};
 use augur_dtmc::StateSet;
 use augur_pctl::BigRational;
-use augur_pctl::{Optimum, ResolvedPath, Steps};
+use augur_pctl::{Optimum, ResolvedPath, ResolvedRewardPath, Steps};
+use num_traits::{Signed, Zero};
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::robust_exact::{self, ExactRows};
 use augur_solver::SolverError;
@@ -128,6 +129,120 @@ impl Checker<'_> {
                     )),
                 ))
             }
+        }
+    }
+
+    /// `Rmin`/`Rmax` of a reward path formula in exact arithmetic: `F φ` by policy iteration
+    /// (infinite where nature can miss φ), `C≤k` and `I=k` by exact robust sweeps. The rewards
+    /// are the model's exact ones, or the decimals their doubles print as; negative rewards
+    /// are refused (policy iteration's argument needs rewards ≥ 0).
+    pub(super) fn robust_exact_reward(
+        &mut self,
+        structure: usize,
+        path: &ResolvedRewardPath,
+        span: Span,
+        opt: Optimum,
+    ) -> Result<NumValues> {
+        let max = opt == Optimum::Max;
+        let rs = self.structure(structure, span)?;
+        self.one_step(rs)?; // checks the lengths
+        let rows = ExactRows::of(self.dtmc).map_err(|e| self.exact_error(e, span))?;
+        let n = self.n();
+        let dec = |x: f64| {
+            augur_solver::exact::from_decimal(x)
+                .ok_or_else(|| CheckError::input(format!("model: a reward is not finite ({x})")))
+        };
+        let exact_state = rs.exact.as_ref().and_then(|e| e.state.as_ref());
+        let exact_trans = rs.exact.as_ref().and_then(|e| e.transition.as_ref());
+        let state: Vec<BigRational> = match (&rs.state, exact_state) {
+            (Some(v), Some(q)) if q.len() == v.len() => q.clone(),
+            (Some(v), _) => v.iter().map(|&x| dec(x)).collect::<Result<_>>()?,
+            (None, _) => vec![BigRational::zero(); n],
+        };
+        let trans: Option<Vec<BigRational>> = match (&rs.transition, exact_trans) {
+            (Some(t), Some(q)) if q.len() == t.len() => Some(q.clone()),
+            (Some(t), _) => Some(t.iter().map(|&x| dec(x)).collect::<Result<_>>()?),
+            (None, _) => None,
+        };
+        if state.iter().chain(trans.iter().flatten()).any(|q| q.is_negative()) {
+            return Err(self.error_at(
+                span,
+                "`--method exact` on an interval DTMC needs rewards >= 0 (this structure has \
+                 a negative one)",
+            ));
+        }
+        let stop = |c: &Self, e| c.exact_error(e, span);
+        match path {
+            ResolvedRewardPath::Reachability(phi) => {
+                let target = self.bool_of(phi)?;
+                let float_rows = IntervalRows::of(self.dtmc).expect("an interval model");
+                let float_state = rs.state.clone().unwrap_or_else(|| vec![0.0; n]);
+                // The float solution orders the successors for the first policy; a float
+                // solver that fails only costs the hint.
+                let hint = match robust::reach_rewards(
+                    &float_rows,
+                    &target,
+                    &float_state,
+                    rs.transition.as_deref(),
+                    max,
+                    &self.options,
+                ) {
+                    Ok(h) => Some(h.values),
+                    Err(e @ SolverError::Interrupted(_)) => return Err(e.into()),
+                    Err(_) => None,
+                };
+                let sol = robust_exact::reach_rewards(
+                    &rows,
+                    &target,
+                    &state,
+                    trans.as_deref(),
+                    max,
+                    hint.as_deref(),
+                    &self.options,
+                )
+                .map_err(|e| stop(self, e))?;
+                Ok(NumValues::rational(
+                    sol.values,
+                    MethodUsed::Solver(format!(
+                        "exact robust policy iteration ({} policies)",
+                        sol.iterations
+                    )),
+                ))
+            }
+            ResolvedRewardPath::Cumulative {
+                steps: Some(k),
+                discount: None,
+            } => {
+                let x = robust_exact::step_rewards(
+                    &rows,
+                    &state,
+                    trans.as_deref(),
+                    *k,
+                    false,
+                    max,
+                    &self.options,
+                )
+                .map_err(|e| stop(self, e))?;
+                Ok(rational(
+                    x,
+                    MethodUsed::Cumulative {
+                        steps: *k,
+                        discounted: false,
+                    },
+                ))
+            }
+            ResolvedRewardPath::Instantaneous(k) => {
+                let x =
+                    robust_exact::step_rewards(&rows, &state, None, *k, true, max, &self.options)
+                        .map_err(|e| stop(self, e))?;
+                Ok(rational(x, MethodUsed::Instantaneous { steps: *k }))
+            }
+            ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => Err(self
+                .error_at(
+                    span,
+                    "total, discounted and long-run rewards (`C`, `C{discount=d}`, `S`) are not \
+                     supported on interval DTMCs yet; `F φ`, `C<=k` and `I=k` are",
+                )),
         }
     }
 
