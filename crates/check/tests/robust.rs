@@ -300,7 +300,10 @@ fn cosafe_ltl_lets_nature_remember_what_was_seen() {
     );
     let memoryless = MEMORY.replace("[0,1]", "[1/4,1/4]");
     // Intervals that are all points are a DTMC: its LTL checker (product with BSCCs) answers.
-    close(num(&memoryless, "Pmax=? [ (F \"a\") & (F \"b\") ]"), 1.0 / 6.0);
+    close(
+        num(&memoryless, "Pmax=? [ (F \"a\") & (F \"b\") ]"),
+        1.0 / 6.0,
+    );
 }
 
 #[test]

@@ -264,9 +264,7 @@ impl ExactRows {
         dist.resize(self.range(s).len(), BigRational::zero());
         let order = match add {
             None => self.order_by(s, |t| x[t].clone(), maximise),
-            Some(a) => {
-                self.order_entries(s, |e| &a[e] + &x[self.idx[e] as usize], maximise)
-            }
+            Some(a) => self.order_entries(s, |e| &a[e] + &x[self.idx[e] as usize], maximise),
         };
         self.resolve(s, &order, x, add, dist)
     }
@@ -646,10 +644,14 @@ pub fn reach_rewards(
     match hint {
         // The float values' order of `trans + x` (infinite values last for min).
         Some(h) => set_policy(&mut policy, &mut dist, &|s| {
-            let key = |e: usize| trans.map_or(0.0, |t| crate::exact::to_f64(&t[e])) + h[rows.idx[e] as usize];
+            let key = |e: usize| {
+                trans.map_or(0.0, |t| crate::exact::to_f64(&t[e])) + h[rows.idx[e] as usize]
+            };
             rows.order_entries(s, key, maximise)
         }),
-        None => set_policy(&mut policy, &mut dist, &|s| (0..rows.range(s).len() as u32).collect()),
+        None => set_policy(&mut policy, &mut dist, &|s| {
+            (0..rows.range(s).len() as u32).collect()
+        }),
     }
     let keeps_finite = |policy: &[BigRational]| {
         unknown.iter().all(|&s| {
@@ -908,6 +910,92 @@ mod tests {
         let min = until(&rows, &all, &goal, false, None, &opts).unwrap();
         assert_eq!(min.values[0], q(0, 1));
         assert_eq!(min.iterations, 0);
+    }
+
+    fn rewards(v: &[i64]) -> Vec<BigRational> {
+        v.iter().map(|&k| q(k, 1)).collect()
+    }
+
+    /// A retry loop: from 0, `[0.2,0.5]` to 1, `[0.1,0.3]` to 2 (both the target), `[0.3,0.6]`
+    /// back to 0, reward 1 per step at 0: the expected steps are `1/(1 − c)`, Rmax at c = 0.6:
+    /// 5/2, Rmin at c = 0.3: 10/7. A hint calling the exits best makes max's first policy leave
+    /// as fast as it can (10/7): one improvement step at least. `C≤2 = 1 + c`, `I=1 = c`.
+    #[test]
+    fn reward_policy_iteration_improves_a_wrong_first_policy() {
+        let m = model(
+            3,
+            &[
+                (0, 0, 0.3, 0.6),
+                (0, 1, 0.2, 0.5),
+                (0, 2, 0.1, 0.3),
+                (1, 1, 1.0, 1.0),
+                (2, 2, 1.0, 1.0),
+            ],
+        );
+        let rows = ExactRows::of(&m).unwrap();
+        let target = set(3, &[1, 2]);
+        let r = rewards(&[1, 0, 0]);
+        let opts = SolveOptions::default();
+        let wrong = [0.0, 10.0, 10.0];
+        let max = reach_rewards(&rows, &target, &r, None, true, Some(&wrong), &opts).unwrap();
+        assert_eq!(max.values[0], Some(q(5, 2)));
+        assert!(max.iterations >= 2, "{}", max.iterations);
+        let min = reach_rewards(&rows, &target, &r, None, false, None, &opts).unwrap();
+        assert_eq!(min.values[0], Some(q(10, 7)));
+        let c = step_rewards(&rows, &r, None, 2, false, true, &opts).unwrap();
+        assert_eq!(c[0], q(8, 5));
+        let c = step_rewards(&rows, &r, None, 2, false, false, &opts).unwrap();
+        assert_eq!(c[0], q(13, 10));
+        let i = step_rewards(&rows, &r, None, 1, true, false, &opts).unwrap();
+        assert_eq!(i[0], q(3, 10));
+    }
+
+    /// A zero-reward end component: 0 may idle on itself (`[0,1]`) or move to 1 (reward 1) or
+    /// 2 (reward 3), which go to the target 3. Idling forever never reaches the target (worth
+    /// ∞ to a minimising nature): Rmin(0) = 1, through 1. The first policy without a hint idles
+    /// (improper: replaced by the distance-based one); a hint that ranks 2 first gives the
+    /// proper policy worth 3, improved to 1 without idling. A transition reward 2 on every move
+    /// out of 0 (the idle loop included) makes it 3. Rmax: nature idles: ∞ at 0, finite at 1.
+    #[test]
+    fn rmin_leaves_zero_reward_end_components_exactly() {
+        let m = model(
+            4,
+            &[
+                (0, 0, 0.0, 1.0),
+                (0, 1, 0.0, 1.0),
+                (0, 2, 0.0, 1.0),
+                (1, 3, 1.0, 1.0),
+                (2, 3, 1.0, 1.0),
+                (3, 3, 1.0, 1.0),
+            ],
+        );
+        let rows = ExactRows::of(&m).unwrap();
+        let target = set(4, &[3]);
+        let r = rewards(&[0, 1, 3, 0]);
+        let opts = SolveOptions::default();
+        let min = reach_rewards(&rows, &target, &r, None, false, None, &opts).unwrap();
+        assert_eq!(
+            min.values,
+            vec![Some(q(1, 1)), Some(q(1, 1)), Some(q(3, 1)), Some(q(0, 1))]
+        );
+        let hint = [5.0, 9.0, 1.0, 0.0];
+        let min = reach_rewards(&rows, &target, &r, None, false, Some(&hint), &opts).unwrap();
+        assert_eq!(min.values[0], Some(q(1, 1)));
+        assert!(min.iterations >= 2, "{}", min.iterations);
+        let trans = rewards(&[2, 2, 2, 0, 0, 0]);
+        let min = reach_rewards(&rows, &target, &r, Some(&trans), false, None, &opts).unwrap();
+        assert_eq!(min.values[0], Some(q(3, 1)));
+        let max = reach_rewards(&rows, &target, &r, None, true, None, &opts).unwrap();
+        assert_eq!(
+            max.values,
+            vec![None, Some(q(1, 1)), Some(q(3, 1)), Some(q(0, 1))]
+        );
+        // C≤2 with the transition rewards: the move out of 0 earns 2, then the state reached
+        // earns its reward (idling: 0 + 2 again): min 2 + 1 (to 1), max 2 + 3 (to 2).
+        let c = step_rewards(&rows, &r, Some(&trans), 2, false, true, &opts).unwrap();
+        assert_eq!(c[0], q(5, 1));
+        let c = step_rewards(&rows, &r, Some(&trans), 2, false, false, &opts).unwrap();
+        assert_eq!(c[0], q(3, 1));
     }
 
     /// Bounds as decimals (0.1 is 1/10), tightened: `[0, 0.9]` beside a `[0.3, 1]` whose row

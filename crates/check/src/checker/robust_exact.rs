@@ -10,11 +10,11 @@ use crate::result::{MethodUsed, NumValues};
 use augur_dtmc::StateSet;
 use augur_pctl::BigRational;
 use augur_pctl::{Optimum, ResolvedPath, ResolvedRewardPath, Steps};
-use num_traits::{Signed, Zero};
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::robust_exact::{self, ExactRows};
 use augur_solver::SolverError;
 use augur_source::Span;
+use num_traits::{Signed, Zero};
 
 impl Checker<'_> {
     /// `Pmin`/`Pmax` of a path formula in exact arithmetic.
@@ -164,7 +164,11 @@ impl Checker<'_> {
             (Some(t), _) => Some(t.iter().map(|&x| dec(x)).collect::<Result<_>>()?),
             (None, _) => None,
         };
-        if state.iter().chain(trans.iter().flatten()).any(|q| q.is_negative()) {
+        if state
+            .iter()
+            .chain(trans.iter().flatten())
+            .any(|q| q.is_negative())
+        {
             return Err(self.error_at(
                 span,
                 "`--method exact` on an interval DTMC needs rewards >= 0 (this structure has \
@@ -389,6 +393,97 @@ pub(super) mod tests {
                         l <= q[s] && q[s] <= h,
                         "{prop} in state {s}: exact {} outside [{}, {}]", q[s], lo[s], hi[s]
                     );
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod reward_tests {
+    use super::tests::{arb, random_idtmc};
+    use crate::result::StateValues;
+    use crate::{CheckOptions, CheckSession, Method};
+    use augur_dtmc::{Dtmc, RewardStructure};
+    use augur_pctl::BigRational;
+    use proptest::prelude::*;
+
+    /// `d` with one reward structure: state rewards `state[s] % 3` and transition rewards
+    /// `trans[e] % 2` (zeros included, so nature may find zero-reward end components).
+    fn with_rewards(mut d: Dtmc, state: &[u8], trans: &[u8]) -> Dtmc {
+        let n = d.num_states();
+        let nnz = d.matrix.nnz();
+        d.rewards = vec![RewardStructure {
+            name: Some("r".into()),
+            state: Some((0..n).map(|s| f64::from(state[s] % 3)).collect()),
+            transition: Some(
+                (0..nnz)
+                    .map(|e| f64::from(trans[e % trans.len()] % 2))
+                    .collect(),
+            ),
+            exact: None,
+        }];
+        d
+    }
+
+    fn run(d: &Dtmc, prop: &str, method: Method) -> crate::result::NumValues {
+        let opts = CheckOptions {
+            method,
+            ..CheckOptions::default()
+        };
+        match CheckSession::for_dtmc(d, opts)
+            .check_str(prop)
+            .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()))
+            .states
+        {
+            StateValues::Num(v) => v,
+            StateValues::Bool(_) => panic!("{prop}: a number expected"),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// On random small interval DTMCs with state and transition rewards, the exact
+        /// `Rmin`/`Rmax` of `F`, `C<=k` and `I=k` agree with the default method's robust value
+        /// iteration (a second algorithm): infinite in the same states; elsewhere within its
+        /// guaranteed bounds, or, for `Rmin` with zero-reward end components (lower values
+        /// only), above its lifted lower value.
+        #[test]
+        fn exact_rewards_agree_with_the_float_robust_iteration(
+            (n, mask, units, down, up, goal) in arb(),
+            state in proptest::collection::vec(any::<u8>(), 6),
+            trans in proptest::collection::vec(any::<u8>(), 36),
+        ) {
+            let d = with_rewards(random_idtmc(n, &mask, &units, &down, &up), &state, &trans);
+            for prop in [
+                format!("R{{\"r\"}}max=? [ F s={goal} ]"),
+                format!("R{{\"r\"}}min=? [ F s={goal} ]"),
+                "R{\"r\"}max=? [ C<=3 ]".to_string(),
+                "R{\"r\"}min=? [ C<=3 ]".to_string(),
+                "R{\"r\"}max=? [ I=2 ]".to_string(),
+                "R{\"r\"}min=? [ I=2 ]".to_string(),
+            ] {
+                let exact = run(&d, &prop, Method::Exact).exact.expect("exact values");
+                let float = run(&d, &prop, Method::Auto);
+                for s in 0..n {
+                    let v = float.values[s];
+                    match &exact[s] {
+                        None => prop_assert!(v.is_infinite(), "{prop} in {s}: exact ∞, float {v}"),
+                        Some(q) => {
+                            prop_assert!(v.is_finite(), "{prop} in {s}: exact {q}, float ∞");
+                            let (lo, hi) = match &float.bounds {
+                                Some((lo, hi)) => (lo[s], hi[s]),
+                                None => (v, f64::INFINITY),
+                            };
+                            let l = BigRational::from_float(lo).unwrap();
+                            prop_assert!(l <= *q, "{prop} in {s}: exact {q} below {lo}");
+                            if hi.is_finite() {
+                                let h = BigRational::from_float(hi).unwrap();
+                                prop_assert!(*q <= h, "{prop} in {s}: exact {q} above {hi}");
+                            }
+                        }
+                    }
                 }
             }
         }
