@@ -38,6 +38,7 @@ mod parse;
 mod prism_models;
 mod provenance;
 mod robust_exact;
+mod robust_ltl;
 mod session_state;
 mod tables;
 mod type_names;

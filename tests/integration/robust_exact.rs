@@ -216,14 +216,14 @@ fn refusals_are_located_user_errors() {
         ])
     );
     insta::assert_snapshot!(
-        "rewards",
+        "total_rewards",
         user_error(&[
             "check",
             die,
             "--method",
             "exact",
             "--prop",
-            "R{\"coin_flips\"}max=? [ F s=7 ]"
+            "R{\"coin_flips\"}max=? [ C ]"
         ])
     );
     insta::assert_snapshot!(
@@ -279,6 +279,58 @@ fn point_intervals_and_thresholds_are_exact() {
     let json = stdout_json(&out);
     assert_eq!(json["results"][0]["value"], true);
     assert_eq!(json["results"][1]["value"], false);
+}
+
+/// Rewards in rationals. die-intervals' coin flips until `s=7` (transition rewards, one per
+/// flip): from 1, `E₁ = 1 + b·(1 + c·E₁) + (1 − b)·1` (3 returns to 1 with `c`, 4 ends), so
+/// `E₁ = 2/(1 − b·c)`; `E₀ = 1 + E₁` (2 is 1's mirror). Rmin at `b·c = 1/9`: 9/4 + 1 = 13/4;
+/// Rmax at `b·c = 4/9`: 18/5 + 1 = 23/5. `C<=3`: three flips on every path (no run ends in
+/// fewer than three steps): 3. An idle state (`[0,1]` on itself, reward 0) before a step of
+/// reward 1: Rmin = 1 (idling forever is worth ∞), Rmax = ∞ (nature idles).
+#[test]
+fn rewards_are_exact() {
+    let die = util::fixture("idtmc/die-intervals.pm");
+    let props = [
+        "R{\"coin_flips\"}min=? [ F s=7 ]",
+        "R{\"coin_flips\"}max=? [ F s=7 ]",
+        "R{\"coin_flips\"}max=? [ C<=3 ]",
+    ];
+    let exact = exact_results(&die, &props, "exact");
+    let float = exact_results(&die, &props, "auto");
+    let got: Vec<&str> = exact.iter().map(|g| g.0.as_deref().unwrap()).collect();
+    assert_eq!(got, ["13/4", "23/5", "3"]);
+    // The default method's step-bounded values are exact up to rounding (its `C<=3` is
+    // 3.0000000000000004: thirds in doubles), hence the few ulps.
+    for ((e, f), p) in exact.iter().zip(&float).zip(props) {
+        let ulps = 8.0 * f64::EPSILON * e.1;
+        assert!(
+            f.2[0] - ulps <= e.1 && e.1 <= f.2[1] + ulps,
+            "{p}: {} outside {:?}",
+            e.1,
+            f.2
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let idle = write(
+        dir.path(),
+        "idle.pm",
+        "dtmc\nmodule m\n  s : [0..2] init 0;\n  [] s=0 -> [0,1] : (s'=0) + [0,1] : (s'=1);\n  [] s=1 -> 1 : (s'=2);\n  [] s=2 -> true;\nendmodule\nrewards \"r\" s=1 : 1; endrewards\n",
+    );
+    let out = augur(&[
+        "check",
+        idle.to_str().unwrap(),
+        "--method",
+        "exact",
+        "--prop",
+        "R{\"r\"}min=? [ F s=2 ]",
+        "--prop",
+        "R{\"r\"}max=? [ F s=2 ]",
+        "--json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let json = stdout_json(&out);
+    assert_eq!(json["results"][0]["exact"], "1");
+    assert_eq!(json["results"][1]["value"], "inf");
 }
 
 /// Storm's `RobustDtmcPrctlModelCheckerTest` values for brp-32-2 (`P{} [ F "error" ]`: min
