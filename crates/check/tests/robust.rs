@@ -339,3 +339,31 @@ fn ltl_that_is_neither_cosafe_nor_safe_is_a_located_error() {
     let e = s.check_str("Pmax=? [ G F \"a\" ]").unwrap_err().to_string();
     assert!(e.contains("neither co-safe nor safe"), "{e}");
 }
+
+/// Weak until and release where staying forever counts: from `s=0` nature sends
+/// `[0.2,0.4]` to the goal (1), `[0.1,0.2]` to failure (2) and `[0.4,0.7]` to 3, absorbing,
+/// where `a` (`s=0 | s=3`) holds forever. `a W goal` fails only on `0 → 2`: `1 − b`, max 0.9,
+/// min 0.8; `a U goal` needs the goal: max 0.4, min 0.2. `goal R !fail` (`!fail` until and
+/// including the goal, or forever) is `1 − b` as well; `W<=1` (violated within one step) too.
+const STAY: &str = "dtmc
+module m
+  s : [0..3] init 0;
+  [] s=0 -> [0.2,0.4] : (s'=1) + [0.1,0.2] : (s'=2) + [0.4,0.7] : (s'=3);
+  [] s>0 -> true;
+endmodule
+label \"goal\" = s=1;
+label \"fail\" = s=2;
+label \"a\" = s=0 | s=3;
+";
+
+#[test]
+fn weak_until_and_release_count_staying_forever() {
+    close(num(STAY, "Pmax=? [ \"a\" W \"goal\" ]"), 0.9);
+    close(num(STAY, "Pmin=? [ \"a\" W \"goal\" ]"), 0.8);
+    close(num(STAY, "Pmax=? [ \"a\" U \"goal\" ]"), 0.4);
+    close(num(STAY, "Pmin=? [ \"a\" U \"goal\" ]"), 0.2);
+    close(num(STAY, "Pmax=? [ \"goal\" R !\"fail\" ]"), 0.9);
+    close(num(STAY, "Pmin=? [ \"goal\" R !\"fail\" ]"), 0.8);
+    close(num(STAY, "Pmin=? [ \"a\" W<=1 \"goal\" ]"), 0.8);
+    close(num(STAY, "Pmax=? [ \"a\" U<=1 \"goal\" ]"), 0.4);
+}
