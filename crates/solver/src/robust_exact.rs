@@ -659,7 +659,11 @@ pub fn reach_rewards(
                 .all(|e| policy[e].is_zero() || finite.contains(rows.idx[e] as usize))
         })
     };
-    if !maximise && !(keeps_finite(&policy) && proper(rows, &policy, &unknown, &slot)) {
+    // (Rmax: every policy reaches the target almost surely, see above.)
+    let usable = |policy: &[BigRational]| {
+        maximise || (keeps_finite(policy) && proper(rows, policy, &unknown, &slot))
+    };
+    if !usable(&policy) {
         // Each state sends mass to a successor nearer to the target first (states outside
         // the finite set are not on the way: last, and given nothing, as every finite state
         // can keep its mass among the finite ones).
@@ -667,7 +671,7 @@ pub fn reach_rewards(
         set_policy(&mut policy, &mut dist, &|s| {
             rows.order_by(s, |t| std::cmp::Reverse(dist_to[t]), true)
         });
-        debug_assert!(keeps_finite(&policy) && proper(rows, &policy, &unknown, &slot));
+        debug_assert!(usable(&policy));
     }
     let iterations = improve_policies(
         rows,
