@@ -227,17 +227,6 @@ fn refusals_are_located_user_errors() {
         ])
     );
     insta::assert_snapshot!(
-        "lower_step_bound",
-        user_error(&[
-            "check",
-            die,
-            "--method",
-            "exact",
-            "--prop",
-            "Pmax=? [ F>=2 s=7 ]"
-        ])
-    );
-    insta::assert_snapshot!(
         "ltl",
         user_error(&[
             "check",
@@ -279,6 +268,32 @@ fn point_intervals_and_thresholds_are_exact() {
     let json = stdout_json(&out);
     assert_eq!(json["results"][0]["value"], true);
     assert_eq!(json["results"][1]["value"], false);
+}
+
+/// Lower step bounds, as the default method computes them (the remainder, then sweeps of
+/// "stay in φ"). The retry loop: from 0, `a ∈ [0.2,0.5]` to the goal (absorbing), `b ∈
+/// [0.1,0.3]` to failure, `c ∈ [0.3,0.6]` back. `F[2,2] goal`: one step to a state whose `X
+/// goal` is at most 1/2 (0) or 1 (the goal): max `a + c·1/2` = 1/2 + 2/5·1/2 = 7/10, min
+/// `1/5 + 1/2·1/5` = 3/10. `F>=2 goal` is `F goal` here (the goal is absorbing): 5/6 and 2/5.
+/// `true U[2,2] s=0`: in `s=0` after exactly two steps, `c` twice: max 3/5 · 3/5 = 9/25.
+#[test]
+fn lower_step_bounds_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "retry.pm",
+        "dtmc\nmodule m\n  s : [0..2] init 0;\n  [] s=0 -> [0.2,0.5] : (s'=1) + [0.1,0.3] : (s'=2) + [0.3,0.6] : (s'=0);\n  [] s>0 -> true;\nendmodule\nlabel \"goal\" = s=1;\n",
+    );
+    let props = [
+        "Pmax=? [ F[2,2] \"goal\" ]",
+        "Pmin=? [ F[2,2] \"goal\" ]",
+        "Pmax=? [ F>=2 \"goal\" ]",
+        "Pmin=? [ F>=2 \"goal\" ]",
+        "Pmax=? [ true U[2,2] s=0 ]",
+    ];
+    let exact = exact_results(&m, &props, "exact");
+    let got: Vec<&str> = exact.iter().map(|g| g.0.as_deref().unwrap()).collect();
+    assert_eq!(got, ["7/10", "3/10", "5/6", "2/5", "9/25"]);
 }
 
 /// Rewards in rationals. die-intervals' coin flips until `s=7` (transition rewards, one per

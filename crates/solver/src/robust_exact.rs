@@ -1,5 +1,6 @@
 //! Exact robust checking of small interval DTMCs (`--method exact`): `Pmin`/`Pmax` of `φ U ψ`
-//! by policy (strategy) iteration over nature's choices, in rational arithmetic.
+//! and `Rmin`/`Rmax` of reaching a target ([`reach_rewards`]) by policy (strategy) iteration
+//! over nature's choices, step-bounded forms by exact robust sweeps, in rational arithmetic.
 //!
 //! * The bounds are rationals: a PRISM model built exactly carries them
 //!   ([`augur_dtmc::ExactIntervals`]); otherwise each bound is the decimal its double prints as
@@ -593,7 +594,7 @@ pub fn reach_rewards(
     maximise: bool,
     hint: Option<&[f64]>,
     opts: &SolveOptions,
-) -> Result<ExactRewards> {
+) -> Result<ExactRobustRewards> {
     let n = rows.n();
     let mut all = StateSet::with_capacity(n);
     all.insert_range(..);
@@ -623,7 +624,7 @@ pub fn reach_rewards(
             .enumerate()
             .map(|(s, q)| (finite.contains(s) || target.contains(s)).then_some(q))
             .collect();
-        Ok(ExactRewards { values, iterations })
+        Ok(ExactRobustRewards { values, iterations })
     };
     if unknown.is_empty() {
         return done(x, 0);
@@ -692,7 +693,7 @@ pub fn reach_rewards(
 /// The exact values of a robust reward problem (`None`: infinite) and how many policies were
 /// evaluated.
 #[derive(Clone, Debug)]
-pub struct ExactRewards {
+pub struct ExactRobustRewards {
     /// The value of every state, `None` where infinite.
     pub values: Vec<Option<BigRational>>,
     /// Policies evaluated (exact eliminations).

@@ -1,6 +1,7 @@
-//! `--method exact` on an interval DTMC: `Pmin`/`Pmax` of `X`, `U`, `F`, `G`, `W`, `R` (with
-//! an upper step bound or none) in rational arithmetic (see `augur_solver::robust_exact`).
-//! Unbounded until starts from the order of the float robust solver's values and runs
+//! `--method exact` on an interval DTMC: `Pmin`/`Pmax` of `X`, `U`, `F`, `G`, `W`, `R` (every
+//! step bound) and `Rmin`/`Rmax` of `F`, `C<=k`, `I=k` in rational arithmetic (see
+//! `augur_solver::robust_exact`); co-safe and safe LTL in `robust_ltl`. Unbounded until and
+//! reachability rewards start from the order of the float robust solver's values and run
 //! policy iteration on nature's choices; step-bounded forms are exact robust sweeps. Every
 //! other operator is a located user error naming the default method.
 
@@ -86,28 +87,22 @@ impl Checker<'_> {
         max: bool,
         span: Span,
     ) -> Result<NumValues> {
-        if steps.lower > 0 {
-            return Err(self.error_at(
-                span,
-                "`--method exact` on an interval DTMC does not support a lower step bound \
-                 (`U>=k`, `U[a,b]`); the default method (`--method auto`) answers it",
-            ));
-        }
         let n = self.n();
-        match steps.upper {
-            Some(k) => {
+        let (rest, method) = match steps.upper {
+            Some(u) => {
+                let window = u.saturating_sub(steps.lower);
                 let mut active = phi.clone();
                 active.difference_with(psi);
                 let x = robust_exact::bounded_sweeps(
                     rows,
                     &active,
                     super::rational_indicator(psi, n),
-                    k,
+                    window,
                     max,
                     &self.options,
                 )
                 .map_err(|e| self.exact_error(e, span))?;
-                Ok(rational(x, MethodUsed::Bounded { steps: k }))
+                (x, MethodUsed::Bounded { steps: window })
             }
             None => {
                 // The float robust solution orders the successors for the first policy.
@@ -121,15 +116,40 @@ impl Checker<'_> {
                 };
                 let sol = robust_exact::until(rows, phi, psi, max, hint.as_deref(), &self.options)
                     .map_err(|e| self.exact_error(e, span))?;
-                Ok(rational(
+                (
                     sol.values,
                     MethodUsed::Solver(format!(
                         "exact robust policy iteration ({} policies)",
                         sol.iterations
                     )),
-                ))
+                )
+            }
+        };
+        if steps.lower == 0 {
+            return Ok(rational(rest, method));
+        }
+        // `a` exact sweeps of "stay in φ" (as the default method): the first reads the
+        // remainder everywhere (a ψ-state outside φ counts at step `a`), afterwards the states
+        // outside φ are 0.
+        let k = steps.lower;
+        let sweep = |c: &Self, x, k| {
+            robust_exact::bounded_sweeps(rows, phi, x, k, max, &c.options)
+                .map_err(|e| c.exact_error(e, span))
+        };
+        let mut x = sweep(self, rest, 1)?;
+        for (s, v) in x.iter_mut().enumerate() {
+            if !phi.contains(s) {
+                *v = BigRational::zero();
             }
         }
+        let x = sweep(self, x, k - 1)?;
+        Ok(rational(
+            x,
+            MethodUsed::RestrictedSteps {
+                inner: Box::new(method),
+                steps: k,
+            },
+        ))
     }
 
     /// `Rmin`/`Rmax` of a reward path formula in exact arithmetic: `F φ` by policy iteration
