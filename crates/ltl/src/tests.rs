@@ -414,3 +414,95 @@ proptest! {
         prop_assert!(close(&probs(&m, &aps, &Ltl::eventually(Ltl::globally(ap(0)))), &until_values(&m, &all, &all_a)));
     }
 }
+
+/// The prefix product's value of `f` on a point chain: reachability of `true` (co-safe) or
+/// 1 − reachability of `false` (safe) on the product whose entries copy the chain's; `None`
+/// when the formula is neither.
+fn prefix_probs(m: &Matrix, aps: &[StateSet], f: &Ltl) -> Option<Vec<f64>> {
+    let p = match PrefixProduct::build(m, aps, f, &LtlOptions::default(), &Default::default()) {
+        Ok(p) => p,
+        Err(LtlError::NotPrefixDecided) => return None,
+        Err(e) => panic!("{f}: {e}"),
+    };
+    let np = p.num_states();
+    let data: Vec<f64> = p
+        .source_entry
+        .iter()
+        .map(|&e| {
+            if e == NO_ENTRY {
+                1.0
+            } else {
+                m.data()[e as usize]
+            }
+        })
+        .collect();
+    let pm: Matrix = sprs::CsMatI::new((np, np), p.ptr.clone(), p.idx.clone(), data);
+    let mut all = StateSet::with_capacity(np);
+    all.insert_range(..);
+    let (target, flip) = match p.fragment {
+        Fragment::CoSafe => (&p.accepting, false),
+        Fragment::Safe => (&p.rejecting, true),
+    };
+    let v = until_values(&pm, &all, target);
+    Some(
+        p.initial
+            .iter()
+            .map(|&i| {
+                if flip {
+                    1.0 - v[i as usize]
+                } else {
+                    v[i as usize]
+                }
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn prefix_products_classify_formulas() {
+    let m = chain(2, &[(0, 1, 1.0), (1, 1, 1.0)]);
+    let aps = vec![set(2, &[1]), set(2, &[0])];
+    let fragment = |f: &Ltl| {
+        PrefixProduct::build(&m, &aps, f, &LtlOptions::default(), &Default::default())
+            .map(|p| p.fragment)
+    };
+    let (a, b) = (ap(0), ap(1));
+    let fab = Ltl::and(Ltl::eventually(a.clone()), Ltl::eventually(b.clone()));
+    assert_eq!(fragment(&fab).unwrap(), Fragment::CoSafe);
+    // Its negation is safe; a bounded G unrolls into X and &: co-safe (and safe).
+    assert_eq!(fragment(&Ltl::not(fab.clone())).unwrap(), Fragment::Safe);
+    let g2 = Ltl::globally_bounded(
+        a.clone(),
+        StepInterval {
+            lower: 0,
+            upper: Some(2),
+        },
+    );
+    assert_eq!(fragment(&g2).unwrap(), Fragment::CoSafe);
+    // F a & G b, G F a: neither.
+    for f in [
+        Ltl::and(Ltl::eventually(a.clone()), Ltl::globally(b)),
+        Ltl::globally(Ltl::eventually(a)),
+    ] {
+        assert!(
+            matches!(fragment(&f), Err(LtlError::NotPrefixDecided)),
+            "{f}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// On any chain, a co-safe or safe formula's probability through the prefix product (decided
+    /// states absorbing, reachability of `true` or of `false`) equals the BSCC product's.
+    #[test]
+    fn prefix_products_agree_with_the_bscc_product(seed in any::<u64>(), f in formula(2)) {
+        let (m, letters) = random_chain(seed, 2);
+        let aps = aps_of(&letters, 2);
+        if let Some(v) = prefix_probs(&m, &aps, &f) {
+            let w = probs(&m, &aps, &f);
+            prop_assert!(close(&v, &w), "{} on {:?}: {:?} vs {:?}", f, letters, v, w);
+        }
+    }
+}
