@@ -195,3 +195,38 @@ fn export_a_prism_model_as_tra() {
     assert_eq!(code, 1);
     assert!(stderr.contains("undefined constant p"), "{stderr}");
 }
+
+/// Step-bounded operators are computed by floating-point sweeps: their bounds must still
+/// contain the exact value. On ring3, "done" within 7 steps has probability 1/16 (6
+/// advances of probability 1/2 in 7 steps: 1/2^6 + 6·1/2^7 = 1/16, ring3.props' comment),
+/// which the sweeps round to 0.06249999999999999, outside the zero-width bounds reported
+/// before. The exact method (rationals) gives the reference; the default method's bounds
+/// must hold it.
+#[test]
+fn step_bounded_bounds_contain_the_exact_value() {
+    let m = models().join("ring3.pm").display().to_string();
+    for prop in [
+        "P=? [ F<=7 \"done\" ]",
+        "P=? [ F<=9 \"done\" ]",
+        "R{\"work\"}=? [ C<=5 ]",
+        "P=? [ F>=2 \"done\" ]",
+    ] {
+        let run = |method: &str| {
+            let (code, stdout, stderr) =
+                augur(&["check", &m, "--prop", prop, "--method", method, "--json"]);
+            assert_eq!(code, 0, "{prop} {method}: {stderr}");
+            let out: Json = serde_json::from_str(&stdout).unwrap();
+            out["results"][0].clone()
+        };
+        let exact = run("exact")["value"].as_f64().unwrap();
+        let float = run("auto");
+        let (lo, hi) = (
+            float["bounds"][0].as_f64().unwrap(),
+            float["bounds"][1].as_f64().unwrap(),
+        );
+        assert!(
+            lo <= exact && exact <= hi,
+            "{prop}: exact {exact} outside [{lo}, {hi}]"
+        );
+    }
+}

@@ -161,6 +161,49 @@ impl NumValues {
         }
     }
 
+    /// Values computed by floating-point sweeps (a step-bounded operator) with bounds
+    /// `[v − error, v + error]`, `error` a bound of the sweeps' rounding error
+    /// ([`crate::checker`]'s `sweep_error`); with `nonnegative`, the lower bounds stop at 0
+    /// (probabilities, non-negative rewards: the exact value cannot be below it).
+    pub fn swept(values: Vec<f64>, method: MethodUsed, error: f64, nonnegative: bool) -> NumValues {
+        let floor = if nonnegative { 0.0 } else { f64::NEG_INFINITY };
+        let lo = values
+            .iter()
+            .map(|&v| {
+                if v.is_finite() {
+                    (v - error).max(floor)
+                } else {
+                    v
+                }
+            })
+            .collect();
+        let hi = values
+            .iter()
+            .map(|&v| if v.is_finite() { v + error } else { v })
+            .collect();
+        NumValues {
+            bounds: Some((lo, hi)),
+            values,
+            method,
+            exact: None,
+        }
+    }
+
+    /// The bounds widened by `error` on each side (further floating-point sweeps applied to
+    /// both of them), the lower ones stopping at 0 with `nonnegative`.
+    pub fn widened(mut self, error: f64, nonnegative: bool) -> NumValues {
+        let floor = if nonnegative { 0.0 } else { f64::NEG_INFINITY };
+        if let Some((lo, hi)) = &mut self.bounds {
+            for v in lo.iter_mut().filter(|v| v.is_finite()) {
+                *v = (*v - error).max(floor);
+            }
+            for v in hi.iter_mut().filter(|v| v.is_finite()) {
+                *v += error;
+            }
+        }
+        self
+    }
+
     /// Values known as exact rationals (`None`: infinite); the `f64` values are the nearest
     /// doubles and the bounds their outward roundings.
     pub fn rational(exact: Vec<Option<BigRational>>, method: MethodUsed) -> NumValues {

@@ -312,7 +312,7 @@ pub fn robust_row_value(
     let mut value = 0.0;
     let mut rest = 1.0;
     for j in 0..k {
-        value += lo[j] * w[j];
+        value += weighted(lo[j], w[j]);
         rest -= lo[j];
     }
     if rest <= 0.0 {
@@ -326,6 +326,17 @@ pub fn robust_row_value(
         order.sort_unstable_by(|&a, &b| w[a as usize].total_cmp(&w[b as usize]));
     }
     distribute_rest(lo, hi, w, order, value, rest)
+}
+
+/// `p·w`, with a probability of 0 contributing 0 even when `w` is infinite (an infinite
+/// reward nature gives no mass to; IEEE's 0·∞ would be NaN).
+#[inline]
+pub fn weighted(p: f64, w: f64) -> f64 {
+    if p == 0.0 {
+        0.0
+    } else {
+        p * w
+    }
 }
 
 /// The greedy step of [`robust_row_value`]: given `value = Σ lo(j)·w(j)` and the mass

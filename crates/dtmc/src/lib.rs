@@ -27,5 +27,7 @@ mod valuations;
 
 pub use builder::*;
 pub use error::*;
-pub use interval::{distribute_rest, robust_row_value, ExactIntervals, IntervalProblem, Intervals};
+pub use interval::{
+    distribute_rest, robust_row_value, weighted, ExactIntervals, IntervalProblem, Intervals,
+};
 pub use model::*;

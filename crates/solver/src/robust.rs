@@ -143,7 +143,7 @@ impl RowScratch {
                 let (a, b) = (r.start, r.start + 1);
                 let (wa, wb) = (w_at(a), w_at(b));
                 let (lo, hi) = (rows.lo, rows.hi);
-                let mut v = lo[a] * wa + lo[b] * wb;
+                let mut v = augur_dtmc::weighted(lo[a], wa) + augur_dtmc::weighted(lo[b], wb);
                 let mut rest = 1.0 - lo[a] - lo[b];
                 if rest <= 0.0 {
                     return v;
@@ -208,7 +208,7 @@ fn row_value_ordered(
     let mut value = 0.0;
     let mut rest = 1.0;
     for j in 0..k {
-        value += lo[j] * w[j];
+        value += augur_dtmc::weighted(lo[j], w[j]);
         rest -= lo[j];
     }
     if rest <= 0.0 {
@@ -859,6 +859,17 @@ pub fn reach_rewards(
         }
         if verified {
             break;
+        }
+        if slack >= 1.0 {
+            // Even a guess twice the lower values was not verified: rounding keeps some
+            // sweep a few ulps above its input (a row's greedy masses summing to 1 + ulp on a
+            // cycle). No guaranteed upper bound then, as for `Rmin` with zero-reward end
+            // components: the lower values, reported without bounds.
+            return Ok(RobustSolution {
+                values: x,
+                bounds: None,
+                sweeps,
+            });
         }
         guess_eps = (guess_eps / 2.0).max(f64::MIN_POSITIVE);
         slack = (slack * 2.0).min(1.0);

@@ -270,6 +270,30 @@ impl ExactRows {
         self.resolve(s, &order, x, add, dist)
     }
 
+    /// [`ExactRows::best`] for a minimum where the successors in `avoid` are worth ∞ (their
+    /// stored values are placeholders): they come last, so they get only their `lo`.
+    fn best_avoiding(
+        &self,
+        s: usize,
+        x: &[BigRational],
+        add: Option<&[BigRational]>,
+        avoid: &StateSet,
+        dist: &mut Vec<BigRational>,
+    ) -> BigRational {
+        dist.clear();
+        dist.resize(self.range(s).len(), BigRational::zero());
+        let order = self.order_entries(
+            s,
+            |e| {
+                let t = self.idx[e] as usize;
+                let v = add.map_or_else(|| x[t].clone(), |a| &a[e] + &x[t]);
+                (avoid.contains(t), v)
+            },
+            false,
+        );
+        self.resolve(s, &order, x, add, dist)
+    }
+
     /// Predecessor lists over the transitions with (tight) `hi > 0`.
     fn predecessors(&self) -> Vec<Vec<u32>> {
         let n = self.n();
@@ -458,6 +482,7 @@ pub fn until(
         policy,
         &Rewards::default(),
         maximise,
+        None,
         opts,
     )?;
     Ok(ExactRobust {
@@ -490,6 +515,7 @@ fn improve_policies(
     mut policy: Vec<BigRational>,
     rewards: &Rewards<'_>,
     maximise: bool,
+    avoid: Option<&StateSet>,
     opts: &SolveOptions,
 ) -> Result<u64> {
     let mut dist = Vec::new();
@@ -551,7 +577,10 @@ fn improve_policies(
         // Improve: strictly better rows only.
         let mut changed = false;
         for &s in unknown {
-            let mut v = rows.best(s, x, rewards.trans, maximise, &mut dist);
+            let mut v = match avoid {
+                Some(a) => rows.best_avoiding(s, x, rewards.trans, a, &mut dist),
+                None => rows.best(s, x, rewards.trans, maximise, &mut dist),
+            };
             if let Some(r) = rewards.state {
                 v += &r[s];
             }
@@ -674,6 +703,11 @@ pub fn reach_rewards(
         });
         debug_assert!(usable(&policy));
     }
+    // Rmin: the states outside the finite ones and the target are worth ∞ (their entries of
+    // `x` are placeholders), so an improvement gives them no mass beyond their `lo`.
+    let mut infinite = finite.clone();
+    infinite.union_with(target);
+    infinite.toggle_range(..);
     let iterations = improve_policies(
         rows,
         &unknown,
@@ -685,6 +719,7 @@ pub fn reach_rewards(
             trans,
         },
         maximise,
+        (!maximise).then_some(&infinite),
         opts,
     )?;
     done(x, iterations)

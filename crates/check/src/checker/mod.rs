@@ -295,6 +295,23 @@ impl<'a> Checker<'a> {
         &self.dtmc.matrix
     }
 
+    /// The `width` of [`sweep_error`] for this chain: its longest row, or n + 1 when the
+    /// chain is small enough for `huge_k`'s dense squaring.
+    fn sweep_width(&self) -> usize {
+        let m = self.matrix();
+        let longest = m.indptr().as_slice().map_or(0, |p| {
+            p.windows(2)
+                .map(|w| (w[1] - w[0]) as usize)
+                .max()
+                .unwrap_or(0)
+        });
+        if self.n() < huge_k::DENSE_MAX_STATES {
+            longest.max(self.n() + 1)
+        } else {
+            longest
+        }
+    }
+
     fn transpose(&mut self) -> &Matrix {
         let m = &self.dtmc.matrix;
         self.transpose
@@ -1054,9 +1071,11 @@ impl<'a> Checker<'a> {
         let rest = match steps.upper {
             Some(u) => {
                 let window = u.saturating_sub(steps.lower);
-                NumValues::exact(
+                NumValues::swept(
                     huge_k::bounded_until(matrix, phi, psi, window, &self.options.interrupt)?,
                     MethodUsed::Bounded { steps: window },
+                    sweep_error(self.sweep_width(), window, 1.0),
+                    true,
                 )
             }
             None => {
@@ -1083,12 +1102,14 @@ impl<'a> Checker<'a> {
                 huge_k::restricted_steps(matrix, phi, hi, k, &stop)?,
             ));
         }
+        let error = sweep_error(self.sweep_width(), k, 1.0);
         Ok(NumValues {
             values: huge_k::restricted_steps(matrix, phi, rest.values, k, &stop)?,
             bounds: lo_hi,
             method,
             exact: None,
-        })
+        }
+        .widened(error, true))
     }
 
     /// [`Checker::until`] with a step bound in exact mode: the bounded part by rational
@@ -1459,12 +1480,19 @@ impl<'a> Checker<'a> {
                 match steps {
                     Some(k) => {
                         let x = huge_k::cumulative(matrix, &r, d, *k, &stop)?;
-                        Ok(NumValues::exact(
+                        // Every partial sum is at most k·R in magnitude (R the largest
+                        // one-step reward), the closed-form finish included.
+                        let scale = max_abs(&x) + *k as f64 * max_abs(&r);
+                        let error = sweep_error(self.sweep_width(), *k, scale);
+                        let nonnegative = r.iter().all(|&v| v >= 0.0);
+                        Ok(NumValues::swept(
                             x,
                             MethodUsed::Cumulative {
                                 steps: *k,
                                 discounted: d < 1.0,
                             },
+                            error,
+                            nonnegative,
                         ))
                     }
                     None if d < 1.0 => self.discounted_total(&r, d),
@@ -1502,8 +1530,15 @@ impl<'a> Checker<'a> {
                     }
                     None => vec![0.0; self.n()],
                 };
+                let (scale, nonnegative) = (max_abs(&v), v.iter().all(|&r| r >= 0.0));
                 let x = huge_k::power_apply(matrix, v, *k, &stop)?;
-                Ok(NumValues::exact(x, MethodUsed::Instantaneous { steps: *k }))
+                let error = sweep_error(self.sweep_width(), *k, scale);
+                Ok(NumValues::swept(
+                    x,
+                    MethodUsed::Instantaneous { steps: *k },
+                    error,
+                    nonnegative,
+                ))
             }
             ResolvedRewardPath::LongRun => {
                 let r = self.one_step(rs)?;
@@ -1810,6 +1845,35 @@ fn everywhere_num(
 }
 
 /// The indicator of `set` over `n` states, in rationals.
+/// A bound of the rounding error of `k` floating-point sweeps of a chain whose rows have at
+/// most `width` entries, on values of magnitude at most `scale` at every step (the sweeps of a
+/// step-bounded operator). Each sweep computes, per state, a dot product of at most `width`
+/// terms, from stored probabilities that are themselves rounded, plus a reward: by the
+/// standard bound of a dot product (Higham, *Accuracy and Stability of Numerical Algorithms*,
+/// §3.1) it errs by at most γ·scale with γ = m·u/(1 − m·u), m = `width` + 2, u = 2⁻⁵³. A
+/// row's weights sum to at most 1 + γ, so it carries the earlier errors forward growing them
+/// by that factor at most: after `k` sweeps the error is at most k·γ·scale·(1 + γ)^k. The
+/// repeated squaring of a small chain (`huge_k`) errs alike with `width` = n + 1 (the error
+/// of a product of squarings doubles with each squaring while the power doubles); the
+/// undiscounted cumulative reward finished in closed form there is covered by the caller's
+/// `scale` (it passes k·R beside the largest value). Twice that, for what the argument
+/// rounds away (the clamping of rows that sum a few ulps above 1).
+pub(crate) fn sweep_error(width: usize, k: u64, scale: f64) -> f64 {
+    let u = f64::EPSILON / 2.0;
+    let m = (width + 2) as f64;
+    let gamma = m * u / (1.0 - m * u);
+    let k = k as f64;
+    2.0 * k * gamma * scale * (k * gamma).exp()
+}
+
+/// The largest magnitude among finite values (0 when none).
+fn max_abs(values: &[f64]) -> f64 {
+    values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0, |m: f64, v| m.max(v.abs()))
+}
+
 fn rational_indicator(set: &StateSet, n: usize) -> Vec<BigRational> {
     (0..n)
         .map(|s| {

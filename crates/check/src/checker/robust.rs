@@ -28,6 +28,20 @@ impl<'a> Checker<'a> {
             .is_some_and(|iv| iv.lo.iter().zip(&iv.hi).any(|(l, h)| l < h))
     }
 
+    /// [`super::sweep_error`] for `k` robust sweeps: each row's inner problem (the successors
+    /// sorted by value, the interval mass assigned greedily, the rest computed by subtraction)
+    /// rounds every probability it assigns as well, so the width is squared.
+    fn robust_sweep_error(&self, k: u64, scale: f64) -> f64 {
+        let m = &self.dtmc.matrix;
+        let longest = m.indptr().as_slice().map_or(0, |p| {
+            p.windows(2)
+                .map(|w| (w[1] - w[0]) as usize)
+                .max()
+                .unwrap_or(0)
+        });
+        super::sweep_error((longest + 2) * (longest + 2), k, scale)
+    }
+
     fn rows(&self) -> IntervalRows<'a> {
         IntervalRows::of(self.dtmc).expect("an interval model")
     }
@@ -129,7 +143,12 @@ impl<'a> Checker<'a> {
                     max,
                     &self.options,
                 )?;
-                NumValues::exact(x, MethodUsed::Bounded { steps: window })
+                NumValues::swept(
+                    x,
+                    MethodUsed::Bounded { steps: window },
+                    self.robust_sweep_error(window, 1.0),
+                    true,
+                )
             }
             None => {
                 let sol = robust::until(&rows, phi, psi, max, &self.options)?;
@@ -176,7 +195,8 @@ impl<'a> Checker<'a> {
             bounds,
             method,
             exact: None,
-        })
+        }
+        .widened(self.robust_sweep_error(k, 1.0), true))
     }
 
     /// `Rmin`/`Rmax` of a reward path formula.
@@ -215,17 +235,36 @@ impl<'a> Checker<'a> {
                 discount: None,
             } => {
                 let x = robust::step_rewards(&rows, &state, trans, *k, false, max, &self.options)?;
-                Ok(NumValues::exact(
+                let r = state
+                    .iter()
+                    .chain(trans.into_iter().flatten())
+                    .fold(0.0, |m: f64, v| m.max(v.abs()));
+                let nonnegative = state
+                    .iter()
+                    .chain(trans.into_iter().flatten())
+                    .all(|&v| v >= 0.0);
+                let error = self.robust_sweep_error(*k, *k as f64 * 2.0 * r);
+                Ok(NumValues::swept(
                     x,
                     MethodUsed::Cumulative {
                         steps: *k,
                         discounted: false,
                     },
+                    error,
+                    nonnegative,
                 ))
             }
             ResolvedRewardPath::Instantaneous(k) => {
                 let x = robust::step_rewards(&rows, &state, None, *k, true, max, &self.options)?;
-                Ok(NumValues::exact(x, MethodUsed::Instantaneous { steps: *k }))
+                let scale = state.iter().fold(0.0, |m: f64, v| m.max(v.abs()));
+                let nonnegative = state.iter().all(|&v| v >= 0.0);
+                let error = self.robust_sweep_error(*k, scale);
+                Ok(NumValues::swept(
+                    x,
+                    MethodUsed::Instantaneous { steps: *k },
+                    error,
+                    nonnegative,
+                ))
             }
             ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => Err(self
                 .error_at(
