@@ -1970,6 +1970,78 @@ mod tests {
         }
     }
 
+    /// Counts made elsewhere (a Parquet reader counting while it reads) give the counts and
+    /// the model of their traces; counts that do not fit together, or a chain of order 2 from
+    /// first-order counts, are errors.
+    #[test]
+    fn indexed_counts_give_the_counts_and_model_of_their_traces() {
+        let names: Vec<String> = vec!["a".into(), "b".into(), "c".into()];
+        // Traces: a b b c, b, a c a.
+        let (offsets, states) = (vec![0, 4, 5, 8], vec![0, 1, 1, 2, 1, 0, 2, 0]);
+        let indexed = IndexedTraces {
+            names: &names,
+            offsets: &offsets,
+            states: &states,
+        };
+        let counts = IndexedCounts {
+            names: names.clone(),
+            transitions: vec![(0, 1, 1), (0, 2, 1), (1, 1, 1), (1, 2, 1), (2, 0, 1)],
+            initial: vec![2, 1, 0],
+            ends: vec![1, 1, 1],
+            traces: 3,
+            steps: 8,
+        };
+        for opts in [
+            LearnOptions::default(),
+            LearnOptions {
+                end_state: Some("end".into()),
+                alpha: 0.5,
+                ..LearnOptions::default()
+            },
+        ] {
+            let a = count_from_indexed_counts(counts.clone(), "t", &opts).unwrap();
+            let b = count_from_indexed(indexed, "t", &opts).unwrap();
+            assert_eq!(a.counts, b.counts);
+            let a = learn_from_indexed_counts(counts.clone(), "t", &opts).unwrap();
+            let b = learn_from_indexed(indexed, "t", &opts).unwrap();
+            let (a, b) = (&a.models[0], &b.models[0]);
+            assert_eq!(a.state_names, b.state_names);
+            assert_eq!(a.initial, b.initial);
+            // (Debug: the rows, counts and report, not the label sets' addresses.)
+            assert_eq!(format!("{:?}", a.rows), format!("{:?}", b.rows));
+            assert_eq!(format!("{:?}", a.counts), format!("{:?}", b.counts));
+            assert_eq!(format!("{:?}", a.report), format!("{:?}", b.report));
+            let labels = |m: &LearnedModel| -> Vec<(String, Vec<usize>)> {
+                m.labels
+                    .iter()
+                    .map(|(n, s)| (n.clone(), s.ones().collect()))
+                    .collect()
+            };
+            assert_eq!(labels(a), labels(b));
+        }
+        let order2 = LearnOptions {
+            order: 2,
+            ..LearnOptions::default()
+        };
+        assert!(matches!(
+            learn_from_indexed_counts(counts.clone(), "t", &order2),
+            Err(LearnError::BadCounts(_))
+        ));
+        let short = IndexedCounts {
+            ends: vec![1, 1],
+            ..counts.clone()
+        };
+        assert!(matches!(
+            learn_from_indexed_counts(short, "t", &LearnOptions::default()),
+            Err(LearnError::BadCounts(_))
+        ));
+        let out_of_range = IndexedCounts {
+            transitions: vec![(0, 3, 1)],
+            ..counts
+        };
+        assert!(learn_from_indexed_counts(out_of_range, "t", &LearnOptions::default()).is_err());
+    }
+
     /// A second-order chain is a first-order chain over pairs: after `x a` comes `y`, after
     /// `z a` comes `w` (a first-order chain can only say 1/2 each from `a`).
     #[test]
