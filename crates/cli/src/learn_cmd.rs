@@ -195,7 +195,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
     } else if spec.is_none() && opts.order == 1 {
         // A first-order chain without a spec: a table in order is counted while it is read.
         match augur_columnar::count_steps(traces, &args.columns.columns()?)? {
-            augur_columnar::Steps::Counted(counts) => {
+            augur_columnar::StepsRead::Counted(counts) => {
                 if args.counts_only {
                     let outcome =
                         count_from_indexed_counts(counts, &file_name, &opts).map_err(with_note)?;
@@ -206,7 +206,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                     learn_from_indexed_counts(counts, &file_name, &opts).map_err(with_note)?;
                 return learned_summary(args, &file_name, outcome, out);
             }
-            augur_columnar::Steps::Table(t) => Some(t),
+            augur_columnar::StepsRead::Table(t) => Some(t),
         }
     } else {
         Some(augur_columnar::read_steps(

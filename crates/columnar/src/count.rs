@@ -32,7 +32,7 @@ const DENSE_MAX_STATES: usize = 1024;
 /// cannot be counted while reading, the table itself.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
-pub enum Steps {
+pub enum StepsRead {
     /// The counts (states numbered by first appearance along the traces, as the learner
     /// numbers them), for `augur_learn::pipeline::learn_from_indexed_counts`.
     Counted(IndexedCounts),
@@ -47,28 +47,28 @@ pub enum Steps {
 /// [`read_steps`] reads, state numbering included.
 ///
 /// ```
-/// use augur_columnar::{count_steps, write_steps_parquet, Columns, Steps};
+/// use augur_columnar::{count_steps, write_steps_parquet, Columns, StepsRead};
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("t.parquet");
 /// let rows = [("t1", 0, "a"), ("t1", 1, "b"), ("t2", 0, "b")];
 /// write_steps_parquet(&path, rows.iter().copied(), &Columns::default()).unwrap();
-/// let Steps::Counted(c) = count_steps(&path, &Columns::default()).unwrap() else {
+/// let StepsRead::Counted(c) = count_steps(&path, &Columns::default()).unwrap() else {
 ///     panic!("an ordered table is counted while read")
 /// };
 /// assert_eq!(c.names, ["a", "b"]);
 /// assert_eq!(c.transitions, [(0, 1, 1)]);
 /// assert_eq!((c.initial, c.ends, c.traces, c.steps), (vec![1, 1], vec![0, 2], 2, 3));
 /// ```
-pub fn count_steps(path: &Path, columns: &Columns) -> Result<Steps> {
+pub fn count_steps(path: &Path, columns: &Columns) -> Result<StepsRead> {
     if ColumnarFormat::from_path(path) == Some(ColumnarFormat::Parquet) && columns.state.len() == 1
     {
         let file = path.display().to_string();
         let source = ParquetSource::open(path, &file, columns)?;
         if let Some(counts) = count_source(&source, columns, crate::threads()) {
-            return Ok(Steps::Counted(counts));
+            return Ok(StepsRead::Counted(counts));
         }
     }
-    read_steps(path, columns).map(Steps::Table)
+    read_steps(path, columns).map(StepsRead::Table)
 }
 
 /// The counts of an ordered table read on up to `threads` threads, `None` when it cannot be
@@ -459,7 +459,7 @@ mod tests {
                 "{threads} threads"
             );
         }
-        let Steps::Counted(c) = count_steps(path, &Columns::default()).unwrap() else {
+        let StepsRead::Counted(c) = count_steps(path, &Columns::default()).unwrap() else {
             panic!("not counted while read")
         };
         let opts = LearnOptions::default();
@@ -542,8 +542,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
         let table_of = |path: &Path| match count_steps(path, &Columns::default()).unwrap() {
-            Steps::Table(t) => t,
-            Steps::Counted(_) => panic!("counted a table not in order"),
+            StepsRead::Table(t) => t,
+            StepsRead::Counted(_) => panic!("counted a table not in order"),
         };
         // A trace across the two row groups (so across the two parts) whose order value
         // goes back where the second starts: each part in order, not the two together.

@@ -39,7 +39,7 @@
 mod count;
 mod counts;
 
-pub use count::{count_steps, Steps};
+pub use count::{count_steps, StepsRead};
 
 pub use counts::{read_counts_parquet, write_counts_parquet, COUNTS_COLUMNS};
 
