@@ -12,6 +12,7 @@ the largest resident set.
 
     python3 benches/learn_scale.py            # build, generate, measure
     python3 benches/learn_scale.py --no-build --runs 3
+    python3 benches/learn_scale.py --augur target/profiling/augur   # another build of it
 
 Only the standard library; Linux or macOS (os.wait4 gives each run's CPU time and memory).
 """
@@ -63,13 +64,18 @@ def main():
     ap.add_argument("--traces", type=int, default=300_000, help="traces to simulate")
     ap.add_argument("--no-build", action="store_true", help="use target/release/augur as is")
     ap.add_argument("--dir", help="where to write the traces (default: a temporary directory)")
+    ap.add_argument("--augur", help="the binary to measure (default: target/release/augur, "
+                    "built first unless --no-build)")
     args = ap.parse_args()
 
-    if not args.no_build:
-        subprocess.run(
-            ["cargo", "build", "--release", "--quiet", "--bin", "augur"], cwd=ROOT, check=True
-        )
-    augur = os.path.join(ROOT, "target", "release", "augur")
+    if args.augur:
+        augur = os.path.abspath(args.augur)
+    else:
+        if not args.no_build:
+            subprocess.run(
+                ["cargo", "build", "--release", "--quiet", "--bin", "augur"], cwd=ROOT, check=True
+            )
+        augur = os.path.join(ROOT, "target", "release", "augur")
     tmp = None
     if args.dir:
         work = args.dir
@@ -111,7 +117,8 @@ def main():
     if any(m != models[0] for m in models):
         sys.exit("the readers learned different models")
 
-    print(f"# augur learn, whole process, median of {args.runs} runs after a warm-up run")
+    print(f"# augur learn, whole process, median of {args.runs} runs after a warm-up run; "
+          f"binary: {os.path.relpath(augur, ROOT)}")
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {cpu_model()}, "
           f"{os.cpu_count()} cores, load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -11,9 +11,10 @@ use augur_formats::json::parse_json;
 use augur_learn::counts::KeyedCounts;
 use augur_learn::learn::Unobserved;
 use augur_learn::pipeline::{
-    count_from_indexed, count_from_jsonl, count_from_traces, learn_from_counts, learn_from_indexed,
-    learn_from_jsonl, learn_from_traces, output_paths, write_learned, CountsOutcome, IndexedTraces,
-    LearnOptions, LearnedModel, ReadProgress,
+    count_from_indexed, count_from_indexed_counts, count_from_jsonl, count_from_traces,
+    learn_from_counts, learn_from_indexed, learn_from_indexed_counts, learn_from_jsonl,
+    learn_from_traces, output_paths, write_learned, CountsOutcome, IndexedTraces, LearnOptions,
+    LearnedModel, ReadProgress,
 };
 use serde_json::json;
 
@@ -181,14 +182,6 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
              to Parquet and Arrow step tables (.parquet, .arrow, .ipc, .feather) only"
         );
     }
-    let table = if columnar {
-        Some(augur_columnar::read_steps(
-            traces,
-            &args.columns.columns()?,
-        )?)
-    } else {
-        None
-    };
     let with_note = |e: augur_learn::LearnError| match e {
         // Concrete values without a spec: say how to give one.
         e @ augur_learn::LearnError::Step { .. } if spec.is_none() => anyhow::Error::new(
@@ -196,6 +189,30 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                 .with_note("give --abstraction SPEC to abstract concrete values"),
         ),
         e => e.into(),
+    };
+    let table = if !columnar {
+        None
+    } else if spec.is_none() && opts.order == 1 {
+        // A first-order chain without a spec: a table in order is counted while it is read.
+        match augur_columnar::count_steps(traces, &args.columns.columns()?)? {
+            augur_columnar::StepsRead::Counted(counts) => {
+                if args.counts_only {
+                    let outcome =
+                        count_from_indexed_counts(counts, &file_name, &opts).map_err(with_note)?;
+                    write_counts(&outcome.counts, &args.output)?;
+                    return counts_summary(args, &file_name, &outcome, out);
+                }
+                let outcome =
+                    learn_from_indexed_counts(counts, &file_name, &opts).map_err(with_note)?;
+                return learned_summary(args, &file_name, outcome, out);
+            }
+            augur_columnar::StepsRead::Table(t) => Some(t),
+        }
+    } else {
+        Some(augur_columnar::read_steps(
+            traces,
+            &args.columns.columns()?,
+        )?)
     };
     let threads = match args.threads {
         Some(n) => usize::from(n),

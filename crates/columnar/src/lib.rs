@@ -36,7 +36,10 @@
 //! ```
 #![deny(missing_docs)]
 
+mod count;
 mod counts;
+
+pub use count::{count_steps, StepsRead};
 
 pub use counts::{read_counts_parquet, write_counts_parquet, COUNTS_COLUMNS};
 
@@ -650,6 +653,139 @@ fn locate(file: &str, schema: &Schema, columns: &Columns) -> Result<Vec<usize>> 
     Ok(idx)
 }
 
+/// A Parquet file opened for reading the columns of a step table.
+struct ParquetSource<'a> {
+    path: &'a Path,
+    file: &'a str,
+    meta: ArrowReaderMetadata,
+    /// The schema indices of the columns (trace id, order, states...).
+    idx: Vec<usize>,
+    /// Where each of them is in a projected batch (trace id, order, states...).
+    positions: Vec<usize>,
+    /// The rows of each row group.
+    sizes: Vec<u64>,
+}
+
+impl<'a> ParquetSource<'a> {
+    /// Reads the file's metadata and finds the columns (an error names a missing or
+    /// mistyped one).
+    fn open(path: &'a Path, file: &'a str, columns: &Columns) -> Result<ParquetSource<'a>> {
+        let f = open_file(path, file)?;
+        let meta = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new())
+            .map_err(|e| parquet_error(file, &e))?;
+        let idx = locate(file, meta.schema(), columns)?;
+        let (_, positions) = positions_of(&idx);
+        // String state columns are read as dictionaries (as Parquet usually stores
+        // them), so that a state is named once per dictionary, not once per row.
+        let mut fields: Vec<Field> = meta
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        let mut hinted = false;
+        // So are the trace ids: runs of equal ids are then runs of equal keys, an id
+        // named once per run without being copied for every row.
+        for (role, &i) in idx.iter().enumerate() {
+            if role == 1 || idx[1] == i {
+                continue;
+            }
+            let t = fields[i].data_type().clone();
+            if matches!(t, DataType::Utf8 | DataType::LargeUtf8) {
+                let f = fields[i].clone();
+                fields[i] =
+                    f.with_data_type(DataType::Dictionary(Box::new(DataType::Int32), Box::new(t)));
+                hinted = true;
+            }
+        }
+        let meta = if hinted {
+            let schema = Arc::new(Schema::new_with_metadata(
+                fields,
+                meta.schema().metadata().clone(),
+            ));
+            ArrowReaderMetadata::try_new(
+                meta.metadata().clone(),
+                ArrowReaderOptions::new().with_schema(schema),
+            )
+            .unwrap_or(meta)
+        } else {
+            meta
+        };
+        let sizes = meta
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows().max(0) as u64)
+            .collect();
+        Ok(ParquetSource {
+            path,
+            file,
+            meta,
+            idx,
+            positions,
+            sizes,
+        })
+    }
+
+    /// The batches of the given row groups, only the step table's columns decoded.
+    fn reader(
+        &self,
+        groups: Vec<usize>,
+    ) -> Result<impl Iterator<Item = Result<RecordBatch>> + use<'a>> {
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            open_file(self.path, self.file)?,
+            self.meta.clone(),
+        );
+        let mask = ProjectionMask::roots(builder.parquet_schema(), self.idx.iter().copied());
+        let reader = builder
+            .with_projection(mask)
+            .with_row_groups(groups)
+            .with_batch_size(64 * 1024)
+            .build()
+            .map_err(|e| parquet_error(self.file, &e))?;
+        let file = self.file;
+        Ok(reader.map(move |b| b.map_err(|e| parquet_error(file, &e))))
+    }
+
+    /// Contiguous runs of row groups of about equal rows, one per thread (up to `threads`).
+    fn parts(&self, threads: usize) -> Vec<(Vec<usize>, u64)> {
+        split(&self.sizes, threads.min(self.sizes.len()).max(1))
+    }
+}
+
+/// The threads to read with: one per core.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn open_file(path: &Path, file: &str) -> Result<File> {
+    File::open(path).map_err(|e| ColumnarError::Io {
+        file: file.to_string(),
+        message: format!("cannot open: {e}"),
+    })
+}
+
+fn parquet_error(file: &str, e: &dyn std::fmt::Display) -> ColumnarError {
+    ColumnarError::Format {
+        file: file.to_string(),
+        format: "Parquet",
+        message: e.to_string(),
+    }
+}
+
+/// The projected batches have the chosen columns in schema order: the columns' schema
+/// indices sorted, and where each is among them.
+fn positions_of(idx: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let mut sorted = idx.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let positions = idx
+        .iter()
+        .map(|i| sorted.binary_search(i).unwrap_or(0))
+        .collect();
+    (sorted, positions)
+}
+
 /// Reads the step table of a Parquet or Arrow IPC file (by its extension, see
 /// [`ColumnarFormat::from_path`]), reading only the named columns.
 ///
@@ -674,104 +810,28 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
             message: e.to_string(),
         }
     };
-    // The projected batches have the chosen columns in schema order.
-    let positions_of = |idx: &[usize]| -> (Vec<usize>, Vec<usize>) {
-        let mut sorted = idx.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let positions = idx
-            .iter()
-            .map(|i| sorted.binary_search(i).unwrap_or(0))
-            .collect();
-        (sorted, positions)
-    };
     let mut table = match format {
         ColumnarFormat::Parquet => {
-            let err = bad("Parquet");
-            let f = open()?;
-            let meta =
-                ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map_err(|e| err(&e))?;
-            let idx = locate(&file_name, meta.schema(), columns)?;
-            let (_, positions) = positions_of(&idx);
-            // String state columns are read as dictionaries (as Parquet usually stores
-            // them), so that a state is named once per dictionary, not once per row.
-            let mut fields: Vec<Field> = meta
-                .schema()
-                .fields()
-                .iter()
-                .map(|f| f.as_ref().clone())
-                .collect();
-            let mut hinted = false;
-            // So are the trace ids: runs of equal ids are then runs of equal keys, an id
-            // named once per run without being copied for every row.
-            for (role, &i) in idx.iter().enumerate() {
-                if role == 1 || idx[1] == i {
-                    continue;
-                }
-                let t = fields[i].data_type().clone();
-                if matches!(t, DataType::Utf8 | DataType::LargeUtf8) {
-                    let f = fields[i].clone();
-                    fields[i] = f.with_data_type(DataType::Dictionary(
-                        Box::new(DataType::Int32),
-                        Box::new(t),
-                    ));
-                    hinted = true;
-                }
-            }
-            let meta = if hinted {
-                let schema = Arc::new(Schema::new_with_metadata(
-                    fields,
-                    meta.schema().metadata().clone(),
-                ));
-                ArrowReaderMetadata::try_new(
-                    meta.metadata().clone(),
-                    ArrowReaderOptions::new().with_schema(schema),
-                )
-                .unwrap_or(meta)
-            } else {
-                meta
-            };
-            let reader = |groups: Vec<usize>| -> Result<_> {
-                let builder =
-                    ParquetRecordBatchReaderBuilder::new_with_metadata(open()?, meta.clone());
-                let mask = ProjectionMask::roots(builder.parquet_schema(), idx.iter().copied());
-                let reader = builder
-                    .with_projection(mask)
-                    .with_row_groups(groups)
-                    .with_batch_size(64 * 1024)
-                    .build()
-                    .map_err(|e| err(&e))?;
-                Ok(reader.map(|b| b.map_err(|e| err(&e))))
-            };
-            // Contiguous runs of row groups of about equal rows, one per thread.
-            let sizes: Vec<u64> = meta
-                .metadata()
-                .row_groups()
-                .iter()
-                .map(|g| g.num_rows().max(0) as u64)
-                .collect();
-            let threads = std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(sizes.len())
-                .max(1);
-            let parts = split(&sizes, threads);
+            let source = ParquetSource::open(path, &file_name, columns)?;
+            let parts = source.parts(threads());
+            let sizes = &source.sizes;
             let total_rows: u64 = sizes.iter().sum();
+            let all = || (0..sizes.len()).collect::<Vec<_>>();
             let chunks: Vec<Result<Chunk>> = if parts.len() <= 1 {
                 vec![read_chunk(
                     &file_name,
                     columns,
-                    &positions,
+                    &source.positions,
                     1,
                     total_rows,
-                    reader((0..sizes.len()).collect())?,
+                    source.reader(all())?,
                 )]
             } else {
                 std::thread::scope(|s| {
                     let handles: Vec<_> = parts
                         .iter()
                         .map(|(groups, first_row)| {
-                            let reader = &reader;
-                            let positions = &positions;
+                            let source = &source;
                             let file_name = &file_name;
                             // The first range's states become the table's: room for all.
                             let capacity = if *first_row == 1 {
@@ -783,10 +843,10 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                                 read_chunk(
                                     file_name,
                                     columns,
-                                    positions,
+                                    &source.positions,
                                     *first_row,
                                     capacity,
-                                    reader(groups.clone())?,
+                                    source.reader(groups.clone())?,
                                 )
                             })
                         })
@@ -802,8 +862,8 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                 None => collect(
                     &file_name,
                     columns,
-                    &positions,
-                    reader((0..sizes.len()).collect())?,
+                    &source.positions,
+                    source.reader(all())?,
                 )?,
             }
         }

@@ -1043,15 +1043,7 @@ struct IndexedPart {
 /// Counts indexed traces without a spec (the learner's counts of the same traces read as
 /// named steps: the same state numbering, the same counts).
 fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> Result<Counted> {
-    if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
-        return Err(LearnError::BadAlpha(opts.alpha));
-    }
-    if !(1..=8).contains(&opts.order) {
-        return Err(LearnError::BadOrder(opts.order));
-    }
-    if let Some(name) = &opts.end_state {
-        end_state::check_name(name)?;
-    }
+    check_indexed_options(opts)?;
     let n = traces.names.len();
     let num_traces = traces.offsets.len().saturating_sub(1);
     let range = |t: usize| traces.offsets[t]..traces.offsets[t + 1];
@@ -1216,24 +1208,15 @@ fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> 
                 .collect()
         };
         transitions.sort_unstable();
-        let pairs = |v: Vec<u64>| -> Vec<(u32, u64)> {
-            v.into_iter()
-                .enumerate()
-                .filter(|&(_, c)| c > 0)
-                .map(|(s, c)| (s as u32, c))
-                .collect()
-        };
-        group.ends = pairs(ends).into_iter().collect();
-        group.counts = TransitionCounts::from_json(&CountsJson {
-            num_states: m,
+        let counts = IndexedCounts {
+            names,
+            transitions,
+            initial,
+            ends,
             traces: counted,
             steps,
-            initial: pairs(initial),
-            transitions,
-            invalid: Vec::new(),
-            determined: Vec::new(),
-        })?;
-        group.names = names;
+        };
+        return counted_first_order(counts, num_traces as u64, file, opts);
     }
     if group.counts.traces() == 0 {
         return Err(LearnError::EmptyTraceFile {
@@ -1246,6 +1229,160 @@ fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> 
         traces_read: num_traces as u64,
         skipped: Vec::new(),
     })
+}
+
+/// The first-order counts of traces whose states are numbered, counted already (e.g. by a
+/// Parquet reader while it reads, without an array of steps): what [`count_from_indexed`]
+/// counts of the same traces. States are numbered by first appearance along the traces
+/// (trace after trace, each in step order), as the learner numbers the states of a trace
+/// file; that numbering is the learned model's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexedCounts {
+    /// The state names, by first appearance.
+    pub names: Vec<String>,
+    /// `(from, to, n)`: transitions observed, indices into `names`, each pair at most once.
+    pub transitions: Vec<(u32, u32, u64)>,
+    /// Traces starting in each state (`names.len()` entries).
+    pub initial: Vec<u64>,
+    /// Traces ending in each state (`names.len()` entries).
+    pub ends: Vec<u64>,
+    /// Traces counted (each of at least one step).
+    pub traces: u64,
+    /// Steps counted.
+    pub steps: u64,
+}
+
+/// Checks the options a first-order count without a spec depends on.
+fn check_indexed_options(opts: &LearnOptions) -> Result<()> {
+    if !(opts.alpha.is_finite() && opts.alpha >= 0.0) {
+        return Err(LearnError::BadAlpha(opts.alpha));
+    }
+    if !(1..=8).contains(&opts.order) {
+        return Err(LearnError::BadOrder(opts.order));
+    }
+    if let Some(name) = &opts.end_state {
+        end_state::check_name(name)?;
+    }
+    Ok(())
+}
+
+/// The one group of first-order counts (`traces_read`: traces read, empty ones included).
+fn counted_first_order(
+    counts: IndexedCounts,
+    traces_read: u64,
+    file: &str,
+    opts: &LearnOptions,
+) -> Result<Counted> {
+    let IndexedCounts {
+        names,
+        transitions,
+        initial,
+        ends,
+        traces,
+        steps,
+    } = counts;
+    let m = names.len();
+    if initial.len() != m || ends.len() != m {
+        return Err(LearnError::BadCounts(format!(
+            "{m} states but {} initial and {} end counts",
+            initial.len(),
+            ends.len()
+        )));
+    }
+    let key = if opts.by_category {
+        "uncategorized".to_string()
+    } else {
+        String::new()
+    };
+    let pairs = |v: Vec<u64>| -> Vec<(u32, u64)> {
+        v.into_iter()
+            .enumerate()
+            .filter(|&(_, c)| c > 0)
+            .map(|(s, c)| (s as u32, c))
+            .collect()
+    };
+    let mut group = Group {
+        index: names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect(),
+        ..Group::default()
+    };
+    group.ends = pairs(ends).into_iter().collect();
+    group.counts = TransitionCounts::from_json(&CountsJson {
+        num_states: m,
+        traces,
+        steps,
+        initial: pairs(initial),
+        transitions,
+        invalid: Vec::new(),
+        determined: Vec::new(),
+    })?;
+    group.names = names;
+    if group.counts.traces() == 0 {
+        return Err(LearnError::EmptyTraceFile {
+            file: file.to_string(),
+            skipped: 0,
+        });
+    }
+    Ok(Counted {
+        groups: BTreeMap::from([(key, group)]),
+        traces_read,
+        skipped: Vec::new(),
+    })
+}
+
+/// Checks first-order counts for [`learn_from_indexed_counts`]: the options, and order 1.
+fn counted_from_indexed_counts(
+    counts: IndexedCounts,
+    file: &str,
+    opts: &LearnOptions,
+) -> Result<Counted> {
+    check_indexed_options(opts)?;
+    if opts.order != 1 {
+        return Err(LearnError::BadCounts(format!(
+            "{file}: first-order counts cannot give a chain of order {}",
+            opts.order
+        )));
+    }
+    let traces = counts.traces;
+    counted_first_order(counts, traces, file, opts)
+}
+
+/// [`learn_from_indexed`] for traces counted already ([`IndexedCounts`], first order only):
+/// the same model as from the traces.
+///
+/// ```
+/// use augur_learn::pipeline::{learn_from_indexed_counts, IndexedCounts, LearnOptions};
+/// // Two traces: a b, a a.
+/// let counts = IndexedCounts {
+///     names: vec!["a".into(), "b".into()],
+///     transitions: vec![(0, 0, 1), (0, 1, 1)],
+///     initial: vec![2, 0],
+///     ends: vec![1, 1],
+///     traces: 2,
+///     steps: 4,
+/// };
+/// let outcome = learn_from_indexed_counts(counts, "t.parquet", &LearnOptions::default()).unwrap();
+/// assert_eq!(outcome.models[0].counts.count(0, 1), 1);
+/// ```
+pub fn learn_from_indexed_counts(
+    counts: IndexedCounts,
+    file: &str,
+    opts: &LearnOptions,
+) -> Result<LearnOutcome> {
+    learn_counted(counted_from_indexed_counts(counts, file, opts)?, None, opts)
+}
+
+/// [`count_from_indexed`] for traces counted already ([`IndexedCounts`], first order only).
+pub fn count_from_indexed_counts(
+    counts: IndexedCounts,
+    file: &str,
+    opts: &LearnOptions,
+) -> Result<CountsOutcome> {
+    let counted = counted_from_indexed_counts(counts, file, opts)?;
+    Ok(keyed_outcome(counted, None, opts))
 }
 
 /// [`learn_from_traces`] for traces whose states are already numbered (and need no spec):
@@ -1831,6 +1968,78 @@ mod tests {
             assert_eq!(a.counts, b.counts);
             assert_eq!(a.counts.groups[0].steps, states.len() as u64);
         }
+    }
+
+    /// Counts made elsewhere (a Parquet reader counting while it reads) give the counts and
+    /// the model of their traces; counts that do not fit together, or a chain of order 2 from
+    /// first-order counts, are errors.
+    #[test]
+    fn indexed_counts_give_the_counts_and_model_of_their_traces() {
+        let names: Vec<String> = vec!["a".into(), "b".into(), "c".into()];
+        // Traces: a b b c, b, a c a.
+        let (offsets, states) = (vec![0, 4, 5, 8], vec![0, 1, 1, 2, 1, 0, 2, 0]);
+        let indexed = IndexedTraces {
+            names: &names,
+            offsets: &offsets,
+            states: &states,
+        };
+        let counts = IndexedCounts {
+            names: names.clone(),
+            transitions: vec![(0, 1, 1), (0, 2, 1), (1, 1, 1), (1, 2, 1), (2, 0, 1)],
+            initial: vec![2, 1, 0],
+            ends: vec![1, 1, 1],
+            traces: 3,
+            steps: 8,
+        };
+        for opts in [
+            LearnOptions::default(),
+            LearnOptions {
+                end_state: Some("end".into()),
+                alpha: 0.5,
+                ..LearnOptions::default()
+            },
+        ] {
+            let a = count_from_indexed_counts(counts.clone(), "t", &opts).unwrap();
+            let b = count_from_indexed(indexed, "t", &opts).unwrap();
+            assert_eq!(a.counts, b.counts);
+            let a = learn_from_indexed_counts(counts.clone(), "t", &opts).unwrap();
+            let b = learn_from_indexed(indexed, "t", &opts).unwrap();
+            let (a, b) = (&a.models[0], &b.models[0]);
+            assert_eq!(a.state_names, b.state_names);
+            assert_eq!(a.initial, b.initial);
+            // (Debug: the rows, counts and report, not the label sets' addresses.)
+            assert_eq!(format!("{:?}", a.rows), format!("{:?}", b.rows));
+            assert_eq!(format!("{:?}", a.counts), format!("{:?}", b.counts));
+            assert_eq!(format!("{:?}", a.report), format!("{:?}", b.report));
+            let labels = |m: &LearnedModel| -> Vec<(String, Vec<usize>)> {
+                m.labels
+                    .iter()
+                    .map(|(n, s)| (n.clone(), s.ones().collect()))
+                    .collect()
+            };
+            assert_eq!(labels(a), labels(b));
+        }
+        let order2 = LearnOptions {
+            order: 2,
+            ..LearnOptions::default()
+        };
+        assert!(matches!(
+            learn_from_indexed_counts(counts.clone(), "t", &order2),
+            Err(LearnError::BadCounts(_))
+        ));
+        let short = IndexedCounts {
+            ends: vec![1, 1],
+            ..counts.clone()
+        };
+        assert!(matches!(
+            learn_from_indexed_counts(short, "t", &LearnOptions::default()),
+            Err(LearnError::BadCounts(_))
+        ));
+        let out_of_range = IndexedCounts {
+            transitions: vec![(0, 3, 1)],
+            ..counts
+        };
+        assert!(learn_from_indexed_counts(out_of_range, "t", &LearnOptions::default()).is_err());
     }
 
     /// A second-order chain is a first-order chain over pairs: after `x a` comes `y`, after
