@@ -118,17 +118,18 @@ pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
         if lang == "json" {
             let text: String = body.iter().map(|(_, l)| format!("{l}\n")).collect();
             pattern(&text).map_err(|e| {
-                format!("line {}: a JSON block that is not JSON (with `...`): {e}", i + 1)
+                format!(
+                    "line {}: a JSON block that is not JSON (with `...`): {e}",
+                    i + 1
+                )
             })?;
             let shows = match tags.as_slice() {
                 [] => None,
                 [file] => Some((file.to_string(), text)),
-                other => {
-                    return Err(format!(
-                        "line {}: a JSON block takes at most one tag, the file it shows, not {other:?}",
-                        i + 1
-                    ))
-                }
+                other => return Err(format!(
+                    "line {}: a JSON block takes at most one tag, the file it shows, not {other:?}",
+                    i + 1
+                )),
             };
             if shows.is_some() {
                 out.push(Block {
@@ -550,7 +551,13 @@ fn elements_match(shown: &[Json], got: &[Json], path: &str) -> bool {
 }
 
 /// A `json FILE` block: the file the commands above wrote is the JSON the document shows.
-fn check_shown_file(sb: &Sandbox, doc: &str, line: usize, file: &str, shown: &str) -> Result<(), String> {
+fn check_shown_file(
+    sb: &Sandbox,
+    doc: &str,
+    line: usize,
+    file: &str,
+    shown: &str,
+) -> Result<(), String> {
     let at = format!("{doc}:{line}: `{file}`");
     let text = std::fs::read_to_string(sb.work.join(file))
         .map_err(|e| format!("{at}: the commands above do not write it: {e}"))?;
@@ -606,7 +613,9 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                     not_run += 1;
                     let why = format!(
                         "not-run: {}",
-                        b.reason.as_deref().unwrap_or("installs, builds or benchmarks")
+                        b.reason
+                            .as_deref()
+                            .unwrap_or("installs, builds or benchmarks")
                     );
                     trials.push(Trial::ignorable_test(name, move || {
                         Ok(Completion::ignored_with(why))
@@ -861,13 +870,26 @@ pub fn self_test() -> Result<(), Failed> {
 
     // `not-run` with the reason the test list shows.
     let b = blocks("```sh not-run needs cargo-fuzz\n$ cargo fuzz run x\n```\n")?;
-    assert_eq!((b[0].tag, b[0].reason.as_deref()), (Tag::NotRun, Some("needs cargo-fuzz")));
-    assert_eq!(blocks("```sh not-run\n$ cargo build\n```\n")?[0].reason, None);
+    assert_eq!(
+        (b[0].tag, b[0].reason.as_deref()),
+        (Tag::NotRun, Some("needs cargo-fuzz"))
+    );
+    assert_eq!(
+        blocks("```sh not-run\n$ cargo build\n```\n")?[0].reason,
+        None
+    );
 
     // JSON blocks: checked as JSON (with `...`); `json FILE` shows a file, in document order.
     let b = blocks("```json\n{\"a\": [1, ...], ...}\n```\n```json out.json\n{\"a\": 1}\n```\n")?;
-    assert_eq!(b.len(), 1, "an untagged JSON block is only checked to be JSON");
-    assert_eq!(b[0].shows, Some(("out.json".to_string(), "{\"a\": 1}\n".to_string())));
+    assert_eq!(
+        b.len(),
+        1,
+        "an untagged JSON block is only checked to be JSON"
+    );
+    assert_eq!(
+        b[0].shows,
+        Some(("out.json".to_string(), "{\"a\": 1}\n".to_string()))
+    );
     assert!(b[0].commands.is_empty());
     assert!(blocks("```json\n{\"a\": 1,}\n```\n").is_err());
     assert!(blocks("```json a b\n{}\n```\n").is_err());
@@ -876,7 +898,11 @@ pub fn self_test() -> Result<(), Failed> {
     assert_eq!(pattern("[1, ...]")?, Json::Array(vec![j("1"), any()]));
     assert_eq!(
         pattern("{\"a\": ..., ...}")?,
-        Json::Object([("a".to_string(), any()), (ANY.to_string(), Json::Null)].into_iter().collect())
+        Json::Object(
+            [("a".to_string(), any()), (ANY.to_string(), Json::Null)]
+                .into_iter()
+                .collect()
+        )
     );
     assert_eq!(pattern("{...}")?, pattern("{ ... }")?);
     assert_eq!(pattern("\"a ... \\\" ...\"")?, j("\"a ... \\\" ...\""));
@@ -889,13 +915,23 @@ pub fn self_test() -> Result<(), Failed> {
         "b: in the file, neither shown in the document nor left out (`...`)"
     );
     assert!(m("{\"a\": 1, ...}", "{\"a\": 1, \"b\": 2}").is_ok());
-    assert!(m("{\"a\": 1, \"b\": 2}", "{\"a\": 1}").unwrap_err().starts_with("b: shown"));
-    assert!(m("{\"r\": [{\"x\": 1}]}", "{\"r\": [{\"x\": 2}]}").unwrap_err().starts_with("r[0].x: the document shows 1, the file has 2"));
-    assert!(m("{\"r\": {\"x\": 1}}", "{\"r\": {\"x\": 2}}").unwrap_err().starts_with("r.x: "));
+    assert!(m("{\"a\": 1, \"b\": 2}", "{\"a\": 1}")
+        .unwrap_err()
+        .starts_with("b: shown"));
+    assert!(m("{\"r\": [{\"x\": 1}]}", "{\"r\": [{\"x\": 2}]}")
+        .unwrap_err()
+        .starts_with("r[0].x: the document shows 1, the file has 2"));
+    assert!(m("{\"r\": {\"x\": 1}}", "{\"r\": {\"x\": 2}}")
+        .unwrap_err()
+        .starts_with("r.x: "));
     assert!(m("{\"build_seconds\": 0.1}", "{\"build_seconds\": 7}").is_ok());
     assert!(m("{\"build_seconds\": 0.1}", "{\"build_seconds\": null}").is_err());
     assert!(m("{\"states\": 3}", "{\"states\": 4}").is_err());
-    assert!(m("{\"e\": \"unknown ... (known: ...)\"}", "{\"e\": \"unknown x (known: a, b)\"}").is_ok());
+    assert!(m(
+        "{\"e\": \"unknown ... (known: ...)\"}",
+        "{\"e\": \"unknown x (known: a, b)\"}"
+    )
+    .is_ok());
     assert!(m("{\"e\": \"unknown ...\"}", "{\"e\": \"known x\"}").is_err());
     assert!(m("[1, ..., 4]", "[1, 2, 3, 4]").is_ok());
     assert!(m("[1, ...]", "[1]").is_ok());
@@ -903,7 +939,9 @@ pub fn self_test() -> Result<(), Failed> {
     assert!(m("[1, 2]", "[1, 2, 3]").is_err());
     assert!(m("{\"a\": ...}", "{\"a\": {\"b\": [1]}}").is_ok());
     assert!(m("null", "0").is_err());
-    assert!(m("[1, 2]", "[1, 2, 3]").unwrap_err().contains("2 elements, the file has 3"));
+    assert!(m("[1, 2]", "[1, 2, 3]")
+        .unwrap_err()
+        .contains("2 elements, the file has 3"));
 
     // The field tables of docs/json.md.
     let t = "x:\n\n| field | type |\n|---|---|\n| `a` | int |\n| `b_c` | `x` |\n\nafter\n| `z` |\n";

@@ -89,7 +89,10 @@ fn ltl_formulas_of_the_documentation_on_a_small_chain() {
         .iter()
         .filter_map(|r| r["exact"].as_str())
         .collect();
-    assert_eq!(exact, ["25/48", "13/48", "35/48", "7/16", "7/12", "1/3", "1/4"]);
+    assert_eq!(
+        exact,
+        ["25/48", "13/48", "35/48", "7/16", "7/12", "1/3", "1/4"]
+    );
 }
 
 #[test]
