@@ -1,6 +1,10 @@
 //! The documents as tests: every command block of `README.md`, `models/README.md`,
-//! `models/learning.md`, `docs/monitor.md`, `docs/scale.md`, `docs/robust.md`, `docs/explain.md` and `docs/exact.md` is run, and its output compared with what the document shows, so the
-//! documents cannot drift from the program.
+//! `models/learning.md`, `models/agentdojo/README.md`, `docs/monitor.md`, `docs/scale.md`,
+//! `docs/robust.md`, `docs/explain.md`, `docs/exact.md`, `docs/json.md`, `docs/ltl.md` and
+//! `docs/fuzzing.md` is run, and its output compared with what the document shows, so the
+//! documents cannot drift from the program. (`docs/python.md`'s blocks run in pytest:
+//! `crates/python/tests/test_docs.py`; the formulas of `docs/ltl.md`'s list are checked on
+//! `models/ltl.pm` by `tests/integration/prism_models.rs`.)
 //!
 //! A command block is a fenced block of language `console` (or `sh`): lines starting with `$ `
 //! are commands, run with `sh -c`; the lines below a command, up to the next one, are the
@@ -18,11 +22,22 @@
 //!   test of its own: in the same fresh directory (without the data) its first command must
 //!   fail (exit 1) with a message naming where the data comes from (the words
 //!   `not in this repository` and the data set's origin).
-//! - `not-run`: installs, builds, benchmarks. Shown as an ignored test with that reason.
+//! - `not-run` (then, optionally, the reason in words: `not-run needs the nightly toolchain`):
+//!   installs, builds, benchmarks. Shown as an ignored test with the reason (by default
+//!   "installs, builds or benchmarks").
 //! - `release`: runnable, but too slow for a debug build (a large model's derivation): a test
 //!   of its own, in a fresh directory, run in release builds
 //!   (`cargo test --workspace --release --test conformance -- docs::`) and shown as ignored
 //!   with that reason in debug builds.
+//!
+//! A block of language `json` must be JSON, where `...` (outside strings) stands for left-out
+//! values, array elements or object members. Tagged with a file name (```` ```json check.json
+//! ````), it shows that file as the runnable commands above it (in the same directory) wrote it:
+//! the file must be the JSON shown, member for member (in any order), except that `...` stands
+//! for what the document leaves out (any value, any elements, other members; within a string,
+//! any text) and a number under a key ending in `seconds` for any number (timings). An object
+//! without a `...` member has exactly the members shown, so a field the program adds or renames
+//! fails the test.
 //!
 //! After a document's runnable commands, every file they wrote must be ignored by the
 //! repository's `.gitignore` (`git check-ignore`): the outputs of documented commands never
@@ -32,6 +47,7 @@
 //! language must not hold a `$ augur` line (so a command block cannot lose its tag unseen).
 
 use libtest_mimic::{Completion, Failed, Trial};
+use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,6 +61,10 @@ pub const DOCUMENTS: &[&str] = &[
     "docs/robust.md",
     "docs/explain.md",
     "docs/exact.md",
+    "docs/json.md",
+    "docs/ltl.md",
+    "docs/fuzzing.md",
+    "models/agentdojo/README.md",
 ];
 
 /// How a block is treated.
@@ -65,12 +85,16 @@ pub struct DocCommand {
     pub shown: Vec<String>,
 }
 
-/// One command block.
+/// One command block, or a JSON block (then `commands` is empty).
 #[derive(Clone, Debug)]
 pub struct Block {
     pub line: usize,
     pub tag: Tag,
     pub commands: Vec<DocCommand>,
+    /// Why a `not-run` block is not run, when the document says (the words after the tag).
+    pub reason: Option<String>,
+    /// A `json FILE` block: the file and the JSON the document shows for it.
+    pub shows: Option<(String, String)>,
 }
 
 /// The command blocks of a Markdown document, or an error naming the offending line.
@@ -91,6 +115,33 @@ pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
             }
             body.push((j + 1, l));
         }
+        if lang == "json" {
+            let text: String = body.iter().map(|(_, l)| format!("{l}\n")).collect();
+            pattern(&text).map_err(|e| {
+                format!(
+                    "line {}: a JSON block that is not JSON (with `...`): {e}",
+                    i + 1
+                )
+            })?;
+            let shows = match tags.as_slice() {
+                [] => None,
+                [file] => Some((file.to_string(), text)),
+                other => return Err(format!(
+                    "line {}: a JSON block takes at most one tag, the file it shows, not {other:?}",
+                    i + 1
+                )),
+            };
+            if shows.is_some() {
+                out.push(Block {
+                    line: i + 1,
+                    tag: Tag::Runnable,
+                    commands: Vec::new(),
+                    reason: None,
+                    shows,
+                });
+            }
+            continue;
+        }
         if !matches!(lang, "console" | "sh") {
             if lang.is_empty() {
                 if let Some((j, _)) = body
@@ -104,10 +155,15 @@ pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
             }
             continue;
         }
+        let mut reason = None;
         let tag = match tags.as_slice() {
             [] => Tag::Runnable,
             ["needs-external-data"] => Tag::NeedsExternalData,
             ["not-run"] => Tag::NotRun,
+            ["not-run", why @ ..] => {
+                reason = Some(why.join(" "));
+                Tag::NotRun
+            }
             ["release"] => Tag::Release,
             other => {
                 return Err(format!(
@@ -161,6 +217,8 @@ pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
             line: i + 1,
             tag,
             commands,
+            reason,
+            shows: None,
         });
     }
     Ok(out)
@@ -337,6 +395,178 @@ pub fn output_matches(shown: &[String], got: &[String]) -> bool {
     ok[got.len()]
 }
 
+/// What `...` becomes in a JSON block: a string no document or program writes.
+const ANY: &str = "\u{0}...";
+
+/// The JSON a document shows, with its omissions made explicit: a `...` outside a string
+/// becomes the string [`ANY`] where a value or an array element stands, and a member
+/// `ANY: null` where an object's member stands (the object then has members the document does
+/// not show). An error says where the text is not JSON.
+pub fn pattern(text: &str) -> Result<Json, String> {
+    let mut out = String::with_capacity(text.len());
+    // The open brackets, and the last character outside strings and blanks.
+    let mut open: Vec<char> = Vec::new();
+    let mut last = ' ';
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => open.push(c),
+            '}' | ']' => {
+                open.pop();
+            }
+            '.' if chars.peek() == Some(&'.') => {
+                chars.next();
+                if chars.next() != Some('.') {
+                    return Err("`..` is neither a number nor `...`".into());
+                }
+                let member = open.last() == Some(&'{') && last != ':';
+                out.push_str(if member {
+                    "\"\\u0000...\": null"
+                } else {
+                    "\"\\u0000...\""
+                });
+                last = '.';
+                continue;
+            }
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            last = c;
+        }
+        out.push(c);
+    }
+    serde_json::from_str(&out).map_err(|e| e.to_string())
+}
+
+/// Whether a file's JSON is what the document shows (a [`pattern`]): the same members and
+/// values, where [`ANY`] stands for any value, any array elements or other members, `...` in a
+/// string for any text, and a number under a key ending in `seconds` for any number (timings).
+/// An error names the first difference by its path (`results[1].method`).
+pub fn json_matches(shown: &Json, got: &Json, path: &str) -> Result<(), String> {
+    let differ = || {
+        Err(format!(
+            "{}: the document shows {shown}, the file has {got}",
+            if path.is_empty() { "(top)" } else { path }
+        ))
+    };
+    match (shown, got) {
+        (Json::String(s), _) if s == ANY => Ok(()),
+        (Json::String(s), Json::String(g)) if s.contains("...") => {
+            if line_matches(s, g) {
+                Ok(())
+            } else {
+                differ()
+            }
+        }
+        (Json::Number(_), Json::Number(_)) if path.ends_with("seconds") => Ok(()),
+        (Json::Number(s), Json::Number(g)) => {
+            if s.as_f64() == g.as_f64() {
+                Ok(())
+            } else {
+                differ()
+            }
+        }
+        (Json::Object(s), Json::Object(g)) => {
+            for (k, v) in s.iter().filter(|(k, _)| k.as_str() != ANY) {
+                let at = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match g.get(k) {
+                    Some(gv) => json_matches(v, gv, &at)?,
+                    None => return Err(format!("{at}: shown in the document, not in the file")),
+                }
+            }
+            if !s.contains_key(ANY) {
+                if let Some(k) = g.keys().find(|k| !s.contains_key(k.as_str())) {
+                    return Err(format!(
+                        "{}{k}: in the file, neither shown in the document nor left out (`...`)",
+                        if path.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{path}.")
+                        }
+                    ));
+                }
+            }
+            Ok(())
+        }
+        (Json::Array(s), Json::Array(g)) if !s.iter().any(|e| e.as_str() == Some(ANY)) => {
+            if s.len() != g.len() {
+                return Err(format!(
+                    "{}: the document shows {} elements, the file has {}",
+                    if path.is_empty() { "(top)" } else { path },
+                    s.len(),
+                    g.len()
+                ));
+            }
+            for (i, (se, ge)) in s.iter().zip(g).enumerate() {
+                json_matches(se, ge, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        (Json::Array(s), Json::Array(g)) => {
+            if elements_match(s, g, path) {
+                Ok(())
+            } else {
+                differ()
+            }
+        }
+        _ => {
+            if shown == got {
+                Ok(())
+            } else {
+                differ()
+            }
+        }
+    }
+}
+
+/// Whether an array's elements are the shown ones, in order, an [`ANY`] element standing for
+/// any number of elements.
+fn elements_match(shown: &[Json], got: &[Json], path: &str) -> bool {
+    match shown.split_first() {
+        None => got.is_empty(),
+        Some((Json::String(s), rest)) if s == ANY => {
+            (0..=got.len()).any(|k| elements_match(rest, &got[k..], path))
+        }
+        Some((first, rest)) => got.split_first().is_some_and(|(g, more)| {
+            json_matches(first, g, path).is_ok() && elements_match(rest, more, path)
+        }),
+    }
+}
+
+/// A `json FILE` block: the file the commands above wrote is the JSON the document shows.
+fn check_shown_file(
+    sb: &Sandbox,
+    doc: &str,
+    line: usize,
+    file: &str,
+    shown: &str,
+) -> Result<(), String> {
+    let at = format!("{doc}:{line}: `{file}`");
+    let text = std::fs::read_to_string(sb.work.join(file))
+        .map_err(|e| format!("{at}: the commands above do not write it: {e}"))?;
+    let got: Json =
+        serde_json::from_str(&text).map_err(|e| format!("{at}: the file is not JSON: {e}"))?;
+    let shown = pattern(shown).map_err(|e| format!("{at}: {e}"))?;
+    json_matches(&shown, &got, "").map_err(|e| format!("{at}: {e}\nthe file:\n{text}"))
+}
+
 fn read(doc: &str) -> Result<Vec<Block>, String> {
     let path = crate::util::root().join(doc);
     let text =
@@ -348,6 +578,7 @@ fn read(doc: &str) -> Result<Vec<Block>, String> {
 pub fn trials(trials: &mut Vec<Trial>) -> String {
     let (mut runnable, mut external, mut not_run) = (0, 0, 0);
     trials.push(Trial::test("docs::self_test", self_test));
+    trials.push(Trial::test("docs::docs/json.md:fields", json_fields));
     for &doc in DOCUMENTS {
         let blocks = match read(doc) {
             Ok(b) => b,
@@ -368,6 +599,9 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                 for c in &b.commands {
                     check_command(&sb, doc, c)?;
                 }
+                if let Some((file, shown)) = &b.shows {
+                    check_shown_file(&sb, doc, b.line, file, shown)?;
+                }
             }
             outputs_are_ignored(&sb, doc)?;
             Ok(())
@@ -377,10 +611,14 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
             match b.tag {
                 Tag::NotRun => {
                     not_run += 1;
-                    trials.push(Trial::ignorable_test(name, || {
-                        Ok(Completion::ignored_with(
-                            "not-run: installs, builds or benchmarks",
-                        ))
+                    let why = format!(
+                        "not-run: {}",
+                        b.reason
+                            .as_deref()
+                            .unwrap_or("installs, builds or benchmarks")
+                    );
+                    trials.push(Trial::ignorable_test(name, move || {
+                        Ok(Completion::ignored_with(why))
                     }));
                 }
                 Tag::Release if cfg!(debug_assertions) => {
@@ -487,6 +725,108 @@ fn external_data_named(doc: &str, b: &Block) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The field names of the Markdown table that follows the line `intro` (its first column, in
+/// backticks), in order.
+pub fn table_fields(doc: &str, intro: &str) -> Result<Vec<String>, String> {
+    let mut lines = doc.lines().skip_while(|l| l.trim() != intro);
+    if lines.next().is_none() {
+        return Err(format!("no line `{intro}`"));
+    }
+    let rows: Vec<&str> = lines
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2) // the header and its rule
+        .collect();
+    rows.iter()
+        .map(|r| {
+            let cell = r.split('|').nth(1).unwrap_or("").trim();
+            cell.strip_prefix('`')
+                .and_then(|c| c.strip_suffix('`'))
+                .map(str::to_string)
+                .ok_or_else(|| format!("after `{intro}`: a row without a `field`: {r}"))
+        })
+        .collect()
+}
+
+/// The keys of a JSON object, in order.
+fn keys(v: &Json) -> Vec<String> {
+    v.as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// docs/json.md's field tables name exactly the fields that `augur_check::Report` emits (serde),
+/// with every optional field present: a field added, renamed or removed in the code, or in
+/// the document alone, fails here. (The struct literals below stop compiling when a field is
+/// added, which brings the author here.) `confidence` is the one field the library does not
+/// emit: `augur check` adds it on learned interval models.
+pub fn json_fields() -> Result<(), Failed> {
+    use augur_check::{Bounds, FilterReport, ModelSummary, PropertyReport, Report, Scalar};
+    let doc = std::fs::read_to_string(crate::util::root().join("docs/json.md"))
+        .map_err(|e| format!("docs/json.md: {e}"))?;
+    let entry = |filter: FilterReport| PropertyReport {
+        name: Some("p".into()),
+        property: "P=? [ F \"a\" ]".into(),
+        value: Some(Scalar::Num(0.5)),
+        bounds: Some(Bounds { lo: 0.5, hi: 0.5 }),
+        method: Some("exact (1 unknowns)".into()),
+        exact: Some("1/2".into()),
+        seconds: 0.0,
+        filter: Some(filter),
+        notes: vec!["a note".into()],
+        printed: Some(vec![(0, Scalar::Num(0.5))]),
+        states: Some(vec![Scalar::Num(0.5)]),
+        error: Some("an error".into()),
+    };
+    let report = Report {
+        schema_version: augur_check::SCHEMA_VERSION,
+        model: ModelSummary {
+            states: 1,
+            transitions: 1,
+            initial: vec![0],
+            build_seconds: 0.0,
+        },
+        results: vec![
+            entry(FilterReport::Range {
+                initial_states: 2,
+                min: Scalar::Num(0.5),
+                max: Scalar::Num(0.5),
+            }),
+            entry(FilterReport::Forall { initial_states: 2 }),
+        ],
+    };
+    let json: Json = serde_json::from_str(&report.to_json()).map_err(|e| e.to_string())?;
+    let result = &json["results"][0];
+    let mut filter = keys(&result["filter"]);
+    for k in keys(&json["results"][1]["filter"]) {
+        if !filter.contains(&k) {
+            filter.push(k);
+        }
+    }
+    let mut entry_fields = keys(result);
+    entry_fields.push("confidence".into());
+    let sort = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    for (intro, emitted) in [
+        ("Top level:", keys(&json)),
+        ("`model`:", keys(&json["model"])),
+        ("Each entry of `results`:", entry_fields),
+        ("`filter` (several initial states):", filter),
+    ] {
+        let documented = table_fields(&doc, intro).map_err(|e| format!("docs/json.md: {e}"))?;
+        if sort(documented.clone()) != sort(emitted.clone()) {
+            return Err(format!(
+                "docs/json.md, the table after `{intro}`: documents {documented:?}, the library \
+                 emits {emitted:?}"
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// The parser and the matcher of this module, on a small document.
 pub fn self_test() -> Result<(), Failed> {
     let doc = "text\n```console\n$ augur a \\\n  b   # exit 1\nout ... 0.003 s\n\n$ augur c\n```\n\
@@ -527,5 +867,86 @@ pub fn self_test() -> Result<(), Failed> {
     assert!(output_matches(&v(&["..."]), &v(&[])));
     assert!(!output_matches(&v(&["a", "...", "c"]), &v(&["a", "b"])));
     assert!(output_matches(&v(&["x = ..."]), &v(&["x = 1"])));
+
+    // `not-run` with the reason the test list shows.
+    let b = blocks("```sh not-run needs cargo-fuzz\n$ cargo fuzz run x\n```\n")?;
+    assert_eq!(
+        (b[0].tag, b[0].reason.as_deref()),
+        (Tag::NotRun, Some("needs cargo-fuzz"))
+    );
+    assert_eq!(
+        blocks("```sh not-run\n$ cargo build\n```\n")?[0].reason,
+        None
+    );
+
+    // JSON blocks: checked as JSON (with `...`); `json FILE` shows a file, in document order.
+    let b = blocks("```json\n{\"a\": [1, ...], ...}\n```\n```json out.json\n{\"a\": 1}\n```\n")?;
+    assert_eq!(
+        b.len(),
+        1,
+        "an untagged JSON block is only checked to be JSON"
+    );
+    assert_eq!(
+        b[0].shows,
+        Some(("out.json".to_string(), "{\"a\": 1}\n".to_string()))
+    );
+    assert!(b[0].commands.is_empty());
+    assert!(blocks("```json\n{\"a\": 1,}\n```\n").is_err());
+    assert!(blocks("```json a b\n{}\n```\n").is_err());
+    let j = |t: &str| serde_json::from_str::<Json>(t).unwrap();
+    let any = || Json::String(ANY.into());
+    assert_eq!(pattern("[1, ...]")?, Json::Array(vec![j("1"), any()]));
+    assert_eq!(
+        pattern("{\"a\": ..., ...}")?,
+        Json::Object(
+            [("a".to_string(), any()), (ANY.to_string(), Json::Null)]
+                .into_iter()
+                .collect()
+        )
+    );
+    assert_eq!(pattern("{...}")?, pattern("{ ... }")?);
+    assert_eq!(pattern("\"a ... \\\" ...\"")?, j("\"a ... \\\" ...\""));
+    assert_eq!(pattern("[0.5, 1e-3]")?, j("[0.5, 1e-3]"));
+    assert!(pattern("[1, ..]").is_err());
+    let m = |shown: &str, got: &str| json_matches(&pattern(shown).unwrap(), &j(got), "");
+    assert!(m("{\"a\": 1, \"b\": [1, 2]}", "{\"b\": [1, 2], \"a\": 1.0}").is_ok());
+    assert_eq!(
+        m("{\"a\": 1}", "{\"a\": 1, \"b\": 2}").unwrap_err(),
+        "b: in the file, neither shown in the document nor left out (`...`)"
+    );
+    assert!(m("{\"a\": 1, ...}", "{\"a\": 1, \"b\": 2}").is_ok());
+    assert!(m("{\"a\": 1, \"b\": 2}", "{\"a\": 1}")
+        .unwrap_err()
+        .starts_with("b: shown"));
+    assert!(m("{\"r\": [{\"x\": 1}]}", "{\"r\": [{\"x\": 2}]}")
+        .unwrap_err()
+        .starts_with("r[0].x: the document shows 1, the file has 2"));
+    assert!(m("{\"r\": {\"x\": 1}}", "{\"r\": {\"x\": 2}}")
+        .unwrap_err()
+        .starts_with("r.x: "));
+    assert!(m("{\"build_seconds\": 0.1}", "{\"build_seconds\": 7}").is_ok());
+    assert!(m("{\"build_seconds\": 0.1}", "{\"build_seconds\": null}").is_err());
+    assert!(m("{\"states\": 3}", "{\"states\": 4}").is_err());
+    assert!(m(
+        "{\"e\": \"unknown ... (known: ...)\"}",
+        "{\"e\": \"unknown x (known: a, b)\"}"
+    )
+    .is_ok());
+    assert!(m("{\"e\": \"unknown ...\"}", "{\"e\": \"known x\"}").is_err());
+    assert!(m("[1, ..., 4]", "[1, 2, 3, 4]").is_ok());
+    assert!(m("[1, ...]", "[1]").is_ok());
+    assert!(m("[1, ...]", "[2, 1]").is_err());
+    assert!(m("[1, 2]", "[1, 2, 3]").is_err());
+    assert!(m("{\"a\": ...}", "{\"a\": {\"b\": [1]}}").is_ok());
+    assert!(m("null", "0").is_err());
+    assert!(m("[1, 2]", "[1, 2, 3]")
+        .unwrap_err()
+        .contains("2 elements, the file has 3"));
+
+    // The field tables of docs/json.md.
+    let t = "x:\n\n| field | type |\n|---|---|\n| `a` | int |\n| `b_c` | `x` |\n\nafter\n| `z` |\n";
+    assert_eq!(table_fields(t, "x:")?, ["a", "b_c"]);
+    assert!(table_fields(t, "y:").is_err());
+    assert!(table_fields("x:\n| f |\n|-|\n| a |\n", "x:").is_err());
     Ok(())
 }

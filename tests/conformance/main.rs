@@ -19,10 +19,11 @@
 //! - `idtmc::FILE:LINE[CONSTS]` and `storm_idtmc::NAME` — interval DTMCs (see `idtmc.rs`):
 //!   PRISM's interval-DTMC regression suite in `../shared/prism-tests-idtmc` and Storm's robust
 //!   DTMC test values, to 1e-6.
-//! - `docs::FILE` — the documents as tests (see `docs.rs`): the command blocks of README.md,
-//!   models/README.md, models/learning.md and docs/monitor.md run as written, their output compared with the
-//!   document; `docs::FILE:LINE` for a block that needs external data (its error must say
-//!   where the data comes from) or is not run (ignored, with the reason).
+//! - `docs::FILE` — the documents as tests (see `docs.rs`, its `DOCUMENTS`): the command blocks
+//!   of README.md, docs/*.md and models/*.md run as written, their output (and the JSON files
+//!   they write that a document shows) compared with the document; `docs::FILE:LINE` for a
+//!   block that needs external data (its error must say where the data comes from), is not run
+//!   (ignored, with the reason) or runs only in release builds.
 //!
 //! Without `../shared` each of its groups is one test, shown as ignored with the reason; under
 //! `CI=true` it fails instead. Before running, the binary prints how many cases it found.

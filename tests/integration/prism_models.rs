@@ -48,6 +48,53 @@ fn check_model(name: &str, consts: Option<&str>) -> Json {
     out
 }
 
+/// The formulas of docs/ltl.md's list, in order (its first fenced block; `//` comments off).
+fn ltl_md_formulas() -> Vec<String> {
+    let doc = std::fs::read_to_string(util::root().join("docs/ltl.md")).expect("docs/ltl.md");
+    let block = doc
+        .split("```")
+        .nth(1)
+        .expect("docs/ltl.md starts with its list of formulas");
+    block
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn ltl_formulas_of_the_documentation_on_a_small_chain() {
+    // Every formula of docs/ltl.md's list is checked on models/ltl.pm against a value derived
+    // by hand (models/ltl.props): a formula the parser stops accepting, or a value that
+    // changes, fails here.
+    let out = check_model("ltl", None);
+    assert_eq!(out["model"]["states"], 8);
+    let props = PropsFile::read(&models().join("ltl.props")).unwrap_or_else(|e| panic!("{e}"));
+    let checked: Vec<&str> = props.cases.iter().map(|c| c.property.as_str()).collect();
+    assert_eq!(
+        ltl_md_formulas(),
+        checked,
+        "docs/ltl.md's list and models/ltl.props hold the same formulas"
+    );
+    // Exact arithmetic gives the same values (the LTL product copies the exact probabilities).
+    let m = models().join("ltl.pm").display().to_string();
+    let p = models().join("ltl.props").display().to_string();
+    let (code, stdout, stderr) = augur(&["check", &m, &p, "--method", "exact", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let out: Json = serde_json::from_str(&stdout).expect("JSON output");
+    let exact: Vec<&str> = out["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["exact"].as_str())
+        .collect();
+    assert_eq!(
+        exact,
+        ["25/48", "13/48", "35/48", "7/16", "7/12", "1/3", "1/4"]
+    );
+}
+
 #[test]
 fn sync3_three_modules_with_blocking_and_a_constant() {
     let out = check_model("sync3", Some("p=0.2"));
