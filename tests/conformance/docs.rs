@@ -45,6 +45,7 @@ pub const DOCUMENTS: &[&str] = &[
     "docs/robust.md",
     "docs/explain.md",
     "docs/exact.md",
+    "docs/mcp.md",
 ];
 
 /// How a block is treated.

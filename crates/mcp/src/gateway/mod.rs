@@ -1270,3 +1270,79 @@ impl ServerHandler for Gateway {
         self.inner.base.call_tool(request, context).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> Tool {
+        Tool::new(name.to_string(), "a tool", Arc::new(Map::new()))
+    }
+
+    fn served(t: &Table) -> Vec<(String, usize, String)> {
+        t.tools
+            .iter()
+            .map(|p| (p.exposed.clone(), p.upstream, p.original.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_relisted_table_serves_new_tools_and_remembers_removed_ones() {
+        let names = ["mail", "notes"];
+        let reserved = ["gate", BEGIN_TASK];
+        let first = build_table(
+            &names,
+            vec![vec![tool("send"), tool("read")], vec![tool("list")]],
+            &reserved,
+            None,
+        );
+        assert_eq!(
+            served(&first),
+            [
+                ("send".into(), 0, "send".into()),
+                ("read".into(), 0, "read".into()),
+                ("list".into(), 1, "list".into()),
+            ]
+        );
+        assert!(first.gone.is_empty());
+        // notes drops `list` and adds `read` (now a clash) and `gate` (reserved).
+        let second = build_table(
+            &names,
+            vec![
+                vec![tool("send"), tool("read")],
+                vec![tool("read"), tool("gate")],
+            ],
+            &reserved,
+            Some(&first),
+        );
+        assert_eq!(
+            served(&second),
+            [
+                ("send".into(), 0, "send".into()),
+                ("mail__read".into(), 0, "read".into()),
+                ("notes__read".into(), 1, "read".into()),
+                ("notes__gate".into(), 1, "gate".into()),
+            ]
+        );
+        let mut gone: Vec<(&str, &str)> = second
+            .gone
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        gone.sort_unstable();
+        assert_eq!(gone, [("list", "notes"), ("read", "mail")]);
+        // `list` comes back: served again, no longer gone; `read` stays gone.
+        let third = build_table(
+            &names,
+            vec![vec![tool("send")], vec![tool("list")]],
+            &reserved,
+            Some(&second),
+        );
+        assert!(third.by_name.contains_key("list") && !third.gone.contains_key("list"));
+        assert_eq!(third.gone.get("read").map(String::as_str), Some("mail"));
+        assert_eq!(
+            third.gone.get("mail__read").map(String::as_str),
+            Some("mail")
+        );
+    }
+}
