@@ -1163,12 +1163,10 @@ impl ServerHandler for Gateway {
                         u.clone_from(&uri);
                     }
                 }
-                ResourceContents::BlobResourceContents { uri: u, .. } => {
-                    if *u == original {
-                        u.clone_from(&uri);
-                    }
+                ResourceContents::BlobResourceContents { uri: u, .. } if *u == original => {
+                    u.clone_from(&uri);
                 }
-                // A kind of content this rmcp does not know yet: returned as it is.
+                // Other blobs, and kinds of content this rmcp does not know yet: as they are.
                 _ => {}
             }
         }

@@ -81,10 +81,9 @@ struct Listener {
 }
 
 impl Listener {
-    fn report(&self, what: Changed) -> std::future::Ready<()> {
+    fn report(&self, what: Changed) {
         // The gateway is gone when the channel is closed: nothing to tell.
         let _ = self.events.send((self.index, what));
-        std::future::ready(())
     }
 }
 
@@ -93,21 +92,24 @@ impl ClientHandler for Listener {
         &self,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        self.report(Changed::Tools)
+        self.report(Changed::Tools);
+        std::future::ready(())
     }
 
     fn on_resource_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        self.report(Changed::Resources)
+        self.report(Changed::Resources);
+        std::future::ready(())
     }
 
     fn on_prompt_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        self.report(Changed::Prompts)
+        self.report(Changed::Prompts);
+        std::future::ready(())
     }
 }
 
@@ -435,7 +437,7 @@ impl Upstream {
                     self.restarts
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     // Its tools may have changed while it was down: the gateway lists them again.
-                    let _ = self.listener.report(Changed::Restarted);
+                    self.listener.report(Changed::Restarted);
                 }
                 let live = Arc::new(live);
                 *st = State::Up(Arc::clone(&live));
