@@ -483,7 +483,7 @@ impl Gateway {
                             d.reason,
                             inner.pause_timeout.as_secs()
                         ),
-                        json!({"verdict": "pause", "probability": d.probability, "reason": d.reason, "pause_id": pid}),
+                        json!({"verdict": "pause", "probability": d.probability, "reason": d.reason, "pause_id": pid, "provenance": d.provenance}),
                     ),
                     "paused",
                     None,
@@ -553,36 +553,46 @@ impl Gateway {
             _ => t3.duration_since(t0),
         }
         .as_micros() as u64;
-        if let Some(log) = &inner.audit {
-            let line = AuditLine {
-                time: std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0.0, |d| d.as_secs_f64()),
-                session: &inner.session,
-                tool: &p.exposed,
-                upstream: up.name(),
-                upstream_tool: &p.original,
-                args_sha256: audit::args_digest(&args_value),
-                verdict: d.verdict.as_str(),
-                probability: d.probability,
-                reason: &d.reason,
-                provenance: d.provenance,
-                outcome,
-                error: error.as_deref(),
-                pause_id: d.pause_id.as_deref(),
-                upstream_us,
-                gateway_us,
-            };
-            let written = log.lock().unwrap_or_else(|e| e.into_inner()).write(&line);
-            if let Err(e) = written {
-                inner.audit_broken.store(true, Ordering::SeqCst);
-                return text_error(
-                    format!("the gateway's audit log cannot be written ({e}); the call's result is withheld and no further call is forwarded"),
-                    json!({"error": "audit"}),
-                );
-            }
+        let line = AuditLine {
+            time: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            session: &inner.session,
+            tool: &p.exposed,
+            upstream: up.name(),
+            upstream_tool: &p.original,
+            args_sha256: audit::args_digest(&args_value),
+            verdict: d.verdict.as_str(),
+            probability: d.probability,
+            reason: &d.reason,
+            provenance: d.provenance,
+            outcome,
+            error: error.as_deref(),
+            pause_id: d.pause_id.as_deref(),
+            upstream_us,
+            gateway_us,
+        };
+        if let Err(withheld) = self.audit(&line) {
+            return withheld;
         }
         result
+    }
+
+    /// Writes `line` to the audit log (when there is one). When it cannot be written, no call
+    /// is forwarded from now on and the answer is withheld: the error result to send instead.
+    fn audit(&self, line: &AuditLine<'_>) -> Result<(), CallToolResult> {
+        let inner = &self.inner;
+        let Some(log) = &inner.audit else {
+            return Ok(());
+        };
+        let written = log.lock().unwrap_or_else(|e| e.into_inner()).write(line);
+        written.map_err(|e| {
+            inner.audit_broken.store(true, Ordering::SeqCst);
+            text_error(
+                format!("the gateway's audit log cannot be written ({e}); the call's result is withheld and no further call is forwarded"),
+                json!({"error": "audit"}),
+            )
+        })
     }
 
     /// `approve` of one of the gateway's paused calls by the harness: the session must be
@@ -653,17 +663,60 @@ impl Gateway {
     }
 
     /// Denies paused call `pid` (the user declined, cancelled or did not answer): the session
-    /// stays where it was and the call is not run.
-    fn deny(&self, pid: &str, p: &Proxied, why: &str) -> CallToolResult {
+    /// stays where it was and the call is not run; the audit log gets a `denied` line.
+    fn deny(
+        &self,
+        pid: &str,
+        p: &Proxied,
+        why: &str,
+        pause: &Value,
+        t0: Instant,
+    ) -> CallToolResult {
         let inner = &self.inner;
         inner
             .pauses
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(pid);
+        let args = inner
+            .server
+            .pending_pause(&inner.session, pid)
+            .map_or(Value::Null, |(_, a)| a);
         let _ = inner
             .server
             .answer_proxied_pause(&inner.session, pid, false);
+        let reason = pause.get("reason").and_then(Value::as_str).unwrap_or("");
+        let provenance = match pause.get("provenance").and_then(Value::as_str) {
+            Some("user") => "user",
+            Some("untrusted") => "untrusted",
+            _ => "none",
+        };
+        let not_approved = format!("the user did not approve it ({why})");
+        let line = AuditLine {
+            time: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            session: &inner.session,
+            tool: &p.exposed,
+            upstream: inner.upstreams[p.upstream].name(),
+            upstream_tool: &p.original,
+            args_sha256: audit::args_digest(&args),
+            verdict: "pause",
+            probability: pause
+                .get("probability")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0),
+            reason,
+            provenance,
+            outcome: "denied",
+            error: Some(&not_approved),
+            pause_id: Some(pid),
+            upstream_us: None,
+            gateway_us: t0.elapsed().as_micros() as u64,
+        };
+        if let Err(withheld) = self.audit(&line) {
+            return withheld;
+        }
         text_error(
             format!(
                 "Augur paused this call to `{}` and asked the user, who did not approve it ({why}); it was NOT executed. Do not retry it: tell the user, or choose another way.",
@@ -1044,7 +1097,7 @@ impl Gateway {
         let at = Instant::now();
         match self.elicit(peer, message).await {
             Ok(()) => self.resume(&pid, p, at, t0).await,
-            Err(why) => self.deny(&pid, &p, &why),
+            Err(why) => self.deny(&pid, &p, &why, augur.as_ref().unwrap_or(&Value::Null), t0),
         }
     }
 }

@@ -457,5 +457,17 @@ def test_a_paused_call_asks_the_user_through_elicitation(tmp_path):
         assert len(asked) == 5
         assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "one"}]
 
-    run(_gateway(["--policy", str(_pause_all(tmp_path)), "--pause-timeout", "2",
+    audit = tmp_path / "audit.jsonl"
+    run(_gateway(["--policy", str(_pause_all(tmp_path)), "--pause-timeout", "2", "--audit", str(audit),
                   "--upstream", f"mail={PY} {UPSTREAM}"], env, body, elicitation_callback=on_elicit))
+    lines = _audit(audit)
+    assert [l["outcome"] for l in lines] == ["paused", "approved"] + ["paused", "denied"] * 4, lines
+    denied = [l for l in lines if l["outcome"] == "denied"]
+    assert [l["error"] for l in denied] == [
+        "the user did not approve it (declined)",
+        "the user did not approve it (cancelled)",
+        "the user did not approve it (accepted without `approve: true`)",
+        "the user did not approve it (no answer within --pause-timeout (2 s))",
+    ], denied
+    assert all(l["verdict"] == "pause" and l["pause_id"] for l in denied)
+    assert denied[0]["args_sha256"] == lines[2]["args_sha256"]
