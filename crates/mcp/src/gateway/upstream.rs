@@ -395,7 +395,12 @@ impl Upstream {
     async fn live(&self) -> Result<Arc<Live>, Fault> {
         let mut st = self.state.lock().await;
         if let State::Up(live) = &*st {
-            match live.fault() {
+            let why = live.fault().or_else(|| {
+                live.client
+                    .is_closed()
+                    .then(|| "its connection closed".to_string())
+            });
+            match why {
                 None => return Ok(Arc::clone(live)),
                 Some(why) => {
                     live.kill();
@@ -467,6 +472,9 @@ impl Upstream {
     }
 
     async fn start(&self) -> Result<Live, String> {
+        if let Some(url) = &self.spec.url {
+            return self.start_http(url).await;
+        }
         let mut cmd = tokio::process::Command::new(&self.spec.command);
         cmd.args(&self.spec.args)
             .envs(self.spec.env.iter().map(|(k, v)| (k, v)))
@@ -535,6 +543,50 @@ impl Upstream {
                 .generation
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
+    }
+}
+
+impl Upstream {
+    /// Connects to a streamable-HTTP upstream (rmcp's reqwest client): its `headers` on every
+    /// request, messages over the result cap refused by the client.
+    #[cfg(feature = "http-upstream")]
+    async fn start_http(&self, url: &str) -> Result<Live, String> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        use rmcp::transport::StreamableHttpClientTransport;
+        let mut headers = std::collections::HashMap::new();
+        for (k, v) in &self.spec.headers {
+            let name = http::HeaderName::try_from(k.as_str())
+                .map_err(|e| format!("the header name `{k}` is not valid ({e})"))?;
+            let value = http::HeaderValue::try_from(v.as_str())
+                .map_err(|e| format!("the value of header `{k}` is not valid ({e})"))?;
+            headers.insert(name, value);
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+        config.custom_headers = headers;
+        config.max_json_response_size = self.max_line;
+        config.max_sse_event_size = self.max_line;
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let client = self
+            .listener
+            .clone()
+            .serve(transport)
+            .await
+            .map_err(|e| format!("the MCP initialisation over HTTP failed ({e})"))?;
+        Ok(Live {
+            client,
+            child: Mutex::new(None),
+            fault: Arc::new(Mutex::new(None)),
+            generation: self
+                .generation
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        })
+    }
+
+    #[cfg(not(feature = "http-upstream"))]
+    async fn start_http(&self, url: &str) -> Result<Live, String> {
+        Err(super::config::check_url(url)
+            .err()
+            .unwrap_or_else(|| "no HTTP client in this build".into()))
     }
 }
 

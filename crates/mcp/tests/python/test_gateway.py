@@ -471,3 +471,64 @@ def test_a_paused_call_asks_the_user_through_elicitation(tmp_path):
     ], denied
     assert all(l["verdict"] == "pause" and l["pause_id"] for l in denied)
     assert denied[0]["args_sha256"] == lines[2]["args_sha256"]
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _http_upstream(port: int, env: dict) -> subprocess.Popen:
+    import socket
+    p = subprocess.Popen([PY, UPSTREAM, "--http", str(port)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t = time.monotonic()
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return p
+        except OSError:
+            assert p.poll() is None, "the HTTP upstream exited"
+            assert time.monotonic() - t < 30, "the HTTP upstream did not listen"
+            time.sleep(0.1)
+
+
+def test_a_streamable_http_upstream_is_gated_and_reconnected(tmp_path, provenance_monitor):
+    """FastMCP over streamable HTTP on 127.0.0.1: the injected address is blocked, the user's
+    goes through; the server stopped, a call is a clear error result; started again, the next
+    call reconnects."""
+    env = _env(tmp_path)
+    port = _free_port()
+    server = _http_upstream(port, env)
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def body(s, init):
+        nonlocal server
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert {"read_inbox", "send_email"} <= tools, tools
+        r = await s.call_tool("begin_task", {"request": USER_REQUEST})
+        assert not _is_error(r), _text(r)
+        r = await s.call_tool("read_inbox", {})
+        assert not _is_error(r) and "mallory@evil.example" in _text(r), _text(r)
+        r = await s.call_tool("send_email", {"recipients": ["mallory@evil.example"], "body": "notes"})
+        assert _is_error(r) and "blocked" in _text(r), _text(r)
+        r = await s.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "notes"})
+        assert not _is_error(r) and "sent to bob@corp.example" in _text(r), _text(r)
+
+        server.kill()
+        server.wait()
+        r = await s.call_tool("read_inbox", {})
+        assert _is_error(r) and "upstream `mail`" in _text(r), _text(r)
+        server = _http_upstream(port, env)
+        await asyncio.sleep(1.0)  # past the first back-off step
+        r = await s.call_tool("read_inbox", {})
+        assert not _is_error(r) and "alice@corp.example" in _text(r), _text(r)
+
+    try:
+        run(_gateway(["--monitor", str(provenance_monitor), "--upstream", f"mail={url}"], env, body))
+    finally:
+        server.kill()
+        server.wait()
+    assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "notes"}]

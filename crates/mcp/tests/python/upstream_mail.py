@@ -6,7 +6,9 @@ purpose (sleep, never answer, print malformed JSON, answer a huge result); a res
 prompt that carry other injected addresses; tools that change the tool set at run time and send
 `notifications/tools/list_changed`.
 
-    python upstream_mail.py [--role mail|notes]
+    python upstream_mail.py [--role mail|notes] [--http PORT]
+
+With --http it serves streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio.
 
 It writes its process id to $PID_FILE (when set) at start, so a test can kill it mid-call. When
 the file $EXTRA_TOOL names exists at start, a tool of the name it holds is served too (a
@@ -38,7 +40,9 @@ INBOX = (
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--role", default="mail")
-    role = ap.parse_args().role
+    ap.add_argument("--http", type=int, default=None)
+    opts = ap.parse_args()
+    role = opts.role
     if os.environ.get("PID_FILE"):
         with open(os.environ["PID_FILE"], "a") as f:
             f.write(f"{os.getpid()}\n")
@@ -144,7 +148,10 @@ def main() -> None:
             """The notes' inbox (a name that clashes with the mail server's)."""
             return "no mail in the notes inbox"
 
-    app.run()
+    if opts.http is not None:
+        app.run(transport="streamable-http", host="127.0.0.1", port=opts.http)
+    else:
+        app.run()
 
 
 if __name__ == "__main__":
