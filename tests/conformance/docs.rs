@@ -65,6 +65,7 @@ pub const DOCUMENTS: &[&str] = &[
     "docs/ltl.md",
     "docs/fuzzing.md",
     "models/agentdojo/README.md",
+    "docs/mcp.md",
 ];
 
 /// How a block is treated.

@@ -58,17 +58,20 @@ pub struct McpArgs {
     #[arg(long, value_name = "BITS", default_value_t = augur_monitor::session::BurnedIds::DEFAULT_BITS)]
     pub burned_bits: u64,
     /// Gateway mode: start this MCP server (stdio) and serve its tools through the monitor
-    /// (repeatable). COMMAND is split like a shell's words, e.g. `mail=python3 mail_server.py`.
-    #[arg(long = "upstream", value_name = "NAME=COMMAND")]
+    /// (repeatable). COMMAND is split like a shell's words, e.g. `mail=python3 mail_server.py`;
+    /// a URL instead (`web=http://127.0.0.1:8000/mcp`) is a streamable-HTTP server.
+    #[arg(long = "upstream", value_name = "NAME=COMMAND|URL")]
     pub upstreams: Vec<String>,
     /// Gateway mode: the upstreams of an `mcpServers` JSON file (Claude Code's and Cursor's
-    /// format: `{"mcpServers": {"name": {"command", "args", "env"}}}`).
+    /// format: `{"mcpServers": {"name": {"command", "args", "env"}}}`, or `{"url", "headers"}`
+    /// for a streamable-HTTP server).
     #[arg(long, value_name = "FILE")]
     pub upstream_config: Option<PathBuf>,
     /// Gateway: the time limit of an upstream's start and of each proxied call (seconds).
     #[arg(long, value_name = "SECONDS", default_value_t = augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS)]
     pub upstream_timeout: f64,
-    /// Gateway: how long a paused call may wait for the harness's `approve` (seconds).
+    /// Gateway: how long a paused call may wait for the user's answer (MCP elicitation) or
+    /// the harness's `approve` (seconds).
     #[arg(long, value_name = "SECS", default_value_t = augur_mcp::gateway::defaults::PAUSE_TIMEOUT_SECS)]
     pub pause_timeout: u64,
     /// Gateway: the largest message accepted from an upstream (bytes); a longer result fails

@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 /// The server's configuration (the options of `augur mcp`).
@@ -64,8 +64,9 @@ pub struct Config {
     /// tools (as served and as the upstreams name them). The gateway gates and records those
     /// calls itself, so `record` is refused without [`Config::harness`], and a `gate` on one of
     /// these names is answered without moving the session (`"dry_run": true`). `None`: not a
-    /// gateway.
-    pub gateway_tools: Option<HashSet<String>>,
+    /// gateway. Shared with the gateway, which adds the tools an upstream lists later (a
+    /// restart, `notifications/tools/list_changed`); names are never removed.
+    pub gateway_tools: Option<Arc<RwLock<HashSet<String>>>>,
 }
 
 /// Defaults of [`Config`].
@@ -963,11 +964,9 @@ impl Server {
             Some(st) => Action::State { tool, state: st },
             None => Action::Tool(ToolCall::new(tool.unwrap_or(""), &call_args)),
         };
-        let proxied = self
-            .cfg
-            .gateway_tools
-            .as_ref()
-            .is_some_and(|t| tool.is_some_and(|n| t.contains(n)));
+        let proxied = self.cfg.gateway_tools.as_ref().is_some_and(|t| {
+            tool.is_some_and(|n| t.read().unwrap_or_else(|e| e.into_inner()).contains(n))
+        });
         if proxied {
             // The gateway gates this call when it is made: answer on a copy of the session.
             let mut dry = e.session.clone();
@@ -1430,6 +1429,24 @@ impl Server {
     }
 
     /// The session's pending pause, when it is `pause_id`: (tool, args).
+    /// Answers session `id`'s pending pause `pause_id` for the gateway (a person answered it
+    /// through MCP elicitation, or the harness's `approve` was checked by the gateway), then
+    /// writes the journal. Refused as `approve`/`deny` are (another id, a gone session).
+    pub(crate) fn answer_proxied_pause(
+        &self,
+        id: &str,
+        pause_id: &str,
+        approve: bool,
+    ) -> Result<Value> {
+        let mut args = Map::new();
+        args.insert("session".into(), json!(id));
+        args.insert("pause_id".into(), json!(pause_id));
+        let answered = self.answer_pause(&args, Instant::now(), approve);
+        self.commit()
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
+        answered
+    }
+
     pub(crate) fn pending_pause(&self, id: &str, pause_id: &str) -> Option<(String, Value)> {
         let s = self.lock();
         let p = s.open.get(id)?.pause.as_ref()?;

@@ -34,11 +34,12 @@ pub struct AuditLine<'a> {
     /// `user` (in trusted text), `untrusted` (only in tool results).
     pub provenance: &'a str,
     /// What happened: `forwarded` (the upstream answered), `blocked`, `paused`, `approved`
-    /// (a paused call run after `approve`), `failed` (the upstream crashed, timed out or
+    /// (a paused call run after `approve` or the user's elicitation answer), `denied` (a
+    /// paused call the user did not approve through elicitation: not run), `failed` (the upstream crashed, timed out or
     /// answered malformed output: outcome unknown, counted as executed), `not_started` (the
     /// upstream could not be started: not sent).
     pub outcome: &'a str,
-    /// Why the call failed (`failed`, `not_started`).
+    /// Why the call failed (`failed`, `not_started`) or was denied (`denied`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a str>,
     /// The pause id (`paused`, `approved`).

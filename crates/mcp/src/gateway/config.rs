@@ -11,22 +11,51 @@ use augur_source::{Diagnostic, Location, SourceFile};
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// One upstream MCP server, started as a child process speaking MCP over its stdin/stdout.
+/// One upstream MCP server: a child process speaking MCP over its stdin/stdout, or (with
+/// [`UpstreamSpec::url`]) a streamable-HTTP server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpstreamSpec {
     /// The name (the `mcpServers` key, or `NAME` of `--upstream NAME=COMMAND`).
     pub name: String,
-    /// The program.
+    /// The program (empty for an HTTP upstream).
     pub command: String,
     /// Its arguments.
     pub args: Vec<String>,
     /// Environment variables set for it (on top of the gateway's own environment).
     pub env: Vec<(String, String)>,
+    /// The URL of a streamable-HTTP upstream (`http://...`): no process is started.
+    pub url: Option<String>,
+    /// HTTP headers sent with every request to [`UpstreamSpec::url`] (e.g. `Authorization`).
+    pub headers: Vec<(String, String)>,
+}
+
+/// Checks the URL of an HTTP upstream: `http://` (this build has no TLS stack, so no
+/// `https://`), and only when the HTTP client is built in.
+pub fn check_url(url: &str) -> std::result::Result<(), String> {
+    if !cfg!(feature = "http-upstream") {
+        return Err(format!(
+            "`{url}`: this build of Augur has no HTTP upstreams (cargo feature `http-upstream`)"
+        ));
+    }
+    if url.starts_with("https://") {
+        return Err(format!(
+            "`{url}`: https upstreams need TLS, which this build of Augur does not include; use an http:// URL (a server on this machine, or a local TLS proxy)"
+        ));
+    }
+    let rest = url.strip_prefix("http://").unwrap_or("");
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err(format!("`{url}`: expected http://HOST[:PORT]/PATH"));
+    }
+    Ok(())
 }
 
 impl UpstreamSpec {
-    /// The command line, quoted the way a shell would read it back (for messages).
+    /// The command line, quoted the way a shell would read it back (for messages); the URL of
+    /// an HTTP upstream.
     pub fn command_line(&self) -> String {
+        if let Some(u) = &self.url {
+            return u.clone();
+        }
         let words =
             std::iter::once(self.command.as_str()).chain(self.args.iter().map(String::as_str));
         shlex::try_join(words).unwrap_or_else(|_| self.command.clone())
@@ -61,6 +90,18 @@ pub fn parse_upstream_arg(arg: &str) -> Result<UpstreamSpec> {
         )));
     };
     check_name(name).map_err(|m| param(format!("error: --upstream `{arg}`: {m}")))?;
+    let trimmed = command.trim();
+    if trimmed.starts_with("http://") || trimmed.starts_with("https://") {
+        check_url(trimmed).map_err(|m| param(format!("error: --upstream `{arg}`: {m}")))?;
+        return Ok(UpstreamSpec {
+            name: name.to_string(),
+            command: String::new(),
+            args: Vec::new(),
+            env: Vec::new(),
+            url: Some(trimmed.to_string()),
+            headers: Vec::new(),
+        });
+    }
     let Some(mut words) = shlex::split(command) else {
         return Err(param(format!(
             "error: --upstream `{arg}`: the command has an unclosed quote or a trailing backslash"
@@ -77,6 +118,8 @@ pub fn parse_upstream_arg(arg: &str) -> Result<UpstreamSpec> {
         command,
         args: words,
         env: Vec::new(),
+        url: None,
+        headers: Vec::new(),
     })
 }
 
@@ -131,21 +174,68 @@ pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
         };
         for (k, v) in obj {
             match k.as_str() {
-                "command" | "args" | "env" => {}
-                "type" if v == "stdio" => {}
-                "type" | "url" => {
+                "command" | "args" | "env" | "url" | "headers" => {}
+                "type" if v == "stdio" || v == "http" || v == "streamable-http" => {}
+                "type" => {
                     return Err(at(
                         &p.clone().key(k.as_str()),
-                        format!("server `{name}`: only stdio servers (`command`) can be put behind the gateway"),
+                        format!("server `{name}`: the gateway starts stdio servers (`command`) and streamable-HTTP servers (`url`, `\"type\": \"http\"`), not {v}"),
                     ))
                 }
                 _ => {
                     return Err(at(
                         &p.clone().key(k.as_str()),
-                        format!("server `{name}`: unknown member `{k}` (the gateway reads `command`, `args` and `env`)"),
+                        format!("server `{name}`: unknown member `{k}` (the gateway reads `command`, `args`, `env`; or `url`, `headers`)"),
                     ))
                 }
             }
+        }
+        let kind = obj.get("type").and_then(Value::as_str);
+        if let Some(url) = obj.get("url") {
+            if let Some(k) = ["command", "args", "env"]
+                .into_iter()
+                .find(|k| obj.contains_key(*k))
+            {
+                return Err(at(
+                    &p.clone().key(k),
+                    format!("server `{name}` has both `url` and `{k}`: an upstream is either a command (stdio) or a URL (HTTP)"),
+                ));
+            }
+            if kind == Some("stdio") {
+                return Err(at(
+                    &p.clone().key("type"),
+                    format!("server `{name}`: `\"type\": \"stdio\"` with a `url`"),
+                ));
+            }
+            let Value::String(url) = url else {
+                return Err(at(
+                    &p.clone().key("url"),
+                    format!("server `{name}`: `url` must be a string"),
+                ));
+            };
+            check_url(url)
+                .map_err(|m| at(&p.clone().key("url"), format!("server `{name}`: {m}")))?;
+            let headers = string_map(obj.get("headers"), "headers", name, &p, &at)?;
+            out.push(UpstreamSpec {
+                name: name.clone(),
+                command: String::new(),
+                args: Vec::new(),
+                env: Vec::new(),
+                url: Some(url.clone()),
+                headers,
+            });
+            continue;
+        }
+        if obj.contains_key("headers") || matches!(kind, Some("http" | "streamable-http")) {
+            let k = if obj.contains_key("headers") {
+                "headers"
+            } else {
+                "type"
+            };
+            return Err(at(
+                &p.clone().key(k),
+                format!("server `{name}`: `{k}` is for HTTP servers, which need a `url`"),
+            ));
         }
         let command = match obj.get("command") {
             Some(Value::String(c)) if !c.is_empty() => c.clone(),
@@ -181,38 +271,49 @@ pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
                 ))
             }
         };
-        let env = match obj.get("env") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Object(m)) => {
-                let mut v = Vec::with_capacity(m.len());
-                for (k, x) in m {
-                    match x {
-                        Value::String(s) => v.push((k.clone(), s.clone())),
-                        _ => {
-                            return Err(at(
-                                &p.clone().key("env").key(k.as_str()),
-                                format!("server `{name}`: the value of `{k}` must be a string"),
-                            ))
-                        }
-                    }
-                }
-                v
-            }
-            Some(_) => {
-                return Err(at(
-                    &p.clone().key("env"),
-                    format!("server `{name}`: `env` must be an object of strings"),
-                ))
-            }
-        };
+        let env = string_map(obj.get("env"), "env", name, &p, &at)?;
         out.push(UpstreamSpec {
             name: name.clone(),
             command,
             args,
             env,
+            url: None,
+            headers: Vec::new(),
         });
     }
     Ok(out)
+}
+
+/// An object of strings (`env`, `headers`), in the file's order; `None` or `null`: empty.
+fn string_map(
+    v: Option<&Value>,
+    member: &str,
+    name: &str,
+    p: &JsonPath,
+    at: &dyn Fn(&JsonPath, String) -> ToolError,
+) -> Result<Vec<(String, String)>> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(m)) => {
+            let mut out = Vec::with_capacity(m.len());
+            for (k, x) in m {
+                match x {
+                    Value::String(s) => out.push((k.clone(), s.clone())),
+                    _ => {
+                        return Err(at(
+                            &p.clone().key(member).key(k.as_str()),
+                            format!("server `{name}`: the value of `{k}` must be a string"),
+                        ))
+                    }
+                }
+            }
+            Ok(out)
+        }
+        Some(_) => Err(at(
+            &p.clone().key(member),
+            format!("server `{name}`: `{member}` must be an object of strings"),
+        )),
+    }
 }
 
 /// serde_json's message without its " at line L column C" (the location says it).
@@ -334,6 +435,36 @@ mod tests {
     }
 
     #[test]
+    fn http_upstreams_are_read_from_files_and_the_command_line() {
+        let text = r#"{"mcpServers": {
+  "remote": {"type": "http", "url": "http://127.0.0.1:8000/mcp", "headers": {"Authorization": "Bearer t"}},
+  "cursor": {"url": "http://localhost:9000/mcp"}
+}}"#;
+        let v = parse_config("mcp.json", text).unwrap();
+        let remote = v.iter().find(|s| s.name == "remote").unwrap();
+        assert_eq!(remote.url.as_deref(), Some("http://127.0.0.1:8000/mcp"));
+        assert_eq!(
+            remote.headers,
+            [("Authorization".to_string(), "Bearer t".to_string())]
+        );
+        assert_eq!(remote.command_line(), "http://127.0.0.1:8000/mcp");
+        let cursor = v.iter().find(|s| s.name == "cursor").unwrap();
+        assert_eq!(cursor.url.as_deref(), Some("http://localhost:9000/mcp"));
+        let s = parse_upstream_arg("web=http://127.0.0.1:8000/mcp").unwrap();
+        assert_eq!(
+            (s.url.as_deref(), s.command.as_str()),
+            (Some("http://127.0.0.1:8000/mcp"), "")
+        );
+        for (bad, why) in [
+            ("web=https://example.com/mcp", "need TLS"),
+            ("web=http://", "expected http://HOST"),
+        ] {
+            let e = parse_upstream_arg(bad).unwrap_err();
+            assert!(e.message.contains(why), "{bad}: {}", e.message);
+        }
+    }
+
+    #[test]
     fn bad_files_are_located() {
         for (text, line, col, why) in [
             (
@@ -352,7 +483,31 @@ mod tests {
                 "{\"mcpServers\": {\n  \"a\": {\"url\": \"https://x\"}\n}}",
                 2,
                 16,
-                "only stdio servers",
+                "https upstreams need TLS",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"type\": \"sse\", \"url\": \"http://x\"}\n}}",
+                2,
+                17,
+                "not \"sse\"",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"url\": \"http://x\", \"command\": \"y\"}\n}}",
+                2,
+                39,
+                "both `url` and `command`",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"y\", \"headers\": {}}\n}}",
+                2,
+                36,
+                "need a `url`",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"url\": \"http://x\", \"headers\": {\"X\": 1}}\n}}",
+                2,
+                45,
+                "the value of `X` must be a string",
             ),
             (
                 "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"cwd\": \"/\"}\n}}",

@@ -9,10 +9,18 @@
 //! starts it again. Starts that fail are retried with back-off (0.5 s doubling up to 30 s);
 //! within the back-off a call fails at once, naming the time of the next attempt. An upstream
 //! is never dropped: every call either reaches a running process or gets an error result.
+//!
+//! The upstream's `notifications/{tools,resources,prompts}/list_changed`, and each restart,
+//! are reported on the gateway's event channel ([`Changed`]): the gateway then lists the
+//! upstream's tools again and tells its own client.
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, Prompt,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use std::future::Future;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -47,9 +55,76 @@ impl Fault {
     }
 }
 
+/// What changed on an upstream (reported with its index on the gateway's event channel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Changed {
+    /// It sent `notifications/tools/list_changed`.
+    Tools,
+    /// It sent `notifications/resources/list_changed`.
+    Resources,
+    /// It sent `notifications/prompts/list_changed`.
+    Prompts,
+    /// It was started again after a fault: its tools may differ from the last listing.
+    Restarted,
+}
+
+/// The sender of the gateway's event channel: (upstream index, what changed).
+pub type Events = tokio::sync::mpsc::UnboundedSender<(usize, Changed)>;
+
+/// The gateway's MCP client handler for one upstream: it reports the upstream's
+/// `list_changed` notifications on the event channel (the rest is rmcp's default: requests
+/// from the upstream, e.g. sampling or elicitation, are declined).
+#[derive(Clone)]
+struct Listener {
+    index: usize,
+    events: Events,
+}
+
+impl Listener {
+    fn report(&self, what: Changed) {
+        // The gateway is gone when the channel is closed: nothing to tell.
+        let _ = self.events.send((self.index, what));
+    }
+}
+
+impl ClientHandler for Listener {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.report(Changed::Tools);
+        std::future::ready(())
+    }
+
+    fn on_resource_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.report(Changed::Resources);
+        std::future::ready(())
+    }
+
+    fn on_prompt_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.report(Changed::Prompts);
+        std::future::ready(())
+    }
+}
+
+/// What an upstream declared at initialisation beyond tools.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// It serves resources.
+    pub resources: bool,
+    /// It serves prompts.
+    pub prompts: bool,
+}
+
 /// A running upstream.
 struct Live {
-    client: RunningService<RoleClient, ()>,
+    client: RunningService<RoleClient, Listener>,
     child: Mutex<Option<tokio::process::Child>>,
     /// Set by the output filter when it stopped the connection (the reason).
     fault: Arc<Mutex<Option<String>>>,
@@ -94,6 +169,8 @@ pub struct Upstream {
     timeout: Duration,
     generation: std::sync::atomic::AtomicU64,
     restarts: std::sync::atomic::AtomicU64,
+    listener: Listener,
+    capabilities: Mutex<Capabilities>,
 }
 
 /// The least time limit of a start (spawn and MCP initialisation): interpreters and `npx`
@@ -110,8 +187,15 @@ pub fn backoff(failures: u32) -> Duration {
 }
 
 impl Upstream {
-    /// An upstream, not started yet.
-    pub fn new(spec: UpstreamSpec, max_line: usize, timeout: Duration) -> Upstream {
+    /// An upstream, not started yet: the `index`th of the gateway, which hears of its changes
+    /// on `events`.
+    pub fn new(
+        spec: UpstreamSpec,
+        max_line: usize,
+        timeout: Duration,
+        index: usize,
+        events: Events,
+    ) -> Upstream {
         Upstream {
             spec,
             state: tokio::sync::Mutex::new(State::Down {
@@ -123,7 +207,14 @@ impl Upstream {
             timeout,
             generation: 0.into(),
             restarts: 0.into(),
+            listener: Listener { index, events },
+            capabilities: Mutex::new(Capabilities::default()),
         }
+    }
+
+    /// What it declared at its last start (resources, prompts).
+    pub fn capabilities(&self) -> Capabilities {
+        *self.capabilities.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Its name.
@@ -151,6 +242,93 @@ impl Upstream {
                 )
                 .await),
         }
+    }
+
+    /// Sends one request (`what` names it in messages) to the upstream, starting it first when
+    /// it is down, within the time limit; faults as for [`Upstream::call`].
+    async fn request<T, F, Fut>(&self, what: &str, send: F) -> Result<T, Fault>
+    where
+        F: FnOnce(rmcp::Peer<RoleClient>) -> Fut,
+        Fut: Future<Output = Result<T, rmcp::ServiceError>>,
+    {
+        let live = self.live().await?;
+        let peer = live.client.peer().clone();
+        match tokio::time::timeout(self.timeout, send(peer)).await {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Fault::Rpc(format!(
+                "upstream `{}` answered {what} with an error: {} (code {})",
+                self.spec.name, e.message, e.code.0
+            ))),
+            Ok(Err(e)) => {
+                let why = match live.fault() {
+                    Some(w) => w,
+                    None => {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        live.fault()
+                            .unwrap_or_else(|| format!("the connection failed ({e})"))
+                    }
+                };
+                Err(self.fail(&live, why).await)
+            }
+            Err(_) => Err(self
+                .fail(
+                    &live,
+                    format!(
+                        "it did not answer {what} within the time limit of {} s (--upstream-timeout)",
+                        self.timeout.as_secs_f64()
+                    ),
+                )
+                .await),
+        }
+    }
+
+    /// Its resources (`resources/list`, every page).
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, Fault> {
+        self.request(
+            "resources/list",
+            |p| async move { p.list_all_resources().await },
+        )
+        .await
+    }
+
+    /// Its resource templates (`resources/templates/list`, every page).
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Fault> {
+        self.request("resources/templates/list", |p| async move {
+            p.list_all_resource_templates().await
+        })
+        .await
+    }
+
+    /// Reads the resource `uri` (`resources/read`).
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Fault> {
+        let params = ReadResourceRequestParams::new(uri);
+        self.request("resources/read", |p| async move {
+            p.read_resource(params).await
+        })
+        .await
+    }
+
+    /// Its prompts (`prompts/list`, every page).
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Fault> {
+        self.request(
+            "prompts/list",
+            |p| async move { p.list_all_prompts().await },
+        )
+        .await
+    }
+
+    /// Gets the prompt `name` with `args` (`prompts/get`).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        args: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<GetPromptResult, Fault> {
+        let mut params = GetPromptRequestParams::new(name);
+        if let Some(a) = args {
+            params = params.with_arguments(a);
+        }
+        self.request("prompts/get", |p| async move { p.get_prompt(params).await })
+            .await
     }
 
     /// Calls `tool` with `args` on the upstream, starting it first when it is down. `sent` is
@@ -217,7 +395,12 @@ impl Upstream {
     async fn live(&self) -> Result<Arc<Live>, Fault> {
         let mut st = self.state.lock().await;
         if let State::Up(live) = &*st {
-            match live.fault() {
+            let why = live.fault().or_else(|| {
+                live.client
+                    .is_closed()
+                    .then(|| "its connection closed".to_string())
+            });
+            match why {
                 None => return Ok(Arc::clone(live)),
                 Some(why) => {
                     live.kill();
@@ -249,9 +432,17 @@ impl Upstream {
         let start_limit = self.timeout.max(START_TIMEOUT);
         match tokio::time::timeout(start_limit, self.start()).await {
             Ok(Ok(live)) => {
+                if let Some(info) = live.client.peer().peer_info() {
+                    *self.capabilities.lock().unwrap_or_else(|p| p.into_inner()) = Capabilities {
+                        resources: info.capabilities.resources.is_some(),
+                        prompts: info.capabilities.prompts.is_some(),
+                    };
+                }
                 if was_started {
                     self.restarts
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    // Its tools may have changed while it was down: the gateway lists them again.
+                    self.listener.report(Changed::Restarted);
                 }
                 let live = Arc::new(live);
                 *st = State::Up(Arc::clone(&live));
@@ -281,6 +472,9 @@ impl Upstream {
     }
 
     async fn start(&self) -> Result<Live, String> {
+        if let Some(url) = &self.spec.url {
+            return self.start_http(url).await;
+        }
         let mut cmd = tokio::process::Command::new(&self.spec.command);
         cmd.args(&self.spec.args)
             .envs(self.spec.env.iter().map(|(k, v)| (k, v)))
@@ -330,12 +524,17 @@ impl Upstream {
             *pump_fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
             // Dropping `to_rmcp` closes rmcp's input: the calls in flight fail now.
         });
-        let client = ().serve((rmcp_in, stdin)).await.map_err(|e| {
-            match fault.lock().unwrap_or_else(|p| p.into_inner()).clone() {
-                Some(why) => why,
-                None => format!("the MCP initialisation failed ({e})"),
-            }
-        })?;
+        let client = self
+            .listener
+            .clone()
+            .serve((rmcp_in, stdin))
+            .await
+            .map_err(
+                |e| match fault.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                    Some(why) => why,
+                    None => format!("the MCP initialisation failed ({e})"),
+                },
+            )?;
         Ok(Live {
             client,
             child: Mutex::new(Some(child)),
@@ -344,6 +543,50 @@ impl Upstream {
                 .generation
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
+    }
+}
+
+impl Upstream {
+    /// Connects to a streamable-HTTP upstream (rmcp's reqwest client): its `headers` on every
+    /// request, messages over the result cap refused by the client.
+    #[cfg(feature = "http-upstream")]
+    async fn start_http(&self, url: &str) -> Result<Live, String> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        use rmcp::transport::StreamableHttpClientTransport;
+        let mut headers = std::collections::HashMap::new();
+        for (k, v) in &self.spec.headers {
+            let name = http::HeaderName::try_from(k.as_str())
+                .map_err(|e| format!("the header name `{k}` is not valid ({e})"))?;
+            let value = http::HeaderValue::try_from(v.as_str())
+                .map_err(|e| format!("the value of header `{k}` is not valid ({e})"))?;
+            headers.insert(name, value);
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+        config.custom_headers = headers;
+        config.max_json_response_size = self.max_line;
+        config.max_sse_event_size = self.max_line;
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let client = self
+            .listener
+            .clone()
+            .serve(transport)
+            .await
+            .map_err(|e| format!("the MCP initialisation over HTTP failed ({e})"))?;
+        Ok(Live {
+            client,
+            child: Mutex::new(None),
+            fault: Arc::new(Mutex::new(None)),
+            generation: self
+                .generation
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        })
+    }
+
+    #[cfg(not(feature = "http-upstream"))]
+    async fn start_http(&self, url: &str) -> Result<Live, String> {
+        Err(super::config::check_url(url)
+            .err()
+            .unwrap_or_else(|| "no HTTP client in this build".into()))
     }
 }
 

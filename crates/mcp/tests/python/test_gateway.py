@@ -60,10 +60,10 @@ def run(coro, timeout=120):
     return asyncio.run(asyncio.wait_for(coro, timeout=timeout))
 
 
-async def _gateway(args, env, body):
+async def _gateway(args, env, body, **client):
     params = StdioServerParameters(command=AUGUR, args=["mcp", *args], cwd=str(REPO), env=env)
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, **client) as session:
             init = await session.initialize()
             return await body(session, init)
 
@@ -276,3 +276,259 @@ def test_a_paused_call_runs_when_the_harness_approves_it_within_the_pause_timeou
 
     run(_gateway(["--harness", "--policy", str(policy), "--pause-timeout", "2",
                   "--upstream", f"mail={PY} {UPSTREAM}"], env, body))
+
+
+class _Notes:
+    """The server notifications a client received (its `message_handler`)."""
+
+    def __init__(self):
+        self.methods = []
+
+    async def __call__(self, message):
+        method = getattr(message, "method", None)
+        if method is None:
+            root = getattr(message, "root", None)
+            method = getattr(root, "method", None)
+        if method is not None:
+            self.methods.append(method)
+
+    async def wait_for(self, method, count=1, timeout=20):
+        t = time.monotonic()
+        while self.methods.count(method) < count:
+            assert time.monotonic() - t < timeout, (method, self.methods)
+            await asyncio.sleep(0.05)
+
+
+def test_an_upstream_tool_list_change_is_relisted_and_forwarded(tmp_path):
+    """FastMCP adds a tool at run time and sends list_changed: the gateway lists that
+    upstream's tools again, serves the new tool, tells the client; a removed tool is refused
+    with an error naming the change (and never reaches the upstream)."""
+    env = _env(tmp_path)
+    notes = _Notes()
+
+    async def body(s, init):
+        caps = init.capabilities
+        assert caps.tools.list_changed is True, caps
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert "archive_notes" not in tools and "enable_archive" in tools
+        # Never served: an unknown tool (a protocol error).
+        with pytest.raises(Exception, match="unknown tool `archive_notes`"):
+            await s.call_tool("archive_notes", {"folder": "q3"})
+
+        r = await s.call_tool("enable_archive", {})
+        assert not _is_error(r), _text(r)
+        await notes.wait_for("notifications/tools/list_changed")
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert "archive_notes" in tools, tools
+        r = await s.call_tool("archive_notes", {"folder": "q3"})
+        assert not _is_error(r), _text(r)
+        assert "archived into q3" in _text(r)
+
+        r = await s.call_tool("disable_archive", {})
+        assert not _is_error(r), _text(r)
+        await notes.wait_for("notifications/tools/list_changed", 2)
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert "archive_notes" not in tools, tools
+        r = await s.call_tool("archive_notes", {"folder": "q4"})
+        assert _is_error(r), _text(r)
+        assert "no longer offered" in _text(r) and "upstream `mail`" in _text(r), _text(r)
+
+    audit = tmp_path / "audit.jsonl"
+    run(_gateway(["--audit", str(audit), "--upstream", f"mail={PY} {UPSTREAM}"], env, body,
+                 message_handler=notes))
+    # The refused call was never gated nor forwarded: one archive_notes line, forwarded.
+    assert [l["outcome"] for l in _audit(audit) if l["tool"] == "archive_notes"] == ["forwarded"]
+
+
+def test_a_restarted_upstream_is_relisted(tmp_path):
+    """An upstream killed and restarted serves another tool set: the gateway lists it again
+    after the restart and the client gets list_changed."""
+    env = _env(tmp_path)
+    extra = tmp_path / "extra.txt"
+    env["EXTRA_TOOL"] = str(extra)
+    notes = _Notes()
+
+    async def body(s, init):
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert "lookup_contact" not in tools
+        extra.write_text("lookup_contact")
+        os.kill(_pids(tmp_path)[0], signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        r = await s.call_tool("read_inbox", {})
+        # The first call after the kill fails or runs on the restarted process.
+        r = await s.call_tool("read_inbox", {})
+        assert not _is_error(r), _text(r)
+        await notes.wait_for("notifications/tools/list_changed")
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert "lookup_contact" in tools, tools
+        r = await s.call_tool("lookup_contact", {})
+        assert not _is_error(r) and "lookup_contact ran" in _text(r), _text(r)
+
+    run(_gateway(["--upstream", f"mail={PY} {UPSTREAM}"], env, body, message_handler=notes))
+    assert len(_pids(tmp_path)) == 2
+
+
+def test_resources_and_prompts_are_proxied_and_observed_as_untrusted(tmp_path, provenance_monitor):
+    """An address first seen in a resource, or in a prompt, is untrusted: a send to it is
+    blocked and never reaches the upstream; the user's own address goes through. A URI and
+    a prompt name that two upstreams share are told apart."""
+    env = _env(tmp_path)
+
+    async def body(s, init):
+        caps = init.capabilities
+        assert caps.resources is not None and caps.prompts is not None, caps
+        r = await s.call_tool("begin_task", {"request": USER_REQUEST})
+        assert not _is_error(r), _text(r)
+        uris = {str(x.uri) for x in (await s.list_resources()).resources}
+        assert {"mail://inbox/latest", "augur-upstream://mail/shared://readme",
+                "augur-upstream://notes/shared://readme"} <= uris, uris
+        got = await s.read_resource("augur-upstream://notes/shared://readme")
+        assert got.contents[0].text == "the readme of the notes server"
+        got = await s.read_resource("mail://inbox/latest")
+        assert "eve@evil.example" in got.contents[0].text
+        r = await s.call_tool("send_email", {"recipients": ["eve@evil.example"], "body": "invoices"})
+        assert _is_error(r) and "blocked" in _text(r), _text(r)
+        assert "mail://inbox/latest" in _text(r), _text(r)
+
+        prompts = {p.name for p in (await s.list_prompts()).prompts}
+        assert {"reply_all", "mail__summarize", "notes__summarize"} <= prompts, prompts
+        got = await s.get_prompt("notes__summarize", {"topic": "q3"})
+        assert "notes server" in got.messages[0].content.text
+        got = await s.get_prompt("reply_all", {"topic": "q3"})
+        assert "trent@evil.example" in got.messages[0].content.text
+        r = await s.call_tool("send_email", {"recipients": ["trent@evil.example"], "body": "q3"})
+        assert _is_error(r) and "blocked" in _text(r), _text(r)
+        r = await s.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "q3"})
+        assert not _is_error(r), _text(r)
+
+    run(_gateway(["--monitor", str(provenance_monitor),
+                  "--upstream", f"mail={PY} {UPSTREAM} --role mail",
+                  "--upstream", f"notes={PY} {UPSTREAM} --role notes"], env, body))
+    assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "q3"}]
+
+
+def test_without_resources_or_prompts_the_gateway_does_not_advertise_them(tmp_path):
+    """An upstream with tools only (Augur's own `augur mcp`): no resources or prompts
+    capability."""
+    async def body(s, init):
+        assert init.capabilities.resources is None and init.capabilities.prompts is None
+        assert init.capabilities.tools is not None
+
+    run(_gateway(["--upstream", f"augur={AUGUR} mcp --session inner"], dict(os.environ), body))
+
+
+def _pause_all(tmp_path: Path) -> Path:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('version = 1\nthresholds = [ { at = 0.0, verdict = "pause" } ]\n')
+    return policy
+
+
+def test_a_paused_call_asks_the_user_through_elicitation(tmp_path):
+    """The client declares elicitation: a paused call is put to the user; accept with
+    approve=true runs it once; decline, cancel, approve=false and no answer within
+    --pause-timeout refuse it (it never reaches the upstream)."""
+    env = _env(tmp_path)
+    answers = []
+    asked = []
+
+    async def on_elicit(context, params):
+        asked.append(params.message)
+        a = answers.pop(0)
+        if a == "slow":
+            await asyncio.sleep(4)
+            a = "accept"
+        from mcp.types import ElicitResult
+        if a == "accept":
+            return ElicitResult(action="accept", content={"approve": True})
+        if a == "accept-no":
+            return ElicitResult(action="accept", content={"approve": False})
+        return ElicitResult(action=a)
+
+    async def body(s, init):
+        answers.append("accept")
+        r = await s.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "one"})
+        assert not _is_error(r), _text(r)
+        assert "sent to bob@corp.example" in _text(r)
+        assert "send_email" in asked[0] and "bob@corp.example" in asked[0], asked
+        for a in ["decline", "cancel", "accept-no", "slow"]:
+            answers.append(a)
+            r = await s.call_tool("send_email", {"recipients": ["carol@corp.example"], "body": a})
+            assert _is_error(r) and "NOT executed" in _text(r) and "did not approve" in _text(r), (a, _text(r))
+        assert len(asked) == 5
+        assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "one"}]
+
+    audit = tmp_path / "audit.jsonl"
+    run(_gateway(["--policy", str(_pause_all(tmp_path)), "--pause-timeout", "2", "--audit", str(audit),
+                  "--upstream", f"mail={PY} {UPSTREAM}"], env, body, elicitation_callback=on_elicit))
+    lines = _audit(audit)
+    assert [l["outcome"] for l in lines] == ["paused", "approved"] + ["paused", "denied"] * 4, lines
+    denied = [l for l in lines if l["outcome"] == "denied"]
+    assert [l["error"] for l in denied] == [
+        "the user did not approve it (declined)",
+        "the user did not approve it (cancelled)",
+        "the user did not approve it (accepted without `approve: true`)",
+        "the user did not approve it (no answer within --pause-timeout (2 s))",
+    ], denied
+    assert all(l["verdict"] == "pause" and l["pause_id"] for l in denied)
+    assert denied[0]["args_sha256"] == lines[2]["args_sha256"]
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _http_upstream(port: int, env: dict) -> subprocess.Popen:
+    import socket
+    p = subprocess.Popen([PY, UPSTREAM, "--http", str(port)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t = time.monotonic()
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return p
+        except OSError:
+            assert p.poll() is None, "the HTTP upstream exited"
+            assert time.monotonic() - t < 30, "the HTTP upstream did not listen"
+            time.sleep(0.1)
+
+
+def test_a_streamable_http_upstream_is_gated_and_reconnected(tmp_path, provenance_monitor):
+    """FastMCP over streamable HTTP on 127.0.0.1: the injected address is blocked, the user's
+    goes through; the server stopped, a call is a clear error result; started again, the next
+    call reconnects."""
+    env = _env(tmp_path)
+    port = _free_port()
+    server = _http_upstream(port, env)
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def body(s, init):
+        nonlocal server
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert {"read_inbox", "send_email"} <= tools, tools
+        r = await s.call_tool("begin_task", {"request": USER_REQUEST})
+        assert not _is_error(r), _text(r)
+        r = await s.call_tool("read_inbox", {})
+        assert not _is_error(r) and "mallory@evil.example" in _text(r), _text(r)
+        r = await s.call_tool("send_email", {"recipients": ["mallory@evil.example"], "body": "notes"})
+        assert _is_error(r) and "blocked" in _text(r), _text(r)
+        r = await s.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "notes"})
+        assert not _is_error(r) and "sent to bob@corp.example" in _text(r), _text(r)
+
+        server.kill()
+        server.wait()
+        r = await s.call_tool("read_inbox", {})
+        assert _is_error(r) and "upstream `mail`" in _text(r), _text(r)
+        server = _http_upstream(port, env)
+        await asyncio.sleep(1.0)  # past the first back-off step
+        r = await s.call_tool("read_inbox", {})
+        assert not _is_error(r) and "alice@corp.example" in _text(r), _text(r)
+
+    try:
+        run(_gateway(["--monitor", str(provenance_monitor), "--upstream", f"mail={url}"], env, body))
+    finally:
+        server.kill()
+        server.wait()
+    assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "notes"}]
