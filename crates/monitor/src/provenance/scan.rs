@@ -45,6 +45,22 @@ pub(super) struct Found {
 }
 
 impl Found {
+    /// Is the normalised form of `t` (this value's bytes) one byte for each byte, the ASCII
+    /// lower case of `t`? Always in [`Mode::Lower`]; in the other modes when the mode keeps
+    /// every byte (an IBAN or identifier without spaces or dashes, an amount without thousands
+    /// separators): then lower-casing is what the mode does to each byte (digits and `.` are
+    /// left as they are), and keys and comparisons can go eight bytes at a time.
+    #[inline]
+    fn one_to_one(&self, t: &[u8]) -> bool {
+        let need = match self.mode {
+            Mode::Lower => return true,
+            Mode::Digits => K_DIGIT,
+            Mode::AlnumLower => K_ALNUM,
+            Mode::Amount => K_AMOUNT,
+        };
+        t.iter().all(|&b| KEEP[b as usize] & need != 0)
+    }
+
     /// The normalised bytes.
     pub(super) fn bytes<'t>(&self, text: &'t [u8]) -> impl Iterator<Item = u8> + 't {
         let mode = self.mode;
@@ -59,37 +75,21 @@ impl Found {
     pub(super) fn key(&self, text: &[u8], keys: HashKeys) -> Option<u64> {
         let t = &text[self.start..self.end];
         let mut h = KeyHasher::new(keys);
-        match self.mode {
-            Mode::Lower => {
-                // Eight bytes at a time: lower case is one byte for one byte.
-                let mut chunks = t.chunks_exact(8);
-                for c in &mut chunks {
-                    let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-                    h.word(lower8(w));
-                }
-                for &b in chunks.remainder() {
-                    h.byte(b.to_ascii_lowercase());
-                }
+        if self.one_to_one(t) {
+            // Eight bytes at a time: the normalised form is the lower case, byte for byte.
+            let mut chunks = t.chunks_exact(8);
+            for c in &mut chunks {
+                let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                h.word(lower8(w));
             }
-            Mode::Digits => {
-                for &b in t {
-                    if b.is_ascii_digit() {
-                        h.byte(b);
-                    }
-                }
+            for &b in chunks.remainder() {
+                h.byte(b.to_ascii_lowercase());
             }
-            Mode::AlnumLower => {
-                for &b in t {
-                    if b.is_ascii_alphanumeric() {
-                        h.byte(b.to_ascii_lowercase());
-                    }
-                }
-            }
-            Mode::Amount => {
-                for &b in t {
-                    if b.is_ascii_digit() || b == b'.' {
-                        h.byte(b);
-                    }
+        } else {
+            let mode = self.mode;
+            for &b in t {
+                if let Some(x) = mode.map(b) {
+                    h.byte(x);
                 }
             }
         }
@@ -100,7 +100,7 @@ impl Found {
     #[inline]
     pub(super) fn eq_normalised(&self, text: &[u8], stored: &[u8]) -> bool {
         let t = &text[self.start..self.end];
-        if self.mode == Mode::Lower {
+        if self.one_to_one(t) {
             // One byte for one byte (`stored` is lower case already), eight at a time.
             if t.len() != stored.len() {
                 return false;
@@ -125,7 +125,7 @@ impl Found {
     /// Append the normalised bytes to `out`.
     pub(super) fn write_normalised(&self, text: &[u8], out: &mut Vec<u8>) {
         let t = &text[self.start..self.end];
-        if self.mode == Mode::Lower {
+        if self.one_to_one(t) {
             let from = out.len();
             out.extend_from_slice(t);
             out[from..].make_ascii_lowercase();
@@ -134,6 +134,30 @@ impl Found {
         }
     }
 }
+
+/// Bytes each [`Mode`] other than `Lower` keeps (bits): digits (`Digits`), letters and digits
+/// (`AlnumLower`), digits and `.` (`Amount`).
+const K_DIGIT: u8 = 1;
+const K_ALNUM: u8 = 2;
+const K_AMOUNT: u8 = 4;
+const KEEP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b.is_ascii_digit() {
+            K_DIGIT | K_ALNUM | K_AMOUNT
+        } else if b.is_ascii_alphabetic() {
+            K_ALNUM
+        } else if b == b'.' {
+            K_AMOUNT
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
 
 /// ASCII lower case of eight bytes at once (non-ASCII bytes unchanged).
 #[inline]

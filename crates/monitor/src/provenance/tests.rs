@@ -448,7 +448,21 @@ fn check_keys(text: &[u8]) -> Result<(), TestCaseError> {
             k1: 0x9e37_79b9_7f4a_7c15,
         };
         if f.key(text, keys) != scan::key_of_bytes(&bytes, keys) {
-            bad.get_or_insert(bytes);
+            bad.get_or_insert(bytes.clone());
+        }
+        // The comparison with a stored text and the stored text itself (both take the
+        // eight-at-a-time path when the mode keeps every byte).
+        let mut written = Vec::new();
+        f.write_normalised(text, &mut written);
+        if written != bytes || !f.eq_normalised(text, &bytes) {
+            bad.get_or_insert(bytes.clone());
+        }
+        let mut other = bytes.clone();
+        if let Some(last) = other.last_mut() {
+            *last ^= 1;
+            if f.eq_normalised(text, &other) || f.eq_normalised(text, &bytes[..bytes.len() - 1]) {
+                bad.get_or_insert(bytes);
+            }
         }
     });
     prop_assert_eq!(bad, None);
@@ -547,6 +561,56 @@ fn the_scanner_agrees_with_the_reference_on_the_bench_text() {
     assert!(fast.len() > 250, "{}", fast.len());
     assert_eq!(fast, reference::values(s.as_bytes()));
     check_keys(s.as_bytes()).unwrap();
+}
+
+#[test]
+fn values_at_the_ends_beside_each_other_and_beside_non_ascii_agree_with_the_reference() {
+    // Values that fill the whole text, touch its ends, touch each other (no separator but
+    // punctuation) and sit between non-ASCII bytes; every mode with and without bytes it
+    // drops (the eight-at-a-time key and comparison apply only when none is dropped).
+    let values = [
+        "GB29NWBK60161331926819",
+        "gb29 nwbk 6016 1331 9268 19",
+        "0012345678",
+        "AB-1234567",
+        "+1 (555) 123-4567",
+        "555.123.4567",
+        "$1,000.50",
+        "$1000.50",
+        "98.70\u{20ac}",
+        "EUR 12.00",
+        "250 USD",
+        "me@Example.ORG",
+        "https://WWW.Docs.example.org/D/1/edit",
+        "/shared/Reports/q1.PDF",
+        "Example.org/path",
+    ];
+    let around: [&[u8]; 6] = [
+        b"",
+        b" ",
+        b",",
+        b"\xc3\xa9",
+        b"\xff",
+        "\u{20ac} ".as_bytes(),
+    ];
+    for v in values {
+        for a in around {
+            for b in around {
+                let mut t = a.to_vec();
+                t.extend_from_slice(v.as_bytes());
+                t.extend_from_slice(b);
+                t.extend_from_slice(v.as_bytes());
+                t.extend_from_slice(a);
+                assert_eq!(
+                    fast_values(&t),
+                    reference::values(&t),
+                    "{:?}",
+                    String::from_utf8_lossy(&t)
+                );
+                check_keys(&t).unwrap();
+            }
+        }
+    }
 }
 
 #[test]
