@@ -127,10 +127,12 @@ pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
             let shows = match tags.as_slice() {
                 [] => None,
                 [file] => Some((file.to_string(), text)),
-                other => return Err(format!(
+                other => {
+                    return Err(format!(
                     "line {}: a JSON block takes at most one tag, the file it shows, not {other:?}",
                     i + 1
-                )),
+                ))
+                }
             };
             if shows.is_some() {
                 out.push(Block {
