@@ -189,6 +189,18 @@ impl NumValues {
         }
     }
 
+    /// The bounds of the states in `set` collapsed onto their values (values a sweep never
+    /// rounds: the target states of a bounded until, 1 throughout).
+    pub fn exact_on(mut self, set: &augur_dtmc::StateSet) -> NumValues {
+        if let Some((lo, hi)) = &mut self.bounds {
+            for s in set.ones() {
+                lo[s] = self.values[s];
+                hi[s] = self.values[s];
+            }
+        }
+        self
+    }
+
     /// The bounds widened by `error` on each side (further floating-point sweeps applied to
     /// both of them), the lower ones stopping at 0 with `nonnegative`.
     pub fn widened(mut self, error: f64, nonnegative: bool) -> NumValues {

@@ -1077,6 +1077,7 @@ impl<'a> Checker<'a> {
                     sweep_error(self.sweep_width(), window, 1.0),
                     true,
                 )
+                .exact_on(psi)
             }
             None => {
                 let opts = self.options.clone();

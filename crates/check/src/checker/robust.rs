@@ -149,6 +149,7 @@ impl<'a> Checker<'a> {
                     self.robust_sweep_error(window, 1.0),
                     true,
                 )
+                .exact_on(psi)
             }
             None => {
                 let sol = robust::until(&rows, phi, psi, max, &self.options)?;
