@@ -43,8 +43,19 @@
 //! repository's `.gitignore` (`git check-ignore`): the outputs of documented commands never
 //! show up as changes in a clone.
 //!
-//! Blocks of other languages (`text`, `toml`, ...) are not commands; a block without a
-//! language must not hold a `$ augur` line (so a command block cannot lose its tag unseen).
+//! Blocks of the input languages are checked as what they document, each in a fresh directory
+//! of its own (a block that no longer parses or compiles fails):
+//! - `prism`: a PRISM model, written to a file and loaded by `augur check FILE --prop true`.
+//! - `toml abstraction`: an abstraction spec (the tag says what the TOML is; a `toml` block
+//!   without it is an error), loaded by `augur learn EMPTY.jsonl --abstraction FILE`: the spec
+//!   is read and validated before the traces, so the only error must be the empty trace file.
+//! - `rust`: library code, compiled and run by a test of the crate named in [`RUST_BLOCKS`],
+//!   between the comment lines `// DOC, ...: begin` and `// DOC, ...: end` (indentation aside,
+//!   the same lines as the block, the document's n-th block being the file's n-th region).
+//!
+//! Blocks of other languages (`text`, `python`, ...) are not commands (`python` blocks run in
+//! pytest: `crates/python/tests/test_docs.py`); a block without a language must not hold a
+//! `$ augur` line (so a command block cannot lose its tag unseen).
 
 use libtest_mimic::{Completion, Failed, Trial};
 use serde_json::Value as Json;
@@ -67,6 +78,21 @@ pub const DOCUMENTS: &[&str] = &[
     "models/agentdojo/README.md",
     "docs/mcp.md",
 ];
+
+/// The test files that compile and run a document's ```rust blocks (see the module comment).
+pub const RUST_BLOCKS: &[(&str, &str)] =
+    &[("docs/monitor.md", "crates/monitor/tests/library_use.rs")];
+
+/// A block of an input language, checked as what it documents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Checked {
+    /// A PRISM model.
+    Prism(String),
+    /// An abstraction spec (TOML).
+    Abstraction(String),
+    /// Library code: the `n`-th ```rust block of its document.
+    Rust(usize, String),
+}
 
 /// How a block is treated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,11 +122,14 @@ pub struct Block {
     pub reason: Option<String>,
     /// A `json FILE` block: the file and the JSON the document shows for it.
     pub shows: Option<(String, String)>,
+    /// A block of an input language (`prism`, `toml abstraction`, `rust`).
+    pub checked: Option<Checked>,
 }
 
 /// The command blocks of a Markdown document, or an error naming the offending line.
 pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
     let mut out = Vec::new();
+    let mut rust_blocks = 0;
     let mut lines = text.lines().enumerate();
     while let Some((i, line)) = lines.next() {
         let Some(info) = line.trim_start().strip_prefix("```") else {
@@ -141,8 +170,42 @@ pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
                     commands: Vec::new(),
                     reason: None,
                     shows,
+                    checked: None,
                 });
             }
+            continue;
+        }
+        let text: String = body.iter().map(|(_, l)| format!("{l}\n")).collect();
+        let checked = match (lang, tags.as_slice()) {
+            ("prism", []) => Some(Checked::Prism(text)),
+            ("toml", ["abstraction"]) => Some(Checked::Abstraction(text)),
+            ("toml", other) => {
+                return Err(format!(
+                    "line {}: a toml block says what it is (```toml abstraction), not {other:?}",
+                    i + 1
+                ))
+            }
+            ("rust", []) => {
+                rust_blocks += 1;
+                Some(Checked::Rust(rust_blocks, text))
+            }
+            ("prism" | "rust", other) => {
+                return Err(format!(
+                    "line {}: a {lang} block takes no tag, not {other:?}",
+                    i + 1
+                ))
+            }
+            _ => None,
+        };
+        if checked.is_some() {
+            out.push(Block {
+                line: i + 1,
+                tag: Tag::Runnable,
+                commands: Vec::new(),
+                reason: None,
+                shows: None,
+                checked,
+            });
             continue;
         }
         if !matches!(lang, "console" | "sh") {
@@ -222,6 +285,7 @@ pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
             commands,
             reason,
             shows: None,
+            checked: None,
         });
     }
     Ok(out)
@@ -582,6 +646,10 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
     let (mut runnable, mut external, mut not_run) = (0, 0, 0);
     trials.push(Trial::test("docs::self_test", self_test));
     trials.push(Trial::test("docs::docs/json.md:fields", json_fields));
+    trials.push(Trial::test(
+        "docs::checked_blocks_fail",
+        checked_blocks_fail,
+    ));
     for &doc in DOCUMENTS {
         let blocks = match read(doc) {
             Ok(b) => b,
@@ -604,6 +672,9 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                 }
                 if let Some((file, shown)) = &b.shows {
                     check_shown_file(&sb, doc, b.line, file, shown)?;
+                }
+                if let Some(c) = &b.checked {
+                    check_block(doc, b.line, c)?;
                 }
             }
             outputs_are_ignored(&sb, doc)?;
@@ -652,6 +723,150 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
     format!(
         "{runnable} documented commands in runnable blocks, {external} blocks needing external data, {not_run} not run"
     )
+}
+
+/// A block of an input language is what it documents: a PRISM model the PRISM parser loads,
+/// an abstraction spec `augur learn` loads, library code a test compiles and runs.
+pub fn check_block(doc: &str, line: usize, c: &Checked) -> Result<(), String> {
+    let at = format!("{doc}:{line}");
+    let write = |sb: &Sandbox, name: &str, text: &str| {
+        std::fs::write(sb.work.join(name), text).map_err(|e| format!("{at}: {name}: {e}"))
+    };
+    match c {
+        Checked::Prism(text) => {
+            let sb = Sandbox::new()?;
+            write(&sb, "block.pm", text)?;
+            let (code, lines, _) = sb.run("augur check block.pm --prop true")?;
+            if code != 0 {
+                return Err(format!(
+                    "{at}: the PRISM block does not load (`augur check block.pm --prop true`, \
+                     exit {code}):\n{}",
+                    lines.join("\n")
+                ));
+            }
+        }
+        Checked::Abstraction(text) => {
+            let sb = Sandbox::new()?;
+            write(&sb, "block.toml", text)?;
+            write(&sb, "empty.jsonl", "")?;
+            let (code, _, stderr) =
+                sb.run("augur learn empty.jsonl --abstraction block.toml -o model.json")?;
+            if code != 1 || stderr.trim() != "error: empty.jsonl: no trace with at least one step" {
+                return Err(format!(
+                    "{at}: the abstraction spec does not load (`augur learn empty.jsonl \
+                     --abstraction block.toml`, exit {code}; only the empty trace file may be \
+                     an error):\n{stderr}"
+                ));
+            }
+        }
+        Checked::Rust(n, text) => {
+            let Some(&(_, file)) = RUST_BLOCKS.iter().find(|(d, _)| *d == doc) else {
+                return Err(format!(
+                    "{at}: a rust block that no test compiles: put it in a test between \
+                     `// {doc}, ...: begin` and `end` comments and the file in RUST_BLOCKS"
+                ));
+            };
+            let source = std::fs::read_to_string(crate::util::root().join(file))
+                .map_err(|e| format!("{file}: {e}"))?;
+            let regions = marked_regions(&source, doc);
+            let Some(region) = regions.get(n - 1) else {
+                return Err(format!(
+                    "{at}: the document's rust block {n} is not in {file} ({} marked regions \
+                     `// {doc}, ...: begin`)",
+                    regions.len()
+                ));
+            };
+            let shown: Vec<&str> = text.lines().map(str::trim_end).collect();
+            if *region != shown {
+                return Err(format!(
+                    "{at}: the rust block differs from the code {file} compiles and runs; \
+                     the document:\n{}\n{file}:\n{}",
+                    shown.join("\n"),
+                    region.join("\n")
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The regions of a source file between the comment lines `// DOC, ...: begin` and
+/// `// DOC, ...: end`, each without its common indentation and trailing blanks.
+pub fn marked_regions<'a>(source: &'a str, doc: &str) -> Vec<Vec<&'a str>> {
+    let marker = format!("// {doc}, ");
+    let mut out = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for l in source.lines() {
+        let t = l.trim();
+        if t.starts_with(&marker) && t.ends_with(": begin") {
+            current = Some(Vec::new());
+        } else if t.starts_with(&marker) && t.ends_with(": end") {
+            if let Some(r) = current.take() {
+                out.push(r);
+            }
+        } else if let Some(r) = current.as_mut() {
+            r.push(l.trim_end());
+        }
+    }
+    for r in &mut out {
+        let indent = r
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.len() - l.trim_start().len())
+            .min()
+            .unwrap_or(0);
+        for l in r.iter_mut() {
+            *l = l.get(indent..).unwrap_or("");
+        }
+    }
+    out
+}
+
+/// The checks of the input-language blocks fail on a block that no longer parses (run on
+/// the binary: a broken model, a spec naming an undeclared predicate).
+pub fn checked_blocks_fail() -> Result<(), Failed> {
+    let prism = "dtmc\nmodule m\n  s : [0..1] init 0;\n  [] s=0 -> (s'=2;\nendmodule\n";
+    let err = check_block("x.md", 3, &Checked::Prism(prism.into())).unwrap_err();
+    assert!(
+        err.starts_with("x.md:3: the PRISM block does not load"),
+        "{err}"
+    );
+    check_block(
+        "x.md",
+        3,
+        &Checked::Prism(
+            "dtmc\nmodule m\n  s : [0..1] init 0;\n  [] s=0 -> (s'=1);\nendmodule\n".into(),
+        ),
+    )?;
+    let spec =
+        "[variables]\nx = { type = \"int\", min = 0, max = 3 }\n[predicates]\nhigh = \"x > 1\"\n";
+    check_block("x.md", 5, &Checked::Abstraction(spec.into()))?;
+    let bad = format!("{spec}[validity]\nexclusive = [[\"a\", \"b\"]]\n");
+    let err = check_block("x.md", 5, &Checked::Abstraction(bad)).unwrap_err();
+    assert!(err.contains("undeclared predicate `a`"), "{err}");
+    let err = check_block("x.md", 1, &Checked::Rust(1, "let x = 1;\n".into())).unwrap_err();
+    assert!(err.contains("no test compiles"), "{err}");
+    let err = check_block(
+        "docs/monitor.md",
+        1,
+        &Checked::Rust(1, "let x = 1;\n".into()),
+    )
+    .unwrap_err();
+    assert!(err.contains("differs from the code"), "{err}");
+    // Each file of RUST_BLOCKS holds its document's rust blocks (checked here too, apart from
+    // the document's commands, which run before them).
+    for &(doc, _) in RUST_BLOCKS {
+        let blocks = read(doc)?;
+        let rust: Vec<_> = blocks
+            .iter()
+            .filter(|b| matches!(b.checked, Some(Checked::Rust(..))))
+            .collect();
+        assert!(!rust.is_empty(), "{doc}: no rust block");
+        for b in rust {
+            check_block(doc, b.line, b.checked.as_ref().expect("checked"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Every file the document's commands wrote (run from the repository root, as the documents
@@ -833,7 +1048,7 @@ pub fn json_fields() -> Result<(), Failed> {
 /// The parser and the matcher of this module, on a small document.
 pub fn self_test() -> Result<(), Failed> {
     let doc = "text\n```console\n$ augur a \\\n  b   # exit 1\nout ... 0.003 s\n\n$ augur c\n```\n\
-               ```toml\nx = 1\n```\n```sh not-run\n$ cargo build\n```\n";
+               ```text\nx = 1\n```\n```sh not-run\n$ cargo build\n```\n";
     let b = blocks(doc)?;
     assert_eq!(b.len(), 2);
     assert_eq!(b[0].tag, Tag::Runnable);
@@ -945,6 +1160,24 @@ pub fn self_test() -> Result<(), Failed> {
     assert!(m("[1, 2]", "[1, 2, 3]")
         .unwrap_err()
         .contains("2 elements, the file has 3"));
+
+    // Input-language blocks: checked as what they are; a toml block says what it is.
+    let b = blocks("```prism\ndtmc\n```\n```toml abstraction\n[variables]\n```\n```rust\nlet x = 1;\n```\n```text\nx\n```\n")?;
+    assert_eq!(b.len(), 3);
+    assert_eq!(b[0].checked, Some(Checked::Prism("dtmc\n".into())));
+    assert_eq!(
+        b[1].checked,
+        Some(Checked::Abstraction("[variables]\n".into()))
+    );
+    assert_eq!(b[2].checked, Some(Checked::Rust(1, "let x = 1;\n".into())));
+    assert!(blocks("```toml\nx = 1\n```\n").is_err());
+    assert!(blocks("```rust ignore\nx\n```\n").is_err());
+    let src = "fn f() {\n    // d.md, a: begin\n    let x = 1;\n      y();\n    // d.md, a: end\n    // e.md, b: begin\n}\n";
+    assert_eq!(
+        marked_regions(src, "d.md"),
+        vec![vec!["let x = 1;", "  y();"]]
+    );
+    assert!(marked_regions(src, "e.md").is_empty());
 
     // The field tables of docs/json.md.
     let t = "x:\n\n| field | type |\n|---|---|\n| `a` | int |\n| `b_c` | `x` |\n\nafter\n| `z` |\n";
