@@ -195,7 +195,24 @@ fn version_2_files_without_the_sections_decide_as_version_1_files() {
             &input,
         );
         let want = std::fs::read_to_string(fx.join(format!("{name}-v1.gate.jsonl"))).unwrap();
-        assert_eq!(String::from_utf8_lossy(&o.stdout), want, "{name}");
+        // Everything but `bounds`: the version-1 fixtures were compiled when step-bounded
+        // values carried zero-width bounds; they now carry the sweeps' rounding-error bounds.
+        let without_bounds = |text: &str| -> Vec<serde_json::Value> {
+            text.lines()
+                .map(|l| {
+                    let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    if let Some(o) = v.as_object_mut() {
+                        o.remove("bounds");
+                    }
+                    v
+                })
+                .collect()
+        };
+        assert_eq!(
+            without_bounds(&String::from_utf8_lossy(&o.stdout)),
+            without_bounds(&want),
+            "{name}"
+        );
         // With --explain: the same verdicts and probabilities.
         let e = dir.path().join(format!("{name}-explain.json"));
         util::ok(&[

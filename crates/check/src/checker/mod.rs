@@ -1482,9 +1482,15 @@ impl<'a> Checker<'a> {
                     Some(k) => {
                         let x = huge_k::cumulative(matrix, &r, d, *k, &stop)?;
                         // Every partial sum is at most k·R in magnitude (R the largest
-                        // one-step reward), the closed-form finish included.
-                        let scale = max_abs(&x) + *k as f64 * max_abs(&r);
-                        let error = sweep_error(self.sweep_width(), *k, scale);
+                        // one-step reward), the closed-form finish included; a discount d < 1
+                        // shrinks step i's error by d^i, so at most 1/(1 − d) steps count.
+                        let steps = if d < 1.0 {
+                            (*k).min((1.0 / (1.0 - d)).ceil() as u64)
+                        } else {
+                            *k
+                        };
+                        let scale = max_abs(&x) + steps as f64 * max_abs(&r);
+                        let error = sweep_error(self.sweep_width(), steps, scale);
                         let nonnegative = r.iter().all(|&v| v >= 0.0);
                         Ok(NumValues::swept(
                             x,
