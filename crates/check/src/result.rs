@@ -166,27 +166,7 @@ impl NumValues {
     /// ([`crate::checker`]'s `sweep_error`); with `nonnegative`, the lower bounds stop at 0
     /// (probabilities, non-negative rewards: the exact value cannot be below it).
     pub fn swept(values: Vec<f64>, method: MethodUsed, error: f64, nonnegative: bool) -> NumValues {
-        let floor = if nonnegative { 0.0 } else { f64::NEG_INFINITY };
-        let lo = values
-            .iter()
-            .map(|&v| {
-                if v.is_finite() {
-                    (v - error).max(floor)
-                } else {
-                    v
-                }
-            })
-            .collect();
-        let hi = values
-            .iter()
-            .map(|&v| if v.is_finite() { v + error } else { v })
-            .collect();
-        NumValues {
-            bounds: Some((lo, hi)),
-            values,
-            method,
-            exact: None,
-        }
+        NumValues::exact(values, method).widened(error, nonnegative)
     }
 
     /// The bounds of the states in `set` collapsed onto their values (values a sweep never

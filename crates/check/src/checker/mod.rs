@@ -298,13 +298,7 @@ impl<'a> Checker<'a> {
     /// The `width` of [`sweep_error`] for this chain: its longest row, or n + 1 when the
     /// chain is small enough for `huge_k`'s dense squaring.
     fn sweep_width(&self) -> usize {
-        let m = self.matrix();
-        let longest = m.indptr().as_slice().map_or(0, |p| {
-            p.windows(2)
-                .map(|w| (w[1] - w[0]) as usize)
-                .max()
-                .unwrap_or(0)
-        });
+        let longest = longest_row(self.matrix());
         if self.n() < huge_k::DENSE_MAX_STATES {
             longest.max(self.n() + 1)
         } else {
@@ -1871,6 +1865,16 @@ pub(crate) fn sweep_error(width: usize, k: u64, scale: f64) -> f64 {
     let gamma = m * u / (1.0 - m * u);
     let k = k as f64;
     2.0 * k * gamma * scale * (k * gamma).exp()
+}
+
+/// The number of entries of the matrix's longest row.
+pub(crate) fn longest_row(m: &Matrix) -> usize {
+    m.indptr().as_slice().map_or(0, |p| {
+        p.windows(2)
+            .map(|w| (w[1] - w[0]) as usize)
+            .max()
+            .unwrap_or(0)
+    })
 }
 
 /// The largest magnitude among finite values (0 when none).

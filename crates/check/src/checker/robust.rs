@@ -32,13 +32,7 @@ impl<'a> Checker<'a> {
     /// sorted by value, the interval mass assigned greedily, the rest computed by subtraction)
     /// rounds every probability it assigns as well, so the width is squared.
     fn robust_sweep_error(&self, k: u64, scale: f64) -> f64 {
-        let m = &self.dtmc.matrix;
-        let longest = m.indptr().as_slice().map_or(0, |p| {
-            p.windows(2)
-                .map(|w| (w[1] - w[0]) as usize)
-                .max()
-                .unwrap_or(0)
-        });
+        let longest = super::longest_row(&self.dtmc.matrix);
         super::sweep_error((longest + 2) * (longest + 2), k, scale)
     }
 
