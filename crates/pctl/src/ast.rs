@@ -300,6 +300,44 @@ impl LtlPath {
         })
     }
 
+    /// Whether the formula is syntactically co-safe: in negation normal form it has no
+    /// unbounded `G`, `W` or `R` (step-bounded ones unroll into `X`), so every path that
+    /// satisfies it has a finite prefix all of whose extensions satisfy it. An operand of
+    /// `<=>` counts with both polarities. The formulas `R[...]` accepts besides `F φ`.
+    pub fn is_co_safe(&self) -> bool {
+        self.co_safe(true)
+    }
+
+    /// Whether the formula, under an even (`positive`) or odd number of negations, is co-safe.
+    fn co_safe(&self, positive: bool) -> bool {
+        use LtlPath as L;
+        let bounded = |k: &Spanned<StepBound>| {
+            matches!(
+                k.node,
+                StepBound::Lt(_) | StepBound::Le(_) | StepBound::Eq(_) | StepBound::Interval(..)
+            )
+        };
+        match self {
+            L::State(_) => true,
+            L::Not(a) => a.co_safe(!positive),
+            L::And(a, b) | L::Or(a, b) => a.co_safe(positive) && b.co_safe(positive),
+            L::Implies(a, b) => a.co_safe(!positive) && b.co_safe(positive),
+            L::Iff(a, b) => [a, b].iter().all(|x| x.co_safe(true) && x.co_safe(false)),
+            L::Next(a) => a.co_safe(positive),
+            // `F` (and `!G`) and `U` (and `!R`, `!W`: `!(a W b)` is `!b U (!a & !b)`) are
+            // least fixpoints; `G`, `W`, `R` (and their negations' duals) greatest ones,
+            // co-safe only when a step bound unrolls them.
+            L::Eventually(a, k) => (positive || bounded(k)) && a.co_safe(positive),
+            L::Globally(a, k) => (!positive || bounded(k)) && a.co_safe(positive),
+            L::Until(a, b, k) => {
+                (positive || bounded(k)) && a.co_safe(positive) && b.co_safe(positive)
+            }
+            L::WeakUntil(a, b, k) | L::Release(a, b, k) => {
+                (!positive || bounded(k)) && a.co_safe(positive) && b.co_safe(positive)
+            }
+        }
+    }
+
     /// Whether the formula's top is a temporal operator (`X`, `F`, `G`, `U`, `W`, `R`).
     pub fn is_temporal(&self) -> bool {
         use LtlPath as L;
@@ -349,6 +387,11 @@ pub enum RewardPath {
     Instantaneous(Spanned<Expr>),
     /// `S`: long-run average reward.
     LongRun,
+    /// A co-safe LTL formula other than an unbounded `F φ` (`X F "a"`, `"a" U "b"`,
+    /// `(F "a") & (F "b")`): the reward accumulated until the path's prefix satisfies it
+    /// (infinite where that has probability < 1), as PRISM's `R=? [ φ ]` (see
+    /// [`LtlPath::is_co_safe`]).
+    Ltl(LtlPath),
 }
 
 /// One property of a properties file (or of `--prop`).

@@ -44,7 +44,7 @@ fn describe(rule: &Rule) -> String {
         Rule::next_path | Rule::unary_path | Rule::unary_temporal => "path formula".into(),
         Rule::binary_temporal => "temporal operator (`U`, `W`, `R`)".into(),
         Rule::step_bound | Rule::step_op => "step bound (`<=k`, `<k`, `=k` or `[a,b]`)".into(),
-        Rule::reward_path | Rule::cumulative | Rule::instantaneous | Rule::long_run | Rule::reward_reach => {
+        Rule::reward_path | Rule::cumulative | Rule::instantaneous | Rule::long_run => {
             "reward formula (F, C, C<=k, I=k, S)".into()
         }
         Rule::discount => "`{discount=d}`".into(),
@@ -851,13 +851,7 @@ fn build_atom(pair: Pair<'_, Rule>) -> Result<StateFormula> {
                     Rule::reward_ref => structure = Some(build_reward_ref(p)?),
                     Rule::bound => bound = Some(build_bound(kw_span, p, BoundKind::Reward)?),
                     Rule::reward_path => path = Some(build_reward_path(p)?),
-                    Rule::path_or_state => {
-                        let pspan = p.as_span();
-                        return Err(invalid(
-                            pspan,
-                            "R[...] takes a reward formula: F φ, C, C<=k, C{discount=d}, I=k or S",
-                        ));
-                    }
+                    Rule::path_or_state => path = Some(build_reward_ltl(p)?),
                     _ => return Err(internal(&p)),
                 }
             }
@@ -1069,18 +1063,53 @@ fn build_step_bound(pair: Pair<'_, Rule>) -> Result<Spanned<StepBound>> {
     }
 }
 
+/// The path formula of `R[...]` that is not `C`, `I=k` or `S`: `F φ` (reachability reward),
+/// or a co-safe LTL formula (PRISM's co-safe LTL reward: `X F "a"`, `"a" U "b"`); a step-bounded
+/// `F φ` (PRISM refuses it too: the reward within k steps is `C<=k`) and other path formulas
+/// are errors at the formula.
+fn build_reward_ltl(pair: Pair<'_, Rule>) -> Result<RewardPath> {
+    const WHAT: &str = "R[...] takes a reward formula: F φ, C, C<=k, C{discount=d}, I=k, S \
+                        or a co-safe LTL formula";
+    let pspan = pair.as_span();
+    match build_ltl(pair)?.into_path() {
+        None => Err(invalid(pspan, format!("{WHAT}, not a state formula"))),
+        Some(PathFormula::Eventually(
+            target,
+            Spanned {
+                node: StepBound::Unbounded,
+                ..
+            },
+        )) => Ok(RewardPath::Reachability(target)),
+        Some(PathFormula::Eventually(..)) => Err(invalid(
+            pspan,
+            format!(
+                "{WHAT}; a step-bounded `F` is not one (as in PRISM): the reward accumulated \
+                 within k steps is `C<=k`"
+            ),
+        )),
+        Some(path) => {
+            let ltl = path.to_ltl();
+            if ltl.is_co_safe() {
+                Ok(RewardPath::Ltl(ltl))
+            } else {
+                Err(invalid(
+                    pspan,
+                    format!(
+                        "{WHAT} (the reward is collected until a finite prefix of the path \
+                         satisfies it); this one is not co-safe: in negation normal form it has \
+                         an unbounded `G`, `W` or `R`"
+                    ),
+                ))
+            }
+        }
+    }
+}
+
 fn build_reward_path(pair: Pair<'_, Rule>) -> Result<RewardPath> {
     let span = pair.as_span();
     let p = next(&mut pair.into_inner(), span)?;
     let pspan = p.as_span();
     match p.as_rule() {
-        Rule::reward_reach => {
-            let mut it = p.into_inner();
-            let _kw = next(&mut it, pspan)?;
-            Ok(RewardPath::Reachability(build_state_formula(next(
-                &mut it, pspan,
-            )?)?))
-        }
         Rule::cumulative => {
             let mut bound = None;
             let mut discount = None;

@@ -318,6 +318,7 @@ impl Display for RewardPath {
             }
             RewardPath::Instantaneous(k) => write!(f, "I={k}"),
             RewardPath::LongRun => f.write_char('S'),
+            RewardPath::Ltl(l) => write!(f, "{l}"),
         }
     }
 }

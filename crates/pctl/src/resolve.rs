@@ -149,6 +149,7 @@ impl StateFormula {
                     },
                     RewardPath::Instantaneous(k) => RewardPath::Instantaneous(k.map(|e| f(e))),
                     RewardPath::LongRun => RewardPath::LongRun,
+                    RewardPath::Ltl(l) => RewardPath::Ltl(l.map_exprs(f)),
                 }),
             },
             S::Steady { bound: b, formula } => S::Steady {
@@ -221,11 +222,11 @@ impl StateFormula {
                 }
                 PathFormula::Ltl(l) => l.collect_labels(out),
             },
-            S::Reward { path, .. } => {
-                if let RewardPath::Reachability(a) = &**path {
-                    a.collect_labels(out);
-                }
-            }
+            S::Reward { path, .. } => match &**path {
+                RewardPath::Reachability(a) => a.collect_labels(out),
+                RewardPath::Ltl(l) => l.collect_labels(out),
+                _ => {}
+            },
             S::Steady { formula, .. } => formula.collect_labels(out),
             S::Time { target, .. } => target.collect_labels(out),
             S::Filter {
@@ -669,6 +670,9 @@ pub enum ResolvedRewardPath {
     Instantaneous(u64),
     /// `S`
     LongRun,
+    /// A co-safe LTL formula (PRISM's co-safe LTL reward): the reward accumulated until the
+    /// path's prefix satisfies it.
+    Ltl(ResolvedLtl),
 }
 
 /// A property ready to check on the model it was resolved against.
@@ -1439,6 +1443,7 @@ impl<'a> Resolver<'a> {
                 ResolvedRewardPath::Instantaneous(self.step(k, "step", at)?)
             }
             RewardPath::LongRun => ResolvedRewardPath::LongRun,
+            RewardPath::Ltl(l) => ResolvedRewardPath::Ltl(self.ltl(l, at)?),
         })
     }
 }

@@ -722,6 +722,21 @@ fn normalise(f: StateFormula) -> StateFormula {
             bound,
             path: Box::new(match *path {
                 RewardPath::Reachability(a) => RewardPath::Reachability(normalise(a)),
+                // What the parser builds of an LTL formula in `R[...]`: an unbounded `F φ` is
+                // a reachability reward; other co-safe path formulas are kept (a bounded `F`,
+                // a state formula or a formula that is not co-safe is an error: replaced).
+                RewardPath::Ltl(l) => match normalise_ltl(l).into_path() {
+                    Some(PathFormula::Eventually(
+                        a,
+                        Spanned {
+                            node: StepBound::Unbounded,
+                            ..
+                        },
+                    )) => RewardPath::Reachability(a),
+                    Some(PathFormula::Eventually(..)) | None => RewardPath::LongRun,
+                    Some(p) if p.to_ltl().is_co_safe() => RewardPath::Ltl(p.to_ltl()),
+                    Some(_) => RewardPath::LongRun,
+                },
                 p => p,
             }),
         },
@@ -885,6 +900,7 @@ fn arb_state() -> impl Strategy<Value = StateFormula> {
                 .prop_map(|(bound, discount)| RewardPath::Cumulative { bound, discount }),
             arb_steps().prop_map(RewardPath::Instantaneous),
             Just(RewardPath::LongRun),
+            arb_ltl(inner.clone().boxed()).prop_map(RewardPath::Ltl),
         ]
         .boxed();
         let structure = prop::option::of(prop_oneof![
@@ -1891,4 +1907,100 @@ fn arb_optimum() -> impl Strategy<Value = Option<crate::ast::Optimum>> {
         Just(Some(crate::ast::Optimum::Min)),
         Just(Some(crate::ast::Optimum::Max)),
     ]
+}
+
+/// `R[...]` takes a co-safe LTL formula besides `F φ` (PRISM's co-safe LTL rewards): parsed as
+/// inside `P[...]`, printed back the same; an unbounded `F φ` stays a reachability reward, a
+/// step-bounded one and formulas that are not co-safe are located errors.
+#[test]
+fn co_safe_ltl_in_the_reward_operator() {
+    let path = |s: &str| match prop(s).formula {
+        StateFormula::Reward { path, .. } => *path,
+        f => panic!("{s}: {f:?}"),
+    };
+    assert_eq!(
+        path("R=? [ F \"a\" ]"),
+        RewardPath::Reachability(label("a"))
+    );
+    for (written, printed) in [
+        ("R=? [ X F \"a\" ]", "R=? [ X F \"a\" ]"),
+        (
+            "R{\"r\"}max=? [ F \"a\" U \"b\" ]",
+            "R{\"r\"}max=? [ (F \"a\") U \"b\" ]",
+        ),
+        ("R=? [ \"a\" U \"b\" ]", "R=? [ \"a\" U \"b\" ]"),
+        (
+            "R<=3 [ (F \"a\") & (F \"b\") ]",
+            "R<=3 [ (F \"a\") & (F \"b\") ]",
+        ),
+        ("R=? [ X \"a\" ]", "R=? [ X \"a\" ]"),
+        ("R=? [ G<=3 \"a\" ]", "R=? [ G<=3 \"a\" ]"),
+        ("R=? [ !(\"a\" W \"b\") ]", "R=? [ !(\"a\" W \"b\") ]"),
+        (
+            "R=? [ F (\"a\" & X \"b\") ]",
+            "R=? [ F (\"a\" & (X \"b\")) ]",
+        ),
+    ] {
+        assert!(
+            matches!(path(written), RewardPath::Ltl(_)),
+            "{written}: {:?}",
+            path(written)
+        );
+        assert_eq!(canonical(written), printed);
+        assert_eq!(canonical(printed), printed);
+    }
+    for (src, col) in [
+        ("R=? [ G \"a\" ]", 7),
+        ("R=? [ F G \"a\" ]", 7),
+        ("R=? [ !(F \"a\") ]", 7),
+        ("R=? [ \"a\" W \"b\" ]", 7),
+        ("R=? [ (F \"a\") <=> (X \"b\") ]", 7),
+    ] {
+        rejects(src, true, 1, col, "this one is not co-safe");
+    }
+    rejects(
+        "R=? [ F<=3 \"a\" ]",
+        true,
+        1,
+        7,
+        "a step-bounded `F` is not one",
+    );
+    rejects("R=? [ \"a\" ]", true, 1, 7, "not a state formula");
+}
+
+#[test]
+fn co_safety_is_syntactic_with_polarity() {
+    let l = |s: &str| match prop(&format!("P=? [ {s} ]")).formula {
+        StateFormula::Prob { path, .. } => path.to_ltl(),
+        f => panic!("{s}: {f:?}"),
+    };
+    for s in [
+        "F \"a\"",
+        "\"a\" U \"b\"",
+        "X X \"a\"",
+        "!(G \"a\")",
+        "!(\"a\" R \"b\")",
+        "!(\"a\" W \"b\")",
+        "G<=2 \"a\"",
+        "\"a\" W[1,4] \"b\"",
+        "(G \"a\") => (F \"b\") | (X \"c\")",
+        "!((G \"a\") | (G \"b\"))",
+        "(X \"a\") <=> (X \"b\")",
+        "F>=2 \"a\"",
+    ] {
+        assert!(l(s).is_co_safe(), "{s} is co-safe");
+    }
+    for s in [
+        "G \"a\"",
+        "G>=2 \"a\"",
+        "\"a\" W \"b\"",
+        "\"a\" R \"b\"",
+        "!(F \"a\")",
+        "!(\"a\" U \"b\")",
+        "(F \"a\") => (F \"b\")",
+        "(F \"a\") <=> (X \"b\")",
+        "G F \"a\"",
+    ] {
+        assert!(!l(s).is_co_safe(), "{s} is not co-safe");
+    }
 }

@@ -17,7 +17,8 @@
 //!   discounted `C{discount=d}≤k = Σ_{i<k} d^i·E[r(X_i)]` and `C{discount=d} = Σ_i d^i·E[r(X_i)]`
 //!   (checked against PRISM's 22.5, 50, 7.73775, 20.4755); `F φ` is ∞ where φ is reached with
 //!   probability < 1; `C` is ∞ where a BSCC with a positive reward is reachable; `S` is the
-//!   long-run average of `r`.
+//!   long-run average of `r`. A co-safe LTL formula `R [ φ ]` is `F` on the product with φ's
+//!   automaton (`ltl_reward`).
 //! * `P⋈p`, `R⋈r`, `S⋈p` with sound bounds `[lo, hi]` straddling the threshold in some state:
 //!   the value is recomputed with a 1000× smaller ε (twice, down to 1e-14); if a state is still
 //!   undecided, the point value decides and a note says so ([`CheckResult::notes`]).
@@ -30,6 +31,7 @@
 mod atoms;
 mod exact_expr;
 mod huge_k;
+mod ltl_reward;
 mod robust;
 mod robust_exact;
 mod robust_ltl;
@@ -1390,16 +1392,12 @@ impl<'a> Checker<'a> {
         match path {
             ResolvedRewardPath::Reachability(phi) => {
                 let target = self.bool_of(phi)?;
-                let mut r = self.one_step(rs)?;
-                let q = if self.exact_inputs() {
-                    Some(self.one_step_exact(rs)?)
-                } else {
-                    None
-                };
-                if let Some(q) = &q {
-                    nonzero_where_exact(&mut r, q);
-                }
+                let (r, q) = self.reach_reward_inputs(rs)?;
                 self.reach_rewards(&target, &r, q.as_deref())
+            }
+            ResolvedRewardPath::Ltl(f) => {
+                let (r, q) = self.reach_reward_inputs(rs)?;
+                self.ltl_reach_rewards(f, &r, q.as_deref(), span)
             }
             ResolvedRewardPath::Cumulative { steps, discount } if self.exact_mode() => {
                 if let Some(d) = discount {
@@ -1605,6 +1603,24 @@ impl<'a> Checker<'a> {
         // 999999/10⁶ as a double), so no rational is claimed (docs/exact.md).
         values.exact = None;
         Ok(values)
+    }
+
+    /// The one-step rewards of `rs` for a reachability reward, and their exact values when the
+    /// solver gets exact inputs (a reward exactly 0 is then 0 in the doubles too).
+    fn reach_reward_inputs(
+        &self,
+        rs: &RewardStructure,
+    ) -> Result<(Vec<f64>, Option<Vec<BigRational>>)> {
+        let mut r = self.one_step(rs)?;
+        let q = if self.exact_inputs() {
+            Some(self.one_step_exact(rs)?)
+        } else {
+            None
+        };
+        if let Some(q) = &q {
+            nonzero_where_exact(&mut r, q);
+        }
+        Ok((r, q))
     }
 
     /// Expected reward until `target`; `q`: the exact one-step rewards (exact mode).

@@ -7,7 +7,7 @@
 //!   maximises `F ¬φ`).
 //! * Rewards: `F φ` (infinite where nature can miss φ with positive probability: `Pmin < 1`
 //!   for `Rmax`, `Pmax < 1` for `Rmin`), `C≤k`, `I=k`; a transition reward is collected with
-//!   the mass nature gives the transition.
+//!   the mass nature gives the transition. Co-safe LTL (`Rmax=? [ X F φ ]`) in `ltl_reward`.
 //! * A model whose intervals are all points (`lo = hi`) is a DTMC: its `Pmin`/`Pmax` are
 //!   checked as `P` (every operator, exact arithmetic included).
 
@@ -261,6 +261,7 @@ impl<'a> Checker<'a> {
                     nonnegative,
                 ))
             }
+            ResolvedRewardPath::Ltl(f) => self.robust_ltl_reward(structure, f, max, span),
             ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => Err(self
                 .error_at(
                     span,

@@ -164,37 +164,13 @@ impl Checker<'_> {
         opt: Optimum,
     ) -> Result<NumValues> {
         let max = opt == Optimum::Max;
+        if let ResolvedRewardPath::Ltl(f) = path {
+            return self.robust_ltl_reward(structure, f, max, span);
+        }
         let rs = self.structure(structure, span)?;
-        self.one_step(rs)?; // checks the lengths
         let rows = ExactRows::of(self.dtmc).map_err(|e| self.exact_error(e, span))?;
         let n = self.n();
-        let dec = |x: f64| {
-            augur_solver::exact::from_decimal(x)
-                .ok_or_else(|| CheckError::input(format!("model: a reward is not finite ({x})")))
-        };
-        let exact_state = rs.exact.as_ref().and_then(|e| e.state.as_ref());
-        let exact_trans = rs.exact.as_ref().and_then(|e| e.transition.as_ref());
-        let state: Vec<BigRational> = match (&rs.state, exact_state) {
-            (Some(v), Some(q)) if q.len() == v.len() => q.clone(),
-            (Some(v), _) => v.iter().map(|&x| dec(x)).collect::<Result<_>>()?,
-            (None, _) => vec![BigRational::zero(); n],
-        };
-        let trans: Option<Vec<BigRational>> = match (&rs.transition, exact_trans) {
-            (Some(t), Some(q)) if q.len() == t.len() => Some(q.clone()),
-            (Some(t), _) => Some(t.iter().map(|&x| dec(x)).collect::<Result<_>>()?),
-            (None, _) => None,
-        };
-        if state
-            .iter()
-            .chain(trans.iter().flatten())
-            .any(|q| q.is_negative())
-        {
-            return Err(self.error_at(
-                span,
-                "`--method exact` on an interval DTMC needs rewards >= 0 (this structure has \
-                 a negative one)",
-            ));
-        }
+        let (state, trans) = self.exact_robust_rewards(rs, span)?;
         let stop = |c: &Self, e| c.exact_error(e, span);
         match path {
             ResolvedRewardPath::Reachability(phi) => {
@@ -261,6 +237,7 @@ impl Checker<'_> {
                         .map_err(|e| stop(self, e))?;
                 Ok(rational(x, MethodUsed::Instantaneous { steps: *k }))
             }
+            ResolvedRewardPath::Ltl(f) => self.robust_ltl_reward(structure, f, max, span),
             ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => Err(self
                 .error_at(
                     span,
@@ -268,6 +245,47 @@ impl Checker<'_> {
                      supported on interval DTMCs yet; `F φ`, `C<=k` and `I=k` are",
                 )),
         }
+    }
+
+    /// The state and transition rewards of `rs` in rationals for the exact robust solver: the
+    /// model's exact ones, or the decimals their doubles print as; a negative reward is a
+    /// located error (policy iteration's argument needs rewards ≥ 0).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn exact_robust_rewards(
+        &self,
+        rs: &augur_dtmc::RewardStructure,
+        span: Span,
+    ) -> Result<(Vec<BigRational>, Option<Vec<BigRational>>)> {
+        self.one_step(rs)?; // checks the lengths
+        let n = self.n();
+        let dec = |x: f64| {
+            augur_solver::exact::from_decimal(x)
+                .ok_or_else(|| CheckError::input(format!("model: a reward is not finite ({x})")))
+        };
+        let exact_state = rs.exact.as_ref().and_then(|e| e.state.as_ref());
+        let exact_trans = rs.exact.as_ref().and_then(|e| e.transition.as_ref());
+        let state: Vec<BigRational> = match (&rs.state, exact_state) {
+            (Some(v), Some(q)) if q.len() == v.len() => q.clone(),
+            (Some(v), _) => v.iter().map(|&x| dec(x)).collect::<Result<_>>()?,
+            (None, _) => vec![BigRational::zero(); n],
+        };
+        let trans: Option<Vec<BigRational>> = match (&rs.transition, exact_trans) {
+            (Some(t), Some(q)) if q.len() == t.len() => Some(q.clone()),
+            (Some(t), _) => Some(t.iter().map(|&x| dec(x)).collect::<Result<_>>()?),
+            (None, _) => None,
+        };
+        if state
+            .iter()
+            .chain(trans.iter().flatten())
+            .any(|q| q.is_negative())
+        {
+            return Err(self.error_at(
+                span,
+                "`--method exact` on an interval DTMC needs rewards >= 0 (this structure has \
+                 a negative one)",
+            ));
+        }
+        Ok((state, trans))
     }
 
     /// A refusal of the exact robust solver (size, budget) as a user error at the property;
