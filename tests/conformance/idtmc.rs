@@ -31,13 +31,6 @@ fn unsupported(file: &str, consts: &[(String, String)]) -> Option<&'static str> 
     None
 }
 
-/// Properties Augur does not answer on any model yet (shown as ignored tests).
-fn unsupported_property(property: &str) -> Option<&'static str> {
-    (property.starts_with('R') && property.contains("[ X F")).then_some(
-        "co-safe LTL reward formulas (`R=? [ X F φ ]`) are not supported, on DTMCs either",
-    )
-}
-
 #[derive(Clone, Debug)]
 struct Case {
     line: usize,
@@ -218,9 +211,7 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                     format!("[{}]", kv.join(","))
                 };
                 let test_name = format!("idtmc::{name}:{line}{label}");
-                if let Some(reason) =
-                    unsupported(&name, &run).or_else(|| unsupported_property(property))
-                {
+                if let Some(reason) = unsupported(&name, &run) {
                     trials.push(Trial::ignorable_test(test_name, move || {
                         Ok(Completion::ignored_with(reason))
                     }));
