@@ -128,6 +128,38 @@ snapshot!(
     pctl_file_two_on_one_line,
     ["parse", f("two_on_one_line.props")]
 );
+// Co-safe LTL rewards: `R[...]` refuses what is not co-safe and a step-bounded `F`, as PRISM
+// does; on an interval model it wants `Rmin`/`Rmax`.
+snapshot!(
+    pctl_reward_not_co_safe,
+    [
+        "check",
+        "tests/fixtures/ltl_reward/cycle.pm",
+        "--prop",
+        "R{\"r\"}=? [ (F \"one\") & (G s!=2) ]"
+    ]
+);
+snapshot!(
+    pctl_reward_not_co_safe_in_file,
+    [
+        "check",
+        "tests/fixtures/ltl_reward/cycle.pm",
+        f("reward_not_co_safe.props")
+    ]
+);
+snapshot!(
+    pctl_reward_bounded_eventually,
+    ["parse", "--prop", "R=? [ F<=3 \"goal\" ]"]
+);
+snapshot!(
+    pctl_reward_ltl_interval_needs_min_or_max,
+    [
+        "check",
+        "tests/fixtures/ltl_reward/cycle-intervals.pm",
+        "--prop",
+        "R=? [ X F s=0 ]"
+    ]
+);
 snapshot!(
     pctl_storm_cumulative_lt0,
     ["parse", "--prop", "R=? [ C<0 ]"]

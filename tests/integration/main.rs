@@ -30,6 +30,7 @@ mod learn_order;
 mod learn_parquet;
 mod learn_threads;
 mod ltl;
+mod ltl_reward;
 mod monitor;
 mod monitor_robust;
 mod mutation;
