@@ -441,6 +441,22 @@ mod tests {
         assert!(matches!(r.value, crate::result::Scalar::Bool(true)));
     }
 
+    /// A step bound inside: `(F<=3 s=2) & (F s=1)` with one unit per state on `cycle`. From 2
+    /// the bound holds at once; the run 2, 0, x₁, 0, x₂, … completes at the first excursion
+    /// `x_j = 1` (position 2j, j geometric(1/2), E = 2): 2j states before it, 4. From 0 and 1
+    /// the excursions at positions 1 and 3 (from 0) or 2 (from 1) all miss 2 with probability
+    /// 1/4 or 1/2: infinite.
+    #[test]
+    fn a_step_bound_inside() {
+        let mut d = cycle();
+        d.rewards[0].state = Some(vec![1.0; 3]);
+        d.rewards[0].transition = None;
+        let f = "R=? [ (F<=3 s=2) & (F s=1) ]";
+        assert_eq!(exact(&d, f), vec![None, None, q(4, 1)]);
+        close(&d, f, 2, 4.0);
+        close(&d, f, 0, f64::INFINITY);
+    }
+
     /// The interval cycle: 0 → 1 and 0 → 2 each in [1/4, 3/4]. Nature (with the memory of the
     /// automaton state) makes the excursion that completes `(F s=1) & (F s=2)` as unlikely
     /// (`Rmax`: probability 1/4 per excursion, E[k] = 1 + 4) or as likely (`Rmin`: 3/4,
