@@ -573,16 +573,19 @@ mod tests {
             // X F: r(s) + Σ P(s,t)·trans(s,t) + Σ P(s,t)·R[F](t), ∞ when a successor's is.
             let next = exact(&d, &format!("R=? [ X F s={goal} ]"));
             let ptr = d.row_ptr();
-            let idx = d.matrix.indices();
             let dec = |x: f64| BigRational::from_float(x).unwrap();
             let rs = &d.rewards[0];
+            let (state, trans) = (rs.state.as_ref().unwrap(), rs.transition.as_ref().unwrap());
             for s in 0..n {
-                let mut sum = Some(dec(rs.state.as_ref().unwrap()[s]));
-                for e in ptr[s] as usize..ptr[s + 1] as usize {
-                    let p = dec(d.matrix.data()[e]);
-                    let t = idx[e] as usize;
-                    sum = match (sum, &reach[t]) {
-                        (Some(x), Some(v)) => Some(x + p.clone() * (dec(rs.transition.as_ref().unwrap()[e]) + v)),
+                let mut sum = Some(dec(state[s]));
+                let row = ptr[s] as usize..ptr[s + 1] as usize;
+                let entries = d.matrix.indices()[row.clone()]
+                    .iter()
+                    .zip(&d.matrix.data()[row.clone()])
+                    .zip(&trans[row]);
+                for ((&t, &p), &tr) in entries {
+                    sum = match (sum, &reach[t as usize]) {
+                        (Some(x), Some(v)) => Some(x + dec(p) * (dec(tr) + v)),
                         _ => None,
                     };
                 }
