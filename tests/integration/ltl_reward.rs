@@ -121,3 +121,26 @@ fn plain_eventually_stays_pctl() {
     let method = r[0]["method"].as_str().unwrap();
     assert!(!method.contains("product"), "{method}");
 }
+
+/// The product (10 states here: 3 chain states times the automaton of `(F a) & (F b)`) counts
+/// against `--max-states`, on a DTMC and on an interval DTMC: past it, an error at the `R`
+/// operator naming the option, exit code 1; never a value.
+#[test]
+fn the_product_counts_against_the_state_limit() {
+    for (model, prop) in [
+        ("cycle.pm", "R=? [ (F \"one\") & (F \"two\") ]"),
+        ("cycle-intervals.pm", "Rmax=? [ (F \"one\") & (F \"two\") ]"),
+    ] {
+        let m = fixture(model);
+        let out = augur(&["check", &m, "--max-states", "5", "--prop", prop]);
+        assert_eq!(code(&out), 1, "{prop}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("more than 5 states") && err.contains("--max-states"),
+            "{err}"
+        );
+        assert!(err.contains("--prop:1:1"), "{err}");
+        let out = augur(&["check", &m, "--max-states", "10", "--prop", prop]);
+        assert_eq!(code(&out), 0, "{prop}: {}", stderr(&out));
+    }
+}
