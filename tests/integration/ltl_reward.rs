@@ -91,6 +91,12 @@ fn dtmc_values_derived_by_hand() {
     assert_eq!(got, ["19", "5", "9", "14", "14", "inf", "25/3"]);
     let b = results(&m, &["R{\"r\"}<=20 [ (s=0 | s=1) U s=2 ]"], "auto");
     assert_eq!(b[0]["value"], true);
+    // Nested: `X F s=0` is 9, 12, 4 in the states 0, 1, 2: `R<=10` holds in 0 and 2 (count 2),
+    // `R>10` in 1 only, reached from 0 in one step with probability 1/2.
+    let got = exact_within_bounds(&m, &["P=? [ X R{\"r\"}>10 [ X F s=0 ] ]"]);
+    assert_eq!(got, ["1/2"]);
+    let c = results(&m, &["filter(count, R{\"r\"}<=10 [ X F s=0 ])"], "exact");
+    assert_eq!(c[0]["value"].as_f64(), Some(2.0));
 }
 
 /// `cycle-intervals.pm`: the excursion's probabilities in [1/4, 3/4]. Nature, knowing which
@@ -111,6 +117,10 @@ fn interval_values_derived_by_hand() {
         ],
     );
     assert_eq!(got, ["9", "11/3", "9/2", "7/2"]);
+    // Nested: `Rmin` of `X F s=0` is 7/2, 2, 4 in 0, 1, 2: above 3 in 0 and 2; nature reaches
+    // 2 from 0 with at most 3/4.
+    let got = exact_within_bounds(&m, &["Pmax=? [ X R{\"r\"}min>3 [ X F s=0 ] ]"]);
+    assert_eq!(got, ["3/4"]);
 }
 
 /// Only the co-safe R formulas changed: `R=? [ F φ ]` stays the PCTL reachability reward
