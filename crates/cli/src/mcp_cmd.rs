@@ -67,6 +67,11 @@ pub struct McpArgs {
     /// for a streamable-HTTP server).
     #[arg(long, value_name = "FILE")]
     pub upstream_config: Option<PathBuf>,
+    /// Gateway: the PEM file of the certificate authority of the `https://` upstreams (a
+    /// private CA): its certificates are then their only trusted roots (a server's `"ca"` in
+    /// the `--upstream-config` file takes precedence); without it, the system's roots.
+    #[arg(long, value_name = "FILE")]
+    pub upstream_ca: Option<PathBuf>,
     /// Gateway: the time limit of an upstream's start and of each proxied call (seconds).
     #[arg(long, value_name = "SECONDS", default_value_t = augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS)]
     pub upstream_timeout: f64,
@@ -151,6 +156,7 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
         for (flag, set) in [
             ("--audit", args.audit.is_some()),
             ("--request", args.request.is_some()),
+            ("--upstream-ca", args.upstream_ca.is_some()),
             (
                 "--upstream-timeout",
                 args.upstream_timeout != augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS,
@@ -205,6 +211,9 @@ fn run_gateway(args: &McpArgs, cfg: Config) -> Result<(), CliError> {
     }
     for u in &args.upstreams {
         specs.push(config::parse_upstream_arg(u).map_err(|e| CliError::User(e.message))?);
+    }
+    if let Some(ca) = &args.upstream_ca {
+        config::apply_default_ca(&mut specs, ca).map_err(CliError::User)?;
     }
     let upstream_timeout = Duration::try_from_secs_f64(args.upstream_timeout)
         .ok()

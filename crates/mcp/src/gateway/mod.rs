@@ -36,6 +36,8 @@
 
 pub mod audit;
 pub mod config;
+#[cfg(feature = "http-upstream")]
+pub mod tls;
 pub mod upstream;
 
 use crate::server::{Config, ProxiedDecision, Server};

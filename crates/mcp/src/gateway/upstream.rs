@@ -547,8 +547,11 @@ impl Upstream {
 }
 
 impl Upstream {
-    /// Connects to a streamable-HTTP upstream (rmcp's reqwest client): its `headers` on every
-    /// request, messages over the result cap refused by the client.
+    /// Connects to a streamable-HTTP upstream (rmcp's transport on a reqwest client of
+    /// [`super::tls::http_client`]: TLS for `https://`, the upstream's `ca` or the platform's
+    /// roots): its `headers` on every request, messages over the result cap refused by the
+    /// client. A refused certificate is recorded in the fault slot, which names it in the
+    /// start's error and in the error of a call that fails on a new connection.
     #[cfg(feature = "http-upstream")]
     async fn start_http(&self, url: &str) -> Result<Live, String> {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -561,21 +564,33 @@ impl Upstream {
                 .map_err(|e| format!("the value of header `{k}` is not valid ({e})"))?;
             headers.insert(name, value);
         }
+        let fault: super::tls::Slot = Arc::new(Mutex::new(None));
+        let http = super::tls::http_client(url, self.spec.ca.as_deref(), Arc::clone(&fault))?;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
         config.custom_headers = headers;
         config.max_json_response_size = self.max_line;
         config.max_sse_event_size = self.max_line;
-        let transport = StreamableHttpClientTransport::from_config(config);
-        let client = self
-            .listener
-            .clone()
-            .serve(transport)
-            .await
-            .map_err(|e| format!("the MCP initialisation over HTTP failed ({e})"))?;
+        let transport = StreamableHttpClientTransport::with_client(http, config);
+        let client = self.listener.clone().serve(transport).await.map_err(|e| {
+            match fault.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                Some(why) => why,
+                // rmcp's initialisation error does not chain its transport error: start
+                // the chain there (the HTTP client's reason is at its end).
+                None => format!(
+                    "the MCP initialisation over HTTP failed ({})",
+                    match &e {
+                        rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+                            super::tls::error_chain(error.error.as_ref())
+                        }
+                        other => super::tls::error_chain(other),
+                    }
+                ),
+            }
+        })?;
         Ok(Live {
             client,
             child: Mutex::new(None),
-            fault: Arc::new(Mutex::new(None)),
+            fault,
             generation: self
                 .generation
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
