@@ -16,7 +16,7 @@
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, Prompt,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ResultType, Tool,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
@@ -302,10 +302,13 @@ impl Upstream {
     /// Reads the resource `uri` (`resources/read`).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Fault> {
         let params = ReadResourceRequestParams::new(uri);
-        self.request("resources/read", |p| async move {
-            p.read_resource(params).await
-        })
-        .await
+        let mut r = self
+            .request("resources/read", |p| async move {
+                p.read_resource(params).await
+            })
+            .await?;
+        r.result_type.get_or_insert(ResultType::COMPLETE);
+        Ok(r)
     }
 
     /// Its prompts (`prompts/list`, every page).
@@ -327,8 +330,11 @@ impl Upstream {
         if let Some(a) = args {
             params = params.with_arguments(a);
         }
-        self.request("prompts/get", |p| async move { p.get_prompt(params).await })
-            .await
+        let mut r = self
+            .request("prompts/get", |p| async move { p.get_prompt(params).await })
+            .await?;
+        r.result_type.get_or_insert(ResultType::COMPLETE);
+        Ok(r)
     }
 
     /// Calls `tool` with `args` on the upstream, starting it first when it is down. `sent` is
@@ -343,7 +349,12 @@ impl Upstream {
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
         sent();
         match tokio::time::timeout(self.timeout, live.client.peer().call_tool(params)).await {
-            Ok(Ok(r)) => Ok(r),
+            Ok(Ok(mut r)) => {
+                // An upstream on a protocol before 2026-07-28 sends no `resultType`; a client
+                // on 2026-07-28 requires it (rmcp strips it again for older clients).
+                r.result_type.get_or_insert(ResultType::COMPLETE);
+                Ok(r)
+            }
             Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Fault::Rpc(format!(
                 "upstream `{}` answered the call with an error: {} (code {})",
                 self.spec.name, e.message, e.code.0
