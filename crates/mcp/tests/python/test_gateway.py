@@ -705,3 +705,88 @@ def test_an_https_upstream_with_a_private_ca_is_verified(tmp_path, provenance_mo
     finally:
         server.kill()
         server.wait()
+
+
+def test_a_paused_call_asks_the_user_through_input_required_on_2026_07_28(tmp_path):
+    """A client on protocol 2026-07-28 (no server-to-client requests: SEP-2322's
+    `input_required` result, answered by calling again with `inputResponses` and the echoed
+    `requestState`), driven by the SDK's own `Client`: accept with approve=true runs the call
+    once; decline, cancel, approve=false and an answer after --pause-timeout refuse it. Driven
+    by hand: a forged or replayed requestState, other arguments, or no answer never run it."""
+    from mcp import Client
+    from mcp_types import ElicitResult, InputRequiredResult
+
+    env = _env(tmp_path)
+    answers = []
+    asked = []
+
+    async def on_elicit(context, params):
+        asked.append(params.message)
+        a = answers.pop(0)
+        if a == "slow":
+            await asyncio.sleep(3)
+            a = "accept"
+        if a == "accept":
+            return ElicitResult(action="accept", content={"approve": True})
+        if a == "accept-no":
+            return ElicitResult(action="accept", content={"approve": False})
+        return ElicitResult(action=a)
+
+    audit = tmp_path / "audit.jsonl"
+    params = StdioServerParameters(
+        command=AUGUR, cwd=str(REPO), env=env,
+        args=["mcp", "--policy", str(_pause_all(tmp_path)), "--pause-timeout", "2", "--audit", str(audit),
+              "--upstream", f"mail={PY} {UPSTREAM}"])
+
+    async def body():
+        async with Client(params, mode="2026-07-28", elicitation_callback=on_elicit) as c:
+            assert c.protocol_version == "2026-07-28"
+            answers.append("accept")
+            r = await c.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "one"})
+            assert not _is_error(r) and "sent to bob@corp.example" in _text(r), _text(r)
+            assert "send_email" in asked[0] and "bob@corp.example" in asked[0], asked
+            for a in ["decline", "cancel", "accept-no", "slow"]:
+                answers.append(a)
+                r = await c.call_tool("send_email", {"recipients": ["carol@corp.example"], "body": a})
+                assert _is_error(r) and "NOT executed" in _text(r) and "did not approve" in _text(r), (a, _text(r))
+            assert len(asked) == 5
+
+            s = c.session
+            args = {"recipients": ["dave@corp.example"], "body": "by hand"}
+            first = await s.call_tool("send_email", args, allow_input_required=True)
+            assert isinstance(first, InputRequiredResult), first
+            (key, request), = first.input_requests.items()
+            state = first.request_state
+            yes = {key: {"action": "accept", "content": {"approve": True}}}
+            # A requestState the gateway did not issue: refused, the pause stays.
+            r = await s.call_tool("send_email", args, input_responses=yes, request_state=state + "0",
+                                  allow_input_required=True)
+            assert _is_error(r) and "did not issue" in _text(r), _text(r)
+            # Other arguments with the right state: denied (the user saw the paused ones).
+            r = await s.call_tool("send_email", {"recipients": ["mallory@evil.example"], "body": "x"},
+                                  input_responses=yes, request_state=state, allow_input_required=True)
+            assert _is_error(r) and "other arguments" in _text(r), _text(r)
+            # Replayed after it was answered: refused.
+            r = await s.call_tool("send_email", args, input_responses=yes, request_state=state,
+                                  allow_input_required=True)
+            assert _is_error(r) and "already answered" in _text(r), _text(r)
+            # No answer under the question's key: denied.
+            second = await s.call_tool("send_email", args, allow_input_required=True)
+            assert isinstance(second, InputRequiredResult), second
+            r = await s.call_tool("send_email", args, input_responses={}, request_state=second.request_state,
+                                  allow_input_required=True)
+            assert _is_error(r) and "did not approve" in _text(r) and "no answer under" in _text(r), _text(r)
+
+    run(body())
+    assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "one"}]
+    lines = _audit(audit)
+    outcomes = [l["outcome"] for l in lines]
+    assert outcomes[:10] == ["paused", "approved"] + ["paused", "denied"] * 4, lines
+    denied = [l["error"] for l in lines if l["outcome"] == "denied"]
+    assert denied[:4] == [
+        "the user did not approve it (declined)",
+        "the user did not approve it (cancelled)",
+        "the user did not approve it (accepted without `approve: true`)",
+        "the user did not approve it (no answer within --pause-timeout (2 s))",
+    ], denied
+    assert "approved" not in outcomes[2:], lines
