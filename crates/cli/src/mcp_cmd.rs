@@ -59,7 +59,7 @@ pub struct McpArgs {
     pub burned_bits: u64,
     /// Gateway mode: start this MCP server (stdio) and serve its tools through the monitor
     /// (repeatable). COMMAND is split like a shell's words, e.g. `mail=python3 mail_server.py`;
-    /// a URL instead (`web=http://127.0.0.1:8000/mcp`) is a streamable-HTTP server.
+    /// a URL instead (`web=http://127.0.0.1:8000/mcp`, or `https://`) is a streamable-HTTP server.
     #[arg(long = "upstream", value_name = "NAME=COMMAND|URL")]
     pub upstreams: Vec<String>,
     /// Gateway mode: the upstreams of an `mcpServers` JSON file (Claude Code's and Cursor's
