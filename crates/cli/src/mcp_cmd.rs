@@ -72,6 +72,10 @@ pub struct McpArgs {
     /// the `--upstream-config` file takes precedence); without it, the system's roots.
     #[arg(long, value_name = "FILE")]
     pub upstream_ca: Option<PathBuf>,
+    /// Gateway: listen on this Unix socket (mode 0600) for `augur hook claude-code --gateway
+    /// PATH`, which gates the client's built-in tools against this connection's session.
+    #[arg(long, value_name = "PATH")]
+    pub hook_socket: Option<PathBuf>,
     /// Gateway: the time limit of an upstream's start and of each proxied call (seconds).
     #[arg(long, value_name = "SECONDS", default_value_t = augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS)]
     pub upstream_timeout: f64,
@@ -157,6 +161,7 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
             ("--audit", args.audit.is_some()),
             ("--request", args.request.is_some()),
             ("--upstream-ca", args.upstream_ca.is_some()),
+            ("--hook-socket", args.hook_socket.is_some()),
             (
                 "--upstream-timeout",
                 args.upstream_timeout != augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS,
@@ -236,6 +241,7 @@ fn run_gateway(args: &McpArgs, cfg: Config) -> Result<(), CliError> {
     opts.audit = args.audit.clone();
     opts.session = cfg.sessions.first().map(|(id, _)| id.clone());
     opts.request = args.request.clone();
+    opts.hook_socket = args.hook_socket.clone();
     gateway::serve_gateway_stdio(cfg, opts, |server, session| {
         eprintln!("{}", server.startup_message());
         eprintln!("augur mcp: gateway: the connection's session is `{session}`");

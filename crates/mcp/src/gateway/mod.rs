@@ -36,6 +36,8 @@
 
 pub mod audit;
 pub mod config;
+#[cfg(unix)]
+pub mod hook_socket;
 #[cfg(feature = "http-upstream")]
 pub mod tls;
 pub mod upstream;
@@ -94,6 +96,9 @@ pub struct GatewayOptions {
     /// The user's request, passed by the harness (`--request`): observed as trusted text at
     /// start, as `begin_task` would.
     pub request: Option<String>,
+    /// The Unix socket through which `augur hook claude-code --gateway` gates the client's
+    /// built-in tools against the connection's session (`--hook-socket`, [`hook_socket`]).
+    pub hook_socket: Option<PathBuf>,
 }
 
 impl GatewayOptions {
@@ -107,6 +112,7 @@ impl GatewayOptions {
             audit: None,
             session: None,
             request: None,
+            hook_socket: None,
         }
     }
 }
@@ -251,9 +257,32 @@ pub fn serve_gateway_stdio(
         .max_blocking_threads(8)
         .build()?;
     rt.block_on(async move {
+        let hook_socket = opts.hook_socket.clone();
         let gateway = Gateway::start(cfg, opts).await?;
+        #[cfg(unix)]
+        if let Some(path) = &hook_socket {
+            let listener =
+                hook_socket::bind(path).map_err(|m| GatewayError::Start(format!("error: {m}")))?;
+            tokio::spawn(hook_socket::serve(
+                listener,
+                Arc::clone(&gateway.inner.server),
+                gateway.inner.session.clone(),
+            ));
+        }
+        #[cfg(not(unix))]
+        if hook_socket.is_some() {
+            return Err(GatewayError::Start(
+                "error: --hook-socket needs Unix sockets, which this system does not have".into(),
+            ));
+        }
         started(&gateway.inner.server, &gateway.inner.session);
-        crate::stdio::serve_handler(gateway, tokio::io::stdin(), tokio::io::stdout()).await?;
+        let served =
+            crate::stdio::serve_handler(gateway, tokio::io::stdin(), tokio::io::stdout()).await;
+        if let Some(path) = &hook_socket {
+            // The gateway is gone: a hook finds no socket and denies (exit 2).
+            let _ = std::fs::remove_file(path);
+        }
+        served?;
         Ok(())
     })
 }
