@@ -83,6 +83,9 @@ pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String)
     let advanced = Arc::new(Mutex::new(Advanced::default()));
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors, say: the hook gets no answer (and denies); try again
+            // shortly rather than spin.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
         let (server, session, advanced) =
