@@ -554,6 +554,21 @@ fn the_hook_gates_against_a_running_gateways_session_and_denies_without_one() {
             "{}",
             util::stderr(&o)
         );
+        // An input the hook cannot read (a tool result cut short, say): exit 2, and from
+        // then on a URL never seen in the user's prompts is untrusted.
+        let other = curl("https://docs.example.org/page");
+        let before = decision(&via(&pre(s, "toolu_05", "Bash", other.clone())));
+        assert!(!before.1.contains("rule 14"), "{before:?}");
+        let o =
+            via(r#"{"session_id": "abc", "hook_event_name": "PostToolUse", "tool_response": {"#);
+        assert_eq!(util::code(&o), 2, "{}", util::stderr(&o));
+        assert!(
+            util::stderr(&o).contains("the gateway's session now treats"),
+            "{}",
+            util::stderr(&o)
+        );
+        let after = decision(&via(&pre(s, "toolu_06", "Bash", other)));
+        assert_eq!(after.0, "deny", "{after:?}");
         a
     };
     // The same decisions as with a state file (the same monitor, policy and events).

@@ -254,12 +254,10 @@ fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
 /// observed, milliseconds).
 const GATEWAY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// `--gateway SOCKET`: the event goes to the running gateway (`augur mcp --hook-socket`),
-/// which gates or observes it in its connection's session; its answer becomes the hook's.
-fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
+/// One request to the gateway's hook socket: `request` as one JSON line, the answer read to
+/// the end of the connection.
+fn ask_gateway(socket: &Path, request: &Value) -> Result<Value, Fail> {
     use std::os::unix::net::UnixStream;
-    let (_, parsed) = read_input()?;
-    let input = parsed.map_err(Fail)?;
     let shown = socket.display();
     let mut stream = UnixStream::connect(socket).map_err(|e| {
         Fail(format!(
@@ -271,29 +269,54 @@ fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
         .set_read_timeout(Some(GATEWAY_TIMEOUT))
         .and_then(|()| stream.set_write_timeout(Some(GATEWAY_TIMEOUT)))
         .map_err(fail)?;
-    let mut request = serde_json::to_vec(&json!({
-        "hook_event_name": input.hook_event_name,
-        "session_id": input.session_id,
-        "prompt": input.prompt,
-        "tool_name": input.tool_name,
-        "tool_input": input.tool_input,
-        "tool_response": input.tool_response,
-        "error": input.error,
-        "tool_use_id": input.tool_use_id,
-    }))
-    .map_err(|e| Fail(e.to_string()))?;
-    request.push(b'\n');
-    stream.write_all(&request).map_err(fail)?;
+    let mut line = serde_json::to_vec(request).map_err(|e| Fail(e.to_string()))?;
+    line.push(b'\n');
+    stream.write_all(&line).map_err(fail)?;
     let mut answer = Vec::new();
     stream
         .take(1 << 20)
         .read_to_end(&mut answer)
         .map_err(fail)?;
-    let answer: Value = serde_json::from_slice(&answer).map_err(|e| {
+    serde_json::from_slice(&answer).map_err(|e| {
         Fail(format!(
             "--gateway {shown}: the gateway's answer is not JSON ({e})"
         ))
-    })?;
+    })
+}
+
+/// `--gateway SOCKET`: the event goes to the running gateway (`augur mcp --hook-socket`),
+/// which gates or observes it in its connection's session; its answer becomes the hook's.
+fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
+    let (_, parsed) = read_input()?;
+    let input = match parsed {
+        Ok(i) => i,
+        Err(msg) => {
+            // It may have been a tool result that is now never observed: the gateway's
+            // session trusts nothing it saw before.
+            let told = ask_gateway(socket, &json!({"hook_event_name": "augur/input_lost"}))
+                .ok()
+                .filter(|a| a.get("error").is_none());
+            return Err(Fail(if told.is_some() {
+                format!("{msg}; the gateway's session now treats values not seen in the user's prompts since as untrusted")
+            } else {
+                msg
+            }));
+        }
+    };
+    let shown = socket.display();
+    let answer = ask_gateway(
+        socket,
+        &json!({
+            "hook_event_name": input.hook_event_name,
+            "session_id": input.session_id,
+            "prompt": input.prompt,
+            "tool_name": input.tool_name,
+            "tool_input": input.tool_input,
+            "tool_response": input.tool_response,
+            "error": input.error,
+            "tool_use_id": input.tool_use_id,
+        }),
+    )?;
     if let Some(e) = answer.get("error") {
         return Err(Fail(format!(
             "--gateway {shown}: {}",

@@ -9,7 +9,10 @@
 //! `PostToolUseFailure`) records a call that ran without having moved the session (a pause the
 //! user let through in the client) and observes its result as a tool's result (untrusted
 //! unless the policy trusts the tool); `UserPromptSubmit` observes the prompt as the user's
-//! request (trusted: Claude Code sends it, not the model); other events are answered `{}`.
+//! request (trusted: Claude Code sends it, not the model); `augur/input_lost` (the hook could
+//! not read an input, perhaps a tool result) marks the session's provenance as lost, so that
+//! a value not seen in the user's words since counts as untrusted; other events are answered
+//! `{}`.
 //! An error is `{"error": MESSAGE}`, which the hook turns into exit code 2 (the call denied).
 //!
 //! The socket is created under a temporary name, made 0600, then renamed into place, so that
@@ -227,9 +230,18 @@ fn handle(
                 Err(e) => json!({"error": e.message}),
             }
         }
+        // The hook could not read an input (it may have been a tool result, now never
+        // observed): the session trusts nothing it saw before.
+        LOST => match server.lose_provenance(session) {
+            Ok(()) => json!({}),
+            Err(e) => json!({"error": e.message}),
+        },
         _ => json!({}),
     }
 }
+
+/// The event the hook sends when it could not read Claude Code's input.
+pub const LOST: &str = "augur/input_lost";
 
 #[cfg(test)]
 mod tests {
