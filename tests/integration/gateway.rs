@@ -86,6 +86,41 @@ fn two_upstreams_of_one_name_are_a_user_error() {
     ]));
 }
 
+#[test]
+fn an_upstream_ca_without_an_https_upstream_is_a_user_error() {
+    insta::assert_snapshot!(user_error(&[
+        "mcp",
+        "--upstream",
+        "mail=/bin/true",
+        "--upstream-ca",
+        "ca.pem"
+    ]));
+    insta::assert_snapshot!(
+        "upstream_ca_without_an_upstream",
+        user_error(&["mcp", "--session", "a", "--upstream-ca", "ca.pem"])
+    );
+}
+
+#[test]
+fn a_missing_upstream_ca_file_is_a_user_error_before_any_connection() {
+    insta::assert_snapshot!(user_error(&[
+        "mcp",
+        "--upstream",
+        "web=https://127.0.0.1:1/mcp",
+        "--upstream-ca",
+        "/nonexistent/ca.pem"
+    ]));
+}
+
+#[test]
+fn a_ca_file_for_a_plain_http_upstream_is_located() {
+    insta::assert_snapshot!(user_error(&[
+        "mcp",
+        "--upstream-config",
+        &format!("{DIR}/mcp_servers_ca_http.json")
+    ]));
+}
+
 /// Runs `augur mcp ARGS` with `input` on stdin; returns (exit code, stdout, stderr).
 fn mcp_with_input(args: &[&str], input: &[u8]) -> (Option<i32>, String, String) {
     let mut child = util::cmd()

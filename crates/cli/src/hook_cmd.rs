@@ -51,12 +51,12 @@ enum HookCommand {
 struct ClaudeCodeArgs {
     /// The monitor (`augur monitor compile`; a 180-state (d, t, r, p) monitor tracks where
     /// arguments came from). Write an absolute path: Claude Code runs hooks in the project.
-    #[arg(long, value_name = "MONITOR.json")]
-    monitor: PathBuf,
+    #[arg(long, value_name = "MONITOR.json", required_unless_present = "gateway")]
+    monitor: Option<PathBuf>,
     /// The state file, shared by the hook's runs (locked while one runs; created when
     /// missing). Keep it outside the project, where the agent's tools do not write.
-    #[arg(long, value_name = "FILE")]
-    state: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "gateway")]
+    state: Option<PathBuf>,
     /// Thresholds → verdicts (docs/monitor.md §2); default: block at P ≥ 0.9, pause at 0.6,
     /// warn at 0.3.
     #[arg(long, value_name = "POLICY.toml")]
@@ -64,6 +64,11 @@ struct ClaudeCodeArgs {
     /// The category new sessions open with (the monitor's table for it).
     #[arg(long)]
     category: Option<String>,
+    /// Gate against a running gateway's session instead of a state file: the Unix socket of
+    /// `augur mcp ... --hook-socket PATH` (its monitor, policy and session). No socket, or
+    /// any error, denies the call (exit 2).
+    #[arg(long, value_name = "SOCKET", conflicts_with_all = ["monitor", "state", "policy", "category"])]
+    gateway: Option<PathBuf>,
 }
 
 /// The format name of the state file.
@@ -159,12 +164,12 @@ pub fn run(args: &HookArgs) -> ExitCode {
     }
 }
 
-fn load_monitor(a: &ClaudeCodeArgs) -> Result<(Arc<Monitor>, Arc<Policy>), Fail> {
-    let monitor = Monitor::load(&a.monitor).map_err(|e| Fail(e.render()))?;
+fn load_monitor(a: &ClaudeCodeArgs, path: &Path) -> Result<(Arc<Monitor>, Arc<Policy>), Fail> {
+    let monitor = Monitor::load(path).map_err(|e| Fail(e.render()))?;
     if monitor.mapping == Mapping::Abstraction {
         return Err(Fail(format!(
             "{}: an abstraction monitor gates states, not tool calls; compile one with --states dtr or risk-level",
-            a.monitor.display()
+            path.display()
         )));
     }
     let policy = match &a.policy {
@@ -177,8 +182,8 @@ fn load_monitor(a: &ClaudeCodeArgs) -> Result<(Arc<Monitor>, Arc<Policy>), Fail>
     Ok((monitor, policy))
 }
 
-fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
-    let (monitor, policy) = load_monitor(a)?;
+/// Reads the hook input on stdin: the raw bytes, and the event or why it is not one.
+fn read_input() -> Result<(Vec<u8>, Result<HookInput, String>), Fail> {
     let mut raw = Vec::new();
     std::io::stdin()
         .take(MAX_INPUT + 1)
@@ -199,8 +204,22 @@ fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
             )
         })
     };
-    let _lock = lock(&a.state)?;
-    let mut state = read_state(&a.state, &monitor)?;
+    Ok((raw, parsed))
+}
+
+fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
+    let (Some(monitor_path), Some(state_path)) = (&a.monitor, &a.state) else {
+        let Some(socket) = &a.gateway else {
+            return Err(Fail(
+                "give --monitor and --state, or --gateway SOCKET".into(),
+            ));
+        };
+        return through_gateway(socket);
+    };
+    let (monitor, policy) = load_monitor(a, monitor_path)?;
+    let (raw, parsed) = read_input()?;
+    let _lock = lock(state_path)?;
+    let mut state = read_state(state_path, &monitor)?;
     let input = match parsed {
         Ok(i) => i,
         Err(msg) => {
@@ -216,7 +235,7 @@ fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
                 }
             }
             if marked > 0 {
-                write_state(&a.state, &state)?;
+                write_state(state_path, &state)?;
             }
             return Err(Fail(if marked > 0 {
                 format!("{msg}; {marked} session(s) now treat values not seen in the user's prompts since as untrusted")
@@ -227,8 +246,114 @@ fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
     };
     let now = unix_now();
     let answer = handle(&mut state, &input, &monitor, &policy, a, now)?;
-    write_state(&a.state, &state)?;
+    write_state(state_path, &state)?;
     Ok(answer)
+}
+
+/// The time a gateway may take to answer the hook (a gate takes microseconds; a result
+/// observed, milliseconds).
+const GATEWAY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// One request to the gateway's hook socket: `request` as one JSON line, the answer read to
+/// the end of the connection.
+fn ask_gateway(socket: &Path, request: &Value) -> Result<Value, Fail> {
+    use std::os::unix::net::UnixStream;
+    let shown = socket.display();
+    let mut stream = UnixStream::connect(socket).map_err(|e| {
+        Fail(format!(
+            "--gateway {shown}: cannot reach the gateway ({e}); is `augur mcp --hook-socket {shown}` running?"
+        ))
+    })?;
+    let fail = |e: std::io::Error| Fail(format!("--gateway {shown}: {e}"));
+    stream
+        .set_read_timeout(Some(GATEWAY_TIMEOUT))
+        .and_then(|()| stream.set_write_timeout(Some(GATEWAY_TIMEOUT)))
+        .map_err(fail)?;
+    let mut line = serde_json::to_vec(request).map_err(|e| Fail(e.to_string()))?;
+    line.push(b'\n');
+    stream.write_all(&line).map_err(fail)?;
+    let mut answer = Vec::new();
+    stream
+        .take(1 << 20)
+        .read_to_end(&mut answer)
+        .map_err(fail)?;
+    serde_json::from_slice(&answer).map_err(|e| {
+        Fail(format!(
+            "--gateway {shown}: the gateway's answer is not JSON ({e})"
+        ))
+    })
+}
+
+/// `--gateway SOCKET`: the event goes to the running gateway (`augur mcp --hook-socket`),
+/// which gates or observes it in its connection's session; its answer becomes the hook's.
+fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
+    let (_, parsed) = read_input()?;
+    let input = match parsed {
+        Ok(i) => i,
+        Err(msg) => {
+            // It may have been a tool result that is now never observed: the gateway's
+            // session trusts nothing it saw before.
+            let told = ask_gateway(socket, &json!({"hook_event_name": "augur/input_lost"}))
+                .ok()
+                .filter(|a| a.get("error").is_none());
+            return Err(Fail(if told.is_some() {
+                format!("{msg}; the gateway's session now treats values not seen in the user's prompts since as untrusted")
+            } else {
+                msg
+            }));
+        }
+    };
+    let shown = socket.display();
+    let answer = ask_gateway(
+        socket,
+        &json!({
+            "hook_event_name": input.hook_event_name,
+            "session_id": input.session_id,
+            "prompt": input.prompt,
+            "tool_name": input.tool_name,
+            "tool_input": input.tool_input,
+            "tool_response": input.tool_response,
+            "error": input.error,
+            "tool_use_id": input.tool_use_id,
+        }),
+    )?;
+    if let Some(e) = answer.get("error") {
+        return Err(Fail(format!(
+            "--gateway {shown}: {}",
+            e.as_str().unwrap_or("the gateway refused the event")
+        )));
+    }
+    if input.hook_event_name != "PreToolUse" {
+        return Ok(None);
+    }
+    let verdict = answer.get("verdict").and_then(Value::as_str);
+    let reason = format!(
+        "augur gateway: {} (P = {:.4}): {}",
+        verdict.unwrap_or("?"),
+        answer
+            .get("probability")
+            .and_then(Value::as_f64)
+            .unwrap_or(1.0),
+        answer.get("reason").and_then(Value::as_str).unwrap_or("")
+    );
+    let decide = |d: &str| {
+        json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": d,
+                "permissionDecisionReason": reason,
+            }
+        })
+    };
+    match verdict {
+        Some("allow") => Ok(None),
+        Some("warn") => Ok(Some(json!({ "systemMessage": reason }))),
+        Some("pause") => Ok(Some(decide("ask"))),
+        Some("block") => Ok(Some(decide("deny"))),
+        _ => Err(Fail(format!(
+            "--gateway {shown}: the gateway's answer has no verdict: {answer}"
+        ))),
+    }
 }
 
 /// `"session_id": "..."` in an input that is not valid JSON (to mark that session).

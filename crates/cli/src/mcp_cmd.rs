@@ -59,7 +59,7 @@ pub struct McpArgs {
     pub burned_bits: u64,
     /// Gateway mode: start this MCP server (stdio) and serve its tools through the monitor
     /// (repeatable). COMMAND is split like a shell's words, e.g. `mail=python3 mail_server.py`;
-    /// a URL instead (`web=http://127.0.0.1:8000/mcp`) is a streamable-HTTP server.
+    /// a URL instead (`web=http://127.0.0.1:8000/mcp`, or `https://`) is a streamable-HTTP server.
     #[arg(long = "upstream", value_name = "NAME=COMMAND|URL")]
     pub upstreams: Vec<String>,
     /// Gateway mode: the upstreams of an `mcpServers` JSON file (Claude Code's and Cursor's
@@ -67,6 +67,15 @@ pub struct McpArgs {
     /// for a streamable-HTTP server).
     #[arg(long, value_name = "FILE")]
     pub upstream_config: Option<PathBuf>,
+    /// Gateway: the PEM file of the certificate authority of the `https://` upstreams (a
+    /// private CA): its certificates are then their only trusted roots (a server's `"ca"` in
+    /// the `--upstream-config` file takes precedence); without it, the system's roots.
+    #[arg(long, value_name = "FILE")]
+    pub upstream_ca: Option<PathBuf>,
+    /// Gateway: listen on this Unix socket (mode 0600) for `augur hook claude-code --gateway
+    /// PATH`, which gates the client's built-in tools against this connection's session.
+    #[arg(long, value_name = "PATH")]
+    pub hook_socket: Option<PathBuf>,
     /// Gateway: the time limit of an upstream's start and of each proxied call (seconds).
     #[arg(long, value_name = "SECONDS", default_value_t = augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS)]
     pub upstream_timeout: f64,
@@ -151,6 +160,8 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
         for (flag, set) in [
             ("--audit", args.audit.is_some()),
             ("--request", args.request.is_some()),
+            ("--upstream-ca", args.upstream_ca.is_some()),
+            ("--hook-socket", args.hook_socket.is_some()),
             (
                 "--upstream-timeout",
                 args.upstream_timeout != augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS,
@@ -206,6 +217,9 @@ fn run_gateway(args: &McpArgs, cfg: Config) -> Result<(), CliError> {
     for u in &args.upstreams {
         specs.push(config::parse_upstream_arg(u).map_err(|e| CliError::User(e.message))?);
     }
+    if let Some(ca) = &args.upstream_ca {
+        config::apply_default_ca(&mut specs, ca).map_err(CliError::User)?;
+    }
     let upstream_timeout = Duration::try_from_secs_f64(args.upstream_timeout)
         .ok()
         .filter(|d| !d.is_zero())
@@ -227,6 +241,7 @@ fn run_gateway(args: &McpArgs, cfg: Config) -> Result<(), CliError> {
     opts.audit = args.audit.clone();
     opts.session = cfg.sessions.first().map(|(id, _)| id.clone());
     opts.request = args.request.clone();
+    opts.hook_socket = args.hook_socket.clone();
     gateway::serve_gateway_stdio(cfg, opts, |server, session| {
         eprintln!("{}", server.startup_message());
         eprintln!("augur mcp: gateway: the connection's session is `{session}`");

@@ -1408,6 +1408,30 @@ impl Server {
         Ok(stats.found)
     }
 
+    /// Marks session `id`'s provenance store as lost (something it should have observed was
+    /// not, e.g. a hook input that could not be read): from now on a value not seen in the
+    /// user's words since counts as untrusted, as in a session restored without its store.
+    pub(crate) fn lose_provenance(&self, id: &str) -> Result<()> {
+        {
+            let mut guard = self.lock();
+            let s = &mut *guard;
+            if !s.open.contains_key(id) {
+                let (_, why) = self.refusal(s, id);
+                return Err(ToolError::refused(why));
+            }
+            let e = s
+                .open
+                .get_mut(id)
+                .ok_or_else(|| ToolError::refused("the session is gone"))?;
+            let mut snap = e.session.full_snapshot();
+            snap.session.provenance_lost = true;
+            e.session = Session::restore_full(&self.cfg.monitor, &self.cfg.policy, &snap)
+                .map_err(|err| ToolError::new(ErrorKind::Internal, err.render()))?;
+        }
+        self.commit()
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))
+    }
+
     /// Records that the proxied call `tool(args)` was executed (its outcome may be unknown).
     pub(crate) fn record_proxied(&self, id: &str, tool: &str, args: &Value) -> Result<()> {
         let now = Instant::now();

@@ -10,6 +10,7 @@ use augur_source::json::JsonPath;
 use augur_source::{Diagnostic, Location, SourceFile};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// One upstream MCP server: a child process speaking MCP over its stdin/stdout, or (with
 /// [`UpstreamSpec::url`]) a streamable-HTTP server.
@@ -27,24 +28,49 @@ pub struct UpstreamSpec {
     pub url: Option<String>,
     /// HTTP headers sent with every request to [`UpstreamSpec::url`] (e.g. `Authorization`).
     pub headers: Vec<(String, String)>,
+    /// The PEM file of the CA that signs an `https://` upstream's certificate (`--upstream-ca`,
+    /// a server's `"ca"`): its certificates are then the only trusted roots of this upstream;
+    /// `None`: the platform's roots.
+    pub ca: Option<PathBuf>,
 }
 
-/// Checks the URL of an HTTP upstream: `http://` (this build has no TLS stack, so no
-/// `https://`), and only when the HTTP client is built in.
+/// Checks the URL of an HTTP upstream: `http://` or `https://` with a host, and only when
+/// the HTTP client is built in.
 pub fn check_url(url: &str) -> std::result::Result<(), String> {
     if !cfg!(feature = "http-upstream") {
         return Err(format!(
             "`{url}`: this build of Augur has no HTTP upstreams (cargo feature `http-upstream`)"
         ));
     }
-    if url.starts_with("https://") {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .unwrap_or("");
+    if rest.is_empty() || rest.starts_with('/') {
         return Err(format!(
-            "`{url}`: https upstreams need TLS, which this build of Augur does not include; use an http:// URL (a server on this machine, or a local TLS proxy)"
+            "`{url}`: expected http://HOST[:PORT]/PATH or https://HOST[:PORT]/PATH"
         ));
     }
-    let rest = url.strip_prefix("http://").unwrap_or("");
-    if rest.is_empty() || rest.starts_with('/') {
-        return Err(format!("`{url}`: expected http://HOST[:PORT]/PATH"));
+    Ok(())
+}
+
+/// Sets `ca` (`--upstream-ca FILE`) on every `https://` upstream that has no `"ca"` of its
+/// own; an error when no upstream is an `https://` one (the option would do nothing).
+pub fn apply_default_ca(specs: &mut [UpstreamSpec], ca: &Path) -> std::result::Result<(), String> {
+    let mut used = false;
+    for s in specs.iter_mut() {
+        if s.url.as_deref().is_some_and(|u| u.starts_with("https://")) {
+            used = true;
+            if s.ca.is_none() {
+                s.ca = Some(ca.to_path_buf());
+            }
+        }
+    }
+    if !used {
+        return Err(format!(
+            "error: --upstream-ca {}: no upstream is an https:// URL (the CA file is for https upstreams)",
+            ca.display()
+        ));
     }
     Ok(())
 }
@@ -100,6 +126,7 @@ pub fn parse_upstream_arg(arg: &str) -> Result<UpstreamSpec> {
             env: Vec::new(),
             url: Some(trimmed.to_string()),
             headers: Vec::new(),
+            ca: None,
         });
     }
     let Some(mut words) = shlex::split(command) else {
@@ -120,6 +147,7 @@ pub fn parse_upstream_arg(arg: &str) -> Result<UpstreamSpec> {
         env: Vec::new(),
         url: None,
         headers: Vec::new(),
+        ca: None,
     })
 }
 
@@ -174,7 +202,7 @@ pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
         };
         for (k, v) in obj {
             match k.as_str() {
-                "command" | "args" | "env" | "url" | "headers" => {}
+                "command" | "args" | "env" | "url" | "headers" | "ca" => {}
                 "type" if v == "stdio" || v == "http" || v == "streamable-http" => {}
                 "type" => {
                     return Err(at(
@@ -185,7 +213,7 @@ pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
                 _ => {
                     return Err(at(
                         &p.clone().key(k.as_str()),
-                        format!("server `{name}`: unknown member `{k}` (the gateway reads `command`, `args`, `env`; or `url`, `headers`)"),
+                        format!("server `{name}`: unknown member `{k}` (the gateway reads `command`, `args`, `env`; or `url`, `headers`, `ca`)"),
                     ))
                 }
             }
@@ -216,6 +244,26 @@ pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
             check_url(url)
                 .map_err(|m| at(&p.clone().key("url"), format!("server `{name}`: {m}")))?;
             let headers = string_map(obj.get("headers"), "headers", name, &p, &at)?;
+            let ca = match obj.get("ca") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(c)) if !c.is_empty() && url.starts_with("https://") => {
+                    // Relative to the configuration file's folder.
+                    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+                    Some(dir.join(c))
+                }
+                Some(Value::String(c)) if !c.is_empty() => {
+                    return Err(at(
+                        &p.clone().key("ca"),
+                        format!("server `{name}`: `ca` is for https:// URLs (the certificate authority of the server's TLS certificate)"),
+                    ))
+                }
+                Some(_) => {
+                    return Err(at(
+                        &p.clone().key("ca"),
+                        format!("server `{name}`: `ca` must be the path of a PEM file"),
+                    ))
+                }
+            };
             out.push(UpstreamSpec {
                 name: name.clone(),
                 command: String::new(),
@@ -223,15 +271,18 @@ pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
                 env: Vec::new(),
                 url: Some(url.clone()),
                 headers,
+                ca,
             });
             continue;
         }
-        if obj.contains_key("headers") || matches!(kind, Some("http" | "streamable-http")) {
-            let k = if obj.contains_key("headers") {
-                "headers"
-            } else {
-                "type"
-            };
+        if obj.contains_key("headers")
+            || obj.contains_key("ca")
+            || matches!(kind, Some("http" | "streamable-http"))
+        {
+            let k = ["headers", "ca"]
+                .into_iter()
+                .find(|k| obj.contains_key(*k))
+                .unwrap_or("type");
             return Err(at(
                 &p.clone().key(k),
                 format!("server `{name}`: `{k}` is for HTTP servers, which need a `url`"),
@@ -279,6 +330,7 @@ pub fn parse_config(file: &str, text: &str) -> Result<Vec<UpstreamSpec>> {
             env,
             url: None,
             headers: Vec::new(),
+            ca: None,
         });
     }
     Ok(out)
@@ -455,13 +507,39 @@ mod tests {
             (s.url.as_deref(), s.command.as_str()),
             (Some("http://127.0.0.1:8000/mcp"), "")
         );
+        let s = parse_upstream_arg("web=https://example.com/mcp").unwrap();
+        assert_eq!(
+            (s.url.as_deref(), s.ca.as_deref()),
+            (Some("https://example.com/mcp"), None)
+        );
         for (bad, why) in [
-            ("web=https://example.com/mcp", "need TLS"),
             ("web=http://", "expected http://HOST"),
+            ("web=https:///mcp", "or https://HOST"),
         ] {
             let e = parse_upstream_arg(bad).unwrap_err();
             assert!(e.message.contains(why), "{bad}: {}", e.message);
         }
+    }
+
+    #[test]
+    fn a_ca_file_is_relative_to_the_configuration_and_upstream_ca_fills_the_others() {
+        let text = r#"{"mcpServers": {
+  "own": {"url": "https://a.example/mcp", "ca": "certs/a.pem"},
+  "other": {"url": "https://b.example/mcp"},
+  "plain": {"url": "http://127.0.0.1:1/mcp"},
+  "proc": {"command": "x"}
+}}"#;
+        let mut v = parse_config("/etc/augur/mcp.json", text).unwrap();
+        let ca = |v: &[UpstreamSpec], n: &str| v.iter().find(|s| s.name == n).unwrap().ca.clone();
+        assert_eq!(ca(&v, "own"), Some(PathBuf::from("/etc/augur/certs/a.pem")));
+        assert_eq!(ca(&v, "other"), None);
+        apply_default_ca(&mut v, Path::new("/tmp/corp.pem")).unwrap();
+        assert_eq!(ca(&v, "own"), Some(PathBuf::from("/etc/augur/certs/a.pem")));
+        assert_eq!(ca(&v, "other"), Some(PathBuf::from("/tmp/corp.pem")));
+        assert_eq!((ca(&v, "plain"), ca(&v, "proc")), (None, None));
+        let mut plain = vec![parse_upstream_arg("p=http://127.0.0.1:1/mcp").unwrap()];
+        let e = apply_default_ca(&mut plain, Path::new("ca.pem")).unwrap_err();
+        assert!(e.contains("no upstream is an https:// URL"), "{e}");
     }
 
     #[test]
@@ -480,10 +558,28 @@ mod tests {
                 "every argument must be a string",
             ),
             (
-                "{\"mcpServers\": {\n  \"a\": {\"url\": \"https://x\"}\n}}",
+                "{\"mcpServers\": {\n  \"a\": {\"url\": \"https://\"}\n}}",
                 2,
                 16,
-                "https upstreams need TLS",
+                "expected http://HOST",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"url\": \"http://x\", \"ca\": \"ca.pem\"}\n}}",
+                2,
+                34,
+                "`ca` is for https:// URLs",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"url\": \"https://x\", \"ca\": [\"ca.pem\"]}\n}}",
+                2,
+                35,
+                "`ca` must be the path of a PEM file",
+            ),
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"ca\": \"ca.pem\"}\n}}",
+                2,
+                31,
+                "`ca` is for HTTP servers",
             ),
             (
                 "{\"mcpServers\": {\n  \"a\": {\"type\": \"sse\", \"url\": \"http://x\"}\n}}",

@@ -36,6 +36,10 @@
 
 pub mod audit;
 pub mod config;
+#[cfg(unix)]
+pub mod hook_socket;
+#[cfg(feature = "http-upstream")]
+pub mod tls;
 pub mod upstream;
 
 use crate::server::{Config, ProxiedDecision, Server};
@@ -45,11 +49,12 @@ use augur_monitor::Verdict;
 use config::UpstreamSpec;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult, ContentBlock,
-    ElicitRequest, ElicitRequestParams, ElicitationAction, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceContents, ServerCapabilities, ServerConfig, ServerRequest, Tool,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
+    ServerCapabilities, ServerConfig, ServerRequest, Tool,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -91,6 +96,9 @@ pub struct GatewayOptions {
     /// The user's request, passed by the harness (`--request`): observed as trusted text at
     /// start, as `begin_task` would.
     pub request: Option<String>,
+    /// The Unix socket through which `augur hook claude-code --gateway` gates the client's
+    /// built-in tools against the connection's session (`--hook-socket`, [`hook_socket`]).
+    pub hook_socket: Option<PathBuf>,
 }
 
 impl GatewayOptions {
@@ -104,6 +112,7 @@ impl GatewayOptions {
             audit: None,
             session: None,
             request: None,
+            hook_socket: None,
         }
     }
 }
@@ -171,10 +180,61 @@ struct Inner {
     forwarded: AtomicBool,
     /// The gateway's paused calls: pause id → (proxied tool, when).
     pauses: Mutex<HashMap<String, (Arc<Proxied>, Instant)>>,
+    /// The paused call put to the user in an `input_required` result (protocol 2026-07-28):
+    /// its `requestState` (the pause id and 128 random bits) → the question. Only the newest
+    /// (the session has one pending pause); answered or superseded entries are removed.
+    asks: Mutex<HashMap<String, Ask>>,
     audit: Option<Mutex<AuditLog>>,
     audit_broken: AtomicBool,
     pause_timeout: Duration,
     instructions: String,
+}
+
+/// A paused call the gateway asked the user about in an `input_required` result.
+struct Ask {
+    pid: String,
+    p: Arc<Proxied>,
+    at: Instant,
+    /// The pause's `augur` object (verdict, reason, probability, provenance).
+    augur: Value,
+}
+
+/// The key of the approval question in an `input_required` result's `inputRequests`.
+pub const ASK_KEY: &str = "augur_approve";
+
+/// The `elicitation/create` parameters of a paused call's question (`message`) with one
+/// boolean, `approve`.
+fn approval_request(message: String) -> Result<ElicitRequestParams, String> {
+    serde_json::from_value(json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"approve": {
+                "type": "boolean",
+                "title": "Run this call",
+                "description": "true runs the call once; anything else denies it",
+                "default": false,
+            }},
+            "required": ["approve"],
+        },
+    }))
+    .map_err(|e| format!("the elicitation request could not be built ({e})"))
+}
+
+/// The user's answer: `Ok(())` only for `accept` with `approve: true`, else why not.
+fn approval(r: &ElicitResult) -> Result<(), String> {
+    match r.action {
+        ElicitationAction::Accept
+            if r.content.as_ref().and_then(|c| c.get("approve")) == Some(&json!(true)) =>
+        {
+            Ok(())
+        }
+        ElicitationAction::Accept => Err("accepted without `approve: true`".into()),
+        ElicitationAction::Decline => Err("declined".into()),
+        ElicitationAction::Cancel => Err("cancelled".into()),
+        _ => Err("an unknown answer".into()),
+    }
 }
 
 /// The gateway's MCP handler.
@@ -197,9 +257,32 @@ pub fn serve_gateway_stdio(
         .max_blocking_threads(8)
         .build()?;
     rt.block_on(async move {
+        let hook_socket = opts.hook_socket.clone();
         let gateway = Gateway::start(cfg, opts).await?;
+        #[cfg(unix)]
+        if let Some(path) = &hook_socket {
+            let listener =
+                hook_socket::bind(path).map_err(|m| GatewayError::Start(format!("error: {m}")))?;
+            tokio::spawn(hook_socket::serve(
+                listener,
+                Arc::clone(&gateway.inner.server),
+                gateway.inner.session.clone(),
+            ));
+        }
+        #[cfg(not(unix))]
+        if hook_socket.is_some() {
+            return Err(GatewayError::Start(
+                "error: --hook-socket needs Unix sockets, which this system does not have".into(),
+            ));
+        }
         started(&gateway.inner.server, &gateway.inner.session);
-        crate::stdio::serve_handler(gateway, tokio::io::stdin(), tokio::io::stdout()).await?;
+        let served =
+            crate::stdio::serve_handler(gateway, tokio::io::stdin(), tokio::io::stdout()).await;
+        if let Some(path) = &hook_socket {
+            // The gateway is gone: a hook finds no socket and denies (exit 2).
+            let _ = std::fs::remove_file(path);
+        }
+        served?;
         Ok(())
     })
 }
@@ -349,6 +432,7 @@ impl Gateway {
             session,
             forwarded: AtomicBool::new(forwarded),
             pauses: Mutex::new(HashMap::new()),
+            asks: Mutex::new(HashMap::new()),
             audit,
             audit_broken: AtomicBool::new(false),
             pause_timeout: opts.pause_timeout,
@@ -730,21 +814,7 @@ impl Gateway {
     /// protocols up to 2025-11-25): `Ok(())` only for `accept` with `approve: true`; the
     /// reason otherwise (decline, cancel, no answer within `--pause-timeout`, an error).
     async fn elicit(&self, peer: &Peer<RoleServer>, message: String) -> Result<(), String> {
-        let params: ElicitRequestParams = serde_json::from_value(json!({
-            "mode": "form",
-            "message": message,
-            "requestedSchema": {
-                "type": "object",
-                "properties": {"approve": {
-                    "type": "boolean",
-                    "title": "Run this call",
-                    "description": "true runs the call once; anything else denies it",
-                    "default": false,
-                }},
-                "required": ["approve"],
-            },
-        }))
-        .map_err(|e| format!("the elicitation request could not be built ({e})"))?;
+        let params = approval_request(message)?;
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
         let mut options = PeerRequestOptions::no_options();
         options.timeout = Some(self.inner.pause_timeout);
@@ -754,17 +824,7 @@ impl Gateway {
             .await
             .map_err(|e| format!("the elicitation request failed ({e})"))?;
         match handle.await_response().await {
-            Ok(ClientResult::ElicitResult(r)) => match r.action {
-                ElicitationAction::Accept
-                    if r.content.as_ref().and_then(|c| c.get("approve")) == Some(&json!(true)) =>
-                {
-                    Ok(())
-                }
-                ElicitationAction::Accept => Err("accepted without `approve: true`".into()),
-                ElicitationAction::Decline => Err("declined".into()),
-                ElicitationAction::Cancel => Err("cancelled".into()),
-                _ => Err("an unknown answer".into()),
-            },
+            Ok(ClientResult::ElicitResult(r)) => approval(&r),
             Ok(_) => Err("an answer that is not an elicitation result".into()),
             Err(rmcp::ServiceError::Timeout { .. }) => Err(format!(
                 "no answer within --pause-timeout ({} s)",
@@ -785,6 +845,109 @@ impl Gateway {
                     .as_ref()
                     .is_some_and(|e| e.form.is_some() || e.url.is_none())
         })
+    }
+
+    /// Whether the client is asked through an `input_required` result (SEP-2322): the request
+    /// is on protocol 2026-07-28 or later and its client declared form elicitation.
+    fn can_ask_modern(context: &RequestContext<RoleServer>) -> bool {
+        context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+            && context
+                .client_capabilities()
+                .and_then(|c| c.elicitation)
+                .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    }
+
+    /// A paused call put to the user in an `input_required` result: the approval question
+    /// under [`ASK_KEY`], and a `requestState` the retry must echo (the pause id and 128
+    /// random bits, kept here: nothing in it is trusted).
+    fn ask(
+        &self,
+        pid: String,
+        p: Arc<Proxied>,
+        message: String,
+        augur: Value,
+        t0: Instant,
+    ) -> CallToolResponse {
+        let params = match approval_request(message) {
+            Ok(params) => params,
+            Err(why) => return self.deny(&pid, &p, &why, &augur, t0).into(),
+        };
+        let state = format!("{pid}.{:032x}", rand::random::<u128>());
+        let mut requests = InputRequests::new();
+        requests.insert(
+            ASK_KEY.to_string(),
+            InputRequest::Elicitation(ElicitRequest::new(params)),
+        );
+        let mut asks = self.inner.asks.lock().unwrap_or_else(|e| e.into_inner());
+        asks.clear();
+        asks.insert(
+            state.clone(),
+            Ask {
+                pid,
+                p,
+                at: Instant::now(),
+                augur,
+            },
+        );
+        InputRequiredResult::new(Some(requests), Some(state)).into()
+    }
+
+    /// The retry of a call the gateway answered with `input_required`: `state` must be the
+    /// `requestState` it issued (once), for the same tool and arguments, within
+    /// `--pause-timeout`, with the user's answer under [`ASK_KEY`] accepting with `approve:
+    /// true`; then the paused call runs (once). Anything else denies it and nothing runs.
+    async fn answered(
+        &self,
+        state: &str,
+        name: &str,
+        args: Option<&Map<String, Value>>,
+        responses: Option<&InputResponses>,
+        t0: Instant,
+    ) -> CallToolResult {
+        let ask = self
+            .inner
+            .asks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(state);
+        let Some(ask) = ask else {
+            return text_error(
+                format!("this call of `{name}` carries a requestState the gateway did not issue, or one already answered or superseded; it was NOT executed"),
+                json!({"error": "refused"}),
+            );
+        };
+        let paused_args = self
+            .inner
+            .server
+            .pending_pause(&self.inner.session, &ask.pid)
+            .map(|(_, a)| a);
+        let given = Value::Object(args.cloned().unwrap_or_default());
+        let why = if ask.p.exposed != name {
+            Err(format!(
+                "the answer came with a call of another tool (`{name}`)"
+            ))
+        } else if paused_args.as_ref().is_some_and(|a| *a != given) {
+            Err("the answer came with other arguments than the paused call's".to_string())
+        } else if ask.at.elapsed() > self.inner.pause_timeout {
+            Err(format!(
+                "no answer within --pause-timeout ({} s)",
+                self.inner.pause_timeout.as_secs()
+            ))
+        } else {
+            match responses.and_then(|r| r.get(ASK_KEY)) {
+                None => Err(format!("no answer under `{ASK_KEY}`")),
+                Some(v) => match serde_json::from_value::<ElicitResult>(v.clone()) {
+                    Ok(r) => approval(&r),
+                    Err(e) => Err(format!("an answer that is not an elicitation result ({e})")),
+                },
+            }
+        };
+        match why {
+            Ok(()) => self.resume(&ask.pid, ask.p, ask.at, t0).await,
+            Err(why) => self.deny(&ask.pid, &ask.p, &why, &ask.augur, t0),
+        }
     }
 
     /// The proxied tool `name`, or the error for a name the gateway no longer serves.
@@ -1057,9 +1220,10 @@ impl Gateway {
         &self,
         result: CallToolResult,
         p: Arc<Proxied>,
-        peer: &Peer<RoleServer>,
+        context: &RequestContext<RoleServer>,
         t0: Instant,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
+        let peer = &context.peer;
         let augur = result
             .structured_content
             .as_ref()
@@ -1072,10 +1236,11 @@ impl Gateway {
             .and_then(Value::as_str)
             .map(str::to_string)
         else {
-            return result;
+            return result.into();
         };
-        if !Self::can_elicit(peer) {
-            return result;
+        let modern = Self::can_ask_modern(context);
+        if !modern && !Self::can_elicit(peer) {
+            return result.into();
         }
         let reason = augur
             .as_ref()
@@ -1094,11 +1259,15 @@ impl Gateway {
             p.exposed,
             self.inner.upstreams[p.upstream].name()
         );
+        if modern {
+            return self.ask(pid, p, message, augur.unwrap_or(Value::Null), t0);
+        }
         let at = Instant::now();
         match self.elicit(peer, message).await {
             Ok(()) => self.resume(&pid, p, at, t0).await,
             Err(why) => self.deny(&pid, &p, &why, augur.as_ref().unwrap_or(&Value::Null), t0),
         }
+        .into()
     }
 }
 
@@ -1296,9 +1465,23 @@ impl ServerHandler for Gateway {
         match self.lookup(name) {
             Err(gone) => return Ok(gone.into()),
             Ok(Some(p)) => {
+                // The retry of a call answered with `input_required`: the user's answer to
+                // its pause, never a new call.
+                if let Some(state) = request.request_state.as_deref() {
+                    return Ok(self
+                        .answered(
+                            state,
+                            name,
+                            request.arguments.as_ref(),
+                            request.input_responses.as_ref(),
+                            t0,
+                        )
+                        .await
+                        .into());
+                }
                 let args = request.arguments.unwrap_or_default();
                 let result = self.proxied(Arc::clone(&p), args, t0, None).await;
-                return Ok(self.paused(result, p, &context.peer, t0).await.into());
+                return Ok(self.paused(result, p, &context, t0).await);
             }
             Ok(None) => {}
         }

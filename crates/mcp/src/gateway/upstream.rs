@@ -16,7 +16,7 @@
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, Prompt,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ResultType, Tool,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
@@ -302,10 +302,13 @@ impl Upstream {
     /// Reads the resource `uri` (`resources/read`).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Fault> {
         let params = ReadResourceRequestParams::new(uri);
-        self.request("resources/read", |p| async move {
-            p.read_resource(params).await
-        })
-        .await
+        let mut r = self
+            .request("resources/read", |p| async move {
+                p.read_resource(params).await
+            })
+            .await?;
+        r.result_type.get_or_insert(ResultType::COMPLETE);
+        Ok(r)
     }
 
     /// Its prompts (`prompts/list`, every page).
@@ -327,8 +330,11 @@ impl Upstream {
         if let Some(a) = args {
             params = params.with_arguments(a);
         }
-        self.request("prompts/get", |p| async move { p.get_prompt(params).await })
-            .await
+        let mut r = self
+            .request("prompts/get", |p| async move { p.get_prompt(params).await })
+            .await?;
+        r.result_type.get_or_insert(ResultType::COMPLETE);
+        Ok(r)
     }
 
     /// Calls `tool` with `args` on the upstream, starting it first when it is down. `sent` is
@@ -343,7 +349,12 @@ impl Upstream {
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
         sent();
         match tokio::time::timeout(self.timeout, live.client.peer().call_tool(params)).await {
-            Ok(Ok(r)) => Ok(r),
+            Ok(Ok(mut r)) => {
+                // An upstream on a protocol before 2026-07-28 sends no `resultType`; a client
+                // on 2026-07-28 requires it (rmcp strips it again for older clients).
+                r.result_type.get_or_insert(ResultType::COMPLETE);
+                Ok(r)
+            }
             Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Fault::Rpc(format!(
                 "upstream `{}` answered the call with an error: {} (code {})",
                 self.spec.name, e.message, e.code.0
@@ -547,8 +558,11 @@ impl Upstream {
 }
 
 impl Upstream {
-    /// Connects to a streamable-HTTP upstream (rmcp's reqwest client): its `headers` on every
-    /// request, messages over the result cap refused by the client.
+    /// Connects to a streamable-HTTP upstream (rmcp's transport on a reqwest client of
+    /// [`super::tls::http_client`]: TLS for `https://`, the upstream's `ca` or the platform's
+    /// roots): its `headers` on every request, messages over the result cap refused by the
+    /// client. A refused certificate is recorded in the fault slot, which names it in the
+    /// start's error and in the error of a call that fails on a new connection.
     #[cfg(feature = "http-upstream")]
     async fn start_http(&self, url: &str) -> Result<Live, String> {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -561,21 +575,33 @@ impl Upstream {
                 .map_err(|e| format!("the value of header `{k}` is not valid ({e})"))?;
             headers.insert(name, value);
         }
+        let fault: super::tls::Slot = Arc::new(Mutex::new(None));
+        let http = super::tls::http_client(url, self.spec.ca.as_deref(), Arc::clone(&fault))?;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
         config.custom_headers = headers;
         config.max_json_response_size = self.max_line;
         config.max_sse_event_size = self.max_line;
-        let transport = StreamableHttpClientTransport::from_config(config);
-        let client = self
-            .listener
-            .clone()
-            .serve(transport)
-            .await
-            .map_err(|e| format!("the MCP initialisation over HTTP failed ({e})"))?;
+        let transport = StreamableHttpClientTransport::with_client(http, config);
+        let client = self.listener.clone().serve(transport).await.map_err(|e| {
+            match fault.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                Some(why) => why,
+                // rmcp's initialisation error does not chain its transport error: start
+                // the chain there (the HTTP client's reason is at its end).
+                None => format!(
+                    "the MCP initialisation over HTTP failed ({})",
+                    match &e {
+                        rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+                            super::tls::error_chain(error.error.as_ref())
+                        }
+                        other => super::tls::error_chain(other),
+                    }
+                ),
+            }
+        })?;
         Ok(Live {
             client,
             child: Mutex::new(None),
-            fault: Arc::new(Mutex::new(None)),
+            fault,
             generation: self
                 .generation
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed),

@@ -532,3 +532,261 @@ def test_a_streamable_http_upstream_is_gated_and_reconnected(tmp_path, provenanc
         server.kill()
         server.wait()
     assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "notes"}]
+
+
+def _make_pki(tmp_path: Path) -> dict:
+    """A CA, a server certificate it signs for 127.0.0.1 and localhost, one it signs for
+    another host only, and a second CA the gateway is not told of with a server certificate
+    for 127.0.0.1 (Python's `cryptography`, which the MCP SDK brings through pyjwt[crypto])."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    out = {}
+
+    def name(cn):
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+    def write_key(key, path):
+        path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+
+    def ca(tag):
+        key = ec.generate_private_key(ec.SECP256R1())
+        cert = (x509.CertificateBuilder().subject_name(name(f"Augur test CA {tag}"))
+                .issuer_name(name(f"Augur test CA {tag}")).public_key(key.public_key())
+                .serial_number(x509.random_serial_number())
+                .not_valid_before(now - datetime.timedelta(minutes=5))
+                .not_valid_after(now + datetime.timedelta(days=1))
+                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False,
+                                             key_encipherment=False, data_encipherment=False,
+                                             key_agreement=False, key_cert_sign=True, crl_sign=True,
+                                             encipher_only=False, decipher_only=False), critical=True)
+                .sign(key, hashes.SHA256()))
+        path = tmp_path / f"ca-{tag}.pem"
+        path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        return key, cert, path
+
+    def leaf(tag, ca_key, ca_cert, sans):
+        key = ec.generate_private_key(ec.SECP256R1())
+        cert = (x509.CertificateBuilder().subject_name(name(tag)).issuer_name(ca_cert.subject)
+                .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(now - datetime.timedelta(minutes=5))
+                .not_valid_after(now + datetime.timedelta(days=1))
+                .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+                .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+                .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]),
+                               critical=False)
+                .sign(ca_key, hashes.SHA256()))
+        c, k = tmp_path / f"{tag}.pem", tmp_path / f"{tag}.key"
+        c.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        write_key(key, k)
+        return (str(c), str(k))
+
+    ca_key, ca_cert, out["ca"] = ca("one")
+    out["good"] = leaf("good", ca_key, ca_cert,
+                       [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")])
+    out["wrong_host"] = leaf("wrong-host", ca_key, ca_cert, [x509.DNSName("other.example")])
+    other_key, other_cert, out["other_ca"] = ca("two")
+    out["unknown_ca"] = leaf("unknown-ca", other_key, other_cert,
+                             [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    return out
+
+
+def _https_upstream(port: int, env: dict, cert_key) -> subprocess.Popen:
+    import socket
+    p = subprocess.Popen([PY, UPSTREAM, "--http", str(port), "--tls", *cert_key], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t = time.monotonic()
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return p
+        except OSError:
+            assert p.poll() is None, "the HTTPS upstream exited"
+            assert time.monotonic() - t < 30, "the HTTPS upstream did not listen"
+            time.sleep(0.1)
+
+
+def _start_error(args, env) -> str:
+    p = subprocess.run([AUGUR, "mcp", *args], stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=90, env=env)
+    assert p.returncode == 1, p
+    assert "panicked" not in p.stderr, p.stderr
+    return p.stderr
+
+
+def test_an_https_upstream_with_a_private_ca_is_verified(tmp_path, provenance_monitor):
+    """FastMCP over streamable HTTP behind uvicorn's TLS on 127.0.0.1: with --upstream-ca (or the
+    server's "ca") calls go through and are gated; a certificate of a CA the gateway does not
+    trust, and one for another host, are refused at start with the TLS reason, and when the
+    server's certificate changes under a running gateway the call fails naming the upstream
+    and the reason; nothing is ever sent unverified."""
+    env = _env(tmp_path)
+    pki = _make_pki(tmp_path)
+    port = _free_port()
+    url = f"https://127.0.0.1:{port}/mcp"
+
+    # Unknown CA: the platform's roots do not know the test CA, nor does another CA file.
+    server = _https_upstream(port, env, pki["good"])
+    try:
+        err = _start_error(["--upstream", f"mail={url}"], env)
+        assert "--upstream mail" in err and "TLS handshake with `127.0.0.1` failed" in err, err
+        assert "not signed by a trusted certificate authority" in err, err
+        err = _start_error(["--upstream", f"mail={url}", "--upstream-ca", str(pki["other_ca"])], env)
+        assert "not signed by a trusted certificate authority" in err, err
+        err = _start_error(["--upstream", f"mail={url}", "--upstream-ca", str(tmp_path / "none.pem")], env)
+        assert "the CA file" in err and "none.pem" in err, err
+
+        async def body(s, init):
+            nonlocal server
+            tools = {t.name for t in (await s.list_tools()).tools}
+            assert {"read_inbox", "send_email"} <= tools, tools
+            r = await s.call_tool("begin_task", {"request": USER_REQUEST})
+            assert not _is_error(r), _text(r)
+            r = await s.call_tool("read_inbox", {})
+            assert not _is_error(r) and "mallory@evil.example" in _text(r), _text(r)
+            r = await s.call_tool("send_email", {"recipients": ["mallory@evil.example"], "body": "x"})
+            assert _is_error(r) and "blocked" in _text(r), _text(r)
+            r = await s.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "notes"})
+            assert not _is_error(r) and "sent to bob@corp.example" in _text(r), _text(r)
+            # The server comes back with a certificate for another host: refused, by name.
+            server.kill()
+            server.wait()
+            server = _https_upstream(port, env, pki["wrong_host"])
+            for _ in range(3):
+                r = await s.call_tool("read_inbox", {})
+                assert _is_error(r) and "upstream `mail`" in _text(r), _text(r)
+                if "not valid for the host `127.0.0.1`" in _text(r):
+                    break
+                await asyncio.sleep(1.2)  # past the back-off
+            assert "not valid for the host `127.0.0.1`" in _text(r), _text(r)
+            await asyncio.sleep(1.2)
+            r = await s.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "again"})
+            assert _is_error(r) and "upstream `mail`" in _text(r), _text(r)
+
+        run(_gateway(["--monitor", str(provenance_monitor), "--upstream", f"mail={url}",
+                      "--upstream-ca", str(pki["ca"])], env, body))
+    finally:
+        server.kill()
+        server.wait()
+    # Only the call made over the verified connection reached the server.
+    assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "notes"}]
+
+    # A certificate for another host, at start; then the server's own "ca" in a config file.
+    server = _https_upstream(port, env, pki["wrong_host"])
+    try:
+        err = _start_error(["--upstream", f"mail={url}", "--upstream-ca", str(pki["ca"])], env)
+        assert "not valid for the host `127.0.0.1`" in err, err
+    finally:
+        server.kill()
+        server.wait()
+    server = _https_upstream(port, env, pki["unknown_ca"])
+    try:
+        err = _start_error(["--upstream", f"mail={url}", "--upstream-ca", str(pki["ca"])], env)
+        assert "not signed by a trusted certificate authority" in err, err
+    finally:
+        server.kill()
+        server.wait()
+    server = _https_upstream(port, env, pki["good"])
+    config = tmp_path / "upstreams.json"
+    config.write_text(json.dumps({"mcpServers": {"mail": {"url": url, "ca": pki["ca"].name}}}))
+    try:
+        async def listed(s, init):
+            return {t.name for t in (await s.list_tools()).tools}
+        assert "read_inbox" in run(_gateway(["--upstream-config", str(config)], env, listed))
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_paused_call_asks_the_user_through_input_required_on_2026_07_28(tmp_path):
+    """A client on protocol 2026-07-28 (no server-to-client requests: SEP-2322's
+    `input_required` result, answered by calling again with `inputResponses` and the echoed
+    `requestState`), driven by the SDK's own `Client`: accept with approve=true runs the call
+    once; decline, cancel, approve=false and an answer after --pause-timeout refuse it. Driven
+    by hand: a forged or replayed requestState, other arguments, or no answer never run it."""
+    from mcp import Client
+    from mcp_types import ElicitResult, InputRequiredResult
+
+    env = _env(tmp_path)
+    answers = []
+    asked = []
+
+    async def on_elicit(context, params):
+        asked.append(params.message)
+        a = answers.pop(0)
+        if a == "slow":
+            await asyncio.sleep(3)
+            a = "accept"
+        if a == "accept":
+            return ElicitResult(action="accept", content={"approve": True})
+        if a == "accept-no":
+            return ElicitResult(action="accept", content={"approve": False})
+        return ElicitResult(action=a)
+
+    audit = tmp_path / "audit.jsonl"
+    params = StdioServerParameters(
+        command=AUGUR, cwd=str(REPO), env=env,
+        args=["mcp", "--policy", str(_pause_all(tmp_path)), "--pause-timeout", "2", "--audit", str(audit),
+              "--upstream", f"mail={PY} {UPSTREAM}"])
+
+    async def body():
+        async with Client(params, mode="2026-07-28", elicitation_callback=on_elicit) as c:
+            assert c.protocol_version == "2026-07-28"
+            answers.append("accept")
+            r = await c.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "one"})
+            assert not _is_error(r) and "sent to bob@corp.example" in _text(r), _text(r)
+            assert "send_email" in asked[0] and "bob@corp.example" in asked[0], asked
+            for a in ["decline", "cancel", "accept-no", "slow"]:
+                answers.append(a)
+                r = await c.call_tool("send_email", {"recipients": ["carol@corp.example"], "body": a})
+                assert _is_error(r) and "NOT executed" in _text(r) and "did not approve" in _text(r), (a, _text(r))
+            assert len(asked) == 5
+
+            s = c.session
+            args = {"recipients": ["dave@corp.example"], "body": "by hand"}
+            first = await s.call_tool("send_email", args, allow_input_required=True)
+            assert isinstance(first, InputRequiredResult), first
+            (key, request), = first.input_requests.items()
+            state = first.request_state
+            yes = {key: {"action": "accept", "content": {"approve": True}}}
+            # A requestState the gateway did not issue: refused, the pause stays.
+            r = await s.call_tool("send_email", args, input_responses=yes, request_state=state + "0",
+                                  allow_input_required=True)
+            assert _is_error(r) and "did not issue" in _text(r), _text(r)
+            # Other arguments with the right state: denied (the user saw the paused ones).
+            r = await s.call_tool("send_email", {"recipients": ["mallory@evil.example"], "body": "x"},
+                                  input_responses=yes, request_state=state, allow_input_required=True)
+            assert _is_error(r) and "other arguments" in _text(r), _text(r)
+            # Replayed after it was answered: refused.
+            r = await s.call_tool("send_email", args, input_responses=yes, request_state=state,
+                                  allow_input_required=True)
+            assert _is_error(r) and "already answered" in _text(r), _text(r)
+            # No answer under the question's key: denied.
+            second = await s.call_tool("send_email", args, allow_input_required=True)
+            assert isinstance(second, InputRequiredResult), second
+            r = await s.call_tool("send_email", args, input_responses={}, request_state=second.request_state,
+                                  allow_input_required=True)
+            assert _is_error(r) and "did not approve" in _text(r) and "no answer under" in _text(r), _text(r)
+
+    run(body())
+    assert _sent(tmp_path) == [{"recipients": ["bob@corp.example"], "body": "one"}]
+    lines = _audit(audit)
+    outcomes = [l["outcome"] for l in lines]
+    assert outcomes[:10] == ["paused", "approved"] + ["paused", "denied"] * 4, lines
+    denied = [l["error"] for l in lines if l["outcome"] == "denied"]
+    assert denied[:4] == [
+        "the user did not approve it (declined)",
+        "the user did not approve it (cancelled)",
+        "the user did not approve it (accepted without `approve: true`)",
+        "the user did not approve it (no answer within --pause-timeout (2 s))",
+    ], denied
+    assert "approved" not in outcomes[2:], lines

@@ -6,9 +6,10 @@ purpose (sleep, never answer, print malformed JSON, answer a huge result); a res
 prompt that carry other injected addresses; tools that change the tool set at run time and send
 `notifications/tools/list_changed`.
 
-    python upstream_mail.py [--role mail|notes] [--http PORT]
+    python upstream_mail.py [--role mail|notes] [--http PORT [--tls CERT KEY]]
 
-With --http it serves streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio.
+With --http it serves streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio; with
+--tls CERT KEY too, https://127.0.0.1:PORT/mcp (uvicorn with that certificate and key).
 
 It writes its process id to $PID_FILE (when set) at start, so a test can kill it mid-call. When
 the file $EXTRA_TOOL names exists at start, a tool of the name it holds is served too (a
@@ -41,6 +42,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--role", default="mail")
     ap.add_argument("--http", type=int, default=None)
+    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), default=None)
     opts = ap.parse_args()
     role = opts.role
     if os.environ.get("PID_FILE"):
@@ -148,7 +150,11 @@ def main() -> None:
             """The notes' inbox (a name that clashes with the mail server's)."""
             return "no mail in the notes inbox"
 
-    if opts.http is not None:
+    if opts.http is not None and opts.tls:
+        import uvicorn
+        uvicorn.run(app.streamable_http_app(host="127.0.0.1"), host="127.0.0.1", port=opts.http,
+                    ssl_certfile=opts.tls[0], ssl_keyfile=opts.tls[1], log_level="warning")
+    elif opts.http is not None:
         app.run(transport="streamable-http", host="127.0.0.1", port=opts.http)
     else:
         app.run()

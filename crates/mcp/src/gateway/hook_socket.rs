@@ -1,0 +1,275 @@
+//! The gateway's hook socket (`augur mcp ... --hook-socket PATH`): a Unix socket, mode 0600,
+//! through which `augur hook claude-code --gateway PATH` gates the client's built-in tools
+//! (Bash, Write, WebFetch, ...) against the connection's session — the same session, and so
+//! the same provenance store, as the MCP tools the gateway proxies.
+//!
+//! One request per connection: the hook's event as Claude Code sent it (one JSON line), one
+//! JSON line back. `PreToolUse` is gated ([`Server::gate_proxied`]: the session moves on allow
+//! and warn) and answered `{"verdict", "probability", "reason"}`; `PostToolUse` (and
+//! `PostToolUseFailure`) records a call that ran without having moved the session (a pause the
+//! user let through in the client) and observes its result as a tool's result (untrusted
+//! unless the policy trusts the tool); `UserPromptSubmit` observes the prompt as the user's
+//! request (trusted: Claude Code sends it, not the model); `augur/input_lost` (the hook could
+//! not read an input, perhaps a tool result) marks the session's provenance as lost, so that
+//! a value not seen in the user's words since counts as untrusted; other events are answered
+//! `{}`.
+//! An error is `{"error": MESSAGE}`, which the hook turns into exit code 2 (the call denied).
+//!
+//! The socket is created under a temporary name, made 0600, then renamed into place, so that
+//! it is never reachable by other users; a file already at PATH is refused unless it is a
+//! socket (a previous gateway's), which is replaced.
+
+use crate::server::Server;
+use augur_monitor::Verdict;
+use serde_json::{json, Map, Value};
+use std::collections::{HashSet, VecDeque};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixListener;
+
+/// The longest request accepted (a tool result observed through the hook): 16 MiB.
+pub const MAX_REQUEST: u64 = 16 * 1024 * 1024;
+
+/// The tool-use ids of the calls gated with a verdict that moved the session (allow, warn),
+/// the newest 1,024: their PostToolUse does not record them a second time.
+#[derive(Default)]
+struct Advanced {
+    order: VecDeque<String>,
+    set: HashSet<String>,
+}
+
+impl Advanced {
+    fn insert(&mut self, id: String) {
+        if self.set.insert(id.clone()) {
+            self.order.push_back(id);
+            while self.order.len() > 1024 {
+                if let Some(old) = self.order.pop_front() {
+                    self.set.remove(&old);
+                }
+            }
+        }
+    }
+}
+
+/// Binds the socket at `path` (0600 from the moment it exists).
+pub fn bind(path: &Path) -> Result<UnixListener, String> {
+    let shown = path.display();
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_socket() => std::fs::remove_file(path)
+            .map_err(|e| format!("--hook-socket {shown}: cannot replace the old socket: {e}"))?,
+        Ok(_) => {
+            return Err(format!(
+                "--hook-socket {shown}: a file that is not a socket is there; choose another path"
+            ))
+        }
+        Err(_) => {}
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let listener =
+        UnixListener::bind(&tmp).map_err(|e| format!("--hook-socket {shown}: cannot bind: {e}"))?;
+    let done = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = done {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("--hook-socket {shown}: {e}"));
+    }
+    Ok(listener)
+}
+
+/// Serves the hook socket: one task per connection, one request each.
+pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String) {
+    let advanced = Arc::new(Mutex::new(Advanced::default()));
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors, say: the hook gets no answer (and denies); try again
+            // shortly rather than spin.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            continue;
+        };
+        let (server, session, advanced) =
+            (Arc::clone(&server), session.clone(), Arc::clone(&advanced));
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let mut line = Vec::new();
+            let mut reader = BufReader::new(read.take(MAX_REQUEST + 1));
+            let answer = match reader.read_until(b'\n', &mut line).await {
+                Err(e) => json!({"error": format!("reading the request failed: {e}")}),
+                Ok(_) if line.len() as u64 > MAX_REQUEST => {
+                    json!({"error": format!("the request is longer than {MAX_REQUEST} bytes")})
+                }
+                Ok(_) => match serde_json::from_slice::<Value>(&line) {
+                    Ok(Value::Object(event)) => {
+                        // Gating takes the session lock and may write the journal: off the
+                        // runtime's thread.
+                        tokio::task::spawn_blocking(move || {
+                            handle(&server, &session, &advanced, &event)
+                        })
+                        .await
+                        .unwrap_or_else(|e| json!({"error": format!("the gate failed: {e}")}))
+                    }
+                    Ok(_) => json!({"error": "the request is not a JSON object"}),
+                    Err(e) => json!({"error": format!("the request is not JSON: {e}")}),
+                },
+            };
+            let mut out = answer.to_string();
+            out.push('\n');
+            let _ = write.write_all(out.as_bytes()).await;
+            let _ = write.shutdown().await;
+        });
+    }
+}
+
+/// The classifier's name of a Claude Code tool: `mcp__SERVER__tool` → `tool`.
+pub fn tool_name(name: &str) -> &str {
+    match name.strip_prefix("mcp__") {
+        Some(rest) => rest.split_once("__").map_or(rest, |(_, t)| t),
+        None => name,
+    }
+}
+
+/// The text of a tool's result: every string and number leaf, one per line, except the
+/// leaves that repeat one of the call's own arguments (Read's result echoes its path).
+pub fn result_text(result: &Value, input: &Value) -> String {
+    fn leaves<'a>(v: &'a Value, f: &mut dyn FnMut(&'a Value)) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|x| leaves(x, f)),
+            Value::Object(m) => m.values().for_each(|x| leaves(x, f)),
+            v => f(v),
+        }
+    }
+    let mut own: Vec<&Value> = Vec::new();
+    leaves(input, &mut |v| own.push(v));
+    let mut text = String::new();
+    leaves(result, &mut |v| {
+        if own.contains(&v) {
+            return;
+        }
+        match v {
+            Value::String(s) => text.push_str(s),
+            Value::Number(n) => text.push_str(&n.to_string()),
+            _ => return,
+        }
+        text.push('\n');
+    });
+    text
+}
+
+fn handle(
+    server: &Server,
+    session: &str,
+    advanced: &Mutex<Advanced>,
+    event: &Map<String, Value>,
+) -> Value {
+    let str_of = |k: &str| event.get(k).and_then(Value::as_str);
+    let Some(name) = str_of("hook_event_name") else {
+        return json!({"error": "the event has no `hook_event_name`"});
+    };
+    let args = event
+        .get("tool_input")
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
+    let need = |field: &str| json!({"error": format!("the {name} event has no `{field}` (Claude Code sends it; is the hook registered for the right event?)")});
+    match name {
+        "PreToolUse" => {
+            let Some(tool) = str_of("tool_name") else {
+                return need("tool_name");
+            };
+            let d = server.gate_proxied(session, tool_name(tool), &args);
+            if matches!(d.verdict, Verdict::Allow | Verdict::Warn) {
+                if let Some(id) = str_of("tool_use_id") {
+                    advanced
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(id.to_string());
+                }
+            }
+            json!({
+                "verdict": d.verdict.as_str(),
+                "probability": d.probability,
+                "reason": d.reason,
+                "provenance": d.provenance,
+            })
+        }
+        "PostToolUse" | "PostToolUseFailure" => {
+            let Some(tool) = str_of("tool_name") else {
+                return need("tool_name");
+            };
+            let tool = tool_name(tool);
+            let moved = str_of("tool_use_id").is_some_and(|id| {
+                advanced
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .set
+                    .contains(id)
+            });
+            // It ran: an allowed call already moved the session; a paused one the user let
+            // through, or one never gated, moves it now.
+            if !moved {
+                if let Err(e) = server.record_proxied(session, tool, &args) {
+                    return json!({"error": e.message});
+                }
+            }
+            if let Some(r) = event.get("tool_response").or_else(|| event.get("error")) {
+                if let Err(e) = server.observe(session, Some(tool), &result_text(r, &args)) {
+                    return json!({"error": e.message});
+                }
+            }
+            json!({})
+        }
+        "UserPromptSubmit" => {
+            let Some(prompt) = str_of("prompt") else {
+                return need("prompt");
+            };
+            match server.observe(session, None, prompt) {
+                Ok(_) => json!({}),
+                Err(e) => json!({"error": e.message}),
+            }
+        }
+        // The hook could not read an input (it may have been a tool result, now never
+        // observed): the session trusts nothing it saw before.
+        LOST => match server.lose_provenance(session) {
+            Ok(()) => json!({}),
+            Err(e) => json!({"error": e.message}),
+        },
+        _ => json!({}),
+    }
+}
+
+/// The event the hook sends when it could not read Claude Code's input.
+pub const LOST: &str = "augur/input_lost";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_is_not_a_socket_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("hook.sock");
+        std::fs::write(&p, "keep").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let e = rt.block_on(async { bind(&p).map(|_| ()) }).unwrap_err();
+        assert!(e.contains("not a socket"), "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "keep");
+        std::fs::remove_file(&p).unwrap();
+        let mode = rt.block_on(async {
+            let _l = bind(&p).unwrap();
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777
+        });
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn mcp_tools_are_classified_by_their_own_name() {
+        assert_eq!(tool_name("Bash"), "Bash");
+        assert_eq!(tool_name("mcp__github__create_issue"), "create_issue");
+    }
+}
