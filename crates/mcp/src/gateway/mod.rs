@@ -559,13 +559,22 @@ impl Gateway {
                     pauses.clear();
                     pauses.insert(pid.clone(), (Arc::clone(&p), Instant::now()));
                 }
+                // Only a harness can approve a pause outside elicitation: without one, the
+                // model is not told of an approval path that does not exist.
+                let approval = if inner.server.config().harness {
+                    format!(
+                        "A person can approve it through the harness within {} s (pause_id {pid}).",
+                        inner.pause_timeout.as_secs()
+                    )
+                } else {
+                    format!("No harness is attached, so it cannot be approved here (pause_id {pid}).")
+                };
                 (
                     text_error(
                         format!(
-                            "Augur paused this call to `{}`; it was NOT executed. Reason: {}. Stop and ask the user whether it should run; do not retry it yourself. A person can approve it through the harness within {} s (pause_id {pid}).",
+                            "Augur paused this call to `{}`; it was NOT executed. Reason: {}. Stop and ask the user whether it should run; do not retry it yourself. {approval}",
                             p.exposed,
                             d.reason,
-                            inner.pause_timeout.as_secs()
                         ),
                         json!({"verdict": "pause", "probability": d.probability, "reason": d.reason, "pause_id": pid, "provenance": d.provenance}),
                     ),

@@ -258,6 +258,7 @@ def test_a_paused_call_runs_when_the_harness_approves_it_within_the_pause_timeou
         assert _is_error(r) and "paused" in _text(r) and "NOT executed" in _text(r), _text(r)
         st = _structured(r)["augur"]
         assert st["verdict"] == "pause" and st["pause_id"] in _text(r)
+        assert "approve it through the harness within 2 s" in _text(r), _text(r)
         assert _sent(tmp_path) == []
         r = await s.call_tool("approve", {"session": sid, "pause_id": st["pause_id"]})
         assert not _is_error(r), _text(r)
@@ -276,6 +277,24 @@ def test_a_paused_call_runs_when_the_harness_approves_it_within_the_pause_timeou
 
     run(_gateway(["--harness", "--policy", str(policy), "--pause-timeout", "2",
                   "--upstream", f"mail={PY} {UPSTREAM}"], env, body))
+
+
+def test_without_a_harness_a_paused_call_does_not_offer_an_approval_path(tmp_path):
+    """Without --harness (and without elicitation) nobody can approve a pause: the result says
+    so instead of pointing the model at a harness that is not there; the call never runs."""
+    env = _env(tmp_path)
+    policy = tmp_path / "policy.toml"
+    policy.write_text('version = 1\nthresholds = [ { at = 0.0, verdict = "pause" } ]\n')
+
+    async def body(s, init):
+        r = await s.call_tool("send_email", {"recipients": ["bob@corp.example"], "body": "notes"})
+        assert _is_error(r) and "NOT executed" in _text(r), _text(r)
+        assert "No harness is attached" in _text(r), _text(r)
+        assert "through the harness" not in _text(r), _text(r)
+        assert _structured(r)["augur"]["verdict"] == "pause"
+        assert _sent(tmp_path) == []
+
+    run(_gateway(["--policy", str(policy), "--upstream", f"mail={PY} {UPSTREAM}"], env, body))
 
 
 class _Notes:
