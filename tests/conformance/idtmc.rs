@@ -20,17 +20,6 @@ use std::path::{Path, PathBuf};
 /// Tolerance of the interval-DTMC reference values (relative; absolute for 0).
 const TOL: f64 = 1e-6;
 
-/// Cases Augur does not answer yet, with the reason (shown as ignored tests).
-fn unsupported(file: &str, consts: &[(String, String)]) -> Option<&'static str> {
-    let e_nonzero = consts
-        .iter()
-        .any(|(k, v)| k == "e" && v.parse::<f64>() != Ok(0.0));
-    if file == "robot-ltl.prism.props" && e_nonzero {
-        return Some("LTL neither co-safe nor safe (G F) on interval DTMCs is not implemented yet");
-    }
-    None
-}
-
 /// Properties Augur does not answer on any model yet (shown as ignored tests).
 fn unsupported_property(property: &str) -> Option<&'static str> {
     (property.starts_with('R') && property.contains("[ X F")).then_some(
@@ -219,7 +208,7 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                 };
                 let test_name = format!("idtmc::{name}:{line}{label}");
                 if let Some(reason) =
-                    unsupported(&name, &run).or_else(|| unsupported_property(property))
+                    unsupported_property(property)
                 {
                     trials.push(Trial::ignorable_test(test_name, move || {
                         Ok(Completion::ignored_with(reason))

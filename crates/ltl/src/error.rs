@@ -39,6 +39,16 @@ pub enum LtlError {
          combines F or U with G, W or R, as `G F a` does)"
     )]
     NotPrefixDecided,
+    /// The search for accepting end components of an interval product judged more end
+    /// components than [`crate::LtlOptions::max_end_components`] allows.
+    #[error(
+        "the search for accepting end components of the interval product judged {limit} end \
+         components without finishing (the limit on end components judged)"
+    )]
+    EndComponentsTooMany {
+        /// The limit.
+        limit: usize,
+    },
     /// The inputs do not fit together (matrix not square, a proposition without its set).
     #[error("LTL product: {0}")]
     Dimensions(String),

@@ -48,12 +48,14 @@
 mod automaton;
 mod error;
 mod formula;
+pub mod omega;
 pub mod product;
 #[cfg(test)]
 mod tests;
 
 pub use error::{LtlError, Result};
 pub use formula::{Ltl, StepInterval};
+pub use omega::OmegaProduct;
 pub use product::{
     probabilities, Fragment, LtlOptions, LtlSolution, PrefixProduct, Product, NO_ENTRY,
 };

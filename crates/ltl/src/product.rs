@@ -25,6 +25,7 @@ use augur_dtmc::{Matrix, StateSet};
 use augur_solver::{until_probabilities, Interrupt, Solution, SolveOptions};
 use num_rational::BigRational;
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::VecDeque;
 use sprs::CsMatI;
 
 /// Limits of the construction.
@@ -42,6 +43,9 @@ pub struct LtlOptions {
     /// The most nodes a formula may have once its bounded operators are unrolled (nested
     /// bounded operators multiply: `F<=k F<=k a` unrolls to `O(k²)` nodes).
     pub max_formula_size: usize,
+    /// The most end components an interval product's search for accepting ones may judge
+    /// ([`crate::OmegaProduct`]; each judged component's edge set is kept for memoisation).
+    pub max_end_components: usize,
 }
 
 impl Default for LtlOptions {
@@ -52,6 +56,7 @@ impl Default for LtlOptions {
             max_step_bound: 1_000,
             max_automaton_cells: 1 << 24,
             max_formula_size: 10_000_000,
+            max_end_components: 100_000,
         }
     }
 }
@@ -80,7 +85,7 @@ pub struct Product {
 }
 
 /// The letters (bitmasks of the propositions that hold) of every state.
-fn letters(n: usize, aps: &[StateSet]) -> Vec<u64> {
+pub(crate) fn letters(n: usize, aps: &[StateSet]) -> Vec<u64> {
     let mut out = vec![0u64; n];
     for (i, set) in aps.iter().enumerate().take(64) {
         for s in set.ones().filter(|&s| s < n) {
@@ -96,7 +101,7 @@ fn raw(m: &Matrix) -> (&[u32], &[u32], &[f64]) {
 
 /// Checks that `matrix` is square and that every proposition of `formula` has its set in `aps`
 /// (at most 64); returns the number of chain states.
-fn check_inputs(matrix: &Matrix, aps: &[StateSet], formula: &Ltl) -> Result<usize> {
+pub(crate) fn check_inputs(matrix: &Matrix, aps: &[StateSet], formula: &Ltl) -> Result<usize> {
     let n = matrix.rows();
     if matrix.cols() != n {
         return Err(LtlError::Dimensions(format!(
@@ -120,21 +125,21 @@ fn check_inputs(matrix: &Matrix, aps: &[StateSet], formula: &Ltl) -> Result<usiz
 }
 
 /// The states of a product reachable from every `(s, root)`, in CSR form.
-struct Explored {
-    ptr: Vec<u32>,
-    idx: Vec<u32>,
+pub(crate) struct Explored {
+    pub(crate) ptr: Vec<u32>,
+    pub(crate) idx: Vec<u32>,
     /// The chain entry each product entry copies ([`NO_ENTRY`] for the self-loop of a decided
     /// state made absorbing).
-    source_entry: Vec<u32>,
-    model_state: Vec<u32>,
-    automaton_state: Vec<u32>,
-    initial: Vec<u32>,
+    pub(crate) source_entry: Vec<u32>,
+    pub(crate) model_state: Vec<u32>,
+    pub(crate) automaton_state: Vec<u32>,
+    pub(crate) initial: Vec<u32>,
 }
 
 /// The product state `(s, q)` moves to `(t, δ(q, L(s)))` for every stored transition `s → t`
 /// (rows sorted by column). With `absorb_decided`, a product state whose automaton state is
 /// `true` or `false` is not explored: its row is a self-loop marked [`NO_ENTRY`].
-fn explore(
+pub(crate) fn explore(
     matrix: &Matrix,
     letter: &[u64],
     aut: &mut Automaton,
@@ -364,9 +369,10 @@ impl Product {
         let bsccs = augur_solver::graph::bsccs(&product);
         let mut accepting = StateSet::with_capacity(np);
         let mut accepting_bsccs = 0;
+        let graph = MatrixGraph(matrix);
         let mut judge = Judge {
             aut: &mut aut,
-            matrix,
+            graph: &graph,
             letter: &letter,
             root,
         };
@@ -408,53 +414,122 @@ impl Product {
     }
 }
 
-/// Decides bottom SCCs of the product.
-struct Judge<'a> {
-    aut: &'a mut Automaton,
-    matrix: &'a Matrix,
-    letter: &'a [u64],
-    root: u32,
+/// A graph whose nodes carry letters: the chain of a [`Judge`] (a DTMC's positive entries, or
+/// the kept edges of an end component of an interval product).
+pub(crate) trait Graph {
+    /// Calls `f` with every successor of `v`.
+    fn successors(&self, v: u32, f: &mut dyn FnMut(u32));
+}
+
+/// A chain's positive entries.
+struct MatrixGraph<'a>(&'a Matrix);
+
+impl Graph for MatrixGraph<'_> {
+    fn successors(&self, v: u32, f: &mut dyn FnMut(u32)) {
+        let (ptr, idx, val) = raw(self.0);
+        for e in ptr[v as usize] as usize..ptr[v as usize + 1] as usize {
+            if val[e] > 0.0 {
+                f(idx[e]);
+            }
+        }
+    }
+}
+
+/// Why a [`Judge`] rejected: paths (node sequences) such that every strongly connected,
+/// closed edge set containing all their nodes and consecutive edges is rejected as well (see
+/// [`crate::omega`]).
+pub(crate) type Witness = Vec<Vec<u32>>;
+
+/// Decides strongly connected closed edge sets of a chain whose nodes carry letters: the bottom
+/// SCCs of a DTMC's product, or the end components of an interval product (whose nodes are
+/// product states).
+pub(crate) struct Judge<'a> {
+    pub(crate) aut: &'a mut Automaton,
+    pub(crate) graph: &'a dyn Graph,
+    /// The letter of every node.
+    pub(crate) letter: &'a [u64],
+    pub(crate) root: u32,
 }
 
 impl Judge<'_> {
     /// Whether the automaton state `goal` (`TRUE_STATE` or `FALSE_STATE`) is reachable in the
-    /// chain × automaton from one of `starts`.
-    fn reaches(&mut self, starts: &[(u32, u32)], goal: u32) -> Result<bool> {
-        let (ptr, idx, val) = raw(self.matrix);
+    /// graph × automaton from one of `starts`: `Some(path)` of nodes from a start to the node
+    /// whose letter leads to `goal` (empty unless `track`), `None` when it is not. Every node
+    /// of the graphs judged has a successor, so reading a node's letter into `goal` reaches it.
+    fn reaches(
+        &mut self,
+        starts: &[(u32, u32)],
+        goal: u32,
+        track: bool,
+    ) -> Result<Option<Vec<u32>>> {
         let mut seen: FxHashSet<(u32, u32)> = FxHashSet::default();
-        let mut stack: Vec<(u32, u32)> = Vec::new();
+        let mut parent: FxHashMap<(u32, u32), (u32, u32)> = FxHashMap::default();
+        let mut queue: VecDeque<(u32, u32)> = VecDeque::new();
+        let path = |parent: &FxHashMap<(u32, u32), (u32, u32)>, mut at: (u32, u32)| {
+            let mut out = vec![at.0];
+            if track {
+                while let Some(&p) = parent.get(&at) {
+                    out.push(p.0);
+                    at = p;
+                }
+                out.reverse();
+            } else {
+                out.clear();
+            }
+            out
+        };
         for &p in starts {
+            if p.1 == goal {
+                return Ok(Some(path(&parent, p)));
+            }
             if seen.insert(p) {
-                stack.push(p);
+                queue.push_back(p);
             }
         }
-        while let Some((s, q)) = stack.pop() {
-            if q == goal {
-                return Ok(true);
-            }
+        while let Some((s, q)) = queue.pop_front() {
             if q == TRUE_STATE || q == FALSE_STATE {
                 continue;
             }
             let q2 = self.aut.step(q, self.letter[s as usize])?;
-            for e in ptr[s as usize] as usize..ptr[s as usize + 1] as usize {
-                if val[e] > 0.0 && seen.insert((idx[e], q2)) {
-                    stack.push((idx[e], q2));
-                }
+            if q2 == goal {
+                return Ok(Some(path(&parent, (s, q))));
             }
+            if q2 == TRUE_STATE || q2 == FALSE_STATE {
+                continue;
+            }
+            self.graph.successors(s, &mut |t| {
+                if seen.insert((t, q2)) {
+                    if track {
+                        parent.insert((t, q2), (s, q));
+                    }
+                    queue.push_back((t, q2));
+                }
+            });
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// Whether the bottom SCC with these (chain state, automaton state) members is accepting.
     fn accepting(&mut self, members: &[(u32, u32)]) -> Result<bool> {
+        Ok(self.verdict(members, false)?.is_none())
+    }
+
+    /// `None` when the strongly connected closed set of nodes with these (node, automaton
+    /// state) members is accepting, else the witness of its rejection (empty unless `track`).
+    pub(crate) fn verdict(
+        &mut self,
+        members: &[(u32, u32)],
+        track: bool,
+    ) -> Result<Option<Witness>> {
         // The value is the same in every state of the BSCC: a state with `true` or `false`
         // decides at once.
         if members.iter().any(|&(_, q)| q == TRUE_STATE) {
-            return Ok(true);
+            return Ok(None);
         }
-        if members.iter().any(|&(_, q)| q == FALSE_STATE) {
-            return Ok(false);
+        if let Some(&(s, _)) = members.iter().find(|&&(_, q)| q == FALSE_STATE) {
+            return Ok(Some(vec![vec![s]]));
         }
+        let mut witness: Witness = Vec::new();
         let mut chain_states: Vec<u32> = members.iter().map(|&(s, _)| s).collect();
         chain_states.sort_unstable();
         chain_states.dedup();
@@ -480,8 +555,15 @@ impl Judge<'_> {
                 let f = self.aut.subst_nu(psi, &|id| x.contains(&id));
                 let q = self.aut.state_of(f)?;
                 let starts: Vec<(u32, u32)> = chain_states.iter().map(|&s| (s, q)).collect();
-                if !self.reaches(&starts, FALSE_STATE)? {
-                    y.insert(psi);
+                match self.reaches(&starts, FALSE_STATE, track)? {
+                    None => {
+                        y.insert(psi);
+                    }
+                    Some(path) => {
+                        if track {
+                            witness.push(path);
+                        }
+                    }
                 }
             }
             // (2): keep the ψ ∈ X with "some path satisfies ψ[Y]μ" from some state.
@@ -493,7 +575,7 @@ impl Judge<'_> {
                 let f = self.aut.subst_mu(psi, &|id| y.contains(&id));
                 let q = self.aut.state_of(f)?;
                 let starts: Vec<(u32, u32)> = chain_states.iter().map(|&s| (s, q)).collect();
-                if self.reaches(&starts, TRUE_STATE)? {
+                if self.reaches(&starts, TRUE_STATE, false)?.is_some() {
                     kept.insert(psi);
                 }
             }
@@ -508,7 +590,13 @@ impl Judge<'_> {
             let q = self.aut.state_subst_nu(q, &|id| x.contains(&id))?;
             starts.push((s, q));
         }
-        Ok(!self.reaches(&starts, FALSE_STATE)?)
+        Ok(match self.reaches(&starts, FALSE_STATE, track)? {
+            None => None,
+            Some(path) => {
+                witness.push(path);
+                Some(witness)
+            }
+        })
     }
 }
 

@@ -33,6 +33,7 @@ mod huge_k;
 mod robust;
 mod robust_exact;
 mod robust_ltl;
+mod robust_omega;
 #[cfg(test)]
 mod tests;
 
@@ -904,6 +905,7 @@ impl<'a> Checker<'a> {
         if let Some(max) = self.max_states {
             options.max_product_states = options.max_product_states.min(max);
             options.max_automaton_states = options.max_automaton_states.min(max);
+            options.max_end_components = options.max_end_components.min(max);
         }
         options
     }

@@ -15,7 +15,7 @@
 //! * Safe formulas (no `F`, `U`): a path violates φ exactly when the automaton reaches `false`,
 //!   so `Pmax φ = 1 − Pmin(F false)` and `Pmin φ = 1 − Pmax(F false)`.
 //! * Other formulas (`G F a`: the acceptance depends on what nature does forever, inside end
-//!   components) are a located user error.
+//!   components) go to `robust_omega` (accepting end components of the product).
 //!
 //! The product counts against the state limit as the DTMC's does, and is solved by the robust
 //! interval iteration (sound bounds) or, with `--method exact`, by exact policy iteration.
@@ -43,24 +43,20 @@ impl Checker<'_> {
         let options = self.ltl_options();
         let mut aps = Vec::new();
         let formula = self.ltl_formula(f, &mut aps, &options)?;
-        let product = PrefixProduct::build(
+        let product = match PrefixProduct::build(
             self.matrix(),
             &aps,
             &formula,
             &options,
             &self.options.interrupt,
-        )
-        .map_err(|e| match e {
-            augur_ltl::LtlError::NotPrefixDecided => self.error_at(
-                span,
-                format!(
-                    "{e}; interval DTMCs answer co-safe formulas (X, U, F and bounded \
-                     operators, e.g. `F a & F b`) and safe ones (X, G, W, R and bounded \
-                     operators, e.g. `G a | G b`)"
-                ),
-            ),
-            e => self.ltl_error(e, span),
-        })?;
+        ) {
+            Ok(p) => p,
+            // `G F a` and the like: end components of the product (`robust_omega`).
+            Err(augur_ltl::LtlError::NotPrefixDecided) => {
+                return self.robust_omega(&formula, &aps, max, span)
+            }
+            Err(e) => return Err(self.ltl_error(e, span)),
+        };
         let (target, reach_max, complement) = match product.fragment {
             Fragment::CoSafe => (&product.accepting, max, false),
             Fragment::Safe => (&product.rejecting, !max, true),
