@@ -58,8 +58,8 @@ label \"b\" = s=2;
 /// `s=0` (`a`) goes to `s=1` (`b`) with `[0.2,1]` or to `s=2` (neither) with `[0,0.8]`;
 /// `s=1` goes back to `s=0` or on to `s=2`, `s=2` back to `s=0`. The start `s=3` goes to
 /// `s=0` or to `s=4` (`a`, absorbing: `a` never followed by `b`) with 1/2 each. The same
-/// states `{0, 1, 2}` are visited forever with or without the edge `0 → 2`; only the edge
-/// decides `F G (a => X b)`: nature keeping `0 → 1` only (mass 1 there, allowed as its upper
+/// chain states `{0, 1, 2}` are visited forever with or without the edge `0 → 2` (in the
+/// product, `s=2` after `a` is a state of its own); the edge decides `F G (a => X b)`: nature keeping `0 → 1` only (mass 1 there, allowed as its upper
 /// bound is 1) satisfies it, so `Pmax` = 1/2; nature sending 0.8 to `s=2` at every visit to
 /// `s=0` violates it infinitely often almost surely: `Pmin` = 0.
 const EDGE: &str = "dtmc
@@ -73,6 +73,27 @@ module m
 endmodule
 label \"a\" = s=0 | s=4;
 label \"b\" = s=1;
+";
+
+/// `s=0 → s=1 → s=2`, and `s=2` back to `s=0` (`[7/8, 1]`) or to `s=1` (`[0, 1/8]`); `a` at
+/// `s=1`, `b` at `s=0` and `s=2`. `F G (a => X X b)` fails at every `1 → 2 → 1` (two steps
+/// after `a`, `s=1` has no `b`) and holds on `0 → 1 → 2 → 0`. The automaton reaches `s=1` in
+/// the same state along `0 → 1` and along `2 → 1` (after `s=2`'s `b` nothing is pending), so
+/// the product's end component keeps the same three states with or without the edge
+/// `2 → 1`, and only that edge decides acceptance. The start `s=3` goes to `s=0` with
+/// `[1/4, 3/4]` or to `s=4` (`a` forever, never `b`: violated). `Pmax` = 3/4 (nature avoids
+/// `2 → 1`); `Pmin` = 0 (nature takes it with 1/8 at every visit: infinitely often).
+const REPEAT: &str = "dtmc
+module m
+  s : [0..4] init 3;
+  [] s=3 -> [0.25,0.75] : (s'=0) + [0.25,0.75] : (s'=4);
+  [] s=0 -> 1 : (s'=1);
+  [] s=1 -> 1 : (s'=2);
+  [] s=2 -> [0.875,1] : (s'=0) + [0,0.125] : (s'=1);
+  [] s=4 -> true;
+endmodule
+label \"a\" = s=1 | s=4;
+label \"b\" = s=0 | s=2;
 ";
 
 fn num(model: &str, prop: &str, method: Method) -> f64 {
@@ -131,6 +152,14 @@ fn g_f_of_both_needs_one_end_component_seeing_both() {
 
 #[test]
 fn the_kept_edges_decide_not_only_the_states() {
+    expect(REPEAT, "Pmax=? [ F G (\"a\" => X X \"b\") ]", 0.75);
+    expect(REPEAT, "Pmin=? [ F G (\"a\" => X X \"b\") ]", 0.0);
+    expect(REPEAT, "Pmax=? [ G F (\"a\" & X X !\"b\") ]", 1.0);
+    expect(REPEAT, "Pmin=? [ G F (\"a\" & X X !\"b\") ]", 0.25);
+}
+
+#[test]
+fn an_avoidable_edge_to_a_bad_state() {
     expect(EDGE, "Pmax=? [ F G (\"a\" => X \"b\") ]", 0.5);
     expect(EDGE, "Pmin=? [ F G (\"a\" => X \"b\") ]", 0.0);
     // The negation: `G F (a & X !b)`, the extremes swapped.

@@ -49,6 +49,8 @@ mod automaton;
 mod error;
 mod formula;
 pub mod omega;
+#[cfg(test)]
+mod omega_tests;
 pub mod product;
 #[cfg(test)]
 mod tests;

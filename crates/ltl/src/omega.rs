@@ -23,8 +23,11 @@
 //! `{((s, q), q)}` is a bottom SCC of its product with the automaton). `(E, F)` is *good* when
 //! accepted.
 //!
-//! **Sub-components.** Acceptance may depend on the edges nature keeps, not only on the states
-//! (`F G (a → X b)`: keeping an `a → ¬b` edge violates it), so a rejected `(E, F)` is searched
+//! **Sub-components.** Acceptance may depend on the edges nature keeps, not only on the states:
+//! for `F G (a → X X b)` the product may reach a state `(s, q)` both by an edge that leaves an
+//! obligation `b` pending for the step after `s` and by one that does not (the automaton
+//! state is the same once the obligation is met or dropped), so one edge, not a state, decides
+//! (`crates/check/tests/robust_omega.rs` has such a chain). So a rejected `(E, F)` is searched
 //! for good sub-components. The judge's rejection comes with a *witness*: finite paths of
 //! `(E, F)` (each from a start node to the node whose letter drives a safety formula of the
 //! fixpoint to `false`) such that every end component `(E', F') ⊆ (E, F)` that contains all

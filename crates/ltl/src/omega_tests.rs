@@ -1,0 +1,306 @@
+//! Second methods for [`crate::OmegaProduct`] on random small interval chains: every
+//! memoryless resolution of the product's intervals (nature fixes one vertex distribution per
+//! product state) is a DTMC over product states whose probability of the formula, from the DTMC
+//! LTL checker (BSCCs, a different decision procedure), lies within `[Pmin, Pmax]`; point
+//! intervals give that DTMC's value exactly; `Pmin ≤ Pmax` (two different products: the
+//! formula's and its negation's).
+
+use crate::{probabilities, Ltl, LtlError, LtlOptions, OmegaProduct, NO_ENTRY};
+use augur_dtmc::{Matrix, StateSet};
+use augur_solver::robust::{self, IntervalRows};
+use augur_solver::{Interrupt, SolveOptions};
+use proptest::prelude::*;
+use sprs::CsMatI;
+
+/// An interval chain: pattern (values: the upper bounds) and tight bounds per entry.
+struct Chain {
+    matrix: Matrix,
+    lo: Vec<f64>,
+    hi: Vec<f64>,
+}
+
+/// State `s` has the successors `t` with `mask[s·n + t]` (itself when none), each with the
+/// weight `weight % 4` (the first 1 when all are 0), widened by `[0, 1/8, 1/4, 1/2, 1][width % 5]`
+/// both ways within [0, 1], then tightened; entries whose upper bound is 0 are dropped.
+fn chain(n: usize, mask: &[bool], weight: &[u8], width: &[u8]) -> Chain {
+    let widths = [0.0, 0.125, 0.25, 0.5, 1.0];
+    let (mut ptr, mut idx, mut lo, mut hi) = (vec![0u32], Vec::new(), Vec::new(), Vec::new());
+    for s in 0..n {
+        let mut succ: Vec<usize> = (0..n).filter(|&t| mask[s * n + t]).collect();
+        if succ.is_empty() {
+            succ.push(s);
+        }
+        let mut w: Vec<f64> = succ
+            .iter()
+            .map(|&t| f64::from(weight[s * n + t] % 4))
+            .collect();
+        if w.iter().all(|&x| x == 0.0) {
+            w[0] = 1.0;
+        }
+        let total: f64 = w.iter().sum();
+        let (mut l, mut h): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+        for (k, &t) in succ.iter().enumerate() {
+            let p = w[k] / total;
+            let d = widths[width[s * n + t] as usize % 5];
+            l.push((p - d).max(0.0));
+            h.push((p + d).min(1.0));
+        }
+        let (sl, sh): (f64, f64) = (l.iter().sum(), h.iter().sum());
+        let (l0, h0) = (l.clone(), h.clone());
+        for k in 0..succ.len() {
+            l[k] = l[k].max(1.0 - (sh - h0[k]));
+            h[k] = h[k].min(1.0 - (sl - l0[k]));
+        }
+        for (k, &t) in succ.iter().enumerate() {
+            if h[k] > 0.0 {
+                idx.push(t as u32);
+                lo.push(l[k]);
+                hi.push(h[k]);
+            }
+        }
+        ptr.push(idx.len() as u32);
+    }
+    let matrix = CsMatI::new((n, n), ptr, idx, hi.clone());
+    Chain { matrix, lo, hi }
+}
+
+fn set(n: usize, bits: u8) -> StateSet {
+    let mut s = StateSet::with_capacity(n);
+    for i in 0..n {
+        if bits >> i & 1 == 1 {
+            s.insert(i);
+        }
+    }
+    s
+}
+
+/// The product's rows with their bounds (a decided state's self-loop is `[1, 1]`).
+fn bounds(c: &Chain, p: &OmegaProduct) -> (Vec<f64>, Vec<f64>) {
+    let b = |v: &[f64], e: u32| if e == NO_ENTRY { 1.0 } else { v[e as usize] };
+    (
+        p.source_entry.iter().map(|&e| b(&c.lo, e)).collect(),
+        p.source_entry.iter().map(|&e| b(&c.hi, e)).collect(),
+    )
+}
+
+/// `[lower, upper]` of `Pmax(f)` from every chain state.
+fn pmax(c: &Chain, aps: &[StateSet], f: &Ltl) -> Result<(Vec<f64>, Vec<f64>), LtlError> {
+    let p = OmegaProduct::build(
+        &c.matrix,
+        &c.lo,
+        &c.hi,
+        aps,
+        f,
+        &LtlOptions::default(),
+        &Interrupt::default(),
+    )?;
+    let (lo, hi) = bounds(c, &p);
+    let rows = IntervalRows {
+        ptr: &p.ptr,
+        idx: &p.idx,
+        lo: &lo,
+        hi: &hi,
+    };
+    let mut all = StateSet::with_capacity(p.num_states());
+    all.insert_range(..);
+    let opts = SolveOptions {
+        epsilon: 1e-10,
+        ..SolveOptions::default()
+    };
+    let sol = robust::until(&rows, &all, &p.good, true, &opts)?;
+    let (l, h) = sol.bounds.expect("sound bounds");
+    let pick = |v: &[f64]| p.initial.iter().map(|&q| v[q as usize]).collect();
+    Ok((pick(&l), pick(&h)))
+}
+
+/// The DTMC over `f`'s product states in which every row is the vertex of its intervals that
+/// fills the entries in the order of `keys` (each gets its lower bound, the rest of the mass
+/// goes to the entries in that order up to their upper bounds), and `P(f)` there from every
+/// chain state's initial product state, as `[lower, upper]` by the DTMC LTL checker.
+fn resolved(c: &Chain, aps: &[StateSet], f: &Ltl, keys: &[u8]) -> (Vec<f64>, Vec<f64>) {
+    let p = OmegaProduct::build(
+        &c.matrix,
+        &c.lo,
+        &c.hi,
+        aps,
+        f,
+        &LtlOptions::default(),
+        &Interrupt::default(),
+    )
+    .unwrap();
+    let (lo, hi) = bounds(c, &p);
+    let np = p.num_states();
+    let mut data = lo.clone();
+    for s in 0..np {
+        let r = p.ptr[s] as usize..p.ptr[s + 1] as usize;
+        let mut order: Vec<usize> = r.clone().collect();
+        order.sort_by_key(|&e| (keys[e % keys.len()], e));
+        let mut rest = 1.0 - r.clone().map(|e| lo[e]).sum::<f64>();
+        for e in order {
+            let add = (hi[e] - lo[e]).min(rest).max(0.0);
+            data[e] += add;
+            rest -= add;
+        }
+    }
+    let m: Matrix = CsMatI::new((np, np), p.ptr.clone(), p.idx.clone(), data);
+    let lifted: Vec<StateSet> = aps
+        .iter()
+        .map(|a| {
+            let mut out = StateSet::with_capacity(np);
+            for (q, &s) in p.model_state.iter().enumerate() {
+                if a.contains(s as usize) {
+                    out.insert(q);
+                }
+            }
+            out
+        })
+        .collect();
+    let opts = SolveOptions {
+        epsilon: 1e-10,
+        ..SolveOptions::default()
+    };
+    let r = probabilities(&m, None, &lifted, f, &LtlOptions::default(), &opts).unwrap();
+    let (l, h) = r.solution.bounds.expect("sound bounds");
+    let pick = |v: &[f64]| p.initial.iter().map(|&q| v[q as usize]).collect();
+    (pick(&l), pick(&h))
+}
+
+fn formulas() -> Vec<(&'static str, Ltl)> {
+    let (a, b) = (Ltl::Ap(0), Ltl::Ap(1));
+    let gf = |x: Ltl| Ltl::globally(Ltl::eventually(x));
+    let fg = |x: Ltl| Ltl::eventually(Ltl::globally(x));
+    vec![
+        ("G F a", gf(a.clone())),
+        ("F G a", fg(a.clone())),
+        ("G F a & G F b", Ltl::and(gf(a.clone()), gf(b.clone()))),
+        ("G F a | F G b", Ltl::or(gf(a.clone()), fg(b.clone()))),
+        (
+            "F G (a => X b)",
+            fg(Ltl::or(Ltl::not(a.clone()), Ltl::next(b.clone()))),
+        ),
+        (
+            "F G (a => X X b)",
+            fg(Ltl::or(Ltl::not(a.clone()), Ltl::next(Ltl::next(b.clone())))),
+        ),
+        (
+            "G !b & G F a",
+            Ltl::and(Ltl::globally(Ltl::not(b.clone())), gf(a.clone())),
+        ),
+        (
+            "G F (a & X !a)",
+            gf(Ltl::and(a.clone(), Ltl::next(Ltl::not(a.clone())))),
+        ),
+        ("a U G b", Ltl::until(a.clone(), Ltl::globally(b.clone()))),
+    ]
+}
+
+fn arb() -> impl Strategy<Value = (usize, Vec<bool>, Vec<u8>, Vec<u8>, u8, u8)> {
+    (2usize..=4).prop_flat_map(|n| {
+        (
+            Just(n),
+            proptest::collection::vec(proptest::bool::weighted(0.5), n * n),
+            proptest::collection::vec(any::<u8>(), n * n),
+            proptest::collection::vec(any::<u8>(), n * n),
+            any::<u8>(),
+            any::<u8>(),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Random vertex resolutions over product states lie within `[Pmin, Pmax]`, and
+    /// `Pmin ≤ Pmax`.
+    #[test]
+    fn memoryless_resolutions_lie_between_pmin_and_pmax(
+        (n, mask, weight, width, abits, bbits) in arb(),
+        keys in proptest::collection::vec(any::<u8>(), 64),
+    ) {
+        let c = chain(n, &mask, &weight, &width);
+        let aps = [set(n, abits), set(n, bbits)];
+        for (name, f) in formulas() {
+            let max = pmax(&c, &aps, &f).unwrap();
+            let neg = pmax(&c, &aps, &Ltl::not(f.clone())).unwrap();
+            let min: (Vec<f64>, Vec<f64>) = (
+                neg.1.iter().map(|x| 1.0 - x).collect(),
+                neg.0.iter().map(|x| 1.0 - x).collect(),
+            );
+            let p = resolved(&c, &aps, &f, &keys);
+            for s in 0..n {
+                prop_assert!(
+                    min.0[s] <= max.1[s] + 1e-9,
+                    "{name} in {s}: Pmin [{}, {}] above Pmax [{}, {}]",
+                    min.0[s], min.1[s], max.0[s], max.1[s]
+                );
+                prop_assert!(
+                    min.0[s] <= p.1[s] + 1e-9 && p.0[s] <= max.1[s] + 1e-9,
+                    "{name} in {s}: P in [{}, {}] outside Pmin [{}, {}], Pmax [{}, {}]",
+                    p.0[s], p.1[s], min.0[s], min.1[s], max.0[s], max.1[s]
+                );
+            }
+        }
+    }
+
+    /// Point intervals (every width 0): `Pmin = Pmax` = the DTMC LTL checker's value.
+    #[test]
+    fn point_intervals_give_the_dtmc_value(
+        (n, mask, weight, _width, abits, bbits) in arb(),
+    ) {
+        let zero = vec![0u8; n * n];
+        let c = chain(n, &mask, &weight, &zero);
+        let aps = [set(n, abits), set(n, bbits)];
+        let opts = SolveOptions { epsilon: 1e-10, ..SolveOptions::default() };
+        // The chain's values are its upper bounds, here its probabilities.
+        for (name, f) in formulas() {
+            let max = pmax(&c, &aps, &f).unwrap();
+            let neg = pmax(&c, &aps, &Ltl::not(f.clone())).unwrap();
+            let d = probabilities(&c.matrix, None, &aps, &f, &LtlOptions::default(), &opts)
+                .unwrap();
+            let (dl, dh) = d.solution.bounds.clone().expect("sound bounds");
+            for s in 0..n {
+                let (lo, hi) = (1.0 - neg.1[s], 1.0 - neg.0[s]);
+                prop_assert!(
+                    (max.0[s] - dh[s]) <= 1e-8 && (dl[s] - max.1[s]) <= 1e-8,
+                    "{name} in {s}: Pmax [{}, {}] vs P [{}, {}]", max.0[s], max.1[s], dl[s], dh[s]
+                );
+                prop_assert!(
+                    (lo - dh[s]) <= 1e-8 && (dl[s] - hi) <= 1e-8,
+                    "{name} in {s}: Pmin [{lo}, {hi}] vs P [{}, {}]", dl[s], dh[s]
+                );
+            }
+        }
+    }
+}
+
+/// The limit on judged end components is an error naming it, never a partial answer.
+#[test]
+fn the_end_component_limit_is_an_error() {
+    // 0 (a) ↔ 1 (¬a), each with a self-loop, all [0, 1]: `F G a` rejects `{0, 1}` (it sees
+    // `¬a`) and then judges `{0}` (accepted): two judges.
+    let c = chain(2, &[true; 4], &[1; 4], &[4; 4]);
+    let aps = [set(2, 0b01)];
+    let f = Ltl::eventually(Ltl::globally(Ltl::Ap(0)));
+    let options = LtlOptions {
+        max_end_components: 1,
+        ..LtlOptions::default()
+    };
+    let err = OmegaProduct::build(
+        &c.matrix,
+        &c.lo,
+        &c.hi,
+        &aps,
+        &f,
+        &options,
+        &Interrupt::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, LtlError::EndComponentsTooMany { limit: 1 }),
+        "{err}"
+    );
+    // With room for two: `Pmax(F G a)` is 1 from both states (nature moves to 0 and stays).
+    let (lo, _) = pmax(&c, &aps, &f).unwrap();
+    assert_eq!(lo, vec![1.0, 1.0]);
+}
+
