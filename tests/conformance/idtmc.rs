@@ -207,9 +207,7 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                     format!("[{}]", kv.join(","))
                 };
                 let test_name = format!("idtmc::{name}:{line}{label}");
-                if let Some(reason) =
-                    unsupported_property(property)
-                {
+                if let Some(reason) = unsupported_property(property) {
                     trials.push(Trial::ignorable_test(test_name, move || {
                         Ok(Completion::ignored_with(reason))
                     }));

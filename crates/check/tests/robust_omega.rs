@@ -177,7 +177,9 @@ fn nested_and_filters() {
         .check_str("filter(count, Pmin>=0.5 [ G F \"a\" ])")
         .unwrap();
     assert_eq!(r.value, Scalar::Num(2.0));
-    let r = s.check_str("filter(min, Pmax=? [ G F \"a\" ], s<3)").unwrap();
+    let r = s
+        .check_str("filter(min, Pmax=? [ G F \"a\" ], s<3)")
+        .unwrap();
     match r.value {
         Scalar::Num(x) => assert!((x - 0.6).abs() < 1e-6, "{x}"),
         v => panic!("{v:?}"),

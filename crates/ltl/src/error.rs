@@ -42,8 +42,8 @@ pub enum LtlError {
     /// The search for accepting end components of an interval product judged more end
     /// components than [`crate::LtlOptions::max_end_components`] allows.
     #[error(
-        "the search for accepting end components of the interval product judged {limit} end \
-         components without finishing (the limit on end components judged)"
+        "the search for accepting end components of the interval product reached its limit of \
+         {limit} end components judged"
     )]
     EndComponentsTooMany {
         /// The limit.

@@ -223,6 +223,21 @@ impl Space<'_> {
     }
 }
 
+/// Whether the sorted list `a` is a subset of the sorted list `b`.
+fn is_subset(a: &[u32], b: &[u32]) -> bool {
+    let mut j = 0;
+    for &x in a {
+        while j < b.len() && b[j] < x {
+            j += 1;
+        }
+        if j == b.len() || b[j] != x {
+            return false;
+        }
+        j += 1;
+    }
+    true
+}
+
 /// An end component as the graph of a [`Judge`]: local nodes `0..|E|`.
 struct LocalGraph {
     ptr: Vec<u32>,
@@ -288,11 +303,7 @@ impl OmegaProduct {
             local: vec![NONE; np],
             on: vec![false; e.idx.len()],
         };
-        let node_letter: Vec<u64> = e
-            .model_state
-            .iter()
-            .map(|&s| letter[s as usize])
-            .collect();
+        let node_letter: Vec<u64> = e.model_state.iter().map(|&s| letter[s as usize]).collect();
         let all_states: Vec<u32> = (0..np as u32).collect();
         // An edge nature cannot give mass to (`hi = 0`) is never kept.
         let all_edges: Vec<u32> = (0..e.idx.len() as u32)
@@ -376,6 +387,7 @@ impl OmegaProduct {
             nodes.dedup();
             arcs.sort_unstable();
             arcs.dedup();
+            let mut children: Vec<Component> = Vec::new();
             for &v in &nodes {
                 let states: Vec<u32> = c.states.iter().copied().filter(|&p| p != v).collect();
                 let edges: Vec<u32> = c
@@ -384,12 +396,27 @@ impl OmegaProduct {
                     .copied()
                     .filter(|&k| row_of[k as usize] != v && e.idx[k as usize] != v)
                     .collect();
-                stack.extend(space.maximal(&states, &edges));
+                children.extend(space.maximal(&states, &edges));
             }
             for &a in &arcs {
                 let edges: Vec<u32> = c.edges.iter().copied().filter(|&k| k != a).collect();
-                stack.extend(space.maximal(&c.states, &edges));
+                children.extend(space.maximal(&c.states, &edges));
             }
+            // A child inside another child adds nothing: the good components within it are
+            // within the other, whose search finds them (or whose states are all good).
+            children.sort_by(|x, y| {
+                y.edges
+                    .len()
+                    .cmp(&x.edges.len())
+                    .then(x.edges.cmp(&y.edges))
+            });
+            let mut kept: Vec<Component> = Vec::with_capacity(children.len());
+            for ch in children {
+                if !kept.iter().any(|k| is_subset(&ch.edges, &k.edges)) {
+                    kept.push(ch);
+                }
+            }
+            stack.extend(kept);
         }
         Ok(OmegaProduct {
             ptr: e.ptr,

@@ -180,7 +180,10 @@ fn formulas() -> Vec<(&'static str, Ltl)> {
         ),
         (
             "F G (a => X X b)",
-            fg(Ltl::or(Ltl::not(a.clone()), Ltl::next(Ltl::next(b.clone())))),
+            fg(Ltl::or(
+                Ltl::not(a.clone()),
+                Ltl::next(Ltl::next(b.clone())),
+            )),
         ),
         (
             "G !b & G F a",
@@ -303,4 +306,3 @@ fn the_end_component_limit_is_an_error() {
     let (lo, _) = pmax(&c, &aps, &f).unwrap();
     assert_eq!(lo, vec![1.0, 1.0]);
 }
-

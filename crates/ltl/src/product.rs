@@ -25,8 +25,8 @@ use augur_dtmc::{Matrix, StateSet};
 use augur_solver::{until_probabilities, Interrupt, Solution, SolveOptions};
 use num_rational::BigRational;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::collections::VecDeque;
 use sprs::CsMatI;
+use std::collections::VecDeque;
 
 /// Limits of the construction.
 #[derive(Clone, Debug)]

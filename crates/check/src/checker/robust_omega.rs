@@ -55,12 +55,12 @@ impl Checker<'_> {
         .map_err(|e| match e {
             e @ LtlError::EndComponentsTooMany { limit } => {
                 let hint = if self.max_states == Some(limit) {
-                    "the state limit bounds it: raise it with --max-states"
+                    "the state limit bounds it (raise it with --max-states)"
                 } else {
-                    "the formula's acceptance depends on which edges nature keeps in too many \
-                     ways"
+                    "acceptance depends on the kept edges in too many ways (the search for \
+                     sub-components is exponential in the worst case)"
                 };
-                self.error_at(span, format!("{e}; {hint}"))
+                self.error_at(span, format!("{e}: {hint}"))
             }
             e => self.ltl_error(e, span),
         })?;
