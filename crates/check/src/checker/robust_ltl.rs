@@ -255,6 +255,11 @@ mod tests {
                 format!("(F s={goal}) & (F s={other})"),
                 format!("G (s={goal} => X s!={other})"),
                 format!("(s!={other} U s={goal}) & F<=3 s={other}"),
+                // Neither co-safe nor safe: `robust_omega` (end components of the product).
+                format!("G F s={goal}"),
+                format!("F G s!={other}"),
+                format!("(G F s={goal}) & (G F s={other})"),
+                format!("F G (s={goal} => X X s!={other})"),
             ] {
                 let (min, max) = (
                     bounds(&d, &format!("Pmin=? [ {f} ]")),
@@ -311,6 +316,8 @@ mod tests {
                 format!("(F s={goal}) & (F s={other})"),
                 format!("G (s={goal} => X s!={other})"),
                 format!("(X s={other}) U s={goal}"),
+                format!("G F s={goal}"),
+                format!("(F G s!={other}) | (G F s={goal})"),
             ] {
                 let max = exact(&d, &format!("Pmax=? [ {f} ]"));
                 let min = exact(&d, &format!("Pmin=? [ {f} ]"));
