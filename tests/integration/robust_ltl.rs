@@ -170,17 +170,12 @@ fn g_f_and_f_g_are_answered() {
     let dir = tempfile::tempdir().unwrap();
     let memory = write(dir.path(), "memory.pm", MEMORY);
     assert_eq!(
-        exact_within_bounds(
-            &memory,
-            &["Pmax=? [ G F \"a\" ]", "Pmin=? [ F G !\"a\" ]"]
-        ),
+        exact_within_bounds(&memory, &["Pmax=? [ G F \"a\" ]", "Pmin=? [ F G !\"a\" ]"]),
         ["0", "1"]
     );
 }
 
-/// Every state to every state with `[0, 1]`: `F G (a => X X b)` is rejected on the whole
-/// product and its search for sub-components judges hundreds of them (the kept edges decide),
-/// more than the state limit of 20 allows (the product has 15 states).
+/// Every state to every state with `[0, 1]`.
 const COMPLETE: &str = "dtmc
 module m
   s : [0..4] init 0;
@@ -190,8 +185,9 @@ label \"a\" = s<=2;
 label \"b\" = s=1 | s=3;
 ";
 
-/// Limits are located user errors: the product counts against `--max-states`, and so does the
-/// number of end components judged.
+/// Limits are located user errors: the product counts against `--max-states`, and a formula
+/// that is neither co-safe nor safe may have at most 10 temporal subformulas (its automaton
+/// guesses among the sets of them).
 #[test]
 fn refusals_are_located_user_errors() {
     let die = util::fixture("idtmc/die-intervals.pm");
@@ -212,21 +208,30 @@ fn refusals_are_located_user_errors() {
             "Pmax=? [ (F d=1) & (F s=7) ]"
         ])
     );
+    insta::assert_snapshot!(
+        "omega_product_limit",
+        run(&[
+            "check",
+            die,
+            "--max-states",
+            "40",
+            "--prop",
+            "Pmax=? [ G F d=1 ]"
+        ])
+    );
     let dir = tempfile::tempdir().unwrap();
     let complete = write(dir.path(), "complete.pm", COMPLETE);
     let complete = complete.to_str().unwrap();
     insta::assert_snapshot!(
-        "end_component_limit",
+        "too_many_guesses",
         run(&[
             "check",
             complete,
-            "--max-states",
-            "20",
             "--prop",
-            "Pmax=? [ F G (\"a\" => X X \"b\") ]"
+            "Pmax=? [ G F s=0 & G F s=1 & G F s=2 & G F s=3 & G F s=4 & G F \"a\" ]"
         ])
     );
-    // With the default limits it is answered: nature keeps `s=3` forever (`a` never holds).
+    // Within the limits it is answered: nature keeps `s=3` forever (`a` never holds).
     assert_eq!(
         exact_within_bounds(
             Path::new(complete),

@@ -1,6 +1,7 @@
 //! LTL formulas that are neither co-safe nor safe (`G F`, `F G`, conjunctions of both) on small
 //! interval DTMCs whose values are derived by hand (derivations in the comments), with the
-//! default method (sound bounds) and with `--method exact`.
+//! default method (sound bounds) and with `--method exact`, including a case where nature needs
+//! memory beyond the formula's deterministic automaton.
 
 use augur_check::{CheckOptions, CheckSession, Format, LoadOptions, Method, Model, Scalar};
 
@@ -96,6 +97,27 @@ label \"a\" = s=1 | s=4;
 label \"b\" = s=0 | s=2;
 ";
 
+/// Nature needs memory that the formula's `af` automaton does not keep. `s=1` (`a`) and `s=6`
+/// both lead to `s=2`, then `s=3`, where nature picks `s=4` (`b`) or `s=5` (`c`); from `s=4` and
+/// `s=5` it picks `s=1` or `s=6`. `F G (a => X X X b) & G F c & G F a`: the cycle
+/// `1 2 3 4 6 2 3 5 1 …` satisfies it surely (after `a` at `s=1`, three steps on is `s=4`;
+/// `a` and `c` recur), so `Pmax` = 1. At `s=3` that nature must remember whether it came from
+/// `s=1`, but the automaton state there is the same either way (a fresh `G` branch started at
+/// `s=2` absorbs the older one's pending `b`): a nature that is memoryless over the automaton's
+/// product gets 0. `Pmin` = 0 (nature always picks `s=4`: `c` never holds).
+const MEMORYFUL: &str = "dtmc
+module m
+  s : [1..6] init 1;
+  [] s=1 | s=6 -> 1 : (s'=2);
+  [] s=2 -> 1 : (s'=3);
+  [] s=3 -> [0,1] : (s'=4) + [0,1] : (s'=5);
+  [] s=4 | s=5 -> [0,1] : (s'=1) + [0,1] : (s'=6);
+endmodule
+label \"a\" = s=1;
+label \"b\" = s=4;
+label \"c\" = s=5;
+";
+
 fn num(model: &str, prop: &str, method: Method) -> f64 {
     let m = Model::from_text("m.prism", model, Format::Prism, &LoadOptions::default()).unwrap();
     let options = CheckOptions {
@@ -165,6 +187,13 @@ fn an_avoidable_edge_to_a_bad_state() {
     // The negation: `G F (a & X !b)`, the extremes swapped.
     expect(EDGE, "Pmax=? [ G F (\"a\" & X !\"b\") ]", 1.0);
     expect(EDGE, "Pmin=? [ G F (\"a\" & X !\"b\") ]", 0.5);
+}
+
+#[test]
+fn nature_may_remember_what_the_automaton_forgets() {
+    let f = "(F G (\"a\" => X X X \"b\")) & (G F \"c\") & (G F \"a\")";
+    expect(MEMORYFUL, &format!("Pmax=? [ {f} ]"), 1.0);
+    expect(MEMORYFUL, &format!("Pmin=? [ {f} ]"), 0.0);
 }
 
 /// A nested `Pmin>=θ [ G F a ]` is a state set: in `CYCLE`, `s=1` and `s=2` have `Pmin` 1

@@ -39,13 +39,16 @@ pub enum LtlError {
          combines F or U with G, W or R, as `G F a` does)"
     )]
     NotPrefixDecided,
-    /// The search for accepting end components of an interval product judged more end
-    /// components than [`crate::LtlOptions::max_end_components`] allows.
+    /// A formula with more temporal subformulas than an interval product's automaton may
+    /// guess among ([`crate::omega::MAX_GUESS_SUBFORMULAS`]).
     #[error(
-        "the search for accepting end components of the interval product reached its limit of \
-         {limit} end components judged"
+        "the LTL formula has {subformulas} temporal subformulas (F, U, G, W, R and the like); \
+         on interval DTMCs a formula that is neither co-safe nor safe may have at most {limit} \
+         (its automaton guesses among 2^k sets of them)"
     )]
-    EndComponentsTooMany {
+    TooManyGuesses {
+        /// Its temporal subformulas.
+        subformulas: usize,
         /// The limit.
         limit: usize,
     },

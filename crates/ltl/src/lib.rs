@@ -57,7 +57,7 @@ mod tests;
 
 pub use error::{LtlError, Result};
 pub use formula::{Ltl, StepInterval};
-pub use omega::OmegaProduct;
+pub use omega::{OmegaProduct, CHOICE_ENTRY};
 pub use product::{
     probabilities, Fragment, LtlOptions, LtlSolution, PrefixProduct, Product, NO_ENTRY,
 };

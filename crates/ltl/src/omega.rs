@@ -1,116 +1,96 @@
-//! Any LTL formula on an *interval* chain: the product with the formula's automaton, its end
-//! components, and which of them are accepting (used for `Pmax`; `Pmin φ = 1 − Pmax ¬φ`).
+//! Any LTL formula on an *interval* chain: `Pmax` as the maximal probability of reaching the
+//! accepting end components of the chain's product with a limit-deterministic automaton of the
+//! formula (`Pmin φ = 1 − Pmax ¬φ`, by the caller).
 //!
 //! Nature resolves every row's intervals at every step, knowing the history: an interval MDP.
-//! The product `(s, q) → (t, δ(q, L(s)))` copies the chain's rows entry by entry (as
-//! [`crate::PrefixProduct`] does), so it is an interval MDP over product states, and a product
-//! state `(s, q)` stands for "the path from `s` must satisfy `q`".
+//! For such a model the product with the deterministic `af` automaton alone is not enough:
+//! nature may need memory that the automaton's states forget (in `F G (a → X X X b) & G F a &
+//! G F c` a fresh `G` branch absorbs an older one's pending `b`, so the product cannot tell
+//! whether a `b` is due, while a nature that remembers can satisfy the formula surely; see
+//! `crates/check/tests/robust_omega.rs`). So the product is taken with the limit-deterministic
+//! Büchi automaton of the Master Theorem (Esparza, Křetínský, Sickert, LICS 2018): `w ⊨ φ` iff
+//! for some `X ⊆ μ(φ)`, `Y ⊆ ν(φ)`: (1) `wᵢ ⊨ af(φ, w₀ᵢ)[X]ν` for some `i`, (2) `w ⊨ G F
+//! ψ[Y]μ` for every `ψ ∈ X`, (3) `w ⊨ F G ψ[X]ν` for every `ψ ∈ Y`.
 //!
-//! **End components.** A pair `(E, F)` of product states and edges between them is an end
-//! component when `(E, F)` is strongly connected and every state of `E` can put all its mass on
-//! its `F`-successors with positive mass on each: its other successors have `lo = 0` and its
-//! `F`-successors `Σ hi ≥ 1` (the bounds are tight, so every stored edge, `hi > 0`, can get
-//! positive mass, and averaging the greedy distributions that favour each `F`-edge gives one
-//! distribution with support exactly `F`). The maximal end components within a set are found by
-//! the usual refinement: SCCs of the kept edges (`augur_solver::graph::scc_pattern`, iterative),
-//! drop the edges between SCCs and the states that cannot stay, repeat.
+//! * **Initial part**: the product `(s, q) → (t, δ(q, L(s)))` with the `af` automaton, decided
+//!   states (`true`, `false`) absorbing, as in [`crate::PrefixProduct`].
+//! * **Guesses**: every undecided `(s, q)` is a *choice* node whose row gives `[0, 1]` to each
+//!   of: staying in the initial part (a node with `s`'s intervals), and jumping, for each
+//!   `(X, Y)`, to the accepting part's `(s, q[X]ν, ⋀_{ψ∈Y} G ψ[X]ν, F ψ₁[Y]μ, …)`. Nature
+//!   picks the guess (for `Pmax` nature maximises, and the automaton's nondeterminism is
+//!   resolved by the maximiser, as in model checking an MDP with a limit-deterministic
+//!   automaton). The choice costs one step, which no ω-regular property sees.
+//! * **Accepting part**, deterministic: the two safety formulas progress with `af` (a state in
+//!   which either is `false` goes to a rejecting sink: a safety formula is violated exactly on a
+//!   prefix that progresses to `false`); each `F ψ[Y]μ` progresses too, and when it reaches
+//!   `true` (a *success*: `ψ[Y]μ` held at some position since the last restart) it restarts.
+//!   Successes of every monitor infinitely often and no `false` give (1)–(3), so φ.
+//! * **Values**: `Pmax φ` is the robust maximal probability of reaching the union of the
+//!   `true` states of the initial part and the *accepting* maximal end components of the
+//!   accepting part: those with a success state of every monitor. An end component is a set of
+//!   states nature can keep the chain in with every edge inside used with positive probability
+//!   (edges leaving have `lo = 0`, edges inside `Σ hi ≥ 1`; the bounds are tight); maximal ones
+//!   by the usual refinement (SCCs, drop the states that cannot stay, repeat;
+//!   `augur_solver::graph::scc_pattern`, iterative). In an accepting one, nature playing every
+//!   edge with positive probability visits every state infinitely often almost surely; a
+//!   maximal end component without a success state of some monitor contains no end component
+//!   with one. From above, the standard argument for limit-deterministic automata of this
+//!   construction (their use for MDPs, Sickert et al., CAV 2016): under any nature, almost
+//!   every run satisfying φ can be matched by a guess made once the run has settled.
 //!
-//! **Accepting end components.** Nature playing a fixed distribution with support `F` in every
-//! state of `E` makes `(E, F)` a bottom SCC of a Markov chain whose states are product states,
-//! each with its chain state's letter; the probability of the formula is then 1 in every state
-//! of `E` or 0 in every state, and the Master-Theorem judge of [`crate::product`] decides which,
-//! by graph searches over `(E, F)` × automaton (the judge is the DTMC one, run on that chain:
-//! `{((s, q), q)}` is a bottom SCC of its product with the automaton). `(E, F)` is *good* when
-//! accepted.
-//!
-//! **Sub-components.** Acceptance may depend on the edges nature keeps, not only on the states:
-//! for `F G (a → X X b)` the product may reach a state `(s, q)` both by an edge that leaves an
-//! obligation `b` pending for the step after `s` and by one that does not (the automaton
-//! state is the same once the obligation is met or dropped), so one edge, not a state, decides
-//! (`crates/check/tests/robust_omega.rs` has such a chain). So a rejected `(E, F)` is searched
-//! for good sub-components. The judge's rejection comes with a *witness*: finite paths of
-//! `(E, F)` (each from a start node to the node whose letter drives a safety formula of the
-//! fixpoint to `false`) such that every end component `(E', F') ⊆ (E, F)` that contains all
-//! their nodes and edges is rejected too. Proof: the judge computes `X₀ = μ(φ) ⊇ X₁ ⊇ … ⊇ X*`
-//! with `Yᵢ = {ψ ∈ ν: no path from a node reaches false for ψ[Xᵢ]ν}` and `Xᵢ₊₁ = {ψ ∈ Xᵢ: some
-//! path reaches true for ψ[Yᵢ]μ}`, then rejects because a path from a member `(p, q_p[X*]ν)`
-//! reaches false. The substitutions are monotone (a larger `X` or `Y` replaces more
-//! subformulas by `true`). On `(E', F')` the judge's sequences satisfy `X'ᵢ ⊆ Xᵢ` and
-//! `Y'ᵢ ⊆ Yᵢ` by induction: `Y'ᵢ = Y'(X'ᵢ) ⊆ Y'(Xᵢ) ⊆ Yᵢ`, since every `ψ ∉ Yᵢ` has its
-//! witness path inside `(E', F')`; and `X'ᵢ₊₁ ⊆ Xᵢ₊₁` since `(E', F')` has fewer paths and
-//! `ψ[Y'ᵢ]μ` is stronger than `ψ[Yᵢ]μ`. So `X'* ⊆ X*`, and the final witness path, present in
-//! `(E', F')` and extendable forever there, violates `q_p[X*]ν` and so the stronger
-//! `q_p[X'*]ν`. Hence every good sub-component misses a node or an edge of the witness: the
-//! search removes each in turn, re-decomposes into maximal end components and recurses
-//! (memoised on the edge set; components whose states are all known good are skipped, as only
-//! the union of good states matters). Each good end component is contained in one found, so
-//! the union is exact.
-//!
-//! **Values.** `Pmax φ` is the robust maximal probability of reaching the good states
-//! (`augur_solver::robust::until`, by the caller). From below: after reaching a good `(E, F)`,
-//! nature plays its distribution with support `F` and φ holds almost surely. From above: under
-//! any nature (a randomised strategy of the MDP whose actions are the vertices of the rows'
-//! polytopes), almost every path eventually stays in an end component `(E, F)` and uses
-//! exactly its edges infinitely often (de Alfaro); the product state's value
-//! `P(q | history) → 1_φ` (Lévy), so a path satisfying φ ends in product states whose
-//! `Pmax` is 1. The bound from above is therefore exact when the maximal probability inside
-//! an end component is attained by memoryless natures over product states (whose
-//! runs are the chains judged above) — the automaton's states record the pending obligations
-//! (`af` keeps `F b` pending after an `a`), which is the memory the formulas need; the tests
-//! compare with PRISM's values and with random memoryless resolutions.
-//!
-//! **Cost.** The product as for co-safe formulas; one maximal-end-component refinement
-//! (`O(iterations · (V + E))`) per judged component; one judge (a few graph searches over the
-//! component × automaton) per judged component. The number of judged components is at most
-//! `LtlOptions::max_end_components` ([`LtlError::EndComponentsTooMany`] beyond it; never a
-//! partial answer). Components accepted at once (the common case: `G F a` with an `a`-state
-//! inside, `F G a` with only `a`-states) cost one judge each; a rejected one costs one child
-//! per node and edge of its witness.
+//! **Cost**: `2^(|μ|+|ν|)` guesses (the temporal subformulas of the two kinds; at most
+//! [`MAX_GUESS_SUBFORMULAS`] of them), each a copy of the chain times the reachable monitor
+//! states; the product counts against `LtlOptions::max_product_states`. One maximal end
+//! component decomposition, linear per refinement round.
 
-use crate::automaton::Automaton;
+use crate::automaton::{Automaton, FALSE_STATE, TRUE_STATE};
 use crate::error::{LtlError, Result};
 use crate::formula::Ltl;
-use crate::product::{check_inputs, explore, letters, Graph, Judge, LtlOptions, NO_ENTRY};
+use crate::product::{check_inputs, explore, letters, LtlOptions, NO_ENTRY};
 use augur_dtmc::{Matrix, StateSet};
 use augur_solver::graph::scc_pattern;
 use augur_solver::Interrupt;
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 
 const NONE: u32 = u32::MAX;
 
-/// The product of an interval chain's pattern with the automaton of any LTL formula, and the
-/// union of its good (accepting) end components: `Pmax` of the formula is the robust maximal
-/// probability of reaching [`OmegaProduct::good`] (see the module documentation). Decided
-/// product states (automaton state `true` or `false`) are absorbing, as in
-/// [`crate::PrefixProduct`].
+/// The mark of a product entry that is a guess of the automaton: interval `[0, 1]` (its other
+/// entries: [`NO_ENTRY`], probability 1, or the chain entry it copies).
+pub const CHOICE_ENTRY: u32 = u32::MAX - 1;
+
+/// The most temporal subformulas (`F`/`U`/`M` and `G`/`W`/`R` together) a formula may have
+/// here: the automaton guesses among `2^k` sets of them.
+pub const MAX_GUESS_SUBFORMULAS: usize = 10;
+
+/// The product of an interval chain's pattern with the limit-deterministic automaton of any LTL
+/// formula, and its accepting states: `Pmax` of the formula is the robust maximal probability
+/// of reaching [`OmegaProduct::good`] from [`OmegaProduct::initial`] (see the module
+/// documentation).
 #[derive(Clone, Debug)]
 pub struct OmegaProduct {
     /// Row pointers of the product (CSR).
     pub ptr: Vec<u32>,
     /// Successors (rows sorted).
     pub idx: Vec<u32>,
-    /// For every entry, the chain entry it copies, or [`NO_ENTRY`] (a decided state's
-    /// probability-1 self-loop).
+    /// For every entry, the chain entry it copies, [`NO_ENTRY`] (probability 1) or
+    /// [`CHOICE_ENTRY`] (`[0, 1]`).
     pub source_entry: Vec<u32>,
-    /// The chain state of every product state.
-    pub model_state: Vec<u32>,
-    /// For every chain state `s`, the product state `(s, φ)`.
+    /// For every chain state `s`, the product node where checking from `s` starts.
     pub initial: Vec<u32>,
-    /// The union of the good end components' states.
+    /// The accepting states: `true` states of the initial part and accepting end components.
     pub good: StateSet,
-    /// Automaton states built.
+    /// Automaton states built (the `af` automaton and its monitors share one table).
     pub automaton_states: usize,
-    /// End components judged.
-    pub judged: usize,
-    /// Good end components found (not counting those inside the good states found earlier).
-    pub good_components: usize,
+    /// Guesses `(X, Y)` of the automaton that can accept.
+    pub guesses: usize,
+    /// Accepting maximal end components.
+    pub accepting_components: usize,
 }
 
-/// An end component: sorted product states, sorted product entries.
+/// An end component: its sorted product states.
 #[derive(Clone, Debug)]
 struct Component {
     states: Vec<u32>,
-    edges: Vec<u32>,
 }
 
 /// The product's rows and scratch space for the end-component refinement.
@@ -197,17 +177,10 @@ impl Space<'_> {
                         let c = comp[i] as usize;
                         if slot[c] == NONE {
                             slot[c] = by_comp.len() as u32;
-                            by_comp.push(Component {
-                                states: Vec::new(),
-                                edges: Vec::new(),
-                            });
+                            by_comp.push(Component { states: Vec::new() });
                         }
                         by_comp[slot[c] as usize].states.push(p);
                     }
-                }
-                for &e in &live {
-                    let c = comp[loc(&self.local, self.row_of[e as usize]) as usize] as usize;
-                    by_comp[slot[c] as usize].edges.push(e);
                 }
                 break by_comp;
             }
@@ -223,41 +196,20 @@ impl Space<'_> {
     }
 }
 
-/// Whether the sorted list `a` is a subset of the sorted list `b`.
-fn is_subset(a: &[u32], b: &[u32]) -> bool {
-    let mut j = 0;
-    for &x in a {
-        while j < b.len() && b[j] < x {
-            j += 1;
-        }
-        if j == b.len() || b[j] != x {
-            return false;
-        }
-        j += 1;
-    }
-    true
-}
-
-/// An end component as the graph of a [`Judge`]: local nodes `0..|E|`.
-struct LocalGraph {
-    ptr: Vec<u32>,
-    idx: Vec<u32>,
-}
-
-impl Graph for LocalGraph {
-    fn successors(&self, v: u32, f: &mut dyn FnMut(u32)) {
-        for &t in &self.idx[self.ptr[v as usize] as usize..self.ptr[v as usize + 1] as usize] {
-            f(t);
-        }
-    }
+/// One guess `(X, Y)`: its safety formula for (3) and its monitors for (2).
+struct Guess {
+    x: Vec<u32>,
+    /// The automaton state of `⋀_{ψ∈Y} G ψ[X]ν` (`true` when `Y` is empty).
+    safety: u32,
+    /// The automaton state of `F ψ[Y]μ` for each `ψ ∈ X`.
+    monitors: Vec<u32>,
 }
 
 impl OmegaProduct {
-    /// Builds the product of `matrix`'s pattern with the automaton of `formula` (proposition
-    /// `i` holds in the states of `aps[i]`) from every chain state, and finds its good end
-    /// components; `lo` and `hi` are the (tight) bounds of the chain's entries, aligned with
-    /// `matrix.data()`. Limits: `options` (product and automaton size, judged end
-    /// components) and `interrupt`.
+    /// Builds the product of `matrix`'s pattern with the limit-deterministic automaton of
+    /// `formula` (proposition `i` holds in the states of `aps[i]`) from every chain state, and
+    /// its accepting states; `lo` and `hi` are the (tight) bounds of the chain's entries,
+    /// aligned with `matrix.data()`. Limits: `options` and `interrupt`.
     pub fn build(
         matrix: &Matrix,
         lo: &[f64],
@@ -284,155 +236,269 @@ impl OmegaProduct {
         );
         let root = aut.nnf(formula, false);
         let e = explore(matrix, &letter, &mut aut, root, options, interrupt, true)?;
-        let np = e.model_state.len();
-        let bound = |v: &[f64], k: u32| if k == NO_ENTRY { 1.0 } else { v[k as usize] };
-        let plo: Vec<f64> = e.source_entry.iter().map(|&k| bound(lo, k)).collect();
-        let phi: Vec<f64> = e.source_entry.iter().map(|&k| bound(hi, k)).collect();
-        let mut row_of = vec![0u32; e.idx.len()];
-        for p in 0..np {
-            for r in &mut row_of[e.ptr[p] as usize..e.ptr[p + 1] as usize] {
+        let n0 = e.model_state.len();
+        let subs = aut.subformulas(root);
+        let mu: Vec<u32> = subs
+            .iter()
+            .copied()
+            .filter(|&f| aut.node(f).is_mu())
+            .collect();
+        let nu: Vec<u32> = subs
+            .iter()
+            .copied()
+            .filter(|&f| aut.node(f).is_nu())
+            .collect();
+        if mu.len() + nu.len() > MAX_GUESS_SUBFORMULAS {
+            return Err(LtlError::TooManyGuesses {
+                subformulas: mu.len() + nu.len(),
+                limit: MAX_GUESS_SUBFORMULAS,
+            });
+        }
+        let mut guesses: Vec<Guess> = Vec::new();
+        for xm in 0u32..1 << mu.len() {
+            let x: Vec<u32> = (0..mu.len())
+                .filter(|&i| xm >> i & 1 == 1)
+                .map(|i| mu[i])
+                .collect();
+            for ym in 0u32..1 << nu.len() {
+                let y: Vec<u32> = (0..nu.len())
+                    .filter(|&i| ym >> i & 1 == 1)
+                    .map(|i| nu[i])
+                    .collect();
+                let in_x = |id: u32| x.contains(&id);
+                let in_y = |id: u32| y.contains(&id);
+                let parts: Vec<u32> = y
+                    .iter()
+                    .map(|&psi| {
+                        let f = aut.subst_nu(psi, &in_x);
+                        aut.globally(f)
+                    })
+                    .collect();
+                let conj = aut.mk_and(parts);
+                let safety = aut.state_of(conj)?;
+                if safety == FALSE_STATE {
+                    continue;
+                }
+                let mut monitors = Vec::with_capacity(x.len());
+                for &psi in &x {
+                    let f = aut.subst_mu(psi, &in_y);
+                    let f = aut.eventually(f);
+                    monitors.push(aut.state_of(f)?);
+                }
+                if monitors.contains(&FALSE_STATE) {
+                    continue;
+                }
+                guesses.push(Guess {
+                    x: x.clone(),
+                    safety,
+                    monitors,
+                });
+            }
+        }
+
+        // Nodes: the initial part's decided states keep one node; an undecided one gets a
+        // choice node and a stay node; then the accepting part; then the rejecting sink.
+        let undecided = |q: u32| q != TRUE_STATE && q != FALSE_STATE;
+        let mut entry = vec![0u32; n0];
+        let mut stay = vec![NONE; n0];
+        let mut count = 0u32;
+        for p in 0..n0 {
+            entry[p] = count;
+            count += 1;
+            if undecided(e.automaton_state[p]) {
+                stay[p] = count;
+                count += 1;
+            }
+        }
+        let base = count as usize;
+        let limit = options.max_product_states;
+        if base > limit {
+            return Err(LtlError::ProductTooLarge { limit });
+        }
+        // Accepting part: key = [s, guess, S1, S2, monitors…].
+        let mut index: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+        let mut keys: Vec<Vec<u32>> = Vec::new();
+        let intern = |key: Vec<u32>,
+                      index: &mut FxHashMap<Vec<u32>, u32>,
+                      keys: &mut Vec<Vec<u32>>|
+         -> Result<u32> {
+            if let Some(&i) = index.get(&key) {
+                return Ok(i);
+            }
+            if base + keys.len() + 1 >= limit {
+                return Err(LtlError::ProductTooLarge { limit });
+            }
+            let i = keys.len() as u32;
+            index.insert(key.clone(), i);
+            keys.push(key);
+            Ok(i)
+        };
+        // Rows of the initial part.
+        let mut rows: Vec<Vec<(u32, u32)>> = Vec::with_capacity(base);
+        for p in 0..n0 {
+            if p.is_multiple_of(4096) {
+                interrupt.check(p as u64)?;
+            }
+            let q = e.automaton_state[p];
+            if !undecided(q) {
+                rows.push(vec![(entry[p], NO_ENTRY)]);
+                continue;
+            }
+            let s = e.model_state[p];
+            let mut choice = vec![(stay[p], CHOICE_ENTRY)];
+            for (g, guess) in guesses.iter().enumerate() {
+                let x = &guess.x;
+                let s1 = aut.state_subst_nu(q, &|id| x.contains(&id))?;
+                if s1 == FALSE_STATE {
+                    continue;
+                }
+                let mut key = vec![s, g as u32, s1, guess.safety];
+                key.extend_from_slice(&guess.monitors);
+                let k = intern(key, &mut index, &mut keys)?;
+                choice.push((base as u32 + k, CHOICE_ENTRY));
+            }
+            rows.push(choice);
+            let row = (e.ptr[p] as usize..e.ptr[p + 1] as usize)
+                .map(|k| (entry[e.idx[k] as usize], e.source_entry[k]))
+                .collect();
+            rows.push(row);
+        }
+        // Rows of the accepting part, explored breadth-first.
+        let (ptr, idx) = (matrix.indptr().into_raw_storage(), matrix.indices());
+        let mut i = 0usize;
+        let mut sink_used = false;
+        let sink_mark = u32::MAX;
+        let mut part_rows: Vec<Vec<(u32, u32)>> = Vec::new();
+        while i < keys.len() {
+            if i.is_multiple_of(4096) {
+                interrupt.check(i as u64)?;
+            }
+            let key = keys[i].clone();
+            let (s, g) = (key[0] as usize, key[1] as usize);
+            let l = letter[s];
+            let s1 = aut.step(key[2], l)?;
+            let s2 = aut.step(key[3], l)?;
+            let mut row = Vec::new();
+            if s1 == FALSE_STATE || s2 == FALSE_STATE {
+                sink_used = true;
+                row.push((sink_mark, NO_ENTRY));
+            } else {
+                let mut next = vec![0, g as u32, s1, s2];
+                for (k, &m) in key[4..].iter().enumerate() {
+                    // A success restarts the monitor at the next position.
+                    let from = if m == TRUE_STATE {
+                        guesses[g].monitors[k]
+                    } else {
+                        m
+                    };
+                    next.push(aut.step(from, l)?);
+                }
+                for k in ptr[s] as usize..ptr[s + 1] as usize {
+                    next[0] = idx[k];
+                    let t = intern(next.clone(), &mut index, &mut keys)?;
+                    row.push((base as u32 + t, k as u32));
+                }
+            }
+            part_rows.push(row);
+            i += 1;
+        }
+        let sink = (base + keys.len()) as u32;
+        let total = base + keys.len() + usize::from(sink_used);
+        let (mut out_ptr, mut out_idx, mut source) = (vec![0u32], Vec::new(), Vec::new());
+        for mut row in rows.into_iter().chain(part_rows) {
+            for t in &mut row {
+                if t.0 == sink_mark {
+                    t.0 = sink;
+                }
+            }
+            row.sort_unstable();
+            for (t, k) in row {
+                out_idx.push(t);
+                source.push(k);
+            }
+            out_ptr.push(out_idx.len() as u32);
+        }
+        if sink_used {
+            out_idx.push(sink);
+            source.push(NO_ENTRY);
+            out_ptr.push(out_idx.len() as u32);
+        }
+
+        // Accepting maximal end components of the accepting part.
+        let plo: Vec<f64> = source
+            .iter()
+            .map(|&k| match k {
+                NO_ENTRY => 1.0,
+                CHOICE_ENTRY => 0.0,
+                k => lo[k as usize],
+            })
+            .collect();
+        let phi: Vec<f64> = source
+            .iter()
+            .map(|&k| match k {
+                NO_ENTRY | CHOICE_ENTRY => 1.0,
+                k => hi[k as usize],
+            })
+            .collect();
+        let mut row_of = vec![0u32; out_idx.len()];
+        for p in 0..total {
+            for r in &mut row_of[out_ptr[p] as usize..out_ptr[p + 1] as usize] {
                 *r = p as u32;
             }
         }
         let mut space = Space {
-            ptr: &e.ptr,
-            idx: &e.idx,
+            ptr: &out_ptr,
+            idx: &out_idx,
             lo: &plo,
             hi: &phi,
             row_of: &row_of,
-            local: vec![NONE; np],
-            on: vec![false; e.idx.len()],
+            local: vec![NONE; total],
+            on: vec![false; out_idx.len()],
         };
-        let node_letter: Vec<u64> = e.model_state.iter().map(|&s| letter[s as usize]).collect();
-        let all_states: Vec<u32> = (0..np as u32).collect();
-        // An edge nature cannot give mass to (`hi = 0`) is never kept.
-        let all_edges: Vec<u32> = (0..e.idx.len() as u32)
-            .filter(|&k| phi[k as usize] > 0.0)
+        let part: Vec<u32> = (base as u32..(base + keys.len()) as u32).collect();
+        let part_edges: Vec<u32> = (out_ptr[base]..out_ptr[base + keys.len()])
+            .filter(|&k| {
+                let t = out_idx[k as usize] as usize;
+                phi[k as usize] > 0.0 && t >= base && t < base + keys.len()
+            })
             .collect();
-        let mut stack = space.maximal(&all_states, &all_edges);
-        let mut good = StateSet::with_capacity(np);
-        let mut judged_sets: FxHashSet<Vec<u32>> = FxHashSet::default();
-        let (mut judged, mut good_components) = (0usize, 0usize);
-        let mut lletter: Vec<u64> = Vec::new();
-        let mut members: Vec<(u32, u32)> = Vec::new();
-        while let Some(c) = stack.pop() {
-            if c.states.iter().all(|&p| good.contains(p as usize)) {
-                continue;
+        let mut good = StateSet::with_capacity(total);
+        for p in 0..n0 {
+            if e.automaton_state[p] == TRUE_STATE {
+                good.insert(entry[p] as usize);
             }
-            if !judged_sets.insert(c.edges.clone()) {
-                continue;
-            }
-            if judged >= options.max_end_components {
-                return Err(LtlError::EndComponentsTooMany {
-                    limit: options.max_end_components,
-                });
-            }
-            judged += 1;
-            interrupt.check(judged as u64)?;
-            // The component as a chain over local nodes.
-            for (i, &p) in c.states.iter().enumerate() {
-                space.local[p as usize] = i as u32;
-            }
-            let mut g = LocalGraph {
-                ptr: vec![0; c.states.len() + 1],
-                idx: Vec::with_capacity(c.edges.len()),
-            };
-            for &k in &c.edges {
-                g.ptr[space.local[row_of[k as usize] as usize] as usize + 1] += 1;
-                g.idx.push(space.local[e.idx[k as usize] as usize]);
-            }
-            for i in 0..c.states.len() {
-                g.ptr[i + 1] += g.ptr[i];
-            }
-            for &p in &c.states {
-                space.local[p as usize] = NONE;
-            }
-            lletter.clear();
-            lletter.extend(c.states.iter().map(|&p| node_letter[p as usize]));
-            members.clear();
-            members.extend(
+        }
+        let mut accepting_components = 0;
+        for c in space.maximal(&part, &part_edges) {
+            let key0 = &keys[c.states[0] as usize - base];
+            let monitors = key0.len() - 4;
+            let accepting = (0..monitors).all(|k| {
                 c.states
                     .iter()
-                    .enumerate()
-                    .map(|(i, &p)| (i as u32, e.automaton_state[p as usize])),
-            );
-            let mut judge = Judge {
-                aut: &mut aut,
-                graph: &g,
-                letter: &lletter,
-                root,
-            };
-            let Some(witness) = judge.verdict(&members, true)? else {
-                good_components += 1;
+                    .any(|&p| keys[p as usize - base][4 + k] == TRUE_STATE)
+            });
+            if accepting {
+                accepting_components += 1;
                 for &p in &c.states {
                     good.insert(p as usize);
                 }
-                continue;
-            };
-            // Every good sub-component misses a node or an edge of the witness.
-            let mut nodes: Vec<u32> = Vec::new();
-            let mut arcs: Vec<u32> = Vec::new();
-            for path in &witness {
-                nodes.extend(path.iter().map(|&v| c.states[v as usize]));
-                for w in path.windows(2) {
-                    let (u, v) = (c.states[w[0] as usize], c.states[w[1] as usize]);
-                    let row = &e.idx[e.ptr[u as usize] as usize..e.ptr[u as usize + 1] as usize];
-                    let k = row
-                        .binary_search(&v)
-                        .expect("a witness edge is a product entry");
-                    arcs.push(e.ptr[u as usize] + k as u32);
-                }
             }
-            nodes.sort_unstable();
-            nodes.dedup();
-            arcs.sort_unstable();
-            arcs.dedup();
-            let mut children: Vec<Component> = Vec::new();
-            for &v in &nodes {
-                let states: Vec<u32> = c.states.iter().copied().filter(|&p| p != v).collect();
-                let edges: Vec<u32> = c
-                    .edges
-                    .iter()
-                    .copied()
-                    .filter(|&k| row_of[k as usize] != v && e.idx[k as usize] != v)
-                    .collect();
-                children.extend(space.maximal(&states, &edges));
-            }
-            for &a in &arcs {
-                let edges: Vec<u32> = c.edges.iter().copied().filter(|&k| k != a).collect();
-                children.extend(space.maximal(&c.states, &edges));
-            }
-            // A child inside another child adds nothing: the good components within it are
-            // within the other, whose search finds them (or whose states are all good).
-            children.sort_by(|x, y| {
-                y.edges
-                    .len()
-                    .cmp(&x.edges.len())
-                    .then(x.edges.cmp(&y.edges))
-            });
-            let mut kept: Vec<Component> = Vec::with_capacity(children.len());
-            for ch in children {
-                if !kept.iter().any(|k| is_subset(&ch.edges, &k.edges)) {
-                    kept.push(ch);
-                }
-            }
-            stack.extend(kept);
         }
+        let initial = e.initial.iter().map(|&p| entry[p as usize]).collect();
         Ok(OmegaProduct {
-            ptr: e.ptr,
-            idx: e.idx,
-            source_entry: e.source_entry,
-            model_state: e.model_state,
-            initial: e.initial,
+            ptr: out_ptr,
+            idx: out_idx,
+            source_entry: source,
+            initial,
             good,
             automaton_states: aut.num_states(),
-            judged,
-            good_components,
+            guesses: guesses.len(),
+            accepting_components,
         })
     }
 
     /// Number of product states.
     pub fn num_states(&self) -> usize {
-        self.model_state.len()
+        self.ptr.len() - 1
     }
 }

@@ -1,11 +1,13 @@
 //! Second methods for [`crate::OmegaProduct`] on random small interval chains: every
-//! memoryless resolution of the product's intervals (nature fixes one vertex distribution per
-//! product state) is a DTMC over product states whose probability of the formula, from the DTMC
-//! LTL checker (BSCCs, a different decision procedure), lies within `[Pmin, Pmax]`; point
-//! intervals give that DTMC's value exactly; `Pmin ≤ Pmax` (two different products: the
-//! formula's and its negation's).
+//! memoryless resolution of the intervals over the states of the chain × `af` automaton
+//! product (nature fixes one vertex distribution per product state) is a DTMC whose
+//! probability of the formula, from the DTMC LTL checker (BSCCs and the Master-Theorem judge,
+//! a different decision procedure), lies within `[Pmin, Pmax]`; point intervals give the
+//! DTMC's value; `Pmin ≤ Pmax` (two different products: the formula's and its negation's).
 
-use crate::{probabilities, Ltl, LtlError, LtlOptions, OmegaProduct, NO_ENTRY};
+use crate::automaton::Automaton;
+use crate::product::{explore, letters};
+use crate::{probabilities, Ltl, LtlError, LtlOptions, OmegaProduct, CHOICE_ENTRY, NO_ENTRY};
 use augur_dtmc::{Matrix, StateSet};
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::{Interrupt, SolveOptions};
@@ -74,12 +76,16 @@ fn set(n: usize, bits: u8) -> StateSet {
     s
 }
 
-/// The product's rows with their bounds (a decided state's self-loop is `[1, 1]`).
+/// The product's rows with their bounds.
 fn bounds(c: &Chain, p: &OmegaProduct) -> (Vec<f64>, Vec<f64>) {
-    let b = |v: &[f64], e: u32| if e == NO_ENTRY { 1.0 } else { v[e as usize] };
+    let b = |v: &[f64], e: u32, choice: f64| match e {
+        NO_ENTRY => 1.0,
+        CHOICE_ENTRY => choice,
+        e => v[e as usize],
+    };
     (
-        p.source_entry.iter().map(|&e| b(&c.lo, e)).collect(),
-        p.source_entry.iter().map(|&e| b(&c.hi, e)).collect(),
+        p.source_entry.iter().map(|&e| b(&c.lo, e, 0.0)).collect(),
+        p.source_entry.iter().map(|&e| b(&c.hi, e, 1.0)).collect(),
     )
 }
 
@@ -113,41 +119,53 @@ fn pmax(c: &Chain, aps: &[StateSet], f: &Ltl) -> Result<(Vec<f64>, Vec<f64>), Lt
     Ok((pick(&l), pick(&h)))
 }
 
-/// The DTMC over `f`'s product states in which every row is the vertex of its intervals that
-/// fills the entries in the order of `keys` (each gets its lower bound, the rest of the mass
-/// goes to the entries in that order up to their upper bounds), and `P(f)` there from every
-/// chain state's initial product state, as `[lower, upper]` by the DTMC LTL checker.
+/// The DTMC over the states of the chain × `af` automaton of `f` (decided states absorbing)
+/// in which every row is the vertex of its intervals that fills the entries in the order of
+/// `keys` (each gets its lower bound, the rest of the mass goes to the entries in that order up
+/// to their upper bounds), and `P(f)` there from every chain state's initial product state, as
+/// `[lower, upper]` by the DTMC LTL checker.
 fn resolved(c: &Chain, aps: &[StateSet], f: &Ltl, keys: &[u8]) -> (Vec<f64>, Vec<f64>) {
-    let p = OmegaProduct::build(
+    let n = c.matrix.rows();
+    let letter = letters(n, aps);
+    let options = LtlOptions::default();
+    let mut aut = Automaton::new(
+        options.max_automaton_states,
+        options.max_automaton_cells,
+        Interrupt::default(),
+    );
+    let root = aut.nnf(f, false);
+    let e = explore(
         &c.matrix,
-        &c.lo,
-        &c.hi,
-        aps,
-        f,
-        &LtlOptions::default(),
+        &letter,
+        &mut aut,
+        root,
+        &options,
         &Interrupt::default(),
+        true,
     )
     .unwrap();
-    let (lo, hi) = bounds(c, &p);
-    let np = p.num_states();
+    let b = |v: &[f64], k: u32| if k == NO_ENTRY { 1.0 } else { v[k as usize] };
+    let lo: Vec<f64> = e.source_entry.iter().map(|&k| b(&c.lo, k)).collect();
+    let hi: Vec<f64> = e.source_entry.iter().map(|&k| b(&c.hi, k)).collect();
+    let np = e.model_state.len();
     let mut data = lo.clone();
     for s in 0..np {
-        let r = p.ptr[s] as usize..p.ptr[s + 1] as usize;
+        let r = e.ptr[s] as usize..e.ptr[s + 1] as usize;
         let mut order: Vec<usize> = r.clone().collect();
-        order.sort_by_key(|&e| (keys[e % keys.len()], e));
-        let mut rest = 1.0 - r.clone().map(|e| lo[e]).sum::<f64>();
-        for e in order {
-            let add = (hi[e] - lo[e]).min(rest).max(0.0);
-            data[e] += add;
+        order.sort_by_key(|&k| (keys[k % keys.len()], k));
+        let mut rest = 1.0 - r.clone().map(|k| lo[k]).sum::<f64>();
+        for k in order {
+            let add = (hi[k] - lo[k]).min(rest).max(0.0);
+            data[k] += add;
             rest -= add;
         }
     }
-    let m: Matrix = CsMatI::new((np, np), p.ptr.clone(), p.idx.clone(), data);
+    let m: Matrix = CsMatI::new((np, np), e.ptr.clone(), e.idx.clone(), data);
     let lifted: Vec<StateSet> = aps
         .iter()
         .map(|a| {
             let mut out = StateSet::with_capacity(np);
-            for (q, &s) in p.model_state.iter().enumerate() {
+            for (q, &s) in e.model_state.iter().enumerate() {
                 if a.contains(s as usize) {
                     out.insert(q);
                 }
@@ -159,9 +177,9 @@ fn resolved(c: &Chain, aps: &[StateSet], f: &Ltl, keys: &[u8]) -> (Vec<f64>, Vec
         epsilon: 1e-10,
         ..SolveOptions::default()
     };
-    let r = probabilities(&m, None, &lifted, f, &LtlOptions::default(), &opts).unwrap();
+    let r = probabilities(&m, None, &lifted, f, &options, &opts).unwrap();
     let (l, h) = r.solution.bounds.expect("sound bounds");
-    let pick = |v: &[f64]| p.initial.iter().map(|&q| v[q as usize]).collect();
+    let pick = |v: &[f64]| e.initial.iter().map(|&q| v[q as usize]).collect();
     (pick(&l), pick(&h))
 }
 
@@ -276,33 +294,70 @@ proptest! {
     }
 }
 
-/// The limit on judged end components is an error naming it, never a partial answer.
+/// More temporal subformulas than the automaton may guess among is an error naming the limit,
+/// never a partial answer.
 #[test]
-fn the_end_component_limit_is_an_error() {
-    // 0 (a) ↔ 1 (¬a), each with a self-loop, all [0, 1]: `F G a` rejects `{0, 1}` (it sees
-    // `¬a`) and then judges `{0}` (accepted): two judges.
+fn too_many_guesses_is_an_error() {
     let c = chain(2, &[true; 4], &[1; 4], &[4; 4]);
-    let aps = [set(2, 0b01)];
-    let f = Ltl::eventually(Ltl::globally(Ltl::Ap(0)));
-    let options = LtlOptions {
-        max_end_components: 1,
-        ..LtlOptions::default()
-    };
+    let aps: Vec<StateSet> = (0..6).map(|i| set(2, i as u8 % 3)).collect();
+    // Six `G F pᵢ`: twelve temporal subformulas.
+    let f = (1..6).fold(Ltl::globally(Ltl::eventually(Ltl::Ap(0))), |acc, i| {
+        Ltl::and(acc, Ltl::globally(Ltl::eventually(Ltl::Ap(i))))
+    });
     let err = OmegaProduct::build(
         &c.matrix,
         &c.lo,
         &c.hi,
         &aps,
         &f,
-        &options,
+        &LtlOptions::default(),
         &Interrupt::default(),
     )
     .unwrap_err();
     assert!(
-        matches!(err, LtlError::EndComponentsTooMany { limit: 1 }),
+        matches!(
+            err,
+            LtlError::TooManyGuesses {
+                subformulas: 12,
+                limit: 10
+            }
+        ),
         "{err}"
     );
-    // With room for two: `Pmax(F G a)` is 1 from both states (nature moves to 0 and stays).
+}
+
+/// Nature with memory beyond the `af` automaton's states (hand-derived; the same chain as
+/// `MEMORYFUL` in `crates/check/tests/robust_omega.rs`): `Pmax = 1`.
+#[test]
+fn nature_may_remember_what_the_automaton_forgets() {
+    // 0 (a) → 1; 5 → 1; 1 → 2; 2 → {3 (b), 4 (c)}; 3, 4 → {0, 5}, the choices [0, 1].
+    let mut mask = vec![false; 36];
+    for (s, t) in [
+        (0, 1),
+        (5, 1),
+        (1, 2),
+        (2, 3),
+        (2, 4),
+        (3, 0),
+        (3, 5),
+        (4, 0),
+        (4, 5),
+    ] {
+        mask[s * 6 + t] = true;
+    }
+    let c = chain(6, &mask, &[1; 36], &[4; 36]);
+    let aps = [set(6, 0b000001), set(6, 0b001000), set(6, 0b010000)];
+    let (a, b, cc) = (Ltl::Ap(0), Ltl::Ap(1), Ltl::Ap(2));
+    let f = Ltl::and(
+        Ltl::eventually(Ltl::globally(Ltl::or(
+            Ltl::not(a.clone()),
+            Ltl::next(Ltl::next(Ltl::next(b))),
+        ))),
+        Ltl::and(
+            Ltl::globally(Ltl::eventually(cc)),
+            Ltl::globally(Ltl::eventually(a)),
+        ),
+    );
     let (lo, _) = pmax(&c, &aps, &f).unwrap();
-    assert_eq!(lo, vec![1.0, 1.0]);
+    assert_eq!(lo, vec![1.0; 6]);
 }

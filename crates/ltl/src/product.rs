@@ -26,7 +26,6 @@ use augur_solver::{until_probabilities, Interrupt, Solution, SolveOptions};
 use num_rational::BigRational;
 use rustc_hash::{FxHashMap, FxHashSet};
 use sprs::CsMatI;
-use std::collections::VecDeque;
 
 /// Limits of the construction.
 #[derive(Clone, Debug)]
@@ -43,9 +42,6 @@ pub struct LtlOptions {
     /// The most nodes a formula may have once its bounded operators are unrolled (nested
     /// bounded operators multiply: `F<=k F<=k a` unrolls to `O(k²)` nodes).
     pub max_formula_size: usize,
-    /// The most end components an interval product's search for accepting ones may judge
-    /// ([`crate::OmegaProduct`]; each judged component's edge set is kept for memoisation).
-    pub max_end_components: usize,
 }
 
 impl Default for LtlOptions {
@@ -56,7 +52,6 @@ impl Default for LtlOptions {
             max_step_bound: 1_000,
             max_automaton_cells: 1 << 24,
             max_formula_size: 10_000_000,
-            max_end_components: 100_000,
         }
     }
 }
@@ -369,10 +364,9 @@ impl Product {
         let bsccs = augur_solver::graph::bsccs(&product);
         let mut accepting = StateSet::with_capacity(np);
         let mut accepting_bsccs = 0;
-        let graph = MatrixGraph(matrix);
         let mut judge = Judge {
             aut: &mut aut,
-            graph: &graph,
+            matrix,
             letter: &letter,
             root,
         };
@@ -414,122 +408,53 @@ impl Product {
     }
 }
 
-/// A graph whose nodes carry letters: the chain of a [`Judge`] (a DTMC's positive entries, or
-/// the kept edges of an end component of an interval product).
-pub(crate) trait Graph {
-    /// Calls `f` with every successor of `v`.
-    fn successors(&self, v: u32, f: &mut dyn FnMut(u32));
-}
-
-/// A chain's positive entries.
-struct MatrixGraph<'a>(&'a Matrix);
-
-impl Graph for MatrixGraph<'_> {
-    fn successors(&self, v: u32, f: &mut dyn FnMut(u32)) {
-        let (ptr, idx, val) = raw(self.0);
-        for e in ptr[v as usize] as usize..ptr[v as usize + 1] as usize {
-            if val[e] > 0.0 {
-                f(idx[e]);
-            }
-        }
-    }
-}
-
-/// Why a [`Judge`] rejected: paths (node sequences) such that every strongly connected,
-/// closed edge set containing all their nodes and consecutive edges is rejected as well (see
-/// [`crate::omega`]).
-pub(crate) type Witness = Vec<Vec<u32>>;
-
-/// Decides strongly connected closed edge sets of a chain whose nodes carry letters: the bottom
-/// SCCs of a DTMC's product, or the end components of an interval product (whose nodes are
-/// product states).
-pub(crate) struct Judge<'a> {
-    pub(crate) aut: &'a mut Automaton,
-    pub(crate) graph: &'a dyn Graph,
-    /// The letter of every node.
-    pub(crate) letter: &'a [u64],
-    pub(crate) root: u32,
+/// Decides bottom SCCs of the product.
+struct Judge<'a> {
+    aut: &'a mut Automaton,
+    matrix: &'a Matrix,
+    letter: &'a [u64],
+    root: u32,
 }
 
 impl Judge<'_> {
     /// Whether the automaton state `goal` (`TRUE_STATE` or `FALSE_STATE`) is reachable in the
-    /// graph × automaton from one of `starts`: `Some(path)` of nodes from a start to the node
-    /// whose letter leads to `goal` (empty unless `track`), `None` when it is not. Every node
-    /// of the graphs judged has a successor, so reading a node's letter into `goal` reaches it.
-    fn reaches(
-        &mut self,
-        starts: &[(u32, u32)],
-        goal: u32,
-        track: bool,
-    ) -> Result<Option<Vec<u32>>> {
+    /// chain × automaton from one of `starts`.
+    fn reaches(&mut self, starts: &[(u32, u32)], goal: u32) -> Result<bool> {
+        let (ptr, idx, val) = raw(self.matrix);
         let mut seen: FxHashSet<(u32, u32)> = FxHashSet::default();
-        let mut parent: FxHashMap<(u32, u32), (u32, u32)> = FxHashMap::default();
-        let mut queue: VecDeque<(u32, u32)> = VecDeque::new();
-        let path = |parent: &FxHashMap<(u32, u32), (u32, u32)>, mut at: (u32, u32)| {
-            let mut out = vec![at.0];
-            if track {
-                while let Some(&p) = parent.get(&at) {
-                    out.push(p.0);
-                    at = p;
-                }
-                out.reverse();
-            } else {
-                out.clear();
-            }
-            out
-        };
+        let mut stack: Vec<(u32, u32)> = Vec::new();
         for &p in starts {
-            if p.1 == goal {
-                return Ok(Some(path(&parent, p)));
-            }
             if seen.insert(p) {
-                queue.push_back(p);
+                stack.push(p);
             }
         }
-        while let Some((s, q)) = queue.pop_front() {
+        while let Some((s, q)) = stack.pop() {
+            if q == goal {
+                return Ok(true);
+            }
             if q == TRUE_STATE || q == FALSE_STATE {
                 continue;
             }
             let q2 = self.aut.step(q, self.letter[s as usize])?;
-            if q2 == goal {
-                return Ok(Some(path(&parent, (s, q))));
-            }
-            if q2 == TRUE_STATE || q2 == FALSE_STATE {
-                continue;
-            }
-            self.graph.successors(s, &mut |t| {
-                if seen.insert((t, q2)) {
-                    if track {
-                        parent.insert((t, q2), (s, q));
-                    }
-                    queue.push_back((t, q2));
+            for e in ptr[s as usize] as usize..ptr[s as usize + 1] as usize {
+                if val[e] > 0.0 && seen.insert((idx[e], q2)) {
+                    stack.push((idx[e], q2));
                 }
-            });
+            }
         }
-        Ok(None)
+        Ok(false)
     }
 
     /// Whether the bottom SCC with these (chain state, automaton state) members is accepting.
     fn accepting(&mut self, members: &[(u32, u32)]) -> Result<bool> {
-        Ok(self.verdict(members, false)?.is_none())
-    }
-
-    /// `None` when the strongly connected closed set of nodes with these (node, automaton
-    /// state) members is accepting, else the witness of its rejection (empty unless `track`).
-    pub(crate) fn verdict(
-        &mut self,
-        members: &[(u32, u32)],
-        track: bool,
-    ) -> Result<Option<Witness>> {
         // The value is the same in every state of the BSCC: a state with `true` or `false`
         // decides at once.
         if members.iter().any(|&(_, q)| q == TRUE_STATE) {
-            return Ok(None);
+            return Ok(true);
         }
-        if let Some(&(s, _)) = members.iter().find(|&&(_, q)| q == FALSE_STATE) {
-            return Ok(Some(vec![vec![s]]));
+        if members.iter().any(|&(_, q)| q == FALSE_STATE) {
+            return Ok(false);
         }
-        let mut witness: Witness = Vec::new();
         let mut chain_states: Vec<u32> = members.iter().map(|&(s, _)| s).collect();
         chain_states.sort_unstable();
         chain_states.dedup();
@@ -555,15 +480,8 @@ impl Judge<'_> {
                 let f = self.aut.subst_nu(psi, &|id| x.contains(&id));
                 let q = self.aut.state_of(f)?;
                 let starts: Vec<(u32, u32)> = chain_states.iter().map(|&s| (s, q)).collect();
-                match self.reaches(&starts, FALSE_STATE, track)? {
-                    None => {
-                        y.insert(psi);
-                    }
-                    Some(path) => {
-                        if track {
-                            witness.push(path);
-                        }
-                    }
+                if !self.reaches(&starts, FALSE_STATE)? {
+                    y.insert(psi);
                 }
             }
             // (2): keep the ψ ∈ X with "some path satisfies ψ[Y]μ" from some state.
@@ -575,7 +493,7 @@ impl Judge<'_> {
                 let f = self.aut.subst_mu(psi, &|id| y.contains(&id));
                 let q = self.aut.state_of(f)?;
                 let starts: Vec<(u32, u32)> = chain_states.iter().map(|&s| (s, q)).collect();
-                if self.reaches(&starts, TRUE_STATE, false)?.is_some() {
+                if self.reaches(&starts, TRUE_STATE)? {
                     kept.insert(psi);
                 }
             }
@@ -590,13 +508,7 @@ impl Judge<'_> {
             let q = self.aut.state_subst_nu(q, &|id| x.contains(&id))?;
             starts.push((s, q));
         }
-        Ok(match self.reaches(&starts, FALSE_STATE, track)? {
-            None => None,
-            Some(path) => {
-                witness.push(path);
-                Some(witness)
-            }
-        })
+        Ok(!self.reaches(&starts, FALSE_STATE)?)
     }
 }
 

@@ -905,7 +905,6 @@ impl<'a> Checker<'a> {
         if let Some(max) = self.max_states {
             options.max_product_states = options.max_product_states.min(max);
             options.max_automaton_states = options.max_automaton_states.min(max);
-            options.max_end_components = options.max_end_components.min(max);
         }
         options
     }

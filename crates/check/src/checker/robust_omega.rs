@@ -1,25 +1,23 @@
 //! `Pmin`/`Pmax` of LTL formulas that are neither co-safe nor safe (`G F a`, `F G a`,
 //! `(G !h) & (G F g)`, …) over an interval DTMC.
 //!
-//! `augur_ltl::OmegaProduct` builds the product of the model's transitions with the formula's
-//! automaton (an interval chain over product states, as for co-safe formulas) and finds the
-//! union of its *good* end components: strongly connected edge sets nature can keep the chain
-//! in, with positive mass on each kept edge, on which the formula then holds almost surely (the
-//! Master-Theorem judge of the DTMC checker, run on the component's edges; a rejected
-//! component's sub-components are searched, see `augur_ltl::omega`).
+//! `augur_ltl::OmegaProduct` builds the product of the model's transitions with a
+//! limit-deterministic automaton of the formula (the `af` automaton, then a guess of the
+//! Master Theorem's sets `X`, `Y` made by nature, then safety formulas and `G F` monitors; see
+//! `augur_ltl::omega`) and the union of its accepting end components.
 //!
-//! * `Pmax φ` = the robust maximal probability of reaching the good states (sound interval
-//!   iteration, or exact policy iteration with `--method exact`).
+//! * `Pmax φ` = the robust maximal probability of reaching them (sound interval iteration, or
+//!   exact policy iteration with `--method exact`; the guesses are rows with `[0, 1]` on each
+//!   option).
 //! * `Pmin φ = 1 − Pmax ¬φ`: the product of the negation's automaton, bounds flipped.
 //!
-//! The product and the automaton count against the state limit, and so does the number of end
-//! components judged (each keeps its edge set for memoisation).
+//! The product and the automaton count against the state limit.
 
 use super::Checker;
 use crate::error::Result;
 use crate::result::{MethodUsed, NumValues};
 use augur_dtmc::StateSet;
-use augur_ltl::{Ltl, LtlError, OmegaProduct, NO_ENTRY};
+use augur_ltl::{Ltl, LtlError, OmegaProduct, CHOICE_ENTRY, NO_ENTRY};
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::robust_exact::{self, ExactRows};
 use augur_solver::SolverError;
@@ -53,27 +51,25 @@ impl Checker<'_> {
             &self.options.interrupt,
         )
         .map_err(|e| match e {
-            e @ LtlError::EndComponentsTooMany { limit } => {
-                let hint = if self.max_states == Some(limit) {
-                    "the state limit bounds it (raise it with --max-states)"
-                } else {
-                    "acceptance depends on the kept edges in too many ways (the search for \
-                     sub-components is exponential in the worst case)"
-                };
-                self.error_at(span, format!("{e}: {hint}"))
-            }
+            e @ LtlError::TooManyGuesses { .. } => self.error_at(span, e.to_string()),
             e => self.ltl_error(e, span),
         })?;
-        let bound = |v: &[f64], e: u32| if e == NO_ENTRY { 1.0 } else { v[e as usize] };
         let lo: Vec<f64> = product
             .source_entry
             .iter()
-            .map(|&e| bound(&iv.lo, e))
+            .map(|&e| match e {
+                NO_ENTRY => 1.0,
+                CHOICE_ENTRY => 0.0,
+                e => iv.lo[e as usize],
+            })
             .collect();
         let hi: Vec<f64> = product
             .source_entry
             .iter()
-            .map(|&e| bound(&iv.hi, e))
+            .map(|&e| match e {
+                NO_ENTRY | CHOICE_ENTRY => 1.0,
+                e => iv.hi[e as usize],
+            })
             .collect();
         let rows = IntervalRows {
             ptr: &product.ptr,
@@ -85,12 +81,12 @@ impl Checker<'_> {
         let mut all = StateSet::with_capacity(np);
         all.insert_range(..);
         let what = format!(
-            "robust LTL product ({np} states, {} automaton states; {} of {} end components \
-             judged accepting{}): reaching them",
+            "robust LTL product with the limit-deterministic automaton{} ({np} states, {} \
+             automaton states, {} guesses, {} accepting end components): reaching them",
+            if max { "" } else { " of the negation" },
             product.automaton_states,
-            product.good_components,
-            product.judged,
-            if max { "" } else { ", for the negation" }
+            product.guesses,
+            product.accepting_components,
         );
         let pick =
             |v: &[f64]| -> Vec<f64> { product.initial.iter().map(|&p| v[p as usize]).collect() };
