@@ -3,7 +3,9 @@
 //! Main types: [`Ltl`] (a formula over atomic propositions `p0, p1, …`), [`Product`] (the
 //! chain times the formula's deterministic automaton, with its accepting bottom SCCs),
 //! [`probabilities`] (the probability of the formula from every state, with the sound bounds of
-//! `augur-solver`), [`LtlOptions`] (size limits) and [`LtlError`].
+//! `augur-solver`), [`PrefixProduct`] and [`OmegaProduct`] (the products interval chains are
+//! checked on: co-safe and safe formulas, and any formula through a limit-deterministic
+//! automaton), [`LtlOptions`] (size limits) and [`LtlError`].
 //!
 //! The automaton is built on the fly by formula progression (the "after" function `af`): a
 //! state is the positive Boolean combination of subformulas that the rest of the path must
