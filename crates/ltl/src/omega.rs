@@ -34,9 +34,23 @@
 //!   `augur_solver::graph::scc_pattern`, iterative). In an accepting one, nature playing every
 //!   edge with positive probability visits every state infinitely often almost surely; a
 //!   maximal end component without a success state of some monitor contains no end component
-//!   with one. From above, the standard argument for limit-deterministic automata of this
-//!   construction (their use for MDPs, Sickert et al., CAV 2016): under any nature, almost
-//!   every run satisfying φ can be matched by a guess made once the run has settled.
+//!   with one.
+//!
+//! **Why it is `Pmax`.** From below: a run of the product that is accepted satisfies (1)–(3)
+//! from its guess on, hence φ (the Master Theorem's "if" direction); staying in an accepting
+//! end component with every edge used is accepted almost surely. From above: nature's choices
+//! are the distributions of the rows' polytopes, mixtures of their vertices, so `Pmax φ` is the
+//! maximum of an ω-regular objective in the finite MDP whose actions are the vertices, attained
+//! by a finite-memory nature `σ` (memoryless on the product with a deterministic Rabin
+//! automaton). Under `σ` the chain × memory × `af` automaton is a finite Markov chain; a run
+//! ends in one of its bottom SCCs almost surely, and φ holds almost surely or almost never there
+//! (the DTMC argument of [`crate::product`]). In an accepting bottom SCC the Master-Theorem
+//! judge's `X`, `Y` satisfy, from the moment the run enters it, (1) and `G ψ[X]ν` for `ψ ∈ Y`
+//! on every path, and each `ψ[Y]μ` for `ψ ∈ X` infinitely often almost surely. So nature
+//! playing `σ` and guessing that `(X, Y)` on entering (it knows its memory, the chain state and
+//! the automaton state) is accepted with probability `P^σ(φ)`, and the accepted runs end, almost
+//! surely, in an end component with a success of every monitor and no sink: within an
+//! accepting maximal one.
 //!
 //! **Cost**: `2^(|μ|+|ν|)` guesses (the temporal subformulas of the two kinds; at most
 //! [`MAX_GUESS_SUBFORMULAS`] of them), each a copy of the chain times the reachable monitor
@@ -318,19 +332,19 @@ impl OmegaProduct {
         // Accepting part: key = [s, guess, S1, S2, monitors…].
         let mut index: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
         let mut keys: Vec<Vec<u32>> = Vec::new();
-        let intern = |key: Vec<u32>,
+        let intern = |key: &[u32],
                       index: &mut FxHashMap<Vec<u32>, u32>,
                       keys: &mut Vec<Vec<u32>>|
          -> Result<u32> {
-            if let Some(&i) = index.get(&key) {
+            if let Some(&i) = index.get(key) {
                 return Ok(i);
             }
             if base + keys.len() + 1 >= limit {
                 return Err(LtlError::ProductTooLarge { limit });
             }
             let i = keys.len() as u32;
-            index.insert(key.clone(), i);
-            keys.push(key);
+            index.insert(key.to_vec(), i);
+            keys.push(key.to_vec());
             Ok(i)
         };
         // Rows of the initial part.
@@ -354,7 +368,7 @@ impl OmegaProduct {
                 }
                 let mut key = vec![s, g as u32, s1, guess.safety];
                 key.extend_from_slice(&guess.monitors);
-                let k = intern(key, &mut index, &mut keys)?;
+                let k = intern(&key, &mut index, &mut keys)?;
                 choice.push((base as u32 + k, CHOICE_ENTRY));
             }
             rows.push(choice);
@@ -369,23 +383,25 @@ impl OmegaProduct {
         let mut sink_used = false;
         let sink_mark = u32::MAX;
         let mut part_rows: Vec<Vec<(u32, u32)>> = Vec::new();
+        let mut next: Vec<u32> = Vec::new();
         while i < keys.len() {
             if i.is_multiple_of(4096) {
                 interrupt.check(i as u64)?;
             }
-            let key = keys[i].clone();
-            let (s, g) = (key[0] as usize, key[1] as usize);
+            let (s, g) = (keys[i][0] as usize, keys[i][1] as usize);
             let l = letter[s];
-            let s1 = aut.step(key[2], l)?;
-            let s2 = aut.step(key[3], l)?;
+            let s1 = aut.step(keys[i][2], l)?;
+            let s2 = aut.step(keys[i][3], l)?;
             let mut row = Vec::new();
             if s1 == FALSE_STATE || s2 == FALSE_STATE {
                 sink_used = true;
                 row.push((sink_mark, NO_ENTRY));
             } else {
-                let mut next = vec![0, g as u32, s1, s2];
-                for (k, &m) in key[4..].iter().enumerate() {
+                next.clear();
+                next.extend([0, g as u32, s1, s2]);
+                for k in 0..keys[i].len() - 4 {
                     // A success restarts the monitor at the next position.
+                    let m = keys[i][4 + k];
                     let from = if m == TRUE_STATE {
                         guesses[g].monitors[k]
                     } else {
@@ -395,7 +411,7 @@ impl OmegaProduct {
                 }
                 for k in ptr[s] as usize..ptr[s + 1] as usize {
                     next[0] = idx[k];
-                    let t = intern(next.clone(), &mut index, &mut keys)?;
+                    let t = intern(&next, &mut index, &mut keys)?;
                     row.push((base as u32 + t, k as u32));
                 }
             }
