@@ -409,10 +409,11 @@ impl OmegaProduct {
                     };
                     next.push(aut.step(from, l)?);
                 }
-                for k in ptr[s] as usize..ptr[s + 1] as usize {
-                    next[0] = idx[k];
+                let first = ptr[s] as usize;
+                for (off, &target) in idx[first..ptr[s + 1] as usize].iter().enumerate() {
+                    next[0] = target;
                     let t = intern(&next, &mut index, &mut keys)?;
-                    row.push((base as u32 + t, k as u32));
+                    row.push((base as u32 + t, (first + off) as u32));
                 }
             }
             part_rows.push(row);
@@ -479,9 +480,9 @@ impl OmegaProduct {
             })
             .collect();
         let mut good = StateSet::with_capacity(total);
-        for p in 0..n0 {
-            if e.automaton_state[p] == TRUE_STATE {
-                good.insert(entry[p] as usize);
+        for (&q, &node) in e.automaton_state.iter().zip(&entry) {
+            if q == TRUE_STATE {
+                good.insert(node as usize);
             }
         }
         let mut accepting_components = 0;
