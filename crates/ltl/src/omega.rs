@@ -339,7 +339,8 @@ impl OmegaProduct {
             if let Some(&i) = index.get(key) {
                 return Ok(i);
             }
-            if base + keys.len() + 1 >= limit {
+            // The new state, and the rejecting sink that may follow.
+            if base + keys.len() + 2 > limit {
                 return Err(LtlError::ProductTooLarge { limit });
             }
             let i = keys.len() as u32;
