@@ -15,7 +15,8 @@
 //! * Safe formulas (no `F`, `U`): a path violates φ exactly when the automaton reaches `false`,
 //!   so `Pmax φ = 1 − Pmin(F false)` and `Pmin φ = 1 − Pmax(F false)`.
 //! * Other formulas (`G F a`: the acceptance depends on what nature does forever, inside end
-//!   components) go to `robust_omega` (accepting end components of the product).
+//!   components) go to `robust_omega` (a limit-deterministic automaton and the accepting end
+//!   components of its product).
 //!
 //! The product counts against the state limit as the DTMC's does, and is solved by the robust
 //! interval iteration (sound bounds) or, with `--method exact`, by exact policy iteration.
@@ -51,7 +52,7 @@ impl Checker<'_> {
             &self.options.interrupt,
         ) {
             Ok(p) => p,
-            // `G F a` and the like: end components of the product (`robust_omega`).
+            // `G F a` and the like: `robust_omega` (a limit-deterministic automaton).
             Err(augur_ltl::LtlError::NotPrefixDecided) => {
                 return self.robust_omega(&formula, &aps, max, span)
             }
@@ -255,7 +256,7 @@ mod tests {
                 format!("(F s={goal}) & (F s={other})"),
                 format!("G (s={goal} => X s!={other})"),
                 format!("(s!={other} U s={goal}) & F<=3 s={other}"),
-                // Neither co-safe nor safe: `robust_omega` (end components of the product).
+                // Neither co-safe nor safe: `robust_omega`.
                 format!("G F s={goal}"),
                 format!("F G s!={other}"),
                 format!("(G F s={goal}) & (G F s={other})"),
