@@ -3,7 +3,8 @@
 //! product (nature fixes one vertex distribution per product state) is a DTMC whose
 //! probability of the formula, from the DTMC LTL checker (BSCCs and the Master-Theorem judge,
 //! a different decision procedure), lies within `[Pmin, Pmax]`; point intervals give the
-//! DTMC's value; `Pmin ≤ Pmax` (two different products: the formula's and its negation's).
+//! DTMC's value; `Pmin ≤ Pmax` (two different products: the formula's and its negation's);
+//! natures with memory of their own (the chain × memory is a DTMC) lie within `[Pmin, Pmax]`.
 
 use crate::automaton::Automaton;
 use crate::product::{explore, letters};
@@ -23,7 +24,8 @@ struct Chain {
 
 /// State `s` has the successors `t` with `mask[s·n + t]` (itself when none), each with the
 /// weight `weight % 4` (the first 1 when all are 0), widened by `[0, 1/8, 1/4, 1/2, 1][width % 5]`
-/// both ways within [0, 1], then tightened; entries whose upper bound is 0 are dropped.
+/// both ways within [0, 1], then tightened (rounding residues below 1e-12 cleared); entries
+/// whose upper bound is 0 are dropped.
 fn chain(n: usize, mask: &[bool], weight: &[u8], width: &[u8]) -> Chain {
     let widths = [0.0, 0.125, 0.25, 0.5, 1.0];
     let (mut ptr, mut idx, mut lo, mut hi) = (vec![0u32], Vec::new(), Vec::new(), Vec::new());
@@ -52,6 +54,11 @@ fn chain(n: usize, mask: &[bool], weight: &[u8], width: &[u8]) -> Chain {
         for k in 0..succ.len() {
             l[k] = l[k].max(1.0 - (sh - h0[k]));
             h[k] = h[k].min(1.0 - (sl - l0[k]));
+            // Rounding residues of the sums are not bounds (a lower bound of 1e-16 would be
+            // an edge nature cannot avoid, leaking forever).
+            if l[k] < 1e-12 {
+                l[k] = 0.0;
+            }
         }
         for (k, &t) in succ.iter().enumerate() {
             if h[k] > 0.0 {
@@ -183,6 +190,77 @@ fn resolved(c: &Chain, aps: &[StateSet], f: &Ltl, keys: &[u8]) -> (Vec<f64>, Vec
     (pick(&l), pick(&h))
 }
 
+/// The chain under a nature with three memory states: in chain state `s` with memory `m` it
+/// plays the vertex of `s`'s intervals that fills the entries in the order of
+/// `keys[(s·3 + m)·…]`, and on moving to `t` its memory becomes `update[(m·n + t) % …] % 3`.
+/// The joint chain over `(s, m)` is a DTMC; `P(f)` there from `(s, 0)`, as `[lower, upper]` by
+/// the DTMC LTL checker.
+fn with_memory(
+    c: &Chain,
+    aps: &[StateSet],
+    f: &Ltl,
+    keys: &[u8],
+    update: &[u8],
+) -> (Vec<f64>, Vec<f64>) {
+    const M: usize = 3;
+    let n = c.matrix.rows();
+    let (ptr, idx) = (c.matrix.indptr().into_raw_storage(), c.matrix.indices());
+    let (mut jptr, mut jidx, mut jval) = (vec![0u32], Vec::new(), Vec::new());
+    for s in 0..n {
+        for m in 0..M {
+            let r = ptr[s] as usize..ptr[s + 1] as usize;
+            let mut p: Vec<f64> = r.clone().map(|e| c.lo[e]).collect();
+            let mut order: Vec<usize> = (0..r.len()).collect();
+            order.sort_by_key(|&k| (keys[((s * M + m) * 7 + k) % keys.len()], k));
+            let mut rest = 1.0 - p.iter().sum::<f64>();
+            for k in order {
+                let e = r.start + k;
+                let add = (c.hi[e] - c.lo[e]).min(rest).max(0.0);
+                p[k] += add;
+                rest -= add;
+            }
+            let mut row: Vec<(u32, f64)> = r
+                .clone()
+                .zip(&p)
+                .map(|(e, &pe)| {
+                    let t = idx[e] as usize;
+                    let m2 = update[(m * n + t) % update.len()] as usize % M;
+                    ((t * M + m2) as u32, pe)
+                })
+                .collect();
+            row.sort_by_key(|x| x.0);
+            for (t, pe) in row {
+                jidx.push(t);
+                jval.push(pe);
+            }
+            jptr.push(jidx.len() as u32);
+        }
+    }
+    let joint: Matrix = CsMatI::new((n * M, n * M), jptr, jidx, jval);
+    let lifted: Vec<StateSet> = aps
+        .iter()
+        .map(|a| {
+            let mut out = StateSet::with_capacity(n * M);
+            for j in 0..n * M {
+                if a.contains(j / M) {
+                    out.insert(j);
+                }
+            }
+            out
+        })
+        .collect();
+    let opts = SolveOptions {
+        epsilon: 1e-10,
+        ..SolveOptions::default()
+    };
+    let r = probabilities(&joint, None, &lifted, f, &LtlOptions::default(), &opts).unwrap();
+    let (l, h) = r.solution.bounds.expect("sound bounds");
+    (
+        (0..n).map(|s| l[s * M]).collect(),
+        (0..n).map(|s| h[s * M]).collect(),
+    )
+}
+
 fn formulas() -> Vec<(&'static str, Ltl)> {
     let (a, b) = (Ltl::Ap(0), Ltl::Ap(1));
     let gf = |x: Ltl| Ltl::globally(Ltl::eventually(x));
@@ -258,6 +336,30 @@ proptest! {
                     min.0[s] <= p.1[s] + 1e-9 && p.0[s] <= max.1[s] + 1e-9,
                     "{name} in {s}: P in [{}, {}] outside Pmin [{}, {}], Pmax [{}, {}]",
                     p.0[s], p.1[s], min.0[s], min.1[s], max.0[s], max.1[s]
+                );
+            }
+        }
+    }
+
+    /// Natures with memory of their own (three states, updated on every move), whose chains
+    /// are checked by the DTMC LTL checker, lie within `[Pmin, Pmax]` too.
+    #[test]
+    fn natures_with_memory_lie_between_pmin_and_pmax(
+        (n, mask, weight, width, abits, bbits) in arb(),
+        keys in proptest::collection::vec(any::<u8>(), 96),
+        update in proptest::collection::vec(any::<u8>(), 12),
+    ) {
+        let c = chain(n, &mask, &weight, &width);
+        let aps = [set(n, abits), set(n, bbits)];
+        for (name, f) in formulas() {
+            let max = pmax(&c, &aps, &f).unwrap();
+            let neg = pmax(&c, &aps, &Ltl::not(f.clone())).unwrap();
+            let p = with_memory(&c, &aps, &f, &keys, &update);
+            for s in 0..n {
+                prop_assert!(
+                    1.0 - neg.1[s] <= p.1[s] + 1e-9 && p.0[s] <= max.1[s] + 1e-9,
+                    "{name} in {s}: P in [{}, {}] outside Pmin [{}, {}], Pmax [{}, {}]",
+                    p.0[s], p.1[s], 1.0 - neg.1[s], 1.0 - neg.0[s], max.0[s], max.1[s]
                 );
             }
         }
