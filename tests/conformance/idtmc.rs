@@ -13,23 +13,12 @@
 
 use crate::util;
 use crate::util::results::close;
-use libtest_mimic::{Completion, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
 /// Tolerance of the interval-DTMC reference values (relative; absolute for 0).
 const TOL: f64 = 1e-6;
-
-/// Cases Augur does not answer yet, with the reason (shown as ignored tests).
-fn unsupported(file: &str, consts: &[(String, String)]) -> Option<&'static str> {
-    let e_nonzero = consts
-        .iter()
-        .any(|(k, v)| k == "e" && v.parse::<f64>() != Ok(0.0));
-    if file == "robot-ltl.prism.props" && e_nonzero {
-        return Some("LTL neither co-safe nor safe (G F) on interval DTMCs is not implemented yet");
-    }
-    None
-}
 
 #[derive(Clone, Debug)]
 struct Case {
@@ -211,12 +200,6 @@ pub fn trials(trials: &mut Vec<Trial>) -> String {
                     format!("[{}]", kv.join(","))
                 };
                 let test_name = format!("idtmc::{name}:{line}{label}");
-                if let Some(reason) = unsupported(&name, &run) {
-                    trials.push(Trial::ignorable_test(test_name, move || {
-                        Ok(Completion::ignored_with(reason))
-                    }));
-                    continue;
-                }
                 let (model, decls) = (model.clone(), decls.clone());
                 trials.push(Trial::test(test_name, move || {
                     run_case(&model, &decls, &case)

@@ -226,17 +226,6 @@ fn refusals_are_located_user_errors() {
             "R{\"coin_flips\"}max=? [ C ]"
         ])
     );
-    insta::assert_snapshot!(
-        "ltl",
-        user_error(&[
-            "check",
-            die,
-            "--method",
-            "exact",
-            "--prop",
-            "Pmax=? [ F G s=7 ]"
-        ])
-    );
 }
 
 /// Intervals that are all points are a DTMC with those exact probabilities (`[1/3,1/3]` is

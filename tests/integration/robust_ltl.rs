@@ -1,4 +1,5 @@
-//! Co-safe and safe LTL on interval DTMCs (issue 23, item 2): `Pmin`/`Pmax` through the
+//! LTL on interval DTMCs (issue 23, item 2): co-safe and safe formulas, and those that are
+//! neither (`G F`, `F G`): `Pmin`/`Pmax` through the
 //! interval product with the formula's automaton, with the default method (sound bounds) and
 //! `--method exact` (rationals). Values are derived by hand in the comments.
 
@@ -146,8 +147,47 @@ fn the_issues_example_is_answered() {
     );
 }
 
-/// Formulas whose acceptance depends on what nature does forever (`G F`, `F G`) are refused,
-/// located at the operator; the product counts against `--max-states`.
+/// Formulas that are neither co-safe nor safe (issue 23): `d=1` holds only in the absorbing
+/// `s=7, d=1`, so `G F d=1` and `F G d=1` are `F (s=7 & d=1)`: 8/21 and 1/21, as above. In
+/// `MEMORY` every visit to `s=0` falls to the trap with 1/2, so no run sees `a` forever:
+/// `Pmax(G F a) = 0`, and `Pmin(F G !a) = 1`.
+#[test]
+fn g_f_and_f_g_are_answered() {
+    let die = util::fixture("idtmc/die-intervals.pm");
+    assert_eq!(
+        exact_within_bounds(
+            &die,
+            &[
+                "Pmax=? [ G F d=1 ]",
+                "Pmin=? [ G F d=1 ]",
+                "Pmax=? [ F G d=1 ]",
+                "Pmin=? [ F G d=1 ]",
+                "Pmin=? [ G F s=7 ]",
+            ]
+        ),
+        ["8/21", "1/21", "8/21", "1/21", "1"]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let memory = write(dir.path(), "memory.pm", MEMORY);
+    assert_eq!(
+        exact_within_bounds(&memory, &["Pmax=? [ G F \"a\" ]", "Pmin=? [ F G !\"a\" ]"]),
+        ["0", "1"]
+    );
+}
+
+/// Every state to every state with `[0, 1]`.
+const COMPLETE: &str = "dtmc
+module m
+  s : [0..4] init 0;
+  [] true -> [0,1] : (s'=0) + [0,1] : (s'=1) + [0,1] : (s'=2) + [0,1] : (s'=3) + [0,1] : (s'=4);
+endmodule
+label \"a\" = s<=2;
+label \"b\" = s=1 | s=3;
+";
+
+/// Limits are located user errors: the product counts against `--max-states`, and a formula
+/// that is neither co-safe nor safe may have at most 10 temporal subformulas (its automaton
+/// guesses among the sets of them).
 #[test]
 fn refusals_are_located_user_errors() {
     let die = util::fixture("idtmc/die-intervals.pm");
@@ -158,10 +198,6 @@ fn refusals_are_located_user_errors() {
         stderr(&out)
     };
     insta::assert_snapshot!(
-        "not_cosafe",
-        run(&["check", die, "--prop", "Pmax=? [ G F s=7 ]"])
-    );
-    insta::assert_snapshot!(
         "product_limit",
         run(&[
             "check",
@@ -171,5 +207,36 @@ fn refusals_are_located_user_errors() {
             "--prop",
             "Pmax=? [ (F d=1) & (F s=7) ]"
         ])
+    );
+    insta::assert_snapshot!(
+        "omega_product_limit",
+        run(&[
+            "check",
+            die,
+            "--max-states",
+            "40",
+            "--prop",
+            "Pmax=? [ G F d=1 ]"
+        ])
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let complete = write(dir.path(), "complete.pm", COMPLETE);
+    let complete = complete.to_str().unwrap();
+    insta::assert_snapshot!(
+        "too_many_guesses",
+        run(&[
+            "check",
+            complete,
+            "--prop",
+            "Pmax=? [ G F s=0 & G F s=1 & G F s=2 & G F s=3 & G F s=4 & G F \"a\" ]"
+        ])
+    );
+    // Within the limits it is answered: nature keeps `s=3` forever (`a` never holds).
+    assert_eq!(
+        exact_within_bounds(
+            Path::new(complete),
+            &["Pmax=? [ F G (\"a\" => X X \"b\") ]"]
+        ),
+        ["1"]
     );
 }

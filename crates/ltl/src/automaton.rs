@@ -136,7 +136,7 @@ impl Automaton {
     }
 
     /// A conjunction (flattened, sorted, without duplicates, constants folded).
-    fn mk_and(&mut self, parts: Vec<u32>) -> u32 {
+    pub(crate) fn mk_and(&mut self, parts: Vec<u32>) -> u32 {
         let mut out = Vec::new();
         for p in parts {
             match self.node(p) {
@@ -249,13 +249,13 @@ impl Automaton {
             _ => self.mk(Node::Next(a)),
         }
     }
-    fn eventually(&mut self, a: u32) -> u32 {
+    pub(crate) fn eventually(&mut self, a: u32) -> u32 {
         match self.node(a) {
             Node::True | Node::False => a,
             _ => self.mk(Node::Eventually(a)),
         }
     }
-    fn globally(&mut self, a: u32) -> u32 {
+    pub(crate) fn globally(&mut self, a: u32) -> u32 {
         match self.node(a) {
             Node::True | Node::False => a,
             _ => self.mk(Node::Globally(a)),

@@ -39,6 +39,19 @@ pub enum LtlError {
          combines F or U with G, W or R, as `G F a` does)"
     )]
     NotPrefixDecided,
+    /// A formula with more temporal subformulas than an interval product's automaton may
+    /// guess among ([`crate::omega::MAX_GUESS_SUBFORMULAS`]).
+    #[error(
+        "the LTL formula has {subformulas} temporal subformulas (F, U, G, W, R and the like); \
+         on interval DTMCs a formula that is neither co-safe nor safe may have at most {limit} \
+         (its automaton guesses among 2^k sets of them)"
+    )]
+    TooManyGuesses {
+        /// Its temporal subformulas.
+        subformulas: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The inputs do not fit together (matrix not square, a proposition without its set).
     #[error("LTL product: {0}")]
     Dimensions(String),

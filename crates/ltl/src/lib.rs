@@ -3,7 +3,9 @@
 //! Main types: [`Ltl`] (a formula over atomic propositions `p0, p1, …`), [`Product`] (the
 //! chain times the formula's deterministic automaton, with its accepting bottom SCCs),
 //! [`probabilities`] (the probability of the formula from every state, with the sound bounds of
-//! `augur-solver`), [`LtlOptions`] (size limits) and [`LtlError`].
+//! `augur-solver`), [`PrefixProduct`] and [`OmegaProduct`] (the products interval chains are
+//! checked on: co-safe and safe formulas, and any formula through a limit-deterministic
+//! automaton), [`LtlOptions`] (size limits) and [`LtlError`].
 //!
 //! The automaton is built on the fly by formula progression (the "after" function `af`): a
 //! state is the positive Boolean combination of subformulas that the rest of the path must
@@ -48,12 +50,16 @@
 mod automaton;
 mod error;
 mod formula;
+pub mod omega;
+#[cfg(test)]
+mod omega_tests;
 pub mod product;
 #[cfg(test)]
 mod tests;
 
 pub use error::{LtlError, Result};
 pub use formula::{Ltl, StepInterval};
+pub use omega::{OmegaProduct, CHOICE_ENTRY};
 pub use product::{
     probabilities, Fragment, LtlOptions, LtlSolution, PrefixProduct, Product, NO_ENTRY,
 };

@@ -80,7 +80,7 @@ pub struct Product {
 }
 
 /// The letters (bitmasks of the propositions that hold) of every state.
-fn letters(n: usize, aps: &[StateSet]) -> Vec<u64> {
+pub(crate) fn letters(n: usize, aps: &[StateSet]) -> Vec<u64> {
     let mut out = vec![0u64; n];
     for (i, set) in aps.iter().enumerate().take(64) {
         for s in set.ones().filter(|&s| s < n) {
@@ -96,7 +96,7 @@ fn raw(m: &Matrix) -> (&[u32], &[u32], &[f64]) {
 
 /// Checks that `matrix` is square and that every proposition of `formula` has its set in `aps`
 /// (at most 64); returns the number of chain states.
-fn check_inputs(matrix: &Matrix, aps: &[StateSet], formula: &Ltl) -> Result<usize> {
+pub(crate) fn check_inputs(matrix: &Matrix, aps: &[StateSet], formula: &Ltl) -> Result<usize> {
     let n = matrix.rows();
     if matrix.cols() != n {
         return Err(LtlError::Dimensions(format!(
@@ -120,21 +120,21 @@ fn check_inputs(matrix: &Matrix, aps: &[StateSet], formula: &Ltl) -> Result<usiz
 }
 
 /// The states of a product reachable from every `(s, root)`, in CSR form.
-struct Explored {
-    ptr: Vec<u32>,
-    idx: Vec<u32>,
+pub(crate) struct Explored {
+    pub(crate) ptr: Vec<u32>,
+    pub(crate) idx: Vec<u32>,
     /// The chain entry each product entry copies ([`NO_ENTRY`] for the self-loop of a decided
     /// state made absorbing).
-    source_entry: Vec<u32>,
-    model_state: Vec<u32>,
-    automaton_state: Vec<u32>,
-    initial: Vec<u32>,
+    pub(crate) source_entry: Vec<u32>,
+    pub(crate) model_state: Vec<u32>,
+    pub(crate) automaton_state: Vec<u32>,
+    pub(crate) initial: Vec<u32>,
 }
 
 /// The product state `(s, q)` moves to `(t, δ(q, L(s)))` for every stored transition `s → t`
 /// (rows sorted by column). With `absorb_decided`, a product state whose automaton state is
 /// `true` or `false` is not explored: its row is a self-loop marked [`NO_ENTRY`].
-fn explore(
+pub(crate) fn explore(
     matrix: &Matrix,
     letter: &[u64],
     aut: &mut Automaton,

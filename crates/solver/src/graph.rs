@@ -61,6 +61,13 @@ pub fn scc_restricted(matrix: &Matrix, subset: &StateSet) -> Sccs {
     tarjan(matrix.rows(), ptr, idx, Some(val), Some(subset))
 }
 
+/// SCC decomposition of a graph given by its CSR pattern alone (`ptr` of `n + 1` row pointers,
+/// every stored successor in `idx` an edge, whatever its value): iterative Tarjan, no
+/// recursion.
+pub fn scc_pattern(ptr: &[u32], idx: &[u32]) -> Sccs {
+    tarjan(ptr.len().saturating_sub(1), ptr, idx, None, None)
+}
+
 /// Iterative Tarjan over raw CSR arrays. `val`, when given, filters out zero entries; `subset`,
 /// when given, restricts the graph to those vertices.
 pub(crate) fn tarjan(

@@ -139,8 +139,10 @@ impl ExactRows {
     /// The rows of a product of this model (an LTL product, see `augur_ltl::PrefixProduct`):
     /// CSR pattern `ptr`/`idx` whose every entry copies entry `source[e]` of this model's rows
     /// with its exact, tight interval, or is a probability-1 self-loop (`source[e] ==
-    /// u32::MAX`). Refuses a product above [`MAX_EXACT_ROBUST_STATES`] states.
+    /// u32::MAX`), or a free choice `[0, 1]` (`source[e] == u32::MAX - 1`: an automaton's
+    /// guess). Refuses a product above [`MAX_EXACT_ROBUST_STATES`] states.
     pub fn product(&self, ptr: Vec<u32>, idx: Vec<u32>, source: &[u32]) -> Result<ExactRows> {
+        const CHOICE: u32 = u32::MAX - 1;
         let n = ptr.len().saturating_sub(1);
         if n > MAX_EXACT_ROBUST_STATES {
             return Err(unsupported(format!(
@@ -149,15 +151,21 @@ impl ExactRows {
                  method (`--method auto`: robust interval iteration with sound bounds) answers it"
             )));
         }
-        let pick = |v: &[BigRational], e: u32| {
-            if e == u32::MAX {
-                BigRational::one()
-            } else {
-                v[e as usize].clone()
-            }
-        };
-        let lo = source.iter().map(|&e| pick(&self.lo, e)).collect();
-        let hi = source.iter().map(|&e| pick(&self.hi, e)).collect();
+        let lo = source
+            .iter()
+            .map(|&e| match e {
+                u32::MAX => BigRational::one(),
+                CHOICE => BigRational::zero(),
+                e => self.lo[e as usize].clone(),
+            })
+            .collect();
+        let hi = source
+            .iter()
+            .map(|&e| match e {
+                u32::MAX | CHOICE => BigRational::one(),
+                e => self.hi[e as usize].clone(),
+            })
+            .collect();
         Ok(ExactRows { ptr, idx, lo, hi })
     }
 

@@ -35,6 +35,7 @@ mod ltl_reward;
 mod robust;
 mod robust_exact;
 mod robust_ltl;
+mod robust_omega;
 #[cfg(test)]
 mod tests;
 

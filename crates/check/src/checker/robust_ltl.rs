@@ -15,7 +15,8 @@
 //! * Safe formulas (no `F`, `U`): a path violates φ exactly when the automaton reaches `false`,
 //!   so `Pmax φ = 1 − Pmin(F false)` and `Pmin φ = 1 − Pmax(F false)`.
 //! * Other formulas (`G F a`: the acceptance depends on what nature does forever, inside end
-//!   components) are a located user error.
+//!   components) go to `robust_omega` (a limit-deterministic automaton and the accepting end
+//!   components of its product).
 //!
 //! The product counts against the state limit as the DTMC's does, and is solved by the robust
 //! interval iteration (sound bounds) or, with `--method exact`, by exact policy iteration.
@@ -43,24 +44,20 @@ impl Checker<'_> {
         let options = self.ltl_options();
         let mut aps = Vec::new();
         let formula = self.ltl_formula(f, &mut aps, &options)?;
-        let product = PrefixProduct::build(
+        let product = match PrefixProduct::build(
             self.matrix(),
             &aps,
             &formula,
             &options,
             &self.options.interrupt,
-        )
-        .map_err(|e| match e {
-            augur_ltl::LtlError::NotPrefixDecided => self.error_at(
-                span,
-                format!(
-                    "{e}; interval DTMCs answer co-safe formulas (X, U, F and bounded \
-                     operators, e.g. `F a & F b`) and safe ones (X, G, W, R and bounded \
-                     operators, e.g. `G a | G b`)"
-                ),
-            ),
-            e => self.ltl_error(e, span),
-        })?;
+        ) {
+            Ok(p) => p,
+            // `G F a` and the like: `robust_omega` (a limit-deterministic automaton).
+            Err(augur_ltl::LtlError::NotPrefixDecided) => {
+                return self.robust_omega(&formula, &aps, max, span)
+            }
+            Err(e) => return Err(self.ltl_error(e, span)),
+        };
         let (target, reach_max, complement) = match product.fragment {
             Fragment::CoSafe => (&product.accepting, max, false),
             Fragment::Safe => (&product.rejecting, !max, true),
@@ -259,6 +256,11 @@ mod tests {
                 format!("(F s={goal}) & (F s={other})"),
                 format!("G (s={goal} => X s!={other})"),
                 format!("(s!={other} U s={goal}) & F<=3 s={other}"),
+                // Neither co-safe nor safe: `robust_omega`.
+                format!("G F s={goal}"),
+                format!("F G s!={other}"),
+                format!("(G F s={goal}) & (G F s={other})"),
+                format!("F G (s={goal} => X X s!={other})"),
             ] {
                 let (min, max) = (
                     bounds(&d, &format!("Pmin=? [ {f} ]")),
@@ -315,6 +317,8 @@ mod tests {
                 format!("(F s={goal}) & (F s={other})"),
                 format!("G (s={goal} => X s!={other})"),
                 format!("(X s={other}) U s={goal}"),
+                format!("G F s={goal}"),
+                format!("(F G s!={other}) | (G F s={goal})"),
             ] {
                 let max = exact(&d, &format!("Pmax=? [ {f} ]"));
                 let min = exact(&d, &format!("Pmin=? [ {f} ]"));
