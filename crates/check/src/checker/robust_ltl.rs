@@ -25,7 +25,7 @@ use super::Checker;
 use crate::error::Result;
 use crate::result::{MethodUsed, NumValues};
 use augur_dtmc::StateSet;
-use augur_ltl::{Fragment, PrefixProduct, NO_ENTRY};
+use augur_ltl::{Fragment, PrefixProduct, CHOICE_ENTRY, NO_ENTRY};
 use augur_pctl::ResolvedLtl;
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::robust_exact::{self, ExactRows};
@@ -62,39 +62,83 @@ impl Checker<'_> {
             Fragment::CoSafe => (&product.accepting, max, false),
             Fragment::Safe => (&product.rejecting, !max, true),
         };
-        let iv = self.dtmc.intervals.as_deref().expect("an interval model");
-        let bound = |v: &[f64], e: u32| if e == NO_ENTRY { 1.0 } else { v[e as usize] };
-        let lo: Vec<f64> = product
-            .source_entry
-            .iter()
-            .map(|&e| bound(&iv.lo, e))
-            .collect();
-        let hi: Vec<f64> = product
-            .source_entry
-            .iter()
-            .map(|&e| bound(&iv.hi, e))
-            .collect();
-        let rows = IntervalRows {
-            ptr: &product.ptr,
-            idx: &product.idx,
-            lo: &lo,
-            hi: &hi,
-        };
-        let np = product.num_states();
-        let mut all = StateSet::with_capacity(np);
-        all.insert_range(..);
         let what = format!(
-            "robust LTL product ({np} states, {} automaton states, {})",
+            "robust LTL product ({} states, {} automaton states, {})",
+            product.num_states(),
             product.automaton_states,
             match product.fragment {
                 Fragment::CoSafe => "co-safe: reaching the accepting states",
                 Fragment::Safe => "safe: avoiding the rejecting states",
             }
         );
+        let num = self.robust_product_until(
+            ProductRows {
+                ptr: &product.ptr,
+                idx: &product.idx,
+                source_entry: &product.source_entry,
+                initial: &product.initial,
+            },
+            target,
+            reach_max,
+            what,
+            span,
+        )?;
+        Ok(if complement { num.complement() } else { num })
+    }
+}
+
+/// The transitions of a product of the interval model with an automaton: per product entry the
+/// model's entry it copies (`NO_ENTRY`: a decided state's self-loop, `[1, 1]`; `CHOICE_ENTRY`:
+/// one of nature's guesses, `[0, 1]`), and the product state of each model state.
+pub(super) struct ProductRows<'a> {
+    pub(super) ptr: &'a [u32],
+    pub(super) idx: &'a [u32],
+    pub(super) source_entry: &'a [u32],
+    pub(super) initial: &'a [u32],
+}
+
+impl Checker<'_> {
+    /// `Pmax` (`reach_max`) or `Pmin` of reaching `target` in an interval product, per model
+    /// state (through `rows.initial`): robust interval iteration (sound bounds), or exact
+    /// policy iteration under `--method exact` with the float solution as its first policy's
+    /// hint. `what` names the product in the method.
+    pub(super) fn robust_product_until(
+        &mut self,
+        rows: ProductRows<'_>,
+        target: &StateSet,
+        reach_max: bool,
+        what: String,
+        span: Span,
+    ) -> Result<NumValues> {
+        let iv = self.dtmc.intervals.as_deref().expect("an interval model");
+        let bound = |v: &[f64], e: u32, choice: f64| match e {
+            NO_ENTRY => 1.0,
+            CHOICE_ENTRY => choice,
+            e => v[e as usize],
+        };
+        let lo: Vec<f64> = rows
+            .source_entry
+            .iter()
+            .map(|&e| bound(&iv.lo, e, 0.0))
+            .collect();
+        let hi: Vec<f64> = rows
+            .source_entry
+            .iter()
+            .map(|&e| bound(&iv.hi, e, 1.0))
+            .collect();
+        let interval_rows = IntervalRows {
+            ptr: rows.ptr,
+            idx: rows.idx,
+            lo: &lo,
+            hi: &hi,
+        };
+        let np = rows.ptr.len().saturating_sub(1);
+        let mut all = StateSet::with_capacity(np);
+        all.insert_range(..);
         let pick =
-            |v: &[f64]| -> Vec<f64> { product.initial.iter().map(|&p| v[p as usize]).collect() };
-        let float = robust::until(&rows, &all, target, reach_max, &self.options);
-        let num = if self.exact_mode() {
+            |v: &[f64]| -> Vec<f64> { rows.initial.iter().map(|&p| v[p as usize]).collect() };
+        let float = robust::until(&interval_rows, &all, target, reach_max, &self.options);
+        Ok(if self.exact_mode() {
             // The float solution orders the successors for the first policy (a solver that
             // does not converge only costs the hint; a stop is a stop).
             let hint = match float {
@@ -103,13 +147,7 @@ impl Checker<'_> {
                 Err(_) => None,
             };
             let exact = ExactRows::of(self.dtmc)
-                .and_then(|r| {
-                    r.product(
-                        product.ptr.clone(),
-                        product.idx.clone(),
-                        &product.source_entry,
-                    )
-                })
+                .and_then(|r| r.product(rows.ptr.to_vec(), rows.idx.to_vec(), rows.source_entry))
                 .map_err(|e| self.exact_error(e, span))?;
             let sol = robust_exact::until(
                 &exact,
@@ -120,7 +158,7 @@ impl Checker<'_> {
                 &self.options,
             )
             .map_err(|e| self.exact_error(e, span))?;
-            let q = product
+            let q = rows
                 .initial
                 .iter()
                 .map(|&p| Some(sol.values[p as usize].clone()))
@@ -143,8 +181,7 @@ impl Checker<'_> {
                 )),
                 exact: None,
             }
-        };
-        Ok(if complement { num.complement() } else { num })
+        })
     }
 }
 

@@ -13,14 +13,12 @@
 //!
 //! The product and the automaton count against the state limit.
 
+use super::robust_ltl::ProductRows;
 use super::Checker;
 use crate::error::Result;
-use crate::result::{MethodUsed, NumValues};
+use crate::result::NumValues;
 use augur_dtmc::StateSet;
-use augur_ltl::{Ltl, LtlError, OmegaProduct, CHOICE_ENTRY, NO_ENTRY};
-use augur_solver::robust::{self, IntervalRows};
-use augur_solver::robust_exact::{self, ExactRows};
-use augur_solver::SolverError;
+use augur_ltl::{Ltl, LtlError, OmegaProduct};
 use augur_source::Span;
 
 impl Checker<'_> {
@@ -54,91 +52,27 @@ impl Checker<'_> {
             e @ LtlError::TooManyGuesses { .. } => self.error_at(span, e.to_string()),
             e => self.ltl_error(e, span),
         })?;
-        let lo: Vec<f64> = product
-            .source_entry
-            .iter()
-            .map(|&e| match e {
-                NO_ENTRY => 1.0,
-                CHOICE_ENTRY => 0.0,
-                e => iv.lo[e as usize],
-            })
-            .collect();
-        let hi: Vec<f64> = product
-            .source_entry
-            .iter()
-            .map(|&e| match e {
-                NO_ENTRY | CHOICE_ENTRY => 1.0,
-                e => iv.hi[e as usize],
-            })
-            .collect();
-        let rows = IntervalRows {
-            ptr: &product.ptr,
-            idx: &product.idx,
-            lo: &lo,
-            hi: &hi,
-        };
-        let np = product.num_states();
-        let mut all = StateSet::with_capacity(np);
-        all.insert_range(..);
         let what = format!(
-            "robust LTL product with the limit-deterministic automaton{} ({np} states, {} \
+            "robust LTL product with the limit-deterministic automaton{} ({} states, {} \
              automaton states, {} guesses, {} accepting end components): reaching them",
             if max { "" } else { " of the negation" },
+            product.num_states(),
             product.automaton_states,
             product.guesses,
             product.accepting_components,
         );
-        let pick =
-            |v: &[f64]| -> Vec<f64> { product.initial.iter().map(|&p| v[p as usize]).collect() };
-        let float = robust::until(&rows, &all, &product.good, true, &self.options);
-        let num = if self.exact_mode() {
-            let hint = match float {
-                Ok(h) => Some(h.values),
-                Err(e @ SolverError::Interrupted(_)) => return Err(e.into()),
-                Err(_) => None,
-            };
-            let exact = ExactRows::of(self.dtmc)
-                .and_then(|r| {
-                    r.product(
-                        product.ptr.clone(),
-                        product.idx.clone(),
-                        &product.source_entry,
-                    )
-                })
-                .map_err(|e| self.exact_error(e, span))?;
-            let sol = robust_exact::until(
-                &exact,
-                &all,
-                &product.good,
-                true,
-                hint.as_deref(),
-                &self.options,
-            )
-            .map_err(|e| self.exact_error(e, span))?;
-            let q = product
-                .initial
-                .iter()
-                .map(|&p| Some(sol.values[p as usize].clone()))
-                .collect();
-            NumValues::rational(
-                q,
-                MethodUsed::Solver(format!(
-                    "{what}; exact robust policy iteration ({} policies)",
-                    sol.iterations
-                )),
-            )
-        } else {
-            let sol = float?;
-            NumValues {
-                values: pick(&sol.values),
-                bounds: sol.bounds.as_ref().map(|(l, h)| (pick(l), pick(h))),
-                method: MethodUsed::Solver(format!(
-                    "{what}; robust interval iteration ({} sweeps)",
-                    sol.sweeps
-                )),
-                exact: None,
-            }
-        };
+        let num = self.robust_product_until(
+            ProductRows {
+                ptr: &product.ptr,
+                idx: &product.idx,
+                source_entry: &product.source_entry,
+                initial: &product.initial,
+            },
+            &product.good,
+            true,
+            what,
+            span,
+        )?;
         Ok(if max { num } else { num.complement() })
     }
 }
