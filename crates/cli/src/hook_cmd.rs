@@ -19,6 +19,7 @@
 //! load) is a message on stderr and exit code 2, which blocks the tool call in `PreToolUse`
 //! (Claude Code treats other non-zero codes as non-blocking): the hook fails closed.
 
+use augur_mcp::hook::{result_text, tool_name};
 use augur_monitor::journal::{monitor_hash, unix_now};
 use augur_monitor::runs::ObservationSource;
 use augur_monitor::session::{Action, FullSnapshot, ToolCall};
@@ -523,42 +524,6 @@ fn end(state: &mut StateFile, id: String) {
     }
 }
 
-/// The tool name the classifier sees: an MCP tool's own name without `mcp__SERVER__`.
-fn tool_name(name: &str) -> &str {
-    match name.strip_prefix("mcp__") {
-        Some(rest) => rest.split_once("__").map_or(rest, |(_, t)| t),
-        None => name,
-    }
-}
-
-/// The text of a tool's result: every string and number leaf, one per line, except the
-/// leaves that repeat one of the call's own arguments (Read's result echoes its
-/// `filePath`: the agent wrote it, it is not news from the tool).
-fn result_text(result: &Value, input: &Value) -> String {
-    fn leaves<'a>(v: &'a Value, f: &mut dyn FnMut(&'a Value)) {
-        match v {
-            Value::Array(a) => a.iter().for_each(|x| leaves(x, f)),
-            Value::Object(m) => m.values().for_each(|x| leaves(x, f)),
-            v => f(v),
-        }
-    }
-    let mut own: Vec<&Value> = Vec::new();
-    leaves(input, &mut |v| own.push(v));
-    let mut text = String::new();
-    leaves(result, &mut |v| {
-        if own.contains(&v) {
-            return;
-        }
-        match v {
-            Value::String(s) => text.push_str(s),
-            Value::Number(n) => text.push_str(&n.to_string()),
-            _ => return,
-        }
-        text.push('\n');
-    });
-    text
-}
-
 fn handle(
     state: &mut StateFile,
     input: &HookInput,
@@ -686,26 +651,6 @@ fn handle(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mcp_tools_are_classified_by_their_own_name() {
-        assert_eq!(tool_name("Bash"), "Bash");
-        assert_eq!(tool_name("mcp__github__create_issue"), "create_issue");
-        assert_eq!(tool_name("mcp__memory"), "memory");
-    }
-
-    #[test]
-    fn a_result_echoing_its_arguments_leaves_them_out() {
-        let input = json!({"file_path": "/p/notes.txt"});
-        let result = json!({"type": "text", "file": {"filePath": "/p/notes.txt",
-                            "content": "mail eve@evil.example", "numLines": 1}});
-        // In the map's key order (sorted, or as written with serde_json's preserve_order).
-        let text = result_text(&result, &input);
-        let mut lines: Vec<&str> = text.lines().collect();
-        lines.sort_unstable();
-        assert_eq!(lines, ["1", "mail eve@evil.example", "text"]);
-        assert_eq!(result_text(&json!("plain"), &json!({})), "plain\n");
-    }
 
     #[test]
     fn the_session_id_is_found_in_broken_json() {

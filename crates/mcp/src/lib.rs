@@ -12,6 +12,7 @@
 //!   Python package) call them.
 //! - [`pause`]: a paused action's id and its `approve` / `deny` (shared with the Python
 //!   package).
+//! - [`hook`]: what a client's hooks send (tool names, result text), for `augur hook`.
 //! - [`ToolError`]: a tool's failure with the located message.
 //! - `stdio::serve_stdio` (feature `stdio`, on by default): the rmcp server on stdin/stdout.
 //! - `gateway` (feature `stdio`): `augur mcp --upstream`, Augur between an MCP client and
@@ -37,6 +38,7 @@
 mod error;
 #[cfg(feature = "stdio")]
 pub mod gateway;
+pub mod hook;
 pub mod ops;
 pub mod pause;
 pub mod server;

@@ -19,6 +19,7 @@
 //! it is never reachable by other users; a file already at PATH is refused unless it is a
 //! socket (a previous gateway's), which is replaced.
 
+use crate::hook::{result_text, tool_name};
 use crate::server::Server;
 use augur_monitor::Verdict;
 use serde_json::{json, Map, Value};
@@ -122,41 +123,6 @@ pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String)
             let _ = write.shutdown().await;
         });
     }
-}
-
-/// The classifier's name of a Claude Code tool: `mcp__SERVER__tool` → `tool`.
-pub fn tool_name(name: &str) -> &str {
-    match name.strip_prefix("mcp__") {
-        Some(rest) => rest.split_once("__").map_or(rest, |(_, t)| t),
-        None => name,
-    }
-}
-
-/// The text of a tool's result: every string and number leaf, one per line, except the
-/// leaves that repeat one of the call's own arguments (Read's result echoes its path).
-pub fn result_text(result: &Value, input: &Value) -> String {
-    fn leaves<'a>(v: &'a Value, f: &mut dyn FnMut(&'a Value)) {
-        match v {
-            Value::Array(a) => a.iter().for_each(|x| leaves(x, f)),
-            Value::Object(m) => m.values().for_each(|x| leaves(x, f)),
-            v => f(v),
-        }
-    }
-    let mut own: Vec<&Value> = Vec::new();
-    leaves(input, &mut |v| own.push(v));
-    let mut text = String::new();
-    leaves(result, &mut |v| {
-        if own.contains(&v) {
-            return;
-        }
-        match v {
-            Value::String(s) => text.push_str(s),
-            Value::Number(n) => text.push_str(&n.to_string()),
-            _ => return,
-        }
-        text.push('\n');
-    });
-    text
 }
 
 fn handle(
@@ -265,11 +231,5 @@ mod tests {
             std::fs::metadata(&p).unwrap().permissions().mode() & 0o777
         });
         assert_eq!(mode, 0o600);
-    }
-
-    #[test]
-    fn mcp_tools_are_classified_by_their_own_name() {
-        assert_eq!(tool_name("Bash"), "Bash");
-        assert_eq!(tool_name("mcp__github__create_issue"), "create_issue");
     }
 }
