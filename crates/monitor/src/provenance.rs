@@ -62,7 +62,7 @@ mod scan;
 use rustc_hash::FxHashMap;
 use scan::{
     amount_range, find, is_sep, json_leaves, scan, skip_www, trim_end, trim_tail, Found, HashKeys,
-    Mode,
+    Mode, NormBuf,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -355,22 +355,58 @@ struct Entry {
 
 const NO_ENTRY: u32 = u32::MAX;
 
-/// The stored value that is `f` (its key `key`): the chain of values with that key, compared
+/// A found value's normalised bytes (in a [`NormBuf`] when they fit) and key.
+struct Keyed<'a> {
+    key: u64,
+    /// The normalised bytes; `None` for a value too long for the buffer (then compared and
+    /// written from the scanned text).
+    norm: Option<&'a [u8]>,
+}
+
+impl<'a> Keyed<'a> {
+    /// Normalise `f` once (into `buf` when it fits) and key it; `None` when it is empty.
+    #[inline]
+    fn new(f: &Found, text: &[u8], keys: HashKeys, buf: &'a mut NormBuf) -> Option<Keyed<'a>> {
+        match f.normalise_into(text, buf) {
+            Some(len) => {
+                let key = buf.key(len, keys)?;
+                Some(Keyed {
+                    key,
+                    norm: Some(&buf.0[..len]),
+                })
+            }
+            None => Some(Keyed {
+                key: f.key(text, keys)?,
+                norm: None,
+            }),
+        }
+    }
+
+    #[inline]
+    fn eq(&self, f: &Found, text: &[u8], stored: &[u8]) -> bool {
+        match self.norm {
+            Some(n) => n == stored,
+            None => f.eq_normalised(text, stored),
+        }
+    }
+}
+
+/// The stored value that is `f` (keyed `k`): the chain of values with that key, compared
 /// by normalised text.
 #[inline]
 fn lookup(
     index: &FxHashMap<u64, u32>,
     entries: &[Entry],
     texts: &[u8],
-    key: u64,
+    k: &Keyed<'_>,
     f: &Found,
     text: &[u8],
 ) -> Option<u32> {
-    let mut i = *index.get(&key)?;
+    let mut i = *index.get(&k.key)?;
     while i != NO_ENTRY {
         let e = &entries[i as usize];
         let start = e.text_start as usize;
-        if f.eq_normalised(text, &texts[start..start + e.text_len as usize]) {
+        if k.eq(f, text, &texts[start..start + e.text_len as usize]) {
             return Some(i);
         }
         i = e.next;
@@ -533,12 +569,13 @@ impl Provenance {
             ..
         } = self;
         let keys = *keys;
+        let mut buf = NormBuf::new();
         scan(scanned, &mut |f: Found| {
-            let Some(key) = f.key(scanned, keys) else {
+            let Some(k) = Keyed::new(&f, scanned, keys, &mut buf) else {
                 return;
             };
             stats.found += 1;
-            if let Some(i) = lookup(index, entries, texts, key, &f, scanned) {
+            if let Some(i) = lookup(index, entries, texts, &k, &f, scanned) {
                 let e = &mut entries[i as usize];
                 if trusted {
                     if e.trusted.is_none() && incomplete.is_none() {
@@ -565,9 +602,12 @@ impl Provenance {
                 *incomplete = Some(Incomplete::Values);
                 return;
             }
-            f.write_normalised(scanned, texts);
+            match k.norm {
+                Some(n) => texts.extend_from_slice(n),
+                None => f.write_normalised(scanned, texts),
+            }
             let id = entries.len() as u32;
-            let next = index.insert(key, id).unwrap_or(NO_ENTRY);
+            let next = index.insert(k.key, id).unwrap_or(NO_ENTRY);
             entries.push(Entry {
                 kind: f.kind,
                 text_start: text_start as u32,
@@ -583,9 +623,10 @@ impl Provenance {
 
     /// What the store knows of the value `f` of `text`.
     fn evidence(&self, f: &Found, text: &[u8]) -> Option<Evidence> {
-        let key = f.key(text, self.keys)?;
+        let mut buf = NormBuf::new();
+        let k = Keyed::new(f, text, self.keys, &mut buf)?;
         Some(
-            match lookup(&self.index, &self.entries, &self.texts, key, f, text) {
+            match lookup(&self.index, &self.entries, &self.texts, &k, f, text) {
                 Some(i) => {
                     let e = &self.entries[i as usize];
                     Evidence {
