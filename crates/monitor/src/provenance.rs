@@ -551,14 +551,11 @@ impl Provenance {
         };
         stats.scanned = scanned.len();
         // Room for a new value per 64 bytes read (within the cap), so that a value-dense
-        // result does not grow the table step by step.
+        // result does not grow the table step by step; reserved when the first new value is
+        // stored (an observation of stored values allocates nothing).
         let room =
             (scanned.len() / 64).min(self.limits.max_values.saturating_sub(self.entries.len()));
-        if self.entries.capacity() - self.entries.len() < room {
-            self.entries.reserve(room);
-            self.index.reserve(room);
-            self.texts.reserve(room * 32);
-        }
+        let mut reserved = false;
         let Provenance {
             limits,
             keys,
@@ -601,6 +598,14 @@ impl Provenance {
             if f.end - f.start > budget.saturating_sub(text_start) {
                 *incomplete = Some(Incomplete::Values);
                 return;
+            }
+            if !reserved {
+                reserved = true;
+                if entries.capacity() - entries.len() < room {
+                    entries.reserve(room);
+                    index.reserve(room);
+                    texts.reserve(room * 32);
+                }
             }
             match k.norm {
                 Some(n) => texts.extend_from_slice(n),
