@@ -1,8 +1,10 @@
 //! The value scanner: one pass over the bytes splits tokens (separators, commas that are not
-//! thousands separators) while collecting each token's byte classes; a token whose classes
-//! cannot make a value (a plain word) costs only that pass and an update of the cross-token
-//! state (spaced IBANs, spaced phone numbers, amounts beside a currency code). A value's key is
-//! hashed straight from the text while normalising (no copy, no iterator chain).
+//! thousands separators) while collecting each token's byte classes (eight bytes' classes in
+//! one word at a time); a token whose classes cannot make a value (a plain word) costs only
+//! that pass and an update of the cross-token state (spaced IBANs, spaced phone numbers,
+//! amounts beside a currency code). A found value is normalised once, on the stack
+//! ([`Found::normalise_into`]), then keyed eight bytes at a time and compared with `==`; a value
+//! too long for the buffer is keyed and compared straight from the text while normalising.
 //!
 //! `reference.rs` keeps the scanner as it was before these changes; the property tests check
 //! that both find the same values.
