@@ -62,7 +62,7 @@ mod scan;
 use rustc_hash::FxHashMap;
 use scan::{
     amount_range, find, is_sep, json_leaves, scan, skip_www, trim_end, trim_tail, Found, HashKeys,
-    Mode,
+    Mode, NormBuf,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -355,22 +355,58 @@ struct Entry {
 
 const NO_ENTRY: u32 = u32::MAX;
 
-/// The stored value that is `f` (its key `key`): the chain of values with that key, compared
+/// A found value's normalised bytes (in a [`NormBuf`] when they fit) and key.
+struct Keyed<'a> {
+    key: u64,
+    /// The normalised bytes; `None` for a value too long for the buffer (then compared and
+    /// written from the scanned text).
+    norm: Option<&'a [u8]>,
+}
+
+impl<'a> Keyed<'a> {
+    /// Normalise `f` once (into `buf` when it fits) and key it; `None` when it is empty.
+    #[inline]
+    fn new(f: &Found, text: &[u8], keys: HashKeys, buf: &'a mut NormBuf) -> Option<Keyed<'a>> {
+        match f.normalise_into(text, buf) {
+            Some(len) => {
+                let key = buf.key(len, keys)?;
+                Some(Keyed {
+                    key,
+                    norm: Some(&buf.0[..len]),
+                })
+            }
+            None => Some(Keyed {
+                key: f.key(text, keys)?,
+                norm: None,
+            }),
+        }
+    }
+
+    #[inline]
+    fn eq(&self, f: &Found, text: &[u8], stored: &[u8]) -> bool {
+        match self.norm {
+            Some(n) => n == stored,
+            None => f.eq_normalised(text, stored),
+        }
+    }
+}
+
+/// The stored value that is `f` (keyed `k`): the chain of values with that key, compared
 /// by normalised text.
 #[inline]
 fn lookup(
     index: &FxHashMap<u64, u32>,
     entries: &[Entry],
     texts: &[u8],
-    key: u64,
+    k: &Keyed<'_>,
     f: &Found,
     text: &[u8],
 ) -> Option<u32> {
-    let mut i = *index.get(&key)?;
+    let mut i = *index.get(&k.key)?;
     while i != NO_ENTRY {
         let e = &entries[i as usize];
         let start = e.text_start as usize;
-        if f.eq_normalised(text, &texts[start..start + e.text_len as usize]) {
+        if k.eq(f, text, &texts[start..start + e.text_len as usize]) {
             return Some(i);
         }
         i = e.next;
@@ -515,14 +551,11 @@ impl Provenance {
         };
         stats.scanned = scanned.len();
         // Room for a new value per 64 bytes read (within the cap), so that a value-dense
-        // result does not grow the table step by step.
+        // result does not grow the table step by step; reserved when the first new value is
+        // stored (an observation of stored values allocates nothing).
         let room =
             (scanned.len() / 64).min(self.limits.max_values.saturating_sub(self.entries.len()));
-        if self.entries.capacity() - self.entries.len() < room {
-            self.entries.reserve(room);
-            self.index.reserve(room);
-            self.texts.reserve(room * 32);
-        }
+        let mut reserved = false;
         let Provenance {
             limits,
             keys,
@@ -533,12 +566,13 @@ impl Provenance {
             ..
         } = self;
         let keys = *keys;
+        let mut buf = NormBuf::new();
         scan(scanned, &mut |f: Found| {
-            let Some(key) = f.key(scanned, keys) else {
+            let Some(k) = Keyed::new(&f, scanned, keys, &mut buf) else {
                 return;
             };
             stats.found += 1;
-            if let Some(i) = lookup(index, entries, texts, key, &f, scanned) {
+            if let Some(i) = lookup(index, entries, texts, &k, &f, scanned) {
                 let e = &mut entries[i as usize];
                 if trusted {
                     if e.trusted.is_none() && incomplete.is_none() {
@@ -565,9 +599,20 @@ impl Provenance {
                 *incomplete = Some(Incomplete::Values);
                 return;
             }
-            f.write_normalised(scanned, texts);
+            if !reserved {
+                reserved = true;
+                if entries.capacity() - entries.len() < room {
+                    entries.reserve(room);
+                    index.reserve(room);
+                    texts.reserve(room * 32);
+                }
+            }
+            match k.norm {
+                Some(n) => texts.extend_from_slice(n),
+                None => f.write_normalised(scanned, texts),
+            }
             let id = entries.len() as u32;
-            let next = index.insert(key, id).unwrap_or(NO_ENTRY);
+            let next = index.insert(k.key, id).unwrap_or(NO_ENTRY);
             entries.push(Entry {
                 kind: f.kind,
                 text_start: text_start as u32,
@@ -583,9 +628,10 @@ impl Provenance {
 
     /// What the store knows of the value `f` of `text`.
     fn evidence(&self, f: &Found, text: &[u8]) -> Option<Evidence> {
-        let key = f.key(text, self.keys)?;
+        let mut buf = NormBuf::new();
+        let k = Keyed::new(f, text, self.keys, &mut buf)?;
         Some(
-            match lookup(&self.index, &self.entries, &self.texts, key, f, text) {
+            match lookup(&self.index, &self.entries, &self.texts, &k, f, text) {
                 Some(i) => {
                     let e = &self.entries[i as usize];
                     Evidence {

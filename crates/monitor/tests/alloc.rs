@@ -22,6 +22,66 @@ fn gate_allocates_nothing() {
     gate_on_an_abstraction_monitor();
     gate_on_a_provenance_monitor();
     gate_with_the_robust_and_explanations_sections();
+    observe_allocates_only_to_store_new_values();
+}
+
+/// A value-dense 10 kB tool result (the bench's inbox listing): observing it again allocates
+/// nothing (every value is found by its stack-normalised text), and observing it into a fresh
+/// store allocates only the store's room for its new values (three reservations, not one
+/// per value); the provenance of an argument allocates nothing.
+fn observe_allocates_only_to_store_new_values() {
+    use augur_monitor::provenance::{Origin, Provenance};
+    let mut text = String::new();
+    let mut i = 0;
+    while text.len() < 10_000 {
+        text.push_str(&format!(
+            "- id: '{i}'\n  sender: person{i}@example{m}.com\n  body: review https://www.docs{m}.example.org/d/{i}/edit; \
+             the invoice of $1,{i:03}.50 goes to IBAN DE89370400440532013{i:03}, call +1 555 010 {i:04}. \
+             Attached: /shared/reports/q{m}.pdf, or GB29 NWBK 6016 1331 9268 19, 1,000 USD, {long}@x.org\n",
+            m = i % 7,
+            long = "a".repeat(130 + i % 5),
+        ));
+        i += 1;
+    }
+    let origin = Origin::Tool {
+        tool: "read_inbox",
+        step: 1,
+    };
+    let mut p = Provenance::new();
+    // The tool's name is stored on its first sighting.
+    p.observe(origin, "");
+    let region = Region::new(GLOBAL);
+    let first = p.observe(origin, &text);
+    let stats = region.change();
+    assert!(first.new > 150, "{first:?}");
+    // The reservations of the value table, its index and the value texts.
+    assert!(
+        stats.allocations + stats.reallocations <= 3,
+        "observing {} new values allocated {stats:?}",
+        first.new
+    );
+    let arg = json!({"recipient": "de89 3704 0044 0532 0130 03", "amount": 1003.5});
+    let region = Region::new(GLOBAL);
+    for step in 0..100u32 {
+        let again = p.observe(
+            Origin::Tool {
+                tool: "read_inbox",
+                step,
+            },
+            &text,
+        );
+        assert_eq!((again.new, again.found), (0, first.found));
+        assert_ne!(
+            p.provenance_of(&arg),
+            augur_monitor::provenance::ArgProvenance::None
+        );
+    }
+    let stats = region.change();
+    assert_eq!(
+        (stats.allocations, stats.reallocations),
+        (0, 0),
+        "observing stored values allocated: {stats:?}"
+    );
 }
 
 /// A 60-state (d, t, r) monitor with the optional sections `robust` (intervals learned from

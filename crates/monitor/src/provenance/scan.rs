@@ -1,8 +1,10 @@
 //! The value scanner: one pass over the bytes splits tokens (separators, commas that are not
-//! thousands separators) while collecting each token's byte classes; a token whose classes
-//! cannot make a value (a plain word) costs only that pass and an update of the cross-token
-//! state (spaced IBANs, spaced phone numbers, amounts beside a currency code). A value's key is
-//! hashed straight from the text while normalising (no copy, no iterator chain).
+//! thousands separators) while collecting each token's byte classes (eight bytes' classes in
+//! one word at a time); a token whose classes cannot make a value (a plain word) costs only
+//! that pass and an update of the cross-token state (spaced IBANs, spaced phone numbers,
+//! amounts beside a currency code). A found value is normalised once, on the stack
+//! ([`Found::normalise_into`]), then keyed eight bytes at a time and compared with `==`; a value
+//! too long for the buffer is keyed and compared straight from the text while normalising.
 //!
 //! `reference.rs` keeps the scanner as it was before these changes; the property tests check
 //! that both find the same values.
@@ -122,6 +124,35 @@ impl Found {
         }
     }
 
+    /// Normalise into `buf` (one branch-free pass): the normalised length, or `None` when
+    /// the value's bytes do not fit [`INLINE`] (then the streaming methods above serve).
+    #[inline]
+    pub(super) fn normalise_into(&self, text: &[u8], buf: &mut NormBuf) -> Option<usize> {
+        let t = &text[self.start..self.end];
+        if t.len() > INLINE {
+            return None;
+        }
+        let need = match self.mode {
+            Mode::Lower => {
+                let out = &mut buf.0[..t.len()];
+                out.copy_from_slice(t);
+                out.make_ascii_lowercase();
+                return Some(t.len());
+            }
+            Mode::Digits => K_DIGIT,
+            Mode::AlnumLower => K_ALNUM,
+            Mode::Amount => K_AMOUNT,
+        };
+        // Every byte is written at the next position; the position moves on only for a byte
+        // the mode keeps (lower-casing leaves digits and `.` as they are).
+        let mut n = 0;
+        for &b in t {
+            buf.0[n] = b.to_ascii_lowercase();
+            n += usize::from(KEEP[b as usize] & need != 0);
+        }
+        Some(n)
+    }
+
     /// Append the normalised bytes to `out`.
     pub(super) fn write_normalised(&self, text: &[u8], out: &mut Vec<u8>) {
         let t = &text[self.start..self.end];
@@ -132,6 +163,66 @@ impl Found {
         } else {
             out.extend(self.bytes(text));
         }
+    }
+}
+
+/// Values whose raw bytes are at most this long are normalised on the stack, once, then
+/// hashed eight bytes at a time and compared with `==` ([`Found::normalise_into`]).
+pub(super) const INLINE: usize = 128;
+
+/// A buffer for one normalised value (eight spare bytes, so that the last word of a key can
+/// be read whole).
+pub(super) struct NormBuf(pub(super) [u8; INLINE + 8]);
+
+impl NormBuf {
+    /// A zeroed buffer.
+    pub(super) fn new() -> NormBuf {
+        NormBuf([0; INLINE + 8])
+    }
+
+    /// The key of its first `len` bytes (what [`key_of_bytes`] gives for them): eight bytes
+    /// at a time, the last word read whole and masked.
+    #[inline]
+    pub(super) fn key(&self, len: usize, keys: HashKeys) -> Option<u64> {
+        if len == 0 {
+            return None;
+        }
+        let b = &self.0;
+        let mut acc = keys.k0;
+        let mut i = 0;
+        while i + 8 <= len {
+            let w = u64::from_le_bytes([
+                b[i],
+                b[i + 1],
+                b[i + 2],
+                b[i + 3],
+                b[i + 4],
+                b[i + 5],
+                b[i + 6],
+                b[i + 7],
+            ]);
+            acc = fold_mul(acc ^ w, keys.k1);
+            i += 8;
+        }
+        let rest = len - i;
+        let w = u64::from_le_bytes([
+            b[i],
+            b[i + 1],
+            b[i + 2],
+            b[i + 3],
+            b[i + 4],
+            b[i + 5],
+            b[i + 6],
+            b[i + 7],
+        ]);
+        // `rest` < 8: keep its bytes (the padding of the streaming hasher is zeros).
+        let w = if rest == 0 {
+            0
+        } else {
+            w & (u64::MAX >> (64 - 8 * rest))
+        };
+        let acc = fold_mul(acc ^ w, keys.k1) ^ len as u64;
+        Some(finalise(acc))
     }
 }
 
@@ -352,6 +443,25 @@ pub(super) fn lower_or_space8(w: u64) -> bool {
     (lower | !not_space) & HIGH == HIGH
 }
 
+/// [`CLASS`] of eight bytes, one per byte of a little-endian word.
+#[inline]
+fn class8(w: &[u8]) -> u64 {
+    let c = |k: usize| u64::from(CLASS[w[k] as usize]) << (8 * k);
+    c(0) | c(1) | c(2) | c(3) | c(4) | c(5) | c(6) | c(7)
+}
+
+/// The union of the eight classes of a [`class8`] word.
+#[inline]
+fn fold8(mut w: u64) -> u8 {
+    w |= w >> 32;
+    w |= w >> 16;
+    w |= w >> 8;
+    w as u8
+}
+
+/// The class bits of a separator or comma in each byte of a [`class8`] word.
+const BOUNDARY8: u64 = 0x0101_0101_0101_0101 * (C_SEP | C_COMMA) as u64;
+
 /// Bytes after which a token starts in plain text: separators and commas.
 const BOUNDARY: [bool; 256] = {
     let mut t = [false; 256];
@@ -551,6 +661,18 @@ pub(super) fn host_len(s: &[u8]) -> usize {
     }
 }
 
+/// Strip a leading `www.` (any case) if a host follows: the start and the length of the host
+/// there (each host read once).
+fn skip_www_host(s: &[u8], a: usize, b: usize) -> (usize, usize) {
+    if b - a > 4 && s[a..a + 4].eq_ignore_ascii_case(b"www.") {
+        let hl = host_len(&s[a + 4..b]);
+        if hl > 0 {
+            return (a + 4, hl);
+        }
+    }
+    (a, host_len(&s[a..b]))
+}
+
 /// Strip a leading `www.` (any case) if a host follows.
 pub(super) fn skip_www(s: &[u8], a: usize, b: usize) -> usize {
     if b - a > 4 && s[a..a + 4].eq_ignore_ascii_case(b"www.") && host_len(&s[a + 4..b]) > 0 {
@@ -634,10 +756,15 @@ fn is_date_like(t: &[u8]) -> bool {
             || (groups[0] <= 2 && groups[1] <= 2 && (groups[2] == 4 || groups[2] == 2)))
 }
 
-/// Classify one token `text[s..e]` (separators already removed); push what it holds.
-fn classify(text: &[u8], s: usize, e: usize, flags: u8, out: &mut impl FnMut(Found)) {
+/// Classify one token `text[s..e]` (separators already removed; `text[s..end]` without its
+/// trailing punctuation); push what it holds.
+fn classify(
+    text: &[u8],
+    (s, end, e): (usize, usize, usize),
+    flags: u8,
+    out: &mut impl FnMut(Found),
+) {
     let tok = &text[s..e];
-    let end = trim_end(text, s, e);
     if end <= s {
         return;
     }
@@ -655,8 +782,8 @@ fn classify(text: &[u8], s: usize, e: usize, flags: u8, out: &mut impl FnMut(Fou
         if a == colon || hs >= end {
             return;
         }
-        hs = skip_www(text, hs, end);
-        let hl = host_len(&text[hs..end]);
+        let hl;
+        (hs, hl) = skip_www_host(text, hs, end);
         let b = trim_tail(text, hs, end, true);
         if b > hs {
             out(Found {
@@ -735,8 +862,7 @@ fn path_or_domain(text: &[u8], a: usize, end: usize, out: &mut impl FnMut(Found)
         }
     };
     // 4. A domain (with an optional path) — unless it is a file name.
-    let www = skip_www(text, a, end);
-    let hl = host_len(&text[www..end]);
+    let (www, hl) = skip_www_host(text, a, end);
     let host_then = (www + hl < end).then(|| text[www + hl]);
     if !rooted
         && hl > 0
@@ -915,8 +1041,14 @@ struct Groups {
 }
 
 impl Groups {
-    fn token(&mut self, text: &[u8], s: usize, e: usize, flags: u8, out: &mut impl FnMut(Found)) {
-        let end = trim_end(text, s, e);
+    /// The token `text[s..e]`, `text[s..end]` without its trailing punctuation.
+    fn token(
+        &mut self,
+        text: &[u8],
+        (s, end, e): (usize, usize, usize),
+        flags: u8,
+        out: &mut impl FnMut(Found),
+    ) {
         let has_digit = flags & C_DIGIT != 0;
         // An inert token cannot be a group of a spaced IBAN or phone number, start one, be a
         // number or a currency code: it ends the groups being read and pairs with nothing
@@ -1087,9 +1219,26 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             }
         }
         let s = i;
-        let (mut flags, mut before_last) = (0u8, 0u8);
-        while i < n {
-            let c = CLASS[text[i] as usize];
+        let mut flags = 0u8;
+        loop {
+            // Eight bytes at a time: their classes in one word, the token going on while none
+            // is a separator or a comma.
+            while let Some(w) = text.get(i..i + 8) {
+                let w = class8(w);
+                let stop = w & BOUNDARY8;
+                if stop != 0 {
+                    // The bytes before the first separator or comma belong to the token.
+                    let p = (stop.trailing_zeros() / 8) as usize;
+                    flags |= fold8(w & ((1u64 << (8 * p)) - 1));
+                    i += p;
+                    break;
+                }
+                flags |= fold8(w);
+                i += 8;
+            }
+            // One byte: the separator or comma found above, or one of the last seven bytes.
+            let Some(&b) = text.get(i) else { break };
+            let c = CLASS[b as usize];
             if c == C_SEP {
                 break;
             }
@@ -1101,21 +1250,26 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             {
                 break;
             }
-            before_last = flags;
             flags |= c;
             i += 1;
         }
         if i > s {
-            // Trailing punctuation (`word.`, `word:`) does not make a value.
-            let core = if is_trailing_punct(text[i - 1]) {
-                before_last
-            } else {
+            // Trailing punctuation (`word.`, `word:`) does not make a value: the classes of
+            // the bytes before it decide (read again only when the last byte's class may be
+            // the only source of a value class).
+            let last = text[i - 1];
+            let core = if !is_trailing_punct(last) || flags & C_VALUE & !CLASS[last as usize] != 0 {
                 flags
+            } else {
+                text[s..i - 1]
+                    .iter()
+                    .fold(0u8, |a, &b| a | CLASS[b as usize])
             };
+            let end = trim_end(text, s, i);
             if core & C_VALUE != 0 {
-                classify(text, s, i, flags, out);
+                classify(text, (s, end, i), flags, out);
             }
-            groups.token(text, s, i, flags, out);
+            groups.token(text, (s, end, i), flags, out);
         }
         if i < n && text[i] == b',' {
             i += 1;

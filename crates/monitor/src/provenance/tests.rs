@@ -457,6 +457,25 @@ fn check_keys(text: &[u8]) -> Result<(), TestCaseError> {
         if written != bytes || !f.eq_normalised(text, &bytes) {
             bad.get_or_insert(bytes.clone());
         }
+        // Normalised once on the stack and keyed eight bytes at a time: the same bytes and
+        // key (values too long for the buffer take the streaming path).
+        let mut buf = scan::NormBuf::new();
+        // Stale bytes from an earlier, longer value must not leak into the key.
+        buf.0.fill(0xa5);
+        match f.normalise_into(text, &mut buf) {
+            Some(len) => {
+                if buf.0[..len] != bytes[..]
+                    || buf.key(len, keys) != scan::key_of_bytes(&bytes, keys)
+                {
+                    bad.get_or_insert(bytes.clone());
+                }
+            }
+            None => {
+                if f.end - f.start <= scan::INLINE {
+                    bad.get_or_insert(bytes.clone());
+                }
+            }
+        }
         let mut other = bytes.clone();
         if let Some(last) = other.last_mut() {
             *last ^= 1;
@@ -609,6 +628,95 @@ fn values_at_the_ends_beside_each_other_and_beside_non_ascii_agree_with_the_refe
                 );
                 check_keys(&t).unwrap();
             }
+        }
+    }
+}
+
+#[test]
+fn values_at_every_offset_of_an_eight_byte_word_agree_with_the_reference() {
+    // The token reader takes eight bytes at a time: every value starts and ends at each offset
+    // of a word, after plain text and after a digit group, with its thousands separators,
+    // trailing punctuation and the text's end falling on either side of a word boundary.
+    let values = [
+        "$1,234,567.50",
+        "1,000 USD",
+        "GB29NWBK60161331926819.",
+        "de89 3704 0044 0532 0130 00",
+        "+1 555 010 0042,",
+        "me@Example.ORG:",
+        "https://www.docs3.example.org/d/7/edit.",
+        "/shared/reports/q3.pdf",
+        "Example.org/path?x=1",
+        "AB-1234567",
+        "12,34",
+        "done.",
+    ];
+    let fillers: [&[u8]; 4] = [b"x", b"12 ", b"\xc3\xa9", b", "];
+    for v in values {
+        for pad in 0..17 {
+            for f in fillers {
+                for tail in [&b""[..], b" ", b",", b"0", b"\xff"] {
+                    let mut t: Vec<u8> = f.iter().copied().cycle().take(pad).collect();
+                    t.push(b' ');
+                    t.extend_from_slice(v.as_bytes());
+                    t.extend_from_slice(tail);
+                    assert_eq!(
+                        fast_values(&t),
+                        reference::values(&t),
+                        "{:?}",
+                        String::from_utf8_lossy(&t)
+                    );
+                    check_keys(&t).unwrap();
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn values_beside_the_inline_buffer_length_are_stored_and_found() {
+    // Raw lengths just under, at and over `INLINE`: normalised on the stack or streamed, the
+    // store keeps one value per text, finds it again in any case and tells apart a value that
+    // differs in its last byte.
+    for len in [
+        scan::INLINE - 9,
+        scan::INLINE - 1,
+        scan::INLINE,
+        scan::INLINE + 1,
+        scan::INLINE + 8,
+    ] {
+        for (kind, raw) in [
+            (ValueKind::Email, {
+                let mut l = "A".repeat(len - "@x.org".len());
+                l.push_str("@x.org");
+                l
+            }),
+            (ValueKind::Account, {
+                let mut d = "X1-".repeat(len / 3 + 1);
+                d.truncate(len - 1);
+                d.push('9');
+                d
+            }),
+        ] {
+            assert_eq!(raw.len(), len);
+            let want = normalise(kind, &raw);
+            assert_eq!(texts(&raw), vec![(kind, want.clone())]);
+            check_keys(raw.as_bytes()).unwrap();
+            let mut p = Provenance::new();
+            p.observe(tool("t", 0), &format!("{raw} and {}", raw.to_lowercase()));
+            assert_eq!(p.len(), 1, "{raw}");
+            assert!(matches!(
+                p.provenance_of(&json!(raw)),
+                ArgProvenance::Untrusted(_)
+            ));
+            let mut other = raw.clone();
+            other.pop();
+            other.push(if kind == ValueKind::Email { 'h' } else { '8' });
+            assert_eq!(
+                p.provenance_of(&json!(other)),
+                ArgProvenance::None,
+                "{other}"
+            );
         }
     }
 }
