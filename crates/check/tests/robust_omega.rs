@@ -214,3 +214,27 @@ fn nested_and_filters() {
         v => panic!("{v:?}"),
     }
 }
+
+/// `s=0` keeps at most 1 − 10⁻¹³ on its self-loop, so nature must send at least 10⁻¹³ to the
+/// absorbing `s=1` at every step and `s=0` is left almost surely: `Pmax(F G s=0) = 0` and
+/// `Pmin(G F s=1) = 1`, as the exact `Pmax(G s=0) = 0`. The float end-component test counts a
+/// row within 10⁻¹² of full as full; under `--method exact` the end components must be decided
+/// in rationals, as the exact solver decides them (it reported 1 − 10⁻¹³ and 10⁻¹³).
+const ALMOST_FULL: &str = "dtmc
+module m
+  s : [0..1] init 0;
+  [] s=0 -> [0,1] : (s'=1) + [0,0.9999999999999] : (s'=0);
+  [] s=1 -> true;
+endmodule
+";
+
+#[test]
+fn exact_end_components_are_decided_in_rationals() {
+    for (prop, want) in [
+        ("Pmax=? [ F G s=0 ]", 0.0),
+        ("Pmin=? [ G F s=1 ]", 1.0),
+        ("Pmax=? [ G s=0 ]", 0.0),
+    ] {
+        assert_eq!(num(ALMOST_FULL, prop, Method::Exact), want, "{prop}");
+    }
+}

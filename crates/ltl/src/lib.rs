@@ -59,7 +59,7 @@ mod tests;
 
 pub use error::{LtlError, Result};
 pub use formula::{Ltl, StepInterval};
-pub use omega::{OmegaProduct, CHOICE_ENTRY};
+pub use omega::{OmegaProduct, RowBounds, CHOICE_ENTRY};
 pub use product::{
     probabilities, Fragment, LtlOptions, LtlSolution, PrefixProduct, Product, NO_ENTRY,
 };

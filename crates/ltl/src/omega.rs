@@ -64,6 +64,8 @@ use crate::product::{check_inputs, explore, letters, LtlOptions, NO_ENTRY};
 use augur_dtmc::{Matrix, StateSet};
 use augur_solver::graph::scc_pattern;
 use augur_solver::Interrupt;
+use num_rational::BigRational;
+use num_traits::{One, Zero};
 use rustc_hash::FxHashMap;
 
 const NONE: u32 = u32::MAX;
@@ -107,12 +109,29 @@ struct Component {
     states: Vec<u32>,
 }
 
+/// The interval bounds of a chain's stored transitions, aligned with `matrix.data()`.
+#[derive(Clone, Copy, Debug)]
+pub struct RowBounds<'a> {
+    /// Lower bounds.
+    pub lo: &'a [f64],
+    /// Upper bounds.
+    pub hi: &'a [f64],
+    /// The same bounds in rationals (`--method exact`): they then decide which states can
+    /// stay in an end component, as the exact solver decides it, instead of the float bounds
+    /// with a tolerance of 1e-12 (the two could disagree on rows within 1e-12 of full).
+    pub exact: Option<(&'a [BigRational], &'a [BigRational])>,
+}
+
 /// The product's rows and scratch space for the end-component refinement.
 struct Space<'a> {
     ptr: &'a [u32],
     idx: &'a [u32],
     lo: &'a [f64],
     hi: &'a [f64],
+    /// The model's exact bounds per stored transition and the model entry of every product
+    /// entry (`--method exact`): whether a state can stay is then decided in rationals, as the
+    /// exact solver decides it, not with the float tolerance.
+    exact: Option<(&'a [BigRational], &'a [BigRational], &'a [u32])>,
     /// The row of every entry.
     row_of: &'a [u32],
     /// Local index of every product state in the set being refined ([`NONE`] outside).
@@ -167,15 +186,38 @@ impl Space<'_> {
                 if !alive[i] {
                     continue;
                 }
-                let (mut lo_out, mut hi_in) = (0.0, 0.0);
-                for e in self.ptr[p as usize] as usize..self.ptr[p as usize + 1] as usize {
-                    if self.on[e] {
-                        hi_in += self.hi[e];
-                    } else {
-                        lo_out += self.lo[e];
+                let row = self.ptr[p as usize] as usize..self.ptr[p as usize + 1] as usize;
+                let stays = match self.exact {
+                    Some((elo, ehi, source)) => {
+                        let mut hi_in = BigRational::zero();
+                        let mut lo_out_zero = true;
+                        for e in row {
+                            let (l, h) = match source[e] {
+                                NO_ENTRY => (BigRational::one(), BigRational::one()),
+                                CHOICE_ENTRY => (BigRational::zero(), BigRational::one()),
+                                k => (elo[k as usize].clone(), ehi[k as usize].clone()),
+                            };
+                            if self.on[e] {
+                                hi_in += h;
+                            } else if !l.is_zero() {
+                                lo_out_zero = false;
+                            }
+                        }
+                        lo_out_zero && hi_in >= BigRational::one()
                     }
-                }
-                if !(lo_out <= 0.0 && hi_in >= 1.0 - 1e-12) {
+                    None => {
+                        let (mut lo_out, mut hi_in) = (0.0, 0.0);
+                        for e in row {
+                            if self.on[e] {
+                                hi_in += self.hi[e];
+                            } else {
+                                lo_out += self.lo[e];
+                            }
+                        }
+                        lo_out <= 0.0 && hi_in >= 1.0 - 1e-12
+                    }
+                };
+                if !stays {
                     alive[i] = false;
                     changed = true;
                 }
@@ -222,17 +264,17 @@ struct Guess {
 impl OmegaProduct {
     /// Builds the product of `matrix`'s pattern with the limit-deterministic automaton of
     /// `formula` (proposition `i` holds in the states of `aps[i]`) from every chain state, and
-    /// its accepting states; `lo` and `hi` are the (tight) bounds of the chain's entries,
-    /// aligned with `matrix.data()`. Limits: `options` and `interrupt`.
+    /// its accepting states; `bounds` are the (tight) bounds of the chain's entries, aligned
+    /// with `matrix.data()`. Limits: `options` and `interrupt`.
     pub fn build(
         matrix: &Matrix,
-        lo: &[f64],
-        hi: &[f64],
+        bounds: RowBounds<'_>,
         aps: &[StateSet],
         formula: &Ltl,
         options: &LtlOptions,
         interrupt: &Interrupt,
     ) -> Result<OmegaProduct> {
+        let RowBounds { lo, hi, exact } = bounds;
         let n = check_inputs(matrix, aps, formula)?;
         if lo.len() != matrix.nnz() || hi.len() != matrix.nnz() {
             return Err(LtlError::Dimensions(format!(
@@ -469,6 +511,7 @@ impl OmegaProduct {
             idx: &out_idx,
             lo: &plo,
             hi: &phi,
+            exact: exact.map(|(l, h)| (l, h, source.as_slice())),
             row_of: &row_of,
             local: vec![NONE; total],
             on: vec![false; out_idx.len()],

@@ -8,7 +8,9 @@
 
 use crate::automaton::Automaton;
 use crate::product::{explore, letters};
-use crate::{probabilities, Ltl, LtlError, LtlOptions, OmegaProduct, CHOICE_ENTRY, NO_ENTRY};
+use crate::{
+    probabilities, Ltl, LtlError, LtlOptions, OmegaProduct, RowBounds, CHOICE_ENTRY, NO_ENTRY,
+};
 use augur_dtmc::{Matrix, StateSet};
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::{Interrupt, SolveOptions};
@@ -100,8 +102,11 @@ fn bounds(c: &Chain, p: &OmegaProduct) -> (Vec<f64>, Vec<f64>) {
 fn pmax(c: &Chain, aps: &[StateSet], f: &Ltl) -> Result<(Vec<f64>, Vec<f64>), LtlError> {
     let p = OmegaProduct::build(
         &c.matrix,
-        &c.lo,
-        &c.hi,
+        RowBounds {
+            lo: &c.lo,
+            hi: &c.hi,
+            exact: None,
+        },
         aps,
         f,
         &LtlOptions::default(),
@@ -408,8 +413,11 @@ fn too_many_guesses_is_an_error() {
     });
     let err = OmegaProduct::build(
         &c.matrix,
-        &c.lo,
-        &c.hi,
+        RowBounds {
+            lo: &c.lo,
+            hi: &c.hi,
+            exact: None,
+        },
         &aps,
         &f,
         &LtlOptions::default(),

@@ -72,6 +72,11 @@ fn unsupported(msg: impl Into<String>) -> SolverError {
 }
 
 impl ExactRows {
+    /// The exact lower and upper bounds of every stored transition (tightened).
+    pub fn bounds(&self) -> (&[BigRational], &[BigRational]) {
+        (&self.lo, &self.hi)
+    }
+
     /// The exact rows of an interval model: its exact bounds when it carries them, otherwise
     /// the decimals its doubles print as. Refuses a model above [`MAX_EXACT_ROBUST_STATES`]
     /// states and a row whose exact bounds hold no distribution.

@@ -18,7 +18,8 @@ use super::Checker;
 use crate::error::Result;
 use crate::result::NumValues;
 use augur_dtmc::StateSet;
-use augur_ltl::{Ltl, LtlError, OmegaProduct};
+use augur_ltl::{Ltl, LtlError, OmegaProduct, RowBounds};
+use augur_solver::robust_exact::ExactRows;
 use augur_source::Span;
 
 impl Checker<'_> {
@@ -39,10 +40,20 @@ impl Checker<'_> {
             Ltl::not(formula.clone())
         };
         let iv = self.dtmc.intervals.as_deref().expect("an interval model");
+        // Under `--method exact` the end components are decided in rationals, as the exact
+        // solver's rows are.
+        let exact_rows = if self.exact_mode() {
+            Some(ExactRows::of(self.dtmc).map_err(|e| self.exact_error(e, span))?)
+        } else {
+            None
+        };
         let product = OmegaProduct::build(
             self.matrix(),
-            &iv.lo,
-            &iv.hi,
+            RowBounds {
+                lo: &iv.lo,
+                hi: &iv.hi,
+                exact: exact_rows.as_ref().map(ExactRows::bounds),
+            },
             aps,
             &goal,
             &options,
