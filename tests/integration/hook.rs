@@ -588,3 +588,63 @@ fn the_hook_gates_against_a_running_gateways_session_and_denies_without_one() {
     // The gateway is gone: its socket with it, and the hook denies again.
     assert!(!socket.exists() || via(&prompt("abc", PROMPT)).status.code() == Some(2));
 }
+
+/// A second gateway started on a socket a running gateway listens on refuses to start (it
+/// would gate the first gateway's client against a session that never saw its results), and
+/// the first keeps serving.
+#[test]
+fn a_second_gateway_does_not_take_over_a_live_hook_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    monitor(dir.path());
+    let socket = dir.path().join("gateway.sock");
+    let sock = socket.to_str().unwrap();
+    let _first = live_gateway(dir.path(), &socket);
+    let upstream = format!("self={} mcp --session u", env!("CARGO_BIN_EXE_augur"));
+    let second = util::cmd()
+        .args(["mcp", "--monitor"])
+        .arg(dir.path().join("m.json"))
+        .args(["--upstream", &upstream, "--hook-socket", sock])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(util::code(&second), 1, "{}", util::stderr(&second));
+    assert!(
+        util::stderr(&second).contains("listens on it"),
+        "{}",
+        util::stderr(&second)
+    );
+    // The first gateway still answers through its socket.
+    quiet(&hook_args(
+        dir.path(),
+        &["--gateway", sock],
+        &prompt("abc", PROMPT),
+    ));
+}
+
+/// A request the gateway cannot take (not JSON: a tool result cut short, or longer than the
+/// socket's limit) may have been a result never observed: the gateway's session then treats
+/// values not seen in the user's prompts as untrusted (fail closed).
+#[test]
+fn a_request_the_gateway_cannot_read_loses_provenance() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    monitor(dir.path());
+    let socket = dir.path().join("gateway.sock");
+    let sock = socket.to_str().unwrap();
+    let _g = live_gateway(dir.path(), &socket);
+    let via = |input: &str| hook_args(dir.path(), &["--gateway", sock], input);
+    let s = "abc";
+    quiet(&via(&prompt(s, PROMPT)));
+    let other = curl("https://docs.example.org/page");
+    let before = decision(&via(&pre(s, "t1", "Bash", other.clone())));
+    assert!(!before.1.contains("rule 14"), "{before:?}");
+    let mut raw = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    raw.write_all(b"{\"hook_event_name\": \"PostToolUse\", \"tool_response\": \n")
+        .unwrap();
+    let mut answer = String::new();
+    raw.read_to_string(&mut answer).unwrap();
+    assert!(answer.contains("error"), "{answer}");
+    let after = decision(&via(&pre(s, "t2", "Bash", other)));
+    assert_eq!(after.0, "deny", "{after:?}");
+    assert!(after.1.contains("rule 14"), "{after:?}");
+}

@@ -305,6 +305,24 @@ fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
         }
     };
     let shown = socket.display();
+    let event = input.hook_event_name.clone();
+    // An event that is not a gate (a tool's result, the user's prompt) that the gateway did
+    // not take is a result never observed: its session trusts nothing it saw before.
+    let lost = |e: Fail| -> Fail {
+        if event == "PreToolUse" {
+            return e;
+        }
+        let told = ask_gateway(socket, &json!({"hook_event_name": "augur/input_lost"}))
+            .ok()
+            .filter(|a| a.get("error").is_none());
+        match told {
+            Some(_) => Fail(format!(
+                "{}; the gateway's session now treats values not seen in the user's prompts since as untrusted",
+                e.0
+            )),
+            None => e,
+        }
+    };
     let answer = ask_gateway(
         socket,
         &json!({
@@ -317,12 +335,13 @@ fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
             "error": input.error,
             "tool_use_id": input.tool_use_id,
         }),
-    )?;
+    )
+    .map_err(lost)?;
     if let Some(e) = answer.get("error") {
-        return Err(Fail(format!(
+        return Err(lost(Fail(format!(
             "--gateway {shown}: {}",
             e.as_str().unwrap_or("the gateway refused the event")
-        )));
+        ))));
     }
     if input.hook_event_name != "PreToolUse" {
         return Ok(None);

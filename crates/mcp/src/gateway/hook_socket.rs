@@ -33,6 +33,9 @@ use tokio::net::UnixListener;
 /// The longest request accepted (a tool result observed through the hook): 16 MiB.
 pub const MAX_REQUEST: u64 = 16 * 1024 * 1024;
 
+/// How long a connection may take to send its request.
+const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The tool-use ids of the calls gated with a verdict that moved the session (allow, warn),
 /// the newest 1,024: their PostToolUse does not record them a second time.
 #[derive(Default)]
@@ -58,8 +61,19 @@ impl Advanced {
 pub fn bind(path: &Path) -> Result<UnixListener, String> {
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_socket() => std::fs::remove_file(path)
-            .map_err(|e| format!("--hook-socket {shown}: cannot replace the old socket: {e}"))?,
+        Ok(m) if m.file_type().is_socket() => {
+            // A socket someone still listens on is another gateway's: taking it over would
+            // gate that gateway's client against this session (which has not seen its
+            // results). Only a dead one (a gateway that did not clean up) is replaced.
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Err(format!(
+                    "--hook-socket {shown}: another process (a running gateway?) listens on it; \
+                     give each gateway its own socket"
+                ));
+            }
+            std::fs::remove_file(path)
+                .map_err(|e| format!("--hook-socket {shown}: cannot replace the old socket: {e}"))?
+        }
         Ok(_) => {
             return Err(format!(
                 "--hook-socket {shown}: a file that is not a socket is there; choose another path"
@@ -98,25 +112,40 @@ pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String)
             let (read, mut write) = stream.into_split();
             let mut line = Vec::new();
             let mut reader = BufReader::new(read.take(MAX_REQUEST + 1));
-            let answer = match reader.read_until(b'\n', &mut line).await {
-                Err(e) => json!({"error": format!("reading the request failed: {e}")}),
-                Ok(_) if line.len() as u64 > MAX_REQUEST => {
+            // Whether the request was a gate (PreToolUse): its failure denies the call, and
+            // no result went unobserved.
+            let mut gate = false;
+            let read = tokio::time::timeout(READ_TIMEOUT, reader.read_until(b'\n', &mut line));
+            let answer = match read.await {
+                // A connection closed without a byte (a liveness probe): nothing to answer.
+                Ok(Ok(0)) => return,
+                Err(_) => {
+                    json!({"error": format!("no request within {} s", READ_TIMEOUT.as_secs())})
+                }
+                Ok(Err(e)) => json!({"error": format!("reading the request failed: {e}")}),
+                Ok(Ok(_)) if line.len() as u64 > MAX_REQUEST => {
                     json!({"error": format!("the request is longer than {MAX_REQUEST} bytes")})
                 }
-                Ok(_) => match serde_json::from_slice::<Value>(&line) {
+                Ok(Ok(_)) => match serde_json::from_slice::<Value>(&line) {
                     Ok(Value::Object(event)) => {
+                        gate = event.get("hook_event_name").and_then(Value::as_str)
+                            == Some("PreToolUse");
                         // Gating takes the session lock and may write the journal: off the
                         // runtime's thread.
-                        tokio::task::spawn_blocking(move || {
-                            handle(&server, &session, &advanced, &event)
-                        })
-                        .await
-                        .unwrap_or_else(|e| json!({"error": format!("the gate failed: {e}")}))
+                        let (srv, ses) = (Arc::clone(&server), session.clone());
+                        tokio::task::spawn_blocking(move || handle(&srv, &ses, &advanced, &event))
+                            .await
+                            .unwrap_or_else(|e| json!({"error": format!("the gate failed: {e}")}))
                     }
                     Ok(_) => json!({"error": "the request is not a JSON object"}),
                     Err(e) => json!({"error": format!("the request is not JSON: {e}")}),
                 },
             };
+            if answer.get("error").is_some() && !gate {
+                // A request the gateway could not take may have been a tool's result, now
+                // never observed: the session trusts nothing it saw before (fail closed).
+                let _ = server.lose_provenance(&session);
+            }
             let mut out = answer.to_string();
             out.push('\n');
             let _ = write.write_all(out.as_bytes()).await;
