@@ -15,8 +15,8 @@
 //! `{}`.
 //! An error is `{"error": MESSAGE}`, which the hook turns into exit code 2 (the call denied).
 //!
-//! The socket is created under a temporary name, made 0600, then renamed into place, so that
-//! it is never reachable by other users; a file already at PATH is refused unless it is a
+//! The socket is created in a fresh 0700 directory, made 0600, then renamed into place, so
+//! that it is never reachable by other users; a file already at PATH is refused unless it is a
 //! socket (a previous gateway's), which is replaced.
 
 use crate::hook::{result_text, tool_name};
@@ -24,7 +24,7 @@ use crate::server::Server;
 use augur_monitor::Verdict;
 use serde_json::{json, Map, Value};
 use std::collections::{HashSet, VecDeque};
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -81,19 +81,33 @@ pub fn bind(path: &Path) -> Result<UnixListener, String> {
         }
         Err(_) => {}
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp);
+    // Bound inside a fresh 0700 directory beside PATH: until the chmod to 0600 the socket has
+    // the umask's mode, and nobody else can reach it there; then it is renamed into place.
+    let mut dir = path.as_os_str().to_owned();
+    dir.push(format!(".{}.d", std::process::id()));
+    let dir = PathBuf::from(dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| {
+            format!(
+                "--hook-socket {shown}: cannot create {}: {e}",
+                dir.display()
+            )
+        })?;
+    let tmp = dir.join("hook.sock");
+    let bound = UnixListener::bind(&tmp)
+        .map_err(|e| format!("--hook-socket {shown}: cannot bind: {e}"))
+        .and_then(|listener| {
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
+                .and_then(|()| std::fs::rename(&tmp, path))
+                .map(|()| listener)
+                .map_err(|e| format!("--hook-socket {shown}: {e}"))
+        });
     let _ = std::fs::remove_file(&tmp);
-    let listener =
-        UnixListener::bind(&tmp).map_err(|e| format!("--hook-socket {shown}: cannot bind: {e}"))?;
-    let done = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = done {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("--hook-socket {shown}: {e}"));
-    }
-    Ok(listener)
+    let _ = std::fs::remove_dir(&dir);
+    bound
 }
 
 /// Serves the hook socket: one task per connection, one request each.
@@ -260,5 +274,12 @@ mod tests {
             std::fs::metadata(&p).unwrap().permissions().mode() & 0o777
         });
         assert_eq!(mode, 0o600);
+        // Bound in a private directory that is gone once the socket is in place.
+        let private = dir
+            .path()
+            .join(format!("hook.sock.{}.d", std::process::id()));
+        assert!(!private.exists(), "{}", private.display());
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
     }
 }
