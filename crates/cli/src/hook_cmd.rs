@@ -285,42 +285,32 @@ fn ask_gateway(socket: &Path, request: &Value) -> Result<Value, Fail> {
     })
 }
 
+/// Tells the gateway that an input may have been a tool result never observed (its session
+/// then trusts nothing it saw before), and says so in the failure `msg` when it took it.
+fn input_lost(socket: &Path, msg: String) -> Fail {
+    let told = ask_gateway(socket, &json!({"hook_event_name": "augur/input_lost"}))
+        .ok()
+        .filter(|a| a.get("error").is_none());
+    Fail(match told {
+        Some(_) => format!("{msg}; the gateway's session now treats values not seen in the user's prompts since as untrusted"),
+        None => msg,
+    })
+}
+
 /// `--gateway SOCKET`: the event goes to the running gateway (`augur mcp --hook-socket`),
 /// which gates or observes it in its connection's session; its answer becomes the hook's.
 fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
     let (_, parsed) = read_input()?;
-    let input = match parsed {
-        Ok(i) => i,
-        Err(msg) => {
-            // It may have been a tool result that is now never observed: the gateway's
-            // session trusts nothing it saw before.
-            let told = ask_gateway(socket, &json!({"hook_event_name": "augur/input_lost"}))
-                .ok()
-                .filter(|a| a.get("error").is_none());
-            return Err(Fail(if told.is_some() {
-                format!("{msg}; the gateway's session now treats values not seen in the user's prompts since as untrusted")
-            } else {
-                msg
-            }));
-        }
-    };
+    let input = parsed.map_err(|msg| input_lost(socket, msg))?;
     let shown = socket.display();
     let event = input.hook_event_name.clone();
     // An event that is not a gate (a tool's result, the user's prompt) that the gateway did
-    // not take is a result never observed: its session trusts nothing it saw before.
+    // not take is a result never observed.
     let lost = |e: Fail| -> Fail {
         if event == "PreToolUse" {
-            return e;
-        }
-        let told = ask_gateway(socket, &json!({"hook_event_name": "augur/input_lost"}))
-            .ok()
-            .filter(|a| a.get("error").is_none());
-        match told {
-            Some(_) => Fail(format!(
-                "{}; the gateway's session now treats values not seen in the user's prompts since as untrusted",
-                e.0
-            )),
-            None => e,
+            e
+        } else {
+            input_lost(socket, e.0)
         }
     };
     let answer = ask_gateway(
