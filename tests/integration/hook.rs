@@ -648,3 +648,61 @@ fn a_request_the_gateway_cannot_read_loses_provenance() {
     assert_eq!(after.0, "deny", "{after:?}");
     assert!(after.1.contains("rule 14"), "{after:?}");
 }
+
+/// Past the gateway's limit of connections at once, a connection is answered with an error,
+/// unread, and the session's provenance is lost (it may have been a tool's result); once the
+/// connections close, the socket serves again.
+#[test]
+fn connections_past_the_limit_are_refused_and_lose_provenance() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    monitor(dir.path());
+    let socket = dir.path().join("gateway.sock");
+    let sock = socket.to_str().unwrap();
+    let _g = live_gateway(dir.path(), &socket);
+    let via = |input: &str| hook_args(dir.path(), &["--gateway", sock], input);
+    let s = "abc";
+    quiet(&via(&prompt(s, PROMPT)));
+    let other = curl("https://docs.example.org/page");
+    let before = decision(&via(&pre(s, "t1", "Bash", other.clone())));
+    assert!(!before.1.contains("rule 14"), "{before:?}");
+    // Connections that send nothing hold their slots (for the 10 s read limit).
+    let limit = augur_mcp::gateway::hook_socket::MAX_CONNECTIONS;
+    let held: Vec<_> = (0..limit)
+        .map(|_| std::os::unix::net::UnixStream::connect(&socket).unwrap())
+        .collect();
+    // The gateway takes them one by one: a further connection is refused once all are taken.
+    let t = std::time::Instant::now();
+    let answer = loop {
+        let mut extra = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        extra
+            .set_read_timeout(Some(std::time::Duration::from_millis(300)))
+            .unwrap();
+        let mut answer = String::new();
+        if extra.read_to_string(&mut answer).is_ok() && answer.contains("at most") {
+            break answer;
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(8),
+            "no connection was refused: {answer}"
+        );
+    };
+    assert!(answer.contains(&format!("at most {limit}")), "{answer}");
+    drop(held);
+    // Served again once the held connections are gone; the provenance was lost.
+    let t = std::time::Instant::now();
+    let after = loop {
+        let o = via(&pre(s, "t2", "Bash", other.clone()));
+        if util::code(&o) == 0 {
+            break decision(&o);
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(10),
+            "{}",
+            util::stderr(&o)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(after.0, "deny", "{after:?}");
+    assert!(after.1.contains("rule 14"), "{after:?}");
+}

@@ -17,14 +17,19 @@
 //!
 //! The socket is created in a fresh 0700 directory, made 0600, then renamed into place, so
 //! that it is never reachable by other users; a file already at PATH is refused unless it is a
-//! socket (a previous gateway's), which is replaced.
+//! socket (a previous gateway's), which is replaced. At exit the gateway removes the path only
+//! while it is still its own socket ([`SocketFile::remove`]).
+//!
+//! At most [`MAX_CONNECTIONS`] connections are served at once; one past that is answered with
+//! an error at once, unread, and since it may have been a tool's result the session's
+//! provenance is lost (fail closed).
 
 use crate::hook::{result_text, tool_name};
 use crate::server::Server;
 use augur_monitor::Verdict;
 use serde_json::{json, Map, Value};
 use std::collections::{HashSet, VecDeque};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -32,6 +37,9 @@ use tokio::net::UnixListener;
 
 /// The longest request accepted (a tool result observed through the hook): 16 MiB.
 pub const MAX_REQUEST: u64 = 16 * 1024 * 1024;
+
+/// The most connections served at once (each reads at most [`MAX_REQUEST`] bytes).
+pub const MAX_CONNECTIONS: usize = 64;
 
 /// How long a connection may take to send its request.
 const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -57,8 +65,28 @@ impl Advanced {
     }
 }
 
-/// Binds the socket at `path` (0600 from the moment it exists).
-pub fn bind(path: &Path) -> Result<UnixListener, String> {
+/// A bound hook socket's file: its path, and which file it is (device and inode), so that the
+/// gateway removes its path at exit only while the path is still this socket.
+pub struct SocketFile {
+    path: PathBuf,
+    id: (u64, u64),
+}
+
+impl SocketFile {
+    /// Removes the socket's path, unless another file (another gateway's socket, bound
+    /// after this one was deleted) is there now.
+    pub fn remove(&self) {
+        if let Ok(m) = std::fs::symlink_metadata(&self.path) {
+            if (m.dev(), m.ino()) == self.id {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
+}
+
+/// Binds the socket at `path` (0600 from the moment it exists): the listener for [`serve`]
+/// and the socket's file.
+pub fn bind(path: &Path) -> Result<(UnixListener, SocketFile), String> {
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_socket() => {
@@ -101,8 +129,15 @@ pub fn bind(path: &Path) -> Result<UnixListener, String> {
         .map_err(|e| format!("--hook-socket {shown}: cannot bind: {e}"))
         .and_then(|listener| {
             std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
-                .and_then(|()| std::fs::rename(&tmp, path))
-                .map(|()| listener)
+                .and_then(|()| std::fs::symlink_metadata(&tmp))
+                .and_then(|m| {
+                    std::fs::rename(&tmp, path)?;
+                    let file = SocketFile {
+                        path: path.to_path_buf(),
+                        id: (m.dev(), m.ino()),
+                    };
+                    Ok((listener, file))
+                })
                 .map_err(|e| format!("--hook-socket {shown}: {e}"))
         });
     let _ = std::fs::remove_file(&tmp);
@@ -113,6 +148,7 @@ pub fn bind(path: &Path) -> Result<UnixListener, String> {
 /// Serves the hook socket: one task per connection, one request each.
 pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String) {
     let advanced = Arc::new(Mutex::new(Advanced::default()));
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of file descriptors, say: the hook gets no answer (and denies); try again
@@ -122,7 +158,22 @@ pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String)
         };
         let (server, session, advanced) =
             (Arc::clone(&server), session.clone(), Arc::clone(&advanced));
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            // Too many at once: answered unread. It may have been a tool's result, never to
+            // be observed now: the session trusts nothing it saw before (fail closed).
+            tokio::spawn(async move {
+                let _ = server.lose_provenance(&session);
+                let (_, mut write) = stream.into_split();
+                let answer = json!({"error": format!(
+                    "the gateway serves at most {MAX_CONNECTIONS} hook connections at once"
+                )});
+                let _ = write.write_all(format!("{answer}\n").as_bytes()).await;
+                let _ = write.shutdown().await;
+            });
+            continue;
+        };
         tokio::spawn(async move {
+            let _slot = slot;
             let (read, mut write) = stream.into_split();
             let mut line = Vec::new();
             let mut reader = BufReader::new(read.take(MAX_REQUEST + 1));
@@ -281,5 +332,28 @@ mod tests {
         assert!(!private.exists(), "{}", private.display());
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    /// A gateway whose socket was deleted and bound again by another gateway does not remove
+    /// the other's socket when it exits.
+    #[test]
+    fn a_gateway_removes_only_its_own_socket() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("hook.sock");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (_first, first) = bind(&p).unwrap();
+            std::fs::remove_file(&p).unwrap();
+            let (_second, second) = bind(&p).unwrap();
+            first.remove();
+            assert!(p.exists(), "the first gateway removed the second's socket");
+            second.remove();
+            assert!(!p.exists());
+            // Nothing there any more: nothing to do.
+            first.remove();
+        });
     }
 }

@@ -260,9 +260,12 @@ pub fn serve_gateway_stdio(
         let hook_socket = opts.hook_socket.clone();
         let gateway = Gateway::start(cfg, opts).await?;
         #[cfg(unix)]
+        let mut socket_file = None;
+        #[cfg(unix)]
         if let Some(path) = &hook_socket {
-            let listener =
+            let (listener, file) =
                 hook_socket::bind(path).map_err(|m| GatewayError::Start(format!("error: {m}")))?;
+            socket_file = Some(file);
             tokio::spawn(hook_socket::serve(
                 listener,
                 Arc::clone(&gateway.inner.server),
@@ -278,9 +281,11 @@ pub fn serve_gateway_stdio(
         started(&gateway.inner.server, &gateway.inner.session);
         let served =
             crate::stdio::serve_handler(gateway, tokio::io::stdin(), tokio::io::stdout()).await;
-        if let Some(path) = &hook_socket {
-            // The gateway is gone: a hook finds no socket and denies (exit 2).
-            let _ = std::fs::remove_file(path);
+        #[cfg(unix)]
+        if let Some(file) = &socket_file {
+            // The gateway is gone: a hook finds no socket and denies (exit 2). A socket bound
+            // at the path since (another gateway's) is left alone.
+            file.remove();
         }
         served?;
         Ok(())
