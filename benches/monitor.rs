@@ -237,6 +237,38 @@ fn bench_replay(c: &mut C) {
         b.iter(|| black_box(read_runs(text.as_bytes(), "agentdojo").unwrap()))
     });
     g.finish();
+    // Observing real tool results (beside the dense synthetic 10 kB of `bench_provenance`):
+    // every run's user request and tool results, each run in a fresh store.
+    use augur_monitor::provenance::{Origin, Provenance};
+    use augur_monitor::runs::ObservationSource;
+    let results: u64 = runs
+        .iter()
+        .flat_map(|r| &r.observations)
+        .filter(|o| o.source == ObservationSource::Tool)
+        .map(|o| o.text.len() as u64)
+        .sum();
+    let mut g = c.benchmark_group("provenance");
+    g.throughput(Throughput::Bytes(results));
+    g.bench_function("observe AgentDojo's tool results (bytes/s)", |b| {
+        b.iter(|| {
+            for r in &runs {
+                let mut p = Provenance::new();
+                for o in &r.observations {
+                    let origin = match o.source {
+                        ObservationSource::User => Origin::User,
+                        ObservationSource::System => continue,
+                        ObservationSource::Tool => Origin::Tool {
+                            tool: o.tool.as_deref().unwrap_or(""),
+                            step: o.step.unwrap_or(0) as u32,
+                        },
+                    };
+                    black_box(p.observe(origin, black_box(&o.text)));
+                }
+                black_box(p);
+            }
+        })
+    });
+    g.finish();
 }
 
 /// A 10 kB tool result: an inbox listing with addresses, links, amounts, IBANs and prose.
