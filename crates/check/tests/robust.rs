@@ -367,3 +367,46 @@ fn weak_until_and_release_count_staying_forever() {
     close(num(STAY, "Pmin=? [ \"a\" W<=1 \"goal\" ]"), 0.8);
     close(num(STAY, "Pmax=? [ \"a\" U<=1 \"goal\" ]"), 0.4);
 }
+
+/// `TRAP`'s first state with a lower bound that is a float residue: `0.1·3 − 0.3` is
+/// `5.55e-17` in doubles and 0 in rationals. The loader reads a lower bound within its
+/// tolerance (1e-9) of 0 as 0, so `{s=0}` is an end component for the default method as for
+/// `--method exact`; before, its lower bound leaked `1e-17` per sweep out of the loop, the loop
+/// was no end component, and both `Pmin` and `Pmax` stopped after 10⁶ sweeps ("did not
+/// converge").
+const RESIDUE: &str = "dtmc
+const double r = 0.1*3 - 0.3;
+module m
+  s : [0..3] init 0;
+  [] s=0 -> [0,1] : (s'=0) + [r,1] : (s'=1);
+  [] s=1 -> [0,1] : (s'=0) + [0,0.5] : (s'=2) + [0.5,1] : (s'=3);
+  [] s>1 -> true;
+endmodule
+label \"goal\" = s=2;
+";
+
+#[test]
+fn a_lower_bound_that_is_a_rounding_residue_is_zero() {
+    use augur_check::Method;
+    for (prop, want) in [
+        ("Pmax=? [ F \"goal\" ]", 0.5),
+        ("Pmin=? [ F \"goal\" ]", 0.0),
+        ("Pmax=? [ G !\"goal\" ]", 1.0),
+        ("Pmin=? [ G !\"goal\" ]", 0.5),
+    ] {
+        // The closed forms are TRAP's (see `end_components_nature_can_stay_in`); exact mode
+        // computes the residue as 0 and agrees.
+        close(num(RESIDUE, prop), want);
+        let m = Model::from_text("m.prism", RESIDUE, Format::Prism, &LoadOptions::default())
+            .unwrap();
+        let options = CheckOptions {
+            method: Method::Exact,
+            ..CheckOptions::default()
+        };
+        let exact = CheckSession::new(&m, options)
+            .check_str(prop)
+            .unwrap_or_else(|e| panic!("{prop}: {e}"))
+            .value;
+        assert_eq!(exact, Scalar::Num(want), "{prop} exactly");
+    }
+}

@@ -13,7 +13,23 @@ use crate::{Dtmc, Matrix};
 use serde::{Deserialize, Serialize};
 
 /// Tolerance of the interval checks (`lo ≤ hi`, bounds in `[0, 1]`, `Σlo ≤ 1 ≤ Σhi`).
+/// Whatever it accepts is normalised on reading ([`Dtmc::from_interval_bounds`]) so that no
+/// later decision depends on it: see [`INTERVAL_ROUNDING`].
 pub const INTERVAL_TOLERANCE: f64 = 1e-9;
+
+/// Rounding slack of every float decision on the (normalised) bounds of an interval model:
+/// a row can keep all its mass inside a set `C` when the transitions leaving `C` have
+/// `lo = 0` and those inside `Σhi ≥ 1 − INTERVAL_ROUNDING` (a float sum of decimals that add
+/// up to 1 may fall short of 1 by a few ulps). It covers rounding only, not
+/// [`INTERVAL_TOLERANCE`]: the reading normalises every row the tolerance accepts: a lower
+/// bound `≤ INTERVAL_TOLERANCE` becomes 0 (a residue such as `0.1·3 − 0.3`), and a row with
+/// `Σhi < 1` (`Σlo > 1`) within the tolerance has its upper (lower) bounds scaled to sum to 1.
+/// Without that, a row whose upper bounds sum to `1 − 5·10⁻¹⁰` would be accepted as full but
+/// not be able to keep its mass anywhere (an end component missed: `Pmin > Pmax` for LTL),
+/// and a residue `lo = 5.5·10⁻¹⁷` would leak a run out of a set nature can otherwise keep it
+/// in, 10⁻¹⁷ per sweep (no convergence). `--method exact` reads the bounds as written (or
+/// computed in rationals) and decides exactly.
+pub const INTERVAL_ROUNDING: f64 = 1e-12;
 
 /// The interval bounds of an interval DTMC's transitions, aligned with the stored entries of
 /// [`Dtmc::matrix`] (`lo[i] ≤ matrix.data()[i] ≤ hi[i]`).
@@ -209,11 +225,36 @@ impl Dtmc {
                     sum_hi,
                 });
             }
+            // Normalised (see [`INTERVAL_ROUNDING`]): a lower bound within the tolerance of 0
+            // is 0, and a row within the tolerance of full (`Σhi < 1`) or of over-full
+            // (`Σlo > 1`) has both its bounds scaled to `Σhi = 1` (`Σlo = 1`; a point stays a
+            // point), so that every later decision ("can the row keep its mass in this
+            // set?") needs only a rounding slack.
+            let scale = if sum_hi < 1.0 {
+                1.0 / sum_hi
+            } else if sum_lo > 1.0 {
+                1.0 / sum_lo
+            } else {
+                1.0
+            };
+            let (mut sum_lo, mut sum_hi) = (0.0, 0.0);
             for i in r.clone() {
-                let (l, h) = (
-                    lo[i].clamp(0.0, 1.0),
-                    hi[i].clamp(0.0, 1.0).max(lo[i].clamp(0.0, 1.0)),
-                );
+                let l = lo[i].clamp(0.0, 1.0);
+                let (l, h) = (l, hi[i].clamp(0.0, 1.0).max(l));
+                (clo[i], chi[i]) = (l, h);
+                // A point interval stays a point (a model of points is a DTMC).
+                let l = if l <= INTERVAL_TOLERANCE && l < h {
+                    0.0
+                } else {
+                    (l * scale).min(1.0)
+                };
+                let h = (h * scale).min(1.0).max(l);
+                (tlo[i], thi[i]) = (l, h);
+                sum_lo += l;
+                sum_hi += h;
+            }
+            for i in r.clone() {
+                let (l, h) = (tlo[i], thi[i]);
                 // Tightened only by more than rounding (1 − 0.8 is 0.19999999999999996: keep a
                 // written 0.2).
                 let l2 = l.max(1.0 - (sum_hi - h));
@@ -224,8 +265,7 @@ impl Dtmc {
                 let (l2, h2) = (l2.clamp(0.0, 1.0), h2.clamp(0.0, 1.0));
                 tlo[i] = l2.min(h2);
                 thi[i] = h2.max(l2.min(h2));
-                (clo[i], chi[i]) = (l, h);
-                tightened |= tlo[i] != l || thi[i] != h;
+                tightened |= tlo[i] != clo[i] || thi[i] != chi[i];
             }
             let (sl, sh): (f64, f64) = r
                 .clone()
@@ -428,5 +468,38 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn rows_within_the_tolerance_are_normalised_on_reading() {
+        let mut b = crate::DtmcBuilder::new(3);
+        b.add_transition(0, 1, 0.5).unwrap();
+        b.add_transition(0, 2, 0.5).unwrap();
+        b.add_transition(1, 1, 1.0).unwrap();
+        b.add_transition(2, 0, 0.5).unwrap();
+        b.add_transition(2, 2, 0.5).unwrap();
+        b.add_initial(0).unwrap();
+        let (d, _) = b.build().unwrap();
+        let residue = 0.1 * 3.0 - 0.3;
+        assert!(residue > 0.0 && residue < 1e-16);
+        // Row 0: a residue lower bound; row 1: a loop 5e-10 short of full; row 2: a point
+        // interval within the tolerance of 0 (kept: a point stays a point).
+        let lo = vec![residue, 0.0, 1.0 - 5e-10, 5e-10, 1.0 - 5e-10];
+        let hi = vec![1.0, 1.0, 1.0 - 5e-10, 5e-10, 1.0];
+        let m = Dtmc::from_interval_bounds(d, lo.clone(), hi.clone()).unwrap();
+        let iv = m.intervals.as_ref().unwrap();
+        assert_eq!(iv.lo[..3], [0.0, 0.0, 1.0]);
+        assert_eq!(iv.hi[..3], [1.0, 1.0, 1.0]);
+        assert_eq!(iv.lo[3], 5e-10);
+        // Every row can now be filled: Σhi ≥ 1 and Σlo ≤ 1 in doubles.
+        for s in 0..3 {
+            let r = m.row_range(s);
+            assert!(iv.hi[r.clone()].iter().sum::<f64>() >= 1.0, "row {s}");
+            assert!(iv.lo[r].iter().sum::<f64>() <= 1.0, "row {s}");
+        }
+        // The bounds as read are kept for `--method exact`.
+        let written = iv.written.as_deref().expect("changed on reading");
+        assert_eq!((written.0[0], written.1[2]), (lo[0], hi[2]));
+        m.validate().unwrap();
     }
 }
