@@ -397,8 +397,8 @@ fn a_lower_bound_that_is_a_rounding_residue_is_zero() {
         // The closed forms are TRAP's (see `end_components_nature_can_stay_in`); exact mode
         // computes the residue as 0 and agrees.
         close(num(RESIDUE, prop), want);
-        let m = Model::from_text("m.prism", RESIDUE, Format::Prism, &LoadOptions::default())
-            .unwrap();
+        let m =
+            Model::from_text("m.prism", RESIDUE, Format::Prism, &LoadOptions::default()).unwrap();
         let options = CheckOptions {
             method: Method::Exact,
             ..CheckOptions::default()

@@ -260,9 +260,7 @@ label \"a\" = s=1;
 fn float_bounds(model: &str, prop: &str) -> (f64, f64) {
     let m = Model::from_text("m.prism", model, Format::Prism, &LoadOptions::default()).unwrap();
     let mut s = CheckSession::new(&m, CheckOptions::default());
-    let r = s
-        .check_str(prop)
-        .unwrap_or_else(|e| panic!("{prop}: {e}"));
+    let r = s.check_str(prop).unwrap_or_else(|e| panic!("{prop}: {e}"));
     match r.states {
         StateValues::Num(v) => match v.bounds {
             Some((lo, hi)) => (lo[0], hi[0]),
@@ -279,12 +277,24 @@ fn a_row_full_within_the_tolerance_is_full_for_every_decision() {
     let full = NEARLY_FULL.replace("[0.9999999995,0.9999999995]", "[1,1]");
     for (f, want_max, want_min) in [("G F \"a\"", 0.75, 0.25), ("F G \"a\"", 0.75, 0.25)] {
         let (max, min) = (format!("Pmax=? [ {f} ]"), format!("Pmin=? [ {f} ]"));
-        let (qmax, qmin) = (num(&full, &max, Method::Exact), num(&full, &min, Method::Exact));
+        let (qmax, qmin) = (
+            num(&full, &max, Method::Exact),
+            num(&full, &min, Method::Exact),
+        );
         assert_eq!((qmax, qmin), (want_max, want_min), "{f} exactly");
         let (max_lo, max_hi) = float_bounds(NEARLY_FULL, &max);
         let (min_lo, min_hi) = float_bounds(NEARLY_FULL, &min);
-        assert!(min_lo <= max_hi, "{f}: Pmin [{min_lo}, {min_hi}] above Pmax [{max_lo}, {max_hi}]");
-        assert!(max_lo <= qmax && qmax <= max_hi, "{max}: {qmax} outside [{max_lo}, {max_hi}]");
-        assert!(min_lo <= qmin && qmin <= min_hi, "{min}: {qmin} outside [{min_lo}, {min_hi}]");
+        assert!(
+            min_lo <= max_hi,
+            "{f}: Pmin [{min_lo}, {min_hi}] above Pmax [{max_lo}, {max_hi}]"
+        );
+        assert!(
+            max_lo <= qmax && qmax <= max_hi,
+            "{max}: {qmax} outside [{max_lo}, {max_hi}]"
+        );
+        assert!(
+            min_lo <= qmin && qmin <= min_hi,
+            "{min}: {qmin} outside [{min_lo}, {min_hi}]"
+        );
     }
 }
