@@ -408,8 +408,8 @@ fn a_lower_bound_that_is_a_rounding_residue_is_zero() {
             .unwrap_or_else(|e| panic!("{prop}: {e}"));
         assert_eq!(exact.value, Scalar::Num(want), "{prop} exactly");
         // The default method says what the reading changed; exact mode reads it as written.
-        let note = "interval model: 1 row(s) normalised within the load tolerance 1e-9 \
-                    (first: state 0 (s=0)): 1 lower bound(s) ≤ 1e-12 read as 0; \
+        let note = "interval model: 1 row(s) changed on reading (first: state 0 (s=0)): \
+                    1 lower bound(s) ≤ 1e-12 (rounding residues) read as 0; \
                     `--method exact` reads the bounds as written";
         assert_eq!(result(RESIDUE, prop).notes, [note], "{prop}");
         assert!(exact.notes.is_empty(), "{:?}", exact.notes);

@@ -86,22 +86,22 @@ impl<'a> Checker<'a> {
         let mut what = Vec::new();
         if c.rows_scaled > 0 {
             what.push(format!(
-                "{} row(s) holding no distribution as written scaled to sum to 1",
-                c.rows_scaled
+                "{} row(s) whose bounds miss 1 by at most the load tolerance {:e} scaled to reach it",
+                c.rows_scaled,
+                augur_dtmc::interval::INTERVAL_TOLERANCE
             ));
         }
         if c.lower_bounds_zeroed > 0 {
             what.push(format!(
-                "{} lower bound(s) ≤ {:e} read as 0",
+                "{} lower bound(s) ≤ {:e} (rounding residues) read as 0",
                 c.lower_bounds_zeroed,
                 augur_dtmc::interval::INTERVAL_ROUNDING
             ));
         }
         let note = format!(
-            "interval model: {} row(s) normalised within the load tolerance {:e} (first: {first}): \
-             {}; `--method exact` reads the bounds as written",
+            "interval model: {} row(s) changed on reading (first: {first}): {}; \
+             `--method exact` reads the bounds as written",
             c.rows,
-            augur_dtmc::interval::INTERVAL_TOLERANCE,
             what.join(", ")
         );
         if !self.notes.contains(&note) {
