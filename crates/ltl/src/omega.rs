@@ -118,8 +118,8 @@ pub struct RowBounds<'a> {
     pub hi: &'a [f64],
     /// The same bounds in rationals (`--method exact`): they then decide which states can
     /// stay in an end component, as the exact solver decides it, instead of the float bounds
-    /// with the rounding slack [`1e-12`] (the two could
-    /// disagree on rows within it of full; rows within the load tolerance of full are
+    /// with the rounding slack [`augur_dtmc::interval::INTERVAL_ROUNDING`] (1e-12; the two
+    /// could disagree on rows within it of full; rows within the load tolerance of full are
     /// normalised on reading, see there).
     pub exact: Option<(&'a [BigRational], &'a [BigRational])>,
 }
