@@ -363,3 +363,77 @@ fn storm_reference_values_are_met_exactly() {
     assert_eq!(got[0].0.as_deref(), Some("1/21"));
     assert_eq!(got[1].0.as_deref(), Some("8/21"));
 }
+
+/// An explicit interval model the reading normalises: state 1's loop `[0.9999999995,
+/// 0.9999999995]` holds no distribution as written (the float check tolerates its 5e-10
+/// shortfall and scales the row to sum to 1) and state 2's lower bound `1e-13` is a rounding
+/// residue (read as 0). Nature sends 1/4..3/4 from state 0 to the loop (`a`), the rest to
+/// state 2, which may stay or leave to the absorbing state 3.
+const NORMALISED_TRA: &str = "4 6
+0 1 [0.25,0.75]
+0 2 [0.25,0.75]
+1 1 [0.9999999995,0.9999999995]
+2 2 [0,1]
+2 3 [1e-13,0.5]
+3 3 [1,1]
+";
+
+/// The same model as written without anything to normalise.
+const CLEAN_TRA: &str = "4 6
+0 1 [0.25,0.75]
+0 2 [0.25,0.75]
+1 1 [1,1]
+2 2 [0,1]
+2 3 [0,0.5]
+3 3 [1,1]
+";
+
+/// The notes of `augur check MODEL --prop PROP ARGS`: the human output's note lines and the
+/// JSON's `notes`, which must say the same.
+fn check_notes(model: &Path, prop: &str, args: &[&str]) -> Vec<String> {
+    let mut human = vec!["check", model.to_str().unwrap(), "--prop", prop];
+    human.extend_from_slice(args);
+    let text = util::ok(&human);
+    let lines: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("  note: "))
+        .map(str::to_string)
+        .collect();
+    human.push("--json");
+    let out = augur(&human);
+    assert_eq!(code(&out), 0, "{human:?}: {}", stderr(&out));
+    let json = stdout_json(&out);
+    let notes: Vec<String> = json["results"][0]["notes"]
+        .as_array()
+        .map(|a| a.iter().map(|n| n.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default();
+    assert_eq!(lines, notes, "{human:?}: human and JSON notes differ");
+    notes
+}
+
+/// What the reading normalised within the load tolerance is said in a note of every robust
+/// result of the default method (human and JSON), and not for a model as written, nor under
+/// `--method exact` (which reads the bounds as written).
+#[test]
+fn normalised_interval_rows_are_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = "0=\"init\" 1=\"a\"\n0: 0\n1: 1\n";
+    let normalised = write(dir.path(), "normalised.tra", NORMALISED_TRA);
+    write(dir.path(), "normalised.lab", lab);
+    let clean = write(dir.path(), "clean.tra", CLEAN_TRA);
+    write(dir.path(), "clean.lab", lab);
+    let mut all = String::new();
+    for prop in ["Pmax=? [ G F \"a\" ]", "Pmin=? [ F \"a\" ]"] {
+        let notes = check_notes(&normalised, prop, &[]);
+        assert_eq!(notes.len(), 1, "{prop}: {notes:?}");
+        all.push_str(&format!("{prop}\n  note: {}\n", notes[0]));
+        assert_eq!(
+            check_notes(&clean, prop, &[]),
+            Vec::<String>::new(),
+            "{prop}"
+        );
+        let exact = check_notes(&clean, prop, &["--method", "exact"]);
+        assert_eq!(exact, Vec::<String>::new(), "{prop}");
+    }
+    insta::assert_snapshot!("normalised_note", all);
+}

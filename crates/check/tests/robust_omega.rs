@@ -3,7 +3,9 @@
 //! default method (sound bounds) and with `--method exact`, including a case where nature needs
 //! memory beyond the formula's deterministic automaton.
 
-use augur_check::{CheckOptions, CheckSession, Format, LoadOptions, Method, Model, Scalar};
+use augur_check::{
+    CheckOptions, CheckSession, Format, LoadOptions, Method, Model, Scalar, StateValues,
+};
 
 /// From `s=0` nature sends `[0.3,0.6]` to `s=1` (`a`) and the rest to the trap `s=3`; `s=1`
 /// goes to `s=2` and `s=2` back to `s=1` with at least 1/2 at every visit (its self-loop has
@@ -236,5 +238,63 @@ fn exact_end_components_are_decided_in_rationals() {
         ("Pmax=? [ G s=0 ]", 0.0),
     ] {
         assert_eq!(num(ALMOST_FULL, prop, Method::Exact), want, "{prop}");
+    }
+}
+
+/// `s=1` loops with probability `0.9999999995`: the loader accepts the row (its upper bounds
+/// sum to 1 within the tolerance 1e-9), so it is read as full (the loop is certain). Nature
+/// sends between 1/4 and 3/4 from `s=0` to the loop (`a`), the rest to `s=2`. Without the
+/// normalisation on reading, the float end-component test (rounding slack 1e-12) missed the
+/// loop while the iteration used it: `Pmax [ G F a ] = 0` but `Pmin = 1/4`.
+const NEARLY_FULL: &str = "dtmc
+module m
+  s : [0..2] init 0;
+  [] s=0 -> [0.25,0.75] : (s'=1) + [0.25,0.75] : (s'=2);
+  [] s=1 -> [0.9999999995,0.9999999995] : (s'=1);
+  [] s=2 -> true;
+endmodule
+label \"a\" = s=1;
+";
+
+/// The bounds of `prop` by the default method (the value twice when it has none).
+fn float_bounds(model: &str, prop: &str) -> (f64, f64) {
+    let m = Model::from_text("m.prism", model, Format::Prism, &LoadOptions::default()).unwrap();
+    let mut s = CheckSession::new(&m, CheckOptions::default());
+    let r = s.check_str(prop).unwrap_or_else(|e| panic!("{prop}: {e}"));
+    match r.states {
+        StateValues::Num(v) => match v.bounds {
+            Some((lo, hi)) => (lo[0], hi[0]),
+            None => (v.values[0], v.values[0]),
+        },
+        StateValues::Bool(_) => panic!("{prop}: a number expected"),
+    }
+}
+
+#[test]
+fn a_row_full_within_the_tolerance_is_full_for_every_decision() {
+    // The exact reference: the same model with the loop written as 1 (exact mode refuses the
+    // row as written: its bounds sum to less than 1, exactly).
+    let full = NEARLY_FULL.replace("[0.9999999995,0.9999999995]", "[1,1]");
+    for (f, want_max, want_min) in [("G F \"a\"", 0.75, 0.25), ("F G \"a\"", 0.75, 0.25)] {
+        let (max, min) = (format!("Pmax=? [ {f} ]"), format!("Pmin=? [ {f} ]"));
+        let (qmax, qmin) = (
+            num(&full, &max, Method::Exact),
+            num(&full, &min, Method::Exact),
+        );
+        assert_eq!((qmax, qmin), (want_max, want_min), "{f} exactly");
+        let (max_lo, max_hi) = float_bounds(NEARLY_FULL, &max);
+        let (min_lo, min_hi) = float_bounds(NEARLY_FULL, &min);
+        assert!(
+            min_lo <= max_hi,
+            "{f}: Pmin [{min_lo}, {min_hi}] above Pmax [{max_lo}, {max_hi}]"
+        );
+        assert!(
+            max_lo <= qmax && qmax <= max_hi,
+            "{max}: {qmax} outside [{max_lo}, {max_hi}]"
+        );
+        assert!(
+            min_lo <= qmin && qmin <= min_hi,
+            "{min}: {qmin} outside [{min_lo}, {min_hi}]"
+        );
     }
 }

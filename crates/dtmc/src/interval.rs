@@ -13,7 +13,28 @@ use crate::{Dtmc, Matrix};
 use serde::{Deserialize, Serialize};
 
 /// Tolerance of the interval checks (`lo ≤ hi`, bounds in `[0, 1]`, `Σlo ≤ 1 ≤ Σhi`).
+/// A row it accepts but that holds no distribution as written (`Σhi < 1` or `Σlo > 1`) is
+/// normalised on reading ([`Dtmc::from_interval_bounds`], counted in
+/// [`Intervals::normalised`]) so that no later decision depends on it: see
+/// [`INTERVAL_ROUNDING`].
 pub const INTERVAL_TOLERANCE: f64 = 1e-9;
+
+/// Rounding slack of every float decision on the (normalised) bounds of an interval model:
+/// a row can keep all its mass inside a set `C` when the transitions leaving `C` have
+/// `lo = 0` and those inside `Σhi ≥ 1 − INTERVAL_ROUNDING` (a float sum of decimals that add
+/// up to 1 may fall short of 1 by a few ulps). It covers rounding only, not
+/// [`INTERVAL_TOLERANCE`]: the reading normalises (a) a row with `Σhi < 1` (`Σlo > 1`)
+/// within the tolerance: its upper (lower) bounds are scaled to sum to 1, which only widens
+/// the intervals of a row that would otherwise hold no distribution; (b) a lower bound
+/// `≤ INTERVAL_ROUNDING` becomes 0 (a residue such as `0.1·3 − 0.3 = 5.55·10⁻¹⁷`). A larger
+/// positive lower bound is kept as written, however small: it may be the only exit nature
+/// cannot avoid (`lo = 10⁻¹⁰` can make `Pmin` 1/2 rather than 0). Without (a), a row whose
+/// upper bounds sum to `1 − 5·10⁻¹⁰` would be accepted as full but not be able to keep its
+/// mass anywhere (an end component missed: `Pmin > Pmax` for LTL); without (b), a residue
+/// would leak a run out of a set nature can otherwise keep it in, 10⁻¹⁷ per sweep (no
+/// convergence). `--method exact` reads the bounds as written (or computed in rationals) and
+/// decides exactly.
+pub const INTERVAL_ROUNDING: f64 = 1e-12;
 
 /// The interval bounds of an interval DTMC's transitions, aligned with the stored entries of
 /// [`Dtmc::matrix`] (`lo[i] ≤ matrix.data()[i] ≤ hi[i]`).
@@ -38,6 +59,26 @@ pub struct Intervals {
     /// them as the decimals written: the tightened `1 − 0.1` is 0.8999999999999999, not 9/10.
     #[serde(skip)]
     pub written: Option<Box<(Vec<f64>, Vec<f64>)>>,
+    /// What the reading changed within the load tolerance (see [`INTERVAL_ROUNDING`]):
+    /// `None` when every row holds a distribution as written and no positive lower bound was
+    /// a rounding residue. The checker reports it (the float methods check the normalised
+    /// bounds; `--method exact` reads the bounds as written).
+    #[serde(skip)]
+    pub normalised: Option<Normalised>,
+}
+
+/// The rows of an interval model that the reading normalised ([`Intervals::normalised`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Normalised {
+    /// Rows changed (scaled, or with a lower bound read as 0, or both).
+    pub rows: u32,
+    /// Rows whose bounds were scaled to sum to 1 (`Σhi < 1` or `Σlo > 1` within
+    /// [`INTERVAL_TOLERANCE`]).
+    pub rows_scaled: u32,
+    /// Positive lower bounds `≤ INTERVAL_ROUNDING` read as 0.
+    pub lower_bounds_zeroed: u32,
+    /// The first state (in state order) with a scaled row or a zeroed lower bound.
+    pub first_state: u32,
 }
 
 /// The exact `[lo, hi]` of every stored transition, aligned with [`Intervals::lo`] (as read,
@@ -187,6 +228,7 @@ impl Dtmc {
         let (mut tlo, mut thi, mut point) = (lo.clone(), hi.clone(), vec![0.0; indices.len()]);
         let (mut clo, mut chi) = (lo.clone(), hi.clone());
         let mut tightened = false;
+        let mut normalised: Option<Normalised> = None;
         for s in 0..n {
             let r = ptr[s] as usize..ptr[s + 1] as usize;
             let (mut sum_lo, mut sum_hi) = (0.0, 0.0);
@@ -209,11 +251,52 @@ impl Dtmc {
                     sum_hi,
                 });
             }
+            // Normalised (see [`INTERVAL_ROUNDING`]): a positive lower bound that is a
+            // rounding residue (`≤ INTERVAL_ROUNDING`) is 0, and a row within the tolerance
+            // of full (`Σhi < 1`) or of over-full (`Σlo > 1`) has both its bounds scaled to
+            // `Σhi = 1` (`Σlo = 1`; a point stays a point), so that every later decision
+            // ("can the row keep its mass in this set?") needs only a rounding slack. Only a
+            // scaling by more than rounding (decimals summing to 0.9999999999999999) counts
+            // as a change to report.
+            let scale = if sum_hi < 1.0 {
+                1.0 / sum_hi
+            } else if sum_lo > 1.0 {
+                1.0 / sum_lo
+            } else {
+                1.0
+            };
+            let scaled = sum_hi < 1.0 - INTERVAL_ROUNDING || sum_lo > 1.0 + INTERVAL_ROUNDING;
+            let (mut sum_lo, mut sum_hi) = (0.0, 0.0);
+            let mut zeroed = 0u32;
             for i in r.clone() {
-                let (l, h) = (
-                    lo[i].clamp(0.0, 1.0),
-                    hi[i].clamp(0.0, 1.0).max(lo[i].clamp(0.0, 1.0)),
-                );
+                let l = lo[i].clamp(0.0, 1.0);
+                let (l, h) = (l, hi[i].clamp(0.0, 1.0).max(l));
+                (clo[i], chi[i]) = (l, h);
+                // A point interval stays a point (a model of points is a DTMC).
+                let l = if l <= INTERVAL_ROUNDING && l < h {
+                    zeroed += u32::from(l > 0.0);
+                    0.0
+                } else {
+                    (l * scale).min(1.0)
+                };
+                let h = (h * scale).min(1.0).max(l);
+                (tlo[i], thi[i]) = (l, h);
+                sum_lo += l;
+                sum_hi += h;
+            }
+            if scaled || zeroed > 0 {
+                let c = normalised.get_or_insert(Normalised {
+                    rows: 0,
+                    rows_scaled: 0,
+                    lower_bounds_zeroed: 0,
+                    first_state: s as u32,
+                });
+                c.rows += 1;
+                c.rows_scaled += u32::from(scaled);
+                c.lower_bounds_zeroed += zeroed;
+            }
+            for i in r.clone() {
+                let (l, h) = (tlo[i], thi[i]);
                 // Tightened only by more than rounding (1 − 0.8 is 0.19999999999999996: keep a
                 // written 0.2).
                 let l2 = l.max(1.0 - (sum_hi - h));
@@ -224,8 +307,7 @@ impl Dtmc {
                 let (l2, h2) = (l2.clamp(0.0, 1.0), h2.clamp(0.0, 1.0));
                 tlo[i] = l2.min(h2);
                 thi[i] = h2.max(l2.min(h2));
-                (clo[i], chi[i]) = (l, h);
-                tightened |= tlo[i] != l || thi[i] != h;
+                tightened |= tlo[i] != clo[i] || thi[i] != chi[i];
             }
             let (sl, sh): (f64, f64) = r
                 .clone()
@@ -288,6 +370,7 @@ impl Dtmc {
             hi: nhi,
             exact: None,
             written: tightened.then(|| Box::new((wlo, whi))),
+            normalised,
         }));
         Ok(skeleton)
     }
@@ -428,5 +511,83 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn rows_within_the_tolerance_are_normalised_on_reading() {
+        let mut b = crate::DtmcBuilder::new(3);
+        b.add_transition(0, 1, 0.5).unwrap();
+        b.add_transition(0, 2, 0.5).unwrap();
+        b.add_transition(1, 1, 1.0).unwrap();
+        b.add_transition(2, 0, 0.5).unwrap();
+        b.add_transition(2, 2, 0.5).unwrap();
+        b.add_initial(0).unwrap();
+        let (d, _) = b.build().unwrap();
+        let residue = 0.1 * 3.0 - 0.3;
+        assert!(residue > 0.0 && residue < 1e-16);
+        // Row 0: a residue lower bound; row 1: a loop 5e-10 short of full; row 2: a point
+        // interval within the tolerance of 0 (kept: a point stays a point).
+        let lo = vec![residue, 0.0, 1.0 - 5e-10, 5e-10, 1.0 - 5e-10];
+        let hi = vec![1.0, 1.0, 1.0 - 5e-10, 5e-10, 1.0];
+        let m = Dtmc::from_interval_bounds(d, lo.clone(), hi.clone()).unwrap();
+        let iv = m.intervals.as_ref().unwrap();
+        assert_eq!(iv.lo[..3], [0.0, 0.0, 1.0]);
+        assert_eq!(iv.hi[..3], [1.0, 1.0, 1.0]);
+        assert_eq!(iv.lo[3], 5e-10);
+        // Every row can now be filled: Σhi ≥ 1 and Σlo ≤ 1 in doubles.
+        for s in 0..3 {
+            let r = m.row_range(s);
+            assert!(iv.hi[r.clone()].iter().sum::<f64>() >= 1.0, "row {s}");
+            assert!(iv.lo[r].iter().sum::<f64>() <= 1.0, "row {s}");
+        }
+        // The bounds as read are kept for `--method exact`.
+        let written = iv.written.as_deref().expect("changed on reading");
+        assert_eq!((written.0[0], written.1[2]), (lo[0], hi[2]));
+        // Counted for the checker's note: row 0 (a residue read as 0) and row 1 (scaled); row
+        // 2 sums to 1 up to rounding.
+        let want = Normalised {
+            rows: 2,
+            rows_scaled: 1,
+            lower_bounds_zeroed: 1,
+            first_state: 0,
+        };
+        assert_eq!(iv.normalised, Some(want));
+        m.validate().unwrap();
+    }
+
+    #[test]
+    fn a_written_lower_bound_above_rounding_is_kept() {
+        let mut b = crate::DtmcBuilder::new(3);
+        for t in 0..3 {
+            b.add_transition(0, t, 1.0 / 3.0).unwrap();
+        }
+        b.add_transition(1, 1, 1.0).unwrap();
+        b.add_transition(2, 2, 1.0).unwrap();
+        b.add_initial(0).unwrap();
+        let (d, _) = b.build().unwrap();
+        // Row 0: [0,1] to itself, [1e-10,1] to 1 and 2 (the only exits nature cannot avoid):
+        // above the rounding slack, so kept as written, and nothing to report. Decimals that
+        // sum to 1 only up to rounding (0.1 + 0.2 + 0.7) are no change either.
+        for (lo, hi) in [
+            (vec![0.0, 1e-10, 1e-10, 1.0, 1.0], vec![1.0; 5]),
+            (vec![0.1, 0.2, 0.7, 1.0, 1.0], vec![0.1, 0.2, 0.7, 1.0, 1.0]),
+        ] {
+            let m = Dtmc::from_interval_bounds(d.clone(), lo.clone(), hi).unwrap();
+            let iv = m.intervals.as_ref().unwrap();
+            assert_eq!(iv.lo, lo);
+            assert_eq!(iv.normalised, None);
+        }
+        // Row 0 with lower bounds of 1e-13 (residues): read as 0, and counted.
+        let m =
+            Dtmc::from_interval_bounds(d, vec![0.0, 1e-13, 1e-13, 1.0, 1.0], vec![1.0; 5]).unwrap();
+        let iv = m.intervals.as_ref().unwrap();
+        assert_eq!(iv.lo[..3], [0.0; 3]);
+        let want = Normalised {
+            rows: 1,
+            rows_scaled: 0,
+            lower_bounds_zeroed: 2,
+            first_state: 0,
+        };
+        assert_eq!(iv.normalised, Some(want));
     }
 }

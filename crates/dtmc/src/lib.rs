@@ -29,5 +29,6 @@ pub use builder::*;
 pub use error::*;
 pub use interval::{
     distribute_rest, robust_row_value, weighted, ExactIntervals, IntervalProblem, Intervals,
+    Normalised,
 };
 pub use model::*;

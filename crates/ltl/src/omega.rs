@@ -118,7 +118,9 @@ pub struct RowBounds<'a> {
     pub hi: &'a [f64],
     /// The same bounds in rationals (`--method exact`): they then decide which states can
     /// stay in an end component, as the exact solver decides it, instead of the float bounds
-    /// with a tolerance of 1e-12 (the two could disagree on rows within 1e-12 of full).
+    /// with the rounding slack [`augur_dtmc::interval::INTERVAL_ROUNDING`] (1e-12; the two
+    /// could disagree on rows within it of full; rows within the load tolerance of full are
+    /// normalised on reading, see there).
     pub exact: Option<(&'a [BigRational], &'a [BigRational])>,
 }
 
@@ -214,7 +216,7 @@ impl Space<'_> {
                                 lo_out += self.lo[e];
                             }
                         }
-                        lo_out <= 0.0 && hi_in >= 1.0 - 1e-12
+                        lo_out <= 0.0 && hi_in >= 1.0 - augur_dtmc::interval::INTERVAL_ROUNDING
                     }
                 };
                 if !stays {

@@ -112,7 +112,7 @@ impl<'a> IntervalRows<'a> {
                 lo_out += self.lo[e];
             }
         }
-        lo_out <= 0.0 && hi_in >= 1.0 - 1e-12
+        lo_out <= 0.0 && hi_in >= 1.0 - augur_dtmc::interval::INTERVAL_ROUNDING
     }
 }
 

@@ -61,8 +61,51 @@ impl<'a> Checker<'a> {
                 }
                 Ok(false)
             }
-            (true, Some(_)) => Ok(self.robust()),
+            (true, Some(_)) => {
+                self.note_normalised();
+                Ok(self.robust())
+            }
             (false, None) => Ok(false),
+        }
+    }
+
+    /// Outside `--method exact`, notes that the reading normalised rows of the interval
+    /// model within the load tolerance ([`augur_dtmc::Intervals::normalised`]): the float
+    /// methods check the normalised bounds, exact mode the bounds as written.
+    fn note_normalised(&mut self) {
+        let Some(c) = self.dtmc.intervals.as_ref().and_then(|iv| iv.normalised) else {
+            return;
+        };
+        if self.exact_mode() {
+            return;
+        }
+        let first = match self.dtmc.describe_state(c.first_state as usize) {
+            Some(v) => format!("state {} {v}", c.first_state),
+            None => format!("state {}", c.first_state),
+        };
+        let mut what = Vec::new();
+        if c.rows_scaled > 0 {
+            what.push(format!(
+                "{} row(s) whose bounds miss 1 by at most the load tolerance {:e} scaled to reach it",
+                c.rows_scaled,
+                augur_dtmc::interval::INTERVAL_TOLERANCE
+            ));
+        }
+        if c.lower_bounds_zeroed > 0 {
+            what.push(format!(
+                "{} lower bound(s) ≤ {:e} (rounding residues) read as 0",
+                c.lower_bounds_zeroed,
+                augur_dtmc::interval::INTERVAL_ROUNDING
+            ));
+        }
+        let note = format!(
+            "interval model: {} row(s) changed on reading (first: {first}): {}; \
+             `--method exact` reads the bounds as written",
+            c.rows,
+            what.join(", ")
+        );
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
         }
     }
 

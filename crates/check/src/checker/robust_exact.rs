@@ -322,6 +322,19 @@ pub(super) mod tests {
         down: &[u8],
         up: &[u8],
     ) -> Dtmc {
+        random_idtmc_with(n, mask, units, down, up, |_, _, lo, hi| (lo, hi))
+    }
+
+    /// [`random_idtmc`] with each interval `[lo, hi]` of `s → t` replaced by
+    /// `change(s, t, lo, hi)` before the model is built.
+    pub(in crate::checker) fn random_idtmc_with(
+        n: usize,
+        mask: &[bool],
+        units: &[u8],
+        down: &[u8],
+        up: &[u8],
+        change: impl Fn(usize, usize, f64, f64) -> (f64, f64),
+    ) -> Dtmc {
         let mut tri = sprs::TriMatI::<f64, u32>::new((n, n));
         let mut entries = Vec::new();
         for s in 0..n {
@@ -339,6 +352,7 @@ pub(super) mod tests {
                 let lo = c[i].saturating_sub(u32::from(down[k])) as f64 / 16.0;
                 let hi = (c[i] + u32::from(up[k])).min(16) as f64 / 16.0;
                 tri.add_triplet(s, t, f64::from(c[i]) / 16.0);
+                let (lo, hi) = change(s, t, lo, hi);
                 entries.push((s as u32, t as u32, lo, hi));
             }
         }

@@ -187,7 +187,7 @@ impl Checker<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::robust_exact::tests::{arb, random_idtmc};
+    use super::super::robust_exact::tests::{arb, random_idtmc, random_idtmc_with};
     use crate::result::{NumValues, StateValues};
     use crate::{CheckOptions, CheckSession, Method};
     use augur_dtmc::Dtmc;
@@ -362,6 +362,67 @@ mod tests {
                 let p = exact(&point, &format!("P=? [ {f} ]"));
                 prop_assert_eq!(&max[..n], &p[..n], "{}", f);
                 prop_assert_eq!(&min[..n], &p[..n], "{}", f);
+            }
+        }
+
+        /// Rows within the load tolerance of full and lower bounds that are rounding
+        /// residues: the drawn model with some rows made full (`hi` = the drawn point, so
+        /// `Σhi = 1`) is the exact reference (`--method exact`, in rationals); the default
+        /// method checks the same model with those rows' upper bounds scaled by `1 − δ`
+        /// (`δ < 10⁻⁹`: upper bounds summing to just below 1, as the loader accepts) and a
+        /// residue (`≤ 10⁻¹²`, the rounding slack; larger lower bounds are kept as written)
+        /// added to some lower bounds that are 0. `Pmin ≤ Pmax` (the float bounds overlap)
+        /// and the exact values lie within the float bounds, for `F`, `G` and LTL formulas
+        /// that go through end components (`G F`, `F G`).
+        #[test]
+        fn rows_within_the_tolerance_keep_pmin_below_pmax(
+            (n, mask, units, down, up, goal) in arb(),
+            full in proptest::collection::vec(any::<bool>(), 6),
+            shortfall in proptest::collection::vec(0u32..1000, 6),
+            residue in proptest::collection::vec(0usize..6, 36),
+        ) {
+            let mut up = up.clone();
+            for s in 0..n {
+                if full[s] {
+                    up[s * n..(s + 1) * n].fill(0);
+                }
+            }
+            let d = random_idtmc(n, &mask, &units, &down, &up);
+            const RESIDUES: [f64; 6] = [0.0, 1e-17, 5.551115123125783e-17, 3e-16, 1e-13, 1e-12];
+            let perturbed = random_idtmc_with(n, &mask, &units, &down, &up, |s, t, lo, hi| {
+                let hi = if full[s] {
+                    // Scaled by 1 − δ, δ in (0, 1e-9).
+                    hi * (1.0 - (f64::from(shortfall[s]) + 1.0) * 1e-12)
+                } else {
+                    hi
+                };
+                let lo = if lo == 0.0 { RESIDUES[residue[s * 6 + t]] } else { lo.min(hi) };
+                (lo, hi)
+            });
+            let other = (goal + 1) % n;
+            for f in [
+                format!("F s={goal}"),
+                format!("G s!={goal}"),
+                format!("G F s={goal}"),
+                format!("F G s!={other}"),
+            ] {
+                let (pmin, pmax) = (format!("Pmin=? [ {f} ]"), format!("Pmax=? [ {f} ]"));
+                let (qmin, qmax) = (exact(&d, &pmin), exact(&d, &pmax));
+                let (min, max) = (bounds(&perturbed, &pmin), bounds(&perturbed, &pmax));
+                for s in 0..n {
+                    prop_assert!(
+                        min.0[s] <= max.1[s],
+                        "{f} in state {s}: Pmin in [{}, {}] above Pmax in [{}, {}]",
+                        min.0[s], min.1[s], max.0[s], max.1[s]
+                    );
+                    for (q, b, what) in [(&qmin[s], &min, "Pmin"), (&qmax[s], &max, "Pmax")] {
+                        let q = num_traits::ToPrimitive::to_f64(q).expect("a probability");
+                        prop_assert!(
+                            b.0[s] - 1e-9 <= q && q <= b.1[s] + 1e-9,
+                            "{what} {f} in state {s}: exact {q} outside [{}, {}]", b.0[s], b.1[s]
+                        );
+                    }
+                }
             }
         }
     }
