@@ -1220,16 +1220,45 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             // capital) holds no value and only inert tokens; with no group being read, skip it
             // to the start of the token holding the next other byte. A skipped token would
             // only have cleared the previous token.
+            //
+            // Also skipped: a capital followed by a lower-case letter (its token has a
+            // lower-case letter, so it is no currency code, and it holds no value class: it
+            // only clears the previous token, as an inert token does), and one `.` or `:`
+            // after a letter at the end of a token (`Friday.`, `sender:`: trailing
+            // punctuation, dropped before the token's classes are looked at).
             let mut j = i;
-            while let Some(w) = text.get(j..j + 8) {
-                let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-                if !lower_or_space8(w) {
+            loop {
+                while let Some(w) = text.get(j..j + 8) {
+                    let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+                    if !lower_or_space8(w) {
+                        break;
+                    }
+                    j += 8;
+                }
+                let from = j;
+                while let Some(&b) = text.get(j) {
+                    if PLAIN[b as usize] {
+                        j += 1;
+                        continue;
+                    }
+                    let next = text.get(j + 1).copied();
+                    if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
+                        j += 2;
+                        continue;
+                    }
+                    if matches!(b, b'.' | b':')
+                        && j > i
+                        && text[j - 1].is_ascii_alphabetic()
+                        && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
+                    {
+                        j += 1;
+                        continue;
+                    }
                     break;
                 }
-                j += 8;
-            }
-            while j < n && PLAIN[text[j] as usize] {
-                j += 1;
+                if j == from {
+                    break;
+                }
             }
             while j > i && !BOUNDARY[text[j - 1] as usize] {
                 j -= 1;

@@ -970,3 +970,67 @@ fn the_memory_bound_of_the_module_documentation_holds() {
     assert!(std::mem::size_of::<Entry>() <= 40);
     assert_eq!(std::mem::size_of::<(u64, u32)>(), 16);
 }
+
+#[test]
+fn capitalised_words_and_trailing_colons_beside_values_agree_with_the_reference() {
+    // The plain-text skip passes capitalised words and a `.` or `:` ending a word: around
+    // currency codes (which it must not pass), spaced IBANs and phone numbers, amounts, at
+    // the text's ends and at every offset of an eight-byte word.
+    let pieces = [
+        "Total:",
+        "USD",
+        "Usd",
+        "usd.",
+        "EUR:",
+        "100",
+        "12.50",
+        "Pay.",
+        "Dr.",
+        "The",
+        "Ab",
+        "Abc.",
+        "ABC",
+        "IBAN:",
+        "DE89",
+        "3704",
+        "0044",
+        "0532",
+        "0130",
+        "00",
+        "Call:",
+        "+1",
+        "555",
+        "010",
+        "0042.",
+        "e.g.",
+        "a:b",
+        "Hi,",
+        "me@Example.org.",
+        "Friday.",
+        "x.",
+        "A",
+        "Q3.",
+        "pdf:",
+        "Report.PDF",
+        "\u{e9}t\u{e9}.",
+        "\u{c9}t\u{e9}",
+    ];
+    let seps = [" ", "  ", "\n", ", ", ""];
+    let mut n = 0u64;
+    for a in pieces {
+        for b in pieces {
+            for c in ["USD", "100", "Some", "3704", "555"] {
+                for sep in seps {
+                    n += 1;
+                    let pad = "x ".repeat((n % 9) as usize);
+                    let t = format!("{pad}{a}{sep}{b} {c}{sep}{a}");
+                    assert_eq!(
+                        fast_values(t.as_bytes()),
+                        reference::values(t.as_bytes()),
+                        "{t:?}"
+                    );
+                }
+            }
+        }
+    }
+}
