@@ -41,8 +41,9 @@
 //! observation (the rest of a longer observation is not read). When a limit is hit the store
 //! is *incomplete* and fails closed from then on: a value it has not stored counts as
 //! untrusted (it may be in what was not stored or not read), and trusted observations no
-//! longer make anything user. Memory is bounded by about `max_values × 48 + max_text_bytes`
-//! bytes (about 2.8 MB with the defaults) plus at most 1024 tool names of ≤ 64 bytes.
+//! longer make anything user. Memory is bounded by about `max_values × 104 + max_text_bytes`
+//! bytes (40 per value's entry, at most 64 per value in the index, which is at most half
+//! full; about 3.8 MB with the defaults) plus at most 1024 tool names of ≤ 64 bytes.
 //!
 //! ```
 //! use augur_monitor::provenance::{ArgProvenance, Origin, Provenance};
@@ -57,8 +58,10 @@
 //! assert_eq!(why, "recipient us133000000121212121212 first appeared in the result of `read_file` at step 0; the user's request does not contain it");
 //! ```
 
+mod index;
 mod scan;
 
+use index::Index;
 use rustc_hash::FxHashMap;
 use scan::{
     amount_range, find, is_sep, json_leaves, scan, skip_www, trim_end, trim_tail, Found, HashKeys,
@@ -385,7 +388,7 @@ impl<'a> Keyed<'a> {
     #[inline]
     fn eq(&self, f: &Found, text: &[u8], stored: &[u8]) -> bool {
         match self.norm {
-            Some(n) => n == stored,
+            Some(n) => scan::eq_bytes(n, stored),
             None => f.eq_normalised(text, stored),
         }
     }
@@ -395,14 +398,14 @@ impl<'a> Keyed<'a> {
 /// by normalised text.
 #[inline]
 fn lookup(
-    index: &FxHashMap<u64, u32>,
+    index: &Index,
     entries: &[Entry],
     texts: &[u8],
     k: &Keyed<'_>,
     f: &Found,
     text: &[u8],
 ) -> Option<u32> {
-    let mut i = *index.get(&k.key)?;
+    let mut i = index.get(k.key)?;
     while i != NO_ENTRY {
         let e = &entries[i as usize];
         let start = e.text_start as usize;
@@ -434,7 +437,7 @@ pub struct Provenance {
     /// This store's hash secret.
     keys: HashKeys,
     /// Key → the last stored value with that key (the others follow its `next` chain).
-    index: FxHashMap<u64, u32>,
+    index: Index,
     entries: Vec<Entry>,
     /// The stored values' normalised texts, one after the other (one allocation, grown by
     /// doubling).
@@ -467,7 +470,7 @@ impl Provenance {
         Provenance {
             limits,
             keys,
-            index: FxHashMap::default(),
+            index: Index::default(),
             entries: Vec::new(),
             texts: Vec::new(),
             tools: Vec::new(),
@@ -912,7 +915,7 @@ impl Provenance {
                 return Err(format!("value {which}: an empty text"));
             };
             // The chain of values with this key: the same text twice is refused.
-            let mut i = p.index.get(&key).copied().unwrap_or(NO_ENTRY);
+            let mut i = p.index.get(key).unwrap_or(NO_ENTRY);
             while i != NO_ENTRY {
                 let e = &p.entries[i as usize];
                 let start = e.text_start as usize;

@@ -250,6 +250,28 @@ const KEEP: [u8; 256] = {
     t
 };
 
+/// `a == b`, eight bytes at a time, inline (values are short: a call of libc's `memcmp` per
+/// value cost more than the comparison).
+#[inline]
+pub(super) fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (p, q) in (&mut x).zip(&mut y) {
+        let p = u64::from_le_bytes([p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]]);
+        let q = u64::from_le_bytes([q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]]);
+        if p != q {
+            return false;
+        }
+    }
+    let mut diff = 0;
+    for (&p, &q) in x.remainder().iter().zip(y.remainder()) {
+        diff |= p ^ q;
+    }
+    diff == 0
+}
+
 /// ASCII lower case of eight bytes at once (non-ASCII bytes unchanged).
 #[inline]
 pub(super) fn lower8(w: u64) -> u64 {
@@ -1198,16 +1220,45 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             // capital) holds no value and only inert tokens; with no group being read, skip it
             // to the start of the token holding the next other byte. A skipped token would
             // only have cleared the previous token.
+            //
+            // Also skipped: a capital followed by a lower-case letter (its token has a
+            // lower-case letter, so it is no currency code, and it holds no value class: it
+            // only clears the previous token, as an inert token does), and one `.` or `:`
+            // after a letter at the end of a token (`Friday.`, `sender:`: trailing
+            // punctuation, dropped before the token's classes are looked at).
             let mut j = i;
-            while let Some(w) = text.get(j..j + 8) {
-                let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-                if !lower_or_space8(w) {
+            loop {
+                while let Some(w) = text.get(j..j + 8) {
+                    let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+                    if !lower_or_space8(w) {
+                        break;
+                    }
+                    j += 8;
+                }
+                let from = j;
+                while let Some(&b) = text.get(j) {
+                    if PLAIN[b as usize] {
+                        j += 1;
+                        continue;
+                    }
+                    let next = text.get(j + 1).copied();
+                    if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
+                        j += 2;
+                        continue;
+                    }
+                    if matches!(b, b'.' | b':')
+                        && j > i
+                        && text[j - 1].is_ascii_alphabetic()
+                        && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
+                    {
+                        j += 1;
+                        continue;
+                    }
                     break;
                 }
-                j += 8;
-            }
-            while j < n && PLAIN[text[j] as usize] {
-                j += 1;
+                if j == from {
+                    break;
+                }
             }
             while j > i && !BOUNDARY[text[j - 1] as usize] {
                 j -= 1;
@@ -1219,7 +1270,9 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             }
         }
         let s = i;
-        let mut flags = 0u8;
+        // The classes of the token's bytes read eight at a time, or-ed per byte lane (folded
+        // into one byte of flags once, below).
+        let mut lanes = 0u64;
         loop {
             // Eight bytes at a time: their classes in one word, the token going on while none
             // is a separator or a comma.
@@ -1228,12 +1281,12 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                 let stop = w & BOUNDARY8;
                 if stop != 0 {
                     // The bytes before the first separator or comma belong to the token.
-                    let p = (stop.trailing_zeros() / 8) as usize;
-                    flags |= fold8(w & ((1u64 << (8 * p)) - 1));
-                    i += p;
+                    let p = stop.trailing_zeros() / 8;
+                    lanes |= w & ((1u64 << (8 * p)) - 1);
+                    i += p as usize;
                     break;
                 }
-                flags |= fold8(w);
+                lanes |= w;
                 i += 8;
             }
             // One byte: the separator or comma found above, or one of the last seven bytes.
@@ -1250,9 +1303,10 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             {
                 break;
             }
-            flags |= c;
+            lanes |= u64::from(c);
             i += 1;
         }
+        let flags = fold8(lanes);
         if i > s {
             // Trailing punctuation (`word.`, `word:`) does not make a value: the classes of
             // the bytes before it decide (read again only when the last byte's class may be

@@ -915,3 +915,122 @@ fn the_text_budget_is_a_cap_that_fails_closed() {
         ArgProvenance::Untrusted(Evidence { at_cap: true, .. })
     ));
 }
+
+#[test]
+fn the_index_keeps_every_key_through_growth_and_clustering() {
+    // Keys that share their high bits (one home slot, long probe runs) and keys spread out;
+    // replacing a key's id returns the old one, and every key is found after each growth.
+    let mut ix = super::index::Index::default();
+    let keys: Vec<u64> = (0..2000u64)
+        .map(|i| {
+            if i % 2 == 0 {
+                (0xabcd_u64 << 48) | i
+            } else {
+                i.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            }
+        })
+        .collect();
+    assert_eq!(ix.get(keys[0]), None);
+    for (n, &k) in keys.iter().enumerate() {
+        assert_eq!(ix.insert(k, n as u32), None);
+        if n % 97 == 0 {
+            for (m, &k2) in keys[..=n].iter().enumerate() {
+                assert_eq!(ix.get(k2), Some(m as u32));
+            }
+            assert_eq!(ix.get(!k), None);
+        }
+    }
+    ix.reserve(5000);
+    for (n, &k) in keys.iter().enumerate() {
+        assert_eq!(ix.insert(k, n as u32 + 10_000), Some(n as u32));
+        assert_eq!(ix.get(k), Some(n as u32 + 10_000));
+    }
+}
+
+#[test]
+fn bytes_compared_eight_at_a_time_are_equal_exactly_when_equal() {
+    let a: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
+    for n in 0..a.len() {
+        for m in 0..a.len() {
+            assert_eq!(scan::eq_bytes(&a[..n], &a[..m]), n == m);
+        }
+        for flip in 0..n {
+            let mut b = a[..n].to_vec();
+            b[flip] ^= 0x80;
+            assert!(!scan::eq_bytes(&a[..n], &b));
+            assert!(scan::eq_bytes(&b, &b.clone()));
+        }
+    }
+}
+
+#[test]
+fn the_memory_bound_of_the_module_documentation_holds() {
+    // 40 bytes per entry, and the index at most half full with 16-byte slots: at most four
+    // slots (64 bytes) per value.
+    assert!(std::mem::size_of::<Entry>() <= 40);
+    assert_eq!(std::mem::size_of::<(u64, u32)>(), 16);
+}
+
+#[test]
+fn capitalised_words_and_trailing_colons_beside_values_agree_with_the_reference() {
+    // The plain-text skip passes capitalised words and a `.` or `:` ending a word: around
+    // currency codes (which it must not pass), spaced IBANs and phone numbers, amounts, at
+    // the text's ends and at every offset of an eight-byte word.
+    let pieces = [
+        "Total:",
+        "USD",
+        "Usd",
+        "usd.",
+        "EUR:",
+        "100",
+        "12.50",
+        "Pay.",
+        "Dr.",
+        "The",
+        "Ab",
+        "Abc.",
+        "ABC",
+        "IBAN:",
+        "DE89",
+        "3704",
+        "0044",
+        "0532",
+        "0130",
+        "00",
+        "Call:",
+        "+1",
+        "555",
+        "010",
+        "0042.",
+        "e.g.",
+        "a:b",
+        "Hi,",
+        "me@Example.org.",
+        "Friday.",
+        "x.",
+        "A",
+        "Q3.",
+        "pdf:",
+        "Report.PDF",
+        "\u{e9}t\u{e9}.",
+        "\u{c9}t\u{e9}",
+    ];
+    let seps = [" ", "  ", "\n", ", ", ""];
+    let mut n = 0u64;
+    for a in pieces {
+        for b in pieces {
+            for c in ["USD", "100", "Some", "3704", "555"] {
+                for sep in seps {
+                    n += 1;
+                    let pad = "x ".repeat((n % 9) as usize);
+                    let t = format!("{pad}{a}{sep}{b} {c}{sep}{a}");
+                    assert_eq!(
+                        fast_values(t.as_bytes()),
+                        reference::values(t.as_bytes()),
+                        "{t:?}"
+                    );
+                }
+            }
+        }
+    }
+}
