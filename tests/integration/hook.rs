@@ -621,23 +621,34 @@ fn a_second_gateway_does_not_take_over_a_live_hook_socket() {
     ));
 }
 
+/// A URL the user's prompt does not hold: allowed while provenance is kept, denied by rule 14
+/// once it is lost.
+const OTHER_URL: &str = "https://docs.example.org/page";
+
+/// A running gateway with a hook socket whose session ("abc") has seen the user's prompt, and
+/// in which a `curl` of [`OTHER_URL`] is not denied by the provenance rule (yet).
+fn gateway_with_a_prompt() -> (tempfile::TempDir, std::path::PathBuf, LiveGateway) {
+    let dir = tempfile::tempdir().unwrap();
+    monitor(dir.path());
+    let socket = dir.path().join("gateway.sock");
+    let g = live_gateway(dir.path(), &socket);
+    let via = |input: &str| hook_args(dir.path(), &["--gateway", socket.to_str().unwrap()], input);
+    quiet(&via(&prompt("abc", PROMPT)));
+    let before = decision(&via(&pre("abc", "t1", "Bash", curl(OTHER_URL))));
+    assert!(!before.1.contains("rule 14"), "{before:?}");
+    (dir, socket, g)
+}
+
 /// A request the gateway cannot take (not JSON: a tool result cut short, or longer than the
 /// socket's limit) may have been a result never observed: the gateway's session then treats
 /// values not seen in the user's prompts as untrusted (fail closed).
 #[test]
 fn a_request_the_gateway_cannot_read_loses_provenance() {
     use std::io::{Read, Write};
-    let dir = tempfile::tempdir().unwrap();
-    monitor(dir.path());
-    let socket = dir.path().join("gateway.sock");
+    let (dir, socket, _g) = gateway_with_a_prompt();
     let sock = socket.to_str().unwrap();
-    let _g = live_gateway(dir.path(), &socket);
     let via = |input: &str| hook_args(dir.path(), &["--gateway", sock], input);
-    let s = "abc";
-    quiet(&via(&prompt(s, PROMPT)));
-    let other = curl("https://docs.example.org/page");
-    let before = decision(&via(&pre(s, "t1", "Bash", other.clone())));
-    assert!(!before.1.contains("rule 14"), "{before:?}");
+    let (s, other) = ("abc", curl(OTHER_URL));
     let mut raw = std::os::unix::net::UnixStream::connect(&socket).unwrap();
     raw.write_all(b"{\"hook_event_name\": \"PostToolUse\", \"tool_response\": \n")
         .unwrap();
@@ -655,17 +666,10 @@ fn a_request_the_gateway_cannot_read_loses_provenance() {
 #[test]
 fn connections_past_the_limit_are_refused_and_lose_provenance() {
     use std::io::Read;
-    let dir = tempfile::tempdir().unwrap();
-    monitor(dir.path());
-    let socket = dir.path().join("gateway.sock");
+    let (dir, socket, _g) = gateway_with_a_prompt();
     let sock = socket.to_str().unwrap();
-    let _g = live_gateway(dir.path(), &socket);
     let via = |input: &str| hook_args(dir.path(), &["--gateway", sock], input);
-    let s = "abc";
-    quiet(&via(&prompt(s, PROMPT)));
-    let other = curl("https://docs.example.org/page");
-    let before = decision(&via(&pre(s, "t1", "Bash", other.clone())));
-    assert!(!before.1.contains("rule 14"), "{before:?}");
+    let (s, other) = ("abc", curl(OTHER_URL));
     // Connections that send nothing hold their slots (for the 10 s read limit).
     let limit = augur_mcp::gateway::hook_socket::MAX_CONNECTIONS;
     let held: Vec<_> = (0..limit)
