@@ -104,21 +104,7 @@ impl Found {
         let t = &text[self.start..self.end];
         if self.one_to_one(t) {
             // One byte for one byte (`stored` is lower case already), eight at a time.
-            if t.len() != stored.len() {
-                return false;
-            }
-            let (mut a, mut b) = (t.chunks_exact(8), stored.chunks_exact(8));
-            for (x, y) in (&mut a).zip(&mut b) {
-                let x = u64::from_le_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
-                let y = u64::from_le_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
-                if lower8(x) != y {
-                    return false;
-                }
-            }
-            a.remainder()
-                .iter()
-                .zip(b.remainder())
-                .all(|(&x, &y)| x.to_ascii_lowercase() == y)
+            eq_mapped(t, stored, lower8, |b| b.to_ascii_lowercase())
         } else {
             self.bytes(text).eq(stored.iter().copied())
         }
@@ -254,6 +240,13 @@ const KEEP: [u8; 256] = {
 /// value cost more than the comparison).
 #[inline]
 pub(super) fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
+    eq_mapped(a, b, |w| w, |b| b)
+}
+
+/// Is `a`, mapped by `word` eight bytes at a time (and by `byte` in its last bytes), exactly
+/// `b`? `word` must map each byte of a little-endian word as `byte` does.
+#[inline]
+fn eq_mapped(a: &[u8], b: &[u8], word: impl Fn(u64) -> u64, byte: impl Fn(u8) -> u8) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -261,13 +254,13 @@ pub(super) fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
     for (p, q) in (&mut x).zip(&mut y) {
         let p = u64::from_le_bytes([p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]]);
         let q = u64::from_le_bytes([q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]]);
-        if p != q {
+        if word(p) != q {
             return false;
         }
     }
     let mut diff = 0;
     for (&p, &q) in x.remainder().iter().zip(y.remainder()) {
-        diff |= p ^ q;
+        diff |= byte(p) ^ q;
     }
     diff == 0
 }
