@@ -10,11 +10,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if let Err(e) = augur_monitor::Classifier::parse(text, "classifier.toml") {
+    if let Err(e) = augur_gate::Classifier::parse(text, "classifier.toml") {
         augur_fuzz::assert_no_debug_text(&e.to_string(), text);
     }
-    static DEFAULT: OnceLock<augur_monitor::Classifier> = OnceLock::new();
-    let c = DEFAULT.get_or_init(augur_monitor::Classifier::default_rules);
+    static DEFAULT: OnceLock<augur_gate::Classifier> = OnceLock::new();
+    let c = DEFAULT.get_or_init(augur_gate::Classifier::default_rules);
     let args = serde_json::json!({"to": text, text: {"body": [text]}, "url": text});
     let plain = c.classify(text, &args);
     let hidden: String = text.chars().flat_map(|ch| [ch, '\u{200B}']).collect();

@@ -5,9 +5,10 @@
 //! a restored session that differs from the one before the restart; an id once refused that
 //! opens again; a session that leaves VIOLATED.
 #![no_main]
-use augur_monitor::dtr::RiskLevel;
-use augur_monitor::session::{Action, SessionRefused, SessionSnapshot, SessionStore, ToolCall};
-use augur_monitor::{Monitor, Policy};
+use augur_gate::dtr::RiskLevel;
+use augur_gate::session::{Action, SessionSnapshot, ToolCall};
+use augur_gate::store::{SessionRefused, SessionStore};
+use augur_gate::{Monitor, Policy};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};

@@ -6,7 +6,7 @@
 //! is not refused.
 #![no_main]
 use augur_mcp::{Config, Server};
-use augur_monitor::{Monitor, Policy};
+use augur_gate::{Monitor, Policy};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};

@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    match augur_monitor::Monitor::from_json(text, "m.monitor.json") {
+    match augur_gate::Monitor::from_json(text, "m.monitor.json") {
         Err(e) => augur_fuzz::assert_no_debug_text(&e.to_string(), text),
         Ok(m) => {
             for t in &m.tables {
@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
                     c.sha256 = "0".repeat(64);
                 }
                 assert!(
-                    augur_monitor::Monitor::from_json(&m2.to_json(), "m2.json").is_err(),
+                    augur_gate::Monitor::from_json(&m2.to_json(), "m2.json").is_err(),
                     "a classifier under a wrong hash was accepted"
                 );
             }

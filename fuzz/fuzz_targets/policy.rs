@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    match augur_monitor::Policy::parse(text, "policy.toml") {
+    match augur_gate::Policy::parse(text, "policy.toml") {
         Err(e) => augur_fuzz::assert_no_debug_text(&e.to_string(), text),
         Ok(p) => {
             for r in std::iter::once(&p.base).chain(p.categories.iter().map(|(_, r)| r)) {

@@ -4,7 +4,7 @@
 //! found in untrusted text that looks like the user's or like nothing (fail open); a value
 //! found in the user's text that the store does not know.
 #![no_main]
-use augur_monitor::provenance::{ArgProvenance, Origin, Provenance, ProvenanceLimits};
+use augur_gate::provenance::{ArgProvenance, Origin, Provenance, ProvenanceLimits};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

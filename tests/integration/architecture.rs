@@ -94,3 +94,85 @@ fn the_dependency_table_matches_the_manifests() {
         "ARCHITECTURE.md's dependency table differs from the Cargo.toml files"
     );
 }
+
+/// The crates `cargo metadata` says `package` needs to build (its normal and build
+/// dependencies, transitively; dev-dependencies only build its tests).
+fn build_closure(package: &str) -> BTreeSet<String> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("running cargo metadata");
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("its JSON");
+    let name_of = |id: &str| -> String {
+        meta["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+    let nodes = meta["resolve"]["nodes"]
+        .as_array()
+        .expect("a resolve graph");
+    let start = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == package)
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .expect("the package");
+    let mut seen = BTreeSet::from([start.clone()]);
+    let mut todo = vec![start];
+    while let Some(id) = todo.pop() {
+        let node = nodes
+            .iter()
+            .find(|n| n["id"] == id.as_str())
+            .expect("a node");
+        for dep in node["deps"].as_array().unwrap() {
+            let building = dep["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k["kind"].is_null() || k["kind"] == "build");
+            let pkg = dep["pkg"].as_str().unwrap().to_string();
+            if building && seen.insert(pkg.clone()) {
+                todo.push(pkg);
+            }
+        }
+    }
+    seen.iter().map(|id| name_of(id)).collect()
+}
+
+/// The gate runs inside every agent call: building it (`cargo build -p augur-gate`) compiles
+/// no checker, solver, model reader, learner or plotting crate (ARCHITECTURE.md's crate map).
+#[test]
+fn the_gate_builds_without_the_checker() {
+    let closure = build_closure("augur-gate");
+    let allowed_augur = [
+        "augur-gate",
+        "augur-source",
+        "augur-expr",
+        "augur-abstraction",
+    ];
+    let forbidden: Vec<&String> = closure
+        .iter()
+        .filter(|n| {
+            (n.starts_with("augur") && !allowed_augur.contains(&n.as_str()))
+                || n.starts_with("plotters")
+                || ["sprs", "nalgebra", "faer", "petgraph"].contains(&n.as_str())
+        })
+        .collect();
+    assert!(
+        forbidden.is_empty(),
+        "augur-gate's build closure reaches {forbidden:?}"
+    );
+    // The test can fail: the offline monitor does reach the checker.
+    assert!(build_closure("augur-monitor").contains("augur-check"));
+}

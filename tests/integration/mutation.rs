@@ -377,7 +377,7 @@ fn rendered_error_snapshots_carry_no_debug_text() {
 
 /// What is wrong with a monitor-side input that was accepted (issue 22, class 5): a policy or
 /// monitor file that would let an attack through must be refused, not loaded.
-fn accepted_but_unsafe_policy(p: &augur_monitor::Policy) -> Option<String> {
+fn accepted_but_unsafe_policy(p: &augur_gate::Policy) -> Option<String> {
     let all = std::iter::once(&p.base).chain(p.categories.iter().map(|(_, r)| r));
     for r in all {
         if r.thresholds.is_empty() {
@@ -401,7 +401,7 @@ fn accepted_but_unsafe_policy(p: &augur_monitor::Policy) -> Option<String> {
     None
 }
 
-fn accepted_but_unsafe_monitor(m: &augur_monitor::Monitor) -> Option<String> {
+fn accepted_but_unsafe_monitor(m: &augur_gate::Monitor) -> Option<String> {
     for t in &m.tables {
         for k in 0..t.value.len() {
             if !(t.lower[k] <= t.value[k] && t.value[k] <= t.upper[k]) {
@@ -410,7 +410,7 @@ fn accepted_but_unsafe_monitor(m: &augur_monitor::Monitor) -> Option<String> {
         }
     }
     let c = m.classifier.as_ref()?;
-    let recorded = augur_monitor::monitor::EmbeddedFile {
+    let recorded = augur_gate::monitor::EmbeddedFile {
         sha256: String::new(),
         ..c.clone()
     };
@@ -418,7 +418,7 @@ fn accepted_but_unsafe_monitor(m: &augur_monitor::Monitor) -> Option<String> {
     // accepted file with the text kept and the hash blanked, and expect a refusal.
     let mut j: serde_json::Value = serde_json::from_str(&m.to_json()).ok()?;
     j["classifier"] = serde_json::to_value(&recorded).ok()?;
-    augur_monitor::Monitor::from_json(&j.to_string(), "m.json")
+    augur_gate::Monitor::from_json(&j.to_string(), "m.json")
         .is_ok()
         .then(|| "a monitor whose classifier hash does not match was accepted".to_string())
 }
@@ -428,11 +428,11 @@ fn accepted_but_unsafe_monitor(m: &augur_monitor::Monitor) -> Option<String> {
 /// acceptance is safe (see `accepted_but_unsafe_*`).
 #[test]
 fn mutants_of_the_monitor_files_fail_cleanly_or_load_safely() {
-    type Check = dyn Fn(&str) -> Result<Option<String>, augur_monitor::MonitorError>;
+    type Check = dyn Fn(&str) -> Result<Option<String>, augur_gate::GateError>;
     let policy: &Check =
-        &|t| augur_monitor::Policy::parse(t, "policy.toml").map(|p| accepted_but_unsafe_policy(&p));
+        &|t| augur_gate::Policy::parse(t, "policy.toml").map(|p| accepted_but_unsafe_policy(&p));
     let classifier: &Check = &|t| {
-        augur_monitor::Classifier::parse(t, "classifier.toml").map(|c| {
+        augur_gate::Classifier::parse(t, "classifier.toml").map(|c| {
             // Hostile calls through an accepted classifier: no panic.
             for (tool, args) in [
                 (
@@ -450,9 +450,8 @@ fn mutants_of_the_monitor_files_fail_cleanly_or_load_safely() {
             None
         })
     };
-    let monitor: &Check = &|t| {
-        augur_monitor::Monitor::from_json(t, "m.json").map(|m| accepted_but_unsafe_monitor(&m))
-    };
+    let monitor: &Check =
+        &|t| augur_gate::Monitor::from_json(t, "m.json").map(|m| accepted_but_unsafe_monitor(&m));
     let mut findings = Vec::new();
     for (file, check) in [
         ("models/monitor/policy.toml", policy),
@@ -520,15 +519,15 @@ fn mutants_of_the_monitor_files_fail_cleanly_or_load_safely() {
 /// panic and never leave VIOLATED.
 #[test]
 fn mutants_of_a_state_journal_fail_cleanly_or_restore_safely() {
-    use augur_monitor::dtr::RiskLevel;
-    use augur_monitor::session::{Action, SessionStore, ToolCall};
+    use augur_gate::dtr::RiskLevel;
+    use augur_gate::session::{Action, ToolCall};
+    use augur_gate::store::SessionStore;
     use std::sync::Arc;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let monitor = Arc::new(
-        augur_monitor::Monitor::load(&root.join("tests/fixtures/errors/monitor/risk.json"))
-            .unwrap(),
+        augur_gate::Monitor::load(&root.join("tests/fixtures/errors/monitor/risk.json")).unwrap(),
     );
-    let policy = Arc::new(augur_monitor::Policy::default());
+    let policy = Arc::new(augur_gate::Policy::default());
     let store = || {
         SessionStore::new(Arc::clone(&monitor), Arc::clone(&policy), None, 4).with_burned_bits(256)
     };

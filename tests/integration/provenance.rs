@@ -22,7 +22,7 @@ fn provenance_monitor(dir: &Path) -> PathBuf {
 /// The JSON model of the 180-state chain (also committed as
 /// `tests/fixtures/monitor/dtrp-model.json` for the Python tests).
 fn dtrp_model_json() -> Vec<u8> {
-    use augur_monitor::dtr::{
+    use augur_gate::dtr::{
         DataExposure as D, Prov, Reversibility as R, SafetyState, ToolEscalation as T,
     };
     let st = |d, t, r, p| SafetyState::new(d, t, r).with_p(p);

@@ -60,7 +60,6 @@ mod constants;
 mod error;
 mod limits;
 mod model;
-pub mod number;
 mod properties;
 mod report;
 mod result;

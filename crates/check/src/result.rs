@@ -16,14 +16,14 @@ pub enum Scalar {
 }
 
 impl fmt::Display for Scalar {
-    /// `true`/`false`, or the number as [`crate::number::approx`] writes a floating-point
+    /// `true`/`false`, or the number as [`augur_source::number::approx`] writes a floating-point
     /// value without bounds: the shortest decimal within 8 ulps of it (`0.0514`, not
     /// `0.05140000000000001`), with an exponent when it is very large or very small (`1e308`,
     /// `2.5e-10`), `inf`/`-inf`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Scalar::Bool(b) => write!(f, "{b}"),
-            Scalar::Num(x) => f.write_str(&crate::number::approx(x)),
+            Scalar::Num(x) => f.write_str(&augur_source::number::approx(x)),
         }
     }
 }

@@ -4,9 +4,10 @@
 
 use crate::error::CliError;
 use augur_check::{
-    format_exact, number, Bounds, CheckResult, CheckSession, Constants, ExactFormat, Format,
-    InitialFilter, Method, MethodUsed, Model, Properties, Report, Scalar, StateValues,
+    format_exact, Bounds, CheckResult, CheckSession, Constants, ExactFormat, Format, InitialFilter,
+    Method, MethodUsed, Model, Properties, Report, Scalar, StateValues,
 };
+use augur_source::number;
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;

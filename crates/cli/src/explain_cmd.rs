@@ -3,9 +3,9 @@
 //! (glue over `augur-explain`; docs/explain.md).
 
 use crate::error::CliError;
-use augur_check::number::{approx, exact, within, Approx};
 use augur_check::Model;
 use augur_explain::{explain, ExplainError, Explanation, Request, SubsystemKind};
+use augur_source::number::{approx, exact, within, Approx};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;

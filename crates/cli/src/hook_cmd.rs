@@ -19,11 +19,11 @@
 //! load) is a message on stderr and exit code 2, which blocks the tool call in `PreToolUse`
 //! (Claude Code treats other non-zero codes as non-blocking): the hook fails closed.
 
+use augur_gate::journal::{monitor_hash, unix_now};
+use augur_gate::provenance::ObservationSource;
+use augur_gate::session::{Action, FullSnapshot, ToolCall};
+use augur_gate::{Mapping, Monitor, Policy, Session, Verdict};
 use augur_mcp::hook::{result_text, tool_name};
-use augur_monitor::journal::{monitor_hash, unix_now};
-use augur_monitor::runs::ObservationSource;
-use augur_monitor::session::{Action, FullSnapshot, ToolCall};
-use augur_monitor::{Mapping, Monitor, Policy, Session, Verdict};
 use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};

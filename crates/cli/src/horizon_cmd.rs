@@ -69,7 +69,7 @@ pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
         for s in 0..n {
             let mut row = vec![label(s)];
             // Floating-point values without bounds: the shortest decimal within 8 ulps.
-            row.extend((1..=args.max_h).map(|h| augur_check::number::approx(at(s, h))));
+            row.extend((1..=args.max_h).map(|h| augur_source::number::approx(at(s, h))));
             t.add_row(row);
         }
         write!(out, "{}", crate::table::render(&t, ""))?;

@@ -4,9 +4,9 @@
 //! docs/mcp.md).
 
 use crate::error::CliError;
+use augur_gate::{Monitor, Policy};
 use augur_mcp::server::defaults;
 use augur_mcp::{Config, Server};
-use augur_monitor::{Monitor, Policy};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -55,7 +55,7 @@ pub struct McpArgs {
     /// Size in bits of the filter that keeps burned session ids refused once the exact list
     /// of the latest max(4 x max-sessions, 4096) rolls over (a fresh id is refused with
     /// probability about (1 - e^(-7n/BITS))^7 after n burned ids).
-    #[arg(long, value_name = "BITS", default_value_t = augur_monitor::session::BurnedIds::DEFAULT_BITS)]
+    #[arg(long, value_name = "BITS", default_value_t = augur_gate::burned::BurnedIds::DEFAULT_BITS)]
     pub burned_bits: u64,
     /// Gateway mode: start this MCP server (stdio) and serve its tools through the monitor
     /// (repeatable). COMMAND is split like a shell's words, e.g. `mail=python3 mail_server.py`;
@@ -98,7 +98,7 @@ pub struct McpArgs {
 
 /// Run `augur mcp` until the client closes stdin.
 pub fn run(args: &McpArgs) -> Result<(), CliError> {
-    let user = |e: augur_monitor::MonitorError| CliError::User(e.render());
+    let user = |e: augur_gate::GateError| CliError::User(e.render());
     let monitor = match &args.monitor {
         Some(p) => Monitor::load(p).map_err(user)?,
         None => augur_mcp::server::default_monitor()
@@ -122,10 +122,10 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
             "error: --max-sessions and --session-ttl must be at least 1",
         ));
     }
-    if !(64..=augur_monitor::session::BurnedIds::MAX_BITS).contains(&args.burned_bits) {
+    if !(64..=augur_gate::burned::BurnedIds::MAX_BITS).contains(&args.burned_bits) {
         return Err(CliError::user(format!(
             "error: --burned-bits must be in 64..={} (1 GiB), got {}",
-            augur_monitor::session::BurnedIds::MAX_BITS,
+            augur_gate::burned::BurnedIds::MAX_BITS,
             args.burned_bits
         )));
     }

@@ -2,17 +2,17 @@
 //! (glue over `augur-monitor`).
 
 use crate::error::CliError;
+use augur_gate::burned::BurnedIds;
+use augur_gate::journal::unix_now;
+use augur_gate::provenance::ObservationSource;
+use augur_gate::session::{report, Action, AuditRecord, ToolCall};
+use augur_gate::store::{SessionRefused, SessionStore};
+use augur_gate::{Classifier, Mapping, Monitor, NamePattern, Policy, Session, Verdict};
 use augur_monitor::agentdojo::{self, Converted, Tasks};
 use augur_monitor::compile::{compile, CompileOptions, ModelArg};
 use augur_monitor::eval::{evaluate, EvalOptions};
-use augur_monitor::journal::unix_now;
-use augur_monitor::runs::{read_runs_file, ObservationSource};
-use augur_monitor::session::{
-    report, Action, AuditRecord, BurnedIds, SessionRefused, SessionStore, ToolCall,
-};
-use augur_monitor::{
-    Classifier, Mapping, Monitor, MonitorError, NamePattern, Policy, Session, Verdict,
-};
+use augur_monitor::runs::read_runs_file;
+use augur_monitor::MonitorError;
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
@@ -106,7 +106,7 @@ struct GateArgs {
     /// Size in bits of the filter of burned (expired, evicted) session ids: a burned id is
     /// never reopened; a fresh id is refused with probability about (1 - e^(-7n/BITS))^7
     /// after n burned ids (default 2^23 bits = 1 MiB: 1e-6 at 200 000 burned ids).
-    #[arg(long, value_name = "BITS", default_value_t = augur_monitor::session::BurnedIds::DEFAULT_BITS)]
+    #[arg(long, value_name = "BITS", default_value_t = augur_gate::burned::BurnedIds::DEFAULT_BITS)]
     burned_bits: u64,
     /// Journal every session move and burned id to this file and restore them at start, so
     /// that a crash and restart resumes every session (docs/monitor.md); without it a
@@ -218,8 +218,8 @@ fn read_file(p: &Path) -> Result<String, CliError> {
     augur_check::read_text(p).map_err(|e| CliError::User(e.diagnostic().render()))
 }
 
-fn user(e: MonitorError) -> CliError {
-    match e {
+fn user(e: impl Into<MonitorError>) -> CliError {
+    match e.into() {
         // A limit hit names the option that raises it, as for `augur check`.
         MonitorError::Stopped(s) => {
             crate::error::check_diagnostic(&augur_check::CheckError::Stopped(s)).into()
@@ -303,7 +303,7 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .map(|(i, t)| {
             let mut v = json!({"category": t.category, "model": t.model.file, "states": t.model.states,
                    "initial_value": t.value[t.initial as usize],
-                   "unobserved_states": t.learning.as_ref().map(|l| l.iter().filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved).count())});
+                   "unobserved_states": t.learning.as_ref().map(|l| l.iter().filter(|s| s.pac == augur_gate::monitor::PacStatus::Unobserved).count())});
             if let Some(r) = robust(i) {
                 v["initial_bound"] = json!(r.upper[t.initial as usize]);
                 v["confidence"] = json!(r.confidence);
@@ -330,7 +330,7 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
         for (i, t) in monitor.tables.iter().enumerate() {
             let unobserved = t.learning.as_ref().map(|l| {
                 l.iter()
-                    .filter(|s| s.pac == augur_monitor::monitor::PacStatus::Unobserved)
+                    .filter(|s| s.pac == augur_gate::monitor::PacStatus::Unobserved)
                     .count()
             });
             writeln!(
@@ -346,7 +346,7 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
             )?;
             if let Some(r) = robust(i) {
                 let how = match (r.intervals, r.confidence) {
-                    (augur_monitor::monitor::IntervalSource::Learned, Some(c)) => {
+                    (augur_gate::monitor::IntervalSource::Learned, Some(c)) => {
                         format!("intervals learned from its counts, {c} confidence")
                     }
                     (_, Some(c)) => format!("the model's intervals, {c} confidence"),
@@ -724,7 +724,7 @@ fn gate_line(
         }
         Err(refused) => {
             let d = store.refused_decision(tool.as_deref().unwrap_or(""));
-            let names = augur_monitor::session::Names {
+            let names = augur_gate::session::Names {
                 tool: tool.as_deref().unwrap_or(""),
                 ..Default::default()
             };

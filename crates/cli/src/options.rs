@@ -59,7 +59,7 @@ impl ModelOptions {
         if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
             return Err(CliError::User(format!(
                 "error: --epsilon must be in (0, 1), got {}",
-                augur_check::number::exact(self.epsilon)
+                augur_source::number::exact(self.epsilon)
             )));
         }
         let limits = self.limits.limits()?;

@@ -4,12 +4,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use augur_check::number::{approx, Approx};
 use augur_formats::json::parse_json;
 use augur_learn::counts::KeyedCounts;
 use augur_learn::pac::{pac_report, required_samples, PacBound};
 use augur_learn::pipeline::{learn_from_counts, LearnOptions};
 use augur_learn::{CountsJson, TransitionCounts};
+use augur_source::number::{approx, Approx};
 use serde_json::json;
 
 /// Arguments of `augur pac`.

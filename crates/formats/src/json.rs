@@ -746,48 +746,14 @@ pub fn parse_json_document(text: &str, path: &Path) -> Result<DtmcJson> {
 }
 
 /// Parses `text` (the contents of `path`) as any JSON document `T` (e.g. transition counts),
-/// with errors located as for [`parse_json_document`].
+/// with errors located as for [`parse_json_document`] ([`augur_source::json::parse_json`]).
 pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        use serde_path_to_error::Segment;
-        let at = e.path().to_string();
-        // The value being read, when the path leads to one in the text.
-        let mut json_path = Some(JsonPath::root());
-        for seg in e.path().iter() {
-            json_path = match (json_path, seg) {
-                (Some(p), Segment::Seq { index }) => Some(p.index(*index)),
-                (Some(p), Segment::Map { key }) => Some(p.key(key.clone())),
-                _ => None,
-            };
-        }
-        let e = e.into_inner();
-        // At the end of the input the cause is the missing rest, after the last character.
-        let offset = if e.is_eof() {
-            text.trim_end().len()
-        } else {
-            offset_of_line_col(text, e.line(), e.column())
-        };
-        let message = strip_position(&e);
-        let span = match json_path.filter(|p| !p.is_root()) {
-            _ if message.starts_with("unknown field `") => {
-                // serde stops after the key: point at the key itself.
-                let key = message.split('`').nth(1).unwrap_or("");
-                let quoted = format!("\"{key}\"");
-                let upto = (offset + 1).min(text.len());
-                text.get(..upto)
-                    .and_then(|t| t.rfind(&quoted))
-                    .map_or(Span::point(offset), |i| Span::new(i, i + quoted.len()))
-            }
-            Some(p) if e.is_data() => p.span_in(text).unwrap_or(Span::point(offset)),
-            _ => Span::point(offset),
-        };
-        let message = if at.is_empty() || at == "." || at == "?" {
-            message
-        } else {
-            format!("{at}: {message}")
-        };
-        FormatError::syntax(location_in(text, path, span), message)
+    augur_source::json::parse_json(text, &path.display().to_string()).map_err(|d| {
+        let d = *d;
+        let location = d
+            .location
+            .unwrap_or_else(|| Location::file(path.display().to_string()));
+        FormatError::syntax(location, d.message)
     })
 }
 
@@ -803,47 +769,9 @@ fn locate_json_error(e: FormatError, text: &str, path: &Path) -> FormatError {
     e.in_file(location)
 }
 
-/// The location of `span` of `text` (the contents of `path`), without copying the text.
+/// The location of `span` of `text` (the contents of `path`).
 fn location_in(text: &str, path: &Path, span: Span) -> Location {
-    let start = span.start.min(text.len());
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-    let line = text[..line_start].matches('\n').count() + 1;
-    Location::in_line_bytes(
-        path.display().to_string(),
-        line,
-        &text[line_start..line_end],
-        Span::new(
-            start - line_start,
-            span.end.min(line_end).max(start) - line_start,
-        ),
-    )
-}
-
-/// The byte offset of serde's 1-based line and column (the column counts bytes; 0 means the
-/// start of the line).
-fn offset_of_line_col(text: &str, line: usize, column: usize) -> usize {
-    let mut offset = 0;
-    for _ in 1..line.max(1) {
-        match text[offset..].find('\n') {
-            Some(i) => offset += i + 1,
-            None => return text.len(),
-        }
-    }
-    let line_len = text[offset..].find('\n').unwrap_or(text.len() - offset);
-    let mut o = offset + column.saturating_sub(1).min(line_len);
-    while !text.is_char_boundary(o) {
-        o -= 1;
-    }
-    o
-}
-
-fn strip_position(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
+    augur_source::json::location_in(text, &path.display().to_string(), span)
 }
 
 /// Writes a model as JSON (one line per transition triple for readability).

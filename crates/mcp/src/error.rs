@@ -115,6 +115,12 @@ impl ToolError {
         ToolError::located(&d, e.render(), unlocated)
     }
 
+    /// The located error of the gate (a monitor file, a classifier, a policy, a journal).
+    pub fn gate(e: &augur_gate::GateError) -> ToolError {
+        let d = e.diagnostic();
+        ToolError::located(&d, e.render(), ErrorKind::Model)
+    }
+
     /// The error of the learner (PAC parameters, transition counts).
     pub fn learn(e: &augur_learn::LearnError) -> ToolError {
         let d = e.diagnostic();

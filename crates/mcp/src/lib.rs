@@ -22,7 +22,7 @@
 //! use augur_mcp::{Config, Server};
 //! use std::sync::Arc;
 //! let monitor = Arc::new(augur_mcp::server::default_monitor().unwrap());
-//! let mut cfg = Config::new(monitor, Arc::new(augur_monitor::Policy::default()));
+//! let mut cfg = Config::new(monitor, Arc::new(augur_gate::Policy::default()));
 //! cfg.sessions.push(("run-1".into(), None));
 //! let server = Server::new(cfg).unwrap();
 //! let args = serde_json::json!({"session": "run-1", "tool": "read_file", "args": {"path": "notes.txt"}});

@@ -5,7 +5,7 @@
 //! their sessions' pauses with [`PendingPause`] and answer them with [`answer`].
 
 use crate::error::{Result, ToolError};
-use augur_monitor::{Action, Session, ToolCall, Verdict};
+use augur_gate::{Action, Session, ToolCall, Verdict};
 use serde_json::{Map, Value};
 
 /// A paused action waiting for a person's answer (saved in a state journal as

@@ -14,9 +14,10 @@ use crate::error::{ErrorKind, Result, ToolError};
 use crate::ops::{self, CheckRequest, ModelSource};
 use crate::pause::{self, PendingPause};
 use augur_check::Limits;
-use augur_monitor::journal::{self, Journal, Loaded};
-use augur_monitor::session::{BurnedIds, DecisionReport};
-use augur_monitor::{Action, Monitor, Policy, Session, ToolCall, Verdict};
+use augur_gate::burned::BurnedIds;
+use augur_gate::journal::{self, Journal, Loaded};
+use augur_gate::session::DecisionReport;
+use augur_gate::{Action, Monitor, Policy, Session, ToolCall, Verdict};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -58,7 +59,7 @@ pub struct Config {
     /// max(4 × max_sessions, 4096) has rolled over ([`BurnedIds`]).
     pub burned_bits: u64,
     /// The state journal (`--state FILE`): every session move and burned id, restored at
-    /// start ([`augur_monitor::journal`]). `None`: a restart resets every session.
+    /// start ([`augur_gate::journal`]). `None`: a restart resets every session.
     pub state: Option<PathBuf>,
     /// Gateway mode (`augur mcp --upstream`, [`crate::gateway`]): the names of the proxied
     /// tools (as served and as the upstreams name them). The gateway gates and records those
@@ -866,7 +867,7 @@ impl Server {
             },
         };
         let session = Session::new(&self.cfg.monitor, &self.cfg.policy, category)
-            .map_err(|e| ToolError::monitor(&e))?;
+            .map_err(|e| ToolError::gate(&e))?;
         s.open.insert(
             id.clone(),
             Entry {
@@ -1382,7 +1383,7 @@ impl Server {
     /// result of `tool` (untrusted unless the policy trusts the tool). Returns the number of
     /// values found.
     pub(crate) fn observe(&self, id: &str, tool: Option<&str>, text: &str) -> Result<usize> {
-        use augur_monitor::runs::ObservationSource;
+        use augur_gate::provenance::ObservationSource;
         let now = Instant::now();
         let stats = {
             let mut guard = self.lock();

@@ -2,9 +2,9 @@
 //! the checker tools, limits and errors. (The stdio protocol: tests/stdio.rs over in-memory
 //! pipes; with a real client, tests/python/test_mcp_stdio.py, run by scripts/test.)
 
+use augur_gate::Policy;
 use augur_mcp::server::default_monitor;
 use augur_mcp::{CallError, Config, ErrorKind, Server};
-use augur_monitor::Policy;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,9 +2,9 @@
 //! ids never reopen (also after the exact list rolls over), and sessions expire on time
 //! (an expiry queue, not a throttled scan).
 
+use augur_gate::Policy;
 use augur_mcp::server::default_monitor;
 use augur_mcp::{Config, ErrorKind, Server};
-use augur_monitor::Policy;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
@@ -180,7 +180,7 @@ fn a_journal_for_another_monitor_or_server_is_refused() {
     walk_to_critical(&s, "main");
     drop(s);
     let text = std::fs::read_to_string(&journal).unwrap();
-    let hash = augur_monitor::journal::monitor_hash(&default_monitor().unwrap());
+    let hash = augur_gate::journal::monitor_hash(&default_monitor().unwrap());
     std::fs::write(&journal, text.replace(&hash, &"0".repeat(64))).unwrap();
     let e = Server::new(config(false, Some(&journal))).err().unwrap();
     assert!(e.message.contains("another monitor"), "{}", e.message);

@@ -5,9 +5,9 @@
 //! MCP client and the real binary: tests/python/test_mcp_stdio.py.)
 #![cfg(feature = "stdio")]
 
+use augur_gate::Policy;
 use augur_mcp::server::default_monitor;
 use augur_mcp::{Config, Server};
-use augur_monitor::Policy;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;

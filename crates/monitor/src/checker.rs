@@ -11,7 +11,6 @@ use augur_formats::Format;
 use augur_learn::{CountsJson, TransitionCounts};
 use augur_pctl::{ResolvedFormula, ResolvedPath, ResolvedProperty, Steps};
 use augur_source::{SourceFile, Span};
-use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -27,14 +26,7 @@ pub struct LoadedModel {
     pub sha256: String,
 }
 
-/// Hex SHA-256 of some byte strings, in order.
-pub fn sha256_hex<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
-    let mut h = Sha256::new();
-    for p in parts {
-        h.update(p);
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
+pub(crate) use augur_gate::sha256_hex;
 
 fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| MonitorError::Io {

@@ -7,21 +7,21 @@
 //! the `checker` module.
 
 use crate::checker::{self, Checker, LoadedModel, MonitorProperty};
-use crate::classifier::Classifier;
-use crate::dtr::{
-    DataExposure, Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation, NUM_DTRP_STATES,
-    NUM_DTR_STATES,
-};
 use crate::error::{MonitorError, Result};
-use crate::monitor::{
-    EmbeddedFile, ExplanationTable, ExplanationsSection, IntervalSource, LearningStatus, Mapping,
-    ModelInfo, Monitor, PacStatus, ProvenanceSection, RobustSection, RobustTable, Runtime,
-    Sections, Table, FORMAT, VERSION,
-};
 use augur_abstraction::Abstraction;
 use augur_check::{CheckOptions, LoadOptions, Method, Model};
 use augur_dtmc::Dtmc;
 use augur_expr::Value;
+use augur_gate::classifier::Classifier;
+use augur_gate::dtr::{
+    DataExposure, Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation, NUM_DTRP_STATES,
+    NUM_DTR_STATES,
+};
+use augur_gate::monitor::{
+    EmbeddedFile, ExplanationTable, ExplanationsSection, IntervalSource, LearningStatus, Mapping,
+    ModelInfo, Monitor, PacStatus, ProvenanceSection, RobustSection, RobustTable, Runtime,
+    Sections, Table, FORMAT, VERSION,
+};
 use augur_learn::learn::{wilson_interval, TransitionCounts, WILSON_Z95};
 use augur_learn::pac::{pac_report, PacBound};
 use augur_pctl::{PathFormula, StateFormula};

@@ -2,10 +2,10 @@
 //! bound never below the point value (proptest), round trips and refusals.
 
 use super::*;
-use crate::dtr::SafetyState;
-use crate::policy::{Policy, Verdict};
-use crate::session::{Action, Session, ToolCall};
 use augur_dtmc::{DtmcBuilder, Intervals};
+use augur_gate::dtr::SafetyState;
+use augur_gate::policy::{Policy, Verdict};
+use augur_gate::session::{Action, Session, ToolCall};
 use proptest::prelude::*;
 use serde_json::{json, Value as Json};
 use std::sync::Arc;
@@ -303,7 +303,7 @@ fn decisions_at_warn_state_the_continuation() {
 
 #[test]
 fn dtr_steps_in_words() {
-    use crate::dtr::{DataExposure as D, Prov, Reversibility as R, ToolEscalation as T};
+    use augur_gate::dtr::{DataExposure as D, Prov, Reversibility as R, ToolEscalation as T};
     let st = |d, t, r| SafetyState::new(d, t, r);
     let a = st(D::Internal, T::ReadOnly, R::FullyReversible);
     let cases = [
@@ -347,7 +347,7 @@ fn dtr_steps_in_words() {
 }
 
 fn dtr_action_for_tests(a: SafetyState, b: SafetyState) -> String {
-    crate::session::dtr_action(a, b)
+    augur_gate::session::dtr_action(a, b)
 }
 
 /// Random counts over a random small chain: the learned intervals hold the point chain

@@ -44,6 +44,17 @@ pub enum MonitorError {
     Plot(String),
 }
 
+impl From<augur_gate::GateError> for MonitorError {
+    fn from(e: augur_gate::GateError) -> MonitorError {
+        use augur_gate::GateError as G;
+        match e {
+            G::Input(d) => MonitorError::Input(d),
+            G::Io { file, source } => MonitorError::Io { file, source },
+            G::Mismatch(m) => MonitorError::Mismatch(m),
+        }
+    }
+}
+
 /// Result alias of the crate.
 pub type Result<T, E = MonitorError> = std::result::Result<T, E>;
 
@@ -58,17 +69,6 @@ impl MonitorError {
     /// A located error at `location`.
     pub fn located(location: Location, message: impl Into<String>) -> MonitorError {
         MonitorError::Input(Box::new(Diagnostic::error(message).at(location)))
-    }
-
-    /// A located error from a TOML parse error of `source`.
-    pub(crate) fn toml(file: &str, source: &str, e: &toml::de::Error) -> MonitorError {
-        let message = e.message().trim().to_string();
-        match e.span() {
-            Some(span) => MonitorError::at(file, source, Span::new(span.start, span.end), message),
-            None => MonitorError::Input(Box::new(
-                Diagnostic::error(message).at(Location::file(file)),
-            )),
-        }
     }
 
     /// The diagnostic of this error: located for [`MonitorError::Input`], a plain message

@@ -30,17 +30,17 @@
 //! - Protocols: one stratified split, `folds` (k-fold cross-validation), or a hold-out
 //!   ([`HoldOut`]): learn on every other category (or model) and test on one, each once.
 
-use crate::classifier::Classifier;
 use crate::compile::{compile_dtmcs, CompileOptions, Source};
-use crate::dtr::{RiskLevel, SafetyState, NUM_DTRP_STATES, NUM_DTR_STATES};
 use crate::error::{MonitorError, Result};
-use crate::monitor::{Mapping, Monitor};
-use crate::policy::{Policy, Verdict};
 use crate::runs::{Label, Run};
-use crate::session::{Fired, Session};
-use crate::words::NamePattern;
 use augur_dtmc::{Dtmc, Valuations};
 use augur_expr::{Type, Value as EValue};
+use augur_gate::classifier::Classifier;
+use augur_gate::dtr::{RiskLevel, SafetyState, NUM_DTRP_STATES, NUM_DTR_STATES};
+use augur_gate::monitor::{Mapping, Monitor};
+use augur_gate::policy::{Policy, Verdict};
+use augur_gate::session::{Fired, Session};
+use augur_gate::words::NamePattern;
 use augur_learn::learn::{learn_with, wilson_interval, TransitionCounts, Unobserved, WILSON_Z95};
 use fixedbitset::FixedBitSet;
 use rand::seq::SliceRandom;
@@ -91,7 +91,7 @@ pub struct EvalOptions {
     /// Learn the 180-state `(d, t, r, p)` chain (default) rather than the 60-state one.
     pub provenance: bool,
     /// Tools whose results are trusted observations (without a policy; with one, its
-    /// `trusted_tools`): by default [`crate::policy::DEFAULT_TRUSTED_TOOLS`].
+    /// `trusted_tools`): by default [`augur_gate::policy::DEFAULT_TRUSTED_TOOLS`].
     pub trusted_tools: Vec<NamePattern>,
 }
 
@@ -118,7 +118,7 @@ impl EvalOptions {
             load: CompileOptions::new("").load,
             check: CompileOptions::new("").check,
             provenance: true,
-            trusted_tools: crate::policy::default_trusted_tools(),
+            trusted_tools: augur_gate::policy::default_trusted_tools(),
         }
     }
 }
@@ -198,8 +198,8 @@ pub const PAYLOAD_WORDS: &[&str] = &[
 ];
 
 fn name_has_word(name: &str, words: &[&str]) -> bool {
-    let mut buf = [(0u16, 0u16); crate::words::MAX_WORDS];
-    let n = crate::words::split_words(name, &mut buf);
+    let mut buf = [(0u16, 0u16); augur_gate::words::MAX_WORDS];
+    let n = augur_gate::words::split_words(name, &mut buf);
     buf[..n].iter().any(|&(a, b)| {
         let w = &name[a as usize..b as usize];
         words.iter().any(|x| x.eq_ignore_ascii_case(w))
@@ -218,7 +218,7 @@ pub fn is_payload(name: &str) -> bool {
 
 /// The provenance rule alone: the first tool call of a run that has a destination or payload
 /// argument (top-level argument names, [`is_destination`], [`is_payload`]) of provenance
-/// *untrusted* (see [`crate::provenance`]; the run's observations are fed to a store before
+/// *untrusted* (see [`augur_gate::provenance`]; the run's observations are fed to a store before
 /// each call) and either
 /// - writes or cannot be undone: the classifier's implication of the call has t ≥ FILE_WRITE
 ///   or r = IRREVERSIBLE (a call the classifier cannot map counts as such: fail closed), or
@@ -228,19 +228,23 @@ pub fn is_payload(name: &str) -> bool {
 /// Tool results are trusted as [`EvalOptions::trusted_tools`] say (the same trust as the
 /// chain's, so that the two differ only in the chain).
 pub fn provenance_flag(classifier: &Classifier, run: &Run) -> Option<usize> {
-    provenance_flag_with(classifier, &crate::policy::default_trusted_tools(), run)
+    provenance_flag_with(
+        classifier,
+        &augur_gate::policy::default_trusted_tools(),
+        run,
+    )
 }
 
 /// Feed a run's observations made before step `k` (from `*next` on) to a store.
 fn feed(
-    store: &mut crate::provenance::Provenance,
+    store: &mut augur_gate::provenance::Provenance,
     trusted: &[NamePattern],
     run: &Run,
     next: &mut usize,
     k: usize,
 ) {
-    use crate::provenance::Origin;
     use crate::runs::ObservationSource;
+    use augur_gate::provenance::Origin;
     while let Some(o) = run.observations.get(*next).filter(|o| o.before_step <= k) {
         *next += 1;
         let tool = o.tool.as_deref().unwrap_or("");
@@ -263,9 +267,9 @@ pub fn provenance_flag_with(
     trusted: &[NamePattern],
     run: &Run,
 ) -> Option<usize> {
-    use crate::dtr::{Reversibility, ToolEscalation};
-    use crate::provenance::{ArgProvenance, Provenance, ValueKind};
     use crate::runs::RunStep;
+    use augur_gate::dtr::{Reversibility, ToolEscalation};
+    use augur_gate::provenance::{ArgProvenance, Provenance, ValueKind};
     let mut store = Provenance::new();
     let mut next = 0;
     for (k, step) in run.steps.iter().enumerate() {
@@ -510,7 +514,7 @@ pub fn replay_probabilities(
         monitor,
         runs,
         horizon,
-        &crate::policy::default_trusted_tools(),
+        &augur_gate::policy::default_trusted_tools(),
     )
 }
 
@@ -536,7 +540,7 @@ pub fn replay_probabilities_with(
     trusted: &[NamePattern],
 ) -> Result<Vec<RunProbabilities>> {
     let policy = Arc::new(Policy {
-        base: crate::policy::Rules {
+        base: augur_gate::policy::Rules {
             thresholds: Vec::new(),
             horizon,
             trusted_tools: trusted.to_vec(),
@@ -744,7 +748,7 @@ pub fn trajectory_p(
     trusted: &[NamePattern],
     run: &Run,
 ) -> Vec<SafetyState> {
-    let mut store = crate::provenance::Provenance::new();
+    let mut store = augur_gate::provenance::Provenance::new();
     let mut next = 0;
     let mut s = SafetyState::START;
     let mut out = vec![s];
@@ -756,7 +760,7 @@ pub fn trajectory_p(
         match classifier.classify_with(tool, args, Some(&store)) {
             Some(c) => {
                 let p = classifier.call_provenance(&c, args, &store, false).p;
-                s = crate::session::absorbing(s, s.update_p(c.implication, p));
+                s = augur_gate::session::absorbing(s, s.update_p(c.implication, p));
                 out.push(s);
             }
             None => break,
@@ -1002,7 +1006,7 @@ fn reason_at(
 ) -> Result<String> {
     // The threshold that flagged the run, as a `block` threshold (none when it is not finite).
     let thresholds = if threshold.is_finite() {
-        vec![crate::policy::PolicyThreshold {
+        vec![augur_gate::policy::PolicyThreshold {
             at: threshold.clamp(0.0, 1.0),
             verdict: Verdict::Block,
             message: None,
@@ -1011,7 +1015,7 @@ fn reason_at(
         Vec::new()
     };
     let policy = Arc::new(Policy {
-        base: crate::policy::Rules {
+        base: augur_gate::policy::Rules {
             thresholds,
             trusted_tools: trusted.to_vec(),
             ..Default::default()

@@ -34,35 +34,13 @@
 
 pub mod agentdojo;
 mod checker;
-pub mod classifier;
 pub mod compile;
-pub mod dtr;
 mod error;
 pub mod eval;
-pub mod journal;
-pub mod monitor;
 pub mod plot;
-pub mod policy;
-pub mod provenance;
 pub mod runs;
-pub mod session;
-mod words;
 
-pub use classifier::Classifier;
 pub use error::{MonitorError, Result};
-pub use monitor::{Mapping, Monitor};
-pub use policy::{Mode, Policy, Verdict};
-pub use session::{Action, AuditRecord, Decision, Session, SessionStore, ToolCall};
-pub use words::NamePattern;
 
-/// Read a user's text file (a byte-order mark is dropped); failures name the file.
-pub(crate) fn read_text(path: &std::path::Path) -> Result<String> {
-    let mut text = std::fs::read_to_string(path).map_err(|e| MonitorError::Io {
-        file: path.display().to_string(),
-        source: e,
-    })?;
-    if text.starts_with('\u{feff}') {
-        text.drain(..'\u{feff}'.len_utf8());
-    }
-    Ok(text)
-}
+#[cfg(test)]
+mod session_tests;

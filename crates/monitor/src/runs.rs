@@ -26,8 +26,9 @@
 //! goal, an *attempted violation*).
 
 use crate::error::{MonitorError, Result};
-use crate::monitor::json_error;
-use crate::session::{Action, ToolCall};
+use augur_gate::monitor::json_error;
+pub use augur_gate::provenance::ObservationSource;
+use augur_gate::session::{Action, ToolCall};
 use augur_source::Location;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -77,18 +78,6 @@ impl RunStep {
             RunStep::State { .. } => "",
         }
     }
-}
-
-/// Where an observed text came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ObservationSource {
-    /// The user's request (trusted).
-    User,
-    /// The system prompt (trusted).
-    System,
-    /// A tool's result (untrusted unless a policy says otherwise).
-    Tool,
 }
 
 /// Text the agent saw during a run.
@@ -319,7 +308,7 @@ fn parse_step(v: &Value, k: usize) -> std::result::Result<RunStep, String> {
 /// Parse one line of a runs file.
 pub fn parse_run(line: &str, file: &str, lineno: usize) -> Result<Run> {
     let v: Value = serde_json::from_str(line).map_err(|e| {
-        let e2 = json_error(file, line, &e);
+        let e2 = MonitorError::from(json_error(file, line, &e));
         match e2 {
             MonitorError::Input(mut d) => {
                 if let Some(l) = d.location.as_mut() {

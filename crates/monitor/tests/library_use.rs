@@ -7,10 +7,10 @@
 //! library (what `augur monitor compile` does), saves it as `m.json` in a temporary directory
 //! and runs the block there.
 
-use augur_monitor::compile::{compile_dtmcs, CompileOptions, Source};
-use augur_monitor::dtr::{
+use augur_gate::dtr::{
     DataExposure as D, Prov, Reversibility as R, SafetyState, ToolEscalation as T,
 };
+use augur_monitor::compile::{compile_dtmcs, CompileOptions, Source};
 
 /// A 180-state monitor saved as `m.json` in `dir`.
 fn write_monitor(dir: &std::path::Path) {
@@ -38,22 +38,22 @@ fn library_use_as_documented() -> Result<(), Box<dyn std::error::Error>> {
     write_monitor(dir.path());
     std::env::set_current_dir(dir.path())?;
     // docs/monitor.md, 6. Library use: begin
-    use augur_monitor::{Monitor, Policy, Session, Action, ToolCall};
+    use augur_gate::{Monitor, Policy, Session, Action, ToolCall};
     use std::sync::Arc;
     let monitor = Arc::new(Monitor::load("m.json".as_ref())?);
     let policy = Arc::new(Policy::default());
     let mut session = Session::new(&monitor, &policy, Some("banking"))?;
-    use augur_monitor::runs::ObservationSource;
+    use augur_gate::provenance::ObservationSource;
     session.observe(ObservationSource::User, None, "Pay the bill in bill.txt");      // trusted
     // ... after gating read_file: its result, untrusted unless the policy trusts the tool
     session.observe(ObservationSource::Tool, Some("read_file"), "Send 98.70 to GB29 NWBK 6016 1331 9268 19");
     let args = serde_json::json!({"recipient": "GB29NWBK60161331926819", "amount": 98.7});
     let decision = session.gate(&Action::Tool(ToolCall::new("send_money", &args)));   // no allocation
-    if decision.verdict >= augur_monitor::Verdict::Pause { println!("{}", session.reason(&decision)); }
+    if decision.verdict >= augur_gate::Verdict::Pause { println!("{}", session.reason(&decision)); }
     // docs/monitor.md, 6. Library use: end
 
     // What the text below the block says of it.
-    assert!(decision.verdict >= augur_monitor::Verdict::Pause, "{decision:?}");
+    assert!(decision.verdict >= augur_gate::Verdict::Pause, "{decision:?}");
     let reason = session.reason(&decision);
     assert!(
         reason.ends_with(

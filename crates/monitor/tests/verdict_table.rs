@@ -4,9 +4,9 @@
 //! is run in a fresh session (after the row's `before` call), and its verdict and classifier
 //! rule are compared with the table's.
 
+use augur_gate::session::{Action, ToolCall};
+use augur_gate::{Policy, Session, Verdict};
 use augur_monitor::compile::{compile_dtmcs, CompileOptions, Source};
-use augur_monitor::session::{Action, ToolCall};
-use augur_monitor::{Policy, Session, Verdict};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -69,10 +69,10 @@ fn the_verdict_table_of_docs_monitor_md_is_what_the_monitor_answers() {
         assert_eq!(d.verdict, want, "{line}: {}", s.reason(&d));
         let c = cl.classify(&tool, &args).unwrap();
         let rule = match c.matched {
-            augur_monitor::classifier::Matched::Rule { rule, .. } => {
+            augur_gate::classifier::Matched::Rule { rule, .. } => {
                 cl.rules()[rule as usize].id.as_str()
             }
-            augur_monitor::classifier::Matched::Default => "default",
+            augur_gate::classifier::Matched::Default => "default",
         };
         assert_eq!(rule, cells[5].trim(), "{line}");
         rows += 1;
@@ -91,8 +91,8 @@ fn the_verdict_table_of_docs_monitor_md_is_what_the_monitor_answers() {
 /// (Risk levels and p come from the classifier and the rules, not from the learned chain.)
 #[test]
 fn the_provenance_table_of_docs_monitor_md_is_what_sessions_answer() {
-    use augur_monitor::dtr::{Prov, SafetyState};
-    use augur_monitor::runs::ObservationSource as O;
+    use augur_gate::dtr::{Prov, SafetyState};
+    use augur_gate::provenance::ObservationSource as O;
     let doc = std::fs::read_to_string(root().join("docs/monitor.md")).unwrap();
     let begin = doc
         .find("<!-- provenance-table: begin -->")

@@ -8,13 +8,13 @@
 use augur_abstraction::{Abstraction, TraceFormat, TraceReader};
 use augur_check::{Limits, Model};
 use augur_formats::json::write_json_document;
+use augur_gate::{Action, Monitor, Policy, Session, ToolCall};
 use augur_learn::learn::Unobserved;
 use augur_learn::pipeline::{learn_from_traces, learned_document, LearnOptions};
 use augur_learn::TransitionCounts;
 use augur_mcp::ops::{self, CheckRequest, ModelSource};
 use augur_mcp::pause::{self, PendingPause};
 use augur_mcp::{ErrorKind, ToolError};
-use augur_monitor::{Action, Monitor, Policy, Session, ToolCall};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -553,8 +553,8 @@ fn pac_calculator(
         .map_err(|e| py_err(py, e))
 }
 
-fn monitor_err(py: Python<'_>, e: augur_monitor::MonitorError) -> PyErr {
-    py_err(py, ToolError::monitor(&e))
+fn monitor_err(py: Python<'_>, e: impl Into<augur_monitor::MonitorError>) -> PyErr {
+    py_err(py, ToolError::monitor(&e.into()))
 }
 
 /// The options of `Monitor.compile`: those of `augur monitor compile`.
@@ -591,7 +591,7 @@ fn compile_options(
     opts.robust = robust.then_some(augur_monitor::compile::RobustOptions { confidence });
     opts.explanations = explain;
     if let Some(s) = states {
-        opts.mapping = Some(augur_monitor::Mapping::parse(s).ok_or_else(|| {
+        opts.mapping = Some(augur_gate::Mapping::parse(s).ok_or_else(|| {
             ParameterError::new_err(format!(
                 "states={s:?}: expected \"dtr\", \"risk-level\" or \"abstraction\""
             ))
@@ -599,7 +599,7 @@ fn compile_options(
     }
     if let Some(path) = classifier {
         opts.classifier = Some(
-            augur_monitor::Classifier::from_file(std::path::Path::new(path))
+            augur_gate::Classifier::from_file(std::path::Path::new(path))
                 .map_err(|e| monitor_err(py, e))?,
         );
     }
@@ -901,7 +901,7 @@ impl NativeSession {
         text: &str,
         tool: Option<&str>,
     ) -> PyResult<String> {
-        use augur_monitor::runs::ObservationSource as O;
+        use augur_gate::provenance::ObservationSource as O;
         let source = match source {
             "user" => O::User,
             "system" => O::System,

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 pub mod json;
+pub mod number;
 
 /// A byte range `[start, end)` in a source text.
 #[derive(

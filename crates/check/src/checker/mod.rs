@@ -792,7 +792,7 @@ impl<'a> Checker<'a> {
         if rounds > 0 {
             self.notes.push(format!(
                 "{op}{cmp} {}: bounds straddled the threshold; recomputed with ε = {:.0e}",
-                crate::number::exact(t),
+                augur_source::number::exact(t),
                 self.options.epsilon
             ));
         }
@@ -800,7 +800,7 @@ impl<'a> Checker<'a> {
         if undecided > 0 {
             self.notes.push(format!(
                 "{op}{cmp} {}: {undecided} state(s) undecided by the bounds; decided by the point value",
-                crate::number::exact(t),
+                augur_source::number::exact(t),
             ));
         }
         let mut set = StateSet::with_capacity(self.n());

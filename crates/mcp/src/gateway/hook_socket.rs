@@ -26,7 +26,7 @@
 
 use crate::hook::{result_text, tool_name};
 use crate::server::Server;
-use augur_monitor::Verdict;
+use augur_gate::Verdict;
 use serde_json::{json, Map, Value};
 use std::collections::{HashSet, VecDeque};
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};

@@ -45,7 +45,7 @@ pub mod upstream;
 use crate::server::{Config, ProxiedDecision, Server};
 use crate::stdio::Handler;
 use audit::{AuditLine, AuditLog};
-use augur_monitor::Verdict;
+use augur_gate::Verdict;
 use config::UpstreamSpec;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult, ContentBlock,

@@ -215,7 +215,7 @@ fn dtr_validity() {
 
 #[test]
 fn markov_order_accuracy_from_counts() {
-    use crate::dtr::{
+    use augur_gate::dtr::{
         DataExposure as D, Reversibility as R, SafetyState as S, ToolEscalation as T,
     };
     let a = S::new(D::None, T::ReadOnly, R::FullyReversible);
@@ -521,9 +521,9 @@ fn pay_runs() -> (Run, Run) {
 /// USER and not VIOLATED; the 60-state trajectory does not see the difference.
 #[test]
 fn trajectories_carry_the_provenance_of_each_call() {
-    use crate::dtr::Prov;
+    use augur_gate::dtr::Prov;
     let c = Classifier::default_rules();
-    let trusted = crate::policy::default_trusted_tools();
+    let trusted = augur_gate::policy::default_trusted_tools();
     let (pay, own) = pay_runs();
     let t = trajectory_p(&c, &trusted, &pay);
     assert_eq!(t.len(), 4);
@@ -589,7 +589,7 @@ fn the_chain_flags_through_sessions_fed_with_observations() {
     let opts = EvalOptions::new();
     let m = Arc::new(train_monitor(&tr, &opts).unwrap());
     assert!(m.tracks_provenance());
-    assert_eq!(m.version, crate::monitor::VERSION);
+    assert_eq!(m.version, augur_gate::monitor::VERSION);
     assert!(m.tables.iter().all(|t| t.map.len() == 180));
     let probs = replay_probabilities_with(&m, &[&pay, &own], None, &opts.trusted_tools).unwrap();
     // The e-mail to the untrusted address reaches VIOLATED: P = 1 at step 1.

@@ -31,9 +31,9 @@
 //!
 //! Verdicts, least to most severe: `allow` (also spelt `log`), `warn`, `pause`, `block`.
 
-use crate::error::{MonitorError, Result};
+use crate::error::{GateError, Result};
 use crate::words::NamePattern;
-use augur_check::number::exact;
+use augur_source::number::exact;
 use augur_source::Span;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -286,8 +286,8 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn err(&self, span: std::ops::Range<usize>, msg: impl Into<String>) -> MonitorError {
-        MonitorError::at(self.file, self.src, Span::from(span), msg)
+    fn err(&self, span: std::ops::Range<usize>, msg: impl Into<String>) -> GateError {
+        GateError::at(self.file, self.src, Span::from(span), msg)
     }
 
     fn patterns(&self, list: &[Spanned<String>]) -> Result<Vec<NamePattern>> {
@@ -436,7 +436,7 @@ impl Policy {
 
     /// Parse a policy; every error is located in `file`.
     pub fn parse(src: &str, file: &str) -> Result<Policy> {
-        let raw: RawPolicy = toml::from_str(src).map_err(|e| MonitorError::toml(file, src, &e))?;
+        let raw: RawPolicy = toml::from_str(src).map_err(|e| GateError::toml(file, src, &e))?;
         let cx = Ctx { file, src };
         if let Some(v) = &raw.version {
             if *v.get_ref() != 1 {

@@ -54,7 +54,7 @@
 //! text is searched with prebuilt automata.
 
 use crate::dtr::{DataExposure, Implication, Prov, Reversibility, ToolEscalation};
-use crate::error::{MonitorError, Result};
+use crate::error::{GateError, Result};
 use crate::provenance::{ArgProvenance, Evidence, Provenance};
 use crate::words::{on_boundaries, split_words, NamePattern, MAX_WORDS};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
@@ -353,7 +353,7 @@ fn level<T>(
     names: String,
 ) -> Result<T> {
     parse(s.get_ref()).ok_or_else(|| {
-        MonitorError::at(
+        GateError::at(
             file,
             src,
             Span::from(s.span()),
@@ -407,11 +407,10 @@ impl Classifier {
 
     /// Parse a rule set; every error is located in `file`.
     pub fn parse(src: &str, file: &str) -> Result<Classifier> {
-        let raw: RawClassifier =
-            toml::from_str(src).map_err(|e| MonitorError::toml(file, src, &e))?;
+        let raw: RawClassifier = toml::from_str(src).map_err(|e| GateError::toml(file, src, &e))?;
         if let Some(v) = &raw.version {
             if *v.get_ref() != 1 {
-                return Err(MonitorError::at(
+                return Err(GateError::at(
                     file,
                     src,
                     Span::from(v.span()),
@@ -426,7 +425,7 @@ impl Classifier {
             None => None,
             Some(e) if e.get_ref() == "default" => Some(Classifier::default_rules()),
             Some(e) => {
-                return Err(MonitorError::at(
+                return Err(GateError::at(
                     file,
                     src,
                     Span::from(e.span()),
@@ -481,7 +480,7 @@ impl Classifier {
             }
         }
         if rules.len() > u16::MAX as usize || patterns.len() > u16::MAX as usize {
-            return Err(MonitorError::at(
+            return Err(GateError::at(
                 file,
                 src,
                 Span::point(0),
@@ -914,7 +913,7 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
         + usize::from(p.email == Some(true))
         + usize::from(p.url == Some(true));
     if kinds != 1 {
-        return Err(MonitorError::at(
+        return Err(GateError::at(
             file,
             src,
             span,
@@ -923,7 +922,7 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
     }
     let matcher = if let Some(res) = &p.regex {
         if res.is_empty() {
-            return Err(MonitorError::at(
+            return Err(GateError::at(
                 file,
                 src,
                 span,
@@ -938,7 +937,7 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
                 .map_err(|e| {
                     let msg = e.to_string();
                     let last = msg.lines().last().unwrap_or("").trim().to_string();
-                    MonitorError::at(
+                    GateError::at(
                         file,
                         src,
                         Span::from(r.span()),
@@ -946,7 +945,7 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
                     )
                 })?;
             if re.is_match("") {
-                return Err(MonitorError::at(
+                return Err(GateError::at(
                     file,
                     src,
                     Span::from(r.span()),
@@ -958,7 +957,7 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
         ArgMatcher::Regex { set }
     } else if let Some(needles) = &p.contains {
         if needles.is_empty() {
-            return Err(MonitorError::at(
+            return Err(GateError::at(
                 file,
                 src,
                 span,
@@ -967,7 +966,7 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
         }
         for n in needles {
             if n.get_ref().trim().is_empty() {
-                return Err(MonitorError::at(
+                return Err(GateError::at(
                     file,
                     src,
                     Span::from(n.span()),
@@ -981,7 +980,7 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
             .match_kind(MatchKind::Standard)
             .kind(Some(AhoCorasickKind::DFA))
             .build(&list)
-            .map_err(|e| MonitorError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
+            .map_err(|e| GateError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
         ArgMatcher::Contains {
             automaton,
             needles: list,
@@ -1002,7 +1001,7 @@ fn parse_pattern(file: &str, src: &str, name: &str, p: &Spanned<RawPattern>) -> 
                 // Arguments are short: a prefilter's set-up costs more than it saves.
                 .prefilter(false)
                 .build(["https://", "http://", "www."])
-                .map_err(|e| MonitorError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
+                .map_err(|e| GateError::at(file, src, span, format!("pattern `{name}`: {e}")))?;
             ArgMatcher::Url { except, markers }
         }
     };
@@ -1028,7 +1027,7 @@ fn parse_rule(
     let mut tools = Vec::new();
     for t in r.tools.iter().flatten() {
         tools.push(NamePattern::new(t.get_ref()).map_err(|m| {
-            MonitorError::at(file, src, Span::from(t.span()), format!("name pattern {m}"))
+            GateError::at(file, src, Span::from(t.span()), format!("name pattern {m}"))
         })?);
     }
     let mut args = Vec::new();
@@ -1038,7 +1037,7 @@ fn parse_rule(
             .position(|p| &p.name == a.get_ref())
             .ok_or_else(|| {
                 let known: Vec<&str> = patterns.iter().map(|p| p.name.as_str()).collect();
-                MonitorError::at(
+                GateError::at(
                     file,
                     src,
                     Span::from(a.span()),
@@ -1056,7 +1055,7 @@ fn parse_rule(
         args.push(k as u16);
     }
     if tools.is_empty() && args.is_empty() {
-        return Err(MonitorError::at(
+        return Err(GateError::at(
             file,
             src,
             span,
@@ -1067,7 +1066,7 @@ fn parse_rule(
     for c in r.when.iter().flatten() {
         when.push(
             parse_cond(c.get_ref())
-                .map_err(|m| MonitorError::at(file, src, Span::from(c.span()), m))?,
+                .map_err(|m| GateError::at(file, src, Span::from(c.span()), m))?,
         );
     }
     let lower = |w: &Option<Vec<String>>| {

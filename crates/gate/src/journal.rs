@@ -36,9 +36,10 @@
 //! Any other line that is not a valid entry, or a session that does not fit the monitor, is a
 //! located error (file, line, column).
 
-use crate::error::{MonitorError, Result};
+use crate::burned::BurnedIds;
+use crate::error::{GateError, Result};
 use crate::monitor::Monitor;
-use crate::session::{BurnedIds, SessionSnapshot};
+use crate::session::SessionSnapshot;
 use augur_source::{Location, Span};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -150,7 +151,7 @@ impl Entry {
 /// SHA-256 of the monitor as Augur writes it (`Monitor::to_json`): the same for a monitor
 /// file however it is formatted, different for another monitor.
 pub fn monitor_hash(monitor: &Monitor) -> String {
-    crate::checker::sha256_hex([monitor.to_json().as_bytes()])
+    crate::sha256_hex([monitor.to_json().as_bytes()])
 }
 
 /// Seconds since the Unix epoch now.
@@ -174,8 +175,8 @@ pub struct Loaded {
 
 impl Loaded {
     /// A located error at line `line` of the journal `path`.
-    pub fn error_at(path: &Path, line: usize, message: impl Into<String>) -> MonitorError {
-        MonitorError::located(Location::line(path.display().to_string(), line), message)
+    pub fn error_at(path: &Path, line: usize, message: impl Into<String>) -> GateError {
+        GateError::located(Location::line(path.display().to_string(), line), message)
     }
 }
 
@@ -187,7 +188,7 @@ pub fn load(path: &Path, header: &Header) -> Result<Loaded> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
-        Err(e) => return Err(MonitorError::Io { file, source: e }),
+        Err(e) => return Err(GateError::Io { file, source: e }),
     };
     let mut loaded = Loaded {
         existed: !bytes.is_empty(),
@@ -213,7 +214,7 @@ pub fn load(path: &Path, header: &Header) -> Result<Loaded> {
         let lineno = i + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let text = std::str::from_utf8(raw).map_err(|e| {
-            MonitorError::located(
+            GateError::located(
                 Location::in_line(
                     file.clone(),
                     lineno,
@@ -234,7 +235,7 @@ pub fn load(path: &Path, header: &Header) -> Result<Loaded> {
         let entry: Entry = serde_json::from_str(text).map_err(|e| {
             let msg = e.to_string();
             let msg = msg.split(" at line ").next().unwrap_or("").to_string();
-            MonitorError::located(
+            GateError::located(
                 Location::in_line(file.clone(), lineno, e.column().max(1), 1, text),
                 format!("not a journal entry: {msg}"),
             )
@@ -252,7 +253,7 @@ fn check_header(file: &str, text: &str, want: &Header) -> Result<()> {
             .map_or(Span::new(0, text.len().min(1)), |s| {
                 Span::new(s, s + needle.len())
             });
-        MonitorError::located(Location::in_line_bytes(file, 1, text, span), msg)
+        GateError::located(Location::in_line_bytes(file, 1, text, span), msg)
     };
     let foreign = || {
         at(
@@ -314,8 +315,8 @@ pub struct Journal {
     compact_at: u64,
 }
 
-fn io(path: &Path, e: std::io::Error) -> MonitorError {
-    MonitorError::Io {
+fn io(path: &Path, e: std::io::Error) -> GateError {
+    GateError::Io {
         file: path.display().to_string(),
         source: e,
     }

@@ -46,7 +46,7 @@
 //! full; about 3.8 MB with the defaults) plus at most 1024 tool names of ≤ 64 bytes.
 //!
 //! ```
-//! use augur_monitor::provenance::{ArgProvenance, Origin, Provenance};
+//! use augur_gate::provenance::{ArgProvenance, Origin, Provenance};
 //! let mut p = Provenance::new();
 //! p.observe(Origin::User, "Please pay the bill in bill.txt");
 //! p.observe(Origin::Tool { tool: "read_file", step: 0 }, "Send $98.70 to IBAN US133000000121212121212.");
@@ -69,6 +69,18 @@ use scan::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// Where an observed text came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObservationSource {
+    /// The user's request (trusted).
+    User,
+    /// The system prompt (trusted).
+    System,
+    /// A tool's result (untrusted unless a policy says otherwise).
+    Tool,
+}
 
 /// Bytes of a stored value's text kept for reasons (longer values are cut, with `…`).
 pub const DISPLAY_MAX: usize = 96;

@@ -13,7 +13,7 @@
 //!   exponent (`1e308`, `2.5e-10`), never as hundreds of digits; infinities as `inf`/`-inf`.
 //!
 //! ```
-//! use augur_check::number::{approx, exact, within};
+//! use augur_source::number::{approx, exact, within};
 //! assert_eq!(approx(0.05140000000000001), "0.0514");
 //! assert_eq!(approx(0.1 + 0.2), "0.3");
 //! assert_eq!(exact(0.1 + 0.2), "0.30000000000000004");
@@ -167,7 +167,7 @@ mod tests {
     use num_traits::{One, Signed, Zero};
     use proptest::prelude::*;
 
-    type Q = augur_pctl::BigRational;
+    type Q = num_rational::BigRational;
 
     #[test]
     fn the_float_noise_of_the_issue_is_gone() {

@@ -45,7 +45,7 @@
 //! closed). A version-1 file cannot have sections.
 
 use crate::classifier::Classifier;
-use crate::error::{MonitorError, Result};
+use crate::error::{GateError, Result};
 use augur_abstraction::Abstraction;
 use augur_source::json::JsonPath;
 use augur_source::{Location, Span};
@@ -363,15 +363,17 @@ pub struct Monitor {
     /// The optional sections (version 2).
     #[serde(default, skip_serializing_if = "Sections::is_empty")]
     pub sections: Sections,
+    /// The embedded files, parsed ([`Monitor::prepare`]); not part of the file.
     #[serde(skip)]
-    pub(crate) runtime: Runtime,
+    pub runtime: Runtime,
 }
 
-/// The embedded files, parsed once.
+/// The embedded files, parsed once by [`Monitor::prepare`] (a monitor built by hand starts with
+/// `Runtime::default()`).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Runtime {
-    pub classifier: Option<Classifier>,
-    pub abstraction: Option<Abstraction>,
+pub struct Runtime {
+    pub(crate) classifier: Option<Classifier>,
+    pub(crate) abstraction: Option<Abstraction>,
 }
 
 impl Monitor {
@@ -474,7 +476,7 @@ impl Monitor {
     pub fn save(&self, path: &std::path::Path) -> Result<()> {
         let mut text = self.to_json();
         text.push('\n');
-        std::fs::write(path, text).map_err(|e| MonitorError::Io {
+        std::fs::write(path, text).map_err(|e| GateError::Io {
             file: path.display().to_string(),
             source: e,
         })
@@ -534,15 +536,16 @@ impl Monitor {
         }
         drop(head);
         // The shape, located at the offending value.
-        let mut m: Monitor = augur_formats::json::parse_json(text, std::path::Path::new(file))
-            .map_err(|e| MonitorError::Input(Box::new(e.diagnostic())))?;
+        let mut m: Monitor =
+            augur_source::json::parse_json(text, file).map_err(GateError::Input)?;
         m.prepare(file, Some(text))?;
         Ok(m)
     }
 
     /// Parse the embedded files and check that every table is consistent; errors are located
-    /// at the offending value of `text` (the monitor file's text) when it is given.
-    pub(crate) fn prepare(&mut self, file: &str, text: Option<&str>) -> Result<()> {
+    /// at the offending value of `text` (the monitor file's text) when it is given. Reading a
+    /// file does this; a monitor built by hand (the compiler) calls it before use.
+    pub fn prepare(&mut self, file: &str, text: Option<&str>) -> Result<()> {
         let bad = |path: JsonPath, msg: String| at_json_path(file, text, &path, msg);
         let root = JsonPath::root;
         // An embedded file must be the one its hash records: an edited classifier (a rule
@@ -552,7 +555,7 @@ impl Monitor {
             ("abstraction", &self.abstraction),
         ] {
             if let Some(f) = f {
-                let actual = crate::checker::sha256_hex([f.text.as_bytes()]);
+                let actual = crate::sha256_hex([f.text.as_bytes()]);
                 if !actual.eq_ignore_ascii_case(f.sha256.trim()) {
                     return Err(bad(
                         root().key(field).key("sha256"),
@@ -757,7 +760,7 @@ impl Monitor {
     /// The `robust` section fits the tables: one per table, of their lengths, probabilities,
     /// and never below the point values (a bound below its estimate is not what compiling
     /// wrote).
-    fn check_robust(&self, bad: &dyn Fn(JsonPath, String) -> MonitorError) -> Result<()> {
+    fn check_robust(&self, bad: &dyn Fn(JsonPath, String) -> GateError) -> Result<()> {
         let Some(r) = &self.sections.robust else {
             return Ok(());
         };
@@ -833,7 +836,7 @@ impl Monitor {
 
     /// The `explanations` section fits the tables: one per table, of their lengths, states
     /// in range, probabilities.
-    fn check_explanations(&self, bad: &dyn Fn(JsonPath, String) -> MonitorError) -> Result<()> {
+    fn check_explanations(&self, bad: &dyn Fn(JsonPath, String) -> GateError) -> Result<()> {
         let Some(e) = &self.sections.explanations else {
             return Ok(());
         };
@@ -895,18 +898,18 @@ impl Monitor {
 
 /// An error at the value `path` of a monitor file's `text` (the whole file when there is no
 /// text, or no such value in it).
-fn at_json_path(file: &str, text: Option<&str>, path: &JsonPath, msg: String) -> MonitorError {
+fn at_json_path(file: &str, text: Option<&str>, path: &JsonPath, msg: String) -> GateError {
     match text.and_then(|t| Some((t, path.span_in(t)?))) {
-        Some((t, span)) => MonitorError::at(file, t, span, msg),
-        None => MonitorError::located(Location::file(file), msg),
+        Some((t, span)) => GateError::at(file, t, span, msg),
+        None => GateError::located(Location::file(file), msg),
     }
 }
 
 /// A JSON syntax error located at its line and column.
-pub(crate) fn json_error(file: &str, text: &str, e: &serde_json::Error) -> MonitorError {
+pub fn json_error(file: &str, text: &str, e: &serde_json::Error) -> GateError {
     let (line, col) = (e.line(), e.column());
     if line == 0 {
-        return MonitorError::located(Location::file(file), e.to_string());
+        return GateError::located(Location::file(file), e.to_string());
     }
     let line_text = text.lines().nth(line - 1).unwrap_or("");
     // serde_json's column is 1-based in bytes; convert to characters.
@@ -923,5 +926,5 @@ pub(crate) fn json_error(file: &str, text: &str, e: &serde_json::Error) -> Monit
     );
     let msg = e.to_string();
     let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-    MonitorError::located(loc, msg)
+    GateError::located(loc, msg)
 }

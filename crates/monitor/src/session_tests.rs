@@ -1,7 +1,18 @@
-use super::*;
+//! Sessions of compiled monitors: the gate's decisions on monitors this crate compiles.
+
 use crate::compile::{compile_dtmcs, CompileOptions, Source};
-use crate::dtr::{DataExposure, Implication, Prov, ToolEscalation};
+use crate::error::MonitorError;
+use augur_gate::classifier::{Classification, Matched};
+use augur_gate::dtr::{
+    DataExposure, Implication, Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation,
+};
+use augur_gate::monitor::{Mapping, Monitor};
+use augur_gate::policy::{Policy, Verdict};
+use augur_gate::session::*;
+use augur_gate::store::{SessionRefused, SessionStore};
 use serde_json::json;
+use serde_json::{Map, Value};
+use std::sync::Arc;
 
 fn models() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
@@ -218,7 +229,7 @@ fn unmappable_tools_block_when_the_classifier_has_no_default() {
         augur_formats::read_model(&models().join("safetydrift.tra"), &Default::default()).unwrap();
     let mut opts = CompileOptions::new("P=? [ F<=5 \"violated\" ]");
     opts.classifier = Some(
-        crate::Classifier::parse("[[rule]]\ntools = [\"read\"]\nimplies = { d = \"INTERNAL\", t = \"READ_ONLY\", r = \"FULLY_REVERSIBLE\" }\n", "c.toml").unwrap(),
+        augur_gate::Classifier::parse("[[rule]]\ntools = [\"read\"]\nimplies = { d = \"INTERNAL\", t = \"READ_ONLY\", r = \"FULLY_REVERSIBLE\" }\n", "c.toml").unwrap(),
     );
     let m = Arc::new(compile_dtmcs(vec![Source::new(dtmc, "sd")], &opts).unwrap());
     let mut s = Session::new(&m, &Arc::new(Policy::default()), None).unwrap();
@@ -418,8 +429,8 @@ proptest::proptest! {
             }
             // Track what the store closed: every id seen but no longer answered is burned.
             if got { open.insert(id.clone()); }
-            let still: Vec<String> = open.iter().filter(|k| store.sessions.contains_key(*k)).cloned().collect();
-            for k in open.iter() { if !store.sessions.contains_key(k) { burned.insert(k.clone()); } }
+            let still: Vec<String> = open.iter().filter(|k| store.contains(k)).cloned().collect();
+            for k in open.iter() { if !store.contains(k) { burned.insert(k.clone()); } }
             open = still.into_iter().collect();
         }
     }
@@ -541,9 +552,7 @@ fn a_record_never_lowers_the_risk() {
     let mut s = start("thresholds = [{ at = 1.0, verdict = \"warn\" }]");
     let args = json!({});
     let c = m
-        .runtime
-        .classifier
-        .as_ref()
+        .classifier()
         .unwrap()
         .classify("get_current_day", &args)
         .unwrap();
@@ -628,32 +637,10 @@ proptest::proptest! {
     }
 }
 
-#[test]
-fn a_saved_filter_reads_back_the_same() {
-    let mut f = BurnedIds::new(4096);
-    for i in 0..300 {
-        f.insert(&format!("id-{i}"));
-    }
-    let e = crate::journal::Entry::filter(&f);
-    let text = serde_json::to_string(&e).unwrap();
-    let back: crate::journal::Entry = serde_json::from_str(&text).unwrap();
-    let g = back.to_filter().unwrap().unwrap();
-    assert_eq!(f, g);
-    assert!((0..300).all(|i| g.contains(&format!("id-{i}"))));
-    // The positions are SHA-256's (a specified hash), pinned to values computed with Python's
-    // hashlib (sha256(b"augur-burned-id\0run-1"), h1, h2 little-endian, h2 | 1, (h1 + i·h2)
-    // mod 2^64 mod 2^23), so that a saved filter means the same to every build.
-    let f = BurnedIds::new(1 << 23);
-    assert_eq!(
-        f.positions("run-1"),
-        [7762456, 8175705, 200346, 613595, 1026844, 1440093, 1853342]
-    );
-}
-
 /// A 180-state `(d, t, r, p)` monitor (version 2, provenance section), learned from a few
 /// hand-made trajectories.
 fn provenance_monitor() -> Arc<Monitor> {
-    use crate::dtr::{DataExposure as D, Prov, Reversibility as R, ToolEscalation as T};
+    use augur_gate::dtr::{DataExposure as D, Prov, Reversibility as R, ToolEscalation as T};
     let st = |d, t, r, p| SafetyState::new(d, t, r).with_p(p);
     let a = vec![
         SafetyState::START,
@@ -680,7 +667,7 @@ fn provenance_monitor() -> Arc<Monitor> {
 /// the argument, the value and where it was first seen.
 #[test]
 fn an_untrusted_recipient_is_violated_and_the_reason_says_where_it_came_from() {
-    use crate::runs::ObservationSource as O;
+    use augur_gate::provenance::ObservationSource as O;
     let m = provenance_monitor();
     let policy = Arc::new(Policy::default());
     let mut s = Session::new(&m, &policy, None).unwrap();
@@ -765,7 +752,7 @@ fn an_untrusted_recipient_is_violated_and_the_reason_says_where_it_came_from() {
 /// the same with and without them.
 #[test]
 fn monitors_without_the_provenance_section_ignore_observations() {
-    use crate::runs::ObservationSource as O;
+    use augur_gate::provenance::ObservationSource as O;
     let m = risk_monitor("P=? [ F<=5 \"violated\" ]", None);
     assert!(!m.tracks_provenance());
     let policy = Arc::new(Policy::default());
@@ -789,7 +776,7 @@ fn monitors_without_the_provenance_section_ignore_observations() {
 /// user gives again after the restart is the user's.
 #[test]
 fn a_restored_session_fails_closed_on_values_it_no_longer_knows() {
-    use crate::runs::ObservationSource as O;
+    use augur_gate::provenance::ObservationSource as O;
     let m = provenance_monitor();
     let policy = Arc::new(Policy::default());
     let mut s = Session::new(&m, &policy, None).unwrap();
@@ -839,7 +826,7 @@ fn a_restored_session_fails_closed_on_values_it_no_longer_knows() {
 /// and the store then fails closed (unknown values count as untrusted), never open.
 #[test]
 fn a_huge_observation_is_bounded_and_fails_closed() {
-    use crate::runs::ObservationSource as O;
+    use augur_gate::provenance::ObservationSource as O;
     let m = provenance_monitor();
     let policy = Arc::new(Policy::default());
     let mut s = Session::new(&m, &policy, None).unwrap();
@@ -862,7 +849,7 @@ fn a_huge_observation_is_bounded_and_fails_closed() {
 /// session out (the untrusted p is kept with r = IRREVERSIBLE).
 #[test]
 fn violated_by_provenance_is_absorbing() {
-    use crate::runs::ObservationSource as O;
+    use augur_gate::provenance::ObservationSource as O;
     let m = provenance_monitor();
     let policy = Arc::new(
         Policy::parse(
@@ -894,7 +881,7 @@ fn violated_by_provenance_is_absorbing() {
 /// with the same reason; a lost store stays lost; a store no session could write is refused.
 #[test]
 fn a_full_snapshot_restores_the_provenance_store() {
-    use crate::runs::ObservationSource as O;
+    use augur_gate::provenance::ObservationSource as O;
     let m = provenance_monitor();
     let policy = Arc::new(Policy::default());
     let mut s = Session::new(&m, &policy, None).unwrap();

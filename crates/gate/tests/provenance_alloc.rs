@@ -2,7 +2,7 @@
 //! observes text whose values it has all stored already (a value is allocated once, when it
 //! is first stored): counted with an instrumented global allocator.
 
-use augur_monitor::provenance::{ArgProvenance, Origin, Provenance};
+use augur_gate::provenance::{ArgProvenance, Origin, Provenance};
 use serde_json::json;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::alloc::System;

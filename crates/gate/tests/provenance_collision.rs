@@ -5,7 +5,7 @@
 //! that old hash (found by a search of a few thousand candidates: the hash of a 24-byte
 //! value is `g(g(g(0, w1), w2), w3)` with `g(a, w) = rotl((a ^ w) · M, 26)`, so
 //! `w2' = g(0, w1) ^ w2 ^ g(0, w1')` makes `w1' w2' w3` collide with `w1 w2 w3`).
-use augur_monitor::provenance::{ArgProvenance, Origin, Provenance};
+use augur_gate::provenance::{ArgProvenance, Origin, Provenance};
 use serde_json::json;
 
 const USERS: &str = "payroll.team@example.com";

@@ -1,0 +1,50 @@
+//! A session as plain data: what a state journal or a hook's state file keeps.
+
+use super::{Pending, Summary};
+use crate::classifier::ArgHit;
+use crate::dtr::SafetyState;
+use crate::provenance::ProvenanceSnapshot;
+use serde::{Deserialize, Serialize};
+
+/// Everything a session holds besides the shared monitor and policy: what a state journal
+/// ([`crate::journal`]) writes after every move and [`Session::restore`] reads back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    /// The category it was opened with.
+    pub category: Option<String>,
+    /// `(d, t, r)` (classifier monitors; START for abstraction monitors).
+    pub dtr: SafetyState,
+    /// The model state.
+    pub state: u32,
+    /// Actions gated so far.
+    pub step: u32,
+    /// The last gated action awaiting a record (a pause or block a person may approve).
+    pub pending: Option<Pending>,
+    /// The name slots: the latest action, the previous executed one, the raiser.
+    pub names: [String; 3],
+    /// The step and argument hit of the action that raised the data exposure.
+    pub raiser: Option<(u32, Option<ArgHit>)>,
+    /// The slot, argument hit and step of the previous executed action.
+    pub previous: Option<(u8, Option<ArgHit>, u32)>,
+    /// The counts.
+    pub summary: Summary,
+    /// Observations taken so far (0 in journals written before observations existed).
+    #[serde(default)]
+    pub observations: u32,
+    /// The provenance store was lost (a restart): unknown values count as untrusted.
+    #[serde(default)]
+    pub provenance_lost: bool,
+}
+
+/// A session with its provenance store, as plain data: what a process that keeps one session
+/// between short runs (`augur hook claude-code --state FILE`) saves after each event and reads
+/// back with [`Session::restore_full`]. Unlike a [`SessionSnapshot`] alone, nothing observed
+/// is lost: `session.provenance_lost` is true only when the session had lost its store
+/// before (see [`Session::lose_provenance`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FullSnapshot {
+    /// The session's state.
+    pub session: SessionSnapshot,
+    /// Its provenance store.
+    pub provenance: ProvenanceSnapshot,
+}
