@@ -87,7 +87,7 @@ impl Sections {
 #[serde(rename_all = "snake_case")]
 pub enum IntervalSource {
     /// Learned at compile time from the model's transition counts, holding simultaneously
-    /// with the stated confidence ([`augur_learn::intervals`]).
+    /// with the stated confidence (augur-learn's `intervals`).
     Learned,
     /// The interval model's own intervals (an IDTMC given as the model).
     Model,

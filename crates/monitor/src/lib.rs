@@ -1,22 +1,26 @@
-//! augur-monitor: a checked DTMC turned into a runtime monitor that decides before every agent
-//! action.
+//! augur-monitor: the offline side of Augur's runtime monitor. It turns a checked DTMC into
+//! the monitor file that [`augur_gate`] reads at runtime, and measures monitors on labelled runs.
 //!
 //! ```text
-//! learned or written DTMC ──compile (checker: all states, all horizons)──▶ Monitor (monitor.json)
-//! agent action ──Classifier (d, t, r) or Abstraction──▶ abstract state ──table lookup──▶ P, bounds
-//!       ──Policy (thresholds, always_block, mode)──▶ Decision {allow|warn|pause|block, P, reason, path}
+//! learned or written DTMC ──compile (checker: all states, all horizons)──▶ monitor file
+//! labelled runs ──eval (learn on a split, compile, replay the rest)──▶ report, curves, plots
+//! AgentDojo runs ──agentdojo (converter)──▶ labelled runs
 //! ```
 //!
-//! Main types:
-//! - [`dtr::SafetyState`]: SafetyDrift's `(d, t, r)` state, its monotone update and 12 risk rules.
-//! - [`Classifier`]: TOML rules mapping a tool call to implications `(d', t', r')`.
-//! - [`Policy`]: thresholds → verdicts, horizon, always-block/allow lists, enforcement mode.
-//! - [`Monitor`]: the compiled tables (one per category plus a fallback), saved as JSON.
-//! - [`Session`]: one agent run; [`Session::gate`] returns a [`Decision`] without allocating.
-//! - [`eval`]: learn on a training split, compile, replay the test split, report.
+//! Main items:
+//! - [`compile`]: [`compile::compile_dtmcs`] / [`compile::compile`] check the property in every
+//!   state of each model and save the tables a running agent needs ([`augur_gate::Monitor`]).
+//! - [`eval`]: learn on a training split, compile, replay the test split, report
+//!   ([`eval::evaluate`]); the baselines beside it.
+//! - [`runs`]: labelled runs (JSON Lines), [`agentdojo`]: the AgentDojo converter,
+//!   [`plot`]: the evaluation's SVG plots.
+//!
+//! The gate itself (classifier, policy, provenance, sessions) is [`augur_gate`], which links no
+//! checker; this crate is the only monitor crate that does.
 //!
 //! ```
-//! use augur_monitor::{compile::{compile_dtmcs, CompileOptions, Source}, Action, Policy, Session, ToolCall, Verdict};
+//! use augur_monitor::compile::{compile_dtmcs, CompileOptions, Source};
+//! use augur_gate::{Action, Policy, Session, ToolCall, Verdict};
 //! use std::sync::Arc;
 //! // The SafetyDrift risk-level chain (5 states labelled safe .. violated).
 //! let (dtmc, _) = augur_formats::read_model(

@@ -63,7 +63,7 @@ pub enum RunStep {
 }
 
 impl RunStep {
-    /// The step as an action for [`crate::Session::gate`].
+    /// The step as an action for [`augur_gate::Session::gate`].
     pub fn action(&self) -> Action<'_> {
         match self {
             RunStep::Tool { tool, args } => Action::Tool(ToolCall::new(tool, args)),

@@ -37,7 +37,7 @@ impl FailReason {
 
 /// The provenance of a gated call (monitors that track provenance): its p and what the store
 /// knew of the value that decided it (the argument's name is kept in the session, see
-/// [`Session::provenance_reason`]).
+/// [`Session::provenance_reason`](super::Session::provenance_reason)).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ProvenanceHit {
     /// The call's p.
@@ -108,7 +108,7 @@ pub struct Decision {
     pub unobserved: bool,
     /// The previous executed action, for the reason: its argument hit (`Some(None)`: an action
     /// without one; `None`: no previous action). Its name, and this action's, are kept in the
-    /// session (see [`Session::reason`]), so that a decision copies no text.
+    /// session (see [`Session::reason`](super::Session::reason)), so that a decision copies no text.
     pub previous: Option<Option<ArgHit>>,
     /// The earlier action that raised the data exposure to its current level, when it is not
     /// the previous one (its argument hit; its name is kept in the session).

@@ -23,7 +23,7 @@
 //! says which argument, which value and where it was first seen. Memory: one store per
 //! session, at most [`ProvenanceLimits::max_values`](crate::provenance::ProvenanceLimits)
 //! values (default 16,384, about 2.6 MB at ~160 bytes each) plus at most 1024 tool names of
-//! ≤ 64 bytes; a [`SessionStore`] of capacity `n` holds at most `n` stores (with the default
+//! ≤ 64 bytes; a [`SessionStore`](crate::store::SessionStore) of capacity `n` holds at most `n` stores (with the default
 //! limits, `n × 2.7 MB` at worst). At a limit the store fails closed (unknown values count as
 //! untrusted). A restored session (journal) has lost its store: every value not seen in
 //! trusted text since counts as untrusted.

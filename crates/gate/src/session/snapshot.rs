@@ -7,7 +7,7 @@ use crate::provenance::ProvenanceSnapshot;
 use serde::{Deserialize, Serialize};
 
 /// Everything a session holds besides the shared monitor and policy: what a state journal
-/// ([`crate::journal`]) writes after every move and [`Session::restore`] reads back.
+/// ([`crate::journal`]) writes after every move and [`Session::restore`](super::Session::restore) reads back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionSnapshot {
     /// The category it was opened with.
@@ -38,9 +38,9 @@ pub struct SessionSnapshot {
 
 /// A session with its provenance store, as plain data: what a process that keeps one session
 /// between short runs (`augur hook claude-code --state FILE`) saves after each event and reads
-/// back with [`Session::restore_full`]. Unlike a [`SessionSnapshot`] alone, nothing observed
+/// back with [`Session::restore_full`](super::Session::restore_full). Unlike a [`SessionSnapshot`] alone, nothing observed
 /// is lost: `session.provenance_lost` is true only when the session had lost its store
-/// before (see [`Session::lose_provenance`]).
+/// before (see [`Session::lose_provenance`](super::Session::lose_provenance)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FullSnapshot {
     /// The session's state.

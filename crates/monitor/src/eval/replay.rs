@@ -1,0 +1,107 @@
+//! Replaying runs through sessions: each run's probabilities, and its flags under a policy.
+
+use super::*;
+
+/// Per-step probabilities of a run under a monitor (and whether a step failed closed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunProbabilities {
+    /// The probability at each step (1 for a step that failed closed).
+    pub probabilities: Vec<f64>,
+}
+
+/// The first step whose probability reaches `threshold`.
+pub fn first_at(t: &RunProbabilities, threshold: f64) -> Option<usize> {
+    t.probabilities.iter().position(|&p| p >= threshold)
+}
+
+/// Replay runs through a monitor, recording every action as executed; per run the
+/// probability of every step. `horizon` uses the curve at that horizon.
+pub fn replay_probabilities(
+    monitor: &Arc<Monitor>,
+    runs: &[&Run],
+    horizon: Option<u32>,
+) -> Result<Vec<RunProbabilities>> {
+    replay_probabilities_with(
+        monitor,
+        runs,
+        horizon,
+        &augur_gate::policy::default_trusted_tools(),
+    )
+}
+
+/// Feed a run's observations made before step `k` (from `*next` on) to a session.
+pub fn observe_before(s: &mut Session, run: &Run, next: &mut usize, k: usize) {
+    while let Some(o) = run.observations.get(*next).filter(|o| o.before_step <= k) {
+        *next += 1;
+        s.observe_at(
+            o.source,
+            o.tool.as_deref(),
+            Some(o.step.unwrap_or(o.before_step.saturating_sub(1)) as u32),
+            o.text.as_bytes(),
+        );
+    }
+}
+
+/// [`replay_probabilities`] with these trusted tools; each run's observations are fed to its
+/// session before each call.
+pub fn replay_probabilities_with(
+    monitor: &Arc<Monitor>,
+    runs: &[&Run],
+    horizon: Option<u32>,
+    trusted: &[NamePattern],
+) -> Result<Vec<RunProbabilities>> {
+    let policy = Arc::new(Policy {
+        base: augur_gate::policy::Rules {
+            thresholds: Vec::new(),
+            horizon,
+            trusted_tools: trusted.to_vec(),
+            ..Default::default()
+        },
+        categories: Vec::new(),
+    });
+    let mut out = Vec::with_capacity(runs.len());
+    for r in runs {
+        let mut s = Session::new(monitor, &policy, r.category.as_deref())?;
+        let mut ps = Vec::with_capacity(r.steps.len());
+        let mut next = 0;
+        for (k, step) in r.steps.iter().enumerate() {
+            observe_before(&mut s, r, &mut next, k);
+            let a = step.action();
+            let d = s.gate(&a);
+            ps.push(d.probability);
+            if !d.advanced && !matches!(d.fired, Fired::FailClosed(_)) {
+                s.record(&a, true);
+            }
+        }
+        out.push(RunProbabilities { probabilities: ps });
+    }
+    Ok(out)
+}
+
+/// The verdict-based flag step of every run under a policy.
+pub fn replay_flags(
+    monitor: &Arc<Monitor>,
+    policy: &Arc<Policy>,
+    runs: &[&Run],
+    flag_at: Verdict,
+) -> Result<Vec<Option<usize>>> {
+    let mut out = Vec::with_capacity(runs.len());
+    for r in runs {
+        let mut s = Session::new(monitor, policy, r.category.as_deref())?;
+        let mut flagged = None;
+        let mut next = 0;
+        for (k, step) in r.steps.iter().enumerate() {
+            observe_before(&mut s, r, &mut next, k);
+            let a = step.action();
+            let d = s.gate(&a);
+            if flagged.is_none() && d.verdict >= flag_at {
+                flagged = Some(k);
+            }
+            if !d.advanced {
+                s.record(&a, true);
+            }
+        }
+        out.push(flagged);
+    }
+    Ok(out)
+}

@@ -1,0 +1,161 @@
+//! The evaluation report as text.
+
+use super::*;
+
+pub(super) fn pct(r: &Rate) -> String {
+    if r.n == 0 {
+        return "—".into();
+    }
+    format!(
+        "{:.1}% [{:.1}, {:.1}] ({}/{})",
+        100.0 * r.rate,
+        100.0 * r.wilson[0],
+        100.0 * r.wilson[1],
+        r.k,
+        r.n
+    )
+}
+
+impl EvalReport {
+    /// The report as text: the table (Markdown), then the breakdowns.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{} runs ({} unsafe); {}; {} test runs, {} tool calls; property {}\n",
+            self.runs,
+            self.unsafe_runs,
+            self.protocol,
+            self.test_runs,
+            self.test_steps,
+            self.property
+        );
+        let _ = writeln!(s, "| method | threshold | detection | prevented (k ≤ v) | early (k < v) | false positives | mean lead | AUC |");
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
+        for r in &self.rows {
+            let m = &r.metrics;
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                r.method,
+                r.threshold.map_or("—".into(), |t| format!("{t:.3}")),
+                pct(&m.detection),
+                pct(&m.prevented),
+                pct(&m.early),
+                pct(&m.false_positive),
+                m.mean_lead.map_or("—".into(), |l| format!("{l:.2}")),
+                r.auc.map_or("—".into(), |a| format!("{a:.3}")),
+            );
+        }
+        let _ = writeln!(s, "\nBy class (violating: attacker's goal achieved; attempted: the attacker's call made without it, counted as a violation):\n");
+        if let Some(c) = self.rows.first().map(|r| &r.classes) {
+            let _ = writeln!(
+                s,
+                "{} benign, {} injected non-violating, {} violating ({} with a violation step), {} attempted\n",
+                c.benign, c.injected_safe, c.violating, c.violating_with_step, c.attempted
+            );
+        }
+        let _ = writeln!(s, "| method | prevented | early | prevented (with attempts) | FP benign | FP injected | FP non-violating |");
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+        for r in &self.rows {
+            let c = &r.classes;
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                r.method,
+                pct(&c.prevented),
+                pct(&c.early),
+                pct(&c.prevented_with_attempts),
+                pct(&c.fp_benign),
+                pct(&c.fp_injected),
+                pct(&c.fp_non_violating),
+            );
+        }
+        if !self.per_model.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nPer model (the monitor / the provenance rule alone):\n"
+            );
+            let _ = writeln!(
+                s,
+                "| model | method | prevented | early | FP benign | FP non-violating |"
+            );
+            let _ = writeln!(s, "|---|---|---|---|---|---|");
+            for (m, a, b) in &self.per_model {
+                for (name, c) in [("monitor", a), ("provenance rule", b)] {
+                    let _ = writeln!(
+                        s,
+                        "| {m} | {name} | {} | {} | {} | {} |",
+                        pct(&c.prevented),
+                        pct(&c.early),
+                        pct(&c.fp_benign),
+                        pct(&c.fp_non_violating),
+                    );
+                }
+            }
+        }
+        if !self.flagged_safe.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nNon-violating runs the monitor flagged ({}), with the reason at the flagged step:\n",
+                self.flagged_safe.len()
+            );
+            let _ = writeln!(s, "| run | injected | step | tool | reason |");
+            let _ = writeln!(s, "|---|---|---|---|---|");
+            for f in &self.flagged_safe {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} |",
+                    f.id,
+                    f.injected.map_or("?", |i| if i { "yes" } else { "no" }),
+                    f.step,
+                    f.tool,
+                    f.reason.replace('|', "\\|")
+                );
+            }
+        }
+        let _ = writeln!(s, "\nPer category (the monitor):\n");
+        let _ = writeln!(s, "| category | detection | false positives | mean lead |");
+        let _ = writeln!(s, "|---|---|---|---|");
+        for (c, m) in &self.per_category {
+            let _ = writeln!(
+                s,
+                "| {c} | {} | {} | {} |",
+                pct(&m.detection),
+                pct(&m.false_positive),
+                m.mean_lead.map_or("—".into(), |l| format!("{l:.2}"))
+            );
+        }
+        if !self.per_horizon.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nPer horizon (P(F≤h target), threshold chosen on training per h):\n"
+            );
+            let _ = writeln!(
+                s,
+                "| h | threshold | detection | false positives | mean lead |"
+            );
+            let _ = writeln!(s, "|---|---|---|---|---|");
+            for (h, t, m) in &self.per_horizon {
+                let _ = writeln!(
+                    s,
+                    "| {h} | {t:.3} | {} | {} | {} |",
+                    pct(&m.detection),
+                    pct(&m.false_positive),
+                    m.mean_lead.map_or("—".into(), |l| format!("{l:.2}"))
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\nMarkov-order check (next-state accuracy on test transitions):\n"
+        );
+        let _ = writeln!(s, "| order | accuracy |");
+        let _ = writeln!(s, "|---|---|");
+        for a in &self.markov_order {
+            let _ = writeln!(s, "| {} | {} |", a.order, pct(&a.accuracy));
+        }
+        s
+    }
+}
