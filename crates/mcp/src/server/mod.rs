@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+mod args;
 #[cfg(feature = "stdio")]
 mod proxied;
 mod schema;
@@ -320,10 +321,12 @@ impl Server {
             "summary" => self.summary(&args, now),
             "open_session" => self.open_tool(&args, now),
             "end_session" => self.end_session(&args, now),
-            "reset" => self.with_session(&args, now, |id, e| {
-                e.session.reset();
-                e.pause = None;
-                Ok(json!({"session": id, "reset": true}))
+            "reset" => args::parse::<args::SessionArgs>(&args).and_then(|a| {
+                self.with_session(&a.session, now, |id, e| {
+                    e.session.reset();
+                    e.pause = None;
+                    Ok(json!({"session": id, "reset": true}))
+                })
             }),
             "approve" => self.answer_pause(&args, now, true),
             "deny" => self.answer_pause(&args, now, false),

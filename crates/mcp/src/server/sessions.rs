@@ -227,9 +227,8 @@ impl Server {
     }
 
     pub(super) fn open_tool(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
-        let id = opt_str(args, "session")?;
-        let cat = opt_str(args, "category")?;
-        let id = self.open(id, cat, now)?;
+        let a: super::args::OpenArgs = super::args::parse(args)?;
+        let id = self.open(a.session.as_deref(), a.category.as_deref(), now)?;
         Ok(json!({"session": id}))
     }
 
@@ -346,11 +345,10 @@ impl Server {
     /// Runs `f` on an open session; an unknown or expired id is a refused tool error.
     pub(super) fn with_session(
         &self,
-        args: &Map<String, Value>,
+        id: &str,
         now: Instant,
         f: impl FnOnce(&str, &mut Entry) -> Result<Value>,
     ) -> Result<Value> {
-        let id = req_str(args, "session")?;
         let mut s = self.lock();
         self.sweep(&mut s, now);
         if !s.open.contains_key(id) {

@@ -1,5 +1,6 @@
 //! The tools' handlers: gate, record, a session's state and summary, pauses, and the checking tools (check, horizon, explain, pac).
 
+use super::args::*;
 use super::*;
 
 /// Releases a check slot when dropped.
@@ -13,28 +14,14 @@ impl Drop for CheckSlot<'_> {
 
 impl Server {
     pub(super) fn gate(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
-        let id = req_str(args, "session")?;
-        let tool = opt_str(args, "tool")?;
-        let state = match args.get("state") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(m)) => Some(m),
-            Some(_) => return Err(ToolError::param("`state` must be an object")),
-        };
+        let a: GateArgs = parse(args)?;
+        let id = a.session.as_str();
+        let tool = a.tool.as_deref();
+        let state = a.state.as_ref();
         if tool.is_none() && state.is_none() {
             return Err(ToolError::param("give `tool` (with `args`) or `state`"));
         }
-        let raw = args.get("args").cloned().unwrap_or(Value::Null);
-        let call_args = match raw {
-            Value::Null => Value::Object(Map::new()),
-            v @ (Value::Object(_) | Value::String(_)) => {
-                ToolCall::parse_args(v).map_err(|e| ToolError::param(format!("`args`: {e}")))?
-            }
-            _ => {
-                return Err(ToolError::param(
-                    "`args` must be an object or a JSON string",
-                ))
-            }
-        };
+        let call_args = call_args(a.args)?;
         let mut guard = self.lock();
         let s = &mut *guard;
         self.sweep(s, now);
@@ -93,30 +80,17 @@ impl Server {
     }
 
     pub(super) fn record(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
-        let executed = opt_bool(args, "executed")?.unwrap_or(true);
+        let a: RecordArgs = parse(args)?;
+        let executed = a.executed.unwrap_or(true);
         if !executed && !self.cfg.harness {
             return Err(ToolError::refused(
                 "record with executed=false is harness-only: it would move the monitor back; start the server with --harness",
             ));
         }
-        let tool = req_str(args, "tool")?;
-        let call_args = match args.get("args").cloned().unwrap_or(Value::Null) {
-            Value::Null => Value::Object(Map::new()),
-            v @ (Value::Object(_) | Value::String(_)) => {
-                ToolCall::parse_args(v).map_err(|e| ToolError::param(format!("`args`: {e}")))?
-            }
-            _ => {
-                return Err(ToolError::param(
-                    "`args` must be an object or a JSON string",
-                ))
-            }
-        };
-        let state = match args.get("state") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(m)) => Some(m.clone()),
-            Some(_) => return Err(ToolError::param("`state` must be an object")),
-        };
-        self.with_session(args, now, |id, e| {
+        let tool = a.tool.as_str();
+        let call_args = call_args(a.args)?;
+        let state = a.state;
+        self.with_session(&a.session, now, |id, e| {
             let action = match &state {
                 Some(st) => Action::State {
                     tool: Some(tool),
@@ -136,8 +110,9 @@ impl Server {
         now: Instant,
         approve: bool,
     ) -> Result<Value> {
-        let pid = req_str(args, "pause_id")?;
-        self.with_session(args, now, |id, e| {
+        let a: PauseArgs = parse(args)?;
+        let pid = a.pause_id.as_str();
+        self.with_session(&a.session, now, |id, e| {
             let changed = pause::answer(&mut e.session, &mut e.pause, pid, approve)?;
             Ok(json!({
                 "session": id,
@@ -150,7 +125,8 @@ impl Server {
     }
 
     pub(super) fn end_session(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
-        let id = req_str(args, "session")?;
+        let a: SessionArgs = parse(args)?;
+        let id = a.session.as_str();
         let mut s = self.lock();
         self.sweep(&mut s, now);
         if s.open.remove(id).is_none() {
@@ -162,7 +138,8 @@ impl Server {
     }
 
     pub(super) fn session_state(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
-        self.with_session(args, now, |id, e| {
+        let a: SessionArgs = parse(args)?;
+        self.with_session(&a.session, now, |id, e| {
             let s = &e.session;
             let classifier = s.monitor().classifier().is_some();
             Ok(json!({
@@ -178,7 +155,8 @@ impl Server {
     }
 
     pub(super) fn summary(&self, args: &Map<String, Value>, now: Instant) -> Result<Value> {
-        self.with_session(args, now, |id, e| {
+        let a: SessionArgs = parse(args)?;
+        self.with_session(&a.session, now, |id, e| {
             let sum = e.session.summary();
             Ok(json!({
                 "session": id,
@@ -215,10 +193,8 @@ impl Server {
         f()
     }
 
-    pub(super) fn source<'a>(&self, args: &'a Map<String, Value>) -> Result<ModelSource<'a>> {
-        let text = opt_str(args, "model_text")?;
-        let path = opt_str(args, "model_path")?;
-        match (text, path) {
+    pub(super) fn source<'a>(&self, m: &'a ModelArgs) -> Result<ModelSource<'a>> {
+        match (m.model_text.as_deref(), m.model_path.as_deref()) {
             (Some(t), None) => {
                 if t.len() > self.cfg.max_text_bytes {
                     return Err(ToolError::refused(format!(
@@ -229,11 +205,11 @@ impl Server {
                 }
                 Ok(ModelSource::Text {
                     text: t,
-                    format: opt_str(args, "format")?,
+                    format: m.format.map(TextFormat::as_str),
                 })
             }
             (None, Some(p)) => {
-                if args.get("format").is_some_and(|f| !f.is_null()) {
+                if m.format.is_some() {
                     return Err(ToolError::param(
                         "`format` is for model_text; a file's format comes from its extension",
                     ));
@@ -248,8 +224,9 @@ impl Server {
     }
 
     pub(super) fn check(&self, args: &Map<String, Value>) -> Result<Value> {
-        let props = match args.get("properties") {
-            Some(Value::Array(a)) => a
+        let a: CheckArgs = parse(args)?;
+        let props = match &a.properties {
+            Value::Array(a) => a
                 .iter()
                 .map(|p| {
                     p.as_str()
@@ -257,7 +234,7 @@ impl Server {
                         .ok_or_else(|| ToolError::param("`properties` must be a list of strings"))
                 })
                 .collect::<Result<Vec<_>>>()?,
-            Some(Value::String(s)) => vec![s.clone()],
+            Value::String(s) => vec![s.clone()],
             _ => {
                 return Err(ToolError::param(
                     "`properties` (a list of PCTL strings) is required",
@@ -271,11 +248,9 @@ impl Server {
                 defaults::MAX_PROPERTIES
             )));
         }
-        let method = opt_str(args, "method")?
-            .map(ops::parse_method)
-            .transpose()?;
-        let constants = ops::constants_from_json(args.get("constants"))?;
-        let source = self.source(args)?;
+        let method = a.method.as_deref().map(ops::parse_method).transpose()?;
+        let constants = ops::constants_from_json(a.model.constants.as_ref())?;
+        let source = self.source(&a.model)?;
         let limits = self.limits();
         let exact = method == Some(augur_check::Method::Exact);
         let model = ops::load_model(source, self.cfg.root.as_deref(), &constants, exact, &limits)?;
@@ -283,7 +258,7 @@ impl Server {
             properties: props,
             constants,
             method,
-            all_states: opt_bool(args, "all_states")?.unwrap_or(false),
+            all_states: a.all_states.unwrap_or(false),
         };
         let out = ops::check(&model, &req, &limits)?;
         if let Some((_, first)) = out.errors.first() {
@@ -297,17 +272,18 @@ impl Server {
     }
 
     pub(super) fn horizon(&self, args: &Map<String, Value>) -> Result<Value> {
-        let target = req_str(args, "target")?;
-        let max = opt_u64(args, "max")?.ok_or_else(|| ToolError::param("`max` is required"))?;
+        let a: HorizonArgs = parse(args)?;
+        let target = a.target.as_str();
+        let max = a.max;
         if max == 0 || max > self.cfg.max_horizon as u64 {
             return Err(ToolError::param(format!(
                 "`max` must be in 1..={}",
                 self.cfg.max_horizon
             )));
         }
-        let all_states = opt_bool(args, "all_states")?.unwrap_or(false);
-        let constants = ops::constants_from_json(args.get("constants"))?;
-        let source = self.source(args)?;
+        let all_states = a.all_states.unwrap_or(false);
+        let constants = ops::constants_from_json(a.model.constants.as_ref())?;
+        let source = self.source(&a.model)?;
         let limits = self.limits();
         let model = ops::load_model(source, self.cfg.root.as_deref(), &constants, false, &limits)?;
         if all_states && model.dtmc().num_states().saturating_mul(max as usize) > 1_000_000 {
@@ -326,40 +302,39 @@ impl Server {
     }
 
     pub(super) fn explain(&self, args: &Map<String, Value>) -> Result<Value> {
-        let property = req_str(args, "property")?.to_string();
-        let paths = opt_u64(args, "paths")?.unwrap_or(10) as usize;
-        let subsystem = ops::parse_subsystem(opt_str(args, "subsystem")?)?;
-        let constants = ops::constants_from_json(args.get("constants"))?;
-        let source = self.source(args)?;
+        let a: ExplainArgs = parse(args)?;
+        let paths = usize::try_from(a.paths.unwrap_or(10)).unwrap_or(usize::MAX);
+        let subsystem = a.subsystem.map(|s| match s {
+            SubsystemArg::Heuristic => augur_explain::SubsystemKind::Heuristic,
+            SubsystemArg::Minimal => augur_explain::SubsystemKind::Minimal,
+        });
+        let constants = ops::constants_from_json(a.model.constants.as_ref())?;
+        let source = self.source(&a.model)?;
         let limits = self.limits();
         let model = ops::load_model(source, self.cfg.root.as_deref(), &constants, false, &limits)?;
         let req = ops::ExplainRequest {
-            property,
+            property: a.property,
             constants,
             paths,
-            from: opt_str(args, "from")?.map(str::to_string),
+            from: a.from,
             subsystem,
-            dot: opt_bool(args, "dot")?.unwrap_or(false),
-            prism: opt_bool(args, "prism")?.unwrap_or(false),
+            dot: a.dot.unwrap_or(false),
+            prism: a.prism.unwrap_or(false),
             names: None,
         };
         ops::explain(&model, &req, &limits)
     }
 
     pub(super) fn pac(&self, args: &Map<String, Value>) -> Result<Value> {
-        let epsilon =
-            opt_f64(args, "epsilon")?.ok_or_else(|| ToolError::param("`epsilon` is required"))?;
-        let delta =
-            opt_f64(args, "delta")?.ok_or_else(|| ToolError::param("`delta` is required"))?;
-        let hoeffding = opt_bool(args, "hoeffding")?.unwrap_or(false);
-        let states = opt_u64(args, "states")?;
-        let text = opt_str(args, "model_text")?;
-        let path = opt_str(args, "model_path")?;
+        let a: PacArgs = parse(args)?;
+        let (epsilon, delta) = (a.epsilon, a.delta);
+        let hoeffding = a.hoeffding.unwrap_or(false);
+        let (states, text, path) = (a.states, a.model_text.as_deref(), a.model_path.as_deref());
         match (states, text, path) {
             (Some(m), None, None) => ops::pac_calculator(
                 m as usize,
-                opt_f64(args, "p_hat")?,
-                opt_u64(args, "observations")?,
+                a.p_hat,
+                a.observations,
                 epsilon,
                 delta,
                 hoeffding,
@@ -384,6 +359,19 @@ impl Server {
                 "give exactly one of model_text, model_path (a learned model) or states (the calculator)",
             )),
         }
+    }
+}
+
+/// The arguments of a gated or recorded call: an object, a JSON string holding one, or none.
+fn call_args(raw: Option<Value>) -> Result<Value> {
+    match raw.unwrap_or(Value::Null) {
+        Value::Null => Ok(Value::Object(Map::new())),
+        v @ (Value::Object(_) | Value::String(_)) => {
+            ToolCall::parse_args(v).map_err(|e| ToolError::param(format!("`args`: {e}")))
+        }
+        _ => Err(ToolError::param(
+            "`args` must be an object or a JSON string",
+        )),
     }
 }
 
