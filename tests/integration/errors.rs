@@ -542,6 +542,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/wrong_type.json")
     ]
 );
@@ -550,6 +551,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/table_length.json")
     ]
 );
@@ -560,6 +562,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/unknown_section.json")
     ]
 );
@@ -568,6 +571,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/sections_in_version_1.json")
     ]
 );
@@ -576,6 +580,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/provenance_on_risk_level.json")
     ]
 );
@@ -587,6 +592,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/value_outside_bounds.json")
     ]
 );
@@ -595,6 +601,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/classifier_edited.json")
     ]
 );
@@ -603,6 +610,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/risk.json"),
         "--policy".into(),
         f("monitor/thresholds_inverted.toml")
@@ -613,6 +621,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/risk.json"),
         "--policy".into(),
         f("monitor/thresholds_empty.toml")
@@ -624,6 +633,7 @@ monitor_snapshot!(
     vec![
         "monitor".into(),
         "gate".into(),
+        "--monitor".into(),
         f("monitor/risk.json"),
         "--policy".into(),
         f("monitor/horizon.toml")

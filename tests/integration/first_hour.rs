@@ -32,7 +32,12 @@ fn check_with_a_properties_file_as_the_model_says_so() {
 
 #[test]
 fn gate_with_a_model_instead_of_a_monitor_says_how_to_compile_one() {
-    insta::assert_snapshot!(user_error(&["monitor", "gate", "models/safetydrift.tra"]));
+    insta::assert_snapshot!(user_error(&[
+        "monitor",
+        "gate",
+        "--monitor",
+        "models/safetydrift.tra"
+    ]));
 }
 
 #[test]
@@ -40,6 +45,7 @@ fn replay_with_a_model_instead_of_a_monitor_says_how_to_compile_one() {
     let e = user_error(&[
         "monitor",
         "replay",
+        "--monitor",
         "models/safetydrift.tra",
         "models/monitor/runs.jsonl",
     ]);
@@ -62,6 +68,7 @@ fn gate_with_an_actions_file_argument_says_input_is_read_from_stdin() {
     let e = user_error(&[
         "monitor",
         "gate",
+        "--monitor",
         m.to_str().unwrap(),
         "models/monitor/actions.jsonl",
     ]);
@@ -294,6 +301,7 @@ fn huge_thresholds_print_compactly_in_notes_and_messages() {
     let e = user_error(&[
         "monitor",
         "gate",
+        "--monitor",
         m.to_str().unwrap(),
         "--policy",
         policy.to_str().unwrap(),

@@ -29,7 +29,7 @@ fn compile_risk(dir: &Path) -> PathBuf {
 /// pipe's buffer).
 fn gate_bytes(m: &Path, input: Vec<u8>) -> (std::process::ExitStatus, Vec<Value>, String) {
     let mut child = util::cmd()
-        .args(["monitor", "gate", m.to_str().unwrap()])
+        .args(["monitor", "gate", "--monitor", m.to_str().unwrap()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -102,7 +102,13 @@ fn a_killed_gate_leaves_one_audit_line_per_decision() {
     let m = compile_risk(dir.path());
     let audit = dir.path().join("audit.jsonl");
     let mut child = util::cmd()
-        .args(["monitor", "gate", m.to_str().unwrap(), "--audit"])
+        .args([
+            "monitor",
+            "gate",
+            "--monitor",
+            m.to_str().unwrap(),
+            "--audit",
+        ])
         .arg(&audit)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -223,6 +223,7 @@ fn an_injected_url_from_a_read_result_is_denied_and_the_prompts_is_not() {
         &[
             "monitor",
             "gate",
+            "--monitor",
             dir.path().join("m.json").to_str().unwrap(),
             "--policy",
             policy.to_str().unwrap(),

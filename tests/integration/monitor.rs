@@ -36,7 +36,10 @@ fn compile_then_gate_with_defaults_only() {
     let dir = tempfile::tempdir().unwrap();
     let m = compile_risk(dir.path());
     let input = std::fs::read_to_string(util::root().join("models/monitor/actions.jsonl")).unwrap();
-    let o = augur_stdin(&["monitor", "gate", m.to_str().unwrap()], &input);
+    let o = augur_stdin(
+        &["monitor", "gate", "--monitor", m.to_str().unwrap()],
+        &input,
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let ls = lines(&o);
     assert_eq!(ls.len(), 5);
@@ -75,6 +78,7 @@ fn gate_answers_each_line_before_the_next_is_written() {
         .args([
             "monitor",
             "gate",
+            "--monitor",
             m.to_str().unwrap(),
             "--audit",
             audit.to_str().unwrap(),
@@ -115,7 +119,10 @@ fn bad_action_lines_get_an_error_object_and_the_stream_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let m = compile_risk(dir.path());
     let input = "{\"session\": \"a\", \"tool\": \"get_iban\"}\n{oops\n{\"tool\": \"x\"}\n{\"session\": \"a\", \"tool\": \"x\", \"args\": \"{not json\"}\n{\"session\": \"a\", \"state\": {\"x\": 1}}\n{\"session\": \"a\", \"tool\": \"get_current_day\"}\n";
-    let o = augur_stdin(&["monitor", "gate", m.to_str().unwrap()], input);
+    let o = augur_stdin(
+        &["monitor", "gate", "--monitor", m.to_str().unwrap()],
+        input,
+    );
     assert!(o.status.success());
     let ls = lines(&o);
     assert_eq!(ls.len(), 6);
@@ -158,6 +165,7 @@ fn malformed_policy_classifier_and_monitor_files_are_located_errors() {
         &[
             "monitor",
             "gate",
+            "--monitor",
             m.to_str().unwrap(),
             "--policy",
             policy.to_str().unwrap(),
@@ -195,7 +203,7 @@ fn malformed_policy_classifier_and_monitor_files_are_located_errors() {
         "{\"format\": \"augur-monitor\",\n \"version\": 1,,\n}",
     )
     .unwrap();
-    let o = augur_stdin(&["monitor", "gate", bad.to_str().unwrap()], "");
+    let o = augur_stdin(&["monitor", "gate", "--monitor", bad.to_str().unwrap()], "");
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains(&format!("--> {}:2:15", bad.display())),
@@ -203,7 +211,7 @@ fn malformed_policy_classifier_and_monitor_files_are_located_errors() {
         stderr(&o)
     );
     std::fs::write(&bad, "{\"states\": 3}").unwrap();
-    let o = augur_stdin(&["monitor", "gate", bad.to_str().unwrap()], "");
+    let o = augur_stdin(&["monitor", "gate", "--monitor", bad.to_str().unwrap()], "");
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("not an Augur monitor file"),
@@ -215,7 +223,7 @@ fn malformed_policy_classifier_and_monitor_files_are_located_errors() {
         .unwrap()
         .replacen("\"initial\": 0", "\"initial\": 9", 1);
     std::fs::write(&bad, text).unwrap();
-    let o = augur_stdin(&["monitor", "gate", bad.to_str().unwrap()], "");
+    let o = augur_stdin(&["monitor", "gate", "--monitor", bad.to_str().unwrap()], "");
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("tables[0].initial = 9 is not a state"),
@@ -313,7 +321,10 @@ fn an_abstraction_monitor_refuses_actions_of_another_kind() {
         "{\"session\": \"k\", \"state\": {\"d\": \"NONE\", \"t\": \"READ_ONLY\", \"r\": \"PARTIALLY\"}}\n",
         "{\"session\": \"k\", \"state\": {\"fork_at\": \"hand\", \"door_open\": false, \"power\": false, \"task_done\": false}}\n",
     );
-    let o = augur_stdin(&["monitor", "gate", m.to_str().unwrap()], input);
+    let o = augur_stdin(
+        &["monitor", "gate", "--monitor", m.to_str().unwrap()],
+        input,
+    );
     let ls = lines(&o);
     assert_eq!(ls[0]["verdict"], "block");
     assert!(ls[0]["rule"]
@@ -332,6 +343,7 @@ fn replay_and_eval_on_a_small_dataset() {
     let o = augur(&[
         "monitor",
         "replay",
+        "--monitor",
         m.to_str().unwrap(),
         "models/monitor/runs.jsonl",
     ]);
@@ -397,6 +409,7 @@ fn the_microwave_monitor_intervenes_two_steps_before_the_unsafe_state() {
     let o = augur(&[
         "monitor",
         "replay",
+        "--monitor",
         m.to_str().unwrap(),
         "models/microwave/runs.jsonl",
         "--policy",

@@ -20,6 +20,7 @@ fn gate(monitor: &Path, policy: &str, input: &str) -> Vec<Value> {
         &[
             "monitor",
             "gate",
+            "--monitor",
             monitor.to_str().unwrap(),
             "--policy",
             policy,
@@ -188,6 +189,7 @@ fn version_2_files_without_the_sections_decide_as_version_1_files() {
             &[
                 "monitor",
                 "gate",
+                "--monitor",
                 m.to_str().unwrap(),
                 "--policy",
                 "models/monitor/policy.toml",

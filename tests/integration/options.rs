@@ -8,8 +8,6 @@ fn check_horizon_and_export_share_their_model_options() {
         let help = ok(&[cmd, "--help"]);
         for opt in [
             "--const",
-            "--method",
-            "--epsilon",
             "--json",
             "--timeout",
             "--max-states",
@@ -20,7 +18,105 @@ fn check_horizon_and_export_share_their_model_options() {
                 "`augur {cmd} --help` lacks {opt}:\n{help}"
             );
         }
+        // Only a command that solves takes the solver's options (issue 37).
+        for opt in ["--method", "--epsilon"] {
+            assert_eq!(
+                help.contains(opt),
+                cmd == "check",
+                "`augur {cmd} --help` and {opt}:\n{help}"
+            );
+        }
     }
+}
+
+/// Issue 37: old spellings keep working until 0.2, each with a deprecation note on stderr
+/// naming the new one; the new spellings give no note.
+#[test]
+fn deprecated_spellings_work_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.json");
+    let m = m.to_str().unwrap();
+    let compile = |mapping: &str| {
+        run(&[
+            "monitor",
+            "compile",
+            "models/safetydrift.tra",
+            "--prop",
+            "P=? [ F<=5 \"violated\" ]",
+            mapping,
+            "risk-level",
+            "-o",
+            m,
+        ])
+    };
+    let old = compile("--states");
+    assert!(old.status.success(), "{}", crate::util::stderr(&old));
+    assert!(
+        crate::util::stderr(&old)
+            .contains("warning: deprecated: `augur monitor compile --states` is now --mapping"),
+        "{}",
+        crate::util::stderr(&old)
+    );
+    let new = compile("--mapping");
+    assert!(new.status.success());
+    assert!(!crate::util::stderr(&new).contains("deprecated"));
+    // The monitor file as the first argument of `gate` and `replay`.
+    let line = "{\"session\": \"s\", \"tool\": \"read_file\", \"args\": {}}\n";
+    let old = crate::util::augur_stdin(&["monitor", "gate", m], line);
+    let new = crate::util::augur_stdin(&["monitor", "gate", "--monitor", m], line);
+    assert!(old.status.success() && new.status.success());
+    assert_eq!(old.stdout, new.stdout);
+    assert!(crate::util::stderr(&old).contains("is now `augur monitor gate --monitor MONITOR`"));
+    assert!(!crate::util::stderr(&new).contains("deprecated"));
+    let old = run(&["monitor", "replay", m, "models/monitor/runs.jsonl"]);
+    let new = run(&[
+        "monitor",
+        "replay",
+        "--monitor",
+        m,
+        "models/monitor/runs.jsonl",
+    ]);
+    assert!(old.status.success() && new.status.success());
+    assert_eq!(old.stdout, new.stdout);
+    assert!(crate::util::stderr(&old).contains("deprecated"));
+    // Solver options where nothing is solved: ignored, as before, with a note.
+    let h = run(&[
+        "horizon",
+        "models/safetydrift.tra",
+        "--target",
+        "violated",
+        "--max",
+        "3",
+        "--method",
+        "exact",
+        "--epsilon",
+        "1e-3",
+    ]);
+    assert!(h.status.success());
+    let e = crate::util::stderr(&h);
+    assert!(e.contains("`augur horizon --method` has no effect"), "{e}");
+    assert!(e.contains("`augur horizon --epsilon` has no effect"), "{e}");
+}
+
+/// Issue 37: every duration is seconds with fractions; a bad one is a user error naming it.
+#[test]
+fn durations_are_seconds_with_fractions() {
+    let o = run(&[
+        "check",
+        "models/safetydrift.tra",
+        "--prop",
+        "P=? [ F \"violated\" ]",
+        "--timeout",
+        "2.5",
+    ]);
+    assert!(o.status.success(), "{}", crate::util::stderr(&o));
+    let o = run(&["check", "models/safetydrift.tra", "--timeout", "0"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = crate::util::stderr(&o);
+    assert!(
+        e.contains("--timeout") && e.contains("a positive number of seconds"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -69,9 +165,11 @@ fn export_has_json() {
     ]));
     assert_eq!(j["format"], "prism");
     assert!(j["text"].as_str().unwrap().contains("module augur_model"));
-    // A bad epsilon is a user error on every command.
+    // Export solves nothing: --epsilon is ignored, as it always was, with a deprecation note
+    // (it is refused from 0.2; issue 37).
     let out = run(&["export", "models/die.json", "--to", "drn", "--epsilon", "2"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(crate::util::stderr(&out).contains("`augur export --epsilon` has no effect"));
 }
 
 #[test]

@@ -82,6 +82,7 @@ impl Gate {
             .args([
                 "monitor",
                 "gate",
+                "--monitor",
                 m.to_str().unwrap(),
                 "--state",
                 "state.jsonl",
@@ -128,7 +129,10 @@ fn gate_blocks_a_destination_from_a_tool_result_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let m = provenance_monitor(dir.path());
     let input = [USER, READ, RESULT, TO_BOB, TO_MALLORY].join("\n");
-    let o = util::augur_stdin(&["monitor", "gate", m.to_str().unwrap()], &input);
+    let o = util::augur_stdin(
+        &["monitor", "gate", "--monitor", m.to_str().unwrap()],
+        &input,
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let ls: Vec<Value> = String::from_utf8_lossy(&o.stdout)
         .lines()
@@ -155,7 +159,7 @@ fn gate_blocks_a_destination_from_a_tool_result_with_the_reason() {
         READ,
     ]
     .join("\n");
-    let o = util::augur_stdin(&["monitor", "gate", m.to_str().unwrap()], &bad);
+    let o = util::augur_stdin(&["monitor", "gate", "--monitor", m.to_str().unwrap()], &bad);
     let ls: Vec<Value> = String::from_utf8_lossy(&o.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -225,6 +229,7 @@ fn version_1_monitor_files_load_and_decide_as_before() {
             &[
                 "monitor",
                 "gate",
+                "--monitor",
                 file.to_str().unwrap(),
                 "--policy",
                 "models/monitor/policy.toml",

@@ -41,6 +41,7 @@ impl Gate {
             .args([
                 "monitor",
                 "gate",
+                "--monitor",
                 m.to_str().unwrap(),
                 "--state",
                 "state.jsonl",
@@ -173,6 +174,7 @@ fn restart_stderr(dir: &Path, m: &Path) -> (Option<i32>, String) {
         .args([
             "monitor",
             "gate",
+            "--monitor",
             m.to_str().unwrap(),
             "--state",
             "state.jsonl",
@@ -286,7 +288,7 @@ fn the_start_up_message_says_what_a_restart_does() {
     let dir = tempfile::tempdir().unwrap();
     let m = compile(dir.path(), "m.json", 5);
     let o = util::cmd()
-        .args(["monitor", "gate", m.to_str().unwrap()])
+        .args(["monitor", "gate", "--monitor", m.to_str().unwrap()])
         .stdin(Stdio::null())
         .output()
         .unwrap();

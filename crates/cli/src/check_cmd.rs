@@ -81,7 +81,7 @@ pub struct CheckArgs {
     pub all_states: bool,
     /// How exact results (`--method exact`) are printed: `fraction` (`1/3`, as Storm prints
     /// them) or `decimal` (complete when it terminates, else 30 significant digits and `...`).
-    #[arg(long, value_enum, default_value_t = ExactFormatArg::Fraction)]
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExactFormatArg::Fraction)]
     pub exact_format: ExactFormatArg,
     /// Exit with code 3 when a boolean property (`P>=0.9 [ ... ]`, a filter's `forall`, ...)
     /// is false, so that a script or a CI job can gate on it (0: all hold).
@@ -182,7 +182,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         crate::error::diag(format_args!("warning: {w}"));
     }
 
-    if !args.opts.json {
+    if !args.opts.load.json {
         for note in model.notes() {
             writeln!(out, "note: {note}")?;
         }
@@ -196,7 +196,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut io = Ok(());
     // State names of a learned model (`metadata.state_names` of its JSON), read only when a
     // state is printed by name.
-    let wants_names = !args.opts.json
+    let wants_names = !args.opts.load.json
         && (args.all_states
             || compiled
                 .items
@@ -255,7 +255,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 }
             }
         }
-        if args.opts.json {
+        if args.opts.load.json {
             report.push(p.name.as_deref(), &p.text, &outcome, args.all_states);
             outcomes.push(
                 outcome
@@ -298,7 +298,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
         }
     }
-    if args.opts.json {
+    if args.opts.load.json {
         match confidence {
             Some(c) => writeln!(out, "{}", with_confidence(&report, &outcomes, c))?,
             None => writeln!(out, "{}", report.to_json())?,

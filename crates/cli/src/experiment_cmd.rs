@@ -104,7 +104,7 @@ pub fn run(
             }
         }
     }
-    if args.opts.json {
+    if args.opts.load.json {
         writeln!(out, "{}", json(&names, &runs))?;
     } else {
         let mut header: Vec<String> = names.iter().map(|n| n.to_string()).collect();

@@ -34,7 +34,7 @@ pub struct ExplainArgs {
     #[arg(long)]
     pub minimal: bool,
     /// Write the subsystem as a PRISM model to FILE (transitions leaving it go to a sink).
-    #[arg(long, value_name = "FILE")]
+    #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Write the subsystem in DOT to FILE, the listed paths highlighted.
     #[arg(long, value_name = "FILE")]
@@ -128,7 +128,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
             Some(text) => write_file(path, |w| Ok(w.write_all(text.as_bytes())?))?,
         }
     }
-    if args.opts.json {
+    if args.opts.load.json {
         writeln!(out, "{}", serde_json::to_string(e)?)?;
         return Ok(());
     }

@@ -13,14 +13,16 @@ pub struct ExportArgs {
     /// The model to read (.tra, .drn, .json, .pm/.prism).
     pub model: PathBuf,
     /// The format to write: tra, drn, json, dot or prism.
-    #[arg(long)]
+    #[arg(long, value_name = "FORMAT")]
     pub to: String,
     /// Output file (standard output when omitted; for `tra` the .lab/.srew/.trew/.sta are
     /// written next to it).
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
-    pub opts: crate::options::ModelOptions,
+    pub opts: crate::options::LoadArgs,
+    #[command(flatten)]
+    pub ignored: crate::options::IgnoredSolverArgs,
 }
 
 /// Run `augur export`.
@@ -29,7 +31,8 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .to
         .parse()
         .map_err(|e| CliError::User(format!("error: {e}")))?;
-    let (_, load, _) = args.opts.resolve()?;
+    args.ignored.note("export");
+    let (_, load) = args.opts.resolve(false)?;
     let model = Model::load(&args.model, &load)?;
     for w in model.warnings() {
         crate::error::diag(format_args!("warning: {w}"));

@@ -20,12 +20,19 @@ pub struct HorizonArgs {
     #[arg(long = "max", value_name = "H")]
     pub max_h: usize,
     #[command(flatten)]
-    pub opts: crate::options::ModelOptions,
+    pub opts: crate::options::LoadArgs,
+    #[command(flatten)]
+    pub ignored: crate::options::IgnoredSolverArgs,
 }
 
 /// Run `augur horizon`.
 pub fn run(args: &HorizonArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let (constants, load, options) = args.opts.resolve()?;
+    args.ignored.note("horizon");
+    let (constants, load) = args.opts.resolve(false)?;
+    let options = augur_check::CheckOptions {
+        limits: load.limits.clone(),
+        ..augur_check::CheckOptions::default()
+    };
     if args.max_h == 0 {
         return Err(CliError::user("error: --max must be at least 1"));
     }

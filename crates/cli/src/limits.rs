@@ -2,43 +2,71 @@
 //! line of long builds.
 
 use crate::error::CliError;
+use crate::options::Seconds;
 use augur_check::{Limits, Progress, DEFAULT_MAX_STATES};
 use augur_formats::DEFAULT_MAX_SMOOTHED_TRANSITIONS;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-/// The limits of a command that loads a model.
+/// The limits of a command that loads a model (`augur mcp`: of each request). The defaults
+/// are the command's ([`LimitDefaults`]), so one declaration serves the one-shot commands
+/// and the server.
 #[derive(clap::Args, Debug, Clone)]
 pub struct LimitArgs {
-    /// Stop after this many seconds (loading and checking together); an error (exit code 1).
+    /// Stop after this many seconds (loading and checking together; `augur mcp`: each request,
+    /// default 10); an error (exit code 1).
     #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<f64>,
-    /// Refuse a model with more reachable states than this; an error (exit code 1).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES)]
-    pub max_states: usize,
+    pub timeout: Option<Seconds>,
+    /// Refuse a model with more reachable states than this (default 20000000; `augur mcp`:
+    /// 1000000 per request); an error (exit code 1).
+    #[arg(long, value_name = "N")]
+    pub max_states: Option<usize>,
     /// Refuse a learned model whose smoothed rows (kept implicitly in its file) expand to more
-    /// transitions than this; an error (exit code 1).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SMOOTHED_TRANSITIONS)]
+    /// transitions than this (default 16777216); an error (exit code 1).
+    #[arg(long, value_name = "N")]
+    pub max_smoothed_transitions: Option<usize>,
+}
+
+/// The defaults of [`LimitArgs`] for one command.
+#[derive(Clone, Copy, Debug)]
+pub struct LimitDefaults {
+    /// `--timeout` (none: no time limit).
+    pub timeout: Option<Duration>,
+    /// `--max-states`.
+    pub max_states: usize,
+    /// `--max-smoothed-transitions`.
     pub max_smoothed_transitions: usize,
 }
 
+impl LimitDefaults {
+    /// The one-shot commands' defaults: no time limit, [`DEFAULT_MAX_STATES`] states.
+    pub const COMMAND: LimitDefaults = LimitDefaults {
+        timeout: None,
+        max_states: DEFAULT_MAX_STATES,
+        max_smoothed_transitions: DEFAULT_MAX_SMOOTHED_TRANSITIONS,
+    };
+}
+
 impl LimitArgs {
+    /// The values given, else `defaults`: (timeout, max states, max smoothed transitions).
+    pub fn values(&self, defaults: LimitDefaults) -> (Option<Duration>, usize, usize) {
+        (
+            self.timeout.map(|s| s.0).or(defaults.timeout),
+            self.max_states.unwrap_or(defaults.max_states),
+            self.max_smoothed_transitions
+                .unwrap_or(defaults.max_smoothed_transitions),
+        )
+    }
+
     /// The limits, with a progress line on stderr (only on a terminal, and only once a build
     /// has taken more than a second). The time limit covers the whole command.
     pub fn limits(&self) -> Result<Limits, CliError> {
+        let (timeout, max_states, max_smoothed) = self.values(LimitDefaults::COMMAND);
         let mut limits = Limits::default()
-            .with_max_states(self.max_states)
-            .with_max_smoothed_transitions(self.max_smoothed_transitions);
-        if let Some(t) = self.timeout {
-            let t = Duration::try_from_secs_f64(t)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| {
-                    CliError::User(format!(
-                        "error: --timeout must be a positive number of seconds, got {t}"
-                    ))
-                })?;
+            .with_max_states(max_states)
+            .with_max_smoothed_transitions(max_smoothed);
+        if let Some(t) = timeout {
             limits = limits.with_timeout(t);
             if let Some(deadline) = Instant::now().checked_add(t) {
                 limits = limits.with_deadline(deadline);

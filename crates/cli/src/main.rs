@@ -11,6 +11,8 @@ mod error;
 mod experiment_cmd;
 mod explain_cmd;
 mod export_cmd;
+#[cfg(test)]
+mod glossary;
 mod hook_cmd;
 mod horizon_cmd;
 mod learn_cmd;

@@ -4,6 +4,8 @@
 //! docs/mcp.md).
 
 use crate::error::CliError;
+use crate::limits::{LimitArgs, LimitDefaults};
+use crate::options::Seconds;
 use augur_gate::{Monitor, Policy};
 use augur_mcp::server::defaults;
 use augur_mcp::{Config, Server};
@@ -33,20 +35,15 @@ pub struct McpArgs {
     #[arg(long)]
     pub harness: bool,
     /// At most this many open sessions; new ones are refused beyond it.
-    #[arg(long, default_value_t = defaults::MAX_SESSIONS)]
+    #[arg(long, value_name = "N", default_value_t = defaults::MAX_SESSIONS)]
     pub max_sessions: usize,
-    /// A session idle for this many seconds expires (its id is refused afterwards).
-    #[arg(long, value_name = "SECS", default_value_t = defaults::SESSION_TTL_SECS)]
-    pub session_ttl: u64,
-    /// The time limit of one check, horizon or PAC request (seconds).
-    #[arg(long, value_name = "SECONDS", default_value_t = defaults::TIMEOUT_SECS)]
-    pub timeout: f64,
-    /// The largest model a request may build (reachable states).
-    #[arg(long, value_name = "N", default_value_t = defaults::MAX_STATES)]
-    pub max_states: usize,
-    /// The most transitions a learned model's implicit (smoothed) rows may expand to.
-    #[arg(long, value_name = "N", default_value_t = defaults::MAX_SMOOTHED_TRANSITIONS)]
-    pub max_smoothed_transitions: usize,
+    /// Close sessions idle for this many seconds (an expired id is refused, never restarted;
+    /// default 3600).
+    #[arg(long, value_name = "SECONDS")]
+    pub session_ttl: Option<Seconds>,
+    /// The limits of each check, horizon, explain or PAC request.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Journal every session move and burned id to this file and restore them at start, so
     /// that a crash and restart resumes every session (docs/mcp.md); without it a restart
     /// resets every session to its start state.
@@ -76,17 +73,17 @@ pub struct McpArgs {
     /// PATH`, which gates the client's built-in tools against this connection's session.
     #[arg(long, value_name = "PATH")]
     pub hook_socket: Option<PathBuf>,
-    /// Gateway: the time limit of an upstream's start and of each proxied call (seconds).
-    #[arg(long, value_name = "SECONDS", default_value_t = augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS)]
-    pub upstream_timeout: f64,
+    /// Gateway: the time limit of an upstream's start and of each proxied call (default 60).
+    #[arg(long, value_name = "SECONDS")]
+    pub upstream_timeout: Option<Seconds>,
     /// Gateway: how long a paused call may wait for the user's answer (MCP elicitation) or
-    /// the harness's `approve` (seconds).
-    #[arg(long, value_name = "SECS", default_value_t = augur_mcp::gateway::defaults::PAUSE_TIMEOUT_SECS)]
-    pub pause_timeout: u64,
-    /// Gateway: the largest message accepted from an upstream (bytes); a longer result fails
-    /// the call and restarts the upstream.
-    #[arg(long, value_name = "BYTES", default_value_t = augur_mcp::gateway::defaults::MAX_RESULT_BYTES)]
-    pub max_result_bytes: usize,
+    /// the harness's `approve` (default 600).
+    #[arg(long, value_name = "SECONDS")]
+    pub pause_timeout: Option<Seconds>,
+    /// Gateway: the largest message accepted from an upstream (bytes, default 16777216); a
+    /// longer result fails the call and restarts the upstream.
+    #[arg(long, value_name = "BYTES")]
+    pub max_result_bytes: Option<usize>,
     /// Gateway: write one JSON line per proxied call to this file (appended, flushed per line).
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
@@ -108,19 +105,13 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
         Some(p) => Policy::from_file(p).map_err(user)?,
         None => Policy::default(),
     };
-    let timeout = Duration::try_from_secs_f64(args.timeout)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| {
-            CliError::user(format!(
-                "error: --timeout must be a positive number of seconds, got {}",
-                args.timeout
-            ))
-        })?;
-    if args.max_sessions == 0 || args.session_ttl == 0 {
-        return Err(CliError::user(
-            "error: --max-sessions and --session-ttl must be at least 1",
-        ));
+    let (timeout, max_states, max_smoothed_transitions) = args.limits.values(LimitDefaults {
+        timeout: Some(Duration::from_secs_f64(defaults::TIMEOUT_SECS)),
+        max_states: defaults::MAX_STATES,
+        max_smoothed_transitions: defaults::MAX_SMOOTHED_TRANSITIONS,
+    });
+    if args.max_sessions == 0 {
+        return Err(CliError::user("error: --max-sessions must be at least 1"));
     }
     if !(64..=augur_gate::burned::BurnedIds::MAX_BITS).contains(&args.burned_bits) {
         return Err(CliError::user(format!(
@@ -141,10 +132,14 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
     cfg.root = args.root.clone();
     cfg.harness = args.harness;
     cfg.max_sessions = args.max_sessions;
-    cfg.session_ttl = Duration::from_secs(args.session_ttl);
-    cfg.timeout = timeout;
-    cfg.max_states = args.max_states;
-    cfg.max_smoothed_transitions = args.max_smoothed_transitions;
+    cfg.session_ttl = args
+        .session_ttl
+        .map_or(Duration::from_secs(defaults::SESSION_TTL_SECS), |s| s.0);
+    if let Some(t) = timeout {
+        cfg.timeout = t;
+    }
+    cfg.max_states = max_states;
+    cfg.max_smoothed_transitions = max_smoothed_transitions;
     cfg.sessions = args
         .sessions
         .iter()
@@ -162,18 +157,9 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
             ("--request", args.request.is_some()),
             ("--upstream-ca", args.upstream_ca.is_some()),
             ("--hook-socket", args.hook_socket.is_some()),
-            (
-                "--upstream-timeout",
-                args.upstream_timeout != augur_mcp::gateway::defaults::UPSTREAM_TIMEOUT_SECS,
-            ),
-            (
-                "--pause-timeout",
-                args.pause_timeout != augur_mcp::gateway::defaults::PAUSE_TIMEOUT_SECS,
-            ),
-            (
-                "--max-result-bytes",
-                args.max_result_bytes != augur_mcp::gateway::defaults::MAX_RESULT_BYTES,
-            ),
+            ("--upstream-timeout", args.upstream_timeout.is_some()),
+            ("--pause-timeout", args.pause_timeout.is_some()),
+            ("--max-result-bytes", args.max_result_bytes.is_some()),
         ] {
             if set {
                 return Err(CliError::user(format!(
@@ -220,24 +206,21 @@ fn run_gateway(args: &McpArgs, cfg: Config) -> Result<(), CliError> {
     if let Some(ca) = &args.upstream_ca {
         config::apply_default_ca(&mut specs, ca).map_err(CliError::User)?;
     }
-    let upstream_timeout = Duration::try_from_secs_f64(args.upstream_timeout)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| {
-            CliError::user(format!(
-                "error: --upstream-timeout must be a positive number of seconds, got {}",
-                args.upstream_timeout
-            ))
-        })?;
-    if args.pause_timeout == 0 || args.max_result_bytes < 1024 {
-        return Err(CliError::user(
-            "error: --pause-timeout must be at least 1 and --max-result-bytes at least 1024",
-        ));
-    }
     let mut opts = GatewayOptions::new(specs);
-    opts.upstream_timeout = upstream_timeout;
-    opts.pause_timeout = Duration::from_secs(args.pause_timeout);
-    opts.max_result_bytes = args.max_result_bytes;
+    if let Some(b) = args.max_result_bytes {
+        if b < 1024 {
+            return Err(CliError::user(
+                "error: --max-result-bytes must be at least 1024",
+            ));
+        }
+        opts.max_result_bytes = b;
+    }
+    if let Some(t) = args.upstream_timeout {
+        opts.upstream_timeout = t.0;
+    }
+    if let Some(t) = args.pause_timeout {
+        opts.pause_timeout = t.0;
+    }
     opts.audit = args.audit.clone();
     opts.session = cfg.sessions.first().map(|(id, _)| id.clone());
     opts.request = args.request.clone();

@@ -2,6 +2,7 @@
 //! (glue over `augur-monitor`).
 
 use crate::error::CliError;
+use crate::options::{deprecated, Seconds};
 use augur_gate::burned::BurnedIds;
 use augur_gate::journal::unix_now;
 use augur_gate::provenance::ObservationSource;
@@ -47,25 +48,33 @@ struct CompileArgs {
     #[arg(required = true)]
     models: Vec<String>,
     /// The property: `P=? [ F<=5 "violated" ]`, `P=? [ F "unsafe" ]`, `P=? [ !"ok" U<=10 "bad" ]`.
-    #[arg(long)]
+    #[arg(long, value_name = "PCTL")]
     prop: String,
     /// Length H of the horizon curve P(F<=h target), h = 1..H (default: the property's bound, else 10).
     #[arg(long, value_name = "H")]
     horizon: Option<u32>,
     /// How actions map to states: dtr, risk-level or abstraction (default: from the model).
     #[arg(long, value_name = "MAPPING")]
+    mapping: Option<String>,
+    /// Deprecated spelling of --mapping.
+    #[arg(
+        long = "states",
+        value_name = "MAPPING",
+        hide = true,
+        conflicts_with = "mapping"
+    )]
     states: Option<String>,
     /// Classifier rules (TOML) for dtr / risk-level (default: the built-in rules, models/classifier.toml).
     #[arg(long, value_name = "RULES")]
     classifier: Option<PathBuf>,
-    /// Abstraction spec (TOML) for --states abstraction.
+    /// Abstraction spec (TOML) for --mapping abstraction.
     #[arg(long, value_name = "SPEC")]
     abstraction: Option<PathBuf>,
-    /// ε and δ of the PAC status stored for learned models.
-    #[arg(long, default_value_t = 0.1)]
+    /// The accuracy ε of the PAC status stored for learned models (`augur pac --epsilon`).
+    #[arg(long, value_name = "EPSILON", default_value_t = 0.1)]
     pac_epsilon: f64,
-    /// δ of the PAC status.
-    #[arg(long, default_value_t = 0.05)]
+    /// The confidence δ of the PAC status stored for learned models (`augur pac --delta`).
+    #[arg(long, value_name = "DELTA", default_value_t = 0.05)]
     pac_delta: f64,
     /// Also compile robust upper bounds (Pmax over interval models: intervals learned from
     /// a model's counts, or an interval model's own) and decide on them (docs/robust.md).
@@ -89,19 +98,25 @@ struct CompileArgs {
 
 #[derive(Args, Debug)]
 struct GateArgs {
-    /// The monitor file.
-    monitor: PathBuf,
-    /// Policy (TOML); default: 0.9 block, 0.6 pause, 0.3 warn.
-    #[arg(long)]
+    /// The compiled monitor (`augur monitor compile`).
+    #[arg(long, value_name = "MONITOR.json")]
+    monitor: Option<PathBuf>,
+    /// Deprecated spelling of --monitor (the monitor file as the first argument).
+    #[arg(value_name = "MONITOR.json", hide = true)]
+    monitor_arg: Option<PathBuf>,
+    /// Thresholds → verdicts (TOML, docs/monitor.md); default: block at P ≥ 0.9, pause at 0.6,
+    /// warn at 0.3.
+    #[arg(long, value_name = "POLICY.toml")]
     policy: Option<PathBuf>,
     /// Append every decision to this file as a JSON line (audit log).
     #[arg(long, value_name = "FILE")]
     audit: Option<PathBuf>,
-    /// Close sessions idle for this many seconds (an expired id is refused, never restarted).
-    #[arg(long, value_name = "SECS")]
-    session_ttl: Option<u64>,
+    /// Close sessions idle for this many seconds (an expired id is refused, never restarted;
+    /// default: never).
+    #[arg(long, value_name = "SECONDS")]
+    session_ttl: Option<Seconds>,
     /// Keep at most this many sessions open (the least recently used is evicted and refused).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
     max_sessions: usize,
     /// Size in bits of the filter of burned (expired, evicted) session ids: a burned id is
     /// never reopened; a fresh id is refused with probability about (1 - e^(-7n/BITS))^7
@@ -120,12 +135,16 @@ struct GateArgs {
 
 #[derive(Args, Debug)]
 struct ReplayArgs {
-    /// The monitor file.
-    monitor: PathBuf,
-    /// Labelled runs (JSON Lines: messages or steps).
-    runs: PathBuf,
-    /// Policy (TOML).
-    #[arg(long)]
+    /// The compiled monitor (`augur monitor compile`).
+    #[arg(long, value_name = "MONITOR.json")]
+    monitor: Option<PathBuf>,
+    /// Labelled runs (JSON Lines: messages or steps). (Deprecated: `MONITOR RUNS`, the monitor
+    /// file first.)
+    #[arg(value_name = "RUNS", num_args = 1..=2, required = true)]
+    files: Vec<PathBuf>,
+    /// Thresholds → verdicts (TOML, docs/monitor.md); default: block at P ≥ 0.9, pause at 0.6,
+    /// warn at 0.3.
+    #[arg(long, value_name = "POLICY.toml")]
     policy: Option<PathBuf>,
     /// One JSON line per step instead of text.
     #[arg(long)]
@@ -137,16 +156,16 @@ struct EvalArgs {
     /// Labelled runs (JSON Lines).
     runs: PathBuf,
     /// The property compiled for every learned model.
-    #[arg(long, default_value = "P=? [ F<=5 \"VIOLATED\" ]")]
+    #[arg(long, value_name = "PCTL", default_value = "P=? [ F<=5 \"VIOLATED\" ]")]
     prop: String,
     /// Horizons 1..H for the per-horizon breakdown.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, value_name = "H", default_value_t = 5)]
     horizon: u32,
-    /// Laplace smoothing α.
-    #[arg(long, default_value_t = 0.1)]
+    /// Laplace smoothing parameter α ≥ 0, added to every valid transition of every row.
+    #[arg(long, value_name = "A", default_value_t = 0.1)]
     alpha: f64,
     /// Fraction of runs (per label) in the test split.
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, value_name = "F", default_value_t = 0.3)]
     test_fraction: f64,
     /// k-fold cross-validation instead of one split.
     #[arg(long, value_name = "K", conflicts_with_all = ["hold_out_category", "hold_out_model"])]
@@ -157,24 +176,24 @@ struct EvalArgs {
     /// Learn on every other model's runs (the runs' `model`), test on one; each model once.
     #[arg(long)]
     hold_out_model: bool,
-    /// Seed of the split.
-    #[arg(long, default_value_t = 1)]
+    /// Random seed (the same seed gives the same split).
+    #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
-    /// Classifier rules (TOML); default: the built-in rules.
-    #[arg(long)]
+    /// Classifier rules (TOML); default: the built-in rules, models/classifier.toml.
+    #[arg(long, value_name = "RULES")]
     classifier: Option<PathBuf>,
     /// The matrix baseline's chain (a model file); default: the paper's 5×5 risk-level
     /// chain, models/safetydrift.tra, built into the binary.
     #[arg(long, value_name = "MODEL")]
     matrix: Option<PathBuf>,
     /// Flag with this policy's verdicts instead of a threshold chosen on the training split.
-    #[arg(long)]
+    #[arg(long, value_name = "POLICY.toml")]
     policy: Option<PathBuf>,
     /// With --policy: the least verdict that flags a run.
-    #[arg(long, default_value = "warn")]
+    #[arg(long, value_name = "VERDICT", default_value = "warn")]
     flag_at: String,
     /// Keyword baseline patterns, comma-separated (default: a built-in list).
-    #[arg(long)]
+    #[arg(long, value_name = "WORDS")]
     keywords: Option<String>,
     /// Write roc.svg, horizons.svg and lead.svg into this folder.
     #[arg(long, value_name = "DIR")]
@@ -196,10 +215,10 @@ struct AgentdojoArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// agentdojo_v1_tasks.json (the injection tasks' ground truth).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     tasks: PathBuf,
     /// Output runs file (JSON Lines).
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "RUNS.jsonl")]
     output: PathBuf,
 }
 
@@ -271,10 +290,15 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
         confidence: a.confidence,
     });
     opts.explanations = a.explain;
-    if let Some(s) = &a.states {
+    if a.states.is_some() {
+        deprecated(
+            "`augur monitor compile --states` is now --mapping (the old spelling works until 0.2)",
+        );
+    }
+    if let Some(s) = a.mapping.as_ref().or(a.states.as_ref()) {
         opts.mapping = Some(Mapping::parse(s).ok_or_else(|| {
             CliError::user(format!(
-                "error: --states {s}: expected dtr, risk-level or abstraction"
+                "error: --mapping {s}: expected dtr, risk-level or abstraction"
             ))
         })?);
     }
@@ -312,7 +336,7 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
             v
         })
         .collect();
-    if a.opts.json {
+    if a.opts.load.json {
         let doc = json!({"output": a.output.display().to_string(), "property": monitor.property,
             "mapping": monitor.mapping.as_str(), "horizon_max": monitor.horizon_max, "tables": tables, "seconds": secs});
         writeln!(out, "{doc}")?;
@@ -451,17 +475,47 @@ fn load_monitor(path: &Path) -> Result<Monitor, CliError> {
     Monitor::load(path).map_err(user)
 }
 
+/// The monitor file of `gate` and `replay`: `--monitor`, or (deprecated) the first argument.
+fn monitor_path<'a>(
+    command: &str,
+    flag: Option<&'a PathBuf>,
+    positional: Option<&'a PathBuf>,
+) -> Result<&'a PathBuf, CliError> {
+    match (flag, positional) {
+        (Some(m), None) => Ok(m),
+        (None, Some(m)) => {
+            deprecated(&format!(
+                "`augur monitor {command} MONITOR` is now `augur monitor {command} --monitor MONITOR` (the old spelling works until 0.2)"
+            ));
+            Ok(m)
+        }
+        (Some(_), Some(p)) => Err(CliError::User(format!(
+            "error: unexpected argument `{}`: the monitor is given by --monitor",
+            p.display()
+        ))),
+        (None, None) => Err(CliError::user(format!(
+            "error: `augur monitor {command}` needs the monitor file: --monitor MONITOR.json"
+        ))),
+    }
+}
+
 fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    if let Some(f) = a.extra.first() {
+    // With --monitor, a file argument is a mistaken actions file (answered below).
+    let (positional, extra) = match (&a.monitor, &a.monitor_arg) {
+        (Some(_), Some(f)) => (None, Some(f)),
+        (_, p) => (p.as_ref(), a.extra.first()),
+    };
+    let monitor_file = monitor_path("gate", a.monitor.as_ref(), positional)?;
+    if let Some(f) = extra {
         return Err(CliError::User(format!(
             "error: unexpected argument `{}`: `augur monitor gate` reads the actions (JSON \
-             Lines) from standard input, one decision per line on standard output:\n  augur monitor gate {} < {}",
+             Lines) from standard input, one decision per line on standard output:\n  augur monitor gate --monitor {} < {}",
             f.display(),
-            a.monitor.display(),
+            monitor_file.display(),
             f.display()
         )));
     }
-    let monitor = Arc::new(load_monitor(&a.monitor)?);
+    let monitor = Arc::new(load_monitor(monitor_file)?);
     let policy = Arc::new(load_policy(&a.policy)?);
     // Check the policy against the monitor once, before reading any action.
     for cat in std::iter::once(None).chain(monitor.tables.iter().map(|t| t.category.as_deref())) {
@@ -489,7 +543,7 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut store = SessionStore::new(
         Arc::clone(&monitor),
         Arc::clone(&policy),
-        a.session_ttl,
+        a.session_ttl.map(|s| s.0.as_secs_f64().ceil() as u64),
         a.max_sessions,
     )
     .with_burned_bits(a.burned_bits);
@@ -821,9 +875,15 @@ fn observe_line(
 }
 
 fn run_replay(a: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let monitor = Arc::new(load_monitor(&a.monitor)?);
+    let (positional, runs_file) = match a.files.as_slice() {
+        [m, r] => (Some(m), r),
+        [r] => (None, r),
+        _ => return Err(CliError::user("error: give the runs file (and --monitor)")),
+    };
+    let monitor_file = monitor_path("replay", a.monitor.as_ref(), positional)?;
+    let monitor = Arc::new(load_monitor(monitor_file)?);
     let policy = Arc::new(load_policy(&a.policy)?);
-    let runs = read_runs_file(&a.runs).map_err(user)?;
+    let runs = read_runs_file(runs_file).map_err(user)?;
     for r in &runs {
         let mut s = Session::new(&monitor, &policy, r.category.as_deref()).map_err(user)?;
         if !a.json {
@@ -951,7 +1011,7 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
         write("lead.svg", augur_monitor::plot::lead_svg(&report))?;
     }
     let secs = start.elapsed().as_secs_f64();
-    if a.opts.json {
+    if a.opts.load.json {
         let mut v = serde_json::to_value(&report)?;
         v["seconds"] = json!(secs);
         writeln!(out, "{v}")?;

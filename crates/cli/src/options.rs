@@ -1,6 +1,11 @@
-//! The options shared by every command that loads a model (`check`, `horizon`, `export`):
-//! constants, JSON output, the solution method and precision, deadlocks and the limits — one
-//! struct flattened into each command's arguments, so that a sibling never lacks an option.
+//! The options shared by several commands, each written once and flattened into the commands
+//! that take it (docs/options.md is the glossary; a test holds every command's options to it):
+//! - [`LoadArgs`]: loading a model (constants, JSON output, deadlocks, the limits);
+//! - [`ModelOptions`]: loading and checking (with the solution method and its precision);
+//! - [`IgnoredSolverArgs`]: the solver options that `horizon` and `export` used to accept and
+//!   ignore, now deprecated;
+//! - [`Seconds`]: every duration, in seconds (fractions allowed);
+//! - [`deprecated`]: the note an old spelling prints (listed in CHANGELOG.md).
 
 use crate::check_cmd::{constants, MethodArg};
 use crate::error::CliError;
@@ -10,17 +15,11 @@ use clap::Args;
 
 /// The options of a command that loads a model.
 #[derive(Args, Debug, Clone)]
-pub struct ModelOptions {
+pub struct LoadArgs {
     /// Values of constants (the model's undefined ones, or names used in properties), e.g.
     /// `N=3,p=0.5` (repeatable).
     #[arg(long = "const", value_name = "N=V,...")]
     pub consts: Vec<String>,
-    /// Solution method for linear equation systems.
-    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
-    pub method: MethodArg,
-    /// Requested precision (relative).
-    #[arg(long, default_value_t = 1e-6)]
-    pub epsilon: f64,
     /// Print one JSON document instead of text (schema: docs/json.md).
     #[arg(long)]
     pub json: bool,
@@ -31,11 +30,38 @@ pub struct ModelOptions {
     pub limits: LimitArgs,
 }
 
+impl LoadArgs {
+    /// The constants and the load options (`exact`: read the numbers as exact rationals).
+    pub fn resolve(&self, exact: bool) -> Result<(Constants, LoadOptions), CliError> {
+        let constants = constants(&self.consts)?;
+        let load = LoadOptions {
+            constants: constants.clone(),
+            exact,
+            fix_deadlocks: !self.no_fix_deadlocks,
+            limits: self.limits.limits()?,
+        };
+        Ok((constants, load))
+    }
+}
+
+/// The options of a command that loads a model and checks properties on it.
+#[derive(Args, Debug, Clone)]
+pub struct ModelOptions {
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// Solution method for linear equation systems.
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// Requested precision of the solution methods (relative).
+    #[arg(long, default_value_t = 1e-6)]
+    pub epsilon: f64,
+}
+
 impl ModelOptions {
     /// The constants, the load options and the check options (one `--timeout` deadline for
     /// loading and checking together).
     pub fn resolve(&self) -> Result<(Constants, LoadOptions, CheckOptions), CliError> {
-        let constants = constants(&self.consts)?;
+        let constants = constants(&self.load.consts)?;
         self.resolve_with(constants)
     }
 
@@ -45,7 +71,7 @@ impl ModelOptions {
         &self,
     ) -> Result<(Experiments, LoadOptions, CheckOptions), CliError> {
         let mut e = Experiments::default();
-        for text in &self.consts {
+        for text in &self.load.consts {
             e.add_from("--const", text)?;
         }
         let (_, load, check) = self.resolve_with(e.fixed.clone())?;
@@ -62,11 +88,11 @@ impl ModelOptions {
                 augur_source::number::exact(self.epsilon)
             )));
         }
-        let limits = self.limits.limits()?;
+        let limits = self.load.limits.limits()?;
         let load = LoadOptions {
             constants: constants.clone(),
             exact: self.method == MethodArg::Exact,
-            fix_deadlocks: !self.no_fix_deadlocks,
+            fix_deadlocks: !self.load.no_fix_deadlocks,
             limits: limits.clone(),
         };
         let check = CheckOptions {
@@ -77,4 +103,59 @@ impl ModelOptions {
         };
         Ok((constants, load, check))
     }
+}
+
+/// `--method` and `--epsilon` where nothing is solved (`horizon` computes its table by
+/// matrix-vector products, `export` only reads and writes): accepted until 0.2 with a
+/// deprecation note, and ignored, as they always were.
+#[derive(Args, Debug, Clone, Default)]
+pub struct IgnoredSolverArgs {
+    /// Deprecated: no effect here.
+    #[arg(long = "method", hide = true, value_name = "METHOD")]
+    pub method: Option<String>,
+    /// Deprecated: no effect here.
+    #[arg(long = "epsilon", hide = true, value_name = "EPSILON")]
+    pub epsilon: Option<String>,
+}
+
+impl IgnoredSolverArgs {
+    /// The deprecation notes of the options given (`command`: `horizon`, `export`).
+    pub fn note(&self, command: &str) {
+        for (given, name) in [(&self.method, "--method"), (&self.epsilon, "--epsilon")] {
+            if given.is_some() {
+                deprecated(&format!(
+                    "`augur {command} {name}` has no effect (nothing is solved); it is ignored, and refused from 0.2"
+                ));
+            }
+        }
+    }
+}
+
+/// A duration in seconds, as every option that takes one reads it (`--timeout 2.5`): a
+/// positive number, fractions allowed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seconds(pub std::time::Duration);
+
+impl std::str::FromStr for Seconds {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Seconds, String> {
+        let bad = || format!("a positive number of seconds, got `{s}`");
+        let x: f64 = s.trim().parse().map_err(|_| bad())?;
+        std::time::Duration::try_from_secs_f64(x)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .map(Seconds)
+            .ok_or_else(bad)
+    }
+}
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0.as_secs_f64())
+    }
+}
+
+/// Prints the note of a deprecated spelling on stderr (CHANGELOG.md lists them all).
+pub fn deprecated(message: &str) {
+    crate::error::diag(format_args!("warning: deprecated: {message}"));
 }

