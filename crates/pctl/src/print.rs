@@ -318,7 +318,22 @@ impl Display for RewardPath {
             }
             RewardPath::Instantaneous(k) => write!(f, "I={k}"),
             RewardPath::LongRun => f.write_char('S'),
-            RewardPath::Ltl(l) => write!(f, "{l}"),
+            RewardPath::Ltl(l) => {
+                // A path whose text starts like one of R's own operators (`S ]`, `C<=k`,
+                // `I=k`) would read back as that operator: parenthesised, it reads
+                // back as the LTL path it is.
+                let text = l.to_string();
+                let mut chars = text.chars();
+                let own = matches!(chars.next(), Some('S' | 'C' | 'I'))
+                    && !chars
+                        .next()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if own {
+                    write!(f, "({text})")
+                } else {
+                    f.write_str(&text)
+                }
+            }
         }
     }
 }

@@ -2004,3 +2004,20 @@ fn co_safety_is_syntactic_with_polarity() {
         assert!(!l(s).is_co_safe(), "{s} is not co-safe");
     }
 }
+
+/// A reward path whose LTL text starts like one of R's own operators (`S`, `C`, `I`) prints
+/// parenthesised, so that it reads back as the same path (found by `random_asts_round_trip`:
+/// `R=? [ S=? [ 0 ] W<=13 ... ]` read back as the long-run reward and failed).
+#[test]
+fn a_reward_path_starting_like_an_r_operator_reads_back() {
+    for (written, printed) in [
+        (
+            "R=? [ (S=? [ true ] W<=13 \"a\") ]",
+            "R=? [ (S=? [ true ] W<=13 \"a\") ]",
+        ),
+        ("R=? [ Cx U \"a\" ]", "R=? [ Cx U \"a\" ]"),
+    ] {
+        assert_eq!(canonical(written), printed);
+        assert_eq!(canonical(printed), printed);
+    }
+}
