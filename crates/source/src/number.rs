@@ -106,19 +106,33 @@ fn positive(x: f64, lo: f64, hi: f64) -> String {
         if ok(m, k) {
             return render(m, k);
         }
-        // The decimal on the other side of `x` at the same position.
-        let other = if parse(m, k) > x {
-            m.checked_sub(1)
+        // The decimal on the other side of `x` at the same position. When rounding up
+        // carried into the next decade (0.9996 → 1.00), the one below is in `x`'s own decade:
+        // p nines one place further right (0.999).
+        let (other, ok_k) = if parse(m, k) > x {
+            if m == 10u64.pow(p as u32 - 1) && decade(x) < k + p as i32 - 1 {
+                (Some(10u64.pow(p as u32) - 1), k - 1)
+            } else {
+                (m.checked_sub(1), k)
+            }
         } else {
-            m.checked_add(1)
+            (m.checked_add(1), k)
         };
-        if let Some(o) = other.filter(|&o| o > 0 && ok(o, k)) {
-            return render(o, k);
+        if let Some(o) = other.filter(|&o| o > 0 && ok(o, ok_k)) {
+            return render(o, ok_k);
         }
     }
     // 17 significant digits always read back as `x`.
     let (m, k) = split(&format!("{:.16e}", x));
     render(m, k)
+}
+
+/// The decimal exponent of `x` (`x` = d.ddd × 10^e), read from its shortest representation.
+fn decade(x: f64) -> i32 {
+    format!("{x:e}")
+        .split_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0)
 }
 
 /// `d.ddde±E` → (the digits as an integer `m`, `k`) with value `m × 10^k`.
@@ -300,6 +314,18 @@ mod tests {
             let neg = approx(-x);
             prop_assert_eq!(neg, format!("-{s}"));
         }
+    }
+
+    /// Rounding 0.99959… to three digits carries into the next decade (1.00, outside the
+    /// bounds); the shortest decimal inside is 0.999, in x's own decade (found by
+    /// `within_bounds_is_inside_and_shortest`).
+    #[test]
+    fn a_rounding_that_carries_into_the_next_decade_still_finds_the_shortest() {
+        let x = 0.9995916777606602;
+        let lo = x * (1.0 - 0.000_796_39);
+        assert_eq!(within(x, lo, x), "0.999");
+        check(x, lo, x).unwrap();
+        assert_eq!(within(9.9996, 9.995, 9.9996), "9.999");
     }
 
     #[test]
