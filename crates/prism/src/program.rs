@@ -161,6 +161,27 @@ impl Program {
         exact: bool,
         inline_limit: u64,
     ) -> Result<Program> {
+        Program::compile_with(model, consts, exact, &[], inline_limit)
+    }
+
+    /// [`Program::compile`] for a parametric build: exact constants, and `params` compiled
+    /// to [`crate::eval::RealExpr::Param`] leaves.
+    pub(crate) fn compile_param(
+        model: &PrismModel,
+        consts: &FxHashMap<String, ConstValue>,
+        params: &[(String, f64)],
+        inline_limit: u64,
+    ) -> Result<Program> {
+        Program::compile_with(model, consts, true, params, inline_limit)
+    }
+
+    fn compile_with(
+        model: &PrismModel,
+        consts: &FxHashMap<String, ConstValue>,
+        exact: bool,
+        params: &[(String, f64)],
+        inline_limit: u64,
+    ) -> Result<Program> {
         let ast = &model.ast;
         let no_vars: FxHashMap<String, VarRef> = FxHashMap::default();
         let formulas: FxHashMap<String, Expr> = ast
@@ -175,6 +196,7 @@ impl Program {
             formulas: &formulas,
             cache: &const_cache,
             exact,
+            params,
         };
 
         // Variables: globals, then each module's, bit-packed without straddling words.
@@ -205,6 +227,7 @@ impl Program {
             formulas: &formulas,
             cache: &cache,
             exact,
+            params,
         };
 
         // Actions, in order of first appearance.
@@ -325,6 +348,19 @@ fn range_and_initial_value(
     let const_int = |e: &Expr, what: &str| -> Result<i64> {
         match const_scope.compile(e) {
             Ok(TypedExpr::Int(IntExpr::Const(v))) => Ok(v),
+            Ok(t) if crate::param::typed_param(&t).is_some() => {
+                let i = crate::param::typed_param(&t).unwrap_or(0) as usize;
+                let name = &const_scope.params[i].0;
+                Err(PrismError::at(
+                    &model.file,
+                    &model.source,
+                    model.locate_ident(decl.span, name),
+                    format!(
+                        "parameter `{name}` in the {what} of `{}` would change the states; parameters may appear in probabilities and rewards only",
+                        decl.name
+                    ),
+                ))
+            }
             Ok(t) if t.as_const().is_some() => Err(model.error_at(
                 decl.span,
                 format!(
