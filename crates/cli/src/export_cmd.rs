@@ -19,12 +19,19 @@ pub struct ExportArgs {
     /// written next to it).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Parameters of a parametric model (`p,q`, as `augur check --param`): written with their
+    /// functions (DRN only).
+    #[arg(long = "param", value_name = "P[=LO:HI],...")]
+    pub param: Vec<String>,
     #[command(flatten)]
     pub opts: crate::options::ModelOptions,
 }
 
 /// Run `augur export`.
 pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if !args.param.is_empty() {
+        return crate::param_cmd::export(args, out);
+    }
     let format: Format = args
         .to
         .parse()

@@ -271,3 +271,39 @@ fn coefficients(p: &IntPoly) -> Json {
             .collect(),
     )
 }
+
+/// `augur export MODEL --param p,q --to drn`: the parametric chain as DRN, its transitions'
+/// functions written out (`@parameters`).
+pub fn export(args: &crate::export_cmd::ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if args.to != "drn" {
+        return Err(CliError::user(format!(
+            "error: --to {}: a parametric model is written as DRN (--to drn), the format with parameters",
+            args.to
+        )));
+    }
+    let (_, load, _) = args.opts.resolve()?;
+    let params = parse_params(&args.param).map_err(param_error)?;
+    let model = ParametricModel::load(&args.model, params, &load).map_err(param_error)?;
+    for w in &model.warnings {
+        crate::error::diag(format_args!("warning: {w}"));
+    }
+    let values = augur_ratfun::ParametricValues {
+        params: model.names(),
+        transitions: model.transitions.clone(),
+        state_rewards: model.state_rewards.clone(),
+        transition_rewards: model.transition_rewards.clone(),
+    };
+    let mut text = Vec::new();
+    augur_formats::param::write_drn(model.model.dtmc(), &values, &mut text)
+        .map_err(|e| CliError::user(format!("error: {e}")))?;
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|e| {
+                CliError::user(format!("error: cannot write {}: {e}", path.display()))
+            })?;
+            writeln!(out, "wrote {}", path.display())?;
+        }
+        None => out.write_all(&text)?,
+    }
+    Ok(())
+}

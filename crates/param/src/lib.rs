@@ -44,3 +44,6 @@ pub use check::{PValue, ParamChecker, ParamOutcome};
 pub use error::{ParamError, Result};
 pub use model::ParametricModel;
 pub use space::{Parameter, Region};
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,9 @@
 //! `--optimize min|max`: the extremal value of a rational function over a box, by branch and
 //! bound on sound interval bounds ([`crate::wellformed::bounds`]): the best value found at
 //! exact points (a point attaining it is reported) and a sound enclosure `[lo, hi]` of the
-//! optimum, refined until it is within the relative precision asked for (or a budget of boxes
-//! is spent; the enclosure is sound either way).
+//! optimum, refined until its width is within the relative precision asked for (relative to
+//! the optimum, or to 1e-9 for an optimum nearer 0; or until a budget of boxes is spent: the
+//! enclosure is sound either way).
 
 use crate::space::Region;
 use crate::wellformed::bounds;
@@ -79,7 +80,7 @@ pub fn optimize(f: &RatFunc, region: &Region, max: bool, eps: f64) -> Optimum {
             break best;
         };
         let gap = top.key - best;
-        if gap <= eps * best.abs().max(f64::MIN_POSITIVE) || examined >= BUDGET {
+        if gap <= eps * best.abs().max(1e-9) || examined >= BUDGET {
             break top.key.max(best);
         }
         examined += 1;

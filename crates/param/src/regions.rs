@@ -78,6 +78,7 @@ pub fn analyse(
             )));
         }
     }
+    crate::wellformed::check_region(m, region)?;
     let outcome = checker.check(p)?;
     let init = m.model.dtmc().initial.first().copied().unwrap_or(0) as usize;
     let f = match outcome.values.get(init).cloned().flatten() {

@@ -83,7 +83,7 @@ pub(crate) fn check(m: &mut ParametricModel) -> Result<()> {
 
 /// A point of the box (open in the dimensions of `open`) where `f` is not in (0, 1], with
 /// its value there (`None`: a pole).
-fn violation(
+pub(crate) fn violation(
     f: &RatFunc,
     region: &Region,
     open: &[bool],
@@ -153,6 +153,39 @@ fn violation(
         }
     }
     None
+}
+
+/// Refuses a region over which the chain is not graph-preserving (a transition leaves (0, 1]
+/// somewhere in the closed box), naming the transition and the point.
+pub(crate) fn check_region(m: &ParametricModel, region: &Region) -> Result<()> {
+    let names = m.names();
+    let d = m.model.dtmc();
+    let closed = vec![false; region.bounds.len()];
+    let mut seen: FxHashMap<String, ()> = FxHashMap::default();
+    for s in 0..d.num_states() {
+        for k in d.row_range(s) {
+            let f = &m.transitions[k];
+            if f.as_constant().is_some() {
+                continue;
+            }
+            let key = f.display(&names).to_string();
+            if seen.insert(key.clone(), ()).is_some() {
+                continue;
+            }
+            if let Some((x, _)) = violation(f, region, &closed) {
+                let describe =
+                    |s: usize| d.describe_state(s).unwrap_or_else(|| format!("state {s}"));
+                return Err(ParamError::input(format!(
+                    "--region {}: the transition {} -> {} has probability {key}, which leaves (0, 1] at {} inside the region; a region must keep the chain's graph (choose one inside the parameters' well-defined range)",
+                    region.text(&names),
+                    describe(s),
+                    describe(d.matrix.indices()[k] as usize),
+                    point_text(&x, &names)
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Sound bounds of `f` over the box (interval arithmetic over the terms, each monomial's range

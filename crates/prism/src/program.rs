@@ -135,8 +135,11 @@ pub(crate) struct Program {
     pub commands: Vec<CompiledCommand>,
     /// Guard prefilters, by command id.
     pub prefilters: Vec<Prefilter>,
-    pub unlabelled: Vec<u32>,
+    /// The unlabelled commands filed by the value their guard requires.
+    pub unlabelled_index: crate::index::CommandIndex,
     pub actions: Vec<ActionInfo>,
+    /// Per action, per module: its commands filed likewise.
+    pub action_index: Vec<Vec<crate::index::CommandIndex>>,
     pub labels: Vec<(String, BoolExpr, ModelSpan)>,
     pub rewards: Vec<CompiledReward>,
     pub initial: Vec<Vec<i64>>,
@@ -245,13 +248,25 @@ impl Program {
                 .map_err(|m| model.error_at(span, m))?,
         };
 
+        let prefilters: Vec<Prefilter> = commands.iter().map(|c| Prefilter::of(&c.guard)).collect();
+        let unlabelled_index = crate::index::CommandIndex::new(&unlabelled, &prefilters);
+        let action_index = actions
+            .iter()
+            .map(|a| {
+                a.modules
+                    .iter()
+                    .map(|cmds| crate::index::CommandIndex::new(cmds, &prefilters))
+                    .collect()
+            })
+            .collect();
         Ok(Program {
             vars,
             words,
-            prefilters: commands.iter().map(|c| Prefilter::of(&c.guard)).collect(),
+            prefilters,
             commands,
-            unlabelled,
+            unlabelled_index,
             actions,
+            action_index,
             labels,
             rewards,
             initial,
