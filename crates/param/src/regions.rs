@@ -119,12 +119,10 @@ pub fn analyse(
         } else {
             done.push((b, v, how));
         }
-        if refine.is_none() || (decided / total >= target && todo.is_empty()) {
-            if refine.is_none() {
-                break;
-            }
+        if refine.is_none() {
+            break;
         }
-        if refine.is_some() && decided / total >= target {
+        if decided / total >= target {
             for r in todo.drain(..) {
                 done.push((r, Verdict::Unknown, "not examined"));
             }

@@ -389,7 +389,7 @@ impl Div for &RatFunc {
     type Output = RatFunc;
     fn div(self, o: &RatFunc) -> RatFunc {
         let inv = o.recip().expect("division by the zero function");
-        self * &inv
+        self.mul(&inv)
     }
 }
 
