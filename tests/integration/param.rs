@@ -117,51 +117,29 @@ fn a_parameter_where_it_would_change_the_graph_is_a_located_error() {
         "{err}"
     );
     assert!(err.contains("g.pm:5:12") && err.contains('^'), "{err}");
-    // A name that is no undefined constant.
-    let run = augur(&[
-        "check",
-        "models/lossy.pm",
-        "--param",
-        "p,x",
-        "--prop",
-        "P=? [ F s=1 ]",
-    ]);
-    assert_eq!(code(&run), 1);
-    assert!(
-        stderr(&run).contains("no undefined constant `x`"),
-        "{}",
-        stderr(&run)
-    );
-    // Malformed bounds, located in the option.
-    let run = augur(&[
-        "check",
-        "models/lossy.pm",
-        "--param",
+    // A name that is no undefined constant; malformed bounds, located in the option; a
+    // parameter in a property.
+    refused("p,x", "P=? [ F s=1 ]", "no undefined constant `x`");
+    refused(
         "p=0.9:0.1,q",
-        "--prop",
         "P=? [ F s=1 ]",
-    ]);
-    assert_eq!(code(&run), 1);
-    assert!(
-        stderr(&run).contains("the bounds of `p` are empty"),
-        "{}",
-        stderr(&run)
+        "the bounds of `p` are empty",
     );
-    // A parameter in a property.
+    refused("p,q", "P>=p [ F s=1 ]", "names parameter `p`");
+}
+
+/// `augur check models/lossy.pm --param PARAMS --prop PROP` fails (exit 1) saying `needle`.
+fn refused(params: &str, prop: &str, needle: &str) {
     let run = augur(&[
         "check",
         "models/lossy.pm",
         "--param",
-        "p,q",
+        params,
         "--prop",
-        "P>=p [ F s=1 ]",
+        prop,
     ]);
     assert_eq!(code(&run), 1);
-    assert!(
-        stderr(&run).contains("names parameter `p`"),
-        "{}",
-        stderr(&run)
-    );
+    assert!(stderr(&run).contains(needle), "{}", stderr(&run));
 }
 
 #[test]

@@ -435,36 +435,14 @@ impl<'m> ParamChecker<'m> {
             ResolvedRewardPath::Cumulative { steps: Some(k), discount: None } => {
                 let mut x = vec![RatFunc::zero(n); n_states];
                 for _ in 0..*k {
-                    x = (0..n_states)
-                        .map(|s| {
-                            let mut v = step[s].clone();
-                            for e in d.row_range(s) {
-                                let t = d.matrix.indices()[e] as usize;
-                                if !x[t].is_zero() {
-                                    v = &v + &(&self.m.transitions[e] * &x[t]);
-                                }
-                            }
-                            v
-                        })
-                        .collect();
+                    x = self.step_back(&x, Some(&step));
                 }
                 Ok(func(self.keep_wanted(x.into_iter().map(Some).collect())))
             }
             ResolvedRewardPath::Instantaneous(k) => {
                 let mut x = state_only;
                 for _ in 0..*k {
-                    x = (0..n_states)
-                        .map(|s| {
-                            let mut v = RatFunc::zero(n);
-                            for e in d.row_range(s) {
-                                let t = d.matrix.indices()[e] as usize;
-                                if !x[t].is_zero() {
-                                    v = &v + &(&self.m.transitions[e] * &x[t]);
-                                }
-                            }
-                            v
-                        })
-                        .collect();
+                    x = self.step_back(&x, None);
                 }
                 Ok(func(self.keep_wanted(x.into_iter().map(Some).collect())))
             }
@@ -473,6 +451,23 @@ impl<'m> ParamChecker<'m> {
                 "the parametric engine answers R=? [ F φ ], [ C<=k ], [ I=k ] and [ S ] (no discounting, no total reward C, no LTL)".into(),
             )),
         }
+    }
+
+    /// One step back: `add(s) + Σ_t P(s,t) x(t)` in every state (`add` 0 when `None`).
+    fn step_back(&self, x: &[RatFunc], add: Option<&[RatFunc]>) -> Vec<RatFunc> {
+        let d = self.m.model.dtmc();
+        (0..d.num_states())
+            .map(|s| {
+                let mut v = add.map_or_else(|| RatFunc::zero(self.n), |a| a[s].clone());
+                for e in d.row_range(s) {
+                    let t = d.matrix.indices()[e] as usize;
+                    if !x[t].is_zero() {
+                        v = &v + &(&self.m.transitions[e] * &x[t]);
+                    }
+                }
+                v
+            })
+            .collect()
     }
 
     /// `R(F target)`: ∞ where the target is missed with positive probability.

@@ -16,35 +16,17 @@ pub(crate) fn load_explicit(
     params: Vec<Parameter>,
     opts: &LoadOptions,
 ) -> Result<ParametricModel> {
-    let given = params.clone();
     let read = augur_formats::param::read_parametric(path, &|names: &[String]| {
-        let mut out = Vec::new();
-        for n in names {
-            out.push(match given.iter().find(|p| p.name == *n) {
-                Some(p) => p.clone(),
-                None => Parameter {
-                    name: n.clone(),
-                    lo: num_rational::BigRational::from_integer(0.into()),
-                    hi: num_rational::BigRational::from_integer(1.into()),
-                    given: false,
-                },
-            });
-        }
+        let out: Vec<Parameter> = names.iter().map(|n| bounded(n, &params)).collect();
         reference_point(&out).iter().map(rational_f64).collect()
     })
     .map_err(|e| ParamError::Input(Box::new(e.diagnostic())))?;
-    let mut all: Vec<Parameter> = Vec::new();
-    for n in &read.values.params {
-        all.push(match params.iter().find(|p| p.name == *n) {
-            Some(p) => p.clone(),
-            None => Parameter {
-                name: n.clone(),
-                lo: num_rational::BigRational::from_integer(0.into()),
-                hi: num_rational::BigRational::from_integer(1.into()),
-                given: false,
-            },
-        });
-    }
+    let all: Vec<Parameter> = read
+        .values
+        .params
+        .iter()
+        .map(|n| bounded(n, &params))
+        .collect();
     if let Some(p) = params
         .iter()
         .find(|p| !read.values.params.contains(&p.name))
@@ -61,4 +43,17 @@ pub(crate) fn load_explicit(
     let reference = reference_point(&all);
     let model = Model::from_dtmc(read.dtmc).named(path.display().to_string());
     ParametricModel::assemble(model, all, reference, read.values)
+}
+
+/// The parameter `name` with the bounds given for it, else the default (0, 1).
+fn bounded(name: &str, given: &[Parameter]) -> Parameter {
+    match given.iter().find(|p| p.name == name) {
+        Some(p) => p.clone(),
+        None => Parameter {
+            name: name.to_string(),
+            lo: num_rational::BigRational::from_integer(0.into()),
+            hi: num_rational::BigRational::from_integer(1.into()),
+            given: false,
+        },
+    }
 }

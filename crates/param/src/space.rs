@@ -136,20 +136,27 @@ pub fn number(text: &str) -> Option<BigRational> {
     }
 }
 
+/// The comma-separated items of an option's text, each trimmed, with its span.
+fn items(text: &str) -> Vec<(Span, &str)> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for part in text.split(',') {
+        let start = offset + (part.len() - part.trim_start().len());
+        offset += part.len() + 1;
+        let item = part.trim();
+        if !item.is_empty() {
+            out.push((Span::new(start, start + item.len()), item));
+        }
+    }
+    out
+}
+
 /// Parses the `--param` arguments (each `p,q` or `p=0.1:0.9,q`; repeated options add up):
 /// names in order of first appearance, bounds default (0, 1).
 pub fn parse_params(args: &[String]) -> Result<Vec<Parameter>> {
     let mut out: Vec<Parameter> = Vec::new();
     for text in args {
-        let mut offset = 0;
-        for part in text.split(',') {
-            let start = offset + (part.len() - part.trim_start().len());
-            offset += part.len() + 1;
-            let item = part.trim();
-            if item.is_empty() {
-                continue;
-            }
-            let span = Span::new(start, start + item.len());
+        for (span, item) in items(text) {
             let (name, bounds) = match item.split_once('=') {
                 Some((n, b)) => (n.trim(), Some(b)),
                 None => (item, None),
@@ -225,15 +232,7 @@ pub fn parse_params(args: &[String]) -> Result<Vec<Parameter>> {
 /// bounds); each interval must lie within the parameter's bounds.
 pub fn parse_region(text: &str, params: &[Parameter]) -> Result<Region> {
     let mut region = Region::of(params);
-    let mut offset = 0;
-    for part in text.split(',') {
-        let start = offset + (part.len() - part.trim_start().len());
-        offset += part.len() + 1;
-        let item = part.trim();
-        if item.is_empty() {
-            continue;
-        }
-        let span = Span::new(start, start + item.len());
+    for (span, item) in items(text) {
         let pieces: Vec<&str> = item.split("<=").map(str::trim).collect();
         let [lo, name, hi] = pieces.as_slice() else {
             return Err(located(

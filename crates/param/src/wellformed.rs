@@ -40,18 +40,10 @@ pub(crate) fn check(m: &mut ParametricModel) -> Result<()> {
     // Graph preservation, once per distinct function.
     let region = Region::of(&m.params);
     let open = m.params.iter().map(|p| !p.given).collect::<Vec<_>>();
-    let mut seen: FxHashMap<String, ()> = FxHashMap::default();
     let mut warned = false;
-    for s in 0..d.num_states() {
-        for k in d.row_range(s) {
-            let f = &m.transitions[k];
-            if f.as_constant().is_some() {
-                continue;
-            }
-            let key = f.display(&names).to_string();
-            if seen.insert(key.clone(), ()).is_some() {
-                continue;
-            }
+    for (s, k, key) in distinct_functions(m, &names) {
+        let f = &m.transitions[k];
+        {
             if let Some((x, v)) = violation(f, &region, &open) {
                 let t = d.matrix.indices()[k] as usize;
                 let what = match v {
@@ -155,23 +147,36 @@ pub(crate) fn violation(
     None
 }
 
-/// Refuses a region over which the chain is not graph-preserving (a transition leaves (0, 1]
-/// somewhere in the closed box), naming the transition and the point.
-pub(crate) fn check_region(m: &ParametricModel, region: &Region) -> Result<()> {
-    let names = m.names();
+/// The first transition `(state, entry)` of every distinct non-constant function, with the
+/// function's text.
+fn distinct_functions(m: &ParametricModel, names: &[String]) -> Vec<(usize, usize, String)> {
     let d = m.model.dtmc();
-    let closed = vec![false; region.bounds.len()];
     let mut seen: FxHashMap<String, ()> = FxHashMap::default();
+    let mut out = Vec::new();
     for s in 0..d.num_states() {
         for k in d.row_range(s) {
             let f = &m.transitions[k];
             if f.as_constant().is_some() {
                 continue;
             }
-            let key = f.display(&names).to_string();
-            if seen.insert(key.clone(), ()).is_some() {
-                continue;
+            let key = f.display(names).to_string();
+            if seen.insert(key.clone(), ()).is_none() {
+                out.push((s, k, key));
             }
+        }
+    }
+    out
+}
+
+/// Refuses a region over which the chain is not graph-preserving (a transition leaves (0, 1]
+/// somewhere in the closed box), naming the transition and the point.
+pub(crate) fn check_region(m: &ParametricModel, region: &Region) -> Result<()> {
+    let names = m.names();
+    let d = m.model.dtmc();
+    let closed = vec![false; region.bounds.len()];
+    for (s, k, key) in distinct_functions(m, &names) {
+        let f = &m.transitions[k];
+        {
             if let Some((x, _)) = violation(f, region, &closed) {
                 let describe =
                     |s: usize| d.describe_state(s).unwrap_or_else(|| format!("state {s}"));
