@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 
 /// The result of [`optimize`].
 #[derive(Clone, Debug)]
-pub struct Optimum {
+pub struct ParamOptimum {
     /// The best value found (attained at `point`).
     pub value: f64,
     /// A point of the box where the function has `value`.
@@ -49,7 +49,7 @@ impl Ord for Item {
 const BUDGET: usize = 200_000;
 
 /// The maximum (`max`) or minimum of `f` over `region`, to relative precision `eps`.
-pub fn optimize(f: &RatFunc, region: &Region, max: bool, eps: f64) -> Optimum {
+pub fn optimize(f: &RatFunc, region: &Region, max: bool, eps: f64) -> ParamOptimum {
     // Minimising f is maximising -f.
     let g = if max { f.clone() } else { -f };
     let c = g.compiled();
@@ -95,13 +95,13 @@ pub fn optimize(f: &RatFunc, region: &Region, max: bool, eps: f64) -> Optimum {
     };
     let upper = upper.max(best);
     if max {
-        Optimum {
+        ParamOptimum {
             value: best,
             point: best_point,
             bound: (best, upper),
         }
     } else {
-        Optimum {
+        ParamOptimum {
             value: -best,
             point: best_point,
             bound: (-upper, -best),

@@ -29,7 +29,7 @@ use serde_json::{json, Value as Json};
 
 /// What is known of a box.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum RegionVerdict {
     /// Every point satisfies the bound.
     Safe,
     /// Every point violates it.
@@ -38,12 +38,12 @@ pub enum Verdict {
     Unknown,
 }
 
-impl Verdict {
+impl RegionVerdict {
     fn word(self) -> &'static str {
         match self {
-            Verdict::Safe => "all satisfy",
-            Verdict::Unsafe => "all violate",
-            Verdict::Unknown => "unknown",
+            RegionVerdict::Safe => "all satisfy",
+            RegionVerdict::Unsafe => "all violate",
+            RegionVerdict::Unknown => "unknown",
         }
     }
 }
@@ -52,7 +52,7 @@ impl Verdict {
 #[derive(Clone, Debug)]
 pub struct RegionAnalysis {
     /// The boxes (they partition the region analysed).
-    pub boxes: Vec<(Region, Verdict, &'static str)>,
+    pub boxes: Vec<(Region, RegionVerdict, &'static str)>,
     /// The share of the volume decided.
     pub coverage: f64,
     /// Whether refinement was asked for.
@@ -86,7 +86,11 @@ pub fn analyse(
         Some(PValue::Infinity) => {
             // Infinite everywhere the graph is the model's: decided by the comparison.
             let v = compare(threshold.cmp, f64::INFINITY, threshold.value.value);
-            let verdict = if v { Verdict::Safe } else { Verdict::Unsafe };
+            let verdict = if v {
+                RegionVerdict::Safe
+            } else {
+                RegionVerdict::Unsafe
+            };
             return Ok(RegionAnalysis {
                 boxes: vec![(region.clone(), verdict, "infinite")],
                 coverage: 1.0,
@@ -102,14 +106,14 @@ pub fn analyse(
     let lifter = Lifter::new(m, checker, p)?;
     let total = rational_f64(&region.volume()).max(f64::MIN_POSITIVE);
     let target = refine.unwrap_or(0.0);
-    let mut done: Vec<(Region, Verdict, &'static str)> = Vec::new();
+    let mut done: Vec<(Region, RegionVerdict, &'static str)> = Vec::new();
     let mut todo = vec![region.clone()];
     let mut decided = 0.0;
     let mut examined = 0;
     while let Some(b) = pick_largest(&mut todo) {
         examined += 1;
         let (v, how) = decide(&f, &b, threshold, &lifter)?;
-        if v != Verdict::Unknown {
+        if v != RegionVerdict::Unknown {
             decided += rational_f64(&b.volume());
             done.push((b, v, how));
         } else if refine.is_some() && decided / total < target && examined < MAX_BOXES {
@@ -124,13 +128,13 @@ pub fn analyse(
         }
         if decided / total >= target {
             for r in todo.drain(..) {
-                done.push((r, Verdict::Unknown, "not examined"));
+                done.push((r, RegionVerdict::Unknown, "not examined"));
             }
             break;
         }
     }
     for r in todo.drain(..) {
-        done.push((r, Verdict::Unknown, "not examined"));
+        done.push((r, RegionVerdict::Unknown, "not examined"));
     }
     Ok(RegionAnalysis {
         boxes: done,
@@ -171,7 +175,7 @@ fn compare_q(cmp: Comparison, x: &BigRational, bound: &BigRational) -> bool {
 }
 
 /// The verdict for a range `[lo, hi]` known to contain every value over the box.
-fn verdict_of(cmp: Comparison, lo: f64, hi: f64, bound: f64) -> Verdict {
+fn verdict_of(cmp: Comparison, lo: f64, hi: f64, bound: f64) -> RegionVerdict {
     let holds_all = match cmp {
         Comparison::Lt => hi < bound,
         Comparison::Le => hi <= bound,
@@ -185,11 +189,11 @@ fn verdict_of(cmp: Comparison, lo: f64, hi: f64, bound: f64) -> Verdict {
         Comparison::Ge => hi < bound,
     };
     if holds_all {
-        Verdict::Safe
+        RegionVerdict::Safe
     } else if fails_all {
-        Verdict::Unsafe
+        RegionVerdict::Unsafe
     } else {
-        Verdict::Unknown
+        RegionVerdict::Unknown
     }
 }
 
@@ -199,7 +203,7 @@ fn decide(
     b: &Region,
     th: &Threshold,
     lifter: &Lifter<'_>,
-) -> Result<(Verdict, &'static str)> {
+) -> Result<(RegionVerdict, &'static str)> {
     let bound = &th.value.exact;
     // A point of the box on each side tells "not all" at once.
     let centre = b.centre();
@@ -235,12 +239,12 @@ fn decide(
             let all = compare_q(th.cmp, &lo, bound) && compare_q(th.cmp, &hi, bound);
             let none = !compare_q(th.cmp, &lo, bound) && !compare_q(th.cmp, &hi, bound);
             if all {
-                return Ok((Verdict::Safe, "monotone"));
+                return Ok((RegionVerdict::Safe, "monotone"));
             }
             if none {
-                return Ok((Verdict::Unsafe, "monotone"));
+                return Ok((RegionVerdict::Unsafe, "monotone"));
             }
-            return Ok((Verdict::Unknown, "monotone"));
+            return Ok((RegionVerdict::Unknown, "monotone"));
         }
     }
     // Parameter lifting.
@@ -250,7 +254,7 @@ fn decide(
     // both are sound) and decides nothing by itself.
     if let Some(c) = at_centre {
         let ok = compare_q(th.cmp, &c, bound);
-        if (v == Verdict::Safe && !ok) || (v == Verdict::Unsafe && ok) {
+        if (v == RegionVerdict::Safe && !ok) || (v == RegionVerdict::Unsafe && ok) {
             return Err(ParamError::Unsupported(format!(
                 "internal error: parameter lifting decided a box that its centre contradicts (value {})",
                 rational_text(&c)
@@ -385,7 +389,7 @@ impl RegionAnalysis {
             }
             return out;
         }
-        let vol = |v: Verdict| -> f64 {
+        let vol = |v: RegionVerdict| -> f64 {
             self.boxes
                 .iter()
                 .filter(|b| b.1 == v)
@@ -397,11 +401,15 @@ impl RegionAnalysis {
             "\n  refined into {} boxes, {:.1}% decided: {:.1}% all satisfy, {:.1}% all violate, {:.1}% unknown",
             self.boxes.len(),
             100.0 * self.coverage,
-            100.0 * vol(Verdict::Safe) / total,
-            100.0 * vol(Verdict::Unsafe) / total,
-            100.0 * vol(Verdict::Unknown) / total,
+            100.0 * vol(RegionVerdict::Safe) / total,
+            100.0 * vol(RegionVerdict::Unsafe) / total,
+            100.0 * vol(RegionVerdict::Unknown) / total,
         ));
-        for v in [Verdict::Safe, Verdict::Unsafe, Verdict::Unknown] {
+        for v in [
+            RegionVerdict::Safe,
+            RegionVerdict::Unsafe,
+            RegionVerdict::Unknown,
+        ] {
             for (r, w, how) in self.boxes.iter().filter(|b| b.1 == v) {
                 out.push_str(&format!("\n  {}: {} ({how})", r.text(names), w.word()));
             }
@@ -415,7 +423,7 @@ impl RegionAnalysis {
             "coverage": self.coverage,
             "boxes": self.boxes.iter().map(|(r, v, how)| json!({
                 "box": r.bounds.iter().zip(names).map(|((lo, hi), n)| (n.clone(), json!([rational_text(lo), rational_text(hi)]))).collect::<serde_json::Map<_, _>>(),
-                "verdict": match v { Verdict::Safe => "safe", Verdict::Unsafe => "unsafe", Verdict::Unknown => "unknown" },
+                "verdict": match v { RegionVerdict::Safe => "safe", RegionVerdict::Unsafe => "unsafe", RegionVerdict::Unknown => "unknown" },
                 "by": how,
             })).collect::<Vec<_>>(),
         })
@@ -442,9 +450,9 @@ impl RegionAnalysis {
         );
         for (r, v, _) in &self.boxes {
             let color = match v {
-                Verdict::Safe => "#4caf50",
-                Verdict::Unsafe => "#e53935",
-                Verdict::Unknown => "#bdbdbd",
+                RegionVerdict::Safe => "#4caf50",
+                RegionVerdict::Unsafe => "#e53935",
+                RegionVerdict::Unknown => "#bdbdbd",
             };
             let (a, b) = (f(&r.bounds[0].0), f(&r.bounds[0].1));
             let (c, d) = (f(&r.bounds[1].0), f(&r.bounds[1].1));

@@ -154,9 +154,9 @@ proptest! {
                     ];
                     let val = f.eval(&x).unwrap();
                     match v {
-                        crate::regions::Verdict::Safe => prop_assert!(val <= th_q, "safe box {} has {} > {}", b.text(&m.names()), val, th_q),
-                        crate::regions::Verdict::Unsafe => prop_assert!(val > th_q, "unsafe box {} has {} <= {}", b.text(&m.names()), val, th_q),
-                        crate::regions::Verdict::Unknown => {}
+                        crate::regions::RegionVerdict::Safe => prop_assert!(val <= th_q, "safe box {} has {} > {}", b.text(&m.names()), val, th_q),
+                        crate::regions::RegionVerdict::Unsafe => prop_assert!(val > th_q, "unsafe box {} has {} <= {}", b.text(&m.names()), val, th_q),
+                        crate::regions::RegionVerdict::Unknown => {}
                     }
                 }
             }
