@@ -60,7 +60,9 @@ fn describe(rule: &Rule) -> String {
         Rule::kw_bool => "`bool`".into(),
         Rule::kw_init => "`init`".into(),
         Rule::unsupported_block | Rule::unsupported_kw => String::new(),
-        Rule::prism_item => {
+        Rule::module_open | Rule::module_close => "`module`".into(),
+        Rule::module_part => "variable declaration or command".into(),
+        Rule::prism_item | Rule::prism_one => {
             "declaration (`const`, `global`, `formula`, `label`, `module`, `rewards`, `init`)"
                 .into()
         }
