@@ -19,6 +19,8 @@
 //! - `idtmc::FILE:LINE[CONSTS]` and `storm_idtmc::NAME` — interval DTMCs (see `idtmc.rs`):
 //!   PRISM's interval-DTMC regression suite in `../shared/prism-tests-idtmc` and Storm's robust
 //!   DTMC test values, to 1e-6.
+//! - `param::FILE:LINE[ARGS]` — parametric DTMCs (see `param.rs`): every property of PRISM's
+//!   parametric suite in `../shared/prism-tests-param` equal to PRISM's rational function.
 //! - `docs::FILE` — the documents as tests (see `docs.rs`, its `DOCUMENTS`): the command blocks
 //!   of README.md, docs/*.md and models/*.md run as written, their output (and the JSON files
 //!   they write that a document shows) compared with the document; `docs::FILE:LINE` for a
@@ -34,6 +36,7 @@ mod util;
 
 mod docs;
 mod idtmc;
+mod param;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value as Json;
@@ -53,7 +56,8 @@ fn main() {
     let qvbs = qvbs_trials(&mut trials, run_large);
     let docs = docs::trials(&mut trials);
     let idtmc = idtmc::trials(&mut trials);
-    eprintln!("conformance: {prism}; {qvbs}; {docs}; {idtmc}");
+    let param = param::trials(&mut trials);
+    eprintln!("conformance: {prism}; {qvbs}; {docs}; {idtmc}; {param}");
     libtest_mimic::run(&args, trials).exit();
 }
 

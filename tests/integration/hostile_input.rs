@@ -16,14 +16,14 @@ const WATCHDOG: Duration = Duration::from_secs(240);
 /// Address-space cap for each run, in KiB (3 GiB).
 const MEMORY_KIB: u64 = 3 << 20;
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs `augur args` in `dir` under the memory cap and the watchdog.
-fn augur(dir: &Path, args: &[&str]) -> Run {
+pub(crate) fn augur(dir: &Path, args: &[&str]) -> Run {
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(format!("ulimit -v {MEMORY_KIB}; exec \"$0\" \"$@\""))

@@ -35,6 +35,7 @@ mod monitor;
 mod monitor_robust;
 mod mutation;
 mod options;
+mod param;
 mod parse;
 mod prism_models;
 mod provenance;

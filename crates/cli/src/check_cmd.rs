@@ -89,6 +89,8 @@ pub struct CheckArgs {
     pub assert: bool,
     #[command(flatten)]
     pub opts: crate::options::ModelOptions,
+    #[command(flatten)]
+    pub param: crate::param_cmd::ParamArgs,
 }
 
 /// Parses the `--const` arguments (a later value of a name replaces an earlier one); an error
@@ -145,6 +147,9 @@ fn wrong_files(args: &CheckArgs) -> Result<(), CliError> {
 
 /// Run `augur check`.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if args.param.active() {
+        return crate::param_cmd::run(args, &args.param, out);
+    }
     let (experiments, load, options) = args.opts.resolve_experiments()?;
     let constants = experiments.fixed.clone();
     wrong_files(args)?;

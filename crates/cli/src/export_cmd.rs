@@ -19,6 +19,10 @@ pub struct ExportArgs {
     /// written next to it).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Parameters of a parametric model (`p,q`, as `augur check --param`): written with their
+    /// functions (DRN only).
+    #[arg(long = "param", value_name = "P[=LO:HI],...")]
+    pub param: Vec<String>,
     #[command(flatten)]
     pub opts: crate::options::LoadArgs,
     #[command(flatten)]
@@ -27,6 +31,9 @@ pub struct ExportArgs {
 
 /// Run `augur export`.
 pub fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if !args.param.is_empty() {
+        return crate::param_cmd::export(args, out);
+    }
     let format: Format = args
         .to
         .parse()

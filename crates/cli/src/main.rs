@@ -21,6 +21,7 @@ mod mcp_cmd;
 mod monitor_cmd;
 mod options;
 mod pac_cmd;
+mod param_cmd;
 mod parse_cmd;
 mod simulate_cmd;
 mod smoothing;
@@ -130,11 +131,12 @@ fn tune_allocator() {}
 /// PRISM's single-dash spellings that users paste from PRISM command lines, and the Augur
 /// option each means: `-pf`, `-pctl` and `-prop` give a property (`--prop`), `-const` the
 /// constants (`--const N=3,K=2`, the same syntax).
-const PRISM_SPELLINGS: [(&str, &str); 4] = [
+const PRISM_SPELLINGS: [(&str, &str); 5] = [
     ("-pf", "--prop"),
     ("-pctl", "--prop"),
     ("-prop", "--prop"),
     ("-const", "--const"),
+    ("-param", "--param"),
 ];
 
 /// The arguments with PRISM's spellings ([`PRISM_SPELLINGS`]) replaced by Augur's. Only a
@@ -147,7 +149,7 @@ fn prism_spellings(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<st
         let value_of_option = out
             .last()
             .and_then(|p| p.to_str())
-            .is_some_and(|p| p == "--prop" || p == "--const");
+            .is_some_and(|p| p == "--prop" || p == "--const" || p == "--param");
         let replaced = match a.to_str() {
             Some("--") => {
                 rest = true;

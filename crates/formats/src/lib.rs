@@ -35,6 +35,7 @@ pub mod dot;
 pub mod drn;
 pub mod explicit;
 pub mod json;
+pub mod param;
 pub mod prism_export;
 pub mod smoothing;
 

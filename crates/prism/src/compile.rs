@@ -270,6 +270,9 @@ pub struct Scope<'a> {
     pub cache: &'a FormulaCache,
     /// Whether to keep exact rational values of real constants.
     pub exact: bool,
+    /// The parameters of a parametric build (name, value at the reference point): each
+    /// compiles to [`RealExpr::Param`] with its index, before any constant of that name.
+    pub params: &'a [(String, f64)],
 }
 
 impl Scope<'_> {
@@ -368,7 +371,9 @@ impl Scope<'_> {
             }
             Expr::Bool(b) => TypedExpr::Bool(BoolExpr::Const(*b)),
             Expr::Ident(name) => {
-                if let Some(v) = self.vars.get(name) {
+                if let Some(i) = self.params.iter().position(|(p, _)| p == name) {
+                    TypedExpr::Real(RealExpr::Param(i as u16, self.params[i].1))
+                } else if let Some(v) = self.vars.get(name) {
                     if v.is_bool {
                         TypedExpr::Bool(BoolExpr::Var(v.slot))
                     } else {
@@ -777,7 +782,7 @@ fn fold_i(e: IntExpr) -> TypedExpr {
 
 fn r_children_const(e: &RealExpr) -> bool {
     match e {
-        RealExpr::Const(..) | RealExpr::Slot(_) => false,
+        RealExpr::Const(..) | RealExpr::Slot(_) | RealExpr::Param(..) => false,
         RealExpr::FromInt(i) => i.as_const().is_some(),
         RealExpr::Neg(a) => a.as_const().is_some(),
         RealExpr::Add(a, b)
@@ -894,7 +899,7 @@ fn real_nodes(e: &RealExpr, n: &mut u64, cap: u64) {
         return;
     }
     match e {
-        RealExpr::Const(..) | RealExpr::Slot(_) => {}
+        RealExpr::Const(..) | RealExpr::Slot(_) | RealExpr::Param(..) => {}
         RealExpr::FromInt(i) => int_nodes(i, n, cap),
         RealExpr::Neg(a) => real_nodes(a, n, cap),
         RealExpr::Add(a, b)
@@ -1027,6 +1032,7 @@ mod tests {
             formulas: &e.formulas,
             cache: &e.cache,
             exact,
+            params: &[],
         }
     }
 

@@ -205,6 +205,9 @@ pub enum RealExpr {
     Pow(Box<RealExpr>, Box<RealExpr>),
     /// `log(x, base)`
     Log(Box<RealExpr>, Box<RealExpr>),
+    /// Parameter `i` of a parametric build, with the value the `f64` evaluation gives it
+    /// (the reference point whose chain has the model's graph).
+    Param(u16, f64),
 }
 
 /// A boolean compiled expression.
@@ -373,6 +376,7 @@ impl RealExpr {
                 }
             }
             RealExpr::Log(a, b) => a.eval(v)?.ln() / b.eval(v)?.ln(),
+            RealExpr::Param(_, x) => *x,
         })
     }
 
@@ -441,7 +445,7 @@ impl RealExpr {
                     p
                 }
             }
-            RealExpr::Log(..) => return Err(EvalError::Inexact),
+            RealExpr::Log(..) | RealExpr::Param(..) => return Err(EvalError::Inexact),
         })
     }
 

@@ -35,13 +35,17 @@ mod build;
 pub mod compile;
 mod error;
 pub mod eval;
+mod explore;
+mod index;
 mod model;
+mod param;
 mod parser;
 mod program;
 
 pub use build::{BuildOptions, BuildProgress, ExplorationReport};
 pub use error::{PrismError, Result, StopReason};
 pub use model::{PrismModel, MAX_PROPERTY_EXPANSION};
+pub use param::ParametricValues;
 pub use parser::parse_model;
 
 #[cfg(test)]

@@ -298,6 +298,7 @@ impl PrismModel {
             formulas: &formulas,
             cache: &cache,
             exact: false,
+            params: &[],
         };
         let compiled = names
             .iter()
@@ -391,6 +392,34 @@ impl PrismModel {
     /// A located error at the start of `span`.
     pub(crate) fn error_at(&self, span: ModelSpan, message: impl Into<String>) -> PrismError {
         PrismError::at(&self.file, &self.source, span.start, message)
+    }
+
+    /// [`PrismModel::eval_constants`] for a parametric build (exact; `overrides` include the
+    /// parameters at their reference values): a constant defined from a parameter is refused
+    /// (its value would be folded at the reference point), located at its name.
+    pub(crate) fn eval_constants_param(
+        &self,
+        overrides: &[(String, Value)],
+        exact_overrides: &[(String, BigRational)],
+        params: &[(String, f64)],
+    ) -> Result<Vec<(String, ConstValue)>> {
+        for c in &self.ast.constants {
+            let Some(e) = &c.decl.value else { continue };
+            if let Some(p) = e
+                .idents()
+                .into_iter()
+                .find(|i| params.iter().any(|(n, _)| n == i))
+            {
+                return Err(self.error_at(
+                    self.const_name_span(c),
+                    format!(
+                        "constant `{}` is defined from parameter `{p}`: a parametric model reads parameters in probabilities and rewards (write `formula {} = ...;` instead)",
+                        c.decl.name, c.decl.name
+                    ),
+                ));
+            }
+        }
+        self.eval_constants(overrides, exact_overrides, true)
     }
 
     /// Evaluates every constant (in dependency order), in exact arithmetic too when `exact`.
@@ -500,6 +529,7 @@ impl PrismModel {
                 formulas: &empty_formulas,
                 cache: &cache,
                 exact,
+                params: &[],
             };
             let what = format!("in the definition of constant `{}`", c.decl.name);
             let t = scope.compile(e).map_err(|err| {

@@ -60,7 +60,9 @@ fn describe(rule: &Rule) -> String {
         Rule::kw_bool => "`bool`".into(),
         Rule::kw_init => "`init`".into(),
         Rule::unsupported_block | Rule::unsupported_kw => String::new(),
-        Rule::prism_item => {
+        Rule::module_open | Rule::module_close => "`module`".into(),
+        Rule::module_part => "variable declaration or command".into(),
+        Rule::prism_item | Rule::prism_one => {
             "declaration (`const`, `global`, `formula`, `label`, `module`, `rewards`, `init`)"
                 .into()
         }
@@ -74,25 +76,47 @@ fn describe(rule: &Rule) -> String {
 /// [`SourceFile`] index.
 struct LineIndex {
     source: SourceFile,
+    /// Where the text being parsed starts in the file (a model is parsed one declaration at a
+    /// time, each from its own start).
+    base: usize,
 }
 
 impl LineIndex {
     fn new(text: &str) -> Self {
         LineIndex {
             source: SourceFile::new("", text),
+            base: 0,
         }
     }
 
     fn span(&self, p: &Pair<'_, Rule>) -> ModelSpan {
         let s = p.as_span();
-        let (line, col) = self.source.line_col(s.start());
+        let (start, end) = (s.start() + self.base, s.end() + self.base);
+        let (line, col) = self.source.line_col(start);
         ModelSpan {
             line,
             col,
-            start: s.start(),
-            end: s.end(),
+            start,
+            end,
         }
     }
+}
+
+/// `text` after its leading blanks and `//` comments.
+fn skip_blanks(text: &str) -> &str {
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        match rest.strip_prefix("//") {
+            Some(c) => rest = c.split_once('\n').map_or("", |(_, r)| r),
+            None => return rest,
+        }
+    }
+}
+
+/// Whether `text` holds only blanks and `//` comments.
+fn only_blanks(text: &str) -> bool {
+    skip_blanks(text).is_empty()
 }
 
 /// Parses a PRISM model file (DTMC) and checks what can be checked without constant values
@@ -106,16 +130,24 @@ impl LineIndex {
 pub fn parse_model(text: &str, file_name: &str) -> Result<PrismModel> {
     let syntax = |e: SyntaxError| PrismError::at_span(file_name, text, e.span, e.message);
     augur_expr::syntax::check_nesting(text).map_err(syntax)?;
-    let pairs = match PrismParser::parse(Rule::prism_model, text) {
-        Ok(p) => p,
-        Err(e) => {
-            // A model of another type may fail to parse later on; name the real problem.
-            if let Some((offset, kw)) = leading_model_type(text) {
-                if OTHER_MODEL_TYPES.contains(&kw.as_str()) {
-                    return Err(unsupported_type(file_name, text, offset, &kw));
+    // The whole model's parse, for its error (the same message whichever declaration fails).
+    let whole_error = || -> PrismError {
+        match PrismParser::parse(Rule::prism_model, text) {
+            Ok(_) => PrismError::at(
+                file_name,
+                text,
+                0,
+                "internal error: a declaration does not parse alone",
+            ),
+            Err(e) => {
+                // A model of another type may fail to parse later on; name the real problem.
+                if let Some((offset, kw)) = leading_model_type(text) {
+                    if OTHER_MODEL_TYPES.contains(&kw.as_str()) {
+                        return unsupported_type(file_name, text, offset, &kw);
+                    }
                 }
+                syntax(SyntaxError::from_pest(e, describe))
             }
-            return Err(syntax(SyntaxError::from_pest(e, describe)));
         }
     };
     let mut b = AstBuilder {
@@ -132,11 +164,38 @@ pub fn parse_model(text: &str, file_name: &str) -> Result<PrismModel> {
         rewards: Vec::new(),
         init: None,
     };
-    for top in pairs {
-        for item in top.into_inner() {
-            b.item(item)?;
+    // One declaration at a time: the parse tree of one declaration is in memory at once.
+    let mut pos = 0;
+    loop {
+        let rest = &text[pos..];
+        if only_blanks(rest) {
+            break;
         }
+        let open = match skip_blanks(rest).strip_prefix("module") {
+            Some(after) if after.starts_with(char::is_whitespace) => {
+                PrismParser::parse(Rule::module_open, rest).ok()
+            }
+            _ => None,
+        };
+        if let Some(open) = open {
+            pos = b.module_by_parts(open, pos).ok_or_else(whole_error)??;
+            continue;
+        }
+        let pairs = PrismParser::parse(Rule::prism_one, rest).map_err(|_| whole_error())?;
+        let mut end = pos;
+        b.lines.base = pos;
+        for top in pairs {
+            end = pos + top.as_span().end();
+            for item in top.into_inner() {
+                b.item(item)?;
+            }
+        }
+        if end <= pos {
+            return Err(whole_error());
+        }
+        pos = end;
     }
+    b.lines.base = 0;
     b.finish()
 }
 
@@ -194,7 +253,11 @@ impl AstBuilder<'_> {
     }
 
     fn expr(&self, p: Pair<'_, Rule>) -> Result<Expr> {
-        build_expr(p).map_err(|e| PrismError::at_span(self.file, self.text, e.span, e.message))
+        let base = self.lines.base;
+        build_expr(p).map_err(|e| {
+            let span = augur_source::Span::new(e.span.start + base, e.span.end + base);
+            PrismError::at_span(self.file, self.text, span, e.message)
+        })
     }
 
     fn item(&mut self, p: Pair<'_, Rule>) -> Result<()> {
@@ -308,6 +371,78 @@ impl AstBuilder<'_> {
     }
 
     /// `module name ... endmodule`: its variables and commands.
+    /// A module read one variable or command at a time, `open` its `module NAME` parsed at
+    /// `pos`: the position after its `endmodule` (`None` when a part does not parse: the
+    /// caller reports the whole model's error).
+    fn module_by_parts(
+        &mut self,
+        open: pest::iterators::Pairs<'_, Rule>,
+        pos: usize,
+    ) -> Option<Result<usize>> {
+        let text = self.text;
+        let mut name = String::new();
+        let (mut start, mut at) = (pos, pos);
+        for top in open {
+            at = pos + top.as_span().end();
+            for q in top.into_inner() {
+                match q.as_rule() {
+                    Rule::kw_module => start = pos + q.as_span().start(),
+                    Rule::ident => name = q.as_str().to_string(),
+                    _ => {}
+                }
+            }
+        }
+        let (mut vars, mut commands) = (Vec::new(), Vec::new());
+        loop {
+            let rest = &text[at..];
+            let close = match skip_blanks(rest).strip_prefix("endmodule") {
+                Some(after)
+                    if !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') =>
+                {
+                    PrismParser::parse(Rule::module_close, rest).ok()
+                }
+                _ => None,
+            };
+            if let Some(close) = close {
+                let end = at + close.map(|c| c.as_span().end()).max().unwrap_or(0);
+                let (line, col) = self.lines.source.line_col(start);
+                self.modules.push(Module {
+                    name,
+                    vars,
+                    commands,
+                    span: ModelSpan {
+                        line,
+                        col,
+                        start,
+                        end,
+                    },
+                    renamed_from: None,
+                });
+                return Some(Ok(end));
+            }
+            let part = PrismParser::parse(Rule::module_part, rest).ok()?;
+            self.lines.base = at;
+            let mut next = at;
+            for top in part {
+                next = at + top.as_span().end();
+                for q in top.into_inner() {
+                    let r = match q.as_rule() {
+                        Rule::var_decl => self.var_decl(q).map(|v| vars.push(v)),
+                        Rule::command => self.command(q).map(|c| commands.push(c)),
+                        _ => Ok(()),
+                    };
+                    if let Err(e) = r {
+                        return Some(Err(e));
+                    }
+                }
+            }
+            if next <= at {
+                return None;
+            }
+            at = next;
+        }
+    }
+
     fn module_decl(&mut self, p: Pair<'_, Rule>, span: ModelSpan) -> Result<()> {
         let mut name = String::new();
         let mut vars = Vec::new();

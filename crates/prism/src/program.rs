@@ -135,8 +135,11 @@ pub(crate) struct Program {
     pub commands: Vec<CompiledCommand>,
     /// Guard prefilters, by command id.
     pub prefilters: Vec<Prefilter>,
-    pub unlabelled: Vec<u32>,
+    /// The unlabelled commands filed by the value their guard requires.
+    pub unlabelled_index: crate::index::CommandIndex,
     pub actions: Vec<ActionInfo>,
+    /// Per action, per module: its commands filed likewise.
+    pub action_index: Vec<Vec<crate::index::CommandIndex>>,
     pub labels: Vec<(String, BoolExpr, ModelSpan)>,
     pub rewards: Vec<CompiledReward>,
     pub initial: Vec<Vec<i64>>,
@@ -161,6 +164,27 @@ impl Program {
         exact: bool,
         inline_limit: u64,
     ) -> Result<Program> {
+        Program::compile_with(model, consts, exact, &[], inline_limit)
+    }
+
+    /// [`Program::compile`] for a parametric build: exact constants, and `params` compiled
+    /// to [`crate::eval::RealExpr::Param`] leaves.
+    pub(crate) fn compile_param(
+        model: &PrismModel,
+        consts: &FxHashMap<String, ConstValue>,
+        params: &[(String, f64)],
+        inline_limit: u64,
+    ) -> Result<Program> {
+        Program::compile_with(model, consts, true, params, inline_limit)
+    }
+
+    fn compile_with(
+        model: &PrismModel,
+        consts: &FxHashMap<String, ConstValue>,
+        exact: bool,
+        params: &[(String, f64)],
+        inline_limit: u64,
+    ) -> Result<Program> {
         let ast = &model.ast;
         let no_vars: FxHashMap<String, VarRef> = FxHashMap::default();
         let formulas: FxHashMap<String, Expr> = ast
@@ -175,6 +199,7 @@ impl Program {
             formulas: &formulas,
             cache: &const_cache,
             exact,
+            params,
         };
 
         // Variables: globals, then each module's, bit-packed without straddling words.
@@ -205,6 +230,7 @@ impl Program {
             formulas: &formulas,
             cache: &cache,
             exact,
+            params,
         };
 
         // Actions, in order of first appearance.
@@ -222,13 +248,25 @@ impl Program {
                 .map_err(|m| model.error_at(span, m))?,
         };
 
+        let prefilters: Vec<Prefilter> = commands.iter().map(|c| Prefilter::of(&c.guard)).collect();
+        let unlabelled_index = crate::index::CommandIndex::new(&unlabelled, &prefilters);
+        let action_index = actions
+            .iter()
+            .map(|a| {
+                a.modules
+                    .iter()
+                    .map(|cmds| crate::index::CommandIndex::new(cmds, &prefilters))
+                    .collect()
+            })
+            .collect();
         Ok(Program {
             vars,
             words,
-            prefilters: commands.iter().map(|c| Prefilter::of(&c.guard)).collect(),
+            prefilters,
             commands,
-            unlabelled,
+            unlabelled_index,
             actions,
+            action_index,
             labels,
             rewards,
             initial,
@@ -325,6 +363,19 @@ fn range_and_initial_value(
     let const_int = |e: &Expr, what: &str| -> Result<i64> {
         match const_scope.compile(e) {
             Ok(TypedExpr::Int(IntExpr::Const(v))) => Ok(v),
+            Ok(t) if crate::param::typed_param(&t).is_some() => {
+                let i = crate::param::typed_param(&t).unwrap_or(0) as usize;
+                let name = &const_scope.params[i].0;
+                Err(PrismError::at(
+                    &model.file,
+                    &model.source,
+                    model.locate_ident(decl.span, name),
+                    format!(
+                        "parameter `{name}` in the {what} of `{}` would change the states; parameters may appear in probabilities and rewards only",
+                        decl.name
+                    ),
+                ))
+            }
             Ok(t) if t.as_const().is_some() => Err(model.error_at(
                 decl.span,
                 format!(

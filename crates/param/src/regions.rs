@@ -1,0 +1,499 @@
+//! Regions: a box of the parameter space decided for a property with a bound
+//! (`P<=0.01 [ F "unsafe" ]`): *all satisfy*, *all violate* or *unknown*.
+//!
+//! A box is decided in two ways, both sound (a box is never reported all-satisfy when one of
+//! its points violates):
+//! - **monotonicity**: when the property's function is monotone in every parameter over the
+//!   box (the sign of each partial derivative bounded soundly, [`crate::wellformed::bounds`]),
+//!   its least and greatest values are at corners, evaluated exactly;
+//! - **parameter lifting**: each transition function bounded separately over the box gives an
+//!   interval DTMC containing every chain of the box; its Pmin/Pmax (the robust checker of
+//!   `augur-check`, sound bounds) bound the property over the box.
+//!
+//! `--refine COVERAGE` splits undecided boxes (widest side first, largest box first) until
+//! that share of the volume is decided.
+
+use crate::check::ParamChecker;
+use crate::error::{ParamError, Result};
+use crate::model::ParametricModel;
+use crate::space::Region;
+use crate::wellformed::bounds;
+use crate::PValue;
+use augur_check::{CheckOptions, CheckSession, Model};
+use augur_pctl::resolve::{ResolvedFormula, ResolvedPath, Threshold};
+use augur_pctl::{Comparison, ResolvedProperty};
+use augur_ratfun::{rational_f64, rational_text, RatFunc};
+use num_rational::BigRational;
+use num_traits::ToPrimitive;
+use serde_json::{json, Value as Json};
+
+/// What is known of a box.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionVerdict {
+    /// Every point satisfies the bound.
+    Safe,
+    /// Every point violates it.
+    Unsafe,
+    /// Neither could be shown.
+    Unknown,
+}
+
+impl RegionVerdict {
+    fn word(self) -> &'static str {
+        match self {
+            RegionVerdict::Safe => "all satisfy",
+            RegionVerdict::Unsafe => "all violate",
+            RegionVerdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// The boxes of an analysis with their verdicts.
+#[derive(Clone, Debug)]
+pub struct RegionAnalysis {
+    /// The boxes (they partition the region analysed).
+    pub boxes: Vec<(Region, RegionVerdict, &'static str)>,
+    /// The share of the volume decided.
+    pub coverage: f64,
+    /// Whether refinement was asked for.
+    pub refined: bool,
+}
+
+/// The most boxes a refinement examines.
+const MAX_BOXES: usize = 20_000;
+
+/// Decides `region` (and, with `refine`, its parts) for `p`'s threshold.
+pub fn analyse(
+    m: &ParametricModel,
+    checker: &mut ParamChecker<'_>,
+    p: &ResolvedProperty,
+    threshold: &Threshold,
+    region: &Region,
+    refine: Option<f64>,
+) -> Result<RegionAnalysis> {
+    if let Some(c) = refine {
+        if !(c > 0.0 && c <= 1.0) {
+            return Err(ParamError::input(format!(
+                "--refine must be in (0, 1], got {c}"
+            )));
+        }
+    }
+    crate::wellformed::check_region(m, region)?;
+    let outcome = checker.check(p)?;
+    let init = m.model.dtmc().initial.first().copied().unwrap_or(0) as usize;
+    let f = match outcome.values.get(init).cloned().flatten() {
+        Some(PValue::Func(f)) => f,
+        Some(PValue::Infinity) => {
+            // Infinite everywhere the graph is the model's: decided by the comparison.
+            let v = compare(threshold.cmp, f64::INFINITY, threshold.value.value);
+            let verdict = if v {
+                RegionVerdict::Safe
+            } else {
+                RegionVerdict::Unsafe
+            };
+            return Ok(RegionAnalysis {
+                boxes: vec![(region.clone(), verdict, "infinite")],
+                coverage: 1.0,
+                refined: refine.is_some(),
+            });
+        }
+        None => {
+            return Err(ParamError::Unsupported(
+                "no value at the initial state".into(),
+            ))
+        }
+    };
+    let lifter = Lifter::new(m, checker, p)?;
+    let total = rational_f64(&region.volume()).max(f64::MIN_POSITIVE);
+    let target = refine.unwrap_or(0.0);
+    let mut done: Vec<(Region, RegionVerdict, &'static str)> = Vec::new();
+    let mut todo = vec![region.clone()];
+    let mut decided = 0.0;
+    let mut examined = 0;
+    while let Some(b) = pick_largest(&mut todo) {
+        examined += 1;
+        let (v, how) = decide(&f, &b, threshold, &lifter)?;
+        if v != RegionVerdict::Unknown {
+            decided += rational_f64(&b.volume());
+            done.push((b, v, how));
+        } else if refine.is_some() && decided / total < target && examined < MAX_BOXES {
+            let (a, c) = b.split();
+            todo.push(a);
+            todo.push(c);
+        } else {
+            done.push((b, v, how));
+        }
+        if refine.is_none() {
+            break;
+        }
+        if decided / total >= target {
+            for r in todo.drain(..) {
+                done.push((r, RegionVerdict::Unknown, "not examined"));
+            }
+            break;
+        }
+    }
+    for r in todo.drain(..) {
+        done.push((r, RegionVerdict::Unknown, "not examined"));
+    }
+    Ok(RegionAnalysis {
+        boxes: done,
+        coverage: decided / total,
+        refined: refine.is_some(),
+    })
+}
+
+fn pick_largest(todo: &mut Vec<Region>) -> Option<Region> {
+    if todo.is_empty() {
+        return None;
+    }
+    let mut best = 0;
+    for i in 1..todo.len() {
+        if todo[i].volume() > todo[best].volume() {
+            best = i;
+        }
+    }
+    Some(todo.swap_remove(best))
+}
+
+fn compare(cmp: Comparison, x: f64, bound: f64) -> bool {
+    match cmp {
+        Comparison::Lt => x < bound,
+        Comparison::Le => x <= bound,
+        Comparison::Gt => x > bound,
+        Comparison::Ge => x >= bound,
+    }
+}
+
+fn compare_q(cmp: Comparison, x: &BigRational, bound: &BigRational) -> bool {
+    match cmp {
+        Comparison::Lt => x < bound,
+        Comparison::Le => x <= bound,
+        Comparison::Gt => x > bound,
+        Comparison::Ge => x >= bound,
+    }
+}
+
+/// The verdict for a range `[lo, hi]` known to contain every value over the box.
+fn verdict_of(cmp: Comparison, lo: f64, hi: f64, bound: f64) -> RegionVerdict {
+    let holds_all = match cmp {
+        Comparison::Lt => hi < bound,
+        Comparison::Le => hi <= bound,
+        Comparison::Gt => lo > bound,
+        Comparison::Ge => lo >= bound,
+    };
+    let fails_all = match cmp {
+        Comparison::Lt => lo >= bound,
+        Comparison::Le => lo > bound,
+        Comparison::Gt => hi <= bound,
+        Comparison::Ge => hi < bound,
+    };
+    if holds_all {
+        RegionVerdict::Safe
+    } else if fails_all {
+        RegionVerdict::Unsafe
+    } else {
+        RegionVerdict::Unknown
+    }
+}
+
+/// Decides one box: monotonicity first, then parameter lifting.
+fn decide(
+    f: &RatFunc,
+    b: &Region,
+    th: &Threshold,
+    lifter: &Lifter<'_>,
+) -> Result<(RegionVerdict, &'static str)> {
+    let bound = &th.value.exact;
+    // A point of the box on each side tells "not all" at once.
+    let centre = b.centre();
+    let at_centre = f.eval(&centre);
+    // Monotonicity: the sign of every partial derivative over the box.
+    let n = f.nvars();
+    let mut corner_lo = Vec::with_capacity(n);
+    let mut corner_hi = Vec::with_capacity(n);
+    let mut monotone = true;
+    for i in 0..n {
+        let occurs = f.occurring()[i];
+        let (l, h) = &b.bounds[i];
+        if !occurs {
+            corner_lo.push(l.clone());
+            corner_hi.push(l.clone());
+            continue;
+        }
+        let d = f.derivative(i);
+        let (dl, dh) = bounds(&d.compiled(), &d, b);
+        if dl >= 0.0 {
+            corner_lo.push(l.clone());
+            corner_hi.push(h.clone());
+        } else if dh <= 0.0 {
+            corner_lo.push(h.clone());
+            corner_hi.push(l.clone());
+        } else {
+            monotone = false;
+            break;
+        }
+    }
+    if monotone {
+        if let (Some(lo), Some(hi)) = (f.eval(&corner_lo), f.eval(&corner_hi)) {
+            let all = compare_q(th.cmp, &lo, bound) && compare_q(th.cmp, &hi, bound);
+            let none = !compare_q(th.cmp, &lo, bound) && !compare_q(th.cmp, &hi, bound);
+            if all {
+                return Ok((RegionVerdict::Safe, "monotone"));
+            }
+            if none {
+                return Ok((RegionVerdict::Unsafe, "monotone"));
+            }
+            return Ok((RegionVerdict::Unknown, "monotone"));
+        }
+    }
+    // Parameter lifting.
+    let (lo, hi) = lifter.bounds(b)?;
+    let v = verdict_of(th.cmp, lo, hi, th.value.value);
+    // The exact value at the centre refutes a verdict that it contradicts (never expected:
+    // both are sound) and decides nothing by itself.
+    if let Some(c) = at_centre {
+        let ok = compare_q(th.cmp, &c, bound);
+        if (v == RegionVerdict::Safe && !ok) || (v == RegionVerdict::Unsafe && ok) {
+            return Err(ParamError::Unsupported(format!(
+                "internal error: parameter lifting decided a box that its centre contradicts (value {})",
+                rational_text(&c)
+            )));
+        }
+    }
+    Ok((v, "parameter lifting"))
+}
+
+/// Parameter lifting for one property: the interval chain of a box and its robust bounds.
+struct Lifter<'m> {
+    m: &'m ParametricModel,
+    /// The property's path over the labels `__a`, `__b` (the sets of its operands).
+    path_text: String,
+    labels: Vec<(String, augur_dtmc::StateSet)>,
+    reward: bool,
+}
+
+impl<'m> Lifter<'m> {
+    fn new(
+        m: &'m ParametricModel,
+        checker: &mut ParamChecker<'_>,
+        p: &ResolvedProperty,
+    ) -> Result<Lifter<'m>> {
+        let source = std::sync::Arc::clone(&p.source);
+        let unsupported = || {
+            ParamError::Unsupported(format!(
+                "`{}`: parameter lifting handles P with X, U, F, G (step bounds `<=k` allowed); other boxes are decided by monotonicity only",
+                p.text
+            ))
+        };
+        let steps_text = |s: &augur_pctl::resolve::Steps| -> Option<String> {
+            match (s.lower, s.upper) {
+                (0, None) => Some(String::new()),
+                (0, Some(k)) => Some(format!("<={k}")),
+                _ => None,
+            }
+        };
+        let mut labels = Vec::new();
+        let path_text = match &p.formula {
+            ResolvedFormula::Prob { path, .. } => match &**path {
+                ResolvedPath::Next(a) => {
+                    labels.push(("__a".to_string(), checker.state_set(a, &source)?));
+                    "X \"__a\"".to_string()
+                }
+                ResolvedPath::Until(a, b, s) => {
+                    labels.push(("__a".to_string(), checker.state_set(a, &source)?));
+                    labels.push(("__b".to_string(), checker.state_set(b, &source)?));
+                    format!(
+                        "\"__a\" U{} \"__b\"",
+                        steps_text(s).ok_or_else(unsupported)?
+                    )
+                }
+                ResolvedPath::Eventually(b, s) => {
+                    labels.push(("__b".to_string(), checker.state_set(b, &source)?));
+                    format!("F{} \"__b\"", steps_text(s).ok_or_else(unsupported)?)
+                }
+                ResolvedPath::Globally(a, s) => {
+                    labels.push(("__a".to_string(), checker.state_set(a, &source)?));
+                    format!("G{} \"__a\"", steps_text(s).ok_or_else(unsupported)?)
+                }
+                _ => return Err(unsupported()),
+            },
+            _ => return Err(unsupported()),
+        };
+        Ok(Lifter {
+            m,
+            path_text,
+            labels,
+            reward: false,
+        })
+    }
+
+    /// Sound bounds `[lo, hi]` of the property over the box: the robust Pmin and Pmax of the
+    /// lifted interval chain.
+    fn bounds(&self, b: &Region) -> Result<(f64, f64)> {
+        let _ = self.reward;
+        let mut lo = Vec::with_capacity(self.m.transitions.len());
+        let mut hi = Vec::with_capacity(self.m.transitions.len());
+        for f in &self.m.transitions {
+            if let Some(q) = f.as_constant() {
+                let x = rational_f64(&q);
+                lo.push(x);
+                hi.push(x);
+                continue;
+            }
+            let (l, h) = bounds(&f.compiled(), f, b);
+            lo.push(l.clamp(0.0, 1.0));
+            hi.push(h.clamp(0.0, 1.0));
+        }
+        let mut skeleton = self.m.model.dtmc().clone();
+        skeleton.exact = None;
+        for (name, set) in &self.labels {
+            skeleton.labels.push((name.clone(), set.clone()));
+        }
+        let d = augur_dtmc::Dtmc::from_interval_bounds(skeleton, lo, hi).map_err(|e| {
+            ParamError::Unsupported(format!(
+                "parameter lifting: the interval chain of the box is not valid ({})",
+                e.message(&|s| s.to_string())
+            ))
+        })?;
+        let model = Model::from_dtmc(d);
+        let mut session = CheckSession::new(&model, CheckOptions::default());
+        let mut value = |opt: &str| -> Result<(f64, f64)> {
+            let r = session.check_str(&format!("P{opt}=? [ {} ]", self.path_text))?;
+            let v = match r.value {
+                augur_check::Scalar::Num(x) => x,
+                _ => f64::NAN,
+            };
+            Ok(match r.bounds {
+                Some(bd) => (bd.lo, bd.hi),
+                None => (v - 1e-6, v + 1e-6),
+            })
+        };
+        let (min_lo, _) = value("min")?;
+        let (_, max_hi) = value("max")?;
+        Ok((min_lo, max_hi))
+    }
+}
+
+impl RegionAnalysis {
+    /// The analysis as text lines (each box with its verdict).
+    pub fn text(&self, names: &[String]) -> String {
+        let mut out = String::new();
+        if !self.refined {
+            if let Some((r, v, how)) = self.boxes.first() {
+                out.push_str(&format!(
+                    "\n  region {}: {} ({how})",
+                    r.text(names),
+                    v.word()
+                ));
+            }
+            return out;
+        }
+        let vol = |v: RegionVerdict| -> f64 {
+            self.boxes
+                .iter()
+                .filter(|b| b.1 == v)
+                .map(|b| rational_f64(&b.0.volume()))
+                .sum()
+        };
+        let total: f64 = self.boxes.iter().map(|b| rational_f64(&b.0.volume())).sum();
+        out.push_str(&format!(
+            "\n  refined into {} boxes, {:.1}% decided: {:.1}% all satisfy, {:.1}% all violate, {:.1}% unknown",
+            self.boxes.len(),
+            100.0 * self.coverage,
+            100.0 * vol(RegionVerdict::Safe) / total,
+            100.0 * vol(RegionVerdict::Unsafe) / total,
+            100.0 * vol(RegionVerdict::Unknown) / total,
+        ));
+        for v in [
+            RegionVerdict::Safe,
+            RegionVerdict::Unsafe,
+            RegionVerdict::Unknown,
+        ] {
+            for (r, w, how) in self.boxes.iter().filter(|b| b.1 == v) {
+                out.push_str(&format!("\n  {}: {} ({how})", r.text(names), w.word()));
+            }
+        }
+        out
+    }
+
+    /// The analysis as JSON.
+    pub fn json(&self, names: &[String]) -> Json {
+        json!({
+            "coverage": self.coverage,
+            "boxes": self.boxes.iter().map(|(r, v, how)| json!({
+                "box": r.bounds.iter().zip(names).map(|((lo, hi), n)| (n.clone(), json!([rational_text(lo), rational_text(hi)]))).collect::<serde_json::Map<_, _>>(),
+                "verdict": match v { RegionVerdict::Safe => "safe", RegionVerdict::Unsafe => "unsafe", RegionVerdict::Unknown => "unknown" },
+                "by": how,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// An SVG of the plane of two parameters: safe boxes green, unsafe red, unknown grey.
+    pub fn svg(&self, names: &[String], region: &Region) -> Result<String> {
+        if names.len() != 2 {
+            return Err(ParamError::input(format!(
+                "--region-svg draws the plane of two parameters; the model has {}",
+                names.len()
+            )));
+        }
+        let (w, h, m) = (400.0, 400.0, 50.0);
+        let f = |q: &BigRational| q.to_f64().unwrap_or(0.0);
+        let (x0, x1) = (f(&region.bounds[0].0), f(&region.bounds[0].1));
+        let (y0, y1) = (f(&region.bounds[1].0), f(&region.bounds[1].1));
+        let sx = |x: f64| m + (x - x0) / (x1 - x0) * w;
+        let sy = |y: f64| m + h - (y - y0) / (y1 - y0) * h;
+        let mut s = format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"12\">\n",
+            w + 2.0 * m,
+            h + 2.0 * m
+        );
+        for (r, v, _) in &self.boxes {
+            let color = match v {
+                RegionVerdict::Safe => "#4caf50",
+                RegionVerdict::Unsafe => "#e53935",
+                RegionVerdict::Unknown => "#bdbdbd",
+            };
+            let (a, b) = (f(&r.bounds[0].0), f(&r.bounds[0].1));
+            let (c, d) = (f(&r.bounds[1].0), f(&r.bounds[1].1));
+            s.push_str(&format!(
+                "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"{color}\" stroke=\"white\" stroke-width=\"0.5\"/>\n",
+                sx(a),
+                sy(d),
+                sx(b) - sx(a),
+                sy(c) - sy(d)
+            ));
+        }
+        s.push_str(&format!(
+            "<rect x=\"{m}\" y=\"{m}\" width=\"{w}\" height=\"{h}\" fill=\"none\" stroke=\"black\"/>\n"
+        ));
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+            m + w / 2.0,
+            m + h + 35.0,
+            names[0]
+        ));
+        s.push_str(&format!(
+            "<text x=\"15\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 15 {})\">{}</text>\n",
+            m + h / 2.0,
+            m + h / 2.0,
+            names[1]
+        ));
+        for (x, anchor) in [(x0, "start"), (x1, "end")] {
+            s.push_str(&format!(
+                "<text x=\"{:.2}\" y=\"{}\" text-anchor=\"{anchor}\">{x}</text>\n",
+                sx(x),
+                m + h + 15.0
+            ));
+        }
+        for y in [y0, y1] {
+            s.push_str(&format!(
+                "<text x=\"{}\" y=\"{:.2}\" text-anchor=\"end\">{y}</text>\n",
+                m - 5.0,
+                sy(y) + 4.0
+            ));
+        }
+        s.push_str("</svg>\n");
+        Ok(s)
+    }
+}
