@@ -1,0 +1,284 @@
+//! The reproducers of issue 43 (large inputs everywhere): each once aborted on memory, ran on
+//! past `--timeout`, or answered nonsense. Each now ends with exit code 0 or a located error
+//! (exit code 1) under a 4 GB address-space cap (tighter where the issue names a smaller
+//! number), with a watchdog far above the time it takes (no timing is asserted; the
+//! measurements are in docs/explain.md and docs/scale.md).
+
+use crate::util::{capped, Capped};
+use std::path::Path;
+use std::time::Duration;
+
+/// The cap of the issue: 4 GB of address space.
+const CAP_KIB: u64 = 4_000_000;
+
+/// Far above the seconds these take now (debug build), far below "never".
+const WATCHDOG: Duration = Duration::from_secs(180);
+
+fn run(dir: &Path, cap_kib: u64, args: &[&str]) -> Capped {
+    capped(dir, args, cap_kib, WATCHDOG)
+}
+
+fn ok(r: &Capped) -> &str {
+    assert_eq!(r.code, Some(0), "exit code (None: killed)\n{}", r.stderr);
+    &r.stdout
+}
+
+fn user_error<'a>(r: &'a Capped, needle: &str) -> &'a str {
+    assert_eq!(r.code, Some(1), "exit code (None: killed)\n{}", r.stderr);
+    assert!(r.stderr.contains(needle), "{}", r.stderr);
+    &r.stderr
+}
+
+/// From 0: to the goal 2 or to 1 with 1/2 each; 1 goes back to 0. Path k (from 1) goes round
+/// the cycle k − 1 times: 2k states, probability 2^−k.
+const CYCLE: &str = "dtmc
+module m
+  s : [0..2] init 0;
+  [] s=0 -> 0.5:(s'=1) + 0.5:(s'=2);
+  [] s=1 -> (s'=0);
+  [] s=2 -> true;
+endmodule
+rewards \"r\"
+  true : 1;
+endrewards
+label \"g\" = s=2;
+";
+
+fn cycle() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cycle.pm"), CYCLE).unwrap();
+    dir
+}
+
+/// `explain --paths 10000` on the cycle aborted on memory (its paths hold 10⁸ states); now
+/// the paths share their prefixes and the text folds the loops: it runs in a quarter of a
+/// gigabyte of address space, and path 10,000 has its probability 2^−10000 ≈ 5.012e−3011,
+/// not 0.
+#[test]
+fn ten_thousand_paths_around_a_cycle_in_bounded_memory() {
+    let dir = cycle();
+    let r = run(
+        dir.path(),
+        256_000,
+        &[
+            "explain",
+            "cycle.pm",
+            "--prop",
+            "P<=0.3 [ F \"g\" ]",
+            "--paths",
+            "10000",
+        ],
+    );
+    let out = ok(&r);
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(rows.len(), 10_000);
+    // 2^−1075 underflows a double; its logarithm does not.
+    let row = |k: usize| rows[k - 1].split_whitespace().collect::<Vec<_>>();
+    assert_eq!(row(1075)[1], "2.470e-324", "{}", rows[1074]);
+    assert_eq!(row(10_000)[1], "5.012e-3011", "{}", rows[9999]);
+    assert!(
+        rows[9999]
+            .ends_with("(state 0 (s=0) → state 1 (s=1)) ×9999 → state 0 (s=0) → state 2 (s=2)"),
+        "{}",
+        rows[9999]
+    );
+}
+
+/// A K past the limits is a located error naming the option, never an abort: more than
+/// 10,000 paths (the limit of Python's and MCP's `paths` too), or a JSON document of more than
+/// 1,000,000 states.
+#[test]
+fn paths_past_the_listing_limits_are_errors_naming_the_option() {
+    let dir = cycle();
+    let prop = "P<=0.3 [ F \"g\" ]";
+    let r = run(
+        dir.path(),
+        CAP_KIB,
+        &["explain", "cycle.pm", "--prop", prop, "--paths", "20000"],
+    );
+    user_error(&r, "--paths 20000: at most 10000 paths");
+    let r = run(
+        dir.path(),
+        CAP_KIB,
+        &[
+            "explain", "cycle.pm", "--prop", prop, "--paths", "10000", "--json",
+        ],
+    );
+    user_error(&r, "ask for fewer paths (--paths");
+    // Within the limit, the document is made (path 999 lists 1998 states).
+    let r = run(
+        dir.path(),
+        CAP_KIB,
+        &[
+            "explain", "cycle.pm", "--prop", prop, "--paths", "999", "--json",
+        ],
+    );
+    let j: serde_json::Value = serde_json::from_str(ok(&r)).unwrap();
+    assert_eq!(j["paths"][998]["states"].as_array().unwrap().len(), 1998);
+    let l = j["paths"][998]["log10_probability"].as_f64().unwrap();
+    assert!((l - 999.0 * 0.5f64.log10()).abs() < 1e-9, "{l}");
+}
+
+/// A reward explanation ranks 10·K of the most probable paths by weight: with K = 10,000 on the
+/// cycle, 100,000 paths of up to 200,000 states (it aborted at 3.6 s). The reward of a path is
+/// its steps (reward 1 per step): path k earns 2k − 1.
+#[test]
+fn a_reward_explanation_of_ten_thousand_paths() {
+    let dir = cycle();
+    let r = run(
+        dir.path(),
+        CAP_KIB,
+        &[
+            "explain",
+            "cycle.pm",
+            "--prop",
+            "R{\"r\"}<=1 [ F \"g\" ]",
+            "--paths",
+            "10000",
+        ],
+    );
+    let out = ok(&r);
+    assert!(
+        out.contains("among the 100000 most probable"),
+        "{}",
+        &out[..500.min(out.len())]
+    );
+    // The heaviest: 2k−1 · 2^−k is largest at k = 1 and 2 (0.5 and 0.75): k = 2 first.
+    let first = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap();
+    let cells: Vec<&str> = first.split_whitespace().collect();
+    assert_eq!(&cells[1..4], ["0.25", "3", "0.75"], "{first}");
+}
+
+/// `--minimal` on a step bound of a billion ignored `--timeout` (a billion steps per subset
+/// evaluated); now the search checks the time limit (and stops at the bounded iteration's
+/// fixed point when there is one).
+#[test]
+fn minimal_honours_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1e−9 per round to the goal: the bounded iteration moves at every step, no fixed point.
+    std::fs::write(
+        dir.path().join("slow.pm"),
+        "dtmc\nmodule m\n  s : [0..2] init 0;\n  [] s=0 -> 0.000000001:(s'=2) + 0.999999999:(s'=1);\n  [] s=1 -> (s'=0);\n  [] s=2 -> true;\nendmodule\nlabel \"g\" = s=2;\n",
+    )
+    .unwrap();
+    let r = run(
+        dir.path(),
+        CAP_KIB,
+        &[
+            "explain",
+            "slow.pm",
+            "--prop",
+            "P<=0.3 [ F<=1000000000 \"g\" ]",
+            "--minimal",
+            "--timeout",
+            "1",
+        ],
+    );
+    user_error(&r, "time limit exceeded (after 1.0 s)");
+    assert!(r.stderr.contains("--timeout"), "{}", r.stderr);
+    // The issue's own 3-state cycle: the bounded iteration reaches its fixed point at once.
+    let dir = cycle();
+    let r = run(
+        dir.path(),
+        CAP_KIB,
+        &[
+            "explain",
+            "cycle.pm",
+            "--prop",
+            "P<=0.3 [ F<=1000000000 \"g\" ]",
+            "--minimal",
+            "--timeout",
+            "20",
+        ],
+    );
+    assert!(ok(&r).contains("a minimum one, exactly"), "{}", r.stdout);
+}
+
+/// Counting the paths needed to exceed the threshold walked every path's states: quadratic in
+/// the paths counted (2.3 million here: still running after 100 s). Path k of `0^k 1` has
+/// probability (1 − 10⁻⁶)^k · 10⁻⁶, so the first K add up to 1 − (1 − 10⁻⁶)^K, above 0.9 from
+/// K = ⌈ln 0.1 / ln(1 − 10⁻⁶)⌉ = 2,302,584.
+#[test]
+fn counting_millions_of_paths_is_linear() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("comb.pm"),
+        "dtmc\nmodule m\n  s : [0..1] init 0;\n  [] s=0 -> 0.999999:(s'=0) + 0.000001:(s'=1);\n  [] s=1 -> true;\nendmodule\nlabel \"g\" = s=1;\n",
+    )
+    .unwrap();
+    let r = run(
+        dir.path(),
+        CAP_KIB,
+        &[
+            "explain",
+            "comb.pm",
+            "--prop",
+            "P<=0.9 [ F \"g\" ]",
+            "--paths",
+            "1",
+            "--max-paths",
+            "100000000",
+        ],
+    );
+    assert!(
+        ok(&r).contains("the 2302584 most probable paths already exceed 0.9"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// An infinite expected reward is explained by its cause: ψ missed with probability 1/2 (into
+/// the trap, state 2), or rewards past the largest double with ψ reached almost surely (it
+/// was "missed with positive probability" and a `NaN%` share).
+#[test]
+fn infinite_rewards_are_explained_by_their_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("miss.pm"),
+        "dtmc\nmodule m\n  s : [0..3] init 0;\n  [] s=0 -> 0.5:(s'=1) + 0.5:(s'=2);\n  [] s=1 -> (s'=3);\n  [] s=2 -> (s'=2);\n  [] s=3 -> true;\nendmodule\nrewards \"r\"\n  true : 1;\nendrewards\nlabel \"goal\" = s=3;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("over.pm"),
+        "dtmc\nmodule m\n  s : [0..1] init 0;\n  [] s=0 -> 0.5:(s'=0) + 0.5:(s'=1);\n  [] s=1 -> true;\nendmodule\nrewards \"r\"\n  s=0 : 1e308;\nendrewards\nlabel \"goal\" = s=1;\n",
+    )
+    .unwrap();
+    let prop = "R{\"r\"}<=3 [ F \"goal\" ]";
+    let r = run(dir.path(), CAP_KIB, &["explain", "miss.pm", "--prop", prop]);
+    let out = ok(&r);
+    assert!(
+        out.contains("ψ is missed with probability 0.5")
+            && out.contains("enter state 2 (s=2) (0.5)"),
+        "{out}"
+    );
+    let r = run(dir.path(), CAP_KIB, &["explain", "over.pm", "--prop", prop]);
+    let out = ok(&r);
+    assert!(!out.contains("NaN"), "{out}");
+    assert!(
+        out.contains("although ψ is reached with probability 1") && !out.contains("missed"),
+        "{out}"
+    );
+    let r = run(
+        dir.path(),
+        CAP_KIB,
+        &["explain", "over.pm", "--prop", prop, "--json"],
+    );
+    let j: serde_json::Value = serde_json::from_str(ok(&r)).unwrap();
+    assert_eq!(j["rewards"]["infinite"], "overflow");
+    assert_eq!(j["rewards"]["states"][0]["share"], serde_json::Value::Null);
+}
+
+/// The CLI's limit on `--paths` is Python's and MCP's (`augur_mcp::ops::MAX_EXPLAIN_PATHS`).
+#[test]
+fn the_paths_limit_is_the_same_everywhere() {
+    assert_eq!(
+        augur_explain::MAX_LISTED_PATHS,
+        augur_mcp::ops::MAX_EXPLAIN_PATHS
+    );
+}
