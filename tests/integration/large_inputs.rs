@@ -282,3 +282,109 @@ fn the_paths_limit_is_the_same_everywhere() {
         augur_mcp::ops::MAX_EXPLAIN_PATHS
     );
 }
+
+/// 100,000 traces of 2 steps, every state seen once: 200,000 distinct states.
+fn distinct_states_traces(dir: &Path) {
+    let mut text = String::with_capacity(6_000_000);
+    for i in 0..100_000 {
+        text.push_str(&format!(
+            "{{\"steps\":[{{\"state\":\"a{i}\"}},{{\"state\":\"b{i}\"}}]}}\n"
+        ));
+    }
+    std::fs::write(dir.join("t.jsonl"), text).unwrap();
+    let rows: Vec<(String, i64, String)> = (0..100_000)
+        .flat_map(|i| {
+            [
+                (format!("t{i:06}"), 0, format!("a{i}")),
+                (format!("t{i:06}"), 1, format!("b{i}")),
+            ]
+        })
+        .collect();
+    augur_columnar::write_steps_parquet(
+        &dir.join("t.parquet"),
+        rows.iter().map(|(t, o, s)| (t.as_str(), *o, s.as_str())),
+        &augur_columnar::Columns::default(),
+    )
+    .unwrap();
+}
+
+/// Learning was quadratic in the distinct states (a label per state name, each a set of all
+/// states: 5 GB at 200,000 states; tuples' successors found by trying every tuple): it
+/// aborted. Now it is linear, under a 1 GB cap, from JSON Lines or Parquet, with each option
+/// the issue tried; the written model labels each state by its name.
+#[test]
+fn two_hundred_thousand_distinct_states_are_learned_in_under_a_gigabyte() {
+    let dir = tempfile::tempdir().unwrap();
+    distinct_states_traces(dir.path());
+    for (input, extra) in [
+        ("t.jsonl", &[][..]),
+        ("t.parquet", &[][..]),
+        ("t.jsonl", &["--alpha", "1"][..]),
+        ("t.jsonl", &["--final-absorbing"][..]),
+        ("t.jsonl", &["--end-state", "done"][..]),
+        ("t.jsonl", &["--order", "2"][..]),
+    ] {
+        let mut args = vec!["learn", input, "-o", "m.json"];
+        args.extend(extra);
+        let r = run(dir.path(), 1_000_000, &args);
+        assert!(
+            ok(&r).contains("100000 traces, 200000 steps"),
+            "{args:?}: {}",
+            r.stdout
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("m.json")).unwrap())
+                .unwrap();
+        let labels = doc["labels"].as_array().unwrap();
+        assert_eq!(labels[0]["name"], "a0", "{args:?}");
+        assert_eq!(labels[0]["states"], serde_json::json!([0]), "{args:?}");
+        assert_eq!(labels[3]["name"], "b1", "{args:?}");
+        let end = extra.contains(&"--end-state");
+        assert_eq!(labels.len(), 200_000 + usize::from(end), "{args:?}");
+        if end {
+            assert_eq!(labels[200_000]["name"], "done");
+            assert_eq!(labels[200_000]["states"], serde_json::json!([200_000]));
+        }
+    }
+}
+
+/// A spec whose 2^20 valid states are tied by a transition constraint: finding each row's
+/// valid successors takes 2^40 checks (it ran for hours); now a limit error naming the cause.
+#[test]
+fn a_constrained_spec_too_large_to_learn_is_a_limit_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = String::from("[variables]\n");
+    for i in 0..20 {
+        spec.push_str(&format!("x{i} = {{ type = \"bool\" }}\n"));
+    }
+    spec.push_str("[predicates]\n");
+    for i in 0..20 {
+        spec.push_str(&format!("p{i} = \"x{i}\"\n"));
+    }
+    spec.push_str("[validity]\nmonotone = [\"p0\"]\n");
+    std::fs::write(dir.path().join("spec.toml"), spec).unwrap();
+    let step = |v: bool| {
+        let vars: Vec<String> = (0..20)
+            .map(|i| format!("\"x{i}\": {}", v == (i % 2 == 0)))
+            .collect();
+        format!("{{{}}}", vars.join(", "))
+    };
+    std::fs::write(
+        dir.path().join("t.jsonl"),
+        format!("{{\"steps\": [{}, {}]}}\n", step(true), step(false)),
+    )
+    .unwrap();
+    let r = run(
+        dir.path(),
+        CAP_KIB,
+        &[
+            "learn",
+            "t.jsonl",
+            "--abstraction",
+            "spec.toml",
+            "-o",
+            "m.json",
+        ],
+    );
+    user_error(&r, "1048576 valid states and constrains transitions");
+}

@@ -42,6 +42,7 @@ mod indexed;
 mod output;
 
 use build::build_models;
+pub use build::MAX_VALIDITY_CHECKS;
 pub(crate) use counter::{count_groups, Counted, Counter};
 use group::{count_end, Group, SpecValidity, TupleValidity, DENSE_PAIRS_MAX_STATES};
 pub use indexed::{
@@ -100,8 +101,15 @@ pub struct LearnedModel {
     pub category: Option<String>,
     /// The rows: the observed counts and the smoothing rule.
     pub rows: SmoothedRows,
-    /// The labels (the spec's labels and predicates, or one label per named state).
+    /// The labels kept as sets of states: with a spec, its labels and predicates; with an
+    /// end state, its label (last). Without a spec the states are also labelled by name
+    /// ([`LearnedModel::name_labels`], before these).
     pub labels: Vec<(String, StateSet)>,
+    /// Without a spec, every state is labelled with its name (order k > 1: with the name of
+    /// its last state): kept as one label index per state, not as a set of states per name
+    /// (n names × n states), and made into sets only when the chain is made
+    /// ([`LearnedModel::to_dtmc`]); the written file lists each label's states.
+    pub name_labels: Option<NameLabels>,
     /// The valuations (the predicates' values), when learned with a spec.
     pub valuations: Option<Valuations>,
     /// The initial states: those traces started in.
@@ -122,6 +130,59 @@ pub struct LearnedModel {
 /// with more is written with its rows implicit (`smoothing` over the `counts`).
 pub const MAX_EXPLICIT_TRANSITIONS: u64 = 1 << 16;
 
+/// The most bytes [`LearnedModel::to_dtmc`] spends on the sets of states of the name labels
+/// (`names × states / 8`): 256 MiB, e.g. 46,000 states each with its own name.
+pub const MAX_NAME_LABEL_BYTES: u64 = 1 << 28;
+
+/// The labels of states learned without a spec: label `names[of_state[s]]` holds in state `s`
+/// (states past the end of `of_state`, such as an end state, have none).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NameLabels {
+    /// The label names (the states' names; order k > 1: the names of the base states).
+    pub names: Vec<String>,
+    /// Each state's label, an index into `names`.
+    pub of_state: Vec<u32>,
+}
+
+impl NameLabels {
+    /// The states of each label, in the order of `names`.
+    pub fn states(&self) -> Vec<Vec<u32>> {
+        let mut out = vec![Vec::new(); self.names.len()];
+        for (s, &l) in self.of_state.iter().enumerate() {
+            if let Some(v) = out.get_mut(l as usize) {
+                v.push(s as u32);
+            }
+        }
+        out
+    }
+
+    /// The labels as sets of `n` states (`n × names / 8` bytes; see [`MAX_NAME_LABEL_BYTES`]).
+    fn sets(&self, n: usize) -> Result<Vec<(String, StateSet)>> {
+        let bytes = (n as u64)
+            .div_ceil(8)
+            .saturating_mul(self.names.len() as u64);
+        if bytes > MAX_NAME_LABEL_BYTES {
+            return Err(LearnError::TooManyNamedStates {
+                states: n,
+                labels: self.names.len(),
+                bytes,
+                limit: MAX_NAME_LABEL_BYTES,
+            });
+        }
+        let mut sets: Vec<(String, StateSet)> = self
+            .names
+            .iter()
+            .map(|name| (name.clone(), StateSet::with_capacity(n)))
+            .collect();
+        for (s, &l) in self.of_state.iter().enumerate() {
+            if let Some((_, set)) = sets.get_mut(l as usize) {
+                set.insert(s);
+            }
+        }
+        Ok(sets)
+    }
+}
+
 impl LearnedModel {
     /// The number of states.
     pub fn num_states(&self) -> usize {
@@ -137,6 +198,11 @@ impl LearnedModel {
     /// valuations; refused with [`LearnError::TooManyTransitions`] when it has more than
     /// `limit` transitions.
     pub fn to_dtmc(&self, limit: usize) -> Result<Dtmc> {
+        self.chain(limit, self.shell()?)
+    }
+
+    /// [`Self::to_dtmc`] on `shell` (the labels and valuations to give it).
+    fn chain(&self, limit: usize, shell: Dtmc) -> Result<Dtmc> {
         if let Some(iv) = &self.intervals {
             if iv.num_transitions() > limit {
                 return Err(LearnError::TooManyTransitions {
@@ -145,9 +211,9 @@ impl LearnedModel {
                     limit,
                 });
             }
-            return iv.to_dtmc(self.shell());
+            return iv.to_dtmc(shell);
         }
-        let mut d = self.shell();
+        let mut d = shell;
         d.matrix = crate::learn::materialise(&self.rows, limit)?;
         Ok(d)
     }
@@ -164,14 +230,25 @@ impl LearnedModel {
         )?;
         // Checked here, so that writing the model cannot fail (and fall back to the point
         // model) later.
-        iv.to_dtmc(self.shell())?;
+        iv.to_dtmc(self.bare_shell())?;
         self.intervals = Some(iv);
         Ok(())
     }
 
-    /// The model without its transitions (every row empty): labels, valuations, initial
-    /// states.
-    fn shell(&self) -> Dtmc {
+    /// The model without its transitions (every row empty): labels (the name labels made
+    /// into sets), valuations, initial states.
+    fn shell(&self) -> Result<Dtmc> {
+        let mut d = self.bare_shell();
+        if let Some(names) = &self.name_labels {
+            let mut labels = names.sets(self.num_states())?;
+            labels.append(&mut d.labels);
+            d.labels = labels;
+        }
+        Ok(d)
+    }
+
+    /// [`Self::shell`] without the name labels.
+    fn bare_shell(&self) -> Dtmc {
         shell(
             self.num_states(),
             self.initial.clone(),
@@ -673,5 +750,66 @@ mod tests {
             }
         )
         .is_err());
+    }
+
+    /// Issue 43: without a spec each state is labelled by its name, kept as one label index per
+    /// state: the chain gets a set per name (the last base state's name over tuples), the file
+    /// lists them, and a chain whose name labels would take more than
+    /// MAX_NAME_LABEL_BYTES is refused rather than made.
+    #[test]
+    fn name_labels_are_made_only_with_the_chain() {
+        let out = run(
+            "{\"steps\": [{\"state\": \"a\"}, {\"state\": \"b\"}, {\"state\": \"a\"}]}\n",
+            None,
+            &LearnOptions {
+                order: 2,
+                ..LearnOptions::default()
+            },
+        )
+        .unwrap();
+        let m = &out.models[0];
+        assert_eq!(m.state_names, ["(a)", "(a,b)", "(b,a)"]);
+        let d = m.to_dtmc(MAX).unwrap();
+        let labels: Vec<(String, Vec<usize>)> = d
+            .labels
+            .iter()
+            .map(|(n, s)| (n.clone(), s.ones().collect()))
+            .collect();
+        assert_eq!(
+            labels,
+            [("a".to_string(), vec![0, 2]), ("b".to_string(), vec![1])]
+        );
+        let doc = learned_document(m, serde_json::Value::Null);
+        let text = serde_json::to_string(&doc.labels).unwrap();
+        assert_eq!(
+            text,
+            r#"[{"name":"a","states":[0,2]},{"name":"b","states":[1]}]"#
+        );
+        // 50,000 states, each its own name: 50,000 sets of 50,000 states (312 MB) are not made.
+        let n = 50_000u32;
+        let counts = IndexedCounts {
+            names: (0..n).map(|i| format!("s{i}")).collect(),
+            transitions: (0..n - 1).map(|i| (i, i + 1, 1)).collect(),
+            initial: std::iter::once(1)
+                .chain(std::iter::repeat_n(0, n as usize - 1))
+                .collect(),
+            ends: std::iter::repeat_n(0, n as usize - 1).chain([1]).collect(),
+            traces: 1,
+            steps: u64::from(n),
+        };
+        let opts = LearnOptions {
+            unobserved: Unobserved::Absorbing,
+            ..LearnOptions::default()
+        };
+        let out = learn_from_indexed_counts(counts, "t.parquet", &opts).unwrap();
+        let e = out.models[0].to_dtmc(MAX).unwrap_err();
+        assert!(
+            matches!(e, LearnError::TooManyNamedStates { states: 50_000, .. }),
+            "{e}"
+        );
+        let doc = learned_document(&out.models[0], serde_json::Value::Null);
+        assert!(
+            matches!(&doc.labels, augur_formats::json::LabelsJson::List(l) if l.len() == 50_000)
+        );
     }
 }

@@ -11,6 +11,10 @@ use crate::end_state::{self, EndValidity};
 use crate::error::Result;
 use crate::learn::{smoothed_rows, AllValid, Validity};
 
+/// The most moves a spec's transition constraints are checked for when its rows are learned
+/// (states², order 1): 2^28, a spec of 16,384 valid states (some seconds).
+pub const MAX_VALIDITY_CHECKS: u64 = 1 << 28;
+
 /// Learns one model per group of counted traces.
 pub(super) fn build_models(
     groups: BTreeMap<String, Group>,
@@ -23,6 +27,19 @@ pub(super) fn build_models(
         Some(v) => v,
         None => &AllValid,
     };
+    // A spec that constrains transitions: each row's valid successors are found by checking
+    // every move (order 1; over tuples, only the tuples that extend a row's are checked).
+    if let Some(a) = spec.filter(|a| k == 1 && a.constrains_transitions()) {
+        let n = a.num_states() as u64;
+        let checks = n.saturating_mul(n);
+        if checks > MAX_VALIDITY_CHECKS {
+            return Err(LearnError::TooManyValidityChecks {
+                states: a.num_states(),
+                checks,
+                limit: MAX_VALIDITY_CHECKS,
+            });
+        }
+    }
     let mut models = Vec::new();
     for (category, mut group) in groups {
         if group.counts.traces() == 0 {
@@ -33,11 +50,7 @@ pub(super) fn build_models(
             None => group.names.clone(),
         };
         let tuples = std::mem::take(&mut group.tuples);
-        let tv = TupleValidity {
-            tuples: &tuples,
-            order: k,
-            base: validity,
-        };
+        let tv = TupleValidity::new(&tuples, k, validity);
         let v: &dyn Validity = if k > 1 { &tv } else { validity };
         let end = match opts.end_state {
             Some(_) => Some(group.counts.observe_ends(&group.ends)?),
@@ -71,17 +84,30 @@ pub(super) fn build_models(
         } else {
             base_names.clone()
         };
-        if k > 1 {
-            let last: Vec<u32> = tuples
-                .iter()
-                .map(|t| t.last().copied().unwrap_or(0))
-                .collect();
-            decorate_tuples(&mut dtmc, spec, &base_names, &last);
-        } else {
-            decorate(&mut dtmc, spec, &state_names);
+        let last: Vec<u32> = tuples
+            .iter()
+            .map(|t| t.last().copied().unwrap_or(0))
+            .collect();
+        if let Some(a) = spec {
+            if k > 1 {
+                decorate_tuples(&mut dtmc, a, &last);
+            } else {
+                decorate(&mut dtmc, a);
+            }
         }
+        // Without a spec every state is labelled by name (its last state's, for k > 1): one
+        // label index per state, not a set of states per name.
+        let name_labels = spec.is_none().then(|| NameLabels {
+            names: base_names.clone(),
+            of_state: if k > 1 {
+                last
+            } else {
+                (0..base_names.len() as u32).collect()
+            },
+        });
         if let Some(name) = &opts.end_state {
-            end_state::check_unused(name, &state_names, &dtmc)?;
+            let label_names = name_labels.as_ref().map_or(&[][..], |l| &l.names[..]);
+            end_state::check_unused(name, &state_names, label_names, &dtmc)?;
             end_state::decorate(&mut dtmc, name);
             state_names.push(name.clone());
         }
@@ -89,6 +115,7 @@ pub(super) fn build_models(
             category: opts.by_category.then_some(category),
             rows,
             labels: dtmc.labels,
+            name_labels,
             valuations: dtmc.valuations,
             initial: dtmc.initial,
             counts: group.counts,
@@ -100,45 +127,24 @@ pub(super) fn build_models(
     Ok(models)
 }
 
-/// Labels and valuations: with a spec, its labels and predicates, and predicate valuations;
-/// without, every state labelled with its name.
-fn decorate(dtmc: &mut Dtmc, spec: Option<&Abstraction>, names: &[String]) {
-    match spec {
-        Some(a) => {
-            dtmc.labels = a.labels();
-            let k = a.predicates().len();
-            let mut values = Vec::with_capacity(a.num_states() * k);
-            for &c in a.valid_states() {
-                values.extend(a.decode(c).into_iter().map(Value::Bool));
-            }
-            dtmc.valuations = Some(Valuations::new(
-                a.predicates().iter().map(|p| p.name.clone()).collect(),
-                vec![Type::Bool; k],
-                values,
-            ));
-        }
-        None => {
-            let n = dtmc.num_states();
-            dtmc.labels = names
-                .iter()
-                .enumerate()
-                .map(|(i, name)| {
-                    let mut set = fixedbitset::FixedBitSet::with_capacity(n);
-                    set.insert(i);
-                    (name.clone(), set)
-                })
-                .collect();
-        }
+/// Labels and valuations of a spec: its labels and predicates, and predicate valuations.
+fn decorate(dtmc: &mut Dtmc, a: &Abstraction) {
+    dtmc.labels = a.labels();
+    let k = a.predicates().len();
+    let mut values = Vec::with_capacity(a.num_states() * k);
+    for &c in a.valid_states() {
+        values.extend(a.decode(c).into_iter().map(Value::Bool));
     }
+    dtmc.valuations = Some(Valuations::new(
+        a.predicates().iter().map(|p| p.name.clone()).collect(),
+        vec![Type::Bool; k],
+        values,
+    ));
 }
 
-/// Labels and valuations of a chain over tuples: those of each tuple's last state.
-fn decorate_tuples(
-    dtmc: &mut Dtmc,
-    spec: Option<&Abstraction>,
-    base_names: &[String],
-    last: &[u32],
-) {
+/// Labels and valuations of a chain over tuples, with a spec: those of each tuple's last
+/// state.
+fn decorate_tuples(dtmc: &mut Dtmc, a: &Abstraction, last: &[u32]) {
     let n = dtmc.num_states();
     let lift = |set: &fixedbitset::FixedBitSet| {
         let mut out = fixedbitset::FixedBitSet::with_capacity(n);
@@ -149,35 +155,20 @@ fn decorate_tuples(
         }
         out
     };
-    match spec {
-        Some(a) => {
-            dtmc.labels = a
-                .labels()
-                .iter()
-                .map(|(name, set)| (name.clone(), lift(set)))
-                .collect();
-            let k = a.predicates().len();
-            let mut values = Vec::with_capacity(n * k);
-            for &s in last {
-                let code = a.code_of(s).unwrap_or(0);
-                values.extend(a.decode(code).into_iter().map(Value::Bool));
-            }
-            dtmc.valuations = Some(Valuations::new(
-                a.predicates().iter().map(|p| p.name.clone()).collect(),
-                vec![Type::Bool; k],
-                values,
-            ));
-        }
-        None => {
-            dtmc.labels = base_names
-                .iter()
-                .enumerate()
-                .map(|(i, name)| {
-                    let mut one = fixedbitset::FixedBitSet::with_capacity(base_names.len());
-                    one.insert(i);
-                    (name.clone(), lift(&one))
-                })
-                .collect();
-        }
+    dtmc.labels = a
+        .labels()
+        .iter()
+        .map(|(name, set)| (name.clone(), lift(set)))
+        .collect();
+    let k = a.predicates().len();
+    let mut values = Vec::with_capacity(n * k);
+    for &s in last {
+        let code = a.code_of(s).unwrap_or(0);
+        values.extend(a.decode(code).into_iter().map(Value::Bool));
     }
+    dtmc.valuations = Some(Valuations::new(
+        a.predicates().iter().map(|p| p.name.clone()).collect(),
+        vec![Type::Bool; k],
+        values,
+    ));
 }

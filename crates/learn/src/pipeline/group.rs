@@ -366,11 +366,7 @@ impl Group {
             tuple_buf.push(id);
         }
         self.counts.ensure_states(self.tuples.len());
-        let tv = TupleValidity {
-            tuples: &self.tuples,
-            order: k,
-            base: validity,
-        };
+        let tv = TupleValidity::new(&self.tuples, k, validity);
         self.counts.try_observe_trace(tuple_buf, &tv)?;
         count_end(&mut self.ends, tuple_buf);
         Ok(())
@@ -378,14 +374,27 @@ impl Group {
 }
 
 /// Validity of a k-th order chain over tuples: `j` extends `i` by one state, by a move that
-/// is valid between their last states.
+/// is valid between their last states. The successors of a tuple are found through an index
+/// of the tuples by their first states (made on first use), not by trying every tuple: linear
+/// in the tuples, not quadratic.
 pub(super) struct TupleValidity<'a> {
-    pub(super) tuples: &'a [Vec<u32>],
-    pub(super) order: usize,
-    pub(super) base: &'a dyn Validity,
+    tuples: &'a [Vec<u32>],
+    order: usize,
+    base: &'a dyn Validity,
+    /// Tuple ids by their states but the last, sorted.
+    by_prefix: std::cell::OnceCell<HashMap<&'a [u32], Vec<u32>>>,
 }
 
-impl TupleValidity<'_> {
+impl<'a> TupleValidity<'a> {
+    pub(super) fn new(tuples: &'a [Vec<u32>], order: usize, base: &'a dyn Validity) -> Self {
+        TupleValidity {
+            tuples,
+            order,
+            base,
+            by_prefix: std::cell::OnceCell::new(),
+        }
+    }
+
     fn valid(&self, i: u32, j: u32) -> bool {
         let (Some(ti), Some(tj)) = (self.tuples.get(i as usize), self.tuples.get(j as usize))
         else {
@@ -406,14 +415,29 @@ impl Validity for TupleValidity<'_> {
         self.valid(from, to)
     }
     fn valid_successors(&self, from: u32, num_states: usize) -> Vec<u32> {
-        (0..num_states as u32)
-            .filter(|&to| self.valid(from, to))
+        let Some(ti) = self.tuples.get(from as usize) else {
+            return Vec::new();
+        };
+        let index = self.by_prefix.get_or_init(|| {
+            let mut m: HashMap<&[u32], Vec<u32>> = HashMap::new();
+            for (j, t) in self.tuples.iter().enumerate() {
+                if let Some((_, prefix)) = t.split_last() {
+                    m.entry(prefix).or_default().push(j as u32);
+                }
+            }
+            m
+        });
+        let keep = ti.len().min(self.order - 1);
+        index
+            .get(&ti[ti.len() - keep..])
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&j| (j as usize) < num_states && self.valid(from, j))
             .collect()
     }
     fn num_valid_successors(&self, from: u32, num_states: usize) -> usize {
-        (0..num_states as u32)
-            .filter(|&to| self.valid(from, to))
-            .count()
+        self.valid_successors(from, num_states).len()
     }
 }
 

@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use augur_formats::json::{write_json_document, DtmcJson};
+use augur_formats::json::{write_json_document, DtmcJson, LabelJson, LabelsJson};
 
 use super::*;
 use crate::error::{LearnError, Result};
@@ -80,30 +80,45 @@ pub fn learned_document_with(
     explicit_up_to: u64,
 ) -> DtmcJson {
     // An interval model is always listed (its rows have no implicit form). (Its bounds were
-    // checked when learned: making the model cannot fail.)
+    // checked when learned: making the model cannot fail.) The name labels are listed apart,
+    // from one label index per state (never made into sets of states).
     let interval = model
         .intervals
         .as_ref()
-        .and_then(|iv| Some((iv.metadata(), iv.to_dtmc(model.shell()).ok()?)));
+        .and_then(|iv| Some((iv.metadata(), iv.to_dtmc(model.bare_shell()).ok()?)));
     let mut recorded = None;
     let explicit = if let Some((meta, d)) = interval {
         recorded = Some(meta);
         Some(d)
     } else if model.num_transitions() <= explicit_up_to {
         // (Cannot fail: the count is within the limit.)
-        model.to_dtmc(explicit_up_to as usize).ok()
+        model
+            .chain(explicit_up_to as usize, model.bare_shell())
+            .ok()
     } else {
         None
     };
     let mut doc = match explicit {
         Some(d) => DtmcJson::from_dtmc(&d),
         None => {
-            let mut doc = DtmcJson::from_dtmc(&model.shell());
+            let mut doc = DtmcJson::from_dtmc(&model.bare_shell());
             doc.transitions = None;
             doc.smoothing = Some(model.rows.rule().clone());
             doc
         }
     };
+    if let (Some(names), LabelsJson::List(list)) = (&model.name_labels, &mut doc.labels) {
+        let named: Vec<LabelJson> = names
+            .names
+            .iter()
+            .zip(names.states())
+            .map(|(name, states)| LabelJson {
+                name: name.clone(),
+                states,
+            })
+            .collect();
+        list.splice(0..0, named);
+    }
     doc.counts = serde_json::to_value(model.counts.to_json()).ok();
     let mut metadata = match metadata {
         serde_json::Value::Object(m) => m,
