@@ -388,3 +388,62 @@ fn a_constrained_spec_too_large_to_learn_is_a_limit_error() {
     );
     user_error(&r, "1048576 valid states and constrains transitions");
 }
+
+/// Counts files are cross-checked (they were read as given): a key listed twice (it was
+/// summed), `steps` that the moves and trace ends do not add up to, and a trace ending in a
+/// state no trace enters are errors naming the file and the entry, for `learn --from-counts`
+/// and `pac --counts` alike.
+#[test]
+fn inconsistent_counts_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = r#"{"format":"augur-counts","version":1,"order":1,"end_state":null,"groups":[{"category":null,"traces":3,"steps":6,"states":["ok","bad"],"initial":[["ok",3]],"transitions":[["ok","bad",1],["ok","ok",2]],"invalid":[],"ends":[["bad",1],["ok",2]]}]}"#;
+    let cases = [
+        (
+            good.replace(r#"["ok","ok",2]"#, r#"["ok","ok",1],["ok","ok",1]"#),
+            "groups[0].transitions[2] lists `ok` -> `ok` again",
+        ),
+        (
+            good.replace(r#""steps":6"#, r#""steps":60"#),
+            "groups[0].steps is 60, but the moves",
+        ),
+        (
+            good.replace(
+                r#""states":["ok","bad"]"#,
+                r#""states":["ok","bad","gone"]"#,
+            )
+            .replace(r#"["ok",2]]"#, r#"["ok",1],["gone",1]]"#),
+            "state `ok` is entered 5 times",
+        ),
+    ];
+    std::fs::write(dir.path().join("good.json"), good).unwrap();
+    ok(&run(
+        dir.path(),
+        CAP_KIB,
+        &["learn", "--from-counts", "good.json", "-o", "m.json"],
+    ));
+    for (i, (text, needle)) in cases.iter().enumerate() {
+        let file = format!("c{i}.json");
+        std::fs::write(dir.path().join(&file), text).unwrap();
+        let r = run(
+            dir.path(),
+            CAP_KIB,
+            &["learn", "--from-counts", &file, "-o", "m.json"],
+        );
+        let err = user_error(&r, needle);
+        assert!(err.contains(&file), "{err}");
+        let r = run(
+            dir.path(),
+            CAP_KIB,
+            &[
+                "pac",
+                "--counts",
+                &file,
+                "--epsilon",
+                "0.1",
+                "--delta",
+                "0.1",
+            ],
+        );
+        user_error(&r, needle);
+    }
+}
