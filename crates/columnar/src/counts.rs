@@ -321,7 +321,8 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
     let mut groups: Vec<GroupCounts> = Vec::new();
     // Per group: the row of each (kind, from, to) (a key is counted by one row), and the
     // `step` rows (checked against the group's moves and ends once all rows are read).
-    let mut first_rows: Vec<HashMap<(String, StateKey, Option<StateKey>), u64>> = Vec::new();
+    type RowKey = (String, StateKey, Option<StateKey>);
+    let mut first_rows: Vec<HashMap<RowKey, u64>> = Vec::new();
     let mut step_rows: Vec<Vec<(StateKey, u64, u64)>> = Vec::new();
     let mut row = 0u64;
     for batch in reader {
