@@ -44,10 +44,17 @@ endrewards
 label \"g\" = s=2;
 ";
 
-fn cycle() -> tempfile::TempDir {
+/// A temporary folder holding `files` (name, text).
+fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("cycle.pm"), CYCLE).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
     dir
+}
+
+fn cycle() -> tempfile::TempDir {
+    folder(&[("cycle.pm", CYCLE)])
 }
 
 /// `explain --paths 10000` on the cycle aborted on memory (its paths hold 10⁸ states); now
@@ -160,13 +167,11 @@ fn a_reward_explanation_of_ten_thousand_paths() {
 /// fixed point when there is one).
 #[test]
 fn minimal_honours_the_timeout() {
-    let dir = tempfile::tempdir().unwrap();
     // 1e−9 per round to the goal: the bounded iteration moves at every step, no fixed point.
-    std::fs::write(
-        dir.path().join("slow.pm"),
+    let dir = folder(&[(
+        "slow.pm",
         "dtmc\nmodule m\n  s : [0..2] init 0;\n  [] s=0 -> 0.000000001:(s'=2) + 0.999999999:(s'=1);\n  [] s=1 -> (s'=0);\n  [] s=2 -> true;\nendmodule\nlabel \"g\" = s=2;\n",
-    )
-    .unwrap();
+    )]);
     let r = run(
         dir.path(),
         CAP_KIB,
@@ -206,12 +211,10 @@ fn minimal_honours_the_timeout() {
 /// K = ⌈ln 0.1 / ln(1 − 10⁻⁶)⌉ = 2,302,584.
 #[test]
 fn counting_millions_of_paths_is_linear() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("comb.pm"),
+    let dir = folder(&[(
+        "comb.pm",
         "dtmc\nmodule m\n  s : [0..1] init 0;\n  [] s=0 -> 0.999999:(s'=0) + 0.000001:(s'=1);\n  [] s=1 -> true;\nendmodule\nlabel \"g\" = s=1;\n",
-    )
-    .unwrap();
+    )]);
     let r = run(
         dir.path(),
         CAP_KIB,
@@ -238,12 +241,10 @@ fn counting_millions_of_paths_is_linear() {
 /// was "missed with positive probability" and a `NaN%` share).
 #[test]
 fn infinite_rewards_are_explained_by_their_cause() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("miss.pm"),
+    let dir = folder(&[(
+        "miss.pm",
         "dtmc\nmodule m\n  s : [0..3] init 0;\n  [] s=0 -> 0.5:(s'=1) + 0.5:(s'=2);\n  [] s=1 -> (s'=3);\n  [] s=2 -> (s'=2);\n  [] s=3 -> true;\nendmodule\nrewards \"r\"\n  true : 1;\nendrewards\nlabel \"goal\" = s=3;\n",
-    )
-    .unwrap();
+    )]);
     std::fs::write(
         dir.path().join("over.pm"),
         "dtmc\nmodule m\n  s : [0..1] init 0;\n  [] s=0 -> 0.5:(s'=0) + 0.5:(s'=1);\n  [] s=1 -> true;\nendmodule\nrewards \"r\"\n  s=0 : 1e308;\nendrewards\nlabel \"goal\" = s=1;\n",
@@ -395,7 +396,7 @@ fn a_constrained_spec_too_large_to_learn_is_a_limit_error() {
 /// and `pac --counts` alike.
 #[test]
 fn inconsistent_counts_files_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = folder(&[]);
     let good = r#"{"format":"augur-counts","version":1,"order":1,"end_state":null,"groups":[{"category":null,"traces":3,"steps":6,"states":["ok","bad"],"initial":[["ok",3]],"transitions":[["ok","bad",1],["ok","ok",2]],"invalid":[],"ends":[["bad",1],["ok",2]]}]}"#;
     let cases = [
         (
