@@ -4,10 +4,8 @@
 //! instead of hanging CI, it asserts no timing) and a cap on the process's address space
 //! (so "asks for 16 GB" shows up as a failed test, not as a machine in trouble).
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The watchdog: far beyond what any of these inputs takes now (well under a second in a
 /// debug build), far below "never".
@@ -16,54 +14,11 @@ const WATCHDOG: Duration = Duration::from_secs(240);
 /// Address-space cap for each run, in KiB (3 GiB).
 const MEMORY_KIB: u64 = 3 << 20;
 
-pub(crate) struct Run {
-    pub(crate) code: Option<i32>,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-}
+pub(crate) use crate::util::Capped as Run;
 
 /// Runs `augur args` in `dir` under the memory cap and the watchdog.
 pub(crate) fn augur(dir: &Path, args: &[&str]) -> Run {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v {MEMORY_KIB}; exec \"$0\" \"$@\""))
-        .arg(env!("CARGO_BIN_EXE_augur"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run augur");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for augur") {
-            break status;
-        }
-        if start.elapsed() > WATCHDOG {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("augur {args:?} still running after {WATCHDOG:?}: a hang");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Run {
-        code: status.code(),
-        stdout: t_out.join().unwrap(),
-        stderr: t_err.join().unwrap(),
-    }
+    crate::util::capped(dir, args, MEMORY_KIB, WATCHDOG)
 }
 
 /// Asserts a user error (exit 1) whose message contains `needle` and is located (`--> `).

@@ -22,6 +22,7 @@ mod gate_stream;
 mod gateway;
 mod hook;
 mod hostile_input;
+mod large_inputs;
 mod learn;
 mod learn_counts;
 mod learn_end_state;

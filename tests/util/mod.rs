@@ -136,3 +136,61 @@ pub fn shared_dir(sub: &str) -> Result<PathBuf, String> {
         ))
     }
 }
+
+/// What [`capped`] gives: the exit code (`None` when killed by a signal) and the output.
+pub struct Capped {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `augur args` in `dir` with its address space capped at `memory_kib` KiB (`ulimit -v`:
+/// an input that asks for gigabytes fails the test instead of troubling the machine) and a
+/// `watchdog` (a hang fails the test instead of CI; it asserts no timing). The binary is
+/// `AUGUR_BIN_UNDER_TEST` when set (to run the same reproducers against another build, e.g.
+/// the previous release's), else the one built with the tests.
+pub fn capped(dir: &Path, args: &[&str], memory_kib: u64, watchdog: std::time::Duration) -> Capped {
+    use std::io::Read;
+    let bin = std::env::var("AUGUR_BIN_UNDER_TEST")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_augur").to_string());
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {memory_kib}; exec \"$0\" \"$@\""))
+        .arg(bin)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run augur");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for augur") {
+            break status;
+        }
+        if start.elapsed() > watchdog {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("augur {args:?} still running after {watchdog:?}: a hang");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Capped {
+        code: status.code(),
+        stdout: t_out.join().expect("stdout reader"),
+        stderr: t_err.join().expect("stderr reader"),
+    }
+}

@@ -19,7 +19,8 @@ pub struct ExplainArgs {
     /// `R{"r"}<=r [ F ψ ]` (or `R=?`).
     #[arg(long = "prop", value_name = "PCTL")]
     pub prop: String,
-    /// How many of the most probable paths to list.
+    /// How many of the most probable paths to list (at most 10,000; with --json at most
+    /// 1,000,000 states in all the paths listed, as in Python and MCP).
     #[arg(long, value_name = "K", default_value_t = 10)]
     pub paths: usize,
     /// The start state: an index, or a boolean state formula that holds in one state
@@ -96,6 +97,13 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
         max_paths: args.max_paths.max(args.paths),
         names: names.clone(),
         options,
+        // The text output writes one path at a time, loops folded: only a document (--json)
+        // holds every listed state.
+        max_listed_states: args
+            .opts
+            .load
+            .json
+            .then_some(augur_explain::MAX_LISTED_STATES),
     };
     let explained = explain(&model, &request).map_err(explain_error)?;
     let e = &explained.explanation;
@@ -129,10 +137,29 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     }
     if args.opts.load.json {
-        writeln!(out, "{}", serde_json::to_string(e)?)?;
+        // Written as it is serialised (the paths' states walked from their shared tree).
+        serde_json::to_writer(&mut *out, e)?;
+        writeln!(out)?;
         return Ok(());
     }
     print_human(out, e, args)
+}
+
+/// A path's probability as text: from its logarithm when it is below the smallest normal
+/// double (a product of many transitions underflows; its logarithm does not).
+fn probability(p: &augur_explain::PathReport) -> String {
+    if p.probability >= f64::MIN_POSITIVE || !p.log10_probability.is_finite() {
+        return approx(p.probability);
+    }
+    let e = p.log10_probability.floor();
+    let m = 10f64.powf(p.log10_probability - e);
+    // (Rounding may give 10.0: then one more in the exponent.)
+    let (m, e) = if format!("{m:.3}").starts_with("10") {
+        (1.0, e + 1.0)
+    } else {
+        (m, e)
+    };
+    format!("{m:.3}e{e}")
 }
 
 fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Result<(), CliError> {
@@ -166,26 +193,60 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
         } else {
             vec!["#", "probability", "cumulative", "path"]
         };
-        let right: Vec<usize> = (0..header.len() - 1).collect();
-        let mut t = crate::table::new(&header, &right);
-        for (i, p) in e.paths.iter().enumerate() {
-            let path = p
-                .states
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect::<Vec<_>>()
-                .join(" → ");
-            let mut row = vec![(i + 1).to_string(), approx(p.probability)];
-            if reward {
-                row.push(approx(p.reward.unwrap_or(0.0)));
-                row.push(approx(p.weight.unwrap_or(0.0)));
-            } else {
-                row.push(approx(p.cumulative));
+        // The numbers first (to align them), then one row at a time: a path's text is made
+        // when its row is written (long paths are walked from the shared tree, loops folded).
+        let numbers: Vec<Vec<String>> = e
+            .paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut row = vec![(i + 1).to_string(), probability(p)];
+                if reward {
+                    row.push(approx(p.reward.unwrap_or(0.0)));
+                    row.push(approx(p.weight.unwrap_or(0.0)));
+                } else {
+                    row.push(approx(p.cumulative));
+                }
+                row
+            })
+            .collect();
+        let columns = header.len() - 1;
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| {
+                numbers
+                    .iter()
+                    .map(|r| r[c].chars().count())
+                    .chain([header[c].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut line = String::new();
+        let mut write_row = |cells: &[String], path: &str| -> std::io::Result<()> {
+            line.clear();
+            line.push_str("  ");
+            for (c, cell) in cells.iter().enumerate() {
+                if c > 0 {
+                    line.push_str("  ");
+                }
+                let pad = widths[c].saturating_sub(cell.chars().count());
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
             }
-            row.push(path);
-            t.add_row(row);
+            line.push_str("  ");
+            line.push_str(path);
+            writeln!(out, "{}", line.trim_end())
+        };
+        let head: Vec<String> = header[..columns].iter().map(|h| h.to_string()).collect();
+        write_row(&head, header[columns])?;
+        let mut states = Vec::new();
+        let mut text = String::new();
+        for (p, cells) in e.paths.iter().zip(&numbers) {
+            p.states.indices_into(&mut states);
+            text.clear();
+            augur_explain::listing::folded(&states, &|s| p.states.name(s), &mut text);
+            write_row(cells, &text)?;
         }
-        write!(out, "{}", crate::table::render(&t, "  "))?;
     } else if e.kind == "probability" && args.paths > 0 {
         writeln!(out, "No path satisfies the path formula from this state.")?;
     }
@@ -232,7 +293,8 @@ fn print_human(out: &mut dyn Write, e: &Explanation, args: &ExplainArgs) -> Resu
                 approx(c.reward),
                 approx(c.visits),
                 approx(c.contribution),
-                format!("{:.1}%", 100.0 * c.share),
+                c.share
+                    .map_or_else(|| "-".to_string(), |x| format!("{:.1}%", 100.0 * x)),
             ]);
         }
         write!(out, "{}", crate::table::render(&t, "  "))?;

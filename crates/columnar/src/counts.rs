@@ -319,6 +319,11 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
         row,
     };
     let mut groups: Vec<GroupCounts> = Vec::new();
+    // Per group: the row of each (kind, from, to) (a key is counted by one row), and the
+    // `step` rows (checked against the group's moves and ends once all rows are read).
+    type RowKey = (String, StateKey, Option<StateKey>);
+    let mut first_rows: Vec<HashMap<RowKey, u64>> = Vec::new();
+    let mut step_rows: Vec<Vec<(StateKey, u64, u64)>> = Vec::new();
     let mut row = 0u64;
     for batch in reader {
         let batch = batch.map_err(|e| format_err(&e))?;
@@ -351,9 +356,11 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
                 .ok_or_else(|| null("from_state", "state", row))?;
             let n = ns[i].ok_or_else(|| null("n", "count", row))?;
             let cat = &cats[i];
-            let g = match groups.iter().position(|g| g.category == *cat) {
-                Some(g) => &mut groups[g],
+            let gi = match groups.iter().position(|g| g.category == *cat) {
+                Some(g) => g,
                 None => {
+                    first_rows.push(HashMap::new());
+                    step_rows.push(Vec::new());
                     groups.push(GroupCounts {
                         category: cat.clone(),
                         traces: 0,
@@ -364,14 +371,36 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
                         invalid: Vec::new(),
                         ends: Vec::new(),
                     });
-                    groups.last_mut().ok_or_else(|| bad("no group".into()))?
+                    groups.len() - 1
                 }
             };
+            let g = &mut groups[gi];
             let overflow = || bad(format!("row {row}: the counts add up past 2^64 - 1"));
             let from = key(from, row, "from_state")?;
+            let to = match kind {
+                "transition" | "invalid" => {
+                    let to = tos[i]
+                        .clone()
+                        .ok_or_else(|| null("to_state", "state", row))?;
+                    Some(key(to, row, "to_state")?)
+                }
+                _ => None,
+            };
+            if let Some(first) =
+                first_rows[gi].insert((kind.to_string(), from.clone(), to.clone()), row)
+            {
+                let what = match &to {
+                    Some(t) => format!("{} -> {}", from.display(), t.display()),
+                    None => from.display(),
+                };
+                return Err(bad(format!(
+                    "row {row}: a `{kind}` row for {what} again (first at row {first}); a counts table gives each key its total once"
+                )));
+            }
             match kind {
                 "step" => {
                     g.steps = g.steps.checked_add(n).ok_or_else(overflow)?;
+                    step_rows[gi].push((from.clone(), n, row));
                     g.states.push(from);
                 }
                 "initial" => {
@@ -380,10 +409,7 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
                 }
                 "end" => g.ends.push((from, n)),
                 "transition" | "invalid" => {
-                    let to = tos[i]
-                        .clone()
-                        .ok_or_else(|| null("to_state", "state", row))?;
-                    let to = key(to, row, "to_state")?;
+                    let to = to.ok_or_else(|| null("to_state", "state", row))?;
                     if kind == "transition" {
                         g.transitions.push((from, to, n));
                     } else {
@@ -396,6 +422,25 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
                          transition, invalid or end"
                     )))
                 }
+            }
+        }
+    }
+    // A state's steps are the moves that leave it and the traces that end in it.
+    for (g, steps) in groups.iter().zip(&step_rows) {
+        let mut left: HashMap<&StateKey, u128> = HashMap::new();
+        for (f, _, n) in g.transitions.iter().chain(&g.invalid) {
+            *left.entry(f).or_default() += u128::from(*n);
+        }
+        for (s, n) in &g.ends {
+            *left.entry(s).or_default() += u128::from(*n);
+        }
+        for (s, n, r) in steps {
+            let m = left.get(s).copied().unwrap_or(0);
+            if u128::from(*n) != m {
+                return Err(bad(format!(
+                    "row {r}: the `step` row of state {} counts {n} steps, but the moves that leave it and the traces that end in it add up to {m}",
+                    s.display()
+                )));
             }
         }
     }
@@ -582,5 +627,22 @@ mod tests {
         assert_eq!((g.traces, g.steps), (1, 3));
         assert_eq!(g.transitions, [(name("a"), name("a"), 2)]);
         c.check().unwrap();
+        // Issue 43: a key counted by two rows (it was summed), and a `step` row that the
+        // moves and trace ends of its state do not add up to, are errors naming the rows.
+        let mut twice = good.clone();
+        twice[0].1.push(Some("transition"));
+        twice[1].1.push(Some("a"));
+        twice[2].1.push(Some("a"));
+        assert_eq!(
+            err(&twice, vec![1, 1, 3, 1, 1], &header),
+            "DIR/c.parquet: not an augur-counts table: row 5: a `transition` row for `a` -> \
+             `a` again (first at row 1); a counts table gives each key its total once"
+        );
+        assert_eq!(
+            err(&good, vec![2, 1, 4, 1], &header),
+            "DIR/c.parquet: not an augur-counts table: row 3: the `step` row of state `a` \
+             counts 4 steps, but the moves that leave it and the traces that end in it add up \
+             to 3"
+        );
     }
 }

@@ -39,12 +39,12 @@ pub struct Edge {
 }
 
 /// The subsystem as a graph: one node per state of the sub-chain (the sink last), named by
-/// `name(model state)`; an edge per transition, those taken by one of `paths` (sequences of
-/// model states) highlighted.
+/// `name(model state)`; an edge per transition, those in `taken` (pairs of model states: the
+/// transitions of the listed paths) highlighted.
 pub fn graph(
     sub: &SubChain,
     is_target: &dyn Fn(u32) -> bool,
-    paths: &[Vec<u32>],
+    taken: &HashSet<(u32, u32)>,
     name: &dyn Fn(u32) -> String,
 ) -> DiGraph<Node, Edge> {
     let mut g = DiGraph::new();
@@ -73,10 +73,6 @@ pub fn graph(
             kind: NodeKind::Sink,
         }));
     }
-    let taken: HashSet<(u32, u32)> = paths
-        .iter()
-        .flat_map(|p| p.windows(2).map(|w| (w[0], w[1])))
-        .collect();
     for i in 0..sub.states.len() {
         for (t, p) in sub.dtmc.successors(i) {
             let t = t as usize;

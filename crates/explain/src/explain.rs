@@ -4,7 +4,8 @@
 //! serialisable [`Explanation`].
 
 use crate::error::{ExplainError, Result};
-use crate::paths::{Path, PathGoal, PathSearch};
+use crate::listing::{PathStates, TreeBuilder};
+use crate::paths::{Found, PathGoal, PathSearch};
 use crate::rewards;
 use crate::subsystem::{self, SubChain, Subsystem};
 use augur_check::{CheckOptions, CheckSession, Constants, Model, Properties, StateValues};
@@ -46,8 +47,14 @@ pub struct Request {
     pub max_paths: usize,
     /// State names (a learned model's), by index.
     pub names: Option<Vec<String>>,
-    /// How to check (the limits apply to the checker's parts).
+    /// How to check (the limits apply to the checker's parts and to every search: the time
+    /// limit and cancellation of `options.limits`).
     pub options: CheckOptions,
+    /// At most this many states in the listed paths together (the sum of their lengths),
+    /// `None` for no limit: [`MAX_LISTED_STATES`] by default, the bound of a document that
+    /// lists them all (`--json`, Python, MCP); the CLI's text output, which folds loops and
+    /// writes one path at a time, has none.
+    pub max_listed_states: Option<usize>,
 }
 
 impl Request {
@@ -63,12 +70,21 @@ impl Request {
             max_paths: DEFAULT_MAX_PATHS,
             names: None,
             options: CheckOptions::default(),
+            max_listed_states: Some(MAX_LISTED_STATES),
         }
     }
 }
 
 /// The default of [`Request::max_paths`].
 pub const DEFAULT_MAX_PATHS: usize = 100_000;
+
+/// At most this many paths are listed ([`Request::paths`]): the CLI's `--paths`, Python's and
+/// MCP's `paths` alike.
+pub const MAX_LISTED_PATHS: usize = 10_000;
+
+/// The default of [`Request::max_listed_states`]: a document of 1,000,000 states is some
+/// 40 MB of JSON.
+pub const MAX_LISTED_STATES: usize = 1_000_000;
 
 /// A state as reported: its index and its name.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -83,8 +99,12 @@ pub struct StateRef {
 /// One reported path.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PathReport {
-    /// Its probability.
+    /// Its probability (0 only when it is below the smallest positive double, about 5e-324:
+    /// `log10_probability` has it then).
     pub probability: f64,
+    /// The decimal logarithm of its probability (summed in log space along the path, finite
+    /// for every path).
+    pub log10_probability: f64,
     /// The probability of this path and those listed before it.
     pub cumulative: f64,
     /// For a reward property: the reward earned along it.
@@ -93,8 +113,9 @@ pub struct PathReport {
     /// For a reward property: `probability · reward`, its share of the expected reward.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weight: Option<f64>,
-    /// Its states, the start first.
-    pub states: Vec<StateRef>,
+    /// Its states, the start first (shared with the other paths' in a tree of prefixes;
+    /// serialised as the list of `{"index", "name"}`).
+    pub states: PathStates,
 }
 
 /// The threshold of the property.
@@ -138,6 +159,26 @@ pub struct RewardReport {
     pub remaining: f64,
     /// How many of the most probable paths were ranked by weight.
     pub ranked_paths: usize,
+    /// The probability of never reaching ψ from the start (of entering a state from which ψ
+    /// cannot be reached): positive exactly when the expected reward is infinite for that
+    /// reason.
+    pub missed: f64,
+    /// Where the paths that miss ψ go: the states from which ψ cannot be reached that they
+    /// enter first, with the probability of doing so (largest first, at most 10).
+    pub missed_into: Vec<MissReport>,
+    /// Why the expected reward is infinite, when it is: `missed` (ψ is missed with positive
+    /// probability) or `overflow` (ψ is reached with probability 1, and the sum of the rewards
+    /// exceeds the largest double); `None` when it is finite.
+    pub infinite: Option<&'static str>,
+}
+
+/// A state where paths that miss ψ go.
+#[derive(Clone, Debug, Serialize)]
+pub struct MissReport {
+    /// The state (ψ cannot be reached from it).
+    pub state: StateRef,
+    /// The probability of entering it before ψ.
+    pub probability: f64,
 }
 
 /// One state's contribution.
@@ -151,8 +192,8 @@ pub struct ContributionReport {
     pub visits: f64,
     /// `reward · visits`.
     pub contribution: f64,
-    /// Its share of the total.
-    pub share: f64,
+    /// Its share of the total (`None` when the total is infinite or 0).
+    pub share: Option<f64>,
 }
 
 /// The explanation of one property at one state.
@@ -196,8 +237,8 @@ pub struct Explained {
     pub explanation: Explanation,
     /// The sub-chain of the subsystem, when one was asked for and found.
     pub subchain: Option<SubChain>,
-    /// The listed paths (model states).
-    pub paths: Vec<Vec<u32>>,
+    /// The listed paths (of a probability; none for a reward).
+    pub paths: Vec<PathStates>,
     /// The ψ-states.
     pub target: StateSet,
 }
@@ -380,6 +421,12 @@ fn start_state(model: &Model, session: &mut CheckSession<'_>, from: Option<&str>
 /// probable paths (with the number needed to exceed the threshold), the critical subsystem
 /// when asked for, and for a reward property the states and paths that carry most of it.
 pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
+    if request.paths > MAX_LISTED_PATHS {
+        return Err(ExplainError::input(format!(
+            "--paths {}: at most {MAX_LISTED_PATHS} paths are listed (Python's and MCP's `paths` have the same limit)",
+            request.paths
+        )));
+    }
     model.require_point("explain")?;
     let dtmc = model.dtmc();
     let parts = take_apart(model, request)?;
@@ -484,9 +531,12 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
             }
         }
     };
-    let mut search = PathSearch::new(dtmc, &transpose, formula, start);
+    let mut search =
+        PathSearch::new(dtmc, &transpose, formula, start).with_limits(&request.options.limits);
     // Paths: for a probability, the K most probable, then more (up to max_paths) until their
-    // mass exceeds the threshold; for a reward, the most probable ones ranked by weight.
+    // mass exceeds the threshold; for a reward, the most probable ones ranked by weight. Only
+    // the leaves of the search's tree of prefixes are kept (a path's states are walked from
+    // the tree when it is reported).
     let reward = parts.reward.map(|r| &dtmc.rewards[r]);
     let to_rank = match reward {
         Some(_) => request
@@ -496,7 +546,7 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
             .min(request.max_paths),
         None => request.paths,
     };
-    let mut listed: Vec<Path> = Vec::new();
+    let mut listed: Vec<Found> = Vec::new();
     let (mut enumerated, mut mass, mut to_exceed, mut all_paths) = (0usize, 0.0, None, false);
     loop {
         let want_more = enumerated < to_rank
@@ -507,7 +557,7 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
         if !want_more {
             break;
         }
-        let next = match search.next_path() {
+        let next = match search.next_found() {
             Ok(next) => next,
             // Past the paths asked for, the count of those needed to exceed the threshold
             // stops at the search's budget with a note, not an error.
@@ -532,21 +582,12 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
             listed.push(p);
         }
     }
-    let mut paths: Vec<PathReport> = Vec::new();
+    // The paths reported, in order (for a reward: the heaviest), with their reward and weight.
+    let mut chosen: Vec<(Found, Option<(f64, f64)>)> = Vec::new();
     let mut rewards_report = None;
     match reward {
         None => {
-            let mut cumulative = 0.0;
-            for p in &listed {
-                cumulative += p.probability;
-                paths.push(PathReport {
-                    probability: p.probability,
-                    cumulative,
-                    reward: None,
-                    weight: None,
-                    states: p.states.iter().map(|&s| name(s)).collect(),
-                });
-            }
+            chosen.extend(listed.iter().map(|&f| (f, None)));
             if violated == Some(true) && to_exceed.is_none() {
                 notes.push(format!(
                     "the {enumerated} most probable paths have probability {mass} in total: not above the threshold (more paths: --max-paths)"
@@ -554,16 +595,14 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
             }
         }
         Some(r) => {
-            let mut ranked: Vec<(f64, f64, usize)> = listed
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    let acc = rewards::path_reward(dtmc, r, &p.states);
-                    (p.probability * acc, acc, i)
-                })
-                .collect();
+            let mut memo = PathRewards::default();
+            let mut ranked: Vec<(f64, f64, usize)> = Vec::with_capacity(listed.len());
+            for (i, p) in listed.iter().enumerate() {
+                let acc = memo.reward(&search, dtmc, r, p.prefix);
+                ranked.push((p.probability * acc, acc, i));
+            }
+            drop(memo);
             ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-            let mut cumulative = 0.0;
             let mut weight = 0.0;
             for (i, &(w, acc, k)) in ranked.iter().enumerate() {
                 weight += w;
@@ -571,19 +610,27 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
                     to_exceed = Some(i + 1);
                 }
                 if i < request.paths {
-                    let p = &listed[k];
-                    cumulative += p.probability;
-                    paths.push(PathReport {
-                        probability: p.probability,
-                        cumulative,
-                        reward: Some(acc),
-                        weight: Some(w),
-                        states: p.states.iter().map(|&s| name(s)).collect(),
-                    });
+                    chosen.push((listed[k], Some((acc, w))));
                 }
             }
-            let c = rewards::contributions(dtmc, r, &psi, start, 1e-15, 1_000_000);
+            let c = rewards::contributions(
+                dtmc,
+                &transpose,
+                r,
+                &psi,
+                start,
+                rewards::Propagation::default(),
+                &request.options.limits,
+            )?;
             let shown = request.paths.max(10);
+            let finite_total = c.total.is_finite() && c.total != 0.0;
+            let infinite = if !value.is_infinite() {
+                None
+            } else if c.misses {
+                Some("missed")
+            } else {
+                Some("overflow")
+            };
             rewards_report = Some(RewardReport {
                 structure: r.display_name().to_string(),
                 states: c
@@ -595,22 +642,103 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
                         reward: x.reward,
                         visits: x.visits,
                         contribution: x.contribution,
-                        share: if c.total != 0.0 {
-                            x.contribution / c.total
-                        } else {
-                            0.0
-                        },
+                        share: finite_total.then(|| x.contribution / c.total),
                     })
                     .collect(),
                 total: c.total,
                 remaining: c.remaining,
                 ranked_paths: listed.len(),
+                missed: c.missed,
+                missed_into: c
+                    .missed_into
+                    .iter()
+                    .take(10)
+                    .map(|&(s, p)| MissReport {
+                        state: name(s),
+                        probability: p,
+                    })
+                    .collect(),
+                infinite,
             });
-            if value.is_infinite() {
-                notes.push("the expected reward is infinite: ψ is missed with positive probability, and the contributions are those of the steps propagated".into());
+            match infinite {
+                Some("missed") => {
+                    let into: Vec<String> = c
+                        .missed_into
+                        .iter()
+                        .take(3)
+                        .map(|&(s, p)| format!("{} ({p})", name(s).name))
+                        .collect();
+                    notes.push(format!(
+                        "the expected reward is infinite because ψ is missed with probability {} (as in PRISM, the reward of `F ψ` is infinite unless ψ is reached with probability 1): the paths that miss it enter {}{}, from which ψ cannot be reached; the contributions are those of the paths while ψ can still be reached",
+                        c.missed,
+                        into.join(", "),
+                        if c.missed_into.len() > 3 {
+                            format!(" and {} more such states", c.missed_into.len() - 3)
+                        } else {
+                            String::new()
+                        }
+                    ));
+                }
+                Some(_) => notes.push(format!(
+                    "the expected reward is infinite although ψ is reached with probability 1: the rewards add up past the largest double (about 1.8e308){}; the states listed contribute the most, and shares of an infinite total are not given",
+                    if c.total.is_finite() {
+                        format!(" (the contributions found add up to {}, the rest is in the steps not propagated)", c.total)
+                    } else {
+                        String::new()
+                    }
+                )),
+                None => {}
             }
         }
     }
+    // The listed states (for a document), before any name is made.
+    let listed_states: usize = chosen.iter().map(|(f, _)| f.steps as usize + 1).sum();
+    if let Some(limit) = request.max_listed_states {
+        if listed_states > limit {
+            let mut total = 0usize;
+            let within = chosen
+                .iter()
+                .take_while(|(f, _)| {
+                    total += f.steps as usize + 1;
+                    total <= limit
+                })
+                .count();
+            return Err(ExplainError::Budget {
+                what: "the paths listed",
+                limit,
+                unit: "states (the paths' lengths added up)",
+                hint: format!(
+                    ": the {} paths asked for list {listed_states} states, and only the first {within} fit; ask for fewer paths (--paths, Python's and MCP's `paths`), or read them in `augur explain`'s text output (without --json), which writes one path at a time and folds loops",
+                    chosen.len()
+                ),
+            });
+        }
+    }
+    let mut tree = TreeBuilder::new();
+    let name_of = |s: u32| state_name(model, names, s);
+    let leaves: Vec<u32> = chosen
+        .iter()
+        .map(|(f, _)| tree.add(&search, f.prefix, &name_of))
+        .collect();
+    drop(search);
+    let tree = tree.finish();
+    let mut paths: Vec<PathReport> = Vec::with_capacity(chosen.len());
+    let mut cumulative = 0.0;
+    for ((f, rw), leaf) in chosen.iter().zip(leaves) {
+        cumulative += f.probability;
+        paths.push(PathReport {
+            probability: f.probability,
+            log10_probability: f.ln_probability / std::f64::consts::LN_10,
+            cumulative,
+            reward: rw.map(|(acc, _)| acc),
+            weight: rw.map(|(_, w)| w),
+            states: PathStates::new(Arc::clone(&tree), leaf, f.steps + 1),
+        });
+    }
+    let shown: Vec<PathStates> = match reward {
+        None => paths.iter().map(|p| p.states.clone()).collect(),
+        Some(_) => Vec::new(),
+    };
     let explanation = Explanation {
         property: parts.text,
         kind: if reward.is_some() {
@@ -634,14 +762,6 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
         notes,
         paths,
     };
-    let shown: Vec<Vec<u32>> = match reward {
-        None => listed
-            .iter()
-            .take(request.paths)
-            .map(|p| p.states.clone())
-            .collect(),
-        Some(_) => Vec::new(),
-    };
     Ok(Explained {
         explanation,
         subchain,
@@ -650,16 +770,57 @@ pub fn explain(model: &Model, request: &Request) -> Result<Explained> {
     })
 }
 
+/// The reward earned along paths of a search, memoised over its tree of prefixes (a path's
+/// reward is its parent prefix's plus one step's), so that ranking K paths of up to L steps
+/// costs the prefixes walked, not K · L.
+#[derive(Default)]
+struct PathRewards {
+    known: std::collections::HashMap<u32, f64>,
+}
+
+impl PathRewards {
+    fn reward(
+        &mut self,
+        search: &PathSearch<'_>,
+        dtmc: &augur_dtmc::Dtmc,
+        r: &augur_dtmc::RewardStructure,
+        leaf: u32,
+    ) -> f64 {
+        let mut up = Vec::new();
+        let mut at = leaf;
+        let mut acc = 0.0;
+        while at != u32::MAX {
+            if let Some(&v) = self.known.get(&at) {
+                acc = v;
+                break;
+            }
+            up.push(at);
+            at = search.node(at).1;
+        }
+        for &p in up.iter().rev() {
+            let (state, parent) = search.node(p);
+            if parent != u32::MAX {
+                let from = search.node(parent).0;
+                acc += rewards::step_reward(dtmc, r, from, state);
+            }
+            self.known.insert(p, acc);
+        }
+        acc
+    }
+}
+
 impl Explained {
     /// The subsystem in DOT (petgraph), the listed paths highlighted; `None` without one.
     pub fn dot(&self, model: &Model, names: Option<&[String]>) -> Option<String> {
         let sub = self.subchain.as_ref()?;
-        let g = crate::dot::graph(
-            sub,
-            &|s| self.target.contains(s as usize),
-            &self.paths,
-            &|s| state_name(model, names, s),
-        );
+        let taken = self
+            .paths
+            .first()
+            .map(|p| p.tree().transitions())
+            .unwrap_or_default();
+        let g = crate::dot::graph(sub, &|s| self.target.contains(s as usize), &taken, &|s| {
+            state_name(model, names, s)
+        });
         Some(crate::dot::to_dot(&g))
     }
 

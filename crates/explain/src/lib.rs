@@ -42,15 +42,19 @@
 pub mod dot;
 mod error;
 mod explain;
+pub mod listing;
 pub mod paths;
 pub mod rewards;
+mod stop;
 pub mod subsystem;
 
 pub use error::{ExplainError, Result};
 pub use explain::{
-    explain, state_name, ContributionReport, Explained, Explanation, PathReport, Request,
-    RewardReport, StateRef, SubsystemKind, SubsystemReport, ThresholdReport, DEFAULT_MAX_PATHS,
+    explain, state_name, ContributionReport, Explained, Explanation, MissReport, PathReport,
+    Request, RewardReport, StateRef, SubsystemKind, SubsystemReport, ThresholdReport,
+    DEFAULT_MAX_PATHS, MAX_LISTED_PATHS, MAX_LISTED_STATES,
 };
+pub use listing::{PathStates, PathTree};
 
 #[cfg(test)]
 mod tests;

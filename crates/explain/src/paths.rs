@@ -21,6 +21,8 @@
 //! consistent, so the order is still exact.
 
 use crate::error::{ExplainError, Result};
+use crate::stop::Clock;
+use augur_check::Limits;
 use augur_dtmc::{Dtmc, StateSet};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -51,8 +53,28 @@ impl PathGoal<'_> {
 pub struct Path {
     /// The states, the start first, the ψ-state last.
     pub states: Vec<u32>,
-    /// The product of its transitions' probabilities.
+    /// The product of its transitions' probabilities (0 when that is below the smallest
+    /// positive `f64`, about 5e-324: see `ln_probability`).
     pub probability: f64,
+    /// The natural logarithm of the probability: the sum of its transitions' logarithms,
+    /// finite for every path (a path has only transitions of positive probability).
+    pub ln_probability: f64,
+}
+
+/// A path found by [`PathSearch::next_found`], without its states: the leaf of the search's
+/// tree of prefixes that ends it ([`PathSearch::states`] lists them). Paths share their
+/// common prefixes in that tree, so K paths of up to L steps take memory linear in the
+/// prefixes expanded, not K · L.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Found {
+    /// The prefix that ends the path (an index into the search's tree).
+    pub prefix: u32,
+    /// The product of its transitions' probabilities (0 below the smallest positive `f64`).
+    pub probability: f64,
+    /// The natural logarithm of the probability (finite).
+    pub ln_probability: f64,
+    /// Its steps: one less than its states.
+    pub steps: u32,
 }
 
 /// A path prefix in the search tree.
@@ -191,6 +213,7 @@ pub struct PathSearch<'a> {
     prefixes: Vec<Prefix>,
     heap: BinaryHeap<Entry>,
     max_prefixes: usize,
+    clock: Clock,
 }
 
 impl<'a> PathSearch<'a> {
@@ -211,6 +234,7 @@ impl<'a> PathSearch<'a> {
             prefixes: Vec::new(),
             heap: BinaryHeap::new(),
             max_prefixes: DEFAULT_MAX_PREFIXES,
+            clock: Clock::unlimited(),
         };
         if start < dtmc.num_states() && search.feasible(start, 0) {
             search.push(start as u32, u32::MAX, 0, 0.0, 1.0);
@@ -222,6 +246,14 @@ impl<'a> PathSearch<'a> {
     /// [`ExplainError::Budget`] when it would keep more).
     pub fn with_max_prefixes(mut self, max: usize) -> Self {
         self.max_prefixes = max;
+        self
+    }
+
+    /// The same search under `limits`: it stops with the checker's limit error
+    /// ([`augur_check::CheckError::Stopped`]) when cancelled or past the time limit (checked
+    /// every 1,024 prefixes expanded).
+    pub fn with_limits(mut self, limits: &Limits) -> Self {
+        self.clock = Clock::new(limits);
         self
     }
 
@@ -263,13 +295,29 @@ impl<'a> PathSearch<'a> {
 
     /// The next most probable path, `None` when every path has been returned.
     pub fn next_path(&mut self) -> Result<Option<Path>> {
+        Ok(self.next_found()?.map(|f| Path {
+            states: self.states(f.prefix),
+            probability: f.probability,
+            ln_probability: f.ln_probability,
+        }))
+    }
+
+    /// The next most probable path as a leaf of the tree of prefixes (its states are not
+    /// copied), `None` when every path has been returned.
+    pub fn next_found(&mut self) -> Result<Option<Found>> {
         let ptr = self.dtmc.row_ptr();
         let (idx, data) = (self.dtmc.matrix.indices(), self.dtmc.matrix.data());
         while let Some(Entry { prefix, .. }) = self.heap.pop() {
+            self.clock.tick()?;
             let node = self.prefixes[prefix as usize];
             let s = node.state as usize;
             if self.formula.psi.contains(s) {
-                return Ok(Some(self.path(prefix)));
+                return Ok(Some(Found {
+                    prefix,
+                    probability: node.probability,
+                    ln_probability: -node.cost,
+                    steps: node.steps,
+                }));
             }
             let needed = self.prefixes.len() + (ptr[s + 1] - ptr[s]) as usize;
             if needed > self.max_prefixes {
@@ -297,18 +345,22 @@ impl<'a> PathSearch<'a> {
         Ok(None)
     }
 
-    fn path(&self, mut prefix: u32) -> Path {
-        let probability = self.prefixes[prefix as usize].probability;
+    /// The state of a prefix and its parent prefix (`u32::MAX` for the start).
+    pub fn node(&self, prefix: u32) -> (u32, u32) {
+        let p = &self.prefixes[prefix as usize];
+        (p.state, p.parent)
+    }
+
+    /// The states of the path ending at `prefix`, the start first.
+    pub fn states(&self, prefix: u32) -> Vec<u32> {
         let mut states = Vec::new();
-        while prefix != u32::MAX {
-            let p = &self.prefixes[prefix as usize];
+        let mut at = prefix;
+        while at != u32::MAX {
+            let p = &self.prefixes[at as usize];
             states.push(p.state);
-            prefix = p.parent;
+            at = p.parent;
         }
         states.reverse();
-        Path {
-            states,
-            probability,
-        }
+        states
     }
 }

@@ -7,7 +7,8 @@
 
 use crate::error::{ExplainError, Result};
 use crate::paths::{distances_to_target, PathGoal};
-use augur_check::{CheckOptions, CheckSession, Method, Scalar};
+use crate::stop::Clock;
+use augur_check::{CheckOptions, CheckSession, Limits, Method, Scalar};
 use augur_dtmc::{Dtmc, DtmcBuilder, StateSet, Valuations};
 use nalgebra::{DMatrix, DVector};
 
@@ -228,7 +229,8 @@ fn raw(m: &augur_dtmc::Matrix) -> (&[u32], &[u32], &[f64]) {
 /// probability of the paths through it. Only *relevant* states are ranked: those reached from
 /// `start` through continuing states that can reach ψ through continuing states (a sub-chain
 /// of the relevant states has the probability of the whole chain; no other state can help).
-/// Empty when ψ cannot be reached from `start`.
+/// Empty when ψ cannot be reached from `start`. The sweeps honour `limits` (time and
+/// cancellation).
 ///
 /// The visits solve `ξ = e_start + ξ·Q` over the continuing relevant states (a transient
 /// sub-chain: from each of them ψ can be reached): one pass over the strongly connected
@@ -243,11 +245,14 @@ pub fn ranking(
     formula: &PathGoal<'_>,
     start: usize,
     values: &[f64],
-) -> Vec<u32> {
-    flows(dtmc, transpose, formula, start, values)
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect()
+    limits: &Limits,
+) -> Result<Vec<u32>> {
+    Ok(
+        flows(dtmc, transpose, formula, start, values, &Clock::new(limits))?
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect(),
+    )
 }
 
 /// The relevant states with their flows, in the order of [`ranking`] (the start first, with
@@ -258,7 +263,8 @@ pub(crate) fn flows(
     formula: &PathGoal<'_>,
     start: usize,
     values: &[f64],
-) -> Vec<(u32, f64)> {
+    clock: &Clock,
+) -> Result<Vec<(u32, f64)>> {
     let n = dtmc.num_states();
     let (ptr, idx, val) = raw(transpose);
     // Backward from ψ through continuing states.
@@ -279,10 +285,10 @@ pub(crate) fn flows(
         }
     }
     if start >= n || !reach.contains(start) {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     if formula.psi.contains(start) {
-        return vec![(start as u32, 1.0)];
+        return Ok(vec![(start as u32, 1.0)]);
     }
     // Forward from the start through continuing relevant states.
     let mut inner = StateSet::with_capacity(n);
@@ -346,6 +352,7 @@ pub(crate) fn flows(
             xi[group[0] as usize] = ext[0] / ext[1];
         } else {
             for _ in 0..MAX_SWEEPS {
+                clock.check()?;
                 let (mut change, mut largest) = (0.0f64, 0.0f64);
                 for (g, &s) in group.iter().enumerate() {
                     let s = s as usize;
@@ -390,7 +397,7 @@ pub(crate) fn flows(
     let mut order = Vec::with_capacity(scored.len() + 1);
     order.push((start as u32, 1.0));
     order.extend(scored.into_iter().map(|(f, s)| (s, f)));
-    order
+    Ok(order)
 }
 
 /// Checks the path formula on a sub-chain: its probability from the initial state and its
@@ -458,7 +465,7 @@ pub fn grow(
     exceeds: &dyn Fn(f64) -> bool,
     options: &CheckOptions,
 ) -> Result<Option<Subsystem>> {
-    let order = ranking(dtmc, transpose, &formula, start, values);
+    let order = ranking(dtmc, transpose, &formula, start, values, &options.limits)?;
     if order.is_empty() {
         return Ok(None);
     }
@@ -513,7 +520,8 @@ pub fn grow(
             &sub_formula,
             0,
             &sub_values,
-        );
+            &options.limits,
+        )?;
         let again: Vec<u32> = local
             .iter()
             .filter(|&&i| (i as usize) < best.len())
@@ -550,6 +558,7 @@ pub(crate) struct SmallChain {
     target: Vec<bool>,
     continues: Vec<bool>,
     bound: Option<u32>,
+    clock: Clock,
 }
 
 impl SmallChain {
@@ -609,7 +618,15 @@ impl SmallChain {
             states,
             p,
             bound: formula.bound,
+            clock: Clock::unlimited(),
         }))
+    }
+
+    /// The same under `limits`: [`SmallChain::mass`] stops when cancelled or past the time
+    /// limit.
+    pub fn with_limits(mut self, limits: &Limits) -> SmallChain {
+        self.clock = Clock::new(limits);
+        self
     }
 
     /// The number of relevant states.
@@ -617,22 +634,28 @@ impl SmallChain {
         self.states.len()
     }
 
-    /// The probability of the path formula from the start in the sub-chain of `mask`.
-    pub fn mass(&self, mask: u32) -> f64 {
+    /// The probability of the path formula from the start in the sub-chain of `mask`. A step
+    /// bound is iterated until the values stop changing (bit for bit: every later step gives
+    /// the same) or the bound is reached, the limits checked every 1,024 steps.
+    pub fn mass(&self, mask: u32) -> Result<f64> {
+        self.clock.check()?;
         let m = self.len();
         let inside = |i: usize| mask & (1 << i) != 0;
         if !inside(0) {
-            return 0.0;
+            return Ok(0.0);
         }
         if self.target[0] {
-            return 1.0;
+            return Ok(1.0);
         }
         if let Some(k) = self.bound {
             let mut x: Vec<f64> = (0..m)
                 .map(|i| f64::from(u8::from(inside(i) && self.target[i])))
                 .collect();
             let mut y = x.clone();
-            for _ in 0..k {
+            for step in 0..k {
+                if step % 1024 == 1023 {
+                    self.clock.check()?;
+                }
                 for (i, yi) in y.iter_mut().enumerate() {
                     *yi = if !inside(i) {
                         0.0
@@ -648,8 +671,12 @@ impl SmallChain {
                     };
                 }
                 std::mem::swap(&mut x, &mut y);
+                if x == y {
+                    // A fixed point: every later step gives the same values.
+                    break;
+                }
             }
-            return x[0];
+            return Ok(x[0]);
         }
         // Unknowns: continuing states of the set that reach a target of the set within it.
         let mut reach = vec![false; m];
@@ -666,7 +693,7 @@ impl SmallChain {
             }
         }
         if !reach[0] {
-            return 0.0;
+            return Ok(0.0);
         }
         let unknowns: Vec<usize> = (0..m).filter(|&i| reach[i] && !self.target[i]).collect();
         let u = unknowns.len();
@@ -681,10 +708,10 @@ impl SmallChain {
                 .map(|j| self.p[i * m + j])
                 .sum();
         }
-        match a.lu().solve(&b) {
+        Ok(match a.lu().solve(&b) {
             Some(x) => x[0].clamp(0.0, 1.0),
             None => 0.0,
-        }
+        })
     }
 }
 
@@ -709,6 +736,7 @@ pub fn minimal(
     let Some(chain) = SmallChain::new(dtmc, transpose, &formula, start, MINIMAL_MAX_STATES)? else {
         return Ok(None);
     };
+    let chain = chain.with_limits(&options.limits);
     let Some((mask, evaluations)) = minimal_mask(&chain, exceeds, budget)? else {
         return Ok(None);
     };
@@ -735,7 +763,7 @@ pub(crate) fn minimal_mask(
 ) -> Result<Option<(u32, usize)>> {
     let m = chain.len();
     let all: u32 = if m == 32 { u32::MAX } else { (1u32 << m) - 1 };
-    if !exceeds(chain.mass(all)) {
+    if !exceeds(chain.mass(all)?) {
         return Ok(None);
     }
     // Order: by the probability of the most probable path through the state (start first).
@@ -759,7 +787,7 @@ pub(crate) fn minimal_mask(
                     hint: String::new(),
                 });
             }
-            Ok((self.exceeds)(self.chain.mass(mask)))
+            Ok((self.exceeds)(self.chain.mass(mask)?))
         }
         fn go(&mut self, depth: usize, included: u32, undecided: u32) -> Result<()> {
             let size = included.count_ones();

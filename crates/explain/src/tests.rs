@@ -2,6 +2,7 @@
 //! chains (checked against `augur-check`, an independent computation).
 
 use crate::paths::{PathGoal, PathSearch};
+use crate::stop::Clock;
 use crate::subsystem::{self, SmallChain};
 use crate::{explain, Request, SubsystemKind};
 use augur_check::{check_str, CheckOptions, Format, LoadOptions, Model, Scalar};
@@ -136,7 +137,7 @@ fn paths_needed_to_exceed_the_threshold() {
     assert!((e.value - 0.6).abs() < 1e-12);
     assert_eq!(e.paths.len(), 2);
     assert!((e.paths[1].cumulative - 0.45).abs() < 1e-15);
-    assert_eq!(e.paths[1].states[1].name, "state 0 (s=0)");
+    assert_eq!(e.paths[1].states.refs()[1].name, "state 0 (s=0)");
     assert_eq!(e.paths_to_exceed, Some(3));
     // `<` counts a mass equal to the threshold: 0.3 ≥ 0.3 after 1 path (`<=`: 2 paths).
     let e = explain(&m, &Request::new("P<0.3 [ F \"goal\" ]", 1))
@@ -241,7 +242,7 @@ fn flows_are_visits_times_values() {
         bound: None,
     };
     let values = [0.5, 0.4, 1.0, 0.0];
-    let got = subsystem::flows(&d, &d.transpose(), &f, 0, &values);
+    let got = subsystem::flows(&d, &d.transpose(), &f, 0, &values, &Clock::unlimited()).unwrap();
     // The goal is reached with 0.3 + 0.5·0.4 = 0.5; the paths through 1 carry 0.5·0.4 = 0.2;
     // the trap cannot help and is not ranked.
     assert_eq!(got.len(), 3);
@@ -273,7 +274,15 @@ fn flows_are_visits_times_values() {
         bound: None,
     };
     // Values of 1 everywhere (the goal is certain); 1's flow is then its visits.
-    let got = subsystem::flows(&d, &d.transpose(), &f, 0, &[1.0, 1.0, 1.0]);
+    let got = subsystem::flows(
+        &d,
+        &d.transpose(),
+        &f,
+        0,
+        &[1.0, 1.0, 1.0],
+        &Clock::unlimited(),
+    )
+    .unwrap();
     let flow = |s: u32| got.iter().find(|x| x.0 == s).unwrap().1;
     assert!((flow(1) - 1.0).abs() < 1e-9, "{got:?}");
     assert!((flow(2) - 1.0).abs() < 1e-9, "{got:?}");
@@ -337,7 +346,7 @@ fn exhaustive_minimum(chain: &SmallChain, exceeds: &dyn Fn(f64) -> bool) -> Opti
         if best.is_some_and(|b| size >= b) {
             continue;
         }
-        if exceeds(chain.mass(mask)) {
+        if exceeds(chain.mass(mask).unwrap()) {
             best = Some(size);
         }
     }
@@ -414,4 +423,227 @@ proptest! {
             prop_assert!(s.probability.lo > theta);
         }
     }
+}
+
+/// Issue 43: K paths around a loop share their prefixes (memory linear in K, not K²), carry
+/// their probabilities in log space (none is 0), and the listing's limits are errors.
+#[test]
+fn many_paths_share_their_prefixes_and_keep_their_logarithms() {
+    let m = prism(LOOP_PM);
+    let k = 2000;
+    let mut r = Request::new("P=? [ F \"goal\" ]", k);
+    r.max_listed_states = None;
+    let e = explain(&m, &r).unwrap().explanation;
+    assert_eq!(e.paths.len(), k);
+    // Path i (from 1) is 0^i 1: probability 0.3 · 0.5^(i−1).
+    for (i, p) in e.paths.iter().enumerate() {
+        let want = 0.3f64.log10() + i as f64 * 0.5f64.log10();
+        assert!(
+            (p.log10_probability - want).abs() < 1e-9 * want.abs().max(1.0),
+            "{i}"
+        );
+        assert_eq!(p.states.len(), i + 2);
+    }
+    // 0.3 · 2^−1999 is below the smallest double; its logarithm is not.
+    let last = &e.paths[k - 1];
+    assert_eq!(last.probability, 0.0);
+    assert!(
+        last.log10_probability < -602.0,
+        "{}",
+        last.log10_probability
+    );
+    let mut want = vec![0u32; k];
+    want.push(1);
+    assert_eq!(last.states.indices(), want);
+    // The 2000 paths list 2,003,000 states; their tree keeps one node per prefix.
+    let tree = last.states.tree();
+    assert!(tree.len() <= 2 * k + 1, "{} nodes", tree.len());
+    // A document lists at most MAX_LISTED_STATES states: the same request with the default is
+    // refused, naming the option.
+    let Err(err) = explain(&m, &Request::new("P=? [ F \"goal\" ]", k)) else {
+        panic!("a document of 2,003,000 states")
+    };
+    let text = err.to_string();
+    assert!(matches!(err, crate::ExplainError::Budget { .. }), "{text}");
+    assert!(
+        text.contains("--paths") && text.contains("2003000"),
+        "{text}"
+    );
+    // And no more than MAX_LISTED_PATHS paths are listed at all.
+    let Err(err) = explain(
+        &m,
+        &Request::new("P=? [ F \"goal\" ]", crate::MAX_LISTED_PATHS + 1),
+    ) else {
+        panic!("10,001 paths")
+    };
+    let err = err.to_string();
+    assert!(
+        err.contains("--paths 10001") && err.contains("10000"),
+        "{err}"
+    );
+}
+
+fn cancelled() -> augur_check::Limits {
+    let l = augur_check::Limits::default();
+    l.cancel();
+    l
+}
+
+fn is_cancelled<T: std::fmt::Debug>(r: crate::Result<T>) -> bool {
+    matches!(
+        r,
+        Err(crate::ExplainError::Check(
+            augur_check::CheckError::Stopped(augur_check::Stop::Cancelled)
+        ))
+    )
+}
+
+/// Issue 43: every search honours the cancellation flag (Ctrl-C in Python, a cancelled MCP
+/// request) and the time limit: the path search, the exact minimum, the heuristic's ranking
+/// and the reward propagation.
+#[test]
+fn every_search_stops_when_cancelled() {
+    let d = loop_chain();
+    let t = d.transpose();
+    let psi = set(3, &[1]);
+    let f = PathGoal {
+        phi: None,
+        psi: &psi,
+        bound: None,
+    };
+    let mut s = PathSearch::new(&d, &t, f, 0).with_limits(&cancelled());
+    let mut r = Ok(None);
+    for _ in 0..5000 {
+        r = s.next_found();
+        if r.is_err() {
+            break;
+        }
+    }
+    assert!(is_cancelled(r));
+    let options = CheckOptions {
+        limits: cancelled(),
+        ..CheckOptions::default()
+    };
+    let exceeds = |x: f64| x > 0.1;
+    assert!(is_cancelled(subsystem::minimal(
+        &d, &t, f, 0, &exceeds, &options, 1000
+    )));
+    assert!(is_cancelled(subsystem::grow(
+        &d,
+        &t,
+        f,
+        0,
+        &[0.6, 1.0, 0.0],
+        &exceeds,
+        &options
+    )));
+    let mut rewarded = d.clone();
+    rewarded.rewards.push(augur_dtmc::RewardStructure {
+        name: Some("r".into()),
+        state: Some(vec![1.0; 3]),
+        transition: None,
+        exact: None,
+    });
+    assert!(is_cancelled(crate::rewards::contributions(
+        &rewarded,
+        &t,
+        &rewarded.rewards[0],
+        &psi,
+        0,
+        crate::rewards::Propagation::default(),
+        &options.limits
+    )));
+}
+
+/// Issue 43: a step bound of a billion on a small chain: the exact search's mass stops at the
+/// fixed point of the bounded iteration (the unbounded value, 0.6) instead of taking a billion
+/// steps per subset.
+#[test]
+fn a_huge_step_bound_ends_at_the_fixed_point() {
+    let d = loop_chain();
+    let t = d.transpose();
+    let psi = set(3, &[1]);
+    let f = PathGoal {
+        phi: None,
+        psi: &psi,
+        bound: Some(1_000_000_000),
+    };
+    let chain = SmallChain::new(&d, &t, &f, 0, 20).unwrap().unwrap();
+    let all = (1u32 << chain.len()) - 1;
+    assert!((chain.mass(all).unwrap() - 0.6).abs() < 1e-15);
+}
+
+const MISSED_PM: &str = "dtmc
+module m
+  s : [0..3] init 0;
+  [] s=0 -> 0.5:(s'=1) + 0.5:(s'=2);
+  [] s=1 -> (s'=3);
+  [] s=2 -> (s'=2);
+  [] s=3 -> true;
+endmodule
+rewards \"r\"
+  true : 1;
+endrewards
+label \"goal\" = s=3;";
+
+const OVERFLOW_PM: &str = "dtmc
+module m
+  s : [0..1] init 0;
+  [] s=0 -> 0.5:(s'=0) + 0.5:(s'=1);
+  [] s=1 -> true;
+endmodule
+rewards \"r\"
+  s=0 : 1e308;
+endrewards
+label \"goal\" = s=1;";
+
+/// Issue 43: an infinite expected reward is explained by what makes it infinite: ψ missed
+/// with probability 1/2 (into the trap 2), or, with ψ reached almost surely (2 expected visits
+/// of a state earning 1e308), a sum past the largest double; never a NaN share.
+#[test]
+fn an_infinite_reward_is_explained_by_its_cause() {
+    let e = explain(
+        &prism(MISSED_PM),
+        &Request::new("R{\"r\"}<=3 [ F \"goal\" ]", 2),
+    )
+    .unwrap()
+    .explanation;
+    assert_eq!(e.value, f64::INFINITY);
+    let r = e.rewards.as_ref().unwrap();
+    assert_eq!(r.infinite, Some("missed"));
+    assert_eq!(r.missed, 0.5);
+    assert_eq!(r.missed_into[0].state.index, 2);
+    // The contributions while ψ can be reached: state 0 once, state 1 half the time.
+    assert_eq!(r.total, 1.5);
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.contains("missed with probability 0.5")),
+        "{:?}",
+        e.notes
+    );
+    let e = explain(
+        &prism(OVERFLOW_PM),
+        &Request::new("R{\"r\"}<=3 [ F \"goal\" ]", 2),
+    )
+    .unwrap()
+    .explanation;
+    assert_eq!(e.value, f64::INFINITY);
+    let r = e.rewards.as_ref().unwrap();
+    assert_eq!(r.infinite, Some("overflow"));
+    assert_eq!(r.missed, 0.0);
+    assert!((r.states[0].visits - 2.0).abs() < 1e-12);
+    assert_eq!(r.states[0].share, None);
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.contains("reached with probability 1")),
+        "{:?}",
+        e.notes
+    );
+    let json = serde_json::to_string(&e).unwrap();
+    assert!(
+        !json.contains("NaN") && !json.contains("missed with positive"),
+        "{json}"
+    );
 }

@@ -116,8 +116,14 @@ impl KeyedCounts {
         }
     }
 
-    /// Checks the format, version and order, that every state key has the order's shape, and
-    /// that every state a count names is listed in `states`.
+    /// Checks the format, version and order, that every state key has the order's shape, that
+    /// every state a count names is listed in `states`, and that the counts are those of
+    /// traces (each error names the group and the entry, `groups[0].transitions[3]`): no key is
+    /// listed twice in a list (each list gives a key its total once: a repeated entry is
+    /// refused, not summed); the traces starting (`initial`) and ending (`ends`) add up to
+    /// `traces`; `steps` is the moves (`transitions` and `invalid`) plus one last step per
+    /// trace; and every state is entered (as a trace's start or a move's target) as often as
+    /// it is left (by a move or a trace's end).
     pub fn check(&self) -> Result<()> {
         if self.format != COUNTS_FORMAT {
             return Err(LearnError::BadCounts(format!(
@@ -161,6 +167,9 @@ impl KeyedCounts {
                     )));
                 }
             }
+        }
+        for (i, g) in self.groups.iter().enumerate() {
+            g.check_consistent(i)?;
         }
         Ok(())
     }
@@ -207,6 +216,96 @@ impl KeyedCounts {
 }
 
 impl GroupCounts {
+    /// The cross-checks of [`KeyedCounts::check`] on group `index`.
+    fn check_consistent(&self, index: usize) -> Result<()> {
+        let what = self.what();
+        let bad = |m: String| Err(LearnError::BadCounts(format!("{what}: {m}")));
+        // Each key once per list.
+        fn repeated<K: std::hash::Hash + Eq>(
+            keys: impl Iterator<Item = K>,
+        ) -> Option<(usize, usize)> {
+            let mut first: HashMap<K, usize> = HashMap::new();
+            for (j, k) in keys.enumerate() {
+                if let Some(&i) = first.get(&k) {
+                    return Some((i, j));
+                }
+                first.insert(k, j);
+            }
+            None
+        }
+        let again = |list: &str, i: usize, j: usize, key: String| {
+            bad(format!(
+                "groups[{index}].{list}[{j}] lists {key} again (first at {list}[{i}]); a counts file gives each key its total once"
+            ))
+        };
+        if let Some((i, j)) = repeated(self.initial.iter().map(|(s, _)| s)) {
+            return again("initial", i, j, self.initial[j].0.display());
+        }
+        if let Some((i, j)) = repeated(self.ends.iter().map(|(s, _)| s)) {
+            return again("ends", i, j, self.ends[j].0.display());
+        }
+        for (list, moves) in [
+            ("transitions", &self.transitions),
+            ("invalid", &self.invalid),
+        ] {
+            if let Some((i, j)) = repeated(moves.iter().map(|(f, t, _)| (f, t))) {
+                let (f, t, _) = &moves[j];
+                return again(list, i, j, format!("{} -> {}", f.display(), t.display()));
+            }
+        }
+        // Totals (in u128: no sum of u64 counts overflows it).
+        let sum = |v: &mut dyn Iterator<Item = u64>| v.map(u128::from).sum::<u128>();
+        let traces = u128::from(self.traces);
+        let started = sum(&mut self.initial.iter().map(|&(_, n)| n));
+        if started != traces {
+            return bad(format!(
+                "groups[{index}].initial counts {started} traces starting, but `traces` is {traces}"
+            ));
+        }
+        let ended = sum(&mut self.ends.iter().map(|&(_, n)| n));
+        if ended != traces {
+            return bad(format!(
+                "groups[{index}].ends counts {ended} traces ending, but `traces` is {traces}"
+            ));
+        }
+        let moves = sum(&mut self
+            .transitions
+            .iter()
+            .chain(&self.invalid)
+            .map(|&(_, _, n)| n));
+        if u128::from(self.steps) != moves + traces {
+            return bad(format!(
+                "groups[{index}].steps is {}, but the moves (transitions and invalid: {moves}) and the traces' last steps ({traces}) add up to {}",
+                self.steps,
+                moves + traces
+            ));
+        }
+        // Every state entered as often as it is left.
+        let mut balance: HashMap<&StateKey, (u128, u128)> = HashMap::new();
+        for (s, n) in &self.initial {
+            balance.entry(s).or_default().0 += u128::from(*n);
+        }
+        for (f, t, n) in self.transitions.iter().chain(&self.invalid) {
+            balance.entry(t).or_default().0 += u128::from(*n);
+            balance.entry(f).or_default().1 += u128::from(*n);
+        }
+        for (s, n) in &self.ends {
+            balance.entry(s).or_default().1 += u128::from(*n);
+        }
+        // (In `states` order, so that the error names the first such state.)
+        for s in &self.states {
+            if let Some(&(entered, left)) = balance.get(s) {
+                if entered != left {
+                    return bad(format!(
+                        "groups[{index}]: state {} is entered {entered} times (as a trace's start or a move's target) but left {left} times (by a move or a trace's end)",
+                        s.display()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn what(&self) -> String {
         match &self.category {
             Some(c) => format!("category `{c}`"),
@@ -305,5 +404,75 @@ impl GroupSum {
                 .collect(),
             ends: self.ends.into_iter().collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three traces: `ok bad`, `ok ok`, `ok ok` (the docs' example, docs/scale.md).
+    fn three_traces() -> KeyedCounts {
+        serde_json::from_str(
+            r#"{"format":"augur-counts","version":1,"order":1,"end_state":null,"groups":[{"category":null,"traces":3,"steps":6,"states":["ok","bad"],"initial":[["ok",3]],"transitions":[["ok","bad",1],["ok","ok",2]],"invalid":[],"ends":[["bad",1],["ok",2]]}]}"#,
+        )
+        .unwrap()
+    }
+
+    fn refused(c: &KeyedCounts) -> String {
+        c.check().unwrap_err().to_string()
+    }
+
+    /// Issue 43: counts that no traces give are refused, each error naming the entry.
+    #[test]
+    fn counts_are_cross_checked() {
+        let good = three_traces();
+        good.check().unwrap();
+        // A key twice (it was summed).
+        let mut c = good.clone();
+        c.groups[0].transitions = vec![
+            (StateKey::Name("ok".into()), StateKey::Name("bad".into()), 1),
+            (StateKey::Name("ok".into()), StateKey::Name("ok".into()), 1),
+            (StateKey::Name("ok".into()), StateKey::Name("ok".into()), 1),
+        ];
+        let e = refused(&c);
+        assert!(
+            e.contains(
+                "groups[0].transitions[2] lists `ok` -> `ok` again (first at transitions[1])"
+            ),
+            "{e}"
+        );
+        // Steps that the moves and trace ends do not add up to.
+        let mut c = good.clone();
+        c.groups[0].steps = 60;
+        let e = refused(&c);
+        assert!(e.contains("groups[0].steps is 60, but the moves (transitions and invalid: 3) and the traces' last steps (3) add up to 6"), "{e}");
+        // Trace starts or ends that are not the traces.
+        let mut c = good.clone();
+        c.groups[0].initial[0].1 = 2;
+        assert!(
+            refused(&c).contains("groups[0].initial counts 2 traces starting, but `traces` is 3")
+        );
+        let mut c = good.clone();
+        c.groups[0].ends[0].1 = 2;
+        assert!(refused(&c).contains("groups[0].ends counts 4 traces ending"));
+        // A trace ending in a state no trace enters (the totals agree: a move went elsewhere).
+        let mut c = good.clone();
+        c.groups[0].states.push(StateKey::Name("never".into()));
+        c.groups[0].ends = vec![
+            (StateKey::Name("bad".into()), 1),
+            (StateKey::Name("never".into()), 1),
+            (StateKey::Name("ok".into()), 1),
+        ];
+        let e = refused(&c);
+        assert!(
+            e.contains("state `ok` is entered 5 times (as a trace's start or a move's target) but left 4 times"),
+            "{e}"
+        );
+        // The sum of consistent shards is consistent.
+        KeyedCounts::sum(&[good.clone(), good])
+            .unwrap()
+            .check()
+            .unwrap();
     }
 }

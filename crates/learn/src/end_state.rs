@@ -109,8 +109,14 @@ pub fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Refuses an end-state name that is already a state name, label or variable of the model.
-pub fn check_unused(name: &str, state_names: &[String], dtmc: &Dtmc) -> Result<()> {
+/// Refuses an end-state name that is already a state name, label (of `dtmc`, or one of
+/// `label_names`) or variable of the model.
+pub fn check_unused(
+    name: &str,
+    state_names: &[String],
+    label_names: &[String],
+    dtmc: &Dtmc,
+) -> Result<()> {
     let clash = |what: &str| {
         Err(LearnError::BadEndState {
             name: name.to_string(),
@@ -120,7 +126,7 @@ pub fn check_unused(name: &str, state_names: &[String], dtmc: &Dtmc) -> Result<(
     if state_names.iter().any(|n| n == name) {
         return clash("state");
     }
-    if dtmc.labels.iter().any(|(l, _)| l == name) {
+    if label_names.iter().any(|l| l == name) || dtmc.labels.iter().any(|(l, _)| l == name) {
         return clash("label");
     }
     if dtmc
@@ -244,12 +250,12 @@ mod tests {
         let mut d = learn(&one, &AllValid, 0.0).unwrap().dtmc;
         d.labels
             .push(("x".into(), fixedbitset::FixedBitSet::with_capacity(1)));
-        let e = check_unused("x", &[], &d).unwrap_err();
+        let e = check_unused("x", &[], &[], &d).unwrap_err();
         assert_eq!(
             e.to_string(),
             "invalid end state `x`: the learned model already has a label of that name; choose another"
         );
-        assert!(check_unused("s0", &["s0".into()], &d).is_err());
-        assert!(check_unused("DONE", &["s0".into()], &d).is_ok());
+        assert!(check_unused("s0", &["s0".into()], &[], &d).is_err());
+        assert!(check_unused("DONE", &["s0".into()], &[], &d).is_ok());
     }
 }

@@ -45,6 +45,30 @@ pub enum LearnError {
         /// The limit.
         limit: usize,
     },
+    /// A chain whose states are labelled by name (learned without a spec) too large to make
+    /// in memory: its labels are sets of states, one per name.
+    #[error("the learned model has {states} states labelled by {labels} names: as the chain's labels (a set of states per name) that is {bytes} bytes, more than the limit of {limit}; the model is learned and written (its file lists each label's states), but the chain is not made in memory")]
+    TooManyNamedStates {
+        /// States of the model.
+        states: usize,
+        /// Names labelling them.
+        labels: usize,
+        /// The bytes the labels would take.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// An abstraction spec with too many valid states for its transition constraints: each
+    /// row's valid successors are found by checking every move.
+    #[error("the abstraction spec has {states} valid states and constrains transitions (`validity.monotone` or `validity.invalid_transition`): the learned rows would check {checks} moves for validity, more than the limit of {limit}; use fewer predicates, more `validity.invalid_state` constraints, or no transition constraints")]
+    TooManyValidityChecks {
+        /// Valid states of the spec.
+        states: usize,
+        /// Moves to check (states²).
+        checks: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A chain order outside 1..=8.
     #[error("invalid order {0}: a k-th order chain needs 1 <= k <= 8")]
     BadOrder(usize),

@@ -96,47 +96,46 @@ fn limits(max_states: Option<usize>, timeout: Option<f64>) -> PyResult<Limits> {
     Ok(l)
 }
 
-/// Runs `f` on another thread with the GIL released, checking for signals every 50 ms: a
-/// KeyboardInterrupt cancels the work (through `limits`' flag) and is raised.
-fn interruptible<T: Send>(
+/// Runs `f` on a worker thread with the GIL released, checking for signals every 50 ms: a
+/// KeyboardInterrupt (or any other exception a signal handler raises) cancels the work
+/// (through `limits`' flag) and is raised at once, without waiting for the worker: it stops
+/// at its next check of the flag, its answer dropped. So Ctrl-C is noticed within 50 ms even
+/// during a step that checks the flag seldom (reading a large explicit file, a transpose).
+fn interruptible<T: Send + 'static>(
     py: Python<'_>,
     limits: &Limits,
-    f: impl FnOnce() -> T + Send,
+    f: impl FnOnce() -> T + Send + 'static,
 ) -> PyResult<T> {
-    std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel();
-        // (A Mutex makes the receiver shareable with the GIL-free closures below.)
-        let rx = std::sync::Mutex::new(rx);
-        let wait = |timeout: Option<Duration>| {
-            let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
-            match timeout {
-                Some(t) => rx.recv_timeout(t),
-                None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-            }
-        };
-        scope.spawn(move || {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("augur-worker".into())
+        .spawn(move || {
+            // (The receiver is gone when the caller was interrupted: nothing to do.)
             let _ = tx.send(f());
+        })
+        .map_err(|e| InternalError::new_err(format!("cannot start a worker thread: {e}")))?;
+    // (A Mutex makes the receiver shareable with the GIL-free closure below.)
+    let rx = std::sync::Mutex::new(rx);
+    loop {
+        let got = py.detach(|| {
+            let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+            rx.recv_timeout(Duration::from_millis(50))
         });
-        loop {
-            let got = py.detach(|| wait(Some(Duration::from_millis(50))));
-            match got {
-                Ok(v) => return Ok(v),
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(InternalError::new_err(
-                        "the check's thread ended without an answer",
-                    ))
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if let Err(e) = py.check_signals() {
-                        limits.cancel();
-                        // Wait for the worker to notice the flag.
-                        let _ = py.detach(|| wait(None));
-                        return Err(e);
-                    }
+        match got {
+            Ok(v) => return Ok(v),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(InternalError::new_err(
+                    "the worker thread ended without an answer",
+                ))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    limits.cancel();
+                    return Err(e);
                 }
             }
         }
-    })
+    }
 }
 
 fn json_str(py: Python<'_>, v: &impl serde::Serialize) -> PyResult<String> {
@@ -387,15 +386,15 @@ fn load_model(
 ) -> PyResult<NativeModel> {
     let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
     let l = with_smoothed(limits(max_states, timeout)?, max_smoothed_transitions);
-    let p = std::path::Path::new(path);
-    let r = interruptible(py, &l, || {
-        let opts = augur_check::LoadOptions {
-            constants: c,
-            exact,
-            limits: l.clone(),
-            ..Default::default()
-        };
-        Model::load(p, &opts).map_err(|e| ToolError::check(&e))
+    let p = std::path::PathBuf::from(path);
+    let opts = augur_check::LoadOptions {
+        constants: c,
+        exact,
+        limits: l.clone(),
+        ..Default::default()
+    };
+    let r = interruptible(py, &l, move || {
+        Model::load(&p, &opts).map_err(|e| ToolError::check(&e))
     })?;
     r.map(|m| NativeModel {
         model: Arc::new(m),
@@ -420,8 +419,13 @@ fn parse_model(
 ) -> PyResult<NativeModel> {
     let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
     let l = with_smoothed(limits(max_states, timeout)?, max_smoothed_transitions);
-    let r = interruptible(py, &l, || {
-        ops::load_model(ModelSource::Text { text, format }, None, &c, exact, &l)
+    let (text, format, worker) = (text.to_string(), format.map(str::to_string), l.clone());
+    let r = interruptible(py, &l, move || {
+        let source = ModelSource::Text {
+            text: &text,
+            format: format.as_deref(),
+        };
+        ops::load_model(source, None, &c, exact, &worker)
     })?;
     r.map(|m| NativeModel {
         model: Arc::new(m),
@@ -456,7 +460,9 @@ fn check(
         all_states,
     };
     let m = Arc::clone(&model.model);
-    let out = interruptible(py, &l, || ops::check(&m, &req, &l))?.map_err(|e| py_err(py, e))?;
+    let worker = l.clone();
+    let out =
+        interruptible(py, &l, move || ops::check(&m, &req, &worker))?.map_err(|e| py_err(py, e))?;
     if let Some((_, e)) = out.errors.into_iter().next() {
         return Err(py_err(py, e));
     }
@@ -478,8 +484,9 @@ fn horizon(
     let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
     let l = limits(None, timeout)?;
     let m = Arc::clone(&model.model);
-    let v = interruptible(py, &l, || {
-        ops::horizon(&m, target, max_h, &c, all_states, &l)
+    let (target, worker) = (target.to_string(), l.clone());
+    let v = interruptible(py, &l, move || {
+        ops::horizon(&m, &target, max_h, &c, all_states, &worker)
     })?
     .map_err(|e| py_err(py, e))?;
     Ok(v.to_string())
@@ -516,7 +523,9 @@ fn explain(
     };
     let l = limits(None, timeout)?;
     let m = Arc::clone(&model.model);
-    let v = interruptible(py, &l, || ops::explain(&m, &req, &l))?.map_err(|e| py_err(py, e))?;
+    let worker = l.clone();
+    let v = interruptible(py, &l, move || ops::explain(&m, &req, &worker))?
+        .map_err(|e| py_err(py, e))?;
     Ok(v.to_string())
 }
 
@@ -670,7 +679,7 @@ impl NativeMonitor {
             });
             sources.push(s);
         }
-        let m = interruptible(py, &l, || {
+        let m = interruptible(py, &l, move || {
             augur_monitor::compile::compile_dtmcs(sources, &opts)
         })?
         .map_err(|e| monitor_err(py, e))?;
@@ -713,12 +722,14 @@ impl NativeMonitor {
             confidence,
             explain,
         )?;
-        let args: Vec<_> = paths
-            .iter()
-            .map(|p| augur_monitor::compile::ModelArg::parse(p))
-            .collect();
-        let m = interruptible(py, &l, || augur_monitor::compile::compile(&args, &opts))?
-            .map_err(|e| monitor_err(py, e))?;
+        let m = interruptible(py, &l, move || {
+            let args: Vec<_> = paths
+                .iter()
+                .map(|p| augur_monitor::compile::ModelArg::parse(p))
+                .collect();
+            augur_monitor::compile::compile(&args, &opts)
+        })?
+        .map_err(|e| monitor_err(py, e))?;
         Ok(NativeMonitor {
             monitor: Arc::new(m),
         })
@@ -778,19 +789,51 @@ impl NativeMonitor {
         let s = Session::new(&self.monitor, &Arc::new(policy), category)
             .map_err(|e| monitor_err(py, e))?;
         Ok(NativeSession {
-            session: s,
-            pause: None,
-            next_pause: 1,
+            inner: std::sync::Mutex::new(SessionState {
+                session: s,
+                pause: None,
+                next_pause: 1,
+            }),
         })
     }
 }
 
 /// One agent run being gated, with its pending pause (answered by `approve` / `deny`).
-#[pyclass(module = "augur_mc._native")]
+/// Threads may share it: its calls are serialised (a call waits, with the GIL released, for
+/// the one in progress), so two threads answering the same pause get one answer each: one
+/// wins, the other is told the pause is no longer pending (an `AugurError`).
+#[pyclass(module = "augur_mc._native", frozen)]
 struct NativeSession {
+    inner: std::sync::Mutex<SessionState>,
+}
+
+/// The state of a [`NativeSession`].
+struct SessionState {
     session: Session,
     pause: Option<PendingPause>,
     next_pause: u64,
+}
+
+impl NativeSession {
+    /// The session's state, once the call in progress on another thread (if any) is done;
+    /// waits with the GIL released. A call that panicked leaves it unusable: InternalError
+    /// (the monitor fails closed).
+    fn lock(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, SessionState>> {
+        loop {
+            match self.inner.try_lock() {
+                Ok(g) => return Ok(g),
+                Err(std::sync::TryLockError::Poisoned(_)) => {
+                    return Err(InternalError::new_err(
+                        "the session is unusable: a call on it failed inside Augur",
+                    ))
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    // Wait for the other call without the GIL (it may need it to finish).
+                    py.detach(|| drop(self.inner.lock()));
+                }
+            }
+        }
+    }
 }
 
 fn args_value(py: Python<'_>, args: Option<&str>) -> PyResult<Value> {
@@ -819,7 +862,7 @@ impl NativeSession {
     /// Gates an action (arguments or state as JSON text); returns the decision's JSON.
     #[pyo3(signature = (session_id, tool=None, args_json=None, state_json=None))]
     fn gate(
-        &mut self,
+        &self,
         py: Python<'_>,
         session_id: &str,
         tool: Option<&str>,
@@ -837,12 +880,14 @@ impl NativeSession {
             Some(st) => Action::State { tool, state: st },
             None => Action::Tool(ToolCall::new(tool.unwrap_or(""), &args)),
         };
-        let d = self.session.gate(&action);
-        let mut v = serde_json::to_value(self.session.report(&d, session_id))
+        let mut st = self.lock(py)?;
+        let st = &mut *st;
+        let d = st.session.gate(&action);
+        let mut v = serde_json::to_value(st.session.report(&d, session_id))
             .map_err(|e| py_err(py, ToolError::new(ErrorKind::Internal, e.to_string())))?;
-        let next = self.next_pause;
+        let next = st.next_pause;
         let pid = PendingPause::after_gate(
-            &mut self.pause,
+            &mut st.pause,
             d.verdict,
             || format!("pause-{next}"),
             tool,
@@ -851,27 +896,29 @@ impl NativeSession {
         );
         if let Some(pid) = pid {
             v["pause_id"] = Value::from(pid);
-            self.next_pause += 1;
+            st.next_pause += 1;
         }
         json_str(py, &v)
     }
 
     /// Answers the pending pause `pause_id` (a person approved or denied the paused action);
     /// returns whether the session's state changed. Any other id is a `ParameterError`.
-    fn answer_pause(&mut self, py: Python<'_>, pause_id: &str, approve: bool) -> PyResult<bool> {
-        pause::answer(&mut self.session, &mut self.pause, pause_id, approve)
-            .map_err(|e| py_err(py, e))
+    fn answer_pause(&self, py: Python<'_>, pause_id: &str, approve: bool) -> PyResult<bool> {
+        let mut st = self.lock(py)?;
+        let st = &mut *st;
+        pause::answer(&mut st.session, &mut st.pause, pause_id, approve).map_err(|e| py_err(py, e))
     }
 
     /// The pending pause's id and tool, if any.
-    fn pending_pause(&self) -> Option<(String, String)> {
-        self.pause.as_ref().map(|p| (p.id.clone(), p.tool.clone()))
+    fn pending_pause(&self, py: Python<'_>) -> PyResult<Option<(String, String)>> {
+        let st = self.lock(py)?;
+        Ok(st.pause.as_ref().map(|p| (p.id.clone(), p.tool.clone())))
     }
 
     /// Records what happened to an action; returns whether the state changed.
     #[pyo3(signature = (tool, args_json=None, state_json=None, executed=true))]
     fn record(
-        &mut self,
+        &self,
         py: Python<'_>,
         tool: &str,
         args_json: Option<&str>,
@@ -887,15 +934,16 @@ impl NativeSession {
             },
             None => Action::Tool(ToolCall::new(tool, &args)),
         };
-        self.pause = None;
-        Ok(self.session.record(&action, executed))
+        let mut st = self.lock(py)?;
+        st.pause = None;
+        Ok(st.session.record(&action, executed))
     }
 
     /// Observes text the agent saw (`source`: "user", "system" or "tool"; `tool` names the
     /// tool of a tool result); returns `{"values", "new", "skipped"}` as JSON.
     #[pyo3(signature = (source, text, tool=None))]
     fn observe(
-        &mut self,
+        &self,
         py: Python<'_>,
         source: &str,
         text: &str,
@@ -921,7 +969,7 @@ impl NativeSession {
                 ToolError::param("observe: a tool result needs `tool`"),
             ));
         }
-        let st = self.session.observe(source, tool, text);
+        let st = self.lock(py)?.session.observe(source, tool, text);
         json_str(
             py,
             &serde_json::json!({"values": st.found, "new": st.new, "skipped": st.skipped}),
@@ -930,21 +978,25 @@ impl NativeSession {
 
     /// The counts (JSON).
     fn summary(&self, py: Python<'_>) -> PyResult<String> {
-        json_str(py, &self.session.summary())
+        let summary = self.lock(py)?.session.summary();
+        json_str(py, &summary)
     }
 
     /// Back to the start state.
-    fn reset(&mut self) {
-        self.pause = None;
-        self.session.reset();
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        let mut st = self.lock(py)?;
+        st.pause = None;
+        st.session.reset();
+        Ok(())
     }
 
     /// The current model state's name.
-    fn state(&self) -> String {
-        let m = self.session.monitor();
-        m.table_for(self.session.category())
-            .map(|i| m.tables[i].name(self.session.state()).to_string())
-            .unwrap_or_else(|| self.session.state().to_string())
+    fn state(&self, py: Python<'_>) -> PyResult<String> {
+        let st = self.lock(py)?;
+        let m = st.session.monitor();
+        Ok(m.table_for(st.session.category())
+            .map(|i| m.tables[i].name(st.session.state()).to_string())
+            .unwrap_or_else(|| st.session.state().to_string()))
     }
 }
 
