@@ -807,8 +807,15 @@ impl Provenance {
     /// A reason for an argument's provenance, e.g. "recipient us13… first appeared in the
     /// result of `read_file` at step 2; the user's request does not contain it".
     pub fn explain(&self, arg: &str, p: &ArgProvenance) -> String {
+        self.explain_with(arg, p, false)
+    }
+
+    /// [`Provenance::explain`] with the value masked ([`mask_value`]) when `mask` is set: what
+    /// an audit log writes.
+    pub fn explain_with(&self, arg: &str, p: &ArgProvenance, mask: bool) -> String {
         let text = |e: &Evidence| {
             e.id.and_then(|i| self.value_text(i))
+                .map(|t| if mask { mask_value(&t) } else { t })
                 .unwrap_or_else(|| "(a value not stored)".to_string())
         };
         match p {
@@ -830,6 +837,15 @@ impl Provenance {
             },
         }
     }
+}
+
+/// A value as an audit log shows it: its first two characters and a digest of the whole,
+/// `ma…#5f1e09c2` (the first 8 hex digits of the SHA-256 of the text given), so that lines can
+/// be matched with each other and with the person's answer without the log holding the value.
+pub fn mask_value(text: &str) -> String {
+    let head: String = text.chars().take(2).collect();
+    let digest = crate::sha256_hex([text.as_bytes()]);
+    format!("{head}…#{}", &digest[..8])
 }
 
 /// A sighting as plain data ([`ProvenanceSnapshot`]): the origin's kind, the index of its

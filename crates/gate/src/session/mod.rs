@@ -875,6 +875,10 @@ impl Session {
     /// argument, which value, where it was first seen ("recipient us13… first appeared in the
     /// result of `read_file` at step 2; the user's request does not contain it").
     pub fn provenance_reason(&self, d: &Decision) -> Option<String> {
+        self.provenance_reason_with(d, false)
+    }
+
+    fn provenance_reason_with(&self, d: &Decision, mask: bool) -> Option<String> {
         let h = d.provenance.filter(|h| h.p != Prov::None)?;
         let arg = self.prov_arg.as_str();
         Some(match h.evidence {
@@ -882,13 +886,17 @@ impl Session {
                 "{arg} holds a {} value not seen in trusted text since the session was restored (the restart lost what the session had observed: fails closed)",
                 e.kind.as_str()
             ),
-            ev => self.prov.explain(arg, &ev),
+            ev => self.prov.explain_with(arg, &ev, mask),
         })
     }
 
     /// Why the latest decision paused for content the session could not read
     /// ([`Fired::ContentUnread`]): which argument, which value, what was unread.
     pub fn unread_reason(&self, d: &Decision) -> Option<String> {
+        self.unread_reason_with(d, false)
+    }
+
+    fn unread_reason_with(&self, d: &Decision, mask: bool) -> Option<String> {
         if d.fired != Fired::ContentUnread {
             return None;
         }
@@ -897,6 +905,11 @@ impl Session {
         let value =
             e.id.and_then(|i| self.prov.value_text(i))
                 .unwrap_or_else(|| shown.as_str().to_string());
+        let value = if mask {
+            crate::provenance::mask_value(&value)
+        } else {
+            value
+        };
         let at = u.step.map_or_else(String::new, |s| format!(" at step {s}"));
         Some(format!(
             "{} {value} was not seen in trusted text, and the session could not read {} in {}{at}, which may have supplied it: ask the user",
@@ -908,12 +921,22 @@ impl Session {
 
     /// The reason of the session's latest decision, for a person (allocates).
     pub fn reason(&self, d: &Decision) -> String {
+        self.reason_with(d, false)
+    }
+
+    /// [`Session::reason`] with every argument value masked ([`crate::provenance::mask_value`]):
+    /// what an audit log writes (the reason shown to a person keeps the values).
+    pub fn reason_masked(&self, d: &Decision) -> String {
+        self.reason_with(d, true)
+    }
+
+    fn reason_with(&self, d: &Decision, mask: bool) -> String {
         let mut r = render_reason(&self.monitor, self.rules(), d, &self.names(d));
-        if let Some(p) = self.provenance_reason(d) {
+        if let Some(p) = self.provenance_reason_with(d, mask) {
             r.push_str("; ");
             r.push_str(&p);
         }
-        if let Some(u) = self.unread_reason(d) {
+        if let Some(u) = self.unread_reason_with(d, mask) {
             r.push_str("; ");
             r.push_str(&u);
         }

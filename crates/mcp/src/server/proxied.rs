@@ -9,6 +9,9 @@ pub(crate) struct ProxiedDecision {
     pub verdict: Verdict,
     pub probability: f64,
     pub reason: String,
+    /// The reason with every argument value masked (a prefix and a digest): what the audit
+    /// log writes.
+    pub audit_reason: String,
     /// `none`, `user` or `untrusted`: where the arguments' values were first seen.
     pub provenance: &'static str,
     pub pause_id: Option<String>,
@@ -39,6 +42,7 @@ impl Server {
         let block = |reason: String| ProxiedDecision {
             verdict: Verdict::Block,
             probability: 1.0,
+            audit_reason: reason.clone(),
             reason,
             provenance: "none",
             pause_id: None,
@@ -59,6 +63,7 @@ impl Server {
             let provenance = e.session.provenance().provenance_of(args).as_str();
             let d = e.session.gate(&Action::Tool(ToolCall::new(tool, args)));
             let reason = e.session.reason(&d);
+            let audit_reason = e.session.reason_masked(&d);
             let pause_id = PendingPause::after_gate(
                 &mut e.pause,
                 d.verdict,
@@ -74,6 +79,7 @@ impl Server {
                 verdict: d.verdict,
                 probability: d.probability,
                 reason,
+                audit_reason,
                 provenance,
                 pause_id,
             }
@@ -115,6 +121,70 @@ impl Server {
         self.commit()
             .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
         Ok(stats.found)
+    }
+
+    /// Observes the result of the call `tool(args)` in session `id` (untrusted unless the
+    /// policy trusts the tool, and then vouching for none of `args`' own values), and
+    /// `unread`, the first part of it the gateway could not read (an image, a binary blob),
+    /// which marks the session ([`augur_gate::Session::mark_unread`]); so does a result longer
+    /// than the provenance store reads. Returns the number of values found.
+    pub(crate) fn observe_result(
+        &self,
+        id: &str,
+        tool: &str,
+        args: &Value,
+        text: &str,
+        unread: Option<&str>,
+    ) -> Result<usize> {
+        let now = Instant::now();
+        let stats = {
+            let mut guard = self.lock();
+            let s = &mut *guard;
+            self.sweep(s, now);
+            if !s.open.contains_key(id) {
+                let (_, why) = self.refusal(s, id);
+                return Err(ToolError::refused(why));
+            }
+            Self::touch(s, id, now);
+            let e = s
+                .open
+                .get_mut(id)
+                .ok_or_else(|| ToolError::refused("the session is gone"))?;
+            let stats = e.session.observe_result(tool, None, args, text.as_bytes());
+            let source = format!("the result of `{tool}`");
+            if let Some(what) = unread {
+                e.session.mark_unread(what, &source);
+            }
+            if stats.skipped > 0 {
+                e.session.mark_unread(
+                    &format!("the last {} bytes of a long result", stats.skipped),
+                    &source,
+                );
+            }
+            stats
+        };
+        self.commit()
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
+        Ok(stats.found)
+    }
+
+    /// Marks session `id` as having been shown content the gateway could not read (`what`,
+    /// in `source`): see [`augur_gate::Session::mark_unread`].
+    pub(crate) fn mark_unread(&self, id: &str, what: &str, source: &str) -> Result<()> {
+        {
+            let mut guard = self.lock();
+            let s = &mut *guard;
+            if !s.open.contains_key(id) {
+                let (_, why) = self.refusal(s, id);
+                return Err(ToolError::refused(why));
+            }
+            Self::touch(s, id, Instant::now());
+            if let Some(e) = s.open.get_mut(id) {
+                e.session.mark_unread(what, source);
+            }
+        }
+        self.commit()
+            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))
     }
 
     /// Marks session `id`'s provenance store as lost (something it should have observed was
