@@ -91,12 +91,16 @@ impl UpstreamSpec {
     /// client or the TLS layer may quote any of them; a message that reaches the agent or the
     /// audit goes through here.
     pub fn scrub(&self, text: &str) -> String {
+        // Words of the configuration: a flag (`--api-key`) names a secret but is none, and a
+        // short word (`mail`, `-y`, a port) would mangle the message (the upstream's own name
+        // and program are never replaced: they are how messages name it).
         let mut secrets: Vec<&str> = Vec::new();
-        secrets.extend(self.args.iter().map(String::as_str));
-        secrets.extend(self.env.iter().map(|(_, v)| v.as_str()));
+        let word = |w: &&str| w.chars().count() >= 6 && !w.starts_with('-');
+        secrets.extend(self.args.iter().map(String::as_str).filter(word));
+        secrets.extend(self.env.iter().map(|(_, v)| v.as_str()).filter(word));
         for (_, v) in &self.headers {
             secrets.push(v);
-            secrets.extend(v.split_whitespace());
+            secrets.extend(v.split_whitespace().filter(word));
         }
         let line = self.command_line();
         if let Some(u) = &self.url {
@@ -118,9 +122,8 @@ impl UpstreamSpec {
         if !self.args.is_empty() {
             secrets.push(&line);
         }
-        // Longest first, so that a whole secret goes before a word of it; short words (a
-        // flag, `-y`) are not secrets and would mangle the message.
-        secrets.retain(|s| s.chars().count() >= 4);
+        // Longest first, so that a whole secret goes before a word of it.
+        secrets.retain(|s| s.chars().count() >= 3 && *s != self.name && *s != self.command);
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         // The whole URL becomes its shown form (scheme, host, port, path).
         let mut out = match &self.url {
@@ -532,6 +535,12 @@ mod tests {
         assert!(
             !scrubbed.contains("sk-live") && !scrubbed.contains("server.py"),
             "{scrubbed}"
+        );
+        // The name and program stay (how the message names the upstream), as do flags.
+        let s = parse_upstream_arg("mail=python3 server.py --role mail").unwrap();
+        assert_eq!(
+            s.scrub("upstream `mail` (`python3`) failed"),
+            "upstream `mail` (`python3`) failed"
         );
         let mut h =
             parse_upstream_arg("web=http://user:PASS1234@host.example:8080/mcp?token=t0k3n5&x=1#f")
