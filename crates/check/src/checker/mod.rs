@@ -392,7 +392,15 @@ impl<'a> Checker<'a> {
                 ty,
             } => {
                 // Exact mode: a constant expression is its exact value (`1/10 + 2/10 > 3/10`
-                // is false), or the reason it has none is a located error.
+                // is false), or the reason it has none is a located error. PRISM's typing
+                // first: an integer `pow` with a negative exponent is the error it is in every
+                // other method (rationals would happily answer `pow(2, -1)` = 1/2).
+                if self.exact_mode() && exact.is_some() {
+                    if let Err(e @ augur_expr::ExprError::NegativeExponent(_)) = expr.eval(|_| None)
+                    {
+                        return Err(self.error_at(*span, e.to_string()));
+                    }
+                }
                 match exact.as_ref().filter(|_| self.exact_mode()) {
                     Some(Ok(exact_expr::Q::Bool(b))) => {
                         return Ok(StateValues::Bool(if *b {
