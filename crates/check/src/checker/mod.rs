@@ -88,6 +88,9 @@ pub struct Checker<'a> {
     /// Methods used by numeric sub-computations of the current property, in order.
     methods: Vec<MethodUsed>,
     notes: Vec<String>,
+    /// The interval rows the reading normalised, when the current property's float method
+    /// checked them (said in its method and JSON).
+    normalised: Option<augur_dtmc::interval::Normalised>,
     /// The texts being checked (the property's, then those of the labels entered), for
     /// locating errors.
     sources: Vec<Arc<SourceFile>>,
@@ -119,6 +122,7 @@ impl<'a> Checker<'a> {
             reference_evaluations: 0,
             methods: Vec::new(),
             notes: Vec::new(),
+            normalised: None,
             sources: Vec::new(),
             formulas: None,
             max_states: None,
@@ -281,6 +285,15 @@ impl<'a> Checker<'a> {
                 1 => methods.remove(0),
                 _ => MethodUsed::Several(methods),
             },
+        };
+        // Checked on interval rows the reading had to normalise: the method says so.
+        let method = match self.normalised.take() {
+            Some(c) => MethodUsed::Normalised {
+                inner: Box::new(method),
+                rows: c.rows,
+                first_state: c.first_state,
+            },
+            None => method,
         };
         Ok(CheckResult {
             name: None,
@@ -530,7 +543,10 @@ impl<'a> Checker<'a> {
                 (true, Some(o)) => self.bounded_op(
                     threshold.as_ref(),
                     "P",
-                    |c| c.robust_path(path, *o, *span),
+                    |c| {
+                        c.robust_path(path, *o, *span)
+                            .map_err(|e| c.tiny_bounds(e, *span))
+                    },
                     Some(1.0),
                 )?,
                 _ => {
@@ -547,7 +563,10 @@ impl<'a> Checker<'a> {
                 (true, Some(o)) => self.bounded_op(
                     threshold.as_ref(),
                     "R",
-                    |c| c.robust_reward(*structure, path, *span, *o),
+                    |c| {
+                        c.robust_reward(*structure, path, *span, *o)
+                            .map_err(|e| c.tiny_bounds(e, *span))
+                    },
                     None,
                 )?,
                 _ => self.bounded_op(
