@@ -198,20 +198,25 @@ fn a_stale_monitor_is_refused_by_the_gateway() {
         "--upstream",
         &upstream
     ]));
-    let out = util::cmd()
-        .args([
-            "mcp",
-            "--monitor",
-            &stale,
-            "--strict-classifier=false",
-            "--upstream",
-            &upstream,
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Served until its input ends (exit 0); its start-up messages.
+    let served = |args: &[&str]| {
+        let out = util::cmd()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        stderr
+    };
+    let stderr = served(&[
+        "mcp",
+        "--monitor",
+        &stale,
+        "--strict-classifier=false",
+        "--upstream",
+        &upstream,
+    ]);
     assert!(
         stderr.contains("warning: augur mcp: --monitor") && stderr.contains("version 1, older"),
         "{stderr}"
@@ -238,18 +243,12 @@ fn a_stale_monitor_is_refused_by_the_gateway() {
         m.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", util::stderr(&o));
-    let out = util::cmd()
-        .args([
-            "mcp",
-            "--monitor",
-            m.to_str().unwrap(),
-            "--upstream",
-            &upstream,
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stderr = served(&[
+        "mcp",
+        "--monitor",
+        m.to_str().unwrap(),
+        "--upstream",
+        &upstream,
+    ]);
     assert!(!stderr.contains("older than"), "{stderr}");
 }

@@ -54,11 +54,15 @@ pub(crate) fn hook(dir: &Path, input: &str) -> Output {
 }
 
 pub(crate) fn hook_args(dir: &Path, args: &[&str], input: &str) -> Output {
+    let mut c = util::cmd();
+    c.current_dir(dir).args(["hook", "claude-code"]).args(args);
+    with_input(c, input)
+}
+
+/// Runs `c` with `input` on its stdin and its output captured.
+pub(crate) fn with_input(mut c: std::process::Command, input: &str) -> Output {
     use std::io::Write;
-    let mut child = util::cmd()
-        .current_dir(dir)
-        .args(["hook", "claude-code"])
-        .args(args)
+    let mut child = c
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

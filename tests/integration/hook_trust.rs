@@ -33,7 +33,6 @@ fn builtin(dir: &Path, input: &str) -> Output {
 /// A command the agent's shell runs: `sh -c` starting `augur ARGS` (a child of the `Bash`
 /// call), optionally under the simulated sandbox hiding `hidden`.
 fn from_the_agents_shell(dir: &Path, args: &[&str], input: &str, hidden: Option<&Path>) -> Output {
-    use std::io::Write;
     let augur = env!("CARGO_BIN_EXE_augur");
     let mut c = match hidden {
         None => {
@@ -55,16 +54,8 @@ fn from_the_agents_shell(dir: &Path, args: &[&str], input: &str, hidden: Option<
             c
         }
     };
-    let mut child = c
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().unwrap()
+    c.args(args).current_dir(dir);
+    crate::hook::with_input(c, input)
 }
 
 /// Whether this system can run a command in a mount namespace of its own (as the sandbox

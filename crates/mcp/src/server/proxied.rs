@@ -93,13 +93,11 @@ impl Server {
         }
     }
 
-    /// Observes `text` in session `id`: the user's request (`tool` `None`, trusted) or the
-    /// result of `tool` (untrusted unless the policy trusts the tool). Returns the number of
-    /// values found.
-    pub(crate) fn observe(&self, id: &str, tool: Option<&str>, text: &str) -> Result<usize> {
-        use augur_gate::provenance::ObservationSource;
+    /// Runs `f` on open session `id` (swept, touched), then writes the journal: a session
+    /// that is not open is refused.
+    fn on_session<T>(&self, id: &str, f: impl FnOnce(&mut Session) -> T) -> Result<T> {
         let now = Instant::now();
-        let stats = {
+        let out = {
             let mut guard = self.lock();
             let s = &mut *guard;
             self.sweep(s, now);
@@ -112,15 +110,23 @@ impl Server {
                 .open
                 .get_mut(id)
                 .ok_or_else(|| ToolError::refused("the session is gone"))?;
-            let source = match tool {
-                None => ObservationSource::User,
-                Some(_) => ObservationSource::Tool,
-            };
-            e.session.observe(source, tool, text)
+            f(&mut e.session)
         };
         self.commit()
             .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
-        Ok(stats.found)
+        Ok(out)
+    }
+
+    /// Observes `text` in session `id`: the user's request (`tool` `None`, trusted) or the
+    /// result of `tool` (untrusted unless the policy trusts the tool). Returns the number of
+    /// values found.
+    pub(crate) fn observe(&self, id: &str, tool: Option<&str>, text: &str) -> Result<usize> {
+        use augur_gate::provenance::ObservationSource;
+        let source = match tool {
+            None => ObservationSource::User,
+            Some(_) => ObservationSource::Tool,
+        };
+        self.on_session(id, |s| s.observe(source, tool, text).found)
     }
 
     /// Observes the result of the call `tool(args)` in session `id` (untrusted unless the
@@ -136,55 +142,26 @@ impl Server {
         text: &str,
         unread: Option<&str>,
     ) -> Result<usize> {
-        let now = Instant::now();
-        let stats = {
-            let mut guard = self.lock();
-            let s = &mut *guard;
-            self.sweep(s, now);
-            if !s.open.contains_key(id) {
-                let (_, why) = self.refusal(s, id);
-                return Err(ToolError::refused(why));
-            }
-            Self::touch(s, id, now);
-            let e = s
-                .open
-                .get_mut(id)
-                .ok_or_else(|| ToolError::refused("the session is gone"))?;
-            let stats = e.session.observe_result(tool, None, args, text.as_bytes());
+        self.on_session(id, |s| {
+            let stats = s.observe_result(tool, None, args, text.as_bytes());
             let source = format!("the result of `{tool}`");
             if let Some(what) = unread {
-                e.session.mark_unread(what, &source);
+                s.mark_unread(what, &source);
             }
             if stats.skipped > 0 {
-                e.session.mark_unread(
+                s.mark_unread(
                     &format!("the last {} bytes of a long result", stats.skipped),
                     &source,
                 );
             }
-            stats
-        };
-        self.commit()
-            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
-        Ok(stats.found)
+            stats.found
+        })
     }
 
     /// Marks session `id` as having been shown content the gateway could not read (`what`,
     /// in `source`): see [`augur_gate::Session::mark_unread`].
     pub(crate) fn mark_unread(&self, id: &str, what: &str, source: &str) -> Result<()> {
-        {
-            let mut guard = self.lock();
-            let s = &mut *guard;
-            if !s.open.contains_key(id) {
-                let (_, why) = self.refusal(s, id);
-                return Err(ToolError::refused(why));
-            }
-            Self::touch(s, id, Instant::now());
-            if let Some(e) = s.open.get_mut(id) {
-                e.session.mark_unread(what, source);
-            }
-        }
-        self.commit()
-            .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))
+        self.on_session(id, |s| s.mark_unread(what, source))
     }
 
     /// Marks session `id`'s provenance store as lost (something it should have observed was
