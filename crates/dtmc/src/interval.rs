@@ -26,8 +26,8 @@ pub const INTERVAL_TOLERANCE: f64 = 1e-9;
 /// [`INTERVAL_TOLERANCE`]: the reading normalises a row with `Σhi < 1` (`Σlo > 1`) within the
 /// tolerance by scaling its upper (lower) bounds to sum to 1, which only widens the intervals
 /// of a row that would otherwise hold no distribution and keeps every bound's sign (a bound
-/// above 0 stays above 0, one of 0 stays 0), so that no edge and no qualitative answer (0 or
-/// 1) changes. A positive lower bound is kept as written, **whatever its size** (issue 39): it
+/// above 0 stays above 0, one of 0 stays 0), so that no edge and no qualitative answer (zero
+/// or one) changes. A positive lower bound is kept as written, **whatever its size** (issue 39): it
 /// is an exit nature cannot avoid, an edge of every graph decision (`[1e-13, 1]` can make
 /// `Pmin` 1 rather than 0). Without the scaling, a row whose upper bounds sum to
 /// `1 − 5·10⁻¹⁰` would be accepted as full but not be able to keep its mass anywhere (an end

@@ -160,7 +160,7 @@ impl Stale {
 pub fn stale(f: &EmbeddedFile) -> Option<Stale> {
     let b = recognise(&f.sha256).or_else(|| f.builtin.clone())?;
     let current = current_version(&b.name)?;
-    (b.version < current).then(|| Stale {
+    (b.version < current).then_some(Stale {
         name: b.name,
         version: b.version,
         current,
