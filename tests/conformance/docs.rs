@@ -992,6 +992,7 @@ pub fn json_fields() -> Result<(), Failed> {
         seconds: 0.0,
         filter: Some(filter),
         notes: vec!["a note".into()],
+        interval_rows_normalised: Some(1),
         printed: Some(vec![(0, Scalar::Num(0.5))]),
         states: Some(vec![Scalar::Num(0.5)]),
         error: Some("an error".into()),

@@ -556,7 +556,7 @@ monitor_snapshot!(
     ]
 );
 // Issue 25: monitor file version 2: an optional section this Augur does not know is refused
-// (never ignored); a version-1 file has no sections; the provenance section needs a dtr monitor.
+// (never ignored); a version-1 file has no sections; the provenance section has the three levels.
 monitor_snapshot!(
     monitor_file_unknown_section,
     vec![
@@ -576,12 +576,12 @@ monitor_snapshot!(
     ]
 );
 monitor_snapshot!(
-    monitor_file_provenance_on_risk_level,
+    monitor_file_provenance_levels,
     vec![
         "monitor".into(),
         "gate".into(),
         "--monitor".into(),
-        f("monitor/provenance_on_risk_level.json")
+        f("monitor/provenance_levels.json")
     ]
 );
 // Issue 22: a value outside its own sound bounds; an embedded classifier edited after

@@ -916,3 +916,43 @@ fn rationals_past_the_size_budget_are_located_errors() {
         ok(&["check", &gambler, "--prop", prop]);
     }
 }
+
+/// Integer `pow` with a negative exponent is an error in PRISM and in Augur's default
+/// method; `--method exact` gives the same error (issue 39) rather than the rational 1/2, in
+/// a constant property, beside a `P` operator, inside a filter, and in a state expression.
+#[test]
+fn integer_pow_with_a_negative_exponent_is_the_same_error_in_every_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "pow.pm",
+        "dtmc\nconst int c = 0;\nmodule m\n  s : [0..1] init 0;\n  [] s=0 -> 0.5 : (s'=1) + 0.5 : (s'=0);\n  [] s=1 -> true;\nendmodule\n",
+    );
+    let m = m.to_str().unwrap();
+    for prop in [
+        "pow(2, c-1)",
+        "P=? [ F s=1 ] * pow(2, c-1)",
+        "filter(max, pow(2, c-1) * P=? [ F s=1 ])",
+        "pow(2, s-1) * P=? [ F s=1 ]",
+    ] {
+        let mut messages = Vec::new();
+        for method in ["auto", "exact", "gauss-seidel"] {
+            let o = augur(&["check", m, "--prop", prop, "--method", method]);
+            assert_eq!(code(&o), 1, "{prop} --method {method}: {}", stderr(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains("negative exponent"),
+                "{prop} --method {method}: {err}"
+            );
+            messages.push(err);
+        }
+        assert!(
+            messages.iter().all(|e| e == &messages[0]),
+            "{prop}: {messages:?}"
+        );
+    }
+    // A double base is not an integer power: 0.5 in every method.
+    let o = augur(&["check", m, "--prop", "pow(2.0, c-1)", "--method", "exact"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(util::stdout(&o).contains("= 1/2"), "{}", util::stdout(&o));
+}

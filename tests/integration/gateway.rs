@@ -181,3 +181,74 @@ fn a_server_where_no_session_can_be_opened_warns_at_start() {
         assert!(!stderr.contains("warning"), "{args:?}: {stderr}");
     }
 }
+
+/// A monitor compiled with an older built-in classifier (this fixture embeds the default
+/// rules' first version, before the classifier fixes) is refused by the gateway with the
+/// command that recompiles it (issue 39); `--strict-classifier=false` serves with it, saying
+/// so, and says that its provenance is off (it has no provenance section). A monitor
+/// compiled from a classifier the user wrote is never stale.
+#[test]
+fn a_stale_monitor_is_refused_by_the_gateway() {
+    let stale = format!("{DIR}/monitor/risk.json");
+    let upstream = format!("self={} mcp --session u", env!("CARGO_BIN_EXE_augur"));
+    insta::assert_snapshot!(user_error(&[
+        "mcp",
+        "--monitor",
+        &stale,
+        "--upstream",
+        &upstream
+    ]));
+    // Served until its input ends (exit 0); its start-up messages.
+    let served = |args: &[&str]| {
+        let out = util::cmd()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        stderr
+    };
+    let stderr = served(&[
+        "mcp",
+        "--monitor",
+        &stale,
+        "--strict-classifier=false",
+        "--upstream",
+        &upstream,
+    ]);
+    assert!(
+        stderr.contains("warning: augur mcp: --monitor") && stderr.contains("version 1, older"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("provenance is off"), "{stderr}");
+    // The user's own classifier (a copy of the built-in rules with one rule more) is theirs.
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("mine.toml");
+    std::fs::write(
+        &own,
+        "version = 1\nextends = \"default\"\n[[rule]]\nid = \"mine\"\ntools = [\"frobnicate\"]\nimplies = { d = \"NONE\", t = \"READ_ONLY\", r = \"FULLY_REVERSIBLE\" }\n",
+    )
+    .unwrap();
+    let m = dir.path().join("m.json");
+    let o = util::augur(&[
+        "monitor",
+        "compile",
+        "models/safetydrift.tra",
+        "--prop",
+        "P=? [ F<=5 \"violated\" ]",
+        "--classifier",
+        own.to_str().unwrap(),
+        "-o",
+        m.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", util::stderr(&o));
+    let stderr = served(&[
+        "mcp",
+        "--monitor",
+        m.to_str().unwrap(),
+        "--upstream",
+        &upstream,
+    ]);
+    assert!(!stderr.contains("older than"), "{stderr}");
+}

@@ -366,9 +366,9 @@ fn storm_reference_values_are_met_exactly() {
 
 /// An explicit interval model the reading normalises: state 1's loop `[0.9999999995,
 /// 0.9999999995]` holds no distribution as written (the float check tolerates its 5e-10
-/// shortfall and scales the row to sum to 1) and state 2's lower bound `1e-13` is a rounding
-/// residue (read as 0). Nature sends 1/4..3/4 from state 0 to the loop (`a`), the rest to
-/// state 2, which may stay or leave to the absorbing state 3.
+/// shortfall and scales the row to sum to 1); state 2's lower bound `1e-13` is kept as
+/// written (an exit nature cannot avoid). Nature sends 1/4..3/4 from state 0 to the loop
+/// (`a`), the rest to state 2, which may stay a while but must leave to the absorbing state 3.
 const NORMALISED_TRA: &str = "4 6
 0 1 [0.25,0.75]
 0 2 [0.25,0.75]
@@ -411,9 +411,11 @@ fn check_notes(model: &Path, prop: &str, args: &[&str]) -> Vec<String> {
     notes
 }
 
-/// What the reading normalised within the load tolerance is said in a note of every robust
-/// result of the default method (human and JSON), and not for a model as written, nor under
-/// `--method exact` (which reads the bounds as written).
+/// What the reading normalised within the load tolerance is said in the method and a note of
+/// every robust result of the default method (human and JSON, with the rows counted in
+/// `interval_rows_normalised`), and not for a model as written, nor under `--method exact`
+/// (which reads the bounds as written); the qualitative answers (0 and 1) are those of the
+/// model written without anything to normalise, computed exactly.
 #[test]
 fn normalised_interval_rows_are_noted() {
     let dir = tempfile::tempdir().unwrap();
@@ -434,6 +436,44 @@ fn normalised_interval_rows_are_noted() {
         );
         let exact = check_notes(&clean, prop, &["--method", "exact"]);
         assert_eq!(exact, Vec::<String>::new(), "{prop}");
+        let json = |model: &Path, extra: &[&str]| {
+            let mut a = vec![
+                "check",
+                model.to_str().unwrap(),
+                "--prop",
+                prop,
+                "--all-states",
+                "--json",
+            ];
+            a.extend_from_slice(extra);
+            let out = augur(&a);
+            assert_eq!(code(&out), 0, "{a:?}: {}", stderr(&out));
+            stdout_json(&out)["results"][0].clone()
+        };
+        let float = json(&normalised, &[]);
+        assert_eq!(float["interval_rows_normalised"], 1, "{float}");
+        let method = float["method"].as_str().unwrap();
+        assert!(
+            method.contains("1 row(s) scaled to hold a distribution"),
+            "{method}"
+        );
+        all.push_str(&format!("  method: {method}\n"));
+        let reference = json(&clean, &["--method", "exact"]);
+        assert!(
+            reference.get("interval_rows_normalised").is_none(),
+            "{reference}"
+        );
+        for (f, q) in float["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(reference["states"].as_array().unwrap())
+        {
+            let q = q.as_f64().unwrap();
+            if q == 0.0 || q == 1.0 {
+                assert_eq!(f.as_f64().unwrap(), q, "{prop}: {float} vs {reference}");
+            }
+        }
     }
     insta::assert_snapshot!("normalised_note", all);
 }

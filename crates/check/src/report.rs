@@ -62,6 +62,10 @@ pub struct PropertyReport {
     /// Remarks (undecided comparisons, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// On an interval model: the rows the reading scaled to hold a distribution, when the
+    /// value was checked on them (absent otherwise, and always under `--method exact`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_rows_normalised: Option<u32>,
     /// For a top-level `print`/`printall` filter: `[state, value]` pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub printed: Option<Vec<(u32, Scalar)>>,
@@ -152,6 +156,7 @@ impl PropertyReport {
                 },
             }),
             notes: r.notes.clone(),
+            interval_rows_normalised: r.method.normalised_rows(),
             printed: r.printed.clone(),
             states: all_states.then(|| r.states.to_vec(num_states)),
             error: None,
@@ -170,6 +175,7 @@ impl PropertyReport {
             seconds: 0.0,
             filter: None,
             notes: Vec::new(),
+            interval_rows_normalised: None,
             printed: None,
             states: None,
             error: Some(e.to_string()),

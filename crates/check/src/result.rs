@@ -95,6 +95,27 @@ pub enum MethodUsed {
     },
     /// Several computations (a boolean combination of operators), in order, without repeats.
     Several(Vec<MethodUsed>),
+    /// `inner`, on an interval model some of whose rows the reading scaled to hold a
+    /// distribution ([`augur_dtmc::Intervals::normalised`]).
+    Normalised {
+        /// How the value was computed.
+        inner: Box<MethodUsed>,
+        /// Rows scaled.
+        rows: u32,
+        /// The first of them.
+        first_state: u32,
+    },
+}
+
+impl MethodUsed {
+    /// The interval rows the reading normalised for this result (see
+    /// [`MethodUsed::Normalised`]), if any.
+    pub fn normalised_rows(&self) -> Option<u32> {
+        match self {
+            MethodUsed::Normalised { rows, .. } => Some(*rows),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for MethodUsed {
@@ -122,6 +143,14 @@ impl fmt::Display for MethodUsed {
             MethodUsed::Instantaneous { steps } => write!(f, "instantaneous ({steps} steps)"),
             MethodUsed::Count => f.write_str("count"),
             MethodUsed::Range { states } => write!(f, "range over {states} states"),
+            MethodUsed::Normalised {
+                inner,
+                rows,
+                first_state,
+            } => write!(
+                f,
+                "{inner}; on the interval model as normalised: {rows} row(s) scaled to hold a distribution (first: state {first_state})"
+            ),
             MethodUsed::Several(ms) => {
                 for (i, m) in ms.iter().enumerate() {
                     if i > 0 {

@@ -369,11 +369,14 @@ fn weak_until_and_release_count_staying_forever() {
 }
 
 /// `TRAP`'s first state with a lower bound that is a float residue: `0.1·3 − 0.3` is
-/// `5.55e-17` in doubles and 0 in rationals. The loader reads a positive lower bound up to
-/// the rounding slack (1e-12) as 0 (and says so in a note), so `{s=0}` is an end component for the default method as for
-/// `--method exact`; before, its lower bound leaked `1e-17` per sweep out of the loop, the loop
-/// was no end component, and both `Pmin` and `Pmax` stopped after 10⁶ sweeps ("did not
-/// converge").
+/// `5.55e-17` in doubles and 0 in rationals. The model is read as written (issue 39): in
+/// doubles that lower bound is above 0, an exit from `s=0` nature cannot avoid, so `{s=0}` is
+/// no end component, and the default method's graph analysis answers what it decides (`Pmin F
+/// goal` = 0: nature sends the run to failure from `s=1`), while the upper iteration of `Pmax`
+/// leaks `1e-17` per sweep and cannot meet its precision: a located error that says why and
+/// names `--method exact`, which computes the bound as its rational (0) and answers. (Before,
+/// the loader read lower bounds up to 1e-12 as 0: another model's value for a bound written as
+/// `1e-13`, see [`TINY`].)
 const RESIDUE: &str = "dtmc
 const double r = 0.1*3 - 0.3;
 module m
@@ -386,19 +389,17 @@ label \"goal\" = s=2;
 ";
 
 #[test]
-fn a_lower_bound_that_is_a_rounding_residue_is_zero() {
+fn a_lower_bound_that_is_a_float_residue_is_an_edge() {
     use augur_check::Method;
-    for (prop, want) in [
-        ("Pmax=? [ F \"goal\" ]", 0.5),
-        ("Pmin=? [ F \"goal\" ]", 0.0),
-        ("Pmax=? [ G !\"goal\" ]", 1.0),
-        ("Pmin=? [ G !\"goal\" ]", 0.5),
+    let m = Model::from_text("m.prism", RESIDUE, Format::Prism, &LoadOptions::default()).unwrap();
+    for (prop, want, float_decides) in [
+        ("Pmax=? [ F \"goal\" ]", 0.5, false),
+        ("Pmin=? [ F \"goal\" ]", 0.0, true),
+        ("Pmax=? [ G !\"goal\" ]", 1.0, true),
+        ("Pmin=? [ G !\"goal\" ]", 0.5, false),
     ] {
-        // The closed forms are TRAP's (see `end_components_nature_can_stay_in`); exact mode
-        // computes the residue as 0 and agrees.
-        close(num(RESIDUE, prop), want);
-        let m =
-            Model::from_text("m.prism", RESIDUE, Format::Prism, &LoadOptions::default()).unwrap();
+        // The closed forms are TRAP's (see `end_components_nature_can_stay_in`): exact mode
+        // computes the residue as 0.
         let options = CheckOptions {
             method: Method::Exact,
             ..CheckOptions::default()
@@ -407,12 +408,57 @@ fn a_lower_bound_that_is_a_rounding_residue_is_zero() {
             .check_str(prop)
             .unwrap_or_else(|e| panic!("{prop}: {e}"));
         assert_eq!(exact.value, Scalar::Num(want), "{prop} exactly");
-        // The default method says what the reading changed; exact mode reads it as written.
-        let note = "interval model: 1 row(s) changed on reading (first: state 0 (s=0)): \
-                    1 lower bound(s) ≤ 1e-12 (rounding residues) read as 0; \
-                    `--method exact` reads the bounds as written";
-        assert_eq!(result(RESIDUE, prop).notes, [note], "{prop}");
         assert!(exact.notes.is_empty(), "{:?}", exact.notes);
+        let mut s = CheckSession::new(&m, CheckOptions::default());
+        match s.check_str(prop) {
+            Ok(r) => {
+                assert!(float_decides, "{prop}: {:?}", r.value);
+                assert_eq!(r.value, Scalar::Num(want), "{prop}");
+                assert!(r.notes.is_empty(), "nothing was normalised: {:?}", r.notes);
+            }
+            Err(e) => {
+                assert!(!float_decides, "{prop}: {e}");
+                let msg = e.to_string();
+                assert!(
+                    msg.contains("did not converge")
+                        && msg.contains("positive lower bound(s) below 1e-9")
+                        && msg.contains("--method exact"),
+                    "{prop}: {msg}"
+                );
+            }
+        }
+    }
+}
+
+/// The issue's example: a lower bound of `1e-13` to the goal is an exit nature cannot avoid,
+/// so every run reaches the goal: `Pmin [ F "g" ] = 1` in every method (the graph analysis
+/// decides it). The loader used to read it as 0 and answer 0, the value of another model.
+const TINY: &str = "dtmc
+module m
+  s : [0..1] init 0;
+  [] s=0 -> [0,1] : (s'=0) + [1e-13,1] : (s'=1);
+  [] s=1 -> true;
+endmodule
+label \"g\" = s=1;
+";
+
+#[test]
+fn a_tiny_lower_bound_is_an_edge_in_every_method() {
+    use augur_check::Method;
+    let m = Model::from_text("m.prism", TINY, Format::Prism, &LoadOptions::default()).unwrap();
+    for method in [Method::Auto, Method::Exact, Method::Interval] {
+        for prop in ["Pmin=? [ F \"g\" ]", "Pmax=? [ F \"g\" ]"] {
+            let options = CheckOptions {
+                method,
+                ..CheckOptions::default()
+            };
+            let r = CheckSession::new(&m, options)
+                .check_str(prop)
+                .unwrap_or_else(|e| panic!("{prop} {method:?}: {e}"));
+            assert_eq!(r.value, Scalar::Num(1.0), "{prop} {method:?}");
+            assert!(r.notes.is_empty(), "{:?}", r.notes);
+            assert_eq!(r.method.normalised_rows(), None);
+        }
     }
 }
 

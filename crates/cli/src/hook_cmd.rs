@@ -18,6 +18,16 @@
 //! Every failure (bad stdin, an unreadable or corrupt state file, a monitor that does not
 //! load) is a message on stderr and exit code 2, which blocks the tool call in `PreToolUse`
 //! (Claude Code treats other non-zero codes as non-blocking): the hook fails closed.
+//!
+//! Without `--monitor` the hook gates with the built-in Claude Code monitor and its policy
+//! (`augur_gate::builtin`): no compile step. Authentic prompts (issue 39, docs/mcp.md
+//! "Threat model"): the state file's secret is `FILE.key` (0600, created with the state
+//! file); the state file ends with a MAC keyed by it, and a bad MAC fails closed; a process
+//! that cannot read the key (the agent's sandboxed shell) cannot run the hook at all. A
+//! `UserPromptSubmit` while a tool call is in flight (gated, no `PostToolUse` yet) is not
+//! observed and marks the session's provenance lost; the prompt itself goes on (a
+//! `systemMessage` says so) so that a prompt the user queued is not lost. `--gateway SOCKET`
+//! sends every event with the gateway's secret (`SOCKET.key`).
 
 use augur_gate::journal::{monitor_hash, unix_now};
 use augur_gate::provenance::ObservationSource;
@@ -50,18 +60,25 @@ enum HookCommand {
 
 #[derive(Args, Debug)]
 struct ClaudeCodeArgs {
-    /// The monitor (`augur monitor compile`; a 180-state (d, t, r, p) monitor tracks where
-    /// arguments came from). Write an absolute path: Claude Code runs hooks in the project.
-    #[arg(long, value_name = "MONITOR.json", required_unless_present = "gateway")]
+    /// The monitor (`augur monitor compile`); default: the built-in Claude Code monitor
+    /// (SafetyDrift's risk-level chain with provenance and the Claude Code rules, with the
+    /// policy models/claude-code/policy.toml). Write an absolute path: Claude Code runs hooks
+    /// in the project.
+    #[arg(long, value_name = "MONITOR.json")]
     monitor: Option<PathBuf>,
     /// The state file, shared by the hook's runs (locked while one runs; created when
     /// missing). Keep it outside the project, where the agent's tools do not write.
     #[arg(long, value_name = "FILE", required_unless_present = "gateway")]
     state: Option<PathBuf>,
-    /// Thresholds → verdicts (docs/monitor.md §2); default: block at P ≥ 0.9, pause at 0.6,
+    /// Thresholds → verdicts (docs/monitor.md §2); default: with the built-in monitor its
+    /// policy (block a VIOLATED call, warn at P ≥ 0.9), else block at P ≥ 0.9, pause at 0.6,
     /// warn at 0.3.
     #[arg(long, value_name = "POLICY.toml")]
     policy: Option<PathBuf>,
+    /// Refuse a monitor compiled with an older version of a built-in classifier (the
+    /// default); `--strict-classifier=false` uses it with a warning.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    strict_classifier: bool,
     /// The category new sessions open with (the monitor's table for it).
     #[arg(long)]
     category: Option<String>,
@@ -74,8 +91,11 @@ struct ClaudeCodeArgs {
 
 /// The format name of the state file.
 const FORMAT: &str = "augur-hook-state";
-/// Its version.
-const VERSION: u32 = 1;
+/// Its version (2: the state's JSON on the first line, `{"mac": ...}` on the second).
+const VERSION: u32 = 2;
+/// How long a gated call counts as in flight without its PostToolUse (Claude Code's longest
+/// Bash time limit is 10 minutes; a call the user refused or interrupted gets none).
+const IN_FLIGHT_SECS: u64 = 15 * 60;
 /// Sessions kept; beyond it the least recently used is ended (its id refused from then on).
 const MAX_SESSIONS: usize = 64;
 /// Ended session ids remembered (refused); the oldest are forgotten beyond it.
@@ -109,6 +129,10 @@ struct SavedSession {
     /// The latest gated calls, oldest first.
     #[serde(default)]
     calls: VecDeque<GatedCall>,
+    /// Calls let through and not yet reported done (tool-use id → Unix seconds): a prompt
+    /// arriving meanwhile could come from one of them.
+    #[serde(default)]
+    in_flight: BTreeMap<String, u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -165,17 +189,39 @@ pub fn run(args: &HookArgs) -> ExitCode {
     }
 }
 
-fn load_monitor(a: &ClaudeCodeArgs, path: &Path) -> Result<(Arc<Monitor>, Arc<Policy>), Fail> {
-    let monitor = Monitor::load(path).map_err(|e| Fail(e.render()))?;
-    if monitor.mapping == Mapping::Abstraction {
-        return Err(Fail(format!(
-            "{}: an abstraction monitor gates states, not tool calls; compile one with --states dtr or risk-level",
-            path.display()
-        )));
-    }
+fn load_monitor(a: &ClaudeCodeArgs) -> Result<(Arc<Monitor>, Arc<Policy>), Fail> {
+    let builtin = |e: augur_gate::GateError| Fail(e.render());
+    let (monitor, default_policy) = match &a.monitor {
+        None => (
+            augur_gate::builtin::claude_code_monitor().map_err(builtin)?,
+            augur_gate::builtin::claude_code_policy().map_err(builtin)?,
+        ),
+        Some(path) => {
+            let monitor = Monitor::load(path).map_err(|e| Fail(e.render()))?;
+            let shown = path.display().to_string();
+            if monitor.mapping == Mapping::Abstraction {
+                return Err(Fail(format!(
+                    "{shown}: an abstraction monitor gates states, not tool calls; compile one with --states dtr or risk-level"
+                )));
+            }
+            if let Some(stale) = monitor.stale_classifier() {
+                let msg = stale.message(&shown, &monitor);
+                if a.strict_classifier {
+                    return Err(Fail(format!(
+                        "{msg}; refused (--strict-classifier=false uses it anyway)"
+                    )));
+                }
+                eprintln!("warning: augur hook claude-code: {msg}");
+            }
+            if !monitor.tracks_provenance() {
+                eprintln!("warning: augur hook claude-code: {shown} has no provenance section: provenance is off (a value injected through a tool's result is not traced); leave out --monitor for the built-in Claude Code monitor, or compile a (d, t, r, p) one");
+            }
+            (monitor, Policy::default())
+        }
+    };
     let policy = match &a.policy {
         Some(p) => Policy::from_file(p).map_err(|e| Fail(e.render()))?,
-        None => Policy::default(),
+        None => default_policy,
     };
     let (monitor, policy) = (Arc::new(monitor), Arc::new(policy));
     // The policy must fit the monitor for the sessions' category.
@@ -209,18 +255,19 @@ fn read_input() -> Result<(Vec<u8>, Result<HookInput, String>), Fail> {
 }
 
 fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
-    let (Some(monitor_path), Some(state_path)) = (&a.monitor, &a.state) else {
+    let Some(state_path) = &a.state else {
         let Some(socket) = &a.gateway else {
             return Err(Fail(
-                "give --monitor and --state, or --gateway SOCKET".into(),
+                "give --state FILE (and --monitor, else the built-in Claude Code monitor), or --gateway SOCKET".into(),
             ));
         };
         return through_gateway(socket);
     };
-    let (monitor, policy) = load_monitor(a, monitor_path)?;
+    let (monitor, policy) = load_monitor(a)?;
     let (raw, parsed) = read_input()?;
     let _lock = lock(state_path)?;
-    let mut state = read_state(state_path, &monitor)?;
+    let secret = secret_of(state_path)?;
+    let mut state = read_state(state_path, &monitor, &secret)?;
     let input = match parsed {
         Ok(i) => i,
         Err(msg) => {
@@ -236,7 +283,7 @@ fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
                 }
             }
             if marked > 0 {
-                write_state(state_path, &state)?;
+                write_state(state_path, &state, &secret)?;
             }
             return Err(Fail(if marked > 0 {
                 format!("{msg}; {marked} session(s) now treat values not seen in the user's prompts since as untrusted")
@@ -247,8 +294,32 @@ fn claude_code(a: &ClaudeCodeArgs) -> Result<Option<Value>, Fail> {
     };
     let now = unix_now();
     let answer = handle(&mut state, &input, &monitor, &policy, a, now)?;
-    write_state(state_path, &state)?;
+    write_state(state_path, &state, &secret)?;
     Ok(answer)
+}
+
+/// The state file's secret (`FILE.key`): read; created with a fresh secret when neither it
+/// nor the state file exists yet. A state file without its key, or a key the process cannot
+/// read (the agent's sandboxed shell), fails closed.
+fn secret_of(state: &Path) -> Result<augur_mcp::hook::Secret, Fail> {
+    use augur_mcp::hook::{key_path, read_key_file, write_key_file, Secret};
+    let key = key_path(state);
+    if std::fs::symlink_metadata(&key).is_err() && std::fs::symlink_metadata(state).is_err() {
+        let secret = Secret::random();
+        write_key_file(&key, &secret).map_err(|e| {
+            Fail(format!(
+                "{}: cannot write the hook's secret: {e}",
+                key.display()
+            ))
+        })?;
+        return Ok(secret);
+    }
+    read_key_file(&key).map_err(|m| {
+        Fail(format!(
+            "{m}; if the key was lost, delete {} to start over (every session then starts again and trusts nothing it saw before)",
+            state.display()
+        ))
+    })
 }
 
 /// The time a gateway may take to answer the hook (a gate takes microseconds; a result
@@ -287,10 +358,13 @@ fn ask_gateway(socket: &Path, request: &Value) -> Result<Value, Fail> {
 
 /// Tells the gateway that an input may have been a tool result never observed (its session
 /// then trusts nothing it saw before), and says so in the failure `msg` when it took it.
-fn input_lost(socket: &Path, msg: String) -> Fail {
-    let told = ask_gateway(socket, &json!({"hook_event_name": "augur/input_lost"}))
-        .ok()
-        .filter(|a| a.get("error").is_none());
+fn input_lost(socket: &Path, secret: &augur_mcp::hook::Secret, msg: String) -> Fail {
+    let told = ask_gateway(
+        socket,
+        &json!({"hook_event_name": "augur/input_lost", augur_mcp::hook::SECRET_FIELD: secret.hex()}),
+    )
+    .ok()
+    .filter(|a| a.get("error").is_none());
     Fail(match told {
         Some(_) => format!("{msg}; the gateway's session now treats values not seen in the user's prompts since as untrusted"),
         None => msg,
@@ -301,7 +375,20 @@ fn input_lost(socket: &Path, msg: String) -> Fail {
 /// which gates or observes it in its connection's session; its answer becomes the hook's.
 fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
     let (_, parsed) = read_input()?;
-    let input = parsed.map_err(|msg| input_lost(socket, msg))?;
+    // The gateway's secret: a process that cannot read it (the agent's sandboxed shell)
+    // cannot speak for Claude Code.
+    let secret = augur_mcp::hook::read_key_file(&augur_mcp::hook::key_path(socket)).map_err(|m| {
+        let shown = socket.display();
+        if std::fs::symlink_metadata(socket).is_err() {
+            // No gateway at all (its key goes with its socket).
+            Fail(format!(
+                "--gateway {shown}: cannot reach the gateway (no socket); is `augur mcp --hook-socket {shown}` running?"
+            ))
+        } else {
+            Fail(format!("--gateway {shown}: {m}"))
+        }
+    })?;
+    let input = parsed.map_err(|msg| input_lost(socket, &secret, msg))?;
     let shown = socket.display();
     let event = input.hook_event_name.clone();
     // An event that is not a gate (a tool's result, the user's prompt) that the gateway did
@@ -310,7 +397,7 @@ fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
         if event == "PreToolUse" {
             e
         } else {
-            input_lost(socket, e.0)
+            input_lost(socket, &secret, e.0)
         }
     };
     let answer = ask_gateway(
@@ -324,6 +411,7 @@ fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
             "tool_response": input.tool_response,
             "error": input.error,
             "tool_use_id": input.tool_use_id,
+            augur_mcp::hook::SECRET_FIELD: secret.hex(),
         }),
     )
     .map_err(lost)?;
@@ -332,6 +420,15 @@ fn through_gateway(socket: &Path) -> Result<Option<Value>, Fail> {
             "--gateway {shown}: {}",
             e.as_str().unwrap_or("the gateway refused the event")
         ))));
+    }
+    if answer.get("refused").is_some() {
+        // A prompt not recorded as the user's (a tool was in flight): it goes on, and the
+        // user is told.
+        let msg = answer
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("Augur: this prompt was not recorded as your request");
+        return Ok(Some(json!({ "systemMessage": msg })));
     }
     if input.hook_event_name != "PreToolUse" {
         return Ok(None);
@@ -398,7 +495,11 @@ fn lock(state: &Path) -> Result<std::fs::File, Fail> {
     Ok(f)
 }
 
-fn read_state(path: &Path, monitor: &Monitor) -> Result<StateFile, Fail> {
+fn read_state(
+    path: &Path,
+    monitor: &Monitor,
+    secret: &augur_mcp::hook::Secret,
+) -> Result<StateFile, Fail> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -418,7 +519,27 @@ fn read_state(path: &Path, monitor: &Monitor) -> Result<StateFile, Fail> {
         }
     };
     let fix = "delete it to start over (every session then starts again and trusts nothing it saw before)";
-    let state: StateFile = serde_json::from_str(&text).map_err(|e| {
+    // The state's JSON, then its MAC: only this hook, holding the secret, wrote it.
+    let (body, mac) = match text.trim_end_matches('\n').rsplit_once('\n') {
+        Some((body, tail)) => (
+            body,
+            serde_json::from_str::<Value>(tail)
+                .ok()
+                .and_then(|v| v.get("mac").and_then(Value::as_str).map(str::to_string)),
+        ),
+        None => (text.as_str(), None),
+    };
+    let authentic = mac
+        .as_deref()
+        .is_some_and(|m| secret.verify(body.as_bytes(), m));
+    if !authentic {
+        return Err(Fail(format!(
+            "{}: the state file does not carry a valid MAC of the hook's secret ({}): something other than this hook wrote it (or it predates the MAC); it is not trusted; {fix}",
+            path.display(),
+            augur_mcp::hook::key_path(path).display()
+        )));
+    }
+    let state: StateFile = serde_json::from_str(body).map_err(|e| {
         let m = e.to_string();
         let m = m.split(" at line ").next().unwrap_or_default().to_string();
         Fail(format!(
@@ -446,9 +567,13 @@ fn read_state(path: &Path, monitor: &Monitor) -> Result<StateFile, Fail> {
     Ok(state)
 }
 
-/// Write the state to a temporary file beside it, then rename it over the old one (a crash
-/// leaves the old state or the new one, never half of one).
-fn write_state(path: &Path, state: &StateFile) -> Result<(), Fail> {
+/// Write the state and its MAC to a temporary file beside it, then rename it over the old
+/// one (a crash leaves the old state or the new one, never half of one).
+fn write_state(
+    path: &Path,
+    state: &StateFile,
+    secret: &augur_mcp::hook::Secret,
+) -> Result<(), Fail> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -459,10 +584,17 @@ fn write_state(path: &Path, state: &StateFile) -> Result<(), Fail> {
             path.display()
         ))
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
+    let body = serde_json::to_vec(state).map_err(|e| fail(&e))?;
+    let mac = json!({ "mac": secret.mac(&body) });
+    let mut b = tempfile::Builder::new();
+    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600));
+    let mut tmp = b.tempfile_in(dir).map_err(|e| fail(&e))?;
     let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-    serde_json::to_writer(&mut w, state).map_err(|e| fail(&e))?;
-    w.flush().map_err(|e| fail(&e))?;
+    w.write_all(&body)
+        .and_then(|()| writeln!(w))
+        .and_then(|()| writeln!(w, "{mac}"))
+        .and_then(|()| w.flush())
+        .map_err(|e| fail(&e))?;
     drop(w);
     tmp.as_file().sync_all().map_err(|e| fail(&e))?;
     tmp.persist(path).map_err(|e| fail(&e.error))?;
@@ -503,12 +635,18 @@ fn session(
 }
 
 fn save(state: &mut StateFile, id: &str, s: &Session, calls: VecDeque<GatedCall>, now: u64) {
+    let in_flight = state
+        .sessions
+        .get(id)
+        .map(|o| o.in_flight.clone())
+        .unwrap_or_default();
     state.sessions.insert(
         id.to_string(),
         SavedSession {
             t: now,
             state: s.full_snapshot(),
             calls,
+            in_flight,
         },
     );
     while state.sessions.len() > MAX_SESSIONS {
@@ -564,8 +702,31 @@ fn handle(
         "UserPromptSubmit" => {
             let prompt = input.prompt.as_deref().ok_or_else(|| need("prompt"))?;
             let (mut s, calls) = session(state, id, monitor, policy, category, true)?;
+            let busy = state.sessions.get_mut(id).map_or(0, |o| {
+                o.in_flight
+                    .retain(|_, since| now.saturating_sub(*since) < IN_FLIGHT_SECS);
+                o.in_flight.len()
+            });
+            if busy > 0 {
+                // A tool is running: this prompt could come from it (the agent's shell
+                // running the hook). Not the user's words, and what the session trusted
+                // before is no longer known either. The prompt goes on: one the user queued
+                // is not lost.
+                s.lose_provenance();
+                save(state, id, &s, calls, now);
+                return Ok(Some(json!({
+                    "systemMessage": format!("Augur: this prompt arrived while {busy} tool call(s) were running, so it could have come from a tool rather than from you; it was passed on but not recorded as your request, and from now on a value not seen in your prompts counts as untrusted")
+                })));
+            }
             s.observe(ObservationSource::User, None, prompt);
             save(state, id, &s, calls, now);
+            Ok(None)
+        }
+        "Stop" => {
+            // The agent's turn ended: none of its calls is running any more.
+            if let Some(o) = state.sessions.get_mut(id) {
+                o.in_flight.clear();
+            }
             Ok(None)
         }
         "PreToolUse" => {
@@ -592,6 +753,15 @@ fn handle(
                 }
             }
             save(state, id, &s, calls, now);
+            if d.verdict != Verdict::Block {
+                // It may run (a pause is put to the user): in flight until its PostToolUse.
+                if let (Some(use_id), Some(o)) = (&input.tool_use_id, state.sessions.get_mut(id)) {
+                    if o.in_flight.len() >= MAX_CALLS {
+                        o.in_flight.clear();
+                    }
+                    o.in_flight.insert(use_id.clone(), now);
+                }
+            }
             let reason = format!(
                 "augur monitor: {} (P = {:.4}; {}): {}",
                 report.verdict.as_str(),
@@ -642,14 +812,23 @@ fn handle(
             let result = input.tool_response.as_ref().or(input.error.as_ref());
             if let Some(r) = result {
                 let text = result_text(r, &args);
-                s.observe_at(
-                    ObservationSource::Tool,
-                    Some(tool),
-                    gated.map(|c| c.step),
-                    text.as_bytes(),
-                );
+                let step = gated.map(|c| c.step);
+                let stats = s.observe_result(tool, step, &args, text.as_bytes());
+                let source = format!("the result of `{tool}`");
+                if let Some(what) = augur_mcp::hook::unreadable(r) {
+                    s.mark_unread(&what, &source);
+                }
+                if stats.skipped > 0 {
+                    s.mark_unread(
+                        &format!("the last {} bytes of a long result", stats.skipped),
+                        &source,
+                    );
+                }
             }
             save(state, id, &s, calls, now);
+            if let (Some(use_id), Some(o)) = (&input.tool_use_id, state.sessions.get_mut(id)) {
+                o.in_flight.remove(use_id);
+            }
             Ok(None)
         }
         // Notification, Stop, SubagentStop, PreCompact, ...: nothing to gate or observe.

@@ -18,9 +18,16 @@ use std::time::Duration;
 #[derive(Args, Debug)]
 pub struct McpArgs {
     /// The compiled monitor (`augur monitor compile`); default: SafetyDrift's 5-state
-    /// risk-level chain with `P=? [ F<=5 "violated" ]` and the built-in classifier.
+    /// risk-level chain with `P=? [ F<=5 "violated" ]` and the built-in classifier; as a
+    /// gateway, the same chain with provenance (a value first seen in a tool's result and
+    /// used as a destination or payload is VIOLATED), with the Claude Code rules when
+    /// --hook-socket is given.
     #[arg(long, value_name = "MONITOR.json")]
     pub monitor: Option<PathBuf>,
+    /// Refuse a monitor compiled with an older version of a built-in classifier (the
+    /// default); `--strict-classifier=false` serves with it and a warning.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub strict_classifier: bool,
     /// The policy (TOML); default: block at P >= 0.9, pause at 0.6, warn at 0.3.
     #[arg(long, value_name = "POLICY.toml")]
     pub policy: Option<PathBuf>,
@@ -96,8 +103,31 @@ pub struct McpArgs {
 /// Run `augur mcp` until the client closes stdin.
 pub fn run(args: &McpArgs) -> Result<(), CliError> {
     let user = |e: augur_gate::GateError| CliError::User(e.render());
+    let gateway = args.upstream_config.is_some() || !args.upstreams.is_empty();
     let monitor = match &args.monitor {
-        Some(p) => Monitor::load(p).map_err(user)?,
+        Some(p) => {
+            let m = Monitor::load(p).map_err(user)?;
+            let shown = p.display().to_string();
+            if let Some(stale) = m.stale_classifier() {
+                let msg = stale.message(&shown, &m);
+                if gateway && args.strict_classifier {
+                    return Err(CliError::User(format!(
+                        "error: --monitor {msg}; refused (--strict-classifier=false serves with it anyway)"
+                    )));
+                }
+                eprintln!("warning: augur mcp: --monitor {msg}");
+            }
+            if gateway && !m.tracks_provenance() {
+                eprintln!("warning: augur mcp: --monitor {shown} has no provenance section: provenance is off, so a value injected through a tool's result is not traced (leave out --monitor for the built-in provenance-aware monitor)");
+            }
+            m
+        }
+        // The gateway sees every result: its default tracks provenance (the hook socket's
+        // built-in tools need the Claude Code rules, which extend the default ones).
+        None if gateway && args.hook_socket.is_some() => {
+            augur_gate::builtin::claude_code_monitor().map_err(user)?
+        }
+        None if gateway => augur_gate::builtin::gateway_monitor().map_err(user)?,
         None => augur_mcp::server::default_monitor()
             .map_err(|e| CliError::Internal(anyhow::anyhow!(e.message)))?,
     };
@@ -150,7 +180,6 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
         .collect();
     cfg.state = args.state.clone();
     cfg.burned_bits = args.burned_bits;
-    let gateway = args.upstream_config.is_some() || !args.upstreams.is_empty();
     if !gateway {
         for (flag, set) in [
             ("--audit", args.audit.is_some()),

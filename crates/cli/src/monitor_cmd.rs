@@ -472,7 +472,16 @@ fn load_monitor(path: &Path) -> Result<Monitor, CliError> {
              first, then gate with it:\n  augur monitor compile {p} --prop 'P=? [ F<=5 \"violated\" ]' -o m.json\n  augur monitor gate m.json < actions.jsonl"
         )));
     }
-    Monitor::load(path).map_err(user)
+    let m = Monitor::load(path).map_err(user)?;
+    // A monitor compiled with an older built-in classifier is used, but said (issue 39; the
+    // gateway and the hook refuse it).
+    if let Some(stale) = m.stale_classifier() {
+        eprintln!(
+            "warning: {}",
+            stale.message(&path.display().to_string(), &m)
+        );
+    }
+    Ok(m)
 }
 
 /// The monitor file of `gate` and `replay`: `--monitor`, or (deprecated) the first argument.

@@ -19,21 +19,22 @@ use serde::{Deserialize, Serialize};
 /// [`INTERVAL_ROUNDING`].
 pub const INTERVAL_TOLERANCE: f64 = 1e-9;
 
-/// Rounding slack of every float decision on the (normalised) bounds of an interval model:
+/// Rounding slack of the float decisions on the (normalised) *row sums* of an interval model:
 /// a row can keep all its mass inside a set `C` when the transitions leaving `C` have
 /// `lo = 0` and those inside `Σhi ≥ 1 − INTERVAL_ROUNDING` (a float sum of decimals that add
 /// up to 1 may fall short of 1 by a few ulps). It covers rounding only, not
-/// [`INTERVAL_TOLERANCE`]: the reading normalises (a) a row with `Σhi < 1` (`Σlo > 1`)
-/// within the tolerance: its upper (lower) bounds are scaled to sum to 1, which only widens
-/// the intervals of a row that would otherwise hold no distribution; (b) a lower bound
-/// `≤ INTERVAL_ROUNDING` becomes 0 (a residue such as `0.1·3 − 0.3 = 5.55·10⁻¹⁷`). A larger
-/// positive lower bound is kept as written, however small: it may be the only exit nature
-/// cannot avoid (`lo = 10⁻¹⁰` can make `Pmin` 1/2 rather than 0). Without (a), a row whose
-/// upper bounds sum to `1 − 5·10⁻¹⁰` would be accepted as full but not be able to keep its
-/// mass anywhere (an end component missed: `Pmin > Pmax` for LTL); without (b), a residue
-/// would leak a run out of a set nature can otherwise keep it in, 10⁻¹⁷ per sweep (no
-/// convergence). `--method exact` reads the bounds as written (or computed in rationals) and
-/// decides exactly.
+/// [`INTERVAL_TOLERANCE`]: the reading normalises a row with `Σhi < 1` (`Σlo > 1`) within the
+/// tolerance by scaling its upper (lower) bounds to sum to 1, which only widens the intervals
+/// of a row that would otherwise hold no distribution and keeps every bound's sign (a bound
+/// above 0 stays above 0, one of 0 stays 0), so that no edge and no qualitative answer (zero
+/// or one) changes. A positive lower bound is kept as written, **whatever its size** (issue 39): it
+/// is an exit nature cannot avoid, an edge of every graph decision (`[1e-13, 1]` can make
+/// `Pmin` 1 rather than 0). Without the scaling, a row whose upper bounds sum to
+/// `1 − 5·10⁻¹⁰` would be accepted as full but not be able to keep its mass anywhere (an end
+/// component missed: `Pmin > Pmax` for LTL). A tiny positive lower bound inside a loop can
+/// make the robust iteration leak too slowly to converge: that is an error naming the sweep
+/// limit, never another model's value; `--method exact` reads the bounds as written (or
+/// computed in rationals) and decides exactly.
 pub const INTERVAL_ROUNDING: f64 = 1e-12;
 
 /// The interval bounds of an interval DTMC's transitions, aligned with the stored entries of
@@ -60,8 +61,8 @@ pub struct Intervals {
     #[serde(skip)]
     pub written: Option<Box<(Vec<f64>, Vec<f64>)>>,
     /// What the reading changed within the load tolerance (see [`INTERVAL_ROUNDING`]):
-    /// `None` when every row holds a distribution as written and no positive lower bound was
-    /// a rounding residue. The checker reports it (the float methods check the normalised
+    /// `None` when every row holds a distribution as written. The checker reports it in the
+    /// method and the JSON of every result of a float method (which check the normalised
     /// bounds; `--method exact` reads the bounds as written).
     #[serde(skip)]
     pub normalised: Option<Normalised>,
@@ -70,14 +71,10 @@ pub struct Intervals {
 /// The rows of an interval model that the reading normalised ([`Intervals::normalised`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Normalised {
-    /// Rows changed (scaled, or with a lower bound read as 0, or both).
-    pub rows: u32,
     /// Rows whose bounds were scaled to sum to 1 (`Σhi < 1` or `Σlo > 1` within
     /// [`INTERVAL_TOLERANCE`]).
-    pub rows_scaled: u32,
-    /// Positive lower bounds `≤ INTERVAL_ROUNDING` read as 0.
-    pub lower_bounds_zeroed: u32,
-    /// The first state (in state order) with a scaled row or a zeroed lower bound.
+    pub rows: u32,
+    /// The first state (in state order) with a scaled row.
     pub first_state: u32,
 }
 
@@ -251,13 +248,13 @@ impl Dtmc {
                     sum_hi,
                 });
             }
-            // Normalised (see [`INTERVAL_ROUNDING`]): a positive lower bound that is a
-            // rounding residue (`≤ INTERVAL_ROUNDING`) is 0, and a row within the tolerance
-            // of full (`Σhi < 1`) or of over-full (`Σlo > 1`) has both its bounds scaled to
-            // `Σhi = 1` (`Σlo = 1`; a point stays a point), so that every later decision
-            // ("can the row keep its mass in this set?") needs only a rounding slack. Only a
-            // scaling by more than rounding (decimals summing to 0.9999999999999999) counts
-            // as a change to report.
+            // Normalised (see [`INTERVAL_ROUNDING`]): a row within the tolerance of full
+            // (`Σhi < 1`) or of over-full (`Σlo > 1`) has both its bounds scaled to `Σhi = 1`
+            // (`Σlo = 1`; a point stays a point, a bound keeps its sign), so that every later
+            // decision on a row sum ("can the row keep its mass in this set?") needs only a
+            // rounding slack. Every lower bound above 0 stays above 0: an edge nature cannot
+            // remove. Only a scaling by more than rounding (decimals summing to
+            // 0.9999999999999999) counts as a change to report.
             let scale = if sum_hi < 1.0 {
                 1.0 / sum_hi
             } else if sum_lo > 1.0 {
@@ -267,33 +264,27 @@ impl Dtmc {
             };
             let scaled = sum_hi < 1.0 - INTERVAL_ROUNDING || sum_lo > 1.0 + INTERVAL_ROUNDING;
             let (mut sum_lo, mut sum_hi) = (0.0, 0.0);
-            let mut zeroed = 0u32;
             for i in r.clone() {
                 let l = lo[i].clamp(0.0, 1.0);
                 let (l, h) = (l, hi[i].clamp(0.0, 1.0).max(l));
                 (clo[i], chi[i]) = (l, h);
-                // A point interval stays a point (a model of points is a DTMC).
-                let l = if l <= INTERVAL_ROUNDING && l < h {
-                    zeroed += u32::from(l > 0.0);
-                    0.0
+                // Scaling keeps a positive bound positive (a tiny one may not underflow to 0).
+                let l = if l > 0.0 {
+                    (l * scale).clamp(f64::MIN_POSITIVE, 1.0)
                 } else {
-                    (l * scale).min(1.0)
+                    0.0
                 };
                 let h = (h * scale).min(1.0).max(l);
                 (tlo[i], thi[i]) = (l, h);
                 sum_lo += l;
                 sum_hi += h;
             }
-            if scaled || zeroed > 0 {
+            if scaled {
                 let c = normalised.get_or_insert(Normalised {
                     rows: 0,
-                    rows_scaled: 0,
-                    lower_bounds_zeroed: 0,
                     first_state: s as u32,
                 });
                 c.rows += 1;
-                c.rows_scaled += u32::from(scaled);
-                c.lower_bounds_zeroed += zeroed;
             }
             for i in r.clone() {
                 let (l, h) = (tlo[i], thi[i]);
@@ -525,13 +516,14 @@ mod tests {
         let (d, _) = b.build().unwrap();
         let residue = 0.1 * 3.0 - 0.3;
         assert!(residue > 0.0 && residue < 1e-16);
-        // Row 0: a residue lower bound; row 1: a loop 5e-10 short of full; row 2: a point
-        // interval within the tolerance of 0 (kept: a point stays a point).
+        // Row 0: a residue lower bound (kept: an edge, whatever its size); row 1: a loop
+        // 5e-10 short of full; row 2: a point interval within the tolerance of 0 (kept: a
+        // point stays a point).
         let lo = vec![residue, 0.0, 1.0 - 5e-10, 5e-10, 1.0 - 5e-10];
         let hi = vec![1.0, 1.0, 1.0 - 5e-10, 5e-10, 1.0];
         let m = Dtmc::from_interval_bounds(d, lo.clone(), hi.clone()).unwrap();
         let iv = m.intervals.as_ref().unwrap();
-        assert_eq!(iv.lo[..3], [0.0, 0.0, 1.0]);
+        assert_eq!(iv.lo[..3], [residue, 0.0, 1.0]);
         assert_eq!(iv.hi[..3], [1.0, 1.0, 1.0]);
         assert_eq!(iv.lo[3], 5e-10);
         // Every row can now be filled: Σhi ≥ 1 and Σlo ≤ 1 in doubles.
@@ -543,13 +535,10 @@ mod tests {
         // The bounds as read are kept for `--method exact`.
         let written = iv.written.as_deref().expect("changed on reading");
         assert_eq!((written.0[0], written.1[2]), (lo[0], hi[2]));
-        // Counted for the checker's note: row 0 (a residue read as 0) and row 1 (scaled); row
-        // 2 sums to 1 up to rounding.
+        // Counted for the checker: row 1 (scaled); row 2 sums to 1 up to rounding.
         let want = Normalised {
-            rows: 2,
-            rows_scaled: 1,
-            lower_bounds_zeroed: 1,
-            first_state: 0,
+            rows: 1,
+            first_state: 1,
         };
         assert_eq!(iv.normalised, Some(want));
         m.validate().unwrap();
@@ -577,17 +566,28 @@ mod tests {
             assert_eq!(iv.lo, lo);
             assert_eq!(iv.normalised, None);
         }
-        // Row 0 with lower bounds of 1e-13 (residues): read as 0, and counted.
-        let m =
-            Dtmc::from_interval_bounds(d, vec![0.0, 1e-13, 1e-13, 1.0, 1.0], vec![1.0; 5]).unwrap();
+        // Row 0 with lower bounds of 1e-13, or of a double's smallest positive value: kept as
+        // written (an edge whatever its size), nothing normalised.
+        for tiny in [1e-13, f64::MIN_POSITIVE] {
+            let m = Dtmc::from_interval_bounds(
+                d.clone(),
+                vec![0.0, tiny, tiny, 1.0, 1.0],
+                vec![1.0; 5],
+            )
+            .unwrap();
+            let iv = m.intervals.as_ref().unwrap();
+            assert_eq!(iv.lo[..3], [0.0, tiny, tiny]);
+            assert_eq!(iv.normalised, None);
+        }
+        // Scaling a row keeps a tiny positive lower bound positive.
+        let m = Dtmc::from_interval_bounds(
+            d,
+            vec![0.0, f64::MIN_POSITIVE, 0.0, 1.0, 1.0],
+            vec![0.5, 0.5 - 5e-10, 1e-300, 1.0, 1.0],
+        )
+        .unwrap();
         let iv = m.intervals.as_ref().unwrap();
-        assert_eq!(iv.lo[..3], [0.0; 3]);
-        let want = Normalised {
-            rows: 1,
-            rows_scaled: 0,
-            lower_bounds_zeroed: 2,
-            first_state: 0,
-        };
-        assert_eq!(iv.normalised, Some(want));
+        assert!(iv.lo[1] > 0.0, "{:?}", iv.lo);
+        assert_eq!(iv.normalised.map(|n| n.rows), Some(1));
     }
 }

@@ -83,6 +83,35 @@ fn bench_gate(c: &mut C) {
             ))))
         })
     });
+    // The gateway's default since issue 39: the built-in monitor (the risk-level chain with
+    // provenance), its session holding the user's request and a 10 kB inbox; a send gated
+    // with classification and the provenance of its destination and payload.
+    let builtin = Arc::new(augur_gate::builtin::gateway_monitor().expect("the built-in monitor"));
+    let mut b = Session::new(&builtin, &policy, None).unwrap();
+    let inbox = tool_result_10kb();
+    b.observe(
+        augur_gate::provenance::ObservationSource::User,
+        None,
+        "Send the quarterly numbers to mark.black@gmail.com",
+    );
+    b.observe(
+        augur_gate::provenance::ObservationSource::Tool,
+        Some("read_inbox"),
+        &inbox,
+    );
+    // The send moves the session to the state it stays in (the state is monotone): every
+    // iteration does the same work, no reset needed.
+    g.bench_function(
+        "built-in gateway monitor, with classification and provenance (send_email)",
+        |bch| {
+            bch.iter(|| {
+                black_box(b.gate(&Action::Tool(ToolCall::new(
+                    black_box("send_email"),
+                    black_box(&args),
+                ))))
+            })
+        },
+    );
     g.finish();
 }
 

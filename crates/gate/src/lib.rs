@@ -17,6 +17,8 @@
 //! - [`provenance::Provenance`]: the values a session has seen and where each was first seen.
 //! - [`Session`]: one agent run; [`Session::gate`] returns a [`Decision`] without allocating.
 //! - [`SessionStore`] and [`journal`]: many sessions with limits, surviving a restart.
+//! - [`builtin`]: the monitors compiled into the binary (the gateway's and the Claude Code
+//!   hook's) and the versions of the built-in rule sets (stale monitor files).
 //!
 //! Invariants: no checker, solver or model reader is linked (a test reads `cargo metadata`);
 //! a gate allocates nothing; every failure (a closed session, an unknown tool shape, a limit)
@@ -35,6 +37,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod builtin;
 pub mod burned;
 pub mod classifier;
 pub mod dtr;

@@ -5,7 +5,9 @@
 //!  "property": "P=? [ F<=5 \"violated\" ]", "target": "\"violated\"", "stay": null,
 //!  "property_horizon": 5, "horizon_max": 5,
 //!  "mapping": "risk-level",               // or "dtr", "abstraction": how actions map to states
-//!  "classifier": {"file": "...", "text": "<TOML>"}, "abstraction": null,
+//!  "classifier": {"file": "...", "text": "<TOML>", "sha256": "...",
+//!                 "builtin": {"name": "default", "version": 5}},   // built-in rules only
+//!  "abstraction": null,
 //!  "tables": [{"category": null,          // null: the fallback for unknown categories
 //!              "model": {"file": "...", "sha256": "...", "states": 5, "transitions": 13},
 //!              "state_names": [...], "initial": 0,
@@ -25,8 +27,9 @@
 //! still load and decide as they did. Version 2 adds `sections`, an object of *optional
 //! sections*, each a feature a monitor may use (absent: the monitor does not use it):
 //! - `provenance`: the `(d, t, r, p)` state of a `dtr` monitor (180 states, `map` has 180
-//!   entries; see [`crate::dtr::Prov`]): sessions track where each call's destination and
-//!   payload arguments came from, and risk rule 14 applies.
+//!   entries; see [`crate::dtr::Prov`]), or of a `risk-level` monitor (5 entries: the risk
+//!   level of `(d, t, r, p)` picks the state): sessions track where each call's destination
+//!   and payload arguments came from, and risk rule 14 applies.
 //! - `robust` (`monitor compile --robust`): per table, the tables of `Pmax` of the property
 //!   over an interval DTMC (nature maximising, anew at every step): `value` and its sound
 //!   `upper` bound for the property, `curve` for `P(φ U≤h ψ)`, `h = 1..H` (state-major, as
@@ -229,6 +232,11 @@ pub struct EmbeddedFile {
     pub text: String,
     /// SHA-256 of the text.
     pub sha256: String,
+    /// For a classifier compiled from one of Augur's built-in rule sets: which, and the
+    /// version of it (see [`crate::builtin`]); absent for a classifier the user wrote (never
+    /// stale) and in files written before issue 39 (then recognised by `sha256`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builtin: Option<crate::builtin::BuiltinClassifier>,
 }
 
 /// The source model of a table.
@@ -398,9 +406,18 @@ impl Monitor {
     }
 
     /// Whether sessions track provenance: a `dtr` monitor with the `provenance` section
-    /// (180 states).
+    /// (180 states), or a `risk-level` monitor with it (the risk level of `(d, t, r, p)`,
+    /// rule 14 included, picks the chain's state: the built-in gateway monitor).
     pub fn tracks_provenance(&self) -> bool {
-        self.mapping == Mapping::Dtr && self.sections.provenance.is_some()
+        matches!(self.mapping, Mapping::Dtr | Mapping::RiskLevel)
+            && self.sections.provenance.is_some()
+    }
+
+    /// The embedded classifier when it is an *older* version of one of Augur's built-in rule
+    /// sets than this binary's (compiled before a classifier fix): see
+    /// [`crate::builtin::stale`]. A classifier the user wrote is never stale.
+    pub fn stale_classifier(&self) -> Option<crate::builtin::Stale> {
+        crate::builtin::stale(self.classifier.as_ref()?)
     }
 
     /// The robust bound of model state `state` of table `table` at `horizon` (the curve's,
@@ -623,11 +640,11 @@ impl Monitor {
         }
         if let Some(p) = &self.sections.provenance {
             let at = root().key("sections").key("provenance");
-            if self.mapping != Mapping::Dtr {
+            if !matches!(self.mapping, Mapping::Dtr | Mapping::RiskLevel) {
                 return Err(bad(
                     at,
                     format!(
-                        "the provenance section needs a `dtr` monitor, not `{}`",
+                        "the provenance section needs a `dtr` or `risk-level` monitor, not `{}`",
                         self.mapping.as_str()
                     ),
                 ));

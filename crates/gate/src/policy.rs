@@ -8,7 +8,7 @@
 //! unobserved = "warn"    # optional: at least this verdict in a state never observed in training
 //! always_block = ["delete production database", "wipe"]   # tool name patterns
 //! always_allow = ["get current day"]
-//! trusted_tools = ["get contact*"]   # optional: tools whose results are the user's own data
+//! trusted_tools = ["list contacts"]  # optional: tools whose results are the user's own data
 //! thresholds = [         # descending; the first with P >= at decides; below all: allow
 //!   { at = 0.90, verdict = "block", message = "critical risk" },
 //!   { at = 0.60, verdict = "pause" },
@@ -18,16 +18,19 @@
 //! thresholds = [{ at = 0.5, verdict = "pause" }]
 //! ```
 //!
-//! `trusted_tools` (tool name patterns, matched on words as `always_block` is) lists the tools
-//! whose results a session observes as *trusted* text, like the user's request (issue 25,
-//! [`crate::provenance`]): a value first read from them counts as the user's. Every other
-//! tool's result is untrusted. The default, [`DEFAULT_TRUSTED_TOOLS`], is generic: reading the
-//! user's own address book and profile (`get contact*`, `search contact*`, `get user info*`,
-//! `get profile`, ...); `trusted_tools = []` trusts no tool. Trusting a tool is a judgement
-//! about who can write what it returns: an address book or a profile is written by the user;
-//! e-mails, files, web pages, calendars and messages are written by others too. The patterns
-//! start with a read verb so that a tool that *writes* the profile (whose result echoes what
-//! the agent wrote, perhaps an injected value) is not trusted.
+//! `trusted_tools` (tool name patterns, each matched against the **whole** folded tool name:
+//! `get contacts` trusts `get_contacts` and `GetContacts`, never `get_contacts_from_url` or
+//! `mcp_get_contacts`) lists the tools whose results a session observes as *trusted* text, like
+//! the user's request (issue 25, [`crate::provenance`]): a value first read from them counts as
+//! the user's. Every other tool's result is untrusted. The default, [`DEFAULT_TRUSTED_TOOLS`],
+//! holds only tools that read the user's own data and take no argument naming another party
+//! (the user's contact list, the user's own profile); `trusted_tools = []` trusts no tool.
+//! Trusting a tool is a judgement about who can write what it returns: an address book the
+//! user keeps is written by the user; e-mails, files, web pages, calendars, messages, contact
+//! forms and *anyone's* profile are written by others too, and a tool whose output third
+//! parties write must never be trusted. Even a trusted tool vouches for nothing its own call
+//! carried (a lookup that echoes the address it was asked for) nor for a value first seen in
+//! untrusted text ([`crate::provenance`]).
 //!
 //! Verdicts, least to most severe: `allow` (also spelt `log`), `warn`, `pause`, `block`.
 
@@ -40,26 +43,26 @@ use std::collections::BTreeMap;
 use std::fmt;
 use toml::Spanned;
 
-/// The default `trusted_tools`: tools whose results are the user's own data (see the module
-/// documentation).
+/// The default `trusted_tools`: tools that read the user's own data and take no argument
+/// naming another party (see the module documentation), matched as whole names.
 pub const DEFAULT_TRUSTED_TOOLS: &[&str] = &[
-    "get contact*",
-    "search contact*",
-    "list contact*",
-    "find contact*",
-    "read contact*",
+    "list contacts",
+    "get contacts",
+    "list all contacts",
+    "get all contacts",
     "get address book",
-    "get user info*",
-    "get profile",
+    "list address book",
     "get my profile",
-    "get account info*",
+    "get my contact info",
+    "get my account info",
 ];
 
-/// The default trusted-tool patterns, compiled.
+/// The default trusted-tool patterns, compiled (whole names).
 pub fn default_trusted_tools() -> Vec<NamePattern> {
     DEFAULT_TRUSTED_TOOLS
         .iter()
         .filter_map(|t| NamePattern::new(t).ok())
+        .map(NamePattern::whole)
         .collect()
 }
 
@@ -176,7 +179,7 @@ pub struct Rules {
     pub mode: Mode,
     /// The least verdict in a state never observed in training (learned models).
     pub unobserved: Option<Verdict>,
-    /// Tools whose results are trusted observations (the user's own data).
+    /// Tools whose results are trusted observations (the user's own data); whole names.
     pub trusted_tools: Vec<NamePattern>,
 }
 
@@ -218,7 +221,7 @@ impl Rules {
         (Verdict::Allow, None)
     }
 
-    /// Are the results of tool `name` trusted ([`Rules::trusted_tools`])?
+    /// Are the results of tool `name` trusted ([`Rules::trusted_tools`], whole folded names)?
     pub fn trusts(&self, name: &str) -> bool {
         self.trusted_tools.iter().any(|p| p.matches(name))
     }
@@ -312,7 +315,13 @@ impl Ctx<'_> {
         trusted_tools: &Option<Vec<Spanned<String>>>,
     ) -> Result<()> {
         if let Some(l) = trusted_tools {
-            into.trusted_tools = self.patterns(l)?;
+            // Trust is granted to whole tool names only: `get contacts` must not trust
+            // `get_contacts_from_url`, whose result a web page writes.
+            into.trusted_tools = self
+                .patterns(l)?
+                .into_iter()
+                .map(NamePattern::whole)
+                .collect();
         }
         if let Some(h) = horizon {
             let v = *h.get_ref();
@@ -548,6 +557,42 @@ mode = "user_inspection"
         assert!(!allow("payment_to_attacker"));
         assert!(p.base.always_block[0].matches("wipe_all_data"));
         assert!(p.base.always_block[0].matches("secure_wipe"));
+    }
+
+    /// Trust is granted by whole folded tool name, in the default list and in a policy's:
+    /// a tool whose name merely contains a trusted name reads text others write.
+    #[test]
+    fn trusted_tools_match_whole_names() {
+        let r = Rules::default();
+        for name in [
+            "get_contacts",
+            "listContacts",
+            "get-address-book",
+            "ｇｅｔ＿ｃｏｎｔａｃｔｓ",
+        ] {
+            assert!(r.trusts(name), "{name}");
+        }
+        for name in [
+            "get_contact_page_from_url",
+            "get_user_info_from_github",
+            "read_contact_form_submissions",
+            "get_profile",
+            "search_contacts_by_name",
+            "mcp_get_contacts",
+            "get_contacts_and_send_email",
+        ] {
+            assert!(!r.trusts(name), "{name}");
+        }
+        let p = Policy::parse(
+            "trusted_tools = [\"get contact*\", \"get user info\"]\n",
+            "p.toml",
+        )
+        .unwrap();
+        assert!(p.base.trusts("get_contacts"));
+        assert!(p.base.trusts("get_user_info"));
+        assert!(!p.base.trusts("get_contact_page_from_url"));
+        assert!(!p.base.trusts("get_user_info_from_github"));
+        assert!(!p.base.trusts("read_contact_form_submissions"));
     }
 
     #[test]

@@ -36,6 +36,12 @@
 //!   untrusted text too) and none of the above;
 //! - **none** when none of its values was seen anywhere (the model wrote it).
 //!
+//! **No laundering** (issue 39): only the user's own text (the request, the system prompt)
+//! makes a value the user's once it has been seen in untrusted text; a trusted tool's result
+//! that repeats it (a contacts lookup answering `Contact with email 'x@evil.example' not
+//! found`) does not. And a tool's result never vouches for a value its own call's arguments
+//! carried ([`Provenance::observe_result`]): a lookup echoes what it was asked.
+//!
 //! **Limits** (per store, [`ProvenanceLimits`]): at most `max_values` stored values,
 //! `max_text_bytes` bytes of their normalised texts, and `max_scan_bytes` bytes scanned per
 //! observation (the rest of a longer observation is not read). When a limit is hit the store
@@ -533,6 +539,49 @@ impl Provenance {
 
     /// Observe bytes the agent saw (invalid UTF-8 is read as it is).
     pub fn observe_bytes(&mut self, origin: Origin<'_>, text: &[u8]) -> ObserveStats {
+        self.observe_inner(origin, text, &[])
+    }
+
+    /// Observe a tool's result, `args` being the call's own arguments (see the module
+    /// documentation, "No laundering"): a trusted tool's result vouches for none of the values
+    /// its own call carried (a lookup that answers `no contact with email 'x@evil.example'`
+    /// echoes what it was asked), so those values are not made the user's by it.
+    pub fn observe_result(
+        &mut self,
+        origin: Origin<'_>,
+        text: &[u8],
+        args: &Value,
+    ) -> ObserveStats {
+        if !matches!(origin, Origin::TrustedTool { .. }) {
+            return self.observe_inner(origin, text, &[]);
+        }
+        // The call's own values, normalised (a trusted tool is rare: this allocates).
+        let mut own: Vec<(u64, Vec<u8>)> = Vec::new();
+        let keys = self.keys;
+        json_leaves(args, &mut |bytes: &[u8], f: Found| {
+            let mut buf = NormBuf::new();
+            let Some(k) = Keyed::new(&f, bytes, keys, &mut buf) else {
+                return;
+            };
+            let norm = match k.norm {
+                Some(n) => n.to_vec(),
+                None => {
+                    let mut v = Vec::new();
+                    f.write_normalised(bytes, &mut v);
+                    v
+                }
+            };
+            own.push((k.key, norm));
+        });
+        self.observe_inner(origin, text, &own)
+    }
+
+    fn observe_inner(
+        &mut self,
+        origin: Origin<'_>,
+        text: &[u8],
+        own: &[(u64, Vec<u8>)],
+    ) -> ObserveStats {
         let (kind, tool, step) = match origin {
             Origin::User => (OriginKind::User, OTHER_TOOL, 0),
             Origin::System => (OriginKind::System, OTHER_TOOL, 0),
@@ -547,6 +596,9 @@ impl Provenance {
             step,
         };
         let trusted = origin.trusted();
+        // Only the user's own text (the request, the system prompt) may make a value first
+        // seen in untrusted text the user's; a trusted tool that repeats it may not.
+        let user_text = matches!(origin, Origin::User | Origin::System);
         let mut stats = ObserveStats::default();
         let scanned = if text.len() > self.limits.max_scan_bytes {
             // Cut at a separator when one is near, so the last token is not a fragment.
@@ -587,15 +639,26 @@ impl Provenance {
                 return;
             };
             stats.found += 1;
+            // A value the call's own arguments carried: the result does not vouch for it.
+            let echoed = !own.is_empty()
+                && own
+                    .iter()
+                    .any(|(key, norm)| *key == k.key && k.eq(&f, scanned, norm));
             if let Some(i) = lookup(index, entries, texts, &k, &f, scanned) {
                 let e = &mut entries[i as usize];
                 if trusted {
-                    if e.trusted.is_none() && incomplete.is_none() {
+                    let vouched = user_text || (e.untrusted.is_none() && !echoed);
+                    if e.trusted.is_none() && incomplete.is_none() && vouched {
                         e.trusted = Some(sighting);
                     }
                 } else if e.untrusted.is_none() {
                     e.untrusted = Some(sighting);
                 }
+                return;
+            }
+            if echoed {
+                // Not stored: it is as unknown as before the call (the model wrote it, or it
+                // came from somewhere the store has not seen).
                 return;
             }
             if entries.len() >= limits.max_values {
@@ -744,8 +807,15 @@ impl Provenance {
     /// A reason for an argument's provenance, e.g. "recipient us13… first appeared in the
     /// result of `read_file` at step 2; the user's request does not contain it".
     pub fn explain(&self, arg: &str, p: &ArgProvenance) -> String {
+        self.explain_with(arg, p, false)
+    }
+
+    /// [`Provenance::explain`] with the value masked ([`mask_value`]) when `mask` is set: what
+    /// an audit log writes.
+    pub fn explain_with(&self, arg: &str, p: &ArgProvenance, mask: bool) -> String {
         let text = |e: &Evidence| {
             e.id.and_then(|i| self.value_text(i))
+                .map(|t| if mask { mask_value(&t) } else { t })
                 .unwrap_or_else(|| "(a value not stored)".to_string())
         };
         match p {
@@ -767,6 +837,15 @@ impl Provenance {
             },
         }
     }
+}
+
+/// A value as an audit log shows it: its first two characters and a digest of the whole,
+/// `ma…#5f1e09c2` (the first 8 hex digits of the SHA-256 of the text given), so that lines can
+/// be matched with each other and with the person's answer without the log holding the value.
+pub fn mask_value(text: &str) -> String {
+    let head: String = text.chars().take(2).collect();
+    let digest = crate::sha256_hex([text.as_bytes()]);
+    format!("{head}…#{}", &digest[..8])
 }
 
 /// A sighting as plain data ([`ProvenanceSnapshot`]): the origin's kind, the index of its

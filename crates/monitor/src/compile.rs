@@ -67,6 +67,11 @@ pub struct CompileOptions {
     /// Compile the `explanations` section (`--explain`): the most probable continuation of
     /// every state, per horizon, for the reasons of decisions at `warn` and above.
     pub explanations: bool,
+    /// Give a `risk-level` monitor the `provenance` section: sessions track where each call's
+    /// destination and payload came from, and the risk level of `(d, t, r, p)` (rule 14
+    /// included) picks the chain's state (the built-in gateway and Claude Code monitors,
+    /// `augur_gate::builtin`). A 180-state `dtr` model has the section anyway.
+    pub provenance: bool,
 }
 
 /// The confidence of intervals learned at compile time when none is given (as for
@@ -99,6 +104,7 @@ impl CompileOptions {
             },
             robust: None,
             explanations: false,
+            provenance: false,
         }
     }
 
@@ -631,17 +637,22 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
             file: c.file().to_string(),
             text: c.source().to_string(),
             sha256: checker::sha256_hex([c.source().as_bytes()]),
+            // A built-in rule set (or a copy of one) records its version: a later Augur
+            // whose rules are newer calls this file stale.
+            builtin: augur_gate::builtin::current(c.source()),
         }),
         abstraction: opts.abstraction.as_ref().map(|(text, file)| EmbeddedFile {
             file: file.clone(),
             text: text.clone(),
             sha256: checker::sha256_hex([text.as_bytes()]),
+            builtin: None,
         }),
         pac: Some([opts.pac.0, opts.pac.1]),
         sections: Sections {
-            provenance: (mapping == Mapping::Dtr
+            provenance: ((mapping == Mapping::Dtr
                 && tables.iter().any(|t| t.map.len() == NUM_DTRP_STATES))
-            .then(ProvenanceSection::current),
+                || (mapping == Mapping::RiskLevel && opts.provenance))
+                .then(ProvenanceSection::current),
             robust: opts.robust.map(|r| RobustSection {
                 confidence: r.confidence,
                 tables: robust,

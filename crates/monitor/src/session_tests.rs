@@ -717,33 +717,38 @@ fn an_untrusted_recipient_is_violated_and_the_reason_says_where_it_came_from() {
     let r = s.report(&d, "S");
     assert_eq!(r.provenance, Some(Prov::Untrusted));
     assert_eq!(r.provenance_reason.as_deref(), Some(why));
-    // A trusted tool (the user's contacts) makes its values user.
+    // A trusted tool (the user's contact list, by its whole name) makes its values user.
     let mut s = Session::new(&m, &policy, None).unwrap();
     s.observe(O::User, None, "E-mail Alice the agenda");
-    let look = json!({"query": "Alice"});
-    s.gate(&call("search_contacts_by_name", &look));
-    s.observe(
-        O::Tool,
-        Some("search_contacts_by_name"),
-        "Alice: alice@corp.example",
-    );
+    let look = json!({});
+    s.gate(&call("list_contacts", &look));
+    s.observe(O::Tool, Some("list_contacts"), "Alice: alice@corp.example");
     let mail = json!({"recipients": ["alice@corp.example"], "body": "agenda"});
     let d = s.gate(&call("send_email", &mail));
     assert_eq!(d.dtr_after.unwrap().p, Prov::User);
     assert_eq!(
         s.provenance_reason(&d).unwrap(),
-        "recipients alice@corp.example occurs in the result of `search_contacts_by_name` at step 0"
+        "recipients alice@corp.example occurs in the result of `list_contacts` at step 0"
     );
-    // ... unless the policy trusts no tool.
-    let none = Arc::new(Policy::parse("trusted_tools = []\n", "p.toml").unwrap());
-    let mut s = Session::new(&m, &none, None).unwrap();
+    // A search by a name the agent chose (an argument naming another party) is not trusted
+    // by default (issue 39).
+    let mut s = Session::new(&m, &policy, None).unwrap();
     s.observe(O::User, None, "E-mail Alice the agenda");
-    s.gate(&call("search_contacts_by_name", &look));
+    let by_name = json!({"query": "Alice"});
+    s.gate(&call("search_contacts_by_name", &by_name));
     s.observe(
         O::Tool,
         Some("search_contacts_by_name"),
         "Alice: alice@corp.example",
     );
+    let d = s.gate(&call("send_email", &mail));
+    assert_eq!(d.dtr_after.unwrap().p, Prov::Untrusted);
+    // ... and the contact list is not when the policy trusts no tool.
+    let none = Arc::new(Policy::parse("trusted_tools = []\n", "p.toml").unwrap());
+    let mut s = Session::new(&m, &none, None).unwrap();
+    s.observe(O::User, None, "E-mail Alice the agenda");
+    s.gate(&call("list_contacts", &look));
+    s.observe(O::Tool, Some("list_contacts"), "Alice: alice@corp.example");
     let d = s.gate(&call("send_email", &mail));
     assert_eq!(d.dtr_after.unwrap().p, Prov::Untrusted);
 }

@@ -1,7 +1,9 @@
 //! The compiled monitors that augur-gate's tests, doc example and bench read
-//! (`crates/gate/tests/fixtures/`; the gate links no compiler) are exactly what this compiler
-//! writes today: each is compiled here and compared with the committed file byte for byte, so
-//! a change of the compiler or of the file format cannot leave the gate measuring a stale file.
+//! (`crates/gate/tests/fixtures/`; the gate links no compiler), and the built-in monitors the
+//! binary gates with (`crates/gate/builtin/`: the gateway's and the Claude Code hook's,
+//! `augur_gate::builtin`), are exactly what this compiler writes today: each is compiled here
+//! and compared with the committed file byte for byte, so a change of the compiler, of the
+//! file format or of a built-in classifier cannot leave the gate with a stale file.
 //! `AUGUR_BLESS=1 cargo test -p augur-monitor --test gate_fixtures` rewrites them.
 
 use augur_gate::dtr::{DataExposure, Reversibility, SafetyState, ToolEscalation};
@@ -15,7 +17,11 @@ fn root() -> PathBuf {
 }
 
 fn compare_or_bless(name: &str, compiled: &augur_gate::Monitor) {
-    let path = root().join("crates/gate/tests/fixtures").join(name);
+    compare_or_bless_at("crates/gate/tests/fixtures", name, compiled);
+}
+
+fn compare_or_bless_at(dir: &str, name: &str, compiled: &augur_gate::Monitor) {
+    let path = root().join(dir).join(name);
     let text = compiled.to_json();
     if std::env::var_os("AUGUR_BLESS").is_some() {
         std::fs::write(&path, &text).unwrap();
@@ -75,4 +81,37 @@ fn the_sixty_state_fixture_is_todays_compile() {
     o.mapping = Some(Mapping::Dtr);
     let m = compile_dtmcs(vec![src], &o).unwrap();
     compare_or_bless("safetydrift-60.json", &m);
+}
+
+/// A built-in monitor: the risk-level chain with the provenance section and a built-in
+/// classifier (`augur_gate::builtin`).
+fn builtin(classifier: augur_gate::Classifier) -> augur_gate::Monitor {
+    let (dtmc, _) =
+        augur_formats::read_model(&root().join("models/safetydrift.tra"), &Default::default())
+            .unwrap();
+    let mut o = CompileOptions::new("P=? [ F<=5 \"violated\" ]");
+    o.mapping = Some(Mapping::RiskLevel);
+    o.provenance = true;
+    o.classifier = Some(classifier);
+    compile_dtmcs(vec![Source::new(dtmc, "safetydrift.tra")], &o).unwrap()
+}
+
+/// The gateway's built-in monitor: the default classifier.
+#[test]
+fn the_built_in_gateway_monitor_is_todays_compile() {
+    let m = builtin(augur_gate::Classifier::default_rules());
+    assert!(m.tracks_provenance());
+    compare_or_bless_at("crates/gate/builtin", "gateway.json", &m);
+}
+
+/// The Claude Code hook's built-in monitor: the Claude Code rules.
+#[test]
+fn the_built_in_claude_code_monitor_is_todays_compile() {
+    let c = augur_gate::Classifier::parse(
+        augur_gate::builtin::CLAUDE_CODE_RULES,
+        "models/claude-code/classifier.toml",
+    )
+    .unwrap();
+    let m = builtin(c);
+    compare_or_bless_at("crates/gate/builtin", "claude-code.json", &m);
 }

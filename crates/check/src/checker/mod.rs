@@ -88,6 +88,9 @@ pub struct Checker<'a> {
     /// Methods used by numeric sub-computations of the current property, in order.
     methods: Vec<MethodUsed>,
     notes: Vec<String>,
+    /// The interval rows the reading normalised, when the current property's float method
+    /// checked them (said in its method and JSON).
+    normalised: Option<augur_dtmc::interval::Normalised>,
     /// The texts being checked (the property's, then those of the labels entered), for
     /// locating errors.
     sources: Vec<Arc<SourceFile>>,
@@ -119,6 +122,7 @@ impl<'a> Checker<'a> {
             reference_evaluations: 0,
             methods: Vec::new(),
             notes: Vec::new(),
+            normalised: None,
             sources: Vec::new(),
             formulas: None,
             max_states: None,
@@ -282,6 +286,15 @@ impl<'a> Checker<'a> {
                 _ => MethodUsed::Several(methods),
             },
         };
+        // Checked on interval rows the reading had to normalise: the method says so.
+        let method = match self.normalised.take() {
+            Some(c) => MethodUsed::Normalised {
+                inner: Box::new(method),
+                rows: c.rows,
+                first_state: c.first_state,
+            },
+            None => method,
+        };
         Ok(CheckResult {
             name: None,
             property: String::new(),
@@ -392,7 +405,15 @@ impl<'a> Checker<'a> {
                 ty,
             } => {
                 // Exact mode: a constant expression is its exact value (`1/10 + 2/10 > 3/10`
-                // is false), or the reason it has none is a located error.
+                // is false), or the reason it has none is a located error. PRISM's typing
+                // first: an integer `pow` with a negative exponent is the error it is in every
+                // other method (rationals would happily answer `pow(2, -1)` = 1/2).
+                if self.exact_mode() && exact.is_some() {
+                    if let Err(e @ augur_expr::ExprError::NegativeExponent(_)) = expr.eval(|_| None)
+                    {
+                        return Err(self.error_at(*span, e.to_string()));
+                    }
+                }
                 match exact.as_ref().filter(|_| self.exact_mode()) {
                     Some(Ok(exact_expr::Q::Bool(b))) => {
                         return Ok(StateValues::Bool(if *b {
@@ -522,7 +543,10 @@ impl<'a> Checker<'a> {
                 (true, Some(o)) => self.bounded_op(
                     threshold.as_ref(),
                     "P",
-                    |c| c.robust_path(path, *o, *span),
+                    |c| {
+                        c.robust_path(path, *o, *span)
+                            .map_err(|e| c.tiny_bounds(e, *span))
+                    },
                     Some(1.0),
                 )?,
                 _ => {
@@ -539,7 +563,10 @@ impl<'a> Checker<'a> {
                 (true, Some(o)) => self.bounded_op(
                     threshold.as_ref(),
                     "R",
-                    |c| c.robust_reward(*structure, path, *span, *o),
+                    |c| {
+                        c.robust_reward(*structure, path, *span, *o)
+                            .map_err(|e| c.tiny_bounds(e, *span))
+                    },
                     None,
                 )?,
                 _ => self.bounded_op(

@@ -12,7 +12,7 @@
 //!   checked as `P` (every operator, exact arithmetic included).
 
 use super::Checker;
-use crate::error::Result;
+use crate::error::{CheckError, Result};
 use crate::result::{MethodUsed, NumValues};
 use augur_dtmc::StateSet;
 use augur_pctl::{Optimum, ResolvedPath, ResolvedRewardPath, Steps};
@@ -71,7 +71,8 @@ impl<'a> Checker<'a> {
 
     /// Outside `--method exact`, notes that the reading normalised rows of the interval
     /// model within the load tolerance ([`augur_dtmc::Intervals::normalised`]): the float
-    /// methods check the normalised bounds, exact mode the bounds as written.
+    /// methods check the normalised bounds (said in the result's method and JSON, and in a
+    /// note), exact mode the bounds as written.
     fn note_normalised(&mut self) {
         let Some(c) = self.dtmc.intervals.as_ref().and_then(|iv| iv.normalised) else {
             return;
@@ -79,34 +80,47 @@ impl<'a> Checker<'a> {
         if self.exact_mode() {
             return;
         }
+        self.normalised = Some(c);
         let first = match self.dtmc.describe_state(c.first_state as usize) {
             Some(v) => format!("state {} {v}", c.first_state),
             None => format!("state {}", c.first_state),
         };
-        let mut what = Vec::new();
-        if c.rows_scaled > 0 {
-            what.push(format!(
-                "{} row(s) whose bounds miss 1 by at most the load tolerance {:e} scaled to reach it",
-                c.rows_scaled,
-                augur_dtmc::interval::INTERVAL_TOLERANCE
-            ));
-        }
-        if c.lower_bounds_zeroed > 0 {
-            what.push(format!(
-                "{} lower bound(s) ≤ {:e} (rounding residues) read as 0",
-                c.lower_bounds_zeroed,
-                augur_dtmc::interval::INTERVAL_ROUNDING
-            ));
-        }
         let note = format!(
-            "interval model: {} row(s) changed on reading (first: {first}): {}; \
-             `--method exact` reads the bounds as written",
+            "interval model: {} row(s) whose bounds miss 1 by at most the load tolerance {:e} were scaled on reading to hold a distribution (first: {first}); every bound kept its sign, so no qualitative answer changed; `--method exact` reads the bounds as written",
             c.rows,
-            what.join(", ")
+            augur_dtmc::interval::INTERVAL_TOLERANCE
         );
         if !self.notes.contains(&note) {
             self.notes.push(note);
         }
+    }
+
+    /// A robust iteration that did not converge on a model with tiny positive lower bounds
+    /// (each an exit nature cannot avoid, kept as written whatever its size: issue 39) says
+    /// why and what answers it: a located error, never another model's value.
+    pub(super) fn tiny_bounds(&self, e: CheckError, span: Span) -> CheckError {
+        let CheckError::Solver(augur_solver::SolverError::NotConverged { .. }) = &e else {
+            return e;
+        };
+        let Some(iv) = self.dtmc.intervals.as_ref() else {
+            return e;
+        };
+        let tiny: Vec<f64> = iv
+            .lo
+            .iter()
+            .copied()
+            .filter(|&l| l > 0.0 && l < 1e-9)
+            .collect();
+        let Some(min) = tiny.iter().copied().reduce(f64::min) else {
+            return e;
+        };
+        self.error_at(
+            span,
+            format!(
+                "{e}: the interval model has {} positive lower bound(s) below 1e-9 (the smallest {min:e}); each is an exit nature cannot avoid (a bound above 0 is kept as written, however small), and they leak too slowly for the iteration to meet its precision. `--method exact` decides it exactly (a lower bound written as a float expression such as `0.1*3 - 0.3` is then its rational value, 0)",
+                tiny.len()
+            ),
+        )
     }
 
     /// `Pmin`/`Pmax` of a path formula.

@@ -365,15 +365,16 @@ mod tests {
             }
         }
 
-        /// Rows within the load tolerance of full and lower bounds that are rounding
-        /// residues: the drawn model with some rows made full (`hi` = the drawn point, so
-        /// `Σhi = 1`) is the exact reference (`--method exact`, in rationals); the default
-        /// method checks the same model with those rows' upper bounds scaled by `1 − δ`
-        /// (`δ < 10⁻⁹`: upper bounds summing to just below 1, as the loader accepts) and a
-        /// residue (`≤ 10⁻¹²`, the rounding slack; larger lower bounds are kept as written)
-        /// added to some lower bounds that are 0. `Pmin ≤ Pmax` (the float bounds overlap)
-        /// and the exact values lie within the float bounds, for `F`, `G` and LTL formulas
-        /// that go through end components (`G F`, `F G`).
+        /// Rows within the load tolerance of full, and lower bounds of any size: the drawn
+        /// model with some rows made full (`hi` = the drawn point, so `Σhi = 1`) and tiny
+        /// lower bounds (`10⁻¹⁷` to `10⁻¹²`, rounding residues among them) put on some
+        /// transitions whose lower bound was 0 is the exact reference (`--method exact`, in
+        /// rationals: a positive lower bound is an edge, whatever its size, issue 39); the
+        /// default method checks the same model with the full rows' upper bounds scaled by
+        /// `1 − δ` (`δ < 10⁻⁹`: upper bounds summing to just below 1, as the loader accepts,
+        /// then normalised). `Pmin ≤ Pmax` (the float bounds overlap) and the exact values lie
+        /// within the float bounds — the qualitative answers included — for `F`, `G` and LTL
+        /// formulas that go through end components (`G F`, `F G`).
         #[test]
         fn rows_within_the_tolerance_keep_pmin_below_pmax(
             (n, mask, units, down, up, goal) in arb(),
@@ -387,8 +388,11 @@ mod tests {
                     up[s * n..(s + 1) * n].fill(0);
                 }
             }
-            let d = random_idtmc(n, &mask, &units, &down, &up);
             const RESIDUES: [f64; 6] = [0.0, 1e-17, 5.551115123125783e-17, 3e-16, 1e-13, 1e-12];
+            let d = random_idtmc_with(n, &mask, &units, &down, &up, |s, t, lo, hi| {
+                let lo = if lo == 0.0 { RESIDUES[residue[s * 6 + t]] } else { lo };
+                (lo, hi)
+            });
             let perturbed = random_idtmc_with(n, &mask, &units, &down, &up, |s, t, lo, hi| {
                 let hi = if full[s] {
                     // Scaled by 1 − δ, δ in (0, 1e-9).

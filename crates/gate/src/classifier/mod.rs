@@ -379,6 +379,39 @@ impl Classifier {
         best
     }
 
+    /// The first destination or payload value of a call classified `c` (one that writes or
+    /// cannot be undone, as in [`Classifier::call_provenance`]) that was never seen in
+    /// trusted text, with its argument's name and value: what a session that could not read
+    /// some content pauses on. Allocates nothing.
+    pub fn unseen_value<'a>(
+        &self,
+        c: &Classification,
+        args: &'a Value,
+        prov: &Provenance,
+    ) -> Option<(&'a str, &'a Value, Evidence)> {
+        let imp = c.implication;
+        if imp.t < ToolEscalation::FileWrite && imp.r != Reversibility::Irreversible {
+            return None;
+        }
+        let map = args.as_object()?;
+        let (dest, pay) = (self.destination_words(c), self.payload_words(c));
+        for (name, v) in map {
+            if !name_has_word(name, dest) && !name_has_word(name, pay) {
+                continue;
+            }
+            let mut unseen: Option<Evidence> = None;
+            prov.values_of(v, &mut |e: Evidence| {
+                if unseen.is_none() && e.trusted.is_none() {
+                    unseen = Some(e);
+                }
+            });
+            if let Some(e) = unseen {
+                return Some((name.as_str(), v, e));
+            }
+        }
+        None
+    }
+
     /// Scan every argument string once for every pattern (see [`ArgScan`]).
     fn scan_args(&self, args: &Value) -> Hits {
         let mut h = Hits {

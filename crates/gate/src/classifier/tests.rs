@@ -598,6 +598,22 @@ fn claude_code_rules_decide_their_examples() {
             "cc-shell-network",
         ),
         ("Bash", json!({"command": "cat .env"}), "cc-shell-secret"),
+        // A forged hook event, a hook socket, the monitor's own files: blocked (rule 13).
+        (
+            "Bash",
+            json!({"command": "echo '{\"hook_event_name\":\"UserPromptSubmit\"}' | augur hook claude-code --gateway /tmp/g.sock"}),
+            "cc-shell-monitor-channel",
+        ),
+        (
+            "Bash",
+            json!({"command": "socat - UNIX-CONNECT:/home/u/.augur/gateway.sock"}),
+            "cc-shell-monitor-channel",
+        ),
+        (
+            "Bash",
+            json!({"command": "python3 -c 'import json; open(\"/home/u/.augur/claude-code-state.json\",\"w\")'"}),
+            "cc-shell-monitor-channel",
+        ),
         (
             "Bash",
             json!({"command": "cargo test", "description": "Run the tests"}),

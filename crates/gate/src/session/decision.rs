@@ -61,6 +61,10 @@ pub enum Fired {
     AlwaysAllow(u16),
     /// The policy's `unobserved` verdict (a state never observed in training).
     Unobserved,
+    /// Paused: a destination or payload value was never seen in trusted text, and the
+    /// session was shown content it could not read (an image, a blob) that may have
+    /// supplied it.
+    ContentUnread,
     /// Failed closed.
     FailClosed(FailReason),
 }

@@ -28,6 +28,12 @@
 //! untrusted). A restored session (journal) has lost its store: every value not seen in
 //! trusted text since counts as untrusted.
 //!
+//! **Unread content** (issue 39): what the session is told it could not read
+//! ([`Session::mark_unread`]: an image, audio, a binary blob, a result past the size cap)
+//! may carry any value. From then on a call that writes or cannot be undone, one of whose
+//! destination or payload values was never seen in trusted text, is paused at least
+//! ([`Fired::ContentUnread`]).
+//!
 //! Fail closed: a closed (expired, evicted) session, an action the classifier cannot map, a
 //! concrete state the abstraction cannot map, or an action of the wrong kind for the monitor
 //! gets `block` with the reason, never `allow`.
@@ -42,14 +48,16 @@ pub use action::{Action, InlineName, ToolCall};
 pub use decision::{Decision, FailReason, Fired, Pending, ProvenanceHit, Summary};
 pub use reasons::{continuation, describe_step, dtr_action, render_reason, Names};
 pub use report::{report, AuditRecord, ContinuationReport, DecisionReport};
-pub use snapshot::{FullSnapshot, SessionSnapshot};
+pub use snapshot::{FullSnapshot, SessionSnapshot, Unread};
 
 use crate::classifier::{ArgHit, CallProvenance, Classification, Matched};
 use crate::dtr::{Prov, Reversibility, RiskLevel, SafetyState};
 use crate::error::{GateError, Result};
 use crate::monitor::{Mapping, Monitor, PacStatus, Table};
 use crate::policy::{Policy, Rules, Verdict};
-use crate::provenance::{ArgProvenance, ObservationSource, ObserveStats, Origin, Provenance};
+use crate::provenance::{
+    ArgProvenance, Evidence, ObservationSource, ObserveStats, Origin, Provenance,
+};
 use augur_abstraction::VarKind;
 use augur_expr::Value as EValue;
 use serde_json::{Map, Value};
@@ -86,6 +94,11 @@ pub struct Session {
     observations: u32,
     /// The argument that decided the latest decision's provenance.
     prov_arg: InlineName,
+    /// Content the session could not read (see [`Session::mark_unread`]).
+    unread: Option<Unread>,
+    /// The argument, its text and the value's evidence that made the latest decision pause
+    /// for unread content.
+    unread_hit: Option<(InlineName, InlineName, Evidence)>,
 }
 
 impl Session {
@@ -152,6 +165,8 @@ impl Session {
             prov_lost: false,
             observations: 0,
             prov_arg: InlineName::EMPTY,
+            unread: None,
+            unread_hit: None,
         })
     }
 
@@ -201,6 +216,8 @@ impl Session {
         self.prov = Provenance::new();
         self.prov_lost = false;
         self.observations = 0;
+        self.unread = None;
+        self.unread_hit = None;
     }
 
     /// Observe text the agent saw (see the module documentation): the user's request, the
@@ -242,6 +259,53 @@ impl Session {
         self.prov.observe_bytes(origin, text)
     }
 
+    /// Observe the result of a call to `tool` whose arguments were `args` (the step of the
+    /// call: `None`, the latest gated call's). Like [`Session::observe_at`] with
+    /// [`ObservationSource::Tool`], except that a trusted tool's result vouches for none of
+    /// the values `args` carried (no laundering, [`crate::provenance`]).
+    pub fn observe_result(
+        &mut self,
+        tool: &str,
+        step: Option<u32>,
+        args: &Value,
+        text: &[u8],
+    ) -> ObserveStats {
+        if self.closed {
+            return ObserveStats::default();
+        }
+        self.observations = self.observations.saturating_add(1);
+        let step = step.or(self.step.checked_sub(1)).unwrap_or(0);
+        let origin = if self.rules().trusts(tool) {
+            Origin::TrustedTool { tool, step }
+        } else {
+            Origin::Tool { tool, step }
+        };
+        self.prov.observe_result(origin, text, args)
+    }
+
+    /// Record that the agent was shown content the session could not read (`what`: an
+    /// image, audio, a binary blob, a result past the size cap; `source`: where, e.g. "the
+    /// result of `read_inbox`"): a value in it can never be traced. From then on a write,
+    /// network or irreversible call whose destination or payload holds a value not seen in
+    /// trusted text is paused at least ([`Fired::ContentUnread`]), never allowed; a value
+    /// seen in untrusted text is still UNTRUSTED (blocked). The first such content is kept
+    /// for the reasons.
+    pub fn mark_unread(&mut self, what: &str, source: &str) {
+        if self.closed || self.unread.is_some() {
+            return;
+        }
+        self.unread = Some(Unread {
+            what: what.to_string(),
+            source: source.to_string(),
+            step: self.step.checked_sub(1),
+        });
+    }
+
+    /// The first content the session could not read, if any ([`Session::mark_unread`]).
+    pub fn unread(&self) -> Option<&Unread> {
+        self.unread.as_ref()
+    }
+
     /// The session's provenance store.
     pub fn provenance(&self) -> &Provenance {
         &self.prov
@@ -276,6 +340,7 @@ impl Session {
             summary: self.summary,
             observations: self.observations,
             provenance_lost: self.prov_lost || self.observations > 0,
+            unread: self.unread.clone(),
         }
     }
 
@@ -383,6 +448,7 @@ impl Session {
         // The journal does not hold the provenance store: a session that had observed
         // anything has lost it, and fails closed (unknown values count as untrusted).
         s.prov_lost = snap.provenance_lost || snap.observations > 0;
+        s.unread = snap.unread.clone();
         Ok(s)
     }
 
@@ -532,6 +598,27 @@ impl Session {
                     } else {
                         None
                     };
+                    // Content the session could not read: a destination or payload value not
+                    // seen in trusted text may have come from it (pause at least).
+                    let unseen = match (&cp, &self.unread) {
+                        (Some(cp), Some(_)) if cp.p != Prov::Untrusted => {
+                            cl.unseen_value(&c, call.args, &self.prov)
+                        }
+                        _ => None,
+                    };
+                    self.unread_hit = unseen.map(|(arg, v, e)| {
+                        // The argument's text for the reason (this path pauses: it may
+                        // allocate).
+                        let shown = match v {
+                            Value::String(t) => InlineName::new(t),
+                            Value::Array(a) => a
+                                .iter()
+                                .find_map(Value::as_str)
+                                .map_or_else(|| InlineName::new(&v.to_string()), InlineName::new),
+                            v => InlineName::new(&v.to_string()),
+                        };
+                        (InlineName::new(arg), shown, e)
+                    });
                     (c, cp)
                 };
                 return self.gate_with(call.name, c, cp);
@@ -573,6 +660,9 @@ impl Session {
                 evidence: cp.evidence,
             }
         });
+        if provenance.is_none() {
+            self.unread_hit = None;
+        }
         let state_after = self.state_of(next);
         self.decide(Some(tool), next, state_after, Some(c), hit, provenance)
     }
@@ -641,6 +731,16 @@ impl Session {
                     fired = Fired::Unobserved;
                 }
             }
+        }
+        // Unread content (an image, a blob) may have supplied a value the store cannot
+        // trace: such a value is paused at least, whatever the chain says.
+        if provenance.is_some()
+            && self.unread_hit.is_some()
+            && verdict < Verdict::Pause
+            && !matches!(fired, Fired::AlwaysBlock(_))
+        {
+            verdict = Verdict::Pause;
+            fired = Fired::ContentUnread;
         }
         let mode = rules.mode;
         let classifier = mapping != Mapping::Abstraction;
@@ -775,6 +875,10 @@ impl Session {
     /// argument, which value, where it was first seen ("recipient us13… first appeared in the
     /// result of `read_file` at step 2; the user's request does not contain it").
     pub fn provenance_reason(&self, d: &Decision) -> Option<String> {
+        self.provenance_reason_with(d, false)
+    }
+
+    fn provenance_reason_with(&self, d: &Decision, mask: bool) -> Option<String> {
         let h = d.provenance.filter(|h| h.p != Prov::None)?;
         let arg = self.prov_arg.as_str();
         Some(match h.evidence {
@@ -782,16 +886,59 @@ impl Session {
                 "{arg} holds a {} value not seen in trusted text since the session was restored (the restart lost what the session had observed: fails closed)",
                 e.kind.as_str()
             ),
-            ev => self.prov.explain(arg, &ev),
+            ev => self.prov.explain_with(arg, &ev, mask),
         })
+    }
+
+    /// Why the latest decision paused for content the session could not read
+    /// ([`Fired::ContentUnread`]): which argument, which value, what was unread.
+    pub fn unread_reason(&self, d: &Decision) -> Option<String> {
+        self.unread_reason_with(d, false)
+    }
+
+    fn unread_reason_with(&self, d: &Decision, mask: bool) -> Option<String> {
+        if d.fired != Fired::ContentUnread {
+            return None;
+        }
+        let (arg, shown, e) = self.unread_hit.as_ref()?;
+        let u = self.unread.as_ref()?;
+        let value =
+            e.id.and_then(|i| self.prov.value_text(i))
+                .unwrap_or_else(|| shown.as_str().to_string());
+        let value = if mask {
+            crate::provenance::mask_value(&value)
+        } else {
+            value
+        };
+        let at = u.step.map_or_else(String::new, |s| format!(" at step {s}"));
+        Some(format!(
+            "{} {value} was not seen in trusted text, and the session could not read {} in {}{at}, which may have supplied it: ask the user",
+            arg.as_str(),
+            u.what,
+            u.source
+        ))
     }
 
     /// The reason of the session's latest decision, for a person (allocates).
     pub fn reason(&self, d: &Decision) -> String {
+        self.reason_with(d, false)
+    }
+
+    /// [`Session::reason`] with every argument value masked ([`crate::provenance::mask_value`]):
+    /// what an audit log writes (the reason shown to a person keeps the values).
+    pub fn reason_masked(&self, d: &Decision) -> String {
+        self.reason_with(d, true)
+    }
+
+    fn reason_with(&self, d: &Decision, mask: bool) -> String {
         let mut r = render_reason(&self.monitor, self.rules(), d, &self.names(d));
-        if let Some(p) = self.provenance_reason(d) {
+        if let Some(p) = self.provenance_reason_with(d, mask) {
             r.push_str("; ");
             r.push_str(&p);
+        }
+        if let Some(u) = self.unread_reason_with(d, mask) {
+            r.push_str("; ");
+            r.push_str(&u);
         }
         r
     }
@@ -807,6 +954,14 @@ impl Session {
                 r.reason.push_str(&p);
                 r.provenance_reason = Some(p);
             }
+        }
+        if let Some(u) = self.unread_reason(d) {
+            r.reason.push_str("; ");
+            r.reason.push_str(&u);
+            r.provenance_reason = Some(match r.provenance_reason.take() {
+                Some(p) => format!("{p}; {u}"),
+                None => u,
+            });
         }
         r
     }

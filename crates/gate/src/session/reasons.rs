@@ -118,6 +118,13 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>
                 d.verdict
             );
         }
+        Fired::ContentUnread => {
+            let _ = write!(
+                s,
+                ", {phrase} = {value}; a value it sends may come from content the session could not read → {}",
+                d.verdict
+            );
+        }
         Fired::FailClosed(_) => {}
     }
     if d.bounds[1] - d.bounds[0] > 1e-9 {

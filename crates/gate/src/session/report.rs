@@ -111,6 +111,7 @@ pub fn report(
                 .map_or("", |p| p.as_str())
         ),
         Fired::Unobserved => "unobserved state".into(),
+        Fired::ContentUnread => "unread content".into(),
         Fired::FailClosed(why) => format!(
             "fail_closed: {}",
             serde_json::to_value(why)

@@ -34,6 +34,23 @@ pub struct SessionSnapshot {
     /// The provenance store was lost (a restart): unknown values count as untrusted.
     #[serde(default)]
     pub provenance_lost: bool,
+    /// The first content the session could not read (see
+    /// [`Session::mark_unread`](super::Session::mark_unread)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread: Option<Unread>,
+}
+
+/// Content a session could not read (an image, audio, a binary blob, a result past the size
+/// cap): what, where, and after which step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unread {
+    /// What it was (`an image`, `a binary blob of type application/pdf`, ...).
+    pub what: String,
+    /// Where (`the result of `read_inbox``, `resource mail://inbox/latest`).
+    pub source: String,
+    /// The latest gated step when it was shown (`None`: before the first).
+    pub step: Option<u32>,
 }
 
 /// A session with its provenance store, as plain data: what a process that keeps one session

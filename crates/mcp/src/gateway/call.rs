@@ -2,6 +2,22 @@
 
 use super::*;
 
+/// A proxied call in flight, counted until dropped.
+struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn new(n: &'a std::sync::atomic::AtomicUsize) -> InFlight<'a> {
+        n.fetch_add(1, Ordering::SeqCst);
+        InFlight(n)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 pub(super) fn text_error(message: String, augur: Value) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(message)]);
     r.structured_content = Some(json!({ "augur": augur }));
@@ -82,6 +98,7 @@ impl Gateway {
                 verdict: Verdict::Allow,
                 probability: 0.0,
                 reason: format!("approved by the harness ({pid})"),
+                audit_reason: format!("approved by the harness ({pid})"),
                 provenance: "none",
                 pause_id: Some(pid.to_string()),
             },
@@ -138,9 +155,13 @@ impl Gateway {
                     Value::Object(m) => m.clone(),
                     _ => Map::new(),
                 };
+                // In flight until answered (or dropped): a user prompt arriving meanwhile is
+                // refused.
+                let flight = InFlight::new(&inner.in_flight);
                 let called = up
                     .call(&p.original, args_map, || t1 = Some(Instant::now()))
                     .await;
+                drop(flight);
                 let now = Instant::now();
                 t2 = Some(now);
                 if let Some(t1) = t1 {
@@ -148,9 +169,17 @@ impl Gateway {
                 }
                 match called {
                     Ok(mut r) => {
-                        let text = result_text(&r);
-                        // Observed before it goes back; a session that is gone blocks later.
-                        let _ = inner.server.observe(&inner.session, Some(&p.original), &text);
+                        let read = result_text(&r);
+                        // Observed before it goes back (a trusted tool vouching for none of
+                        // its own arguments); what cannot be read marks the session. A session
+                        // that is gone blocks later.
+                        let _ = inner.server.observe_result(
+                            &inner.session,
+                            &p.original,
+                            &args_value,
+                            &read.text,
+                            read.unread.as_deref(),
+                        );
                         if approved.is_none() {
                             let _ = inner
                                 .server
@@ -207,7 +236,7 @@ impl Gateway {
             args_sha256: audit::args_digest(&args_value),
             verdict: d.verdict.as_str(),
             probability: d.probability,
-            reason: &d.reason,
+            reason: &d.audit_reason,
             provenance: d.provenance,
             outcome,
             error: error.as_deref(),
@@ -254,27 +283,142 @@ impl Gateway {
     }
 }
 
-/// The text of a result as observed: its text blocks, the text of embedded resources, and
-/// the JSON of everything else (structured content included).
-pub(super) fn result_text(r: &CallToolResult) -> String {
-    let mut out = String::new();
+/// What the gateway reads of a result, a resource or a prompt: the text it observes, and the
+/// first part it cannot read (an image, audio, a binary blob), which marks the session.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Readable {
+    /// Text blocks, the text of embedded resources (a `text/*` blob decoded), and the JSON of
+    /// everything else (structured content included), one block a line.
+    pub text: String,
+    /// The first block it could not read, described (`an image (image/png)`).
+    pub unread: Option<String>,
+}
+
+impl Readable {
+    fn unread(&mut self, what: String) {
+        self.unread.get_or_insert(what);
+    }
+
+    /// One content block, as its JSON (`{"type": "text", "text": ...}`, `"image"`, `"audio"`,
+    /// `"resource"` with `text` or `blob`, `"resource_link"`, kinds this rmcp does not know).
+    pub(super) fn block(&mut self, v: &Value) {
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let mime = |v: &Value| {
+            v.get("mimeType")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        match kind {
+            "text" => match v.get("text").and_then(Value::as_str) {
+                Some(t) => self.line(t),
+                None => self.line(&v.to_string()),
+            },
+            "image" | "audio" => {
+                let m = mime(v).map_or_else(String::new, |m| format!(" ({m})"));
+                let what = if kind == "image" { "an image" } else { "audio" };
+                self.unread(format!("{what}{m}"));
+            }
+            "resource" => match v.get("resource") {
+                Some(r) => self.contents(r),
+                None => self.line(&v.to_string()),
+            },
+            _ => self.line(&v.to_string()),
+        }
+    }
+
+    /// A resource's contents (`{"uri", "mimeType", "text"}` or `{..., "blob"}`): text is read;
+    /// a blob whose type is text (`text/*`, JSON, XML, YAML) is decoded and read as text (a
+    /// client shows it to the model); any other blob, or one that does not decode, is unread.
+    pub(super) fn contents(&mut self, r: &Value) {
+        if let Some(t) = r.get("text").and_then(Value::as_str) {
+            self.line(t);
+            return;
+        }
+        let Some(blob) = r.get("blob").and_then(Value::as_str) else {
+            self.line(&r.to_string());
+            return;
+        };
+        let mime = r.get("mimeType").and_then(Value::as_str).unwrap_or("");
+        let textual = {
+            let m = mime
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            m.starts_with("text/")
+                || m.ends_with("+json")
+                || m.ends_with("+xml")
+                || matches!(
+                    m.as_str(),
+                    "application/json"
+                        | "application/xml"
+                        | "application/yaml"
+                        | "application/x-yaml"
+                        | "application/javascript"
+                        | "application/toml"
+                        | "application/csv"
+                )
+        };
+        let decoded = if textual {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD
+                .decode(blob.trim())
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+        } else {
+            None
+        };
+        match decoded {
+            Some(t) => self.line(&t),
+            None => {
+                let m = if mime.is_empty() {
+                    "of no stated type".to_string()
+                } else {
+                    format!("of type {mime}")
+                };
+                self.unread(format!("a binary blob {m}"));
+            }
+        }
+    }
+
+    fn line(&mut self, t: &str) {
+        self.text.push_str(t);
+        self.text.push('\n');
+    }
+}
+
+/// What the gateway reads of a tool's result (see [`Readable`]).
+pub(super) fn result_text(r: &CallToolResult) -> Readable {
+    let mut out = Readable::default();
     for c in &r.content {
-        content_text(c, &mut out);
+        match serde_json::to_value(c) {
+            Ok(v) => out.block(&v),
+            Err(_) => content_text(c, &mut out.text),
+        }
     }
     if let Some(s) = &r.structured_content {
-        out.push_str(&s.to_string());
+        out.text.push_str(&s.to_string());
     }
     out
 }
 
 /// Text read through the gateway (a resource's text, a prompt's messages), observed as
-/// untrusted text from `source` before it is returned. Reading closes `begin_task` (an
-/// injection could be in it); a session that is gone refuses the read.
-pub(super) fn observe_read(inner: &Inner, source: &str, text: &str) -> Result<(), ErrorData> {
+/// untrusted text from `source` before it is returned, and what of it could not be read
+/// (marking the session). Reading closes `begin_task` (an injection could be in it); a
+/// session that is gone refuses the read.
+pub(super) fn observe_read(inner: &Inner, source: &str, read: &Readable) -> Result<(), ErrorData> {
     inner.forwarded.store(true, Ordering::SeqCst);
-    inner
-        .server
-        .observe(&inner.session, Some(source), text)
+    let marked = match &read.unread {
+        Some(what) => inner.server.mark_unread(&inner.session, what, source),
+        None => Ok(()),
+    };
+    marked
+        .and_then(|()| {
+            inner
+                .server
+                .observe(&inner.session, Some(source), &read.text)
+        })
         .map(|_| ())
         .map_err(|e| {
             ErrorData::internal_error(

@@ -76,8 +76,71 @@ pub fn apply_default_ca(specs: &mut [UpstreamSpec], ca: &Path) -> std::result::R
 }
 
 impl UpstreamSpec {
-    /// The command line, quoted the way a shell would read it back (for messages); the URL of
-    /// an HTTP upstream.
+    /// How messages to the agent and the audit name this upstream: its program (never its
+    /// arguments or environment), or its URL without userinfo, query or fragment.
+    pub fn shown(&self) -> String {
+        match &self.url {
+            Some(u) => redact_url(u),
+            None => self.command.clone(),
+        }
+    }
+
+    /// `text` with every secret this upstream's configuration could hold replaced by `…`: its
+    /// arguments, environment values, header values (and their words), and its URL's
+    /// userinfo, password and query (and each query value). Errors of the process, the HTTP
+    /// client or the TLS layer may quote any of them; a message that reaches the agent or the
+    /// audit goes through here.
+    pub fn scrub(&self, text: &str) -> String {
+        // Words of the configuration: a flag (`--api-key`) names a secret but is none, and a
+        // short word (`mail`, `-y`, a port) would mangle the message (the upstream's own name
+        // and program are never replaced: they are how messages name it).
+        let mut secrets: Vec<&str> = Vec::new();
+        let word = |w: &&str| w.chars().count() >= 6 && !w.starts_with('-');
+        secrets.extend(self.args.iter().map(String::as_str).filter(word));
+        secrets.extend(self.env.iter().map(|(_, v)| v.as_str()).filter(word));
+        for (_, v) in &self.headers {
+            secrets.push(v);
+            secrets.extend(v.split_whitespace().filter(word));
+        }
+        let line = self.command_line();
+        if let Some(u) = &self.url {
+            let after = u.split_once("://").map_or(u.as_str(), |(_, r)| r);
+            let authority = after.split(['/', '?', '#']).next().unwrap_or("");
+            if let Some((info, _)) = authority.rsplit_once('@') {
+                secrets.push(info);
+                secrets.extend(info.split(':'));
+            }
+            if let Some((_, q)) = u.split_once('?') {
+                let q = q.split('#').next().unwrap_or(q);
+                secrets.push(q);
+                for kv in q.split('&') {
+                    secrets.push(kv);
+                    secrets.extend(kv.split_once('=').map(|(_, v)| v));
+                }
+            }
+        }
+        if !self.args.is_empty() {
+            secrets.push(&line);
+        }
+        // Longest first, so that a whole secret goes before a word of it.
+        secrets.retain(|s| s.chars().count() >= 3 && *s != self.name && *s != self.command);
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        // The whole URL becomes its shown form (scheme, host, port, path).
+        let mut out = match &self.url {
+            Some(u) => text.replace(u.as_str(), &redact_url(u)),
+            None => text.to_string(),
+        };
+        for s in secrets {
+            if out.contains(s) {
+                out = out.replace(s, "…");
+            }
+        }
+        out
+    }
+
+    /// The command line, quoted the way a shell would read it back; the URL of an HTTP
+    /// upstream. For the user's own messages at start only (it may hold secrets: messages to
+    /// the agent use [`UpstreamSpec::shown`]).
     pub fn command_line(&self) -> String {
         if let Some(u) = &self.url {
             return u.clone();
@@ -85,6 +148,26 @@ impl UpstreamSpec {
         let words =
             std::iter::once(self.command.as_str()).chain(self.args.iter().map(String::as_str));
         shlex::try_join(words).unwrap_or_else(|_| self.command.clone())
+    }
+}
+
+/// A URL without its userinfo, query and fragment: `https://user:pw@host:8443/mcp?key=k` is
+/// `https://host:8443/mcp`.
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((s, r)) => (s, r),
+        None => ("", url),
+    };
+    let rest = rest.split(['?', '#']).next().unwrap_or("");
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if scheme.is_empty() {
+        format!("{host}{path}")
+    } else {
+        format!("{scheme}://{host}{path}")
     }
 }
 
@@ -437,6 +520,44 @@ pub fn exposed_names(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Messages to the agent and the audit name an upstream by its name and program only:
+    /// no arguments, URL userinfo or query, header or environment values.
+    #[test]
+    fn upstreams_are_shown_without_their_secrets() {
+        let s = parse_upstream_arg("mail=python3 server.py --api-key sk-live-0123456789").unwrap();
+        assert_eq!(s.shown(), "python3");
+        let msg = format!(
+            "spawning `{}` failed; --api-key sk-live-0123456789 refused",
+            s.command_line()
+        );
+        let scrubbed = s.scrub(&msg);
+        assert!(
+            !scrubbed.contains("sk-live") && !scrubbed.contains("server.py"),
+            "{scrubbed}"
+        );
+        // The name and program stay (how the message names the upstream), as do flags.
+        let s = parse_upstream_arg("mail=python3 server.py --role mail").unwrap();
+        assert_eq!(
+            s.scrub("upstream `mail` (`python3`) failed"),
+            "upstream `mail` (`python3`) failed"
+        );
+        let mut h =
+            parse_upstream_arg("web=http://user:PASS1234@host.example:8080/mcp?token=t0k3n5&x=1#f")
+                .unwrap();
+        h.headers
+            .push(("Authorization".into(), "Bearer abcd-efgh-ijkl".into()));
+        h.env.push(("API_KEY".into(), "envsecret".into()));
+        assert_eq!(h.shown(), "http://host.example:8080/mcp");
+        let msg = "error sending request for url (http://user:PASS1234@host.example:8080/mcp?token=t0k3n5&x=1#f): header Bearer abcd-efgh-ijkl, PASS1234, t0k3n5, envsecret";
+        let scrubbed = h.scrub(msg);
+        for secret in ["PASS1234", "user:", "t0k3n5", "abcd-efgh-ijkl", "envsecret"] {
+            assert!(!scrubbed.contains(secret), "{secret}: {scrubbed}");
+        }
+        assert!(scrubbed.contains("host.example"), "{scrubbed}");
+        assert_eq!(redact_url("https://a@b/c"), "https://b/c");
+        assert_eq!(redact_url("http://h"), "http://h");
+    }
 
     #[test]
     fn upstream_args_are_split_like_a_shell() {

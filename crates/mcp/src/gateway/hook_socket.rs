@@ -15,6 +15,18 @@
 //! `{}`.
 //! An error is `{"error": MESSAGE}`, which the hook turns into exit code 2 (the call denied).
 //!
+//! **Authentic events** (issue 39, docs/mcp.md "Threat model"): the gateway writes a fresh
+//! secret to `PATH.key` (0600) at start, and every event must carry it
+//! ([`crate::hook::SECRET_FIELD`]): one without it is refused (and, not being a gate, marks
+//! the session's provenance lost). A `UserPromptSubmit` that arrives while a tool call is in
+//! flight — after a `PreToolUse` the gateway let through and before its `PostToolUse`, or
+//! while a proxied MCP call waits for its upstream — could come from that tool (the agent's
+//! shell running `augur hook` itself): it is not observed, the session's provenance is marked
+//! lost, and the answer is `{"refused": "in_flight", "message": ...}`, which the hook shows to
+//! the user without blocking the prompt (a prompt the user queued is not lost). `Stop` (the
+//! agent's turn ended) clears what is in flight; so does age: a call in flight for more than
+//! [`IN_FLIGHT_MAX`] is taken to have been refused or interrupted in the client.
+//!
 //! The socket is created in a fresh 0700 directory, made 0600, then renamed into place, so
 //! that it is never reachable by other users; a file already at PATH is refused unless it is a
 //! socket (a previous gateway's), which is replaced. At exit the gateway removes the path only
@@ -43,6 +55,43 @@ pub const MAX_CONNECTIONS: usize = 64;
 
 /// How long a connection may take to send its request.
 const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a built-in tool call counts as in flight without its `PostToolUse` (a call the
+/// user refused in the client's prompt, or interrupted, never gets one): longer than Claude
+/// Code's longest `Bash` time limit (10 minutes).
+pub const IN_FLIGHT_MAX: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// The session's secret and what counts as in flight (see the module documentation).
+pub struct Auth {
+    /// The secret every event must carry.
+    pub secret: crate::hook::Secret,
+    /// Where it is (for messages).
+    pub key_file: PathBuf,
+    /// Proxied MCP calls waiting for their upstream.
+    pub proxied_in_flight: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Built-in tool calls let through and not yet reported done: tool-use id → since when.
+#[derive(Default)]
+struct Flights(std::collections::HashMap<String, std::time::Instant>);
+
+impl Flights {
+    fn start(&mut self, id: &str) {
+        if self.0.len() >= 1024 {
+            self.0.clear();
+        }
+        self.0.insert(id.to_string(), std::time::Instant::now());
+    }
+
+    fn end(&mut self, id: &str) {
+        self.0.remove(id);
+    }
+
+    fn busy(&mut self) -> usize {
+        self.0.retain(|_, t| t.elapsed() < IN_FLIGHT_MAX);
+        self.0.len()
+    }
+}
 
 /// The tool-use ids of the calls gated with a verdict that moved the session (allow, warn),
 /// the newest 1,024: their PostToolUse does not record them a second time.
@@ -73,13 +122,16 @@ pub struct SocketFile {
 }
 
 impl SocketFile {
+    /// Whether the socket's path is still this socket.
+    pub fn is_ours(&self) -> bool {
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.id)
+    }
+
     /// Removes the socket's path, unless another file (another gateway's socket, bound
     /// after this one was deleted) is there now.
     pub fn remove(&self) {
-        if let Ok(m) = std::fs::symlink_metadata(&self.path) {
-            if (m.dev(), m.ino()) == self.id {
-                let _ = std::fs::remove_file(&self.path);
-            }
+        if self.is_ours() {
+            let _ = std::fs::remove_file(&self.path);
         }
     }
 }
@@ -146,8 +198,10 @@ pub fn bind(path: &Path) -> Result<(UnixListener, SocketFile), String> {
 }
 
 /// Serves the hook socket: one task per connection, one request each.
-pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String) {
+pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String, auth: Auth) {
     let advanced = Arc::new(Mutex::new(Advanced::default()));
+    let auth = Arc::new(auth);
+    let flights = Arc::new(Mutex::new(Flights::default()));
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok((stream, _)) = listener.accept().await else {
@@ -158,6 +212,7 @@ pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String)
         };
         let (server, session, advanced) =
             (Arc::clone(&server), session.clone(), Arc::clone(&advanced));
+        let (auth, flights) = (Arc::clone(&auth), Arc::clone(&flights));
         let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
             // Too many at once: answered unread. It may have been a tool's result, never to
             // be observed now: the session trusts nothing it saw before (fail closed).
@@ -198,9 +253,11 @@ pub async fn serve(listener: UnixListener, server: Arc<Server>, session: String)
                         // Gating takes the session lock and may write the journal: off the
                         // runtime's thread.
                         let (srv, ses) = (Arc::clone(&server), session.clone());
-                        tokio::task::spawn_blocking(move || handle(&srv, &ses, &advanced, &event))
-                            .await
-                            .unwrap_or_else(|e| json!({"error": format!("the gate failed: {e}")}))
+                        tokio::task::spawn_blocking(move || {
+                            handle(&srv, &ses, &advanced, &auth, &flights, &event)
+                        })
+                        .await
+                        .unwrap_or_else(|e| json!({"error": format!("the gate failed: {e}")}))
                     }
                     Ok(_) => json!({"error": "the request is not a JSON object"}),
                     Err(e) => json!({"error": format!("the request is not JSON: {e}")}),
@@ -223,12 +280,23 @@ fn handle(
     server: &Server,
     session: &str,
     advanced: &Mutex<Advanced>,
+    auth: &Auth,
+    flights: &Mutex<Flights>,
     event: &Map<String, Value>,
 ) -> Value {
     let str_of = |k: &str| event.get(k).and_then(Value::as_str);
     let Some(name) = str_of("hook_event_name") else {
         return json!({"error": "the event has no `hook_event_name`"});
     };
+    // Only a process that can read the secret speaks for Claude Code (the documented sandbox
+    // denies it to the agent's shell).
+    if !str_of(crate::hook::SECRET_FIELD).is_some_and(|s| auth.secret.matches(s)) {
+        return json!({"error": format!(
+            "the {name} event does not carry this gateway's secret (from {}): refused; only Claude Code's own hooks can read it",
+            auth.key_file.display()
+        )});
+    }
+    let flights = || flights.lock().unwrap_or_else(|p| p.into_inner());
     let args = event
         .get("tool_input")
         .cloned()
@@ -240,6 +308,13 @@ fn handle(
                 return need("tool_name");
             };
             let d = server.gate_proxied(session, tool_name(tool), &args);
+            if d.verdict != Verdict::Block {
+                // It may run (a pause is put to the user in the client): in flight until its
+                // PostToolUse.
+                if let Some(id) = str_of("tool_use_id") {
+                    flights().start(id);
+                }
+            }
             if matches!(d.verdict, Verdict::Allow | Verdict::Warn) {
                 if let Some(id) = str_of("tool_use_id") {
                     advanced
@@ -260,6 +335,9 @@ fn handle(
                 return need("tool_name");
             };
             let tool = tool_name(tool);
+            if let Some(id) = str_of("tool_use_id") {
+                flights().end(id);
+            }
             let moved = str_of("tool_use_id").is_some_and(|id| {
                 advanced
                     .lock()
@@ -275,16 +353,40 @@ fn handle(
                 }
             }
             if let Some(r) = event.get("tool_response").or_else(|| event.get("error")) {
-                if let Err(e) = server.observe(session, Some(tool), &result_text(r, &args)) {
+                let unread = crate::hook::unreadable(r);
+                let text = result_text(r, &args);
+                if let Err(e) =
+                    server.observe_result(session, tool, &args, &text, unread.as_deref())
+                {
                     return json!({"error": e.message});
                 }
             }
+            json!({})
+        }
+        "Stop" => {
+            // The agent's turn ended: nothing of it is running any more.
+            flights().0.clear();
             json!({})
         }
         "UserPromptSubmit" => {
             let Some(prompt) = str_of("prompt") else {
                 return need("prompt");
             };
+            let busy = flights().busy()
+                + auth
+                    .proxied_in_flight
+                    .load(std::sync::atomic::Ordering::SeqCst);
+            if busy > 0 {
+                // A tool is running: this prompt may come from it. Not the user's words; what
+                // the session trusts is no longer known either (it may have been forged before).
+                if let Err(e) = server.lose_provenance(session) {
+                    return json!({"error": e.message});
+                }
+                return json!({
+                    "refused": "in_flight",
+                    "message": format!("Augur: this prompt arrived while {busy} tool call(s) were running, so it could have come from a tool rather than from you; it was passed on but not recorded as your request, and from now on a value not seen in your prompts counts as untrusted"),
+                });
+            }
             match server.observe(session, None, prompt) {
                 Ok(_) => json!({}),
                 Err(e) => json!({"error": e.message}),

@@ -187,6 +187,9 @@ struct Inner {
     session: String,
     /// A call was forwarded to an upstream: `begin_task` is refused from now on.
     forwarded: AtomicBool,
+    /// Proxied calls sent to an upstream and not answered yet: a user prompt that the hook
+    /// socket receives meanwhile is refused (it could come from a tool, [`hook_socket`]).
+    in_flight: Arc<std::sync::atomic::AtomicUsize>,
     /// The gateway's paused calls: pause id → (proxied tool, when).
     pauses: Mutex<HashMap<String, (Arc<Proxied>, Instant)>>,
     /// The paused call put to the user in an `input_required` result (protocol 2026-07-28):
@@ -227,11 +230,27 @@ pub fn serve_gateway_stdio(
         if let Some(path) = &hook_socket {
             let (listener, file) =
                 hook_socket::bind(path).map_err(|m| GatewayError::Start(format!("error: {m}")))?;
-            socket_file = Some(file);
+            // The session's secret, in `PATH.key` (0600): every event must carry it.
+            let secret = crate::hook::Secret::random();
+            let key = crate::hook::key_path(path);
+            if let Err(e) = crate::hook::write_key_file(&key, &secret) {
+                file.remove();
+                return Err(GatewayError::Start(format!(
+                    "error: --hook-socket {}: cannot write the hook's secret {}: {e}",
+                    path.display(),
+                    key.display()
+                )));
+            }
+            socket_file = Some((file, key));
             tokio::spawn(hook_socket::serve(
                 listener,
                 Arc::clone(&gateway.inner.server),
                 gateway.inner.session.clone(),
+                hook_socket::Auth {
+                    secret,
+                    key_file: crate::hook::key_path(path),
+                    proxied_in_flight: Arc::clone(&gateway.inner.in_flight),
+                },
             ));
         }
         #[cfg(not(unix))]
@@ -244,9 +263,12 @@ pub fn serve_gateway_stdio(
         let served =
             crate::stdio::serve_handler(gateway, tokio::io::stdin(), tokio::io::stdout()).await;
         #[cfg(unix)]
-        if let Some(file) = &socket_file {
+        if let Some((file, key)) = &socket_file {
             // The gateway is gone: a hook finds no socket and denies (exit 2). A socket bound
-            // at the path since (another gateway's) is left alone.
+            // at the path since (another gateway's) is left alone, and so is its key.
+            if file.is_ours() {
+                let _ = std::fs::remove_file(key);
+            }
             file.remove();
         }
         served?;
@@ -392,6 +414,7 @@ impl Gateway {
             client: Mutex::new(None),
             session,
             forwarded: AtomicBool::new(forwarded),
+            in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             pauses: Mutex::new(HashMap::new()),
             asks: Mutex::new(HashMap::new()),
             audit,
@@ -513,26 +536,23 @@ impl ServerHandler for Gateway {
             .read_resource(&original)
             .await
             .map_err(|f| upstream_error(&f))?;
-        let mut text = String::new();
+        let mut read = Readable::default();
         for c in &mut r.contents {
+            if let Ok(v) = serde_json::to_value(&*c) {
+                read.contents(&v);
+            }
             match c {
-                ResourceContents::TextResourceContents {
-                    uri: u, text: t, ..
-                } => {
-                    text.push_str(t);
-                    text.push('\n');
-                    if *u == original {
-                        u.clone_from(&uri);
-                    }
-                }
-                ResourceContents::BlobResourceContents { uri: u, .. } if *u == original => {
+                ResourceContents::TextResourceContents { uri: u, .. }
+                | ResourceContents::BlobResourceContents { uri: u, .. }
+                    if *u == original =>
+                {
                     u.clone_from(&uri);
                 }
-                // Other blobs, and kinds of content this rmcp does not know yet: as they are.
+                // Kinds of content this rmcp does not know yet: as they are.
                 _ => {}
             }
         }
-        observe_read(&self.inner, &format!("resource {original}"), &text)?;
+        observe_read(&self.inner, &format!("resource {original}"), &read)?;
         Ok(r.into())
     }
 
@@ -578,15 +598,17 @@ impl ServerHandler for Gateway {
             .get_prompt(&original, request.arguments)
             .await
             .map_err(|f| upstream_error(&f))?;
-        let mut text = String::new();
+        let mut read = Readable::default();
         if let Some(d) = &r.description {
-            text.push_str(d);
-            text.push('\n');
+            read.block(&json!({"type": "text", "text": d}));
         }
         for m in &r.messages {
-            content_text(&m.content, &mut text);
+            match serde_json::to_value(&m.content) {
+                Ok(v) => read.block(&v),
+                Err(_) => content_text(&m.content, &mut read.text),
+            }
         }
-        observe_read(&self.inner, &format!("prompt {original}"), &text)?;
+        observe_read(&self.inner, &format!("prompt {original}"), &read)?;
         Ok(r.into())
     }
 

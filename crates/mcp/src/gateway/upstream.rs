@@ -255,10 +255,10 @@ impl Upstream {
         let peer = live.client.peer().clone();
         match tokio::time::timeout(self.timeout, send(peer)).await {
             Ok(Ok(r)) => Ok(r),
-            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Fault::Rpc(format!(
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Fault::Rpc(self.spec.scrub(&format!(
                 "upstream `{}` answered {what} with an error: {} (code {})",
                 self.spec.name, e.message, e.code.0
-            ))),
+            )))),
             Ok(Err(e)) => {
                 let why = match live.fault() {
                     Some(w) => w,
@@ -355,10 +355,10 @@ impl Upstream {
                 r.result_type.get_or_insert(ResultType::COMPLETE);
                 Ok(r)
             }
-            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Fault::Rpc(format!(
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Fault::Rpc(self.spec.scrub(&format!(
                 "upstream `{}` answered the call with an error: {} (code {})",
                 self.spec.name, e.message, e.code.0
-            ))),
+            )))),
             Ok(Err(e)) => {
                 // Give the output filter a moment to say why the connection closed.
                 let why = match live.fault() {
@@ -396,10 +396,10 @@ impl Upstream {
                 };
             }
         }
-        Fault::Failed(format!(
+        Fault::Failed(self.spec.scrub(&format!(
             "upstream `{}` failed: {why}; it was stopped and is restarted on the next call",
             self.spec.name
-        ))
+        )))
     }
 
     /// The running process, started when it is down (and its back-off has passed).
@@ -433,11 +433,11 @@ impl Upstream {
         };
         let now = Instant::now();
         if now < *retry_at {
-            return Err(Fault::NotStarted(format!(
+            return Err(Fault::NotStarted(self.spec.scrub(&format!(
                 "upstream `{}` is down ({reason}); the next start attempt is in {:.1} s",
                 self.spec.name,
                 retry_at.duration_since(now).as_secs_f64()
-            )));
+            ))));
         }
         let (failures, was_started) = (*failures, reason.as_str() != "not started");
         let start_limit = self.timeout.max(START_TIMEOUT);
@@ -473,11 +473,13 @@ impl Upstream {
                     retry_at: Instant::now() + backoff(failures),
                     reason: why.clone(),
                 };
-                Err(Fault::NotStarted(format!(
+                // Named by its name and program only (its arguments, URL credentials and
+                // environment may hold secrets: the message reaches the agent and the audit).
+                Err(Fault::NotStarted(self.spec.scrub(&format!(
                     "upstream `{}` (`{}`) could not be started: {why}",
                     self.spec.name,
-                    self.spec.command_line()
-                )))
+                    self.spec.shown()
+                ))))
             }
         }
     }

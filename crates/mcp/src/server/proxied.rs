@@ -9,6 +9,9 @@ pub(crate) struct ProxiedDecision {
     pub verdict: Verdict,
     pub probability: f64,
     pub reason: String,
+    /// The reason with every argument value masked (a prefix and a digest): what the audit
+    /// log writes.
+    pub audit_reason: String,
     /// `none`, `user` or `untrusted`: where the arguments' values were first seen.
     pub provenance: &'static str,
     pub pause_id: Option<String>,
@@ -39,6 +42,7 @@ impl Server {
         let block = |reason: String| ProxiedDecision {
             verdict: Verdict::Block,
             probability: 1.0,
+            audit_reason: reason.clone(),
             reason,
             provenance: "none",
             pause_id: None,
@@ -59,6 +63,7 @@ impl Server {
             let provenance = e.session.provenance().provenance_of(args).as_str();
             let d = e.session.gate(&Action::Tool(ToolCall::new(tool, args)));
             let reason = e.session.reason(&d);
+            let audit_reason = e.session.reason_masked(&d);
             let pause_id = PendingPause::after_gate(
                 &mut e.pause,
                 d.verdict,
@@ -74,6 +79,7 @@ impl Server {
                 verdict: d.verdict,
                 probability: d.probability,
                 reason,
+                audit_reason,
                 provenance,
                 pause_id,
             }
@@ -87,13 +93,11 @@ impl Server {
         }
     }
 
-    /// Observes `text` in session `id`: the user's request (`tool` `None`, trusted) or the
-    /// result of `tool` (untrusted unless the policy trusts the tool). Returns the number of
-    /// values found.
-    pub(crate) fn observe(&self, id: &str, tool: Option<&str>, text: &str) -> Result<usize> {
-        use augur_gate::provenance::ObservationSource;
+    /// Runs `f` on open session `id` (swept, touched), then writes the journal: a session
+    /// that is not open is refused.
+    fn on_session<T>(&self, id: &str, f: impl FnOnce(&mut Session) -> T) -> Result<T> {
         let now = Instant::now();
-        let stats = {
+        let out = {
             let mut guard = self.lock();
             let s = &mut *guard;
             self.sweep(s, now);
@@ -106,15 +110,58 @@ impl Server {
                 .open
                 .get_mut(id)
                 .ok_or_else(|| ToolError::refused("the session is gone"))?;
-            let source = match tool {
-                None => ObservationSource::User,
-                Some(_) => ObservationSource::Tool,
-            };
-            e.session.observe(source, tool, text)
+            f(&mut e.session)
         };
         self.commit()
             .map_err(|e| ToolError::new(ErrorKind::Internal, e.render()))?;
-        Ok(stats.found)
+        Ok(out)
+    }
+
+    /// Observes `text` in session `id`: the user's request (`tool` `None`, trusted) or the
+    /// result of `tool` (untrusted unless the policy trusts the tool). Returns the number of
+    /// values found.
+    pub(crate) fn observe(&self, id: &str, tool: Option<&str>, text: &str) -> Result<usize> {
+        use augur_gate::provenance::ObservationSource;
+        let source = match tool {
+            None => ObservationSource::User,
+            Some(_) => ObservationSource::Tool,
+        };
+        self.on_session(id, |s| s.observe(source, tool, text).found)
+    }
+
+    /// Observes the result of the call `tool(args)` in session `id` (untrusted unless the
+    /// policy trusts the tool, and then vouching for none of `args`' own values), and
+    /// `unread`, the first part of it the gateway could not read (an image, a binary blob),
+    /// which marks the session ([`augur_gate::Session::mark_unread`]); so does a result longer
+    /// than the provenance store reads. Returns the number of values found.
+    pub(crate) fn observe_result(
+        &self,
+        id: &str,
+        tool: &str,
+        args: &Value,
+        text: &str,
+        unread: Option<&str>,
+    ) -> Result<usize> {
+        self.on_session(id, |s| {
+            let stats = s.observe_result(tool, None, args, text.as_bytes());
+            let source = format!("the result of `{tool}`");
+            if let Some(what) = unread {
+                s.mark_unread(what, &source);
+            }
+            if stats.skipped > 0 {
+                s.mark_unread(
+                    &format!("the last {} bytes of a long result", stats.skipped),
+                    &source,
+                );
+            }
+            stats.found
+        })
+    }
+
+    /// Marks session `id` as having been shown content the gateway could not read (`what`,
+    /// in `source`): see [`augur_gate::Session::mark_unread`].
+    pub(crate) fn mark_unread(&self, id: &str, what: &str, source: &str) -> Result<()> {
+        self.on_session(id, |s| s.mark_unread(what, source))
     }
 
     /// Marks session `id`'s provenance store as lost (something it should have observed was

@@ -113,7 +113,7 @@ pub(super) fn feed(
     next: &mut usize,
     k: usize,
 ) {
-    use crate::runs::ObservationSource;
+    use crate::runs::{ObservationSource, RunStep};
     use augur_gate::provenance::Origin;
     while let Some(o) = run.observations.get(*next).filter(|o| o.before_step <= k) {
         *next += 1;
@@ -127,7 +127,15 @@ pub(super) fn feed(
             }
             ObservationSource::Tool => Origin::Tool { tool, step },
         };
-        store.observe(origin, &o.text);
+        // A tool's result vouches for nothing its own call carried (no laundering).
+        match run.steps.get(step as usize) {
+            Some(RunStep::Tool { args, .. }) if o.source == ObservationSource::Tool => {
+                store.observe_result(origin, o.text.as_bytes(), args);
+            }
+            _ => {
+                store.observe(origin, &o.text);
+            }
+        }
     }
 }
 

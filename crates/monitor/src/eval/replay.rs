@@ -33,12 +33,25 @@ pub fn replay_probabilities(
 pub fn observe_before(s: &mut Session, run: &Run, next: &mut usize, k: usize) {
     while let Some(o) = run.observations.get(*next).filter(|o| o.before_step <= k) {
         *next += 1;
-        s.observe_at(
-            o.source,
-            o.tool.as_deref(),
-            Some(o.step.unwrap_or(o.before_step.saturating_sub(1)) as u32),
-            o.text.as_bytes(),
-        );
+        let step = o.step.unwrap_or(o.before_step.saturating_sub(1));
+        // A tool's result vouches for nothing its own call carried (no laundering).
+        match (o.source, o.tool.as_deref(), run.steps.get(step)) {
+            (
+                augur_gate::provenance::ObservationSource::Tool,
+                Some(tool),
+                Some(crate::runs::RunStep::Tool { args, .. }),
+            ) => {
+                s.observe_result(tool, Some(step as u32), args, o.text.as_bytes());
+            }
+            _ => {
+                s.observe_at(
+                    o.source,
+                    o.tool.as_deref(),
+                    Some(step as u32),
+                    o.text.as_bytes(),
+                );
+            }
+        }
     }
 }
 
