@@ -37,14 +37,20 @@ fn package_name(manifest: &Path) -> String {
     line.split('"').nth(1).expect("a quoted name").to_string()
 }
 
-/// The table's rows: `| \`augur-x\` | \`augur-a\`, \`augur-b\` |` → x → {a, b}.
+/// The dependency table's rows: `| \`augur-x\` | \`augur-a\`, \`augur-b\` |` → x → {a, b}.
 fn documented() -> BTreeMap<String, BTreeSet<String>> {
+    table("| crate | uses", |w| w.starts_with("augur-"))
+}
+
+/// The rows of ARCHITECTURE.md's table whose header starts with `header`: the first cell's
+/// crate → the back-quoted names of the second cell that `keep` accepts.
+fn table(header: &str, keep: fn(&str) -> bool) -> BTreeMap<String, BTreeSet<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = fs::read_to_string(root.join("ARCHITECTURE.md")).expect("reading ARCHITECTURE.md");
     let mut rows = BTreeMap::new();
     let mut in_table = false;
     for line in text.lines() {
-        if line.starts_with("| crate | uses") {
+        if line.starts_with(header) {
             in_table = true;
             continue;
         }
@@ -65,7 +71,9 @@ fn documented() -> BTreeMap<String, BTreeSet<String>> {
             .to_string();
         let uses = uses
             .split('`')
-            .filter(|w| w.starts_with("augur-"))
+            .skip(1)
+            .step_by(2)
+            .filter(|w| keep(w))
             .map(str::to_string)
             .collect();
         rows.insert(name, uses);
@@ -95,20 +103,28 @@ fn the_dependency_table_matches_the_manifests() {
     );
 }
 
+/// `cargo metadata`'s resolve graph, read once per test binary.
+fn metadata() -> &'static serde_json::Value {
+    static META: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    META.get_or_init(|| {
+        let out = std::process::Command::new(env!("CARGO"))
+            .args(["metadata", "--format-version", "1", "--offline"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("running cargo metadata");
+        assert!(
+            out.status.success(),
+            "cargo metadata: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("its JSON")
+    })
+}
+
 /// The crates `cargo metadata` says `package` needs to build (its normal and build
 /// dependencies, transitively; dev-dependencies only build its tests).
 fn build_closure(package: &str) -> BTreeSet<String> {
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--offline"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("running cargo metadata");
-    assert!(
-        out.status.success(),
-        "cargo metadata: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("its JSON");
+    let meta = metadata();
     let name_of = |id: &str| -> String {
         meta["packages"]
             .as_array()
@@ -127,7 +143,7 @@ fn build_closure(package: &str) -> BTreeSet<String> {
         .iter()
         .find(|p| p["name"] == package)
         .map(|p| p["id"].as_str().unwrap().to_string())
-        .expect("the package");
+        .unwrap_or_else(|| panic!("no package {package}"));
     let mut seen = BTreeSet::from([start.clone()]);
     let mut todo = vec![start];
     while let Some(id) = todo.pop() {
@@ -148,6 +164,38 @@ fn build_closure(package: &str) -> BTreeSet<String> {
         }
     }
     seen.iter().map(|id| name_of(id)).collect()
+}
+
+/// ARCHITECTURE.md's "never depends on" rules hold for every build path, and the table names
+/// every library crate of the workspace's lower layers it promises something about.
+#[test]
+fn no_crate_reaches_what_it_must_never_depend_on() {
+    let rules = table("| crate | never depends on", |_| true);
+    assert!(rules.len() >= 10, "{rules:?}");
+    let mut broken = Vec::new();
+    for (krate, never) in &rules {
+        let closure = build_closure(krate);
+        for name in never {
+            assert!(
+                metadata()["packages"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["name"] == name.as_str()),
+                "ARCHITECTURE.md names `{name}`, which is no package of the build"
+            );
+            if closure.contains(name) {
+                broken.push(format!("{krate} reaches {name}"));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "ARCHITECTURE.md's rules broken: {broken:?}"
+    );
+    // The rules can fail: the offline monitor does reach the checker, the learner `rand`.
+    assert!(build_closure("augur-monitor").contains("augur-check"));
+    assert!(build_closure("augur-learn").contains("rand"));
 }
 
 /// The gate runs inside every agent call: building it (`cargo build -p augur-gate`) compiles

@@ -12,39 +12,35 @@ use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// The solution methods, as named on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum MethodArg {
-    /// Sound; picks exact/direct or interval iteration by problem size.
-    Auto,
-    /// Gauss-Seidel (not sound).
-    GaussSeidel,
-    /// Jacobi (not sound).
-    Jacobi,
-    /// Power iteration (not sound).
-    Power,
-    /// Interval iteration (sound).
-    Interval,
-    /// SCC by SCC, each block sound.
-    Topological,
-    /// Direct LU solve.
-    ClosedForm,
-    /// Exact rational elimination.
-    Exact,
+/// The solution methods, as named on the command line ([`Method::name`], [`Method::summary`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MethodArg(pub Method);
+
+impl MethodArg {
+    const VARIANTS: [MethodArg; Method::ALL.len()] = {
+        let mut v = [MethodArg(Method::Auto); Method::ALL.len()];
+        let mut i = 0;
+        while i < v.len() {
+            v[i] = MethodArg(Method::ALL[i]);
+            i += 1;
+        }
+        v
+    };
+}
+
+impl ValueEnum for MethodArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Self::VARIANTS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.summary()))
+    }
 }
 
 impl From<MethodArg> for Method {
     fn from(m: MethodArg) -> Method {
-        match m {
-            MethodArg::Auto => Method::Auto,
-            MethodArg::GaussSeidel => Method::GaussSeidel,
-            MethodArg::Jacobi => Method::Jacobi,
-            MethodArg::Power => Method::Power,
-            MethodArg::Interval => Method::Interval,
-            MethodArg::Topological => Method::Topological,
-            MethodArg::ClosedForm => Method::ClosedForm,
-            MethodArg::Exact => Method::Exact,
-        }
+        m.0
     }
 }
 
@@ -121,6 +117,23 @@ fn is_props_file(p: &std::path::Path) -> bool {
 
 /// The model and the properties file given the wrong way round, or a properties file given as
 /// the model: said so, with the command that works.
+/// The properties to check: the file's, then the `--prop` ones; none is an error.
+pub(crate) fn properties(args: &CheckArgs) -> Result<Properties, CliError> {
+    let mut props = match &args.props_file {
+        Some(path) => Properties::read_file(path)?,
+        None => Properties::new(),
+    };
+    for text in &args.props {
+        props.add("--prop", text)?;
+    }
+    if props.is_empty() {
+        return Err(CliError::user(
+            "error: no property to check: give a properties file or --prop 'PCTL'",
+        ));
+    }
+    Ok(props)
+}
+
 fn wrong_files(args: &CheckArgs) -> Result<(), CliError> {
     let (model, props) = (&args.model, args.props_file.as_deref());
     if is_model_file(model) {
@@ -154,19 +167,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let constants = experiments.fixed.clone();
     wrong_files(args)?;
 
-    // Properties: the file's, then the --prop ones.
-    let mut props = match &args.props_file {
-        Some(path) => Properties::read_file(path)?,
-        None => Properties::new(),
-    };
-    for text in &args.props {
-        props.add("--prop", text)?;
-    }
-    if props.is_empty() {
-        return Err(CliError::user(
-            "error: no property to check: give a properties file or --prop 'PCTL'",
-        ));
-    }
+    let props = properties(args)?;
 
     if experiments.has_ranges() {
         return crate::experiment_cmd::run(args, &experiments, &load, options, &props, out);

@@ -10,7 +10,7 @@
 use crate::check_cmd::{constants, MethodArg};
 use crate::error::CliError;
 use crate::limits::LimitArgs;
-use augur_check::{CheckOptions, Constants, Experiments, LoadOptions};
+use augur_check::{CheckOptions, Constants, Experiments, LoadOptions, Method};
 use clap::Args;
 
 /// The options of a command that loads a model.
@@ -50,7 +50,7 @@ pub struct ModelOptions {
     #[command(flatten)]
     pub load: LoadArgs,
     /// Solution method for linear equation systems.
-    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    #[arg(long, value_enum, default_value_t = MethodArg(Method::Auto))]
     pub method: MethodArg,
     /// Requested precision of the solution methods (relative).
     #[arg(long, default_value_t = 1e-6)]
@@ -91,7 +91,7 @@ impl ModelOptions {
         let limits = self.load.limits.limits()?;
         let load = LoadOptions {
             constants: constants.clone(),
-            exact: self.method == MethodArg::Exact,
+            exact: self.method.0 == Method::Exact,
             fix_deadlocks: !self.load.no_fix_deadlocks,
             limits: limits.clone(),
         };

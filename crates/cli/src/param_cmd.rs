@@ -5,7 +5,6 @@
 
 use crate::check_cmd::CheckArgs;
 use crate::error::CliError;
-use augur_check::Properties;
 use augur_param::space::{parse_params, parse_region, Region};
 use augur_param::{PValue, ParamChecker, ParamError, ParametricModel};
 use augur_ratfun::IntPoly;
@@ -77,18 +76,7 @@ pub fn run(args: &CheckArgs, p: &ParamArgs, out: &mut dyn Write) -> Result<(), C
         crate::error::diag(format_args!("warning: {w}"));
     }
     let names = model.names();
-    let mut props = match &args.props_file {
-        Some(path) => Properties::read_file(path)?,
-        None => Properties::new(),
-    };
-    for text in &args.props {
-        props.add("--prop", text)?;
-    }
-    if props.is_empty() {
-        return Err(CliError::user(
-            "error: no property to check: give a properties file or --prop 'PCTL'",
-        ));
-    }
+    let props = crate::check_cmd::properties(args)?;
     for prop in props.properties() {
         if let Some(n) = prop
             .formula

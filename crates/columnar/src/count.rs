@@ -377,17 +377,7 @@ fn join(parts: Vec<Part>) -> Option<IndexedCounts> {
         }
         prev = Some((&p.id, p.last_order, map[p.last_state as usize]));
     }
-    let mut transitions: Vec<(u32, u32, u64)> = if is_dense {
-        dense
-            .iter()
-            .enumerate()
-            .filter(|&(_, &c)| c > 0)
-            .map(|(i, &c)| ((i / m) as u32, (i % m) as u32, c))
-            .collect()
-    } else {
-        sparse.into_iter().map(|((f, t), c)| (f, t, c)).collect()
-    };
-    transitions.sort_unstable();
+    let transitions = IndexedCounts::transition_list(is_dense.then_some(&dense[..]), m, sparse);
     Some(IndexedCounts {
         names: names.names,
         transitions,

@@ -56,7 +56,7 @@ pub enum DtmcError {
     /// A reward structure that the model does not have.
     #[error(
         "no reward structure {what} (the model has {})",
-        describe_rewards(available)
+        augur_source::reward_structure_list(available)
     )]
     UnknownRewardStructure {
         /// What was asked for: `"name"`, `number 3`, or `(the default)`.
@@ -83,24 +83,6 @@ pub enum DtmcError {
     /// Any other violation of the [`crate::Dtmc`] invariants.
     #[error("invalid model: {0}")]
     Invalid(String),
-}
-
-fn describe_rewards(names: &[String]) -> String {
-    if names.is_empty() {
-        return "none".into();
-    }
-    names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            if n.is_empty() {
-                format!("{} (unnamed)", i + 1)
-            } else {
-                format!("{} \"{n}\"", i + 1)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn valuation_suffix(v: &Option<String>) -> String {

@@ -40,6 +40,29 @@ pub mod prec {
 }
 
 impl BinaryOp {
+    /// Every binary operator.
+    pub const ALL: [BinaryOp; 14] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::And,
+        BinaryOp::Or,
+        BinaryOp::Implies,
+        BinaryOp::Iff,
+    ];
+
+    /// The operator written `symbol` in PRISM's syntax (the inverse of [`BinaryOp::symbol`]).
+    pub fn from_symbol(symbol: &str) -> Option<BinaryOp> {
+        BinaryOp::ALL.into_iter().find(|op| op.symbol() == symbol)
+    }
+
     /// The operator's PRISM symbol.
     pub fn symbol(self) -> &'static str {
         match self {

@@ -454,26 +454,6 @@ struct Builder<'c, R> {
     classify: &'c dyn Fn(R) -> Option<ExprRule>,
 }
 
-fn binary_op(text: &str) -> Option<BinaryOp> {
-    Some(match text {
-        "=>" => BinaryOp::Implies,
-        "<=>" => BinaryOp::Iff,
-        "|" => BinaryOp::Or,
-        "&" => BinaryOp::And,
-        "=" => BinaryOp::Eq,
-        "!=" => BinaryOp::Ne,
-        "<" => BinaryOp::Lt,
-        "<=" => BinaryOp::Le,
-        ">" => BinaryOp::Gt,
-        ">=" => BinaryOp::Ge,
-        "+" => BinaryOp::Add,
-        "-" => BinaryOp::Sub,
-        "*" => BinaryOp::Mul,
-        "/" => BinaryOp::Div,
-        _ => return None,
-    })
-}
-
 fn func_from_name(name: &str) -> Option<Func> {
     Some(match name {
         "min" => Func::Min,
@@ -567,7 +547,7 @@ impl<R: RuleType> Builder<'_, R> {
                 };
                 let (mut acc, mut depth) = self.build(first)?;
                 while let Some(op) = inner.next() {
-                    let Some(bop) = binary_op(op.as_str()) else {
+                    let Some(bop) = BinaryOp::from_symbol(op.as_str()) else {
                         return Err(self.unexpected(&op));
                     };
                     let Some(rhs) = inner.next() else {

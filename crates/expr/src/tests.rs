@@ -427,3 +427,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn every_binary_operator_reads_back_from_its_symbol() {
+    let mut symbols = std::collections::BTreeSet::new();
+    for op in BinaryOp::ALL {
+        assert_eq!(BinaryOp::from_symbol(op.symbol()), Some(op));
+        assert!(symbols.insert(op.symbol()), "{} twice", op.symbol());
+    }
+    // The expression parser reads every symbol to its operator.
+    for op in BinaryOp::ALL {
+        let text = format!("a {} b", op.symbol());
+        let e = crate::parse_expr(&text).unwrap();
+        assert!(matches!(e, Expr::Binary(o, ..) if o == op), "{text}: {e:?}");
+    }
+    assert_eq!(BinaryOp::from_symbol("=="), None);
+}

@@ -440,21 +440,7 @@ fn build_ltl(pair: Pair<'_, Rule>) -> Result<LtlPath> {
             build_ltl(first)
         }
         Rule::sf_implies | Rule::sf_iff | Rule::sf_or | Rule::sf_and => {
-            let mut inner = pair.into_inner();
-            let mut acc = build_ltl(next(&mut inner, span)?)?;
-            while let Some(op) = inner.next() {
-                let bop = match op.as_str() {
-                    "=>" => BinaryOp::Implies,
-                    "<=>" => BinaryOp::Iff,
-                    "|" => BinaryOp::Or,
-                    "&" => BinaryOp::And,
-                    _ => return Err(internal(&op)),
-                };
-                let rhs = build_ltl(next(&mut inner, span)?)?;
-                count_node(op.as_span())?;
-                acc = ltl_binary(bop, acc, rhs);
-            }
-            Ok(acc)
+            fold_logical(pair, build_ltl, ltl_binary)
         }
         Rule::sf_not => {
             let mut not_spans = Vec::new();
@@ -588,6 +574,25 @@ fn sf_apply(op: Operator, args: Vec<StateFormula>, span: Span) -> StateFormula {
     }
 }
 
+/// A left-associative chain of `=>`, `<=>`, `|` or `&` (one precedence level), each operand
+/// built by `build` and joined by `join`; each operator counts as a node.
+fn fold_logical<T>(
+    pair: Pair<'_, Rule>,
+    build: fn(Pair<'_, Rule>) -> Result<T>,
+    join: fn(BinaryOp, T, T) -> T,
+) -> Result<T> {
+    let span = pair.as_span();
+    let mut inner = pair.into_inner();
+    let mut acc = build(next(&mut inner, span)?)?;
+    while let Some(op) = inner.next() {
+        let bop = BinaryOp::from_symbol(op.as_str()).ok_or_else(|| internal(&op))?;
+        let rhs = build(next(&mut inner, span)?)?;
+        count_node(op.as_span())?;
+        acc = join(bop, acc, rhs);
+    }
+    Ok(acc)
+}
+
 fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
     let span = pair.as_span();
     match pair.as_rule() {
@@ -601,21 +606,7 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             counted(sf_apply(Operator::Ite, vec![cond, a, b], sp(span)), span)
         }
         Rule::sf_implies | Rule::sf_iff | Rule::sf_or | Rule::sf_and => {
-            let mut inner = pair.into_inner();
-            let mut acc = build_state_formula(next(&mut inner, span)?)?;
-            while let Some(op) = inner.next() {
-                let bop = match op.as_str() {
-                    "=>" => BinaryOp::Implies,
-                    "<=>" => BinaryOp::Iff,
-                    "|" => BinaryOp::Or,
-                    "&" => BinaryOp::And,
-                    _ => return Err(internal(&op)),
-                };
-                let rhs = build_state_formula(next(&mut inner, span)?)?;
-                count_node(op.as_span())?;
-                acc = sf_binary(bop, acc, rhs);
-            }
-            Ok(acc)
+            fold_logical(pair, build_state_formula, sf_binary)
         }
         Rule::sf_eq | Rule::sf_rel | Rule::sf_add | Rule::sf_mul => {
             let mut inner = pair.into_inner();
@@ -623,19 +614,7 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             let start = first.as_span().start();
             let mut acc = build_state_formula(first)?;
             while let Some(op) = inner.next() {
-                let bop = match op.as_str() {
-                    "=" => BinaryOp::Eq,
-                    "!=" => BinaryOp::Ne,
-                    "<" => BinaryOp::Lt,
-                    "<=" => BinaryOp::Le,
-                    ">" => BinaryOp::Gt,
-                    ">=" => BinaryOp::Ge,
-                    "+" => BinaryOp::Add,
-                    "-" => BinaryOp::Sub,
-                    "*" => BinaryOp::Mul,
-                    "/" => BinaryOp::Div,
-                    _ => return Err(internal(&op)),
-                };
+                let bop = BinaryOp::from_symbol(op.as_str()).ok_or_else(|| internal(&op))?;
                 let rhs_pair = next(&mut inner, span)?;
                 let end = sp(rhs_pair.as_span()).end;
                 let rhs = build_state_formula(rhs_pair)?;

@@ -1351,7 +1351,7 @@ mod resolution {
         let (msg, _, col, _) = error("P>0 [ F R{\"cost\"}>1 [ S ] ]", &[]);
         assert_eq!(
             msg,
-            "unknown reward structure \"cost\" (the model has: \"time\", 2 (unnamed))"
+            "unknown reward structure \"cost\" (the model has 1 \"time\", 2 (unnamed))"
         );
         assert_eq!(col, 9);
         assert!(error("R{3}=? [ S ]", &[]).0.contains("number 3"));

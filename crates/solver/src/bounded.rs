@@ -93,11 +93,27 @@ pub fn bounded_until(
     k: u64,
     stop: &Interrupt,
 ) -> Result<Vec<f64>> {
+    bounded_until_by(sweep_rows, matrix, phi, psi, k, stop)
+}
+
+/// A way to run [`sweep_rows`]: this module's sweeps, or another (the checker's repeated
+/// squaring for huge `k`) with the same meaning.
+pub type SweepRows = fn(&Matrix, &[u32], Vec<f64>, u64, &Interrupt) -> Result<Vec<f64>>;
+
+/// [`bounded_until`] with the sweeps done by `sweep`.
+pub fn bounded_until_by(
+    sweep: SweepRows,
+    matrix: &Matrix,
+    phi: &StateSet,
+    psi: &StateSet,
+    k: u64,
+    stop: &Interrupt,
+) -> Result<Vec<f64>> {
     let n = matrix.rows();
     let mut maybe = phi.clone();
     maybe.difference_with(psi);
     let rows = state_list(&maybe, n);
-    sweep_rows(matrix, &rows, indicator(psi, n), k, stop)
+    sweep(matrix, &rows, indicator(psi, n), k, stop)
 }
 
 /// `k` sweeps of `x(s) ← [s ∈ φ]·Σ_t P(s,t)·x(t)` over every state: the probability of staying
@@ -160,9 +176,19 @@ pub fn cumulative(
 
 /// `P^k·v`: the expectation of `v(X_k)` from every state.
 pub fn power_apply(matrix: &Matrix, v: Vec<f64>, k: u64, stop: &Interrupt) -> Result<Vec<f64>> {
-    let n = matrix.rows();
-    let all: Vec<u32> = (0..n as u32).collect();
-    sweep_rows(matrix, &all, v, k, stop)
+    power_apply_by(sweep_rows, matrix, v, k, stop)
+}
+
+/// [`power_apply`] with the sweeps done by `sweep`.
+pub fn power_apply_by(
+    sweep: SweepRows,
+    matrix: &Matrix,
+    v: Vec<f64>,
+    k: u64,
+    stop: &Interrupt,
+) -> Result<Vec<f64>> {
+    let all: Vec<u32> = (0..matrix.rows() as u32).collect();
+    sweep(matrix, &all, v, k, stop)
 }
 
 /// The result of [`discounted_total`].

@@ -337,9 +337,8 @@ fn unsound(sys: &System, lower: f64, opts: &SolveOptions) -> Result<Solved> {
     let mut x = vec![lower; n];
     let mut y = vec![lower; n];
     let name = match opts.method {
-        Method::GaussSeidel => "gauss-seidel",
-        Method::Jacobi => "jacobi",
-        _ => "power",
+        Method::GaussSeidel | Method::Jacobi => opts.method.name(),
+        _ => Method::Power.name(),
     };
     let mut it: u64 = 0;
     loop {

@@ -116,6 +116,48 @@ pub enum Method {
     Exact,
 }
 
+impl Method {
+    /// Every method, in the order the command line lists them.
+    pub const ALL: [Method; 8] = [
+        Method::Auto,
+        Method::GaussSeidel,
+        Method::Jacobi,
+        Method::Power,
+        Method::Interval,
+        Method::Topological,
+        Method::ClosedForm,
+        Method::Exact,
+    ];
+
+    /// The method's name on the command line and in JSON (`gauss-seidel`, `closed-form`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Auto => "auto",
+            Method::GaussSeidel => "gauss-seidel",
+            Method::Jacobi => "jacobi",
+            Method::Power => "power",
+            Method::Interval => "interval",
+            Method::Topological => "topological",
+            Method::ClosedForm => "closed-form",
+            Method::Exact => "exact",
+        }
+    }
+
+    /// One line on what the method does and whether it is sound.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Method::Auto => "Sound; picks exact/direct or interval iteration by problem size",
+            Method::GaussSeidel => "Gauss-Seidel (not sound)",
+            Method::Jacobi => "Jacobi (not sound)",
+            Method::Power => "Power iteration (not sound)",
+            Method::Interval => "Interval iteration (sound)",
+            Method::Topological => "SCC by SCC, each block sound",
+            Method::ClosedForm => "Direct LU solve",
+            Method::Exact => "Exact rational elimination",
+        }
+    }
+}
+
 /// Options for the numerical solvers.
 #[derive(Clone, Debug)]
 pub struct SolveOptions {

@@ -36,6 +36,26 @@ use std::fmt;
 pub mod json;
 pub mod number;
 
+/// The reward structures of a model as an error message lists them: `1 "cost", 2 (unnamed)`,
+/// or `none`. PRISM numbers reward structures from 1; a name is quoted.
+pub fn reward_structure_list(names: &[String]) -> String {
+    if names.is_empty() {
+        return "none".into();
+    }
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if n.is_empty() {
+                format!("{} (unnamed)", i + 1)
+            } else {
+                format!("{} \"{n}\"", i + 1)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A byte range `[start, end)` in a source text.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,

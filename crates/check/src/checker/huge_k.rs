@@ -140,17 +140,12 @@ pub fn bounded_until(
     k: u64,
     stop: &Interrupt,
 ) -> Result<Vec<f64>> {
-    let n = matrix.rows();
-    let mut maybe = phi.clone();
-    maybe.difference_with(psi);
-    let rows = bounded::state_list(&maybe, n);
-    sweep_rows(matrix, &rows, bounded::indicator(psi, n), k, stop)
+    bounded::bounded_until_by(sweep_rows, matrix, phi, psi, k, stop)
 }
 
 /// [`bounded::power_apply`] for any `k`.
 pub fn power_apply(matrix: &Matrix, v: Vec<f64>, k: u64, stop: &Interrupt) -> Result<Vec<f64>> {
-    let all: Vec<u32> = (0..matrix.rows() as u32).collect();
-    sweep_rows(matrix, &all, v, k, stop)
+    bounded::power_apply_by(sweep_rows, matrix, v, k, stop)
 }
 
 /// [`bounded::restricted_steps`] for any `k`.

@@ -82,11 +82,6 @@ fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> 
             .collect();
         &renumbered
     };
-    let key = if opts.by_category {
-        "uncategorized".to_string()
-    } else {
-        String::new()
-    };
     let mut group = Group {
         index: names
             .iter()
@@ -192,17 +187,7 @@ fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> 
         } else {
             count_part(0..num_traces)
         };
-        let mut transitions: Vec<(u32, u32, u64)> = if !is_dense {
-            sparse.into_iter().map(|((f, t), c)| (f, t, c)).collect()
-        } else {
-            dense
-                .iter()
-                .enumerate()
-                .filter(|&(_, &c)| c > 0)
-                .map(|(i, &c)| ((i / m) as u32, (i % m) as u32, c))
-                .collect()
-        };
-        transitions.sort_unstable();
+        let transitions = IndexedCounts::transition_list(is_dense.then_some(&dense[..]), m, sparse);
         let counts = IndexedCounts {
             names,
             transitions,
@@ -213,15 +198,26 @@ fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> 
         };
         return counted_first_order(counts, num_traces as u64, file, opts);
     }
+    one_group(group, num_traces as u64, file, opts)
+}
+
+/// The counts of a numbered trace file: its one group (`uncategorized` under `--by-category`,
+/// as such files carry no category); no trace of a step is an error.
+fn one_group(group: Group, traces_read: u64, file: &str, opts: &LearnOptions) -> Result<Counted> {
     if group.counts.traces() == 0 {
         return Err(LearnError::EmptyTraceFile {
             file: file.to_string(),
             skipped: 0,
         });
     }
+    let key = if opts.by_category {
+        "uncategorized".to_string()
+    } else {
+        String::new()
+    };
     Ok(Counted {
         groups: BTreeMap::from([(key, group)]),
-        traces_read: num_traces as u64,
+        traces_read,
         skipped: Vec::new(),
     })
 }
@@ -247,6 +243,28 @@ pub struct IndexedCounts {
     pub steps: u64,
 }
 
+impl IndexedCounts {
+    /// [`IndexedCounts::transitions`] from a counting table: the dense `m × m` table
+    /// (`dense[from * m + to]`) when there is one, else the sparse map; sorted, zero counts left out.
+    pub fn transition_list(
+        dense: Option<&[u64]>,
+        m: usize,
+        sparse: impl IntoIterator<Item = ((u32, u32), u64)>,
+    ) -> Vec<(u32, u32, u64)> {
+        let mut transitions: Vec<(u32, u32, u64)> = match dense {
+            Some(dense) => dense
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| c > 0)
+                .map(|(i, &c)| ((i / m) as u32, (i % m) as u32, c))
+                .collect(),
+            None => sparse.into_iter().map(|((f, t), c)| (f, t, c)).collect(),
+        };
+        transitions.sort_unstable();
+        transitions
+    }
+}
+
 /// The one group of first-order counts (`traces_read`: traces read, empty ones included).
 fn counted_first_order(
     counts: IndexedCounts,
@@ -270,11 +288,6 @@ fn counted_first_order(
             ends.len()
         )));
     }
-    let key = if opts.by_category {
-        "uncategorized".to_string()
-    } else {
-        String::new()
-    };
     let pairs = |v: Vec<u64>| -> Vec<(u32, u64)> {
         v.into_iter()
             .enumerate()
@@ -301,17 +314,7 @@ fn counted_first_order(
         determined: Vec::new(),
     })?;
     group.names = names;
-    if group.counts.traces() == 0 {
-        return Err(LearnError::EmptyTraceFile {
-            file: file.to_string(),
-            skipped: 0,
-        });
-    }
-    Ok(Counted {
-        groups: BTreeMap::from([(key, group)]),
-        traces_read,
-        skipped: Vec::new(),
-    })
+    one_group(group, traces_read, file, opts)
 }
 
 /// Checks first-order counts for [`learn_from_indexed_counts`]: the options, and order 1.

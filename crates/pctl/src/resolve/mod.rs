@@ -611,25 +611,10 @@ impl<'a> Resolver<'a> {
                 Some(RewardRef::Name(n)) => format!("\"{n}\""),
                 Some(RewardRef::Index(i)) => format!("number {i}"),
             };
-            let known = if names.is_empty() {
-                "no reward structures".to_string()
-            } else {
-                names
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| {
-                        if n.is_empty() {
-                            format!("{} (unnamed)", i + 1)
-                        } else {
-                            format!("\"{n}\"")
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
+            let known = augur_source::reward_structure_list(names);
             at.err(
                 span,
-                format!("unknown reward structure {what} (the model has: {known})"),
+                format!("unknown reward structure {what} (the model has {known})"),
             )
         })
     }
