@@ -106,6 +106,23 @@ impl BinaryOp {
 }
 
 impl Func {
+    /// Every built-in function.
+    pub const ALL: [Func; 8] = [
+        Func::Min,
+        Func::Max,
+        Func::Floor,
+        Func::Ceil,
+        Func::Round,
+        Func::Pow,
+        Func::Mod,
+        Func::Log,
+    ];
+
+    /// The function named `name` in PRISM (the inverse of [`Func::name`]).
+    pub fn from_name(name: &str) -> Option<Func> {
+        Func::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// The function's PRISM name.
     pub fn name(self) -> &'static str {
         match self {

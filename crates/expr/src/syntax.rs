@@ -454,20 +454,6 @@ struct Builder<'c, R> {
     classify: &'c dyn Fn(R) -> Option<ExprRule>,
 }
 
-fn func_from_name(name: &str) -> Option<Func> {
-    Some(match name {
-        "min" => Func::Min,
-        "max" => Func::Max,
-        "floor" => Func::Floor,
-        "ceil" => Func::Ceil,
-        "round" => Func::Round,
-        "pow" => Func::Pow,
-        "mod" => Func::Mod,
-        "log" => Func::Log,
-        _ => return None,
-    })
-}
-
 /// The number of arguments a function accepts: `(min, max)`, `None` for unbounded.
 pub fn arity(f: Func) -> (usize, Option<usize>) {
     match f {
@@ -635,7 +621,7 @@ impl<R: RuleType> Builder<'_, R> {
                         "internal parser error: missing function",
                     ));
                 };
-                let Some(func) = func_from_name(name.as_str()) else {
+                let Some(func) = Func::from_name(name.as_str()) else {
                     return Err(self.unexpected(&name));
                 };
                 let mut args = Vec::new();

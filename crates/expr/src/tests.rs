@@ -443,3 +443,17 @@ fn every_binary_operator_reads_back_from_its_symbol() {
     }
     assert_eq!(BinaryOp::from_symbol("=="), None);
 }
+
+#[test]
+fn every_function_reads_back_from_its_name() {
+    for f in Func::ALL {
+        assert_eq!(Func::from_name(f.name()), Some(f));
+        let args = match f {
+            Func::Floor | Func::Ceil | Func::Round => "1.5",
+            _ => "1, 2",
+        };
+        let e = crate::parse_expr(&format!("{}({args})", f.name())).unwrap();
+        assert!(matches!(e, Expr::Call(g, _) if g == f), "{e:?}");
+    }
+    assert_eq!(Func::from_name("sqrt"), None);
+}

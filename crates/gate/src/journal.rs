@@ -146,6 +146,24 @@ impl Entry {
         }
         Some(BurnedIds::from_words(*bits, *count, parsed))
     }
+
+    /// Adds the filter of a [`Entry::Filter`] read at `path:line` to `burned`: the journal's
+    /// filter as it was written (its size) when nothing is burned yet, else their union.
+    /// Another entry, or a filter that does not read or fit, is a located error.
+    pub fn merge_filter(&self, burned: &mut BurnedIds, path: &Path, line: usize) -> Result<()> {
+        let f = self
+            .to_filter()
+            .unwrap_or_else(|| Err("not a filter".into()))
+            .map_err(|m| Loaded::error_at(path, line, m))?;
+        if burned.count() == 0 {
+            *burned = f;
+            Ok(())
+        } else {
+            burned
+                .union(&f)
+                .map_err(|m| Loaded::error_at(path, line, m))
+        }
+    }
 }
 
 /// SHA-256 of the monitor as Augur writes it (`Monitor::to_json`): the same for a monitor
@@ -174,6 +192,16 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// The restore report of this journal at `path`, before its entries are applied.
+    pub fn report(&self, path: &Path) -> Restored {
+        Restored {
+            path: path.display().to_string(),
+            existed: self.existed,
+            partial: self.partial,
+            ..Default::default()
+        }
+    }
+
     /// A located error at line `line` of the journal `path`.
     pub fn error_at(path: &Path, line: usize, message: impl Into<String>) -> GateError {
         GateError::located(Location::line(path.display().to_string(), line), message)

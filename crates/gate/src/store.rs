@@ -78,12 +78,7 @@ impl SessionStore {
         use crate::journal::{self, Entry, Header, Loaded};
         let header = Header::new("gate", &self.monitor);
         let loaded = journal::load(path, &header)?;
-        let mut report = journal::Restored {
-            path: path.display().to_string(),
-            existed: loaded.existed,
-            partial: loaded.partial,
-            ..Default::default()
-        };
+        let mut report = loaded.report(path);
         let asked = self.burned.bits();
         let mut open: HashMap<String, (Session, u64)> = HashMap::new();
         for (line, e) in loaded.entries {
@@ -105,20 +100,7 @@ impl SessionStore {
                         self.burned.insert(&id);
                     }
                 }
-                ref f @ Entry::Filter { .. } => {
-                    let f = f
-                        .to_filter()
-                        .unwrap_or_else(|| Err("not a filter".into()))
-                        .map_err(|m| Loaded::error_at(path, line, m))?;
-                    if self.burned.count() == 0 {
-                        // The journal's filter, of the size it was written with.
-                        self.burned = f;
-                    } else {
-                        self.burned
-                            .union(&f)
-                            .map_err(|m| Loaded::error_at(path, line, m))?;
-                    }
-                }
+                ref f @ Entry::Filter { .. } => f.merge_filter(&mut self.burned, path, line)?,
                 Entry::NextPause { .. } => {}
             }
         }

@@ -138,10 +138,7 @@ pub fn convert(reader: impl BufRead, file: &str, tasks: &Tasks, out: &mut Conver
     let model = model_of_file(file);
     for (i, line) in reader.lines().enumerate() {
         let lineno = i + 1;
-        let line = line.map_err(|e| MonitorError::Io {
-            file: file.to_string(),
-            source: e,
-        })?;
+        let line = line.map_err(|e| MonitorError::io(file, e))?;
         if line.trim().is_empty() {
             continue;
         }

@@ -29,15 +29,12 @@ pub struct LoadedModel {
 pub(crate) use augur_gate::sha256_hex;
 
 fn read_bytes(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| MonitorError::Io {
-        file: path.display().to_string(),
-        source: e,
-    })
+    std::fs::read(path).map_err(|e| MonitorError::io(path.display().to_string(), e))
 }
 
 pub(crate) fn check_error(e: CheckError) -> MonitorError {
     match e {
-        CheckError::Input(d) => MonitorError::Input(d),
+        CheckError::Input(d) => MonitorError::input(*d),
         CheckError::Stopped(s) => MonitorError::Stopped(s),
         CheckError::UnusedConstant { ref name } => {
             MonitorError::Check(format!("--const {name}: {e}"))
@@ -168,9 +165,7 @@ pub(crate) fn resolve_property(
     let Some(item) = compiled.items.into_iter().next() else {
         return Err(MonitorError::Property("no property to compile".into()));
     };
-    let resolved = item
-        .resolved
-        .map_err(|d| MonitorError::Input(Box::new(d)))?;
+    let resolved = item.resolved.map_err(MonitorError::input)?;
     let at = |span: Span, message: String| {
         MonitorError::located(resolved.source.location(span), message)
     };

@@ -560,10 +560,9 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         }
     }
     let abstraction = match &opts.abstraction {
-        Some((text, file)) => Some(
-            Abstraction::parse(text, file)
-                .map_err(|e| MonitorError::Input(Box::new(e.diagnostic())))?,
-        ),
+        Some((text, file)) => {
+            Some(Abstraction::parse(text, file).map_err(|e| MonitorError::input(e.diagnostic()))?)
+        }
         None => None,
     };
     let mapping = match opts.mapping {
@@ -1089,7 +1088,7 @@ fn state_map(
         Mapping::Abstraction => {
             let a = abstraction.as_ref().ok_or_else(|| MonitorError::Model("no abstraction spec".into()))?;
             if a.num_states() != n {
-                return Err(MonitorError::Mismatch(format!(
+                return Err(MonitorError::mismatch(format!(
                     "{name} has {n} states but the abstraction spec has {} valid states: the model was not learned with this spec",
                     a.num_states()
                 )));

@@ -1,24 +1,17 @@
 //! The crate's error type.
 
-use augur_source::{Diagnostic, Location, SourceFile, Span};
+use augur_gate::GateError;
+use augur_source::{Diagnostic, Location, Span};
 
 /// Errors of the monitor: reading its files (classifier rules, policies, monitor files, action
 /// lines, labelled runs), compiling a monitor, evaluating one.
 #[derive(Debug, thiserror::Error)]
 pub enum MonitorError {
-    /// A located error in a user's text (a classifier, a policy, a monitor file, an action
-    /// line, a run): rendered with the file, line, column and a caret.
-    #[error("{}", .0.message)]
-    Input(Box<Diagnostic>),
-    /// A file that cannot be read or written.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// An error of the runtime gate's files and types, or a located error in a user's text (a
+    /// classifier, a policy, a monitor file, an action line, a run): rendered with the file,
+    /// line, column and a caret ([`GateError::Input`]).
+    #[error(transparent)]
+    Gate(#[from] GateError),
     /// A model that cannot be loaded or does not fit the monitor (no such label, wrong number
     /// of states, an unknown state mapping, ...).
     #[error("{0}")]
@@ -32,10 +25,6 @@ pub enum MonitorError {
     /// A limit (states, time, cancellation) stopped loading or checking a model.
     #[error("{0}")]
     Stopped(augur_check::Stop),
-    /// A monitor used with the wrong kind of action (a concrete state for a classifier
-    /// monitor, a tool call for an abstraction monitor), or files that do not belong together.
-    #[error("{0}")]
-    Mismatch(String),
     /// An evaluation that cannot run (too few runs, a split without an unsafe run, ...).
     #[error("{0}")]
     Eval(String),
@@ -44,38 +33,44 @@ pub enum MonitorError {
     Plot(String),
 }
 
-impl From<augur_gate::GateError> for MonitorError {
-    fn from(e: augur_gate::GateError) -> MonitorError {
-        use augur_gate::GateError as G;
-        match e {
-            G::Input(d) => MonitorError::Input(d),
-            G::Io { file, source } => MonitorError::Io { file, source },
-            G::Mismatch(m) => MonitorError::Mismatch(m),
-        }
-    }
-}
-
 /// Result alias of the crate.
 pub type Result<T, E = MonitorError> = std::result::Result<T, E>;
 
 impl MonitorError {
     /// A located error at byte range `span` of `source` (named `file`).
     pub fn at(file: &str, source: &str, span: Span, message: impl Into<String>) -> MonitorError {
-        MonitorError::Input(Box::new(
-            Diagnostic::error(message).at(SourceFile::new(file, source).location(span)),
-        ))
+        GateError::at(file, source, span, message).into()
     }
 
     /// A located error at `location`.
     pub fn located(location: Location, message: impl Into<String>) -> MonitorError {
-        MonitorError::Input(Box::new(Diagnostic::error(message).at(location)))
+        GateError::located(location, message).into()
     }
 
-    /// The diagnostic of this error: located for [`MonitorError::Input`], a plain message
+    /// A located error from its diagnostic.
+    pub fn input(diagnostic: Diagnostic) -> MonitorError {
+        GateError::Input(Box::new(diagnostic)).into()
+    }
+
+    /// A file that cannot be read or written.
+    pub fn io(file: impl Into<String>, source: std::io::Error) -> MonitorError {
+        GateError::Io {
+            file: file.into(),
+            source,
+        }
+        .into()
+    }
+
+    /// Files or actions that do not belong together ([`GateError::Mismatch`]).
+    pub fn mismatch(message: impl Into<String>) -> MonitorError {
+        GateError::Mismatch(message.into()).into()
+    }
+
+    /// The diagnostic of this error: located for a located input error, a plain message
     /// otherwise. Its `Display` is what a front-end prints.
     pub fn diagnostic(&self) -> Diagnostic {
         match self {
-            MonitorError::Input(d) => (**d).clone(),
+            MonitorError::Gate(e) => e.diagnostic(),
             e => Diagnostic::error(e.to_string()),
         }
     }

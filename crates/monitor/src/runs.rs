@@ -310,11 +310,11 @@ pub fn parse_run(line: &str, file: &str, lineno: usize) -> Result<Run> {
     let v: Value = serde_json::from_str(line).map_err(|e| {
         let e2 = MonitorError::from(json_error(file, line, &e));
         match e2 {
-            MonitorError::Input(mut d) => {
+            MonitorError::Gate(augur_gate::GateError::Input(mut d)) => {
                 if let Some(l) = d.location.as_mut() {
                     l.line = lineno;
                 }
-                MonitorError::Input(d)
+                MonitorError::input(*d)
             }
             other => other,
         }
@@ -434,10 +434,7 @@ pub fn parse_run(line: &str, file: &str, lineno: usize) -> Result<Run> {
 pub fn read_runs(reader: impl BufRead, file: &str) -> Result<Vec<Run>> {
     let mut out = Vec::new();
     for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| MonitorError::Io {
-            file: file.to_string(),
-            source: e,
-        })?;
+        let line = line.map_err(|e| MonitorError::io(file, e))?;
         let line = line.trim_start_matches('\u{feff}');
         if line.trim().is_empty() {
             continue;
@@ -449,10 +446,8 @@ pub fn read_runs(reader: impl BufRead, file: &str) -> Result<Vec<Run>> {
 
 /// Read a runs file by path.
 pub fn read_runs_file(path: &std::path::Path) -> Result<Vec<Run>> {
-    let f = std::fs::File::open(path).map_err(|e| MonitorError::Io {
-        file: path.display().to_string(),
-        source: e,
-    })?;
+    let f =
+        std::fs::File::open(path).map_err(|e| MonitorError::io(path.display().to_string(), e))?;
     read_runs(std::io::BufReader::new(f), &path.display().to_string())
 }
 

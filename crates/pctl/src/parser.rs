@@ -681,17 +681,7 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
         Rule::sf_call => {
             let mut inner = pair.into_inner();
             let name = next(&mut inner, span)?;
-            let func = match name.as_str() {
-                "min" => Func::Min,
-                "max" => Func::Max,
-                "floor" => Func::Floor,
-                "ceil" => Func::Ceil,
-                "round" => Func::Round,
-                "pow" => Func::Pow,
-                "mod" => Func::Mod,
-                "log" => Func::Log,
-                _ => return Err(internal(&name)),
-            };
+            let func = Func::from_name(name.as_str()).ok_or_else(|| internal(&name))?;
             let args = inner.map(build_state_formula).collect::<Result<Vec<_>>>()?;
             let (lo, hi) = augur_expr::syntax::arity(func);
             if args.len() < lo || hi.is_some_and(|h| args.len() > h) {

@@ -52,6 +52,7 @@ mod direct;
 pub mod exact;
 pub mod exact_steps;
 pub mod graph;
+pub mod huge_k;
 mod linear;
 mod multifrontal;
 pub mod numeric;

@@ -37,7 +37,7 @@ use rationals::*;
 
 mod atoms;
 mod exact_expr;
-mod huge_k;
+use augur_solver::huge_k;
 mod ltl_reward;
 mod robust;
 mod robust_exact;

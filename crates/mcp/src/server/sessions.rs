@@ -56,12 +56,7 @@ impl Server {
     ) -> augur_monitor::Result<journal::Restored> {
         let header = journal::Header::new("mcp", &self.cfg.monitor);
         let loaded = journal::load(path, &header)?;
-        let mut report = journal::Restored {
-            path: path.display().to_string(),
-            existed: loaded.existed,
-            partial: loaded.partial,
-            ..Default::default()
-        };
+        let mut report = loaded.report(path);
         let (base, unix) = self.epoch;
         let ttl = self.cfg.session_ttl;
         let asked = self.cfg.burned_bits;
@@ -115,18 +110,7 @@ impl Server {
                     }
                 }
                 ref f @ journal::Entry::Filter { .. } => {
-                    let f = f
-                        .to_filter()
-                        .unwrap_or_else(|| Err("not a filter".into()))
-                        .map_err(|m| Loaded::error_at(path, line, m))?;
-                    if s.burned.count() == 0 {
-                        // The journal's filter, of the size it was written with.
-                        s.burned = f;
-                    } else {
-                        s.burned
-                            .union(&f)
-                            .map_err(|m| Loaded::error_at(path, line, m))?;
-                    }
+                    f.merge_filter(&mut s.burned, path, line)?
                 }
                 journal::Entry::NextPause { n } => s.next_pause = s.next_pause.max(n),
             }

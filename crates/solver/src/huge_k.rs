@@ -1,5 +1,5 @@
 //! Bounded operators with a huge step bound (`C<=1000000000`, `F=99999999999`, `I=k`): the
-//! sweeps of `augur_solver::bounded` take one pass per step, which never ends for such `k`
+//! sweeps of [`crate::bounded`] take one pass per step, which never ends for such `k`
 //! on a chain that never reaches a fixed point (a periodic one) or, for cumulative rewards,
 //! at all. Here:
 //!
@@ -11,10 +11,10 @@
 //!   keeps the solver's sweeps (which stop at an exact fixed point), and all of them honour the
 //!   time limit and cancellation through the [`Interrupt`] once per sweep.
 
+use crate::bounded;
+use crate::numeric::Interrupt;
+use crate::Result;
 use augur_dtmc::{Matrix, StateSet};
-use augur_solver::bounded;
-use augur_solver::numeric::Interrupt;
-use augur_solver::Result;
 
 /// The largest chain whose step matrix is squared densely (256² entries, 512 KiB).
 pub const DENSE_MAX_STATES: usize = 256;
