@@ -171,7 +171,13 @@ impl Reader<'_> {
     /// `keyword`: the first alternative that is a prefix, then `!ident_char`.
     fn keyword_at(&self) -> bool {
         let rest = &self.s[self.pos..];
-        match KEYWORDS.iter().find(|k| rest.starts_with(k.as_bytes())) {
+        let Some(&first) = rest.first() else {
+            return false;
+        };
+        let hit = KEYWORDS
+            .iter()
+            .find(|k| k.as_bytes()[0] == first && rest.starts_with(k.as_bytes()));
+        match hit {
             Some(k) => !rest.get(k.len()).is_some_and(|&b| is_ident_char(b)),
             None => false,
         }
