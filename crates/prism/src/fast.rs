@@ -165,7 +165,10 @@ impl Reader<'_> {
     /// Whether `t` followed by no identifier character starts at the position.
     fn word_at(&self, t: &str) -> bool {
         self.s[self.pos..].starts_with(t.as_bytes())
-            && !self.s.get(self.pos + t.len()).is_some_and(|&b| is_ident_char(b))
+            && !self
+                .s
+                .get(self.pos + t.len())
+                .is_some_and(|&b| is_ident_char(b))
     }
 
     /// `keyword`: the first alternative that is a prefix, then `!ident_char`.

@@ -17,7 +17,10 @@ fn both(text: &str) -> (String, String) {
 
 fn assert_same(text: &str) {
     let (fast, pest) = both(text);
-    assert!(fast == pest, "fast path and pest differ on\n{text}\nfast: {fast}\npest: {pest}");
+    assert!(
+        fast == pest,
+        "fast path and pest differ on\n{text}\nfast: {fast}\npest: {pest}"
+    );
 }
 
 /// The words of the alternatives of `rule` in a pest grammar (`"word"` literals, in order).
@@ -27,7 +30,11 @@ fn grammar_words(grammar: &str, rule: &str) -> Vec<String> {
         .unwrap_or_else(|| panic!("rule {rule}"));
     let body = &grammar[start..];
     let body = &body[..body.find('}').unwrap()];
-    body.split('"').skip(1).step_by(2).map(str::to_string).collect()
+    body.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
@@ -100,7 +107,9 @@ fn fast_path_and_pest_agree_on_every_model_and_its_mutations() {
             if !text.is_char_boundary(at) {
                 continue;
             }
-            let pieces = ["", ";", "(", ")", "->", "'", "[", "]", " + ", ":", "true", "1e400", "x"];
+            let pieces = [
+                "", ";", "(", ")", "->", "'", "[", "]", " + ", ":", "true", "1e400", "x",
+            ];
             let piece = pieces[(x >> 40) as usize % pieces.len()];
             let cut = (x >> 20) as usize % 3;
             let end = (at + cut).min(text.len());

@@ -431,8 +431,7 @@ impl AstBuilder<'_> {
             }
             // Most parts are commands, which the fast path reads (pest reads the others, and
             // any command the fast path leaves to it, with pest's messages).
-            if let Some((command, s, e)) = self.fast.then(|| crate::fast::command(rest)).flatten()
-            {
+            if let Some((command, s, e)) = self.fast.then(|| crate::fast::command(rest)).flatten() {
                 let (line, col) = self.lines.source.line_col(at + s);
                 commands.push(Command {
                     span: ModelSpan {
