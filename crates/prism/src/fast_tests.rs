@@ -234,7 +234,7 @@ fn a_command_per_state_is_read_by_the_fast_path() {
 }
 
 #[test]
-fn generated_commands_are_mostly_well_formed() {
+fn generated_commands_often_parse() {
     // The generator's commands parse often (so the comparison above covers
     // trees, not only errors): 300 deterministic samples.
     use proptest::strategy::ValueTree;
@@ -245,10 +245,7 @@ fn generated_commands_are_mostly_well_formed() {
         let c = strategy.new_tree(&mut runner).unwrap().current();
         let text = format!("dtmc\nconst int N = 2;\nmodule m\n  x : [0..N];\n  {c}\nendmodule\n");
         assert_same(&text);
-        match parse_model_with(&text, "m.pm", false) {
-            Ok(_) => ok += 1,
-            Err(_) => {}
-        }
+        ok += usize::from(parse_model_with(&text, "m.pm", false).is_ok());
     }
     assert!(ok >= 100, "{ok} of 300 parse");
 }
