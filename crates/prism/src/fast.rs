@@ -239,22 +239,7 @@ impl Reader<'_> {
     fn updates(&mut self) -> Option<Vec<Update>> {
         let save = self.pos;
         if let Some(first) = self.prob_update() {
-            let mut out = vec![first];
-            loop {
-                let back = self.pos;
-                if !self.lit("+") {
-                    self.pos = back;
-                    break;
-                }
-                match self.prob_update() {
-                    Some(u) => out.push(u),
-                    None => {
-                        self.pos = back;
-                        break;
-                    }
-                }
-            }
-            return Some(out);
+            return Some(self.repeat(first, "+", Self::prob_update));
         }
         self.pos = save;
         let assignments = self.update()?;
@@ -308,21 +293,24 @@ impl Reader<'_> {
             self.pos += 4;
             return Some(Vec::new());
         }
-        let mut out = vec![self.assignment()?];
+        let first = self.assignment()?;
+        Some(self.repeat(first, "&", Self::assignment))
+    }
+
+    /// `first ~ (sep ~ item)*`: `first` and the items after it (a repetition that fails is
+    /// undone, blanks before it included).
+    fn repeat<T>(&mut self, first: T, sep: &str, item: fn(&mut Self) -> Option<T>) -> Vec<T> {
+        let mut out = vec![first];
         loop {
             let back = self.pos;
-            if !self.lit("&") {
-                break;
-            }
-            match self.assignment() {
-                Some(a) => out.push(a),
+            match self.lit(sep).then(|| item(self)).flatten() {
+                Some(x) => out.push(x),
                 None => {
                     self.pos = back;
-                    break;
+                    return out;
                 }
             }
         }
-        Some(out)
     }
 
     /// `assignment = { "(" ~ ident ~ "'" ~ "=" ~ expr ~ ")" }`
