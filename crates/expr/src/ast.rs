@@ -142,6 +142,23 @@ pub struct ConstDecl {
 /// assert_eq!(double_literal(1.0 / 3.0, third), Expr::Decimal(1.0 / 3.0, third.into()));
 /// ```
 pub fn double_literal(value: f64, text: &str) -> Expr {
+    // At most 15 significant digits (and a normal double): the decimal is the shortest that
+    // reads back as `value` (any two such decimals are distinct doubles), so it is the one
+    // `value` prints as; no need to print it.
+    let significant = text
+        .bytes()
+        .take_while(|b| !matches!(b, b'e' | b'E'))
+        .filter(u8::is_ascii_digit)
+        .skip_while(|&b| b == b'0')
+        .count();
+    if significant <= 15 && value.is_normal() {
+        return Expr::Double(value);
+    }
+    double_literal_printed(value, text)
+}
+
+/// [`double_literal`] by printing `value` and comparing the decimals.
+fn double_literal_printed(value: f64, text: &str) -> Expr {
     match (
         normalise_decimal(text),
         normalise_decimal(&format!("{value:e}")),
@@ -177,4 +194,35 @@ fn normalise_decimal(text: &str) -> Option<(bool, String, i64)> {
         return Some((false, String::new(), 0));
     }
     Some((neg, trimmed.to_string(), exp))
+}
+
+#[cfg(test)]
+mod double_literal_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_short_cut_agrees_with_printing(
+            int in "[0-9]{0,9}",
+            frac in "[0-9]{0,9}",
+            exp in prop::option::of(-330i32..330),
+        ) {
+            let mut text = int.clone();
+            if !frac.is_empty() {
+                text = format!("{text}.{frac}");
+            }
+            if text.is_empty() || text == "." {
+                text = "0".into();
+            }
+            if let Some(e) = exp {
+                text = format!("{text}e{e}");
+            }
+            if let Ok(v) = text.parse::<f64>() {
+                if v.is_finite() {
+                    prop_assert_eq!(double_literal(v, &text), double_literal_printed(v, &text));
+                }
+            }
+        }
+    }
 }

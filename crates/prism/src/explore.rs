@@ -985,7 +985,11 @@ impl<'a, K: StateKey> Explorer<'a, K> {
         trans_rew_exact: &mut [Vec<BigRational>],
     ) {
         let scale = 1.0 / n_choices as f64;
-        let qscale = BigRational::new(1.into(), (n_choices as u64).into());
+        // Only exact mode needs it (a gcd per row otherwise).
+        let qscale = match self.opts.exact {
+            true => BigRational::new(1.into(), (n_choices as u64).into()),
+            false => BigRational::zero(),
+        };
         self.row_entries
             .sort_unstable_by_key(|e| (e.target, e.choice));
         let nt = self.transition_reward_structs.len();

@@ -11,7 +11,6 @@
 
 use crate::eval::Cmp;
 use crate::program::Prefilter;
-use rustc_hash::FxHashMap;
 
 /// Fewer commands than this are tested one by one.
 const MIN_INDEXED: usize = 16;
@@ -22,8 +21,16 @@ const MIN_INDEXED: usize = 16;
 pub(crate) struct CommandIndex {
     /// The variable's slot (`None`: no index, every command is a candidate).
     slot: Option<u16>,
-    /// The commands requiring each value of the variable, in command order.
-    by_value: FxHashMap<i64, Vec<u32>>,
+    /// The values some command requires, ascending (`dense`: every value from the first to
+    /// the last, whether or not a command requires it).
+    values: Vec<i64>,
+    /// Whether `values` is the full range `values[0]..=values[last]` (looked up by
+    /// subtraction instead of binary search).
+    dense: bool,
+    /// The commands requiring `values[i]` are `commands[offsets[i]..offsets[i + 1]]`, in command
+    /// order (compressed rows: one allocation, whatever the number of values).
+    offsets: Vec<u32>,
+    commands: Vec<u32>,
     /// The commands requiring no particular value (all of them without an index).
     rest: Vec<u32>,
 }
@@ -31,54 +38,96 @@ pub(crate) struct CommandIndex {
 impl CommandIndex {
     /// The index of `commands` (ids, in order) given every command's prefilter.
     pub(crate) fn new(commands: &[u32], prefilters: &[Prefilter]) -> CommandIndex {
-        let eq_slot = |c: u32| -> Vec<(u16, i64)> {
+        let unindexed = || CommandIndex {
+            rest: commands.to_vec(),
+            ..CommandIndex::default()
+        };
+        if commands.len() < MIN_INDEXED {
+            return unindexed();
+        }
+        let eq_tests = |c: u32| {
             let p = &prefilters[c as usize];
             p.tests[..p.len as usize]
                 .iter()
                 .filter(|(_, op, _)| *op == Cmp::Eq)
                 .map(|&(s, _, k)| (s, k))
-                .collect()
         };
-        if commands.len() < MIN_INDEXED {
-            return CommandIndex {
-                rest: commands.to_vec(),
-                ..CommandIndex::default()
-            };
-        }
-        // The variable whose tests tell the most commands apart: the most distinct values.
-        let mut values: FxHashMap<u16, rustc_hash::FxHashSet<i64>> = FxHashMap::default();
-        for &c in commands {
-            for (s, k) in eq_slot(c) {
-                values.entry(s).or_default().insert(k);
+        // The variable whose tests tell the most commands apart: the most distinct values
+        // (ties: the lowest slot). Sorted (slot, value) pairs, counted once each.
+        let mut tests: Vec<(u16, i64)> = commands.iter().flat_map(|&c| eq_tests(c)).collect();
+        tests.sort_unstable();
+        tests.dedup();
+        let mut best: Option<(u16, usize)> = None;
+        for run in tests.chunk_by(|a, b| a.0 == b.0) {
+            if best.is_none_or(|(_, n)| run.len() > n) {
+                best = Some((run[0].0, run.len()));
             }
         }
-        let Some((slot, n)) = values
-            .iter()
-            .map(|(s, v)| (*s, v.len()))
-            .max_by_key(|&(s, n)| (n, std::cmp::Reverse(s)))
-        else {
-            return CommandIndex {
-                rest: commands.to_vec(),
-                ..CommandIndex::default()
-            };
+        let Some((slot, n)) = best else {
+            return unindexed();
         };
         if n < MIN_INDEXED {
-            return CommandIndex {
-                rest: commands.to_vec(),
-                ..CommandIndex::default()
-            };
+            return unindexed();
         }
-        let mut index = CommandIndex {
-            slot: Some(slot),
-            ..CommandIndex::default()
-        };
+        // (value, command) for the commands that test the slot, in command order per value.
+        let mut filed: Vec<(i64, u32)> = Vec::new();
+        let mut rest = Vec::new();
         for &c in commands {
-            match eq_slot(c).into_iter().find(|(s, _)| *s == slot) {
-                Some((_, k)) => index.by_value.entry(k).or_default().push(c),
-                None => index.rest.push(c),
+            match eq_tests(c).find(|(s, _)| *s == slot) {
+                Some((_, k)) => filed.push((k, c)),
+                None => rest.push(c),
             }
         }
-        index
+        filed.sort_by_key(|&(k, _)| k);
+        let (lo, hi) = (filed[0].0, filed[filed.len() - 1].0);
+        let span = (hi as i128 - lo as i128 + 1) as u128;
+        let dense = span <= 2 * n as u128 + 16;
+        let values: Vec<i64> = match dense {
+            true => (lo..=hi).collect(),
+            false => {
+                let mut v: Vec<i64> = filed.iter().map(|&(k, _)| k).collect();
+                v.dedup();
+                v
+            }
+        };
+        let mut offsets = Vec::with_capacity(values.len() + 1);
+        offsets.push(0u32);
+        let mut i = 0;
+        for &v in &values {
+            while i < filed.len() && filed[i].0 == v {
+                i += 1;
+            }
+            offsets.push(i as u32);
+        }
+        CommandIndex {
+            slot: Some(slot),
+            values,
+            dense,
+            offsets,
+            commands: filed.into_iter().map(|(_, c)| c).collect(),
+            rest,
+        }
+    }
+
+    /// The commands filed under `value`.
+    #[inline]
+    fn filed(&self, value: i64) -> &[u32] {
+        let i = match self.dense {
+            true => {
+                let Some(&lo) = self.values.first() else {
+                    return &[];
+                };
+                match value.checked_sub(lo).and_then(|d| usize::try_from(d).ok()) {
+                    Some(d) if d < self.values.len() => d,
+                    _ => return &[],
+                }
+            }
+            false => match self.values.binary_search(&value) {
+                Ok(i) => i,
+                Err(_) => return &[],
+            },
+        };
+        &self.commands[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
     /// The candidates in the state `values` (ascending), into `out` (cleared first).
@@ -86,10 +135,7 @@ impl CommandIndex {
     pub(crate) fn candidates(&self, values: &[i64], out: &mut Vec<u32>) {
         out.clear();
         let filed: &[u32] = match self.slot {
-            Some(s) => self
-                .by_value
-                .get(&values[s as usize])
-                .map_or(&[], Vec::as_slice),
+            Some(s) => self.filed(values[s as usize]),
             None => &[],
         };
         // Merge two ascending lists.
@@ -137,7 +183,7 @@ mod tests {
         index.candidates(&[99, 0], &mut out);
         assert_eq!(out, [40, 41]);
         // Every command that passes its prefilter is a candidate.
-        for v in 0..45 {
+        for v in -3..45 {
             let state = [v, 3];
             index.candidates(&state, &mut out);
             for &c in &ids {
@@ -146,5 +192,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn sparse_values_are_found_by_search() {
+        // Values 0, 1000, ..., 39000 (too sparse for a table), one twice, and far outliers.
+        let mut prefilters: Vec<Prefilter> =
+            (0..40).map(|i| pf(&[(1, Cmp::Eq, i * 1000)])).collect();
+        prefilters.push(pf(&[(1, Cmp::Eq, 5000)]));
+        prefilters.push(pf(&[(1, Cmp::Eq, i64::MIN)]));
+        prefilters.push(pf(&[(1, Cmp::Eq, i64::MAX)]));
+        let ids: Vec<u32> = (0..prefilters.len() as u32).collect();
+        let index = CommandIndex::new(&ids, &prefilters);
+        assert!(!index.dense);
+        let mut out = Vec::new();
+        index.candidates(&[0, 5000], &mut out);
+        assert_eq!(out, [5, 40]);
+        index.candidates(&[0, 5001], &mut out);
+        assert!(out.is_empty());
+        index.candidates(&[0, i64::MIN], &mut out);
+        assert_eq!(out, [41]);
+        index.candidates(&[0, i64::MAX], &mut out);
+        assert_eq!(out, [42]);
     }
 }

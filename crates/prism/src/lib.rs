@@ -36,6 +36,7 @@ pub mod compile;
 mod error;
 pub mod eval;
 mod explore;
+mod fast;
 mod index;
 mod model;
 mod param;

@@ -128,6 +128,12 @@ fn only_blanks(text: &str) -> bool {
 /// assert_eq!((dtmc.num_states(), report.deadlocks), (2, 1));
 /// ```
 pub fn parse_model(text: &str, file_name: &str) -> Result<PrismModel> {
+    parse_model_with(text, file_name, true)
+}
+
+/// [`parse_model`], with the fast path for commands ([`crate::fast`]) or pest alone (`fast`
+/// false: the reference the fast path is tested against).
+pub(crate) fn parse_model_with(text: &str, file_name: &str, fast: bool) -> Result<PrismModel> {
     let syntax = |e: SyntaxError| PrismError::at_span(file_name, text, e.span, e.message);
     augur_expr::syntax::check_nesting(text).map_err(syntax)?;
     // The whole model's parse, for its error (the same message whichever declaration fails).
@@ -153,6 +159,7 @@ pub fn parse_model(text: &str, file_name: &str) -> Result<PrismModel> {
     let mut b = AstBuilder {
         file: file_name,
         text,
+        fast,
         lines: LineIndex::new(text),
         model_type: None,
         constants: Vec::new(),
@@ -235,6 +242,8 @@ fn leading_model_type(text: &str) -> Option<(usize, String)> {
 struct AstBuilder<'a> {
     file: &'a str,
     text: &'a str,
+    /// Whether commands are read by the fast path first.
+    fast: bool,
     lines: LineIndex,
     model_type: Option<(ModelType, ModelSpan)>,
     constants: Vec<ConstDef>,
@@ -419,6 +428,22 @@ impl AstBuilder<'_> {
                     renamed_from: None,
                 });
                 return Some(Ok(end));
+            }
+            // Most parts are commands, which the fast path reads (pest reads the others, and
+            // any command the fast path leaves to it, with pest's messages).
+            if let Some((command, s, e)) = self.fast.then(|| crate::fast::command(rest)).flatten() {
+                let (line, col) = self.lines.source.line_col(at + s);
+                commands.push(Command {
+                    span: ModelSpan {
+                        line,
+                        col,
+                        start: at + s,
+                        end: at + e,
+                    },
+                    ..command
+                });
+                at += e;
+                continue;
             }
             let part = PrismParser::parse(Rule::module_part, rest).ok()?;
             self.lines.base = at;
