@@ -80,18 +80,6 @@ const KEYWORDS: [&str; 55] = [
     "W",
 ];
 
-/// `func_name` of `grammar/expr.pest`, in order, with the function each names.
-const FUNCS: [(&str, Func); 8] = [
-    ("min", Func::Min),
-    ("max", Func::Max),
-    ("floor", Func::Floor),
-    ("ceil", Func::Ceil),
-    ("round", Func::Round),
-    ("pow", Func::Pow),
-    ("mod", Func::Mod),
-    ("log", Func::Log),
-];
-
 /// A command read from the start of `text` (after blanks and comments, as `module_part`
 /// reads it): the command, its span's start and end (byte offsets in `text`). `None` when the
 /// text does not start with a command this reader accepts (pest then decides).
@@ -575,9 +563,10 @@ impl Reader<'_> {
     fn call(&mut self) -> Option<(Expr, usize)> {
         let func_name = |r: &mut Self| -> Option<Func> {
             r.skip();
-            let (name, f) = FUNCS.iter().find(|(n, _)| r.word_at(n))?;
-            r.pos += name.len();
-            Some(*f)
+            // `func_name` of `grammar/expr.pest`: `Func::ALL` is in its order.
+            let f = Func::ALL.into_iter().find(|f| r.word_at(f.name()))?;
+            r.pos += f.name().len();
+            Some(f)
         };
         let save = self.pos;
         let mut args = Vec::new();

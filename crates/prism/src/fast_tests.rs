@@ -41,7 +41,7 @@ fn grammar_words(grammar: &str, rule: &str) -> Vec<String> {
 fn keyword_and_function_lists_are_the_grammars() {
     let grammar = include_str!("../../../grammar/expr.pest");
     assert_eq!(grammar_words(grammar, "keyword"), KEYWORDS.to_vec());
-    let funcs: Vec<&str> = FUNCS.iter().map(|(n, _)| *n).collect();
+    let funcs: Vec<&str> = Func::ALL.iter().map(|f| f.name()).collect();
     assert_eq!(grammar_words(grammar, "func_name"), funcs);
 }
 
