@@ -109,28 +109,21 @@ impl Cmp {
     /// Applies the comparison to integers.
     #[inline]
     pub fn int(self, a: i64, b: i64) -> bool {
-        match self {
-            Cmp::Eq => a == b,
-            Cmp::Ne => a != b,
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-        }
+        self.holds(&a, &b)
     }
     #[inline]
     fn exact(self, a: &BigRational, b: &BigRational) -> bool {
-        match self {
-            Cmp::Eq => a == b,
-            Cmp::Ne => a != b,
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-        }
+        self.holds(a, b)
     }
 
     fn real(self, a: f64, b: f64) -> bool {
+        self.holds(&a, &b)
+    }
+
+    /// Applies the comparison to any ordered values (IEEE comparisons for doubles: every
+    /// comparison with NaN but `!=` is false).
+    #[inline]
+    fn holds<T: PartialOrd>(self, a: &T, b: &T) -> bool {
         match self {
             Cmp::Eq => a == b,
             Cmp::Ne => a != b,
