@@ -463,6 +463,32 @@ pub fn arity(f: Func) -> (usize, Option<usize>) {
     }
 }
 
+/// The error for a call of `f` (written `name`, at `span`) with `found` arguments, if that is
+/// not a number it accepts ([`arity`]).
+pub fn check_arity(
+    f: Func,
+    found: usize,
+    span: pest::Span<'_>,
+) -> std::result::Result<(), SyntaxError> {
+    let (lo, hi) = arity(f);
+    if found >= lo && hi.is_none_or(|h| found <= h) {
+        return Ok(());
+    }
+    let want = match hi {
+        Some(h) if h == lo => format!("{lo}"),
+        Some(h) => format!("{lo} to {h}"),
+        None => format!("at least {lo}"),
+    };
+    Err(SyntaxError::from_span(
+        span,
+        format!(
+            "function `{}` takes {want} argument{}, found {found}",
+            f.name(),
+            if want == "1" { "" } else { "s" },
+        ),
+    ))
+}
+
 impl<R: RuleType> Builder<'_, R> {
     fn unexpected(&self, pair: &Pair<'_, R>) -> SyntaxError {
         SyntaxError::from_span(
@@ -632,23 +658,7 @@ impl<R: RuleType> Builder<'_, R> {
                     args.push(a);
                 }
                 let depth = node(depth + 1)?;
-                let (lo, hi) = arity(func);
-                if args.len() < lo || hi.is_some_and(|h| args.len() > h) {
-                    let want = match hi {
-                        Some(h) if h == lo => format!("{lo}"),
-                        Some(h) => format!("{lo} to {h}"),
-                        None => format!("at least {lo}"),
-                    };
-                    return Err(SyntaxError::from_span(
-                        span,
-                        format!(
-                            "function `{}` takes {want} argument{}, found {}",
-                            name.as_str(),
-                            if want == "1" { "" } else { "s" },
-                            args.len()
-                        ),
-                    ));
-                }
+                check_arity(func, args.len(), span)?;
                 Ok((Expr::Call(func, args), depth))
             }
             ExprRule::Op | ExprRule::FuncName => Err(self.unexpected(&pair)),

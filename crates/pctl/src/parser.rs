@@ -683,23 +683,7 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
             let name = next(&mut inner, span)?;
             let func = Func::from_name(name.as_str()).ok_or_else(|| internal(&name))?;
             let args = inner.map(build_state_formula).collect::<Result<Vec<_>>>()?;
-            let (lo, hi) = augur_expr::syntax::arity(func);
-            if args.len() < lo || hi.is_some_and(|h| args.len() > h) {
-                let want = match hi {
-                    Some(h) if h == lo => format!("{lo}"),
-                    Some(h) => format!("{lo} to {h}"),
-                    None => format!("at least {lo}"),
-                };
-                return Err(PctlError::Syntax(SyntaxError::from_span(
-                    span,
-                    format!(
-                        "function `{}` takes {want} argument{}, found {}",
-                        name.as_str(),
-                        if want == "1" { "" } else { "s" },
-                        args.len()
-                    ),
-                )));
-            }
+            augur_expr::syntax::check_arity(func, args.len(), span).map_err(PctlError::Syntax)?;
             counted(sf_apply(Operator::Call(func), args, sp(span)), span)
         }
         Rule::double_lit | Rule::int_lit | Rule::bool_lit | Rule::ident => Ok(StateFormula::Expr(
