@@ -122,32 +122,33 @@ impl<'a> Vars<'a> {
 
     /// The guard that holds in state `s` only.
     fn guard(&self, s: usize) -> String {
+        self.assignments(s, false)
+    }
+
+    /// The update that moves to state `t`.
+    fn update(&self, t: usize) -> String {
+        self.assignments(t, true)
+    }
+
+    /// State `s`'s variables with their values, joined by `&`: `x=v` (a guard) or `(x'=v)`
+    /// (an update, `primed`).
+    fn assignments(&self, s: usize, primed: bool) -> String {
+        let one = |n: &dyn std::fmt::Display, x: &dyn std::fmt::Display| {
+            if primed {
+                format!("({n}'={x})")
+            } else {
+                format!("{n}={x}")
+            }
+        };
         match self {
-            Vars::Index => format!("{INDEX_VAR}={s}"),
+            Vars::Index => one(&INDEX_VAR, &s),
             Vars::Kept(v, _) => {
                 let vals = v.of_state(s).unwrap_or_default();
                 let parts: Vec<String> = v
                     .names
                     .iter()
                     .zip(vals)
-                    .map(|(n, x)| format!("{n}={}", format_value(&x)))
-                    .collect();
-                parts.join("&")
-            }
-        }
-    }
-
-    /// The update that moves to state `t`.
-    fn update(&self, t: usize) -> String {
-        match self {
-            Vars::Index => format!("({INDEX_VAR}'={t})"),
-            Vars::Kept(v, _) => {
-                let vals = v.of_state(t).unwrap_or_default();
-                let parts: Vec<String> = v
-                    .names
-                    .iter()
-                    .zip(vals)
-                    .map(|(n, x)| format!("({n}'={})", format_value(&x)))
+                    .map(|(n, x)| one(n, &format_value(&x)))
                     .collect();
                 parts.join("&")
             }
