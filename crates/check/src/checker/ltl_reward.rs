@@ -48,9 +48,9 @@ fn goal_states(product: &PrefixProduct) -> StateSet {
         if product.accepting.contains(p) || product.rejecting.contains(p) {
             continue;
         }
-        let first = product.ptr[p] as usize;
-        if first < product.ptr[p + 1] as usize
-            && product.accepting.contains(product.idx[first] as usize)
+        let first = product.rows.ptr[p] as usize;
+        if first < product.rows.ptr[p + 1] as usize
+            && product.accepting.contains(product.rows.idx[first] as usize)
         {
             goal.insert(p);
         }
@@ -79,6 +79,7 @@ fn lift<T: Clone>(product: &PrefixProduct, values: &[T], zero: T) -> Vec<T> {
 /// state's self-loop).
 fn per_entry<T: Clone>(product: &PrefixProduct, values: &[T], fill: T) -> Vec<T> {
     product
+        .rows
         .source_entry
         .iter()
         .map(|&e| {
@@ -148,7 +149,7 @@ impl Checker<'_> {
         let (product, goal) = self.reward_product(f, span)?;
         let np = product.num_states();
         let data = per_entry(&product, self.matrix().data(), 1.0);
-        let matrix: Matrix = CsMatI::new((np, np), product.ptr.clone(), product.idx.clone(), data);
+        let matrix: Matrix = CsMatI::new((np, np), product.rows.ptr.clone(), product.rows.idx.clone(), data);
         let transpose = augur_solver::graph::transpose(&matrix);
         let exact = self
             .dtmc
@@ -170,7 +171,7 @@ impl Checker<'_> {
             "co-safe LTL product ({np} states, {} automaton states); {}",
             product.automaton_states, sol.method
         );
-        let mut num = project(sol.into(), &product.initial);
+        let mut num = project(sol.into(), &product.rows.initial);
         num.method = MethodUsed::Solver(method);
         Ok(self.keep_exact(num))
     }
@@ -192,8 +193,8 @@ impl Checker<'_> {
         let lo = per_entry(&product, &iv.lo, 1.0);
         let hi = per_entry(&product, &iv.hi, 1.0);
         let rows = IntervalRows {
-            ptr: &product.ptr,
-            idx: &product.idx,
+            ptr: &product.rows.ptr,
+            idx: &product.rows.idx,
             lo: &lo,
             hi: &hi,
         };
@@ -223,7 +224,7 @@ impl Checker<'_> {
                     )),
                     exact: None,
                 },
-                &product.initial,
+                &product.rows.initial,
             ));
         }
         // The float solution orders the successors for the first policy (a solver that does
@@ -237,9 +238,9 @@ impl Checker<'_> {
         let exact_rows = ExactRows::of(self.dtmc)
             .and_then(|r| {
                 r.product(
-                    product.ptr.clone(),
-                    product.idx.clone(),
-                    &product.source_entry,
+                    product.rows.ptr.clone(),
+                    product.rows.idx.clone(),
+                    &product.rows.source_entry,
                 )
             })
             .map_err(|e| self.exact_error(e, span))?;
@@ -263,7 +264,7 @@ impl Checker<'_> {
                     sol.iterations
                 )),
             ),
-            &product.initial,
+            &product.rows.initial,
         ))
     }
 }

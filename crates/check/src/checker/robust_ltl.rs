@@ -25,7 +25,7 @@ use super::Checker;
 use crate::error::Result;
 use crate::result::{MethodUsed, NumValues};
 use augur_dtmc::StateSet;
-use augur_ltl::{Fragment, PrefixProduct, CHOICE_ENTRY, NO_ENTRY};
+use augur_ltl::{Fragment, PrefixProduct, ProductRows, CHOICE_ENTRY, NO_ENTRY};
 use augur_pctl::ResolvedLtl;
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::robust_exact::{self, ExactRows};
@@ -72,12 +72,7 @@ impl Checker<'_> {
             }
         );
         let num = self.robust_product_until(
-            ProductRows {
-                ptr: &product.ptr,
-                idx: &product.idx,
-                source_entry: &product.source_entry,
-                initial: &product.initial,
-            },
+            &product.rows,
             target,
             reach_max,
             what,
@@ -87,16 +82,6 @@ impl Checker<'_> {
     }
 }
 
-/// The transitions of a product of the interval model with an automaton: per product entry the
-/// model's entry it copies (`NO_ENTRY`: a decided state's self-loop, `[1, 1]`; `CHOICE_ENTRY`:
-/// one of nature's guesses, `[0, 1]`), and the product state of each model state.
-pub(super) struct ProductRows<'a> {
-    pub(super) ptr: &'a [u32],
-    pub(super) idx: &'a [u32],
-    pub(super) source_entry: &'a [u32],
-    pub(super) initial: &'a [u32],
-}
-
 impl Checker<'_> {
     /// `Pmax` (`reach_max`) or `Pmin` of reaching `target` in an interval product, per model
     /// state (through `rows.initial`): robust interval iteration (sound bounds), or exact
@@ -104,7 +89,7 @@ impl Checker<'_> {
     /// hint. `what` names the product in the method.
     pub(super) fn robust_product_until(
         &mut self,
-        rows: ProductRows<'_>,
+        rows: &ProductRows,
         target: &StateSet,
         reach_max: bool,
         what: String,
@@ -127,8 +112,8 @@ impl Checker<'_> {
             .map(|&e| bound(&iv.hi, e, 1.0))
             .collect();
         let interval_rows = IntervalRows {
-            ptr: rows.ptr,
-            idx: rows.idx,
+            ptr: &rows.ptr,
+            idx: &rows.idx,
             lo: &lo,
             hi: &hi,
         };
@@ -147,7 +132,7 @@ impl Checker<'_> {
                 Err(_) => None,
             };
             let exact = ExactRows::of(self.dtmc)
-                .and_then(|r| r.product(rows.ptr.to_vec(), rows.idx.to_vec(), rows.source_entry))
+                .and_then(|r| r.product(rows.ptr.to_vec(), rows.idx.to_vec(), &rows.source_entry))
                 .map_err(|e| self.exact_error(e, span))?;
             let sol = robust_exact::until(
                 &exact,
