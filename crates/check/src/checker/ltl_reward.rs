@@ -271,11 +271,9 @@ impl Checker<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::robust_exact::tests::{arb, random_idtmc};
-    use crate::result::{NumValues, StateValues};
+    use super::super::test_support::{arb, indexed, points_and_one_interval, random_idtmc, values};
     use crate::{CheckOptions, CheckSession, Method};
-    use augur_dtmc::{Dtmc, RewardStructure, Valuations};
-    use augur_expr::{Type, Value};
+    use augur_dtmc::{Dtmc, RewardStructure};
     use augur_pctl::BigRational;
     use proptest::prelude::*;
 
@@ -292,19 +290,7 @@ mod tests {
         for &(s, t, lo, _) in edges {
             tri.add_triplet(s as usize, t as usize, lo);
         }
-        let mut d = Dtmc {
-            matrix: tri.to_csr(),
-            initial: vec![0],
-            labels: vec![],
-            rewards: vec![],
-            valuations: Some(Valuations::new(
-                vec!["s".into()],
-                vec![Type::Int],
-                (0..n as i64).map(Value::Int).collect(),
-            )),
-            exact: None,
-            intervals: None,
-        };
+        let mut d = indexed(tri.to_csr());
         let mut t = vec![0.0; d.matrix.nnz()];
         for &(s, u, r) in trans {
             t[d.transition_index(s, u).expect("a transition")] = r;
@@ -320,20 +306,6 @@ mod tests {
             d = Dtmc::from_interval_entries(d, entries).expect("valid intervals");
         }
         d
-    }
-
-    fn values(d: &Dtmc, prop: &str, method: Method) -> NumValues {
-        let opts = CheckOptions {
-            method,
-            ..CheckOptions::default()
-        };
-        let r = CheckSession::for_dtmc(d, opts)
-            .check_str(prop)
-            .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()));
-        match r.states {
-            StateValues::Num(v) => v,
-            StateValues::Bool(_) => panic!("{prop}: a number expected"),
-        }
     }
 
     /// The exact values (`None`: infinite) in every state.
@@ -624,23 +596,7 @@ mod tests {
             (n, mask, units, _down, _up, goal) in arb(),
             rewards in proptest::collection::vec(any::<u8>(), 40),
         ) {
-            let zeros = vec![0u8; (n + 1) * (n + 1)];
-            let mut mask2 = vec![false; (n + 1) * (n + 1)];
-            for s in 0..n {
-                for t in 0..n {
-                    mask2[s * (n + 1) + t] = mask[s * n + t];
-                }
-            }
-            mask2[n * (n + 1) + n] = true;
-            mask2[n * (n + 1)] = true;
-            let mut units2 = units.clone();
-            units2.extend(std::iter::repeat_n(0u8, 16));
-            let (mut up2, mut down2) = (zeros.clone(), zeros);
-            for k in [n * (n + 1), n * (n + 1) + n] {
-                up2[k] = 4;
-                down2[k] = 4;
-            }
-            let d = with_rewards(random_idtmc(n + 1, &mask2, &units2, &down2, &up2), &rewards);
+            let d = with_rewards(points_and_one_interval(n, &mask, &units), &rewards);
             let point = dtmc_of(&d);
             let other = (goal + 1) % n;
             for f in [

@@ -172,40 +172,12 @@ impl Checker<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::robust_exact::tests::{arb, random_idtmc, random_idtmc_with};
-    use crate::result::{NumValues, StateValues};
-    use crate::{CheckOptions, CheckSession, Method};
+    use super::super::test_support::{
+        arb, bounds, exact_finite as exact, points_and_one_interval, random_idtmc,
+        random_idtmc_with,
+    };
     use augur_dtmc::Dtmc;
-    use augur_pctl::BigRational;
     use proptest::prelude::*;
-
-    fn values(d: &Dtmc, prop: &str, method: Method) -> NumValues {
-        let opts = CheckOptions {
-            method,
-            ..CheckOptions::default()
-        };
-        let r = CheckSession::for_dtmc(d, opts)
-            .check_str(prop)
-            .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()));
-        match r.states {
-            StateValues::Num(v) => v,
-            StateValues::Bool(_) => panic!("{prop}: a number expected"),
-        }
-    }
-
-    fn exact(d: &Dtmc, prop: &str) -> Vec<BigRational> {
-        values(d, prop, Method::Exact)
-            .exact
-            .expect("exact rationals")
-            .into_iter()
-            .map(|q| q.expect("finite"))
-            .collect()
-    }
-
-    fn bounds(d: &Dtmc, prop: &str) -> (Vec<f64>, Vec<f64>) {
-        let v = values(d, prop, Method::Auto);
-        v.bounds.unwrap_or((v.values.clone(), v.values))
-    }
 
     /// The model `d` with its intervals resolved to one vertex per row: every transition gets
     /// its `lo`, the rest of the mass goes to the successors in the order of `keys` (one key per
@@ -306,28 +278,7 @@ mod tests {
         fn point_intervals_give_the_dtmc_ltl_values(
             (n, mask, units, _down, _up, goal) in arb()
         ) {
-            let zeros = vec![0u8; (n + 1) * (n + 1)];
-            // States 0..n as drawn with point intervals; state n goes to itself and to 0
-            // with [1/4, 3/4] each.
-            let mut mask2 = vec![false; (n + 1) * (n + 1)];
-            for s in 0..n {
-                for t in 0..n {
-                    mask2[s * (n + 1) + t] = mask[s * n + t];
-                }
-            }
-            mask2[n * (n + 1) + n] = true;
-            mask2[n * (n + 1)] = true;
-            let mut units2 = units.clone();
-            units2.extend(std::iter::repeat_n(0u8, 16));
-            let mut up2 = zeros.clone();
-            let mut down2 = zeros.clone();
-            // State n: 15/16 to 0 and 1/16 to itself (the spare units all go to the first
-            // successor), widened by 4/16 both ways within [0, 1].
-            for k in [n * (n + 1), n * (n + 1) + n] {
-                up2[k] = 4;
-                down2[k] = 4;
-            }
-            let d = random_idtmc(n + 1, &mask2, &units2, &down2, &up2);
+            let d = points_and_one_interval(n, &mask, &units);
             let point = {
                 let mut m = d.clone();
                 m.intervals = None;
