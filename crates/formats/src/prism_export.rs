@@ -361,6 +361,13 @@ pub fn write_prism_with(d: &Dtmc, source: &PrismSource, w: &mut dyn Write) -> Re
 mod tests {
     use super::*;
 
+    /// The PRISM text `write_prism` writes for `d`.
+    fn exported(d: &Dtmc) -> String {
+        let mut out = Vec::new();
+        write_prism(d, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn ranges() {
         assert_eq!(set_expr([].into_iter()), "false");
@@ -373,9 +380,7 @@ mod tests {
     #[test]
     fn writes_a_prism_model() {
         let d = crate::explicit::tests::sample();
-        let mut out = Vec::new();
-        write_prism(&d, &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = exported(&d);
         let expected = "\
 // Exported by augur: 4 states, 7 transitions
 // The model has no integer or Boolean variables that tell its states apart:
@@ -415,9 +420,7 @@ endrewards
             b.add_initial(s).unwrap();
         }
         let (mut d, _) = b.build().unwrap();
-        let mut out = Vec::new();
-        write_prism(&d, &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = exported(&d);
         assert!(s.contains("  _s : [0..2];\n"));
         assert!(s.contains("init (_s>=0&_s<=2) endinit"));
         d.set_label("a b", StateSet::with_capacity(3));
@@ -434,9 +437,7 @@ endrewards
                 .flat_map(|i| [Value::Int(i - 1), Value::Bool(i % 2 == 0)])
                 .collect(),
         ));
-        let mut out = Vec::new();
-        write_prism(&d, &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = exported(&d);
         let expected = "\
 // Exported by augur: 4 states, 7 transitions
 // The states keep the model's variables; one command per state.
@@ -469,10 +470,6 @@ endrewards
         vals[2] = Value::Int(-1);
         vals[3] = Value::Bool(true);
         *v = Valuations::new(v.names.clone(), v.types.clone(), vals);
-        let mut out = Vec::new();
-        write_prism(&d, &mut out).unwrap();
-        assert!(String::from_utf8(out)
-            .unwrap()
-            .contains("  _s : [0..3] init 0;\n"));
+        assert!(exported(&d).contains("  _s : [0..3] init 0;\n"));
     }
 }
