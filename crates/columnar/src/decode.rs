@@ -322,28 +322,28 @@ pub(crate) fn intern_column(
         col,
         role,
         {
-                // Each dictionary value is named (and interned) when a row first uses it.
-                let dict = col.as_any_dictionary();
-                let values = dict.values().as_ref();
-                let mut slot = vec![u32::MAX; values.len()];
-                let keys = Keys::of(col);
-                out.reserve(keys.len());
-                for i in 0..keys.len() {
-                    let k = keys.get(i);
-                    let id = match slot.get(k) {
-                        Some(&id) if id != u32::MAX => id,
-                        Some(_) => match value_string(values, k, role)? {
-                            Some(name) => {
-                                let id = interner.id(&name);
-                                slot[k] = id;
-                                id
-                            }
-                            None => return Err(role.null(first_row + i as u64)),
-                        },
+            // Each dictionary value is named (and interned) when a row first uses it.
+            let dict = col.as_any_dictionary();
+            let values = dict.values().as_ref();
+            let mut slot = vec![u32::MAX; values.len()];
+            let keys = Keys::of(col);
+            out.reserve(keys.len());
+            for i in 0..keys.len() {
+                let k = keys.get(i);
+                let id = match slot.get(k) {
+                    Some(&id) if id != u32::MAX => id,
+                    Some(_) => match value_string(values, k, role)? {
+                        Some(name) => {
+                            let id = interner.id(&name);
+                            slot[k] = id;
+                            id
+                        }
                         None => return Err(role.null(first_row + i as u64)),
-                    };
-                    out.push(id);
-                }
+                    },
+                    None => return Err(role.null(first_row + i as u64)),
+                };
+                out.push(id);
+            }
         },
         strs,
         bins,

@@ -322,12 +322,7 @@ impl Chunk {
         let values: &[i64] = match col.as_primitive_opt::<Int64Type>() {
             Some(a) if a.null_count() == 0 => a.values(),
             _ => {
-                order_column(
-                    col.as_ref(),
-                    &mut order,
-                    &Role::order(file, columns),
-                    row,
-                )?;
+                order_column(col.as_ref(), &mut order, &Role::order(file, columns), row)?;
                 &order
             }
         };
@@ -485,7 +480,13 @@ pub(crate) fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
         // Chunks are in file order and number their states by first appearance: mapping
         // each chunk's states in its own order numbers them by first appearance overall
         // (the first chunk's numbering is kept as it is).
-        let map: Vec<u32> = c.states.interner.names.iter().map(|n| names.id(n)).collect();
+        let map: Vec<u32> = c
+            .states
+            .interner
+            .names
+            .iter()
+            .map(|n| names.id(n))
+            .collect();
         if base == 0 && map.iter().enumerate().all(|(i, &m)| m as usize == i) {
             states = std::mem::take(&mut c.state_of);
             states.reserve(total - states.len());

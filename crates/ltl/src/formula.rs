@@ -150,7 +150,12 @@ impl Ltl {
 
     /// The number of nodes of the formula tree.
     pub fn size(&self) -> usize {
-        1 + self.operands().into_iter().flatten().map(Ltl::size).sum::<usize>()
+        1 + self
+            .operands()
+            .into_iter()
+            .flatten()
+            .map(Ltl::size)
+            .sum::<usize>()
     }
 
     /// The largest atomic proposition index used, if any.

@@ -93,8 +93,16 @@ fn bounds(c: &Chain, p: &OmegaProduct) -> (Vec<f64>, Vec<f64>) {
         e => v[e as usize],
     };
     (
-        p.rows.source_entry.iter().map(|&e| b(&c.lo, e, 0.0)).collect(),
-        p.rows.source_entry.iter().map(|&e| b(&c.hi, e, 1.0)).collect(),
+        p.rows
+            .source_entry
+            .iter()
+            .map(|&e| b(&c.lo, e, 0.0))
+            .collect(),
+        p.rows
+            .source_entry
+            .iter()
+            .map(|&e| b(&c.hi, e, 1.0))
+            .collect(),
     )
 }
 

@@ -369,8 +369,12 @@ impl Product {
     ) -> Result<Product> {
         let (letter, mut aut, root) = automaton_of(matrix, aps, formula, options, interrupt)?;
         let e = explore(matrix, &letter, &mut aut, root, options, interrupt, false)?;
-        let (model_state, automaton_state, initial, source_entry) =
-            (e.model_state, e.automaton_state, e.rows.initial, e.rows.source_entry);
+        let (model_state, automaton_state, initial, source_entry) = (
+            e.model_state,
+            e.automaton_state,
+            e.rows.initial,
+            e.rows.source_entry,
+        );
         let val = matrix.data();
         let data: Vec<f64> = source_entry.iter().map(|&k| val[k as usize]).collect();
         let (indptr, indices) = (e.rows.ptr, e.rows.idx);

@@ -446,7 +446,8 @@ fn prefix_probs(m: &Matrix, aps: &[StateSet], f: &Ltl) -> Option<Vec<f64>> {
     };
     let v = until_values(&pm, &all, target);
     Some(
-        p.rows.initial
+        p.rows
+            .initial
             .iter()
             .map(|&i| {
                 if flip {

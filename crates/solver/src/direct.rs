@@ -1098,7 +1098,10 @@ mod tests {
     ) -> std::result::Result<(), TestCaseError> {
         let (outcome, used) = check_block(seed, m, stiff, Some(kind))?;
         prop_assert_eq!(used, kind);
-        prop_assert!(outcome != Outcome::Failed, "no certificate for a regular block");
+        prop_assert!(
+            outcome != Outcome::Failed,
+            "no certificate for a regular block"
+        );
         Ok(())
     }
 

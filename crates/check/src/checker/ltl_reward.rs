@@ -149,7 +149,12 @@ impl Checker<'_> {
         let (product, goal) = self.reward_product(f, span)?;
         let np = product.num_states();
         let data = per_entry(&product, self.matrix().data(), 1.0);
-        let matrix: Matrix = CsMatI::new((np, np), product.rows.ptr.clone(), product.rows.idx.clone(), data);
+        let matrix: Matrix = CsMatI::new(
+            (np, np),
+            product.rows.ptr.clone(),
+            product.rows.idx.clone(),
+            data,
+        );
         let transpose = augur_solver::graph::transpose(&matrix);
         let exact = self
             .dtmc

@@ -71,13 +71,7 @@ impl Checker<'_> {
                 Fragment::Safe => "safe: avoiding the rejecting states",
             }
         );
-        let num = self.robust_product_until(
-            &product.rows,
-            target,
-            reach_max,
-            what,
-            span,
-        )?;
+        let num = self.robust_product_until(&product.rows, target, reach_max, what, span)?;
         Ok(if complement { num.complement() } else { num })
     }
 }

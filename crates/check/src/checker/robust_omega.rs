@@ -71,13 +71,7 @@ impl Checker<'_> {
             product.guesses,
             product.accepting_components,
         );
-        let num = self.robust_product_until(
-            &product.rows,
-            &product.good,
-            true,
-            what,
-            span,
-        )?;
+        let num = self.robust_product_until(&product.rows, &product.good, true, what, span)?;
         Ok(if max { num } else { num.complement() })
     }
 }

@@ -31,13 +31,7 @@ pub(super) fn indexed(matrix: Matrix) -> Dtmc {
 /// and the doubles are the same rationals). Row `s` goes to the states of `mask[s]` (itself
 /// when empty) with a point `c/16` (every `c ≥ 1`, `Σc = 16`: `units` hands out the 16 − m
 /// spare sixteenths), widened to `[c − down, c + up] / 16` within `[0, 1]`.
-pub(super) fn random_idtmc(
-    n: usize,
-    mask: &[bool],
-    units: &[u8],
-    down: &[u8],
-    up: &[u8],
-) -> Dtmc {
+pub(super) fn random_idtmc(n: usize, mask: &[bool], units: &[u8], down: &[u8], up: &[u8]) -> Dtmc {
     random_idtmc_with(n, mask, units, down, up, |_, _, lo, hi| (lo, hi))
 }
 
@@ -100,8 +94,7 @@ pub(super) fn points_and_one_interval(n: usize, mask: &[bool], units: &[u8]) -> 
 }
 
 /// The arguments of [`random_idtmc`] for 2 to 5 states, and a goal state.
-pub(super) fn arb(
-) -> impl Strategy<Value = (usize, Vec<bool>, Vec<u8>, Vec<u8>, Vec<u8>, usize)> {
+pub(super) fn arb() -> impl Strategy<Value = (usize, Vec<bool>, Vec<u8>, Vec<u8>, Vec<u8>, usize)> {
     (2usize..6).prop_flat_map(|n| {
         (
             Just(n),
