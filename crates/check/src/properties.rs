@@ -154,22 +154,7 @@ impl Properties {
         );
         for (name, _) in given.as_slice() {
             let declared = decls.iter().any(|d| d.name == *name);
-            let used = || {
-                let expand = |e: &Expr| model.expand_formulas(e);
-                self.items.iter().any(|i| {
-                    i.property
-                        .formula
-                        .map_exprs(&mut |e| expand(e))
-                        .idents()
-                        .contains(name)
-                }) || self.labels.iter().any(|l| {
-                    l.formula
-                        .map_exprs(&mut |e| expand(e))
-                        .idents()
-                        .contains(name)
-                })
-            };
-            if !declared && !used() {
+            if !declared && !self.formulas_use(model, name) {
                 return Err(CheckError::UnusedConstant { name: name.clone() });
             }
         }
@@ -210,6 +195,17 @@ impl Properties {
     /// Whether `name` is used by a property, a label or another constant's definition (the
     /// model's formulas expanded).
     fn uses(&self, model: &Model, name: &str) -> bool {
+        self.formulas_use(model, name)
+            || self.constants.iter().any(|c| {
+                c.name != name
+                    && c.value
+                        .as_ref()
+                        .is_some_and(|e| model.expand_formulas(e).idents().contains(name))
+            })
+    }
+
+    /// Whether `name` is used by a property or a label (the model's formulas expanded).
+    fn formulas_use(&self, model: &Model, name: &str) -> bool {
         let expand = |e: &Expr| model.expand_formulas(e);
         self.items.iter().any(|i| {
             i.property
@@ -222,11 +218,6 @@ impl Properties {
                 .map_exprs(&mut |e| expand(e))
                 .idents()
                 .contains(name)
-        }) || self.constants.iter().any(|c| {
-            c.name != name
-                && c.value
-                    .as_ref()
-                    .is_some_and(|e| expand(e).idents().contains(name))
         })
     }
 

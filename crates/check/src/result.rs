@@ -225,6 +225,33 @@ impl NumValues {
         self
     }
 
+    /// The values after the `k` sweeps of a lower step bound (`φ U[k, ..] ψ` from the values
+    /// of the rest): `restrict` applied to both bounds, then to the values; the method
+    /// [`MethodUsed::RestrictedSteps`] over this one; the bounds widened by the sweeps'
+    /// rounding `error`.
+    pub(crate) fn restricted(
+        self,
+        k: u64,
+        error: f64,
+        mut restrict: impl FnMut(Vec<f64>) -> crate::Result<Vec<f64>>,
+    ) -> crate::Result<NumValues> {
+        let method = MethodUsed::RestrictedSteps {
+            inner: Box::new(self.method),
+            steps: k,
+        };
+        let bounds = match self.bounds {
+            Some((lo, hi)) => Some((restrict(lo)?, restrict(hi)?)),
+            None => None,
+        };
+        Ok(NumValues {
+            values: restrict(self.values)?,
+            bounds,
+            method,
+            exact: None,
+        }
+        .widened(error, true))
+    }
+
     /// Values known as exact rationals (`None`: infinite); the `f64` values are the nearest
     /// doubles and the bounds their outward roundings.
     pub fn rational(exact: Vec<Option<BigRational>>, method: MethodUsed) -> NumValues {

@@ -336,19 +336,26 @@ impl<'m> CheckSession<'m> {
                 "an interval DTMC has no single chain for a horizon table; check it with Pmin/Pmax",
             ));
         }
-        if max_h == 0 {
-            return Err(CheckError::input("the largest horizon must be at least 1"));
-        }
-        if n.checked_mul(max_h).is_none_or(|c| c > MAX_HORIZON_ENTRIES) {
-            return Err(CheckError::input(format!(
-                "the table would have {n} × {max_h} entries (at most {MAX_HORIZON_ENTRIES}); choose a smaller horizon"
-            )));
-        }
+        check_horizon_size(n, max_h)?;
         let deadline = self.start()?;
         let stop = self.options.limits.interrupt(deadline);
         augur_solver::bounded::horizon_table(&self.dtmc().matrix, set, max_h, &stop)
             .map_err(|e| self.options.limits.solver_error(e.into()))
     }
+}
+
+/// A horizon table of `n` states up to `max_h`: at least one horizon, at most
+/// [`MAX_HORIZON_ENTRIES`] entries.
+fn check_horizon_size(n: usize, max_h: usize) -> Result<()> {
+    if max_h == 0 {
+        return Err(CheckError::input("the largest horizon must be at least 1"));
+    }
+    if n.checked_mul(max_h).is_none_or(|c| c > MAX_HORIZON_ENTRIES) {
+        return Err(CheckError::input(format!(
+            "the table would have {n} × {max_h} entries (at most {MAX_HORIZON_ENTRIES}); choose a smaller horizon"
+        )));
+    }
+    Ok(())
 }
 
 impl CheckSession<'_> {
@@ -371,14 +378,7 @@ impl CheckSession<'_> {
                 "a robust horizon curve needs an interval DTMC (probabilities in [lo, hi])",
             ));
         };
-        if max_h == 0 {
-            return Err(CheckError::input("the largest horizon must be at least 1"));
-        }
-        if n.checked_mul(max_h).is_none_or(|c| c > MAX_HORIZON_ENTRIES) {
-            return Err(CheckError::input(format!(
-                "the table would have {n} × {max_h} entries (at most {MAX_HORIZON_ENTRIES}); choose a smaller horizon"
-            )));
-        }
+        check_horizon_size(n, max_h)?;
         let deadline = self.start()?;
         let opts = self.options.solve_options(deadline);
         let mut active = match stay {

@@ -687,6 +687,18 @@ fn handle(
             "the {event} input has no `{field}` (Claude Code sends it; is this hook registered for the right event?)"
         ))
     };
+    // The tool and its arguments of a tool event (no arguments: `{}`).
+    let tool_call = move || {
+        let name = input
+            .tool_name
+            .as_deref()
+            .ok_or_else(|| need("tool_name"))?;
+        let args = input
+            .tool_input
+            .clone()
+            .unwrap_or(Value::Object(Map::new()));
+        Ok::<_, Fail>((name, args))
+    };
     match event {
         "SessionStart" => {
             let (s, calls) = session(state, id, monitor, policy, category, true)?;
@@ -730,14 +742,7 @@ fn handle(
             Ok(None)
         }
         "PreToolUse" => {
-            let name = input
-                .tool_name
-                .as_deref()
-                .ok_or_else(|| need("tool_name"))?;
-            let args = input
-                .tool_input
-                .clone()
-                .unwrap_or(Value::Object(Map::new()));
+            let (name, args) = tool_call()?;
             let (mut s, mut calls) = session(state, id, monitor, policy, category, false)?;
             let d = s.gate(&Action::Tool(ToolCall::new(tool_name(name), &args)));
             let report = s.report(&d, id);
@@ -789,14 +794,7 @@ fn handle(
             })
         }
         "PostToolUse" | "PostToolUseFailure" => {
-            let name = input
-                .tool_name
-                .as_deref()
-                .ok_or_else(|| need("tool_name"))?;
-            let args = input
-                .tool_input
-                .clone()
-                .unwrap_or(Value::Object(Map::new()));
+            let (name, args) = tool_call()?;
             let (mut s, calls) = session(state, id, monitor, policy, category, false)?;
             let gated = input
                 .tool_use_id

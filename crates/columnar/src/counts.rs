@@ -232,14 +232,7 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
         .unwrap_or_default();
     // The columns.
     let schema = builder.schema().clone();
-    let available = || {
-        schema
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let available = || crate::decode::field_names(&schema);
     let mut idx = Vec::new();
     for (column, role) in [
         ("kind", "kind"),

@@ -6,7 +6,7 @@ use arrow_array::types::{
     Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_array::Array;
+use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, Schema, TimeUnit};
 use rustc_hash::FxHashMap;
 
@@ -38,7 +38,34 @@ pub(crate) struct Role<'a> {
     pub(crate) role: &'static str,
 }
 
-impl Role<'_> {
+impl<'a> Role<'a> {
+    /// The trace id column of `columns`.
+    pub(crate) fn trace_id(file: &'a str, columns: &'a Columns) -> Role<'a> {
+        Role {
+            file,
+            column: &columns.trace_id,
+            role: "trace id",
+        }
+    }
+
+    /// The order column of `columns`.
+    pub(crate) fn order(file: &'a str, columns: &'a Columns) -> Role<'a> {
+        Role {
+            file,
+            column: &columns.order,
+            role: "order",
+        }
+    }
+
+    /// The `k`-th state column of `columns`.
+    pub(crate) fn state(file: &'a str, columns: &'a Columns, k: usize) -> Role<'a> {
+        Role {
+            file,
+            column: &columns.state[k],
+            role: "state",
+        }
+    }
+
     pub(crate) fn null(&self, row: u64) -> ColumnarError {
         ColumnarError::Null {
             file: self.file.to_string(),
@@ -61,6 +88,35 @@ impl Role<'_> {
 pub(crate) const KEY_TYPES: &str =
     "a string, integer or binary column (or a dictionary of strings)";
 pub(crate) const ORDER_TYPES: &str = "an integer or timestamp column";
+
+/// Dispatches on the type of the key column `$col` (trace ids and states: [`KEY_TYPES`]): a
+/// dictionary to `$dict`, the string arrays to `$strs!(array)`, the binary ones to
+/// `$bins!(array)`, the integer types to `$ints!(arrow type)`; any other type returns the
+/// [`Role::mistyped`] error of `$role` from the function.
+macro_rules! match_key_type {
+    ($col:ident, $role:expr, $dict:block, $strs:ident, $bins:ident, $ints:ident) => {
+        match $col.data_type() {
+            DataType::Dictionary(_, _) => $dict,
+            DataType::Utf8 => $strs!($col.as_string::<i32>()),
+            DataType::LargeUtf8 => $strs!($col.as_string::<i64>()),
+            DataType::Utf8View => $strs!($col.as_string_view()),
+            DataType::Binary => $bins!($col.as_binary::<i32>()),
+            DataType::LargeBinary => $bins!($col.as_binary::<i64>()),
+            DataType::BinaryView => $bins!($col.as_binary_view()),
+            DataType::FixedSizeBinary(_) => $bins!($col.as_fixed_size_binary()),
+            DataType::Int8 => $ints!(arrow_array::types::Int8Type),
+            DataType::Int16 => $ints!(arrow_array::types::Int16Type),
+            DataType::Int32 => $ints!(arrow_array::types::Int32Type),
+            DataType::Int64 => $ints!(arrow_array::types::Int64Type),
+            DataType::UInt8 => $ints!(arrow_array::types::UInt8Type),
+            DataType::UInt16 => $ints!(arrow_array::types::UInt16Type),
+            DataType::UInt32 => $ints!(arrow_array::types::UInt32Type),
+            DataType::UInt64 => $ints!(arrow_array::types::UInt64Type),
+            other => return Err($role.mistyped(other, KEY_TYPES)),
+        }
+    };
+}
+pub(crate) use match_key_type;
 
 /// Whether a type can be interned (trace ids and states).
 pub(crate) fn internable(t: &DataType) -> bool {
@@ -95,34 +151,92 @@ pub(crate) fn value_string(col: &dyn Array, i: usize, role: &Role<'_>) -> Result
     if col.is_null(i) {
         return Ok(None);
     }
+    macro_rules! strs {
+        ($arr:expr) => {
+            $arr.value(i).to_string()
+        };
+    }
+    macro_rules! bins {
+        ($arr:expr) => {
+            hex($arr.value(i))
+        };
+    }
     macro_rules! ints {
         ($t:ty) => {
             col.as_primitive::<$t>().value(i).to_string()
         };
     }
-    Ok(Some(match col.data_type() {
-        DataType::Dictionary(_, _) => {
+    Ok(Some(match_key_type!(
+        col,
+        role,
+        {
             let dict = col.as_any_dictionary();
             let k = dict.normalized_keys()[i];
             return value_string(dict.values().as_ref(), k, role);
+        },
+        strs,
+        bins,
+        ints
+    )))
+}
+
+/// The states of a step table's rows as ids: one state column's values as they are, several
+/// columns' values joined with `|` (each column's values interned on their own first).
+#[derive(Default)]
+pub(crate) struct StateIds {
+    /// The states, by first appearance.
+    pub(crate) interner: Interner,
+    /// With several state columns: each column's values, their ids and the joined name.
+    parts: Vec<Interner>,
+    part_ids: Vec<Vec<u32>>,
+    name: String,
+}
+
+impl StateIds {
+    /// Appends the state id of each row of `batch`, whose state columns are at
+    /// `positions[2..]` (`first_row`: the 1-based row of the batch's first).
+    pub(crate) fn intern(
+        &mut self,
+        file: &str,
+        columns: &Columns,
+        positions: &[usize],
+        batch: &RecordBatch,
+        first_row: u64,
+        state_of: &mut Vec<u32>,
+    ) -> Result<()> {
+        let role = |k: usize| Role::state(file, columns, k);
+        if columns.state.len() == 1 {
+            let col = batch.column(positions[2]).as_ref();
+            return intern_column(col, &mut self.interner, state_of, &role(0), first_row);
         }
-        DataType::Utf8 => col.as_string::<i32>().value(i).to_string(),
-        DataType::LargeUtf8 => col.as_string::<i64>().value(i).to_string(),
-        DataType::Utf8View => col.as_string_view().value(i).to_string(),
-        DataType::Binary => hex(col.as_binary::<i32>().value(i)),
-        DataType::LargeBinary => hex(col.as_binary::<i64>().value(i)),
-        DataType::BinaryView => hex(col.as_binary_view().value(i)),
-        DataType::FixedSizeBinary(_) => hex(col.as_fixed_size_binary().value(i)),
-        DataType::Int8 => ints!(Int8Type),
-        DataType::Int16 => ints!(Int16Type),
-        DataType::Int32 => ints!(Int32Type),
-        DataType::Int64 => ints!(Int64Type),
-        DataType::UInt8 => ints!(UInt8Type),
-        DataType::UInt16 => ints!(UInt16Type),
-        DataType::UInt32 => ints!(UInt32Type),
-        DataType::UInt64 => ints!(UInt64Type),
-        other => return Err(role.mistyped(other, KEY_TYPES)),
-    }))
+        if self.parts.is_empty() {
+            self.parts = (0..columns.state.len())
+                .map(|_| Interner::default())
+                .collect();
+            self.part_ids = vec![Vec::new(); columns.state.len()];
+        }
+        for k in 0..columns.state.len() {
+            self.part_ids[k].clear();
+            intern_column(
+                batch.column(positions[2 + k]).as_ref(),
+                &mut self.parts[k],
+                &mut self.part_ids[k],
+                &role(k),
+                first_row,
+            )?;
+        }
+        for i in 0..batch.num_rows() {
+            self.name.clear();
+            for (k, ids) in self.part_ids.iter().enumerate() {
+                if k > 0 {
+                    self.name.push('|');
+                }
+                self.name.push_str(&self.parts[k].names[ids[i] as usize]);
+            }
+            state_of.push(self.interner.id(&self.name));
+        }
+        Ok(())
+    }
 }
 
 /// The keys of a dictionary column as indices into its values: 32-bit keys (what string
@@ -189,13 +303,25 @@ pub(crate) fn intern_column(
             }
         }};
     }
+    macro_rules! strs {
+        ($arr:expr) => {
+            each!($arr, |v| v)
+        };
+    }
+    macro_rules! bins {
+        ($arr:expr) => {
+            each!($arr, |v| &hex(v))
+        };
+    }
     macro_rules! ints {
         ($t:ty) => {
             each!(col.as_primitive::<$t>(), |v| &v.to_string())
         };
     }
-    match col.data_type() {
-        DataType::Dictionary(_, _) => {
+    match_key_type!(
+        col,
+        role,
+        {
             // Each dictionary value is named (and interned) when a row first uses it.
             let dict = col.as_any_dictionary();
             let values = dict.values().as_ref();
@@ -218,24 +344,11 @@ pub(crate) fn intern_column(
                 };
                 out.push(id);
             }
-        }
-        DataType::Utf8 => each!(col.as_string::<i32>(), |v| v),
-        DataType::LargeUtf8 => each!(col.as_string::<i64>(), |v| v),
-        DataType::Utf8View => each!(col.as_string_view(), |v| v),
-        DataType::Binary => each!(col.as_binary::<i32>(), |v| &hex(v)),
-        DataType::LargeBinary => each!(col.as_binary::<i64>(), |v| &hex(v)),
-        DataType::BinaryView => each!(col.as_binary_view(), |v| &hex(v)),
-        DataType::FixedSizeBinary(_) => each!(col.as_fixed_size_binary(), |v| &hex(v)),
-        DataType::Int8 => ints!(Int8Type),
-        DataType::Int16 => ints!(Int16Type),
-        DataType::Int32 => ints!(Int32Type),
-        DataType::Int64 => ints!(Int64Type),
-        DataType::UInt8 => ints!(UInt8Type),
-        DataType::UInt16 => ints!(UInt16Type),
-        DataType::UInt32 => ints!(UInt32Type),
-        DataType::UInt64 => ints!(UInt64Type),
-        other => return Err(role.mistyped(other, KEY_TYPES)),
-    }
+        },
+        strs,
+        bins,
+        ints
+    );
     Ok(())
 }
 
@@ -302,16 +415,19 @@ pub(crate) fn order_column(
     Ok(())
 }
 
+/// The names of a schema's columns, for a message naming those available.
+pub(crate) fn field_names(schema: &Schema) -> String {
+    schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Finds the columns in a schema, checking their types; gives their indices.
 pub(crate) fn locate(file: &str, schema: &Schema, columns: &Columns) -> Result<Vec<usize>> {
-    let available = || {
-        schema
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let available = || field_names(schema);
     let mut wanted: Vec<(&str, &'static str, &'static str)> = vec![
         (&columns.trace_id, "trace id", "--trace-id-column"),
         (&columns.order, "order", "--order-column"),

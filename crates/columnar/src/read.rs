@@ -5,9 +5,7 @@ use std::fs::File;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
-};
+use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
 
@@ -165,7 +163,7 @@ pub(crate) struct Chunk {
     pub(crate) first_row: u64,
     /// Rows read.
     pub(crate) len: usize,
-    pub(crate) states: Interner,
+    pub(crate) states: StateIds,
     pub(crate) state_of: Vec<u32>,
     /// Where each run of rows with one trace id starts (positions in the range).
     pub(crate) run_starts: Vec<usize>,
@@ -183,10 +181,6 @@ pub(crate) struct Chunk {
     pub(crate) first_order: i64,
     pub(crate) last_order: i64,
     pub(crate) order_buf: Vec<i64>,
-    /// With several state columns: each column's values and the joined name.
-    pub(crate) parts: Vec<Interner>,
-    pub(crate) part_ids: Vec<Vec<u32>>,
-    pub(crate) name: String,
 }
 
 impl Chunk {
@@ -253,13 +247,25 @@ impl Chunk {
                 }
             }};
         }
+        macro_rules! strs {
+            ($arr:expr) => {
+                runs!($arr, |v| std::borrow::Cow::Borrowed(v))
+            };
+        }
+        macro_rules! bins {
+            ($arr:expr) => {
+                runs!($arr, |v| hex(v))
+            };
+        }
         macro_rules! ints {
             ($t:ty) => {
                 runs!(col.as_primitive::<$t>(), |v| v.to_string())
             };
         }
-        match col.data_type() {
-            DataType::Dictionary(_, _) => {
+        match_key_type!(
+            col,
+            role,
+            {
                 // Equal keys are equal ids; a new key's id is named from the dictionary
                 // (borrowed from it when it holds strings).
                 let dict = col.as_any_dictionary();
@@ -284,28 +290,11 @@ impl Chunk {
                         self.start_run(base + i, &name);
                     }
                 }
-            }
-            DataType::Utf8 => runs!(col.as_string::<i32>(), |v| std::borrow::Cow::Borrowed(v)),
-            DataType::LargeUtf8 => {
-                runs!(col.as_string::<i64>(), |v| std::borrow::Cow::Borrowed(v))
-            }
-            DataType::Utf8View => {
-                runs!(col.as_string_view(), |v| std::borrow::Cow::Borrowed(v))
-            }
-            DataType::Binary => runs!(col.as_binary::<i32>(), |v| hex(v)),
-            DataType::LargeBinary => runs!(col.as_binary::<i64>(), |v| hex(v)),
-            DataType::BinaryView => runs!(col.as_binary_view(), |v| hex(v)),
-            DataType::FixedSizeBinary(_) => runs!(col.as_fixed_size_binary(), |v| hex(v)),
-            DataType::Int8 => ints!(Int8Type),
-            DataType::Int16 => ints!(Int16Type),
-            DataType::Int32 => ints!(Int32Type),
-            DataType::Int64 => ints!(Int64Type),
-            DataType::UInt8 => ints!(UInt8Type),
-            DataType::UInt16 => ints!(UInt16Type),
-            DataType::UInt32 => ints!(UInt32Type),
-            DataType::UInt64 => ints!(UInt64Type),
-            other => return Err(role.mistyped(other, KEY_TYPES)),
-        }
+            },
+            strs,
+            bins,
+            ints
+        );
         Ok(())
     }
 
@@ -323,11 +312,7 @@ impl Chunk {
         let first_run = self.run_starts.len();
         self.trace_runs(
             batch.column(positions[0]).as_ref(),
-            &Role {
-                file,
-                column: &columns.trace_id,
-                role: "trace id",
-            },
+            &Role::trace_id(file, columns),
             row,
         )?;
         let mut order = std::mem::take(&mut self.order_buf);
@@ -337,16 +322,7 @@ impl Chunk {
         let values: &[i64] = match col.as_primitive_opt::<Int64Type>() {
             Some(a) if a.null_count() == 0 => a.values(),
             _ => {
-                order_column(
-                    col.as_ref(),
-                    &mut order,
-                    &Role {
-                        file,
-                        column: &columns.order,
-                        role: "order",
-                    },
-                    row,
-                )?;
+                order_column(col.as_ref(), &mut order, &Role::order(file, columns), row)?;
                 &order
             }
         };
@@ -366,51 +342,8 @@ impl Chunk {
             }
         }
         self.order_buf = order;
-        if columns.state.len() == 1 {
-            intern_column(
-                batch.column(positions[2]).as_ref(),
-                &mut self.states,
-                &mut self.state_of,
-                &Role {
-                    file,
-                    column: &columns.state[0],
-                    role: "state",
-                },
-                row,
-            )?;
-        } else {
-            if self.parts.is_empty() {
-                self.parts = (0..columns.state.len())
-                    .map(|_| Interner::default())
-                    .collect();
-                self.part_ids = vec![Vec::new(); columns.state.len()];
-            }
-            for (k, name) in columns.state.iter().enumerate() {
-                self.part_ids[k].clear();
-                intern_column(
-                    batch.column(positions[2 + k]).as_ref(),
-                    &mut self.parts[k],
-                    &mut self.part_ids[k],
-                    &Role {
-                        file,
-                        column: name,
-                        role: "state",
-                    },
-                    row,
-                )?;
-            }
-            for i in 0..n {
-                self.name.clear();
-                for (k, ids) in self.part_ids.iter().enumerate() {
-                    if k > 0 {
-                        self.name.push('|');
-                    }
-                    self.name.push_str(&self.parts[k].names[ids[i] as usize]);
-                }
-                let id = self.states.id(&self.name);
-                self.state_of.push(id);
-            }
-        }
+        self.states
+            .intern(file, columns, positions, batch, row, &mut self.state_of)?;
         self.len += n;
         Ok(())
     }
@@ -547,7 +480,13 @@ pub(crate) fn join_chunks(file: &str, chunks: Vec<Chunk>) -> Option<StepTable> {
         // Chunks are in file order and number their states by first appearance: mapping
         // each chunk's states in its own order numbers them by first appearance overall
         // (the first chunk's numbering is kept as it is).
-        let map: Vec<u32> = c.states.names.iter().map(|n| names.id(n)).collect();
+        let map: Vec<u32> = c
+            .states
+            .interner
+            .names
+            .iter()
+            .map(|n| names.id(n))
+            .collect();
         if base == 0 && map.iter().enumerate().all(|(i, &m)| m as usize == i) {
             states = std::mem::take(&mut c.state_of);
             states.reserve(total - states.len());
@@ -622,14 +561,10 @@ pub(crate) fn collect(
     batches: impl Iterator<Item = Result<RecordBatch>>,
 ) -> Result<StepTable> {
     let mut traces = Interner::default();
-    let mut states = Interner::default();
-    let mut parts: Vec<Interner> = (0..columns.state.len())
-        .map(|_| Interner::default())
-        .collect();
+    let mut states = StateIds::default();
     let mut trace_of: Vec<u32> = Vec::new();
     let mut order_of: Vec<i64> = Vec::new();
     let mut state_of: Vec<u32> = Vec::new();
-    let mut part_ids: Vec<Vec<u32>> = vec![Vec::new(); columns.state.len()];
     let mut row = 1u64;
     for batch in batches {
         let batch = batch?;
@@ -638,62 +573,16 @@ pub(crate) fn collect(
             batch.column(positions[0]).as_ref(),
             &mut traces,
             &mut trace_of,
-            &Role {
-                file,
-                column: &columns.trace_id,
-                role: "trace id",
-            },
+            &Role::trace_id(file, columns),
             row,
         )?;
         order_column(
             batch.column(positions[1]).as_ref(),
             &mut order_of,
-            &Role {
-                file,
-                column: &columns.order,
-                role: "order",
-            },
+            &Role::order(file, columns),
             row,
         )?;
-        if columns.state.len() == 1 {
-            intern_column(
-                batch.column(positions[2]).as_ref(),
-                &mut states,
-                &mut state_of,
-                &Role {
-                    file,
-                    column: &columns.state[0],
-                    role: "state",
-                },
-                row,
-            )?;
-        } else {
-            for (k, name) in columns.state.iter().enumerate() {
-                part_ids[k].clear();
-                intern_column(
-                    batch.column(positions[2 + k]).as_ref(),
-                    &mut parts[k],
-                    &mut part_ids[k],
-                    &Role {
-                        file,
-                        column: name,
-                        role: "state",
-                    },
-                    row,
-                )?;
-            }
-            let mut name = String::new();
-            for i in 0..n {
-                name.clear();
-                for (k, ids) in part_ids.iter().enumerate() {
-                    if k > 0 {
-                        name.push('|');
-                    }
-                    name.push_str(&parts[k].names[ids[i] as usize]);
-                }
-                state_of.push(states.id(&name));
-            }
-        }
+        states.intern(file, columns, positions, &batch, row, &mut state_of)?;
         row += n as u64;
     }
     // Group by trace (first appearance), then by order within a trace; equal order values in
@@ -730,7 +619,7 @@ pub(crate) fn collect(
     }
     let mut table = StepTable {
         file: file.to_string(),
-        state_names: states.names,
+        state_names: states.interner.names,
         offsets,
         states: states_sorted,
         id_text,

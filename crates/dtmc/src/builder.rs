@@ -550,14 +550,7 @@ impl DtmcBuilder {
         }
 
         if let Some(v) = valuations {
-            if v.types.len() != v.names.len() || v.num_values() != v.names.len() * n {
-                return Err(DtmcError::Invalid(format!(
-                    "valuations: {} names, {} types, {} values for {n} states",
-                    v.names.len(),
-                    v.types.len(),
-                    v.num_values()
-                )));
-            }
+            v.check_shape(n)?;
             dtmc.valuations = Some(v);
         }
         Ok((dtmc, report))

@@ -162,6 +162,31 @@ impl IntervalProblem {
     }
 }
 
+/// Checks the sums of the bounds of `state`'s row: `Σlo ≤ 1 ≤ Σhi` within
+/// [`INTERVAL_TOLERANCE`], else [`IntervalProblem::Row`].
+pub fn check_row_sums(state: u32, sum_lo: f64, sum_hi: f64) -> Result<(), IntervalProblem> {
+    if sum_lo > 1.0 + INTERVAL_TOLERANCE || sum_hi < 1.0 - INTERVAL_TOLERANCE {
+        return Err(IntervalProblem::Row {
+            state,
+            sum_lo,
+            sum_hi,
+        });
+    }
+    Ok(())
+}
+
+/// The `t ∈ [0, 1]` of one resolution `lo + t·(hi − lo)` of a row whose bounds sum to
+/// `sum_lo`, `sum_hi` (checked by [`check_row_sums`]): the resolution the readers store as
+/// the chain's probabilities.
+pub fn row_resolution(state: u32, sum_lo: f64, sum_hi: f64) -> Result<f64, IntervalProblem> {
+    check_row_sums(state, sum_lo, sum_hi)?;
+    Ok(if sum_hi > sum_lo {
+        ((1.0 - sum_lo) / (sum_hi - sum_lo)).clamp(0.0, 1.0)
+    } else {
+        0.0
+    })
+}
+
 /// Checks one interval bound: finite, `0 ≤ lo ≤ hi ≤ 1` within [`INTERVAL_TOLERANCE`].
 pub fn interval_ok(lo: f64, hi: f64) -> bool {
     lo.is_finite()
@@ -241,13 +266,7 @@ impl Dtmc {
                 sum_lo += lo[i].max(0.0);
                 sum_hi += hi[i].min(1.0);
             }
-            if sum_lo > 1.0 + INTERVAL_TOLERANCE || sum_hi < 1.0 - INTERVAL_TOLERANCE {
-                return Err(IntervalProblem::Row {
-                    state: s as u32,
-                    sum_lo,
-                    sum_hi,
-                });
-            }
+            check_row_sums(s as u32, sum_lo, sum_hi)?;
             // Normalised (see [`INTERVAL_ROUNDING`]): a row within the tolerance of full
             // (`Σhi < 1`) or of over-full (`Σlo > 1`) has both its bounds scaled to `Σhi = 1`
             // (`Σlo = 1`; a point stays a point, a bound keeps its sign), so that every later

@@ -401,14 +401,7 @@ impl Dtmc {
             }
         }
         if let Some(v) = &self.valuations {
-            if v.types.len() != v.names.len() || v.num_values() != v.names.len() * n {
-                return Err(DtmcError::Invalid(format!(
-                    "valuations: {} names, {} types, {} values for {n} states",
-                    v.names.len(),
-                    v.types.len(),
-                    v.num_values()
-                )));
-            }
+            v.check_shape(n)?;
         }
         if let Some(e) = &self.exact {
             if e.len() != self.num_transitions() {

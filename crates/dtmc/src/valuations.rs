@@ -138,6 +138,19 @@ fn bits_for(range: u64) -> u32 {
 }
 
 impl Valuations {
+    /// Checks that there are as many types as names and one valuation per state of `n`.
+    pub(crate) fn check_shape(&self, n: usize) -> Result<(), crate::DtmcError> {
+        if self.types.len() != self.names.len() || self.num_values() != self.names.len() * n {
+            return Err(crate::DtmcError::Invalid(format!(
+                "valuations: {} names, {} types, {} values for {n} states",
+                self.names.len(),
+                self.types.len(),
+                self.num_values()
+            )));
+        }
+        Ok(())
+    }
+
     /// Packs row-major values: state `s`'s valuation is `values[s·k .. (s+1)·k]` with
     /// `k = names.len()`. Each column gets the narrowest field its values need. A trailing
     /// incomplete row is not stored, but counts in [`Self::num_values`] (so that a

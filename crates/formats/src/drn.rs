@@ -32,7 +32,7 @@
 
 use crate::error::{FormatError, Place, Result};
 use crate::io::{check_declared_states, try_filled, ReadOptions};
-use crate::text::{fmt_num, parse_real, reread_location, Lines, Num};
+use crate::text::{fmt_num, interval_bounds, parse_real, reread_location, Lines, Num};
 use augur_dtmc::DtmcError;
 use augur_dtmc::{BuildReport, DtmcBuilder};
 use augur_dtmc::{Dtmc, RewardStructure};
@@ -432,19 +432,7 @@ impl<'p> Body<'p> {
                 )
             };
             let inner = inner.strip_suffix(']').ok_or_else(bad)?;
-            let (l, h) = inner.split_once(',').ok_or_else(bad)?;
-            let (lo, hi) = (
-                parse_real(l.trim()).ok_or_else(bad)?,
-                parse_real(h.trim()).ok_or_else(bad)?,
-            );
-            if !augur_dtmc::interval::interval_ok(lo, hi) {
-                let what = if lo > hi {
-                    "has lo > hi"
-                } else {
-                    "is not within [0, 1]"
-                };
-                return Err(lines.err(Some(c), format!("interval {c} {what}")));
-            }
+            let (lo, hi) = interval_bounds(lines, c, inner, c, bad)?;
             self.interval = Some(true);
             self.ivals.push((s, dst as u32, lo, hi));
             return Ok(());
@@ -497,20 +485,8 @@ impl<'p> Body<'p> {
                 let end = start + ivals[start..].iter().take_while(|e| e.0 == s).count();
                 let row = &ivals[start..end];
                 let (sl, sh) = row.iter().fold((0.0, 0.0), |(a, b), e| (a + e.2, b + e.3));
-                let tol = augur_dtmc::interval::INTERVAL_TOLERANCE;
-                if sl > 1.0 + tol || sh < 1.0 - tol {
-                    let p = augur_dtmc::IntervalProblem::Row {
-                        state: s,
-                        sum_lo: sl,
-                        sum_hi: sh,
-                    };
-                    return Err(row_error(s, p.message(&|x| x.to_string())));
-                }
-                let t = if sh > sl {
-                    ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0)
-                } else {
-                    0.0
-                };
+                let t = augur_dtmc::interval::row_resolution(s, sl, sh)
+                    .map_err(|p| row_error(s, p.message(&|x| x.to_string())))?;
                 for &(_, d, l, h) in row {
                     let p = l + t * (h - l);
                     if p > 0.0 {

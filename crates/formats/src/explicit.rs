@@ -19,7 +19,7 @@
 
 use crate::error::{FormatError, Place, Result};
 use crate::io::{check_declared_states, ReadOptions};
-use crate::text::{parse_real, reread_location, Lines, Num};
+use crate::text::{interval_bounds, parse_real, reread_location, Lines, Num};
 use augur_dtmc::DtmcError;
 use augur_dtmc::{format_value, Dtmc, RewardStructure, StateSet, Valuations};
 use augur_dtmc::{BuildReport, DtmcBuilder};
@@ -223,24 +223,13 @@ pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> R
             let end = start + iv[start..].iter().take_while(|e| e.0 == s).count();
             let row = &iv[start..end];
             let (sl, sh) = row.iter().fold((0.0, 0.0), |(x, y), e| (x + e.2, y + e.3));
-            let tol = augur_dtmc::interval::INTERVAL_TOLERANCE;
-            if sl > 1.0 + tol || sh < 1.0 - tol {
-                let p = augur_dtmc::IntervalProblem::Row {
-                    state: s,
-                    sum_lo: sl,
-                    sum_hi: sh,
-                };
+            let t = augur_dtmc::interval::row_resolution(s, sl, sh).map_err(|p| {
                 let line = row_lines.get(s as usize).copied().unwrap_or(0) as usize;
-                return Err(FormatError::syntax(
+                FormatError::syntax(
                     reread_location(path, line.max(1), 2),
                     p.message(&|x| x.to_string()),
-                ));
-            }
-            let t = if sh > sl {
-                ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
+                )
+            })?;
             for &(_, d, l, h) in row {
                 let p = l + t * (h - l);
                 if p > 0.0 {
@@ -280,20 +269,7 @@ fn read_interval(lines: &Lines<'_, impl BufRead>, c: &str, c2: Option<&str>) -> 
         .strip_prefix('[')
         .and_then(|t| t.strip_suffix(']'))
         .ok_or_else(bad)?;
-    let (l, h) = inner.split_once(',').ok_or_else(bad)?;
-    let (lo, hi) = (
-        parse_real(l.trim()).ok_or_else(bad)?,
-        parse_real(h.trim()).ok_or_else(bad)?,
-    );
-    if !augur_dtmc::interval::interval_ok(lo, hi) {
-        let what = if lo > hi {
-            "has lo > hi"
-        } else {
-            "is not within [0, 1]"
-        };
-        return Err(lines.err(Some(c), format!("interval {text} {what}")));
-    }
-    Ok((lo, hi))
+    interval_bounds(lines, c, inner, &text, bad)
 }
 
 /// Reads a `.lab` file for a model with `n` states. Labels keep the order of their indices.

@@ -555,21 +555,10 @@ impl DtmcJson {
             let (sl, sh) = row
                 .iter()
                 .fold((0.0, 0.0), |(x, y), &i| (x + iv[i].lo, y + iv[i].hi));
-            let tol = augur_dtmc::interval::INTERVAL_TOLERANCE;
-            if sl > 1.0 + tol || sh < 1.0 - tol {
-                let p = augur_dtmc::IntervalProblem::Row {
-                    state: s,
-                    sum_lo: sl,
-                    sum_hi: sh,
-                };
+            let t = augur_dtmc::interval::row_resolution(s, sl, sh).map_err(|p| {
                 let last = row.iter().copied().max().unwrap_or(0);
-                return Err(invalid(at(last, "src"), p.message(&|x| x.to_string())));
-            }
-            let t = if sh > sl {
-                ((1.0 - sl) / (sh - sl)).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
+                invalid(at(last, "src"), p.message(&|x| x.to_string()))
+            })?;
             for &i in row {
                 let p = iv[i].lo + t * (iv[i].hi - iv[i].lo);
                 if p > 0.0 {

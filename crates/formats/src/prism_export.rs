@@ -122,32 +122,33 @@ impl<'a> Vars<'a> {
 
     /// The guard that holds in state `s` only.
     fn guard(&self, s: usize) -> String {
+        self.assignments(s, false)
+    }
+
+    /// The update that moves to state `t`.
+    fn update(&self, t: usize) -> String {
+        self.assignments(t, true)
+    }
+
+    /// State `s`'s variables with their values, joined by `&`: `x=v` (a guard) or `(x'=v)`
+    /// (an update, `primed`).
+    fn assignments(&self, s: usize, primed: bool) -> String {
+        let one = |n: &dyn std::fmt::Display, x: &dyn std::fmt::Display| {
+            if primed {
+                format!("({n}'={x})")
+            } else {
+                format!("{n}={x}")
+            }
+        };
         match self {
-            Vars::Index => format!("{INDEX_VAR}={s}"),
+            Vars::Index => one(&INDEX_VAR, &s),
             Vars::Kept(v, _) => {
                 let vals = v.of_state(s).unwrap_or_default();
                 let parts: Vec<String> = v
                     .names
                     .iter()
                     .zip(vals)
-                    .map(|(n, x)| format!("{n}={}", format_value(&x)))
-                    .collect();
-                parts.join("&")
-            }
-        }
-    }
-
-    /// The update that moves to state `t`.
-    fn update(&self, t: usize) -> String {
-        match self {
-            Vars::Index => format!("({INDEX_VAR}'={t})"),
-            Vars::Kept(v, _) => {
-                let vals = v.of_state(t).unwrap_or_default();
-                let parts: Vec<String> = v
-                    .names
-                    .iter()
-                    .zip(vals)
-                    .map(|(n, x)| format!("({n}'={})", format_value(&x)))
+                    .map(|(n, x)| one(n, &format_value(&x)))
                     .collect();
                 parts.join("&")
             }
@@ -360,6 +361,13 @@ pub fn write_prism_with(d: &Dtmc, source: &PrismSource, w: &mut dyn Write) -> Re
 mod tests {
     use super::*;
 
+    /// The PRISM text `write_prism` writes for `d`.
+    fn exported(d: &Dtmc) -> String {
+        let mut out = Vec::new();
+        write_prism(d, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn ranges() {
         assert_eq!(set_expr([].into_iter()), "false");
@@ -372,9 +380,7 @@ mod tests {
     #[test]
     fn writes_a_prism_model() {
         let d = crate::explicit::tests::sample();
-        let mut out = Vec::new();
-        write_prism(&d, &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = exported(&d);
         let expected = "\
 // Exported by augur: 4 states, 7 transitions
 // The model has no integer or Boolean variables that tell its states apart:
@@ -414,9 +420,7 @@ endrewards
             b.add_initial(s).unwrap();
         }
         let (mut d, _) = b.build().unwrap();
-        let mut out = Vec::new();
-        write_prism(&d, &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = exported(&d);
         assert!(s.contains("  _s : [0..2];\n"));
         assert!(s.contains("init (_s>=0&_s<=2) endinit"));
         d.set_label("a b", StateSet::with_capacity(3));
@@ -433,9 +437,7 @@ endrewards
                 .flat_map(|i| [Value::Int(i - 1), Value::Bool(i % 2 == 0)])
                 .collect(),
         ));
-        let mut out = Vec::new();
-        write_prism(&d, &mut out).unwrap();
-        let s = String::from_utf8(out).unwrap();
+        let s = exported(&d);
         let expected = "\
 // Exported by augur: 4 states, 7 transitions
 // The states keep the model's variables; one command per state.
@@ -468,10 +470,6 @@ endrewards
         vals[2] = Value::Int(-1);
         vals[3] = Value::Bool(true);
         *v = Valuations::new(v.names.clone(), v.types.clone(), vals);
-        let mut out = Vec::new();
-        write_prism(&d, &mut out).unwrap();
-        assert!(String::from_utf8(out)
-            .unwrap()
-            .contains("  _s : [0..3] init 0;\n"));
+        assert!(exported(&d).contains("  _s : [0..3] init 0;\n"));
     }
 }

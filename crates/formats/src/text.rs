@@ -186,6 +186,32 @@ pub(crate) fn parse_real(tok: &str) -> Option<f64> {
     tok.parse().ok()
 }
 
+/// The bounds `lo, hi` written inside the brackets of an interval (`inner`), checked with
+/// [`augur_dtmc::interval::interval_ok`]: `bad()` when they are not two reals, an error under
+/// `token` naming the interval as `text` when they are out of order or outside `[0, 1]`.
+pub(crate) fn interval_bounds(
+    lines: &Lines<'_, impl BufRead>,
+    token: &str,
+    inner: &str,
+    text: &str,
+    bad: impl Fn() -> FormatError,
+) -> Result<(f64, f64)> {
+    let (l, h) = inner.split_once(',').ok_or_else(&bad)?;
+    let (lo, hi) = (
+        parse_real(l.trim()).ok_or_else(&bad)?,
+        parse_real(h.trim()).ok_or_else(&bad)?,
+    );
+    if !augur_dtmc::interval::interval_ok(lo, hi) {
+        let what = if lo > hi {
+            "has lo > hi"
+        } else {
+            "is not within [0, 1]"
+        };
+        return Err(lines.err(Some(token), format!("interval {text} {what}")));
+    }
+    Ok((lo, hi))
+}
+
 /// [`fmt_num`] without allocating: a `Display` wrapper.
 pub(crate) struct Num(pub f64);
 

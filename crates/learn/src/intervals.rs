@@ -88,38 +88,31 @@ pub fn entry_interval(c: u64, n: u64, delta: f64) -> (f64, f64) {
         0.0
     } else {
         // g(0) = −∞ < 0 < g(p̂).
-        let (mut out, mut inside) = (0.0f64, p_hat);
-        for _ in 0..200 {
-            let mid = 0.5 * (out + inside);
-            if mid <= out || mid >= inside {
-                break;
-            }
-            if g(mid) > 0.0 {
-                inside = mid;
-            } else {
-                out = mid;
-            }
-        }
-        out
+        boundary(&g, p_hat, 0.0)
     };
     let hi = if c == n {
         1.0
     } else {
-        let (mut inside, mut out) = (p_hat, 1.0f64);
-        for _ in 0..200 {
-            let mid = 0.5 * (inside + out);
-            if mid <= inside || mid >= out {
-                break;
-            }
-            if g(mid) > 0.0 {
-                inside = mid;
-            } else {
-                out = mid;
-            }
-        }
-        out
+        boundary(&g, p_hat, 1.0)
     };
     (lo.min(p_hat), hi.max(p_hat))
+}
+
+/// Where `g > 0` ends between `inside` (`g > 0`) and `out` (`g ≤ 0`), by bisection to the
+/// last representable midpoint: the last point found outside (a conservative end).
+fn boundary(g: &dyn Fn(f64) -> f64, mut inside: f64, mut out: f64) -> f64 {
+    for _ in 0..200 {
+        let mid = 0.5 * (out + inside);
+        if mid <= out.min(inside) || mid >= out.max(inside) {
+            break;
+        }
+        if g(mid) > 0.0 {
+            inside = mid;
+        } else {
+            out = mid;
+        }
+    }
+    out
 }
 
 /// A learned interval model's rows: for each state, its transitions with `[lo, hi]`.

@@ -560,20 +560,33 @@ pub fn learn_with(
 ) -> Result<Learned> {
     let (rows, report) = smoothed_rows(counts, validity, alpha, unobserved)?;
     let matrix = materialise(&rows, MAX_LEARNED_TRANSITIONS)?;
-    let initial: Vec<u32> = counts.initial.keys().copied().collect();
-    Ok(Learned {
-        dtmc: Dtmc {
-            matrix,
-            initial,
-            labels: Vec::new(),
-            rewards: Vec::new(),
-            valuations: None,
-            exact: None,
-            intervals: None,
-        },
-        alpha,
-        report,
-    })
+    Ok(Learned::of_matrix(matrix, counts, alpha, report))
+}
+
+impl Learned {
+    /// The chain of `matrix` (no labels or rewards yet), starting in the observed initial
+    /// states of `counts`.
+    pub(crate) fn of_matrix(
+        matrix: Matrix,
+        counts: &TransitionCounts,
+        alpha: f64,
+        report: LearnReport,
+    ) -> Learned {
+        let initial: Vec<u32> = counts.initial.keys().copied().collect();
+        Learned {
+            dtmc: Dtmc {
+                matrix,
+                initial,
+                labels: Vec::new(),
+                rewards: Vec::new(),
+                valuations: None,
+                exact: None,
+                intervals: None,
+            },
+            alpha,
+            report,
+        }
+    }
 }
 
 /// The learned chain kept implicitly: the counts and the smoothing rule (α, what unobserved
@@ -949,20 +962,7 @@ mod tests {
         }
         let matrix = Matrix::try_new((n, n), indptr, indices, data)
             .map_err(|(_, _, _, e)| LearnError::BadCounts(format!("matrix structure: {e}")))?;
-        let initial: Vec<u32> = counts.initial.keys().copied().collect();
-        Ok(Learned {
-            dtmc: Dtmc {
-                matrix,
-                initial,
-                labels: Vec::new(),
-                rewards: Vec::new(),
-                valuations: None,
-                exact: None,
-                intervals: None,
-            },
-            alpha,
-            report,
-        })
+        Ok(Learned::of_matrix(matrix, counts, alpha, report))
     }
 
     proptest! {

@@ -133,34 +133,41 @@ impl Ltl {
         ))
     }
 
-    /// The number of nodes of the formula tree.
-    pub fn size(&self) -> usize {
-        1 + match self {
-            Ltl::True | Ltl::False | Ltl::Ap(_) => 0,
-            Ltl::Not(a) | Ltl::Next(a) | Ltl::Eventually(a) | Ltl::Globally(a) => a.size(),
+    /// The operands of the top operator: none, one or two.
+    fn operands(&self) -> [Option<&Ltl>; 2] {
+        match self {
+            Ltl::True | Ltl::False | Ltl::Ap(_) => [None, None],
+            Ltl::Not(a) | Ltl::Next(a) | Ltl::Eventually(a) | Ltl::Globally(a) => [Some(a), None],
             Ltl::And(a, b)
             | Ltl::Or(a, b)
             | Ltl::Implies(a, b)
             | Ltl::Iff(a, b)
             | Ltl::Until(a, b)
             | Ltl::WeakUntil(a, b)
-            | Ltl::Release(a, b) => a.size() + b.size(),
+            | Ltl::Release(a, b) => [Some(a), Some(b)],
         }
+    }
+
+    /// The number of nodes of the formula tree.
+    pub fn size(&self) -> usize {
+        1 + self
+            .operands()
+            .into_iter()
+            .flatten()
+            .map(Ltl::size)
+            .sum::<usize>()
     }
 
     /// The largest atomic proposition index used, if any.
     pub fn max_ap(&self) -> Option<u32> {
         match self {
-            Ltl::True | Ltl::False => None,
             Ltl::Ap(i) => Some(*i),
-            Ltl::Not(a) | Ltl::Next(a) | Ltl::Eventually(a) | Ltl::Globally(a) => a.max_ap(),
-            Ltl::And(a, b)
-            | Ltl::Or(a, b)
-            | Ltl::Implies(a, b)
-            | Ltl::Iff(a, b)
-            | Ltl::Until(a, b)
-            | Ltl::WeakUntil(a, b)
-            | Ltl::Release(a, b) => a.max_ap().max(b.max_ap()),
+            _ => self
+                .operands()
+                .into_iter()
+                .flatten()
+                .filter_map(Ltl::max_ap)
+                .max(),
         }
     }
 

@@ -61,5 +61,5 @@ pub use error::{LtlError, Result};
 pub use formula::{Ltl, StepInterval};
 pub use omega::{OmegaProduct, RowBounds, CHOICE_ENTRY};
 pub use product::{
-    probabilities, Fragment, LtlOptions, LtlSolution, PrefixProduct, Product, NO_ENTRY,
+    probabilities, Fragment, LtlOptions, LtlSolution, PrefixProduct, Product, ProductRows, NO_ENTRY,
 };

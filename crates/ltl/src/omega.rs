@@ -57,10 +57,10 @@
 //! states; the product counts against `LtlOptions::max_product_states`. One maximal end
 //! component decomposition, linear per refinement round.
 
-use crate::automaton::{Automaton, FALSE_STATE, TRUE_STATE};
+use crate::automaton::{FALSE_STATE, TRUE_STATE};
 use crate::error::{LtlError, Result};
 use crate::formula::Ltl;
-use crate::product::{check_inputs, explore, letters, LtlOptions, NO_ENTRY};
+use crate::product::{automaton_of, explore, LtlOptions, ProductRows, NO_ENTRY};
 use augur_dtmc::{Matrix, StateSet};
 use augur_solver::graph::scc_pattern;
 use augur_solver::Interrupt;
@@ -84,15 +84,9 @@ pub const MAX_GUESS_SUBFORMULAS: usize = 10;
 /// documentation).
 #[derive(Clone, Debug)]
 pub struct OmegaProduct {
-    /// Row pointers of the product (CSR).
-    pub ptr: Vec<u32>,
-    /// Successors (rows sorted).
-    pub idx: Vec<u32>,
-    /// For every entry, the chain entry it copies, [`NO_ENTRY`] (probability 1) or
-    /// [`CHOICE_ENTRY`] (`[0, 1]`).
-    pub source_entry: Vec<u32>,
-    /// For every chain state `s`, the product node where checking from `s` starts.
-    pub initial: Vec<u32>,
+    /// The transitions: copied entries, [`NO_ENTRY`] (probability 1) and [`CHOICE_ENTRY`]
+    /// (`[0, 1]`); for every chain state `s`, the product node where checking from `s` starts.
+    pub rows: ProductRows,
     /// The accepting states: `true` states of the initial part and accepting end components.
     pub good: StateSet,
     /// Automaton states built (the `af` automaton and its monitors share one table).
@@ -277,7 +271,7 @@ impl OmegaProduct {
         interrupt: &Interrupt,
     ) -> Result<OmegaProduct> {
         let RowBounds { lo, hi, exact } = bounds;
-        let n = check_inputs(matrix, aps, formula)?;
+        let (letter, mut aut, root) = automaton_of(matrix, aps, formula, options, interrupt)?;
         if lo.len() != matrix.nnz() || hi.len() != matrix.nnz() {
             return Err(LtlError::Dimensions(format!(
                 "{} lower and {} upper bounds for {} transitions",
@@ -286,13 +280,6 @@ impl OmegaProduct {
                 matrix.nnz()
             )));
         }
-        let letter = letters(n, aps);
-        let mut aut = Automaton::new(
-            options.max_automaton_states,
-            options.max_automaton_cells,
-            interrupt.clone(),
-        );
-        let root = aut.nnf(formula, false);
         let e = explore(matrix, &letter, &mut aut, root, options, interrupt, true)?;
         let n0 = e.model_state.len();
         let subs = aut.subformulas(root);
@@ -417,8 +404,8 @@ impl OmegaProduct {
                 choice.push((base as u32 + k, CHOICE_ENTRY));
             }
             rows.push(choice);
-            let row = (e.ptr[p] as usize..e.ptr[p + 1] as usize)
-                .map(|k| (entry[e.idx[k] as usize], e.source_entry[k]))
+            let row = (e.rows.ptr[p] as usize..e.rows.ptr[p + 1] as usize)
+                .map(|k| (entry[e.rows.idx[k] as usize], e.rows.source_entry[k]))
                 .collect();
             rows.push(row);
         }
@@ -547,12 +534,14 @@ impl OmegaProduct {
                 }
             }
         }
-        let initial = e.initial.iter().map(|&p| entry[p as usize]).collect();
+        let initial = e.rows.initial.iter().map(|&p| entry[p as usize]).collect();
         Ok(OmegaProduct {
-            ptr: out_ptr,
-            idx: out_idx,
-            source_entry: source,
-            initial,
+            rows: ProductRows {
+                ptr: out_ptr,
+                idx: out_idx,
+                source_entry: source,
+                initial,
+            },
             good,
             automaton_states: aut.num_states(),
             guesses: guesses.len(),
@@ -562,6 +551,6 @@ impl OmegaProduct {
 
     /// Number of product states.
     pub fn num_states(&self) -> usize {
-        self.ptr.len() - 1
+        self.rows.num_states()
     }
 }

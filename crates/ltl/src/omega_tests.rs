@@ -93,8 +93,16 @@ fn bounds(c: &Chain, p: &OmegaProduct) -> (Vec<f64>, Vec<f64>) {
         e => v[e as usize],
     };
     (
-        p.source_entry.iter().map(|&e| b(&c.lo, e, 0.0)).collect(),
-        p.source_entry.iter().map(|&e| b(&c.hi, e, 1.0)).collect(),
+        p.rows
+            .source_entry
+            .iter()
+            .map(|&e| b(&c.lo, e, 0.0))
+            .collect(),
+        p.rows
+            .source_entry
+            .iter()
+            .map(|&e| b(&c.hi, e, 1.0))
+            .collect(),
     )
 }
 
@@ -114,8 +122,8 @@ fn pmax(c: &Chain, aps: &[StateSet], f: &Ltl) -> Result<(Vec<f64>, Vec<f64>), Lt
     )?;
     let (lo, hi) = bounds(c, &p);
     let rows = IntervalRows {
-        ptr: &p.ptr,
-        idx: &p.idx,
+        ptr: &p.rows.ptr,
+        idx: &p.rows.idx,
         lo: &lo,
         hi: &hi,
     };
@@ -127,7 +135,7 @@ fn pmax(c: &Chain, aps: &[StateSet], f: &Ltl) -> Result<(Vec<f64>, Vec<f64>), Lt
     };
     let sol = robust::until(&rows, &all, &p.good, true, &opts)?;
     let (l, h) = sol.bounds.expect("sound bounds");
-    let pick = |v: &[f64]| p.initial.iter().map(|&q| v[q as usize]).collect();
+    let pick = |v: &[f64]| p.rows.initial.iter().map(|&q| v[q as usize]).collect();
     Ok((pick(&l), pick(&h)))
 }
 
@@ -157,12 +165,12 @@ fn resolved(c: &Chain, aps: &[StateSet], f: &Ltl, keys: &[u8]) -> (Vec<f64>, Vec
     )
     .unwrap();
     let b = |v: &[f64], k: u32| if k == NO_ENTRY { 1.0 } else { v[k as usize] };
-    let lo: Vec<f64> = e.source_entry.iter().map(|&k| b(&c.lo, k)).collect();
-    let hi: Vec<f64> = e.source_entry.iter().map(|&k| b(&c.hi, k)).collect();
+    let lo: Vec<f64> = e.rows.source_entry.iter().map(|&k| b(&c.lo, k)).collect();
+    let hi: Vec<f64> = e.rows.source_entry.iter().map(|&k| b(&c.hi, k)).collect();
     let np = e.model_state.len();
     let mut data = lo.clone();
     for s in 0..np {
-        let r = e.ptr[s] as usize..e.ptr[s + 1] as usize;
+        let r = e.rows.ptr[s] as usize..e.rows.ptr[s + 1] as usize;
         let mut order: Vec<usize> = r.clone().collect();
         order.sort_by_key(|&k| (keys[k % keys.len()], k));
         let mut rest = 1.0 - r.clone().map(|k| lo[k]).sum::<f64>();
@@ -172,7 +180,7 @@ fn resolved(c: &Chain, aps: &[StateSet], f: &Ltl, keys: &[u8]) -> (Vec<f64>, Vec
             rest -= add;
         }
     }
-    let m: Matrix = CsMatI::new((np, np), e.ptr.clone(), e.idx.clone(), data);
+    let m: Matrix = CsMatI::new((np, np), e.rows.ptr.clone(), e.rows.idx.clone(), data);
     let lifted: Vec<StateSet> = aps
         .iter()
         .map(|a| {
@@ -191,7 +199,7 @@ fn resolved(c: &Chain, aps: &[StateSet], f: &Ltl, keys: &[u8]) -> (Vec<f64>, Vec
     };
     let r = probabilities(&m, None, &lifted, f, &options, &opts).unwrap();
     let (l, h) = r.solution.bounds.expect("sound bounds");
-    let pick = |v: &[f64]| e.initial.iter().map(|&q| v[q as usize]).collect();
+    let pick = |v: &[f64]| e.rows.initial.iter().map(|&q| v[q as usize]).collect();
     (pick(&l), pick(&h))
 }
 

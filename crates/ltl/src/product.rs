@@ -119,16 +119,55 @@ pub(crate) fn check_inputs(matrix: &Matrix, aps: &[StateSet], formula: &Ltl) -> 
     Ok(n)
 }
 
+/// The transitions of a product of a chain's pattern with an automaton, in CSR form without
+/// values (each entry copies a chain entry or is marked), and where checking from each chain
+/// state starts.
+#[derive(Clone, Debug)]
+pub struct ProductRows {
+    /// Row pointers of the product (CSR).
+    pub ptr: Vec<u32>,
+    /// Successors (rows sorted).
+    pub idx: Vec<u32>,
+    /// For every entry, the chain entry it copies, or a mark: [`NO_ENTRY`] (a decided state's
+    /// probability-1 self-loop), [`crate::CHOICE_ENTRY`] (`[0, 1]`, in an
+    /// [`crate::OmegaProduct`]).
+    pub source_entry: Vec<u32>,
+    /// For every chain state `s`, the product state where checking from `s` starts.
+    pub initial: Vec<u32>,
+}
+
+impl ProductRows {
+    /// Number of product states.
+    pub fn num_states(&self) -> usize {
+        self.ptr.len() - 1
+    }
+}
+
+/// After [`check_inputs`]: the letters of the chain's states and the automaton of `formula`
+/// with its root (the formula in negation normal form).
+pub(crate) fn automaton_of(
+    matrix: &Matrix,
+    aps: &[StateSet],
+    formula: &Ltl,
+    options: &LtlOptions,
+    interrupt: &Interrupt,
+) -> Result<(Vec<u64>, Automaton, u32)> {
+    let n = check_inputs(matrix, aps, formula)?;
+    let letter = letters(n, aps);
+    let mut aut = Automaton::new(
+        options.max_automaton_states,
+        options.max_automaton_cells,
+        interrupt.clone(),
+    );
+    let root = aut.nnf(formula, false);
+    Ok((letter, aut, root))
+}
+
 /// The states of a product reachable from every `(s, root)`, in CSR form.
 pub(crate) struct Explored {
-    pub(crate) ptr: Vec<u32>,
-    pub(crate) idx: Vec<u32>,
-    /// The chain entry each product entry copies ([`NO_ENTRY`] for the self-loop of a decided
-    /// state made absorbing).
-    pub(crate) source_entry: Vec<u32>,
+    pub(crate) rows: ProductRows,
     pub(crate) model_state: Vec<u32>,
     pub(crate) automaton_state: Vec<u32>,
-    pub(crate) initial: Vec<u32>,
 }
 
 /// The product state `(s, q)` moves to `(t, δ(q, L(s)))` for every stored transition `s → t`
@@ -219,12 +258,14 @@ pub(crate) fn explore(
         i += 1;
     }
     Ok(Explored {
-        ptr: indptr,
-        idx: indices,
-        source_entry,
+        rows: ProductRows {
+            ptr: indptr,
+            idx: indices,
+            source_entry,
+            initial,
+        },
         model_state,
         automaton_state,
-        initial,
     })
 }
 
@@ -254,17 +295,10 @@ pub enum Fragment {
 /// interval chain with the same interval on each copied entry.
 #[derive(Clone, Debug)]
 pub struct PrefixProduct {
-    /// Row pointers of the product (CSR).
-    pub ptr: Vec<u32>,
-    /// Successors (rows sorted).
-    pub idx: Vec<u32>,
-    /// For every entry, the chain entry it copies, or [`NO_ENTRY`] (a decided state's
-    /// probability-1 self-loop).
-    pub source_entry: Vec<u32>,
+    /// The transitions (no [`crate::CHOICE_ENTRY`]); checking from `s` starts in `(s, φ)`.
+    pub rows: ProductRows,
     /// The chain state of every product state.
     pub model_state: Vec<u32>,
-    /// For every chain state `s`, the product state `(s, φ)`.
-    pub initial: Vec<u32>,
     /// The product states whose automaton state is `true` (the formula holds).
     pub accepting: StateSet,
     /// The product states whose automaton state is `false` (the formula is violated).
@@ -286,14 +320,7 @@ impl PrefixProduct {
         options: &LtlOptions,
         interrupt: &Interrupt,
     ) -> Result<PrefixProduct> {
-        let n = check_inputs(matrix, aps, formula)?;
-        let letter = letters(n, aps);
-        let mut aut = Automaton::new(
-            options.max_automaton_states,
-            options.max_automaton_cells,
-            interrupt.clone(),
-        );
-        let root = aut.nnf(formula, false);
+        let (letter, mut aut, root) = automaton_of(matrix, aps, formula, options, interrupt)?;
         let subs = aut.subformulas(root);
         let fragment = if !subs.iter().any(|&f| aut.node(f).is_nu()) {
             Fragment::CoSafe
@@ -314,11 +341,8 @@ impl PrefixProduct {
             }
         }
         Ok(PrefixProduct {
-            ptr: e.ptr,
-            idx: e.idx,
-            source_entry: e.source_entry,
+            rows: e.rows,
             model_state: e.model_state,
-            initial: e.initial,
             accepting,
             rejecting,
             fragment,
@@ -343,20 +367,17 @@ impl Product {
         options: &LtlOptions,
         interrupt: &Interrupt,
     ) -> Result<Product> {
-        let n = check_inputs(matrix, aps, formula)?;
-        let letter = letters(n, aps);
-        let mut aut = Automaton::new(
-            options.max_automaton_states,
-            options.max_automaton_cells,
-            interrupt.clone(),
-        );
-        let root = aut.nnf(formula, false);
+        let (letter, mut aut, root) = automaton_of(matrix, aps, formula, options, interrupt)?;
         let e = explore(matrix, &letter, &mut aut, root, options, interrupt, false)?;
-        let (model_state, automaton_state, initial, source_entry) =
-            (e.model_state, e.automaton_state, e.initial, e.source_entry);
+        let (model_state, automaton_state, initial, source_entry) = (
+            e.model_state,
+            e.automaton_state,
+            e.rows.initial,
+            e.rows.source_entry,
+        );
         let val = matrix.data();
         let data: Vec<f64> = source_entry.iter().map(|&k| val[k as usize]).collect();
-        let (indptr, indices) = (e.ptr, e.idx);
+        let (indptr, indices) = (e.rows.ptr, e.rows.idx);
         let np = model_state.len();
         let product = CsMatI::new((np, np), indptr, indices, data);
 

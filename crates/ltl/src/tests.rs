@@ -426,6 +426,7 @@ fn prefix_probs(m: &Matrix, aps: &[StateSet], f: &Ltl) -> Option<Vec<f64>> {
     };
     let np = p.num_states();
     let data: Vec<f64> = p
+        .rows
         .source_entry
         .iter()
         .map(|&e| {
@@ -436,7 +437,7 @@ fn prefix_probs(m: &Matrix, aps: &[StateSet], f: &Ltl) -> Option<Vec<f64>> {
             }
         })
         .collect();
-    let pm: Matrix = sprs::CsMatI::new((np, np), p.ptr.clone(), p.idx.clone(), data);
+    let pm: Matrix = sprs::CsMatI::new((np, np), p.rows.ptr.clone(), p.rows.idx.clone(), data);
     let mut all = StateSet::with_capacity(np);
     all.insert_range(..);
     let (target, flip) = match p.fragment {
@@ -445,7 +446,8 @@ fn prefix_probs(m: &Matrix, aps: &[StateSet], f: &Ltl) -> Option<Vec<f64>> {
     };
     let v = until_values(&pm, &all, target);
     Some(
-        p.initial
+        p.rows
+            .initial
             .iter()
             .map(|&i| {
                 if flip {

@@ -3,6 +3,7 @@
 
 use crate::error::{MonitorError, Result};
 use crate::eval::EvalReport;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 fn err<E: std::fmt::Display>(e: E) -> MonitorError {
@@ -18,151 +19,162 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
-/// The detection / false-positive curve of the monitor (and the matrix baseline), with the
-/// other baselines as points.
-pub fn roc_svg(r: &EvalReport) -> Result<String> {
+/// The text of an SVG of `size` pixels holding one chart: `title` (in a sans-serif font of
+/// `font` pixels) over `x` × `y`, the axes described as `descs` (with `x_mesh`, vertical mesh
+/// lines too), the series drawn by `draw` and their legend at `legend` (`None`: no legend).
+#[allow(clippy::type_complexity)]
+fn chart_svg<X, Y>(
+    size: (u32, u32),
+    (title, font): (&str, i32),
+    (x, y): (X, Y),
+    (x_desc, y_desc, x_mesh): (&str, &str, bool),
+    legend: Option<SeriesLabelPosition>,
+    draw: impl FnOnce(
+        &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>,
+    ) -> Result<()>,
+) -> Result<String>
+where
+    X: AsRangedCoord,
+    Y: AsRangedCoord,
+    X::CoordDescType: ValueFormatter<X::Value>,
+    Y::CoordDescType: ValueFormatter<Y::Value>,
+{
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (640, 480)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "Detection vs false positives (test runs)",
-                ("sans-serif", 20),
-            )
+            .caption(title, ("sans-serif", font))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(50)
-            .build_cartesian_2d(0f64..1f64, 0f64..1.02f64)
+            .build_cartesian_2d(x, y)
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("false-positive rate")
-            .y_desc("detection rate")
-            .draw()
-            .map_err(err)?;
-        let line = |pts: &[crate::eval::CurvePoint]| -> Vec<(f64, f64)> {
-            let mut v: Vec<(f64, f64)> = vec![(0.0, 0.0)];
-            v.extend(pts.iter().map(|p| (p.fpr, p.detection)));
-            v.push((1.0, 1.0));
-            v
-        };
-        let auc = r.rows.first().and_then(|x| x.auc).unwrap_or(f64::NAN);
-        chart
-            .draw_series(LineSeries::new(line(&r.curve), COLORS[0].stroke_width(2)))
-            .map_err(err)?
-            .label(format!("Augur monitor (AUC {auc:.3})"))
-            .legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], COLORS[0].stroke_width(2))
-            });
-        if !r.matrix_curve.is_empty() {
-            let a = r
-                .rows
-                .iter()
-                .find(|x| x.method.contains("5×5"))
-                .and_then(|x| x.auc)
-                .unwrap_or(f64::NAN);
-            chart
-                .draw_series(LineSeries::new(
-                    line(&r.matrix_curve),
-                    COLORS[3].stroke_width(2),
-                ))
-                .map_err(err)?
-                .label(format!("5x5 matrix (AUC {a:.3})"))
-                .legend(|(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], COLORS[3].stroke_width(2))
-                });
+        let mut mesh = chart.configure_mesh();
+        if !x_mesh {
+            mesh.disable_x_mesh();
         }
-        chart
-            .draw_series(LineSeries::new(
-                vec![(0.0, 0.0), (1.0, 1.0)],
-                BLACK.mix(0.3),
-            ))
-            .map_err(err)?;
-        let point_colors = [COLORS[2], COLORS[4], COLORS[5], COLORS[1]];
-        for (i, (name, fpr, det)) in r
-            .baseline_points
-            .iter()
-            .filter(|b| !b.0.contains("5×5"))
-            .enumerate()
-        {
-            let c = point_colors[i % point_colors.len()];
+        mesh.x_desc(x_desc).y_desc(y_desc).draw().map_err(err)?;
+        draw(&mut chart)?;
+        if let Some(position) = legend {
             chart
-                .draw_series(std::iter::once(Circle::new((*fpr, *det), 6, c.filled())))
-                .map_err(err)?
-                .label(name.clone())
-                .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.filled()));
+                .configure_series_labels()
+                .position(position)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(err)?;
         }
-        if let Some(main) = r.rows.first() {
-            let m = &main.metrics;
-            chart
-                .draw_series(std::iter::once(TriangleMarker::new(
-                    (m.false_positive.rate, m.detection.rate),
-                    8,
-                    COLORS[0].filled(),
-                )))
-                .map_err(err)?
-                .label("monitor at the threshold chosen on training")
-                .legend(|(x, y)| TriangleMarker::new((x + 10, y), 6, COLORS[0].filled()));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(out)
 }
 
-/// Horizon curves P(F≤h target) per risk level.
-pub fn horizons_svg(r: &EvalReport) -> Result<String> {
-    let mut out = String::new();
-    {
-        let h = r.horizon_curves.first().map_or(1, |c| c.1.len()).max(1);
-        let root = SVGBackend::with_string(&mut out, (640, 480)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "P(F<=h target) by risk level (learned fallback)",
-                ("sans-serif", 20),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(50)
-            .build_cartesian_2d(1f64..h as f64, 0f64..1.02f64)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("horizon h (steps)")
-            .y_desc("probability")
-            .draw()
-            .map_err(err)?;
-        for (i, (level, curve)) in r.horizon_curves.iter().enumerate() {
-            let c = COLORS[i % COLORS.len()];
+/// The detection / false-positive curve of the monitor (and the matrix baseline), with the
+/// other baselines as points.
+pub fn roc_svg(r: &EvalReport) -> Result<String> {
+    chart_svg(
+        (640, 480),
+        ("Detection vs false positives (test runs)", 20),
+        (0f64..1f64, 0f64..1.02f64),
+        ("false-positive rate", "detection rate", true),
+        Some(SeriesLabelPosition::LowerRight),
+        |chart| {
+            let line = |pts: &[crate::eval::CurvePoint]| -> Vec<(f64, f64)> {
+                let mut v: Vec<(f64, f64)> = vec![(0.0, 0.0)];
+                v.extend(pts.iter().map(|p| (p.fpr, p.detection)));
+                v.push((1.0, 1.0));
+                v
+            };
+            let auc = r.rows.first().and_then(|x| x.auc).unwrap_or(f64::NAN);
+            chart
+                .draw_series(LineSeries::new(line(&r.curve), COLORS[0].stroke_width(2)))
+                .map_err(err)?
+                .label(format!("Augur monitor (AUC {auc:.3})"))
+                .legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], COLORS[0].stroke_width(2))
+                });
+            if !r.matrix_curve.is_empty() {
+                let a = r
+                    .rows
+                    .iter()
+                    .find(|x| x.method.contains("5×5"))
+                    .and_then(|x| x.auc)
+                    .unwrap_or(f64::NAN);
+                chart
+                    .draw_series(LineSeries::new(
+                        line(&r.matrix_curve),
+                        COLORS[3].stroke_width(2),
+                    ))
+                    .map_err(err)?
+                    .label(format!("5x5 matrix (AUC {a:.3})"))
+                    .legend(|(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], COLORS[3].stroke_width(2))
+                    });
+            }
             chart
                 .draw_series(LineSeries::new(
-                    curve.iter().enumerate().map(|(k, &v)| ((k + 1) as f64, v)),
-                    c.stroke_width(2),
+                    vec![(0.0, 0.0), (1.0, 1.0)],
+                    BLACK.mix(0.3),
                 ))
-                .map_err(err)?
-                .label(level.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+                .map_err(err)?;
+            let point_colors = [COLORS[2], COLORS[4], COLORS[5], COLORS[1]];
+            for (i, (name, fpr, det)) in r
+                .baseline_points
+                .iter()
+                .filter(|b| !b.0.contains("5×5"))
+                .enumerate()
+            {
+                let c = point_colors[i % point_colors.len()];
+                chart
+                    .draw_series(std::iter::once(Circle::new((*fpr, *det), 6, c.filled())))
+                    .map_err(err)?
+                    .label(name.clone())
+                    .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.filled()));
+            }
+            if let Some(main) = r.rows.first() {
+                let m = &main.metrics;
+                chart
+                    .draw_series(std::iter::once(TriangleMarker::new(
+                        (m.false_positive.rate, m.detection.rate),
+                        8,
+                        COLORS[0].filled(),
+                    )))
+                    .map_err(err)?
+                    .label("monitor at the threshold chosen on training")
+                    .legend(|(x, y)| TriangleMarker::new((x + 10, y), 6, COLORS[0].filled()));
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Horizon curves P(F≤h target) per risk level.
+pub fn horizons_svg(r: &EvalReport) -> Result<String> {
+    let h = r.horizon_curves.first().map_or(1, |c| c.1.len()).max(1);
+    chart_svg(
+        (640, 480),
+        ("P(F<=h target) by risk level (learned fallback)", 20),
+        (1f64..h as f64, 0f64..1.02f64),
+        ("horizon h (steps)", "probability", true),
+        Some(SeriesLabelPosition::UpperLeft),
+        |chart| {
+            for (i, (level, curve)) in r.horizon_curves.iter().enumerate() {
+                let c = COLORS[i % COLORS.len()];
+                chart
+                    .draw_series(LineSeries::new(
+                        curve.iter().enumerate().map(|(k, &v)| ((k + 1) as f64, v)),
+                        c.stroke_width(2),
+                    ))
+                    .map_err(err)?
+                    .label(level.clone())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                    });
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Histogram of lead times (v − k) of the prevented unsafe test runs.
@@ -174,36 +186,25 @@ pub fn lead_svg(r: &EvalReport) -> Result<String> {
         counts[l] += 1;
     }
     let top = counts.iter().copied().max().unwrap_or(0).max(1);
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (640, 400)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "Lead time of prevented violations (steps before the violating call)",
-                ("sans-serif", 18),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(50)
-            .build_cartesian_2d((0u32..max + 1).into_segmented(), 0u32..top + 1)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc("lead (steps)")
-            .y_desc("runs")
-            .draw()
-            .map_err(err)?;
-        chart
-            .draw_series(
-                Histogram::vertical(&chart)
-                    .style(COLORS[0].filled())
-                    .margin(8)
-                    .data(counts.iter().enumerate().map(|(k, &c)| (k as u32, c))),
-            )
-            .map_err(err)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+    chart_svg(
+        (640, 400),
+        (
+            "Lead time of prevented violations (steps before the violating call)",
+            18,
+        ),
+        ((0u32..max + 1).into_segmented(), 0u32..top + 1),
+        ("lead (steps)", "runs", false),
+        None,
+        |chart| {
+            chart
+                .draw_series(
+                    Histogram::vertical(chart)
+                        .style(COLORS[0].filled())
+                        .margin(8)
+                        .data(counts.iter().enumerate().map(|(k, &c)| (k as u32, c))),
+                )
+                .map_err(err)?;
+            Ok(())
+        },
+    )
 }

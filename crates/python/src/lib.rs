@@ -384,18 +384,31 @@ fn load_model(
     timeout: Option<f64>,
     max_smoothed_transitions: Option<usize>,
 ) -> PyResult<NativeModel> {
-    let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
-    let l = with_smoothed(limits(max_states, timeout)?, max_smoothed_transitions);
     let p = std::path::PathBuf::from(path);
-    let opts = augur_check::LoadOptions {
-        constants: c,
-        exact,
-        limits: l.clone(),
-        ..Default::default()
-    };
-    let r = interruptible(py, &l, move || {
+    let limits = (max_states, timeout, max_smoothed_transitions);
+    read_model(py, constants, limits, move |constants, limits| {
+        let opts = augur_check::LoadOptions {
+            constants,
+            exact,
+            limits,
+            ..Default::default()
+        };
         Model::load(&p, &opts).map_err(|e| ToolError::check(&e))
-    })?;
+    })
+}
+
+/// A model read by `read` from the constants given as text and the limits (`max_states`,
+/// `timeout`, `max_smoothed_transitions`), on a worker thread (KeyboardInterrupt cancels it).
+fn read_model(
+    py: Python<'_>,
+    constants: Option<&str>,
+    (max_states, timeout, max_smoothed): (Option<usize>, Option<f64>, Option<usize>),
+    read: impl FnOnce(augur_check::Constants, Limits) -> Result<Model, ToolError> + Send + 'static,
+) -> PyResult<NativeModel> {
+    let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
+    let l = with_smoothed(limits(max_states, timeout)?, max_smoothed);
+    let worker = l.clone();
+    let r = interruptible(py, &l, move || read(c, worker))?;
     r.map(|m| NativeModel {
         model: Arc::new(m),
         learned: None,
@@ -417,21 +430,15 @@ fn parse_model(
     timeout: Option<f64>,
     max_smoothed_transitions: Option<usize>,
 ) -> PyResult<NativeModel> {
-    let c = ops::parse_constants("const", constants.unwrap_or("")).map_err(|e| py_err(py, e))?;
-    let l = with_smoothed(limits(max_states, timeout)?, max_smoothed_transitions);
-    let (text, format, worker) = (text.to_string(), format.map(str::to_string), l.clone());
-    let r = interruptible(py, &l, move || {
+    let (text, format) = (text.to_string(), format.map(str::to_string));
+    let limits = (max_states, timeout, max_smoothed_transitions);
+    read_model(py, constants, limits, move |c, worker| {
         let source = ModelSource::Text {
             text: &text,
             format: format.as_deref(),
         };
         ops::load_model(source, None, &c, exact, &worker)
-    })?;
-    r.map(|m| NativeModel {
-        model: Arc::new(m),
-        learned: None,
     })
-    .map_err(|e| py_err(py, e))
 }
 
 /// Checks properties; returns the JSON of `augur check --json`. Raises the first failing
@@ -628,16 +635,18 @@ struct NativeMonitor {
 
 #[pymethods]
 impl NativeMonitor {
-    /// Compiles a monitor from models (`(model, category or None)`) for a property, as
-    /// `augur monitor compile` does: `constants` for names used in the property, `states`
-    /// (`dtr`, `risk-level`, `abstraction`), a classifier or abstraction spec file, under
-    /// `timeout`; interruptible (KeyboardInterrupt cancels it).
+    /// Compiles a monitor for a property as `augur monitor compile` does, from models
+    /// (`(model, category or None)`) or, given `paths`, from model files (loaded with
+    /// `constants` under `max_states` and `timeout`): `constants` for names used in the
+    /// property, `states` (`dtr`, `risk-level`, `abstraction`), a classifier or abstraction
+    /// spec file, under `timeout`; interruptible (KeyboardInterrupt cancels it).
     #[staticmethod]
-    #[pyo3(signature = (models, prop, horizon=None, constants=None, max_states=None, timeout=None, states=None, classifier=None, abstraction=None, robust=false, confidence=None, explain=false))]
+    #[pyo3(signature = (models, paths, prop, horizon=None, constants=None, max_states=None, timeout=None, states=None, classifier=None, abstraction=None, robust=false, confidence=None, explain=false))]
     #[allow(clippy::too_many_arguments)]
     fn compile(
         py: Python<'_>,
         models: Vec<(PyRef<'_, NativeModel>, Option<String>)>,
+        paths: Option<Vec<String>>,
         prop: &str,
         horizon: Option<u32>,
         constants: Option<&str>,
@@ -664,71 +673,34 @@ impl NativeMonitor {
             confidence,
             explain,
         )?;
-        let mut sources = Vec::new();
-        for (m, cat) in &models {
-            let mut s =
-                augur_monitor::compile::Source::from_model((*m.model).clone(), m.model.name());
-            s.category = cat.clone();
-            s.counts = m.learned.as_ref().map(|l| l.counts.clone());
-            // A model learned with intervals: the confidence its document records.
-            s.interval_confidence = m.learned.as_ref().and_then(|l| {
-                let doc: serde_json::Value = serde_json::from_str(&l.document).ok()?;
-                let iv = doc.pointer("/metadata/learned/intervals")?;
-                let method = iv.get("method").and_then(|m| m.as_str()).unwrap_or("");
-                Some((iv.get("confidence")?.as_f64()?, method.to_string()))
-            });
-            sources.push(s);
+        let m = if let Some(paths) = paths {
+            interruptible(py, &l, move || {
+                let args: Vec<_> = paths
+                    .iter()
+                    .map(|p| augur_monitor::compile::ModelArg::parse(p))
+                    .collect();
+                augur_monitor::compile::compile(&args, &opts)
+            })?
+        } else {
+            let mut sources = Vec::new();
+            for (m, cat) in &models {
+                let mut s =
+                    augur_monitor::compile::Source::from_model((*m.model).clone(), m.model.name());
+                s.category = cat.clone();
+                s.counts = m.learned.as_ref().map(|l| l.counts.clone());
+                // A model learned with intervals: the confidence its document records.
+                s.interval_confidence = m.learned.as_ref().and_then(|l| {
+                    let doc: serde_json::Value = serde_json::from_str(&l.document).ok()?;
+                    let iv = doc.pointer("/metadata/learned/intervals")?;
+                    let method = iv.get("method").and_then(|m| m.as_str()).unwrap_or("");
+                    Some((iv.get("confidence")?.as_f64()?, method.to_string()))
+                });
+                sources.push(s);
+            }
+            interruptible(py, &l, move || {
+                augur_monitor::compile::compile_dtmcs(sources, &opts)
+            })?
         }
-        let m = interruptible(py, &l, move || {
-            augur_monitor::compile::compile_dtmcs(sources, &opts)
-        })?
-        .map_err(|e| monitor_err(py, e))?;
-        Ok(NativeMonitor {
-            monitor: Arc::new(m),
-        })
-    }
-
-    /// Compiles monitor files as `augur monitor compile` does (models by path, loaded with
-    /// `constants` under `max_states` and `timeout`; the other options as for `compile`).
-    #[staticmethod]
-    #[pyo3(signature = (paths, prop, horizon=None, constants=None, max_states=None, timeout=None, states=None, classifier=None, abstraction=None, robust=false, confidence=None, explain=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn compile_files(
-        py: Python<'_>,
-        paths: Vec<String>,
-        prop: &str,
-        horizon: Option<u32>,
-        constants: Option<&str>,
-        max_states: Option<usize>,
-        timeout: Option<f64>,
-        states: Option<&str>,
-        classifier: Option<&str>,
-        abstraction: Option<&str>,
-        robust: bool,
-        confidence: Option<f64>,
-        explain: bool,
-    ) -> PyResult<NativeMonitor> {
-        let l = limits(max_states, timeout)?;
-        let opts = compile_options(
-            py,
-            prop,
-            horizon,
-            constants,
-            &l,
-            states,
-            classifier,
-            abstraction,
-            robust,
-            confidence,
-            explain,
-        )?;
-        let m = interruptible(py, &l, move || {
-            let args: Vec<_> = paths
-                .iter()
-                .map(|p| augur_monitor::compile::ModelArg::parse(p))
-                .collect();
-            augur_monitor::compile::compile(&args, &opts)
-        })?
         .map_err(|e| monitor_err(py, e))?;
         Ok(NativeMonitor {
             monitor: Arc::new(m),

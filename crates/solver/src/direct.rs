@@ -524,6 +524,7 @@ fn verify(
 /// multifrontal LU first (from [`MF_MIN`] states, when its fill and flops are affordable), then,
 /// when that fails or its certificate is too wide, faer's sparse LU with partial pivoting (when
 /// its predicted fill is affordable). The kind returned is the one that stored the bounds.
+/// With `only` (tests), only that factorisation is used, whatever the block's size.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_block(
     sys: &System,
@@ -533,23 +534,9 @@ pub(crate) fn solve_block(
     bounds: (f64, f64),
     tight: &dyn Fn(f64, f64) -> bool,
     s: &mut Scratch,
-) -> (Outcome, Kind) {
-    solve_block_with(sys, block, lo, hi, bounds, tight, s, None)
-}
-
-/// [`solve_block`], or only the factorisation `only` when given (whatever the block's size).
-#[allow(clippy::too_many_arguments)]
-fn solve_block_with(
-    sys: &System,
-    block: &[u32],
-    lo: &mut [f64],
-    hi: &mut [f64],
-    bounds: (f64, f64),
-    tight: &dyn Fn(f64, f64) -> bool,
-    s: &mut Scratch,
     only: Option<Kind>,
 ) -> (Outcome, Kind) {
-    let (outcome, kind) = attempt_with(sys, block, lo, hi, bounds, tight, s, only);
+    let (outcome, kind) = attempt(sys, block, lo, hi, bounds, tight, s, only);
     if outcome != Outcome::Failed {
         apply(block, s.bounds(block.len()), lo, hi);
     }
@@ -575,22 +562,10 @@ pub(crate) fn apply(block: &[u32], found: &[f64], lo: &mut [f64], hi: &mut [f64]
 
 /// [`solve_block`] without storing: on success ([`Outcome::Tight`] or [`Outcome::Loose`]) the
 /// block's new bounds are in [`Scratch::bounds`], and `lo`, `hi` are only read (blocks that do
-/// not depend on each other can be attempted at the same time).
-pub(crate) fn attempt(
-    sys: &System,
-    block: &[u32],
-    lo: &[f64],
-    hi: &[f64],
-    bounds: (f64, f64),
-    tight: &dyn Fn(f64, f64) -> bool,
-    s: &mut Scratch,
-) -> (Outcome, Kind) {
-    attempt_with(sys, block, lo, hi, bounds, tight, s, None)
-}
-
-/// [`attempt`], or only the factorisation `only` when given.
+/// not depend on each other can be attempted at the same time). `only` as for
+/// [`solve_block`].
 #[allow(clippy::too_many_arguments)]
-fn attempt_with(
+pub(crate) fn attempt(
     sys: &System,
     block: &[u32],
     lo: &[f64],
@@ -628,7 +603,7 @@ fn attempt_with(
     res
 }
 
-/// The sparse paths of [`attempt_with`] (the block's positions are marked).
+/// The sparse paths of [`attempt`] (the block's positions are marked).
 #[allow(clippy::too_many_arguments)]
 fn solve_sparse(
     sys: &System,
@@ -1006,14 +981,7 @@ mod tests {
             (r.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
         };
         let n = m + 2;
-        let mut sys = System {
-            ptr: vec![0],
-            col: Vec::new(),
-            val: Vec::new(),
-            inv: vec![1.0; n],
-            diag: vec![0.0; n],
-            b: vec![0.0; n],
-        };
+        let mut sys = System::empty(n);
         for i in 0..m {
             let mut w: Vec<(u32, f64)> = Vec::new();
             w.push(((i + 1) as u32, 0.2 + next()));
@@ -1087,7 +1055,7 @@ mod tests {
         let (sys, mut lo, mut hi) = random_block(seed, m, stiff);
         let block: Vec<u32> = (0..m as u32).collect();
         let mut scratch = Scratch::new(m + 2);
-        let (outcome, kind) = solve_block_with(
+        let (outcome, kind) = solve_block(
             &sys,
             &block,
             &mut lo,
@@ -1121,6 +1089,22 @@ mod tests {
         Ok((outcome, kind))
     }
 
+    /// [`check_block`] with the path `kind` alone: it is the one used, and it certifies.
+    fn certifies_alone(
+        seed: u64,
+        m: usize,
+        stiff: bool,
+        kind: Kind,
+    ) -> std::result::Result<(), TestCaseError> {
+        let (outcome, used) = check_block(seed, m, stiff, Some(kind))?;
+        prop_assert_eq!(used, kind);
+        prop_assert!(
+            outcome != Outcome::Failed,
+            "no certificate for a regular block"
+        );
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
         /// The certified direct path (dense LU up to 64 states, the multifrontal LU above,
@@ -1145,9 +1129,7 @@ mod tests {
         fn faer_lu_bounds_contain_the_exact_solution(
             seed in any::<u64>(), m in 2usize..96, stiff in any::<bool>()
         ) {
-            let (outcome, kind) = check_block(seed, m, stiff, Some(Kind::Sparse))?;
-            prop_assert_eq!(kind, Kind::Sparse);
-            prop_assert!(outcome != Outcome::Failed, "no certificate for a regular block");
+            certifies_alone(seed, m, stiff, Kind::Sparse)?;
         }
 
         /// The multifrontal LU alone (nested dissection, `f32` factors, refinement), forced
@@ -1157,9 +1139,7 @@ mod tests {
         fn multifrontal_bounds_contain_the_exact_solution(
             seed in any::<u64>(), m in 2usize..160, stiff in any::<bool>()
         ) {
-            let (outcome, kind) = check_block(seed, m, stiff, Some(Kind::Multifrontal))?;
-            prop_assert_eq!(kind, Kind::Multifrontal);
-            prop_assert!(outcome != Outcome::Failed, "no certificate for a regular block");
+            certifies_alone(seed, m, stiff, Kind::Multifrontal)?;
         }
     }
 
@@ -1184,6 +1164,7 @@ mod tests {
             (0.0, 1.0),
             &|_, _| true,
             &mut scratch,
+            None,
         );
         assert_eq!(outcome, Outcome::Failed);
         assert_eq!((lo, hi), (vec![0.0; 2], vec![1.0; 2]));

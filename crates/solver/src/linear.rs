@@ -66,6 +66,19 @@ pub(crate) struct System {
 }
 
 impl System {
+    /// `n` states without transitions or constants (rows are pushed after `ptr`'s 0).
+    #[cfg(test)]
+    pub(crate) fn empty(n: usize) -> System {
+        System {
+            ptr: vec![0],
+            col: Vec::new(),
+            val: Vec::new(),
+            inv: vec![1.0; n],
+            diag: vec![0.0; n],
+            b: vec![0.0; n],
+        }
+    }
+
     pub fn n(&self) -> usize {
         self.b.len()
     }
@@ -708,6 +721,26 @@ fn first_pass_in_levels(
 ) -> Result<()> {
     let blocks = starts.len() - 1;
     let block = |k: usize| &order[starts[k] as usize..starts[k + 1] as usize];
+    // A block finished as in [`solve_block`] (after the direct solver's attempt `tried`).
+    let solve = |b: &[u32],
+                 lo: &mut [f64],
+                 hi: &mut [f64],
+                 c: &mut Counter,
+                 scratch: &mut direct::Scratch,
+                 tried: Option<(direct::Outcome, direct::Kind)>| {
+        solve_block(
+            sys,
+            b,
+            block_of,
+            lo,
+            hi,
+            eps_b,
+            opts,
+            c,
+            Some((scratch, bounds)),
+            tried,
+        )
+    };
     let mut level = vec![0u32; blocks];
     for k in 0..blocks {
         let mut l = 0;
@@ -762,7 +795,7 @@ fn first_pass_in_levels(
                     continue;
                 }
                 let is_tight = |l: f64, h: f64| tight(l, h, tol, opts.relative);
-                let t = direct::attempt(sys, b, lo_r, hi_r, bounds, &is_tight, s);
+                let t = direct::attempt(sys, b, lo_r, hi_r, bounds, &is_tight, s, None);
                 if t.0 != direct::Outcome::Failed {
                     found.extend_from_slice(s.bounds(b.len()));
                 }
@@ -798,19 +831,7 @@ fn first_pass_in_levels(
                     c.solved_directly(kind);
                     continue;
                 }
-                let direct = Some((&mut *scratch, bounds));
-                solve_block(
-                    sys,
-                    b,
-                    block_of,
-                    lo,
-                    hi,
-                    eps_b,
-                    opts,
-                    c,
-                    direct,
-                    Some((outcome, kind)),
-                )?;
+                solve(b, lo, hi, c, scratch, Some((outcome, kind)))?;
             }
         }
         debug_assert_eq!(attempted, dense.len());
@@ -820,19 +841,7 @@ fn first_pass_in_levels(
             if !dense.is_empty() && m > 1 && m <= direct::DENSE_MAX {
                 continue;
             }
-            let direct = Some((&mut *scratch, bounds));
-            solve_block(
-                sys,
-                block(k as usize),
-                block_of,
-                lo,
-                hi,
-                eps_b,
-                opts,
-                c,
-                direct,
-                None,
-            )?;
+            solve(block(k as usize), lo, hi, c, scratch, None)?;
         }
     }
     Ok(())
@@ -948,7 +957,7 @@ fn solve_block(
             None => {
                 opts.interrupt.check(c.iterations)?;
                 let is_tight = |l: f64, h: f64| tight(l, h, tol, rel);
-                let t = direct::solve_block(sys, block, lo, hi, bounds, &is_tight, scratch);
+                let t = direct::solve_block(sys, block, lo, hi, bounds, &is_tight, scratch, None);
                 opts.interrupt.check(c.iterations)?;
                 t
             }

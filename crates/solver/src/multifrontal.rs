@@ -432,6 +432,28 @@ pub(crate) struct Factor {
     pivot: Vec<f64>,
 }
 
+/// Calls `f(r, c, a)` for every entry `a = A[i][j]` of `block` (positions `pos`) with both
+/// ends in the block, in the numbering `r`, `c` of `sym`, row by row in the block's order.
+#[inline]
+fn for_each_entry(
+    sys: &System,
+    block: &[u32],
+    pos: &[u32],
+    sym: &Symbolic,
+    mut f: impl FnMut(u32, u32, f64),
+) {
+    for (k, &i) in block.iter().enumerate() {
+        let i = i as usize;
+        let r = sym.inv[k];
+        for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
+            let p = pos[sys.col[e] as usize];
+            if p != u32::MAX {
+                f(r, sym.inv[p as usize], sys.val[e]);
+            }
+        }
+    }
+}
+
 /// Factorises `M = I − A_BB` of `block` (positions `pos`) in the order of `sym`; `None` when
 /// a pivot is zero or not finite, or an entry falls outside the symbolic structure.
 pub(crate) fn factorize(sys: &System, block: &[u32], pos: &[u32], sym: Symbolic) -> Option<Factor> {
@@ -446,22 +468,15 @@ pub(crate) fn factorize(sys: &System, block: &[u32], pos: &[u32], sym: Symbolic)
     let mut own_ptr = vec![0u32; m + 1];
     let mut diag = vec![0.0f64; m];
     for (k, &i) in block.iter().enumerate() {
-        let i = i as usize;
-        let r = sym.inv[k];
-        diag[r as usize] = 1.0 - sys.diag[i];
-        for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
-            let p = pos[sys.col[e] as usize];
-            if p == u32::MAX {
-                continue;
-            }
-            let c = sym.inv[p as usize];
-            if c == r {
-                diag[r as usize] -= sys.val[e];
-            } else {
-                own_ptr[r.min(c) as usize + 1] += 1;
-            }
-        }
+        diag[sym.inv[k] as usize] = 1.0 - sys.diag[i as usize];
     }
+    for_each_entry(sys, block, pos, &sym, |r, c, v| {
+        if c == r {
+            diag[r as usize] -= v;
+        } else {
+            own_ptr[r.min(c) as usize + 1] += 1;
+        }
+    });
     for k in 0..m {
         own_ptr[k + 1] += own_ptr[k];
     }
@@ -470,25 +485,16 @@ pub(crate) fn factorize(sys: &System, block: &[u32], pos: &[u32], sym: Symbolic)
     let mut own_val = vec![0.0f64; total];
     {
         let mut fill: Vec<u32> = own_ptr[..m].to_vec();
-        for (k, &i) in block.iter().enumerate() {
-            let i = i as usize;
-            let r = sym.inv[k];
-            for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
-                let p = pos[sys.col[e] as usize];
-                if p == u32::MAX {
-                    continue;
-                }
-                let c = sym.inv[p as usize];
-                if c == r {
-                    continue;
-                }
-                let (owner, tag) = if r < c { (r, c | UPPER) } else { (c, r) };
-                let at = fill[owner as usize] as usize;
-                own_idx[at] = tag;
-                own_val[at] = -sys.val[e];
-                fill[owner as usize] += 1;
+        for_each_entry(sys, block, pos, &sym, |r, c, v| {
+            if c == r {
+                return;
             }
-        }
+            let (owner, tag) = if r < c { (r, c | UPPER) } else { (c, r) };
+            let at = fill[owner as usize] as usize;
+            own_idx[at] = tag;
+            own_val[at] = -v;
+            fill[owner as usize] += 1;
+        });
     }
     let mut l = Vec::new();
     let mut u = Vec::new();
@@ -806,14 +812,7 @@ mod tests {
     /// probability as the constant.
     fn walk(k: usize) -> System {
         let n = k * k;
-        let mut sys = System {
-            ptr: vec![0],
-            col: Vec::new(),
-            val: Vec::new(),
-            inv: vec![1.0; n],
-            diag: vec![0.0; n],
-            b: vec![0.0; n],
-        };
+        let mut sys = System::empty(n);
         for y in 0..k {
             for x in 0..k {
                 for (dx, dy, p) in [(-1, 0, 0.22), (0, -1, 0.22), (0, 1, 0.26), (1, 0, 0.3)] {
@@ -901,6 +900,7 @@ mod tests {
             (0.0, 1.0),
             &|l, h| h - l <= 1e-9 * l.abs(),
             &mut scratch,
+            None,
         );
         assert_eq!((outcome, kind), (Outcome::Tight, Kind::Multifrontal));
         let exact = crate::linear::lu_solve(&sys).unwrap();

@@ -889,8 +889,9 @@ mod tests {
         BigRational::new(BigInt::from(n), BigInt::from(d))
     }
 
-    /// An interval model from `(src, dst, lo, hi)` (dyadic bounds: their decimals are exact).
-    fn model(n: usize, edges: &[(u32, u32, f64, f64)]) -> Dtmc {
+    /// The exact rows of an interval model from `(src, dst, lo, hi)` (dyadic bounds: their
+    /// decimals are exact).
+    fn exact_rows(n: usize, edges: &[(u32, u32, f64, f64)]) -> ExactRows {
         let mut b = DtmcBuilder::new(n);
         for &(s, t, _, _) in edges {
             let k = edges.iter().filter(|e| e.0 == s).count();
@@ -898,7 +899,7 @@ mod tests {
         }
         b.add_initial(0).unwrap();
         let (d, _) = b.build().unwrap();
-        Dtmc::from_interval_entries(d, edges.iter().copied()).unwrap()
+        ExactRows::of(&Dtmc::from_interval_entries(d, edges.iter().copied()).unwrap()).unwrap()
     }
 
     fn set(n: usize, members: &[usize]) -> StateSet {
@@ -913,7 +914,7 @@ mod tests {
     /// one improvement step is needed.
     #[test]
     fn policy_iteration_improves_a_wrong_first_policy() {
-        let m = model(
+        let rows = exact_rows(
             3,
             &[
                 (0, 0, 0.0, 0.5),
@@ -923,7 +924,6 @@ mod tests {
                 (2, 2, 1.0, 1.0),
             ],
         );
-        let rows = ExactRows::of(&m).unwrap();
         let (all, goal) = (set(3, &[0, 1, 2]), set(3, &[1]));
         let opts = SolveOptions::default();
         // The hint calls the failure best and the goal worst: max's first policy favours the
@@ -943,7 +943,7 @@ mod tests {
     /// policy stays in {0, 1} forever: the first policy must be the distance-based one.
     #[test]
     fn an_improper_first_policy_is_replaced() {
-        let m = model(
+        let rows = exact_rows(
             4,
             &[
                 (0, 1, 0.0, 1.0),
@@ -954,7 +954,6 @@ mod tests {
                 (3, 3, 1.0, 1.0),
             ],
         );
-        let rows = ExactRows::of(&m).unwrap();
         let (all, goal) = (set(4, &[0, 1, 2, 3]), set(4, &[2]));
         let opts = SolveOptions::default();
         let max = until(&rows, &all, &goal, true, Some(&[1.0, 1.0, 1.0, 0.0]), &opts).unwrap();
@@ -975,7 +974,7 @@ mod tests {
     /// as fast as it can (10/7): one improvement step at least. `C≤2 = 1 + c`, `I=1 = c`.
     #[test]
     fn reward_policy_iteration_improves_a_wrong_first_policy() {
-        let m = model(
+        let rows = exact_rows(
             3,
             &[
                 (0, 0, 0.3, 0.6),
@@ -985,7 +984,6 @@ mod tests {
                 (2, 2, 1.0, 1.0),
             ],
         );
-        let rows = ExactRows::of(&m).unwrap();
         let target = set(3, &[1, 2]);
         let r = rewards(&[1, 0, 0]);
         let opts = SolveOptions::default();
@@ -1011,7 +1009,7 @@ mod tests {
     /// out of 0 (the idle loop included) makes it 3. Rmax: nature idles: ∞ at 0, finite at 1.
     #[test]
     fn rmin_leaves_zero_reward_end_components_exactly() {
-        let m = model(
+        let rows = exact_rows(
             4,
             &[
                 (0, 0, 0.0, 1.0),
@@ -1022,7 +1020,6 @@ mod tests {
                 (3, 3, 1.0, 1.0),
             ],
         );
-        let rows = ExactRows::of(&m).unwrap();
         let target = set(4, &[3]);
         let r = rewards(&[0, 1, 3, 0]);
         let opts = SolveOptions::default();
@@ -1055,7 +1052,7 @@ mod tests {
     /// forces at most 0.7 on the first.
     #[test]
     fn bounds_are_decimals_and_tightened() {
-        let m = model(
+        let rows = exact_rows(
             3,
             &[
                 (0, 1, 0.1, 0.9),
@@ -1064,7 +1061,6 @@ mod tests {
                 (2, 2, 1.0, 1.0),
             ],
         );
-        let rows = ExactRows::of(&m).unwrap();
         let (all, goal) = (set(3, &[0, 1, 2]), set(3, &[1]));
         let x = bounded_sweeps(
             &rows,

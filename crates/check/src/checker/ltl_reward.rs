@@ -48,9 +48,9 @@ fn goal_states(product: &PrefixProduct) -> StateSet {
         if product.accepting.contains(p) || product.rejecting.contains(p) {
             continue;
         }
-        let first = product.ptr[p] as usize;
-        if first < product.ptr[p + 1] as usize
-            && product.accepting.contains(product.idx[first] as usize)
+        let first = product.rows.ptr[p] as usize;
+        if first < product.rows.ptr[p + 1] as usize
+            && product.accepting.contains(product.rows.idx[first] as usize)
         {
             goal.insert(p);
         }
@@ -79,6 +79,7 @@ fn lift<T: Clone>(product: &PrefixProduct, values: &[T], zero: T) -> Vec<T> {
 /// state's self-loop).
 fn per_entry<T: Clone>(product: &PrefixProduct, values: &[T], fill: T) -> Vec<T> {
     product
+        .rows
         .source_entry
         .iter()
         .map(|&e| {
@@ -148,7 +149,12 @@ impl Checker<'_> {
         let (product, goal) = self.reward_product(f, span)?;
         let np = product.num_states();
         let data = per_entry(&product, self.matrix().data(), 1.0);
-        let matrix: Matrix = CsMatI::new((np, np), product.ptr.clone(), product.idx.clone(), data);
+        let matrix: Matrix = CsMatI::new(
+            (np, np),
+            product.rows.ptr.clone(),
+            product.rows.idx.clone(),
+            data,
+        );
         let transpose = augur_solver::graph::transpose(&matrix);
         let exact = self
             .dtmc
@@ -170,7 +176,7 @@ impl Checker<'_> {
             "co-safe LTL product ({np} states, {} automaton states); {}",
             product.automaton_states, sol.method
         );
-        let mut num = project(sol.into(), &product.initial);
+        let mut num = project(sol.into(), &product.rows.initial);
         num.method = MethodUsed::Solver(method);
         Ok(self.keep_exact(num))
     }
@@ -192,8 +198,8 @@ impl Checker<'_> {
         let lo = per_entry(&product, &iv.lo, 1.0);
         let hi = per_entry(&product, &iv.hi, 1.0);
         let rows = IntervalRows {
-            ptr: &product.ptr,
-            idx: &product.idx,
+            ptr: &product.rows.ptr,
+            idx: &product.rows.idx,
             lo: &lo,
             hi: &hi,
         };
@@ -223,7 +229,7 @@ impl Checker<'_> {
                     )),
                     exact: None,
                 },
-                &product.initial,
+                &product.rows.initial,
             ));
         }
         // The float solution orders the successors for the first policy (a solver that does
@@ -237,9 +243,9 @@ impl Checker<'_> {
         let exact_rows = ExactRows::of(self.dtmc)
             .and_then(|r| {
                 r.product(
-                    product.ptr.clone(),
-                    product.idx.clone(),
-                    &product.source_entry,
+                    product.rows.ptr.clone(),
+                    product.rows.idx.clone(),
+                    &product.rows.source_entry,
                 )
             })
             .map_err(|e| self.exact_error(e, span))?;
@@ -263,18 +269,16 @@ impl Checker<'_> {
                     sol.iterations
                 )),
             ),
-            &product.initial,
+            &product.rows.initial,
         ))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::robust_exact::tests::{arb, random_idtmc};
-    use crate::result::{NumValues, StateValues};
+    use super::super::test_support::{arb, indexed, points_and_one_interval, random_idtmc, values};
     use crate::{CheckOptions, CheckSession, Method};
-    use augur_dtmc::{Dtmc, RewardStructure, Valuations};
-    use augur_expr::{Type, Value};
+    use augur_dtmc::{Dtmc, RewardStructure};
     use augur_pctl::BigRational;
     use proptest::prelude::*;
 
@@ -291,19 +295,7 @@ mod tests {
         for &(s, t, lo, _) in edges {
             tri.add_triplet(s as usize, t as usize, lo);
         }
-        let mut d = Dtmc {
-            matrix: tri.to_csr(),
-            initial: vec![0],
-            labels: vec![],
-            rewards: vec![],
-            valuations: Some(Valuations::new(
-                vec!["s".into()],
-                vec![Type::Int],
-                (0..n as i64).map(Value::Int).collect(),
-            )),
-            exact: None,
-            intervals: None,
-        };
+        let mut d = indexed(tri.to_csr());
         let mut t = vec![0.0; d.matrix.nnz()];
         for &(s, u, r) in trans {
             t[d.transition_index(s, u).expect("a transition")] = r;
@@ -319,20 +311,6 @@ mod tests {
             d = Dtmc::from_interval_entries(d, entries).expect("valid intervals");
         }
         d
-    }
-
-    fn values(d: &Dtmc, prop: &str, method: Method) -> NumValues {
-        let opts = CheckOptions {
-            method,
-            ..CheckOptions::default()
-        };
-        let r = CheckSession::for_dtmc(d, opts)
-            .check_str(prop)
-            .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()));
-        match r.states {
-            StateValues::Num(v) => v,
-            StateValues::Bool(_) => panic!("{prop}: a number expected"),
-        }
     }
 
     /// The exact values (`None`: infinite) in every state.
@@ -623,23 +601,7 @@ mod tests {
             (n, mask, units, _down, _up, goal) in arb(),
             rewards in proptest::collection::vec(any::<u8>(), 40),
         ) {
-            let zeros = vec![0u8; (n + 1) * (n + 1)];
-            let mut mask2 = vec![false; (n + 1) * (n + 1)];
-            for s in 0..n {
-                for t in 0..n {
-                    mask2[s * (n + 1) + t] = mask[s * n + t];
-                }
-            }
-            mask2[n * (n + 1) + n] = true;
-            mask2[n * (n + 1)] = true;
-            let mut units2 = units.clone();
-            units2.extend(std::iter::repeat_n(0u8, 16));
-            let (mut up2, mut down2) = (zeros.clone(), zeros);
-            for k in [n * (n + 1), n * (n + 1) + n] {
-                up2[k] = 4;
-                down2[k] = 4;
-            }
-            let d = with_rewards(random_idtmc(n + 1, &mask2, &units2, &down2, &up2), &rewards);
+            let d = with_rewards(points_and_one_interval(n, &mask, &units), &rewards);
             let point = dtmc_of(&d);
             let other = (goal + 1) % n;
             for f in [

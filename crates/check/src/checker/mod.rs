@@ -44,6 +44,8 @@ mod robust_exact;
 mod robust_ltl;
 mod robust_omega;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 
 use crate::error::{CheckError, Result};
@@ -929,26 +931,11 @@ impl<'a> Checker<'a> {
             return Ok(rest);
         }
         let k = steps.lower;
-        let method = MethodUsed::RestrictedSteps {
-            inner: Box::new(rest.method.clone()),
-            steps: k,
-        };
         let stop = self.options.interrupt.clone();
-        let mut lo_hi = None;
-        if let Some((lo, hi)) = rest.bounds {
-            lo_hi = Some((
-                huge_k::restricted_steps(matrix, phi, lo, k, &stop)?,
-                huge_k::restricted_steps(matrix, phi, hi, k, &stop)?,
-            ));
-        }
         let error = sweep_error(self.sweep_width(), k, 1.0);
-        Ok(NumValues {
-            values: huge_k::restricted_steps(matrix, phi, rest.values, k, &stop)?,
-            bounds: lo_hi,
-            method,
-            exact: None,
-        }
-        .widened(error, true))
+        rest.restricted(k, error, |x| {
+            Ok(huge_k::restricted_steps(matrix, phi, x, k, &stop)?)
+        })
     }
 
     /// The rational stepper of exact mode over the model's exact probabilities, within the

@@ -97,18 +97,7 @@ impl<'a> Checker<'a> {
                         // decimal of `r`'s doubles).
                         let q = self.one_step_exact(rs)?;
                         nonzero_where_exact(&mut r, &q);
-                        let opts = self.options.clone();
-                        let exact = self.dtmc.exact.as_deref();
-                        let t = self.transpose();
-                        let sol = augur_solver::total_rewards_exact(
-                            matrix,
-                            t,
-                            exact,
-                            &r,
-                            Some(&q),
-                            &opts,
-                        )?;
-                        Ok(self.keep_exact(sol.into()))
+                        self.total_rewards(&r, Some(&q))
                     }
                 }
             }
@@ -157,19 +146,7 @@ impl<'a> Checker<'a> {
                         } else {
                             None
                         };
-                        let opts = self.options.clone();
-                        let matrix = self.matrix();
-                        let exact = self.dtmc.exact.as_deref();
-                        let t = self.transpose();
-                        let sol = augur_solver::total_rewards_exact(
-                            matrix,
-                            t,
-                            exact,
-                            &r,
-                            q.as_deref(),
-                            &opts,
-                        )?;
-                        Ok(self.keep_exact(sol.into()))
+                        self.total_rewards(&r, q.as_deref())
                     }
                 }
             }
@@ -291,6 +268,16 @@ impl<'a> Checker<'a> {
         let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
         let sol = augur_solver::reachability_rewards_exact(matrix, t, exact, target, r, q, &opts)?;
+        Ok(self.keep_exact(sol.into()))
+    }
+
+    /// Expected total reward; `q`: the exact one-step rewards (exact mode).
+    fn total_rewards(&mut self, r: &[f64], q: Option<&[BigRational]>) -> Result<NumValues> {
+        let opts = self.options.clone();
+        let matrix = self.matrix();
+        let exact = self.dtmc.exact.as_deref();
+        let t = self.transpose();
+        let sol = augur_solver::total_rewards_exact(matrix, t, exact, r, q, &opts)?;
         Ok(self.keep_exact(sol.into()))
     }
 

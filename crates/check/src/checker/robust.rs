@@ -220,35 +220,14 @@ impl<'a> Checker<'a> {
         }
         // `a` sweeps of "stay in φ": x(s) ← [s⊨φ]·opt Σ P·x.
         let k = steps.lower;
-        let method = MethodUsed::RestrictedSteps {
-            inner: Box::new(rest.method.clone()),
-            steps: k,
-        };
         // The first sweep reads the remainder everywhere (a ψ-state outside φ counts at step
         // `a`); afterwards the states outside φ are 0.
-        let restrict = |x: Vec<f64>, c: &Self| -> Result<Vec<f64>> {
-            let x = robust::bounded_sweeps(&rows, phi, x, 1, max, &c.options)?;
+        let opts = &self.options;
+        rest.restricted(k, self.robust_sweep_error(k, 1.0), |x| {
+            let x = robust::bounded_sweeps(&rows, phi, x, 1, max, opts)?;
             let x = zero_outside(x, phi);
-            Ok(robust::bounded_sweeps(
-                &rows,
-                phi,
-                x,
-                k - 1,
-                max,
-                &c.options,
-            )?)
-        };
-        let bounds = match rest.bounds {
-            Some((lo, hi)) => Some((restrict(lo, self)?, restrict(hi, self)?)),
-            None => None,
-        };
-        Ok(NumValues {
-            values: restrict(rest.values, self)?,
-            bounds,
-            method,
-            exact: None,
-        }
-        .widened(self.robust_sweep_error(k, 1.0), true))
+            Ok(robust::bounded_sweeps(&rows, phi, x, k - 1, max, opts)?)
+        })
     }
 
     /// `Rmin`/`Rmax` of a reward path formula.

@@ -303,116 +303,15 @@ fn rational(x: Vec<BigRational>, method: MethodUsed) -> NumValues {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use crate::result::StateValues;
-    use crate::{CheckOptions, CheckSession, Method};
-    use augur_dtmc::{Dtmc, Valuations};
-    use augur_expr::{Type, Value};
+mod tests {
+    use super::super::test_support::{arb, bounds, exact_finite, random_idtmc};
+    use augur_dtmc::Dtmc;
     use augur_pctl::BigRational;
     use proptest::prelude::*;
 
-    /// A random interval DTMC on `n` states with bounds in sixteenths (so the decimals written
-    /// and the doubles are the same rationals). Row `s` goes to the states of `mask[s]` (itself
-    /// when empty) with a point `c/16` (every `c ≥ 1`, `Σc = 16`: `units` hands out the 16 − m
-    /// spare sixteenths), widened to `[c − down, c + up] / 16` within `[0, 1]`.
-    pub(in crate::checker) fn random_idtmc(
-        n: usize,
-        mask: &[bool],
-        units: &[u8],
-        down: &[u8],
-        up: &[u8],
-    ) -> Dtmc {
-        random_idtmc_with(n, mask, units, down, up, |_, _, lo, hi| (lo, hi))
-    }
-
-    /// [`random_idtmc`] with each interval `[lo, hi]` of `s → t` replaced by
-    /// `change(s, t, lo, hi)` before the model is built.
-    pub(in crate::checker) fn random_idtmc_with(
-        n: usize,
-        mask: &[bool],
-        units: &[u8],
-        down: &[u8],
-        up: &[u8],
-        change: impl Fn(usize, usize, f64, f64) -> (f64, f64),
-    ) -> Dtmc {
-        let mut tri = sprs::TriMatI::<f64, u32>::new((n, n));
-        let mut entries = Vec::new();
-        for s in 0..n {
-            let mut succ: Vec<usize> = (0..n).filter(|&t| mask[s * n + t]).collect();
-            if succ.is_empty() {
-                succ.push(s);
-            }
-            let m = succ.len();
-            let mut c = vec![1u32; m];
-            for &u in units[s * 16..s * 16 + 16 - m].iter() {
-                c[u as usize % m] += 1;
-            }
-            for (i, &t) in succ.iter().enumerate() {
-                let k = s * n + t;
-                let lo = c[i].saturating_sub(u32::from(down[k])) as f64 / 16.0;
-                let hi = (c[i] + u32::from(up[k])).min(16) as f64 / 16.0;
-                tri.add_triplet(s, t, f64::from(c[i]) / 16.0);
-                let (lo, hi) = change(s, t, lo, hi);
-                entries.push((s as u32, t as u32, lo, hi));
-            }
-        }
-        let skeleton = Dtmc {
-            matrix: tri.to_csr(),
-            initial: vec![0],
-            labels: vec![],
-            rewards: vec![],
-            valuations: Some(Valuations::new(
-                vec!["s".into()],
-                vec![Type::Int],
-                (0..n as i64).map(Value::Int).collect(),
-            )),
-            exact: None,
-            intervals: None,
-        };
-        Dtmc::from_interval_entries(skeleton, entries).expect("valid intervals")
-    }
-
     /// The exact values and the default method's bounds of `prop` in every state.
     fn both(d: &Dtmc, prop: &str) -> (Vec<BigRational>, (Vec<f64>, Vec<f64>)) {
-        let run = |method| {
-            let opts = CheckOptions {
-                method,
-                ..CheckOptions::default()
-            };
-            let r = CheckSession::for_dtmc(d, opts)
-                .check_str(prop)
-                .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()));
-            match r.states {
-                StateValues::Num(v) => v,
-                StateValues::Bool(_) => panic!("{prop}: a number expected"),
-            }
-        };
-        let exact = run(Method::Exact);
-        let float = run(Method::Auto);
-        let q = exact
-            .exact
-            .expect("exact rationals")
-            .into_iter()
-            .map(|q| q.expect("finite"))
-            .collect();
-        (
-            q,
-            float.bounds.unwrap_or((float.values.clone(), float.values)),
-        )
-    }
-
-    pub(in crate::checker) fn arb(
-    ) -> impl Strategy<Value = (usize, Vec<bool>, Vec<u8>, Vec<u8>, Vec<u8>, usize)> {
-        (2usize..6).prop_flat_map(|n| {
-            (
-                Just(n),
-                proptest::collection::vec(prop::bool::weighted(0.45), n * n),
-                proptest::collection::vec(any::<u8>(), n * 16),
-                proptest::collection::vec(0u8..4, n * n),
-                proptest::collection::vec(0u8..4, n * n),
-                0..n,
-            )
-        })
+        (exact_finite(d, prop), bounds(d, prop))
     }
 
     proptest! {
@@ -453,9 +352,8 @@ pub(super) mod tests {
 
 #[cfg(test)]
 mod reward_tests {
-    use super::tests::{arb, random_idtmc};
-    use crate::result::StateValues;
-    use crate::{CheckOptions, CheckSession, Method};
+    use super::super::test_support::{arb, random_idtmc, values};
+    use crate::Method;
     use augur_dtmc::{Dtmc, RewardStructure};
     use augur_pctl::BigRational;
     use proptest::prelude::*;
@@ -476,21 +374,6 @@ mod reward_tests {
             exact: None,
         }];
         d
-    }
-
-    fn run(d: &Dtmc, prop: &str, method: Method) -> crate::result::NumValues {
-        let opts = CheckOptions {
-            method,
-            ..CheckOptions::default()
-        };
-        match CheckSession::for_dtmc(d, opts)
-            .check_str(prop)
-            .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()))
-            .states
-        {
-            StateValues::Num(v) => v,
-            StateValues::Bool(_) => panic!("{prop}: a number expected"),
-        }
     }
 
     proptest! {
@@ -516,8 +399,8 @@ mod reward_tests {
                 "R{\"r\"}max=? [ I=2 ]".to_string(),
                 "R{\"r\"}min=? [ I=2 ]".to_string(),
             ] {
-                let exact = run(&d, &prop, Method::Exact).exact.expect("exact values");
-                let float = run(&d, &prop, Method::Auto);
+                let exact = values(&d, &prop, Method::Exact).exact.expect("exact values");
+                let float = values(&d, &prop, Method::Auto);
                 for s in 0..n {
                     let v = float.values[s];
                     match &exact[s] {

@@ -25,7 +25,7 @@ use super::Checker;
 use crate::error::Result;
 use crate::result::{MethodUsed, NumValues};
 use augur_dtmc::StateSet;
-use augur_ltl::{Fragment, PrefixProduct, CHOICE_ENTRY, NO_ENTRY};
+use augur_ltl::{Fragment, PrefixProduct, ProductRows, CHOICE_ENTRY, NO_ENTRY};
 use augur_pctl::ResolvedLtl;
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::robust_exact::{self, ExactRows};
@@ -71,30 +71,9 @@ impl Checker<'_> {
                 Fragment::Safe => "safe: avoiding the rejecting states",
             }
         );
-        let num = self.robust_product_until(
-            ProductRows {
-                ptr: &product.ptr,
-                idx: &product.idx,
-                source_entry: &product.source_entry,
-                initial: &product.initial,
-            },
-            target,
-            reach_max,
-            what,
-            span,
-        )?;
+        let num = self.robust_product_until(&product.rows, target, reach_max, what, span)?;
         Ok(if complement { num.complement() } else { num })
     }
-}
-
-/// The transitions of a product of the interval model with an automaton: per product entry the
-/// model's entry it copies (`NO_ENTRY`: a decided state's self-loop, `[1, 1]`; `CHOICE_ENTRY`:
-/// one of nature's guesses, `[0, 1]`), and the product state of each model state.
-pub(super) struct ProductRows<'a> {
-    pub(super) ptr: &'a [u32],
-    pub(super) idx: &'a [u32],
-    pub(super) source_entry: &'a [u32],
-    pub(super) initial: &'a [u32],
 }
 
 impl Checker<'_> {
@@ -104,7 +83,7 @@ impl Checker<'_> {
     /// hint. `what` names the product in the method.
     pub(super) fn robust_product_until(
         &mut self,
-        rows: ProductRows<'_>,
+        rows: &ProductRows,
         target: &StateSet,
         reach_max: bool,
         what: String,
@@ -127,8 +106,8 @@ impl Checker<'_> {
             .map(|&e| bound(&iv.hi, e, 1.0))
             .collect();
         let interval_rows = IntervalRows {
-            ptr: rows.ptr,
-            idx: rows.idx,
+            ptr: &rows.ptr,
+            idx: &rows.idx,
             lo: &lo,
             hi: &hi,
         };
@@ -147,7 +126,7 @@ impl Checker<'_> {
                 Err(_) => None,
             };
             let exact = ExactRows::of(self.dtmc)
-                .and_then(|r| r.product(rows.ptr.to_vec(), rows.idx.to_vec(), rows.source_entry))
+                .and_then(|r| r.product(rows.ptr.to_vec(), rows.idx.to_vec(), &rows.source_entry))
                 .map_err(|e| self.exact_error(e, span))?;
             let sol = robust_exact::until(
                 &exact,
@@ -187,40 +166,12 @@ impl Checker<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::robust_exact::tests::{arb, random_idtmc, random_idtmc_with};
-    use crate::result::{NumValues, StateValues};
-    use crate::{CheckOptions, CheckSession, Method};
+    use super::super::test_support::{
+        arb, bounds, exact_finite as exact, points_and_one_interval, random_idtmc,
+        random_idtmc_with,
+    };
     use augur_dtmc::Dtmc;
-    use augur_pctl::BigRational;
     use proptest::prelude::*;
-
-    fn values(d: &Dtmc, prop: &str, method: Method) -> NumValues {
-        let opts = CheckOptions {
-            method,
-            ..CheckOptions::default()
-        };
-        let r = CheckSession::for_dtmc(d, opts)
-            .check_str(prop)
-            .unwrap_or_else(|e| panic!("{prop}: {}", e.diagnostic()));
-        match r.states {
-            StateValues::Num(v) => v,
-            StateValues::Bool(_) => panic!("{prop}: a number expected"),
-        }
-    }
-
-    fn exact(d: &Dtmc, prop: &str) -> Vec<BigRational> {
-        values(d, prop, Method::Exact)
-            .exact
-            .expect("exact rationals")
-            .into_iter()
-            .map(|q| q.expect("finite"))
-            .collect()
-    }
-
-    fn bounds(d: &Dtmc, prop: &str) -> (Vec<f64>, Vec<f64>) {
-        let v = values(d, prop, Method::Auto);
-        v.bounds.unwrap_or((v.values.clone(), v.values))
-    }
 
     /// The model `d` with its intervals resolved to one vertex per row: every transition gets
     /// its `lo`, the rest of the mass goes to the successors in the order of `keys` (one key per
@@ -321,28 +272,7 @@ mod tests {
         fn point_intervals_give_the_dtmc_ltl_values(
             (n, mask, units, _down, _up, goal) in arb()
         ) {
-            let zeros = vec![0u8; (n + 1) * (n + 1)];
-            // States 0..n as drawn with point intervals; state n goes to itself and to 0
-            // with [1/4, 3/4] each.
-            let mut mask2 = vec![false; (n + 1) * (n + 1)];
-            for s in 0..n {
-                for t in 0..n {
-                    mask2[s * (n + 1) + t] = mask[s * n + t];
-                }
-            }
-            mask2[n * (n + 1) + n] = true;
-            mask2[n * (n + 1)] = true;
-            let mut units2 = units.clone();
-            units2.extend(std::iter::repeat_n(0u8, 16));
-            let mut up2 = zeros.clone();
-            let mut down2 = zeros.clone();
-            // State n: 15/16 to 0 and 1/16 to itself (the spare units all go to the first
-            // successor), widened by 4/16 both ways within [0, 1].
-            for k in [n * (n + 1), n * (n + 1) + n] {
-                up2[k] = 4;
-                down2[k] = 4;
-            }
-            let d = random_idtmc(n + 1, &mask2, &units2, &down2, &up2);
+            let d = points_and_one_interval(n, &mask, &units);
             let point = {
                 let mut m = d.clone();
                 m.intervals = None;

@@ -13,7 +13,6 @@
 //!
 //! The product and the automaton count against the state limit.
 
-use super::robust_ltl::ProductRows;
 use super::Checker;
 use crate::error::Result;
 use crate::result::NumValues;
@@ -72,18 +71,7 @@ impl Checker<'_> {
             product.guesses,
             product.accepting_components,
         );
-        let num = self.robust_product_until(
-            ProductRows {
-                ptr: &product.ptr,
-                idx: &product.idx,
-                source_entry: &product.source_entry,
-                initial: &product.initial,
-            },
-            &product.good,
-            true,
-            what,
-            span,
-        )?;
+        let num = self.robust_product_until(&product.rows, &product.good, true, what, span)?;
         Ok(if max { num } else { num.complement() })
     }
 }

@@ -5,8 +5,7 @@
 use crate::error::CheckError;
 use crate::result::{Bounds, CheckResult, InitialFilter, Scalar, StateValues};
 use crate::{check_str, CheckOptions, CheckSession, Constants, Method, Model, Properties};
-use augur_dtmc::{Dtmc, Matrix, RewardStructure, StateSet, Valuations};
-use augur_expr::{Type, Value};
+use augur_dtmc::{Dtmc, Matrix, RewardStructure, StateSet};
 use proptest::prelude::*;
 
 // ---------- helpers ----------
@@ -21,19 +20,7 @@ fn matrix(n: usize, edges: &[(u32, u32, f64)]) -> Matrix {
 
 /// A DTMC whose single variable `s` equals the state index.
 fn chain(n: usize, edges: &[(u32, u32, f64)]) -> Dtmc {
-    Dtmc {
-        matrix: matrix(n, edges),
-        initial: vec![0],
-        labels: vec![],
-        rewards: vec![],
-        valuations: Some(Valuations::new(
-            vec!["s".into()],
-            vec![Type::Int],
-            (0..n as i64).map(Value::Int).collect(),
-        )),
-        exact: None,
-        intervals: None,
-    }
+    super::test_support::indexed(matrix(n, edges))
 }
 
 fn res(d: &Dtmc, text: &str) -> CheckResult {

@@ -26,6 +26,20 @@ pub(super) struct Group {
     pub(super) dense: DenseCounts,
 }
 
+/// The id of the tuple of base states `t` among a group's `tuples`, numbered by first
+/// appearance (`index`: their ids).
+fn tuple_id(tuples: &mut Vec<Vec<u32>>, index: &mut HashMap<Vec<u32>, u32>, t: &[u32]) -> u32 {
+    match index.get(t) {
+        Some(&id) => id,
+        None => {
+            let id = tuples.len() as u32;
+            tuples.push(t.to_vec());
+            index.insert(t.to_vec(), id);
+            id
+        }
+    }
+}
+
 /// The traces of a first-order chain without a spec (every move valid), counted in dense
 /// arrays before they are added to a group's [`TransitionCounts`] at once ([`Group::flush`]):
 /// a map entry per step would cost more than reading the step.
@@ -215,15 +229,7 @@ impl Group {
                 .iter()
                 .map(|t| {
                     let t: Vec<u32> = t.iter().map(|&b| base_of(b)).collect();
-                    match self.tuple_index.get(&t) {
-                        Some(&i) => i,
-                        None => {
-                            let i = self.tuples.len() as u32;
-                            self.tuples.push(t.clone());
-                            self.tuple_index.insert(t, i);
-                            i
-                        }
-                    }
+                    tuple_id(&mut self.tuples, &mut self.tuple_index, &t)
                 })
                 .collect()
         } else if spec {
@@ -276,15 +282,7 @@ impl Group {
                 StateKey::Name(n) if k == 1 => base(n)?,
                 StateKey::Tuple(t) if k > 1 && (1..=k).contains(&t.len()) => {
                     let t: Vec<u32> = t.iter().map(|n| base(n)).collect::<Result<_>>()?;
-                    match self.tuple_index.get(&t) {
-                        Some(&i) => i,
-                        None => {
-                            let i = self.tuples.len() as u32;
-                            self.tuples.push(t.clone());
-                            self.tuple_index.insert(t, i);
-                            i
-                        }
-                    }
+                    tuple_id(&mut self.tuples, &mut self.tuple_index, &t)
                 }
                 s => {
                     return Err(LearnError::BadCounts(format!(
@@ -354,16 +352,7 @@ impl Group {
         tuple_buf.clear();
         for i in 0..states.len() {
             let t = &states[(i + 1).saturating_sub(k)..=i];
-            let id = match self.tuple_index.get(t) {
-                Some(&id) => id,
-                None => {
-                    let id = self.tuples.len() as u32;
-                    self.tuples.push(t.to_vec());
-                    self.tuple_index.insert(t.to_vec(), id);
-                    id
-                }
-            };
-            tuple_buf.push(id);
+            tuple_buf.push(tuple_id(&mut self.tuples, &mut self.tuple_index, t));
         }
         self.counts.ensure_states(self.tuples.len());
         let tv = TupleValidity::new(&self.tuples, k, validity);

@@ -641,7 +641,7 @@ class Monitor:
         )
         if all(isinstance(m, (str, os.PathLike)) for m in items):
             return cls(
-                _native.NativeMonitor.compile_files([os.fspath(m) for m in items], prop, horizon, *extra)
+                _native.NativeMonitor.compile([], [os.fspath(m) for m in items], prop, horizon, *extra)
             )
         natives = []
         for m in items:
@@ -649,7 +649,7 @@ class Monitor:
             if isinstance(mm, (str, os.PathLike)):
                 mm = load_model(mm, const, max_states=max_states, timeout=timeout)
             natives.append((_model(mm, None)._native, cat))
-        return cls(_native.NativeMonitor.compile(natives, prop, horizon, *extra))
+        return cls(_native.NativeMonitor.compile(natives, None, prop, horizon, *extra))
 
     @classmethod
     def load(cls, path: PathLike) -> "Monitor":

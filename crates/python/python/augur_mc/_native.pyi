@@ -50,21 +50,7 @@ class NativeMonitor:
     @staticmethod
     def compile(
         models: List[Tuple[NativeModel, Optional[str]]],
-        prop: str,
-        horizon: Optional[int] = None,
-        constants: Optional[str] = None,
-        max_states: Optional[int] = None,
-        timeout: Optional[float] = None,
-        states: Optional[str] = None,
-        classifier: Optional[str] = None,
-        abstraction: Optional[str] = None,
-        robust: bool = False,
-        confidence: Optional[float] = None,
-        explain: bool = False,
-    ) -> NativeMonitor: ...
-    @staticmethod
-    def compile_files(
-        paths: List[str],
+        paths: Optional[List[str]],
         prop: str,
         horizon: Optional[int] = None,
         constants: Optional[str] = None,
