@@ -42,9 +42,9 @@ def read_inbox(folder: str) -> str:
     return INBOX
 
 
-def search_contacts(name: str) -> str:
-    """Find a contact's address (the user's address book)."""
-    return f"{name}: carol@partner.example"
+def list_contacts() -> str:
+    """List the user's address book."""
+    return "Carol: carol@partner.example"
 
 
 async def send_email_async(recipients: list, body: str) -> str:
@@ -119,14 +119,15 @@ def test_langchain_wrapper_observes_results_and_refuses_an_injected_address():
 
 
 def test_a_trusted_tools_result_is_the_users():
-    """The policy's trusted_tools (by default the user's address book: `search contact*`)
-    make a tool's result trusted text: its address may be written to."""
+    """The policy's trusted_tools (by default tools that read the user's own address book and
+    take no argument naming another party, matched by whole name: `list contacts`) make a
+    tool's result trusted text: its address may be written to."""
     from langchain_core.tools import StructuredTool
 
     session = provenance_session()
-    find = guard_langchain_tool(StructuredTool.from_function(search_contacts), session)
+    find = guard_langchain_tool(StructuredTool.from_function(list_contacts), session)
     email = guard_langchain_tool(StructuredTool.from_function(send_email), session)
-    find.invoke({"name": "Carol"})
+    find.invoke({})
     SENT.clear()
     assert email.invoke({"recipients": ["carol@partner.example"], "body": "hi"}) == "sent"
     d = session.gate("send_email", {"recipients": ["carol@partner.example"], "body": "hi"})
