@@ -464,10 +464,24 @@ struct Entry {
     /// The next stored value with the same key ([`NO_ENTRY`]: none).
     next: u32,
     trusted: Option<Sighting>,
+    /// Its first untrusted sighting, or its first sighting in the agent's own arguments
+    /// (origin [`OriginKind::Agent`]) when that came first: then the value is the agent's
+    /// and later untrusted sightings are not recorded (one slot keeps an entry at 40 bytes).
     untrusted: Option<Sighting>,
-    agent: Option<Sighting>,
     /// Seen as a host itself (a URL's host or a bare domain), not only as an e-mail's domain.
     host: bool,
+}
+
+impl Entry {
+    /// The first untrusted sighting (not the agent's).
+    fn untrusted(&self) -> Option<Sighting> {
+        self.untrusted.filter(|s| s.origin != OriginKind::Agent)
+    }
+
+    /// The first sighting in the agent's own arguments, when it came before any untrusted one.
+    fn agent(&self) -> Option<Sighting> {
+        self.untrusted.filter(|s| s.origin == OriginKind::Agent)
+    }
 }
 
 const NO_ENTRY: u32 = u32::MAX;
@@ -793,8 +807,9 @@ impl Provenance {
                     if e.trusted.is_none() && incomplete.is_none() && vouched {
                         e.trusted = Some(sighting);
                     }
-                } else if !agent && e.untrusted.is_none() && e.agent.is_none() {
-                    // A value the agent wrote first stays the agent's when results repeat it.
+                } else if !agent && e.untrusted.is_none() {
+                    // A value the agent wrote first stays the agent's when results repeat it
+                    // (its slot holds the agent's sighting).
                     e.untrusted = Some(sighting);
                 }
                 return;
@@ -840,8 +855,7 @@ impl Provenance {
                 text_len: (texts.len() - text_start) as u32,
                 next,
                 trusted: trusted.then_some(sighting),
-                untrusted: (!trusted && !agent).then_some(sighting),
-                agent: agent.then_some(sighting),
+                untrusted: (!trusted).then_some(sighting),
                 host: f.kind == ValueKind::Domain,
             });
             stats.new += 1;
@@ -866,9 +880,9 @@ impl Provenance {
                         id: Some(i),
                         kind: e.kind,
                         trusted: e.trusted,
-                        untrusted: e.untrusted,
+                        untrusted: e.untrusted(),
                         at_cap: false,
-                        agent: e.agent,
+                        agent: e.agent(),
                     }
                 }
                 None if f.kind == ValueKind::MailDomain => return None,
@@ -1090,8 +1104,8 @@ impl Provenance {
                     kind: e.kind,
                     text: String::from_utf8_lossy(text).into_owned(),
                     trusted: saved(e.trusted),
-                    untrusted: saved(e.untrusted),
-                    agent: saved(e.agent),
+                    untrusted: saved(e.untrusted()),
+                    agent: saved(e.agent()),
                 }
             })
             .collect();
@@ -1191,6 +1205,12 @@ impl Provenance {
             if trusted.is_none() && untrusted.is_none() && agent.is_none() {
                 return Err(format!("value {which}: no sighting"));
             }
+            if untrusted.is_some() && agent.is_some() {
+                return Err(format!(
+                    "value {which}: an untrusted and an agent sighting (the first one stays)"
+                ));
+            }
+            let untrusted = untrusted.or(agent);
             let bytes = v.text.as_bytes();
             let Some(key) = scan::key_of_bytes(bytes, p.keys) else {
                 return Err(format!("value {which}: an empty text"));
@@ -1216,7 +1236,6 @@ impl Provenance {
                 next,
                 trusted,
                 untrusted,
-                agent,
                 host: v.kind == ValueKind::Domain,
             });
         }

@@ -8,8 +8,8 @@
 //!   characters dropped, NFKC, Cyrillic and Greek look-alikes read as Latin letters);
 //! - **IDNA**: an `xn--` label is decoded from punycode and folded too, so that
 //!   `xn--pple-43d.example` and `аpple.example` (Cyrillic а) are both `apple.example`;
-//! - **percent-encoding** of letters, digits and `@ . - _ : / ~ +` is decoded (twice, so that
-//!   `%2540` is `@` too);
+//! - **percent-encoding** of letters, digits and `@ . - _ : / ~ +` is decoded (also when the
+//!   percent sign is itself encoded: `%2540` is `@`);
 //! - **spelled separators**: `[at]`, `(at)`, `{at}`, `<at>`, `[@]`, `(@)` are `@`, and `[.]`,
 //!   `(.)`, `{.}`, `[dot]`, `(dot)`, `{dot}`, `<dot>` are `.` (any case, spaces around them
 //!   dropped) when a letter or digit stands on both sides;
@@ -58,7 +58,7 @@ pub(super) fn needs(text: &[u8]) -> bool {
 /// Would the byte at `i` (one of `% [ ( { < \`) start a rewrite?
 fn rewrite_at(text: &[u8], i: usize) -> bool {
     match text[i] {
-        b'%' => percent_at(text, i).is_some(),
+        b'%' => percent_at(text, i).is_some() || double_percent_at(text, i).is_some(),
         b'\\' => true,
         _ => spelled_at(text, i).is_some(),
     }
@@ -79,14 +79,8 @@ pub(super) fn canonical(text: &[u8], out: &mut Vec<u8>, tmp: &mut Vec<u8>) -> bo
         fold_unicode(text, tmp);
         src = tmp;
     }
-    // 2. ASCII rewrites, twice for percent-encoding of a percent sign.
+    // 2. ASCII rewrites.
     rewrite(src, out);
-    if out.contains(&b'%') && out.windows(3).any(|w| w[0] == b'%' && percent_byte(w).is_some()) {
-        let once = std::mem::take(out);
-        rewrite(&once, out);
-        // Keep the first buffer's memory for the next call.
-        *tmp = once;
-    }
     true
 }
 
@@ -153,6 +147,16 @@ fn push_folded(s: &str, out: &mut Vec<u8>) {
 /// The byte a `%XX` at `text[i..]` stands for, when it is one [`canonical`] decodes.
 fn percent_at(text: &[u8], i: usize) -> Option<u8> {
     text.get(i..i + 3).and_then(percent_byte)
+}
+
+/// A percent-encoded percent sign before a `XX` that [`percent_byte`] decodes (`%2540`):
+/// the byte.
+fn double_percent_at(text: &[u8], i: usize) -> Option<u8> {
+    let w = text.get(i..i + 5)?;
+    if !w[1..3].eq_ignore_ascii_case(b"25") {
+        return None;
+    }
+    percent_byte(&[b'%', w[3], w[4]])
 }
 
 fn percent_byte(w: &[u8]) -> Option<u8> {
@@ -267,6 +271,11 @@ fn rewrite(text: &[u8], out: &mut Vec<u8>) {
                 if let Some(d) = percent_at(text, i) {
                     out.push(d);
                     i += 3;
+                    continue;
+                }
+                if let Some(d) = double_percent_at(text, i) {
+                    out.push(d);
+                    i += 5;
                     continue;
                 }
             }
