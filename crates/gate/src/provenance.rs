@@ -124,9 +124,20 @@ pub enum ValueKind {
     /// colleague's domain is not a value of the text that named the colleague.
     #[serde(rename = "mail_domain")]
     MailDomain,
+    /// A parent domain of a host in an argument (`evil.example` of
+    /// `https://mail.evil.example/`; derived by the store on the argument side only): a send
+    /// to a subdomain of a host a result named carries a value of that result.
+    #[serde(rename = "parent_domain")]
+    ParentDomain,
 }
 
 impl ValueKind {
+    /// Derived by the store from another value of an argument (an address's domain, a host's
+    /// parent), not found in text as such.
+    pub fn derived(self) -> bool {
+        matches!(self, ValueKind::MailDomain | ValueKind::ParentDomain)
+    }
+
     /// Its name (`email`, `url`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -134,6 +145,7 @@ impl ValueKind {
             ValueKind::Url => "url",
             ValueKind::Domain => "domain",
             ValueKind::MailDomain => "mail domain",
+            ValueKind::ParentDomain => "parent domain",
             ValueKind::Iban => "iban",
             ValueKind::Account => "account",
             ValueKind::Phone => "phone",
@@ -202,7 +214,9 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
     }
     let mode = match kind {
         ValueKind::Email | ValueKind::Path => Mode::Lower,
-        ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain => Mode::Lower,
+        ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain | ValueKind::ParentDomain => {
+            Mode::Lower
+        }
         ValueKind::Iban => Mode::AlnumLower,
         ValueKind::Account => {
             if t.iter().any(u8::is_ascii_alphabetic) {
@@ -216,7 +230,7 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
     };
     let (mut a, mut b) = (0, t.len());
     match kind {
-        ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain => {
+        ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain | ValueKind::ParentDomain => {
             if let Some(p) = find(t, b"://") {
                 a = p + 3;
             }
@@ -275,6 +289,50 @@ fn email_domain(text: &[u8], f: &Found, out: &mut impl FnMut(Found)) {
     }
 }
 
+/// The parent domains of the host of a value found in an argument (an address's domain, a
+/// URL's or bare domain's host), down to two labels, except a two-label parent that is a
+/// public registry's own (`co.uk`, `com.au`: a second-level label of at most three letters
+/// under a two-letter top-level one).
+fn parent_domains(text: &[u8], f: &Found, out: &mut impl FnMut(Found)) {
+    let (mut a, end) = match f.kind {
+        ValueKind::Email => match text[f.start..f.end].iter().rposition(|&b| b == b'@') {
+            Some(at) => (f.start + at + 1, f.end),
+            None => return,
+        },
+        ValueKind::Url | ValueKind::Domain => (f.start, f.end),
+        _ => return,
+    };
+    let host_end = a + text[a..end]
+        .iter()
+        .position(|&b| matches!(b, b'/' | b':' | b'?' | b'#'))
+        .unwrap_or(end - a);
+    let host = &text[a..host_end];
+    if host.first().is_some_and(u8::is_ascii_digit) && host.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
+        return; // an IPv4 address has no parents
+    }
+    while let Some(dot) = text[a..host_end].iter().position(|&b| b == b'.') {
+        let p = a + dot + 1;
+        let rest = &text[p..host_end];
+        let dots = rest.iter().filter(|&&b| b == b'.').count();
+        if dots == 0 {
+            break;
+        }
+        if dots == 1 {
+            let (sld, tld) = rest.split_at(rest.iter().position(|&b| b == b'.').unwrap_or(0));
+            if tld.len() == 3 && sld.len() <= 3 {
+                break;
+            }
+        }
+        out(Found {
+            kind: ValueKind::ParentDomain,
+            start: p,
+            end: host_end,
+            mode: Mode::Lower,
+        });
+        a = p;
+    }
+}
+
 /// The leaves of an argument as the store reads them: each string in its canonical form
 /// (see `canon`), e-mail domains included ([`store_values`]). Allocates only for a string
 /// that needs rewriting.
@@ -299,6 +357,7 @@ fn canonical_leaves_with(
             string_leaf(bytes, &mut |b: &[u8], f: Found| {
                 out(b, f);
                 email_domain(b, &f, &mut |d| out(b, d));
+                parent_domains(b, &f, &mut |d| out(b, d));
             });
         }
         Value::Number(n) => number_leaf(n, out),
@@ -885,7 +944,7 @@ impl Provenance {
                         agent: e.agent(),
                     }
                 }
-                None if f.kind == ValueKind::MailDomain => return None,
+                None if f.kind.derived() => return None,
                 None => Evidence {
                     id: None,
                     kind: f.kind,
@@ -904,11 +963,18 @@ impl Provenance {
         let mut user = None;
         let mut untrusted = None;
         let mut agent = None;
+        // Whether the value the next derived ones come from is the user's: then its domain
+        // and parents say nothing more.
+        let mut primary_user = false;
         canonical_leaves(v, &mut |bytes: &[u8], f: Found| {
-            if untrusted.is_some() {
+            if untrusted.is_some() || (f.kind.derived() && primary_user) {
                 return;
             }
-            let Some(ev) = self.evidence(&f, bytes) else {
+            let ev = self.evidence(&f, bytes);
+            if !f.kind.derived() {
+                primary_user = ev.is_some_and(|e| e.trusted.is_some());
+            }
+            let Some(ev) = ev else {
                 return;
             };
             if ev.trusted.is_some() {
@@ -930,6 +996,9 @@ impl Provenance {
     /// Each value of an argument with what the store knows of it.
     pub fn values_of(&self, v: &Value, f: &mut impl FnMut(Evidence)) {
         canonical_leaves(v, &mut |bytes: &[u8], found: Found| {
+            if found.kind.derived() {
+                return;
+            }
             if let Some(e) = self.evidence(&found, bytes) {
                 f(e);
             }
