@@ -307,7 +307,9 @@ fn parent_domains(text: &[u8], f: &Found, out: &mut impl FnMut(Found)) {
         .position(|&b| matches!(b, b'/' | b':' | b'?' | b'#'))
         .unwrap_or(end - a);
     let host = &text[a..host_end];
-    if host.first().is_some_and(u8::is_ascii_digit) && host.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
+    if host.first().is_some_and(u8::is_ascii_digit)
+        && host.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+    {
         return; // an IPv4 address has no parents
     }
     while let Some(dot) = text[a..host_end].iter().position(|&b| b == b'.') {
@@ -1215,11 +1217,7 @@ impl Provenance {
         }
         let mut p = Provenance::with_limits(snap.limits);
         p.incomplete = snap.incomplete;
-        p.untrusted_seen = snap.untrusted_seen
-            || snap
-                .values
-                .iter()
-                .any(|v| v.untrusted.is_some());
+        p.untrusted_seen = snap.untrusted_seen || snap.values.iter().any(|v| v.untrusted.is_some());
         for t in &snap.tools {
             let t = &t[..floor_char_boundary(t, TOOL_NAME_MAX)];
             if p.tool_ids.contains_key(t) {

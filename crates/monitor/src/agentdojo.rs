@@ -105,8 +105,11 @@ impl Tasks {
                     .into_iter()
                     .flatten()
                     .collect();
-                let effects: Vec<&Value> =
-                    calls.iter().copied().filter(|c| is_effect(&classifier, c)).collect();
+                let effects: Vec<&Value> = calls
+                    .iter()
+                    .copied()
+                    .filter(|c| is_effect(&classifier, c))
+                    .collect();
                 let chosen = if effects.is_empty() { calls } else { effects };
                 for c in chosen {
                     if let Some(f) = c.get("function").and_then(|f| f.as_str()) {

@@ -165,8 +165,9 @@ fn percent_byte(w: &[u8]) -> Option<u8> {
     }
     let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
     let b = hex(w[1])? * 16 + hex(w[2])?;
-    (b.is_ascii_alphanumeric() || matches!(b, b'@' | b'.' | b'-' | b'_' | b':' | b'/' | b'~' | b'+'))
-        .then_some(b)
+    (b.is_ascii_alphanumeric()
+        || matches!(b, b'@' | b'.' | b'-' | b'_' | b':' | b'/' | b'~' | b'+'))
+    .then_some(b)
 }
 
 /// A spelled separator at `text[i..]` (`[at]`, `(dot)`, ...): the byte it stands for and its
@@ -212,8 +213,7 @@ fn scheme_before(text: &[u8], colon: usize) -> Option<usize> {
     while a > 0 && text[a - 1].is_ascii_alphabetic() && colon - a < 5 {
         a -= 1;
     }
-    if a > 0 && (text[a - 1].is_ascii_alphanumeric() || matches!(text[a - 1], b'+' | b'.' | b'-'))
-    {
+    if a > 0 && (text[a - 1].is_ascii_alphanumeric() || matches!(text[a - 1], b'+' | b'.' | b'-')) {
         return None;
     }
     let s = &text[a..colon];
@@ -355,13 +355,14 @@ pub(super) fn ipv4(host: &[u8]) -> Option<u32> {
         if n == 4 || part.is_empty() {
             return None;
         }
-        let (digits, radix) = if part.len() > 2 && (part[1] == b'x' || part[1] == b'X') && part[0] == b'0' {
-            (&part[2..], 16)
-        } else if part.len() > 1 && part[0] == b'0' {
-            (&part[1..], 8)
-        } else {
-            (part, 10)
-        };
+        let (digits, radix) =
+            if part.len() > 2 && (part[1] == b'x' || part[1] == b'X') && part[0] == b'0' {
+                (&part[2..], 16)
+            } else if part.len() > 1 && part[0] == b'0' {
+                (&part[1..], 8)
+            } else {
+                (part, 10)
+            };
         let s = std::str::from_utf8(digits).ok()?;
         if s.is_empty() || s.len() > 12 || !s.bytes().all(|c| (c as char).is_digit(radix)) {
             return None;
@@ -409,39 +410,71 @@ mod tests {
 
     #[test]
     fn spelled_separators_percent_and_invisible_characters() {
-        assert_eq!(canon("attacker [at] evil [dot] example"), "attacker@evil.example");
+        assert_eq!(
+            canon("attacker [at] evil [dot] example"),
+            "attacker@evil.example"
+        );
         assert_eq!(canon("attacker(at)evil(.)example"), "attacker@evil.example");
         assert_eq!(canon("evil[.]example and {dot}"), "evil.example and {dot}");
         assert_eq!(canon("attacker%40evil%2Eexample"), "attacker@evil.example");
         assert_eq!(canon("attacker%2540evil.example"), "attacker@evil.example");
         assert_eq!(canon("a%20b stays"), "a%20b stays");
-        assert_eq!(canon("att\u{200b}acker@ev\u{00ad}il.example"), "attacker@evil.example");
+        assert_eq!(
+            canon("att\u{200b}acker@ev\u{00ad}il.example"),
+            "attacker@evil.example"
+        );
         assert_eq!(canon("аttacker@еvil.example"), "attacker@evil.example");
-        assert_eq!(canon("ａｔｔａｃｋｅｒ＠evil.example"), "attacker@evil.example");
+        assert_eq!(
+            canon("ａｔｔａｃｋｅｒ＠evil.example"),
+            "attacker@evil.example"
+        );
         // Plain text is left alone (no copy).
         let (mut out, mut tmp) = (Vec::new(), Vec::new());
-        assert!(!canonical(b"see (below) [1] <b>x</b> at 5 pm", &mut out, &mut tmp));
+        assert!(!canonical(
+            b"see (below) [1] <b>x</b> at 5 pm",
+            &mut out,
+            &mut tmp
+        ));
     }
 
     #[test]
     fn urls_as_a_browser_reads_them() {
-        assert_eq!(canon("https://docs.corp@evil.example/x"), "https://evil.example/x");
-        assert_eq!(canon("https:\\\\evil.example\\a\\b"), "https://evil.example/a/b");
-        assert_eq!(canon("https://evil.example\\@docs.corp/"), "https://evil.example/@docs.corp/");
+        assert_eq!(
+            canon("https://docs.corp@evil.example/x"),
+            "https://evil.example/x"
+        );
+        assert_eq!(
+            canon("https:\\\\evil.example\\a\\b"),
+            "https://evil.example/a/b"
+        );
+        assert_eq!(
+            canon("https://evil.example\\@docs.corp/"),
+            "https://evil.example/@docs.corp/"
+        );
         assert_eq!(canon("http://3232235777/a"), "http://192.168.1.1/a");
         assert_eq!(canon("http://0xC0A80101/"), "http://192.168.1.1/");
-        assert_eq!(canon("http://0300.0250.1.1:8080/"), "http://192.168.1.1:8080/");
+        assert_eq!(
+            canon("http://0300.0250.1.1:8080/"),
+            "http://192.168.1.1:8080/"
+        );
         assert_eq!(canon("http://192.168.257/"), "http://192.168.1.1/");
         assert_eq!(canon("http://127.1/"), "http://127.0.0.1/");
         let (mut out, mut tmp) = (Vec::new(), Vec::new());
-        assert!(!canonical(b"http://192.168.1.1/ and https://a.example/b", &mut out, &mut tmp));
+        assert!(!canonical(
+            b"http://192.168.1.1/ and https://a.example/b",
+            &mut out,
+            &mut tmp
+        ));
     }
 
     #[test]
     fn idna_labels_are_decoded_and_folded() {
         assert_eq!(canon("mail xn--bcher-kva.example"), "mail bücher.example");
         // `xn--pple-43d` is Cyrillic а + "pple".
-        assert_eq!(canon("https://xn--pple-43d.example/"), "https://apple.example/");
+        assert_eq!(
+            canon("https://xn--pple-43d.example/"),
+            "https://apple.example/"
+        );
         assert_eq!(canon("https://аpple.example/"), "https://apple.example/");
     }
 
