@@ -320,12 +320,8 @@ fn rewrite(text: &[u8], out: &mut Vec<u8>) {
                 let host_end = auth.iter().position(|&c| c == b':').unwrap_or(auth.len());
                 match ipv4(&auth[..host_end]) {
                     Some(ip) => {
-                        let [p, q, r, s] = ip.to_be_bytes();
-                        let mut w = std::io::Cursor::new([0u8; 16]);
-                        use std::io::Write;
-                        let _ = write!(w, "{p}.{q}.{r}.{s}");
-                        let n = w.position() as usize;
-                        out.extend_from_slice(&w.get_ref()[..n]);
+                        let (quad, n) = dotted_quad(ip);
+                        out.extend_from_slice(&quad[..n]);
                         out.extend_from_slice(&auth[host_end..]);
                     }
                     None => out.extend_from_slice(auth),
@@ -387,12 +383,18 @@ pub(super) fn ipv4(host: &[u8]) -> Option<u32> {
 }
 
 fn is_dotted_quad(host: &[u8], ip: u32) -> bool {
-    let mut w = std::io::Cursor::new([0u8; 16]);
+    let (quad, n) = dotted_quad(ip);
+    host == &quad[..n]
+}
+
+/// `ip` as a dotted quad (`a.b.c.d`) in a buffer, and its length.
+fn dotted_quad(ip: u32) -> ([u8; 16], usize) {
     use std::io::Write;
+    let mut w = std::io::Cursor::new([0u8; 16]);
     let [p, q, r, s] = ip.to_be_bytes();
     let _ = write!(w, "{p}.{q}.{r}.{s}");
     let n = w.position() as usize;
-    host == &w.get_ref()[..n]
+    (w.into_inner(), n)
 }
 
 #[cfg(test)]

@@ -748,21 +748,19 @@ impl Session {
         }
         // Unread content (an image, a blob) may have supplied a value the store cannot
         // trace: such a value is paused at least, whatever the chain says.
-        if provenance.is_some()
-            && self.unread_hit.is_some()
-            && verdict < Verdict::Pause
-            && !matches!(fired, Fired::AlwaysBlock(_))
-        {
-            verdict = Verdict::Pause;
-            fired = Fired::ContentUnread;
-        }
-        if provenance.is_some()
-            && self.untraced_hit.is_some()
-            && verdict < Verdict::Pause
-            && !matches!(fired, Fired::AlwaysBlock(_))
-        {
-            verdict = Verdict::Pause;
-            fired = Fired::NoProvenance;
+        // So is a destination no text held, after untrusted text (the fallback of issue 40).
+        for (hit, why) in [
+            (self.unread_hit.is_some(), Fired::ContentUnread),
+            (self.untraced_hit.is_some(), Fired::NoProvenance),
+        ] {
+            if provenance.is_some()
+                && hit
+                && verdict < Verdict::Pause
+                && !matches!(fired, Fired::AlwaysBlock(_))
+            {
+                verdict = Verdict::Pause;
+                fired = why;
+            }
         }
         let mode = rules.mode;
         let classifier = mapping != Mapping::Abstraction;
