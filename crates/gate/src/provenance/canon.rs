@@ -30,25 +30,15 @@
 pub(super) fn needs(text: &[u8]) -> bool {
     let mut i = 0;
     while i < text.len() {
-        let b = text[i];
-        match b {
-            0x80..=0xff => return true,
-            b'%' | b'[' | b'(' | b'{' | b'<' | b'\\' => {
-                if rewrite_at(text, i) {
-                    return true;
-                }
-            }
-            b':' => {
-                if scheme_before(text, i).is_some() && url_needs(text, i + 1) {
-                    return true;
-                }
-            }
-            b'x' | b'X' => {
-                if label_start(text, i) && starts_with_ci(&text[i..], b"xn--") {
-                    return true;
-                }
-            }
-            _ => {}
+        let hit = match text[i] {
+            0x80..=0xff => true,
+            b'%' | b'[' | b'(' | b'{' | b'<' | b'\\' => rewrite_at(text, i),
+            b':' => scheme_before(text, i).is_some() && url_needs(text, i + 1),
+            b'x' | b'X' => label_start(text, i) && starts_with_ci(&text[i..], b"xn--"),
+            _ => false,
+        };
+        if hit {
+            return true;
         }
         i += 1;
     }
