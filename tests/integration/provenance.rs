@@ -140,7 +140,10 @@ fn gate_blocks_a_destination_from_a_tool_result_with_the_reason() {
         .collect();
     assert_eq!(ls.len(), 5);
     assert_eq!(ls[0]["observed"], true);
-    assert_eq!(ls[0]["values"], 2, "notes.txt and bob's address");
+    assert_eq!(
+        ls[0]["values"], 3,
+        "notes.txt, bob's address and its domain"
+    );
     assert_eq!(ls[1]["provenance"], "NONE");
     assert_eq!(ls[2]["observed"], true);
     assert_eq!(ls[3]["provenance"], "USER");

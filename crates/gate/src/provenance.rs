@@ -64,14 +64,15 @@
 //! assert_eq!(why, "recipient us133000000121212121212 first appeared in the result of `read_file` at step 0; the user's request does not contain it");
 //! ```
 
+mod canon;
 mod index;
 mod scan;
 
 use index::Index;
 use rustc_hash::FxHashMap;
 use scan::{
-    amount_range, find, is_sep, json_leaves, scan, skip_www, trim_end, trim_tail, Found, HashKeys,
-    Mode, NormBuf,
+    amount_range, find, is_sep, json_leaves, number_leaf, scan, skip_www, string_leaf, trim_end,
+    trim_tail, Found, HashKeys, Mode, NormBuf,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -115,15 +116,36 @@ pub enum ValueKind {
     Path,
     /// A money amount (or a number leaf of an argument).
     Amount,
+    /// The domain of an e-mail address (derived by the store, never by [`extract`]): as an
+    /// observed value it is a host like any other (a fetch of `https://evil.example/` after
+    /// a result naming `attacker@evil.example`); as the domain of an argument's e-mail
+    /// address it counts only where the domain was seen as a host itself (a URL, a bare
+    /// domain), not only inside other addresses: an address the model composed at a
+    /// colleague's domain is not a value of the text that named the colleague.
+    #[serde(rename = "mail_domain")]
+    MailDomain,
+    /// A parent domain of a host in an argument (`evil.example` of
+    /// `https://mail.evil.example/`; derived by the store on the argument side only): a send
+    /// to a subdomain of a host a result named carries a value of that result.
+    #[serde(rename = "parent_domain")]
+    ParentDomain,
 }
 
 impl ValueKind {
+    /// Derived by the store from another value of an argument (an address's domain, a host's
+    /// parent), not found in text as such.
+    pub fn derived(self) -> bool {
+        matches!(self, ValueKind::MailDomain | ValueKind::ParentDomain)
+    }
+
     /// Its name (`email`, `url`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             ValueKind::Email => "email",
             ValueKind::Url => "url",
             ValueKind::Domain => "domain",
+            ValueKind::MailDomain => "mail domain",
+            ValueKind::ParentDomain => "parent domain",
             ValueKind::Iban => "iban",
             ValueKind::Account => "account",
             ValueKind::Phone => "phone",
@@ -192,7 +214,9 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
     }
     let mode = match kind {
         ValueKind::Email | ValueKind::Path => Mode::Lower,
-        ValueKind::Url | ValueKind::Domain => Mode::Lower,
+        ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain | ValueKind::ParentDomain => {
+            Mode::Lower
+        }
         ValueKind::Iban => Mode::AlnumLower,
         ValueKind::Account => {
             if t.iter().any(u8::is_ascii_alphabetic) {
@@ -206,7 +230,7 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
     };
     let (mut a, mut b) = (0, t.len());
     match kind {
-        ValueKind::Url | ValueKind::Domain => {
+        ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain | ValueKind::ParentDomain => {
             if let Some(p) = find(t, b"://") {
                 a = p + 3;
             }
@@ -237,6 +261,118 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
     String::from_utf8_lossy(&f.bytes(t).collect::<Vec<u8>>()).into_owned()
 }
 
+/// Every value the store reads in (canonical) text: the scanner's, and for an e-mail
+/// address its domain too (a domain is a host whoever names it: a send to `x@evil.example`
+/// after a result naming `evil.example` carries a value of that result).
+fn store_values(text: &[u8], out: &mut impl FnMut(Found)) {
+    scan(text, &mut |f: Found| {
+        out(f);
+        email_domain(text, &f, &mut |d| out(d));
+    });
+}
+
+/// The domain of an e-mail address found at `f`.
+fn email_domain(text: &[u8], f: &Found, out: &mut impl FnMut(Found)) {
+    if f.kind != ValueKind::Email {
+        return;
+    }
+    if let Some(at) = text[f.start..f.end].iter().rposition(|&b| b == b'@') {
+        let a = f.start + at + 1;
+        if a < f.end {
+            out(Found {
+                kind: ValueKind::MailDomain,
+                start: a,
+                end: f.end,
+                mode: Mode::Lower,
+            });
+        }
+    }
+}
+
+/// The parent domains of the host of a value found in an argument (an address's domain, a
+/// URL's or bare domain's host), down to two labels, except a two-label parent that is a
+/// public registry's own (`co.uk`, `com.au`: a second-level label of at most three letters
+/// under a two-letter top-level one).
+fn parent_domains(text: &[u8], f: &Found, out: &mut impl FnMut(Found)) {
+    let (mut a, end) = match f.kind {
+        ValueKind::Email => match text[f.start..f.end].iter().rposition(|&b| b == b'@') {
+            Some(at) => (f.start + at + 1, f.end),
+            None => return,
+        },
+        ValueKind::Url | ValueKind::Domain => (f.start, f.end),
+        _ => return,
+    };
+    let host_end = a + text[a..end]
+        .iter()
+        .position(|&b| matches!(b, b'/' | b':' | b'?' | b'#'))
+        .unwrap_or(end - a);
+    let host = &text[a..host_end];
+    if host.first().is_some_and(u8::is_ascii_digit)
+        && host.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+    {
+        return; // an IPv4 address has no parents
+    }
+    while let Some(dot) = text[a..host_end].iter().position(|&b| b == b'.') {
+        let p = a + dot + 1;
+        let rest = &text[p..host_end];
+        let dots = rest.iter().filter(|&&b| b == b'.').count();
+        if dots == 0 {
+            break;
+        }
+        if dots == 1 {
+            let (sld, tld) = rest.split_at(rest.iter().position(|&b| b == b'.').unwrap_or(0));
+            if tld.len() == 3 && sld.len() <= 3 {
+                break;
+            }
+        }
+        out(Found {
+            kind: ValueKind::ParentDomain,
+            start: p,
+            end: host_end,
+            mode: Mode::Lower,
+        });
+        a = p;
+    }
+}
+
+/// The leaves of an argument as the store reads them: each string in its canonical form
+/// (see `canon`), e-mail domains included ([`store_values`]). Allocates only for a string
+/// that needs rewriting.
+fn canonical_leaves(v: &Value, out: &mut impl FnMut(&[u8], Found)) {
+    let (mut buf, mut tmp) = (Vec::new(), Vec::new());
+    canonical_leaves_with(v, &mut buf, &mut tmp, out);
+}
+
+fn canonical_leaves_with(
+    v: &Value,
+    buf: &mut Vec<u8>,
+    tmp: &mut Vec<u8>,
+    out: &mut impl FnMut(&[u8], Found),
+) {
+    match v {
+        Value::String(s) => {
+            let bytes: &[u8] = if canon::canonical(s.as_bytes(), buf, tmp) {
+                buf
+            } else {
+                s.as_bytes()
+            };
+            string_leaf(bytes, &mut |b: &[u8], f: Found| {
+                out(b, f);
+                email_domain(b, &f, &mut |d| out(b, d));
+                parent_domains(b, &f, &mut |d| out(b, d));
+            });
+        }
+        Value::Number(n) => number_leaf(n, out),
+        Value::Array(a) => a
+            .iter()
+            .for_each(|x| canonical_leaves_with(x, buf, tmp, out)),
+        Value::Object(m) => m
+            .values()
+            .for_each(|x| canonical_leaves_with(x, buf, tmp, out)),
+        Value::Bool(_) | Value::Null => {}
+    }
+}
+
 /// Where an observation came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin<'a> {
@@ -258,12 +394,20 @@ pub enum Origin<'a> {
         /// The step (0-based index of the call).
         step: u32,
     },
+    /// The arguments the agent gave a call to `tool` at step `step` (issue 40, item 4): a
+    /// value first seen there is the agent's own, and stays so when results repeat it.
+    Agent {
+        /// The tool.
+        tool: &'a str,
+        /// The step (0-based index of the call).
+        step: u32,
+    },
 }
 
 impl Origin<'_> {
     /// Is text from here trusted?
     pub fn trusted(&self) -> bool {
-        !matches!(self, Origin::Tool { .. })
+        !matches!(self, Origin::Tool { .. } | Origin::Agent { .. })
     }
 }
 
@@ -290,6 +434,8 @@ pub enum OriginKind {
     TrustedTool,
     /// An untrusted tool's result.
     Tool,
+    /// The agent's own arguments to a call.
+    Agent,
 }
 
 /// What the store knows of one value.
@@ -306,6 +452,9 @@ pub struct Evidence {
     pub untrusted: Option<Sighting>,
     /// Not stored, counted as untrusted because the store is incomplete (a limit was hit).
     pub at_cap: bool,
+    /// Its first sighting in the agent's own arguments, when that came before any untrusted
+    /// one (the value is the agent's).
+    pub agent: Option<Sighting>,
 }
 
 /// An argument's provenance, with the value that decided it.
@@ -317,6 +466,10 @@ pub enum ArgProvenance {
     User(Evidence),
     /// A value occurs only in untrusted text (or is unknown to an incomplete store).
     Untrusted(Evidence),
+    /// No value occurs in trusted or untrusted text before the agent wrote it: a value the
+    /// agent chose in an earlier call (a path it cloned to, a file it wrote), repeated since
+    /// by results perhaps. As [`ArgProvenance::None`] for the risk, with its own reason.
+    Agent(Evidence),
 }
 
 impl ArgProvenance {
@@ -326,6 +479,7 @@ impl ArgProvenance {
             ArgProvenance::None => "none",
             ArgProvenance::User(_) => "user",
             ArgProvenance::Untrusted(_) => "untrusted",
+            ArgProvenance::Agent(_) => "agent",
         }
     }
 }
@@ -371,7 +525,24 @@ struct Entry {
     /// The next stored value with the same key ([`NO_ENTRY`]: none).
     next: u32,
     trusted: Option<Sighting>,
+    /// Its first untrusted sighting, or its first sighting in the agent's own arguments
+    /// (origin [`OriginKind::Agent`]) when that came first: then the value is the agent's
+    /// and later untrusted sightings are not recorded (one slot keeps an entry at 40 bytes).
     untrusted: Option<Sighting>,
+    /// Seen as a host itself (a URL's host or a bare domain), not only as an e-mail's domain.
+    host: bool,
+}
+
+impl Entry {
+    /// The first untrusted sighting (not the agent's).
+    fn untrusted(&self) -> Option<Sighting> {
+        self.untrusted.filter(|s| s.origin != OriginKind::Agent)
+    }
+
+    /// The first sighting in the agent's own arguments, when it came before any untrusted one.
+    fn agent(&self) -> Option<Sighting> {
+        self.untrusted.filter(|s| s.origin == OriginKind::Agent)
+    }
 }
 
 const NO_ENTRY: u32 = u32::MAX;
@@ -463,6 +634,11 @@ pub struct Provenance {
     tools: Vec<Box<str>>,
     tool_ids: FxHashMap<Box<str>, u32>,
     incomplete: Option<Incomplete>,
+    /// Scratch space for canonical forms of observed text (reused: an observation allocates
+    /// only while they grow).
+    canon: (Vec<u8>, Vec<u8>),
+    /// Untrusted text was observed (whether or not it held a value).
+    untrusted_seen: bool,
 }
 
 impl Default for Provenance {
@@ -494,6 +670,8 @@ impl Provenance {
             tools: Vec::new(),
             tool_ids: FxHashMap::default(),
             incomplete: None,
+            canon: (Vec::new(), Vec::new()),
+            untrusted_seen: false,
         }
     }
 
@@ -510,6 +688,13 @@ impl Provenance {
     /// No value stored?
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Whether untrusted text (an untrusted tool's result) was observed, whether or not it
+    /// held a value: what the fallback for values the store cannot trace asks (a destination
+    /// no text held, in a session that read untrusted text, may be a rewrite of one).
+    pub fn seen_untrusted(&self) -> bool {
+        self.untrusted_seen
     }
 
     /// Why the store is incomplete (a limit was hit), if it is: then unknown values count as
@@ -552,13 +737,18 @@ impl Provenance {
         text: &[u8],
         args: &Value,
     ) -> ObserveStats {
+        // The call ran: a value its arguments carried that no text held before is the
+        // agent's own (issue 40, item 4).
+        if let Origin::TrustedTool { tool, step } | Origin::Tool { tool, step } = origin {
+            self.observe_agent(tool, step, args);
+        }
         if !matches!(origin, Origin::TrustedTool { .. }) {
             return self.observe_inner(origin, text, &[]);
         }
         // The call's own values, normalised (a trusted tool is rare: this allocates).
         let mut own: Vec<(u64, Vec<u8>)> = Vec::new();
         let keys = self.keys;
-        json_leaves(args, &mut |bytes: &[u8], f: Found| {
+        canonical_leaves(args, &mut |bytes: &[u8], f: Found| {
             let mut buf = NormBuf::new();
             let Some(k) = Keyed::new(&f, bytes, keys, &mut buf) else {
                 return;
@@ -576,6 +766,20 @@ impl Provenance {
         self.observe_inner(origin, text, &own)
     }
 
+    /// Record the values of the arguments the agent gave a call to `tool` at step `step`
+    /// (string leaves; see [`Origin::Agent`]): a value no text held before is the agent's
+    /// own from then on; a value already seen keeps its sightings.
+    pub fn observe_agent(&mut self, tool: &str, step: u32, args: &Value) {
+        match args {
+            Value::String(s) => {
+                self.observe_inner(Origin::Agent { tool, step }, s.as_bytes(), &[]);
+            }
+            Value::Array(a) => a.iter().for_each(|x| self.observe_agent(tool, step, x)),
+            Value::Object(m) => m.values().for_each(|x| self.observe_agent(tool, step, x)),
+            _ => {}
+        }
+    }
+
     fn observe_inner(
         &mut self,
         origin: Origin<'_>,
@@ -589,7 +793,12 @@ impl Provenance {
                 (OriginKind::TrustedTool, self.tool_id(tool), step)
             }
             Origin::Tool { tool, step } => (OriginKind::Tool, self.tool_id(tool), step),
+            Origin::Agent { tool, step } => (OriginKind::Agent, self.tool_id(tool), step),
         };
+        let agent = kind == OriginKind::Agent;
+        if kind == OriginKind::Tool {
+            self.untrusted_seen = true;
+        }
         let sighting = Sighting {
             origin: kind,
             tool,
@@ -617,6 +826,13 @@ impl Provenance {
             text
         };
         stats.scanned = scanned.len();
+        // The canonical form of the text (see `canon`), when it differs.
+        let (mut canon_out, mut canon_tmp) = std::mem::take(&mut self.canon);
+        let scanned: &[u8] = if canon::canonical(scanned, &mut canon_out, &mut canon_tmp) {
+            &canon_out
+        } else {
+            scanned
+        };
         // Room for a new value per 64 bytes read (within the cap), so that a value-dense
         // result does not grow the table step by step; reserved when the first new value is
         // stored (an observation of stored values allocates nothing).
@@ -634,7 +850,7 @@ impl Provenance {
         } = self;
         let keys = *keys;
         let mut buf = NormBuf::new();
-        scan(scanned, &mut |f: Found| {
+        store_values(scanned, &mut |f: Found| {
             let Some(k) = Keyed::new(&f, scanned, keys, &mut buf) else {
                 return;
             };
@@ -646,12 +862,15 @@ impl Provenance {
                     .any(|(key, norm)| *key == k.key && k.eq(&f, scanned, norm));
             if let Some(i) = lookup(index, entries, texts, &k, &f, scanned) {
                 let e = &mut entries[i as usize];
+                e.host |= f.kind == ValueKind::Domain;
                 if trusted {
                     let vouched = user_text || (e.untrusted.is_none() && !echoed);
                     if e.trusted.is_none() && incomplete.is_none() && vouched {
                         e.trusted = Some(sighting);
                     }
-                } else if e.untrusted.is_none() {
+                } else if !agent && e.untrusted.is_none() {
+                    // A value the agent wrote first stays the agent's when results repeat it
+                    // (its slot holds the agent's sighting).
                     e.untrusted = Some(sighting);
                 }
                 return;
@@ -698,9 +917,11 @@ impl Provenance {
                 next,
                 trusted: trusted.then_some(sighting),
                 untrusted: (!trusted).then_some(sighting),
+                host: f.kind == ValueKind::Domain,
             });
             stats.new += 1;
         });
+        self.canon = (canon_out, canon_tmp);
         stats
     }
 
@@ -710,22 +931,29 @@ impl Provenance {
         let k = Keyed::new(f, text, self.keys, &mut buf)?;
         Some(
             match lookup(&self.index, &self.entries, &self.texts, &k, f, text) {
+                // An argument's e-mail domain counts only where it was seen as a host.
+                Some(i) if f.kind == ValueKind::MailDomain && !self.entries[i as usize].host => {
+                    return None
+                }
                 Some(i) => {
                     let e = &self.entries[i as usize];
                     Evidence {
                         id: Some(i),
                         kind: e.kind,
                         trusted: e.trusted,
-                        untrusted: e.untrusted,
+                        untrusted: e.untrusted(),
                         at_cap: false,
+                        agent: e.agent(),
                     }
                 }
+                None if f.kind.derived() => return None,
                 None => Evidence {
                     id: None,
                     kind: f.kind,
                     trusted: None,
                     untrusted: None,
                     at_cap: self.incomplete.is_some(),
+                    agent: None,
                 },
             },
         )
@@ -736,29 +964,43 @@ impl Provenance {
     pub fn provenance_of(&self, v: &Value) -> ArgProvenance {
         let mut user = None;
         let mut untrusted = None;
-        json_leaves(v, &mut |bytes: &[u8], f: Found| {
-            if untrusted.is_some() {
+        let mut agent = None;
+        // Whether the value the next derived ones come from is the user's: then its domain
+        // and parents say nothing more.
+        let mut primary_user = false;
+        canonical_leaves(v, &mut |bytes: &[u8], f: Found| {
+            if untrusted.is_some() || (f.kind.derived() && primary_user) {
                 return;
             }
-            let Some(ev) = self.evidence(&f, bytes) else {
+            let ev = self.evidence(&f, bytes);
+            if !f.kind.derived() {
+                primary_user = ev.is_some_and(|e| e.trusted.is_some());
+            }
+            let Some(ev) = ev else {
                 return;
             };
             if ev.trusted.is_some() {
                 user.get_or_insert(ev);
             } else if ev.untrusted.is_some() || ev.at_cap {
                 untrusted = Some(ev);
+            } else if ev.agent.is_some() {
+                agent.get_or_insert(ev);
             }
         });
-        match (untrusted, user) {
-            (Some(e), _) => ArgProvenance::Untrusted(e),
-            (None, Some(e)) => ArgProvenance::User(e),
-            (None, None) => ArgProvenance::None,
+        match (untrusted, user, agent) {
+            (Some(e), _, _) => ArgProvenance::Untrusted(e),
+            (None, Some(e), _) => ArgProvenance::User(e),
+            (None, None, Some(e)) => ArgProvenance::Agent(e),
+            (None, None, None) => ArgProvenance::None,
         }
     }
 
     /// Each value of an argument with what the store knows of it.
     pub fn values_of(&self, v: &Value, f: &mut impl FnMut(Evidence)) {
-        json_leaves(v, &mut |bytes: &[u8], found: Found| {
+        canonical_leaves(v, &mut |bytes: &[u8], found: Found| {
+            if found.kind.derived() {
+                return;
+            }
             if let Some(e) = self.evidence(&found, bytes) {
                 f(e);
             }
@@ -801,6 +1043,11 @@ impl Provenance {
                 self.tool_name(s).unwrap_or_default(),
                 s.step
             ),
+            OriginKind::Agent => format!(
+                "the agent's own arguments to `{}` at step {}",
+                self.tool_name(s).unwrap_or_default(),
+                s.step
+            ),
         }
     }
 
@@ -823,6 +1070,13 @@ impl Provenance {
             ArgProvenance::User(e) => {
                 let s = e.trusted.map(|s| self.describe(&s)).unwrap_or_default();
                 format!("{arg} {} occurs in {s}", text(e))
+            }
+            ArgProvenance::Agent(e) => {
+                let s = e.agent.map(|s| self.describe(&s)).unwrap_or_default();
+                format!(
+                    "{arg} {} is the agent's own value: it first appeared in {s}, before any tool result held it",
+                    text(e)
+                )
             }
             ArgProvenance::Untrusted(e) => match e.untrusted {
                 Some(s) => format!(
@@ -876,6 +1130,9 @@ pub struct SavedValue {
     /// Its first untrusted sighting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untrusted: Option<SavedSighting>,
+    /// Its first sighting in the agent's own arguments (the value is the agent's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<SavedSighting>,
 }
 
 /// Everything a [`Provenance`] store holds, as plain data: what a process that keeps a
@@ -889,6 +1146,9 @@ pub struct ProvenanceSnapshot {
     /// Why it is incomplete, if it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<Incomplete>,
+    /// Untrusted text was observed ([`Provenance::seen_untrusted`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted_seen: bool,
     /// The tool names sightings refer to, in order of first sighting.
     pub tools: Vec<String>,
     /// The stored values.
@@ -915,7 +1175,8 @@ impl Provenance {
                     kind: e.kind,
                     text: String::from_utf8_lossy(text).into_owned(),
                     trusted: saved(e.trusted),
-                    untrusted: saved(e.untrusted),
+                    untrusted: saved(e.untrusted()),
+                    agent: saved(e.agent()),
                 }
             })
             .collect();
@@ -923,6 +1184,7 @@ impl Provenance {
         ProvenanceSnapshot {
             limits: self.limits,
             incomplete: self.incomplete,
+            untrusted_seen: self.untrusted_seen,
             tools: self.tools.iter().map(|t| t.to_string()).collect(),
             values,
         }
@@ -955,6 +1217,7 @@ impl Provenance {
         }
         let mut p = Provenance::with_limits(snap.limits);
         p.incomplete = snap.incomplete;
+        p.untrusted_seen = snap.untrusted_seen || snap.values.iter().any(|v| v.untrusted.is_some());
         for t in &snap.tools {
             let t = &t[..floor_char_boundary(t, TOOL_NAME_MAX)];
             if p.tool_ids.contains_key(t) {
@@ -970,7 +1233,7 @@ impl Provenance {
             let ok_origin = match s.origin {
                 OriginKind::User | OriginKind::System => trusted && s.tool.is_none(),
                 OriginKind::TrustedTool => trusted,
-                OriginKind::Tool => !trusted,
+                OriginKind::Tool | OriginKind::Agent => !trusted,
             };
             if !ok_origin {
                 return Err(format!(
@@ -998,9 +1261,23 @@ impl Provenance {
         for (which, v) in snap.values.iter().enumerate() {
             let trusted = sighting(v.trusted, true, which)?;
             let untrusted = sighting(v.untrusted, false, which)?;
-            if trusted.is_none() && untrusted.is_none() {
+            let agent = sighting(v.agent, false, which)?;
+            if untrusted.is_some_and(|s| s.origin == OriginKind::Agent)
+                || agent.is_some_and(|s| s.origin != OriginKind::Agent)
+            {
+                return Err(format!(
+                    "value {which}: an agent sighting belongs in `agent`, and only there"
+                ));
+            }
+            if trusted.is_none() && untrusted.is_none() && agent.is_none() {
                 return Err(format!("value {which}: no sighting"));
             }
+            if untrusted.is_some() && agent.is_some() {
+                return Err(format!(
+                    "value {which}: an untrusted and an agent sighting (the first one stays)"
+                ));
+            }
+            let untrusted = untrusted.or(agent);
             let bytes = v.text.as_bytes();
             let Some(key) = scan::key_of_bytes(bytes, p.keys) else {
                 return Err(format!("value {which}: an empty text"));
@@ -1026,6 +1303,7 @@ impl Provenance {
                 next,
                 trusted,
                 untrusted,
+                host: v.kind == ValueKind::Domain,
             });
         }
         Ok(p)

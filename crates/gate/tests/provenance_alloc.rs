@@ -37,7 +37,7 @@ fn lookups_and_repeated_observations_allocate_nothing() {
         p.observe(tool, result);
         for a in &args {
             match p.provenance_of(a) {
-                ArgProvenance::None => kinds[0] += 1,
+                ArgProvenance::None | ArgProvenance::Agent(_) => kinds[0] += 1,
                 ArgProvenance::User(_) => kinds[1] += 1,
                 ArgProvenance::Untrusted(_) => kinds[2] += 1,
             }

@@ -159,7 +159,8 @@ fn a_trusted_tools_echo_launders_nothing() {
     assert!(v <= Verdict::Warn, "{why}");
 }
 
-/// A value the model wrote, echoed by a trusted lookup of it, stays unknown (not the user's).
+/// A value the model wrote, echoed by a trusted lookup of it, is not the user's: it is the
+/// agent's own (issue 40), which counts as a value the model wrote.
 #[test]
 fn a_result_never_vouches_for_its_own_arguments() {
     let mut s = gateway_session();
@@ -172,7 +173,7 @@ fn a_result_never_vouches_for_its_own_arguments() {
         b"someone@else.example: no such contact",
     );
     let e = s.provenance().provenance_of(&json!("someone@else.example"));
-    assert_eq!(e.as_str(), "none");
+    assert_eq!(e.as_str(), "agent");
 }
 
 /// After an image the session could not read, a send to a value never seen in trusted text
@@ -193,13 +194,14 @@ fn unread_content_pauses_an_unseen_value() {
         &json!({"name": "q3"}),
         b"see attached x@web.example",
     );
-    // Before: a value nobody wrote anywhere is the model's (NONE) and goes.
-    let before = gate(
-        &mut s,
+    // Before: a value nobody wrote anywhere, after untrusted text was read, pauses (the
+    // fallback of issue 40: it may be a rewrite of a value of that text).
+    let d = s.gate(&Action::Tool(ToolCall::new(
         "send_email",
-        json!({"recipients": ["new@else.example"], "body": "chart"}),
-    );
-    assert!(before.0 <= Verdict::Warn, "{}", before.1);
+        &json!({"recipients": ["new@else.example"], "body": "chart"}),
+    )));
+    assert_eq!(d.verdict, Verdict::Pause, "{}", s.reason(&d));
+    assert_eq!(d.fired, Fired::NoProvenance);
     s.mark_unread("an image (image/png)", "the result of `fetch_chart`");
     let mut restored = Session::restore_full(
         s.monitor(),

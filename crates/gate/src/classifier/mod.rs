@@ -361,7 +361,7 @@ impl Classifier {
                 }
             }
             let p = match ap {
-                ArgProvenance::None => Prov::None,
+                ArgProvenance::None | ArgProvenance::Agent(_) => Prov::None,
                 ArgProvenance::User(_) => Prov::User,
                 ArgProvenance::Untrusted(_) => Prov::Untrusted,
             };
@@ -410,6 +410,36 @@ impl Classifier {
             }
         }
         None
+    }
+
+    /// The first destination argument of a network or irreversible call classified `c`
+    /// whose values no text held (provenance none: not the user's, no tool result's, not the
+    /// agent's earlier arguments): what the fallback of issue 40 pauses on in a session that
+    /// has read untrusted text. An argument with no value the store reads (a plain word) is
+    /// not one. Allocates nothing.
+    pub fn untraced_destination<'a>(
+        &self,
+        c: &Classification,
+        args: &'a Value,
+        prov: &Provenance,
+    ) -> Option<(&'a str, &'a Value)> {
+        let imp = c.implication;
+        if imp.t < ToolEscalation::Network && imp.r != Reversibility::Irreversible {
+            return None;
+        }
+        let map = args.as_object()?;
+        let dest = self.destination_words(c);
+        map.iter()
+            .filter(|(name, _)| name_has_word(name, dest))
+            .find(|(_, v)| {
+                // A distinctive value: a bare number (an id, an amount) is not one.
+                let mut any = false;
+                prov.values_of(v, &mut |e| {
+                    any |= e.kind != crate::provenance::ValueKind::Amount
+                });
+                any && prov.provenance_of(v) == ArgProvenance::None
+            })
+            .map(|(name, v)| (name.as_str(), v))
     }
 
     /// Scan every argument string once for every pattern (see [`ArgScan`]).

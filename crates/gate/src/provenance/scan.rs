@@ -1354,33 +1354,38 @@ fn number_found(t: &[u8], out: &mut impl FnMut(&[u8], Found)) {
     }
 }
 
+/// The values of one string leaf (a string that is one number also as a number).
+pub(super) fn string_leaf(bytes: &[u8], out: &mut impl FnMut(&[u8], Found)) {
+    let t = std::str::from_utf8(bytes).map_or(bytes.trim_ascii(), |s| s.trim().as_bytes());
+    if is_number(t) && t.iter().filter(|&&b| b == b'.').count() <= 1 {
+        number_found(t, out);
+    }
+    scan(bytes, &mut |f| out(bytes, f));
+}
+
+/// The number leaf `n` in its decimal form, as [`json_leaves`] reads it.
+pub(super) fn number_leaf(n: &serde_json::Number, out: &mut impl FnMut(&[u8], Found)) {
+    let mut buf = [0u8; 40];
+    let len = {
+        use std::io::Write;
+        let mut c = std::io::Cursor::new(&mut buf[..]);
+        if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e15) {
+            let _ = write!(c, "{}", f as i64);
+        } else {
+            let _ = write!(c, "{n}");
+        }
+        c.position() as usize
+    };
+    if !buf[..len].contains(&b'e') && !buf[..len].contains(&b'E') {
+        number_found(&buf[..len], out);
+    }
+}
+
 /// Walk the leaves of a JSON value: `out(leaf bytes, found)`.
 pub(super) fn json_leaves(v: &Value, out: &mut impl FnMut(&[u8], Found)) {
     match v {
-        Value::String(s) => {
-            let t = s.trim().as_bytes();
-            if is_number(t) && t.iter().filter(|&&b| b == b'.').count() <= 1 {
-                number_found(t, out);
-            }
-            let bytes = s.as_bytes();
-            scan(bytes, &mut |f| out(bytes, f));
-        }
-        Value::Number(n) => {
-            let mut buf = [0u8; 40];
-            let len = {
-                use std::io::Write;
-                let mut c = std::io::Cursor::new(&mut buf[..]);
-                if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e15) {
-                    let _ = write!(c, "{}", f as i64);
-                } else {
-                    let _ = write!(c, "{n}");
-                }
-                c.position() as usize
-            };
-            if !buf[..len].contains(&b'e') && !buf[..len].contains(&b'E') {
-                number_found(&buf[..len], out);
-            }
-        }
+        Value::String(s) => string_leaf(s.as_bytes(), out),
+        Value::Number(n) => number_leaf(n, out),
         Value::Array(a) => a.iter().for_each(|x| json_leaves(x, out)),
         Value::Object(m) => m.values().for_each(|x| json_leaves(x, out)),
         Value::Bool(_) | Value::Null => {}

@@ -65,6 +65,11 @@ pub enum Fired {
     /// session was shown content it could not read (an image, a blob) that may have
     /// supplied it.
     ContentUnread,
+    /// Paused (issue 40, the named fallback): a network or irreversible call's destination
+    /// holds a value no text held (neither the user, nor a tool result, nor the agent's own
+    /// earlier arguments), in a session that has read untrusted text: a rewrite or split of
+    /// a value of that text that the store cannot recognise looks like this.
+    NoProvenance,
     /// Failed closed.
     FailClosed(FailReason),
 }

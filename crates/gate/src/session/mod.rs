@@ -99,6 +99,9 @@ pub struct Session {
     /// The argument, its text and the value's evidence that made the latest decision pause
     /// for unread content.
     unread_hit: Option<(InlineName, InlineName, Evidence)>,
+    /// The destination argument and its text that made the latest decision pause for having
+    /// no provenance ([`Fired::NoProvenance`]).
+    untraced_hit: Option<(InlineName, InlineName)>,
 }
 
 impl Session {
@@ -167,6 +170,7 @@ impl Session {
             prov_arg: InlineName::EMPTY,
             unread: None,
             unread_hit: None,
+            untraced_hit: None,
         })
     }
 
@@ -218,6 +222,7 @@ impl Session {
         self.observations = 0;
         self.unread = None;
         self.unread_hit = None;
+        self.untraced_hit = None;
     }
 
     /// Observe text the agent saw (see the module documentation): the user's request, the
@@ -606,6 +611,15 @@ impl Session {
                         }
                         _ => None,
                     };
+                    // The named fallback: a destination no text held, after untrusted text.
+                    let untraced = match &cp {
+                        Some(cp) if cp.p == Prov::None && self.prov.seen_untrusted() => {
+                            cl.untraced_destination(&c, call.args, &self.prov)
+                        }
+                        _ => None,
+                    };
+                    self.untraced_hit =
+                        untraced.map(|(arg, v)| (InlineName::new(arg), shown_text(v)));
                     self.unread_hit = unseen.map(|(arg, v, e)| {
                         // The argument's text for the reason (this path pauses: it may
                         // allocate).
@@ -734,13 +748,19 @@ impl Session {
         }
         // Unread content (an image, a blob) may have supplied a value the store cannot
         // trace: such a value is paused at least, whatever the chain says.
-        if provenance.is_some()
-            && self.unread_hit.is_some()
-            && verdict < Verdict::Pause
-            && !matches!(fired, Fired::AlwaysBlock(_))
-        {
-            verdict = Verdict::Pause;
-            fired = Fired::ContentUnread;
+        // So is a destination no text held, after untrusted text (the fallback of issue 40).
+        for (hit, why) in [
+            (self.unread_hit.is_some(), Fired::ContentUnread),
+            (self.untraced_hit.is_some(), Fired::NoProvenance),
+        ] {
+            if provenance.is_some()
+                && hit
+                && verdict < Verdict::Pause
+                && !matches!(fired, Fired::AlwaysBlock(_))
+            {
+                verdict = Verdict::Pause;
+                fired = why;
+            }
         }
         let mode = rules.mode;
         let classifier = mapping != Mapping::Abstraction;
@@ -940,7 +960,29 @@ impl Session {
             r.push_str("; ");
             r.push_str(&u);
         }
+        if let Some(u) = self.untraced_reason_with(d, mask) {
+            r.push_str("; ");
+            r.push_str(&u);
+        }
         r
+    }
+
+    /// Why the latest decision paused for a destination without provenance
+    /// ([`Fired::NoProvenance`]).
+    fn untraced_reason_with(&self, d: &Decision, mask: bool) -> Option<String> {
+        if d.fired != Fired::NoProvenance {
+            return None;
+        }
+        let (arg, shown) = self.untraced_hit.as_ref()?;
+        let value = if mask {
+            crate::provenance::mask_value(shown.as_str())
+        } else {
+            shown.as_str().to_string()
+        };
+        Some(format!(
+            "{} {value} occurs in no text the session saw (not the user's, no tool result's, not an earlier call's), and the session has read untrusted text: it may be a rewritten or split value of that text (fallback of issue 40): ask the user",
+            arg.as_str()
+        ))
     }
 
     /// The latest decision as owned, serialisable data with names and the reason (for JSON
@@ -955,7 +997,10 @@ impl Session {
                 r.provenance_reason = Some(p);
             }
         }
-        if let Some(u) = self.unread_reason(d) {
+        for u in [self.unread_reason(d), self.untraced_reason_with(d, false)]
+            .into_iter()
+            .flatten()
+        {
             r.reason.push_str("; ");
             r.reason.push_str(&u);
             r.provenance_reason = Some(match r.provenance_reason.take() {
@@ -964,6 +1009,18 @@ impl Session {
             });
         }
         r
+    }
+}
+
+/// An argument's text for a reason (allocates: used on paths that pause).
+fn shown_text(v: &Value) -> InlineName {
+    match v {
+        Value::String(t) => InlineName::new(t),
+        Value::Array(a) => a
+            .iter()
+            .find_map(Value::as_str)
+            .map_or_else(|| InlineName::new(&v.to_string()), InlineName::new),
+        v => InlineName::new(&v.to_string()),
     }
 }
 

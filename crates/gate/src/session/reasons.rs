@@ -125,6 +125,13 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>
                 d.verdict
             );
         }
+        Fired::NoProvenance => {
+            let _ = write!(
+                s,
+                ", {phrase} = {value}; a destination no text held, after untrusted text was read (it may be a rewrite of a value in it) → {}",
+                d.verdict
+            );
+        }
         Fired::FailClosed(_) => {}
     }
     if d.bounds[1] - d.bounds[0] > 1e-9 {

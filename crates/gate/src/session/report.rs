@@ -112,6 +112,7 @@ pub fn report(
         ),
         Fired::Unobserved => "unobserved state".into(),
         Fired::ContentUnread => "unread content".into(),
+        Fired::NoProvenance => "no provenance".into(),
         Fired::FailClosed(why) => format!(
             "fail_closed: {}",
             serde_json::to_value(why)

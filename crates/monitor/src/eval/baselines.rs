@@ -168,7 +168,13 @@ pub fn provenance_flag_with(
                 continue;
             }
             if let ArgProvenance::Untrusted(e) = store.provenance_of(v) {
-                if risky || (dest && matches!(e.kind, ValueKind::Url | ValueKind::Domain)) {
+                if risky
+                    || (dest
+                        && matches!(
+                            e.kind,
+                            ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain
+                        ))
+                {
                     return Some(k);
                 }
             }

@@ -115,6 +115,26 @@ impl EvalReport {
                 );
             }
         }
+        if !self.missed.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nViolating runs the monitor did not prevent ({}), with the reason at the violation step:\n",
+                self.missed.len()
+            );
+            let _ = writeln!(s, "| run | violation step | tool | flagged at | reason |");
+            let _ = writeln!(s, "|---|---|---|---|---|");
+            for m in &self.missed {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} |",
+                    m.id,
+                    m.violation_step,
+                    m.tool,
+                    m.flagged.map_or("—".to_string(), |k| k.to_string()),
+                    m.reason.replace('|', "\\|")
+                );
+            }
+        }
         let _ = writeln!(s, "\nPer category (the monitor):\n");
         let _ = writeln!(s, "| category | detection | false positives | mean lead |");
         let _ = writeln!(s, "|---|---|---|---|");

@@ -1,0 +1,483 @@
+//! Canonical forms (issue 40, item 2): observed text and argument values are rewritten the
+//! way a mail server, a browser or a reader would take them before values are extracted, so
+//! that a rewrite of an attacker's value by the model does not make it a new value.
+//!
+//! In one pass, and only when the text needs it (text that is already canonical is scanned
+//! as it is, without a copy):
+//! - **invisible and look-alike characters** are folded ([`crate::words::fold`]: zero-width
+//!   characters dropped, NFKC, Cyrillic and Greek look-alikes read as Latin letters);
+//! - **IDNA**: an `xn--` label is decoded from punycode and folded too, so that
+//!   `xn--pple-43d.example` and `аpple.example` (Cyrillic а) are both `apple.example`;
+//! - **percent-encoding** of letters, digits and `@ . - _ : / ~ +` is decoded (also when the
+//!   percent sign is itself encoded: `%2540` is `@`);
+//! - **spelled separators**: `[at]`, `(at)`, `{at}`, `<at>`, `[@]`, `(@)` are `@`, and `[.]`,
+//!   `(.)`, `{.}`, `[dot]`, `(dot)`, `{dot}`, `<dot>` are `.` (any case, spaces around them
+//!   dropped) when a letter or digit stands on both sides;
+//! - **URLs as a browser reads them**: in `http:`, `https:`, `ftp:`, `ws:` and `wss:` URLs any
+//!   run of `/` and `\` after the scheme is `//`, a `\` in the rest is `/` (so
+//!   `https://evil.example\@docs.corp/` is a URL of `evil.example`), user information (what
+//!   comes before the last `@` of the authority: `https://docs.corp@evil.example/`) is dropped,
+//!   and a host written as a number in any IPv4 spelling (`3232235777`, `0xC0A80101`,
+//!   `0300.0250.1.1`, `192.168.257`) is written as a dotted quad.
+//!
+//! Every step is applied to observed text and to argument values alike, so that both sides
+//! meet in the same form. The scanner then finds values in the canonical text; an e-mail
+//! address also yields its domain as a value (a domain is a host, whoever names it).
+
+/// Does `text` hold anything [`canonical`] would rewrite? (A fast check: one pass over the
+/// bytes looking for the few bytes a rewrite starts at.)
+#[inline]
+pub(super) fn needs(text: &[u8]) -> bool {
+    let mut i = 0;
+    while i < text.len() {
+        let hit = match text[i] {
+            0x80..=0xff => true,
+            b'%' | b'[' | b'(' | b'{' | b'<' | b'\\' => rewrite_at(text, i),
+            b':' => scheme_before(text, i).is_some() && url_needs(text, i + 1),
+            b'x' | b'X' => label_start(text, i) && starts_with_ci(&text[i..], b"xn--"),
+            _ => false,
+        };
+        if hit {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Would the byte at `i` (one of `% [ ( { < \`) start a rewrite?
+fn rewrite_at(text: &[u8], i: usize) -> bool {
+    match text[i] {
+        b'%' => percent_at(text, i).is_some() || double_percent_at(text, i).is_some(),
+        b'\\' => true,
+        _ => spelled_at(text, i).is_some(),
+    }
+}
+
+/// The canonical form of `text` into `out` (cleared first); `false` (and `out` left empty)
+/// when `text` is canonical already. `tmp` is scratch space (both are reused by the caller,
+/// so that a store allocates only while they grow).
+pub(super) fn canonical(text: &[u8], out: &mut Vec<u8>, tmp: &mut Vec<u8>) -> bool {
+    out.clear();
+    if !needs(text) {
+        return false;
+    }
+    // 1. Unicode: fold look-alikes and invisible characters; decode `xn--` labels.
+    let mut src: &[u8] = text;
+    if text.iter().any(|&b| b >= 0x80) || has_xn(text) {
+        tmp.clear();
+        fold_unicode(text, tmp);
+        src = tmp;
+    }
+    // 2. ASCII rewrites.
+    rewrite(src, out);
+    true
+}
+
+fn has_xn(text: &[u8]) -> bool {
+    text.windows(4)
+        .enumerate()
+        .any(|(i, w)| w.eq_ignore_ascii_case(b"xn--") && label_start(text, i))
+}
+
+fn label_start(text: &[u8], i: usize) -> bool {
+    i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'-')
+}
+
+fn starts_with_ci(t: &[u8], p: &[u8]) -> bool {
+    t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p)
+}
+
+/// Fold `text` (UTF-8 where valid; invalid bytes kept) into `out`, decoding `xn--` labels.
+fn fold_unicode(text: &[u8], out: &mut Vec<u8>) {
+    for chunk in text.utf8_chunks() {
+        let valid = chunk.valid();
+        let mut rest = valid;
+        while !rest.is_empty() {
+            // An `xn--` label: decode it, then fold what it decodes to.
+            let b = rest.as_bytes();
+            let at = b
+                .windows(4)
+                .enumerate()
+                .position(|(i, w)| {
+                    w.eq_ignore_ascii_case(b"xn--") && {
+                        let whole = valid.len() - rest.len() + i;
+                        label_start(valid.as_bytes(), whole)
+                    }
+                })
+                .unwrap_or(b.len());
+            push_folded(&rest[..at], out);
+            rest = &rest[at..];
+            if rest.is_empty() {
+                break;
+            }
+            let len = rest
+                .bytes()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == b'-')
+                .count();
+            let label = &rest[..len];
+            match idna::punycode::decode_to_string(&label[4..]) {
+                Some(u) if !u.is_empty() => push_folded(&u, out),
+                _ => out.extend_from_slice(label.as_bytes()),
+            }
+            rest = &rest[len..];
+        }
+        out.extend_from_slice(chunk.invalid());
+    }
+}
+
+fn push_folded(s: &str, out: &mut Vec<u8>) {
+    if s.is_ascii() {
+        out.extend_from_slice(s.as_bytes());
+    } else {
+        out.extend_from_slice(crate::words::fold(s).as_bytes());
+    }
+}
+
+/// The byte a `%XX` at `text[i..]` stands for, when it is one [`canonical`] decodes.
+fn percent_at(text: &[u8], i: usize) -> Option<u8> {
+    text.get(i..i + 3).and_then(percent_byte)
+}
+
+/// A percent-encoded percent sign before a `XX` that [`percent_byte`] decodes (`%2540`):
+/// the byte.
+fn double_percent_at(text: &[u8], i: usize) -> Option<u8> {
+    let w = text.get(i..i + 5)?;
+    if !w[1..3].eq_ignore_ascii_case(b"25") {
+        return None;
+    }
+    percent_byte(&[b'%', w[3], w[4]])
+}
+
+fn percent_byte(w: &[u8]) -> Option<u8> {
+    if w.len() < 3 || w[0] != b'%' {
+        return None;
+    }
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let b = hex(w[1])? * 16 + hex(w[2])?;
+    (b.is_ascii_alphanumeric()
+        || matches!(b, b'@' | b'.' | b'-' | b'_' | b':' | b'/' | b'~' | b'+'))
+    .then_some(b)
+}
+
+/// A spelled separator at `text[i..]` (`[at]`, `(dot)`, ...): the byte it stands for and its
+/// length.
+fn spelled_at(text: &[u8], i: usize) -> Option<(u8, usize)> {
+    let close = match text[i] {
+        b'[' => b']',
+        b'(' => b')',
+        b'{' => b'}',
+        b'<' => b'>',
+        _ => return None,
+    };
+    let mut j = i + 1;
+    while text.get(j) == Some(&b' ') {
+        j += 1;
+    }
+    let rest = &text[j.min(text.len())..];
+    let (b, n) = if starts_with_ci(rest, b"at") {
+        (b'@', 2)
+    } else if starts_with_ci(rest, b"dot") {
+        (b'.', 3)
+    } else if rest.first() == Some(&b'@') {
+        (b'@', 1)
+    } else if rest.first() == Some(&b'.') {
+        (b'.', 1)
+    } else {
+        return None;
+    };
+    j += n;
+    while text.get(j) == Some(&b' ') {
+        j += 1;
+    }
+    if text.get(j) != Some(&close) {
+        return None;
+    }
+    Some((b, j + 1 - i))
+}
+
+/// The scheme ending at the `:` at `colon`, when it is one whose URLs a browser reads with
+/// backslashes as slashes: its start.
+fn scheme_before(text: &[u8], colon: usize) -> Option<usize> {
+    let mut a = colon;
+    while a > 0 && text[a - 1].is_ascii_alphabetic() && colon - a < 5 {
+        a -= 1;
+    }
+    if a > 0 && (text[a - 1].is_ascii_alphanumeric() || matches!(text[a - 1], b'+' | b'.' | b'-')) {
+        return None;
+    }
+    let s = &text[a..colon];
+    let known = [&b"http"[..], b"https", b"ftp", b"ws", b"wss"];
+    (known.iter().any(|k| s.eq_ignore_ascii_case(k))
+        && matches!(text.get(colon + 1), Some(b'/' | b'\\')))
+    .then_some(a)
+}
+
+/// Where the authority starting at `a` ends (a browser ends it at `/ \ ? #`).
+fn authority_end(text: &[u8], a: usize) -> usize {
+    a + text[a..]
+        .iter()
+        .take_while(|&&c| !url_end(c) && !matches!(c, b'/' | b'\\' | b'?' | b'#'))
+        .count()
+}
+
+fn url_end(c: u8) -> bool {
+    c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'<' | b'>' | b'`')
+}
+
+/// Does the URL whose scheme's `:` is just before `i` need a rewrite?
+fn url_needs(text: &[u8], i: usize) -> bool {
+    let slashes = text[i..]
+        .iter()
+        .take_while(|&&c| c == b'/' || c == b'\\')
+        .count();
+    if slashes != 2 || text[i..i + 2] != *b"//" {
+        return true;
+    }
+    let a = i + 2;
+    let e = authority_end(text, a);
+    let auth = &text[a..e];
+    if auth.contains(&b'@') || text.get(e) == Some(&b'\\') {
+        return true;
+    }
+    let host_end = auth.iter().position(|&c| c == b':').unwrap_or(auth.len());
+    ipv4(&auth[..host_end]).is_some_and(|ip| !is_dotted_quad(&auth[..host_end], ip))
+}
+
+/// Write the ASCII rewrites of `text` (see the module documentation) into `out`.
+fn rewrite(text: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(text.len());
+    let mut i = 0;
+    // Inside a URL's path (after its authority): a `\` is a `/`.
+    let mut in_path = false;
+    while i < text.len() {
+        let b = text[i];
+        if in_path && url_end(b) {
+            in_path = false;
+        }
+        match b {
+            b'%' => {
+                if let Some(d) = percent_at(text, i) {
+                    out.push(d);
+                    i += 3;
+                    continue;
+                }
+                if let Some(d) = double_percent_at(text, i) {
+                    out.push(d);
+                    i += 5;
+                    continue;
+                }
+            }
+            b'\\' if in_path => {
+                out.push(b'/');
+                i += 1;
+                continue;
+            }
+            b'[' | b'(' | b'{' | b'<' => {
+                if let Some((sep, n)) = spelled_at(text, i) {
+                    let before = out.iter().rev().take_while(|&&c| c == b' ').count();
+                    let prev = out.len().checked_sub(before + 1).map(|k| out[k]);
+                    let mut j = i + n;
+                    while text.get(j) == Some(&b' ') {
+                        j += 1;
+                    }
+                    let next = text.get(j).copied();
+                    if prev.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+                        && next.is_some_and(|c| c.is_ascii_alphanumeric())
+                    {
+                        out.truncate(out.len() - before);
+                        out.push(sep);
+                        i = j;
+                        continue;
+                    }
+                }
+            }
+            b':' if scheme_before(text, i).is_some() => {
+                out.push(b':');
+                out.extend_from_slice(b"//");
+                i += 1;
+                while i < text.len() && (text[i] == b'/' || text[i] == b'\\') {
+                    i += 1;
+                }
+                // The authority: user information dropped, a numeric host as a dotted quad.
+                let e = authority_end(text, i);
+                let mut a = i;
+                if let Some(at) = text[i..e].iter().rposition(|&c| c == b'@') {
+                    a = i + at + 1;
+                }
+                let auth = &text[a..e];
+                let host_end = auth.iter().position(|&c| c == b':').unwrap_or(auth.len());
+                match ipv4(&auth[..host_end]) {
+                    Some(ip) => {
+                        let (quad, n) = dotted_quad(ip);
+                        out.extend_from_slice(&quad[..n]);
+                        out.extend_from_slice(&auth[host_end..]);
+                    }
+                    None => out.extend_from_slice(auth),
+                }
+                i = e;
+                in_path = true;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(b);
+        i += 1;
+    }
+}
+
+/// A host written as an IPv4 address in any spelling `inet_aton` accepts (1 to 4 parts,
+/// each decimal, `0x` hexadecimal or `0`-led octal; the last part fills the remaining
+/// bytes).
+pub(super) fn ipv4(host: &[u8]) -> Option<u32> {
+    let host = host.strip_suffix(b".").unwrap_or(host);
+    if host.is_empty() || !host[0].is_ascii_digit() {
+        return None;
+    }
+    let mut parts = [0u64; 4];
+    let mut n = 0;
+    for part in host.split(|&c| c == b'.') {
+        if n == 4 || part.is_empty() {
+            return None;
+        }
+        let (digits, radix) =
+            if part.len() > 2 && (part[1] == b'x' || part[1] == b'X') && part[0] == b'0' {
+                (&part[2..], 16)
+            } else if part.len() > 1 && part[0] == b'0' {
+                (&part[1..], 8)
+            } else {
+                (part, 10)
+            };
+        let s = std::str::from_utf8(digits).ok()?;
+        if s.is_empty() || s.len() > 12 || !s.bytes().all(|c| (c as char).is_digit(radix)) {
+            return None;
+        }
+        parts[n] = u64::from_str_radix(s, radix).ok()?;
+        n += 1;
+    }
+    let last_bits = 8 * (5 - n as u32);
+    let mut ip: u64 = 0;
+    for (k, &p) in parts[..n - 1].iter().enumerate() {
+        if p > 255 {
+            return None;
+        }
+        ip |= p << (24 - 8 * k as u32);
+    }
+    let last = parts[n - 1];
+    if last_bits < 64 && last >= 1u64 << last_bits {
+        return None;
+    }
+    ip |= last;
+    u32::try_from(ip).ok()
+}
+
+fn is_dotted_quad(host: &[u8], ip: u32) -> bool {
+    let (quad, n) = dotted_quad(ip);
+    host == &quad[..n]
+}
+
+/// `ip` as a dotted quad (`a.b.c.d`) in a buffer, and its length.
+fn dotted_quad(ip: u32) -> ([u8; 16], usize) {
+    use std::io::Write;
+    let mut w = std::io::Cursor::new([0u8; 16]);
+    let [p, q, r, s] = ip.to_be_bytes();
+    let _ = write!(w, "{p}.{q}.{r}.{s}");
+    let n = w.position() as usize;
+    (w.into_inner(), n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(s: &str) -> String {
+        let (mut out, mut tmp) = (Vec::new(), Vec::new());
+        if canonical(s.as_bytes(), &mut out, &mut tmp) {
+            String::from_utf8_lossy(&out).into_owned()
+        } else {
+            s.to_string()
+        }
+    }
+
+    #[test]
+    fn spelled_separators_percent_and_invisible_characters() {
+        assert_eq!(
+            canon("attacker [at] evil [dot] example"),
+            "attacker@evil.example"
+        );
+        assert_eq!(canon("attacker(at)evil(.)example"), "attacker@evil.example");
+        assert_eq!(canon("evil[.]example and {dot}"), "evil.example and {dot}");
+        assert_eq!(canon("attacker%40evil%2Eexample"), "attacker@evil.example");
+        assert_eq!(canon("attacker%2540evil.example"), "attacker@evil.example");
+        assert_eq!(canon("a%20b stays"), "a%20b stays");
+        assert_eq!(
+            canon("att\u{200b}acker@ev\u{00ad}il.example"),
+            "attacker@evil.example"
+        );
+        assert_eq!(canon("аttacker@еvil.example"), "attacker@evil.example");
+        assert_eq!(
+            canon("ａｔｔａｃｋｅｒ＠evil.example"),
+            "attacker@evil.example"
+        );
+        // Plain text is left alone (no copy).
+        let (mut out, mut tmp) = (Vec::new(), Vec::new());
+        assert!(!canonical(
+            b"see (below) [1] <b>x</b> at 5 pm",
+            &mut out,
+            &mut tmp
+        ));
+    }
+
+    #[test]
+    fn urls_as_a_browser_reads_them() {
+        assert_eq!(
+            canon("https://docs.corp@evil.example/x"),
+            "https://evil.example/x"
+        );
+        assert_eq!(
+            canon("https:\\\\evil.example\\a\\b"),
+            "https://evil.example/a/b"
+        );
+        assert_eq!(
+            canon("https://evil.example\\@docs.corp/"),
+            "https://evil.example/@docs.corp/"
+        );
+        assert_eq!(canon("http://3232235777/a"), "http://192.168.1.1/a");
+        assert_eq!(canon("http://0xC0A80101/"), "http://192.168.1.1/");
+        assert_eq!(
+            canon("http://0300.0250.1.1:8080/"),
+            "http://192.168.1.1:8080/"
+        );
+        assert_eq!(canon("http://192.168.257/"), "http://192.168.1.1/");
+        assert_eq!(canon("http://127.1/"), "http://127.0.0.1/");
+        let (mut out, mut tmp) = (Vec::new(), Vec::new());
+        assert!(!canonical(
+            b"http://192.168.1.1/ and https://a.example/b",
+            &mut out,
+            &mut tmp
+        ));
+    }
+
+    #[test]
+    fn idna_labels_are_decoded_and_folded() {
+        assert_eq!(canon("mail xn--bcher-kva.example"), "mail bücher.example");
+        // `xn--pple-43d` is Cyrillic а + "pple".
+        assert_eq!(
+            canon("https://xn--pple-43d.example/"),
+            "https://apple.example/"
+        );
+        assert_eq!(canon("https://аpple.example/"), "https://apple.example/");
+    }
+
+    #[test]
+    fn ipv4_spellings() {
+        assert_eq!(ipv4(b"192.168.1.1"), Some(0xC0A8_0101));
+        assert_eq!(ipv4(b"3232235777"), Some(0xC0A8_0101));
+        assert_eq!(ipv4(b"0xc0.0xa8.1.1"), Some(0xC0A8_0101));
+        assert_eq!(ipv4(b"256.1.1.1"), None);
+        assert_eq!(ipv4(b"1.2.3.4.5"), None);
+        assert_eq!(ipv4(b"evil.example"), None);
+        assert_eq!(ipv4(b"4294967296"), None);
+    }
+}
