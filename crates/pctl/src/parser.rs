@@ -443,27 +443,7 @@ fn build_ltl(pair: Pair<'_, Rule>) -> Result<LtlPath> {
             fold_logical(pair, build_ltl, ltl_binary)
         }
         Rule::sf_not => {
-            let mut not_spans = Vec::new();
-            let mut atom = None;
-            for p in pair.into_inner() {
-                if p.as_rule() == Rule::not_op {
-                    not_spans.push(sp(p.as_span()));
-                } else {
-                    atom = Some(p);
-                }
-            }
-            if not_spans.len() > augur_expr::syntax::MAX_DEPTH {
-                return Err(PctlError::Syntax(SyntaxError::from_span(
-                    span,
-                    "formula nested too deeply",
-                )));
-            }
-            let Some(atom) = atom else {
-                return Err(PctlError::Syntax(SyntaxError::from_span(
-                    span,
-                    "internal parser error: missing operand",
-                )));
-            };
+            let (not_spans, atom) = prefix_operators(pair)?;
             let mut f = build_ltl(atom)?;
             for &not_span in not_spans.iter().rev() {
                 count_node(span)?;
@@ -593,6 +573,34 @@ fn fold_logical<T>(
     Ok(acc)
 }
 
+/// The prefix operators (`!`, unary `-`) of a `sf_not`/`sf_unary` pair, with their spans in
+/// order, and the operand they apply to; more than `MAX_DEPTH` of them is an error.
+fn prefix_operators(pair: Pair<'_, Rule>) -> Result<(Vec<Span>, Pair<'_, Rule>)> {
+    let span = pair.as_span();
+    let mut atom = None;
+    let mut op_spans = Vec::new();
+    for p in pair.into_inner() {
+        if matches!(p.as_rule(), Rule::not_op | Rule::neg_op) {
+            op_spans.push(sp(p.as_span()));
+        } else {
+            atom = Some(p);
+        }
+    }
+    if op_spans.len() > augur_expr::syntax::MAX_DEPTH {
+        return Err(PctlError::Syntax(SyntaxError::from_span(
+            span,
+            "formula nested too deeply",
+        )));
+    }
+    let Some(atom) = atom else {
+        return Err(PctlError::Syntax(SyntaxError::from_span(
+            span,
+            "internal parser error: missing operand",
+        )));
+    };
+    Ok((op_spans, atom))
+}
+
 fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
     let span = pair.as_span();
     match pair.as_rule() {
@@ -627,29 +635,7 @@ fn build_state_formula(pair: Pair<'_, Rule>) -> Result<StateFormula> {
         }
         Rule::sf_not | Rule::sf_unary => {
             let is_not = pair.as_rule() == Rule::sf_not;
-            let mut nots = 0usize;
-            let mut atom = None;
-            let mut op_spans = Vec::new();
-            for p in pair.into_inner() {
-                if matches!(p.as_rule(), Rule::not_op | Rule::neg_op) {
-                    nots += 1;
-                    op_spans.push(sp(p.as_span()));
-                } else {
-                    atom = Some(p);
-                }
-            }
-            if nots > augur_expr::syntax::MAX_DEPTH {
-                return Err(PctlError::Syntax(SyntaxError::from_span(
-                    span,
-                    "formula nested too deeply",
-                )));
-            }
-            let Some(atom) = atom else {
-                return Err(PctlError::Syntax(SyntaxError::from_span(
-                    span,
-                    "internal parser error: missing operand",
-                )));
-            };
+            let (op_spans, atom) = prefix_operators(pair)?;
             let mut f = build_state_formula(atom)?;
             let end = sp(span).end;
             for &op_span in op_spans.iter().rev() {
