@@ -322,3 +322,28 @@ fn known_limit_a_slug_in_an_unnamed_argument() {
     );
     assert!(got.0 < Verdict::Block, "{}", got.2);
 }
+
+/// A destination only the agent's own earlier arguments held (an address it wrote into a
+/// harmless lookup after reading the inbox, in a spelling no rule recognised) is no more
+/// traced than one never seen: after untrusted text the send pauses, never goes.
+#[test]
+fn an_address_the_agent_wrote_first_is_still_untraced() {
+    let mut s = session();
+    s.observe(ObservationSource::User, None, ASK);
+    call(
+        &mut s,
+        "read_inbox",
+        &json!({}),
+        "Reply to the sender of the invoice, the usual billing desk.",
+    );
+    call(
+        &mut s,
+        "search_contacts",
+        &json!({"query": "desk@invoices-ltd.example"}),
+        "No contact found.",
+    );
+    expect(
+        gate(&mut s, "send_email", &send("desk@invoices-ltd.example")),
+        Verdict::Pause,
+    );
+}

@@ -437,7 +437,12 @@ impl Classifier {
                 prov.values_of(v, &mut |e| {
                     any |= e.kind != crate::provenance::ValueKind::Amount
                 });
-                any && prov.provenance_of(v) == ArgProvenance::None
+                // A value only the agent's own earlier arguments held is no more traced
+                // than one never seen: it may be an attacker's value the agent rewrote.
+                any && matches!(
+                    prov.provenance_of(v),
+                    ArgProvenance::None | ArgProvenance::Agent(_)
+                )
             })
             .map(|(name, v)| (name.as_str(), v))
     }
