@@ -1,7 +1,7 @@
 //! Boolean expressions over predicate bits, compiled from augur-expr expressions, with two- and
 //! three-valued evaluation (the latter decides a constraint on a partial assignment).
 
-use augur_expr::{BinaryOp, Expr, UnaryOp, Value};
+use augur_expr::{BinaryOp, Cmp, Expr, UnaryOp, Value};
 
 /// A boolean expression over the current (`Cur`) and next (`Next`) values of predicates.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,8 +60,10 @@ impl PredicateExpr {
                     BinaryOp::And => PredicateExpr::And(l, r),
                     BinaryOp::Or => PredicateExpr::Or(l, r),
                     BinaryOp::Implies => PredicateExpr::Or(Box::new(PredicateExpr::Not(l)), r),
-                    BinaryOp::Iff | BinaryOp::Eq => PredicateExpr::Iff(l, r),
-                    BinaryOp::Ne => PredicateExpr::Not(Box::new(PredicateExpr::Iff(l, r))),
+                    BinaryOp::Iff | BinaryOp::Cmp(Cmp::Eq) => PredicateExpr::Iff(l, r),
+                    BinaryOp::Cmp(Cmp::Ne) => {
+                        PredicateExpr::Not(Box::new(PredicateExpr::Iff(l, r)))
+                    }
                     _ => return Err(format!("`{e}` is not a boolean combination of predicates")),
                 }
             }

@@ -15,13 +15,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::types::Int32Type;
 use arrow_array::{Array, GenericStringArray, OffsetSizeTrait, RecordBatch};
 use augur_learn::pipeline::IndexedCounts;
 use rustc_hash::FxHashMap;
 
 use crate::{
-    id_less, intern_column, order_column, read_steps, ColumnarFormat, Columns, Interner,
+    id_less, intern_column, order_values, read_steps, ColumnarFormat, Columns, Interner,
     ParquetSource, Result, Role, StepTable,
 };
 
@@ -102,18 +102,8 @@ fn count_source(
     let results: Vec<Option<Part>> = if parts.len() <= 1 {
         vec![count((0..source.sizes.len()).collect(), 1)]
     } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = parts
-                .iter()
-                .map(|(groups, first_row)| {
-                    let count = &count;
-                    s.spawn(move || count(groups.clone(), *first_row))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
+        crate::source::on_threads(&parts, |groups, first_row| {
+            count(groups.to_vec(), first_row)
         })
     };
     let parts: Vec<Part> = results.into_iter().collect::<Option<_>>()?;
@@ -197,35 +187,20 @@ impl Part {
             batch.column(positions[2]).as_ref(),
             &mut self.states,
             &mut self.ids,
-            &Role {
-                file,
-                column: &columns.state[0],
-                role: "state",
-            },
+            &Role::state(file, columns, 0),
             row,
         )
         .ok()?;
         self.grow();
         let mut order = std::mem::take(&mut self.order_buf);
         order.clear();
-        let col = batch.column(positions[1]);
-        let values: &[i64] = match col.as_primitive_opt::<Int64Type>() {
-            Some(a) if a.null_count() == 0 => a.values(),
-            _ => {
-                order_column(
-                    col.as_ref(),
-                    &mut order,
-                    &Role {
-                        file,
-                        column: &columns.order,
-                        role: "order",
-                    },
-                    row,
-                )
-                .ok()?;
-                &order
-            }
-        };
+        let values = order_values(
+            batch.column(positions[1]).as_ref(),
+            &mut order,
+            &Role::order(file, columns),
+            row,
+        )
+        .ok()?;
         let trace = batch.column(positions[0]);
         let dict = trace.as_dictionary_opt::<Int32Type>()?;
         if trace.null_count() > 0 || dict.values().null_count() > 0 {

@@ -352,6 +352,23 @@ pub(crate) fn intern_column(
     Ok(())
 }
 
+/// The order values of `col`: 64-bit integers without nulls read in place, other types
+/// converted into `buf`.
+pub(crate) fn order_values<'a>(
+    col: &'a dyn Array,
+    buf: &'a mut Vec<i64>,
+    role: &Role<'_>,
+    first_row: u64,
+) -> Result<&'a [i64]> {
+    match col.as_primitive_opt::<Int64Type>() {
+        Some(a) if a.null_count() == 0 => Ok(a.values()),
+        _ => {
+            order_column(col, buf, role, first_row)?;
+            Ok(buf)
+        }
+    }
+}
+
 /// Appends each row's order value.
 pub(crate) fn order_column(
     col: &dyn Array,

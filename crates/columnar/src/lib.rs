@@ -53,7 +53,7 @@ pub use read::read_steps;
 pub use table::{ColumnarFormat, Columns, StepTable};
 pub use write::{write_steps_parquet, ROW_GROUP_ROWS};
 
-pub(crate) use decode::{intern_column, order_column, Interner, Role};
+pub(crate) use decode::{intern_column, order_values, Interner, Role};
 pub(crate) use read::id_less;
 pub(crate) use source::{threads, ParquetSource};
 

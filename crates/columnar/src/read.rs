@@ -5,7 +5,6 @@ use std::fs::File;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
 
@@ -54,34 +53,21 @@ pub fn read_steps(path: &Path, columns: &Columns) -> Result<StepTable> {
                     source.reader(all())?,
                 )]
             } else {
-                std::thread::scope(|s| {
-                    let handles: Vec<_> = parts
-                        .iter()
-                        .map(|(groups, first_row)| {
-                            let source = &source;
-                            let file_name = &file_name;
-                            // The first range's states become the table's: room for all.
-                            let capacity = if *first_row == 1 {
-                                total_rows
-                            } else {
-                                groups.iter().map(|&g| sizes[g]).sum()
-                            };
-                            s.spawn(move || {
-                                read_chunk(
-                                    file_name,
-                                    columns,
-                                    &source.positions,
-                                    *first_row,
-                                    capacity,
-                                    source.reader(groups.clone())?,
-                                )
-                            })
-                        })
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                        .collect()
+                crate::source::on_threads(&parts, |groups, first_row| {
+                    // The first range's states become the table's: room for all.
+                    let capacity = if first_row == 1 {
+                        total_rows
+                    } else {
+                        groups.iter().map(|&g| sizes[g]).sum()
+                    };
+                    read_chunk(
+                        &file_name,
+                        columns,
+                        &source.positions,
+                        first_row,
+                        capacity,
+                        source.reader(groups.to_vec())?,
+                    )
                 })
             };
             match ordered(&file_name, chunks)? {
@@ -317,15 +303,12 @@ impl Chunk {
         )?;
         let mut order = std::mem::take(&mut self.order_buf);
         order.clear();
-        let col = batch.column(positions[1]);
-        // 64-bit integers without nulls are read in place; other types converted.
-        let values: &[i64] = match col.as_primitive_opt::<Int64Type>() {
-            Some(a) if a.null_count() == 0 => a.values(),
-            _ => {
-                order_column(col.as_ref(), &mut order, &Role::order(file, columns), row)?;
-                &order
-            }
-        };
+        let values = order_values(
+            batch.column(positions[1]).as_ref(),
+            &mut order,
+            &Role::order(file, columns),
+            row,
+        )?;
         // Within a run, order values must increase.
         let mut next = first_run;
         for (i, &o) in values.iter().enumerate() {

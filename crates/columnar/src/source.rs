@@ -119,6 +119,25 @@ impl<'a> ParquetSource<'a> {
     }
 }
 
+/// `work(groups, first_row)` for each part, each on its own scoped thread, in the parts'
+/// order (a panic in one is resumed here).
+pub(crate) fn on_threads<T: Send>(
+    parts: &[(Vec<usize>, u64)],
+    work: impl Fn(&[usize], u64) -> T + Sync,
+) -> Vec<T> {
+    let work = &work;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .iter()
+            .map(|(groups, first_row)| s.spawn(move || work(groups, *first_row)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
 /// The threads to read with: one per core.
 pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -36,6 +36,24 @@ pub enum BinaryOp {
     Mul,
     /// `/` (always real division, as in PRISM: `1/2` is `0.5`).
     Div,
+    /// `&`
+    And,
+    /// `|`
+    Or,
+    /// `=>`
+    Implies,
+    /// `<=>`
+    Iff,
+    /// A comparison: `=`, `!=`, `<`, `<=`, `>`, `>=` (serialised as the comparison's own
+    /// name, `"eq"`, `"lt"`, ...).
+    #[serde(untagged)]
+    Cmp(Cmp),
+}
+
+/// A comparison operator, the relational part of [`BinaryOp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cmp {
     /// `=`
     Eq,
     /// `!=`
@@ -48,14 +66,41 @@ pub enum BinaryOp {
     Gt,
     /// `>=`
     Ge,
-    /// `&`
-    And,
-    /// `|`
-    Or,
-    /// `=>`
-    Implies,
-    /// `<=>`
-    Iff,
+}
+
+impl Cmp {
+    /// Every comparison.
+    pub const ALL: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge];
+
+    /// Whether `a cmp b` holds, for any ordered values (IEEE comparisons for doubles: every
+    /// comparison with NaN but `!=` is false).
+    #[inline]
+    pub fn holds<T: PartialOrd + ?Sized>(self, a: &T, b: &T) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+
+    /// The comparison with its operands swapped: `a cmp b` iff `b cmp.flip() a`.
+    pub fn flip(self) -> Cmp {
+        match self {
+            Cmp::Lt => Cmp::Gt,
+            Cmp::Le => Cmp::Ge,
+            Cmp::Gt => Cmp::Lt,
+            Cmp::Ge => Cmp::Le,
+            c => c,
+        }
+    }
+
+    /// Whether it is `=` or `!=` (the comparisons defined on booleans too).
+    pub fn is_equality(self) -> bool {
+        matches!(self, Cmp::Eq | Cmp::Ne)
+    }
 }
 
 /// A built-in function.

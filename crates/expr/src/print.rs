@@ -7,7 +7,7 @@
 //! negative literals (`Int(-1)` prints `-1`, which parses as the negation of `1`) and
 //! non-finite doubles (`(1.0/0.0)`, `(-1.0/0.0)`, `(0.0/0.0)`).
 
-use crate::ast::{BinaryOp, Expr, Func, UnaryOp};
+use crate::ast::{BinaryOp, Cmp, Expr, Func, UnaryOp};
 use std::fmt::{self, Write};
 
 /// Precedence levels of the expression grammar, loosest first. A subexpression whose level
@@ -39,6 +39,20 @@ pub mod prec {
     pub const ATOM: u8 = 11;
 }
 
+impl Cmp {
+    /// The comparison's PRISM symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Cmp::Eq => "=",
+            Cmp::Ne => "!=",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        }
+    }
+}
+
 impl BinaryOp {
     /// Every binary operator.
     pub const ALL: [BinaryOp; 14] = [
@@ -46,12 +60,12 @@ impl BinaryOp {
         BinaryOp::Sub,
         BinaryOp::Mul,
         BinaryOp::Div,
-        BinaryOp::Eq,
-        BinaryOp::Ne,
-        BinaryOp::Lt,
-        BinaryOp::Le,
-        BinaryOp::Gt,
-        BinaryOp::Ge,
+        BinaryOp::Cmp(Cmp::Eq),
+        BinaryOp::Cmp(Cmp::Ne),
+        BinaryOp::Cmp(Cmp::Lt),
+        BinaryOp::Cmp(Cmp::Le),
+        BinaryOp::Cmp(Cmp::Gt),
+        BinaryOp::Cmp(Cmp::Ge),
         BinaryOp::And,
         BinaryOp::Or,
         BinaryOp::Implies,
@@ -70,12 +84,7 @@ impl BinaryOp {
             BinaryOp::Sub => "-",
             BinaryOp::Mul => "*",
             BinaryOp::Div => "/",
-            BinaryOp::Eq => "=",
-            BinaryOp::Ne => "!=",
-            BinaryOp::Lt => "<",
-            BinaryOp::Le => "<=",
-            BinaryOp::Gt => ">",
-            BinaryOp::Ge => ">=",
+            BinaryOp::Cmp(c) => c.symbol(),
             BinaryOp::And => "&",
             BinaryOp::Or => "|",
             BinaryOp::Implies => "=>",
@@ -88,8 +97,8 @@ impl BinaryOp {
         match self {
             BinaryOp::Add | BinaryOp::Sub => prec::ADD,
             BinaryOp::Mul | BinaryOp::Div => prec::MUL,
-            BinaryOp::Eq | BinaryOp::Ne => prec::EQ,
-            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => prec::REL,
+            BinaryOp::Cmp(Cmp::Eq | Cmp::Ne) => prec::EQ,
+            BinaryOp::Cmp(_) => prec::REL,
             BinaryOp::And => prec::AND,
             BinaryOp::Or => prec::OR,
             BinaryOp::Implies => prec::IMPLIES,

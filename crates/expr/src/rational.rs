@@ -4,7 +4,7 @@
 //! way in exact mode. [`eval_exact`] evaluates a whole expression in rationals, within the
 //! size budget [`MAX_RATIONAL_BITS`].
 
-use crate::ast::{BinaryOp, Expr, Func, UnaryOp};
+use crate::ast::{BinaryOp, Cmp, Expr, Func, UnaryOp};
 use crate::error::{ExprError, Result};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -85,9 +85,9 @@ pub fn eval_exact(e: &Expr, env: &dyn Fn(&str) -> Option<Exact>) -> Result<Exact
             BinaryOp::Or => Ok(Exact::Bool(boolean(a)? || boolean(b)?)),
             BinaryOp::Implies => Ok(Exact::Bool(!boolean(a)? || boolean(b)?)),
             BinaryOp::Iff => Ok(Exact::Bool(boolean(a)? == boolean(b)?)),
-            BinaryOp::Eq | BinaryOp::Ne => {
+            BinaryOp::Cmp(c) if c.is_equality() => {
                 let eq = eval_exact(a, env)? == eval_exact(b, env)?;
-                Ok(Exact::Bool(if *op == BinaryOp::Eq { eq } else { !eq }))
+                Ok(Exact::Bool(eq == (*c == Cmp::Eq)))
             }
             _ => {
                 let (x, y) = (num(a)?, num(b)?);
@@ -97,10 +97,8 @@ pub fn eval_exact(e: &Expr, env: &dyn Fn(&str) -> Option<Exact>) -> Result<Exact
                     BinaryOp::Mul => checked(x * y),
                     BinaryOp::Div if y.is_zero() => Err(ExprError::DivisionByZero(e.to_string())),
                     BinaryOp::Div => checked(x / y),
-                    BinaryOp::Lt => Ok(Exact::Bool(x < y)),
-                    BinaryOp::Le => Ok(Exact::Bool(x <= y)),
-                    BinaryOp::Gt => Ok(Exact::Bool(x > y)),
-                    _ => Ok(Exact::Bool(x >= y)),
+                    BinaryOp::Cmp(c) => Ok(Exact::Bool(c.holds(&x, &y))),
+                    _ => unreachable!("connectives are matched above"),
                 }
             }
         },

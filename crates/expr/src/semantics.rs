@@ -248,7 +248,7 @@ fn binary_type(e: &Expr, op: BinaryOp, lt: Type, rt: Type) -> Result<Type> {
                 ))
             }
         }
-        Lt | Le | Gt | Ge => {
+        Cmp(c) if !c.is_equality() => {
             if numeric {
                 Ok(Type::Bool)
             } else {
@@ -258,7 +258,7 @@ fn binary_type(e: &Expr, op: BinaryOp, lt: Type, rt: Type) -> Result<Type> {
                 ))
             }
         }
-        Eq | Ne => {
+        Cmp(_) => {
             if numeric || (lt == Type::Bool && rt == Type::Bool) {
                 Ok(Type::Bool)
             } else {
@@ -299,18 +299,12 @@ fn eval_binary(e: &Expr, op: BinaryOp, lv: Value, rv: Value) -> Result<Value> {
         (Mul, Value::Int(a), Value::Int(b)) => {
             a.checked_mul(b).map(Value::Int).ok_or_else(overflow)
         }
-        (Eq, Value::Bool(a), Value::Bool(b)) => Ok(Value::Bool(a == b)),
-        (Ne, Value::Bool(a), Value::Bool(b)) => Ok(Value::Bool(a != b)),
+        (Cmp(c), Value::Bool(a), Value::Bool(b)) if c.is_equality() => {
+            Ok(Value::Bool(c.holds(&a, &b)))
+        }
         (Iff, Value::Bool(a), Value::Bool(b)) => Ok(Value::Bool(a == b)),
-        (Eq | Ne | Lt | Le | Gt | Ge, Value::Int(a), Value::Int(b)) => Ok(Value::Bool(match op {
-            Eq => a == b,
-            Ne => a != b,
-            Lt => a < b,
-            Le => a <= b,
-            Gt => a > b,
-            _ => a >= b,
-        })),
-        (Add | Sub | Mul | Div | Eq | Ne | Lt | Le | Gt | Ge, _, _) => {
+        (Cmp(c), Value::Int(a), Value::Int(b)) => Ok(Value::Bool(c.holds(&a, &b))),
+        (Add | Sub | Mul | Div | Cmp(_), _, _) => {
             let (Some(a), Some(b)) = (lv.as_f64(), rv.as_f64()) else {
                 return Err(match binary_type(e, op, lv.ty(), rv.ty()) {
                     Err(err) => err,
@@ -328,12 +322,8 @@ fn eval_binary(e: &Expr, op: BinaryOp, lv: Value, rv: Value) -> Result<Value> {
                         not_nan(e, a / b)
                     }
                 }
-                Eq => Ok(Value::Bool(a == b)),
-                Ne => Ok(Value::Bool(a != b)),
-                Lt => Ok(Value::Bool(a < b)),
-                Le => Ok(Value::Bool(a <= b)),
-                Gt => Ok(Value::Bool(a > b)),
-                _ => Ok(Value::Bool(a >= b)),
+                Cmp(c) => Ok(Value::Bool(c.holds(&a, &b))),
+                And | Or | Implies | Iff => unreachable!("matched by the outer arm"),
             }
         }
         (And | Or | Implies | Iff, _, _) => Err(match binary_type(e, op, lv.ty(), rv.ty()) {

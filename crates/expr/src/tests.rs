@@ -19,6 +19,11 @@ fn neg(e: Expr) -> Expr {
     Expr::Unary(UnaryOp::Neg, Box::new(e))
 }
 use BinaryOp::*;
+const EQ: BinaryOp = BinaryOp::Cmp(crate::Cmp::Eq);
+const NE: BinaryOp = BinaryOp::Cmp(crate::Cmp::Ne);
+const LT: BinaryOp = BinaryOp::Cmp(crate::Cmp::Lt);
+const LE: BinaryOp = BinaryOp::Cmp(crate::Cmp::Le);
+const GE: BinaryOp = BinaryOp::Cmp(crate::Cmp::Ge);
 
 #[test]
 fn boolean_precedence() {
@@ -37,7 +42,7 @@ fn boolean_precedence() {
     );
     assert_eq!(p("a | b & c"), bin(Or, id("a"), bin(And, id("b"), id("c"))));
     // `!` applies to a whole comparison: !x=1 is !(x=1).
-    assert_eq!(p("!x=1"), not(bin(Eq, id("x"), Expr::Int(1))));
+    assert_eq!(p("!x=1"), not(bin(EQ, id("x"), Expr::Int(1))));
     // Left associativity.
     assert_eq!(
         p("a => b => c"),
@@ -82,18 +87,18 @@ fn arithmetic_and_relational_precedence() {
     assert_eq!(p("--x"), neg(neg(id("x"))));
     assert_eq!(p("a - -b"), bin(Sub, id("a"), neg(id("b"))));
     // Relational above equality: a = b < c is a = (b < c).
-    assert_eq!(p("a = b < c"), bin(Eq, id("a"), bin(Lt, id("b"), id("c"))));
+    assert_eq!(p("a = b < c"), bin(EQ, id("a"), bin(LT, id("b"), id("c"))));
     assert_eq!(
         p("x+1 >= 2*y"),
         bin(
-            Ge,
+            GE,
             bin(Add, id("x"), Expr::Int(1)),
             bin(Mul, Expr::Int(2), id("y"))
         )
     );
     assert_eq!(
         p("z/N<0.1"),
-        bin(Lt, bin(Div, id("z"), id("N")), Expr::Double(0.1))
+        bin(LT, bin(Div, id("z"), id("N")), Expr::Double(0.1))
     );
 }
 
@@ -101,12 +106,12 @@ fn arithmetic_and_relational_precedence() {
 fn tokenisation() {
     // `<=` vs `<=>`, `=` vs `=>`, `!` vs `!=`.
     assert_eq!(p("a<=>b"), bin(Iff, id("a"), id("b")));
-    assert_eq!(p("a<=b"), bin(Le, id("a"), id("b")));
+    assert_eq!(p("a<=b"), bin(LE, id("a"), id("b")));
     assert_eq!(p("a=>b"), bin(Implies, id("a"), id("b")));
-    assert_eq!(p("a=b"), bin(Eq, id("a"), id("b")));
-    assert_eq!(p("a!=b"), bin(Ne, id("a"), id("b")));
+    assert_eq!(p("a=b"), bin(EQ, id("a"), id("b")));
+    assert_eq!(p("a!=b"), bin(NE, id("a"), id("b")));
     assert_eq!(p("!a"), not(id("a")));
-    assert_eq!(p("x<-1"), bin(Lt, id("x"), neg(Expr::Int(1))));
+    assert_eq!(p("x<-1"), bin(LT, id("x"), neg(Expr::Int(1))));
     // Literals.
     assert_eq!(p("1e-3"), Expr::Double(1e-3));
     assert_eq!(p(".5"), Expr::Double(0.5));
@@ -359,9 +364,7 @@ fn arb_expr() -> impl Strategy<Value = Expr> {
             .prop_map(|s| Expr::Ident(s.into())),
     ];
     leaf.prop_recursive(5, 48, 3, |inner| {
-        let binop = prop::sample::select(vec![
-            Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Implies, Iff,
-        ]);
+        let binop = prop::sample::select(BinaryOp::ALL.to_vec());
         let func1 = prop::sample::select(vec![Func::Floor, Func::Ceil, Func::Round]);
         let func2 = prop::sample::select(vec![Func::Pow, Func::Mod, Func::Log]);
         let funcn = prop::sample::select(vec![Func::Min, Func::Max]);
@@ -456,4 +459,18 @@ fn every_function_reads_back_from_its_name() {
         assert!(matches!(e, Expr::Call(g, _) if g == f), "{e:?}");
     }
     assert_eq!(Func::from_name("sqrt"), None);
+}
+
+#[test]
+fn comparisons_serialise_under_their_own_names() {
+    // The comparisons were once variants of `BinaryOp`: their wire names stay `"lt"`, ...
+    for (op, name) in [(LT, "\"lt\""), (NE, "\"ne\""), (Add, "\"add\"")] {
+        assert_eq!(serde_json::to_string(&op).unwrap(), name);
+        assert_eq!(serde_json::from_str::<BinaryOp>(name).unwrap(), op);
+    }
+    for c in crate::Cmp::ALL {
+        assert_eq!(BinaryOp::from_symbol(c.symbol()), Some(BinaryOp::Cmp(c)));
+        let (a, b) = (1, 2);
+        assert_eq!(c.holds(&a, &b), c.flip().holds(&b, &a));
+    }
 }

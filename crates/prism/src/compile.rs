@@ -7,7 +7,7 @@
 //! variables, and its uses read that slot (`IntExpr::Slot`, ...). So thirty formulas
 //! `f{i} = f{i-1} + f{i-1}` cost a few slots instead of 2^30 nodes.
 
-use crate::eval::{decimal_rational, BoolExpr, Cmp, IntExpr, RealExpr};
+use crate::eval::{decimal_rational, BoolExpr, IntExpr, RealExpr};
 use augur_expr::{BinaryOp, Expr, Func, Type, UnaryOp, Value};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -480,22 +480,12 @@ impl Scope<'_> {
                 let b = to_real(b).map_err(|t| type_err_ty("/", "numeric", t))?;
                 self.fold_r(RealExpr::Div(Box::new(a), Box::new(b)))
             }
-            Eq | Ne | Lt | Le | Gt | Ge => {
-                let cmp = match op {
-                    Eq => Cmp::Eq,
-                    Ne => Cmp::Ne,
-                    Lt => Cmp::Lt,
-                    Le => Cmp::Le,
-                    Gt => Cmp::Gt,
-                    _ => Cmp::Ge,
-                };
+            BinaryOp::Cmp(cmp) => {
                 match (a, b) {
-                    (TypedExpr::Bool(a), TypedExpr::Bool(b))
-                        if matches!(cmp, Cmp::Eq | Cmp::Ne) =>
-                    {
+                    (TypedExpr::Bool(a), TypedExpr::Bool(b)) if cmp.is_equality() => {
                         let iff = fold_b(BoolExpr::Iff(Box::new(a), Box::new(b)));
                         match (cmp, iff) {
-                            (Cmp::Eq, t) => t,
+                            (augur_expr::Cmp::Eq, t) => t,
                             (_, TypedExpr::Bool(x)) => fold_b(BoolExpr::Not(Box::new(x))),
                             (_, t) => t,
                         }
@@ -505,7 +495,7 @@ impl Scope<'_> {
                             TypedExpr::Bool(BoolExpr::VarCmp(cmp, *s, *k))
                         }
                         (IntExpr::Const(k), IntExpr::Var(s)) => {
-                            TypedExpr::Bool(BoolExpr::VarCmp(flip(cmp), *s, *k))
+                            TypedExpr::Bool(BoolExpr::VarCmp(cmp.flip(), *s, *k))
                         }
                         _ => fold_b(BoolExpr::CmpI(cmp, Box::new(a), Box::new(b))),
                     },
@@ -697,16 +687,6 @@ fn cheap_first(xs: Vec<BoolExpr>) -> Vec<BoolExpr> {
         xs.into_iter().partition(is_simple_test);
     simple.extend(rest);
     simple
-}
-
-fn flip(c: Cmp) -> Cmp {
-    match c {
-        Cmp::Lt => Cmp::Gt,
-        Cmp::Le => Cmp::Ge,
-        Cmp::Gt => Cmp::Lt,
-        Cmp::Ge => Cmp::Le,
-        c => c,
-    }
 }
 
 fn flatten(a: BoolExpr, b: BoolExpr, and: bool) -> Vec<BoolExpr> {
@@ -972,6 +952,7 @@ fn type_err_ty(what: &str, expected: &str, found: Type) -> CompileError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use augur_expr::Cmp;
 
     fn id(s: &str) -> Box<Expr> {
         Box::new(Expr::Ident(s.into()))
@@ -1010,7 +991,7 @@ mod tests {
         formulas.insert(
             "f".into(),
             bin(
-                BinaryOp::Lt,
+                BinaryOp::Cmp(Cmp::Lt),
                 Expr::Ident("x".into()),
                 Expr::Ident("N".into()),
             ),
@@ -1117,7 +1098,11 @@ mod tests {
         let s = scope(&e, false);
         let t = s
             .compile_bool(
-                &bin(BinaryOp::Eq, Expr::Ident("b".into()), Expr::Bool(false)),
+                &bin(
+                    BinaryOp::Cmp(Cmp::Eq),
+                    Expr::Ident("b".into()),
+                    Expr::Bool(false),
+                ),
                 "g",
             )
             .unwrap();
@@ -1126,7 +1111,7 @@ mod tests {
         let t = s
             .compile_bool(
                 &bin(
-                    BinaryOp::Gt,
+                    BinaryOp::Cmp(Cmp::Gt),
                     Expr::Ident("x".into()),
                     Expr::Ident("p".into()),
                 ),
@@ -1138,7 +1123,11 @@ mod tests {
         // 2 < x written with the constant first.
         let t = s
             .compile_bool(
-                &bin(BinaryOp::Lt, Expr::Int(2), Expr::Ident("x".into())),
+                &bin(
+                    BinaryOp::Cmp(Cmp::Lt),
+                    Expr::Int(2),
+                    Expr::Ident("x".into()),
+                ),
                 "g",
             )
             .unwrap();

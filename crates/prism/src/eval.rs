@@ -12,6 +12,7 @@
 //! ([`EvalError::code`]). The `Slot` leaves read them and raise that error only when read, so
 //! computing a formula eagerly never fails where compiling it in place would not.
 
+pub use augur_expr::Cmp;
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
@@ -85,53 +86,6 @@ fn slot(v: &[i64], s: u16) -> R<i64> {
     match EvalError::from_code(v[s + 1]) {
         None => Ok(v[s]),
         Some(e) => Err(e),
-    }
-}
-
-/// A comparison operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cmp {
-    /// `=`
-    Eq,
-    /// `!=`
-    Ne,
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-}
-
-impl Cmp {
-    /// Applies the comparison to integers.
-    #[inline]
-    pub fn int(self, a: i64, b: i64) -> bool {
-        self.holds(&a, &b)
-    }
-    #[inline]
-    fn exact(self, a: &BigRational, b: &BigRational) -> bool {
-        self.holds(a, b)
-    }
-
-    fn real(self, a: f64, b: f64) -> bool {
-        self.holds(&a, &b)
-    }
-
-    /// Applies the comparison to any ordered values (IEEE comparisons for doubles: every
-    /// comparison with NaN but `!=` is false).
-    #[inline]
-    fn holds<T: PartialOrd>(self, a: &T, b: &T) -> bool {
-        match self {
-            Cmp::Eq => a == b,
-            Cmp::Ne => a != b,
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-        }
     }
 }
 
@@ -458,7 +412,7 @@ impl BoolExpr {
             BoolExpr::Const(b) => *b,
             BoolExpr::Var(s) => v[*s as usize] != 0,
             BoolExpr::Slot(s) => slot(v, *s)? != 0,
-            BoolExpr::VarCmp(op, s, k) => op.int(v[*s as usize], *k),
+            BoolExpr::VarCmp(op, s, k) => op.holds(&v[*s as usize], k),
             BoolExpr::Not(a) => !a.eval(v)?,
             BoolExpr::And(xs) => {
                 for x in xs {
@@ -485,9 +439,9 @@ impl BoolExpr {
                     b.eval(v)?
                 }
             }
-            BoolExpr::CmpI(op, a, b) => op.int(a.eval(v)?, b.eval(v)?),
-            BoolExpr::CmpR(op, a, b) => op.real(a.eval(v)?, b.eval(v)?),
-            BoolExpr::CmpQ(op, a, b) => op.exact(&a.eval_q(v)?, &b.eval_q(v)?),
+            BoolExpr::CmpI(op, a, b) => op.holds(&a.eval(v)?, &b.eval(v)?),
+            BoolExpr::CmpR(op, a, b) => op.holds(&a.eval(v)?, &b.eval(v)?),
+            BoolExpr::CmpQ(op, a, b) => op.holds(&a.eval_q(v)?, &b.eval_q(v)?),
         })
     }
 

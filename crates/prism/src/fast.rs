@@ -15,7 +15,7 @@
 
 use crate::ast::{Assignment, Command, Update};
 use augur_expr::syntax::MAX_DEPTH;
-use augur_expr::{BinaryOp, Expr, Func, UnaryOp};
+use augur_expr::{BinaryOp, Cmp, Expr, Func, UnaryOp};
 
 /// Brackets nested deeper than this are left to pest (the reader recurses once per level).
 const MAX_PARENS: usize = 32;
@@ -374,13 +374,13 @@ impl Reader<'_> {
             (2, Some(b'|'), _) => (BinaryOp::Or, 1),
             (3, Some(b'&'), _) => (BinaryOp::And, 1),
             // eq_op = @{ "!=" | "=" ~ !">" }
-            (4, Some(b'!'), Some(b'=')) => (BinaryOp::Ne, 2),
-            (4, Some(b'='), next) if next != Some(b'>') => (BinaryOp::Eq, 1),
+            (4, Some(b'!'), Some(b'=')) => (BinaryOp::Cmp(Cmp::Ne), 2),
+            (4, Some(b'='), next) if next != Some(b'>') => (BinaryOp::Cmp(Cmp::Eq), 1),
             // rel_op = @{ "<=" ~ !">" | ">=" | "<" ~ !"=" | ">" }
-            (5, Some(b'<'), Some(b'=')) if self.at(2) != Some(b'>') => (BinaryOp::Le, 2),
-            (5, Some(b'>'), Some(b'=')) => (BinaryOp::Ge, 2),
-            (5, Some(b'<'), next) if next != Some(b'=') => (BinaryOp::Lt, 1),
-            (5, Some(b'>'), _) => (BinaryOp::Gt, 1),
+            (5, Some(b'<'), Some(b'=')) if self.at(2) != Some(b'>') => (BinaryOp::Cmp(Cmp::Le), 2),
+            (5, Some(b'>'), Some(b'=')) => (BinaryOp::Cmp(Cmp::Ge), 2),
+            (5, Some(b'<'), next) if next != Some(b'=') => (BinaryOp::Cmp(Cmp::Lt), 1),
+            (5, Some(b'>'), _) => (BinaryOp::Cmp(Cmp::Gt), 1),
             (6, Some(b'+'), _) => (BinaryOp::Add, 1),
             (6, Some(b'-'), _) => (BinaryOp::Sub, 1),
             (7, Some(b'*'), _) => (BinaryOp::Mul, 1),

@@ -225,7 +225,7 @@ fn a_command_per_state_is_read_by_the_fast_path() {
     assert_eq!((start, end), (2, 38));
     assert_eq!(
         format!("{:?} {:?}", c.guard, c.updates[1].assignments[0]),
-        "Binary(Eq, Ident(\"s\"), Int(17)) Assignment { var: \"s\", value: Int(0) }"
+        "Binary(Cmp(Eq), Ident(\"s\"), Int(17)) Assignment { var: \"s\", value: Int(0) }"
     );
     // Left to pest: an integer out of range, a wrong number of arguments, a syntax error.
     assert!(command("[] s=99999999999999999999 -> true;").is_none());

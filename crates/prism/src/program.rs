@@ -90,7 +90,7 @@ impl Prefilter {
     pub fn passes(&self, v: &[i64]) -> bool {
         self.tests[..self.len as usize]
             .iter()
-            .all(|&(s, op, k)| op.int(v[s as usize], k))
+            .all(|&(s, op, k)| op.holds(&v[s as usize], &k))
     }
 }
 

@@ -854,3 +854,12 @@ fn formula_values_in_every_state_agree_with_the_written_out_formula() {
     assert!(types.iter().all(|(_, t)| *t == augur_expr::Type::Int));
     assert!(bad.formula_types(&[]).is_empty());
 }
+
+#[test]
+fn no_grammar_rule_name_reaches_a_message() {
+    // Every rule of the PRISM grammar (and of the expression grammar it includes) is
+    // described in words, never by its name (issue 15, item 11).
+    use crate::parser::{describe, Rule};
+    let leaks = augur_expr::syntax::leaked_rule_names(Rule::all_rules(), describe);
+    assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+}

@@ -589,13 +589,18 @@ pub(crate) fn attempt(
     for (k, &i) in block.iter().enumerate() {
         s.pos[i as usize] = k as u32;
     }
+    let job = Job {
+        sys,
+        block,
+        lo,
+        hi,
+        bounds,
+        tight,
+    };
     let res = if dense {
-        (
-            solve_marked(sys, block, lo, hi, bounds, tight, s, Plan::Dense),
-            Kind::Dense,
-        )
+        (solve_marked(&job, s, Plan::Dense), Kind::Dense)
     } else {
-        solve_sparse(sys, block, lo, hi, bounds, tight, s, only)
+        solve_sparse(&job, s, only)
     };
     for &i in block {
         s.pos[i as usize] = u32::MAX;
@@ -603,34 +608,30 @@ pub(crate) fn attempt(
     res
 }
 
-/// The sparse paths of [`attempt`] (the block's positions are marked).
-#[allow(clippy::too_many_arguments)]
-fn solve_sparse(
-    sys: &System,
-    block: &[u32],
-    lo: &[f64],
-    hi: &[f64],
+/// What [`attempt`] was asked: the system, the block, the current bounds of every value,
+/// the a priori bounds and the narrowness test.
+#[derive(Clone, Copy)]
+struct Job<'a> {
+    sys: &'a System,
+    block: &'a [u32],
+    lo: &'a [f64],
+    hi: &'a [f64],
     bounds: (f64, f64),
-    tight: &dyn Fn(f64, f64) -> bool,
-    s: &mut Scratch,
-    only: Option<Kind>,
-) -> (Outcome, Kind) {
+    tight: &'a dyn Fn(f64, f64) -> bool,
+}
+
+/// The sparse paths of [`attempt`] (the block's positions are marked).
+fn solve_sparse(job: &Job<'_>, s: &mut Scratch, only: Option<Kind>) -> (Outcome, Kind) {
+    let &Job {
+        sys, block, tight, ..
+    } = job;
     let m = block.len();
     let forced = only.is_some();
     let long = forced || m <= PREDICT_ABOVE || long_enough(sys, block, &s.pos);
     let mut res = (Outcome::Failed, Kind::Sparse);
     if only != Some(Kind::Sparse) && long && (forced || m >= MF_MIN) {
         let outcome = match multifrontal_plan(sys, block, &s.pos, forced) {
-            Some(sym) => solve_marked(
-                sys,
-                block,
-                lo,
-                hi,
-                bounds,
-                tight,
-                s,
-                Plan::Multifrontal(Box::new(sym)),
-            ),
+            Some(sym) => solve_marked(job, s, Plan::Multifrontal(Box::new(sym))),
             None => Outcome::Failed,
         };
         res = (outcome, Kind::Multifrontal);
@@ -646,7 +647,7 @@ fn solve_sparse(
     if affordable || only == Some(Kind::Sparse) {
         // The multifrontal path's loose bounds, if any, kept to combine with faer's.
         let earlier = (res.0 == Outcome::Loose).then(|| s.bounds(m).to_vec());
-        let mut outcome = solve_marked(sys, block, lo, hi, bounds, tight, s, Plan::Sparse);
+        let mut outcome = solve_marked(job, s, Plan::Sparse);
         match earlier {
             Some(e) if outcome == Outcome::Failed => s.cand[..2 * m].copy_from_slice(&e),
             Some(e) => {
@@ -730,17 +731,15 @@ fn certify(
     false
 }
 
-#[allow(clippy::too_many_arguments)]
-fn solve_marked(
-    sys: &System,
-    block: &[u32],
-    lo: &[f64],
-    hi: &[f64],
-    bounds: (f64, f64),
-    tight: &dyn Fn(f64, f64) -> bool,
-    s: &mut Scratch,
-    plan: Plan,
-) -> Outcome {
+fn solve_marked(job: &Job<'_>, s: &mut Scratch, plan: Plan) -> Outcome {
+    let &Job {
+        sys,
+        block,
+        lo,
+        hi,
+        bounds,
+        tight,
+    } = job;
     let m = block.len();
     let pos = &s.pos;
     // Right-hand sides: b + A_BO·lo_O (lower side) and b + A_BO·hi_O (upper side).

@@ -45,7 +45,7 @@ mod tests {
         let hole = |i: usize| Box::new(Expr::Ident(format!("#{i}")));
         let sum = Expr::Binary(BinaryOp::Add, hole(0), hole(1));
         assert_eq!(eval(&sum, &env), Ok(Q::Num(q(19, 140))));
-        let lt = Expr::Binary(BinaryOp::Lt, hole(1), hole(0));
+        let lt = Expr::Binary(BinaryOp::Cmp(augur_expr::Cmp::Lt), hole(1), hole(0));
         assert_eq!(eval(&lt, &env), Ok(Q::Bool(true)));
         let min = Expr::Call(Func::Min, vec![*hole(0), *hole(1)]);
         assert_eq!(eval(&min, &env), Ok(Q::Num(q(1, 28))));

@@ -623,15 +623,7 @@ impl Session {
                     self.unread_hit = unseen.map(|(arg, v, e)| {
                         // The argument's text for the reason (this path pauses: it may
                         // allocate).
-                        let shown = match v {
-                            Value::String(t) => InlineName::new(t),
-                            Value::Array(a) => a
-                                .iter()
-                                .find_map(Value::as_str)
-                                .map_or_else(|| InlineName::new(&v.to_string()), InlineName::new),
-                            v => InlineName::new(&v.to_string()),
-                        };
-                        (InlineName::new(arg), shown, e)
+                        (InlineName::new(arg), shown_text(v), e)
                     });
                     (c, cp)
                 };

@@ -98,17 +98,11 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>
             let _ = write!(s, ", {phrase} = {value} < {:.2} → {}", lowest, d.verdict);
         }
         Fired::AlwaysBlock(i) => {
-            let pat = rules
-                .always_block
-                .get(i as usize)
-                .map_or("", |p| p.as_str());
+            let pat = super::report::pattern(&rules.always_block, i);
             let _ = write!(s, ", {phrase} = {value}; `{pat}` is always blocked → block");
         }
         Fired::AlwaysAllow(i) => {
-            let pat = rules
-                .always_allow
-                .get(i as usize)
-                .map_or("", |p| p.as_str());
+            let pat = super::report::pattern(&rules.always_allow, i);
             let _ = write!(s, ", {phrase} = {value}; `{pat}` is always allowed → allow");
         }
         Fired::Unobserved => {

@@ -4,6 +4,7 @@ use super::{continuation, describe_step, render_reason, Decision, Fired, Names};
 use crate::dtr::{Prov, RiskLevel};
 use crate::monitor::Monitor;
 use crate::policy::{Mode, Rules, Verdict};
+use crate::words::NamePattern;
 use serde::{Deserialize, Serialize};
 
 /// A decision with names and reason: what `monitor gate` prints, one JSON line per action.
@@ -81,6 +82,11 @@ pub struct ContinuationReport {
     pub share: f64,
 }
 
+/// The text of pattern `i` of `list` (empty when there is none).
+pub(super) fn pattern(list: &[NamePattern], i: u16) -> &str {
+    list.get(i as usize).map_or("", |p| p.as_str())
+}
+
 /// Build the report of a decision.
 pub fn report(
     m: &Monitor,
@@ -96,20 +102,8 @@ pub fn report(
             rules.thresholds.get(i as usize).map_or(0.0, |t| t.at)
         ),
         Fired::BelowThresholds => "below thresholds".into(),
-        Fired::AlwaysBlock(i) => format!(
-            "always_block {}",
-            rules
-                .always_block
-                .get(i as usize)
-                .map_or("", |p| p.as_str())
-        ),
-        Fired::AlwaysAllow(i) => format!(
-            "always_allow {}",
-            rules
-                .always_allow
-                .get(i as usize)
-                .map_or("", |p| p.as_str())
-        ),
+        Fired::AlwaysBlock(i) => format!("always_block {}", pattern(&rules.always_block, i)),
+        Fired::AlwaysAllow(i) => format!("always_allow {}", pattern(&rules.always_allow, i)),
         Fired::Unobserved => "unobserved state".into(),
         Fired::ContentUnread => "unread content".into(),
         Fired::NoProvenance => "no provenance".into(),

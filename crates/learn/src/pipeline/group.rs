@@ -74,6 +74,19 @@ impl DenseCounts {
 }
 
 impl Group {
+    /// An empty group whose states are `names`, numbered in that order (the names
+    /// themselves are not kept: [`Group::names`] stays empty).
+    pub(super) fn indexing(names: &[String]) -> Group {
+        Group {
+            index: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), i as u32))
+                .collect(),
+            ..Group::default()
+        }
+    }
+
     /// Adds the traces counted in [`Self::dense`] to the counts (and the ends), emptying it.
     pub(super) fn flush(&mut self) -> Result<()> {
         let d = &mut self.dense;

@@ -82,14 +82,7 @@ fn count_indexed(traces: IndexedTraces<'_>, file: &str, opts: &LearnOptions) -> 
             .collect();
         &renumbered
     };
-    let mut group = Group {
-        index: names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), i as u32))
-            .collect(),
-        ..Group::default()
-    };
+    let mut group = Group::indexing(&names);
     let m = names.len();
     if opts.order > 1 {
         group.names = std::mem::take(&mut names);
@@ -295,14 +288,7 @@ fn counted_first_order(
             .map(|(s, c)| (s as u32, c))
             .collect()
     };
-    let mut group = Group {
-        index: names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), i as u32))
-            .collect(),
-        ..Group::default()
-    };
+    let mut group = Group::indexing(&names);
     group.ends = pairs(ends).into_iter().collect();
     group.counts = TransitionCounts::from_json(&CountsJson {
         num_states: m,

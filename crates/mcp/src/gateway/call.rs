@@ -226,15 +226,6 @@ impl Gateway {
         }
         .as_micros() as u64;
         let line = AuditLine {
-            time: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64()),
-            session: &inner.session,
-            tool: &p.exposed,
-            upstream: up.name(),
-            upstream_tool: &p.original,
-            args_sha256: audit::args_digest(&args_value),
-            verdict: d.verdict.as_str(),
             probability: d.probability,
             reason: &d.audit_reason,
             provenance: d.provenance,
@@ -243,11 +234,42 @@ impl Gateway {
             pause_id: d.pause_id.as_deref(),
             upstream_us,
             gateway_us,
+            ..self.audit_line(&p, &args_value, d.verdict.as_str())
         };
         if let Err(withheld) = self.audit(&line) {
             return withheld;
         }
         result
+    }
+
+    /// The audit line of a call of `p` with `args` and `verdict` now: who, what and when,
+    /// the rest (probability, reason, outcome, timings) empty for the caller to fill in.
+    pub(super) fn audit_line<'a>(
+        &'a self,
+        p: &'a Proxied,
+        args: &Value,
+        verdict: &'a str,
+    ) -> AuditLine<'a> {
+        let inner = &self.inner;
+        AuditLine {
+            time: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            session: &inner.session,
+            tool: &p.exposed,
+            upstream: inner.upstreams[p.upstream].name(),
+            upstream_tool: &p.original,
+            args_sha256: audit::args_digest(args),
+            verdict,
+            probability: 0.0,
+            reason: "",
+            provenance: "none",
+            outcome: "",
+            error: None,
+            pause_id: None,
+            upstream_us: None,
+            gateway_us: 0,
+        }
     }
 
     /// Writes `line` to the audit log (when there is one). When it cannot be written, no call

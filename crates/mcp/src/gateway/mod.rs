@@ -650,15 +650,8 @@ impl ServerHandler for Gateway {
         if name == "approve" && inner.server.config().harness {
             if let Some(args) = &request.arguments {
                 if let Some(pid) = args.get("pause_id").and_then(Value::as_str) {
-                    let known = inner
-                        .pauses
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .get(pid)
-                        .map(|(p, at)| (Arc::clone(p), *at));
-                    if let Some((p, at)) = known {
-                        let pid = pid.to_string();
-                        return Ok(self.approve(args, &pid, p, at, t0).await.into());
+                    if let Some(answer) = self.approve(args, pid, t0).await {
+                        return Ok(answer.into());
                     }
                 }
             }

@@ -50,28 +50,33 @@ pub(super) fn approval(r: &ElicitResult) -> Result<(), String> {
 }
 
 impl Gateway {
-    /// `approve` of one of the gateway's paused calls by the harness: the session must be
-    /// the gateway's; then as [`Gateway::resume`].
+    /// `approve` of paused call `pid` by the harness: `None` when it is not one of the
+    /// gateway's pauses (the server answers it); otherwise the session must be the
+    /// gateway's, then as [`Gateway::resume`].
     pub(super) async fn approve(
         &self,
         args: &Map<String, Value>,
         pid: &str,
-        p: Arc<Proxied>,
-        at: Instant,
         t0: Instant,
-    ) -> CallToolResult {
+    ) -> Option<CallToolResult> {
         let inner = &self.inner;
+        let (p, at) = inner
+            .pauses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(pid)
+            .map(|(p, at)| (Arc::clone(p), *at))?;
         let session = args.get("session").and_then(Value::as_str).unwrap_or("");
         if session != inner.session {
-            return text_error(
+            return Some(text_error(
                 format!(
                     "`{pid}` is a pause of session `{}`, not `{session}`",
                     inner.session
                 ),
                 json!({"error": "refused"}),
-            );
+            ));
         }
-        self.resume(pid, p, at, t0).await
+        Some(self.resume(pid, p, at, t0).await)
     }
 
     /// A person approved paused call `pid`: within `--pause-timeout` the session records it
@@ -154,15 +159,6 @@ impl Gateway {
         };
         let not_approved = format!("the user did not approve it ({why})");
         let line = AuditLine {
-            time: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64()),
-            session: &inner.session,
-            tool: &p.exposed,
-            upstream: inner.upstreams[p.upstream].name(),
-            upstream_tool: &p.original,
-            args_sha256: audit::args_digest(&args),
-            verdict: "pause",
             probability: pause
                 .get("probability")
                 .and_then(Value::as_f64)
@@ -174,6 +170,7 @@ impl Gateway {
             pause_id: Some(pid),
             upstream_us: None,
             gateway_us: t0.elapsed().as_micros() as u64,
+            ..self.audit_line(p, &args, "pause")
         };
         if let Err(withheld) = self.audit(&line) {
             return withheld;

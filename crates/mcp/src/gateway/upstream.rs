@@ -251,8 +251,23 @@ impl Upstream {
         F: FnOnce(rmcp::Peer<RoleClient>) -> Fut,
         Fut: Future<Output = Result<T, rmcp::ServiceError>>,
     {
+        self.request_then(what, || {}, send).await
+    }
+
+    /// [`Upstream::request`], calling `sent` just before the request is handed to the client.
+    async fn request_then<T, F, Fut>(
+        &self,
+        what: &str,
+        sent: impl FnOnce(),
+        send: F,
+    ) -> Result<T, Fault>
+    where
+        F: FnOnce(rmcp::Peer<RoleClient>) -> Fut,
+        Fut: Future<Output = Result<T, rmcp::ServiceError>>,
+    {
         let live = self.live().await?;
         let peer = live.client.peer().clone();
+        sent();
         match tokio::time::timeout(self.timeout, send(peer)).await {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Fault::Rpc(self.spec.scrub(&format!(
@@ -260,6 +275,7 @@ impl Upstream {
                 self.spec.name, e.message, e.code.0
             )))),
             Ok(Err(e)) => {
+                // Give the output filter a moment to say why the connection closed.
                 let why = match live.fault() {
                     Some(w) => w,
                     None => {
@@ -345,42 +361,18 @@ impl Upstream {
         args: serde_json::Map<String, serde_json::Value>,
         sent: impl FnOnce(),
     ) -> Result<CallToolResult, Fault> {
-        let live = self.live().await?;
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
-        sent();
-        match tokio::time::timeout(self.timeout, live.client.peer().call_tool(params)).await {
-            Ok(Ok(mut r)) => {
-                // An upstream on a protocol before 2026-07-28 sends no `resultType`; a client
-                // on 2026-07-28 requires it (rmcp strips it again for older clients).
-                r.result_type.get_or_insert(ResultType::COMPLETE);
-                Ok(r)
-            }
-            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Fault::Rpc(self.spec.scrub(&format!(
-                "upstream `{}` answered the call with an error: {} (code {})",
-                self.spec.name, e.message, e.code.0
-            )))),
-            Ok(Err(e)) => {
-                // Give the output filter a moment to say why the connection closed.
-                let why = match live.fault() {
-                    Some(w) => w,
-                    None => {
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                        live.fault()
-                            .unwrap_or_else(|| format!("the connection failed ({e})"))
-                    }
-                };
-                Err(self.fail(&live, why).await)
-            }
-            Err(_) => Err(self
-                .fail(
-                    &live,
-                    format!(
-                        "it did not answer within the time limit of {} s (--upstream-timeout)",
-                        self.timeout.as_secs_f64()
-                    ),
-                )
-                .await),
-        }
+        let mut r = self
+            .request_then(
+                "the call",
+                sent,
+                |p| async move { p.call_tool(params).await },
+            )
+            .await?;
+        // An upstream on a protocol before 2026-07-28 sends no `resultType`; a client on
+        // 2026-07-28 requires it (rmcp strips it again for older clients).
+        r.result_type.get_or_insert(ResultType::COMPLETE);
+        Ok(r)
     }
 
     /// Stops `live` (when it is still the running process) and returns the fault.

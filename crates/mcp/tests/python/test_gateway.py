@@ -207,7 +207,7 @@ def test_faults_are_clear_errors_and_the_upstream_is_restarted(tmp_path):
         # 2. Never answering: the time limit.
         t = time.monotonic()
         r = await s.call_tool("sleep_then", {"seconds": 60})
-        assert _is_error(r) and "did not answer within the time limit of 2 s" in _text(r), _text(r)
+        assert _is_error(r) and "did not answer the call within the time limit of 2 s" in _text(r), _text(r)
         assert time.monotonic() - t < 10
         r = await s.call_tool("list_notes", {})
         assert not _is_error(r)

@@ -11,6 +11,20 @@ use num_rational::BigRational;
 use num_traits::{One, Zero};
 
 impl<K: StateKey> Explorer<'_, K> {
+    /// Whether command `cmd` is enabled in the current state: its prefilter passes and its
+    /// guard holds.
+    #[inline]
+    fn enabled(&self, cmd: u32) -> Result<bool> {
+        let prog = self.prog;
+        if !prog.prefilters[cmd as usize].passes(&self.state_values) {
+            return Ok(false);
+        }
+        prog.commands[cmd as usize]
+            .guard
+            .eval(&self.state_values)
+            .map_err(|e| self.cmd_error(cmd, format!("{e} in the guard")))
+    }
+
     /// Computes all choices of the current state, registering successors; returns the
     /// number of choices (entries are left in `self.row_entries`).
     pub(super) fn successors(&mut self) -> Result<usize> {
@@ -37,15 +51,7 @@ impl<K: StateKey> Explorer<'_, K> {
         prog.unlabelled_index
             .candidates(&self.state_values, &mut candidates);
         for &cmd in &candidates {
-            if !prog.prefilters[cmd as usize].passes(&self.state_values) {
-                continue;
-            }
-            let c = &prog.commands[cmd as usize];
-            let enabled = c
-                .guard
-                .eval(&self.state_values)
-                .map_err(|e| self.cmd_error(cmd, format!("{e} in the guard")))?;
-            if !enabled {
+            if !self.enabled(cmd)? {
                 continue;
             }
             let prep = self.prepare(cmd)?;
@@ -63,15 +69,7 @@ impl<K: StateKey> Explorer<'_, K> {
             for (m, _) in action.modules.iter().enumerate() {
                 prog.action_index[a][m].candidates(&self.state_values, &mut candidates);
                 for &cmd in &candidates {
-                    if !prog.prefilters[cmd as usize].passes(&self.state_values) {
-                        continue;
-                    }
-                    let c = &prog.commands[cmd as usize];
-                    let enabled = c
-                        .guard
-                        .eval(&self.state_values)
-                        .map_err(|e| self.cmd_error(cmd, format!("{e} in the guard")))?;
-                    if enabled {
+                    if self.enabled(cmd)? {
                         let p = self.prepare(cmd)?;
                         self.action_enabled.push(p);
                     }
