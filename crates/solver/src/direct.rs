@@ -792,20 +792,25 @@ fn solve_marked(job: &Job<'_>, s: &mut Scratch, plan: Plan) -> Outcome {
             None => return Outcome::Failed,
         },
     };
+    // Solves in place on the right-hand sides `s.rhs[range]` (`refine` as for `solve_with`).
+    let solve = |s: &mut Scratch, range: std::ops::Range<usize>, refine| {
+        solve_with(
+            &factor,
+            sys,
+            block,
+            &s.pos,
+            &s.factors,
+            &s.piv,
+            (&mut s.mf_b, &mut s.mf_r, &mut s.mf_work),
+            &mut s.rhs[range],
+            refine,
+        )
+    };
     // Solutions of both sides.
-    if !solve_with(
-        &factor,
-        sys,
-        block,
-        pos,
-        &s.factors,
-        &s.piv,
-        (&mut s.mf_b, &mut s.mf_r, &mut s.mf_work),
-        &mut s.rhs[..2 * m],
-        None,
-    ) {
+    if !solve(s, 0..2 * m, None) {
         return Outcome::Failed;
     }
+    let pos = &s.pos;
     // Their residuals (with the rounding-error allowance) as the next right-hand sides.
     let (xs, rho) = s.rhs.split_at_mut(2 * m);
     let (xl, xh) = xs.split_at(m);
@@ -818,19 +823,10 @@ fn solve_marked(job: &Job<'_>, s: &mut Scratch, plan: Plan) -> Outcome {
     };
     // `z` need not be accurate (the certificate tries growing multiples of it): one
     // refinement step for the multifrontal factors.
-    if !solve_with(
-        &factor,
-        sys,
-        block,
-        pos,
-        &s.factors,
-        &s.piv,
-        (&mut s.mf_b, &mut s.mf_r, &mut s.mf_work),
-        &mut s.rhs[2 * m..],
-        Some(Z_REFINE),
-    ) {
+    if !solve(s, 2 * m..4 * m, Some(Z_REFINE)) {
         return Outcome::Failed;
     }
+    let pos = &s.pos;
     drop(factor);
     let (xs, zs) = s.rhs.split_at(2 * m);
     let (xl, xh) = xs.split_at(m);
