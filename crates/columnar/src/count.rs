@@ -193,7 +193,6 @@ impl Part {
         .ok()?;
         self.grow();
         let mut order = std::mem::take(&mut self.order_buf);
-        order.clear();
         let values = order_values(
             batch.column(positions[1]).as_ref(),
             &mut order,

@@ -353,7 +353,7 @@ pub(crate) fn intern_column(
 }
 
 /// The order values of `col`: 64-bit integers without nulls read in place, other types
-/// converted into `buf`.
+/// converted into `buf` (cleared first).
 pub(crate) fn order_values<'a>(
     col: &'a dyn Array,
     buf: &'a mut Vec<i64>,
@@ -363,6 +363,7 @@ pub(crate) fn order_values<'a>(
     match col.as_primitive_opt::<Int64Type>() {
         Some(a) if a.null_count() == 0 => Ok(a.values()),
         _ => {
+            buf.clear();
             order_column(col, buf, role, first_row)?;
             Ok(buf)
         }

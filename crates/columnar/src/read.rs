@@ -302,7 +302,6 @@ impl Chunk {
             row,
         )?;
         let mut order = std::mem::take(&mut self.order_buf);
-        order.clear();
         let values = order_values(
             batch.column(positions[1]).as_ref(),
             &mut order,

@@ -732,14 +732,8 @@ fn certify(
 }
 
 fn solve_marked(job: &Job<'_>, s: &mut Scratch, plan: Plan) -> Outcome {
-    let &Job {
-        sys,
-        block,
-        lo,
-        hi,
-        bounds,
-        tight,
-    } = job;
+    let (sys, block, lo, hi) = (job.sys, job.block, job.lo, job.hi);
+    let (bounds, tight) = (job.bounds, job.tight);
     let m = block.len();
     let pos = &s.pos;
     // Right-hand sides: b + A_BO·lo_O (lower side) and b + A_BO·hi_O (upper side).
