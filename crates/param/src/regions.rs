@@ -59,12 +59,46 @@ pub struct RegionAnalysis {
     pub refined: bool,
     /// The boxes examined (decided or split).
     pub examined: usize,
+    /// The property's value at the initial state, when it was known or needed (a region
+    /// decided by parameter lifting alone does not compute it).
+    pub function: Option<PValue>,
 }
 
 /// The most boxes a refinement examines.
 const MAX_BOXES: usize = 20_000;
 
-/// Decides `region` (and, with `refine`, its parts) for `p`'s threshold.
+/// The function at the initial state, with its partial derivatives (`None` where it does not
+/// read a parameter), for monotonicity.
+struct Known {
+    f: RatFunc,
+    derivs: Vec<Option<RatFunc>>,
+}
+
+impl Known {
+    fn new(f: RatFunc) -> Known {
+        let derivs = (0..f.nvars())
+            .map(|i| f.occurring()[i].then(|| f.derivative(i)))
+            .collect();
+        Known { f, derivs }
+    }
+}
+
+/// The threshold of a property with a bound (`P<=0.01 [ ... ]`), `None` for `=?`.
+pub fn threshold_of(p: &ResolvedProperty) -> Option<Threshold> {
+    match &p.formula {
+        ResolvedFormula::Prob { threshold, .. }
+        | ResolvedFormula::Reward { threshold, .. }
+        | ResolvedFormula::Steady { threshold, .. } => threshold.clone(),
+        _ => None,
+    }
+}
+
+/// Decides `region` (and, with `refine`, its parts) for `p`'s threshold. `known` is the
+/// property's value at the initial state when the caller has it; otherwise it is computed
+/// (state elimination) only when a box needs it: a box is tried by parameter lifting first
+/// until one is left undecided, then by monotonicity first (so a region that parameter
+/// lifting decides at once never pays for the function, as Storm's region checker does not).
+/// [`RegionAnalysis::function`] is the value, when known.
 pub fn analyse(
     m: &ParametricModel,
     checker: &mut ParamChecker<'_>,
@@ -72,6 +106,7 @@ pub fn analyse(
     threshold: &Threshold,
     region: &Region,
     refine: Option<f64>,
+    known: Option<PValue>,
 ) -> Result<RegionAnalysis> {
     if let Some(c) = refine {
         if !(c > 0.0 && c <= 1.0) {
@@ -81,36 +116,31 @@ pub fn analyse(
         }
     }
     crate::wellformed::check_region(m, region)?;
-    let outcome = checker.check(p)?;
     let init = m.model.dtmc().initial.first().copied().unwrap_or(0) as usize;
-    let f = match outcome.values.get(init).cloned().flatten() {
-        Some(PValue::Func(f)) => f,
-        Some(PValue::Infinity) => {
-            // Infinite everywhere the graph is the model's: decided by the comparison.
-            let v = compare(threshold.cmp, f64::INFINITY, threshold.value.value);
-            let verdict = if v {
-                RegionVerdict::Safe
-            } else {
-                RegionVerdict::Unsafe
-            };
-            return Ok(RegionAnalysis {
-                boxes: vec![(region.clone(), verdict, "infinite")],
-                coverage: 1.0,
-                refined: refine.is_some(),
-                examined: 1,
-            });
-        }
-        None => {
-            return Err(ParamError::Unsupported(
-                "no value at the initial state".into(),
-            ))
-        }
-    };
-    let derivs: Vec<Option<RatFunc>> = (0..f.nvars())
-        .map(|i| f.occurring()[i].then(|| f.derivative(i)))
-        .collect();
     // Refused only when a box needs it (monotonicity may decide every box by itself).
     let mut lifter = Some(Lifter::new(m, checker, p));
+    let mut function = known;
+    let infinite = |function: Option<PValue>| {
+        // Infinite everywhere the graph is the model's: decided by the comparison.
+        let v = compare(threshold.cmp, f64::INFINITY, threshold.value.value);
+        let verdict = if v {
+            RegionVerdict::Safe
+        } else {
+            RegionVerdict::Unsafe
+        };
+        RegionAnalysis {
+            boxes: vec![(region.clone(), verdict, "infinite")],
+            coverage: 1.0,
+            refined: refine.is_some(),
+            examined: 1,
+            function,
+        }
+    };
+    let mut f: Option<Known> = match &function {
+        Some(PValue::Func(g)) => Some(Known::new(g.clone())),
+        Some(PValue::Infinity) => return Ok(infinite(function)),
+        None => None,
+    };
     let total = rational_f64(&region.volume()).max(f64::MIN_POSITIVE);
     let target = refine.unwrap_or(0.0);
     let mut done: Vec<(Region, RegionVerdict, &'static str)> = Vec::new();
@@ -119,17 +149,46 @@ pub fn analyse(
     let mut examined = 0;
     while let Some(b) = pick_largest(&mut todo) {
         examined += 1;
-        let (v, how) = match monotone(&f, &derivs, &b, threshold) {
-            Some(v) => v,
-            None => match lifter.take() {
-                Some(Ok(l)) => {
-                    let v = lifted(&f, &b, threshold, &l)?;
-                    lifter = Some(Ok(l));
-                    v
+        let mut verdict = None;
+        let mut tried = None;
+        if f.is_none() {
+            if let Some(Ok(l)) = &lifter {
+                let v = lifted(None, &b, threshold, l)?;
+                if v.0 != RegionVerdict::Unknown {
+                    verdict = Some(v);
+                } else {
+                    tried = Some(v);
                 }
-                Some(Err(e)) => return Err(e),
-                None => unreachable!("the lifter is put back after each use"),
+            }
+            if verdict.is_none() {
+                // The function is needed from now on.
+                let outcome = checker.check(p)?;
+                function = outcome.values.get(init).cloned().flatten();
+                match &function {
+                    Some(PValue::Func(g)) => f = Some(Known::new(g.clone())),
+                    Some(PValue::Infinity) => return Ok(infinite(function)),
+                    None => {
+                        return Err(ParamError::Unsupported(
+                            "no value at the initial state".into(),
+                        ))
+                    }
+                }
+            }
+        }
+        let (v, how) = match (verdict, &f) {
+            (Some(v), _) => v,
+            (None, Some(k)) => match monotone(&k.f, &k.derivs, &b, threshold) {
+                Some(v) => v,
+                None => match (&lifter, tried) {
+                    (Some(Ok(_)), Some(v)) => v,
+                    (Some(Ok(l)), None) => lifted(Some(&k.f), &b, threshold, l)?,
+                    _ => match lifter.take() {
+                        Some(Err(e)) => return Err(e),
+                        _ => (RegionVerdict::Unknown, "parameter lifting"),
+                    },
+                },
             },
+            (None, None) => (RegionVerdict::Unknown, "parameter lifting"),
         };
         if v != RegionVerdict::Unknown {
             decided += rational_f64(&b.volume());
@@ -159,6 +218,7 @@ pub fn analyse(
         coverage: decided / total,
         refined: refine.is_some(),
         examined,
+        function,
     })
 }
 
@@ -281,15 +341,15 @@ fn monotone(
     None
 }
 
-/// Decides one box by parameter lifting.
+/// Decides one box by parameter lifting (`f`, when known, checks the verdict at the centre).
 fn lifted(
-    f: &RatFunc,
+    f: Option<&RatFunc>,
     b: &Region,
     th: &Threshold,
     lifter: &Lifter<'_>,
 ) -> Result<(RegionVerdict, &'static str)> {
     let bound = &th.value.exact;
-    let at_centre = f.eval(&b.centre());
+    let at_centre = f.and_then(|f| f.eval(&b.centre()));
     let (lo, hi) = lifter.bounds(b)?;
     let v = verdict_of(th.cmp, lo, hi, th.value.value);
     // The exact value at the centre refutes a verdict that it contradicts (never expected:

@@ -139,7 +139,7 @@ proptest! {
         let out = checker.check(prop).unwrap();
         let Some(PValue::Func(f)) = out.values[0].clone() else { return Ok(()) };
         let th_q = q(th, 10);
-        let analysis = match crate::regions::analyse(&m, &mut checker, prop, out.threshold.as_ref().unwrap(), &region, Some(0.9)) {
+        let analysis = match crate::regions::analyse(&m, &mut checker, prop, out.threshold.as_ref().unwrap(), &region, Some(0.9), None) {
             Ok(a) => a,
             Err(crate::ParamError::Unsupported(_)) => return Ok(()),
             Err(e) => return Err(TestCaseError::fail(e.to_string())),
@@ -217,7 +217,7 @@ proptest! {
             let Some(PValue::Func(f)) = out.values[0].clone() else { continue };
             let (l, h) = crate::regions::lifted_bounds(&m, &mut checker, prop, &region)
                 .map_err(|e| TestCaseError::fail(format!("{}: {e}", item.text)))?;
-            let analysis = crate::regions::analyse(&m, &mut checker, prop, &th, &region, Some(0.9))
+            let analysis = crate::regions::analyse(&m, &mut checker, prop, &th, &region, Some(0.9), None)
                 .map_err(|e| TestCaseError::fail(format!("{}: {e}", item.text)))?;
             let grid = |b: &crate::Region, i: i64, j: i64| [
                 &b.bounds[0].0 + (&b.bounds[0].1 - &b.bounds[0].0) * q(i, 4),
