@@ -1,14 +1,14 @@
 //! `augur learn --parametric STATE` and `augur pac --param-box` (issue 38, item 5): a learned
 //! row kept symbolic, checked as a function and over the box the data allows.
 //!
-//! The traces are written so that the counts are known: from `start`, 4 times to `start`, 20
-//! to `work`, 2 to `unsafe` (26 departures); from `work`, 4 to `start`, 2 to `unsafe`, 14 to
-//! `done` (20). `unsafe` and `done` end every trace (absorbing with `--final-absorbing`).
+//! The traces are written so that the counts are known: from `start`, 40 times to `start`,
+//! 200 to `work`, 20 to `unsafe` (260 departures); from `work`, 40 to `start`, 20 to `unsafe`,
+//! 140 to `done` (200). `unsafe` and `done` end every trace (absorbing with `--final-absorbing`).
 //! With `work`'s row symbolic (`done`, the most observed, is 1 minus the others), the
 //! probability of reaching `unsafe` from `start` solves, by hand,
-//! `x = 2/26 + 4/26 x + 20/26 y`, `y = p_u + p_s x`, so
+//! `x = 20/260 + 40/260 x + 200/260 y`, `y = p_u + p_s x`, so
 //! `x = (1 + 10 p_u) / (11 - 10 p_s)` (`p_s = p_work_start`, `p_u = p_work_unsafe`), which is
-//! `2/9` at the estimates `p_s = 4/20`, `p_u = 2/20`.
+//! `2/9` at the estimates `p_s = 40/200`, `p_u = 20/200`.
 
 use crate::util::{augur, code, stderr, stdout, stdout_json};
 use augur_ratfun::RatFunc;
@@ -17,10 +17,14 @@ use std::path::{Path, PathBuf};
 
 const PARAMS: &str = "p_work_start,p_work_unsafe";
 
+/// Each trace below is written this many times (enough departures for a box that keeps
+/// every transition positive).
+const COPIES: usize = 10;
+
 fn traces(dir: &Path) -> PathBuf {
     let mut lines = Vec::new();
     let mut add = |times: usize, steps: &[&str]| {
-        for _ in 0..times {
+        for _ in 0..times * COPIES {
             let steps: Vec<String> = steps
                 .iter()
                 .map(|s| format!("{{\"state\": \"{s}\"}}"))
@@ -174,9 +178,9 @@ fn the_box_is_the_anytime_intervals_of_the_row_tightened_by_its_sum() {
     // augur_learn::intervals); the successors in state order: start, unsafe, done.
     let de = 0.1 / 3.0;
     let raw = [
-        augur_learn::intervals::entry_interval(4, 20, de),
-        augur_learn::intervals::entry_interval(2, 20, de),
-        augur_learn::intervals::entry_interval(14, 20, de),
+        augur_learn::intervals::entry_interval(40, 200, de),
+        augur_learn::intervals::entry_interval(20, 200, de),
+        augur_learn::intervals::entry_interval(140, 200, de),
     ];
     let names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
     assert_eq!(names, vec!["p_work_start", "p_work_unsafe", ""]);
