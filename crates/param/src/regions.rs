@@ -306,9 +306,8 @@ fn monotone(
     let mut corner_lo = Vec::with_capacity(n);
     let mut corner_hi = Vec::with_capacity(n);
     let mut monotone = true;
-    for i in 0..n {
-        let (l, h) = &b.bounds[i];
-        let Some(d) = &derivs[i] else {
+    for ((l, h), d) in b.bounds.iter().zip(derivs) {
+        let Some(d) = d else {
             corner_lo.push(l.clone());
             corner_hi.push(l.clone());
             continue;
