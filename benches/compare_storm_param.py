@@ -13,11 +13,12 @@ Regions: Augur's `--region BOX --refine 0.95` against stormpy's region checker
 property is verified on it, all-violate when its negation is) driven by the same bisection: the box
 split across its widest side, largest first, until 95% of the volume is decided.
 
-Usage: python3 benches/compare_storm_param.py [--only NAME] [--no-regions]
+Usage: python3 benches/compare_storm_param.py [--only NAME] [--no-regions | --regions-only]
 (PARAM_BENCH_LIMIT=SECONDS stops an Augur run after that long, reported as "> SECONDS")
 (needs `pip install stormpy` and `cargo build --release`).
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -42,6 +43,10 @@ REGIONS = [
     ("brp-16-2", "brp.pm", "N=16,MAX=2", "pK,pL", "P<=0.9 [ F s=5 ]", "0.1<=pK<=0.9,0.1<=pL<=0.9"),
     ("crowds-3-5", "crowds.pm", "TotalRuns=3,CrowdSize=5", "PF,badC", "P<=0.1 [ F observe0>1 ]",
      "0.1<=PF<=0.9,0.1<=badC<=0.9"),
+    ("crowds-6-5", "crowds.pm", "TotalRuns=6,CrowdSize=5", "PF,badC", "P<=0.1 [ F observe0>1 ]",
+     "0.1<=PF<=0.9,0.1<=badC<=0.9"),
+    ("crowds-6-5-refined", "crowds.pm", "TotalRuns=6,CrowdSize=5", "PF,badC",
+     "P<=0.3 [ F observe0>1 ]", "0.1<=PF<=0.9,0.1<=badC<=0.9"),
 ]
 
 
@@ -91,7 +96,8 @@ def augur_region(model, consts, params, prop, box):
                             "--param", params, "--const", consts, "--region", box,
                             "--refine", "0.95", "--json"],
                            capture_output=True, text=True, check=True)
-        return r.stdout
+        region = json.loads(r.stdout)["results"][0]["region"]
+        return region["examined"], region["coverage"]
     return median_time(run)
 
 
@@ -104,7 +110,7 @@ def storm_region(model, consts, params, prop, box):
         prog = stormpy.parse_prism_program(os.path.join(BENCH, model))
         prog, _ = stormpy.instantiate_constants(prog, consts)
         negated = prop.replace("<=", ">", 1)
-        props = stormpy.parse_properties(prop + "\n" + negated, prog)
+        props = stormpy.parse_properties(prop + ";" + negated, prog)
         m = stormpy.build_model[F](prog, props[:1])
         params = m.collect_all_parameters()
         bounds = {}
@@ -150,12 +156,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
     ap.add_argument("--no-regions", action="store_true")
+    ap.add_argument("--regions-only", action="store_true")
     args = ap.parse_args()
     print(f"machine: {os.uname().nodename}, {os.cpu_count()} cores, load {os.getloadavg()}")
     print("| model | parameters | Augur (s) | Storm (s) | Storm / Augur |")
     print("|---|---|---|---|---|")
     for name, model, consts, params, prop in CASES:
-        if args.only and args.only not in name:
+        if args.regions_only or args.only and args.only not in name:
             continue
         ta, _ = augur_function(model, consts, params, prop)
         ts, _ = storm_function(model, consts, prop)
@@ -164,15 +171,16 @@ def main():
     if args.no_regions:
         return
     print()
-    print("| model | region | Augur (s) | Storm (s) | Augur / Storm | Storm's boxes, coverage |")
-    print("|---|---|---|---|---|---|")
+    print("| model | property, region | Augur (s) | Storm (s) | Augur / Storm "
+          "| boxes examined (Augur, Storm) | coverage (Augur, Storm) |")
+    print("|---|---|---|---|---|---|---|")
     for name, model, consts, params, prop, box in REGIONS:
         if args.only and args.only not in name:
             continue
-        ta, _ = augur_region(model, consts, params, prop, box)
+        ta, (ab, ac) = augur_region(model, consts, params, prop, box)
         ts, (boxes, cov) = storm_region(model, consts, params, prop, box)
-        print(f"| {name} | {box} | {ta:.3f} | {ts:.3f} | {ta / ts:.2f} | {boxes}, {cov:.3f} |",
-              flush=True)
+        print(f"| {name} | `{prop}`, {box} | {ta:.3f} | {ts:.3f} | {ta / ts:.2f} "
+              f"| {ab}, {boxes} | {ac:.3f}, {cov:.3f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ mod learn_counts;
 mod learn_end_state;
 mod learn_intervals;
 mod learn_order;
+mod learn_parametric;
 mod learn_parquet;
 mod learn_threads;
 mod ltl;

@@ -70,6 +70,13 @@ pub struct LearnArgs {
     /// before the run ends (without it, smoothing makes every reachable state's value 1).
     #[arg(long, value_name = "NAME")]
     pub end_state: Option<String>,
+    /// Keep the outgoing probabilities of these states (by name; repeat the option or separate
+    /// names by commas) symbolic: the model is a parametric DTMC whose parameters are named
+    /// after the state and the successor (`p_work_done`), the most observed successor's
+    /// probability 1 minus the others (docs/parametric.md); `augur pac MODEL --param-box`
+    /// gives the box of them the data allows.
+    #[arg(long, value_name = "STATE", value_delimiter = ',', conflicts_with_all = ["intervals", "counts_only"])]
+    pub parametric: Vec<String>,
     /// Output model (Augur JSON, with the transition counts for `augur pac`), or with
     /// `--counts-only` the counts file.
     #[arg(short, long, value_name = "MODEL.json")]
@@ -554,7 +561,12 @@ fn summarize(
         if let (Some(l), Some(src)) = (metadata["learned"].as_object_mut(), source.as_object()) {
             l.extend(src.clone());
         }
-        write_learned(m, path, metadata)?;
+        let symbolic = if args.parametric.is_empty() {
+            write_learned(m, path, metadata)?;
+            None
+        } else {
+            Some(write_symbolic(m, path, metadata, &args.parametric)?)
+        };
         let names = &m.state_names;
         let c = &m.counts;
         let invalid_examples: Vec<_> = {
@@ -583,6 +595,7 @@ fn summarize(
             "unobserved_absorbing": m.report.unobserved_absorbing.len(),
             "initial": m.initial.iter().map(|&s| names[s as usize].clone()).collect::<Vec<_>>(),
             "intervals": m.intervals.as_ref().map(|iv| iv.metadata()),
+            "parametric": symbolic,
         }));
     }
 
@@ -634,6 +647,37 @@ fn summarize(
                     iv["entry_delta"].as_f64().unwrap_or(0.0),
                 )?;
             }
+            if let Some(rows) = m["parametric"].as_array() {
+                let mut all = Vec::new();
+                for r in rows {
+                    let params: Vec<&str> = r["successors"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|s| s["parameter"].as_str())
+                        .collect();
+                    let dependent = r["successors"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .find(|s| s["parameter"].is_null())
+                        .and_then(|s| s["name"].as_str())
+                        .unwrap_or("");
+                    writeln!(
+                        out,
+                        "  state {} kept symbolic: {} (to {dependent}: 1 minus them)",
+                        r["name"].as_str().unwrap_or(""),
+                        params.join(", ")
+                    )?;
+                    all.extend(params);
+                }
+                writeln!(
+                    out,
+                    "  a parametric DTMC: check it with --param {}; `augur pac {} --param-box` gives the box the data allows",
+                    all.join(","),
+                    m["output"].as_str().unwrap_or("")
+                )?;
+            }
             if let Some(a) = m["absorbing"].as_array().filter(|a| !a.is_empty()) {
                 writeln!(
                     out,
@@ -669,6 +713,34 @@ fn summarize(
         }
     }
     Ok(())
+}
+
+/// Writes a learned model with the rows of `states` symbolic (`--parametric`); returns the
+/// rows as recorded in its metadata.
+fn write_symbolic(
+    m: &LearnedModel,
+    path: &std::path::Path,
+    metadata: serde_json::Value,
+    states: &[String],
+) -> Result<serde_json::Value> {
+    use augur_learn::parametric::{make_symbolic, symbolic_rows};
+    let doc = augur_learn::pipeline::learned_document(m, metadata);
+    let Some(transitions) = &doc.transitions else {
+        bail!(
+            "--parametric: the learned model has more than {} transitions, written with implicit rows: none can be made symbolic",
+            augur_learn::pipeline::MAX_EXPLICIT_TRANSITIONS
+        );
+    };
+    let rows = symbolic_rows(transitions, &m.state_names, &m.counts, states)?;
+    let value = make_symbolic(serde_json::to_value(&doc)?, &rows, &m.counts)?;
+    let name = path.display().to_string();
+    let file = File::create(path).with_context(|| format!("{name}: cannot create"))?;
+    let mut w = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut w, &value).with_context(|| format!("{name}: cannot write"))?;
+    writeln!(w)
+        .and_then(|()| w.flush())
+        .with_context(|| format!("{name}: cannot write"))?;
+    Ok(serde_json::to_value(&rows)?)
 }
 
 /// A confidence as a percentage: `95%`, `99.9%`.

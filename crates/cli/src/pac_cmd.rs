@@ -25,10 +25,10 @@ pub struct PacArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "model")]
     pub counts: Option<PathBuf>,
     /// Accuracy ε in (0, 1).
-    #[arg(long, required_unless_present = "width")]
+    #[arg(long, required_unless_present_any = ["width", "param_box"])]
     pub epsilon: Option<f64>,
     /// Confidence δ in (0, 1); each state gets δ' = δ/m.
-    #[arg(long, required_unless_present = "width")]
+    #[arg(long, required_unless_present_any = ["width", "param_box"])]
     pub delta: Option<f64>,
     /// Width advice: how many more traces (and from which states) are predicted to bring
     /// Pmax − Pmin of --prop below W on the learned interval model (docs/robust.md). Takes a
@@ -38,10 +38,16 @@ pub struct PacArgs {
     /// With --width: the property, `P=? [ ... ]` (or Pmin/Pmax), whose width is asked about.
     #[arg(long, value_name = "PCTL", requires = "width")]
     pub prop: Option<String>,
-    /// With --width and --counts: the confidence of the intervals [default: 0.95] (a model
-    /// learned with --intervals has its own).
-    #[arg(long, value_name = "C", requires = "counts", value_parser = crate::learn_cmd::parse_confidence)]
+    /// With --width and --counts, or --param-box: the confidence of the intervals [default:
+    /// 0.95] (a model learned with --intervals has its own).
+    #[arg(long, value_name = "C", value_parser = crate::learn_cmd::parse_confidence)]
     pub confidence: Option<f64>,
+    /// The box the data allows for the rows a model learned with `augur learn --parametric`
+    /// keeps symbolic: each parameter's interval, holding simultaneously with --confidence,
+    /// and the `--param`/`--region` options that check the model over it
+    /// (docs/parametric.md).
+    #[arg(long, conflicts_with_all = ["epsilon", "delta", "width", "counts", "hoeffding", "states", "observations", "p_hat"])]
+    pub param_box: bool,
     /// Use the Hoeffding bound ln(2/δ')/(2ε²) instead of Pro2Guard's (Chen et al.).
     #[arg(long)]
     pub hoeffding: bool,
@@ -72,6 +78,12 @@ pub struct PacArgs {
 /// Run `augur pac`, printing to `out`. Returns whether the PAC condition holds (the
 /// calculator: whether the given observations suffice).
 pub fn run(args: &PacArgs, out: &mut dyn Write) -> Result<bool> {
+    if args.param_box {
+        return param_box(args, out);
+    }
+    if args.confidence.is_some() && args.counts.is_none() {
+        bail!("--confidence goes with --counts (and --width), or with --param-box");
+    }
     if let Some(width) = args.width {
         return width_report(args, width, out);
     }
@@ -639,4 +651,95 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
         "note: an estimate: the intervals learned again from the counts grown by the advice, their frequencies kept (more traces: every count by 1 + t/traces); the parts of the width (each row fixed in turn) decide the targeted departures"
     )?;
     Ok(false)
+}
+
+/// `augur pac MODEL --param-box`: the confidence box of each symbolic row of a model learned
+/// with `augur learn --parametric` (augur_learn::parametric), and the options that check the
+/// model over it.
+fn param_box(args: &PacArgs, out: &mut dyn Write) -> Result<bool> {
+    use augur_learn::parametric::{confidence_boxes, recorded_rows, region_options};
+    #[derive(serde::Deserialize)]
+    struct Learned {
+        metadata: Option<serde_json::Value>,
+    }
+    let Some(path) = &args.model else {
+        bail!("--param-box needs a model learned with `augur learn --parametric STATE`");
+    };
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let doc: Learned = parse_json(text, path)?;
+    let Some(rows) = recorded_rows(doc.metadata.as_ref()) else {
+        bail!(
+            "{name}: no symbolic rows (metadata.learned.parametric): learn the model with `augur learn --parametric STATE[,STATE...]`"
+        );
+    };
+    let confidence = args
+        .confidence
+        .unwrap_or(crate::learn_cmd::DEFAULT_CONFIDENCE);
+    let (boxes, pairs, entry_delta) = confidence_boxes(&rows, confidence)?;
+    let (params, region) = region_options(&boxes);
+    let preserving = boxes.iter().all(|b| b.graph_preserving());
+    if args.json {
+        let v = json!({
+            "confidence": confidence,
+            "pairs": pairs,
+            "entry_delta": entry_delta,
+            "rows": boxes,
+            "param": params,
+            "region": region,
+            "graph_preserving": preserving,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(preserving);
+    }
+    let pct = crate::learn_cmd::percent(confidence);
+    writeln!(
+        out,
+        "{name}: the rows kept symbolic lie in these intervals simultaneously with {pct} confidence ({pairs} estimated entries, each at level {entry_delta:.3e}):"
+    )?;
+    let mut t = crate::table::new(
+        &[
+            "state",
+            "successor",
+            "parameter",
+            "count",
+            "estimate",
+            "low",
+            "high",
+        ],
+        &[3, 4, 5, 6],
+    );
+    for b in &boxes {
+        for e in &b.entries {
+            t.add_row(vec![
+                format!("{} ({} departures)", b.state, b.departures),
+                e.successor.clone(),
+                e.parameter
+                    .clone()
+                    .unwrap_or_else(|| "1 minus the others".into()),
+                e.count.to_string(),
+                format!("{:.4}", e.estimate),
+                format!("{:.4}", e.lo),
+                format!("{:.4}", e.hi),
+            ]);
+        }
+    }
+    write!(out, "{}", crate::table::render(&t, "  "))?;
+    writeln!(out, "check the model over the box:")?;
+    writeln!(
+        out,
+        "  augur check {name} --prop 'P<=B [ ... ]' --param '{params}' --region '{region}'"
+    )?;
+    writeln!(
+        out,
+        "  (--refine 0.95 splits it; `P=? [ ... ]` with --optimize min|max gives the range of the answer over it)"
+    )?;
+    if !preserving {
+        writeln!(
+            out,
+            "warning: in some row the parameters' upper ends sum to 1 or more (or a lower end is 0): a corner of the box has a transition at 0, and `check` refuses a region where the chain's graph changes; more departures from that state narrow the box"
+        )?;
+    }
+    Ok(preserving)
 }

@@ -110,7 +110,36 @@ pub fn run(args: &CheckArgs, p: &ParamArgs, out: &mut dyn Write) -> Result<(), C
                 continue;
             }
         };
-        let outcome = match checker.check(resolved) {
+        // A region alone (no --optimize, no --all-states): decided first, so that the function
+        // is computed only when a box needs it (augur_param::regions::analyse).
+        let region_only = !args.all_states && p.optimize.is_none();
+        let mut analysis = None;
+        let first = match (&region, augur_param::regions::threshold_of(resolved)) {
+            (Some(reg), Some(th)) if region_only => augur_param::regions::analyse(
+                &model,
+                &mut checker,
+                resolved,
+                &th,
+                reg,
+                p.refine,
+                None,
+            )
+            .map(|a| {
+                let mut values = vec![None; model.model.dtmc().num_states()];
+                values[init] = a.function.clone();
+                analysis = Some(a);
+                augur_param::ParamOutcome {
+                    values,
+                    threshold: Some(th),
+                    is_probability: matches!(
+                        resolved.formula,
+                        augur_pctl::resolve::ResolvedFormula::Prob { .. }
+                    ),
+                }
+            }),
+            _ => checker.check(resolved),
+        };
+        let outcome = match first {
             Ok(o) => o,
             Err(e) => {
                 failed = true;
@@ -157,7 +186,13 @@ pub fn run(args: &CheckArgs, p: &ParamArgs, out: &mut dyn Write) -> Result<(), C
                     .collect(),
             );
         }
-        let mut text = format!("{} = {}", item.text, show(&value, &names));
+        let mut text = match &value {
+            None if analysis.is_some() => format!(
+                "{} (its function was not needed: parameter lifting decided the region)",
+                item.text
+            ),
+            _ => format!("{} = {}", item.text, show(&value, &names)),
+        };
         if let Some(dir) = p.optimize {
             let reg = region.clone().unwrap_or_else(|| Region::of(&model.params));
             match &value {
@@ -188,9 +223,19 @@ pub fn run(args: &CheckArgs, p: &ParamArgs, out: &mut dyn Write) -> Result<(), C
             }
         }
         if let (Some(reg), Some(th)) = (&region, &outcome.threshold) {
-            let analysis =
-                augur_param::regions::analyse(&model, &mut checker, resolved, th, reg, p.refine)
-                    .map_err(param_error)?;
+            let analysis = match analysis.take() {
+                Some(a) => a,
+                None => augur_param::regions::analyse(
+                    &model,
+                    &mut checker,
+                    resolved,
+                    th,
+                    reg,
+                    p.refine,
+                    value.clone(),
+                )
+                .map_err(param_error)?,
+            };
             text.push_str(&analysis.text(&names));
             entry["region"] = analysis.json(&names);
             if let Some(svg) = &p.region_svg {

@@ -95,6 +95,10 @@ pub enum LearnError {
     /// Counts read from a file that do not fit together.
     #[error("inconsistent transition counts: {0}")]
     BadCounts(String),
+    /// `--parametric`: a state that is not in the model, or whose row has nothing to keep
+    /// symbolic.
+    #[error("--parametric: {0}")]
+    BadParametric(String),
     /// A model that cannot be simulated.
     #[error("cannot simulate: {0}")]
     Simulation(String),

@@ -12,6 +12,8 @@
 //!   that "a violation before the run ends" is a question the model can answer.
 //! - [`observed`]: the chain of the observed runs ([`observed::observed_runs_chain`]: the
 //!   observed transitions and where runs ended), to tell a value that only smoothing makes 1.
+//! - [`parametric`]: learned rows kept symbolic (`augur learn --parametric STATE`), a
+//!   parametric DTMC, and the confidence box of each such row (`augur pac --param-box`).
 //! - [`pac`]: PAC sample-size bounds per state ([`pac::pac_report`], [`pac::required_samples`]).
 //! - [`simulate`]: seeded, reproducible traces of a DTMC ([`simulate::Simulator`]).
 //! - [`pipeline`]: the trace file → model pipeline every front-end uses (the CLI's `learn`,
@@ -45,6 +47,7 @@ mod jsonl;
 pub mod learn;
 pub mod observed;
 pub mod pac;
+pub mod parametric;
 pub mod pipeline;
 pub mod simulate;
 

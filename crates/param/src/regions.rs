@@ -20,7 +20,7 @@ use crate::space::Region;
 use crate::wellformed::bounds;
 use crate::PValue;
 use augur_check::{CheckOptions, CheckSession, Model};
-use augur_pctl::resolve::{ResolvedFormula, ResolvedPath, Threshold};
+use augur_pctl::resolve::{ResolvedFormula, ResolvedPath, ResolvedRewardPath, Threshold};
 use augur_pctl::{Comparison, ResolvedProperty};
 use augur_ratfun::{rational_f64, rational_text, RatFunc};
 use num_rational::BigRational;
@@ -57,12 +57,48 @@ pub struct RegionAnalysis {
     pub coverage: f64,
     /// Whether refinement was asked for.
     pub refined: bool,
+    /// The boxes examined (decided or split).
+    pub examined: usize,
+    /// The property's value at the initial state, when it was known or needed (a region
+    /// decided by parameter lifting alone does not compute it).
+    pub function: Option<PValue>,
 }
 
 /// The most boxes a refinement examines.
 const MAX_BOXES: usize = 20_000;
 
-/// Decides `region` (and, with `refine`, its parts) for `p`'s threshold.
+/// The function at the initial state, with its partial derivatives (`None` where it does not
+/// read a parameter), for monotonicity.
+struct Known {
+    f: RatFunc,
+    derivs: Vec<Option<RatFunc>>,
+}
+
+impl Known {
+    fn new(f: RatFunc) -> Known {
+        let derivs = (0..f.nvars())
+            .map(|i| f.occurring()[i].then(|| f.derivative(i)))
+            .collect();
+        Known { f, derivs }
+    }
+}
+
+/// The threshold of a property with a bound (`P<=0.01 [ ... ]`), `None` for `=?`.
+pub fn threshold_of(p: &ResolvedProperty) -> Option<Threshold> {
+    match &p.formula {
+        ResolvedFormula::Prob { threshold, .. }
+        | ResolvedFormula::Reward { threshold, .. }
+        | ResolvedFormula::Steady { threshold, .. } => threshold.clone(),
+        _ => None,
+    }
+}
+
+/// Decides `region` (and, with `refine`, its parts) for `p`'s threshold. `known` is the
+/// property's value at the initial state when the caller has it; otherwise it is computed
+/// (state elimination) only when a box needs it: a box is tried by parameter lifting first
+/// until one is left undecided, then by monotonicity first (so a region that parameter
+/// lifting decides at once never pays for the function, as Storm's region checker does not).
+/// [`RegionAnalysis::function`] is the value, when known.
 pub fn analyse(
     m: &ParametricModel,
     checker: &mut ParamChecker<'_>,
@@ -70,6 +106,7 @@ pub fn analyse(
     threshold: &Threshold,
     region: &Region,
     refine: Option<f64>,
+    known: Option<PValue>,
 ) -> Result<RegionAnalysis> {
     if let Some(c) = refine {
         if !(c > 0.0 && c <= 1.0) {
@@ -79,31 +116,31 @@ pub fn analyse(
         }
     }
     crate::wellformed::check_region(m, region)?;
-    let outcome = checker.check(p)?;
     let init = m.model.dtmc().initial.first().copied().unwrap_or(0) as usize;
-    let f = match outcome.values.get(init).cloned().flatten() {
-        Some(PValue::Func(f)) => f,
-        Some(PValue::Infinity) => {
-            // Infinite everywhere the graph is the model's: decided by the comparison.
-            let v = compare(threshold.cmp, f64::INFINITY, threshold.value.value);
-            let verdict = if v {
-                RegionVerdict::Safe
-            } else {
-                RegionVerdict::Unsafe
-            };
-            return Ok(RegionAnalysis {
-                boxes: vec![(region.clone(), verdict, "infinite")],
-                coverage: 1.0,
-                refined: refine.is_some(),
-            });
-        }
-        None => {
-            return Err(ParamError::Unsupported(
-                "no value at the initial state".into(),
-            ))
+    // Refused only when a box needs it (monotonicity may decide every box by itself).
+    let mut lifter = Some(Lifter::new(m, checker, p));
+    let mut function = known;
+    let infinite = |function: Option<PValue>| {
+        // Infinite everywhere the graph is the model's: decided by the comparison.
+        let v = compare(threshold.cmp, f64::INFINITY, threshold.value.value);
+        let verdict = if v {
+            RegionVerdict::Safe
+        } else {
+            RegionVerdict::Unsafe
+        };
+        RegionAnalysis {
+            boxes: vec![(region.clone(), verdict, "infinite")],
+            coverage: 1.0,
+            refined: refine.is_some(),
+            examined: 1,
+            function,
         }
     };
-    let lifter = Lifter::new(m, checker, p)?;
+    let mut f: Option<Known> = match &function {
+        Some(PValue::Func(g)) => Some(Known::new(g.clone())),
+        Some(PValue::Infinity) => return Ok(infinite(function)),
+        None => None,
+    };
     let total = rational_f64(&region.volume()).max(f64::MIN_POSITIVE);
     let target = refine.unwrap_or(0.0);
     let mut done: Vec<(Region, RegionVerdict, &'static str)> = Vec::new();
@@ -112,7 +149,47 @@ pub fn analyse(
     let mut examined = 0;
     while let Some(b) = pick_largest(&mut todo) {
         examined += 1;
-        let (v, how) = decide(&f, &b, threshold, &lifter)?;
+        let mut verdict = None;
+        let mut tried = None;
+        if f.is_none() {
+            if let Some(Ok(l)) = &lifter {
+                let v = lifted(None, &b, threshold, l)?;
+                if v.0 != RegionVerdict::Unknown {
+                    verdict = Some(v);
+                } else {
+                    tried = Some(v);
+                }
+            }
+            if verdict.is_none() {
+                // The function is needed from now on.
+                let outcome = checker.check(p)?;
+                function = outcome.values.get(init).cloned().flatten();
+                match &function {
+                    Some(PValue::Func(g)) => f = Some(Known::new(g.clone())),
+                    Some(PValue::Infinity) => return Ok(infinite(function)),
+                    None => {
+                        return Err(ParamError::Unsupported(
+                            "no value at the initial state".into(),
+                        ))
+                    }
+                }
+            }
+        }
+        let (v, how) = match (verdict, &f) {
+            (Some(v), _) => v,
+            (None, Some(k)) => match monotone(&k.f, &k.derivs, &b, threshold) {
+                Some(v) => v,
+                None => match (&lifter, tried) {
+                    (Some(Ok(_)), Some(v)) => v,
+                    (Some(Ok(l)), None) => lifted(Some(&k.f), &b, threshold, l)?,
+                    _ => match lifter.take() {
+                        Some(Err(e)) => return Err(e),
+                        _ => (RegionVerdict::Unknown, "parameter lifting"),
+                    },
+                },
+            },
+            (None, None) => (RegionVerdict::Unknown, "parameter lifting"),
+        };
         if v != RegionVerdict::Unknown {
             decided += rational_f64(&b.volume());
             done.push((b, v, how));
@@ -140,7 +217,20 @@ pub fn analyse(
         boxes: done,
         coverage: decided / total,
         refined: refine.is_some(),
+        examined,
+        function,
     })
+}
+
+/// Parameter lifting's bounds of `p`'s value over the box `b` (for tests: every point's value
+/// lies in them), or its refusal located at the operator.
+pub fn lifted_bounds(
+    m: &ParametricModel,
+    checker: &mut ParamChecker<'_>,
+    p: &ResolvedProperty,
+    b: &Region,
+) -> Result<(f64, f64)> {
+    Lifter::new(m, checker, p)?.bounds(b)
 }
 
 fn pick_largest(todo: &mut Vec<Region>) -> Option<Region> {
@@ -163,6 +253,11 @@ fn compare(cmp: Comparison, x: f64, bound: f64) -> bool {
         Comparison::Gt => x > bound,
         Comparison::Ge => x >= bound,
     }
+}
+
+/// Whether `x ⋈ bound`.
+pub fn holds(cmp: Comparison, x: &BigRational, bound: &BigRational) -> bool {
+    compare_q(cmp, x, bound)
 }
 
 fn compare_q(cmp: Comparison, x: &BigRational, bound: &BigRational) -> bool {
@@ -197,32 +292,27 @@ fn verdict_of(cmp: Comparison, lo: f64, hi: f64, bound: f64) -> RegionVerdict {
     }
 }
 
-/// Decides one box: monotonicity first, then parameter lifting.
-fn decide(
+/// Decides one box by monotonicity, when the function is monotone in every parameter over it.
+/// `derivs[i]` is the partial derivative in parameter `i` (`None` where `f` does not read it).
+fn monotone(
     f: &RatFunc,
+    derivs: &[Option<RatFunc>],
     b: &Region,
     th: &Threshold,
-    lifter: &Lifter<'_>,
-) -> Result<(RegionVerdict, &'static str)> {
+) -> Option<(RegionVerdict, &'static str)> {
     let bound = &th.value.exact;
-    // A point of the box on each side tells "not all" at once.
-    let centre = b.centre();
-    let at_centre = f.eval(&centre);
     // Monotonicity: the sign of every partial derivative over the box.
     let n = f.nvars();
     let mut corner_lo = Vec::with_capacity(n);
     let mut corner_hi = Vec::with_capacity(n);
     let mut monotone = true;
-    for i in 0..n {
-        let occurs = f.occurring()[i];
-        let (l, h) = &b.bounds[i];
-        if !occurs {
+    for ((l, h), d) in b.bounds.iter().zip(derivs) {
+        let Some(d) = d else {
             corner_lo.push(l.clone());
             corner_hi.push(l.clone());
             continue;
-        }
-        let d = f.derivative(i);
-        let (dl, dh) = bounds(&d.compiled(), &d, b);
+        };
+        let (dl, dh) = bounds(&d.compiled(), d, b);
         if dl >= 0.0 {
             corner_lo.push(l.clone());
             corner_hi.push(h.clone());
@@ -239,15 +329,26 @@ fn decide(
             let all = compare_q(th.cmp, &lo, bound) && compare_q(th.cmp, &hi, bound);
             let none = !compare_q(th.cmp, &lo, bound) && !compare_q(th.cmp, &hi, bound);
             if all {
-                return Ok((RegionVerdict::Safe, "monotone"));
+                return Some((RegionVerdict::Safe, "monotone"));
             }
             if none {
-                return Ok((RegionVerdict::Unsafe, "monotone"));
+                return Some((RegionVerdict::Unsafe, "monotone"));
             }
-            return Ok((RegionVerdict::Unknown, "monotone"));
+            return Some((RegionVerdict::Unknown, "monotone"));
         }
     }
-    // Parameter lifting.
+    None
+}
+
+/// Decides one box by parameter lifting (`f`, when known, checks the verdict at the centre).
+fn lifted(
+    f: Option<&RatFunc>,
+    b: &Region,
+    th: &Threshold,
+    lifter: &Lifter<'_>,
+) -> Result<(RegionVerdict, &'static str)> {
+    let bound = &th.value.exact;
+    let at_centre = f.and_then(|f| f.eval(&b.centre()));
     let (lo, hi) = lifter.bounds(b)?;
     let v = verdict_of(th.cmp, lo, hi, th.value.value);
     // The exact value at the centre refutes a verdict that it contradicts (never expected:
@@ -265,12 +366,33 @@ fn decide(
 }
 
 /// Parameter lifting for one property: the interval chain of a box and its robust bounds.
+///
+/// Lifted: `P` with `X`, `U`, `F`, `G`, `W`, `R` (every step bound: `<=k`, `>=k`, `[a,b]`)
+/// and `R` with `F φ`, `C<=k` and `I=k` (state and transition rewards that are functions are
+/// bounded over the box too: the least rewards for `Rmin`, the greatest for `Rmax`, as an
+/// expected reward grows with every reward). Refused, at the operator: `S`, `R [ S ]`, total
+/// and discounted `C`, LTL paths (the robust checker has no sound bound for them yet).
 struct Lifter<'m> {
     m: &'m ParametricModel,
-    /// The property's path over the labels `__a`, `__b` (the sets of its operands).
-    path_text: String,
+    /// The queries of the lower and upper bound (`Pmin=? [ ... ]`, `Pmax=? [ ... ]`) over the
+    /// labels `__a`, `__b` (the sets of the path's operands) and the reward structures
+    /// `__rlo`, `__rhi`.
+    queries: [String; 2],
     labels: Vec<(String, augur_dtmc::StateSet)>,
-    reward: bool,
+    /// The reward structure a reward property reads.
+    reward: Option<usize>,
+    /// Each non-constant transition's function, compiled once.
+    compiled: Vec<Option<augur_ratfun::CompiledFunc>>,
+}
+
+/// `<=k`, `>=k`, `[a,b]` or nothing, for a path's step bound.
+fn steps_text(s: &augur_pctl::resolve::Steps) -> String {
+    match (s.lower, s.upper) {
+        (0, None) => String::new(),
+        (0, Some(k)) => format!("<={k}"),
+        (a, None) => format!(">={a}"),
+        (a, Some(b)) => format!("[{a},{b}]"),
+    }
 }
 
 impl<'m> Lifter<'m> {
@@ -280,75 +402,177 @@ impl<'m> Lifter<'m> {
         p: &ResolvedProperty,
     ) -> Result<Lifter<'m>> {
         let source = std::sync::Arc::clone(&p.source);
-        let unsupported = || {
-            ParamError::Unsupported(format!(
-                "`{}`: parameter lifting handles P with X, U, F, G (step bounds `<=k` allowed); other boxes are decided by monotonicity only",
-                p.text
+        let refuse = |span: augur_source::Span, what: &str| {
+            ParamError::Input(Box::new(
+                augur_source::Diagnostic::error(format!(
+                    "--region: parameter lifting does not handle {what}; it handles P with X, U, F, G, W, R (step bounds too) and R with F, C<=k and I=k"
+                ))
+                .at(source.location(span)),
             ))
         };
-        let steps_text = |s: &augur_pctl::resolve::Steps| -> Option<String> {
-            match (s.lower, s.upper) {
-                (0, None) => Some(String::new()),
-                (0, Some(k)) => Some(format!("<={k}")),
-                _ => None,
-            }
-        };
         let mut labels = Vec::new();
-        let path_text = match &p.formula {
-            ResolvedFormula::Prob { path, .. } => match &**path {
-                ResolvedPath::Next(a) => {
-                    labels.push(("__a".to_string(), checker.state_set(a, &source)?));
-                    "X \"__a\"".to_string()
-                }
-                ResolvedPath::Until(a, b, s) => {
-                    labels.push(("__a".to_string(), checker.state_set(a, &source)?));
-                    labels.push(("__b".to_string(), checker.state_set(b, &source)?));
-                    format!(
-                        "\"__a\" U{} \"__b\"",
-                        steps_text(s).ok_or_else(unsupported)?
-                    )
-                }
-                ResolvedPath::Eventually(b, s) => {
-                    labels.push(("__b".to_string(), checker.state_set(b, &source)?));
-                    format!("F{} \"__b\"", steps_text(s).ok_or_else(unsupported)?)
-                }
-                ResolvedPath::Globally(a, s) => {
-                    labels.push(("__a".to_string(), checker.state_set(a, &source)?));
-                    format!("G{} \"__a\"", steps_text(s).ok_or_else(unsupported)?)
-                }
-                _ => return Err(unsupported()),
-            },
-            _ => return Err(unsupported()),
+        let mut set = |name: &str, f: &ResolvedFormula, labels: &mut Vec<_>| -> Result<String> {
+            labels.push((name.to_string(), checker.state_set(f, &source)?));
+            Ok(format!("\"{name}\""))
         };
+        let (body, reward) = match &p.formula {
+            ResolvedFormula::Prob { path, span, .. } => {
+                let body = match &**path {
+                    ResolvedPath::Next(a) => format!("X {}", set("__a", a, &mut labels)?),
+                    ResolvedPath::Until(a, b, st) => format!(
+                        "{} U{} {}",
+                        set("__a", a, &mut labels)?,
+                        steps_text(st),
+                        set("__b", b, &mut labels)?
+                    ),
+                    ResolvedPath::WeakUntil(a, b, st) => format!(
+                        "{} W{} {}",
+                        set("__a", a, &mut labels)?,
+                        steps_text(st),
+                        set("__b", b, &mut labels)?
+                    ),
+                    ResolvedPath::Release(a, b, st) => format!(
+                        "{} R{} {}",
+                        set("__a", a, &mut labels)?,
+                        steps_text(st),
+                        set("__b", b, &mut labels)?
+                    ),
+                    ResolvedPath::Eventually(b, st) => {
+                        format!("F{} {}", steps_text(st), set("__b", b, &mut labels)?)
+                    }
+                    ResolvedPath::Globally(a, st) => {
+                        format!("G{} {}", steps_text(st), set("__a", a, &mut labels)?)
+                    }
+                    ResolvedPath::Ltl(_) => return Err(refuse(*span, "LTL path formulas")),
+                };
+                (body, None)
+            }
+            ResolvedFormula::Reward {
+                structure,
+                path,
+                span,
+                ..
+            } => {
+                let body = match &**path {
+                    ResolvedRewardPath::Reachability(b) => {
+                        format!("F {}", set("__b", b, &mut labels)?)
+                    }
+                    ResolvedRewardPath::Cumulative {
+                        steps: Some(k),
+                        discount: None,
+                    } => format!("C<={k}"),
+                    ResolvedRewardPath::Instantaneous(k) => format!("I={k}"),
+                    ResolvedRewardPath::Cumulative { .. } => {
+                        return Err(refuse(*span, "total or discounted cumulative rewards"))
+                    }
+                    ResolvedRewardPath::LongRun => {
+                        return Err(refuse(*span, "long-run rewards (R [ S ])"))
+                    }
+                    ResolvedRewardPath::Ltl(_) => {
+                        return Err(refuse(*span, "rewards of LTL formulas"))
+                    }
+                };
+                (body, Some(*structure))
+            }
+            ResolvedFormula::Steady { span, .. } => {
+                return Err(refuse(*span, "the long-run operator S"))
+            }
+            _ => return Err(refuse(p.span, "this operator")),
+        };
+        let queries = match reward {
+            None => [format!("Pmin=? [ {body} ]"), format!("Pmax=? [ {body} ]")],
+            Some(_) => [
+                format!("R{{\"__rlo\"}}min=? [ {body} ]"),
+                format!("R{{\"__rhi\"}}max=? [ {body} ]"),
+            ],
+        };
+        let compiled = m
+            .transitions
+            .iter()
+            .map(|f| f.as_constant().is_none().then(|| f.compiled()))
+            .collect();
         Ok(Lifter {
             m,
-            path_text,
+            queries,
             labels,
-            reward: false,
+            reward,
+            compiled,
         })
     }
 
-    /// Sound bounds `[lo, hi]` of the property over the box: the robust Pmin and Pmax of the
-    /// lifted interval chain.
+    /// The least and greatest values of reward functions over the box (`None` when one may be
+    /// negative there: no sound lifted bound).
+    fn reward_bounds(fs: &[RatFunc], b: &Region) -> Option<(Vec<f64>, Vec<f64>)> {
+        let mut lo = Vec::with_capacity(fs.len());
+        let mut hi = Vec::with_capacity(fs.len());
+        for f in fs {
+            let (l, h) = match f.as_constant() {
+                Some(q) => {
+                    let x = rational_f64(&q);
+                    (x, x)
+                }
+                None => bounds(&f.compiled(), f, b),
+            };
+            if l < 0.0 || !h.is_finite() {
+                return None;
+            }
+            lo.push(l);
+            hi.push(h);
+        }
+        Some((lo, hi))
+    }
+
+    /// Sound bounds `[lo, hi]` of the property over the box: the robust minimum and maximum of
+    /// the lifted interval chain.
     fn bounds(&self, b: &Region) -> Result<(f64, f64)> {
-        let _ = self.reward;
         let mut lo = Vec::with_capacity(self.m.transitions.len());
         let mut hi = Vec::with_capacity(self.m.transitions.len());
-        for f in &self.m.transitions {
-            if let Some(q) = f.as_constant() {
-                let x = rational_f64(&q);
-                lo.push(x);
-                hi.push(x);
-                continue;
+        for (f, c) in self.m.transitions.iter().zip(&self.compiled) {
+            match c {
+                None => {
+                    let x = f.as_constant().map_or(0.0, |q| rational_f64(&q));
+                    lo.push(x);
+                    hi.push(x);
+                }
+                Some(c) => {
+                    let (l, h) = bounds(c, f, b);
+                    lo.push(l.clamp(0.0, 1.0));
+                    hi.push(h.clamp(0.0, 1.0));
+                }
             }
-            let (l, h) = bounds(&f.compiled(), f, b);
-            lo.push(l.clamp(0.0, 1.0));
-            hi.push(h.clamp(0.0, 1.0));
         }
         let mut skeleton = self.m.model.dtmc().clone();
         skeleton.exact = None;
         for (name, set) in &self.labels {
             skeleton.labels.push((name.clone(), set.clone()));
+        }
+        if let Some(k) = self.reward {
+            let unbounded = (f64::NEG_INFINITY, f64::INFINITY);
+            let mut low = augur_dtmc::RewardStructure {
+                name: Some("__rlo".into()),
+                state: None,
+                transition: None,
+                exact: None,
+            };
+            let mut high = augur_dtmc::RewardStructure {
+                name: Some("__rhi".into()),
+                ..low.clone()
+            };
+            if let Some(Some(sr)) = self.m.state_rewards.get(k) {
+                let Some((l, h)) = Lifter::reward_bounds(sr, b) else {
+                    return Ok(unbounded);
+                };
+                low.state = Some(l);
+                high.state = Some(h);
+            }
+            if let Some(Some(tr)) = self.m.transition_rewards.get(k) {
+                let Some((l, h)) = Lifter::reward_bounds(tr, b) else {
+                    return Ok(unbounded);
+                };
+                low.transition = Some(l);
+                high.transition = Some(h);
+            }
+            skeleton.rewards = vec![low, high];
         }
         let d = augur_dtmc::Dtmc::from_interval_bounds(skeleton, lo, hi).map_err(|e| {
             ParamError::Unsupported(format!(
@@ -358,19 +582,26 @@ impl<'m> Lifter<'m> {
         })?;
         let model = Model::from_dtmc(d);
         let mut session = CheckSession::new(&model, CheckOptions::default());
-        let mut value = |opt: &str| -> Result<(f64, f64)> {
-            let r = session.check_str(&format!("P{opt}=? [ {} ]", self.path_text))?;
+        let mut value = |q: &str| -> Result<(f64, f64)> {
+            let r = session.check_str(q)?;
             let v = match r.value {
                 augur_check::Scalar::Num(x) => x,
                 _ => f64::NAN,
             };
+            if v.is_nan() {
+                return Ok((f64::NEG_INFINITY, f64::INFINITY));
+            }
             Ok(match r.bounds {
                 Some(bd) => (bd.lo, bd.hi),
-                None => (v - 1e-6, v + 1e-6),
+                // A value without bounds (finite iteration): its rounding.
+                None => {
+                    let pad = v.abs() * 1e-9 + 1e-9;
+                    (v - pad, v + pad)
+                }
             })
         };
-        let (min_lo, _) = value("min")?;
-        let (_, max_hi) = value("max")?;
+        let (min_lo, _) = value(&self.queries[0])?;
+        let (_, max_hi) = value(&self.queries[1])?;
         Ok((min_lo, max_hi))
     }
 }
@@ -421,6 +652,7 @@ impl RegionAnalysis {
     pub fn json(&self, names: &[String]) -> Json {
         json!({
             "coverage": self.coverage,
+            "examined": self.examined,
             "boxes": self.boxes.iter().map(|(r, v, how)| json!({
                 "box": r.bounds.iter().zip(names).map(|((lo, hi), n)| (n.clone(), json!([rational_text(lo), rational_text(hi)]))).collect::<serde_json::Map<_, _>>(),
                 "verdict": match v { RegionVerdict::Safe => "safe", RegionVerdict::Unsafe => "unsafe", RegionVerdict::Unknown => "unknown" },

@@ -139,7 +139,7 @@ proptest! {
         let out = checker.check(prop).unwrap();
         let Some(PValue::Func(f)) = out.values[0].clone() else { return Ok(()) };
         let th_q = q(th, 10);
-        let analysis = match crate::regions::analyse(&m, &mut checker, prop, out.threshold.as_ref().unwrap(), &region, Some(0.9)) {
+        let analysis = match crate::regions::analyse(&m, &mut checker, prop, out.threshold.as_ref().unwrap(), &region, Some(0.9), None) {
             Ok(a) => a,
             Err(crate::ParamError::Unsupported(_)) => return Ok(()),
             Err(e) => return Err(TestCaseError::fail(e.to_string())),
@@ -161,6 +161,115 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// Properties with a bound for the lifting test: `P` with every path operator parameter lifting
+/// handles (step bounds included), and the rewards `F`, `C<=k`, `I=k`.
+fn bounded_properties(n: usize, th: i64) -> Vec<String> {
+    let last = n - 1;
+    let t = th as f64 / 10.0;
+    let r = th as f64;
+    vec![
+        format!("P<={t} [ F s={last} ]"),
+        format!("P>={t} [ s<{last} U<=4 s=1 ]"),
+        format!("P<{t} [ X s={last} ]"),
+        format!("P<={t} [ F<=3 s={last} ]"),
+        format!("P<={t} [ F>=2 s={last} ]"),
+        format!("P>{t} [ F[1,3] s={last} ]"),
+        format!("P>={t} [ G s!={last} ]"),
+        format!("P>={t} [ G<=3 s!={last} ]"),
+        format!("P<={t} [ s!=1 W s={last} ]"),
+        format!("P>={t} [ s!=1 W<=3 s={last} ]"),
+        format!("P<={t} [ s=0 R s!={last} ]"),
+        format!("R{{\"r\"}}<={r} [ F s={last} ]"),
+        format!("R{{\"r\"}}>={r} [ C<=3 ]"),
+        format!("R{{\"r\"}}<={} [ I=2 ]", r / 2.0),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Parameter lifting beyond `F`: every point of a 5 x 5 grid of the box has its value
+    /// within the lifted bounds, and a box decided by refinement holds at each of its points.
+    #[test]
+    fn lifted_bounds_contain_every_sampled_value(
+        (n, rows) in rows_strategy(),
+        (a, w) in (1i64..10, 1i64..8),
+        th in 1i64..10,
+    ) {
+        let text = model_text(n, &rows, true);
+        let params = parse_params(&["p,q".to_string()]).unwrap();
+        let m = ParametricModel::from_prism_text("r.pm", &text, params, &LoadOptions::default()).unwrap();
+        let (lo, hi) = (q(a, 20), q((a + w).min(19), 20));
+        let region = parse_region(&format!("{lo}<=p<={hi},{lo}<=q<={hi}"), &m.params).unwrap();
+        let mut props = Properties::new();
+        for p in bounded_properties(n, th) {
+            props.add("--prop", &p).unwrap();
+        }
+        let compiled = props.compile(&m.model, &Constants::new()).unwrap();
+        let mut checker = ParamChecker::new(&m, false);
+        for item in &compiled.items {
+            let prop = item.resolved.as_ref().unwrap();
+            let out = checker.check(prop).unwrap();
+            let th = out.threshold.clone().unwrap();
+            let Some(PValue::Func(f)) = out.values[0].clone() else { continue };
+            let (l, h) = crate::regions::lifted_bounds(&m, &mut checker, prop, &region)
+                .map_err(|e| TestCaseError::fail(format!("{}: {e}", item.text)))?;
+            let analysis = crate::regions::analyse(&m, &mut checker, prop, &th, &region, Some(0.9), None)
+                .map_err(|e| TestCaseError::fail(format!("{}: {e}", item.text)))?;
+            let grid = |b: &crate::Region, i: i64, j: i64| [
+                &b.bounds[0].0 + (&b.bounds[0].1 - &b.bounds[0].0) * q(i, 4),
+                &b.bounds[1].0 + (&b.bounds[1].1 - &b.bounds[1].0) * q(j, 4),
+            ];
+            for i in 0..5i64 {
+                for j in 0..5i64 {
+                    let v = augur_ratfun::rational_f64(&f.eval(&grid(&region, i, j)).unwrap());
+                    prop_assert!(l <= v + 1e-12 && v <= h + 1e-12, "{}: {} outside the lifted [{}, {}]\n{}", item.text, v, l, h, text);
+                }
+            }
+            for (b, verdict, how) in &analysis.boxes {
+                for i in 0..5i64 {
+                    for j in 0..5i64 {
+                        let v = f.eval(&grid(b, i, j)).unwrap();
+                        let holds = crate::regions::holds(th.cmp, &v, &th.value.exact);
+                        match verdict {
+                            crate::regions::RegionVerdict::Safe => prop_assert!(holds, "{}: box {} all-satisfy ({}) but {} there\n{}", item.text, b.text(&m.names()), how, v, text),
+                            crate::regions::RegionVerdict::Unsafe => prop_assert!(!holds, "{}: box {} all-violate ({}) but {} there\n{}", item.text, b.text(&m.names()), how, v, text),
+                            crate::regions::RegionVerdict::Unknown => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn lifting_refuses_long_run_operators_at_the_operator() {
+    let text = model_text(3, &[(1, 2, 0), (0, 2, 1), (2, 0, 2)], true);
+    let params = parse_params(&["p,q".to_string()]).unwrap();
+    let m =
+        ParametricModel::from_prism_text("r.pm", &text, params, &LoadOptions::default()).unwrap();
+    let region = parse_region("0.2<=p<=0.3,0.2<=q<=0.3", &m.params).unwrap();
+    let mut props = Properties::new();
+    props.add("--prop", "S<=0.5 [ s=2 ]").unwrap();
+    props.add("--prop", "R{\"r\"}<=3 [ S ]").unwrap();
+    props.add("--prop", "R{\"r\"}<=3 [ C ]").unwrap();
+    let compiled = props.compile(&m.model, &Constants::new()).unwrap();
+    let mut checker = ParamChecker::new(&m, false);
+    for (item, what) in compiled.items.iter().zip([
+        "the long-run operator S",
+        "long-run rewards",
+        "total or discounted",
+    ]) {
+        let prop = item.resolved.as_ref().unwrap();
+        let e = crate::regions::lifted_bounds(&m, &mut checker, prop, &region).unwrap_err();
+        let d = e.diagnostic();
+        assert!(d.message.contains(what), "{}: {}", item.text, d.message);
+        let loc = d.location.expect("located");
+        assert_eq!((loc.line, loc.column), (1, 1), "{}", item.text);
     }
 }
 
