@@ -138,7 +138,10 @@ impl SocketFile {
 
 /// Binds the socket at `path` (0600 from the moment it exists): the listener for [`serve`]
 /// and the socket's file.
-pub fn bind(path: &Path) -> Result<(UnixListener, SocketFile), String> {
+pub fn bind(
+    path: &Path,
+    before_publish: impl FnOnce() -> Result<(), String>,
+) -> Result<(UnixListener, SocketFile), String> {
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_socket() => {
@@ -182,15 +185,19 @@ pub fn bind(path: &Path) -> Result<(UnixListener, SocketFile), String> {
         .and_then(|listener| {
             std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))
                 .and_then(|()| std::fs::symlink_metadata(&tmp))
+                .map_err(|e| format!("--hook-socket {shown}: {e}"))
                 .and_then(|m| {
-                    std::fs::rename(&tmp, path)?;
+                    // What a client needs beside the socket (the secret's file) is written
+                    // before the socket appears: a client that sees the socket finds it.
+                    before_publish()?;
+                    std::fs::rename(&tmp, path)
+                        .map_err(|e| format!("--hook-socket {shown}: {e}"))?;
                     let file = SocketFile {
                         path: path.to_path_buf(),
                         id: (m.dev(), m.ino()),
                     };
                     Ok((listener, file))
                 })
-                .map_err(|e| format!("--hook-socket {shown}: {e}"))
         });
     let _ = std::fs::remove_file(&tmp);
     let _ = std::fs::remove_dir(&dir);
@@ -418,12 +425,14 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let e = rt.block_on(async { bind(&p).map(|_| ()) }).unwrap_err();
+        let e = rt
+            .block_on(async { bind(&p, || Ok(())).map(|_| ()) })
+            .unwrap_err();
         assert!(e.contains("not a socket"), "{e}");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "keep");
         std::fs::remove_file(&p).unwrap();
         let mode = rt.block_on(async {
-            let _l = bind(&p).unwrap();
+            let _l = bind(&p, || Ok(())).unwrap();
             std::fs::metadata(&p).unwrap().permissions().mode() & 0o777
         });
         assert_eq!(mode, 0o600);
@@ -434,6 +443,35 @@ mod tests {
         assert!(!private.exists(), "{}", private.display());
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    /// What a client needs beside the socket (the secret's file) is in place before the socket
+    /// appears, and a failure to write it leaves no socket behind.
+    #[test]
+    fn the_secret_is_written_before_the_socket_appears() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("hook.sock");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let e = bind(&p, || Err("no room for the key".into())).map(|_| ());
+            assert_eq!(e.unwrap_err(), "no room for the key");
+            assert!(!p.exists());
+            let (_l, file) = bind(&p, || {
+                assert!(
+                    !p.exists(),
+                    "the socket appeared before the secret was written"
+                );
+                Ok(())
+            })
+            .unwrap();
+            assert!(p.exists());
+            file.remove();
+        });
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     /// A gateway whose socket was deleted and bound again by another gateway does not remove
@@ -447,9 +485,9 @@ mod tests {
             .build()
             .unwrap();
         rt.block_on(async {
-            let (_first, first) = bind(&p).unwrap();
+            let (_first, first) = bind(&p, || Ok(())).unwrap();
             std::fs::remove_file(&p).unwrap();
-            let (_second, second) = bind(&p).unwrap();
+            let (_second, second) = bind(&p, || Ok(())).unwrap();
             first.remove();
             assert!(p.exists(), "the first gateway removed the second's socket");
             second.remove();

@@ -228,19 +228,20 @@ pub fn serve_gateway_stdio(
         let mut socket_file = None;
         #[cfg(unix)]
         if let Some(path) = &hook_socket {
-            let (listener, file) =
-                hook_socket::bind(path).map_err(|m| GatewayError::Start(format!("error: {m}")))?;
-            // The session's secret, in `PATH.key` (0600): every event must carry it.
+            // The session's secret, in `PATH.key` (0600): every event must carry it. Written
+            // before the socket is renamed into place.
             let secret = crate::hook::Secret::random();
             let key = crate::hook::key_path(path);
-            if let Err(e) = crate::hook::write_key_file(&key, &secret) {
-                file.remove();
-                return Err(GatewayError::Start(format!(
-                    "error: --hook-socket {}: cannot write the hook's secret {}: {e}",
-                    path.display(),
-                    key.display()
-                )));
-            }
+            let (listener, file) = hook_socket::bind(path, || {
+                crate::hook::write_key_file(&key, &secret).map_err(|e| {
+                    format!(
+                        "--hook-socket {}: cannot write the hook's secret {}: {e}",
+                        path.display(),
+                        key.display()
+                    )
+                })
+            })
+            .map_err(|m| GatewayError::Start(format!("error: {m}")))?;
             socket_file = Some((file, key));
             tokio::spawn(hook_socket::serve(
                 listener,
