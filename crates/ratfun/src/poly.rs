@@ -98,7 +98,7 @@ impl Poly {
         for k in idx {
             let c = coefs[k as usize].take().expect("each term once");
             let e = ex(k);
-            if out.len() > 0 && out.exps_of(out.len() - 1) == e {
+            if !out.is_empty() && out.exps_of(out.len() - 1) == e {
                 let last = out.coefs.last_mut().expect("a term");
                 *last += c;
             } else {
@@ -292,19 +292,20 @@ impl Poly {
         };
         if b.len() <= 4 {
             // A few shifted copies of the long factor, merged: no sort.
-            let mut acc = a.mul_term(b.exps_of(0), &b.coefs[0]);
-            for j in 1..b.len() {
-                acc = acc.add(&a.mul_term(b.exps_of(j), &b.coefs[j]));
+            let mut terms = b.terms();
+            let (e0, c0) = terms.next().expect("a term");
+            let mut acc = a.mul_term(e0, c0);
+            for (e, c) in terms {
+                acc = acc.add(&a.mul_term(e, c));
             }
             return acc;
         }
         let mut exps = Vec::with_capacity(a.len() * b.len() * n);
         let mut coefs = Vec::with_capacity(a.len() * b.len());
-        for j in 0..b.len() {
-            let (eb, cb) = (b.exps_of(j), &b.coefs[j]);
-            for i in 0..a.len() {
-                exps.extend(a.exps_of(i).iter().zip(eb).map(|(x, y)| x + y));
-                coefs.push(&a.coefs[i] * cb);
+        for (eb, cb) in b.terms() {
+            for (ea, ca) in a.terms() {
+                exps.extend(ea.iter().zip(eb).map(|(x, y)| x + y));
+                coefs.push(ca * cb);
             }
         }
         Poly::normalise(n, exps, coefs)
@@ -552,15 +553,15 @@ fn coprime(f: &Poly, h: &Poly) -> bool {
     let n = f.nvars;
     static FIELD: std::sync::OnceLock<polycore::fast::PrimeField> = std::sync::OnceLock::new();
     let field = *FIELD.get_or_init(|| polycore::fast::PrimeField::new(PRIME).expect("a prime"));
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15 ^ (f.len() as u64) << 20 ^ h.len() as u64;
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15 ^ ((f.len() as u64) << 20) ^ (h.len() as u64);
     let mut next = move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         seed % (PRIME - 2) + 2
     };
-    let fr: Vec<u64> = f.coefs.iter().map(|c| residue(c)).collect();
-    let hr: Vec<u64> = h.coefs.iter().map(|c| residue(c)).collect();
+    let fr: Vec<u64> = f.coefs.iter().map(residue).collect();
+    let hr: Vec<u64> = h.coefs.iter().map(residue).collect();
     for k in 0..n {
         let (df, dh) = (f.degree(k), h.degree(k));
         if df == 0 || dh == 0 {
