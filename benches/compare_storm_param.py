@@ -15,7 +15,8 @@ split across its widest side, largest first, until 95% of the volume is decided.
 
 Usage: python3 benches/compare_storm_param.py [--only NAME] [--no-regions | --regions-only]
 (PARAM_BENCH_LIMIT=SECONDS stops an Augur run after that long, reported as "> SECONDS")
-(needs `pip install stormpy` and `cargo build --release`).
+(needs `pip install stormpy` and `cargo build --release`; AUGUR_BIN=PATH times another build
+of the binary, e.g. target/profiling/augur, the release profile with symbols).
 """
 import argparse
 import json
@@ -26,7 +27,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-AUGUR = os.path.join(ROOT, "target", "release", "augur")
+AUGUR = os.environ.get("AUGUR_BIN", os.path.join(ROOT, "target", "release", "augur"))
 BENCH = os.path.join(ROOT, "benches", "param")
 
 # name, model file, constants, parameters, property

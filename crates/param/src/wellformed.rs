@@ -15,7 +15,7 @@ use crate::space::{point_text, Region};
 use augur_ratfun::{rational_f64, CompiledFunc, RatFunc};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
-use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 
 /// Checks `m`; refusals are errors, doubts within default bounds become `m.warnings`.
 pub(crate) fn check(m: &mut ParametricModel) -> Result<()> {
@@ -80,7 +80,15 @@ pub(crate) fn violation(
     region: &Region,
     open: &[bool],
 ) -> Option<(Vec<BigRational>, Option<BigRational>)> {
+    let c = f.compiled();
     let bad = |x: &[BigRational]| -> Option<Option<BigRational>> {
+        // Screened in floating point: a value well inside (0, 1) needs no exact evaluation
+        // (the exact one decides every point near or beyond the ends).
+        let xf: Vec<f64> = x.iter().map(rational_f64).collect();
+        let v = c.eval(&xf);
+        if v.is_finite() && v > 1e-6 && v < 1.0 - 1e-6 {
+            return None;
+        }
         match f.eval(x) {
             None => Some(None),
             Some(v) if v <= BigRational::zero() || v > BigRational::one() => Some(Some(v)),
@@ -115,23 +123,37 @@ pub(crate) fn violation(
             return Some((x, v));
         }
     }
-    // Sound bounds on sub-boxes: where a box is not proven inside (0, 1], its centre and
-    // corners are tried.
-    let c = f.compiled();
-    let mut stack = vec![(region.clone(), 0u32)];
+    // Sound bounds on sub-boxes (in floating point: a split box is covered by its halves
+    // whatever the midpoint's rounding): where a box is not proven inside (0, 1], its centre
+    // and corners are tried.
+    let outer: Vec<(f64, f64)> = region
+        .bounds
+        .iter()
+        .map(|(l, h)| (rational_f64(l), rational_f64(h)))
+        .collect();
+    let mut stack = vec![(outer.clone(), 0u32)];
     let mut leaves = 0;
     while let Some((b, depth)) = stack.pop() {
-        let (lo, hi) = bounds(&c, f, &b);
+        let (lo, hi) = bounds_f64(&c, &b);
         if lo > 0.0 && hi <= 1.0 {
             continue;
         }
-        for x in std::iter::once(b.centre()).chain(b.corners()) {
+        let centre: Vec<f64> = b.iter().map(|(l, h)| l + (h - l) / 2.0).collect();
+        let corners = (0..1usize << n).map(|mask| {
+            b.iter()
+                .enumerate()
+                .map(|(i, (l, h))| if mask >> i & 1 == 1 { *h } else { *l })
+                .collect::<Vec<f64>>()
+        });
+        for x in std::iter::once(centre).chain(corners) {
             let inside = x
                 .iter()
-                .zip(&region.bounds)
+                .zip(&outer)
                 .zip(open)
                 .all(|((v, (l, h)), o)| !*o || (v > l && v < h));
-            if inside {
+            let exact: Option<Vec<BigRational>> =
+                x.iter().map(|&v| BigRational::from_float(v)).collect();
+            if let (true, Some(x)) = (inside, exact) {
                 if let Some(v) = bad(&x) {
                     return Some((x, v));
                 }
@@ -139,9 +161,17 @@ pub(crate) fn violation(
         }
         leaves += 1;
         if depth < 12 && leaves < 2000 {
-            let (a, bb) = b.split();
-            stack.push((a, depth + 1));
-            stack.push((bb, depth + 1));
+            let k = (0..n)
+                .max_by(|&i, &j| (b[i].1 - b[i].0).total_cmp(&(b[j].1 - b[j].0)))
+                .unwrap_or(0);
+            if n > 0 {
+                let mid = b[k].0 + (b[k].1 - b[k].0) / 2.0;
+                let (mut x, mut y) = (b.clone(), b);
+                x[k].1 = mid;
+                y[k].0 = mid;
+                stack.push((x, depth + 1));
+                stack.push((y, depth + 1));
+            }
         }
     }
     None
@@ -151,17 +181,17 @@ pub(crate) fn violation(
 /// function's text.
 fn distinct_functions(m: &ParametricModel, names: &[String]) -> Vec<(usize, usize, String)> {
     let d = m.model.dtmc();
-    let mut seen: FxHashMap<String, ()> = FxHashMap::default();
+    let mut seen: FxHashSet<&RatFunc> = FxHashSet::default();
     let mut out = Vec::new();
     for s in 0..d.num_states() {
         for k in d.row_range(s) {
             let f = &m.transitions[k];
-            if f.as_constant().is_some() {
+            if f.is_polynomial() && f.numerator().is_constant() {
                 continue;
             }
-            let key = f.display(names).to_string();
-            if seen.insert(key.clone(), ()).is_none() {
-                out.push((s, k, key));
+            // Equal functions have equal representations (lowest terms, normalised).
+            if seen.insert(f) {
+                out.push((s, k, f.display(names).to_string()));
             }
         }
     }
@@ -196,9 +226,19 @@ pub(crate) fn check_region(m: &ParametricModel, region: &Region) -> Result<()> {
 /// Sound bounds of `f` over the box (interval arithmetic over the terms, each monomial's range
 /// from the box's ends; widened by a relative 1e-12 for rounding). `(-inf, inf)` when the
 /// denominator's range contains 0.
-pub fn bounds(_c: &CompiledFunc, f: &RatFunc, b: &Region) -> (f64, f64) {
-    let n = poly_range(f.numerator(), b);
-    let d = poly_range(f.denominator(), b);
+pub fn bounds(c: &CompiledFunc, _f: &RatFunc, b: &Region) -> (f64, f64) {
+    let ranges: Vec<(f64, f64)> = b
+        .bounds
+        .iter()
+        .map(|(l, h)| (rational_f64(l), rational_f64(h)))
+        .collect();
+    bounds_f64(c, &ranges)
+}
+
+/// [`bounds`] over a box given by `f64` ends.
+fn bounds_f64(c: &CompiledFunc, b: &[(f64, f64)]) -> (f64, f64) {
+    let n = poly_range(c.numerator(), b);
+    let d = poly_range(c.denominator(), b);
     if d.0 <= 0.0 && d.1 >= 0.0 {
         return (f64::NEG_INFINITY, f64::INFINITY);
     }
@@ -210,17 +250,11 @@ pub fn bounds(_c: &CompiledFunc, f: &RatFunc, b: &Region) -> (f64, f64) {
 }
 
 /// The range of a polynomial over a box, by interval arithmetic term by term.
-fn poly_range(p: &augur_ratfun::Poly, b: &Region) -> (f64, f64) {
-    let ranges: Vec<(f64, f64)> = b
-        .bounds
-        .iter()
-        .map(|(l, h)| (rational_f64(l), rational_f64(h)))
-        .collect();
+fn poly_range(p: &[(Vec<u32>, f64)], ranges: &[(f64, f64)]) -> (f64, f64) {
     let (mut lo, mut hi) = (0.0f64, 0.0f64);
-    for (m, c) in &p.terms {
-        let c = rational_f64(c);
-        let (mut tl, mut th) = (c, c);
-        for (&e, &(l, h)) in m.exps().iter().zip(&ranges) {
+    for (m, c) in p {
+        let (mut tl, mut th) = (*c, *c);
+        for (&e, &(l, h)) in m.iter().zip(ranges) {
             if e == 0 {
                 continue;
             }

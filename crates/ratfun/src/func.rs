@@ -1,61 +1,49 @@
-//! [`RatFunc`]: a rational function `num / den` over the rationals in lowest terms.
+//! [`RatFunc`]: a rational function `num / den` with integer-coefficient polynomials in
+//! lowest terms.
 
+use crate::poly::{cofactors, Poly};
 use num_bigint::BigInt;
-use num_integer::Integer;
 use num_rational::BigRational;
-use num_traits::{One, Signed, ToPrimitive, Zero};
-use polycore::{Monomial, Order};
+use num_traits::{One, ToPrimitive, Zero};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-/// A sparse multivariate polynomial with rational coefficients (polycore's, graded reverse
-/// lexicographic order, variable `i` the `i`-th parameter).
-pub type Poly = polycore::Poly<BigRational>;
-
-/// The monomial order every polynomial of this crate uses.
-pub(crate) fn order() -> Order {
-    Order::GRevLex
-}
-
-/// A rational function of `n` parameters, `num / den`, with no common factor (cancelled by
-/// their gcd) and `den` monic (leading coefficient 1): two equal functions have the same
-/// representation, so `==` is equality of functions. Zero is `0 / 1`.
+/// A rational function of `n` parameters, `num / den`: integer-coefficient polynomials with
+/// no common factor (cancelled by their gcd), no common integer factor of all their
+/// coefficients, and the denominator's leading coefficient positive. Two equal functions have
+/// the same representation, so `==` is equality of functions. Zero is `0 / 1`.
 ///
 /// Every function of one computation has the same number of parameters ([`RatFunc::nvars`]);
 /// the arithmetic operators take references (`&a + &b`) and panic on a division by the zero
 /// function, which callers rule out first ([`RatFunc::is_zero`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RatFunc {
     num: Poly,
     den: Poly,
 }
 
-/// `gcd(f, g)` and the cofactors `f / gcd`, `g / gcd`; the trivial split when either is a
-/// constant (no gcd is computed).
-fn cofactors(f: &Poly, g: &Poly) -> (Poly, Poly, Poly) {
-    if f.is_constant() || g.is_constant() || f.is_zero() || g.is_zero() {
-        let one = Poly::constant(BigRational::one(), f.nvars, order());
-        return (one, f.clone(), g.clone());
-    }
-    zippel_gcd::cofactors(f, g)
-}
-
 impl RatFunc {
     /// The constant `q` as a function of `n` parameters.
     pub fn constant(q: BigRational, n: usize) -> RatFunc {
+        if q.is_zero() {
+            return RatFunc::zero(n);
+        }
         RatFunc {
-            num: Poly::constant(q, n, order()),
-            den: Poly::constant(BigRational::one(), n, order()),
+            num: Poly::constant(q.numer().clone(), n),
+            den: Poly::constant(q.denom().clone(), n),
         }
     }
 
     /// The constant 0.
     pub fn zero(n: usize) -> RatFunc {
-        RatFunc::constant(BigRational::zero(), n)
+        RatFunc {
+            num: Poly::zero(n),
+            den: Poly::constant(BigInt::one(), n),
+        }
     }
 
     /// The constant 1.
     pub fn one(n: usize) -> RatFunc {
-        RatFunc::constant(BigRational::one(), n)
+        RatFunc::integer(1, n)
     }
 
     /// The integer `k`.
@@ -66,8 +54,8 @@ impl RatFunc {
     /// The `i`-th parameter.
     pub fn var(i: usize, n: usize) -> RatFunc {
         RatFunc {
-            num: Poly::var(i, n, order()),
-            den: Poly::constant(BigRational::one(), n, order()),
+            num: Poly::var(i, n),
+            den: Poly::constant(BigInt::one(), n),
         }
     }
 
@@ -80,27 +68,30 @@ impl RatFunc {
         Some(RatFunc::normalised(n, d))
     }
 
-    /// `num / den`, already without a common factor: made monic.
-    fn normalised(num: Poly, den: Poly) -> RatFunc {
-        let n = den.nvars;
+    /// `num / den`, already without a common polynomial factor: divided by the integer gcd of
+    /// all coefficients, the denominator's leading coefficient made positive.
+    fn normalised(mut num: Poly, mut den: Poly) -> RatFunc {
+        let n = den.nvars();
         if num.is_zero() {
             return RatFunc::zero(n);
         }
-        match den.lc() {
-            Some(l) if !l.is_one() => {
-                let inv = l.recip();
-                RatFunc {
-                    num: num.scale(&inv),
-                    den: den.scale(&inv),
-                }
-            }
-            _ => RatFunc { num, den },
+        // The denominator's content first (often 1, or one constant), then the numerator's
+        // coefficients until the gcd reaches 1.
+        let g = num.content_with(den.content());
+        if !g.is_one() {
+            num = num.div_scalar(&g);
+            den = den.div_scalar(&g);
         }
+        if den.lc_negative() {
+            num.negate();
+            den.negate();
+        }
+        RatFunc { num, den }
     }
 
     /// The number of parameters.
     pub fn nvars(&self) -> usize {
-        self.den.nvars
+        self.den.nvars()
     }
 
     /// The numerator (coprime to the denominator).
@@ -108,7 +99,7 @@ impl RatFunc {
         &self.num
     }
 
-    /// The denominator (monic).
+    /// The denominator (its leading coefficient positive).
     pub fn denominator(&self) -> &Poly {
         &self.den
     }
@@ -120,7 +111,7 @@ impl RatFunc {
 
     /// Whether this is the constant 1.
     pub fn is_one(&self) -> bool {
-        self.den.is_constant() && self.num.is_constant() && self.num.lc().is_some_and(One::is_one)
+        self.den.is_constant() && self.num.is_constant() && self.num == self.den
     }
 
     /// The value, when the function is a constant.
@@ -128,7 +119,8 @@ impl RatFunc {
         if !self.den.is_constant() || !self.num.is_constant() {
             return None;
         }
-        Some(self.num.lc().cloned().unwrap_or_else(BigRational::zero))
+        let n = self.num.lc().cloned().unwrap_or_else(BigInt::zero);
+        Some(BigRational::new(n, self.den.lc()?.clone()))
     }
 
     /// Whether the function is a polynomial (its denominator a constant).
@@ -145,8 +137,8 @@ impl RatFunc {
     pub fn occurring(&self) -> Vec<bool> {
         let mut out = vec![false; self.nvars()];
         for p in [&self.num, &self.den] {
-            for (m, _) in &p.terms {
-                for (o, e) in out.iter_mut().zip(m.exps()) {
+            for (m, _) in p.terms() {
+                for (o, e) in out.iter_mut().zip(m) {
                     *o |= *e > 0;
                 }
             }
@@ -156,23 +148,25 @@ impl RatFunc {
 
     /// The value at the point `x` (one rational per parameter), `None` at a pole.
     pub fn eval(&self, x: &[BigRational]) -> Option<BigRational> {
-        let d = eval_poly(&self.den, x);
+        let d = self.den.eval(x);
         if d.is_zero() {
             return None;
         }
-        Some(eval_poly(&self.num, x) / d)
+        Some(self.num.eval(x) / d)
     }
 
     /// The value at `x` in floating point (NaN or an infinity at a pole).
     pub fn eval_f64(&self, x: &[f64]) -> f64 {
-        eval_poly_f64(&self.num, x) / eval_poly_f64(&self.den, x)
+        self.compiled().eval(x)
     }
 
     /// The function with parameter `i` replaced by the rational `v` (still a function of
     /// `n` parameters; `i` no longer occurs). `None` when the denominator vanishes there.
     pub fn substitute(&self, i: usize, v: &BigRational) -> Option<RatFunc> {
-        let num = self.num.eval_var(i, v);
-        let den = self.den.eval_var(i, v);
+        // Both scaled by the same power of v's denominator.
+        let d = self.num.degree(i).max(self.den.degree(i));
+        let num = self.num.eval_var_scaled(i, v.numer(), v.denom(), d);
+        let den = self.den.eval_var_scaled(i, v.numer(), v.denom(), d);
         RatFunc::from_polys(num, den)
     }
 
@@ -181,8 +175,8 @@ impl RatFunc {
         // (n/d)' = (n' d - n d') / d^2
         let dn = self.num.derivative(i);
         let dd = self.den.derivative(i);
-        let top = &(&dn * &self.den) - &(&self.num * &dd);
-        let bottom = &self.den * &self.den;
+        let top = dn.mul(&self.den).sub(&self.num.mul(&dd));
+        let bottom = self.den.mul(&self.den);
         RatFunc::from_polys(top, bottom).expect("a non-zero denominator squared")
     }
 
@@ -191,7 +185,12 @@ impl RatFunc {
         if self.is_zero() {
             return None;
         }
-        Some(RatFunc::normalised(self.den.clone(), self.num.clone()))
+        let (mut num, mut den) = (self.den.clone(), self.num.clone());
+        if den.lc_negative() {
+            num.negate();
+            den.negate();
+        }
+        Some(RatFunc { num, den })
     }
 
     /// `1 - self`.
@@ -199,52 +198,28 @@ impl RatFunc {
         &RatFunc::one(self.nvars()) - self
     }
 
-    /// The numerator and denominator scaled to coprime integer coefficients, the
-    /// denominator's leading coefficient positive: the form [`RatFunc`]'s `Display` and the
-    /// JSON coefficient lists use.
+    /// The numerator and denominator with coprime integer coefficients, the denominator's
+    /// leading coefficient positive: the form [`RatFunc`]'s `Display` and the JSON
+    /// coefficient lists use.
     pub fn integer_form(&self) -> (IntPoly, IntPoly) {
-        let mut l = BigInt::one();
-        for p in [&self.num, &self.den] {
-            for (_, c) in &p.terms {
-                l = l.lcm(c.denom());
-            }
-        }
-        let scaled = |p: &Poly| -> Vec<(Vec<u32>, BigInt)> {
-            p.terms
-                .iter()
-                .map(|(m, c)| (m.exps().to_vec(), c.numer() * (&l / c.denom())))
-                .collect()
+        let f = |p: &Poly| IntPoly {
+            terms: p.terms().map(|(e, c)| (e.to_vec(), c.clone())).collect(),
         };
-        let (mut n, mut d) = (scaled(&self.num), scaled(&self.den));
-        let mut g = BigInt::zero();
-        for (_, c) in n.iter().chain(d.iter()) {
-            g = g.gcd(c);
-        }
-        if !g.is_zero() && !g.is_one() {
-            for (_, c) in n.iter_mut().chain(d.iter_mut()) {
-                *c = &*c / &g;
-            }
-        }
-        if d.first().is_some_and(|(_, c)| c.is_negative()) {
-            for (_, c) in n.iter_mut().chain(d.iter_mut()) {
-                *c = -&*c;
-            }
-        }
-        (IntPoly { terms: n }, IntPoly { terms: d })
+        (f(&self.num), f(&self.den))
     }
 
     /// A form of the function cheap to evaluate in floating point many times (regions,
     /// sampling).
     pub fn compiled(&self) -> CompiledFunc {
-        let f = |p: &Poly| -> Vec<(Vec<u32>, f64)> {
-            p.terms
-                .iter()
-                .map(|(m, c)| (m.exps().to_vec(), rational_f64(c)))
-                .collect()
-        };
+        // Coefficients beyond the range of doubles are scaled down together.
+        let shift = self
+            .num
+            .max_bits()
+            .max(self.den.max_bits())
+            .saturating_sub(900);
         CompiledFunc {
-            num: f(&self.num),
-            den: f(&self.den),
+            num: self.num.f64_terms(shift),
+            den: self.den.f64_terms(shift),
         }
     }
 }
@@ -265,6 +240,17 @@ pub struct CompiledFunc {
 }
 
 impl CompiledFunc {
+    /// The numerator's terms, `(exponents, coefficient)` (scaled by the same power of two as
+    /// the denominator's when the exact coefficients exceed the range of doubles).
+    pub fn numerator(&self) -> &[(Vec<u32>, f64)] {
+        &self.num
+    }
+
+    /// The denominator's terms, scaled like [`CompiledFunc::numerator`]'s.
+    pub fn denominator(&self) -> &[(Vec<u32>, f64)] {
+        &self.den
+    }
+
     /// The value at `x`.
     pub fn eval(&self, x: &[f64]) -> f64 {
         let e = |terms: &[(Vec<u32>, f64)]| -> f64 {
@@ -297,32 +283,6 @@ pub fn rational_f64(q: &BigRational) -> f64 {
     scaled.to_f64().unwrap_or(0.0) * 2f64.powi(shift.clamp(-2000, 2000) as i32)
 }
 
-fn eval_poly(p: &Poly, x: &[BigRational]) -> BigRational {
-    let mut total = BigRational::zero();
-    for (m, c) in &p.terms {
-        let mut t = c.clone();
-        for (&k, xi) in m.exps().iter().zip(x) {
-            if k > 0 {
-                t *= num_traits::pow(xi.clone(), k as usize);
-            }
-        }
-        total += t;
-    }
-    total
-}
-
-fn eval_poly_f64(p: &Poly, x: &[f64]) -> f64 {
-    p.terms
-        .iter()
-        .map(|(m, c)| {
-            m.exps()
-                .iter()
-                .zip(x)
-                .fold(rational_f64(c), |acc, (&k, &xi)| acc * xi.powi(k as i32))
-        })
-        .sum()
-}
-
 impl Add for &RatFunc {
     type Output = RatFunc;
     fn add(self, o: &RatFunc) -> RatFunc {
@@ -333,7 +293,7 @@ impl Add for &RatFunc {
             return self.clone();
         }
         if self.den == o.den {
-            let n = &self.num + &o.num;
+            let n = self.num.add(&o.num);
             if self.den.is_constant() {
                 return RatFunc::normalised(n, self.den.clone());
             }
@@ -343,9 +303,9 @@ impl Add for &RatFunc {
         // b = g b', d = g d': a/b + c/d = (a d' + c b') / (g b' d'), and only g can share a
         // factor with the new numerator.
         let (g, b1, d1) = cofactors(&self.den, &o.den);
-        let n = &(&self.num * &d1) + &(&o.num * &b1);
+        let n = self.num.mul(&d1).add(&o.num.mul(&b1));
         let (_, n, g1) = cofactors(&n, &g);
-        RatFunc::normalised(n, &(&b1 * &d1) * &g1)
+        RatFunc::normalised(n, b1.mul(&d1).mul(&g1))
     }
 }
 
@@ -359,8 +319,10 @@ impl Sub for &RatFunc {
 impl Neg for &RatFunc {
     type Output = RatFunc;
     fn neg(self) -> RatFunc {
+        let mut num = self.num.clone();
+        num.negate();
         RatFunc {
-            num: -&self.num,
+            num,
             den: self.den.clone(),
         }
     }
@@ -381,7 +343,7 @@ impl Mul for &RatFunc {
         // (a/b)(c/d) with a, d and c, b cancelled crosswise.
         let (_, a, d) = cofactors(&self.num, &o.den);
         let (_, c, b) = cofactors(&o.num, &self.den);
-        RatFunc::normalised(&a * &c, &b * &d)
+        RatFunc::normalised(a.mul(&c), b.mul(&d))
     }
 }
 
@@ -391,9 +353,4 @@ impl Div for &RatFunc {
         let inv = o.recip().expect("division by the zero function");
         self.mul(&inv)
     }
-}
-
-/// A monomial of `n` variables with the given exponents.
-pub fn monomial(exps: &[u32]) -> Monomial {
-    Monomial::new(exps.to_vec())
 }

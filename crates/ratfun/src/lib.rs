@@ -1,8 +1,9 @@
 //! augur-ratfun: rational functions over the rationals, the values of parametric DTMCs.
 //!
-//! Main types: [`RatFunc`] (`num / den`, sparse multivariate polynomials with rational
-//! coefficients, always cancelled by their gcd and with a monic denominator, so `==` is
-//! equality of functions), [`Poly`] (the polynomials, polycore's), [`CompiledFunc`] (a
+//! Main types: [`RatFunc`] (`num / den`, sparse multivariate polynomials with integer
+//! coefficients, always cancelled by their gcd and normalised — no common integer factor, the
+//! denominator's leading coefficient positive — so `==` is equality of functions), [`Poly`]
+//! (the polynomials: flat exponent storage, graded reverse lexicographic order), [`CompiledFunc`] (a
 //! floating-point form for many evaluations), [`parse`] / [`RatFunc::display`] (PRISM's and
 //! Storm's notation), [`RatFuncError`]. The gcd is the `zippel-gcd` crate's (sparse modular
 //! algorithms, exactly certified). No I/O.
@@ -24,6 +25,7 @@
 
 mod error;
 mod func;
+mod poly;
 mod text;
 
 /// The rational functions of a parametric chain, aligned with the `f64` chain (at a
@@ -42,7 +44,8 @@ pub struct ParametricValues {
 }
 
 pub use error::{RatFuncError, Result};
-pub use func::{monomial, rational_f64, CompiledFunc, IntPoly, Poly, RatFunc};
+pub use func::{rational_f64, CompiledFunc, IntPoly, RatFunc};
+pub use poly::Poly;
 pub use text::{decimal, parse, poly_text, rational_text, Display};
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 use super::*;
 use num_bigint::BigInt;
+use num_integer::Integer;
 use num_rational::BigRational;
-use num_traits::Zero;
+use num_traits::{Signed, Zero};
 use proptest::prelude::*;
 
 fn names() -> Vec<String> {
@@ -110,10 +111,12 @@ proptest! {
         let lhs = &(&a * &c) / &(&b * &c);
         prop_assert_eq!(&lhs, &(&a / &b));
         // Numerator and denominator have no common factor: gcd(num, den) = 1.
-        let g = zippel_gcd::gcd(lhs.numerator(), lhs.denominator());
+        let (g, _, _) = crate::poly::cofactors(lhs.numerator(), lhs.denominator());
         prop_assert!(g.is_constant() || lhs.is_zero());
-        // The denominator is monic.
-        prop_assert!(lhs.denominator().lc().is_some_and(|l| *l == BigRational::from_integer(1.into())));
+        // No integer factor common to all coefficients; the denominator's leading one positive.
+        let content = lhs.numerator().content().gcd(&lhs.denominator().content());
+        prop_assert!(content == BigInt::from(1));
+        prop_assert!(lhs.denominator().lc().is_some_and(|l| l.is_positive()));
     }
 
     #[test]
@@ -134,5 +137,48 @@ proptest! {
         let fl = fa.eval_f64(&[rational_f64(&x[0]), rational_f64(&x[1])]);
         let ex = rational_f64(&va);
         prop_assert!((fl - ex).abs() <= 1e-9 * ex.abs().max(1.0));
+    }
+}
+
+/// A random polynomial in p and q with small integer coefficients.
+fn poly() -> impl Strategy<Value = Poly> {
+    proptest::collection::vec(((0u32..4, 0u32..4), -5i64..6), 0..6).prop_map(|terms| {
+        Poly::from_terms(
+            2,
+            terms
+                .into_iter()
+                .map(|((a, b), c)| (vec![a, b], BigInt::from(c))),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn polynomial_arithmetic(a in poly(), b in poly(), c in poly()) {
+        prop_assert_eq!(a.mul(&b), b.mul(&a));
+        prop_assert_eq!(a.mul(&b.add(&c)), a.mul(&b).add(&a.mul(&c)));
+        prop_assert!(a.sub(&a).is_zero());
+        if !b.is_zero() {
+            prop_assert_eq!(a.mul(&b).div_exact(&b), Some(a.clone()));
+        }
+        // The terms are strictly descending.
+        let t: Vec<_> = a.terms().collect();
+        for w in t.windows(2) {
+            prop_assert_eq!(crate::poly::grevlex(w[0].0, w[1].0), std::cmp::Ordering::Greater);
+        }
+    }
+
+    #[test]
+    fn cofactors_divide_out_the_gcd(a in poly(), b in poly(), c in poly()) {
+        prop_assume!(!a.is_zero() && !b.is_zero() && !c.is_zero());
+        let (f, h) = (a.mul(&c), b.mul(&c));
+        let (g, x, y) = crate::poly::cofactors(&f, &h);
+        prop_assert_eq!(g.mul(&x), f.clone());
+        prop_assert_eq!(g.mul(&y), h.clone());
+        // c divides the gcd: c's non-constant part is found.
+        let cc = c.div_scalar(&c.content());
+        prop_assert!(g.div_exact(&cc).is_some(), "{:?} does not divide {:?}", cc, g);
     }
 }
