@@ -129,6 +129,14 @@ pub enum ValueKind {
     /// to a subdomain of a host a result named carries a value of that result.
     #[serde(rename = "parent_domain")]
     ParentDomain,
+    /// A distinctive token of no typed shape (issue 40, item 1): a code mixing letters and
+    /// digits (`X7K9Q2`, `PROMO-2024`), a key, token or secret (`sk_live_4eC39HqLyjWDarjtT1zdp7dc`),
+    /// a slug (`owner/name`), a host without a top-level domain (`http://intranet/`,
+    /// `build-box:8080`, `root@build-box`).
+    Token,
+    /// A phrase of 2–8 words (issue 40, item 1): quoted in text (`"Project Nightshade
+    /// launch"`), or a whole short text or argument string (a title): compared as a whole.
+    Phrase,
 }
 
 impl ValueKind {
@@ -136,6 +144,14 @@ impl ValueKind {
     /// parent), not found in text as such.
     pub fn derived(self) -> bool {
         matches!(self, ValueKind::MailDomain | ValueKind::ParentDomain)
+    }
+
+    /// A value of a typed shape (an address, a URL, a host, an IBAN, an identifier with
+    /// digits, a phone number, a path, an amount), not one of the shapes of issue 40's item 1
+    /// ([`ValueKind::Token`], [`ValueKind::Phrase`]): what the AgentDojo converter takes as
+    /// identifiers of an attacker's call, as it did before that item.
+    pub fn typed(self) -> bool {
+        !matches!(self, ValueKind::Token | ValueKind::Phrase)
     }
 
     /// Its name (`email`, `url`, ...).
@@ -151,6 +167,8 @@ impl ValueKind {
             ValueKind::Phone => "phone",
             ValueKind::Path => "path",
             ValueKind::Amount => "amount",
+            ValueKind::Token => "token",
+            ValueKind::Phrase => "phrase",
         }
     }
 }
@@ -213,7 +231,8 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
         t = u;
     }
     let mode = match kind {
-        ValueKind::Email | ValueKind::Path => Mode::Lower,
+        ValueKind::Email | ValueKind::Path | ValueKind::Phrase => Mode::Lower,
+        ValueKind::Token => scan::token_mode(t),
         ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain | ValueKind::ParentDomain => {
             Mode::Lower
         }
@@ -250,7 +269,11 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
                 None => String::new(),
             };
         }
-        ValueKind::Iban | ValueKind::Account | ValueKind::Phone => {}
+        ValueKind::Iban
+        | ValueKind::Account
+        | ValueKind::Phone
+        | ValueKind::Token
+        | ValueKind::Phrase => {}
     }
     let f = Found {
         kind,
