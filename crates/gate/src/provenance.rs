@@ -14,13 +14,17 @@
 //! | phone | `+`/digit groups (`+1 555 123 4567`, `(555) 123-4567`, `555.123.4567`) with 7–15 digits | digits only |
 //! | file path | starts with `/`, `~/`, `./`, `../`, `X:\`, or has a `/` and a file extension; a bare file name with a common extension | lower case, trailing `/` dropped |
 //! | money amount | a number with a currency symbol (`$ € £ ¥`) or ISO code (`USD`, `EUR`, …) beside it; every number leaf of an argument | digits and `.`: thousands separators, leading zeros, trailing decimal zeros dropped (`$1,000.50` → `1000.5`) |
+//! | token (issue 40, item 1) | a token no rule above took, of ASCII letters, digits and `- _ . + = ~ / :`, ≥ 5 bytes: a code, key or secret (letters and digits mixed: ≥ 3 alternating runs, or ≥ 4 digits, or ≥ 12 letters and digits; not a date), a slug (`owner/name`: 2–4 segments of ≥ 2 bytes, ≥ 7 bytes), key material with `/` (≥ 16 letters and digits), `host:port` at a host without a top-level domain (and the host); a URL's host without a top-level domain; `user@host` at one | letters and digits only, lower case (`ABC-123` is `abc123`); lower case as written when it holds `/`, `@` or `:` |
+//! | phrase (issue 40, item 1) | 2–8 words (≥ 4 letters, ≤ 96 bytes, only letters, digits, non-ASCII and `- ' , . ! ? & : #` between spaces): quoted in text (`"…"`, `'…'`, `` `…` ``, on one line), or a whole short text or argument string (a title) | lower case, compared as a whole |
 //!
 //! Every normalised form also drops trailing punctuation (`. , : ; ! ?` and closing brackets
 //! and quotes) and lower-cases ASCII letters (paths and URL paths included: a case-only
 //! difference is taken as the same value). Identifiers and phone numbers share their form
 //! (digits only), so a number written once with dashes and once without is one value.
-//! Person names, plain words and short numbers are **not** values: they are too common to say
-//! where anything came from. Non-ASCII bytes are kept as they are (not case-folded); the
+//! Person names, plain words, words joined by `-` or `_` without a digit, a label with a
+//! small number (`External_0`) and short numbers are **not** values: they are too common to
+//! say where anything came from; a phrase is a value only as a whole (quoted, or a whole
+//! short string), never each of its words. Non-ASCII bytes are kept as they are (not case-folded); the
 //! scanner reads bytes, so invalid UTF-8 is read like any other text.
 //!
 //! **The store** ([`Provenance`], one per session) keeps, per normalised value, its normalised
