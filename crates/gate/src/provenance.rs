@@ -71,6 +71,7 @@
 mod canon;
 mod index;
 mod scan;
+mod shapes;
 
 use index::Index;
 use rustc_hash::FxHashMap;
@@ -236,7 +237,7 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
     }
     let mode = match kind {
         ValueKind::Email | ValueKind::Path | ValueKind::Phrase => Mode::Lower,
-        ValueKind::Token => scan::token_mode(t),
+        ValueKind::Token => shapes::token_mode(t),
         ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain | ValueKind::ParentDomain => {
             Mode::Lower
         }

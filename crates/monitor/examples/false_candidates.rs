@@ -32,7 +32,9 @@ struct Count {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).ok_or("usage: false_candidates RUNS.jsonl")?;
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: false_candidates RUNS.jsonl")?;
     let runs = read_runs_file(std::path::Path::new(&path))?;
     let monitor = Arc::new(augur_gate::builtin::gateway_monitor()?);
     let classifier = Classifier::default_rules();

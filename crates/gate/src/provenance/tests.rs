@@ -156,7 +156,7 @@ fn json_leaves_numbers_and_strings() {
             v(Account, "12345678"),
             v(Domain, "x-y.com"),
             v(Phrase, "see www.x-y.com"), // a whole short string
-            v(Amount, "5"), // `,` is a thousands separator
+            v(Amount, "5"),               // `,` is a thousands separator
             v(Iban, "us133000000121212121212"),
         ]
     );
