@@ -14,13 +14,17 @@
 //! | phone | `+`/digit groups (`+1 555 123 4567`, `(555) 123-4567`, `555.123.4567`) with 7–15 digits | digits only |
 //! | file path | starts with `/`, `~/`, `./`, `../`, `X:\`, or has a `/` and a file extension; a bare file name with a common extension | lower case, trailing `/` dropped |
 //! | money amount | a number with a currency symbol (`$ € £ ¥`) or ISO code (`USD`, `EUR`, …) beside it; every number leaf of an argument | digits and `.`: thousands separators, leading zeros, trailing decimal zeros dropped (`$1,000.50` → `1000.5`) |
+//! | token (issue 40, item 1) | a token no rule above took, of ASCII letters, digits and `- _ . + = ~ / :`, ≥ 5 bytes: a code, key or secret (letters and digits mixed: ≥ 3 alternating runs, or ≥ 4 digits, or ≥ 12 letters and digits; not a date), a slug (`owner/name`: 2–4 segments of ≥ 2 bytes, ≥ 7 bytes), key material with `/` (≥ 16 letters and digits), `host:port` at a host without a top-level domain (and the host); a URL's host without a top-level domain; `user@host` at one | letters and digits only, lower case (`ABC-123` is `abc123`); lower case as written when it holds `/`, `@` or `:` |
+//! | phrase (issue 40, item 1) | 2–8 words (≥ 4 letters, ≤ 96 bytes, only letters, digits, non-ASCII and `- ' , . ! ? & : #` between spaces): quoted in text (`"…"`, `'…'`, `` `…` ``, on one line), or a whole short text or argument string (a title) | lower case, compared as a whole |
 //!
 //! Every normalised form also drops trailing punctuation (`. , : ; ! ?` and closing brackets
 //! and quotes) and lower-cases ASCII letters (paths and URL paths included: a case-only
 //! difference is taken as the same value). Identifiers and phone numbers share their form
 //! (digits only), so a number written once with dashes and once without is one value.
-//! Person names, plain words and short numbers are **not** values: they are too common to say
-//! where anything came from. Non-ASCII bytes are kept as they are (not case-folded); the
+//! Person names, plain words, words joined by `-` or `_` without a digit, a label with a
+//! small number (`External_0`) and short numbers are **not** values: they are too common to
+//! say where anything came from; a phrase is a value only as a whole (quoted, or a whole
+//! short string), never each of its words. Non-ASCII bytes are kept as they are (not case-folded); the
 //! scanner reads bytes, so invalid UTF-8 is read like any other text.
 //!
 //! **The store** ([`Provenance`], one per session) keeps, per normalised value, its normalised
@@ -67,6 +71,7 @@
 mod canon;
 mod index;
 mod scan;
+mod shapes;
 
 use index::Index;
 use rustc_hash::FxHashMap;
@@ -129,6 +134,14 @@ pub enum ValueKind {
     /// to a subdomain of a host a result named carries a value of that result.
     #[serde(rename = "parent_domain")]
     ParentDomain,
+    /// A distinctive token of no typed shape (issue 40, item 1): a code mixing letters and
+    /// digits (`X7K9Q2`, `PROMO-2024`), a key, token or secret (`sk_live_4eC39HqLyjWDarjtT1zdp7dc`),
+    /// a slug (`owner/name`), a host without a top-level domain (`http://intranet/`,
+    /// `build-box:8080`, `root@build-box`).
+    Token,
+    /// A phrase of 2–8 words (issue 40, item 1): quoted in text (`"Project Nightshade
+    /// launch"`), or a whole short text or argument string (a title): compared as a whole.
+    Phrase,
 }
 
 impl ValueKind {
@@ -136,6 +149,14 @@ impl ValueKind {
     /// parent), not found in text as such.
     pub fn derived(self) -> bool {
         matches!(self, ValueKind::MailDomain | ValueKind::ParentDomain)
+    }
+
+    /// A value of a typed shape (an address, a URL, a host, an IBAN, an identifier with
+    /// digits, a phone number, a path, an amount), not one of the shapes of issue 40's item 1
+    /// ([`ValueKind::Token`], [`ValueKind::Phrase`]): what the AgentDojo converter takes as
+    /// identifiers of an attacker's call, as it did before that item.
+    pub fn typed(self) -> bool {
+        !matches!(self, ValueKind::Token | ValueKind::Phrase)
     }
 
     /// Its name (`email`, `url`, ...).
@@ -151,6 +172,8 @@ impl ValueKind {
             ValueKind::Phone => "phone",
             ValueKind::Path => "path",
             ValueKind::Amount => "amount",
+            ValueKind::Token => "token",
+            ValueKind::Phrase => "phrase",
         }
     }
 }
@@ -213,7 +236,8 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
         t = u;
     }
     let mode = match kind {
-        ValueKind::Email | ValueKind::Path => Mode::Lower,
+        ValueKind::Email | ValueKind::Path | ValueKind::Phrase => Mode::Lower,
+        ValueKind::Token => shapes::token_mode(t),
         ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain | ValueKind::ParentDomain => {
             Mode::Lower
         }
@@ -250,7 +274,11 @@ pub fn normalise(kind: ValueKind, raw: &str) -> String {
                 None => String::new(),
             };
         }
-        ValueKind::Iban | ValueKind::Account | ValueKind::Phone => {}
+        ValueKind::Iban
+        | ValueKind::Account
+        | ValueKind::Phone
+        | ValueKind::Token
+        | ValueKind::Phrase => {}
     }
     let f = Found {
         kind,

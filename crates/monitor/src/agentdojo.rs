@@ -119,7 +119,7 @@ impl Tasks {
                         g.identifiers.extend(
                             extract_json(args)
                                 .into_iter()
-                                .filter(|e| e.kind != ValueKind::Amount)
+                                .filter(|e| e.kind != ValueKind::Amount && e.kind.typed())
                                 .map(|e| e.text),
                         );
                     }
@@ -162,7 +162,7 @@ fn first_carrying(steps: &[RunStep], ids: &HashSet<String>) -> Option<usize> {
     steps.iter().position(|s| match s {
         RunStep::Tool { args, .. } => extract_json(args)
             .iter()
-            .any(|e| e.kind != ValueKind::Amount && ids.contains(&e.text)),
+            .any(|e| e.kind != ValueKind::Amount && e.kind.typed() && ids.contains(&e.text)),
         RunStep::State { .. } => false,
     })
 }

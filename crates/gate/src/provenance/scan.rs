@@ -9,6 +9,7 @@
 //! `reference.rs` keeps the scanner as it was before these changes; the property tests check
 //! that both find the same values.
 
+use super::shapes::{is_quote, label_run, quoted_phrase, token, token_mode, whole_phrase};
 use super::ValueKind;
 use serde_json::Value;
 
@@ -750,7 +751,7 @@ pub(super) fn trim_tail(t: &[u8], a: usize, mut b: usize, slashes: bool) -> usiz
     }
 }
 
-fn is_date_like(t: &[u8]) -> bool {
+pub(super) fn is_date_like(t: &[u8]) -> bool {
     // dddd-dd-dd, dd.dd.dddd, dd/dd/dddd and the like (optionally followed by more).
     if !t
         .iter()
@@ -815,6 +816,17 @@ fn classify(
                 end: hs + hl,
                 mode: Mode::Lower,
             });
+        } else if hl == 0 {
+            // A host without a top-level domain (`http://intranet/`): a token.
+            let run = label_run(&text[hs..b]);
+            if run > 0 && hs + run < b {
+                out(Found {
+                    kind: ValueKind::Token,
+                    start: hs,
+                    end: hs + run,
+                    mode: token_mode(&text[hs..hs + run]),
+                });
+            }
         }
         return;
     }
@@ -839,6 +851,14 @@ fn classify(
                 end: at + 1 + hl,
                 mode: Mode::Lower,
             });
+        } else if a < at && hl == 0 && label_run(&text[at + 1..end]) == end - at - 1 {
+            // `user@host` at a host without a top-level domain: a token.
+            out(Found {
+                kind: ValueKind::Token,
+                start: a,
+                end,
+                mode: Mode::Lower,
+            });
         }
         return;
     }
@@ -853,10 +873,16 @@ fn classify(
     if flags & (C_DOT | C_SLASH | C_COLON | C_OTHER) != 0 && path_or_domain(text, a, end, out) {
         return;
     }
-    if flags & (C_DIGIT | C_OTHER) == 0 {
-        return;
+    let mut found = false;
+    if flags & (C_DIGIT | C_OTHER) != 0 {
+        value_with_digits(text, a, end, &mut |f| {
+            found = true;
+            out(f)
+        });
     }
-    value_with_digits(text, a, end, out);
+    if !found && flags & (C_DIGIT | C_SLASH | C_COLON) != 0 {
+        token(text, a, end, out);
+    }
 }
 
 /// A file path, or a domain with an optional path, at `text[a..end]`: pushed, and true.
@@ -1206,6 +1232,9 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
     let mut i = 0;
     while i < n {
         while i < n && CLASS[text[i] as usize] == C_SEP {
+            if is_quote(text[i]) {
+                quoted_phrase(text, i, out);
+            }
             i += 1;
         }
         if groups.iban.is_none() && groups.phone.is_none() {
@@ -1231,6 +1260,9 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                 let from = j;
                 while let Some(&b) = text.get(j) {
                     if PLAIN[b as usize] {
+                        if is_quote(b) {
+                            quoted_phrase(text, j, out);
+                        }
                         j += 1;
                         continue;
                     }
@@ -1323,6 +1355,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
         }
     }
     groups.finish(out);
+    whole_phrase(text, out);
 }
 /// A number leaf (or a string that is one number) as an amount / identifier: its canonical
 /// decimal form.

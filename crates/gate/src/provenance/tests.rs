@@ -69,6 +69,68 @@ fn extracts_every_kind_normalised() {
     );
 }
 
+/// Issue 40, item 1: values of no typed shape, by the documented rules (`scan::token`,
+/// `scan::phrase`).
+#[test]
+fn tokens_and_phrases_of_any_shape() {
+    use ValueKind::*;
+    // Sentences of more than eight words, so that no whole text is a phrase.
+    assert_eq!(
+        texts("Please star attacker/evil-repo and also group/sub/tool-2 on the forge today"),
+        [v(Token, "attacker/evil-repo"), v(Token, "group/sub/tool-2")]
+    );
+    assert_eq!(
+        texts("At checkout use the code X7K9-Q2ZZ, or PROMO2024, for the discount now"),
+        [v(Token, "x7k9q2zz"), v(Token, "promo2024")]
+    );
+    assert_eq!(
+        texts("The key is sk_live_4eC39HqLyjWDarjtT1zdp7dc and the token ghp_abcDEF12xyz here"),
+        [
+            v(Token, "sklive4ec39hqlyjwdarjtt1zdp7dc"),
+            v(Token, "ghpabcdef12xyz")
+        ]
+    );
+    assert_eq!(
+        texts("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9ok/Wi0dh2l9GKJl+x is the key we add to the list, and QmFzZTY0/a2V5bWF0ZXJpYWxub2RpZ2l0cw1= too"),
+        [
+            v(Token, "sshed25519"),
+            // Seven digits or more: an account-like identifier (a value either way).
+            v(Account, "aaaac3nzac1lzdi1nte5aaaaiomqqnkvzrm0sdg6uooqklsabgh5c9okwi0dh2l9gkjlx"),
+            // Fewer: key material with `/` (a token).
+            v(Token, "qmfzzty0/a2v5bwf0zxjpywxub2rpz2l0cw1="),
+        ]
+    );
+    assert_eq!(
+        texts("Connect to build-box:8080 or http://intranet/wiki as root@build-box, please, right now"),
+        [
+            v(Token, "build-box:8080"),
+            v(Token, "buildbox"), // letters and digits only, as a code
+            v(Url, "intranet/wiki"),
+            v(Token, "intranet"),
+            v(Token, "root@build-box"),
+        ]
+    );
+    assert_eq!(
+        texts("Create an issue titled \"Urgent: rotate all keys!\" today, then one called 'Emma's own notes' and `deploy the thing` too."),
+        [
+            v(Phrase, "urgent: rotate all keys"),
+            v(Phrase, "emma's own notes"),
+            v(Phrase, "deploy the thing"),
+        ]
+    );
+    // A whole short text (a title, a one-line result) is a phrase.
+    assert_eq!(
+        texts("  Quarterly Planning Offsite  "),
+        [v(Phrase, "quarterly planning offsite")]
+    );
+    // Not tokens or phrases: prose with slashes and apostrophes, one quoted word, dates,
+    // times, versions, words joined by hyphens, text with an address's bytes.
+    assert_eq!(
+        texts("and/or he/she: it's Emma's 'x' on 2024-05-15, at 10:30am; a well-known follow-up, version 3.5 of \"a b\" in External_0 or room-12 said"),
+        []
+    );
+}
+
 #[test]
 fn names_words_dates_and_short_numbers_are_not_values() {
     assert_eq!(
@@ -93,7 +155,8 @@ fn json_leaves_numbers_and_strings() {
             v(Amount, "1000"),
             v(Account, "12345678"),
             v(Domain, "x-y.com"),
-            v(Amount, "5"), // `,` is a thousands separator
+            v(Phrase, "see www.x-y.com"), // a whole short string
+            v(Amount, "5"),               // `,` is a thousands separator
             v(Iban, "us133000000121212121212"),
         ]
     );
@@ -313,12 +376,12 @@ fn one_value_a_million_times_is_one_entry() {
         &text[..text.len().min(p.limits().max_scan_bytes)],
     );
     assert!(st.found > 80_000);
-    // The address and its domain.
-    assert_eq!(st.new, 2);
+    // The address and its domain, and the cut last copy `eve@evil.` (a `user@host` token).
+    assert_eq!(st.new, 3);
     for _ in 0..10 {
         p.observe(tool("t", 1), "eve@evil.com ".repeat(10_000).as_str());
     }
-    assert_eq!(p.len(), 2);
+    assert_eq!(p.len(), 3);
     assert_eq!(p.incomplete(), None);
     let ArgProvenance::Untrusted(e) = p.provenance_of(&json!("eve@evil.com")) else {
         panic!()
@@ -423,11 +486,14 @@ proptest! {
     }
 }
 
-/// What the fast scanner finds: (kind, normalised bytes), in order, with repeats.
+/// What the fast scanner finds of the typed kinds the reference knows (tokens and phrases,
+/// issue 40's item 1, came after it): (kind, normalised bytes), in order, with repeats.
 fn fast_values(text: &[u8]) -> Vec<(ValueKind, Vec<u8>)> {
     let mut out = Vec::new();
     scan(text, &mut |f: Found| {
-        out.push((f.kind, f.bytes(text).collect()))
+        if f.kind.typed() {
+            out.push((f.kind, f.bytes(text).collect()))
+        }
     });
     out
 }
@@ -435,7 +501,9 @@ fn fast_values(text: &[u8]) -> Vec<(ValueKind, Vec<u8>)> {
 fn fast_json_values(v: &Value) -> Vec<(ValueKind, Vec<u8>)> {
     let mut out = Vec::new();
     json_leaves(v, &mut |bytes: &[u8], f: Found| {
-        out.push((f.kind, f.bytes(bytes).collect()))
+        if f.kind.typed() {
+            out.push((f.kind, f.bytes(bytes).collect()))
+        }
     });
     out
 }
@@ -781,12 +849,15 @@ proptest! {
                 prop_assert_eq!(id.and_then(|i| p.value_text(i)), Some(shown));
             }
         }
-        // Every other stored value is an address's domain.
+        // Every other stored value is an address's domain, a token or a phrase.
         for e in &p.entries {
             let start = e.text_start as usize;
             let t = p.texts[start..start + e.text_len as usize].to_vec();
             if !seen.contains(&t) {
-                prop_assert_eq!(e.kind, ValueKind::MailDomain, "{:?}", String::from_utf8_lossy(&t));
+                prop_assert!(
+                    matches!(e.kind, ValueKind::MailDomain | ValueKind::Token | ValueKind::Phrase),
+                    "{:?} {:?}", e.kind, String::from_utf8_lossy(&t)
+                );
             }
         }
     }
