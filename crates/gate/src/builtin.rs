@@ -69,6 +69,11 @@ pub const HISTORY: &[(&str, u32, &str)] = &[
         "30e7caf05038992629be13bb0f552a04db3a91269e28ef489a81f71b437a9fd5",
     ),
     (
+        DEFAULT,
+        5,
+        "6fa184ae994364680653daa702bc982d4157667ac8499690a156624c7afe841f",
+    ),
+    (
         CLAUDE_CODE,
         1,
         "b1133c53b9702fd4f6292195a9b77db2d91191bae9f75c1f6a52b87d33af8eb8",

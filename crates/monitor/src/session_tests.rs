@@ -440,6 +440,7 @@ fn classified(d: DataExposure, t: ToolEscalation, r: Reversibility) -> Classific
     Classification {
         implication: Implication { d, t, r },
         matched: Matched::Default,
+        declared: None,
     }
 }
 

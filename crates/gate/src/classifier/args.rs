@@ -12,6 +12,9 @@ pub(super) enum ArgMatcher {
     },
     /// An e-mail address whose domain is not one of `except`.
     Email { except: Vec<String> },
+    /// A top-level argument whose name has one of these words (lower case) and a value
+    /// (not null, `false`, empty text or an empty list).
+    Names { words: Vec<String> },
     /// Any of the regular expressions (the `regex` crate's syntax).
     Regex { set: Vec<regex::Regex> },
     /// An http(s):// or www. URL whose host is not one of `except` (`markers` finds the
@@ -75,7 +78,9 @@ impl ArgScan {
                         scan.owners.push((p as u16, j as u16));
                     }
                 }
-                ArgMatcher::Email { .. } | ArgMatcher::Regex { .. } => scan.email |= 1 << p,
+                ArgMatcher::Email { .. } | ArgMatcher::Regex { .. } | ArgMatcher::Names { .. } => {
+                    scan.email |= 1 << p
+                }
                 ArgMatcher::Url { .. } => scan.url |= 1 << p,
             }
         }
@@ -140,6 +145,13 @@ impl NameIndex {
 impl ArgPattern {
     /// The needle index (or `u16::MAX`) of the first match in any argument it looks at.
     pub(super) fn find(&self, args: &Value) -> Option<u16> {
+        if let ArgMatcher::Names { words } = &self.matcher {
+            return args
+                .as_object()?
+                .iter()
+                .find(|(k, v)| has_value(v) && name_has_word(k, words))
+                .map(|_| u16::MAX);
+        }
         self.walk(args, self.keys.is_empty())
     }
 
@@ -168,6 +180,8 @@ impl ArgPattern {
                 .find(|m| on_boundaries(hay, m.start(), m.end()))
                 .map(|m| m.pattern().as_usize() as u16),
             ArgMatcher::Regex { set } => set.iter().position(|re| re.is_match(s)).map(|i| i as u16),
+            // Argument names are looked at by `find` alone.
+            ArgMatcher::Names { .. } => None,
             ArgMatcher::Email { except } => {
                 let mut from = 0;
                 while let Some(at) = s[from..].find('@').map(|i| i + from) {
@@ -199,6 +213,16 @@ impl ArgPattern {
                 .any(|m| url_outside(s, m.start(), m.len(), except))
                 .then_some(u16::MAX),
         }
+    }
+}
+
+/// Whether an argument value says something (not null, `false`, empty text or list).
+fn has_value(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(false) => false,
+        Value::String(s) => !s.trim().is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => true,
     }
 }
 

@@ -19,9 +19,13 @@
 //! [patterns.external_url]
 //! url = true                                     # an http(s):// or www. URL outside `except`
 //!
+//! [patterns.amount]
+//! names = ["amount", "total"]     # a top-level argument whose name has one of these words
+//!
 //! [[rule]]                          # first match wins
 //! id = "read-secret"
 //! tools = ["read", "cat", "get file"]            # name patterns (see `words`)
+//! unless = ["^list"]                             # optional: name patterns that exclude
 //! args = ["secret_path"]                         # every listed pattern must match
 //! implies = { d = "CREDENTIALS", t = "READ_ONLY", r = "FULLY_REVERSIBLE" }
 //! ```
@@ -50,6 +54,15 @@
 //! `args.* LEVEL` (some top-level argument has it). Without a provenance store (plain
 //! [`Classifier::classify`]) every argument's provenance is `none`.
 //!
+//! A list holding `"*"` (`destinations = ["*"]`) makes every argument one: what a rule for a
+//! state-changing action says (the starred repository, the added key, the setting's new value
+//! all matter). `default_destinations` and `default_payloads` are the roles of a call no rule
+//! matched (absent: the file's lists, or the extended set's).
+//!
+//! **Declarations** (issue 40; [`Classifier::profile`], [`Classifier::classify_declared`]):
+//! what a tool's server declares of it — description, input schema, MCP annotations — read
+//! once per tool into a [`ToolProfile`] that may only raise the classification of its calls.
+//!
 //! Classification allocates nothing: names are split into words on the stack and argument
 //! text is searched with prebuilt automata.
 
@@ -65,12 +78,14 @@ use std::collections::BTreeMap;
 use toml::Spanned;
 
 mod args;
+mod declared;
 mod parse;
 
 pub use args::ArgPattern;
 use args::{
     url_outside, ArgMatcher, ArgScan, Hits, NameIndex, INDEXED_RULES, SCANNED_PATTERNS, URL_MARKERS,
 };
+pub use declared::{join, Declared, ToolDeclaration, ToolProfile};
 
 /// The built-in default rule set (`models/classifier.toml`).
 pub const DEFAULT_RULES: &str = include_str!("../../../../models/classifier.toml");
@@ -83,6 +98,8 @@ pub struct Rule {
     /// What the rule is for.
     pub description: Option<String>,
     tools: Vec<NamePattern>,
+    /// Name patterns that exclude a tool the `tools` patterns match (`unless = ["^get"]`).
+    unless: Vec<NamePattern>,
     args: Vec<u16>,
     /// The implications of a matching call.
     pub implies: Implication,
@@ -153,6 +170,10 @@ pub struct Classification {
     pub implication: Implication,
     /// What decided it.
     pub matched: Matched,
+    /// The tool's declaration raised it ([`Classifier::classify_declared`]), and why: then
+    /// every argument is a destination and a payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared: Option<Declared>,
 }
 
 /// A compiled rule set.
@@ -167,6 +188,12 @@ pub struct Classifier {
     scan: ArgScan,
     destinations: Vec<String>,
     payloads: Vec<String>,
+    /// The destination and payload words of a call no rule matched (`default_destinations`,
+    /// `default_payloads`; `["*"]`: every argument).
+    default_destinations: Vec<String>,
+    default_payloads: Vec<String>,
+    /// `["*"]`: the roles of a call its declaration raised.
+    all: Vec<String>,
 }
 
 impl Classifier {
@@ -246,7 +273,7 @@ impl Classifier {
             } else {
                 named[i / 64] >> (i % 64) & 1 == 1
             };
-            if !name_ok {
+            if !name_ok || rule.unless.iter().any(|p| p.matches_words(tool, words)) {
                 continue;
             }
             let mut first_hit = None;
@@ -286,35 +313,45 @@ impl Classifier {
                     rule: i as u16,
                     arg: first_hit,
                 },
+                declared: None,
             });
         }
         self.default.map(|implication| Classification {
             implication,
             matched: Matched::Default,
+            declared: None,
         })
     }
 
-    /// The destination words of a call classified `c` (the rule's own, else the classifier's).
+    /// The destination words of a call classified `c` (the rule's own, else the classifier's;
+    /// for an unknown tool the classifier's `default_destinations`; `["*"]`, every argument,
+    /// for a call its declaration raised).
     pub fn destination_words(&self, c: &Classification) -> &[String] {
+        if c.declared.is_some() {
+            return &self.all;
+        }
         match c.matched {
             Matched::Rule { rule, .. } => self
                 .rules
                 .get(rule as usize)
                 .and_then(|r| r.destinations.as_deref())
                 .unwrap_or(&self.destinations),
-            Matched::Default => &self.destinations,
+            Matched::Default => &self.default_destinations,
         }
     }
 
-    /// The payload words of a call classified `c` (the rule's own, else the classifier's).
+    /// The payload words of a call classified `c` (as [`Classifier::destination_words`]).
     pub fn payload_words(&self, c: &Classification) -> &[String] {
+        if c.declared.is_some() {
+            return &self.all;
+        }
         match c.matched {
             Matched::Rule { rule, .. } => self
                 .rules
                 .get(rule as usize)
                 .and_then(|r| r.payloads.as_deref())
                 .unwrap_or(&self.payloads),
-            Matched::Default => &self.payloads,
+            Matched::Default => &self.default_payloads,
         }
     }
 
@@ -550,6 +587,23 @@ impl Classifier {
     /// A short description of what matched: `rule send-external (argument external_email)`,
     /// `the default for unknown tools`.
     pub fn describe(&self, m: &Matched) -> String {
+        self.describe_rule(m)
+    }
+
+    /// [`Classifier::describe`] of a classification, with what its declaration raised:
+    /// `rule create-file, raised by the tool's declaration (destructiveHint)`.
+    pub fn describe_classification(&self, c: &Classification) -> String {
+        let base = self.describe_rule(&c.matched);
+        match c.declared {
+            Some(d) => format!(
+                "{base}, raised by the tool's declaration ({})",
+                d.describe()
+            ),
+            None => base,
+        }
+    }
+
+    fn describe_rule(&self, m: &Matched) -> String {
         match m {
             Matched::Default => "the default for unknown tools".into(),
             Matched::Rule { rule, arg } => {
@@ -578,10 +632,14 @@ impl Classifier {
     }
 }
 
-/// Does an argument name have one of `words` (lower case) among its words?
+/// Does an argument name have one of `words` (lower case) among its words? `*` is every
+/// name.
 pub(crate) fn name_has_word(name: &str, words: &[String]) -> bool {
     if words.is_empty() {
         return false;
+    }
+    if words.iter().any(|w| w == "*") {
+        return true;
     }
     let mut buf = [(0u16, 0u16); MAX_WORDS];
     let n = split_words(name, &mut buf);

@@ -14,6 +14,8 @@ pub(super) struct RawClassifier {
     pub(super) rules: Vec<Spanned<RawRule>>,
     pub(super) destinations: Option<Vec<String>>,
     pub(super) payloads: Option<Vec<String>>,
+    pub(super) default_destinations: Option<Vec<String>>,
+    pub(super) default_payloads: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -31,6 +33,7 @@ pub(super) struct RawPattern {
     pub(super) email: Option<bool>,
     pub(super) url: Option<bool>,
     pub(super) regex: Option<Vec<Spanned<String>>>,
+    pub(super) names: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     pub(super) except: Vec<String>,
     #[serde(default)]
@@ -43,6 +46,7 @@ pub(super) struct RawRule {
     pub(super) id: Option<String>,
     pub(super) description: Option<String>,
     pub(super) tools: Option<Vec<Spanned<String>>>,
+    pub(super) unless: Option<Vec<Spanned<String>>>,
     pub(super) args: Option<Vec<Spanned<String>>>,
     pub(super) implies: Spanned<RawImplies>,
     pub(super) destinations: Option<Vec<String>>,
@@ -162,9 +166,14 @@ impl Classifier {
             Some(d) => Some(implies(file, src, d.get_ref())?),
             None => None,
         };
-        let base_words = base
-            .as_ref()
-            .map(|b| (b.destinations.clone(), b.payloads.clone()));
+        let base_words = base.as_ref().map(|b| {
+            (
+                b.destinations.clone(),
+                b.payloads.clone(),
+                b.default_destinations.clone(),
+                b.default_payloads.clone(),
+            )
+        });
         if let Some(b) = base {
             // The default set's rules refer to its patterns by index: re-point them.
             for r in b.rules {
@@ -201,6 +210,15 @@ impl Classifier {
         };
         let destinations = words(&raw.destinations, base_words.as_ref().map(|b| &b.0));
         let payloads = words(&raw.payloads, base_words.as_ref().map(|b| &b.1));
+        // Unknown tools' roles: the file's, else the base's, else the file's lists.
+        let default_destinations = match (&raw.default_destinations, &base_words) {
+            (None, None) => destinations.clone(),
+            (w, b) => words(w, b.as_ref().map(|b| &b.2)),
+        };
+        let default_payloads = match (&raw.default_payloads, &base_words) {
+            (None, None) => payloads.clone(),
+            (w, b) => words(w, b.as_ref().map(|b| &b.3)),
+        };
         let index = NameIndex::build(&rules);
         let scan = ArgScan::build(&patterns);
         Ok(Classifier {
@@ -213,6 +231,9 @@ impl Classifier {
             scan,
             destinations,
             payloads,
+            default_destinations,
+            default_payloads,
+            all: vec!["*".to_string()],
         })
     }
 }
@@ -250,6 +271,7 @@ pub(super) fn parse_pattern(
     let p = p.get_ref();
     let kinds = usize::from(p.contains.is_some())
         + usize::from(p.regex.is_some())
+        + usize::from(p.names.is_some())
         + usize::from(p.email == Some(true))
         + usize::from(p.url == Some(true));
     if kinds != 1 {
@@ -257,10 +279,33 @@ pub(super) fn parse_pattern(
             file,
             src,
             span,
-            format!("pattern `{name}` needs exactly one of `contains = [...]`, `regex = [...]`, `email = true`, `url = true`"),
+            format!("pattern `{name}` needs exactly one of `contains = [...]`, `regex = [...]`, `names = [...]`, `email = true`, `url = true`"),
         ));
     }
-    let matcher = if let Some(res) = &p.regex {
+    let matcher = if let Some(names) = &p.names {
+        let mut words = Vec::new();
+        for n in names {
+            let w = n.get_ref().trim().to_ascii_lowercase();
+            if w.is_empty() || !w.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return Err(GateError::at(
+                    file,
+                    src,
+                    Span::from(n.span()),
+                    "an argument-name word is one word of letters and digits (`amount`, `recipient`)",
+                ));
+            }
+            words.push(w);
+        }
+        if words.is_empty() {
+            return Err(GateError::at(
+                file,
+                src,
+                span,
+                format!("pattern `{name}`: `names` is empty"),
+            ));
+        }
+        ArgMatcher::Names { words }
+    } else if let Some(res) = &p.regex {
         if res.is_empty() {
             return Err(GateError::at(
                 file,
@@ -370,6 +415,12 @@ pub(super) fn parse_rule(
             GateError::at(file, src, Span::from(t.span()), format!("name pattern {m}"))
         })?);
     }
+    let mut unless = Vec::new();
+    for t in r.unless.iter().flatten() {
+        unless.push(NamePattern::new(t.get_ref()).map_err(|m| {
+            GateError::at(file, src, Span::from(t.span()), format!("name pattern {m}"))
+        })?);
+    }
     let mut args = Vec::new();
     for a in r.args.iter().flatten() {
         let k = patterns
@@ -417,6 +468,7 @@ pub(super) fn parse_rule(
         id,
         description: r.description.clone(),
         tools,
+        unless,
         args,
         implies: implies(file, src, r.implies.get_ref())?,
         destinations: lower(&r.destinations),

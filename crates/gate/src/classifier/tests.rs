@@ -47,7 +47,35 @@ fn every_default_rule_decides_its_example() {
             json!({"recipient": "XX00", "amount": 10}),
             "payment",
         ),
-        ("transferFunds", json!({}), "payment"),
+        ("pay_invoice", json!({"invoice_id": "7"}), "payment"),
+        (
+            "transferFunds",
+            json!({"to_account": "a2", "amount": 50}),
+            "money-movement",
+        ),
+        (
+            "schedule_rent",
+            json!({"payee": "landlord", "date": "2026-01-01"}),
+            "scheduled-money",
+        ),
+        (
+            "create_event",
+            json!({"title": "Sync", "attendees": ["x@partner.example"]}),
+            "invite-external",
+        ),
+        (
+            "star_repository",
+            json!({"owner": "o", "repo": "r"}),
+            "social-action",
+        ),
+        ("update_settings", json!({"theme": "dark"}), "settings"),
+        ("add_to_cart", json!({"product_id": "p1"}), "cart"),
+        (
+            "add_to_group",
+            json!({"group": "g", "members": ["bob"]}),
+            "add-people",
+        ),
+        ("think", json!({"thought": "hmm"}), "no-effect"),
         ("schedule_transaction", json!({}), "scheduled-payment"),
         (
             "update_scheduled_transaction",
@@ -392,6 +420,9 @@ fn classify_reference(cl: &Classifier, tool: &str, args: &Value) -> Option<Class
         if !rule.tools.is_empty() && !rule.tools.iter().any(|p| p.matches(tool)) {
             continue;
         }
+        if rule.unless.iter().any(|p| p.matches(tool)) {
+            continue;
+        }
         let mut first = None;
         let mut ok = true;
         for &k in &rule.args {
@@ -415,12 +446,14 @@ fn classify_reference(cl: &Classifier, tool: &str, args: &Value) -> Option<Class
                     rule: i as u16,
                     arg: first,
                 },
+                declared: None,
             });
         }
     }
     cl.default.map(|implication| Classification {
         implication,
         matched: Matched::Default,
+        declared: None,
     })
 }
 

@@ -1,5 +1,6 @@
 //! The actions a session gates: tool calls and concrete states, with names kept inline.
 
+use crate::classifier::ToolProfile;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -61,19 +62,32 @@ impl Serialize for InlineName {
 }
 
 /// A tool call: its name and arguments (a JSON object; see [`ToolCall::parse_args`] for
-/// arguments sent as a JSON string).
+/// arguments sent as a JSON string), and what the tool's declaration says of it when its
+/// server declared it (the gateway's `tools/list`).
 #[derive(Clone, Copy, Debug)]
 pub struct ToolCall<'a> {
     /// The tool's name.
     pub name: &'a str,
     /// Its arguments.
     pub args: &'a Value,
+    /// The tool's profile ([`crate::classifier::Classifier::profile`], computed once per
+    /// tool): it may only raise the call's classification.
+    pub profile: Option<&'a ToolProfile>,
 }
 
 impl<'a> ToolCall<'a> {
     /// A tool call.
     pub fn new(name: &'a str, args: &'a Value) -> ToolCall<'a> {
-        ToolCall { name, args }
+        ToolCall {
+            name,
+            args,
+            profile: None,
+        }
+    }
+
+    /// The same call of a tool whose declaration gave `profile`.
+    pub fn with_profile(self, profile: Option<&'a ToolProfile>) -> ToolCall<'a> {
+        ToolCall { profile, ..self }
     }
 
     /// Arguments as real OpenAI logs send them: a JSON string holding an object is parsed;

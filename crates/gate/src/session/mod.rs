@@ -595,7 +595,8 @@ impl Session {
                         return self.fail(tool, FailReason::Unmapped);
                     };
                     let store = tracks.then_some(&self.prov);
-                    let Some(c) = cl.classify_with(call.name, call.args, store) else {
+                    let Some(c) = cl.classify_declared(call.name, call.args, store, call.profile)
+                    else {
                         return self.fail(tool, FailReason::Unmapped);
                     };
                     let cp = if tracks {

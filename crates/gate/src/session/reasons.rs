@@ -71,6 +71,9 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>
         if c.matched == Matched::Default {
             let _ = write!(s, " [{}]", cl.describe(&c.matched));
         }
+        if let Some(by) = c.declared {
+            let _ = write!(s, " [raised by the tool's declaration: {}]", by.describe());
+        }
     }
     let phrase = prob_phrase(m, d.horizon);
     // `= 0.12`, or with the robust section `= 0.12 (robust bound 0.31, 95% confidence)` (`over

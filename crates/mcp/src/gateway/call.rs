@@ -91,9 +91,12 @@ impl Gateway {
             );
         }
         let d = match approved {
-            None => inner
-                .server
-                .gate_proxied(&inner.session, &p.original, &args_value),
+            None => inner.server.gate_proxied(
+                &inner.session,
+                &p.original,
+                &args_value,
+                p.profile.as_ref(),
+            ),
             Some(pid) => ProxiedDecision {
                 verdict: Verdict::Allow,
                 probability: 0.0,
@@ -183,7 +186,12 @@ impl Gateway {
                         if approved.is_none() {
                             let _ = inner
                                 .server
-                                .record_proxied(&inner.session, &p.original, &args_value);
+                                .record_proxied(
+                                    &inner.session,
+                                    &p.original,
+                                    &args_value,
+                                    p.profile.as_ref(),
+                                );
                         }
                         if d.verdict == Verdict::Warn {
                             r.content.push(ContentBlock::text(format!(
@@ -197,7 +205,12 @@ impl Gateway {
                         if f.maybe_executed() && approved.is_none() {
                             let _ = inner
                                 .server
-                                .record_proxied(&inner.session, &p.original, &args_value);
+                                .record_proxied(
+                                    &inner.session,
+                                    &p.original,
+                                    &args_value,
+                                    p.profile.as_ref(),
+                                );
                         }
                         let (outcome, msg) = match &f {
                             Fault::NotStarted(m) => (

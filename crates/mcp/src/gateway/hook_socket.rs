@@ -314,7 +314,7 @@ fn handle(
             let Some(tool) = str_of("tool_name") else {
                 return need("tool_name");
             };
-            let d = server.gate_proxied(session, tool_name(tool), &args);
+            let d = server.gate_proxied(session, tool_name(tool), &args, None);
             if d.verdict != Verdict::Block {
                 // It may run (a pause is put to the user in the client): in flight until its
                 // PostToolUse.
@@ -355,7 +355,7 @@ fn handle(
             // It ran: an allowed call already moved the session; a paused one the user let
             // through, or one never gated, moves it now.
             if !moved {
-                if let Err(e) = server.record_proxied(session, tool, &args) {
+                if let Err(e) = server.record_proxied(session, tool, &args, None) {
                     return json!({"error": e.message});
                 }
             }

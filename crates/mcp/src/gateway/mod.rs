@@ -54,6 +54,7 @@ pub mod upstream;
 use crate::server::{Config, ProxiedDecision, Server};
 use crate::stdio::Handler;
 use audit::{AuditLine, AuditLog};
+use augur_gate::classifier::{Classifier, ToolDeclaration, ToolProfile};
 use augur_gate::Verdict;
 use config::UpstreamSpec;
 use rmcp::model::{
@@ -150,6 +151,10 @@ struct Proxied {
     upstream: usize,
     original: String,
     tool: Tool,
+    /// What the tool's declaration (description, input schema, annotations) says of it,
+    /// read once when the upstream lists it: it may only raise the classification of its
+    /// calls (issue 40; [`augur_gate::classifier::Classifier::profile`]).
+    profile: Option<ToolProfile>,
 }
 
 /// The proxied tools, rebuilt when an upstream's tool list changes.
@@ -277,6 +282,22 @@ pub fn serve_gateway_stdio(
     })
 }
 
+/// What `t`'s declaration says of it, by `classifier`'s rules (see
+/// [`augur_gate::classifier::Classifier::profile`]).
+fn tool_profile(classifier: &Classifier, t: &Tool) -> ToolProfile {
+    let schema = Value::Object((*t.input_schema).clone());
+    let annotations = t
+        .annotations
+        .as_ref()
+        .and_then(|a| serde_json::to_value(a).ok());
+    classifier.profile(&ToolDeclaration {
+        name: &t.name,
+        description: t.description.as_deref(),
+        input_schema: Some(&schema),
+        annotations: annotations.as_ref(),
+    })
+}
+
 /// Builds the proxied-tool table from each upstream's listing; names served in `previous`
 /// and missing now go to `gone` (and leave it when they come back).
 fn build_table(
@@ -284,6 +305,7 @@ fn build_table(
     listed: Vec<Vec<Tool>>,
     reserved: &[&str],
     previous: Option<&Table>,
+    classifier: Option<&Classifier>,
 ) -> Table {
     let originals: Vec<Vec<String>> = listed
         .iter()
@@ -299,11 +321,13 @@ fn build_table(
             }
             let mut served = t.clone();
             served.name = name.clone().into();
+            let profile = classifier.map(|c| tool_profile(c, t));
             let p = Arc::new(Proxied {
                 exposed: name.clone(),
                 upstream: i,
                 original: t.name.to_string(),
                 tool: served,
+                profile,
             });
             table.by_name.insert(name, Arc::clone(&p));
             table.tools.push(p);
@@ -364,7 +388,13 @@ impl Gateway {
         let mut reserved: Vec<String> = probe.all_tool_names().map(str::to_string).collect();
         reserved.push(BEGIN_TASK.to_string());
         let reserved_refs: Vec<&str> = reserved.iter().map(String::as_str).collect();
-        let table = build_table(&names, listed, &reserved_refs, None);
+        let table = build_table(
+            &names,
+            listed,
+            &reserved_refs,
+            None,
+            cfg.monitor.classifier(),
+        );
         let gateway_tools: HashSet<String> = table
             .tools
             .iter()
@@ -685,6 +715,7 @@ mod tests {
             vec![vec![tool("send"), tool("read")], vec![tool("list")]],
             &reserved,
             None,
+            None,
         );
         assert_eq!(
             served(&first),
@@ -704,6 +735,7 @@ mod tests {
             ],
             &reserved,
             Some(&first),
+            None,
         );
         assert_eq!(
             served(&second),
@@ -727,12 +759,57 @@ mod tests {
             vec![vec![tool("send")], vec![tool("list")]],
             &reserved,
             Some(&second),
+            None,
         );
         assert!(third.by_name.contains_key("list") && !third.gone.contains_key("list"));
         assert_eq!(third.gone.get("read").map(String::as_str), Some("mail"));
         assert_eq!(
             third.gone.get("mail__read").map(String::as_str),
             Some("mail")
+        );
+    }
+
+    /// Each proxied tool's declaration is read once, when the table is built: annotations
+    /// and schema raise (a destructive tool, a send by its schema), never lower (a send
+    /// annotated read-only stays a send).
+    #[test]
+    fn a_table_reads_each_tools_declaration_once() {
+        use augur_gate::classifier::Declared;
+        use rmcp::model::ToolAnnotations;
+        let schema = json!({"type": "object", "properties": {
+            "to": {"type": "string", "format": "email"}, "body": {"type": "string"}}});
+        let declared = |name: &str, ann: ToolAnnotations| {
+            Tool::new(
+                name.to_string(),
+                "a tool",
+                Arc::new(schema.as_object().cloned().unwrap_or_default()),
+            )
+            .with_annotations(ann)
+        };
+        let cl = Classifier::default_rules();
+        let t = build_table(
+            &["up"],
+            vec![vec![
+                declared("wipe_records", ToolAnnotations::new().destructive(true)),
+                declared("dispatch", ToolAnnotations::new().read_only(true)),
+                tool("get_report"),
+            ]],
+            &[],
+            None,
+            Some(&cl),
+        );
+        let profile = |n: &str| t.by_name[n].profile.expect("a classifier gives profiles");
+        assert!(profile("wipe_records").by.contains(Declared::DESTRUCTIVE));
+        assert!(profile("dispatch").by.contains(Declared::SCHEMA_SEND));
+        assert!(profile("get_report").by.is_empty());
+        let args = json!({"to": "x@evil.example", "body": "hi"});
+        let c = cl
+            .classify_declared("dispatch", &args, None, Some(&profile("dispatch")))
+            .unwrap();
+        assert_eq!(
+            c.implication.t,
+            augur_gate::dtr::ToolEscalation::Network,
+            "read-only declared, still a send"
         );
     }
 }

@@ -49,7 +49,13 @@ pub(super) async fn relist(inner: &Inner, i: usize) -> bool {
     let mut t = inner.table.write().unwrap_or_else(|e| e.into_inner());
     let mut listed = t.listed.clone();
     listed[i] = tools;
-    let new = build_table(&names, listed, &reserved, Some(&t));
+    let new = build_table(
+        &names,
+        listed,
+        &reserved,
+        Some(&t),
+        inner.server.config().monitor.classifier(),
+    );
     let shown = |t: &Table| -> Vec<Value> {
         t.tools
             .iter()

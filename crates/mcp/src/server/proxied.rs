@@ -1,6 +1,7 @@
 //! The gateway's access to the sessions (crate-private: the gateway is the only caller).
 
 use super::*;
+use augur_gate::classifier::ToolProfile;
 
 /// The monitor's decision on a call the gateway proxies.
 #[cfg(feature = "stdio")]
@@ -37,7 +38,13 @@ impl Server {
     /// Gates a proxied call (the classifier sees the upstream's own tool name): the session
     /// moves on allow and warn; a pause becomes the session's pending pause. An unknown or
     /// expired session, or a journal that cannot be written, is a block.
-    pub(crate) fn gate_proxied(&self, id: &str, tool: &str, args: &Value) -> ProxiedDecision {
+    pub(crate) fn gate_proxied(
+        &self,
+        id: &str,
+        tool: &str,
+        args: &Value,
+        profile: Option<&ToolProfile>,
+    ) -> ProxiedDecision {
         let now = Instant::now();
         let block = |reason: String| ProxiedDecision {
             verdict: Verdict::Block,
@@ -61,7 +68,9 @@ impl Server {
                 return block(format!("{tool}: the session is gone → block"));
             };
             let provenance = e.session.provenance().provenance_of(args).as_str();
-            let d = e.session.gate(&Action::Tool(ToolCall::new(tool, args)));
+            let d = e.session.gate(&Action::Tool(
+                ToolCall::new(tool, args).with_profile(profile),
+            ));
             let reason = e.session.reason(&d);
             let audit_reason = e.session.reason_masked(&d);
             let pause_id = PendingPause::after_gate(
@@ -189,7 +198,13 @@ impl Server {
     }
 
     /// Records that the proxied call `tool(args)` was executed (its outcome may be unknown).
-    pub(crate) fn record_proxied(&self, id: &str, tool: &str, args: &Value) -> Result<()> {
+    pub(crate) fn record_proxied(
+        &self,
+        id: &str,
+        tool: &str,
+        args: &Value,
+        profile: Option<&ToolProfile>,
+    ) -> Result<()> {
         let now = Instant::now();
         {
             let mut guard = self.lock();
@@ -200,8 +215,10 @@ impl Server {
             }
             Self::touch(s, id, now);
             if let Some(e) = s.open.get_mut(id) {
-                e.session
-                    .record(&Action::Tool(ToolCall::new(tool, args)), true);
+                e.session.record(
+                    &Action::Tool(ToolCall::new(tool, args).with_profile(profile)),
+                    true,
+                );
             }
         }
         self.commit()
