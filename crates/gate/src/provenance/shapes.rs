@@ -3,7 +3,8 @@
 //! typed rule took, and **phrases** (2–8 words, quoted or a whole short text), compared as a
 //! whole. The rules look at shapes only: no list of names, values or phrases.
 
-use super::scan::{is_date_like, trim_end, Found, Mode};
+use super::found::{Found, Mode};
+use super::parts::{is_date_like, trim_end};
 use super::ValueKind;
 
 /// The length of the host label at the start of `s` (letters, digits, `-`, `_`; no dot)

@@ -69,8 +69,8 @@ fn extracts_every_kind_normalised() {
     );
 }
 
-/// Issue 40, item 1: values of no typed shape, by the documented rules (`scan::token`,
-/// `scan::phrase`).
+/// Issue 40, item 1: values of no typed shape, by the documented rules (`shapes::token`,
+/// `shapes::phrase`).
 #[test]
 fn tokens_and_phrases_of_any_shape() {
     use ValueKind::*;
@@ -514,11 +514,11 @@ fn check_keys(text: &[u8]) -> Result<(), TestCaseError> {
     let mut bad = None;
     scan(text, &mut |f: Found| {
         let bytes: Vec<u8> = f.bytes(text).collect();
-        let keys = scan::HashKeys {
+        let keys = hash::HashKeys {
             k0: 0x1234_5678_9abc_def0,
             k1: 0x9e37_79b9_7f4a_7c15,
         };
-        if f.key(text, keys) != scan::key_of_bytes(&bytes, keys) {
+        if f.key(text, keys) != hash::key_of_bytes(&bytes, keys) {
             bad.get_or_insert(bytes.clone());
         }
         // The comparison with a stored text and the stored text itself (both take the
@@ -530,19 +530,19 @@ fn check_keys(text: &[u8]) -> Result<(), TestCaseError> {
         }
         // Normalised once on the stack and keyed eight bytes at a time: the same bytes and
         // key (values too long for the buffer take the streaming path).
-        let mut buf = scan::NormBuf::new();
+        let mut buf = found::NormBuf::new();
         // Stale bytes from an earlier, longer value must not leak into the key.
         buf.0.fill(0xa5);
         match f.normalise_into(text, &mut buf) {
             Some(len) => {
                 if buf.0[..len] != bytes[..]
-                    || buf.key(len, keys) != scan::key_of_bytes(&bytes, keys)
+                    || buf.key(len, keys) != hash::key_of_bytes(&bytes, keys)
                 {
                     bad.get_or_insert(bytes.clone());
                 }
             }
             None => {
-                if f.end - f.start <= scan::INLINE {
+                if f.end - f.start <= found::INLINE {
                     bad.get_or_insert(bytes.clone());
                 }
             }
@@ -750,11 +750,11 @@ fn values_beside_the_inline_buffer_length_are_stored_and_found() {
     // store keeps one value per text, finds it again in any case and tells apart a value that
     // differs in its last byte.
     for len in [
-        scan::INLINE - 9,
-        scan::INLINE - 1,
-        scan::INLINE,
-        scan::INLINE + 1,
-        scan::INLINE + 8,
+        found::INLINE - 9,
+        found::INLINE - 1,
+        found::INLINE,
+        found::INLINE + 1,
+        found::INLINE + 8,
     ] {
         for (kind, raw) in [
             (ValueKind::Email, {
@@ -795,33 +795,33 @@ fn values_beside_the_inline_buffer_length_are_stored_and_found() {
 
 #[test]
 fn file_extensions_by_key_are_the_list() {
-    assert!(scan::FILE_EXTENSIONS
+    assert!(parts::FILE_EXTENSIONS
         .iter()
         .all(|e| (1..=4).contains(&e.len())));
-    for e in scan::FILE_EXTENSIONS {
+    for e in parts::FILE_EXTENSIONS {
         let upper = e.to_ascii_uppercase();
-        assert!(scan::is_file_extension(e) && scan::is_file_extension(&upper));
+        assert!(parts::is_file_extension(e) && parts::is_file_extension(&upper));
         let mut longer = e.to_vec();
         longer.push(b'x');
         assert_eq!(
-            scan::is_file_extension(&longer),
-            scan::FILE_EXTENSIONS
+            parts::is_file_extension(&longer),
+            parts::FILE_EXTENSIONS
                 .iter()
                 .any(|x| x.eq_ignore_ascii_case(&longer))
         );
         assert!(
-            !scan::is_file_extension(&e[..e.len() - 1])
-                || scan::FILE_EXTENSIONS.contains(&&e[..e.len() - 1])
+            !parts::is_file_extension(&e[..e.len() - 1])
+                || parts::FILE_EXTENSIONS.contains(&&e[..e.len() - 1])
         );
     }
-    assert!(!scan::is_file_extension(b"") && !scan::is_file_extension(b"t\xc3xt"));
+    assert!(!parts::is_file_extension(b"") && !parts::is_file_extension(b"t\xc3xt"));
 }
 
 proptest! {
     /// The one-pass host reader agrees with the reference's split-based one.
     #[test]
     fn host_len_agrees_with_the_reference(s in "([a-zA-Z0-9]{0,70}|[._@/:-]|\\.\\.|\u{e9}){0,10}") {
-        prop_assert_eq!(scan::host_len(s.as_bytes()), reference::host_len(s.as_bytes()), "{:?}", s);
+        prop_assert_eq!(parts::host_len(s.as_bytes()), reference::host_len(s.as_bytes()), "{:?}", s);
     }
 }
 
@@ -890,7 +890,7 @@ fn eight_bytes_lower_cased_at_once() {
             w[pos] = b;
             let want: Vec<u8> = w.iter().map(u8::to_ascii_lowercase).collect();
             assert_eq!(
-                scan::lower8(u64::from_le_bytes(w)).to_le_bytes().to_vec(),
+                found::lower8(u64::from_le_bytes(w)).to_le_bytes().to_vec(),
                 want,
                 "{b:#x}"
             );
@@ -906,7 +906,7 @@ fn values_that_share_a_key_stay_apart() {
     let weak = HashKeys { k0: 0, k1: 0 };
     let mut p = Provenance::with_keys(ProvenanceLimits::default(), weak);
     let (user, evil, unseen) = ("bob@example.org", "eve@example.org", "zed@example.org");
-    let key = |t: &str| scan::key_of_bytes(t.as_bytes(), weak);
+    let key = |t: &str| hash::key_of_bytes(t.as_bytes(), weak);
     assert_eq!(key(user), key(evil));
     assert_eq!(key(user), key(unseen));
     p.observe(Origin::User, &format!("Please pay {user} today"));
@@ -1038,13 +1038,13 @@ fn bytes_compared_eight_at_a_time_are_equal_exactly_when_equal() {
     let a: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
     for n in 0..a.len() {
         for m in 0..a.len() {
-            assert_eq!(scan::eq_bytes(&a[..n], &a[..m]), n == m);
+            assert_eq!(found::eq_bytes(&a[..n], &a[..m]), n == m);
         }
         for flip in 0..n {
             let mut b = a[..n].to_vec();
             b[flip] ^= 0x80;
-            assert!(!scan::eq_bytes(&a[..n], &b));
-            assert!(scan::eq_bytes(&b, &b.clone()));
+            assert!(!found::eq_bytes(&a[..n], &b));
+            assert!(found::eq_bytes(&b, &b.clone()));
         }
     }
 }

@@ -1,0 +1,276 @@
+//! A found value and its normalised form: how its bytes are normalised ([`Mode`]), kept on the
+//! stack when short ([`NormBuf`]), compared eight bytes at a time.
+
+use super::hash::{finalise, fold_mul, HashKeys, KeyHasher};
+use super::ValueKind;
+/// How a value's bytes are normalised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// ASCII lower case.
+    Lower,
+    /// ASCII digits only.
+    Digits,
+    /// ASCII letters and digits, lower case.
+    AlnumLower,
+    /// Digits and `.` (thousands separators dropped).
+    Amount,
+}
+
+impl Mode {
+    #[inline]
+    pub(super) fn map(self, b: u8) -> Option<u8> {
+        match self {
+            Mode::Lower => Some(b.to_ascii_lowercase()),
+            Mode::Digits => b.is_ascii_digit().then_some(b),
+            Mode::AlnumLower => b.is_ascii_alphanumeric().then(|| b.to_ascii_lowercase()),
+            Mode::Amount => (b.is_ascii_digit() || b == b'.').then_some(b),
+        }
+    }
+}
+
+/// One value found by the scanner: a byte range of the scanned text and how to normalise it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Found {
+    pub(super) kind: ValueKind,
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) mode: Mode,
+}
+
+impl Found {
+    /// Is the normalised form of `t` (this value's bytes) one byte for each byte, the ASCII
+    /// lower case of `t`? Always in [`Mode::Lower`]; in the other modes when the mode keeps
+    /// every byte (an IBAN or identifier without spaces or dashes, an amount without thousands
+    /// separators): then lower-casing is what the mode does to each byte (digits and `.` are
+    /// left as they are), and keys and comparisons can go eight bytes at a time.
+    #[inline]
+    fn one_to_one(&self, t: &[u8]) -> bool {
+        let need = match self.mode {
+            Mode::Lower => return true,
+            Mode::Digits => K_DIGIT,
+            Mode::AlnumLower => K_ALNUM,
+            Mode::Amount => K_AMOUNT,
+        };
+        t.iter().all(|&b| KEEP[b as usize] & need != 0)
+    }
+
+    /// The normalised bytes.
+    pub(super) fn bytes<'t>(&self, text: &'t [u8]) -> impl Iterator<Item = u8> + 't {
+        let mode = self.mode;
+        text[self.start..self.end]
+            .iter()
+            .filter_map(move |&b| mode.map(b))
+    }
+
+    /// 64-bit hash of the normalised bytes ([`KeyHasher`] keyed with `keys`); `None` when
+    /// they are empty.
+    #[inline]
+    pub(super) fn key(&self, text: &[u8], keys: HashKeys) -> Option<u64> {
+        let t = &text[self.start..self.end];
+        let mut h = KeyHasher::new(keys);
+        if self.one_to_one(t) {
+            // Eight bytes at a time: the normalised form is the lower case, byte for byte.
+            let mut chunks = t.chunks_exact(8);
+            for c in &mut chunks {
+                let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                h.word(lower8(w));
+            }
+            for &b in chunks.remainder() {
+                h.byte(b.to_ascii_lowercase());
+            }
+        } else {
+            let mode = self.mode;
+            for &b in t {
+                if let Some(x) = mode.map(b) {
+                    h.byte(x);
+                }
+            }
+        }
+        h.finish()
+    }
+
+    /// Are the normalised bytes exactly `stored`?
+    #[inline]
+    pub(super) fn eq_normalised(&self, text: &[u8], stored: &[u8]) -> bool {
+        let t = &text[self.start..self.end];
+        if self.one_to_one(t) {
+            // One byte for one byte (`stored` is lower case already), eight at a time.
+            eq_mapped(t, stored, lower8, |b| b.to_ascii_lowercase())
+        } else {
+            self.bytes(text).eq(stored.iter().copied())
+        }
+    }
+
+    /// Normalise into `buf` (one branch-free pass): the normalised length, or `None` when
+    /// the value's bytes do not fit [`INLINE`] (then the streaming methods above serve).
+    #[inline]
+    pub(super) fn normalise_into(&self, text: &[u8], buf: &mut NormBuf) -> Option<usize> {
+        let t = &text[self.start..self.end];
+        if t.len() > INLINE {
+            return None;
+        }
+        let need = match self.mode {
+            Mode::Lower => {
+                let out = &mut buf.0[..t.len()];
+                out.copy_from_slice(t);
+                out.make_ascii_lowercase();
+                return Some(t.len());
+            }
+            Mode::Digits => K_DIGIT,
+            Mode::AlnumLower => K_ALNUM,
+            Mode::Amount => K_AMOUNT,
+        };
+        // Every byte is written at the next position; the position moves on only for a byte
+        // the mode keeps (lower-casing leaves digits and `.` as they are).
+        let mut n = 0;
+        for &b in t {
+            buf.0[n] = b.to_ascii_lowercase();
+            n += usize::from(KEEP[b as usize] & need != 0);
+        }
+        Some(n)
+    }
+
+    /// Append the normalised bytes to `out`.
+    pub(super) fn write_normalised(&self, text: &[u8], out: &mut Vec<u8>) {
+        let t = &text[self.start..self.end];
+        if self.one_to_one(t) {
+            let from = out.len();
+            out.extend_from_slice(t);
+            out[from..].make_ascii_lowercase();
+        } else {
+            out.extend(self.bytes(text));
+        }
+    }
+}
+
+/// Values whose raw bytes are at most this long are normalised on the stack, once, then
+/// hashed eight bytes at a time and compared with `==` ([`Found::normalise_into`]).
+pub(super) const INLINE: usize = 128;
+
+/// A buffer for one normalised value (eight spare bytes, so that the last word of a key can
+/// be read whole).
+pub(super) struct NormBuf(pub(super) [u8; INLINE + 8]);
+
+impl NormBuf {
+    /// A zeroed buffer.
+    pub(super) fn new() -> NormBuf {
+        NormBuf([0; INLINE + 8])
+    }
+
+    /// The key of its first `len` bytes (what [`key_of_bytes`](super::hash::key_of_bytes) gives for them): eight bytes
+    /// at a time, the last word read whole and masked.
+    #[inline]
+    pub(super) fn key(&self, len: usize, keys: HashKeys) -> Option<u64> {
+        if len == 0 {
+            return None;
+        }
+        let b = &self.0;
+        let mut acc = keys.k0;
+        let mut i = 0;
+        while i + 8 <= len {
+            let w = u64::from_le_bytes([
+                b[i],
+                b[i + 1],
+                b[i + 2],
+                b[i + 3],
+                b[i + 4],
+                b[i + 5],
+                b[i + 6],
+                b[i + 7],
+            ]);
+            acc = fold_mul(acc ^ w, keys.k1);
+            i += 8;
+        }
+        let rest = len - i;
+        let w = u64::from_le_bytes([
+            b[i],
+            b[i + 1],
+            b[i + 2],
+            b[i + 3],
+            b[i + 4],
+            b[i + 5],
+            b[i + 6],
+            b[i + 7],
+        ]);
+        // `rest` < 8: keep its bytes (the padding of the streaming hasher is zeros).
+        let w = if rest == 0 {
+            0
+        } else {
+            w & (u64::MAX >> (64 - 8 * rest))
+        };
+        let acc = fold_mul(acc ^ w, keys.k1) ^ len as u64;
+        Some(finalise(acc))
+    }
+}
+
+/// Bytes each [`Mode`] other than `Lower` keeps (bits): digits (`Digits`), letters and digits
+/// (`AlnumLower`), digits and `.` (`Amount`).
+pub(super) const K_DIGIT: u8 = 1;
+pub(super) const K_ALNUM: u8 = 2;
+pub(super) const K_AMOUNT: u8 = 4;
+pub(super) const KEEP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b.is_ascii_digit() {
+            K_DIGIT | K_ALNUM | K_AMOUNT
+        } else if b.is_ascii_alphabetic() {
+            K_ALNUM
+        } else if b == b'.' {
+            K_AMOUNT
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
+/// `a == b`, eight bytes at a time, inline (values are short: a call of libc's `memcmp` per
+/// value cost more than the comparison).
+#[inline]
+pub(super) fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
+    eq_mapped(a, b, |w| w, |b| b)
+}
+
+/// Is `a`, mapped by `word` eight bytes at a time (and by `byte` in its last bytes), exactly
+/// `b`? `word` must map each byte of a little-endian word as `byte` does.
+#[inline]
+pub(super) fn eq_mapped(
+    a: &[u8],
+    b: &[u8],
+    word: impl Fn(u64) -> u64,
+    byte: impl Fn(u8) -> u8,
+) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (p, q) in (&mut x).zip(&mut y) {
+        let p = u64::from_le_bytes([p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]]);
+        let q = u64::from_le_bytes([q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]]);
+        if word(p) != q {
+            return false;
+        }
+    }
+    let mut diff = 0;
+    for (&p, &q) in x.remainder().iter().zip(y.remainder()) {
+        diff |= byte(p) ^ q;
+    }
+    diff == 0
+}
+
+/// ASCII lower case of eight bytes at once (non-ASCII bytes unchanged).
+#[inline]
+pub(super) fn lower8(w: u64) -> u64 {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let low = w & LOW7;
+    // Per byte (7 bits, no carry out): the high bit is set when the byte is >= b'A', and when
+    // it is > b'Z'.
+    let ge_a = low + 0x3f3f_3f3f_3f3f_3f3f;
+    let gt_z = low + 0x2525_2525_2525_2525;
+    let upper = ge_a & !gt_z & !w & HIGH;
+    w | (upper >> 2)
+}
