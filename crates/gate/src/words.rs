@@ -234,18 +234,20 @@ impl NamePattern {
         {
             return false;
         }
-        self.words
-            .iter()
-            .zip(&words[start..start + m])
-            .all(|(p, &(s, e))| {
-                let w = &name.as_bytes()[s as usize..e as usize];
-                let pw = p.word.as_bytes();
-                if p.prefix {
-                    w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
-                } else {
-                    w.eq_ignore_ascii_case(pw)
-                }
-            })
+        self.words_match(name, &words[start..start + m])
+    }
+
+    /// Whether the pattern's words match `words` (as many as the pattern has), one by one.
+    fn words_match(&self, name: &str, words: &[(u16, u16)]) -> bool {
+        self.words.iter().zip(words).all(|(p, &(s, e))| {
+            let w = &name.as_bytes()[s as usize..e as usize];
+            let pw = p.word.as_bytes();
+            if p.prefix {
+                w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
+            } else {
+                w.eq_ignore_ascii_case(pw)
+            }
+        })
     }
 
     /// Whether the pattern matches a name already split by [`split_words`].
@@ -264,20 +266,7 @@ impl NamePattern {
             if self.anchor_end && start != last_start {
                 continue;
             }
-            let ok = self
-                .words
-                .iter()
-                .zip(&words[start..start + m])
-                .all(|(p, &(s, e))| {
-                    let w = &name.as_bytes()[s as usize..e as usize];
-                    let pw = p.word.as_bytes();
-                    if p.prefix {
-                        w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
-                    } else {
-                        w.eq_ignore_ascii_case(pw)
-                    }
-                });
-            if ok {
+            if self.words_match(name, &words[start..start + m]) {
                 return true;
             }
         }

@@ -327,21 +327,34 @@ impl Classifier {
     /// for an unknown tool the classifier's `default_destinations`; `["*"]`, every argument,
     /// for a call its declaration raised).
     pub fn destination_words(&self, c: &Classification) -> &[String] {
-        if c.declared.is_some() {
-            return &self.all;
-        }
-        match c.matched {
-            Matched::Rule { rule, .. } => self
-                .rules
-                .get(rule as usize)
-                .and_then(|r| r.destinations.as_deref())
-                .unwrap_or(&self.destinations),
-            Matched::Default => &self.default_destinations,
-        }
+        self.role_words(
+            c,
+            |r| r.destinations.as_deref(),
+            &self.destinations,
+            &self.default_destinations,
+        )
     }
 
     /// The payload words of a call classified `c` (as [`Classifier::destination_words`]).
     pub fn payload_words(&self, c: &Classification) -> &[String] {
+        self.role_words(
+            c,
+            |r| r.payloads.as_deref(),
+            &self.payloads,
+            &self.default_payloads,
+        )
+    }
+
+    /// The words of one argument role for a call classified `c`: the matched rule's own
+    /// (`of_rule`), else the classifier's (`shared`); `default` for an unknown tool; every
+    /// argument for a call its declaration raised.
+    fn role_words<'a>(
+        &'a self,
+        c: &Classification,
+        of_rule: impl Fn(&'a Rule) -> Option<&'a [String]>,
+        shared: &'a [String],
+        default: &'a [String],
+    ) -> &'a [String] {
         if c.declared.is_some() {
             return &self.all;
         }
@@ -349,9 +362,9 @@ impl Classifier {
             Matched::Rule { rule, .. } => self
                 .rules
                 .get(rule as usize)
-                .and_then(|r| r.payloads.as_deref())
-                .unwrap_or(&self.payloads),
-            Matched::Default => &self.default_payloads,
+                .and_then(of_rule)
+                .unwrap_or(shared),
+            Matched::Default => default,
         }
     }
 

@@ -157,8 +157,8 @@ impl NormBuf {
         NormBuf([0; INLINE + 8])
     }
 
-    /// The key of its first `len` bytes (what [`key_of_bytes`](super::hash::key_of_bytes) gives for them): eight bytes
-    /// at a time, the last word read whole and masked.
+    /// The key of its first `len` bytes (what [`key_of_bytes`](super::hash::key_of_bytes)
+    /// gives for them): eight bytes at a time, the last word read whole and masked.
     #[inline]
     pub(super) fn key(&self, len: usize, keys: HashKeys) -> Option<u64> {
         if len == 0 {
@@ -168,30 +168,12 @@ impl NormBuf {
         let mut acc = keys.k0;
         let mut i = 0;
         while i + 8 <= len {
-            let w = u64::from_le_bytes([
-                b[i],
-                b[i + 1],
-                b[i + 2],
-                b[i + 3],
-                b[i + 4],
-                b[i + 5],
-                b[i + 6],
-                b[i + 7],
-            ]);
+            let w = word_at(b, i);
             acc = fold_mul(acc ^ w, keys.k1);
             i += 8;
         }
         let rest = len - i;
-        let w = u64::from_le_bytes([
-            b[i],
-            b[i + 1],
-            b[i + 2],
-            b[i + 3],
-            b[i + 4],
-            b[i + 5],
-            b[i + 6],
-            b[i + 7],
-        ]);
+        let w = word_at(b, i);
         // `rest` < 8: keep its bytes (the padding of the streaming hasher is zeros).
         let w = if rest == 0 {
             0
@@ -273,4 +255,19 @@ pub(super) fn lower8(w: u64) -> u64 {
     let gt_z = low + 0x2525_2525_2525_2525;
     let upper = ge_a & !gt_z & !w & HIGH;
     w | (upper >> 2)
+}
+
+/// The eight bytes of `b` from `i`, little-endian.
+#[inline(always)]
+fn word_at(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes([
+        b[i],
+        b[i + 1],
+        b[i + 2],
+        b[i + 3],
+        b[i + 4],
+        b[i + 5],
+        b[i + 6],
+        b[i + 7],
+    ])
 }

@@ -94,15 +94,7 @@ pub fn extract(text: &str) -> Vec<Extracted> {
     let mut out: Vec<Extracted> = Vec::new();
     let mut buf = Vec::new();
     scan(text.as_bytes(), &mut |f: Found| {
-        buf.clear();
-        buf.extend(f.bytes(text.as_bytes()));
-        let t = String::from_utf8_lossy(&buf).into_owned();
-        if !out.iter().any(|x| x.text == t) {
-            out.push(Extracted {
-                kind: f.kind,
-                text: t,
-            });
-        }
+        push_new(&mut out, &mut buf, text.as_bytes(), &f)
     });
     out
 }
@@ -112,17 +104,22 @@ pub fn extract_json(v: &Value) -> Vec<Extracted> {
     let mut out: Vec<Extracted> = Vec::new();
     let mut buf = Vec::new();
     json_leaves(v, &mut |bytes: &[u8], f: Found| {
-        buf.clear();
-        buf.extend(f.bytes(bytes));
-        let t = String::from_utf8_lossy(&buf).into_owned();
-        if !out.iter().any(|x| x.text == t) {
-            out.push(Extracted {
-                kind: f.kind,
-                text: t,
-            });
-        }
+        push_new(&mut out, &mut buf, bytes, &f)
     });
     out
+}
+
+/// Push the value found at `f` in `text`, normalised (through `buf`), unless `out` has it.
+fn push_new(out: &mut Vec<Extracted>, buf: &mut Vec<u8>, text: &[u8], f: &Found) {
+    buf.clear();
+    buf.extend(f.bytes(text));
+    let t = String::from_utf8_lossy(buf).into_owned();
+    if !out.iter().any(|x| x.text == t) {
+        out.push(Extracted {
+            kind: f.kind,
+            text: t,
+        });
+    }
 }
 
 /// The normalised form of `raw` taken as a value of `kind` (what the scanner stores for it).
