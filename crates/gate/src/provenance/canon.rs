@@ -25,8 +25,8 @@
 //! address also yields its domain as a value (a domain is a host, whoever names it).
 
 /// Does `text` hold anything [`canonical`] would rewrite? (A fast check: chunks of 32 bytes
-/// in which no byte may start a rewrite are passed over with one vectorisable test each; the
-/// few others are read byte by byte.)
+/// in which no byte may start a rewrite are passed over with one vectorisable test each; in
+/// the few others, only the bytes that may start one are read further.)
 #[inline]
 pub(super) fn needs(text: &[u8]) -> bool {
     let n = text.len();
@@ -35,7 +35,7 @@ pub(super) fn needs(text: &[u8]) -> bool {
         let w: &[u8; CHUNK + 1] = text[k..k + CHUNK + 1]
             .try_into()
             .expect("a slice of CHUNK + 1 bytes");
-        if may_start(w) && (k..k + CHUNK).any(|i| needs_at(text, i)) {
+        if may_start(w) && (0..CHUNK).any(|i| starts(w[i], w[i + 1]) && needs_at(text, k + i)) {
             return true;
         }
         k += CHUNK;
@@ -46,24 +46,29 @@ pub(super) fn needs(text: &[u8]) -> bool {
 /// Bytes tested at once by [`may_start`].
 const CHUNK: usize = 32;
 
+/// May a rewrite start at a byte `b` followed by `c`? A superset of [`needs_at`]: a non-ASCII
+/// byte, one of `% [ ( { < \`, a `:` before `/` or `\` (a scheme's), or `--` (an `xn--`
+/// label's).
+#[inline(always)]
+fn starts(b: u8, c: u8) -> bool {
+    (b >= 0x80)
+        | (b == b'%')
+        | (b == b'[')
+        | (b == b'(')
+        | (b == b'{')
+        | (b == b'<')
+        | (b == b'\\')
+        | ((b == b':') & ((c == b'/') | (c == b'\\')))
+        | ((b == b'-') & (c == b'-'))
+}
+
 /// May a rewrite start at one of the first [`CHUNK`] bytes of `w` (its last byte is the one
-/// after them)? A superset of [`needs_at`]: a non-ASCII byte, one of `% [ ( { < \`, a `:`
-/// before `/` or `\` (a scheme's), or `--` (an `xn--` label's). Branch-free, so that it
-/// compiles to vector compares.
+/// after them; see [`starts`])? Branch-free, so that it compiles to vector compares.
 #[inline]
 fn may_start(w: &[u8; CHUNK + 1]) -> bool {
     let mut any = false;
     for i in 0..CHUNK {
-        let (b, c) = (w[i], w[i + 1]);
-        any |= (b >= 0x80)
-            | (b == b'%')
-            | (b == b'[')
-            | (b == b'(')
-            | (b == b'{')
-            | (b == b'<')
-            | (b == b'\\')
-            | ((b == b':') & ((c == b'/') | (c == b'\\')))
-            | ((b == b'-') & (c == b'-'));
+        any |= starts(w[i], w[i + 1]);
     }
     any
 }

@@ -111,9 +111,20 @@ impl Found {
         }
         let need = match self.mode {
             Mode::Lower => {
-                let out = &mut buf.0[..t.len()];
-                out.copy_from_slice(t);
-                out.make_ascii_lowercase();
+                // Eight bytes at a time while the text goes on for eight more (the bytes
+                // written past the value's end are not part of it: `buf.0[..len]` is).
+                let mut i = 0;
+                while i < t.len() {
+                    let Some(w) = text.get(self.start + i..self.start + i + 8) else {
+                        for (o, &b) in buf.0[i..t.len()].iter_mut().zip(&t[i..]) {
+                            *o = b.to_ascii_lowercase();
+                        }
+                        break;
+                    };
+                    let w = lower8(word_at(w, 0));
+                    buf.0[i..i + 8].copy_from_slice(&w.to_le_bytes());
+                    i += 8;
+                }
                 return Some(t.len());
             }
             Mode::Digits => K_DIGIT,
