@@ -101,11 +101,13 @@ fn starts(b: u8, c: u8) -> bool {
 /// after them; see [`starts`])? Branch-free, so that it compiles to vector compares.
 #[inline]
 fn may_start(w: &[u8; CHUNK + 1]) -> bool {
-    let mut any = false;
+    let (b, c) = (&w[..CHUNK], &w[1..]);
+    // Per-byte lanes or-ed together, reduced once: vector compares and ors throughout.
+    let mut any = 0u8;
     for i in 0..CHUNK {
-        any |= starts(w[i], w[i + 1]);
+        any |= u8::from(starts(b[i], c[i]));
     }
-    any
+    any != 0
 }
 
 /// Does a rewrite start at (or, for an `xn--` label, two bytes before) `text[i]`?
