@@ -376,19 +376,49 @@ impl Poly {
         Poly::from_terms(self.nvars, terms.collect::<Vec<_>>())
     }
 
-    /// The value at a rational point.
+    /// The value at a rational point. With `x_i = a_i / b_i` and `D_i` the degree in `x_i`,
+    /// the sum is taken over the integers, `sum c · prod a_i^k_i · b_i^(D_i - k_i)`, then
+    /// divided once by `prod b_i^D_i`: one normalisation instead of one per term, and each
+    /// power computed once for all the terms that share it.
     pub fn eval(&self, x: &[BigRational]) -> BigRational {
-        let mut total = BigRational::zero();
+        let n = self.nvars.min(x.len());
+        // Per variable: the exponents that occur, each with a^k · b^(D - k).
+        let mut tables: Vec<Vec<(u32, BigInt)>> = Vec::with_capacity(n);
+        let mut denom = BigInt::one();
+        for (i, xi) in x.iter().enumerate().take(n) {
+            let mut ks: Vec<u32> = self.terms().map(|(e, _)| e[i]).collect();
+            ks.sort_unstable();
+            ks.dedup();
+            let d = ks.last().copied().unwrap_or(0);
+            let (a, b) = (xi.numer(), xi.denom());
+            // a^k ascending, b^(d - k) descending, each by the step from the previous one.
+            let mut a_pow = Vec::with_capacity(ks.len());
+            let (mut acc, mut at) = (BigInt::one(), 0u32);
+            for &k in &ks {
+                acc *= num_traits::pow(a.clone(), (k - at) as usize);
+                at = k;
+                a_pow.push(acc.clone());
+            }
+            let mut table = vec![(0u32, BigInt::zero()); ks.len()];
+            let (mut acc, mut at) = (BigInt::one(), d);
+            for (j, &k) in ks.iter().enumerate().rev() {
+                acc *= num_traits::pow(b.clone(), (at - k) as usize);
+                at = k;
+                table[j] = (k, &a_pow[j] * &acc);
+            }
+            denom *= num_traits::pow(b.clone(), d as usize);
+            tables.push(table);
+        }
+        let mut total = BigInt::zero();
         for (e, c) in self.terms() {
-            let mut t = BigRational::from_integer(c.clone());
-            for (&k, xi) in e.iter().zip(x) {
-                if k > 0 {
-                    t *= num_traits::pow(xi.clone(), k as usize);
-                }
+            let mut t = c.clone();
+            for (table, &k) in tables.iter().zip(e) {
+                let j = table.partition_point(|(kk, _)| *kk < k);
+                t *= &table[j].1;
             }
             total += t;
         }
-        total
+        BigRational::new(total, denom)
     }
 
     /// The polycore form (rational coefficients), for the gcd.

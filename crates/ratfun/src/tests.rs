@@ -182,3 +182,29 @@ proptest! {
         prop_assert!(g.div_exact(&cc).is_some(), "{:?} does not divide {:?}", cc, g);
     }
 }
+
+/// The value at a point term by term in rationals: the oracle of [`Poly::eval`]'s integer
+/// evaluation.
+fn eval_term_by_term(p: &crate::Poly, x: &[BigRational]) -> BigRational {
+    let mut total = BigRational::from_integer(BigInt::from(0));
+    for (e, c) in p.terms() {
+        let mut t = BigRational::from_integer(c.clone());
+        for (&k, xi) in e.iter().zip(x) {
+            t *= num_traits::pow(xi.clone(), k as usize);
+        }
+        total += t;
+    }
+    total
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn integer_evaluation_agrees_with_term_by_term_rationals(a in expr_text(), x in point()) {
+        let fa = f(&a);
+        for p in [fa.numerator(), fa.denominator()] {
+            prop_assert_eq!(p.eval(&x), eval_term_by_term(p, &x));
+        }
+    }
+}
