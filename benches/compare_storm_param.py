@@ -42,6 +42,8 @@ CASES = [
 # name, model, constants, parameters, property with a bound, box
 REGIONS = [
     ("brp-16-2", "brp.pm", "N=16,MAX=2", "pK,pL", "P<=0.9 [ F s=5 ]", "0.1<=pK<=0.9,0.1<=pL<=0.9"),
+    ("brp-256-5", "brp.pm", "N=256,MAX=5", "pK,pL", "P<=0.9 [ F s=5 ]",
+     "0.1<=pK<=0.9,0.1<=pL<=0.9"),
     ("crowds-3-5", "crowds.pm", "TotalRuns=3,CrowdSize=5", "PF,badC", "P<=0.1 [ F observe0>1 ]",
      "0.1<=PF<=0.9,0.1<=badC<=0.9"),
     ("crowds-6-5", "crowds.pm", "TotalRuns=6,CrowdSize=5", "PF,badC", "P<=0.1 [ F observe0>1 ]",
