@@ -222,25 +222,15 @@ pub fn reachability_rewards<'a>(
     all.insert_range(..);
     let no = graph::prob0(transpose, &all, target);
     let sure = graph::prob1(matrix, transpose, &all, target, &no);
-    let mut known = vec![0.0; n];
-    let mut candidates = StateSet::with_capacity(n);
-    for (s, k) in known.iter_mut().enumerate() {
+    solve_earning(matrix, transpose, exact, rewards, None, opts, |s| {
         if !sure.contains(s) {
-            *k = f64::INFINITY;
-        } else if !target.contains(s) {
-            candidates.insert(s);
+            Start::Infinite
+        } else if target.contains(s) {
+            Start::Zero
+        } else {
+            Start::Candidate
         }
-    }
-    solve_earning(
-        matrix,
-        transpose,
-        exact,
-        known,
-        &candidates,
-        rewards,
-        None,
-        opts,
-    )
+    })
 }
 
 /// Backward search on the transpose from `from`, through states of `within` only.
@@ -294,26 +284,16 @@ fn total_rewards_within(
     let mut all = StateSet::with_capacity(n);
     all.insert_range(..);
     let infinite = backward_within(transpose, &bad_bscc, &all);
-    // Transient states that can reach a positive reward (all BSCC states left are 0).
-    let mut candidates = StateSet::with_capacity(n);
-    let mut known = vec![0.0; n];
-    for (s, k) in known.iter_mut().enumerate() {
+    // The transient states are candidates (all BSCC states left are 0).
+    solve_earning(matrix, transpose, exact, rewards, upper, opts, |s| {
         if infinite.contains(s) {
-            *k = f64::INFINITY;
-        } else if !in_bscc.contains(s) {
-            candidates.insert(s);
+            Start::Infinite
+        } else if in_bscc.contains(s) {
+            Start::Zero
+        } else {
+            Start::Candidate
         }
-    }
-    solve_earning(
-        matrix,
-        transpose,
-        exact,
-        known,
-        &candidates,
-        rewards,
-        upper,
-        opts,
-    )
+    })
 }
 
 /// Discounted total reward `v = r + d·P·v` (`0 ≤ d < 1`; PRISM `R=? [ C{discount=d} ]`) as
@@ -374,28 +354,46 @@ pub fn discounted_total_rewards(
     Ok(solution)
 }
 
-/// Solves the expected-reward system on the `candidates` that can still earn a positive
-/// reward: among them, the value is 0 exactly where no positive reward can be collected before
-/// leaving them (a backward search from the positive-reward candidates); every other state
-/// keeps its value in `known`.
-#[allow(clippy::too_many_arguments)]
+/// Where a state of an expected-reward system starts.
+#[derive(Clone, Copy)]
+enum Start {
+    /// Its value is infinite.
+    Infinite,
+    /// Its value is 0.
+    Zero,
+    /// Its value is solved for (0 where no positive reward can be collected from it).
+    Candidate,
+}
+
+/// Solves the expected-reward system on the candidates (`start`) that can still earn a
+/// positive reward: among them, the value is 0 exactly where no positive reward can be
+/// collected before leaving them (a backward search from the positive-reward candidates).
 fn solve_earning(
     matrix: &Matrix,
     transpose: &Matrix,
     exact: Option<&[BigRational]>,
-    known: Vec<f64>,
-    candidates: &StateSet,
     rewards: Rewards<'_>,
     upper: Option<f64>,
     opts: &SolveOptions,
+    start: impl Fn(usize) -> Start,
 ) -> Result<Solution> {
-    let mut positive = StateSet::with_capacity(matrix.rows());
-    for s in candidates.ones() {
-        if rewards.values[s] > 0.0 {
-            positive.insert(s);
+    let n = matrix.rows();
+    let mut known = vec![0.0; n];
+    let mut candidates = StateSet::with_capacity(n);
+    let mut positive = StateSet::with_capacity(n);
+    for (s, k) in known.iter_mut().enumerate() {
+        match start(s) {
+            Start::Infinite => *k = f64::INFINITY,
+            Start::Zero => {}
+            Start::Candidate => {
+                candidates.insert(s);
+                if rewards.values[s] > 0.0 {
+                    positive.insert(s);
+                }
+            }
         }
     }
-    let earning = backward_within(transpose, &positive, candidates);
+    let earning = backward_within(transpose, &positive, &candidates);
     let unknowns: Vec<u32> = earning.ones().map(|s| s as u32).collect();
     let constant = unknowns
         .iter()
