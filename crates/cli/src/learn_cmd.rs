@@ -11,10 +11,9 @@ use augur_formats::json::parse_json;
 use augur_learn::counts::KeyedCounts;
 use augur_learn::learn::Unobserved;
 use augur_learn::pipeline::{
-    count_from_indexed, count_from_indexed_counts, count_from_jsonl, count_from_traces,
-    learn_from_counts, learn_from_indexed, learn_from_indexed_counts, learn_from_jsonl,
-    learn_from_traces, output_paths, write_learned, CountsOutcome, IndexedTraces, LearnOptions,
-    LearnedModel, ReadProgress,
+    count_from_indexed, count_from_indexed_counts, count_from_traces, learn_from_counts,
+    learn_from_indexed, learn_from_indexed_counts, learn_from_traces, output_paths, write_learned,
+    CountsOutcome, IndexedTraces, LearnOptions, LearnedModel, ParallelJsonl, ReadProgress,
 };
 use serde_json::json;
 
@@ -231,16 +230,21 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
         // The parallel reader, block by block.
         let file = File::open(traces).with_context(|| format!("{file_name}: cannot open"))?;
         let mut report = |p: ReadProgress| progress.show(p.bytes, p.steps);
-        let spec = spec.as_ref();
+        let read = ParallelJsonl {
+            input: file,
+            file: &file_name,
+            spec: spec.as_ref(),
+            opts: &opts,
+            threads,
+            progress: &mut report,
+        };
         if args.counts_only {
-            let outcome = count_from_jsonl(file, &file_name, spec, &opts, threads, &mut report)
-                .map_err(with_note)?;
+            let outcome = read.count().map_err(with_note)?;
             progress.finish();
             write_counts(&outcome.counts, &args.output)?;
             return counts_summary(args, &file_name, &outcome, out);
         }
-        let outcome = learn_from_jsonl(file, &file_name, spec, &opts, threads, &mut report)
-            .map_err(with_note)?;
+        let outcome = read.learn().map_err(with_note)?;
         progress.finish();
         return learned_summary(args, &file_name, outcome, out);
     }

@@ -653,6 +653,19 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
     Ok(false)
 }
 
+/// The JSON of `augur pac MODEL --param-box --json` (written through `serde_json::Value`, so
+/// every object's keys come out sorted, as the other reports' do).
+#[derive(serde::Serialize)]
+struct ParamBoxReport<'a> {
+    confidence: f64,
+    entry_delta: f64,
+    graph_preserving: bool,
+    param: &'a str,
+    pairs: u64,
+    region: &'a str,
+    rows: &'a [augur_learn::parametric::RowBox],
+}
+
 /// `augur pac MODEL --param-box`: the confidence box of each symbolic row of a model learned
 /// with `augur learn --parametric` (augur_learn::parametric), and the options that check the
 /// model over it.
@@ -681,15 +694,16 @@ fn param_box(args: &PacArgs, out: &mut dyn Write) -> Result<bool> {
     let (params, region) = region_options(&boxes);
     let preserving = boxes.iter().all(|b| b.graph_preserving());
     if args.json {
-        let v = json!({
-            "confidence": confidence,
-            "pairs": pairs,
-            "entry_delta": entry_delta,
-            "rows": boxes,
-            "param": params,
-            "region": region,
-            "graph_preserving": preserving,
-        });
+        let report = ParamBoxReport {
+            confidence,
+            entry_delta,
+            graph_preserving: preserving,
+            param: &params,
+            pairs,
+            region: &region,
+            rows: &boxes,
+        };
+        let v = serde_json::to_value(&report)?;
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(preserving);
     }

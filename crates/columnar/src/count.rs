@@ -193,13 +193,7 @@ impl Part {
         .ok()?;
         self.grow();
         let mut order = std::mem::take(&mut self.order_buf);
-        let values = order_values(
-            batch.column(positions[1]).as_ref(),
-            &mut order,
-            &Role::order(file, columns),
-            row,
-        )
-        .ok()?;
+        let values = order_values(batch, positions, &mut order, file, columns, row).ok()?;
         let trace = batch.column(positions[0]);
         let dict = trace.as_dictionary_opt::<Int32Type>()?;
         if trace.null_count() > 0 || dict.values().null_count() > 0 {

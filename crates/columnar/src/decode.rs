@@ -352,19 +352,23 @@ pub(crate) fn intern_column(
     Ok(())
 }
 
-/// The order values of `col`: 64-bit integers without nulls read in place, other types
-/// converted into `buf` (cleared first).
+/// The order values of a batch of `file` whose columns `positions` are (trace id, order,
+/// states...), its rows numbered from `first_row`: 64-bit integers without nulls read in
+/// place, other types converted into `buf` (cleared first).
 pub(crate) fn order_values<'a>(
-    col: &'a dyn Array,
+    batch: &'a RecordBatch,
+    positions: &[usize],
     buf: &'a mut Vec<i64>,
-    role: &Role<'_>,
+    file: &str,
+    columns: &Columns,
     first_row: u64,
 ) -> Result<&'a [i64]> {
+    let col = batch.column(positions[1]).as_ref();
     match col.as_primitive_opt::<Int64Type>() {
         Some(a) if a.null_count() == 0 => Ok(a.values()),
         _ => {
             buf.clear();
-            order_column(col, buf, role, first_row)?;
+            order_column(col, buf, &Role::order(file, columns), first_row)?;
             Ok(buf)
         }
     }

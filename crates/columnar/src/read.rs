@@ -302,12 +302,7 @@ impl Chunk {
             row,
         )?;
         let mut order = std::mem::take(&mut self.order_buf);
-        let values = order_values(
-            batch.column(positions[1]).as_ref(),
-            &mut order,
-            &Role::order(file, columns),
-            row,
-        )?;
+        let values = order_values(batch, positions, &mut order, file, columns, row)?;
         // Within a run, order values must increase.
         let mut next = first_run;
         for (i, &o) in values.iter().enumerate() {

@@ -283,14 +283,25 @@ fn take_apart(model: &Model, request: &Request) -> Result<Parts> {
             },
         }
     };
-    match &resolved.formula {
+    // A probability or a reward, its threshold (an upper bound) apart from the formula of its
+    // value.
+    let mut value_formula = resolved.formula.clone();
+    let threshold = match &mut value_formula {
         ResolvedFormula::Prob {
             opt: None,
             threshold,
-            path,
-            span,
-        } => {
-            let threshold = threshold_of(threshold, *span)?;
+            ..
+        }
+        | ResolvedFormula::Reward {
+            opt: None,
+            threshold,
+            ..
+        } => threshold.take(),
+        f => return Err(at(f.span(), SUPPORTED.to_string())),
+    };
+    let threshold = threshold_of(&threshold, value_formula.span())?;
+    match &value_formula {
+        ResolvedFormula::Prob { path, span, .. } => {
             let (phi, psi, steps) = match path.as_ref() {
                 ResolvedPath::Eventually(t, s) => (None, t.clone(), *s),
                 ResolvedPath::Until(f, t, s) => (Some(f.clone()), t.clone(), *s),
@@ -305,12 +316,6 @@ fn take_apart(model: &Model, request: &Request) -> Result<Parts> {
             if steps.upper.is_some_and(|k| k > u64::from(u32::MAX - 1)) {
                 return Err(at(steps.span, "step bound too large".to_string()));
             }
-            let value_formula = ResolvedFormula::Prob {
-                opt: None,
-                threshold: None,
-                path: path.clone(),
-                span: *span,
-            };
             Ok(Parts {
                 phi,
                 psi,
@@ -324,28 +329,20 @@ fn take_apart(model: &Model, request: &Request) -> Result<Parts> {
         }
         ResolvedFormula::Reward {
             structure,
-            opt: None,
-            threshold,
             path,
             span,
+            ..
         } => {
-            let threshold = threshold_of(threshold, *span)?;
             let ResolvedRewardPath::Reachability(psi) = path.as_ref() else {
                 return Err(at(*span, SUPPORTED.to_string()));
             };
-            let value_formula = ResolvedFormula::Reward {
-                structure: *structure,
-                opt: None,
-                threshold: None,
-                path: path.clone(),
-                span: *span,
-            };
+            let (psi, reward) = (psi.clone(), Some(*structure));
             Ok(Parts {
                 phi: None,
-                psi: psi.clone(),
+                psi,
                 steps: Steps::unbounded(),
                 threshold,
-                reward: Some(*structure),
+                reward,
                 value_formula,
                 source,
                 text: resolved.text.clone(),

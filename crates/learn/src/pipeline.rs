@@ -314,19 +314,50 @@ pub fn learn_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
     learn_counted(count_groups(reader, file, spec, opts)?, spec, opts)
 }
 
-/// [`learn_from_traces`] on a JSON Lines file, read in parallel on `threads` threads (see
-/// [`crate::jsonl`]): the same model, bit for bit, and the same errors. `progress` is called
-/// after each block read (some megabytes).
-pub fn learn_from_jsonl(
-    input: impl std::io::Read,
-    file: &str,
-    spec: Option<&Abstraction>,
-    opts: &LearnOptions,
-    threads: usize,
-    progress: &mut dyn FnMut(ReadProgress),
-) -> Result<LearnOutcome> {
-    let counted = crate::jsonl::count_jsonl(input, file, spec, opts, threads, progress)?;
-    learn_counted(counted, spec, opts)
+/// A JSON Lines trace file read in parallel on `threads` threads (see [`crate::jsonl`]), to
+/// be learned ([`ParallelJsonl::learn`]) or counted ([`ParallelJsonl::count`]): the same
+/// model or counts, bit for bit, and the same errors as [`learn_from_traces`] and
+/// [`count_from_traces`] reading it in order. `progress` is called after each block read
+/// (some megabytes).
+pub struct ParallelJsonl<'a, R> {
+    /// The file's bytes.
+    pub input: R,
+    /// The file's name, for messages.
+    pub file: &'a str,
+    /// The abstraction, if any (as for [`learn_from_traces`]).
+    pub spec: Option<&'a Abstraction>,
+    /// The learning options.
+    pub opts: &'a LearnOptions,
+    /// Threads to read on.
+    pub threads: usize,
+    /// Called after each block read.
+    pub progress: &'a mut dyn FnMut(ReadProgress),
+}
+
+impl<R: std::io::Read> ParallelJsonl<'_, R> {
+    /// [`learn_from_traces`] on the file.
+    pub fn learn(self) -> Result<LearnOutcome> {
+        let (spec, opts) = (self.spec, self.opts);
+        learn_counted(self.counted()?, spec, opts)
+    }
+
+    /// [`count_from_traces`] on the file.
+    pub fn count(self) -> Result<CountsOutcome> {
+        let (spec, opts) = (self.spec, self.opts);
+        Ok(keyed_outcome(self.counted()?, spec, opts))
+    }
+
+    fn counted(self) -> Result<Counted> {
+        let ParallelJsonl {
+            input,
+            file,
+            spec,
+            opts,
+            threads,
+            progress,
+        } = self;
+        crate::jsonl::count_jsonl(input, file, spec, opts, threads, progress)
+    }
 }
 
 pub(crate) fn learn_counted(
@@ -368,20 +399,6 @@ pub fn count_from_traces<I: IntoIterator<Item = augur_abstraction::Result<Trace>
         spec,
         opts,
     ))
-}
-
-/// [`count_from_traces`] on a JSON Lines file, read in parallel on `threads` threads (see
-/// [`learn_from_jsonl`]).
-pub fn count_from_jsonl(
-    input: impl std::io::Read,
-    file: &str,
-    spec: Option<&Abstraction>,
-    opts: &LearnOptions,
-    threads: usize,
-    progress: &mut dyn FnMut(ReadProgress),
-) -> Result<CountsOutcome> {
-    let counted = crate::jsonl::count_jsonl(input, file, spec, opts, threads, progress)?;
-    Ok(keyed_outcome(counted, spec, opts))
 }
 
 /// The keyed counts of counted groups.

@@ -54,141 +54,127 @@ pub fn indicator(set: &StateSet, n: usize) -> Vec<f64> {
     v
 }
 
-/// `k` sweeps of `x(s) ← Σ_t P(s,t)·x(t)` on the rows in `rows`; every other entry keeps its
-/// initial value. Stops early when a sweep changes nothing (a fixed point).
-pub fn sweep_rows(
-    matrix: &Matrix,
-    rows: &[u32],
-    init: Vec<f64>,
-    k: u64,
-    stop: &Interrupt,
-) -> Result<Vec<f64>> {
-    let csr = Csr::new(matrix);
-    let mut x = init;
-    let mut y = x.clone();
-    for i in 0..k {
-        stop.check(i)?;
-        let mut changed = false;
-        for &s in rows {
-            let s = s as usize;
-            let v = csr.row_dot(s, &x);
-            changed |= v != x[s];
-            y[s] = v;
-        }
-        std::mem::swap(&mut x, &mut y);
-        if !changed {
-            break;
+/// `k` steps of the chain `matrix`, for the bounded operators (`U≤k`, `C≤k`, `I=k`): run as
+/// sweeps, one per step, each stopping early at an exact fixed point (so a huge `k` on a
+/// converging chain costs only the sweeps until nothing changes), or, made by
+/// [`Horizon::any_k`], by repeated squaring where a huge `k` on a small chain makes it pay
+/// ([`crate::huge_k`]). `stop` is checked once per sweep or squaring.
+#[derive(Clone, Copy, Debug)]
+pub struct Horizon<'a> {
+    pub(crate) matrix: &'a Matrix,
+    pub(crate) k: u64,
+    pub(crate) stop: &'a Interrupt,
+    /// Whether repeated squaring may be used.
+    squaring: bool,
+}
+
+impl<'a> Horizon<'a> {
+    /// `k` steps of `matrix` by sweeps, one per step.
+    pub fn new(matrix: &'a Matrix, k: u64, stop: &'a Interrupt) -> Self {
+        Horizon {
+            matrix,
+            k,
+            stop,
+            squaring: false,
         }
     }
-    Ok(x)
-}
 
-/// `P(φ U≤k ψ)` for every state: `k` sweeps over the φ∧¬ψ rows from the indicator of ψ
-/// (other states keep 1 on ψ, 0 elsewhere), stopping early at an exact fixed point (so huge
-/// `k` on a converging chain costs only the sweeps until nothing changes).
-pub fn bounded_until(
-    matrix: &Matrix,
-    phi: &StateSet,
-    psi: &StateSet,
-    k: u64,
-    stop: &Interrupt,
-) -> Result<Vec<f64>> {
-    bounded_until_by(sweep_rows, matrix, phi, psi, k, stop)
-}
-
-/// A way to run [`sweep_rows`]: this module's sweeps, or another (the checker's repeated
-/// squaring for huge `k`) with the same meaning.
-pub type SweepRows = fn(&Matrix, &[u32], Vec<f64>, u64, &Interrupt) -> Result<Vec<f64>>;
-
-/// [`bounded_until`] with the sweeps done by `sweep`.
-pub fn bounded_until_by(
-    sweep: SweepRows,
-    matrix: &Matrix,
-    phi: &StateSet,
-    psi: &StateSet,
-    k: u64,
-    stop: &Interrupt,
-) -> Result<Vec<f64>> {
-    let n = matrix.rows();
-    let mut maybe = phi.clone();
-    maybe.difference_with(psi);
-    let rows = state_list(&maybe, n);
-    sweep(matrix, &rows, indicator(psi, n), k, stop)
-}
-
-/// `k` sweeps of `x(s) ← [s ∈ φ]·Σ_t P(s,t)·x(t)` over every state: the probability of staying
-/// in φ for `k` steps (positions `0..k`) and then collecting `x` at position `k`.
-pub fn restricted_steps(
-    matrix: &Matrix,
-    phi: &StateSet,
-    init: Vec<f64>,
-    k: u64,
-    stop: &Interrupt,
-) -> Result<Vec<f64>> {
-    let csr = Csr::new(matrix);
-    let n = matrix.rows();
-    let mut x = init;
-    let mut y = vec![0.0; n];
-    for i in 0..k {
-        stop.check(i)?;
-        let mut changed = false;
-        for (s, ys) in y.iter_mut().enumerate() {
-            let v = if phi.contains(s) {
-                csr.row_dot(s, &x)
-            } else {
-                0.0
-            };
-            changed |= v != x[s];
-            *ys = v;
-        }
-        std::mem::swap(&mut x, &mut y);
-        // An exact fixed point stays one for the remaining sweeps.
-        if !changed {
-            break;
+    /// `k` steps of `matrix` for any `k`: by repeated squaring where it pays.
+    pub fn any_k(matrix: &'a Matrix, k: u64, stop: &'a Interrupt) -> Self {
+        Horizon {
+            squaring: true,
+            ..Horizon::new(matrix, k, stop)
         }
     }
-    Ok(x)
-}
 
-/// `x_k` with `x_0 = 0`, `x_{i+1} = r + d·P·x_i`: the expected reward (discounted by `d`,
-/// `d = 1` for plain cumulative reward) collected in the first `k` steps,
-/// `Σ_{i<k} d^i·E[r(X_i)]`.
-pub fn cumulative(
-    matrix: &Matrix,
-    rewards: &[f64],
-    discount: f64,
-    k: u64,
-    stop: &Interrupt,
-) -> Result<Vec<f64>> {
-    let csr = Csr::new(matrix);
-    let n = matrix.rows();
-    let mut x = vec![0.0; n];
-    let mut y = vec![0.0; n];
-    for i in 0..k {
-        stop.check(i)?;
-        for (s, ys) in y.iter_mut().enumerate() {
-            *ys = rewards[s] + discount * csr.row_dot(s, &x);
+    /// `k` sweeps of `x(s) ← Σ_t P(s,t)·x(t)` on the rows in `rows` from `init`; every other
+    /// entry keeps its initial value.
+    pub fn rows(&self, rows: &[u32], init: Vec<f64>) -> Result<Vec<f64>> {
+        if self.squaring && crate::huge_k::squaring_pays(self.matrix.rows(), self.k) {
+            return crate::huge_k::rows_by_squaring(self, rows, init);
         }
-        std::mem::swap(&mut x, &mut y);
+        let csr = Csr::new(self.matrix);
+        let mut x = init;
+        let mut y = x.clone();
+        for i in 0..self.k {
+            self.stop.check(i)?;
+            let mut changed = false;
+            for &s in rows {
+                let s = s as usize;
+                let v = csr.row_dot(s, &x);
+                changed |= v != x[s];
+                y[s] = v;
+            }
+            std::mem::swap(&mut x, &mut y);
+            if !changed {
+                break;
+            }
+        }
+        Ok(x)
     }
-    Ok(x)
-}
 
-/// `P^k·v`: the expectation of `v(X_k)` from every state.
-pub fn power_apply(matrix: &Matrix, v: Vec<f64>, k: u64, stop: &Interrupt) -> Result<Vec<f64>> {
-    power_apply_by(sweep_rows, matrix, v, k, stop)
-}
+    /// `P(φ U≤k ψ)` for every state: `k` sweeps over the φ∧¬ψ rows from the indicator of ψ
+    /// (other states keep 1 on ψ, 0 elsewhere).
+    pub fn until(&self, phi: &StateSet, psi: &StateSet) -> Result<Vec<f64>> {
+        let n = self.matrix.rows();
+        let mut maybe = phi.clone();
+        maybe.difference_with(psi);
+        self.rows(&state_list(&maybe, n), indicator(psi, n))
+    }
 
-/// [`power_apply`] with the sweeps done by `sweep`.
-pub fn power_apply_by(
-    sweep: SweepRows,
-    matrix: &Matrix,
-    v: Vec<f64>,
-    k: u64,
-    stop: &Interrupt,
-) -> Result<Vec<f64>> {
-    let all: Vec<u32> = (0..matrix.rows() as u32).collect();
-    sweep(matrix, &all, v, k, stop)
+    /// `P^k·v`: the expectation of `v(X_k)` from every state.
+    pub fn power_apply(&self, v: Vec<f64>) -> Result<Vec<f64>> {
+        let all: Vec<u32> = (0..self.matrix.rows() as u32).collect();
+        self.rows(&all, v)
+    }
+
+    /// `k` sweeps of `x(s) ← [s ∈ φ]·Σ_t P(s,t)·x(t)` over every state from `init`: the
+    /// probability of staying in φ for `k` steps (positions `0..k`) and then collecting `x`
+    /// at position `k`. After the first sweep the states outside φ hold 0 for good, so the
+    /// other `k − 1` are sweeps of the φ rows.
+    pub fn restricted(&self, phi: &StateSet, init: Vec<f64>) -> Result<Vec<f64>> {
+        if self.k == 0 {
+            return Ok(init);
+        }
+        self.stop.check(0)?;
+        let csr = Csr::new(self.matrix);
+        let n = self.matrix.rows();
+        let first = (0..n)
+            .map(|s| {
+                if phi.contains(s) {
+                    csr.row_dot(s, &init)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let rest = Horizon {
+            k: self.k - 1,
+            ..*self
+        };
+        rest.rows(&state_list(phi, n), first)
+    }
+
+    /// `x_k` with `x_0 = 0`, `x_{i+1} = r + d·P·x_i`: the expected reward (discounted by `d`,
+    /// `d = 1` for plain cumulative reward) collected in the first `k` steps,
+    /// `Σ_{i<k} d^i·E[r(X_i)]`.
+    pub fn cumulative(&self, rewards: &[f64], discount: f64) -> Result<Vec<f64>> {
+        if self.squaring && self.k > 64 {
+            return crate::huge_k::cumulative(self, rewards, discount);
+        }
+        let csr = Csr::new(self.matrix);
+        let n = self.matrix.rows();
+        let mut x = vec![0.0; n];
+        let mut y = vec![0.0; n];
+        for i in 0..self.k {
+            self.stop.check(i)?;
+            for (s, ys) in y.iter_mut().enumerate() {
+                *ys = rewards[s] + discount * csr.row_dot(s, &x);
+            }
+            std::mem::swap(&mut x, &mut y);
+        }
+        Ok(x)
+    }
 }
 
 /// The result of [`discounted_total`].

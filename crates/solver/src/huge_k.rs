@@ -11,16 +11,16 @@
 //!   keeps the solver's sweeps (which stop at an exact fixed point), and all of them honour the
 //!   time limit and cancellation through the [`Interrupt`] once per sweep.
 
-use crate::bounded;
+use crate::bounded::Horizon;
 use crate::numeric::Interrupt;
 use crate::Result;
-use augur_dtmc::{Matrix, StateSet};
+use augur_dtmc::Matrix;
 
 /// The largest chain whose step matrix is squared densely (256² entries, 512 KiB).
 pub const DENSE_MAX_STATES: usize = 256;
 
 /// Below this many steps the sweeps are at least as cheap as squaring.
-fn squaring_pays(n: usize, k: u64) -> bool {
+pub(crate) fn squaring_pays(n: usize, k: u64) -> bool {
     n <= DENSE_MAX_STATES && k > 64 && k / 8 > n as u64
 }
 
@@ -90,88 +90,49 @@ impl Dense {
     }
 }
 
-/// The sweep matrix: row `s` is `P(s, ·)` when `row(s)` says so, the unit row `e_s` (the entry
-/// is kept) when it says `Some(false)`, and zero when `None`.
-fn sweep_matrix(matrix: &Matrix, row: impl Fn(usize) -> Option<bool>) -> Dense {
+/// The sweep matrix: row `s` is `P(s, ·)` where `swept[s]`, else the unit row `e_s` (the
+/// entry is kept).
+fn sweep_matrix(matrix: &Matrix, swept: &[bool]) -> Dense {
     let n = matrix.rows();
     let mut d = Dense {
         n,
         a: vec![0.0; n * n],
     };
     for (s, r) in matrix.outer_iterator().enumerate() {
-        match row(s) {
-            Some(true) => {
-                for (t, &p) in r.iter() {
-                    d.a[s * n + t] += p;
-                }
+        if swept[s] {
+            for (t, &p) in r.iter() {
+                d.a[s * n + t] += p;
             }
-            Some(false) => d.a[s * n + s] = 1.0,
-            None => {}
+        } else {
+            d.a[s * n + s] = 1.0;
         }
     }
     d
 }
 
-/// [`bounded::sweep_rows`] for any `k`.
-pub fn sweep_rows(
-    matrix: &Matrix,
+/// [`Horizon::rows`] by repeated squaring of the sweep's matrix.
+pub(crate) fn rows_by_squaring(
+    horizon: &Horizon<'_>,
     rows: &[u32],
     init: Vec<f64>,
-    k: u64,
-    stop: &Interrupt,
 ) -> Result<Vec<f64>> {
-    let n = matrix.rows();
-    if !squaring_pays(n, k) {
-        return bounded::sweep_rows(matrix, rows, init, k, stop);
-    }
-    let mut swept = vec![false; n];
+    let mut swept = vec![false; horizon.matrix.rows()];
     for &s in rows {
         swept[s as usize] = true;
     }
-    let m = sweep_matrix(matrix, |s| Some(swept[s]));
-    Ok(m.pow(k, stop)?.apply(&init))
+    let m = sweep_matrix(horizon.matrix, &swept);
+    Ok(m.pow(horizon.k, horizon.stop)?.apply(&init))
 }
 
-/// [`bounded::bounded_until`] for any `k`.
-pub fn bounded_until(
-    matrix: &Matrix,
-    phi: &StateSet,
-    psi: &StateSet,
-    k: u64,
-    stop: &Interrupt,
-) -> Result<Vec<f64>> {
-    bounded::bounded_until_by(sweep_rows, matrix, phi, psi, k, stop)
-}
-
-/// [`bounded::power_apply`] for any `k`.
-pub fn power_apply(matrix: &Matrix, v: Vec<f64>, k: u64, stop: &Interrupt) -> Result<Vec<f64>> {
-    bounded::power_apply_by(sweep_rows, matrix, v, k, stop)
-}
-
-/// [`bounded::restricted_steps`] for any `k`.
-pub fn restricted_steps(
-    matrix: &Matrix,
-    phi: &StateSet,
-    init: Vec<f64>,
-    k: u64,
-    stop: &Interrupt,
-) -> Result<Vec<f64>> {
-    let n = matrix.rows();
-    if !squaring_pays(n, k) {
-        return bounded::restricted_steps(matrix, phi, init, k, stop);
-    }
-    let m = sweep_matrix(matrix, |s| phi.contains(s).then_some(true));
-    Ok(m.pow(k, stop)?.apply(&init))
-}
-
-/// [`bounded::cumulative`] (`x_k` with `x_0 = 0`, `x_{i+1} = r + d·P·x_i`) for any `k`.
-pub fn cumulative(
-    matrix: &Matrix,
+/// [`Horizon::cumulative`] (`x_k` with `x_0 = 0`, `x_{i+1} = r + d·P·x_i`) for `k` over 64.
+pub(crate) fn cumulative(
+    horizon: &Horizon<'_>,
     rewards: &[f64],
     discount: f64,
-    k: u64,
-    stop: &Interrupt,
 ) -> Result<Vec<f64>> {
+    let Horizon {
+        matrix, k, stop, ..
+    } = *horizon;
     let n = matrix.rows();
     if squaring_pays(n + 1, k) {
         // The affine map as an (n+1)-square matrix [[d·P, r], [0, 1]] applied to (0, 1).
@@ -192,9 +153,6 @@ pub fn cumulative(
         let mut x = d.pow(k, stop)?.apply(&init);
         x.truncate(n);
         return Ok(x);
-    }
-    if k <= 64 {
-        return bounded::cumulative(matrix, rewards, discount, k, stop);
     }
     if discount < 1.0 {
         // x ← r + d·P·x is a map of x alone: once a sweep changes nothing, no later one does.
@@ -273,8 +231,8 @@ mod tests {
         let r = [1.0, 2.0, 0.5];
         for k in [65, 100, 1000] {
             for d in [1.0, 0.9] {
-                let a = cumulative(&m, &r, d, k, &stop).unwrap();
-                let b = bounded::cumulative(&m, &r, d, k, &stop).unwrap();
+                let a = Horizon::any_k(&m, k, &stop).cumulative(&r, d).unwrap();
+                let b = Horizon::new(&m, k, &stop).cumulative(&r, d).unwrap();
                 for (x, y) in a.iter().zip(&b) {
                     assert!(
                         (x - y).abs() <= 1e-9 * y.abs().max(1.0),
@@ -282,8 +240,10 @@ mod tests {
                     );
                 }
             }
-            let a = power_apply(&m, r.to_vec(), k, &stop).unwrap();
-            let b = bounded::power_apply(&m, r.to_vec(), k, &stop).unwrap();
+            let a = Horizon::any_k(&m, k, &stop)
+                .power_apply(r.to_vec())
+                .unwrap();
+            let b = Horizon::new(&m, k, &stop).power_apply(r.to_vec()).unwrap();
             for (x, y) in a.iter().zip(&b) {
                 assert!((x - y).abs() <= 1e-12, "k={k}: {x} vs {y}");
             }
@@ -296,12 +256,18 @@ mod tests {
         // hand), and P^k·[0,1] alternates with the parity of k.
         let m = cycle(2);
         let stop = Interrupt::default();
-        let x = cumulative(&m, &[1.0, 1.0], 1.0, 1_000_000_000, &stop).unwrap();
+        let x = Horizon::any_k(&m, 1_000_000_000, &stop)
+            .cumulative(&[1.0, 1.0], 1.0)
+            .unwrap();
         assert_eq!(x, vec![1e9, 1e9]);
-        let y = power_apply(&m, vec![0.0, 1.0], 99_999_999_999, &stop).unwrap();
+        let y = Horizon::any_k(&m, 99_999_999_999, &stop)
+            .power_apply(vec![0.0, 1.0])
+            .unwrap();
         assert_eq!(y, vec![1.0, 0.0]);
         // Discounted: Σ_{i<k} d^i → 1/(1−d) for huge k.
-        let z = cumulative(&m, &[1.0, 1.0], 0.5, 1_000_000_000, &stop).unwrap();
+        let z = Horizon::any_k(&m, 1_000_000_000, &stop)
+            .cumulative(&[1.0, 1.0], 0.5)
+            .unwrap();
         assert!((z[0] - 2.0).abs() < 1e-12, "{z:?}");
     }
 
@@ -311,7 +277,9 @@ mod tests {
         // r = 1, so C<=k = k exactly after one sweep.
         let m = cycle(300);
         let stop = Interrupt::default();
-        let x = cumulative(&m, &vec![1.0; 300], 1.0, 1_000_000_000_000, &stop).unwrap();
+        let x = Horizon::any_k(&m, 1_000_000_000_000, &stop)
+            .cumulative(&vec![1.0; 300], 1.0)
+            .unwrap();
         assert!(x.iter().all(|&v| v == 1e12), "{:?}", &x[..3]);
     }
 }

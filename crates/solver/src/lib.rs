@@ -65,8 +65,7 @@ pub mod sweep;
 pub use absorbing::{absorbing_analysis, Absorption};
 pub use numeric::{Interrupt, Interruption, Method, Result, Solution, SolveOptions, SolverError};
 pub use reach::{
-    discounted_total_rewards, reachability_rewards, reachability_rewards_exact, total_rewards,
-    total_rewards_exact, until_probabilities,
+    discounted_total_rewards, reachability_rewards, total_rewards, until_probabilities, Rewards,
 };
-pub use steady::{long_run_average, long_run_average_exact};
+pub use steady::long_run_average;
 pub use sweep::step_rewards;

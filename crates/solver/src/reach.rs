@@ -152,72 +152,85 @@ pub fn until_probabilities(
     Ok(assemble(known, None, &unknowns, solved))
 }
 
-/// Expected reward accumulated until reaching `target` (PRISM `R=? [F target]`), where
-/// `rewards[s]` is the expected reward of one step from `s` (state reward plus the
-/// probability-weighted transition rewards). `f64::INFINITY` where `P(F target) < 1`, 0 on
-/// `target`. Rewards must be finite and non-negative.
-pub fn reachability_rewards(
-    matrix: &Matrix,
-    transpose: &Matrix,
-    exact: Option<&[BigRational]>,
-    target: &StateSet,
-    rewards: &[f64],
-    opts: &SolveOptions,
-) -> Result<Solution> {
-    reachability_rewards_exact(matrix, transpose, exact, target, rewards, None, opts)
+/// One value per state (a state's expected one-step reward, or the value whose long-run
+/// average is asked), with the exact rationals of the values when the caller has them
+/// (aligned with `values`; exact mode: a reward `0.1` is 1/10, and an expected one-step reward
+/// with transition rewards, `state + Σ P·trans`, is not the decimal of its double). Without
+/// them the exact method takes each double as its own rational. `From` a slice of doubles.
+#[derive(Clone, Copy, Debug)]
+pub struct Rewards<'a> {
+    /// The values, one per state.
+    pub values: &'a [f64],
+    /// Their exact rationals, if known.
+    pub exact: Option<&'a [BigRational]>,
 }
 
-/// [`reachability_rewards`] with the exact one-step rewards when the caller has them
-/// (`rewards_exact`, aligned with `rewards`): the exact method then solves with these
-/// instead of reading each `f64` reward as its decimal (with transition rewards, the expected
-/// one-step reward `state + Σ P·trans` is not the decimal of its double).
-pub fn reachability_rewards_exact(
+impl Rewards<'_> {
+    /// Exact values, when given, are one per state, as the doubles.
+    fn check_exact(&self) -> Result<()> {
+        match self.exact {
+            Some(q) if q.len() != self.values.len() => Err(SolverError::Unsupported(format!(
+                "exact rewards: {} entries for {} states",
+                q.len(),
+                self.values.len()
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<'a> From<&'a [f64]> for Rewards<'a> {
+    fn from(values: &'a [f64]) -> Self {
+        Rewards {
+            values,
+            exact: None,
+        }
+    }
+}
+
+impl<'a> From<&'a Vec<f64>> for Rewards<'a> {
+    fn from(values: &'a Vec<f64>) -> Self {
+        Rewards::from(values.as_slice())
+    }
+}
+
+impl<'a, const N: usize> From<&'a [f64; N]> for Rewards<'a> {
+    fn from(values: &'a [f64; N]) -> Self {
+        Rewards::from(values.as_slice())
+    }
+}
+
+/// Expected reward accumulated until reaching `target` (PRISM `R=? [F target]`), where
+/// `rewards` gives the expected reward of one step from each state (state reward plus the
+/// probability-weighted transition rewards). `f64::INFINITY` where `P(F target) < 1`, 0 on
+/// `target`. Rewards must be finite and non-negative.
+pub fn reachability_rewards<'a>(
     matrix: &Matrix,
     transpose: &Matrix,
     exact: Option<&[BigRational]>,
     target: &StateSet,
-    rewards: &[f64],
-    rewards_exact: Option<&[BigRational]>,
+    rewards: impl Into<Rewards<'a>>,
     opts: &SolveOptions,
 ) -> Result<Solution> {
+    let rewards = rewards.into();
     check_dims(matrix, transpose, &[target])?;
-    check_rewards_exact(rewards, rewards_exact)?;
+    rewards.check_exact()?;
     check_exact(matrix, exact)?;
     let n = matrix.rows();
-    check_values("rewards", rewards, n, true)?;
+    check_values("rewards", rewards.values, n, true)?;
     let mut all = StateSet::with_capacity(n);
     all.insert_range(..);
     let no = graph::prob0(transpose, &all, target);
     let sure = graph::prob1(matrix, transpose, &all, target, &no);
-    let mut known = vec![0.0; n];
-    let mut candidates = StateSet::with_capacity(n);
-    for (s, k) in known.iter_mut().enumerate() {
+    solve_earning(matrix, transpose, exact, rewards, None, opts, |s| {
         if !sure.contains(s) {
-            *k = f64::INFINITY;
-        } else if !target.contains(s) {
-            candidates.insert(s);
+            Start::Infinite
+        } else if target.contains(s) {
+            Start::Zero
+        } else {
+            Start::Candidate
         }
-    }
-    // Among the candidates, the value is 0 exactly where no positive reward can be collected
-    // before reaching the target: backward search from positive-reward candidates.
-    let mut positive = StateSet::with_capacity(n);
-    for s in candidates.ones() {
-        if rewards[s] > 0.0 {
-            positive.insert(s);
-        }
-    }
-    solve_earning(
-        matrix,
-        transpose,
-        exact,
-        known,
-        &positive,
-        &candidates,
-        rewards,
-        rewards_exact,
-        None,
-        opts,
-    )
+    })
 }
 
 /// Backward search on the transpose from `from`, through states of `within` only.
@@ -230,62 +243,37 @@ pub(crate) fn backward_within(transpose: &Matrix, from: &StateSet, within: &Stat
 /// Expected total reward (PRISM `R=? [C]`): `f64::INFINITY` where a bottom SCC containing a
 /// state with positive reward is reachable with positive probability; otherwise the expected
 /// sum of `rewards` along the path (finite). Rewards must be finite and non-negative.
-pub fn total_rewards(
+pub fn total_rewards<'a>(
     matrix: &Matrix,
     transpose: &Matrix,
     exact: Option<&[BigRational]>,
-    rewards: &[f64],
+    rewards: impl Into<Rewards<'a>>,
     opts: &SolveOptions,
 ) -> Result<Solution> {
-    total_rewards_within(matrix, transpose, exact, rewards, None, None, opts)
-}
-
-/// [`total_rewards`] with the exact one-step rewards (as [`reachability_rewards_exact`]).
-pub fn total_rewards_exact(
-    matrix: &Matrix,
-    transpose: &Matrix,
-    exact: Option<&[BigRational]>,
-    rewards: &[f64],
-    rewards_exact: Option<&[BigRational]>,
-    opts: &SolveOptions,
-) -> Result<Solution> {
-    check_rewards_exact(rewards, rewards_exact)?;
-    total_rewards_within(matrix, transpose, exact, rewards, rewards_exact, None, opts)
-}
-
-/// Exact rewards, when given, are one per state, as the `f64` ones.
-fn check_rewards_exact(rewards: &[f64], rewards_exact: Option<&[BigRational]>) -> Result<()> {
-    match rewards_exact {
-        Some(q) if q.len() != rewards.len() => Err(SolverError::Unsupported(format!(
-            "exact rewards: {} entries for {} states",
-            q.len(),
-            rewards.len()
-        ))),
-        _ => Ok(()),
-    }
+    let rewards = rewards.into();
+    rewards.check_exact()?;
+    total_rewards_within(matrix, transpose, exact, rewards, None, opts)
 }
 
 /// [`total_rewards`] with an optional upper bound on every value that the caller knows
 /// (interval iteration starts its upper sequence there instead of deriving one).
-#[allow(clippy::too_many_arguments)]
 fn total_rewards_within(
     matrix: &Matrix,
     transpose: &Matrix,
     exact: Option<&[BigRational]>,
-    rewards: &[f64],
-    rewards_exact: Option<&[BigRational]>,
+    rewards: Rewards<'_>,
     upper: Option<f64>,
     opts: &SolveOptions,
 ) -> Result<Solution> {
     check_dims(matrix, transpose, &[])?;
     check_exact(matrix, exact)?;
     let n = matrix.rows();
-    check_values("rewards", rewards, n, true)?;
+    check_values("rewards", rewards.values, n, true)?;
     let bsccs = graph::bsccs(matrix);
     let mut bad_bscc = StateSet::with_capacity(n);
     let mut in_bscc = StateSet::with_capacity(n);
     for b in &bsccs {
-        let positive = b.iter().any(|&s| rewards[s as usize] > 0.0);
+        let positive = b.iter().any(|&s| rewards.values[s as usize] > 0.0);
         for &s in b {
             in_bscc.insert(s as usize);
             if positive {
@@ -296,32 +284,16 @@ fn total_rewards_within(
     let mut all = StateSet::with_capacity(n);
     all.insert_range(..);
     let infinite = backward_within(transpose, &bad_bscc, &all);
-    // Transient states that can reach a positive reward (all BSCC states left are 0).
-    let mut candidates = StateSet::with_capacity(n);
-    let mut positive = StateSet::with_capacity(n);
-    let mut known = vec![0.0; n];
-    for (s, k) in known.iter_mut().enumerate() {
+    // The transient states are candidates (all BSCC states left are 0).
+    solve_earning(matrix, transpose, exact, rewards, upper, opts, |s| {
         if infinite.contains(s) {
-            *k = f64::INFINITY;
-        } else if !in_bscc.contains(s) {
-            candidates.insert(s);
-            if rewards[s] > 0.0 {
-                positive.insert(s);
-            }
+            Start::Infinite
+        } else if in_bscc.contains(s) {
+            Start::Zero
+        } else {
+            Start::Candidate
         }
-    }
-    solve_earning(
-        matrix,
-        transpose,
-        exact,
-        known,
-        &positive,
-        &candidates,
-        rewards,
-        rewards_exact,
-        upper,
-        opts,
-    )
+    })
 }
 
 /// Discounted total reward `v = r + d·P·v` (`0 ≤ d < 1`; PRISM `R=? [ C{discount=d} ]`) as
@@ -373,7 +345,7 @@ pub fn discounted_total_rewards(
     let max_r = rewards.iter().copied().fold(0.0, f64::max);
     let upper = (max_r / stop) * (1.0 + 8.0 * f64::EPSILON);
     let upper = upper.is_finite().then_some(upper);
-    let mut solution = total_rewards_within(&stopping, &transpose, None, &r, None, upper, opts)?;
+    let mut solution = total_rewards_within(&stopping, &transpose, None, (&r).into(), upper, opts)?;
     solution.values.truncate(n);
     if let Some((lo, hi)) = &mut solution.bounds {
         lo.truncate(n);
@@ -382,27 +354,54 @@ pub fn discounted_total_rewards(
     Ok(solution)
 }
 
-/// Solves the expected-reward system on the candidates that can still earn a positive reward
-/// (a backward search from `positive` within `candidates`); every other state keeps its value
-/// in `known`.
-#[allow(clippy::too_many_arguments)]
+/// Where a state of an expected-reward system starts.
+#[derive(Clone, Copy)]
+enum Start {
+    /// Its value is infinite.
+    Infinite,
+    /// Its value is 0.
+    Zero,
+    /// Its value is solved for (0 where no positive reward can be collected from it).
+    Candidate,
+}
+
+/// Solves the expected-reward system on the candidates (`start`) that can still earn a
+/// positive reward: among them, the value is 0 exactly where no positive reward can be
+/// collected before leaving them (a backward search from the positive-reward candidates).
 fn solve_earning(
     matrix: &Matrix,
     transpose: &Matrix,
     exact: Option<&[BigRational]>,
-    known: Vec<f64>,
-    positive: &StateSet,
-    candidates: &StateSet,
-    rewards: &[f64],
-    rewards_exact: Option<&[BigRational]>,
+    rewards: Rewards<'_>,
     upper: Option<f64>,
     opts: &SolveOptions,
+    start: impl Fn(usize) -> Start,
 ) -> Result<Solution> {
-    let earning = backward_within(transpose, positive, candidates);
+    let n = matrix.rows();
+    let mut known = vec![0.0; n];
+    let mut candidates = StateSet::with_capacity(n);
+    let mut positive = StateSet::with_capacity(n);
+    for (s, k) in known.iter_mut().enumerate() {
+        match start(s) {
+            Start::Infinite => *k = f64::INFINITY,
+            Start::Zero => {}
+            Start::Candidate => {
+                candidates.insert(s);
+                if rewards.values[s] > 0.0 {
+                    positive.insert(s);
+                }
+            }
+        }
+    }
+    let earning = backward_within(transpose, &positive, &candidates);
     let unknowns: Vec<u32> = earning.ones().map(|s| s as u32).collect();
-    let constant = unknowns.iter().map(|&s| rewards[s as usize]).collect();
-    let constant_exact =
-        rewards_exact.map(|q| unknowns.iter().map(|&s| q[s as usize].clone()).collect());
+    let constant = unknowns
+        .iter()
+        .map(|&s| rewards.values[s as usize])
+        .collect();
+    let constant_exact = rewards
+        .exact
+        .map(|q| unknowns.iter().map(|&s| q[s as usize].clone()).collect());
     let problem = Problem {
         matrix,
         exact,

@@ -12,7 +12,7 @@ use crate::exact;
 use crate::graph;
 use crate::linear::{self, Problem};
 use crate::numeric::{Result, Solution, SolveOptions, SolverError};
-use crate::reach::{assemble, backward_within};
+use crate::reach::{assemble, backward_within, Rewards};
 use augur_dtmc::{Matrix, StateSet};
 use num_rational::BigRational;
 use num_traits::Zero;
@@ -176,28 +176,18 @@ fn bscc_value(
 /// exact transition probabilities aligned with `matrix.data()`. Bounds are reported when the
 /// method is sound (for a BSCC solved by interval iteration, `π` is bounded by the visits'
 /// bounds; the transient part's bounds are widened by the largest BSCC-value uncertainty).
-pub fn long_run_average(
+/// The exact method solves with the values' exact rationals when [`Rewards`] has them.
+pub fn long_run_average<'a>(
     matrix: &Matrix,
     transpose: &Matrix,
     exact: Option<&[BigRational]>,
-    values: &[f64],
+    values: impl Into<Rewards<'a>>,
     opts: &SolveOptions,
 ) -> Result<Solution> {
-    long_run_average_exact(matrix, transpose, exact, values, None, opts)
-}
-
-/// [`long_run_average`] with the exact values when the caller has them (`values_exact`,
-/// aligned with `values`; exact mode: a reward `0.1` is 1/10, and an expected one-step reward
-/// with transition rewards is not the decimal of its double). Without them the exact method
-/// takes each double as its own rational.
-pub fn long_run_average_exact(
-    matrix: &Matrix,
-    transpose: &Matrix,
-    exact: Option<&[BigRational]>,
-    values: &[f64],
-    values_exact: Option<&[BigRational]>,
-    opts: &SolveOptions,
-) -> Result<Solution> {
+    let Rewards {
+        values,
+        exact: values_exact,
+    } = values.into();
     let n = matrix.rows();
     if values_exact.is_some_and(|q| q.len() != n) {
         return Err(SolverError::Unsupported(format!(

@@ -777,28 +777,19 @@ fn interrupts_stop_iterations_eliminations_and_bounded_operators() {
     let stopped = |r: Result<Vec<f64>, SolverError>| {
         matches!(r, Err(SolverError::Interrupted(Interruption::Cancelled)))
     };
-    assert!(stopped(bounded::bounded_until(
-        &m, &phi, &psi, 5, &cancelled
-    )));
-    assert!(stopped(bounded::cumulative(
-        &m,
-        &vec![1.0; n],
-        1.0,
-        5,
-        &cancelled
-    )));
-    assert!(stopped(bounded::power_apply(
-        &m,
-        vec![1.0; n],
-        5,
-        &cancelled
-    )));
+    let five = bounded::Horizon::new(&m, 5, &cancelled);
+    assert!(stopped(five.until(&phi, &psi)));
+    assert!(stopped(five.cumulative(&vec![1.0; n], 1.0)));
+    assert!(stopped(five.power_apply(vec![1.0; n])));
+    assert!(stopped(five.restricted(&phi, vec![1.0; n])));
     assert!(bounded::horizon_table(&m, &psi, 3, &cancelled).is_err());
     assert!(
         bounded::discounted_total(&m, &vec![1.0; n], 0.5, 1e-6, true, 100, &cancelled).is_err()
     );
     // Zero steps need no sweep: nothing to interrupt.
-    assert!(bounded::bounded_until(&m, &phi, &psi, 0, &cancelled).is_ok());
+    assert!(bounded::Horizon::new(&m, 0, &cancelled)
+        .until(&phi, &psi)
+        .is_ok());
     // The callback sees every sweep, and may cancel (as a front-end polling for Ctrl-C does).
     let flag = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(AtomicU64::new(0));
@@ -813,7 +804,7 @@ fn interrupts_stop_iterations_eliminations_and_bounded_operators() {
         })),
         ..Interrupt::default()
     };
-    let r = bounded::bounded_until(&m, &phi, &psi, 1000, &watching);
+    let r = bounded::Horizon::new(&m, 1000, &watching).until(&phi, &psi);
     assert!(stopped(r));
     assert_eq!(seen.load(Ordering::Relaxed), 3);
 }

@@ -163,13 +163,16 @@ impl Checker<'_> {
             .map(|x| per_entry(&product, x, BigRational::one()));
         let rewards = lift(&product, r, 0.0);
         let rewards_exact = q.map(|q| lift(&product, q, BigRational::zero()));
-        let sol = augur_solver::reachability_rewards_exact(
+        let rewards = augur_solver::Rewards {
+            values: &rewards,
+            exact: rewards_exact.as_deref(),
+        };
+        let sol = augur_solver::reachability_rewards(
             &matrix,
             &transpose,
             exact.as_deref(),
             &goal,
-            &rewards,
-            rewards_exact.as_deref(),
+            rewards,
             &self.options,
         )?;
         let method = format!(

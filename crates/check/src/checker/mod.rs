@@ -58,8 +58,9 @@ use augur_pctl::{
     Comparison, FilterOp, ResolvedFormula, ResolvedLabel, ResolvedLtl, ResolvedPath,
     ResolvedProperty, ResolvedRewardPath, Steps, Threshold,
 };
+use augur_solver::bounded::{self, Horizon};
 use augur_solver::exact_steps::{self, StepRow, Stepper, StepsError};
-use augur_solver::{bounded, exact, Interrupt, SolveOptions, SolverError};
+use augur_solver::{exact, Interrupt, SolveOptions, SolverError};
 use augur_source::{SourceFile, Span};
 use num_traits::{One, Signed, Zero};
 use std::collections::HashMap;
@@ -869,7 +870,7 @@ impl<'a> Checker<'a> {
                 }
                 let ind = bounded::indicator(&set, self.n());
                 let all: Vec<u32> = (0..self.n() as u32).collect();
-                let x = bounded::sweep_rows(self.matrix(), &all, ind, 1, &self.options.interrupt)?;
+                let x = Horizon::new(self.matrix(), 1, &self.options.interrupt).rows(&all, ind)?;
                 Ok(NumValues::exact(x, MethodUsed::Next))
             }
             ResolvedPath::Until(phi, psi, b) => {
@@ -912,7 +913,7 @@ impl<'a> Checker<'a> {
             Some(u) => {
                 let window = u.saturating_sub(steps.lower);
                 NumValues::swept(
-                    huge_k::bounded_until(matrix, phi, psi, window, &self.options.interrupt)?,
+                    Horizon::any_k(matrix, window, &self.options.interrupt).until(phi, psi)?,
                     MethodUsed::Bounded { steps: window },
                     sweep_error(self.sweep_width(), window, 1.0),
                     true,
@@ -934,7 +935,7 @@ impl<'a> Checker<'a> {
         let stop = self.options.interrupt.clone();
         let error = sweep_error(self.sweep_width(), k, 1.0);
         rest.restricted(k, error, |x| {
-            Ok(huge_k::restricted_steps(matrix, phi, x, k, &stop)?)
+            Ok(Horizon::any_k(matrix, k, &stop).restricted(phi, x)?)
         })
     }
 

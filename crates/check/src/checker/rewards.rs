@@ -117,7 +117,7 @@ impl<'a> Checker<'a> {
                 let d = discount.as_ref().map_or(1.0, |d| d.value);
                 match steps {
                     Some(k) => {
-                        let x = huge_k::cumulative(matrix, &r, d, *k, &stop)?;
+                        let x = Horizon::any_k(matrix, *k, &stop).cumulative(&r, d)?;
                         // Every partial sum is at most k·R in magnitude (R the largest
                         // one-step reward), the closed-form finish included; a discount d < 1
                         // shrinks step i's error by d^i, so at most 1/(1 − d) steps count.
@@ -163,7 +163,7 @@ impl<'a> Checker<'a> {
                     None => vec![0.0; self.n()],
                 };
                 let (scale, nonnegative) = (max_abs(&v), v.iter().all(|&r| r >= 0.0));
-                let x = huge_k::power_apply(matrix, v, *k, &stop)?;
+                let x = Horizon::any_k(matrix, *k, &stop).power_apply(v)?;
                 let error = sweep_error(self.sweep_width(), *k, scale);
                 Ok(NumValues::swept(
                     x,
@@ -267,7 +267,8 @@ impl<'a> Checker<'a> {
         let matrix = self.matrix();
         let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        let sol = augur_solver::reachability_rewards_exact(matrix, t, exact, target, r, q, &opts)?;
+        let sol =
+            augur_solver::reachability_rewards(matrix, t, exact, target, rewards(r, q), &opts)?;
         Ok(self.keep_exact(sol.into()))
     }
 
@@ -277,7 +278,7 @@ impl<'a> Checker<'a> {
         let matrix = self.matrix();
         let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        let sol = augur_solver::total_rewards_exact(matrix, t, exact, r, q, &opts)?;
+        let sol = augur_solver::total_rewards(matrix, t, exact, rewards(r, q), &opts)?;
         Ok(self.keep_exact(sol.into()))
     }
 
@@ -287,8 +288,16 @@ impl<'a> Checker<'a> {
         let matrix = self.matrix();
         let exact = self.dtmc.exact.as_deref();
         let t = self.transpose();
-        let sol = augur_solver::long_run_average_exact(matrix, t, exact, v, q, &opts)?;
+        let sol = augur_solver::long_run_average(matrix, t, exact, rewards(v, q), &opts)?;
         Ok(self.keep_exact(sol.into()))
+    }
+}
+
+/// The solver's one-step rewards: the doubles `r` and, in exact mode, their rationals `q`.
+fn rewards<'a>(r: &'a [f64], q: Option<&'a [BigRational]>) -> augur_solver::Rewards<'a> {
+    augur_solver::Rewards {
+        values: r,
+        exact: q,
     }
 }
 

@@ -15,7 +15,7 @@ use super::Checker;
 use crate::error::{CheckError, Result};
 use crate::result::{MethodUsed, NumValues};
 use augur_dtmc::StateSet;
-use augur_pctl::{Optimum, ResolvedPath, ResolvedRewardPath, Steps};
+use augur_pctl::{Optimum, ResolvedFormula, ResolvedPath, ResolvedRewardPath, Steps};
 use augur_solver::robust::{self, IntervalRows};
 use augur_source::Span;
 
@@ -230,7 +230,8 @@ impl<'a> Checker<'a> {
         })
     }
 
-    /// `Rmin`/`Rmax` of a reward path formula.
+    /// `Rmin`/`Rmax` of a reward path formula: co-safe LTL in `ltl_reward`, `F φ`, `C≤k` and
+    /// `I=k` by the float robust solver or, in exact mode, `robust_exact_reward`.
     pub(super) fn robust_reward(
         &mut self,
         structure: usize,
@@ -238,17 +239,33 @@ impl<'a> Checker<'a> {
         span: Span,
         opt: Optimum,
     ) -> Result<NumValues> {
-        if self.exact_mode() {
-            return self.robust_exact_reward(structure, path, span, opt);
-        }
         let max = opt == Optimum::Max;
+        let path = match path {
+            ResolvedRewardPath::Reachability(phi) => RobustReward::Reach(phi),
+            ResolvedRewardPath::Cumulative {
+                steps: Some(k),
+                discount: None,
+            } => RobustReward::Cumulative(*k),
+            ResolvedRewardPath::Instantaneous(k) => RobustReward::Instantaneous(*k),
+            ResolvedRewardPath::Ltl(f) => return self.robust_ltl_reward(structure, f, max, span),
+            ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => {
+                return Err(self.error_at(
+                    span,
+                    "total, discounted and long-run rewards (`C`, `C{discount=d}`, `S`) are not \
+                     supported on interval DTMCs yet; `F φ`, `C<=k` and `I=k` are",
+                ))
+            }
+        };
         let rs = self.structure(structure, span)?;
+        if self.exact_mode() {
+            return self.robust_exact_reward(rs, path, max, span);
+        }
         let n = self.n();
         let state = rs.state.clone().unwrap_or_else(|| vec![0.0; n]);
         let trans = rs.transition.as_deref();
         let rows = self.rows();
         match path {
-            ResolvedRewardPath::Reachability(phi) => {
+            RobustReward::Reach(phi) => {
                 let target = self.bool_of(phi)?;
                 let sol = robust::reach_rewards(&rows, &target, &state, trans, max, &self.options)?;
                 Ok(NumValues {
@@ -261,11 +278,8 @@ impl<'a> Checker<'a> {
                     exact: None,
                 })
             }
-            ResolvedRewardPath::Cumulative {
-                steps: Some(k),
-                discount: None,
-            } => {
-                let x = robust::step_rewards(&rows, &state, trans, *k, false, max, &self.options)?;
+            RobustReward::Cumulative(k) => {
+                let x = robust::step_rewards(&rows, &state, trans, k, false, max, &self.options)?;
                 let r = state
                     .iter()
                     .chain(trans.into_iter().flatten())
@@ -274,38 +288,42 @@ impl<'a> Checker<'a> {
                     .iter()
                     .chain(trans.into_iter().flatten())
                     .all(|&v| v >= 0.0);
-                let error = self.robust_sweep_error(*k, *k as f64 * 2.0 * r);
+                let error = self.robust_sweep_error(k, k as f64 * 2.0 * r);
                 Ok(NumValues::swept(
                     x,
                     MethodUsed::Cumulative {
-                        steps: *k,
+                        steps: k,
                         discounted: false,
                     },
                     error,
                     nonnegative,
                 ))
             }
-            ResolvedRewardPath::Instantaneous(k) => {
-                let x = robust::step_rewards(&rows, &state, None, *k, true, max, &self.options)?;
+            RobustReward::Instantaneous(k) => {
+                let x = robust::step_rewards(&rows, &state, None, k, true, max, &self.options)?;
                 let scale = state.iter().fold(0.0, |m: f64, v| m.max(v.abs()));
                 let nonnegative = state.iter().all(|&v| v >= 0.0);
-                let error = self.robust_sweep_error(*k, scale);
+                let error = self.robust_sweep_error(k, scale);
                 Ok(NumValues::swept(
                     x,
-                    MethodUsed::Instantaneous { steps: *k },
+                    MethodUsed::Instantaneous { steps: k },
                     error,
                     nonnegative,
                 ))
             }
-            ResolvedRewardPath::Ltl(f) => self.robust_ltl_reward(structure, f, max, span),
-            ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => Err(self
-                .error_at(
-                    span,
-                    "total, discounted and long-run rewards (`C`, `C{discount=d}`, `S`) are not \
-                     supported on interval DTMCs yet; `F φ`, `C<=k` and `I=k` are",
-                )),
         }
     }
+}
+
+/// The reward paths of the interval solvers, float and exact.
+#[derive(Clone, Copy)]
+pub(super) enum RobustReward<'p> {
+    /// `F φ`.
+    Reach(&'p ResolvedFormula),
+    /// `C≤k`.
+    Cumulative(u64),
+    /// `I=k`.
+    Instantaneous(u64),
 }
 
 fn indicator(set: &StateSet, n: usize) -> Vec<f64> {

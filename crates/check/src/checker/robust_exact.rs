@@ -5,12 +5,13 @@
 //! policy iteration on nature's choices; step-bounded forms are exact robust sweeps. Every
 //! other operator is a located user error naming the default method.
 
+use super::robust::RobustReward;
 use super::Checker;
 use crate::error::{CheckError, Result};
 use crate::result::{MethodUsed, NumValues};
-use augur_dtmc::StateSet;
+use augur_dtmc::{RewardStructure, StateSet};
 use augur_pctl::BigRational;
-use augur_pctl::{Optimum, ResolvedPath, ResolvedRewardPath, Steps};
+use augur_pctl::{Optimum, ResolvedPath, Steps};
 use augur_solver::robust::{self, IntervalRows};
 use augur_solver::robust_exact::{self, ExactRows};
 use augur_solver::SolverError;
@@ -158,22 +159,17 @@ impl Checker<'_> {
     /// are refused (policy iteration's argument needs rewards ≥ 0).
     pub(super) fn robust_exact_reward(
         &mut self,
-        structure: usize,
-        path: &ResolvedRewardPath,
+        rs: &RewardStructure,
+        path: RobustReward<'_>,
+        max: bool,
         span: Span,
-        opt: Optimum,
     ) -> Result<NumValues> {
-        let max = opt == Optimum::Max;
-        if let ResolvedRewardPath::Ltl(f) = path {
-            return self.robust_ltl_reward(structure, f, max, span);
-        }
-        let rs = self.structure(structure, span)?;
         let rows = ExactRows::of(self.dtmc).map_err(|e| self.exact_error(e, span))?;
         let n = self.n();
         let (state, trans) = self.exact_robust_rewards(rs, span)?;
         let stop = |c: &Self, e| c.exact_error(e, span);
         match path {
-            ResolvedRewardPath::Reachability(phi) => {
+            RobustReward::Reach(phi) => {
                 let target = self.bool_of(phi)?;
                 let float_rows = IntervalRows::of(self.dtmc).expect("an interval model");
                 let float_state = rs.state.clone().unwrap_or_else(|| vec![0.0; n]);
@@ -209,15 +205,12 @@ impl Checker<'_> {
                     )),
                 ))
             }
-            ResolvedRewardPath::Cumulative {
-                steps: Some(k),
-                discount: None,
-            } => {
+            RobustReward::Cumulative(k) => {
                 let x = robust_exact::step_rewards(
                     &rows,
                     &state,
                     trans.as_deref(),
-                    *k,
+                    k,
                     false,
                     max,
                     &self.options,
@@ -226,24 +219,17 @@ impl Checker<'_> {
                 Ok(rational(
                     x,
                     MethodUsed::Cumulative {
-                        steps: *k,
+                        steps: k,
                         discounted: false,
                     },
                 ))
             }
-            ResolvedRewardPath::Instantaneous(k) => {
+            RobustReward::Instantaneous(k) => {
                 let x =
-                    robust_exact::step_rewards(&rows, &state, None, *k, true, max, &self.options)
+                    robust_exact::step_rewards(&rows, &state, None, k, true, max, &self.options)
                         .map_err(|e| stop(self, e))?;
-                Ok(rational(x, MethodUsed::Instantaneous { steps: *k }))
+                Ok(rational(x, MethodUsed::Instantaneous { steps: k }))
             }
-            ResolvedRewardPath::Ltl(f) => self.robust_ltl_reward(structure, f, max, span),
-            ResolvedRewardPath::Cumulative { .. } | ResolvedRewardPath::LongRun => Err(self
-                .error_at(
-                    span,
-                    "total, discounted and long-run rewards (`C`, `C{discount=d}`, `S`) are not \
-                     supported on interval DTMCs yet; `F φ`, `C<=k` and `I=k` are",
-                )),
         }
     }
 

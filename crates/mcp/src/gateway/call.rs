@@ -170,6 +170,18 @@ impl Gateway {
                 if let Some(t1) = t1 {
                     upstream_us = Some(now.duration_since(t1).as_micros() as u64);
                 }
+                // A call that was (or may have been) executed is recorded, unless the person
+                // who approved it recorded it already.
+                let record = || {
+                    if approved.is_none() {
+                        let _ = inner.server.record_proxied(
+                            &inner.session,
+                            &p.original,
+                            &args_value,
+                            p.profile.as_ref(),
+                        );
+                    }
+                };
                 match called {
                     Ok(mut r) => {
                         let read = result_text(&r);
@@ -183,16 +195,7 @@ impl Gateway {
                             &read.text,
                             read.unread.as_deref(),
                         );
-                        if approved.is_none() {
-                            let _ = inner
-                                .server
-                                .record_proxied(
-                                    &inner.session,
-                                    &p.original,
-                                    &args_value,
-                                    p.profile.as_ref(),
-                                );
-                        }
+                        record();
                         if d.verdict == Verdict::Warn {
                             r.content.push(ContentBlock::text(format!(
                                 "[Augur warning] this call was allowed with a warning: {}",
@@ -202,15 +205,8 @@ impl Gateway {
                         (r, if approved.is_some() { "approved" } else { "forwarded" }, None)
                     }
                     Err(f) => {
-                        if f.maybe_executed() && approved.is_none() {
-                            let _ = inner
-                                .server
-                                .record_proxied(
-                                    &inner.session,
-                                    &p.original,
-                                    &args_value,
-                                    p.profile.as_ref(),
-                                );
+                        if f.maybe_executed() {
+                            record();
                         }
                         let (outcome, msg) = match &f {
                             Fault::NotStarted(m) => (
