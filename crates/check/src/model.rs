@@ -93,15 +93,21 @@ fn read_options(limits: &crate::Limits) -> ReadOptions {
 /// The texts of a PRISM explicit model's files ([`Model::from_explicit_texts`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ExplicitTexts<'a> {
-    /// The `.tra` file.
+    /// The `.tra` file: the header line (states, transitions), then `source target
+    /// probability` lines. The only one required.
     pub tra: &'a str,
-    /// The `.lab` file.
+    /// The `.lab` file: the label declarations (`0="init" 1="deadlock" ...`), then
+    /// `state: label ...` lines. Without it the initial state is state 0, as in PRISM, and
+    /// the model has no labels of its own.
     pub lab: Option<&'a str>,
-    /// The `.srew` file.
+    /// The `.srew` file: state rewards (`state reward` lines), read with `trew` as one reward
+    /// structure (named when a `# Reward structure "name"` comment names it).
     pub srew: Option<&'a str>,
-    /// The `.trew` file.
+    /// The `.trew` file: transition rewards (`source target reward` lines), in the same
+    /// reward structure as `srew`.
     pub trew: Option<&'a str>,
-    /// The `.sta` file.
+    /// The `.sta` file: the variables' names and each state's values, so that properties
+    /// may use expressions over variables and messages name states by them.
     pub sta: Option<&'a str>,
 }
 
