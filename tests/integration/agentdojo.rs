@@ -23,6 +23,10 @@ fn shipped_runs() -> Vec<std::path::PathBuf> {
 }
 
 fn convert(files: &[std::path::PathBuf], out: &std::path::Path) -> String {
+    convert_with(files, out, &[])
+}
+
+fn convert_with(files: &[std::path::PathBuf], out: &std::path::Path, more: &[&str]) -> String {
     let mut args: Vec<String> = vec!["monitor".into(), "agentdojo".into()];
     args.extend(files.iter().map(|f| f.display().to_string()));
     args.push("--tasks".into());
@@ -34,7 +38,44 @@ fn convert(files: &[std::path::PathBuf], out: &std::path::Path) -> String {
     );
     args.push("-o".into());
     args.push(out.display().to_string());
+    args.extend(more.iter().map(|s| s.to_string()));
     util::ok(&args)
+}
+
+/// The converter prints a summary; the runs whose label and violation step disagree are
+/// listed one a line only with `--verbose` (issue 42, item 8).
+#[test]
+fn the_converter_prints_a_summary_and_the_details_with_verbose() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = shipped_runs();
+    let out = dir.path().join("runs.jsonl");
+    let quiet = convert(&files, &out);
+    let verbose = convert_with(&files, &out, &["--verbose"]);
+    let disagree = |text: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("label and violation step disagree on "))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string();
+        line["label and violation step disagree on ".len()..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse::<usize>()
+            .unwrap()
+    };
+    let n = disagree(&quiet);
+    assert!(n > 0, "{quiet}");
+    assert_eq!(disagree(&verbose), n);
+    let listed = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("  ") && l.contains(": "))
+            .count()
+    };
+    assert_eq!(listed(&quiet), 0, "{quiet}");
+    assert!(quiet.contains("--verbose lists them"), "{quiet}");
+    assert_eq!(listed(&verbose), n, "{verbose}");
+    assert!(quiet.lines().count() <= 4, "{quiet}");
 }
 
 #[test]

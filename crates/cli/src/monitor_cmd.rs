@@ -220,6 +220,9 @@ struct AgentdojoArgs {
     /// Output runs file (JSON Lines).
     #[arg(short, long, value_name = "RUNS.jsonl")]
     output: PathBuf,
+    /// List every run whose label and violation step disagree (by default only their count).
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 /// The paper's 5×5 risk-level chain (models/safetydrift.tra with its companions), built in:
@@ -1110,8 +1113,12 @@ fn run_agentdojo(a: &AgentdojoArgs, out: &mut dyn Write) -> Result<(), CliError>
         "violation steps from identifiers: {} moved from the first call with a ground-truth tool name; {} safe injected runs with an attempted violation",
         conv.moved, conv.attempted
     )?;
-    for d in &conv.disagreements {
-        writeln!(out, "  {}: {}", d.id, d.what)?;
+    if a.verbose {
+        for d in &conv.disagreements {
+            writeln!(out, "  {}: {}", d.id, d.what)?;
+        }
+    } else if !conv.disagreements.is_empty() {
+        writeln!(out, "  (--verbose lists them, one line a run)")?;
     }
     Ok(())
 }
