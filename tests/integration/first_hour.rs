@@ -308,3 +308,45 @@ fn huge_thresholds_print_compactly_in_notes_and_messages() {
     ]);
     assert!(e.contains("threshold 1e300 is not a probability"), "{e}");
 }
+
+/// The model's and the properties' warnings are in `--json` (`warnings`), as the text output
+/// prints them on stderr (issue 42, item 5): a nondeterministic choice resolved uniformly.
+#[test]
+fn the_models_warnings_are_in_the_json_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("choice.pm");
+    std::fs::write(
+        &m,
+        "dtmc\nmodule m\n  s : [0..2] init 0;\n  [] s=0 -> (s'=1);\n  [] s=0 -> (s'=2);\n  [] s>0 -> true;\nendmodule\n",
+    )
+    .unwrap();
+    let m = m.to_str().unwrap();
+    let o = util::augur(&["check", m, "--prop", "P=? [ F s=1 ]"]);
+    assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
+    let printed: Vec<String> = util::stderr(&o)
+        .lines()
+        .filter_map(|l| l.strip_prefix("warning: ").map(str::to_string))
+        .collect();
+    assert!(!printed.is_empty(), "{}", util::stderr(&o));
+    let o = util::augur(&["check", m, "--prop", "P=? [ F s=1 ]", "--json"]);
+    assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
+    let doc = util::stdout_json(&o);
+    let listed: Vec<String> = doc["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc}"))
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, printed);
+    // Resolved uniformly: each choice half the time.
+    assert_eq!(doc["results"][0]["value"], 0.5);
+    // A model without warnings has no `warnings` field.
+    let doc = util::stdout_json(&util::augur(&[
+        "check",
+        "models/die.json",
+        "--prop",
+        "P=? [ F \"one\" ]",
+        "--json",
+    ]));
+    assert!(doc.get("warnings").is_none(), "{doc}");
+}

@@ -22,6 +22,11 @@ pub struct Report {
     pub model: ModelSummary,
     /// One entry per property, in order.
     pub results: Vec<PropertyReport>,
+    /// The model's and the properties' warnings (what the CLI prints as `warning: ...` on
+    /// stderr): a nondeterministic choice resolved uniformly, a deadlock given a self-loop, a
+    /// property ignored, ...
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The model part of a [`Report`].
@@ -110,6 +115,7 @@ impl Report {
                 build_seconds: model.build_seconds(),
             },
             results: Vec::new(),
+            warnings: model.warnings().to_vec(),
         }
     }
 

@@ -194,6 +194,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     }
     let mut report = Report::new(&model);
+    report.warnings.extend(compiled.warnings.iter().cloned());
     let mut failures = 0usize;
     let mut internal = false;
     // `--assert`: the boolean properties checked, and the text of those that are false.

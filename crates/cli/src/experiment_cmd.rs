@@ -167,6 +167,7 @@ fn run_once(
     let compiled = props.compile(&model, constants)?;
     warnings.extend(compiled.warnings.iter().cloned());
     let mut report = Report::new(&model);
+    report.warnings.extend(compiled.warnings.iter().cloned());
     let mut results = Vec::new();
     let mut names = Vec::new();
     let mut session = CheckSession::new(&model, options.clone());

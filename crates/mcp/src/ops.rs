@@ -277,6 +277,7 @@ pub fn check(model: &Model, req: &CheckRequest, limits: &Limits) -> Result<Check
         ..CheckOptions::default()
     };
     let mut report = Report::new(model);
+    report.warnings.extend(compiled.warnings.iter().cloned());
     let mut errors = Vec::new();
     let mut session = CheckSession::new(model, options);
     session.check_each(&compiled, |i, p, outcome| {

@@ -476,6 +476,13 @@ fn check(
     json_str(py, &out.report)
 }
 
+/// A number as `augur check` prints it: the shortest decimal within eight ulps (`0.0625`,
+/// not `0.06249999999999999`), `inf` and `-inf`.
+#[pyfunction]
+fn format_number(x: f64) -> String {
+    augur_check::Scalar::Num(x).to_string()
+}
+
 /// The curve P(F≤h target), h = 1..max (JSON: `curve`, and `table` with `all_states`).
 #[pyfunction]
 #[pyo3(signature = (model, target, max_h, constants=None, all_states=false, timeout=None))]
@@ -988,6 +995,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_model, m)?)?;
     m.add_function(wrap_pyfunction!(parse_model, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(format_number, m)?)?;
     m.add_function(wrap_pyfunction!(horizon, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(pac_learned, m)?)?;

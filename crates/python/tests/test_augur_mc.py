@@ -437,3 +437,26 @@ def test_observe_makes_provenance_decide(tmp_path):
         s.observe("mars", "x")
     with pytest.raises(augur.ParameterError, match="needs `tool`"):
         s.observe("tool", "x")
+
+
+def test_warnings_reach_notes_and_numbers_print_as_the_cli(tmp_path):
+    # A nondeterministic choice, resolved uniformly: the CLI warns on stderr and lists it in
+    # --json's `warnings`; Python's Result.notes carries it (issue 42, item 5).
+    m = tmp_path / "choice.pm"
+    m.write_text(
+        "dtmc\nmodule m\n  s : [0..2] init 0;\n  [] s=0 -> (s'=1);\n  [] s=0 -> (s'=2);\n"
+        "  [] s>0 -> true;\nendmodule\n"
+    )
+    doc = json.loads(cli("check", str(m), "--prop", "P=? [ F s=1 ]", "--json"))
+    assert doc["warnings"], doc
+    assert augur.check_json(str(m), "P=? [ F s=1 ]")["warnings"] == doc["warnings"]
+    (r,) = augur.check(str(m), "P=? [ F s=1 ]")
+    for w in doc["warnings"]:
+        assert w in r.notes, (w, r.notes)
+    # Numbers print with the project's formatter, as `augur check` prints them.
+    assert augur.format_number(0.06249999999999999) == "0.0625"
+    assert augur.format_number(float("inf")) == "inf"
+    (r,) = augur.check(MODELS / "ring3.pm", 'P=? [ F<=7 "done" ]')
+    line = cli("check", "models/ring3.pm", "--prop", 'P=? [ F<=7 "done" ]').splitlines()[-1]
+    assert line.startswith(str(r)), (line, str(r))
+    assert "value=0.0625" in repr(r), repr(r)

@@ -46,6 +46,7 @@ __all__ = [
     "check",
     "check_json",
     "explain",
+    "format_number",
     "horizon",
     "learn",
     "load_model",
@@ -276,7 +277,7 @@ class Result:
 
     __slots__ = ("name", "property", "value", "bounds", "method", "seconds", "states", "notes", "_raw")
 
-    def __init__(self, raw: Dict[str, Any]) -> None:
+    def __init__(self, raw: Dict[str, Any], warnings: Sequence[str] = ()) -> None:
         self._raw = raw
         self.name: Optional[str] = raw.get("name")
         self.property: str = raw["property"]
@@ -291,7 +292,9 @@ class Result:
         self.states: Optional[List[Union[float, bool, None]]] = (
             None if s is None else [_scalar(x) for x in s]
         )
-        self.notes: List[str] = list(raw.get("notes", []))
+        # The property's own remarks, then the model's and the properties' warnings (what
+        # the CLI prints as `warning: ...`).
+        self.notes: List[str] = list(raw.get("notes", [])) + list(warnings)
 
     def to_dict(self) -> Dict[str, Any]:
         """The result as ``augur check --json`` gives it."""
@@ -306,7 +309,31 @@ class Result:
         return numpy.asarray(self.states, dtype=float)
 
     def __repr__(self) -> str:
-        return f"Result({self.property!r}, value={self.value!r}, bounds={self.bounds!r}, method={self.method!r})"
+        bounds = None if self.bounds is None else f"({_shown(self.bounds[0])}, {_shown(self.bounds[1])})"
+        return (
+            f"Result({self.property!r}, value={_shown(self.value)}, bounds={bounds}, "
+            f"method={self.method!r})"
+        )
+
+    def __str__(self) -> str:
+        """The property and its value as ``augur check`` begins its line: ``P=? [ F "goal" ] = 0.0625``."""
+        name = "" if self.name is None else f'"{self.name}": '
+        return f"{name}{self.property} = {_shown(self.value)}"
+
+
+def format_number(x: float) -> str:
+    """A number as ``augur check`` prints it: the shortest decimal within eight ulps
+    (``0.0625``, not ``0.06249999999999999``), ``inf`` and ``-inf``."""
+    return _native.format_number(float(x))
+
+
+def _shown(v: Any) -> str:
+    """A value as ``augur check`` prints it (numbers by the project's formatter)."""
+    if isinstance(v, bool) or v is None:
+        return repr(v)
+    if isinstance(v, float):
+        return format_number(v)
+    return repr(v)
 
 
 def _scalar(v: Any) -> Any:
@@ -351,7 +378,8 @@ def check(
     :class:`Result` per property. A malformed property raises :class:`ParseError` with its
     location; a property that cannot be checked raises the error of the first one."""
     doc = check_json(model, props, const, method, all_states, timeout)
-    return [Result(r) for r in doc["results"]]
+    warnings = list(doc.get("warnings", []))
+    return [Result(r, warnings) for r in doc["results"]]
 
 
 def horizon(
@@ -462,7 +490,7 @@ class Decision:
 
     __slots__ = ("action", "probability", "bounds", "reason", "state", "horizon", "step", "tool", "pause_id", "_raw")
 
-    def __init__(self, raw: Dict[str, Any]) -> None:
+    def __init__(self, raw: Dict[str, Any], warnings: Sequence[str] = ()) -> None:
         self._raw = raw
         self.action = Action(raw["verdict"])
         self.probability: float = raw["probability"]
