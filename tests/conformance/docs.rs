@@ -1013,6 +1013,7 @@ pub fn json_fields() -> Result<(), Failed> {
             }),
             entry(FilterReport::Forall { initial_states: 2 }),
         ],
+        warnings: vec!["a warning".into()],
     };
     let json: Json = serde_json::from_str(&report.to_json()).map_err(|e| e.to_string())?;
     let result = &json["results"][0];
