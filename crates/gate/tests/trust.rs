@@ -221,6 +221,14 @@ fn unread_content_pauses_an_unseen_value() {
             why.contains("new2@else.example") && why.contains("an image (image/png)"),
             "{why}"
         );
+        // A payload never seen either (a phrase): the reason names the destination first.
+        let d = s.gate(&Action::Tool(ToolCall::new(
+            "send_email",
+            &json!({"recipients": ["new3@else.example"], "body": "the scanned letter"}),
+        )));
+        let why = s.reason(&d);
+        assert_eq!(d.verdict, Verdict::Pause, "{why}");
+        assert!(why.contains("new3@else.example"), "{why}");
         let (v, why) = gate(
             s,
             "send_email",

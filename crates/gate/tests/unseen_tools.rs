@@ -637,6 +637,17 @@ fn the_description_verb_raises() {
     assert!(p.by.is_empty(), "{p:?}");
     let p = prof("Gets the thing by its id.");
     assert!(p.by.is_empty(), "{p:?}");
+    // A description that opens with a noun has no leading verb: the nouns after it (an
+    // address *book*, a *post*) are not verbs.
+    let p = prof("The user's address book; with a query, the contacts matching it.");
+    assert!(p.by.is_empty(), "{p:?}");
+    let p = prof("A blog post's comments.");
+    assert!(p.by.is_empty(), "{p:?}");
+    // The verb phrase still reads past the lead-in, and the verb's object still counts.
+    let p = prof("Use this tool to book a hotel room for the user.");
+    assert!(p.by.contains(Declared::DESCRIPTION_VERB), "{p:?}");
+    let p = prof("Stars a repository on GitHub.");
+    assert!(p.by.contains(Declared::DESCRIPTION_VERB), "{p:?}");
 }
 
 /// A read by its name with an amount and a payee in its schema (a search of transactions)

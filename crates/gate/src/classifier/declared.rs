@@ -375,7 +375,10 @@ impl Classifier {
 
     /// A description's verb phrase classified as a tool name: the first word that is not a
     /// lead-in (`Use this tool to`), without its inflection (`sends` → `send`), with the
-    /// three words after it. `None` when no rule matches it (the default does not count).
+    /// three words after it. `None` when no rule matches it (the default does not count), and
+    /// when no rule matches that first word by itself: a description that opens with a noun
+    /// (`The user's address book; ...`) has no leading verb, and a noun after it (`book`) is
+    /// not one.
     fn classify_phrase(&self, sentence: &str) -> Option<Classification> {
         let mut words = sentence
             .split(|c: char| !c.is_ascii_alphanumeric())
@@ -385,6 +388,12 @@ impl Classifier {
         let rest: Vec<&str> = words.take(3).collect();
         let mut best: Option<Classification> = None;
         for base in base_forms(&verb) {
+            let is_verb = self
+                .classify(&base, &Value::Null)
+                .is_some_and(|c| c.matched != Matched::Default);
+            if !is_verb {
+                continue;
+            }
             let mut name = base.clone();
             for w in &rest {
                 name.push('_');

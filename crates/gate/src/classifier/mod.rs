@@ -429,10 +429,10 @@ impl Classifier {
         best
     }
 
-    /// The first destination or payload value of a call classified `c` (one that writes or
-    /// cannot be undone, as in [`Classifier::call_provenance`]) that was never seen in
-    /// trusted text, with its argument's name and value: what a session that could not read
-    /// some content pauses on. Allocates nothing.
+    /// The first destination value (else the first payload value) of a call classified `c`
+    /// (one that writes or cannot be undone, as in [`Classifier::call_provenance`]) that was
+    /// never seen in trusted text, with its argument's name and value: what a session that
+    /// could not read some content pauses on. Allocates nothing.
     pub fn unseen_value<'a>(
         &self,
         c: &Classification,
@@ -445,18 +445,21 @@ impl Classifier {
         }
         let map = args.as_object()?;
         let (dest, pay) = (self.destination_words(c), self.payload_words(c));
-        for (name, v) in map {
-            if !name_has_word(name, dest) && !name_has_word(name, pay) {
-                continue;
-            }
-            let mut unseen: Option<Evidence> = None;
-            prov.values_of(v, &mut |e: Evidence| {
-                if unseen.is_none() && e.trusted.is_none() {
-                    unseen = Some(e);
+        // Destinations first (the reason then names where the call goes), then payloads.
+        for words in [dest, pay] {
+            for (name, v) in map {
+                if !name_has_word(name, words) {
+                    continue;
                 }
-            });
-            if let Some(e) = unseen {
-                return Some((name.as_str(), v, e));
+                let mut unseen: Option<Evidence> = None;
+                prov.values_of(v, &mut |e: Evidence| {
+                    if unseen.is_none() && e.trusted.is_none() {
+                        unseen = Some(e);
+                    }
+                });
+                if let Some(e) = unseen {
+                    return Some((name.as_str(), v, e));
+                }
             }
         }
         None
