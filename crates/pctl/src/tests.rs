@@ -1472,6 +1472,20 @@ mod resolution {
             "warning: x=5 never holds: x ranges over 0..3\n --> --prop:1:9\n  |\n1 | P=? [ F x=5 ]\n  |         ^^^\n"
         );
         assert!(resolver.take_warnings().is_empty(), "taken once");
+        // Located at the comparison itself when it is written as printed (but for spaces).
+        let located = |text: &str| {
+            let source = Arc::new(SourceFile::new("--prop", text));
+            let mut resolver = Resolver::new(&m, &c);
+            resolver
+                .resolve(&parse_property(text).unwrap(), &source)
+                .unwrap();
+            let w = resolver.take_warnings();
+            let l = w[0].location.as_ref().unwrap();
+            (l.column, l.width)
+        };
+        assert_eq!(located("P=? [ F y | x = 5 ]"), (13, 5));
+        assert_eq!(located("P=? [ F x=35 | x=5 ]"), (9, 4));
+        assert_eq!(located("P=? [ F x<= -1 ]"), (9, 6));
     }
 
     #[test]

@@ -491,9 +491,11 @@ impl<'a> Resolver<'a> {
                 }))
             })?;
         for (cmp, name, (lo, hi)) in never_holds(&substituted, &self.ranges) {
-            let message = format!("{cmp} never holds: {name} ranges over {lo}..{hi}");
+            let shown = cmp.to_string();
+            let span = written_at(at.source.text(), e.span, &shown).unwrap_or(e.span);
+            let message = format!("{shown} never holds: {name} ranges over {lo}..{hi}");
             self.warnings
-                .push(at.diagnostic(Severity::Warning, e.span, message));
+                .push(at.diagnostic(Severity::Warning, span, message));
         }
         // A real constant without a known exact value (a model's `const double q = 1/3;`
         // reaches the resolver as its double) would be read as the decimal of its double:
@@ -914,6 +916,35 @@ pub(crate) fn never_holds<'e>(
         }
     }
     found
+}
+
+/// Where in `span` of `text` the expression printed as `shown` is written (`s = 5` for `s=5`:
+/// the same characters but for white space, not inside a longer name or number); `None` when
+/// it is not written so (a constant folded: `s=N` printed `s=4`).
+fn written_at(text: &str, span: Span, shown: &str) -> Option<Span> {
+    let written = text.get(span.start..span.end)?;
+    let want: Vec<char> = shown.chars().filter(|c| !c.is_whitespace()).collect();
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    for (start, first) in written.char_indices() {
+        if Some(&first) != want.first() || written[..start].ends_with(word) {
+            continue;
+        }
+        let mut chars = written[start..]
+            .char_indices()
+            .filter(|(_, c)| !c.is_whitespace());
+        let mut end = start;
+        let matched = want.iter().all(|w| match chars.next() {
+            Some((i, c)) if c == *w => {
+                end = start + i + c.len_utf8();
+                true
+            }
+            _ => false,
+        });
+        if matched && !written[end..].starts_with(word) {
+            return Some(Span::new(span.start + start, span.start + end));
+        }
+    }
+    None
 }
 
 /// The message for an expression that does not type-check.
