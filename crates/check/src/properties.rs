@@ -318,12 +318,16 @@ impl Properties {
                 }
             });
             // A comparison that never holds: the rendered warning, located, without its
-            // `warning: ` (the caller prints it as it prints the others).
-            warnings.extend(resolver.take_warnings().iter().map(|d| {
+            // `warning: ` (the caller prints it as it prints the others); once, though a
+            // property referred to by name is resolved again where it is referred to.
+            for d in resolver.take_warnings() {
                 let shown = d.to_string();
                 let shown = shown.trim_end();
-                shown.strip_prefix("warning: ").unwrap_or(shown).to_string()
-            }));
+                let shown = shown.strip_prefix("warning: ").unwrap_or(shown).to_string();
+                if !warnings.contains(&shown) {
+                    warnings.push(shown);
+                }
+            }
             items.push(CompiledProperty {
                 name: i.property.name.clone(),
                 text: i.property.formula.to_string(),
