@@ -758,3 +758,60 @@ snapshot!(
         "2"
     ]
 );
+
+// Property traps (issue 42): an unquoted label suggests the quoted label; a near-miss of an
+// operator's name (`Pr`, `Prob`, `p`, `Rew`, ...) says which operator to write, with a caret
+// under the name; a comparison that no value of a variable's declared range satisfies warns
+// (exit code 0); a property that fails keeps its name in its output line.
+const CYCLE: &str = "tests/fixtures/ltl_reward/cycle.pm";
+snapshot!(
+    pctl_unquoted_label,
+    ["check", CYCLE, "--prop", "P=? [ F one ]"]
+);
+snapshot!(
+    pctl_operator_near_miss_pr,
+    ["parse", "--prop", "Pr=? [ F \"goal\" ]"]
+);
+snapshot!(
+    pctl_operator_near_miss_rew,
+    ["check", CYCLE, "--prop", "Rew{\"r\"}=? [ F \"one\" ]"]
+);
+snapshot!(
+    pctl_operator_near_miss_bounded,
+    ["check", CYCLE, "--prop", "Prob >= 0.5 [ F \"one\" ]"]
+);
+
+#[test]
+fn pctl_comparison_outside_a_range_warns() {
+    let out = util::augur(&["check", CYCLE, "--prop", "P=? [ F s=5 | s>2 ]"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.starts_with("P=? [ F s=5 | s>2 ] = 0 "), "{stdout}");
+    insta::assert_snapshot!(stderr);
+    // A comparison that can hold does not warn.
+    let out = util::augur(&[
+        "check",
+        CYCLE,
+        "--prop",
+        "P=? [ F s=2 | s>=2 | s<1 | s!=5 ]",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+#[test]
+fn pctl_failed_property_keeps_its_name() {
+    let out = util::augur(&["check", CYCLE, &f("traps.props")]);
+    assert_eq!(out.status.code(), Some(1));
+    // The time of the property that checks varies: `(method, TIME)`.
+    let stdout: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| match (l.rfind(", "), l.ends_with(" s)")) {
+            (Some(i), true) => format!("{}, TIME)", &l[..i]),
+            _ => l.to_string(),
+        })
+        .collect();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    insta::assert_snapshot!(format!("stdout:\n{}\nstderr:\n{stderr}", stdout.join("\n")));
+}

@@ -405,6 +405,7 @@ impl Model {
         let mut names = self.names();
         if let (Some(prism), Some(_)) = (&self.prism, &self.dtmc.valuations) {
             names.variables.extend(prism.formula_types(&self.constants));
+            names.ranges = prism.variable_ranges(&self.constants);
         }
         names
     }
@@ -509,6 +510,7 @@ pub(crate) fn names_of(dtmc: &Dtmc) -> ModelNames {
             .iter()
             .map(|r| r.name.clone().unwrap_or_default())
             .collect(),
+        ranges: Vec::new(),
     }
 }
 

@@ -275,7 +275,7 @@ impl Properties {
     /// concerns every property (constants) fails the whole compilation.
     pub fn compile(&self, model: &Model, given: &Constants) -> Result<CompiledProperties> {
         let constants = self.constant_values(model, given)?;
-        let warnings = self
+        let mut warnings: Vec<String> = self
             .unused_undefined(model, given)
             .into_iter()
             .map(|name| {
@@ -302,29 +302,38 @@ impl Properties {
                 .iter()
                 .map(|i| (&i.property, Arc::clone(&i.source))),
         );
-        let mut items: Vec<CompiledProperty> = self
-            .items
-            .iter()
-            .map(|i| CompiledProperty {
+        let mut items: Vec<CompiledProperty> = Vec::with_capacity(self.items.len());
+        for i in &self.items {
+            let resolved = resolver.resolve(&i.property, &i.source).map_err(|e| {
+                let d = match parse_error(e, &i.source) {
+                    CheckError::Input(d) => *d,
+                    other => Diagnostic::error(other.to_string()),
+                };
+                match model.missing_lab() {
+                    Some(lab) if d.message.starts_with("unknown label") => d.with_note(format!(
+                        "{} was read without its labels: there is no {lab}",
+                        model.name()
+                    )),
+                    _ => d,
+                }
+            });
+            // A comparison that never holds: the rendered warning, located, without its
+            // `warning: ` (the caller prints it as it prints the others); once, though a
+            // property referred to by name is resolved again where it is referred to.
+            for d in resolver.take_warnings() {
+                let shown = d.to_string();
+                let shown = shown.trim_end();
+                let shown = shown.strip_prefix("warning: ").unwrap_or(shown).to_string();
+                if !warnings.contains(&shown) {
+                    warnings.push(shown);
+                }
+            }
+            items.push(CompiledProperty {
                 name: i.property.name.clone(),
                 text: i.property.formula.to_string(),
-                resolved: resolver.resolve(&i.property, &i.source).map_err(|e| {
-                    let d = match parse_error(e, &i.source) {
-                        CheckError::Input(d) => *d,
-                        other => Diagnostic::error(other.to_string()),
-                    };
-                    match model.missing_lab() {
-                        Some(lab) if d.message.starts_with("unknown label") => {
-                            d.with_note(format!(
-                                "{} was read without its labels: there is no {lab}",
-                                model.name()
-                            ))
-                        }
-                        _ => d,
-                    }
-                }),
-            })
-            .collect();
+                resolved,
+            });
+        }
         for r in &self.rejected {
             let diagnostic = match &self.file {
                 Some(file) => r.error.diagnostic(file),
@@ -366,7 +375,9 @@ pub struct CompiledProperties {
     /// The properties, in order.
     pub items: Vec<CompiledProperty>,
     /// Warnings for the user (a properties-file constant without a value that no property
-    /// uses, ignored as PRISM does).
+    /// uses, ignored as PRISM does; a comparison that no value of a variable's declared range
+    /// satisfies, `s=5` with `s : [0..3]`, rendered with its location and caret on the lines
+    /// after the first).
     pub warnings: Vec<String>,
 }
 

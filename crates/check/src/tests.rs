@@ -537,6 +537,24 @@ fn an_unused_undefined_constant_is_a_warning() {
 }
 
 #[test]
+fn a_comparison_outside_a_variables_declared_range_is_a_warning() {
+    // `s : [0..5]` in the PRISM model: `s=6` never holds, `s=K` with K = 5 can. A named
+    // property referred to by name is warned about once.
+    let model = load_text(PCTL_MODEL, Limits::default()).unwrap();
+    let props = Properties::parse_file(
+        "t.props",
+        "const int K = 5;\n\"six\": s=6\nP=? [ F s=K ] * P=? [ F \"six\" ]",
+    )
+    .unwrap();
+    let compiled = props.compile(&model, &Constants::new()).unwrap();
+    assert_eq!(
+        compiled.warnings,
+        ["s=6 never holds: s ranges over 0..5\n --> t.props:2:8\n  |\n2 | \"six\": s=6\n  |        ^^^"]
+    );
+    assert!(compiled.items.iter().all(|i| i.resolved.is_ok()));
+}
+
+#[test]
 fn rational_constants_are_exact_in_thresholds() {
     let model = load_text(PCTL_MODEL, Limits::default()).unwrap();
     let props = Properties::parse_file(

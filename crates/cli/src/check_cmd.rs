@@ -286,7 +286,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
                         None => Ok(()),
                     }
                 }),
-                Err(e) => writeln!(out, "{} = error ({e})", p.text),
+                // Named as a result is (`name: P=? [ ... ] = ...`).
+                Err(e) => match &p.name {
+                    Some(name) => writeln!(out, "{name}: {} = error ({e})", p.text),
+                    None => writeln!(out, "{} = error ({e})", p.text),
+                },
             };
         }
     });

@@ -1080,6 +1080,7 @@ mod resolution {
             labels: vec!["a".into(), "goal".into()],
             variables: vec![("x".into(), Type::Int), ("y".into(), Type::Bool)],
             reward_structures: vec!["time".into(), "".into()],
+            ranges: vec![("x".into(), 0, 3)],
         }
     }
 
@@ -1423,6 +1424,108 @@ mod resolution {
         let h = sf("P>=p [ F<=k x=1 ]").substitute(|n| (n == "x").then(|| Expr::Ident("z".into())));
         assert_eq!(h.to_string(), "P>=p [ F<=k z=1 ]");
     }
+
+    /// The warnings of resolving `text` on [`model`] (where `x : [0..3]`).
+    fn warnings(text: &str) -> Vec<String> {
+        let m = model();
+        let c = consts(&[("N", Value::Int(4)), ("h", Value::Double(2.5))]);
+        let source = Arc::new(SourceFile::new("--prop", text));
+        let mut resolver = Resolver::new(&m, &c);
+        resolver
+            .resolve(&parse_property(text).unwrap(), &source)
+            .unwrap();
+        resolver
+            .take_warnings()
+            .iter()
+            .map(|d| d.message.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_comparison_outside_a_variables_range_warns() {
+        let never = |cmp: &str| format!("{cmp} never holds: x ranges over 0..3");
+        assert_eq!(warnings("P=? [ F x=5 ]"), [never("x=5")]);
+        assert_eq!(warnings("P=? [ F x>3 ]"), [never("x>3")]);
+        assert_eq!(warnings("P=? [ F x<0 ]"), [never("x<0")]);
+        assert_eq!(warnings("P=? [ F x>=4 ]"), [never("x>=4")]);
+        assert_eq!(warnings("P=? [ F x<=-1 ]"), [never("x<= -1")]);
+        assert_eq!(warnings("P=? [ F 4<=x ]"), [never("4<=x")]);
+        assert_eq!(warnings("P=? [ F x=1.5 ]"), [never("x=1.5")]);
+        // Constants are folded first; the comparison is named inside a larger expression.
+        assert_eq!(warnings("P=? [ F x=N ]"), [never("x=4")]);
+        assert_eq!(warnings("P=? [ F y & x=7 ]"), [never("x=7")]);
+        // Warned once per comparison, each where it is.
+        assert_eq!(
+            warnings("P=? [ x!=9 U x=9 ] + P=? [ F x<0 ]"),
+            [never("x=9"), never("x<0")]
+        );
+        let m = model();
+        let c = consts(&[]);
+        let text = "P=? [ F x=5 ]";
+        let source = Arc::new(SourceFile::new("--prop", text));
+        let mut resolver = Resolver::new(&m, &c);
+        resolver
+            .resolve(&parse_property(text).unwrap(), &source)
+            .unwrap();
+        assert_eq!(
+            resolver.take_warnings()[0].to_string(),
+            "warning: x=5 never holds: x ranges over 0..3\n --> --prop:1:9\n  |\n1 | P=? [ F x=5 ]\n  |         ^^^\n"
+        );
+        assert!(resolver.take_warnings().is_empty(), "taken once");
+        // Located at the comparison itself when it is written as printed (but for spaces).
+        let located = |text: &str| {
+            let source = Arc::new(SourceFile::new("--prop", text));
+            let mut resolver = Resolver::new(&m, &c);
+            resolver
+                .resolve(&parse_property(text).unwrap(), &source)
+                .unwrap();
+            let w = resolver.take_warnings();
+            let l = w[0].location.as_ref().unwrap();
+            (l.column, l.width)
+        };
+        assert_eq!(located("P=? [ F y | x = 5 ]"), (13, 5));
+        assert_eq!(located("P=? [ F x=35 | x=5 ]"), (9, 4));
+        assert_eq!(located("P=? [ F x<= -1 ]"), (9, 6));
+    }
+
+    #[test]
+    fn a_comparison_that_can_hold_does_not_warn() {
+        for text in [
+            "P=? [ F x=3 ]",
+            "P=? [ F x=0 ]",
+            "P=? [ F x>2 ]",
+            "P=? [ F x<1 ]",
+            "P=? [ F x<0.5 ]",
+            "P=? [ F x>2.5 ]",
+            "P=? [ F x>=3 ]",
+            "P=? [ F x<=0 ]",
+            "P=? [ F x!=5 ]",
+            "P=? [ F x!=0 ]",
+            "P=? [ F x<h ]",
+            "P=? [ F 3>=x ]",
+            // Not a variable against a constant: not judged.
+            "P=? [ F x+1=5 ]",
+            "P=? [ F x=x ]",
+        ] {
+            assert_eq!(warnings(text), Vec::<String>::new(), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_unquoted_label_suggests_the_quoted_label() {
+        let (message, line, column, render) = error("P=? [ F goal ]", &[]);
+        assert_eq!(message, "unknown variable or constant `goal`");
+        assert_eq!((line, column), (1, 9));
+        assert!(
+            render.ends_with(
+                "  = note: did you mean the label \"goal\"? labels are written in quotes\n"
+            ),
+            "{render}"
+        );
+        // A name that is no label gets no such note.
+        let (_, _, _, render) = error("P=? [ F z>1 ]", &[]);
+        assert!(!render.contains("note"), "{render}");
+    }
 }
 
 #[test]
@@ -1741,6 +1844,61 @@ fn operators_inside_arithmetic_and_calls() {
         err.to_string(),
         "line 1, column 1: function `floor` takes 1 argument, found 2"
     );
+}
+
+#[test]
+fn near_misses_of_operator_names_say_which_operator_to_write() {
+    let hint = |text: &str| {
+        let err = parse_property(text).unwrap_err();
+        (err.message().to_string(), err.column())
+    };
+    let p = "(a probability is written `P=? [ ... ]` or `P>=0.5 [ ... ]`)";
+    assert_eq!(
+        hint("Pr=? [ F \"a\" ]"),
+        (format!("unknown operator `Pr`: did you mean `P`? {p}"), 1)
+    );
+    assert_eq!(
+        hint("Prob>=0.5 [ F \"a\" ]").0,
+        format!("unknown operator `Prob`: did you mean `P`? {p}")
+    );
+    assert_eq!(
+        hint("p < 0.1 [ F \"a\" ]").0,
+        format!("unknown operator `p`: did you mean `P`? {p}")
+    );
+    assert_eq!(
+        hint("\"n\": x=1 & Pr=? [ F \"a\" ]"),
+        (format!("unknown operator `Pr`: did you mean `P`? {p}"), 12)
+    );
+    assert_eq!(
+        hint("Rew{\"time\"}=? [ F \"a\" ]").0,
+        "unknown operator `Rew`: did you mean `R`? (an expected reward is written `R=? [ ... ]` \
+         or `R>=0.5 [ ... ]`)"
+    );
+    assert_eq!(
+        hint("pmax=? [ F \"a\" ]").0,
+        "unknown operator `pmax`: did you mean `Pmax`? (a probability is written `Pmax=? [ ... ]`)"
+    );
+    assert_eq!(
+        hint("s=? [ \"a\" ]").0,
+        "unknown operator `s`: did you mean `S`? (a long-run (steady-state) probability is \
+         written `S=? [ ... ]` or `S>=0.5 [ ... ]`)"
+    );
+    // Other syntax errors keep their message, even next to a name on the list.
+    assert_eq!(
+        hint("P=? [ F \"a\" ").0,
+        parse_property("P=? [ F \"a\" ").unwrap_err().message()
+    );
+    assert!(!hint("P=? [ F p<1 ]]").0.contains("did you mean"));
+    assert!(!hint("P=? [ F s=1 & ]").0.contains("did you mean"));
+    // The right spellings parse.
+    for ok in [
+        "P=? [ F \"a\" ]",
+        "Pmax=? [ F \"a\" ]",
+        "R{\"t\"}=? [ F \"a\" ]",
+        "S=? [ \"a\" ]",
+    ] {
+        parse_property(ok).unwrap();
+    }
 }
 
 #[test]

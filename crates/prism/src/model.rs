@@ -97,6 +97,25 @@ impl PrismModel {
             .collect()
     }
 
+    /// The declared ranges `(name, lo, hi)` of the integer state variables whose bounds
+    /// evaluate with the constants' values `consts` (`x : [0..N]`), in valuation order.
+    pub fn variable_ranges(&self, consts: &[(String, Value)]) -> Vec<(String, i64, i64)> {
+        let env = |n: &str| consts.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        self.ast
+            .globals
+            .iter()
+            .chain(self.ast.modules.iter().flat_map(|m| m.vars.iter()))
+            .filter_map(|v| match &v.kind {
+                crate::ast::VarType::Int { lo, hi } => Some((
+                    v.name.clone(),
+                    lo.eval_i64(env).ok()?,
+                    hi.eval_i64(env).ok()?,
+                )),
+                crate::ast::VarType::Bool => None,
+            })
+            .collect()
+    }
+
     /// Replaces every formula name in `e` by its (recursively expanded) body, so that a
     /// property can use the model's formulas. Names that are not formulas are kept. A formula
     /// defined in terms of itself is left unexpanded at the point of the cycle (building the

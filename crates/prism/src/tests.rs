@@ -863,3 +863,20 @@ fn no_grammar_rule_name_reaches_a_message() {
     let leaks = augur_expr::syntax::leaked_rule_names(Rule::all_rules(), describe);
     assert!(leaks.is_empty(), "{}", leaks.join("\n"));
 }
+
+#[test]
+fn variable_ranges_are_the_declared_ones_with_the_constants_values() {
+    let src = "dtmc\nconst int N;\nglobal g : [-1..N] init 0;\nmodule a\n  s : [0..N+2] init 0;\n  b : bool init false;\n  [] true -> (s'=s);\nendmodule\nmodule c = a [s=t, b=d] endmodule\n";
+    let m = parse_model(src, "r.pm").unwrap();
+    let consts = [("N".to_string(), Value::Int(3))];
+    assert_eq!(
+        m.variable_ranges(&consts),
+        [
+            ("g".to_string(), -1, 3),
+            ("s".to_string(), 0, 5),
+            ("t".to_string(), 0, 5)
+        ]
+    );
+    // A bound that does not evaluate (no value for `N`) leaves its variable out.
+    assert!(m.variable_ranges(&[]).is_empty());
+}

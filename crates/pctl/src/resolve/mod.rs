@@ -41,8 +41,8 @@
 use crate::ast::*;
 use crate::error::{PctlError, Result};
 use crate::Spanned;
-use augur_expr::{decimal_rational, Exact, Expr, ExprError, Type, UnaryOp, Value};
-use augur_source::{Diagnostic, SourceFile, Span};
+use augur_expr::{decimal_rational, BinaryOp, Exact, Expr, ExprError, Type, UnaryOp, Value};
+use augur_source::{Diagnostic, Severity, SourceFile, Span};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::Zero;
@@ -135,6 +135,10 @@ pub struct Resolver<'a> {
     /// Properties-file labels being resolved (cycle detection).
     in_progress: Vec<String>,
     variables: HashMap<&'a str, Type>,
+    /// The declared ranges of integer variables.
+    ranges: HashMap<&'a str, (i64, i64)>,
+    /// Warnings found while resolving, not yet taken ([`Resolver::take_warnings`]).
+    warnings: Vec<Diagnostic>,
     /// Named properties that others may refer to (`"name"`), with their texts.
     named: HashMap<&'a str, (&'a Property, Arc<SourceFile>)>,
     resolved_named: HashMap<String, Arc<ResolvedLabel>>,
@@ -153,9 +157,11 @@ struct At<'s> {
 
 impl At<'_> {
     fn err(&self, span: Span, message: impl Into<String>) -> PctlError {
-        PctlError::Resolve(Box::new(
-            Diagnostic::error(message).at(self.source.location(span)),
-        ))
+        PctlError::Resolve(Box::new(self.diagnostic(Severity::Error, span, message)))
+    }
+
+    fn diagnostic(&self, severity: Severity, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(severity, message).at(self.source.location(span))
     }
 }
 
@@ -175,6 +181,12 @@ impl<'a> Resolver<'a> {
             resolved_named: HashMap::new(),
             named_in_progress: Vec::new(),
             exact: BTreeMap::new(),
+            ranges: model
+                .ranges
+                .iter()
+                .map(|(n, lo, hi)| (n.as_str(), (*lo, *hi)))
+                .collect(),
+            warnings: Vec::new(),
             variables: model
                 .variables
                 .iter()
@@ -225,6 +237,32 @@ impl<'a> Resolver<'a> {
     pub fn with_exact_constants(mut self, exact: &BTreeMap<String, BigRational>) -> Resolver<'a> {
         self.exact = exact.clone();
         self
+    }
+
+    /// The warnings found by the properties resolved since the last call, in order: a
+    /// comparison of an integer variable with a constant that no value of its declared range
+    /// satisfies ([`ModelNames::ranges`]: `s=5` with `s : [0..3]`), located at the expression.
+    ///
+    /// ```
+    /// use augur_pctl::{parse_property, resolve::{ModelNames, Resolver}};
+    /// use augur_expr::Type;
+    /// use augur_source::SourceFile;
+    /// use std::{collections::BTreeMap, sync::Arc};
+    /// let model = ModelNames {
+    ///     variables: vec![("s".into(), Type::Int)],
+    ///     ranges: vec![("s".into(), 0, 3)],
+    ///     ..ModelNames::default()
+    /// };
+    /// let text = "P=? [ F s=5 ]";
+    /// let source = Arc::new(SourceFile::new("--prop", text));
+    /// let consts = BTreeMap::new();
+    /// let mut resolver = Resolver::new(&model, &consts);
+    /// resolver.resolve(&parse_property(text).unwrap(), &source).unwrap();
+    /// let warnings = resolver.take_warnings();
+    /// assert_eq!(warnings[0].message, "s=5 never holds: s ranges over 0..3");
+    /// ```
+    pub fn take_warnings(&mut self) -> Vec<Diagnostic> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// Resolves a property written in `source`.
@@ -418,7 +456,7 @@ impl<'a> Resolver<'a> {
         Ok(r)
     }
 
-    fn expr(&self, e: &Spanned<Expr>, at: At<'_>) -> Result<ResolvedFormula> {
+    fn expr(&mut self, e: &Spanned<Expr>, at: At<'_>) -> Result<ResolvedFormula> {
         // Model variables first, then constants (as PRISM, which forbids the clash).
         let substituted = e
             .substitute(|name| {
@@ -436,8 +474,29 @@ impl<'a> Resolver<'a> {
                     (ExprError::Undeclared(name), Some(why)) => why(name),
                     _ => None,
                 };
-                at.err(e.span, why.unwrap_or_else(|| expr_message(err)))
+                let label = match &err {
+                    ExprError::Undeclared(name) if self.is_label(name) => Some(name.clone()),
+                    _ => None,
+                };
+                let d = at.diagnostic(
+                    Severity::Error,
+                    e.span,
+                    why.unwrap_or_else(|| expr_message(err)),
+                );
+                PctlError::Resolve(Box::new(match label {
+                    Some(name) => d.with_note(format!(
+                        "did you mean the label \"{name}\"? labels are written in quotes"
+                    )),
+                    None => d,
+                }))
             })?;
+        for (cmp, name, (lo, hi)) in never_holds(&substituted, &self.ranges) {
+            let shown = cmp.to_string();
+            let span = written_at(at.source.text(), e.span, &shown).unwrap_or(e.span);
+            let message = format!("{shown} never holds: {name} ranges over {lo}..{hi}");
+            self.warnings
+                .push(at.diagnostic(Severity::Warning, span, message));
+        }
         // A real constant without a known exact value (a model's `const double q = 1/3;`
         // reaches the resolver as its double) would be read as the decimal of its double:
         // not claimed exact.
@@ -494,6 +553,11 @@ impl<'a> Resolver<'a> {
             expr: e.clone(),
             constants,
         })
+    }
+
+    /// Whether `name` is a label of the model or of the properties file.
+    fn is_label(&self, name: &str) -> bool {
+        self.model.labels.iter().any(|m| m == name) || self.label_defs.contains_key(name)
     }
 
     fn label(&mut self, l: &Spanned<String>, at: At<'_>) -> Result<ResolvedFormula> {
@@ -799,6 +863,88 @@ fn value_type(f: &ResolvedFormula) -> Type {
             Kind::Num => Type::Double,
         },
     }
+}
+
+/// The comparisons of an integer variable with a number in `e` that no value of the
+/// variable's declared range satisfies (`s=5`, `s>3`, `s<0`, `2.5=s` with `s : [0..3]`): each
+/// comparison (as written), the variable and its range. Comparisons that some value in the
+/// range satisfies are not reported.
+pub(crate) fn never_holds<'e>(
+    e: &'e Expr,
+    ranges: &HashMap<&str, (i64, i64)>,
+) -> Vec<(&'e Expr, &'e str, (i64, i64))> {
+    let mut found = Vec::new();
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Binary(BinaryOp::Cmp(cmp), l, r) => {
+                // `c cmp s` reads as `s cmp' c`.
+                let var = match (&**l, &**r) {
+                    (Expr::Ident(v), c) => Some((v, *cmp, c)),
+                    (c, Expr::Ident(v)) => Some((v, cmp.flip(), c)),
+                    _ => None,
+                };
+                let hit = var.and_then(|(v, cmp, c)| {
+                    let (lo, hi) = *ranges.get(v.as_str())?;
+                    let c = match c {
+                        Expr::Int(i) => *i as f64,
+                        Expr::Double(x) | Expr::Decimal(x, _) => *x,
+                        _ => return None,
+                    };
+                    // Some value of the range satisfies `v cmp c` iff one of these does: the
+                    // ends (for `<`, `>`, `!=`) and the integers around `c` (for `=`).
+                    let (lo_f, hi_f) = (lo as f64, hi as f64);
+                    let candidates = [
+                        lo_f,
+                        hi_f,
+                        c.floor().clamp(lo_f, hi_f),
+                        c.ceil().clamp(lo_f, hi_f),
+                    ];
+                    let never = !c.is_nan() && !candidates.iter().any(|x| cmp.holds(x, &c));
+                    never.then_some((v.as_str(), (lo, hi)))
+                });
+                match hit {
+                    Some((v, range)) => found.push((e, v, range)),
+                    None => stack.extend([&**r, &**l]),
+                }
+            }
+            Expr::Binary(_, l, r) => stack.extend([&**r, &**l]),
+            Expr::Unary(_, a) => stack.push(a),
+            Expr::Ite(c, a, b) => stack.extend([&**b, &**a, &**c]),
+            Expr::Call(_, args) => stack.extend(args.iter().rev()),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// Where in `span` of `text` the expression printed as `shown` is written (`s = 5` for `s=5`:
+/// the same characters but for white space, not inside a longer name or number); `None` when
+/// it is not written so (a constant folded: `s=N` printed `s=4`).
+fn written_at(text: &str, span: Span, shown: &str) -> Option<Span> {
+    let written = text.get(span.start..span.end)?;
+    let want: Vec<char> = shown.chars().filter(|c| !c.is_whitespace()).collect();
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    for (start, first) in written.char_indices() {
+        if Some(&first) != want.first() || written[..start].ends_with(word) {
+            continue;
+        }
+        let mut chars = written[start..]
+            .char_indices()
+            .filter(|(_, c)| !c.is_whitespace());
+        let mut end = start;
+        let matched = want.iter().all(|w| match chars.next() {
+            Some((i, c)) if c == *w => {
+                end = start + i + c.len_utf8();
+                true
+            }
+            _ => false,
+        });
+        if matched && !written[end..].starts_with(word) {
+            return Some(Span::new(span.start + start, span.start + end));
+        }
+    }
+    None
 }
 
 /// The message for an expression that does not type-check.

@@ -12,6 +12,10 @@ pub struct ModelNames {
     pub variables: Vec<(String, Type)>,
     /// The model's reward structures in order (`R{1}` is the first); `""` for unnamed ones.
     pub reward_structures: Vec<String>,
+    /// The declared ranges `[lo..hi]` of the model's integer variables (PRISM-language models;
+    /// empty otherwise): a comparison that no value in the range satisfies (`s=5` with
+    /// `s : [0..3]`) is warned about ([`crate::resolve::Resolver::take_warnings`]).
+    pub ranges: Vec<(String, i64, i64)>,
 }
 
 /// Whether a state formula has a truth value or a number in every state.
