@@ -221,14 +221,27 @@ fn unread_content_pauses_an_unseen_value() {
             why.contains("new2@else.example") && why.contains("an image (image/png)"),
             "{why}"
         );
-        // A payload never seen either (a phrase): the reason names the destination first.
-        let d = s.gate(&Action::Tool(ToolCall::new(
-            "send_email",
-            &json!({"recipients": ["new3@else.example"], "body": "the scanned letter"}),
-        )));
-        let why = s.reason(&d);
-        assert_eq!(d.verdict, Verdict::Pause, "{why}");
-        assert!(why.contains("new3@else.example"), "{why}");
+        // A payload never seen either (a phrase): the reason names the destination first,
+        // also when the tool's declaration makes every argument a destination (`body` sorts
+        // before `recipients`).
+        let profile =
+            s.monitor()
+                .classifier()
+                .unwrap()
+                .profile(&augur_gate::classifier::ToolDeclaration {
+                    name: "send_email",
+                    description: Some("Send an e-mail."),
+                    ..Default::default()
+                });
+        for profile in [None, Some(&profile)] {
+            let args = json!({"recipients": ["new3@else.example"], "body": "the scanned letter"});
+            let d = s.gate(&Action::Tool(
+                ToolCall::new("send_email", &args).with_profile(profile),
+            ));
+            let why = s.reason(&d);
+            assert_eq!(d.verdict, Verdict::Pause, "{why}");
+            assert!(why.contains("new3@else.example"), "{why}");
+        }
         let (v, why) = gate(
             s,
             "send_email",

@@ -445,15 +445,17 @@ impl Classifier {
         }
         let map = args.as_object()?;
         let (dest, pay) = (self.destination_words(c), self.payload_words(c));
-        // Destinations first (the reason then names where the call goes), then payloads.
-        for words in [dest, pay] {
+        // Typed values of destinations first (the reason then names where the call goes: an
+        // address, not a phrase of its body, when a declaration makes every argument a
+        // destination), then any value of a destination, then of a payload.
+        for (words, typed_only) in [(dest, true), (dest, false), (pay, false)] {
             for (name, v) in map {
                 if !name_has_word(name, words) {
                     continue;
                 }
                 let mut unseen: Option<Evidence> = None;
                 prov.values_of(v, &mut |e: Evidence| {
-                    if unseen.is_none() && e.trusted.is_none() {
+                    if unseen.is_none() && e.trusted.is_none() && (!typed_only || e.kind.typed()) {
                         unseen = Some(e);
                     }
                 });
