@@ -248,6 +248,14 @@ fn unread_content_pauses_an_unseen_value() {
             json!({"recipients": ["me@home.example"], "body": "chart"}),
         );
         assert!(v <= Verdict::Warn, "{why}");
+        // A body the agent composed (a phrase no text held) to the user's own address goes:
+        // phrases are not what unread content supplies unseen.
+        let (v, why) = gate(
+            s,
+            "send_email",
+            json!({"recipients": ["me@home.example"], "body": "the quarterly chart"}),
+        );
+        assert!(v <= Verdict::Warn, "{why}");
         let (v, why) = gate(
             s,
             "send_email",

@@ -446,7 +446,7 @@ impl Classifier {
         let map = args.as_object()?;
         let (dest, pay) = (self.destination_words(c), self.payload_words(c));
         // Typed values of destinations first (the reason then names where the call goes: an
-        // address, not a phrase of its body, when a declaration makes every argument a
+        // address, not a code in its body, when a declaration makes every argument a
         // destination), then any value of a destination, then of a payload.
         for (words, typed_only) in [(dest, true), (dest, false), (pay, false)] {
             for (name, v) in map {
@@ -455,7 +455,11 @@ impl Classifier {
                 }
                 let mut unseen: Option<Evidence> = None;
                 prov.values_of(v, &mut |e: Evidence| {
-                    if unseen.is_none() && e.trusted.is_none() && (!typed_only || e.kind.typed()) {
+                    // A phrase the agent composed (a message's body) is not what unread
+                    // content would supply unseen: identifiers, codes and keys are.
+                    let kind_counts = e.kind != crate::provenance::ValueKind::Phrase
+                        && (!typed_only || e.kind.typed());
+                    if unseen.is_none() && e.trusted.is_none() && kind_counts {
                         unseen = Some(e);
                     }
                 });
