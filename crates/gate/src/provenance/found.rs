@@ -254,18 +254,25 @@ pub(super) fn eq_mapped(
     diff == 0
 }
 
-/// ASCII lower case of eight bytes at once (non-ASCII bytes unchanged).
+/// The high bit of each byte of `w` that is an ASCII byte in `lo..=hi` (`lo >= 1`), eight
+/// bytes at once.
 #[inline]
-pub(super) fn lower8(w: u64) -> u64 {
+pub(super) fn in_range8(w: u64, lo: u8, hi: u8) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let low = w & LOW7;
-    // Per byte (7 bits, no carry out): the high bit is set when the byte is >= b'A', and when
-    // it is > b'Z'.
-    let ge_a = low + 0x3f3f_3f3f_3f3f_3f3f;
-    let gt_z = low + 0x2525_2525_2525_2525;
-    let upper = ge_a & !gt_z & !w & HIGH;
-    w | (upper >> 2)
+    // Per byte (7 bits, no carry out): the high bit is set when the byte is >= lo, and when
+    // it is > hi.
+    let ge = low + ONES * u64::from(0x80 - lo);
+    let gt = low + ONES * u64::from(0x7f - hi);
+    ge & !gt & !w & HIGH
+}
+
+/// ASCII lower case of eight bytes at once (non-ASCII bytes unchanged).
+#[inline]
+pub(super) fn lower8(w: u64) -> u64 {
+    w | (in_range8(w, b'A', b'Z') >> 2)
 }
 
 /// The eight bytes of `b` from `i`, little-endian.

@@ -10,7 +10,7 @@
 //! that both find the same values.
 
 use super::classify::classify;
-use super::found::{Found, Mode};
+use super::found::{in_range8, Found, Mode};
 use super::groups::Groups;
 use super::parts::{amount_range, is_number, trim_end};
 use super::shapes::{is_quote, quoted_phrase, whole_phrase};
@@ -76,11 +76,7 @@ const PLAIN: [bool; 256] = {
 pub(super) fn lower_or_space8(w: u64) -> bool {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let low = w & LOW7;
-    // Per byte (7 bits, no carry out): high bit set when >= b'a', and when > b'z'.
-    let ge_a = low + 0x1f1f_1f1f_1f1f_1f1f;
-    let gt_z = low + 0x0505_0505_0505_0505;
-    let lower = ge_a & !gt_z & !w;
+    let lower = in_range8(w, b'a', b'z');
     // High bit set for a byte that is not a space (exact: no borrow between bytes).
     let x = w ^ 0x2020_2020_2020_2020;
     let not_space = ((x & LOW7) + LOW7) | x;
