@@ -21,6 +21,7 @@ mod first_hour;
 mod gate_stream;
 mod gateway;
 mod hook;
+mod hook_session;
 mod hook_trust;
 mod hostile_input;
 mod large_inputs;

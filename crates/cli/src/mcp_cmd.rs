@@ -133,6 +133,10 @@ pub fn run(args: &McpArgs) -> Result<(), CliError> {
     };
     let policy = match &args.policy {
         Some(p) => Policy::from_file(p).map_err(user)?,
+        // The built-in monitors' chain has its own policy (augur_gate::builtin::gateway_policy).
+        None if gateway && args.monitor.is_none() => {
+            augur_gate::builtin::gateway_policy().map_err(user)?
+        }
         None => Policy::default(),
     };
     let (timeout, max_states, max_smoothed_transitions) = args.limits.values(LimitDefaults {

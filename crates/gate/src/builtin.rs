@@ -74,6 +74,11 @@ pub const HISTORY: &[(&str, u32, &str)] = &[
         "6fa184ae994364680653daa702bc982d4157667ac8499690a156624c7afe841f",
     ),
     (
+        DEFAULT,
+        6,
+        "3e8acbd322cf7d58718ba3240f28fa088f565680c9fa1ee14fcacadefaee6543",
+    ),
+    (
         CLAUDE_CODE,
         1,
         "b1133c53b9702fd4f6292195a9b77db2d91191bae9f75c1f6a52b87d33af8eb8",
@@ -186,6 +191,17 @@ pub fn claude_code_monitor() -> Result<Monitor> {
 /// warns, the reason goes back to the agent.
 pub fn claude_code_policy() -> Result<Policy> {
     Policy::parse(CLAUDE_CODE_POLICY, "<built-in Claude Code policy>")
+}
+
+/// The policy of the built-in gateway monitor, when no `--policy` is given: the Claude Code
+/// monitor's ([`claude_code_policy`]), since both are the same risk-level chain. Its graded
+/// probabilities are SafetyDrift's smoothed guesses (MILD 0.45, ELEVATED and CRITICAL 0.30):
+/// with [`Policy::default`]'s warning at 0.3, every call after a session's first file write
+/// warned (151 of 219 calls of the recorded coding session, issue 42), so only a VIOLATED
+/// state blocks and `P ≥ 0.9` warns; provenance's own pause (a destination no text held,
+/// after untrusted text) is the rules', not a threshold's, and stays.
+pub fn gateway_policy() -> Result<Policy> {
+    Policy::parse(CLAUDE_CODE_POLICY, "<built-in gateway policy>")
 }
 
 #[cfg(test)]

@@ -312,7 +312,9 @@ fn the_reason_names_the_action_that_raised_the_exposure() {
     let d = s.gate(&call("send_email", &mail));
     let r = s.reason(&d);
     assert!(
-        r.starts_with("read_file(.env) … write_file then send_email(external email): CREDENTIALS·NETWORK·IRREVERSIBLE"),
+        r.starts_with(
+            "read_file(.env) … write_file(local path) then send_email(external email): CREDENTIALS·NETWORK·IRREVERSIBLE"
+        ),
         "{r}"
     );
 }

@@ -357,7 +357,11 @@ impl Classifier {
     /// [`Classifier::classify_with`], raised by the tool's declaration (`profile`, from
     /// [`Classifier::profile`]; `None`: no declaration, the rules alone). A raised call's
     /// [`Classification::declared`] says why; every argument of it is a destination and a
-    /// payload. Allocates nothing for ASCII calls.
+    /// payload. A declaration that raises nothing — it says what the rules already say, as
+    /// a filesystem server's `write_file` ("Create a new file ...") does of a local file
+    /// write — leaves the call as the rules classified it, their destinations and payloads
+    /// included, unless it declares a destination of an address or URL format. Allocates
+    /// nothing for ASCII calls.
     pub fn classify_declared(
         &self,
         tool: &str,
@@ -367,8 +371,11 @@ impl Classifier {
     ) -> Option<Classification> {
         let mut c = self.classify_with(tool, args, prov)?;
         if let Some(p) = profile.filter(|p| !p.by.is_empty()) {
-            c.implication = join(c.implication, p.floor);
-            c.declared = Some(p.by);
+            let raised = join(c.implication, p.floor);
+            if raised != c.implication || p.by.contains(Declared::SCHEMA_DESTINATION) {
+                c.implication = raised;
+                c.declared = Some(p.by);
+            }
         }
         Some(c)
     }

@@ -144,6 +144,26 @@ fn every_default_rule_decides_its_example() {
             "create-file",
         ),
         ("append_to_file", json!({"file_id": "2"}), "modify-file"),
+        (
+            "edit_file",
+            json!({"path": "/home/me/app/src/main.py", "edits": []}),
+            "local-file-write",
+        ),
+        (
+            "write_file",
+            json!({"path": "docs/notes.md", "content": "x"}),
+            "local-file-write",
+        ),
+        (
+            "write_file",
+            json!({"path": "notes.md", "content": "x"}),
+            "modify-file",
+        ),
+        (
+            "write_file",
+            json!({"path": "https://files.example/notes.md", "content": "x"}),
+            "modify-file",
+        ),
         ("get_iban", json!({}), "read-financial"),
         (
             "get_most_recent_transactions",
