@@ -9,14 +9,14 @@ WITH ordered AS (
            COUNT(*) OVER (PARTITION BY trace_id) AS len
     FROM steps
 )
-SELECT 'initial' AS kind, state AS from_state, CAST(NULL AS VARCHAR) AS to_state, COUNT(*) AS n
+SELECT 'initial' AS kind, state AS from_state, CAST(NULL AS STRING) AS to_state, COUNT(*) AS n
     FROM ordered WHERE pos = 1 GROUP BY state
 UNION ALL
 SELECT 'transition', state, next_state, COUNT(*)
     FROM ordered WHERE next_state IS NOT NULL GROUP BY state, next_state
 UNION ALL
-SELECT 'end', state, CAST(NULL AS VARCHAR), COUNT(*)
+SELECT 'end', state, CAST(NULL AS STRING), COUNT(*)
     FROM ordered WHERE pos = len GROUP BY state
 UNION ALL
-SELECT 'step', state, CAST(NULL AS VARCHAR), COUNT(*)
+SELECT 'step', state, CAST(NULL AS STRING), COUNT(*)
     FROM ordered GROUP BY state
