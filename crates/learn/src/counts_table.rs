@@ -129,7 +129,7 @@ impl CountsTable {
             (true, None) => {
                 return Err(at(
                     row,
-                    format!("column `to_state` is null in a `{kind}` row (the move's target)"),
+                    format!("column `to_state` is null: a `{kind}` row needs the move's target"),
                 ))
             }
         };
@@ -213,5 +213,116 @@ impl CountsTable {
             }
         }
         Ok(KeyedCounts::new(self.order, self.end_state, self.groups).sorted())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counts of the traces `ok ok bad`, `ok`, `ok ok` as rows.
+    const ROWS: [(&str, &str, Option<&str>, u64); 7] = [
+        ("step", "ok", None, 5),
+        ("step", "bad", None, 1),
+        ("initial", "ok", None, 3),
+        ("transition", "ok", Some("ok"), 2),
+        ("transition", "ok", Some("bad"), 1),
+        ("end", "ok", None, 2),
+        ("end", "bad", None, 1),
+    ];
+
+    fn table(rows: &[(&str, &str, Option<&str>, u64)], cat: Option<&str>) -> Result<KeyedCounts> {
+        let mut t = CountsTable::new(1, None);
+        for (kind, from, to, n) in rows {
+            t.push(kind, from.to_string(), to.map(String::from), *n, cat.map(String::from))?;
+        }
+        t.finish()
+    }
+
+    fn name(s: &str) -> StateKey {
+        StateKey::Name(s.into())
+    }
+
+    #[test]
+    fn rows_in_any_order_are_the_counts_of_the_traces() {
+        let c = table(&ROWS, None).unwrap();
+        c.check().unwrap();
+        let g = &c.groups[0];
+        assert_eq!((g.traces, g.steps), (3, 6));
+        assert_eq!(g.states, [name("ok"), name("bad")]);
+        assert_eq!(
+            g.transitions,
+            [(name("ok"), name("bad"), 1), (name("ok"), name("ok"), 2)]
+        );
+        assert_eq!(g.ends, [(name("bad"), 1), (name("ok"), 2)]);
+        // Reversed: the same counts, the states in the order of their `step` rows.
+        let mut rev = ROWS;
+        rev.reverse();
+        let r = table(&rev, None).unwrap();
+        assert_eq!(r.groups[0].states, [name("bad"), name("ok")]);
+        let mut same = r.groups[0].clone();
+        same.states.reverse();
+        assert_eq!(same, *g);
+    }
+
+    #[test]
+    fn each_category_is_a_group() {
+        let mut t = CountsTable::new(1, None);
+        for (cat, (kind, from, to, n)) in [Some("a"), None].into_iter().flat_map(|c| ROWS.map(|r| (c, r))) {
+            t.push(kind, from.into(), to.map(String::from), n, cat.map(String::from))
+                .unwrap();
+        }
+        let c = t.finish().unwrap();
+        assert_eq!(c.groups.len(), 2);
+        assert_eq!(c.groups[0].category.as_deref(), Some("a"));
+        assert_eq!(c.groups[1].category, None);
+        assert_eq!(c.groups[0].transitions, c.groups[1].transitions);
+    }
+
+    #[test]
+    fn bad_rows_are_errors_naming_the_row() {
+        let err = |rows: &[(&str, &str, Option<&str>, u64)]| table(rows, None).unwrap_err().to_string();
+        let mut rows = ROWS.to_vec();
+        rows.push(("transition", "ok", Some("ok"), 1));
+        assert_eq!(
+            err(&rows),
+            "row 8: a `transition` row for `ok` -> `ok` again (first at row 4); a counts table \
+             gives each key its total once"
+        );
+        rows[7] = ("begin", "ok", None, 1);
+        assert!(err(&rows).starts_with("row 8: column `kind` is `begin`"));
+        rows[7] = ("invalid", "ok", None, 1);
+        assert_eq!(
+            err(&rows),
+            "row 8: column `to_state` is null: a `invalid` row needs the move's target"
+        );
+        let mut rows = ROWS.to_vec();
+        rows[0].3 = 4;
+        assert_eq!(
+            err(&rows),
+            "row 1: the `step` row of state `ok` counts 4 steps, but the moves that leave it and \
+             the traces that end in it add up to 5"
+        );
+        let mut t = CountsTable::new(1, None);
+        t.push("step", "a".into(), None, u64::MAX, None).unwrap();
+        let e = t.push("step", "b".into(), None, 1, None).unwrap_err();
+        assert_eq!(e.to_string(), "row 2: the counts add up past 2^64 - 1");
+    }
+
+    #[test]
+    fn at_order_two_a_state_is_a_json_array() {
+        let mut t = CountsTable::new(2, Some("done".into()));
+        t.push("step", r#"["a","b"]"#.into(), None, 1, None).unwrap();
+        t.push("end", r#"["a","b"]"#.into(), None, 1, None).unwrap();
+        let c = t.finish().unwrap();
+        assert_eq!(c.groups[0].states, [StateKey::Tuple(vec!["a".into(), "b".into()])]);
+        assert_eq!(c.end_state.as_deref(), Some("done"));
+        let mut t = CountsTable::new(2, None);
+        let e = t.push("step", "a".into(), None, 1, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "row 1: column `from_state`: `a` is not a JSON array of state names (the counts are \
+             of order 2)"
+        );
     }
 }
