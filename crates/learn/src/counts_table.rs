@@ -234,7 +234,13 @@ mod tests {
     fn table(rows: &[(&str, &str, Option<&str>, u64)], cat: Option<&str>) -> Result<KeyedCounts> {
         let mut t = CountsTable::new(1, None);
         for (kind, from, to, n) in rows {
-            t.push(kind, from.to_string(), to.map(String::from), *n, cat.map(String::from))?;
+            t.push(
+                kind,
+                from.to_string(),
+                to.map(String::from),
+                *n,
+                cat.map(String::from),
+            )?;
         }
         t.finish()
     }
@@ -268,9 +274,18 @@ mod tests {
     #[test]
     fn each_category_is_a_group() {
         let mut t = CountsTable::new(1, None);
-        for (cat, (kind, from, to, n)) in [Some("a"), None].into_iter().flat_map(|c| ROWS.map(|r| (c, r))) {
-            t.push(kind, from.into(), to.map(String::from), n, cat.map(String::from))
-                .unwrap();
+        for (cat, (kind, from, to, n)) in [Some("a"), None]
+            .into_iter()
+            .flat_map(|c| ROWS.map(|r| (c, r)))
+        {
+            t.push(
+                kind,
+                from.into(),
+                to.map(String::from),
+                n,
+                cat.map(String::from),
+            )
+            .unwrap();
         }
         let c = t.finish().unwrap();
         assert_eq!(c.groups.len(), 2);
@@ -281,7 +296,8 @@ mod tests {
 
     #[test]
     fn bad_rows_are_errors_naming_the_row() {
-        let err = |rows: &[(&str, &str, Option<&str>, u64)]| table(rows, None).unwrap_err().to_string();
+        let err =
+            |rows: &[(&str, &str, Option<&str>, u64)]| table(rows, None).unwrap_err().to_string();
         let mut rows = ROWS.to_vec();
         rows.push(("transition", "ok", Some("ok"), 1));
         assert_eq!(
@@ -312,10 +328,14 @@ mod tests {
     #[test]
     fn at_order_two_a_state_is_a_json_array() {
         let mut t = CountsTable::new(2, Some("done".into()));
-        t.push("step", r#"["a","b"]"#.into(), None, 1, None).unwrap();
+        t.push("step", r#"["a","b"]"#.into(), None, 1, None)
+            .unwrap();
         t.push("end", r#"["a","b"]"#.into(), None, 1, None).unwrap();
         let c = t.finish().unwrap();
-        assert_eq!(c.groups[0].states, [StateKey::Tuple(vec!["a".into(), "b".into()])]);
+        assert_eq!(
+            c.groups[0].states,
+            [StateKey::Tuple(vec!["a".into(), "b".into()])]
+        );
         assert_eq!(c.end_state.as_deref(), Some("done"));
         let mut t = CountsTable::new(2, None);
         let e = t.push("step", "a".into(), None, 1, None).unwrap_err();

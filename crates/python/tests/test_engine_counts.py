@@ -57,17 +57,20 @@ def on_datafusion(parquet, _spark):
     ctx = datafusion.SessionContext()
     ctx.register_parquet("steps", str(parquet))
     df = ctx.sql(SQL)
-    return {"DataFrame": df, "pyarrow Table": df.to_arrow_table(), "dicts": df.to_pylist()}
+    return {"DataFrame": lambda: df, "pyarrow Table": df.to_arrow_table, "dicts": df.to_pylist}
 
 
 def on_duckdb(parquet, _spark):
     con = duckdb.connect()
     con.execute(f"CREATE VIEW steps AS SELECT * FROM read_parquet('{parquet}')")
-    forms = {"relation": con.sql(SQL), "tuples": con.sql(SQL).fetchall(),
-             "cursor": con.execute(SQL), "pyarrow Table": con.sql(SQL).fetch_arrow_table()}
+    rel = lambda: con.sql(SQL)  # noqa: E731
+    forms = {"relation": rel, "tuples": lambda: rel().fetchall(),
+             "cursor": lambda: con.cursor().execute(SQL), "pyarrow Table": lambda: rel().to_arrow_table()}
     try:
-        forms["pandas DataFrame"] = con.sql(SQL).df()
-    except ImportError:  # pandas is not a test dependency
+        import pandas  # noqa: F401  (not a test dependency: tested when installed)
+
+        forms["pandas DataFrame"] = lambda: rel().df()
+    except ImportError:
         pass
     return forms
 
@@ -75,7 +78,8 @@ def on_duckdb(parquet, _spark):
 def on_spark(parquet, spark):
     spark.read.parquet(str(parquet)).createOrReplaceTempView("steps")
     df = spark.sql(SQL)
-    return {"DataFrame": df, "Rows": df.collect(), "toArrow": df.toArrow()}
+    # The DataFrame as it is is collected (Rows); toArrow() is Spark 4's Arrow table.
+    return {"DataFrame": lambda: df, "toArrow": df.toArrow}
 
 
 ENGINES = {"datafusion": on_datafusion, "duckdb": on_duckdb, "spark": on_spark}
@@ -90,29 +94,33 @@ def with_sorted_states(doc):
     return doc
 
 
-@pytest.fixture(params=list(ENGINES))
-def engine(request):
-    """The engine's name and a function of (parquet, spark session or None) to its forms."""
+@pytest.fixture(scope="module", params=list(ENGINES))
+def engine_counts(request, traces, tmp_path_factory):
+    """An engine's name and, for each form of its rows, the counts file counts_from_rows
+    wrote of them (the query run once per form)."""
     name = request.param
     # Only the Spark case starts the (module's) SparkSession.
     session = request.getfixturevalue("spark") if name == "spark" else None
-    return name, lambda parquet: ENGINES[name](parquet, session)
+    d = tmp_path_factory.mktemp(name)
+    files = {}
+    for form, rows in ENGINES[name](traces[0], session).items():
+        files[form] = d / f"{form.replace(' ', '-')}.counts.json"
+        doc = augur.counts_from_rows(rows(), files[form])
+        assert json.loads(files[form].read_text()) == doc
+    return name, files
 
 
-def test_the_shipped_sql_gives_augurs_own_counts_on_each_engine(engine, traces, tmp_path):
-    name, rows_of = engine
-    parquet, own = traces
-    mine = json.loads(own.read_text())
-    forms = rows_of(parquet)
-    assert len(forms) >= 3
-    for form, rows in forms.items():
-        out = tmp_path / f"{name}.counts.json"
-        doc = augur.counts_from_rows(rows, out)
+def test_the_shipped_sql_gives_augurs_own_counts_on_each_engine(engine_counts, traces):
+    name, files = engine_counts
+    mine = json.loads(traces[1].read_text())
+    assert len(files) >= 2
+    for form, path in files.items():
+        doc = json.loads(path.read_text())
         # The whole document is --counts-only's, the states in name order (the SQL's ORDER BY).
         assert doc == with_sorted_states(mine), (name, form)
         assert doc["groups"][0]["states"] == sorted(mine["groups"][0]["states"])
         # The file is the document as --counts-only writes it (compact JSON and a newline).
-        assert out.read_text() == json.dumps(doc, separators=(",", ":")) + "\n"
+        assert path.read_text() == json.dumps(doc, separators=(",", ":")) + "\n"
         assert doc["groups"][0]["traces"] == 500 and doc["groups"][0]["steps"] > 2000
 
 
@@ -127,11 +135,11 @@ def named(model):
     }
 
 
-def test_learning_from_an_engines_counts_is_learning_from_the_traces(engine, traces, tmp_path):
-    name, rows_of = engine
-    parquet, _ = traces
-    counts = tmp_path / "engine.counts.json"
-    augur.counts_from_rows(next(iter(rows_of(parquet).values())), counts)
+def test_learning_from_an_engines_counts_is_learning_from_the_traces(engine_counts, traces,
+                                                                      tmp_path):
+    name, files = engine_counts
+    parquet = traces[0]
+    counts = next(iter(files.values()))
     for alpha in ("0", "0.1"):
         direct, summed = tmp_path / f"direct{alpha}.json", tmp_path / f"engine{alpha}.json"
         run("learn", parquet, "--alpha", alpha, "-o", direct)
