@@ -32,7 +32,9 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use augur_learn::counts::{GroupCounts, KeyedCounts, StateKey};
+use augur_learn::counts::{KeyedCounts, StateKey};
+use augur_learn::counts_table::CountsTable;
+use augur_learn::LearnError;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::KeyValue;
@@ -291,35 +293,17 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
         .with_projection(mask)
         .build()
         .map_err(|e| format_err(&e))?;
-    // The projected columns are in schema order: find each by name.
-    let key = |text: String, row: u64, column: &str| -> Result<StateKey> {
-        if order <= 1 {
-            return Ok(StateKey::Name(text));
-        }
-        serde_json::from_str::<Vec<String>>(&text)
-            .map(StateKey::Tuple)
-            .map_err(|_| {
-                bad(format!(
-                    "row {row}: column `{column}`: `{text}` is not a JSON array of state names \
-                     (the counts are of order {order})"
-                ))
-            })
-    };
     let null = |column: &str, role: &'static str, row: u64| ColumnarError::Null {
         file: file.clone(),
         column: column.to_string(),
         role,
         row,
     };
-    let mut groups: Vec<GroupCounts> = Vec::new();
-    // Per group: the row of each (kind, from, to) (a key is counted by one row), and the
-    // `step` rows (checked against the group's moves and ends once all rows are read).
-    type RowKey = (String, StateKey, Option<StateKey>);
-    let mut first_rows: Vec<HashMap<RowKey, u64>> = Vec::new();
-    let mut step_rows: Vec<Vec<(StateKey, u64, u64)>> = Vec::new();
-    let mut row = 0u64;
+    let mut table = CountsTable::new(order, end_state);
+    let row_err = |e: LearnError| bad(e.to_string());
     for batch in reader {
         let batch = batch.map_err(|e| format_err(&e))?;
+        // The projected columns are in schema order: find each by name.
         let col = |name: &str| -> Result<&ArrayRef> {
             batch
                 .column_by_name(name)
@@ -327,134 +311,42 @@ pub fn read_counts_parquet(path: &Path) -> Result<KeyedCounts> {
         };
         let kinds = strings(col("kind")?.as_ref());
         let froms = strings(col("from_state")?.as_ref());
-        let tos = strings(col("to_state")?.as_ref());
+        let mut tos = strings(col("to_state")?.as_ref());
         let ns = integers(col("n")?.as_ref()).map_err(|i| {
             bad(format!(
                 "row {}: column `n` (the count column) is negative",
-                row + i as u64 + 1
+                table.rows() + i as u64 + 1
             ))
         })?;
-        let cats = if has_category {
+        let mut cats = if has_category {
             strings(col("category")?.as_ref())
         } else {
             vec![None; batch.num_rows()]
         };
-        for i in 0..batch.num_rows() {
-            row += 1;
-            let kind = kinds[i]
-                .as_deref()
-                .ok_or_else(|| null("kind", "kind", row))?;
-            let from = froms[i]
-                .clone()
-                .ok_or_else(|| null("from_state", "state", row))?;
+        for (i, (kind, from)) in kinds.iter().zip(froms).enumerate() {
+            let row = table.rows() + 1;
+            let kind = kind.as_deref().ok_or_else(|| null("kind", "kind", row))?;
+            let from = from.ok_or_else(|| null("from_state", "state", row))?;
             let n = ns[i].ok_or_else(|| null("n", "count", row))?;
-            let cat = &cats[i];
-            let gi = match groups.iter().position(|g| g.category == *cat) {
-                Some(g) => g,
-                None => {
-                    first_rows.push(HashMap::new());
-                    step_rows.push(Vec::new());
-                    groups.push(GroupCounts {
-                        category: cat.clone(),
-                        traces: 0,
-                        steps: 0,
-                        states: Vec::new(),
-                        initial: Vec::new(),
-                        transitions: Vec::new(),
-                        invalid: Vec::new(),
-                        ends: Vec::new(),
-                    });
-                    groups.len() - 1
-                }
-            };
-            let g = &mut groups[gi];
-            let overflow = || bad(format!("row {row}: the counts add up past 2^64 - 1"));
-            let from = key(from, row, "from_state")?;
-            let to = match kind {
-                "transition" | "invalid" => {
-                    let to = tos[i]
-                        .clone()
-                        .ok_or_else(|| null("to_state", "state", row))?;
-                    Some(key(to, row, "to_state")?)
-                }
-                _ => None,
-            };
-            if let Some(first) =
-                first_rows[gi].insert((kind.to_string(), from.clone(), to.clone()), row)
-            {
-                let what = match &to {
-                    Some(t) => format!("{} -> {}", from.display(), t.display()),
-                    None => from.display(),
-                };
-                return Err(bad(format!(
-                    "row {row}: a `{kind}` row for {what} again (first at row {first}); a counts table gives each key its total once"
-                )));
+            let to = tos[i].take();
+            if to.is_none() && matches!(kind, "transition" | "invalid") {
+                return Err(null("to_state", "state", row));
             }
-            match kind {
-                "step" => {
-                    g.steps = g.steps.checked_add(n).ok_or_else(overflow)?;
-                    step_rows[gi].push((from.clone(), n, row));
-                    g.states.push(from);
-                }
-                "initial" => {
-                    g.traces = g.traces.checked_add(n).ok_or_else(overflow)?;
-                    g.initial.push((from, n));
-                }
-                "end" => g.ends.push((from, n)),
-                "transition" | "invalid" => {
-                    let to = to.ok_or_else(|| null("to_state", "state", row))?;
-                    if kind == "transition" {
-                        g.transitions.push((from, to, n));
-                    } else {
-                        g.invalid.push((from, to, n));
-                    }
-                }
-                other => {
-                    return Err(bad(format!(
-                        "row {row}: column `kind` is `{other}`; expected step, initial, \
-                         transition, invalid or end"
-                    )))
-                }
-            }
+            table
+                .push(kind, from, to, n, cats[i].take())
+                .map_err(row_err)?;
         }
     }
-    // A state's steps are the moves that leave it and the traces that end in it.
-    for (g, steps) in groups.iter().zip(&step_rows) {
-        let mut left: HashMap<&StateKey, u128> = HashMap::new();
-        for (f, _, n) in g.transitions.iter().chain(&g.invalid) {
-            *left.entry(f).or_default() += u128::from(*n);
-        }
-        for (s, n) in &g.ends {
-            *left.entry(s).or_default() += u128::from(*n);
-        }
-        for (s, n, r) in steps {
-            let m = left.get(s).copied().unwrap_or(0);
-            if u128::from(*n) != m {
-                return Err(bad(format!(
-                    "row {r}: the `step` row of state {} counts {n} steps, but the moves that leave it and the traces that end in it add up to {m}",
-                    s.display()
-                )));
-            }
-        }
-    }
-    for g in &mut groups {
-        g.initial.sort();
-        g.transitions.sort();
-        g.invalid.sort();
-        g.ends.sort();
-    }
-    Ok(KeyedCounts {
-        format,
-        version,
-        order,
-        end_state,
-        groups,
-    })
+    let mut counts = table.finish().map_err(row_err)?;
+    counts.format = format;
+    counts.version = version;
+    Ok(counts)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use augur_learn::counts::GroupCounts;
 
     fn name(s: &str) -> StateKey {
         StateKey::Name(s.into())

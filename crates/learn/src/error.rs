@@ -95,6 +95,15 @@ pub enum LearnError {
     /// Counts read from a file that do not fit together.
     #[error("inconsistent transition counts: {0}")]
     BadCounts(String),
+    /// A row of a counts table (`counts_table`) that cannot be counted; rows are numbered
+    /// from 1.
+    #[error("row {row}: {message}")]
+    CountsRow {
+        /// The row, from 1.
+        row: u64,
+        /// What is wrong with it.
+        message: String,
+    },
     /// `--parametric`: a state that is not in the model, or whose row has nothing to keep
     /// symbolic.
     #[error("--parametric: {0}")]

@@ -5,7 +5,9 @@
 //!   Algorithm 1 made to give rows that sum to 1), Wilson intervals; validity is the
 //!   [`Validity`] trait, so the learner needs no abstraction.
 //! - [`counts`]: counts keyed by state name ([`counts::KeyedCounts`]), the artefact shards
-//!   are summed in (`augur learn --counts-only`, `--from-counts`).
+//!   are summed in (`augur learn --counts-only`, `--from-counts`); [`counts_table`]: the
+//!   same counts from the rows of a counts table (one count per row, as `docs/sql/counts.sql`
+//!   gives them on a SQL engine).
 //! - [`intervals`]: learned interval DTMCs whose intervals hold simultaneously with a stated
 //!   confidence (`augur learn --intervals`), and the width advice of `augur pac --width`.
 //! - [`end_state`]: trace ends as an absorbing state of their own (`--end-state NAME`), so
@@ -40,6 +42,7 @@
 #![deny(missing_docs)]
 
 pub mod counts;
+pub mod counts_table;
 pub mod end_state;
 mod error;
 pub mod intervals;

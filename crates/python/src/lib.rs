@@ -576,6 +576,31 @@ fn pac_calculator(
         .map_err(|e| py_err(py, e))
 }
 
+/// One row of a counts table: `(kind, from_state, to_state, n, category)`.
+type CountsRow = (String, String, Option<String>, u64, Option<String>);
+
+/// Keyed counts from the rows of a counts table (`docs/sql/counts.sql`'s, numbered from 1),
+/// checked as `augur learn --from-counts` checks a counts file: the JSON `augur learn
+/// --counts-only` writes.
+#[pyfunction]
+#[pyo3(signature = (rows, order=1, end_state=None))]
+fn counts_from_rows(
+    py: Python<'_>,
+    rows: Vec<CountsRow>,
+    order: usize,
+    end_state: Option<String>,
+) -> PyResult<String> {
+    let mut table = augur_learn::counts_table::CountsTable::new(order, end_state);
+    for (kind, from, to, n, category) in rows {
+        table
+            .push(&kind, from, to, n, category)
+            .map_err(|e| learn_err(py, e))?;
+    }
+    let counts = table.finish().map_err(|e| learn_err(py, e))?;
+    counts.check().map_err(|e| learn_err(py, e))?;
+    json_str(py, &counts)
+}
+
 fn monitor_err(py: Python<'_>, e: impl Into<augur_monitor::MonitorError>) -> PyErr {
     py_err(py, ToolError::monitor(&e.into()))
 }
@@ -1001,6 +1026,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pac_learned, m)?)?;
     m.add_function(wrap_pyfunction!(learn, m)?)?;
     m.add_function(wrap_pyfunction!(pac_calculator, m)?)?;
+    m.add_function(wrap_pyfunction!(counts_from_rows, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

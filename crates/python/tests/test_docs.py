@@ -136,14 +136,24 @@ def test_the_python_block_of_readme_runs(tmp_path):
 
 def test_the_python_block_of_docs_scale_md_runs(tmp_path):
     namespace, ran, simulated = run_document("docs/scale.md", tmp_path)
-    assert ran == 1
-    # The rows are the counts of `augur-counts` the text describes: the traces start once and
-    # end once each, the steps are every row of the step table, and each step but a trace's
-    # first is a transition (totals from `augur simulate`'s own summary).
-    totals = collections.Counter()
-    for row in namespace["rows"]:
-        totals[row["kind"]] += row["n"]
-    assert totals["initial"] == simulated["traces"] == 300
-    assert totals["end"] == simulated["traces"]
-    assert totals["step"] == simulated["steps"]
-    assert totals["transition"] == simulated["steps"] - simulated["traces"]
+    assert ran == 2
+    # The engines' counts are the counts of `augur-counts` the text describes: the traces
+    # start once and end once each, the steps are every row of the step table, and each step
+    # but a trace's first is a transition (totals from `augur simulate`'s own summary).
+    for name in ("counts", "counts_duckdb"):
+        g = namespace[name]["groups"][0]
+        assert g["traces"] == simulated["traces"] == 300
+        assert sum(n for _, n in g["ends"]) == simulated["traces"]
+        assert g["steps"] == simulated["steps"]
+        assert sum(n for _, _, n in g["transitions"]) == simulated["steps"] - simulated["traces"]
+    assert namespace["counts"] == namespace["counts_duckdb"]
+    assert (tmp_path / "counts.json").read_text() == (tmp_path / "counts-duckdb.json").read_text()
+    # The console block after them (not run by the Rust docs test: it needs counts.json), its
+    # output as the text shows it.
+    text = (REPO / "docs" / "scale.md").read_text(encoding="utf-8")
+    block = re.search(r"```console not-run [^\n]*\n\$ (augur learn --from-counts counts.json[^\n]*)\n"
+                      r"((?:[^`][^\n]*\n)+)```", text)
+    assert block, "docs/scale.md: the console block of `augur learn --from-counts counts.json`"
+    out = subprocess.run([AUGUR, *block.group(1).split()[1:]], cwd=tmp_path, check=True,
+                         capture_output=True, text=True)
+    assert (out.stderr + out.stdout).splitlines() == block.group(2).splitlines()

@@ -26,6 +26,7 @@ from ._native import (
     ParameterError,
     ParseError,
 )
+from .counts import counts_from_rows
 
 __version__ = _native.__version__
 
@@ -45,6 +46,7 @@ __all__ = [
     "Session",
     "check",
     "check_json",
+    "counts_from_rows",
     "explain",
     "format_number",
     "horizon",
