@@ -137,6 +137,40 @@ fn bits_for(range: u64) -> u32 {
     64 - range.leading_zeros()
 }
 
+impl PackedColumn {
+    /// Lays out integer (or boolean: `(0, 1)`) columns whose values range over `lo..=hi`
+    /// (`ranges[j] = (lo, hi)`, `lo <= hi`) as [`Valuations::new`] would: the narrowest field
+    /// each, first fit, never straddling a word. Returns the columns and the words per state,
+    /// for a caller that fills the store itself and hands it to [`Valuations::from_packed`].
+    ///
+    /// ```
+    /// use augur_dtmc::PackedColumn;
+    /// let (cols, words) = PackedColumn::layout(&[(0, 1), (-3, 4), (0, 1 << 62)]);
+    /// assert_eq!(words, 2);
+    /// assert_eq!((cols[1].shift, cols[1].bits, cols[1].lo), (1, 3, -3));
+    /// assert_eq!((cols[2].word, cols[2].bits), (1, 63));
+    /// ```
+    pub fn layout(ranges: &[(i64, i64)]) -> (Vec<PackedColumn>, usize) {
+        let widths: Vec<u32> = ranges
+            .iter()
+            .map(|&(lo, hi)| bits_for((hi as i128 - lo as i128).max(0) as u64))
+            .collect();
+        let (places, words) = layout(&widths);
+        let cols = ranges
+            .iter()
+            .zip(places)
+            .zip(widths)
+            .map(|((&(lo, _), (word, shift)), bits)| PackedColumn {
+                word,
+                shift,
+                bits,
+                lo,
+            })
+            .collect();
+        (cols, words)
+    }
+}
+
 impl Valuations {
     /// Checks that there are as many types as names and one valuation per state of `n`.
     pub(crate) fn check_shape(&self, n: usize) -> Result<(), crate::DtmcError> {

@@ -9,7 +9,7 @@
 use crate::error::{FormatError, Result};
 use crate::explicit::parse_state;
 use crate::text::Lines;
-use augur_dtmc::{format_value, Valuations};
+use augur_dtmc::{format_value, PackedColumn, Valuations};
 use augur_expr::{Type, Value};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -61,6 +61,22 @@ impl Column {
             }
         };
         v[s] = x;
+    }
+
+    /// The smallest and largest value of an integer column (`(0, 0)` when empty).
+    fn range(&self) -> (i64, i64) {
+        fn mm<T: Copy + Ord + Into<i64>>(v: &[T]) -> (i64, i64) {
+            let lo = v.iter().copied().min().map_or(0, Into::into);
+            let hi = v.iter().copied().max().map_or(0, Into::into);
+            (lo, hi)
+        }
+        match self {
+            Column::I8(v) => mm(v),
+            Column::I16(v) => mm(v),
+            Column::I32(v) => mm(v),
+            Column::I64(v) => mm(v),
+            Column::F64(_) => (0, 0),
+        }
     }
 
     fn len(&self) -> usize {
@@ -221,10 +237,50 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
     }
     drop(seen);
     let types: Vec<Type> = types.into_iter().map(|t| t.unwrap_or(Type::Int)).collect();
-    let v = Valuations::from_fn(names, types.clone(), n, |s, j| {
-        columns[j].value(s, types[j])
-    });
-    Ok(v)
+    Ok(pack(names, types, &columns, n))
+}
+
+/// Packs the columns: integer and boolean ones straight into [`Valuations`]' bit fields, one
+/// column at a time; with a double column through [`Valuations::from_fn`].
+fn pack(names: Vec<String>, types: Vec<Type>, columns: &[Column], n: usize) -> Valuations {
+    if n == 0 || columns.iter().any(|c| matches!(c, Column::F64(_))) {
+        return Valuations::from_fn(names, types.clone(), n, |s, j| {
+            columns[j].value(s, types[j])
+        });
+    }
+    let ranges: Vec<(i64, i64)> = columns
+        .iter()
+        .zip(&types)
+        .map(|(c, ty)| match ty {
+            // A boolean column's field is its value, from 0.
+            Type::Bool => (0, 1),
+            _ => c.range(),
+        })
+        .collect();
+    let (cols, words) = PackedColumn::layout(&ranges);
+    let mut store = vec![0u64; n * words];
+    for (c, p) in columns.iter().zip(&cols) {
+        match c {
+            Column::I8(v) => fill(v, p, words, &mut store),
+            Column::I16(v) => fill(v, p, words, &mut store),
+            Column::I32(v) => fill(v, p, words, &mut store),
+            Column::I64(v) => fill(v, p, words, &mut store),
+            Column::F64(_) => unreachable!("double columns are packed by from_fn"),
+        }
+    }
+    Valuations::from_packed(names, types, &cols, words, store)
+        .expect("a layout made for these columns fits them")
+}
+
+/// Writes a column's values into its field of every state's words.
+fn fill<T: Copy + Into<i64>>(v: &[T], p: &PackedColumn, words: usize, store: &mut [u64]) {
+    if p.bits == 0 {
+        return;
+    }
+    let lo = i128::from(p.lo);
+    for (row, &x) in store.chunks_exact_mut(words).zip(v) {
+        row[p.word as usize] |= ((i128::from(x.into()) - lo) as u64) << p.shift;
+    }
 }
 
 /// Writes valuations as a `.sta` file.
