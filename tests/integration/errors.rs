@@ -71,6 +71,22 @@ snapshot!(
     sta_values,
     ["check", f("bad_sta.tra"), "--prop", "P=? [ F true ]"]
 );
+snapshot!(
+    sta_too_many_values,
+    ["check", f("bad_sta_arity.tra"), "--prop", "P=? [ F true ]"]
+);
+snapshot!(
+    sta_unparsable_value,
+    ["check", f("bad_sta_value.tra"), "--prop", "P=? [ F true ]"]
+);
+snapshot!(
+    sta_state_twice,
+    ["check", f("bad_sta_twice.tra"), "--prop", "P=? [ F true ]"]
+);
+snapshot!(
+    sta_state_out_of_range,
+    ["check", f("bad_sta_range.tra"), "--prop", "P=? [ F true ]"]
+);
 
 // Storm's DRN.
 snapshot!(

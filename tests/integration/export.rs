@@ -128,3 +128,43 @@ fn a_model_without_valuations_gets_an_index_that_cannot_clash() {
     );
     assert_eq!(stdout_json(&chk)["results"][0]["value"].as_f64(), Some(0.5));
 }
+
+/// Issue 42, item 7: an explicit model's `.sta` gives its variables to properties. Knuth's die
+/// exported to `.tra` + `.sta` and read back: `F s=7 & d=6` is 1/6 and `F s=7 & d>3` is 1/2
+/// (each face has probability 1/6); without the `.sta` the variables are unknown.
+#[test]
+fn variables_of_an_exported_sta_answer_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let tra = dir.path().join("die.tra");
+    let tra_s = tra.display().to_string();
+    let m = model("die.json").display().to_string();
+    let out = run(&["export", &m, "--to", "tra", "-o", &tra_s]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sta = std::fs::read_to_string(dir.path().join("die.sta")).unwrap();
+    assert!(sta.starts_with("(s,d)\n0:(0,0)\n"), "{sta}");
+    let props = dir.path().join("die.props");
+    std::fs::write(
+        &props,
+        "P=? [ F s=7 & d=6 ];\nP=? [ F s=7 & d>3 ];\nP=? [ F d=0 & s=7 ];\n",
+    )
+    .unwrap();
+    let got = values(&tra_s, &props.display().to_string(), &[]);
+    assert_eq!(got.len(), 3);
+    let want = [1.0 / 6.0, 0.5, 0.0];
+    for (g, w) in got.iter().zip(want) {
+        assert!(same(g, &Json::from(w)), "{got:?}");
+    }
+    // `explain` names the states of its paths by their valuations.
+    let out = run(&["explain", &tra_s, "--prop", "P=? [ F s=7 & d=6 ]"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("(s=7,d=6)"), "{text}");
+    std::fs::remove_file(dir.path().join("die.sta")).unwrap();
+    let out = run(&["check", &tra_s, "--prop", "P=? [ F s=7 ]"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains('s'), "{err}");
+}

@@ -137,6 +137,40 @@ fn bits_for(range: u64) -> u32 {
     64 - range.leading_zeros()
 }
 
+impl PackedColumn {
+    /// Lays out integer (or boolean: `(0, 1)`) columns whose values range over `lo..=hi`
+    /// (`ranges[j] = (lo, hi)`, `lo <= hi`) as [`Valuations::new`] would: the narrowest field
+    /// each, first fit, never straddling a word. Returns the columns and the words per state,
+    /// for a caller that fills the store itself and hands it to [`Valuations::from_packed`].
+    ///
+    /// ```
+    /// use augur_dtmc::PackedColumn;
+    /// let (cols, words) = PackedColumn::layout(&[(0, 1), (-3, 4), (0, 1 << 62)]);
+    /// assert_eq!(words, 2);
+    /// assert_eq!((cols[1].shift, cols[1].bits, cols[1].lo), (1, 3, -3));
+    /// assert_eq!((cols[2].word, cols[2].bits), (1, 63));
+    /// ```
+    pub fn layout(ranges: &[(i64, i64)]) -> (Vec<PackedColumn>, usize) {
+        let widths: Vec<u32> = ranges
+            .iter()
+            .map(|&(lo, hi)| bits_for((hi as i128 - lo as i128).max(0) as u64))
+            .collect();
+        let (places, words) = layout(&widths);
+        let cols = ranges
+            .iter()
+            .zip(places)
+            .zip(widths)
+            .map(|((&(lo, _), (word, shift)), bits)| PackedColumn {
+                word,
+                shift,
+                bits,
+                lo,
+            })
+            .collect();
+        (cols, words)
+    }
+}
+
 impl Valuations {
     /// Checks that there are as many types as names and one valuation per state of `n`.
     pub(crate) fn check_shape(&self, n: usize) -> Result<(), crate::DtmcError> {
@@ -158,18 +192,46 @@ impl Valuations {
     pub fn new(names: Vec<String>, types: Vec<Type>, values: Vec<Value>) -> Self {
         let k = names.len();
         let n = values.len().checked_div(k).unwrap_or(0);
+        let mut v = Self::from_fn(names, types, n, |s, j| values[s * k + j]);
+        v.num_values = values.len();
+        v
+    }
+
+    /// Packs the valuations of `n` states given by `value(state, column)` (called twice per
+    /// state and column: once to size the fields, once to fill them), without a row-major copy
+    /// of the values: a reader that keeps its columns narrow (a `.sta` file's) packs them
+    /// directly. Each column gets the narrowest field its values need, as with [`Self::new`].
+    ///
+    /// ```
+    /// use augur_dtmc::Valuations;
+    /// use augur_expr::{Type, Value};
+    /// let xs: Vec<i8> = vec![3, -2, 7];
+    /// let v = Valuations::from_fn(vec!["x".into()], vec![Type::Int], 3, |s, _| {
+    ///     Value::Int(xs[s].into())
+    /// });
+    /// assert_eq!(v.get(2, 0), Some(Value::Int(7)));
+    /// assert_eq!(v.heap_bytes(), 3 * 8);
+    /// ```
+    pub fn from_fn(
+        names: Vec<String>,
+        types: Vec<Type>,
+        n: usize,
+        value: impl Fn(usize, usize) -> Value,
+    ) -> Self {
+        let k = names.len();
+        let n = if k == 0 { 0 } else { n };
         let mut kinds = Vec::with_capacity(k);
         let mut widths = Vec::with_capacity(k);
         for j in 0..k {
-            let col = (0..n).map(|s| &values[s * k + j]);
+            let col = (0..n).map(|s| value(s, j));
             let (mut ints, mut doubles, mut bools) = (0usize, 0usize, 0usize);
             let (mut lo, mut hi) = (i64::MAX, i64::MIN);
             for v in col {
                 match v {
                     Value::Int(i) => {
                         ints += 1;
-                        lo = lo.min(*i);
-                        hi = hi.max(*i);
+                        lo = lo.min(i);
+                        hi = hi.max(i);
                     }
                     Value::Double(_) => doubles += 1,
                     Value::Bool(_) => bools += 1,
@@ -220,7 +282,7 @@ impl Valuations {
         for s in 0..n {
             let row = &mut store[s * words..(s + 1) * words];
             for (j, f) in fields.iter().enumerate() {
-                let v = values[s * k + j];
+                let v = value(s, j);
                 let (payload, tag) = match v {
                     Value::Int(i) => (i as u64, 0u64),
                     Value::Double(d) => (d.to_bits(), 1),
@@ -248,7 +310,7 @@ impl Valuations {
             fields,
             words,
             store,
-            num_values: values.len(),
+            num_values: n * k,
         }
     }
 

@@ -21,13 +21,14 @@ use crate::error::{FormatError, Place, Result};
 use crate::io::{check_declared_states, ReadOptions};
 use crate::text::{interval_bounds, parse_real, reread_location, Lines, Num};
 use augur_dtmc::DtmcError;
-use augur_dtmc::{format_value, Dtmc, RewardStructure, StateSet, Valuations};
 use augur_dtmc::{BuildReport, DtmcBuilder};
-use augur_expr::{Type, Value};
+use augur_dtmc::{Dtmc, RewardStructure, StateSet};
 use augur_source::Location;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+pub use crate::sta::{read_sta, write_sta};
 
 const BUF: usize = 1 << 16;
 
@@ -62,7 +63,7 @@ fn parse_header(lines: &Lines<'_, impl BufRead>, what: &str) -> Result<(usize, u
     Ok((n, m))
 }
 
-fn parse_state(lines: &Lines<'_, impl BufRead>, tok: &str, n: usize) -> Result<u32> {
+pub(crate) fn parse_state(lines: &Lines<'_, impl BufRead>, tok: &str, n: usize) -> Result<u32> {
     let v: u64 = tok
         .parse()
         .map_err(|_| lines.err(Some(tok), format!("expected a state index, found `{tok}`")))?;
@@ -587,132 +588,6 @@ fn read_trew_impl(
     Ok((v, name))
 }
 
-fn parse_value(tok: &str) -> Option<Value> {
-    match tok {
-        "true" => Some(Value::Bool(true)),
-        "false" => Some(Value::Bool(false)),
-        _ => {
-            if let Ok(i) = tok.parse::<i64>() {
-                Some(Value::Int(i))
-            } else {
-                tok.parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite())
-                    .map(Value::Double)
-            }
-        }
-    }
-}
-
-/// Reads a `.sta` file for `n` states. Column types are inferred: `true`/`false` → bool,
-/// integers → int, any non-integer number in a numeric column → double.
-pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuations> {
-    let mut lines = Lines::new(reader, path);
-    if !lines.advance_content("#", |_| {})? {
-        return Err(FormatError::syntax(
-            lines.end_location(1),
-            "empty file: expected `(x,y,...)`",
-        ));
-    }
-    let head = lines.buf.trim();
-    let inner = head
-        .strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .ok_or_else(|| lines.err(Some(head), "expected the variable list `(x,y,...)`"))?;
-    let names: Vec<String> = inner.split(',').map(|s| s.trim().to_string()).collect();
-    if names.iter().any(|s| s.is_empty()) {
-        return Err(lines.err(Some(head), "empty variable name in `(x,y,...)`"));
-    }
-    let mut distinct = std::collections::HashSet::new();
-    if let Some(j) = (0..names.len()).find(|&j| !distinct.insert(names[j].as_str())) {
-        return Err(lines.err(
-            Some(head),
-            format!("variable `{}` listed twice in `(x,y,...)`", names[j]),
-        ));
-    }
-    let k = names.len();
-    // The rows as read (memory grows with the file, not with `n * k`), by state.
-    let mut rows: Vec<Option<Vec<Value>>> = Vec::new();
-    rows.resize_with(n, || None);
-    let mut row: Vec<Value> = Vec::new();
-    let mut first_line = vec![0usize; k];
-    let mut types: Vec<Option<Type>> = vec![None; k];
-    while lines.advance_content("#", |_| {})? {
-        let (s, rest) = lines
-            .buf
-            .split_once(':')
-            .ok_or_else(|| lines.err(None, "expected `state:(v1,v2,...)`"))?;
-        let s_tok = s.trim();
-        let s = parse_state(&lines, s_tok, n)? as usize;
-        if rows[s].is_some() {
-            return Err(lines.err(Some(s_tok), format!("state {s} listed twice")));
-        }
-        row.clear();
-        let rest = rest.trim();
-        let inner = rest
-            .strip_prefix('(')
-            .and_then(|x| x.strip_suffix(')'))
-            .ok_or_else(|| lines.err(Some(rest), "expected `(v1,v2,...)`"))?;
-        let mut count = 0;
-        for (j, tok) in inner.split(',').enumerate() {
-            let tok = tok.trim();
-            if j >= k {
-                return Err(lines.err(Some(tok), format!("more than {k} values")));
-            }
-            let v = parse_value(tok)
-                .ok_or_else(|| lines.err(Some(tok), format!("expected a value, found `{tok}`")))?;
-            let ty = match v {
-                Value::Bool(_) => Type::Bool,
-                Value::Int(_) => Type::Int,
-                Value::Double(_) => Type::Double,
-            };
-            types[j] = match (types[j], ty) {
-                (None, t) => {
-                    first_line[j] = lines.line;
-                    Some(t)
-                }
-                (Some(a), b) if a == b => Some(a),
-                (Some(Type::Int), Type::Double) | (Some(Type::Double), Type::Int) => {
-                    Some(Type::Double)
-                }
-                (Some(a), b) => {
-                    return Err(lines.err(
-                        Some(tok),
-                        format!(
-                            "variable {} is {a} on line {} but {b} here",
-                            names[j], first_line[j]
-                        ),
-                    ))
-                }
-            };
-            row.push(v);
-            count += 1;
-        }
-        if count != k {
-            return Err(lines.err(Some(rest), format!("expected {k} values, found {count}")));
-        }
-        rows[s] = Some(std::mem::take(&mut row));
-    }
-    if let Some(s) = rows.iter().position(|x| x.is_none()) {
-        return Err(FormatError::syntax(
-            lines.end_location(lines.line + 1),
-            format!("state {s} has no valuation"),
-        ));
-    }
-    let types: Vec<Type> = types.into_iter().map(|t| t.unwrap_or(Type::Int)).collect();
-    let values = rows
-        .into_iter()
-        .flatten()
-        .flatten()
-        .enumerate()
-        .map(|(i, v)| match (v, types[i % k]) {
-            (Value::Int(x), Type::Double) => Value::Double(x as f64),
-            (v, _) => v,
-        })
-        .collect();
-    Ok(Valuations::new(names, types, values))
-}
-
 /// The readers of one PRISM explicit model: a `.tra` and optionally the other files.
 pub struct ExplicitInputs<'a> {
     /// The `.tra` file's name and contents.
@@ -985,21 +860,6 @@ pub fn write_trew(dtmc: &Dtmc, r: &RewardStructure, w: &mut dyn Write) -> Result
     Ok(())
 }
 
-/// Writes valuations as a `.sta` file.
-pub fn write_sta(v: &Valuations, w: &mut dyn Write) -> Result<()> {
-    writeln!(w, "({})", v.names.join(","))?;
-    for s in 0..v.num_states() {
-        let vals: Vec<String> = v
-            .row(s)
-            .unwrap_or_default()
-            .iter()
-            .map(format_value)
-            .collect();
-        writeln!(w, "{s}:({})", vals.join(","))?;
-    }
-    Ok(())
-}
-
 fn create(path: &Path) -> Result<BufWriter<File>> {
     File::create(path)
         .map(|f| BufWriter::with_capacity(BUF, f))
@@ -1044,6 +904,8 @@ pub fn write_prism_explicit(dtmc: &Dtmc, tra: &Path) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use augur_dtmc::Valuations;
+    use augur_expr::{Type, Value};
     use std::io::Cursor;
 
     pub(crate) fn sample() -> Dtmc {

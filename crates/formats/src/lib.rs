@@ -28,6 +28,7 @@ mod error;
 mod io;
 #[cfg(test)]
 mod proptests;
+mod sta;
 mod text;
 
 pub mod confine;
