@@ -71,8 +71,9 @@ const PLAIN: [bool; 256] = {
     t
 };
 
-/// Are all eight bytes ASCII lower-case letters or spaces (all [`PLAIN`])?
-#[inline]
+/// Are all eight bytes ASCII lower-case letters or spaces (all [`PLAIN`])? (The test of
+/// [`other_than_lower_or_space8`].)
+#[cfg(test)]
 pub(super) fn lower_or_space8(w: u64) -> bool {
     other_than_lower_or_space8(w) == 0
 }
