@@ -71,16 +71,24 @@ const PLAIN: [bool; 256] = {
     t
 };
 
-/// Are all eight bytes ASCII lower-case letters or spaces (all [`PLAIN`])?
-#[inline]
+/// Are all eight bytes ASCII lower-case letters or spaces (all [`PLAIN`])? (The test of
+/// [`other_than_lower_or_space8`].)
+#[cfg(test)]
 pub(super) fn lower_or_space8(w: u64) -> bool {
+    other_than_lower_or_space8(w) == 0
+}
+
+/// The high bit of each of the eight bytes that is neither an ASCII lower-case letter nor a
+/// space (exact per byte: the first one is at `trailing_zeros() / 8`).
+#[inline]
+pub(super) fn other_than_lower_or_space8(w: u64) -> u64 {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let lower = in_range8(w, b'a', b'z');
     // High bit set for a byte that is not a space (exact: no borrow between bytes).
     let x = w ^ 0x2020_2020_2020_2020;
     let not_space = ((x & LOW7) + LOW7) | x;
-    (lower | !not_space) & HIGH == HIGH
+    !(lower | !not_space) & HIGH
 }
 
 /// [`CLASS`] of eight bytes, one per byte of a little-endian word.
@@ -181,45 +189,39 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             // punctuation, dropped before the token's classes are looked at).
             let mut j = i;
             loop {
+                // Lower-case letters and spaces eight bytes at a time, up to the first other
+                // byte; that byte (or one of the last seven) is looked at alone.
                 while let Some(w) = text.get(j..j + 8) {
                     let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-                    if !lower_or_space8(w) {
+                    let other = other_than_lower_or_space8(w);
+                    if other != 0 {
+                        j += (other.trailing_zeros() / 8) as usize;
                         break;
                     }
                     j += 8;
                 }
-                let from = j;
-                while let Some(&b) = text.get(j) {
-                    if PLAIN[b as usize] {
-                        if is_quote(b) {
-                            quoted_phrase(text, j, out);
-                        }
-                        j += 1;
-                        if b == b' ' {
-                            // A word may follow: back to eight bytes at a time (the bytes
-                            // skipped are the same either way, only faster).
-                            break;
-                        }
-                        continue;
+                let Some(&b) = text.get(j) else { break };
+                if PLAIN[b as usize] {
+                    if is_quote(b) {
+                        quoted_phrase(text, j, out);
                     }
-                    let next = text.get(j + 1).copied();
-                    if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
-                        j += 2;
-                        continue;
-                    }
-                    if matches!(b, b'.' | b':')
-                        && j > i
-                        && text[j - 1].is_ascii_alphabetic()
-                        && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
-                    {
-                        j += 1;
-                        continue;
-                    }
-                    break;
+                    j += 1;
+                    continue;
                 }
-                if j == from {
-                    break;
+                let next = text.get(j + 1).copied();
+                if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
+                    j += 2;
+                    continue;
                 }
+                if matches!(b, b'.' | b':')
+                    && j > i
+                    && text[j - 1].is_ascii_alphabetic()
+                    && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
+                {
+                    j += 1;
+                    continue;
+                }
+                break;
             }
             while j > i && !BOUNDARY[text[j - 1] as usize] {
                 j -= 1;
