@@ -7,7 +7,7 @@ use crate::error::CliError;
 use crate::monitor_cmd::{load_policy, monitor_options, user};
 use augur_gate::monitor::{PacStatus, Table};
 use augur_gate::Session;
-use augur_monitor::eval::train_monitor;
+use augur_monitor::eval::{choose_threshold, first_at, replay_probabilities_with, train_monitor};
 use augur_monitor::runs::{read_runs_file, Label, Run};
 use augur_source::number::Approx;
 use clap::Args;
@@ -155,7 +155,22 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     monitor.save(&a.output).map_err(user)?;
     let secs = start.elapsed().as_secs_f64();
-    let tables: Vec<TableStatus> = monitor
+    // The threshold `monitor eval` would choose on these runs (as its training split), with
+    // what it flags there: training figures, optimistic.
+    let trusted = match &opts.policy {
+        Some(p) => &p.base.trusted_tools,
+        None => &opts.trusted_tools,
+    };
+    let traces = replay_probabilities_with(&monitor, &refs, None, trusted).map_err(user)?;
+    let threshold = choose_threshold(&refs, &traces);
+    let flagged = |label: Label| {
+        refs.iter()
+            .zip(&traces)
+            .filter(|(r, t)| r.label == label && first_at(t, threshold).is_some())
+            .count()
+    };
+    let (unsafe_flagged, safe_flagged) = (flagged(Label::Unsafe), flagged(Label::Safe));
+    let tables: Vec<TableStatus<'_>> = monitor
         .tables
         .iter()
         .map(|t| TableStatus::new(t, &runs))
@@ -177,6 +192,8 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "chain": chain, "alpha": opts.alpha, "property": monitor.property,
             "horizon_max": monitor.horizon_max, "pac": {"epsilon": epsilon, "delta": delta},
             "tables": tables.iter().map(TableStatus::to_json).collect::<Vec<_>>(),
+            "threshold": {"at": threshold.is_finite().then_some(threshold),
+                          "unsafe_flagged": unsafe_flagged, "safe_flagged": safe_flagged},
             "seconds": secs});
         writeln!(out, "{doc}")?;
         return Ok(());
@@ -261,6 +278,22 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 s.short.len() - SHORT_LISTED
             )?;
         }
+    }
+    if threshold.is_finite() {
+        writeln!(
+            out,
+            "threshold as `monitor eval` chooses it on these runs (training figures, optimistic): P ≥ {threshold:.4} flags {unsafe_flagged} of {unsafe_n} unsafe and {safe_flagged} of {safe_n} safe runs{}",
+            if a.policy.is_none() {
+                "; the default policy blocks at P ≥ 0.9, pauses at 0.6, warns at 0.3 (--policy for yours)"
+            } else {
+                ""
+            }
+        )?;
+    } else {
+        writeln!(
+            out,
+            "no threshold flags an unsafe run of these runs before a safe one: the chain does not tell them apart"
+        )?;
     }
     let policy_arg = a
         .policy
