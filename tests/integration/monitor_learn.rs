@@ -47,7 +47,7 @@ fn learn_then_gate() {
     // 10 runs: 6 safe, 4 unsafe, in the categories bank and mail.
     assert!(
         text.starts_with(&format!(
-            "read 10 runs from {}: 6 safe, 4 unsafe; 2 categories (bank, mail); 24 tool calls\n",
+            "read 10 runs from {}: 6 safe, 4 unsafe; 2 categories (bank, mail); 22 tool calls\n",
             util::fixture(RUNS).display()
         )),
         "{text}"
