@@ -52,7 +52,10 @@ fn learn_then_gate() {
         )),
         "{text}"
     );
-    assert!(text.contains("learned the 180-state (d, t, r, p) chain"), "{text}");
+    assert!(
+        text.contains("learned the 180-state (d, t, r, p) chain"),
+        "{text}"
+    );
     // A benign read is allowed; reading a secret then mailing it outside is blocked (risk rule
     // 1: VIOLATED, P = 1 ≥ 0.9); an unknown category uses the fallback table.
     let ds = gate(
@@ -205,7 +208,10 @@ fn learned_monitor_gates_in_the_hook() {
     let d = dir.path();
     let s = "learned";
     quiet(&hook(d, &prompt(s, crate::hook::PROMPT)));
-    let (v, _) = decision(&hook(d, &pre(s, "toolu_01", "Read", crate::hook::read_input())));
+    let (v, _) = decision(&hook(
+        d,
+        &pre(s, "toolu_01", "Read", crate::hook::read_input()),
+    ));
     assert_ne!(v, "deny");
     quiet(&hook(
         d,

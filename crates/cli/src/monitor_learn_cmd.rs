@@ -343,6 +343,9 @@ mod tests {
         .unwrap();
         let refs: Vec<&Run> = runs.iter().collect();
         let default = train_monitor(&refs, &augur_monitor::eval::EvalOptions::new()).unwrap();
-        assert_eq!(train_monitor(&refs, &opts).unwrap().to_json(), default.to_json());
+        assert_eq!(
+            train_monitor(&refs, &opts).unwrap().to_json(),
+            default.to_json()
+        );
     }
 }
