@@ -100,7 +100,7 @@ fn learn_then_gate() {
     );
     let verdicts: Vec<&str> = ds.iter().map(|d| d["verdict"].as_str().unwrap()).collect();
     assert_eq!(verdicts, ["allow", "allow", "block", "allow"], "{ds:?}");
-    assert_eq!(ds[2]["state"], "VIOLATED", "{ds:?}");
+    assert_eq!(ds[2]["risk"], "VIOLATED", "{ds:?}");
     assert!(ds[0]["probability"].as_f64().unwrap() < 1.0, "{ds:?}");
     // The monitor has the provenance section and one table per category plus the fallback.
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
