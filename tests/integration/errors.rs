@@ -552,6 +552,44 @@ monitor_snapshot!(
     .map(str::to_string)
     .to_vec()
 );
+// `monitor learn`: a runs file that does not exist, a malformed run (line and column), runs of
+// one label only.
+monitor_snapshot!(
+    monitor_learn_missing_runs_file,
+    [
+        "monitor",
+        "learn",
+        &f("monitor/no_such_runs.jsonl"),
+        "-o",
+        "m.json"
+    ]
+    .map(str::to_string)
+    .to_vec()
+);
+monitor_snapshot!(
+    monitor_learn_malformed_run,
+    [
+        "monitor",
+        "learn",
+        &f("monitor/learn_malformed.jsonl"),
+        "-o",
+        "m.json"
+    ]
+    .map(str::to_string)
+    .to_vec()
+);
+monitor_snapshot!(
+    monitor_learn_only_safe_runs,
+    [
+        "monitor",
+        "learn",
+        &f("monitor/learn_only_safe.jsonl"),
+        "-o",
+        "m.json"
+    ]
+    .map(str::to_string)
+    .to_vec()
+);
 // Monitor files: a value of the wrong type, a table of the wrong length, each at the value.
 monitor_snapshot!(
     monitor_file_wrong_type,

@@ -36,6 +36,7 @@ mod learn_threads;
 mod ltl;
 mod ltl_reward;
 mod monitor;
+mod monitor_learn;
 mod monitor_robust;
 mod mutation;
 mod options;

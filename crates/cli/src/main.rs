@@ -19,6 +19,7 @@ mod learn_cmd;
 mod limits;
 mod mcp_cmd;
 mod monitor_cmd;
+mod monitor_learn_cmd;
 mod options;
 mod pac_cmd;
 mod param_cmd;

@@ -1,4 +1,4 @@
-//! `augur monitor compile | gate | replay | eval | agentdojo`: the runtime monitor's commands
+//! `augur monitor compile | gate | replay | eval | learn | agentdojo`: the runtime monitor's commands
 //! (glue over `augur-monitor`).
 
 use crate::error::CliError;
@@ -11,7 +11,7 @@ use augur_gate::store::{SessionRefused, SessionStore};
 use augur_gate::{Classifier, Mapping, Monitor, NamePattern, Policy, Session, Verdict};
 use augur_monitor::agentdojo::{self, Converted, Tasks};
 use augur_monitor::compile::{compile, CompileOptions, ModelArg};
-use augur_monitor::eval::{evaluate, EvalOptions};
+use augur_monitor::eval::evaluate;
 use augur_monitor::runs::read_runs_file;
 use augur_monitor::MonitorError;
 use clap::{Args, Subcommand};
@@ -37,6 +37,8 @@ enum MonitorCommand {
     Replay(ReplayArgs),
     /// Learn on a training split, compile, replay the test split, report with baselines.
     Eval(EvalArgs),
+    /// Learn the monitor `eval` evaluates from all the labelled runs of a file and write it.
+    Learn(crate::monitor_learn_cmd::LearnArgs),
     /// Write labelled runs from AgentDojo exports.
     Agentdojo(AgentdojoArgs),
 }
@@ -70,12 +72,8 @@ struct CompileArgs {
     /// Abstraction spec (TOML) for --mapping abstraction.
     #[arg(long, value_name = "SPEC")]
     abstraction: Option<PathBuf>,
-    /// The accuracy ε of the PAC status stored for learned models (`augur pac --epsilon`).
-    #[arg(long, value_name = "EPSILON", default_value_t = 0.1)]
-    pac_epsilon: f64,
-    /// The confidence δ of the PAC status stored for learned models (`augur pac --delta`).
-    #[arg(long, value_name = "DELTA", default_value_t = 0.05)]
-    pac_delta: f64,
+    #[command(flatten)]
+    pac: crate::options::PacStatusArgs,
     /// Also compile robust upper bounds (Pmax over interval models: intervals learned from
     /// a model's counts, or an interval model's own) and decide on them (docs/robust.md).
     #[arg(long)]
@@ -98,7 +96,8 @@ struct CompileArgs {
 
 #[derive(Args, Debug)]
 struct GateArgs {
-    /// The compiled monitor (`augur monitor compile`).
+    /// The compiled monitor (`augur monitor compile` or `augur monitor learn`); default: the
+    /// built-in default monitor (`augur mcp --upstream`'s).
     #[arg(long, value_name = "MONITOR.json")]
     monitor: Option<PathBuf>,
     /// Deprecated spelling of --monitor (the monitor file as the first argument).
@@ -155,15 +154,10 @@ struct ReplayArgs {
 struct EvalArgs {
     /// Labelled runs (JSON Lines).
     runs: PathBuf,
-    /// The property compiled for every learned model.
-    #[arg(long, value_name = "PCTL", default_value = "P=? [ F<=5 \"VIOLATED\" ]")]
-    prop: String,
-    /// Horizons 1..H for the per-horizon breakdown.
-    #[arg(long, value_name = "H", default_value_t = 5)]
-    horizon: u32,
-    /// Laplace smoothing parameter α ≥ 0, added to every valid transition of every row.
-    #[arg(long, value_name = "A", default_value_t = 0.1)]
-    alpha: f64,
+    /// The property, the horizon, α, the classifier and the chain, as `monitor learn` takes
+    /// them.
+    #[command(flatten)]
+    chain: crate::options::ChainArgs,
     /// Fraction of runs (per label) in the test split.
     #[arg(long, value_name = "F", default_value_t = 0.3)]
     test_fraction: f64,
@@ -179,9 +173,6 @@ struct EvalArgs {
     /// Random seed (the same seed gives the same split).
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
-    /// Classifier rules (TOML); default: the built-in rules, models/classifier.toml.
-    #[arg(long, value_name = "RULES")]
-    classifier: Option<PathBuf>,
     /// The matrix baseline's chain (a model file); default: the paper's 5×5 risk-level
     /// chain, models/safetydrift.tra, built into the binary.
     #[arg(long, value_name = "MODEL")]
@@ -198,10 +189,6 @@ struct EvalArgs {
     /// Write roc.svg, horizons.svg and lead.svg into this folder.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
-    /// Learn the 60-state (d, t, r) chain of version-1 monitors instead of the 180-state
-    /// (d, t, r, p) chain with provenance.
-    #[arg(long)]
-    no_provenance: bool,
     /// Constants, method, precision, JSON report, deadlocks and limits, as for `augur check`
     /// (for every compilation and the --matrix model; `--method auto`, the default, is
     /// topological interval iteration for monitors).
@@ -240,7 +227,7 @@ fn read_file(p: &Path) -> Result<String, CliError> {
     augur_check::read_text(p).map_err(|e| CliError::User(e.diagnostic().render()))
 }
 
-fn user(e: impl Into<MonitorError>) -> CliError {
+pub(crate) fn user(e: impl Into<MonitorError>) -> CliError {
     match e.into() {
         // A limit hit names the option that raises it, as for `augur check`.
         MonitorError::Stopped(s) => {
@@ -250,7 +237,7 @@ fn user(e: impl Into<MonitorError>) -> CliError {
     }
 }
 
-fn load_policy(p: &Option<PathBuf>) -> Result<Policy, CliError> {
+pub(crate) fn load_policy(p: &Option<PathBuf>) -> Result<Policy, CliError> {
     match p {
         Some(p) => Policy::from_file(p).map_err(user),
         None => Ok(Policy::default()),
@@ -264,13 +251,14 @@ pub fn run(args: &MonitorArgs, out: &mut dyn Write) -> Result<(), CliError> {
         MonitorCommand::Gate(a) => run_gate(a, out),
         MonitorCommand::Replay(a) => run_replay(a, out),
         MonitorCommand::Eval(a) => run_eval(a, out),
+        MonitorCommand::Learn(a) => crate::monitor_learn_cmd::run(a, out),
         MonitorCommand::Agentdojo(a) => run_agentdojo(a, out),
     }
 }
 
 /// The load and check options of a monitor command: `--method auto` keeps the monitor's
 /// default method (topological interval iteration); any other is used as given.
-fn monitor_options(
+pub(crate) fn monitor_options(
     o: &crate::options::ModelOptions,
 ) -> Result<(augur_check::LoadOptions, augur_check::CheckOptions), CliError> {
     let (_, load, given) = o.resolve()?;
@@ -288,7 +276,7 @@ fn run_compile(a: &CompileArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut opts = CompileOptions::new(&a.prop);
     (opts.load, opts.check) = monitor_options(&a.opts)?;
     opts.horizon = a.horizon;
-    opts.pac = (a.pac_epsilon, a.pac_delta);
+    opts.pac = a.pac.pac()?;
     opts.robust = a.robust.then_some(augur_monitor::compile::RobustOptions {
         confidence: a.confidence,
     });
@@ -517,17 +505,26 @@ fn run_gate(a: &GateArgs, out: &mut dyn Write) -> Result<(), CliError> {
         (Some(_), Some(f)) => (None, Some(f)),
         (_, p) => (p.as_ref(), a.extra.first()),
     };
-    let monitor_file = monitor_path("gate", a.monitor.as_ref(), positional)?;
-    if let Some(f) = extra {
-        return Err(CliError::User(format!(
-            "error: unexpected argument `{}`: `augur monitor gate` reads the actions (JSON \
-             Lines) from standard input, one decision per line on standard output:\n  augur monitor gate --monitor {} < {}",
-            f.display(),
-            monitor_file.display(),
-            f.display()
-        )));
-    }
-    let monitor = Arc::new(load_monitor(monitor_file)?);
+    let monitor = Arc::new(match (a.monitor.as_ref(), positional) {
+        // No monitor given: the built-in default one, as `augur mcp --upstream` serves.
+        (None, None) => {
+            eprintln!("augur monitor gate: no --monitor: the built-in default monitor (SafetyDrift's risk-level chain with provenance and the built-in classifier); `augur monitor learn RUNS -o monitor.json` learns one from your own runs");
+            augur_gate::builtin::gateway_monitor().map_err(user)?
+        }
+        (flag, positional) => {
+            let monitor_file = monitor_path("gate", flag, positional)?;
+            if let Some(f) = extra {
+                return Err(CliError::User(format!(
+                    "error: unexpected argument `{}`: `augur monitor gate` reads the actions (JSON \
+                     Lines) from standard input, one decision per line on standard output:\n  augur monitor gate --monitor {} < {}",
+                    f.display(),
+                    monitor_file.display(),
+                    f.display()
+                )));
+            }
+            load_monitor(monitor_file)?
+        }
+    });
     let policy = Arc::new(load_policy(&a.policy)?);
     // Check the policy against the monitor once, before reading any action.
     for cat in std::iter::once(None).chain(monitor.tables.iter().map(|t| t.category.as_deref())) {
@@ -947,10 +944,7 @@ fn run_replay(a: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
 fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = std::time::Instant::now();
     let runs = read_runs_file(&a.runs).map_err(user)?;
-    let mut opts = EvalOptions::new();
-    opts.property = a.prop.clone();
-    opts.horizon = a.horizon;
-    opts.alpha = a.alpha;
+    let mut opts = a.chain.eval_options()?;
     opts.test_fraction = a.test_fraction;
     opts.folds = a.folds;
     opts.hold_out = if a.hold_out_category {
@@ -961,10 +955,6 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
         None
     };
     opts.seed = a.seed;
-    opts.provenance = !a.no_provenance;
-    if let Some(c) = &a.classifier {
-        opts.classifier = Classifier::from_file(c).map_err(user)?;
-    }
     if let Some(k) = &a.keywords {
         opts.keywords = k
             .split(',')

@@ -159,3 +159,75 @@ impl std::fmt::Display for Seconds {
 pub fn deprecated(message: &str) {
     crate::error::diag(format_args!("warning: deprecated: {message}"));
 }
+
+/// The PAC status stored with a monitor's learned rows (`monitor compile`, `monitor learn`):
+/// ε and δ as `augur pac --epsilon/--delta` take them, spelled `--pac-*` beside the solver's
+/// `--epsilon`.
+#[derive(Args, Debug, Clone)]
+pub struct PacStatusArgs {
+    /// The accuracy ε of the PAC status stored for learned models (`augur pac --epsilon`).
+    #[arg(long, value_name = "EPSILON", default_value_t = 0.1)]
+    pub pac_epsilon: f64,
+    /// The confidence δ of the PAC status stored for learned models (`augur pac --delta`).
+    #[arg(long, value_name = "DELTA", default_value_t = 0.05)]
+    pub pac_delta: f64,
+}
+
+impl PacStatusArgs {
+    /// `(ε, δ)`, each in (0, 1).
+    pub fn pac(&self) -> Result<(f64, f64), CliError> {
+        for (name, x) in [
+            ("--pac-epsilon", self.pac_epsilon),
+            ("--pac-delta", self.pac_delta),
+        ] {
+            if !(x > 0.0 && x < 1.0) {
+                return Err(CliError::User(format!(
+                    "error: {name} must be in (0, 1), got {}",
+                    augur_source::number::exact(x)
+                )));
+            }
+        }
+        Ok((self.pac_epsilon, self.pac_delta))
+    }
+}
+
+/// How `monitor eval` and `monitor learn` learn the (d, t, r[, p]) chain from labelled runs
+/// and compile it: one set of options, so that the monitor `learn` writes is the one `eval`
+/// evaluates (`augur_monitor::eval::train_monitor` for both).
+#[derive(Args, Debug, Clone)]
+pub struct ChainArgs {
+    /// The property compiled for every learned model.
+    #[arg(long, value_name = "PCTL", default_value = "P=? [ F<=5 \"VIOLATED\" ]")]
+    pub prop: String,
+    /// The horizons h = 1..H of the monitor's curve P(F<=h target) (and of eval's
+    /// per-horizon breakdown).
+    #[arg(long, value_name = "H", default_value_t = 5)]
+    pub horizon: u32,
+    /// Laplace smoothing parameter α ≥ 0, added to every valid transition of every row.
+    #[arg(long, value_name = "A", default_value_t = 0.1)]
+    pub alpha: f64,
+    /// Classifier rules (TOML); default: the built-in rules, models/classifier.toml.
+    #[arg(long, value_name = "RULES")]
+    pub classifier: Option<std::path::PathBuf>,
+    /// Learn the 60-state (d, t, r) chain of version-1 monitors instead of the 180-state
+    /// (d, t, r, p) chain with provenance.
+    #[arg(long)]
+    pub no_provenance: bool,
+}
+
+impl ChainArgs {
+    /// The evaluation options these set (everything else by default): the property, the
+    /// horizon, α, the chain and the classifier.
+    pub fn eval_options(&self) -> Result<augur_monitor::eval::EvalOptions, CliError> {
+        let mut opts = augur_monitor::eval::EvalOptions::new();
+        opts.property = self.prop.clone();
+        opts.horizon = self.horizon;
+        opts.alpha = self.alpha;
+        opts.provenance = !self.no_provenance;
+        if let Some(c) = &self.classifier {
+            opts.classifier = augur_gate::Classifier::from_file(c)
+                .map_err(|e| CliError::User(augur_monitor::MonitorError::from(e).render()))?;
+        }
+        Ok(opts)
+    }
+}

@@ -119,6 +119,9 @@ pub struct EvalOptions {
     /// Tools whose results are trusted observations (without a policy; with one, its
     /// `trusted_tools`): by default [`augur_gate::policy::DEFAULT_TRUSTED_TOOLS`].
     pub trusted_tools: Vec<NamePattern>,
+    /// `(ε, δ)` of the PAC status stored with the learned monitor's rows
+    /// ([`CompileOptions::pac`]; default `(0.1, 0.05)`).
+    pub pac: (f64, f64),
 }
 
 impl EvalOptions {
@@ -145,6 +148,7 @@ impl EvalOptions {
             check: CompileOptions::new("").check,
             provenance: true,
             trusted_tools: augur_gate::policy::default_trusted_tools(),
+            pac: CompileOptions::new("").pac,
         }
     }
 }
@@ -230,6 +234,20 @@ pub struct EvalReport {
     /// Horizon curves P(F≤h target) per risk level in the fallback table (mean over the
     /// states of that level observed in training, weighted by observations): (level, curve).
     pub horizon_curves: Vec<(String, Vec<f64>)>,
+    /// The rounds, in order: what each learned on and tested, and its monitor.
+    pub rounds: Vec<RoundReport>,
+}
+
+/// One round of an evaluation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RoundReport {
+    /// The ids of the runs the round's monitor was learned on, in the runs file's order.
+    pub train: Vec<String>,
+    /// How many runs it tested.
+    pub test_runs: usize,
+    /// The SHA-256 of the round's monitor as Augur writes it (the monitor file's text without
+    /// its last newline): `augur monitor learn` on the training runs writes that file.
+    pub monitor_sha256: String,
 }
 
 /// A run the monitor flagged, with why.
@@ -583,6 +601,15 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         }
     }
     let markov_order = pooled_markov_order(runs, &rounds, opts);
+    let round_reports = rounds
+        .iter()
+        .zip(&results)
+        .map(|((tr, te), f)| RoundReport {
+            train: tr.iter().map(|&i| runs[i].id.clone()).collect(),
+            test_runs: te.len(),
+            monitor_sha256: augur_gate::sha256_hex([f.monitor.to_json().as_bytes()]),
+        })
+        .collect();
     let horizon_curves = level_curves(&results[0].monitor);
     Ok(EvalReport {
         runs: runs.len(),
@@ -613,6 +640,7 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         per_horizon,
         markov_order,
         horizon_curves,
+        rounds: round_reports,
     })
 }
 

@@ -174,7 +174,9 @@ pub(super) fn learn_states(
     Ok((dtmc, counts))
 }
 
-/// Learn the per-category monitors (plus the fallback on all training runs) and compile them.
+/// Learn the per-category monitors (plus the fallback on all training runs) and compile them:
+/// the monitor each round of [`evaluate`] replays, and what `augur monitor learn` writes for
+/// all the runs of a file (one path for both, so that a learned monitor is the evaluated one).
 pub fn train_monitor(runs: &[&Run], opts: &EvalOptions) -> Result<Monitor> {
     let trusted = trusted_tools(opts);
     let trajs: Vec<Vec<SafetyState>> = runs
@@ -228,6 +230,7 @@ pub(super) fn trusted_tools(opts: &EvalOptions) -> &[NamePattern] {
 /// The compilation options of an evaluation (its property, constants, method and limits).
 pub(super) fn compile_options(opts: &EvalOptions) -> CompileOptions {
     let mut c = CompileOptions::new(&opts.property);
+    c.pac = opts.pac;
     c.load = opts.load.clone();
     c.check = opts.check.clone();
     c
