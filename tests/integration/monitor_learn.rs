@@ -80,12 +80,20 @@ fn learn_then_gate() {
     // apart on these runs.
     assert_eq!(at, 1.0, "{summary}");
     assert_eq!(summary["threshold"]["safe_flagged"], 0, "{summary}");
+    // `--policy-out` writes the policy of that threshold.
     let policy = dir.path().join("policy.toml");
-    std::fs::write(
-        &policy,
-        format!("thresholds = [{{ at = {at:?}, verdict = \"block\" }}]\n"),
-    )
-    .unwrap();
+    let (_, text) = learn(
+        dir.path(),
+        &util::fixture(RUNS),
+        &["--policy-out", policy.to_str().unwrap()],
+    );
+    assert!(
+        text.contains(&format!("wrote {}: block at P ≥ 1\n", policy.display())),
+        "{text}"
+    );
+    let written: toml::Table = std::fs::read_to_string(&policy).unwrap().parse().unwrap();
+    assert_eq!(written["thresholds"][0]["at"].as_float(), Some(at));
+    assert_eq!(written["thresholds"][0]["verdict"].as_str(), Some("block"));
     // A benign read is allowed; reading a secret then mailing it outside is blocked (risk rule
     // 1: VIOLATED, P = 1); a session without a category uses the fallback table.
     let ds = gate(

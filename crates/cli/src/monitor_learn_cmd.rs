@@ -6,7 +6,7 @@
 use crate::error::CliError;
 use crate::monitor_cmd::{load_policy, monitor_options, user};
 use augur_gate::monitor::{PacStatus, Table};
-use augur_gate::Session;
+use augur_gate::{Policy, Session};
 use augur_monitor::eval::{choose_threshold, first_at, replay_probabilities_with, train_monitor};
 use augur_monitor::runs::{read_runs_file, Label, Run};
 use augur_source::number::Approx;
@@ -36,6 +36,12 @@ pub struct LearnArgs {
     /// Output monitor file.
     #[arg(short, long, value_name = "MONITOR.json")]
     output: PathBuf,
+    /// Also write the policy to gate the learned monitor with: `--policy`'s (or an empty one)
+    /// with its `thresholds` replaced by one `block` at the threshold `monitor eval` chooses
+    /// on these runs (P = 1, the rules' VIOLATED states, when no threshold tells the runs
+    /// apart).
+    #[arg(long, value_name = "POLICY.toml")]
+    policy_out: Option<PathBuf>,
     /// Constants, method, precision, JSON summary and limits of the compilation, as for
     /// `monitor eval`.
     #[command(flatten)]
@@ -170,6 +176,9 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .count()
     };
     let (unsafe_flagged, safe_flagged) = (flagged(Label::Unsafe), flagged(Label::Safe));
+    if let Some(path) = &a.policy_out {
+        write_policy(a, &monitor, threshold, path)?;
+    }
     let tables: Vec<TableStatus<'_>> = monitor
         .tables
         .iter()
@@ -296,9 +305,18 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )?;
     }
     let policy_arg = a
-        .policy
+        .policy_out
         .as_ref()
+        .or(a.policy.as_ref())
         .map_or(String::new(), |p| format!(" --policy {}", p.display()));
+    if let Some(p) = &a.policy_out {
+        writeln!(
+            out,
+            "wrote {}: block at P ≥ {}",
+            p.display(),
+            block_at(threshold)
+        )?;
+    }
     writeln!(
         out,
         "wrote {}: gate with it: augur monitor gate --monitor {}{policy_arg} (or --monitor {} for augur mcp and augur hook claude-code)",
@@ -306,6 +324,61 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
         a.output.display(),
         a.output.display()
     )?;
+    Ok(())
+}
+
+/// The block threshold `--policy-out` writes: the chosen one, or 1 (the rules' VIOLATED
+/// states) when none tells the runs apart.
+fn block_at(threshold: f64) -> f64 {
+    if threshold.is_finite() {
+        threshold
+    } else {
+        1.0
+    }
+}
+
+/// Writes `--policy`'s keys (or `version = 1` alone) with `thresholds` replaced by one block
+/// at [`block_at`], checked as the gate will load it, with the learned monitor.
+fn write_policy(
+    a: &LearnArgs,
+    monitor: &Arc<augur_gate::Monitor>,
+    threshold: f64,
+    path: &std::path::Path,
+) -> Result<(), CliError> {
+    let mut doc: toml::Table = match &a.policy {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| CliError::user(format!("error: {}: {e}", p.display())))?;
+            text.parse()
+                .map_err(|e| CliError::user(format!("error: {}: {e}", p.display())))?
+        }
+        None => toml::Table::new(),
+    };
+    doc.entry("version").or_insert(toml::Value::Integer(1));
+    let mut block = toml::Table::new();
+    block.insert("at".into(), toml::Value::Float(block_at(threshold)));
+    block.insert("verdict".into(), toml::Value::String("block".into()));
+    block.insert(
+        "message".into(),
+        toml::Value::String("the threshold monitor learn chose on its runs".into()),
+    );
+    doc.insert(
+        "thresholds".into(),
+        toml::Value::Array(vec![toml::Value::Table(block)]),
+    );
+    let text = format!(
+        "# Written by `augur monitor learn {}`: block at the threshold `monitor eval` chooses on\n\
+         # these runs (training figures, optimistic: measure with `monitor eval` before relying on it).\n{}",
+        a.runs.display(),
+        toml::to_string(&doc).map_err(|e| CliError::Internal(anyhow::anyhow!(e)))?
+    );
+    let shown = path.display().to_string();
+    let policy = Arc::new(Policy::parse(&text, &shown).map_err(user)?);
+    for t in &monitor.tables {
+        Session::new(monitor, &policy, t.category.as_deref()).map_err(user)?;
+    }
+    std::fs::write(path, text)
+        .map_err(|e| CliError::user(format!("error: cannot write {shown}: {e}")))?;
     Ok(())
 }
 
