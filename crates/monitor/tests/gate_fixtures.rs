@@ -4,7 +4,7 @@
 //! `augur_gate::builtin`), are exactly what this compiler writes today: each is compiled here
 //! and compared with the committed file byte for byte, so a change of the compiler, of the
 //! file format or of a built-in classifier cannot leave the gate with a stale file.
-//! `AUGUR_BLESS=1 cargo test -p augur-monitor --test gate_fixtures` rewrites them.
+//! `AUGUR_BLESS=1 cargo test -p augur-monitor --test monitor gate_fixtures` rewrites them.
 
 use augur_gate::dtr::{DataExposure, Reversibility, SafetyState, ToolEscalation};
 use augur_gate::monitor::Mapping;

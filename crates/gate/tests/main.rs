@@ -1,0 +1,7 @@
+//! The integration tests of augur-gate, one binary: each module is one of the files beside
+//! this one (`cargo test -p augur-gate --test gate MODULE::`).
+
+mod adaptive;
+mod provenance_collision;
+mod trust;
+mod unseen_tools;
