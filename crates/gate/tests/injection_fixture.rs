@@ -24,20 +24,21 @@ fn texts<'a>(v: &'a Value, key: &str) -> Vec<(&'a str, &'a str)> {
         .collect()
 }
 
-fn missed(v: &Value, key: &str) -> Vec<String> {
+/// The notes of the texts of `key` whose detection is `hit`.
+fn notes(v: &Value, key: &str, hit: bool) -> Vec<String> {
     texts(v, key)
         .iter()
-        .filter(|(_, t)| detect(t).is_none())
+        .filter(|(_, t)| detect(t).is_some() == hit)
         .map(|(n, _)| n.to_string())
         .collect()
 }
 
+fn missed(v: &Value, key: &str) -> Vec<String> {
+    notes(v, key, false)
+}
+
 fn flagged(v: &Value, key: &str) -> Vec<String> {
-    texts(v, key)
-        .iter()
-        .filter(|(_, t)| detect(t).is_some())
-        .map(|(n, _)| n.to_string())
-        .collect()
+    notes(v, key, true)
 }
 
 /// The injections the rules were written with: all detected.
