@@ -42,6 +42,7 @@ pub mod burned;
 pub mod classifier;
 pub mod dtr;
 mod error;
+pub mod injection;
 pub mod journal;
 pub mod monitor;
 pub mod policy;

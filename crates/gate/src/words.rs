@@ -37,7 +37,7 @@ pub fn fold(text: &str) -> Cow<'_, str> {
 }
 
 /// Characters that show nothing (format and default-ignorable code points).
-fn invisible(c: char) -> bool {
+pub(crate) fn invisible(c: char) -> bool {
     matches!(c,
         '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
         | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
@@ -47,7 +47,7 @@ fn invisible(c: char) -> bool {
 }
 
 /// A Cyrillic or Greek letter drawn like a Latin one, as that Latin letter.
-fn latin_look_alike(c: char) -> char {
+pub(crate) fn latin_look_alike(c: char) -> char {
     match c {
         'а' => 'a',
         'А' | 'Α' => 'A',

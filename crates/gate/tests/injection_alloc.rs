@@ -1,0 +1,24 @@
+//! The injection signal allocates nothing on ASCII text without a hit (the common case of
+//! the observe path): counted with an instrumented global allocator.
+
+use augur_gate::injection::detect;
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+use std::alloc::System;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// One test (the counts are global).
+#[test]
+fn ascii_text_without_a_hit_allocates_nothing() {
+    let text = "- id: 7\n  sender: anna@example.com\n  subject: Lunch\n  body: Please send me the \
+                slides before Friday and book the room. Thanks!\n"
+        .repeat(40);
+    assert!(detect(&text).is_none());
+    let region = Region::new(GLOBAL);
+    for _ in 0..50 {
+        assert!(detect(&text).is_none());
+    }
+    let stats = region.change();
+    assert_eq!(stats.allocations, 0, "{stats:?}");
+}
