@@ -224,3 +224,53 @@ fn the_gate_builds_without_the_checker() {
     // The test can fail: the offline monitor does reach the checker.
     assert!(build_closure("augur-monitor").contains("augur-check"));
 }
+
+/// The crates whose integration tests are one binary (`autotests = false`, issue 42, item 4)
+/// build only the test files a manifest names: a new file under `crates/*/tests/` must be a
+/// test target of its own or a module of one (`mod name;` in its `main.rs`), never a file
+/// that no test build reads.
+#[test]
+fn every_test_file_is_built() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut built = BTreeSet::new();
+    for package in metadata()["packages"].as_array().expect("packages") {
+        for target in package["targets"].as_array().expect("targets") {
+            let kinds = target["kind"].as_array().expect("kind");
+            if !kinds.iter().any(|k| k == "test") {
+                continue;
+            }
+            let src = Path::new(target["src_path"].as_str().expect("src_path")).to_path_buf();
+            let text = fs::read_to_string(&src).expect("reading a test target");
+            for line in text.lines() {
+                if let Some(name) = line
+                    .trim()
+                    .strip_prefix("mod ")
+                    .and_then(|r| r.strip_suffix(';'))
+                {
+                    built.insert(src.with_file_name(format!("{name}.rs")));
+                }
+            }
+            built.insert(src);
+        }
+    }
+    let mut unbuilt = Vec::new();
+    for dir in fs::read_dir(root.join("crates")).expect("crates/") {
+        let tests = dir.expect("an entry").path().join("tests");
+        let Ok(files) = fs::read_dir(&tests) else {
+            continue;
+        };
+        for f in files {
+            let f = f.expect("an entry").path();
+            if f.extension().is_some_and(|e| e == "rs") && !built.contains(&f) {
+                unbuilt.push(f);
+            }
+        }
+    }
+    assert!(
+        unbuilt.is_empty(),
+        "test files no test target builds (add `mod NAME;` to the crate's tests/main.rs, or a \
+         [[test]] to its Cargo.toml): {unbuilt:?}"
+    );
+    // The test can fail: a module of a merged binary counts through its `mod` line only.
+    assert!(built.contains(&root.join("crates/gate/tests/adaptive.rs")));
+}

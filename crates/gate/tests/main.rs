@@ -2,6 +2,7 @@
 //! this one (`cargo test -p augur-gate --test gate MODULE::`).
 
 mod adaptive;
+mod injection_fixture;
 mod provenance_collision;
 mod trust;
 mod unseen_tools;
