@@ -56,7 +56,7 @@ struct RewardSpec {
 #[derive(Clone, Debug)]
 pub struct DtmcBuilder {
     num_states: usize,
-    entries: Vec<(u32, u32, f64)>,
+    entries: Entries,
     exact: Option<Vec<BigRational>>,
     initial: Vec<u32>,
     labels: Vec<(String, StateSet)>,
@@ -73,7 +73,11 @@ impl DtmcBuilder {
     pub fn new(num_states: usize) -> Self {
         DtmcBuilder {
             num_states,
-            entries: Vec::new(),
+            entries: Entries::Sorted {
+                starts: Vec::new(),
+                targets: Vec::new(),
+                probs: Vec::new(),
+            },
             exact: None,
             initial: Vec::new(),
             labels: Vec::new(),
@@ -87,7 +91,10 @@ impl DtmcBuilder {
     /// Like [`DtmcBuilder::new`], reserving room for `transitions` entries.
     pub fn with_capacity(num_states: usize, transitions: usize) -> Self {
         let mut b = Self::new(num_states);
-        b.entries.reserve(transitions);
+        if let Entries::Sorted { targets, probs, .. } = &mut b.entries {
+            targets.reserve(transitions);
+            probs.reserve(transitions);
+        }
         b
     }
 
@@ -128,7 +135,7 @@ impl DtmcBuilder {
         if !(0.0..=1.0).contains(&prob) {
             return Err(DtmcError::BadProbability { src, dst, prob });
         }
-        self.entries.push((src, dst, prob));
+        self.entries.push(src, dst, prob);
         if let Some(ex) = &mut self.exact {
             ex.push(BigRational::from_float(prob).unwrap_or_else(BigRational::zero));
         }
@@ -148,12 +155,12 @@ impl DtmcBuilder {
         if self.exact.is_none() {
             self.exact = Some(
                 self.entries
-                    .iter()
-                    .map(|e| BigRational::from_float(e.2).unwrap_or_else(BigRational::zero))
+                    .probs()
+                    .map(|p| BigRational::from_float(p).unwrap_or_else(BigRational::zero))
                     .collect(),
             );
         }
-        self.entries.push((src, dst, f));
+        self.entries.push(src, dst, f);
         if let Some(ex) = &mut self.exact {
             ex.push(prob);
         }
@@ -336,130 +343,34 @@ impl DtmcBuilder {
         if n > u32::MAX as usize {
             return Err(DtmcError::Invalid("more than 2^32-1 states".into()));
         }
-        if let Some(&(s, t, _)) = entries
-            .iter()
-            .find(|e| e.0 as usize >= n || e.1 as usize >= n)
-        {
+        if let Some((s, t)) = entries.first_out_of_range(n) {
             return Err(DtmcError::StateOutOfRange {
                 state: u64::from(s.max(t)),
                 num_states: n,
             });
         }
         let mut report = BuildReport::default();
-
-        // Counting sort of entry positions by source, then sort each row by target.
-        let mut ptr: Vec<u32> = Vec::new();
-        if ptr.try_reserve_exact(n + 1).is_err() {
-            return Err(DtmcError::Invalid(format!(
-                "{n} states: more than memory can hold"
-            )));
-        }
-        ptr.resize(n + 1, 0);
-        for e in &entries {
-            ptr[e.0 as usize + 1] += 1;
-        }
-        for i in 0..n {
-            ptr[i + 1] += ptr[i];
-        }
-        let mut next: Vec<u32> = ptr[..n].to_vec();
-        let mut order = vec![0u32; entries.len()];
-        for (k, e) in entries.iter().enumerate() {
-            let slot = &mut next[e.0 as usize];
-            order[*slot as usize] = k as u32;
-            *slot += 1;
-        }
-        drop(next);
-
-        let mut indptr: Vec<u32> = Vec::with_capacity(n + 1);
-        let mut indices: Vec<u32> = Vec::with_capacity(entries.len());
-        let mut data: Vec<f64> = Vec::with_capacity(entries.len());
-        let mut exact_out: Option<Vec<BigRational>> =
-            exact.as_ref().map(|_| Vec::with_capacity(entries.len()));
-        indptr.push(0);
-        for s in 0..n {
-            let row = &mut order[ptr[s] as usize..ptr[s + 1] as usize];
-            row.sort_unstable_by_key(|&k| (entries[k as usize].1, k));
-            let mut sum = 0.0;
-            let row_start = indices.len();
-            for &k in row.iter() {
-                let (_, t, p) = entries[k as usize];
-                let ex = exact.as_ref().map(|e| &e[k as usize]);
-                let is_zero = match ex {
-                    Some(x) => x.is_zero(),
-                    None => p == 0.0,
-                };
-                if is_zero {
-                    report.zeros_dropped += 1;
-                    continue;
-                }
-                if indices.len() > row_start && indices.last() == Some(&t) {
-                    report.duplicates_merged += 1;
-                    if let Some(d) = data.last_mut() {
-                        *d += p;
-                    }
-                    if let (Some(eo), Some(x)) = (exact_out.as_mut(), ex) {
-                        if let Some(last) = eo.last_mut() {
-                            *last += x;
-                        }
-                    }
-                } else {
-                    indices.push(t);
-                    data.push(p);
-                    if let (Some(eo), Some(x)) = (exact_out.as_mut(), ex) {
-                        eo.push(x.clone());
-                    }
-                }
-                sum += p;
-            }
-            if indices.len() == row_start {
-                if fix_deadlocks {
-                    report.deadlocks_fixed.push(s as u32);
-                    indices.push(s as u32);
-                    data.push(1.0);
-                    if let Some(eo) = exact_out.as_mut() {
-                        eo.push(BigRational::from_integer(1.into()));
-                    }
-                    sum = 1.0;
-                } else {
-                    let states: Vec<u32> = (s..n)
-                        .filter(|&q| {
-                            let r = &order[ptr[q] as usize..ptr[q + 1] as usize];
-                            r.iter().all(|&k| entries[k as usize].2 == 0.0)
-                        })
-                        .map(|q| q as u32)
-                        .collect();
-                    return Err(DtmcError::Deadlock { states });
-                }
-            }
-            let valuation = || valuations.as_ref().and_then(|v| v.describe(s));
-            // Merged duplicates may exceed 1 by rounding: tolerate that (clamping to 1),
-            // reject anything beyond the row-sum tolerance.
-            for k in row_start..data.len() {
-                if data[k] > 1.0 {
-                    if data[k] - 1.0 <= ROW_SUM_TOLERANCE {
-                        data[k] = 1.0;
-                    } else {
-                        return Err(DtmcError::BadProbability {
-                            src: s as u32,
-                            dst: indices[k],
-                            prob: data[k],
-                        });
-                    }
-                }
-            }
-            if !row_sum_ok(sum) {
-                return Err(DtmcError::RowSum {
-                    state: s as u32,
-                    sum,
-                    valuation: valuation(),
-                });
-            }
-            indptr.push(indices.len() as u32);
-        }
-        if indices.len() > u32::MAX as usize {
-            return Err(DtmcError::Invalid("more than 2^32-1 transitions".into()));
-        }
-        drop(order);
+        let (indptr, indices, data, exact_out) = match entries {
+            Entries::Sorted {
+                starts,
+                targets,
+                probs,
+            } if exact.is_none() => sorted_rows(
+                n,
+                (starts, targets, probs),
+                fix_deadlocks,
+                valuations.as_ref(),
+                &mut report,
+            )?,
+            entries => any_order_rows(
+                n,
+                entries.into_triples(),
+                exact,
+                fix_deadlocks,
+                valuations.as_ref(),
+                &mut report,
+            )?,
+        };
         let matrix = Matrix::try_new((n, n), indptr, indices, data)
             .map_err(|(_, _, _, e)| DtmcError::Invalid(format!("matrix structure: {e}")))?;
 
@@ -557,9 +468,389 @@ impl DtmcBuilder {
     }
 }
 
+/// The CSR rows (`indptr`, `indices`, `data`, and the exact probabilities when kept) of a
+/// model's entries.
+type Rows = (Vec<u32>, Vec<u32>, Vec<f64>, Option<Vec<BigRational>>);
+
+/// [`DtmcBuilder::build`]'s rows from entries in any order: a counting sort of the entries'
+/// positions by source, then each row sorted by target (duplicates summed in the order they
+/// were added), zeros dropped, deadlocks fixed or refused, every row checked.
+fn any_order_rows(
+    n: usize,
+    entries: Vec<(u32, u32, f64)>,
+    exact: Option<Vec<BigRational>>,
+    fix_deadlocks: bool,
+    valuations: Option<&Valuations>,
+    report: &mut BuildReport,
+) -> Result<Rows> {
+    // Counting sort of entry positions by source, then sort each row by target.
+    let mut ptr: Vec<u32> = Vec::new();
+    if ptr.try_reserve_exact(n + 1).is_err() {
+        return Err(DtmcError::Invalid(format!(
+            "{n} states: more than memory can hold"
+        )));
+    }
+    ptr.resize(n + 1, 0);
+    for e in &entries {
+        ptr[e.0 as usize + 1] += 1;
+    }
+    for i in 0..n {
+        ptr[i + 1] += ptr[i];
+    }
+    let mut next: Vec<u32> = ptr[..n].to_vec();
+    let mut order = vec![0u32; entries.len()];
+    for (k, e) in entries.iter().enumerate() {
+        let slot = &mut next[e.0 as usize];
+        order[*slot as usize] = k as u32;
+        *slot += 1;
+    }
+    drop(next);
+
+    let mut indptr: Vec<u32> = Vec::with_capacity(n + 1);
+    let mut indices: Vec<u32> = Vec::with_capacity(entries.len());
+    let mut data: Vec<f64> = Vec::with_capacity(entries.len());
+    let mut exact_out: Option<Vec<BigRational>> =
+        exact.as_ref().map(|_| Vec::with_capacity(entries.len()));
+    indptr.push(0);
+    for s in 0..n {
+        let row = &mut order[ptr[s] as usize..ptr[s + 1] as usize];
+        row.sort_unstable_by_key(|&k| (entries[k as usize].1, k));
+        let mut sum = 0.0;
+        let row_start = indices.len();
+        for &k in row.iter() {
+            let (_, t, p) = entries[k as usize];
+            let ex = exact.as_ref().map(|e| &e[k as usize]);
+            let is_zero = match ex {
+                Some(x) => x.is_zero(),
+                None => p == 0.0,
+            };
+            if is_zero {
+                report.zeros_dropped += 1;
+                continue;
+            }
+            if indices.len() > row_start && indices.last() == Some(&t) {
+                report.duplicates_merged += 1;
+                if let Some(d) = data.last_mut() {
+                    *d += p;
+                }
+                if let (Some(eo), Some(x)) = (exact_out.as_mut(), ex) {
+                    if let Some(last) = eo.last_mut() {
+                        *last += x;
+                    }
+                }
+            } else {
+                indices.push(t);
+                data.push(p);
+                if let (Some(eo), Some(x)) = (exact_out.as_mut(), ex) {
+                    eo.push(x.clone());
+                }
+            }
+            sum += p;
+        }
+        if indices.len() == row_start {
+            if fix_deadlocks {
+                report.deadlocks_fixed.push(s as u32);
+                indices.push(s as u32);
+                data.push(1.0);
+                if let Some(eo) = exact_out.as_mut() {
+                    eo.push(BigRational::from_integer(1.into()));
+                }
+                sum = 1.0;
+            } else {
+                let states: Vec<u32> = (s..n)
+                    .filter(|&q| {
+                        let r = &order[ptr[q] as usize..ptr[q + 1] as usize];
+                        r.iter().all(|&k| entries[k as usize].2 == 0.0)
+                    })
+                    .map(|q| q as u32)
+                    .collect();
+                return Err(DtmcError::Deadlock { states });
+            }
+        }
+        let valuation = || valuations.and_then(|v| v.describe(s));
+        // Merged duplicates may exceed 1 by rounding: tolerate that (clamping to 1),
+        // reject anything beyond the row-sum tolerance.
+        for k in row_start..data.len() {
+            if data[k] > 1.0 {
+                if data[k] - 1.0 <= ROW_SUM_TOLERANCE {
+                    data[k] = 1.0;
+                } else {
+                    return Err(DtmcError::BadProbability {
+                        src: s as u32,
+                        dst: indices[k],
+                        prob: data[k],
+                    });
+                }
+            }
+        }
+        if !row_sum_ok(sum) {
+            return Err(DtmcError::RowSum {
+                state: s as u32,
+                sum,
+                valuation: valuation(),
+            });
+        }
+        indptr.push(indices.len() as u32);
+    }
+    if indices.len() > u32::MAX as usize {
+        return Err(DtmcError::Invalid("more than 2^32-1 transitions".into()));
+    }
+    Ok((indptr, indices, data, exact_out))
+}
+
+/// The transitions added to a [`DtmcBuilder`], as they came.
+#[derive(Clone, Debug)]
+enum Entries {
+    /// Each entry so far came after the one before it in `(source, target)` order (what
+    /// PRISM's exported `.tra` files hold): kept as CSR rows already, so that
+    /// [`DtmcBuilder::build`] neither sorts nor copies them. `starts[s]` is where row `s`
+    /// begins in `targets` / `probs`, for the rows up to the last source added.
+    Sorted {
+        starts: Vec<u32>,
+        targets: Vec<u32>,
+        probs: Vec<f64>,
+    },
+    /// In any order, as `(source, target, probability)`; sorted by `build`.
+    Any(Vec<(u32, u32, f64)>),
+}
+
+impl Entries {
+    fn push(&mut self, src: u32, dst: u32, prob: f64) {
+        if let Entries::Sorted {
+            starts,
+            targets,
+            probs,
+        } = self
+        {
+            let rows = starts.len();
+            let next_row = src as usize >= rows;
+            let in_order = if next_row {
+                // A gap of empty rows is kept only while the row starts stay small next to
+                // the entries (a sparse file with huge state indices goes to `Any`).
+                src as usize <= 2 * targets.len() + 1024 && targets.len() < u32::MAX as usize
+            } else {
+                src as usize + 1 == rows
+                    && targets.len() > starts[rows - 1] as usize
+                    && targets.last().is_some_and(|&t| t < dst)
+            };
+            if in_order {
+                if next_row {
+                    starts.resize(src as usize + 1, targets.len() as u32);
+                }
+                targets.push(dst);
+                probs.push(prob);
+                return;
+            }
+            *self = Entries::Any(std::mem::replace(self, Entries::Any(Vec::new())).into_triples());
+        }
+        if let Entries::Any(v) = self {
+            v.push((src, dst, prob));
+        }
+    }
+
+    /// The probabilities in the order they were added.
+    fn probs(&self) -> Box<dyn Iterator<Item = f64> + '_> {
+        match self {
+            Entries::Sorted { probs, .. } => Box::new(probs.iter().copied()),
+            Entries::Any(v) => Box::new(v.iter().map(|e| e.2)),
+        }
+    }
+
+    /// The first entry (in the order added) with a state not below `n`.
+    fn first_out_of_range(&self, n: usize) -> Option<(u32, u32)> {
+        match self {
+            Entries::Sorted {
+                starts, targets, ..
+            } => {
+                let end = |s: usize| starts.get(s + 1).map_or(targets.len(), |&x| x as usize);
+                (0..starts.len()).find_map(|s| {
+                    let row = &targets[starts[s] as usize..end(s)];
+                    let t = if s >= n {
+                        row.first()
+                    } else {
+                        row.iter().find(|&&t| t as usize >= n)
+                    };
+                    t.map(|&t| (s as u32, t))
+                })
+            }
+            Entries::Any(v) => v
+                .iter()
+                .find(|e| e.0 as usize >= n || e.1 as usize >= n)
+                .map(|e| (e.0, e.1)),
+        }
+    }
+
+    /// The entries as `(source, target, probability)`, in the order they were added.
+    fn into_triples(self) -> Vec<(u32, u32, f64)> {
+        match self {
+            Entries::Sorted {
+                starts,
+                targets,
+                probs,
+            } => {
+                let mut v = Vec::with_capacity(targets.len());
+                for s in 0..starts.len() {
+                    let end = starts.get(s + 1).map_or(targets.len(), |&x| x as usize);
+                    for k in starts[s] as usize..end {
+                        v.push((s as u32, targets[k], probs[k]));
+                    }
+                }
+                v
+            }
+            Entries::Any(v) => v,
+        }
+    }
+}
+
+/// [`DtmcBuilder::build`]'s rows from entries added in order (no duplicates, rows sorted):
+/// the entries are the CSR arrays already, used as they are unless a zero is dropped or a
+/// deadlock fixed; every row is checked as in [`any_order_rows`].
+fn sorted_rows(
+    n: usize,
+    (starts, targets, probs): (Vec<u32>, Vec<u32>, Vec<f64>),
+    fix_deadlocks: bool,
+    valuations: Option<&Valuations>,
+    report: &mut BuildReport,
+) -> Result<Rows> {
+    // Entries are in range (checked by `build`), so `starts.len() <= n`.
+    let end = |s: usize| starts.get(s + 1).map_or(targets.len(), |&x| x as usize);
+    let row = |s: usize| match starts.get(s) {
+        Some(&a) => a as usize..end(s),
+        None => 0..0,
+    };
+    let as_they_are =
+        starts.len() == n && (0..n).all(|s| !row(s).is_empty()) && !probs.contains(&0.0);
+    if as_they_are {
+        for s in 0..n {
+            let sum: f64 = probs[row(s)].iter().fold(0.0, |a, &p| a + p);
+            if !row_sum_ok(sum) {
+                return Err(DtmcError::RowSum {
+                    state: s as u32,
+                    sum,
+                    valuation: valuations.and_then(|v| v.describe(s)),
+                });
+            }
+        }
+        let mut indptr = starts;
+        indptr.push(targets.len() as u32);
+        let (mut indices, mut data) = (targets, probs);
+        indices.shrink_to_fit();
+        data.shrink_to_fit();
+        return Ok((indptr, indices, data, None));
+    }
+    let mut indptr: Vec<u32> = Vec::new();
+    if indptr.try_reserve_exact(n + 1).is_err() {
+        return Err(DtmcError::Invalid(format!(
+            "{n} states: more than memory can hold"
+        )));
+    }
+    let mut indices: Vec<u32> = Vec::with_capacity(targets.len());
+    let mut data: Vec<f64> = Vec::with_capacity(targets.len());
+    indptr.push(0);
+    for s in 0..n {
+        let row_start = indices.len();
+        let mut sum = 0.0;
+        for k in row(s) {
+            if probs[k] == 0.0 {
+                report.zeros_dropped += 1;
+                continue;
+            }
+            indices.push(targets[k]);
+            data.push(probs[k]);
+            sum += probs[k];
+        }
+        if indices.len() == row_start {
+            if !fix_deadlocks {
+                let states = (s..n)
+                    .filter(|&q| probs[row(q)].iter().all(|&p| p == 0.0))
+                    .map(|q| q as u32)
+                    .collect();
+                return Err(DtmcError::Deadlock { states });
+            }
+            report.deadlocks_fixed.push(s as u32);
+            indices.push(s as u32);
+            data.push(1.0);
+            sum = 1.0;
+        }
+        if !row_sum_ok(sum) {
+            return Err(DtmcError::RowSum {
+                state: s as u32,
+                sum,
+                valuation: valuations.and_then(|v| v.describe(s)),
+            });
+        }
+        indptr.push(indices.len() as u32);
+    }
+    Ok((indptr, indices, data, None))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Entries added in `(source, target)` order (kept as CSR rows) build the same model,
+        /// report and errors as the same entries added in reverse (sorted by `build`).
+        #[test]
+        fn entries_in_order_build_as_in_any_order(
+            rows in proptest::collection::vec(
+                (proptest::collection::btree_set(0u32..6, 0..4), 0u8..4),
+                1..6,
+            ),
+            fix in proptest::prelude::any::<bool>(),
+        ) {
+            let n = rows.len();
+            let mut triples = Vec::new();
+            for (s, (targets, kind)) in rows.iter().enumerate() {
+                let targets: std::collections::BTreeSet<u32> =
+                    targets.iter().map(|t| t % n as u32).collect();
+                let len = targets.len() as f64;
+                for (i, &t) in targets.iter().enumerate() {
+                    let p = match kind {
+                        0 if i == 0 => 0.0,
+                        1 => 0.5,
+                        _ => 1.0 / len,
+                    };
+                    triples.push((s as u32, t, p));
+                }
+            }
+            let build = |entries: &[(u32, u32, f64)], sorted: bool| {
+                let mut b = DtmcBuilder::new(n);
+                for &(s, t, p) in entries {
+                    b.add_transition(s, t, p).unwrap();
+                }
+                assert_eq!(matches!(b.entries, Entries::Sorted { .. }), sorted);
+                b.add_initial(0).unwrap();
+                b.fix_deadlocks(fix);
+                match b.build() {
+                    Ok((d, report)) => {
+                        let labels: Vec<(String, Vec<usize>)> = d
+                            .labels
+                            .iter()
+                            .map(|(name, set)| (name.clone(), set.ones().collect()))
+                            .collect();
+                        format!("{:?} {:?} {labels:?} {report:?}", d.matrix, d.initial)
+                    }
+                    Err(e) => format!("{e:?}"),
+                }
+            };
+            let mut reversed = triples.clone();
+            reversed.reverse();
+            proptest::prop_assert_eq!(
+                build(&triples, true),
+                build(&reversed, triples.len() < 2)
+            );
+        }
+    }
+
+    #[test]
+    fn a_far_source_is_kept_as_an_entry_not_as_empty_rows() {
+        let mut b = DtmcBuilder::new(u32::MAX as usize);
+        b.add_transition(0, 0, 1.0).unwrap();
+        assert!(matches!(b.entries, Entries::Sorted { .. }));
+        b.add_transition(4_000_000_000, 0, 1.0).unwrap();
+        assert!(matches!(&b.entries, Entries::Any(v) if v.len() == 2));
+    }
 
     #[test]
     fn merges_duplicates_and_sorts() {

@@ -24,6 +24,13 @@ thread_local! {
 /// exist). The previous confinement (if any) is restored afterwards, also when `f` panics.
 pub fn within_root<T>(root: &Path, f: impl FnOnce() -> T) -> io::Result<T> {
     let root = root.canonicalize()?;
+    Ok(within(Some(root), f))
+}
+
+/// Runs `f` with the files opened by this crate on this thread confined to `root` (already
+/// canonical, as [`current_root`] gives it), or to nothing: a second thread reading for the
+/// first keeps its confinement.
+pub(crate) fn within<T>(root: Option<PathBuf>, f: impl FnOnce() -> T) -> T {
     struct Restore(Option<PathBuf>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -31,8 +38,8 @@ pub fn within_root<T>(root: &Path, f: impl FnOnce() -> T) -> io::Result<T> {
             ROOT.with(|r| *r.borrow_mut() = previous);
         }
     }
-    let _restore = Restore(ROOT.with(|r| r.borrow_mut().replace(root)));
-    Ok(f())
+    let _restore = Restore(ROOT.with(|r| std::mem::replace(&mut *r.borrow_mut(), root)));
+    f()
 }
 
 /// The root files are confined to on this thread, if any.

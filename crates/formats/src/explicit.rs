@@ -19,7 +19,7 @@
 
 use crate::error::{FormatError, Place, Result};
 use crate::io::{check_declared_states, ReadOptions};
-use crate::text::{interval_bounds, parse_real, reread_location, Lines, Num};
+use crate::text::{for_each_line, interval_bounds, parse_real, reread_location, Lines, Num};
 use augur_dtmc::DtmcError;
 use augur_dtmc::{BuildReport, DtmcBuilder};
 use augur_dtmc::{Dtmc, RewardStructure, StateSet};
@@ -28,6 +28,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::sta::StaHead;
 pub use crate::sta::{read_sta, write_sta};
 
 const BUF: usize = 1 << 16;
@@ -83,53 +84,225 @@ pub fn read_tra(reader: impl BufRead, path: &Path) -> Result<TraContents> {
 /// [`read_tra`] within `opts`' limit on the number of states (checked against the header,
 /// or, for Storm's variant, against the largest state index as it is read).
 pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> Result<TraContents> {
-    let mut lines = Lines::new(reader, path);
-    if !lines.advance_content("#", |_| {})? {
-        return Err(FormatError::syntax(
-            lines.end_location(1),
-            "empty file: expected header `states transitions`",
-        ));
+    TraHead::read(reader, path, opts)?.body()
+}
+
+/// A `.tra` file read up to its header (the first line with content).
+struct TraHead<'p, 'o, R> {
+    lines: Lines<'p, R>,
+    /// The header's number of states and transitions (`None` in Storm's variant).
+    header: Option<(usize, usize)>,
+    /// Where the header's number of transitions is (PRISM) or the header line (Storm), for
+    /// errors found at the end of the file.
+    header_location: Location,
+    storm_format: bool,
+    opts: &'o ReadOptions,
+}
+
+impl<'p, 'o, R: BufRead> TraHead<'p, 'o, R> {
+    /// Reads the header, checked.
+    fn read(reader: R, path: &'p Path, opts: &'o ReadOptions) -> Result<Self> {
+        let mut lines = Lines::new(reader, path);
+        if !lines.advance_content("#", |_| {})? {
+            return Err(FormatError::syntax(
+                lines.end_location(1),
+                "empty file: expected header `states transitions`",
+            ));
+        }
+        let header_location = lines.field_location(1);
+        let first = lines.buf.trim();
+        let storm_format = !first.is_empty() && first.chars().all(|c| c.is_ascii_alphabetic());
+        let header = if storm_format {
+            if !first.eq_ignore_ascii_case("dtmc") {
+                return Err(lines.err(
+                    Some(first),
+                    format!("model type `{first}`: Augur reads DTMCs only"),
+                ));
+            }
+            None
+        } else {
+            let (n, m) = parse_header(&lines, "states transitions")?;
+            if n == 0 {
+                return Err(FormatError::syntax(
+                    lines.field_location(0),
+                    "a model needs at least one state",
+                ));
+            }
+            if n > u32::MAX as usize {
+                return Err(FormatError::syntax(
+                    lines.field_location(0),
+                    format!("{n} states: at most 2^32-1 supported"),
+                ));
+            }
+            check_declared_states(n, opts, || lines.field_location(0))?;
+            Some((n, m))
+        };
+        Ok(TraHead {
+            lines,
+            header,
+            header_location,
+            storm_format,
+            opts,
+        })
     }
-    // Where the header's number of transitions is (PRISM) or the header line (Storm), for
-    // errors found at the end of the file.
-    let header_location = lines.field_location(1);
-    let first = lines.buf.trim();
-    let storm_format = !first.is_empty() && first.chars().all(|c| c.is_ascii_alphabetic());
-    let header_line = lines.line;
-    let header = if storm_format {
-        if !first.eq_ignore_ascii_case("dtmc") {
-            return Err(lines.err(
-                Some(first),
-                format!("model type `{first}`: Augur reads DTMCs only"),
-            ));
+
+    /// Reads the transitions after the header.
+    fn body(self) -> Result<TraContents> {
+        let TraHead {
+            lines,
+            header,
+            header_location,
+            storm_format,
+            opts,
+        } = self;
+        let (path, header_line) = (lines.path, lines.line);
+        let bound = header.map_or(u32::MAX as usize, |h| h.0);
+        let mut body = TraBody {
+            builder: DtmcBuilder::with_capacity(bound, header.map_or(0, |h| h.1.min(1 << 20))),
+            row_lines: Vec::new(),
+            count: 0,
+            max_state: 0,
+            intervals: None,
+            bound,
+            checked: header.is_none(),
+            opts,
+        };
+        let (rest, line, offset) = lines.into_rest();
+        for_each_line(rest, path, line, offset, |text, line, offset| {
+            body.line(text, path, line, offset)
+        })?;
+        let TraBody {
+            mut builder,
+            row_lines,
+            count,
+            max_state,
+            mut intervals,
+            ..
+        } = body;
+        match header {
+            Some((_, m)) => {
+                if count != m {
+                    return Err(FormatError::syntax(
+                        header_location,
+                        format!("header says {m} transitions, the file has {count}"),
+                    ));
+                }
+            }
+            None => {
+                if count == 0 {
+                    return Err(FormatError::syntax(
+                        header_location,
+                        "no transitions after `dtmc`",
+                    ));
+                }
+                let n = max_state as usize + 1;
+                builder.set_num_states(n);
+            }
         }
-        None
-    } else {
-        let (n, m) = parse_header(&lines, "states transitions")?;
-        if n == 0 {
-            return Err(FormatError::syntax(
-                lines.field_location(0),
-                "a model needs at least one state",
-            ));
+        if let Some(iv) = &mut intervals {
+            // One resolution of every row as the builder's probabilities (rows in any order).
+            iv.sort_by_key(|e| (e.0, e.1));
+            let mut start = 0;
+            while start < iv.len() {
+                let s = iv[start].0;
+                let end = start + iv[start..].iter().take_while(|e| e.0 == s).count();
+                let row = &iv[start..end];
+                let (sl, sh) = row.iter().fold((0.0, 0.0), |(x, y), e| (x + e.2, y + e.3));
+                let t = augur_dtmc::interval::row_resolution(s, sl, sh).map_err(|p| {
+                    let line = row_lines.get(s as usize).copied().unwrap_or(0) as usize;
+                    FormatError::syntax(
+                        reread_location(path, line.max(1), 2),
+                        p.message(&|x| x.to_string()),
+                    )
+                })?;
+                for &(_, d, l, h) in row {
+                    let p = l + t * (h - l);
+                    if p > 0.0 {
+                        builder.add_transition(s, d, p).map_err(|e| {
+                            FormatError::syntax(
+                                Location::file(path.display().to_string()),
+                                e.to_string(),
+                            )
+                        })?;
+                    }
+                }
+                start = end;
+            }
         }
-        if n > u32::MAX as usize {
-            return Err(FormatError::syntax(
-                lines.field_location(0),
-                format!("{n} states: at most 2^32-1 supported"),
-            ));
+        Ok(TraContents {
+            builder,
+            row_lines,
+            header_line,
+            storm_format,
+            intervals,
+        })
+    }
+}
+
+/// The state of a `.tra` read after its header.
+struct TraBody<'o> {
+    builder: DtmcBuilder,
+    /// One entry per state with a row, growing with the rows read (not with the header).
+    row_lines: Vec<u32>,
+    count: usize,
+    max_state: u32,
+    intervals: Option<Vec<(u32, u32, f64, f64)>>,
+    /// The number of states (the header's; `u32::MAX` in Storm's variant).
+    bound: usize,
+    /// Whether each state index is checked against `opts.max_states` (Storm's variant,
+    /// without a header to check).
+    checked: bool,
+    opts: &'o ReadOptions,
+}
+
+impl TraBody<'_> {
+    /// Reads line `line` (its bytes `text`, at `offset` in the file): a plain `src dst prob`
+    /// line straight from its bytes, anything else (a comment, a blank line, an interval,
+    /// an error) through [`TraBody::parse`], with the messages that has.
+    fn line(&mut self, text: &[u8], path: &Path, line: usize, offset: usize) -> Result<()> {
+        if self.intervals.is_none() {
+            if let Some((src, dst, p)) = plain_entry(text, self.bound) {
+                let within = !self.checked
+                    || self
+                        .opts
+                        .max_states
+                        .is_none_or(|m| (src.max(dst) as usize) < m);
+                if within && self.grow_rows(src) && self.builder.add_transition(src, dst, p).is_ok()
+                {
+                    self.row_lines[src as usize] = line.min(u32::MAX as usize) as u32;
+                    self.max_state = self.max_state.max(src).max(dst);
+                    self.count += 1;
+                    return Ok(());
+                }
+            }
         }
-        check_declared_states(n, opts, || lines.field_location(0))?;
-        Some((n, m))
-    };
-    let bound = header.map_or(u32::MAX as usize, |h| h.0);
-    let mut builder = DtmcBuilder::with_capacity(bound, header.map_or(0, |h| h.1.min(1 << 20)));
-    // One entry per state with a row, growing with the rows read (not with the header).
-    let mut row_lines: Vec<u32> = Vec::new();
-    let mut count = 0usize;
-    let mut max_state = 0u32;
-    const SHAPE: &str = "expected `src dst prob`";
-    let mut intervals: Option<Vec<(u32, u32, f64, f64)>> = None;
-    while lines.advance_content("#", |_| {})? {
+        let mut lines = Lines::resume(text, path, line - 1, offset);
+        if lines.advance_content("#", |_| {})? {
+            self.parse(&lines)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `row_lines` has (or could be given) an entry for `src`.
+    fn grow_rows(&mut self, src: u32) -> bool {
+        let need = src as usize + 1;
+        if self.row_lines.len() < need {
+            if self
+                .row_lines
+                .try_reserve(need - self.row_lines.len())
+                .is_err()
+            {
+                return false;
+            }
+            self.row_lines.resize(need, 0);
+        }
+        true
+    }
+
+    /// Reads the current line of `lines`, a line with content.
+    fn parse(&mut self, lines: &Lines<'_, &[u8]>) -> Result<()> {
+        const SHAPE: &str = "expected `src dst prob`";
+        let (bound, opts) = (self.bound, self.opts);
         let mut it = lines.buf.split_whitespace();
         let (Some(a), Some(b), Some(c)) = (it.next(), it.next(), it.next()) else {
             return Err(lines.err(None, SHAPE));
@@ -152,23 +325,23 @@ pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> R
                 return Err(lines.err(Some(e), format!("{SHAPE} (extra token)")));
             }
         }
-        let src = parse_state(&lines, a, bound)?;
-        let dst = parse_state(&lines, b, bound)?;
-        if header.is_none() {
+        let src = parse_state(lines, a, bound)?;
+        let dst = parse_state(lines, b, bound)?;
+        if self.checked {
             for (s, tok) in [(src, a), (dst, b)] {
                 check_declared_states(s as usize + 1, opts, || lines.location(Some(tok)))?;
             }
         }
-        if c.starts_with('[') || intervals.is_some() {
-            if count > 0 && intervals.is_none() {
+        if c.starts_with('[') || self.intervals.is_some() {
+            if self.count > 0 && self.intervals.is_none() {
                 return Err(lines.err(
                     Some(c),
                     "an interval after point probabilities: an interval DTMC's `.tra` writes \
                      every transition as `src dst [lo,hi]`",
                 ));
             }
-            let (lo, hi) = read_interval(&lines, c, c2)?;
-            intervals
+            let (lo, hi) = read_interval(lines, c, c2)?;
+            self.intervals
                 .get_or_insert_with(Vec::new)
                 .push((src, dst, lo, hi));
         } else {
@@ -178,80 +351,45 @@ pub fn read_tra_with(reader: impl BufRead, path: &Path, opts: &ReadOptions) -> R
             if !(0.0..=1.0).contains(&p) {
                 return Err(lines.err(Some(c), format!("probability {c} not in [0,1]")));
             }
-            builder
+            self.builder
                 .add_transition(src, dst, p)
                 .map_err(|e| lines.err(Some(a), e.to_string()))?;
         }
-        if row_lines.len() <= src as usize {
-            if row_lines
-                .try_reserve(src as usize + 1 - row_lines.len())
-                .is_err()
-            {
-                return Err(lines.err(Some(a), format!("state {src}: more than memory can hold")));
-            }
-            row_lines.resize(src as usize + 1, 0);
+        if !self.grow_rows(src) {
+            return Err(lines.err(Some(a), format!("state {src}: more than memory can hold")));
         }
-        row_lines[src as usize] = lines.line.min(u32::MAX as usize) as u32;
-        max_state = max_state.max(src).max(dst);
-        count += 1;
+        self.row_lines[src as usize] = lines.line.min(u32::MAX as usize) as u32;
+        self.max_state = self.max_state.max(src).max(dst);
+        self.count += 1;
+        Ok(())
     }
-    match header {
-        Some((_, m)) => {
-            if count != m {
-                return Err(FormatError::syntax(
-                    header_location,
-                    format!("header says {m} transitions, the file has {count}"),
-                ));
-            }
+}
+
+/// A line `src dst prob` written plainly (single spaces, decimal indices below `bound`, a
+/// probability in [0, 1] in decimal or scientific notation, `\n` or nothing after): the
+/// entry, read from the bytes. `None` for anything else, left to [`TraBody::parse`], which
+/// reads every line this reads to the same entry.
+fn plain_entry(text: &[u8], bound: usize) -> Option<(u32, u32, f64)> {
+    fn index(b: &[u8], bound: usize) -> Option<(u32, &[u8])> {
+        let len = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        if len == 0 || len > 10 {
+            return None;
         }
-        None => {
-            if count == 0 {
-                return Err(FormatError::syntax(
-                    header_location,
-                    "no transitions after `dtmc`",
-                ));
-            }
-            let n = max_state as usize + 1;
-            builder.set_num_states(n);
-        }
+        let v = b[..len]
+            .iter()
+            .fold(0u64, |a, &d| a * 10 + u64::from(d - b'0'));
+        (v < bound as u64).then_some((v as u32, &b[len..]))
     }
-    if let Some(iv) = &mut intervals {
-        // One resolution of every row as the builder's probabilities (rows in any order).
-        iv.sort_by_key(|e| (e.0, e.1));
-        let mut start = 0;
-        while start < iv.len() {
-            let s = iv[start].0;
-            let end = start + iv[start..].iter().take_while(|e| e.0 == s).count();
-            let row = &iv[start..end];
-            let (sl, sh) = row.iter().fold((0.0, 0.0), |(x, y), e| (x + e.2, y + e.3));
-            let t = augur_dtmc::interval::row_resolution(s, sl, sh).map_err(|p| {
-                let line = row_lines.get(s as usize).copied().unwrap_or(0) as usize;
-                FormatError::syntax(
-                    reread_location(path, line.max(1), 2),
-                    p.message(&|x| x.to_string()),
-                )
-            })?;
-            for &(_, d, l, h) in row {
-                let p = l + t * (h - l);
-                if p > 0.0 {
-                    builder.add_transition(s, d, p).map_err(|e| {
-                        FormatError::syntax(
-                            Location::file(path.display().to_string()),
-                            e.to_string(),
-                        )
-                    })?;
-                }
-            }
-            start = end;
-        }
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    let (src, rest) = index(text, bound)?;
+    let (dst, rest) = index(rest.strip_prefix(b" ")?, bound)?;
+    let tok = rest.strip_prefix(b" ")?;
+    let numeric = |c: &u8| matches!(c, b'0'..=b'9' | b'.' | b'e' | b'E' | b'-' | b'+');
+    if tok.is_empty() || !tok.iter().all(numeric) {
+        return None;
     }
-    Ok(TraContents {
-        builder,
-        row_lines,
-        header_line,
-        storm_format,
-        intervals,
-    })
+    let p: f64 = std::str::from_utf8(tok).ok()?.parse().ok()?;
+    (0.0..=1.0).contains(&p).then_some((src, dst, p))
 }
 
 /// Reads `[lo,hi]` (the token `c`, or `c` and `c2` when written `[lo, hi]`), checked.
@@ -608,16 +746,45 @@ pub fn read_prism_explicit_from(
     opts: &ReadOptions,
 ) -> Result<(Dtmc, BuildReport)> {
     let (tra_path, tra) = inputs.tra;
+    let contents = read_tra_with(tra, tra_path, opts)?;
+    let sta = inputs.sta;
+    let companions = Companions {
+        lab: inputs.lab,
+        srew: inputs.srew,
+        trew: inputs.trew,
+    };
+    assemble(contents, tra_path, companions, opts, |n| {
+        sta.map(|(p, r)| read_sta(r, p, n))
+    })
+}
+
+/// The companion files of a `.tra` but its `.sta`.
+struct Companions<'a> {
+    lab: Option<(&'a Path, &'a mut dyn BufRead)>,
+    srew: Option<(&'a Path, &'a mut dyn BufRead)>,
+    trew: Option<(&'a Path, &'a mut dyn BufRead)>,
+}
+
+/// The model of a `.tra` read (`contents`) with its companions; `sta(n)` gives the
+/// valuations of its `n` states, if any, after the `.lab` and `.srew` are read (whose errors
+/// come first).
+fn assemble(
+    contents: TraContents,
+    tra_path: &Path,
+    companions: Companions<'_>,
+    opts: &ReadOptions,
+    sta: impl FnOnce(usize) -> Option<Result<augur_dtmc::Valuations>>,
+) -> Result<(Dtmc, BuildReport)> {
     let TraContents {
         mut builder,
         row_lines,
         header_line,
         storm_format,
         intervals,
-    } = read_tra_with(tra, tra_path, opts)?;
+    } = contents;
     let n = builder.num_states();
     let mut has_init = false;
-    if let Some((p, r)) = inputs.lab {
+    if let Some((p, r)) = companions.lab {
         for (name, set) in read_lab(r, p, n)? {
             if name == "init" {
                 has_init = true;
@@ -632,11 +799,11 @@ pub fn read_prism_explicit_from(
         builder.add_initial(0)?;
     }
     let mut srew = None;
-    if let Some((p, r)) = inputs.srew {
+    if let Some((p, r)) = companions.srew {
         srew = Some(read_srew_impl(r, p, n, storm_format)?);
     }
-    if let Some((p, r)) = inputs.sta {
-        builder.set_valuations(read_sta(r, p, n)?);
+    if let Some(v) = sta(n) {
+        builder.set_valuations(v?);
     }
     builder.fix_deadlocks(opts.fix_deadlocks);
     let (mut dtmc, report) = builder.build().map_err(|e| {
@@ -655,7 +822,7 @@ pub fn read_prism_explicit_from(
         e.in_file(location)
     })?;
     let mut trew = None;
-    if let Some((p, r)) = inputs.trew {
+    if let Some((p, r)) = companions.trew {
         trew = Some(read_trew_impl(r, p, &dtmc, storm_format)?);
     }
     if srew.is_some() || trew.is_some() {
@@ -737,9 +904,15 @@ fn open_opt(path: &Path) -> Result<Option<BufReader<File>>> {
 
 /// Reads `foo.tra` and, when present, `foo.lab`, `foo.srew`, `foo.trew` and `foo.sta`
 /// (one reward structure from `.srew` + `.trew`).
+///
+/// The `.sta` is read on a second thread while the `.tra` is, when the `.tra`'s header gives
+/// the number of states and the `.sta` is large enough to hold a line for each (so that its
+/// columns are not sized by a header the `.tra` then contradicts); what is reported is the
+/// same as when the files are read one after the other: an error in the `.tra`, `.lab` or
+/// `.srew` comes before one in the `.sta`.
 pub fn read_prism_explicit(tra: &Path, opts: &ReadOptions) -> Result<(Dtmc, BuildReport)> {
     let p = ExplicitPaths::from_tra(tra);
-    let mut t = open(&p.tra)?;
+    let t = open(&p.tra)?;
     let mut lab = open_opt(&p.lab)?;
     let mut srew = open_opt(&p.srew)?;
     let mut trew = open_opt(&p.trew)?;
@@ -750,16 +923,48 @@ pub fn read_prism_explicit(tra: &Path, opts: &ReadOptions) -> Result<(Dtmc, Buil
     ) -> Option<(&'a Path, &'a mut dyn BufRead)> {
         r.as_mut().map(|r| (path, r as &mut dyn BufRead))
     }
-    read_prism_explicit_from(
-        ExplicitInputs {
-            tra: (&p.tra, &mut t),
+    let head = TraHead::read(t, &p.tra, opts)?;
+    // The shortest line of a `.sta`: `0:(0)`.
+    const SHORTEST_STA_LINE: u64 = 6;
+    let early = match (head.header, sta.as_ref()) {
+        (Some((n, _)), Some(f)) => f
+            .get_ref()
+            .metadata()
+            .is_ok_and(|m| m.len() / SHORTEST_STA_LINE >= n as u64)
+            .then_some(n),
+        _ => None,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // The `.sta`'s first line is read here (its error, if any, kept for its turn), its
+        // values on the second thread.
+        let sta_early = match (early, sta.take()) {
+            (Some(n), Some(reader)) => Some(StaHead::read(reader, &p.sta, n).map(|head| {
+                let (root, stop) = (crate::confine::current_root(), &stop);
+                scope.spawn(move || crate::confine::within(root, || head.body(stop)))
+            })),
+            (_, reader) => {
+                sta = reader;
+                None
+            }
+        };
+        let contents = head.body();
+        let companions = Companions {
             lab: dynr(&p.lab, &mut lab),
             srew: dynr(&p.srew, &mut srew),
             trew: dynr(&p.trew, &mut trew),
-            sta: dynr(&p.sta, &mut sta),
-        },
-        opts,
-    )
+        };
+        let model = contents.and_then(|c| {
+            assemble(c, &p.tra, companions, opts, |n| match sta_early {
+                Some(Ok(h)) => Some(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+                Some(Err(e)) => Some(Err(e)),
+                None => sta.as_mut().map(|r| read_sta(r, &p.sta, n)),
+            })
+        });
+        // An error before the `.sta` was needed: the thread's work is not.
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        model
+    })
 }
 
 /// Writes the `.tra` file (`states transitions` header, then `src dst prob`).
@@ -1108,6 +1313,112 @@ pub(crate) mod tests {
     fn line_of(r: Result<(Dtmc, BuildReport)>) -> (Option<usize>, String) {
         let e = r.unwrap_err();
         (e.line(), e.to_string())
+    }
+
+    /// Reads `tra` through a buffer of `capacity` bytes (lines then straddle the buffer's
+    /// fills).
+    fn read_buffered(tra: &str, capacity: usize) -> Result<(Dtmc, BuildReport)> {
+        let mut t = std::io::BufReader::with_capacity(capacity, tra.as_bytes());
+        read_prism_explicit_from(
+            ExplicitInputs {
+                tra: (Path::new("m.tra"), &mut t),
+                lab: None,
+                srew: None,
+                trew: None,
+                sta: None,
+            },
+            &ReadOptions::default(),
+        )
+    }
+
+    #[test]
+    fn lines_read_the_same_through_any_buffer() {
+        // Plain lines and the others (a comment, a blank line, CRLF, a tab, a fraction, `+`,
+        // a leading zero, a last line without `\n`).
+        let tra = "# c\n4 6\n0 1 0.5\n\n0 2 1/4\r\n0  3 0.25\n1\t1 1\n# c\n+2 2 1e0\n3 03 1";
+        let (d, _) = read_str(tra, None, None, None, None).unwrap();
+        assert_eq!(d.matrix.indices(), &[1, 2, 3, 1, 2, 3]);
+        assert_eq!(d.matrix.data(), &[0.5, 0.25, 0.25, 1.0, 1.0, 1.0]);
+        for capacity in 1..12 {
+            let (e, _) = read_buffered(tra, capacity).unwrap();
+            assert_same(&d, &e);
+        }
+        // Errors name the same line, column and text whatever the buffer.
+        for bad in [
+            "2 2\n0 1 1\n1 1 1.5\n",
+            "2 2\n0 1 1\n1\t9 1\n",
+            "2 2\n0 1 1\n1 1 \u{e9}\n",
+            "2 2\n0 1 0.5\n1 1 1\n",
+            "2 3\n0 1 1\n1 1 1\n",
+        ] {
+            let want = read_str(bad, None, None, None, None)
+                .unwrap_err()
+                .diagnostic()
+                .to_string();
+            for capacity in 1..12 {
+                let got = read_buffered(bad, capacity).unwrap_err();
+                assert_eq!(got.diagnostic().to_string(), want, "{bad:?} {capacity}");
+            }
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_located_in_the_body() {
+        let bytes = b"2 2\n0 1 1\n1 1 1\xff\n";
+        for capacity in [1, 5, 64] {
+            let mut t = std::io::BufReader::with_capacity(capacity, &bytes[..]);
+            let e = read_tra(&mut t, Path::new("m.tra")).err().unwrap();
+            assert_eq!(e.line(), Some(3), "{e}");
+            assert_eq!(e.column(), Some(6), "{e}");
+        }
+    }
+
+    /// The files of a model `m.tra` with a `.sta` (and a `.lab` when given) in a new folder.
+    fn files(tra: &str, lab: Option<&str>, sta: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.tra");
+        std::fs::write(&path, tra).unwrap();
+        std::fs::write(dir.path().join("m.sta"), sta).unwrap();
+        if let Some(lab) = lab {
+            std::fs::write(dir.path().join("m.lab"), lab).unwrap();
+        }
+        (dir, path)
+    }
+
+    #[test]
+    fn a_sta_read_beside_its_tra_reports_as_one_read_after_it() {
+        let sta = "(x)\n0:(4)\n1:(5)\n2:(6)\n";
+        let tra = "3 3\n0 1 1\n1 2 1\n2 2 1\n";
+        let (_dir, path) = files(tra, None, sta);
+        let (d, _) = read_prism_explicit(&path, &ReadOptions::default()).unwrap();
+        assert_eq!(d.describe_state(2).unwrap(), "(x=6)");
+        // An error in the `.tra` (before or after its rows), or in the `.lab`, comes first; a
+        // row error names the state's valuation.
+        let bad_sta = "(x)\n0:(4)\n1:(5)\n1:(6)\n";
+        let cases: &[(&str, Option<&str>, &str, &str)] = &[
+            ("3 3\n0 1 1\n1 2 x\n2 2 1\n", None, bad_sta, "m.tra:3:5"),
+            ("3 4\n0 1 1\n1 2 1\n2 2 1\n", None, bad_sta, "m.tra:1:3"),
+            (tra, Some("0=\"init\"\n7: 0\n"), bad_sta, "m.lab:2:1"),
+            (tra, None, bad_sta, "m.sta:4:1"),
+            ("3 3\n0 1 1\n1 2 0.5\n2 2 1\n", None, sta, "m.tra:3:5"),
+        ];
+        for (tra, lab, sta, at) in cases {
+            let (_dir, path) = files(tra, *lab, sta);
+            let e = read_prism_explicit(&path, &ReadOptions::default()).unwrap_err();
+            let d = e.diagnostic().to_string();
+            assert!(d.contains(at), "{at}: {d}");
+        }
+        let (_dir, path) = files("3 3\n0 1 1\n1 2 0.5\n2 2 1\n", None, sta);
+        let e = read_prism_explicit(&path, &ReadOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("(x=5)"), "{e}");
+        // Under a root, the reading thread keeps the confinement.
+        let (dir, path) = files(tra, None, sta);
+        let (d, _) = crate::confine::within_root(dir.path(), || {
+            read_prism_explicit(&path, &ReadOptions::default())
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(d.describe_state(1).unwrap(), "(x=5)");
     }
 
     #[test]

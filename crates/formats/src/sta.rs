@@ -8,11 +8,12 @@
 
 use crate::error::{FormatError, Result};
 use crate::explicit::parse_state;
-use crate::text::Lines;
+use crate::text::{end_location, for_each_line, Lines};
 use augur_dtmc::{format_value, PackedColumn, Valuations};
 use augur_expr::{Type, Value};
 use std::io::{BufRead, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One variable's values by state, as narrow as the values read so far allow. Booleans are
 /// stored as 0 and 1.
@@ -137,50 +138,133 @@ fn parse_value(tok: &str) -> Option<Value> {
     }
 }
 
-/// Reads a `.sta` file for `n` states. Column types are inferred: `true`/`false` → bool,
-/// integers → int, any non-integer number in a numeric column → double. Every state needs
-/// exactly one line, with one value per variable.
-pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuations> {
-    let mut lines = Lines::new(reader, path);
-    if !lines.advance_content("#", |_| {})? {
-        return Err(FormatError::syntax(
-            lines.end_location(1),
-            "empty file: expected `(x,y,...)`",
-        ));
+/// The state of a `.sta` read after its first line.
+struct StaBody<'a> {
+    /// One column per variable.
+    columns: Vec<Column>,
+    /// Which states have had their line, one bit each.
+    seen: Vec<u64>,
+    /// The line where each variable's type was first seen.
+    first_line: Vec<usize>,
+    types: Vec<Option<Type>>,
+    names: &'a [String],
+    n: usize,
+}
+
+impl StaBody<'_> {
+    /// Reads line `line` (its bytes `text`, at `offset` in the file): a plain
+    /// `state:(v1,...)` line of integers and booleans straight from its bytes, anything
+    /// else (a comment, a blank line, a double, an error) through [`StaBody::parse`].
+    fn line(&mut self, text: &[u8], path: &Path, line: usize, offset: usize) -> Result<()> {
+        if self.plain(text, line) {
+            return Ok(());
+        }
+        let mut lines = Lines::resume(text, path, line - 1, offset);
+        if lines.advance_content("#", |_| {})? {
+            self.parse(&lines)?;
+        }
+        Ok(())
     }
-    let head = lines.buf.trim();
-    let inner = head
-        .strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .ok_or_else(|| lines.err(Some(head), "expected the variable list `(x,y,...)`"))?;
-    let names: Vec<String> = inner.split(',').map(|s| s.trim().to_string()).collect();
-    if names.iter().any(|s| s.is_empty()) {
-        return Err(lines.err(Some(head), "empty variable name in `(x,y,...)`"));
+
+    fn is_seen(&self, s: usize) -> bool {
+        self.seen[s / 64] & (1 << (s % 64)) != 0
     }
-    let mut distinct = std::collections::HashSet::new();
-    if let Some(j) = (0..names.len()).find(|&j| !distinct.insert(names[j].as_str())) {
-        return Err(lines.err(
-            Some(head),
-            format!("variable `{}` listed twice in `(x,y,...)`", names[j]),
-        ));
+
+    /// Reads a line written plainly (`state:(v1,v2,...)` with a decimal state not yet seen,
+    /// exactly one integer or boolean per variable, no blanks); `false`, with nothing but
+    /// values that [`StaBody::parse`] then sets again, for anything else.
+    fn plain(&mut self, text: &[u8], line: usize) -> bool {
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let digits = text.iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 || digits > 10 {
+            return false;
+        }
+        let s = text[..digits]
+            .iter()
+            .fold(0usize, |a, &d| a * 10 + usize::from(d - b'0'));
+        if s >= self.n || self.is_seen(s) {
+            return false;
+        }
+        let Some(inner) = text[digits..]
+            .strip_prefix(b":(")
+            .and_then(|t| t.strip_suffix(b")"))
+        else {
+            return false;
+        };
+        let k = self.names.len();
+        let mut count = 0;
+        for (j, tok) in inner.split(|&c| c == b',').enumerate() {
+            if j >= k {
+                return false;
+            }
+            let v = match tok {
+                b"true" => Value::Bool(true),
+                b"false" => Value::Bool(false),
+                _ => {
+                    let d = tok.strip_prefix(b"-").unwrap_or(tok);
+                    if d.is_empty() || d.len() > 18 || !d.iter().all(u8::is_ascii_digit) {
+                        return false;
+                    }
+                    let x = d.iter().fold(0i64, |a, &c| a * 10 + i64::from(c - b'0'));
+                    Value::Int(if d.len() < tok.len() { -x } else { x })
+                }
+            };
+            if self.set(j, s, v, line).is_err() {
+                return false;
+            }
+            count += 1;
+        }
+        if count != k {
+            return false;
+        }
+        self.seen[s / 64] |= 1 << (s % 64);
+        true
     }
-    let k = names.len();
-    let mut columns: Vec<Column> = (0..k).map(|_| Column::new(n)).collect();
-    // Which states have had their line, one bit each.
-    let mut seen = vec![0u64; n.div_ceil(64)];
-    let mut first_line = vec![0usize; k];
-    let mut types: Vec<Option<Type>> = vec![None; k];
-    while lines.advance_content("#", |_| {})? {
+
+    /// Sets variable `j` of state `s` to `v` (read on line `line`), or the type the variable
+    /// had (and the type of `v`) when they do not go together.
+    fn set(
+        &mut self,
+        j: usize,
+        s: usize,
+        v: Value,
+        line: usize,
+    ) -> std::result::Result<(), (Type, Type)> {
+        let ty = match v {
+            Value::Bool(_) => Type::Bool,
+            Value::Int(_) => Type::Int,
+            Value::Double(_) => Type::Double,
+        };
+        self.types[j] = match (self.types[j], ty) {
+            (None, t) => {
+                self.first_line[j] = line;
+                Some(t)
+            }
+            (Some(a), b) if a == b => Some(a),
+            (Some(Type::Int), Type::Double) | (Some(Type::Double), Type::Int) => Some(Type::Double),
+            (Some(a), b) => return Err((a, b)),
+        };
+        match v {
+            Value::Int(x) => self.columns[j].set_int(s, x),
+            Value::Bool(b) => self.columns[j].set_int(s, b.into()),
+            Value::Double(x) => self.columns[j].set_double(s, x),
+        }
+        Ok(())
+    }
+
+    /// Reads the current line of `lines`, a line with content.
+    fn parse(&mut self, lines: &Lines<'_, &[u8]>) -> Result<()> {
+        let k = self.names.len();
         let (s, rest) = lines
             .buf
             .split_once(':')
             .ok_or_else(|| lines.err(None, "expected `state:(v1,v2,...)`"))?;
         let s_tok = s.trim();
-        let s = parse_state(&lines, s_tok, n)? as usize;
-        if seen[s / 64] & (1 << (s % 64)) != 0 {
+        let s = parse_state(lines, s_tok, self.n)? as usize;
+        if self.is_seen(s) {
             return Err(lines.err(Some(s_tok), format!("state {s} listed twice")));
         }
-        seen[s / 64] |= 1 << (s % 64);
+        self.seen[s / 64] |= 1 << (s % 64);
         let rest = rest.trim();
         let inner = rest
             .strip_prefix('(')
@@ -194,50 +278,125 @@ pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuation
             }
             let v = parse_value(tok)
                 .ok_or_else(|| lines.err(Some(tok), format!("expected a value, found `{tok}`")))?;
-            let ty = match v {
-                Value::Bool(_) => Type::Bool,
-                Value::Int(_) => Type::Int,
-                Value::Double(_) => Type::Double,
-            };
-            types[j] = match (types[j], ty) {
-                (None, t) => {
-                    first_line[j] = lines.line;
-                    Some(t)
-                }
-                (Some(a), b) if a == b => Some(a),
-                (Some(Type::Int), Type::Double) | (Some(Type::Double), Type::Int) => {
-                    Some(Type::Double)
-                }
-                (Some(a), b) => {
-                    return Err(lines.err(
-                        Some(tok),
-                        format!(
-                            "variable {} is {a} on line {} but {b} here",
-                            names[j], first_line[j]
-                        ),
-                    ))
-                }
-            };
-            match v {
-                Value::Int(x) => columns[j].set_int(s, x),
-                Value::Bool(b) => columns[j].set_int(s, b.into()),
-                Value::Double(x) => columns[j].set_double(s, x),
-            }
+            self.set(j, s, v, lines.line).map_err(|(a, b)| {
+                lines.err(
+                    Some(tok),
+                    format!(
+                        "variable {} is {a} on line {} but {b} here",
+                        self.names[j], self.first_line[j]
+                    ),
+                )
+            })?;
             count += 1;
         }
         if count != k {
             return Err(lines.err(Some(rest), format!("expected {k} values, found {count}")));
         }
+        Ok(())
     }
-    if let Some(s) = (0..n).find(|&s| seen[s / 64] & (1 << (s % 64)) == 0) {
-        return Err(FormatError::syntax(
-            lines.end_location(lines.line + 1),
-            format!("state {s} has no valuation"),
-        ));
+}
+
+/// Reads a `.sta` file for `n` states. Column types are inferred: `true`/`false` → bool,
+/// integers → int, any non-integer number in a numeric column → double. Every state needs
+/// exactly one line, with one value per variable.
+pub fn read_sta(reader: impl BufRead, path: &Path, n: usize) -> Result<Valuations> {
+    StaHead::read(reader, path, n)?.body(&AtomicBool::new(false))
+}
+
+/// A `.sta` file read up to its first line, with the columns for its values allocated.
+pub(crate) struct StaHead<'p, R> {
+    lines: Lines<'p, R>,
+    names: Vec<String>,
+    columns: Vec<Column>,
+    seen: Vec<u64>,
+    n: usize,
+}
+
+impl<'p, R: BufRead> StaHead<'p, R> {
+    /// Reads the variable list and allocates the columns (on the calling thread: a thread
+    /// that then reads the values frees nothing large into an allocator arena of its own,
+    /// which the process would keep).
+    pub(crate) fn read(reader: R, path: &'p Path, n: usize) -> Result<Self> {
+        let mut lines = Lines::new(reader, path);
+        if !lines.advance_content("#", |_| {})? {
+            return Err(FormatError::syntax(
+                lines.end_location(1),
+                "empty file: expected `(x,y,...)`",
+            ));
+        }
+        let head = lines.buf.trim();
+        let inner = head
+            .strip_prefix('(')
+            .and_then(|s| s.strip_suffix(')'))
+            .ok_or_else(|| lines.err(Some(head), "expected the variable list `(x,y,...)`"))?;
+        let names: Vec<String> = inner.split(',').map(|s| s.trim().to_string()).collect();
+        if names.iter().any(|s| s.is_empty()) {
+            return Err(lines.err(Some(head), "empty variable name in `(x,y,...)`"));
+        }
+        let mut distinct = std::collections::HashSet::new();
+        if let Some(j) = (0..names.len()).find(|&j| !distinct.insert(names[j].as_str())) {
+            return Err(lines.err(
+                Some(head),
+                format!("variable `{}` listed twice in `(x,y,...)`", names[j]),
+            ));
+        }
+        Ok(StaHead {
+            lines,
+            columns: (0..names.len()).map(|_| Column::new(n)).collect(),
+            seen: vec![0u64; n.div_ceil(64)],
+            names,
+            n,
+        })
     }
-    drop(seen);
-    let types: Vec<Type> = types.into_iter().map(|t| t.unwrap_or(Type::Int)).collect();
-    Ok(pack(names, types, &columns, n))
+
+    /// Reads the values, giving up (with an error saying so) once `stop` is set: a `.sta`
+    /// read beside a `.tra` is not wanted after an error in the `.tra`.
+    pub(crate) fn body(self, stop: &AtomicBool) -> Result<Valuations> {
+        let StaHead {
+            lines,
+            names,
+            columns,
+            seen,
+            n,
+        } = self;
+        let (path, k) = (lines.path, names.len());
+        let mut body = StaBody {
+            columns,
+            seen,
+            first_line: vec![0usize; k],
+            types: vec![None; k],
+            names: &names,
+            n,
+        };
+        let (rest, line, offset) = lines.into_rest();
+        let last = for_each_line(rest, path, line, offset, |text, line, offset| {
+            if stop.load(Ordering::Relaxed) {
+                return Err(FormatError::Io {
+                    path: path.to_path_buf(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::Interrupted,
+                        "not read further",
+                    ),
+                });
+            }
+            body.line(text, path, line, offset)
+        })?;
+        let StaBody {
+            columns,
+            seen,
+            types,
+            ..
+        } = body;
+        if let Some(s) = (0..n).find(|&s| seen[s / 64] & (1 << (s % 64)) == 0) {
+            return Err(FormatError::syntax(
+                end_location(path, last + 1),
+                format!("state {s} has no valuation"),
+            ));
+        }
+        drop(seen);
+        let types: Vec<Type> = types.into_iter().map(|t| t.unwrap_or(Type::Int)).collect();
+        Ok(pack(names, types, &columns, n))
+    }
 }
 
 /// Packs the columns: integer and boolean ones straight into [`Valuations`]' bit fields, one
@@ -310,6 +469,31 @@ mod tests {
         let mut out = Vec::new();
         write_sta(v, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn plain_and_other_lines_read_the_same_through_any_buffer() {
+        // Plain lines, and lines read by the general parser: blanks, `+`, a double after
+        // integers, a comment, CRLF, a last line without `\n`.
+        let text = "(a,b,c)\n0:(1,true,-2)\n# c\n2: ( +3 , false , 2.5 )\r\n\n1:(-7,true,4)";
+        let v = read(text, 3).unwrap();
+        assert_eq!(v.types, [Type::Int, Type::Bool, Type::Double]);
+        use Value::{Bool, Double, Int};
+        assert_eq!(v.row(1).unwrap(), [Int(-7), Bool(true), Double(4.0)]);
+        assert_eq!(v.row(2).unwrap(), [Int(3), Bool(false), Double(2.5)]);
+        for capacity in 1..9 {
+            let r = std::io::BufReader::with_capacity(capacity, text.as_bytes());
+            assert_eq!(read_sta(r, Path::new("m.sta"), 3).unwrap(), v);
+        }
+        // A plain-looking line whose third value does not go with its column: the message
+        // of the general parser, with the line where the column's type was first seen.
+        let e = read("(a,b)\n0:(1,true)\n1:(2,3)\n", 2).unwrap_err();
+        assert_eq!(e.line(), Some(3));
+        assert!(
+            e.to_string()
+                .contains("variable b is bool on line 2 but int here"),
+            "{e}"
+        );
     }
 
     #[test]

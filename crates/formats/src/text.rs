@@ -33,6 +33,22 @@ impl<'p, R: BufRead> Lines<'p, R> {
         }
     }
 
+    /// A reader whose next line is line `line + 1` of the file, starting `offset` bytes into
+    /// it (for reading one line again with the messages it would have had in place).
+    pub fn resume(reader: R, path: &'p Path, line: usize, offset: usize) -> Self {
+        Lines {
+            line,
+            offset,
+            ..Lines::new(reader, path)
+        }
+    }
+
+    /// The reader after the current line, the current line's number, and the offset of the
+    /// next line in the file.
+    pub fn into_rest(self) -> (R, usize, usize) {
+        (self.reader, self.line, self.offset + self.raw.len())
+    }
+
     /// Reads the next line into `buf`; `false` at end of file.
     pub fn advance(&mut self) -> Result<bool> {
         self.buf.clear();
@@ -122,8 +138,72 @@ impl<'p, R: BufRead> Lines<'p, R> {
     /// The location of the start of an empty or missing line `line` (an empty file, the end
     /// of the file).
     pub fn end_location(&self, line: usize) -> Location {
-        Location::in_line(self.path.display().to_string(), line.max(1), 1, 1, "")
+        end_location(self.path, line)
     }
+}
+
+/// Calls `f` with each line of `reader` (its bytes with the `\n`, the line's number, and
+/// its offset in the file), numbering from `line + 1` at file offset `offset`: the lines are
+/// handed over where the reader's buffer holds them, copied only when one straddles two
+/// fills of the buffer. Returns the number of the last line.
+pub(crate) fn for_each_line(
+    mut reader: impl BufRead,
+    path: &Path,
+    mut line: usize,
+    mut offset: usize,
+    mut f: impl FnMut(&[u8], usize, usize) -> Result<()>,
+) -> Result<usize> {
+    let io = |e| FormatError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        };
+        let len = buf.len();
+        if len == 0 {
+            break;
+        }
+        let mut start = 0;
+        if !carry.is_empty() {
+            let Some(i) = memchr::memchr(b'\n', buf) else {
+                carry.extend_from_slice(buf);
+                reader.consume(len);
+                continue;
+            };
+            carry.extend_from_slice(&buf[..=i]);
+            line += 1;
+            f(&carry, line, offset)?;
+            offset += carry.len();
+            carry.clear();
+            start = i + 1;
+        }
+        let rest = &buf[start..];
+        let mut from = 0;
+        for i in memchr::memchr_iter(b'\n', rest) {
+            let text = &rest[from..=i];
+            line += 1;
+            f(text, line, offset)?;
+            offset += text.len();
+            from = i + 1;
+        }
+        carry.extend_from_slice(&rest[from..]);
+        reader.consume(len);
+    }
+    if !carry.is_empty() {
+        line += 1;
+        f(&carry, line, offset)?;
+    }
+    Ok(line)
+}
+
+/// The location of the start of an empty or missing line `line` of the file at `path`.
+pub(crate) fn end_location(path: &Path, line: usize) -> Location {
+    Location::in_line(path.display().to_string(), line.max(1), 1, 1, "")
 }
 
 /// The byte range of `token` within `line`, if `token` is a sub-slice of `line`.
