@@ -227,9 +227,11 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                 j -= 1;
             }
             if j > i {
+                // The token at `j` holds the byte the skip stopped at (or is the last one):
+                // read it now (skipping again from `j` would stop at the same byte and come
+                // back to `j`).
                 groups.prev = None;
                 i = j;
-                continue;
             }
         }
         let s = i;
