@@ -49,9 +49,15 @@ mod tests {
                     .fold(0u64, |m, (i, &b)| m | (u64::from(p(b)) << i))
             };
             assert_eq!(bits(eq(v, b'%')), of(&|b| b == b'%'));
-            assert_eq!(bits(in_range(v, b'a', b'z')), of(&|b| b.is_ascii_lowercase()));
+            assert_eq!(
+                bits(in_range(v, b'a', b'z')),
+                of(&|b| b.is_ascii_lowercase())
+            );
             assert_eq!(bits(in_range(v, 0, b' ')), of(&|b| b <= b' '));
-            assert_eq!(bits(in_range(v, b'.', b':')), of(&|b| (b'.'..=b':').contains(&b)));
+            assert_eq!(
+                bits(in_range(v, b'.', b':')),
+                of(&|b| (b'.'..=b':').contains(&b))
+            );
             assert_eq!(bits(v), of(&|b| b >= 0x80));
         }
     }
