@@ -78,6 +78,7 @@ mod index;
 mod parts;
 mod scan;
 mod shapes;
+mod simd;
 mod snapshot;
 mod values;
 

@@ -24,67 +24,44 @@
 //! meet in the same form. The scanner then finds values in the canonical text; an e-mail
 //! address also yields its domain as a value (a domain is a host, whoever names it).
 
-/// Does `text` hold anything [`canonical`] would rewrite? (A fast check: chunks of 32 bytes
-/// in which no byte may start a rewrite are passed over with one vectorisable test each; in
-/// the few others, only the bytes that may start one are read further.)
+/// Does `text` hold anything [`canonical`] would rewrite? (A fast check: a mask of the bytes
+/// that may start a rewrite ([`starts`]) is made sixteen bytes at a time; only those bytes are
+/// read further, the others never one by one.)
 #[inline]
 pub(super) fn needs(text: &[u8]) -> bool {
     let n = text.len();
     let mut k = 0;
-    while k + CHUNK < n {
-        let w: &[u8; CHUNK + 1] = text[k..k + CHUNK + 1]
-            .try_into()
-            .expect("a slice of CHUNK + 1 bytes");
-        if may_start(w)
-            && (0..CHUNK).any(|i| starts_by_table(w[i], w[i + 1]) && needs_at(text, k + i))
-        {
-            return true;
+    // Sixteen bytes and the one after them (`starts` looks at the next byte).
+    while k + 17 <= n {
+        let mut m = start_mask(text, k);
+        while m != 0 {
+            if needs_at(text, k + m.trailing_zeros() as usize) {
+                return true;
+            }
+            m &= m - 1;
         }
-        k += CHUNK;
+        k += 16;
     }
     (k..n).any(|i| needs_at(text, i))
 }
 
-/// Bytes tested at once by [`may_start`].
-const CHUNK: usize = 32;
-
-/// [`starts`] by table: a byte that may start a rewrite whatever follows it ([`S_ANY`]), a
-/// `:` ([`S_COLON`]: before `/` or `\\`), a `-` ([`S_DASH`]: before `-`), or none (0).
-const START: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        let b = i as u8;
-        t[i] = if b >= 0x80 || matches!(b, b'%' | b'[' | b'(' | b'{' | b'<' | b'\\') {
-            S_ANY
-        } else if b == b':' {
-            S_COLON
-        } else if b == b'-' {
-            S_DASH
-        } else {
-            0
-        };
-        i += 1;
-    }
-    t
-};
-const S_ANY: u8 = 1;
-const S_COLON: u8 = 2;
-const S_DASH: u8 = 3;
-
-/// [`starts`] by [`START`], for a byte-by-byte loop (most bytes are none of these: one load
-/// and one well-predicted branch each).
-#[inline(always)]
-fn starts_by_table(b: u8, c: u8) -> bool {
-    let t = START[b as usize];
-    t != 0
-        && (t == S_ANY || (t == S_COLON && (c == b'/' || c == b'\\')) || (t == S_DASH && c == b'-'))
+/// [`starts`] of `text[k + i]` and `text[k + i + 1]` as bit `i`, for `i < 16`
+/// (`k + 17 <= text.len()`).
+#[inline]
+fn start_mask(text: &[u8], k: usize) -> u64 {
+    use super::simd::{bits, eq, load};
+    let (b, c) = (load(text, k), load(text, k + 1));
+    let any = eq(b, b'%') | eq(b, b'[') | eq(b, b'(') | eq(b, b'{') | eq(b, b'<') | eq(b, b'\\');
+    let colon = eq(b, b':') & (eq(c, b'/') | eq(c, b'\\'));
+    let dash = eq(b, b'-') & eq(c, b'-');
+    // Non-ASCII bytes: their high bit is the mask's bit.
+    bits(any | colon | dash) | bits(b)
 }
 
 /// May a rewrite start at a byte `b` followed by `c`? A superset of [`needs_at`]: a non-ASCII
 /// byte, one of `% [ ( { < \`, a `:` before `/` or `\` (a scheme's), or `--` (an `xn--`
 /// label's).
-#[inline(always)]
+#[cfg(test)]
 fn starts(b: u8, c: u8) -> bool {
     (b >= 0x80)
         | (b == b'%')
@@ -95,19 +72,6 @@ fn starts(b: u8, c: u8) -> bool {
         | (b == b'\\')
         | ((b == b':') & ((c == b'/') | (c == b'\\')))
         | ((b == b'-') & (c == b'-'))
-}
-
-/// May a rewrite start at one of the first [`CHUNK`] bytes of `w` (its last byte is the one
-/// after them; see [`starts`])? Branch-free, so that it compiles to vector compares.
-#[inline]
-fn may_start(w: &[u8; CHUNK + 1]) -> bool {
-    let (b, c) = (&w[..CHUNK], &w[1..]);
-    // Per-byte lanes or-ed together, reduced once: vector compares and ors throughout.
-    let mut any = 0u8;
-    for i in 0..CHUNK {
-        any |= u8::from(starts(b[i], c[i]));
-    }
-    any != 0
 }
 
 /// Does a rewrite start at (or, for an `xn--` label, two bytes before) `text[i]`?
@@ -530,12 +494,18 @@ mod tests {
         }
     }
 
-    /// The table answers as the vectorisable test, for every pair of bytes.
+    /// The mask is the byte test, for every pair of bytes at every lane.
     #[test]
-    fn the_start_table_is_the_start_test() {
+    fn the_start_mask_is_the_start_test() {
         for b in 0..=255u8 {
             for c in 0..=255u8 {
-                assert_eq!(starts_by_table(b, c), starts(b, c), "{b:#04x} {c:#04x}");
+                for lane in [0usize, 7, 15] {
+                    let mut text = [b'a'; 17];
+                    text[lane] = b;
+                    text[lane + 1] = c;
+                    let bit = start_mask(&text, 0) >> lane & 1 == 1;
+                    assert_eq!(bit, starts(b, c), "{b:#04x} {c:#04x} at {lane}");
+                }
             }
         }
     }

@@ -91,6 +91,15 @@ pub(super) fn other_than_lower_or_space8(w: u64) -> u64 {
     !(lower | !not_space) & HIGH
 }
 
+/// The high bit of each of the eight bytes that is a space (exact per byte).
+#[inline]
+pub(super) fn spaces8(w: u64) -> u64 {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = w ^ 0x2020_2020_2020_2020;
+    !(((x & LOW7) + LOW7) | x) & HIGH
+}
+
 /// [`CLASS`] of eight bytes, one per byte of a little-endian word.
 #[inline]
 fn class8(w: &[u8]) -> u64 {
@@ -188,12 +197,23 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             // after a letter at the end of a token (`Friday.`, `sender:`: trailing
             // punctuation, dropped before the token's classes are looked at).
             let mut j = i;
+            // The start of the token `j` is in: after the last separator or comma passed.
+            let mut tok = i;
             loop {
                 // Lower-case letters and spaces eight bytes at a time, up to the first other
                 // byte; that byte (or one of the last seven) is looked at alone.
                 while let Some(w) = text.get(j..j + 8) {
                     let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
                     let other = other_than_lower_or_space8(w);
+                    // The spaces passed: those before the first other byte.
+                    let passed = match other {
+                        0 => u64::MAX,
+                        o => (1u64 << o.trailing_zeros()) - 1,
+                    };
+                    let spaces = spaces8(w) & passed;
+                    if spaces != 0 {
+                        tok = j + (63 - spaces.leading_zeros() as usize) / 8 + 1;
+                    }
                     if other != 0 {
                         j += (other.trailing_zeros() / 8) as usize;
                         break;
@@ -204,6 +224,9 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                 if PLAIN[b as usize] {
                     if is_quote(b) {
                         quoted_phrase(text, j, out);
+                    }
+                    if BOUNDARY[b as usize] {
+                        tok = j + 1;
                     }
                     j += 1;
                     continue;
@@ -223,13 +246,15 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                 }
                 break;
             }
-            while j > i && !BOUNDARY[text[j - 1] as usize] {
-                j -= 1;
-            }
+            // Back to the start of the token holding the byte the skip stopped at.
+            let j = tok;
+            debug_assert!(j == i || BOUNDARY[text[j - 1] as usize]);
             if j > i {
+                // The token at `j` holds the byte the skip stopped at (or is the last one):
+                // read it now (skipping again from `j` would stop at the same byte and come
+                // back to `j`).
                 groups.prev = None;
                 i = j;
-                continue;
             }
         }
         let s = i;
@@ -360,5 +385,28 @@ pub(super) fn json_leaves(v: &Value, out: &mut impl FnMut(&[u8], Found)) {
         Value::Array(a) => a.iter().for_each(|x| json_leaves(x, out)),
         Value::Object(m) => m.values().for_each(|x| json_leaves(x, out)),
         Value::Bool(_) | Value::Null => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The space mask flags exactly the spaces, whatever their neighbours.
+    #[test]
+    fn the_space_mask_flags_exactly_the_spaces() {
+        for b in 0..=255u8 {
+            for pos in 0..8 {
+                for fill in [b'a', b' ', 0x20 ^ 0x80, 0xa0, 0, 0xff] {
+                    let mut w = [fill; 8];
+                    w[pos] = b;
+                    let want = w
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |m, (k, &x)| m | (u64::from(x == b' ') << (8 * k + 7)));
+                    assert_eq!(spaces8(u64::from_le_bytes(w)), want, "{b:#x} at {pos}");
+                }
+            }
+        }
     }
 }
