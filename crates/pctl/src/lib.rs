@@ -50,6 +50,7 @@
 
 mod ast;
 mod error;
+mod hints;
 mod parser;
 pub mod print;
 pub mod resolve;
