@@ -281,3 +281,93 @@ fn every_test_file_is_built() {
     // The test can fail: a module of a merged binary counts through its `mod` line only.
     assert!(built.contains(&root.join("crates/gate/tests/adaptive.rs")));
 }
+
+/// The line count ARCHITECTURE.md's rule reads: a file's lines before its inline test module
+/// (`#[cfg(test)]` then `mod name {`), or all of them.
+fn product_lines(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(2)
+        .position(|w| {
+            w[0].trim() == "#[cfg(test)]"
+                && w[1]
+                    .trim_start()
+                    .trim_start_matches("pub(crate) ")
+                    .starts_with("mod ")
+                && w[1].trim_end().ends_with('{')
+        })
+        .unwrap_or(lines.len())
+}
+
+/// Every `.rs` file under `dir`, with the files that are test modules (`#[cfg(test)] mod
+/// name;` in the file that declares them) set apart.
+fn source_files(
+    dir: &Path,
+    files: &mut Vec<std::path::PathBuf>,
+    tests: &mut BTreeSet<std::path::PathBuf>,
+) {
+    for entry in fs::read_dir(dir).expect("a source folder") {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            source_files(&path, files, tests);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).expect("a source file");
+        let lines: Vec<&str> = text.lines().collect();
+        // `mod c;` in `a/b.rs` is `a/b/c.rs`; in `a/mod.rs` or `a/lib.rs`, `a/c.rs`.
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let base = if matches!(stem, "mod" | "lib" | "main") {
+            path.parent().expect("a folder").to_path_buf()
+        } else {
+            path.with_extension("")
+        };
+        for w in lines.windows(2) {
+            let decl = w[1].trim().trim_start_matches("pub(crate) ");
+            if w[0].trim() == "#[cfg(test)]" {
+                if let Some(name) = decl.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+                    tests.insert(base.join(format!("{name}.rs")));
+                    tests.insert(base.join(name).join("mod.rs"));
+                }
+            }
+        }
+        files.push(path);
+    }
+}
+
+/// ARCHITECTURE.md's rule (issue 37): no product file over 1,200 lines, inline test modules
+/// and test-only files aside.
+#[test]
+fn no_product_file_is_over_1200_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (mut files, mut tests) = (Vec::new(), BTreeSet::new());
+    for dir in fs::read_dir(root.join("crates")).expect("crates/") {
+        let src = dir.expect("an entry").path().join("src");
+        if src.is_dir() {
+            source_files(&src, &mut files, &mut tests);
+        }
+    }
+    let mut long: Vec<(usize, String)> = files
+        .iter()
+        .filter(|f| !tests.contains(*f))
+        .filter_map(|f| {
+            let n = product_lines(&fs::read_to_string(f).expect("a source file"));
+            (n > 1200).then(|| (n, f.strip_prefix(root).unwrap_or(f).display().to_string()))
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "product files over 1,200 lines (split them by job): {long:?}"
+    );
+    // The test can fail: the test-only files it sets apart are long ones.
+    assert!(tests.contains(&root.join("crates/pctl/src/tests.rs")));
+    let long_test = fs::read_to_string(root.join("crates/pctl/src/tests.rs")).expect("pctl tests");
+    assert!(
+        product_lines(&long_test) > 1200,
+        "the exemption is exercised"
+    );
+    assert_eq!(product_lines("a\n#[cfg(test)]\nmod tests {\n}\n"), 1);
+}

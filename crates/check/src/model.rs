@@ -90,8 +90,10 @@ fn read_options(limits: &crate::Limits) -> ReadOptions {
     }
 }
 
-/// The texts of a PRISM explicit model's files ([`Model::from_explicit_texts`]).
-#[derive(Clone, Copy, Debug, Default)]
+/// The texts of a PRISM explicit model's files ([`Model::from_explicit_texts`]). The `.tra`
+/// is required, so there is no `Default`: start from [`ExplicitTexts::new`] and set the
+/// companions that exist.
+#[derive(Clone, Copy, Debug)]
 pub struct ExplicitTexts<'a> {
     /// The `.tra` file: the header line (states, transitions), then `source target
     /// probability` lines. The only one required.
@@ -109,6 +111,34 @@ pub struct ExplicitTexts<'a> {
     /// The `.sta` file: the variables' names and each state's values, so that properties
     /// may use expressions over variables and messages name states by them.
     pub sta: Option<&'a str>,
+}
+
+impl<'a> ExplicitTexts<'a> {
+    /// The texts of a model given by its `.tra` alone (no labels, rewards or variables);
+    /// set the companions that exist.
+    ///
+    /// ```
+    /// use augur_check::{CheckOptions, CheckSession, ExplicitTexts, LoadOptions, Model};
+    /// // State 0 moves to 1 with 0.3 and to 2 with 0.7; both are absorbing.
+    /// let texts = ExplicitTexts {
+    ///     lab: Some("0=\"init\" 1=\"goal\"\n0: 0\n1: 1\n"),
+    ///     ..ExplicitTexts::new("3 4\n0 1 0.3\n0 2 0.7\n1 1 1\n2 2 1\n")
+    /// };
+    /// let model = Model::from_explicit_texts("coin.tra", texts, &LoadOptions::default()).unwrap();
+    /// let mut session = CheckSession::new(&model, CheckOptions::default());
+    /// let result = session.check_str("P=? [ F \"goal\" ]").unwrap();
+    /// let augur_check::Scalar::Num(p) = result.value else { panic!("a probability") };
+    /// assert!((p - 0.3).abs() < 1e-9);
+    /// ```
+    pub const fn new(tra: &'a str) -> Self {
+        ExplicitTexts {
+            tra,
+            lab: None,
+            srew: None,
+            trew: None,
+            sta: None,
+        }
+    }
 }
 
 impl Model {
