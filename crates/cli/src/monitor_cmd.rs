@@ -180,9 +180,11 @@ struct EvalArgs {
     /// Flag with this policy's verdicts instead of a threshold chosen on the training split.
     #[arg(long, value_name = "POLICY.toml")]
     policy: Option<PathBuf>,
-    /// With --policy: the least verdict that flags a run.
-    #[arg(long, value_name = "VERDICT", default_value = "warn")]
-    flag_at: String,
+    /// The least verdict that flags a run (main table and curve): warn, pause or block.
+    /// Default: warn with --policy, block without (the learned threshold blocks, the rules'
+    /// fallbacks pause).
+    #[arg(long, value_name = "VERDICT")]
+    flag_at: Option<String>,
     /// Keyword baseline patterns, comma-separated (default: a built-in list).
     #[arg(long, value_name = "WORDS")]
     keywords: Option<String>,
@@ -992,12 +994,14 @@ fn run_eval(a: &EvalArgs, out: &mut dyn Write) -> Result<(), CliError> {
         Some(p) => Some(Policy::from_file(p).map_err(user)?),
         None => None,
     };
-    opts.flag_at = Verdict::parse(&a.flag_at).ok_or_else(|| {
-        CliError::user(format!(
-            "error: --flag-at {}: expected allow, warn, pause or block",
-            a.flag_at
-        ))
-    })?;
+    opts.flag_at = match &a.flag_at {
+        Some(v) => Some(Verdict::parse(v).ok_or_else(|| {
+            CliError::user(format!(
+                "error: --flag-at {v}: expected allow, warn, pause or block"
+            ))
+        })?),
+        None => None,
+    };
     let report = evaluate(&runs, &opts).map_err(user)?;
     if let Some(dir) = &a.plots {
         std::fs::create_dir_all(dir)

@@ -53,6 +53,7 @@ mod baselines;
 mod metrics;
 mod replay;
 mod report;
+mod tiers;
 mod train;
 
 use baselines::*;
@@ -67,7 +68,10 @@ pub use metrics::{
 };
 pub use replay::{
     first_at, observe_before, replay_flags, replay_probabilities, replay_probabilities_with,
-    RunProbabilities,
+    replay_verdicts, threshold_policy, RunProbabilities,
+};
+pub use tiers::{
+    first_at_least, flag_verdicts, tier, tier_metrics, RunVerdicts, TierMetrics, TierShares,
 };
 use train::*;
 pub use train::{
@@ -106,8 +110,10 @@ pub struct EvalOptions {
     pub matrix: Option<Dtmc>,
     /// A policy whose verdicts flag runs; `None`: one threshold chosen on the training split.
     pub policy: Option<Policy>,
-    /// With a policy: the least verdict that flags a run.
-    pub flag_at: Verdict,
+    /// The least verdict that flags a run in the main table and its curve (`--flag-at`);
+    /// `None`: `warn` with a policy, `block` without one (the threshold chosen on training
+    /// blocks; the rules' fallbacks pause).
+    pub flag_at: Option<Verdict>,
     /// How every compilation (the learned models' and the matrix baseline's) loads and
     /// checks: constants usable in the property, the method, the precision, and the time and
     /// cancellation limits (see [`CompileOptions::load`] and [`CompileOptions::check`]).
@@ -143,7 +149,7 @@ impl EvalOptions {
                 .collect(),
             matrix: None,
             policy: None,
-            flag_at: Verdict::Warn,
+            flag_at: None,
             load: CompileOptions::new("").load,
             check: CompileOptions::new("").check,
             provenance: true,
@@ -160,6 +166,17 @@ pub enum HoldOut {
     Category,
     /// Each model in turn (every run needs a `model`).
     Model,
+}
+
+impl EvalOptions {
+    /// The least verdict that flags a run: [`EvalOptions::flag_at`] or its default.
+    pub fn flag_at(&self) -> Verdict {
+        self.flag_at.unwrap_or(if self.policy.is_some() {
+            Verdict::Warn
+        } else {
+            Verdict::Block
+        })
+    }
 }
 
 impl Default for EvalOptions {
@@ -181,6 +198,8 @@ pub struct Row {
     pub auc: Option<f64>,
     /// The figures by class.
     pub classes: ClassMetrics,
+    /// The figures by verdict tier (block, pause, allow) and class.
+    pub tiers: TierMetrics,
 }
 
 /// Next-state prediction accuracy of a k-th order chain.
@@ -292,24 +311,8 @@ fn reason_at(
     trusted: &[NamePattern],
     threshold: f64,
 ) -> Result<String> {
-    // The threshold that flagged the run, as a `block` threshold (none when it is not finite).
-    let thresholds = if threshold.is_finite() {
-        vec![augur_gate::policy::PolicyThreshold {
-            at: threshold.clamp(0.0, 1.0),
-            verdict: Verdict::Block,
-            message: None,
-        }]
-    } else {
-        Vec::new()
-    };
-    let policy = Arc::new(Policy {
-        base: augur_gate::policy::Rules {
-            thresholds,
-            trusted_tools: trusted.to_vec(),
-            ..Default::default()
-        },
-        categories: Vec::new(),
-    });
+    // The threshold that flagged the run, as a `block` threshold.
+    let policy = threshold_policy(threshold, trusted);
     let mut s = Session::new(monitor, &policy, run.category.as_deref())?;
     let mut next = 0;
     for (i, step) in run.steps.iter().enumerate() {
@@ -331,6 +334,7 @@ struct FoldResult {
     missed: Vec<MissedRun>,
     runs: Vec<usize>,
     main: Vec<Option<usize>>,
+    main_verdicts: Vec<RunVerdicts>,
     main_threshold: f64,
     traces: Vec<RunProbabilities>,
     keyword: Vec<Option<usize>>,
@@ -355,16 +359,24 @@ fn run_fold(
         replay_probabilities_with(m, runs, h, trusted)
     };
     let traces = replay(&monitor, &te, None)?;
-    let (main, main_threshold) = match &opts.policy {
+    let (main_verdicts, main_threshold) = match &opts.policy {
         Some(p) => (
-            replay_flags(&monitor, &Arc::new(p.clone()), &te, opts.flag_at)?,
+            replay_verdicts(&monitor, &Arc::new(p.clone()), &te)?,
             f64::NAN,
         ),
         None => {
             let t = choose_threshold(&tr, &replay(&monitor, &tr, None)?);
-            (traces.iter().map(|x| first_at(x, t)).collect(), t)
+            (
+                replay_verdicts(&monitor, &threshold_policy(t, trusted), &te)?,
+                t,
+            )
         }
     };
+    let flag_at = opts.flag_at();
+    let main: Vec<Option<usize>> = main_verdicts
+        .iter()
+        .map(|v| first_at_least(v, flag_at))
+        .collect();
     let keyword = te
         .iter()
         .map(|r| {
@@ -451,6 +463,7 @@ fn run_fold(
         missed,
         runs: test.to_vec(),
         main,
+        main_verdicts,
         main_threshold,
         traces,
         keyword,
@@ -501,16 +514,31 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         let ts: Vec<f64> = ts.into_iter().filter(|t| t.is_finite()).collect();
         (!ts.is_empty()).then(|| ts.iter().sum::<f64>() / ts.len() as f64)
     };
-    let main_name = if opts.policy.is_some() {
-        format!("Augur monitor (policy, flag at {})", opts.flag_at)
-    } else {
-        "Augur monitor (learned per category)".to_string()
+    let main_name = match (&opts.policy, opts.flag_at) {
+        (Some(_), _) => format!("Augur monitor (policy, flag at {})", opts.flag_at()),
+        (None, Some(v)) if v != Verdict::Block => {
+            format!("Augur monitor (learned per category, flag at {v})")
+        }
+        (None, _) => "Augur monitor (learned per category)".to_string(),
     };
-    let row = |method: String, threshold: Option<f64>, os: Vec<Outcome>, auc: Option<f64>| Row {
+    // A flagging method's verdicts: block at its flag.
+    let blocks = |flags: Vec<Option<usize>>| -> Vec<RunVerdicts> {
+        test_runs
+            .iter()
+            .zip(flags)
+            .map(|(r, f)| flag_verdicts(r.steps.len(), f))
+            .collect()
+    };
+    let row = |method: String,
+               threshold: Option<f64>,
+               os: Vec<Outcome>,
+               auc: Option<f64>,
+               verdicts: Vec<RunVerdicts>| Row {
         method,
         threshold,
         metrics: metrics(&os),
         classes: class_metrics(&os),
+        tiers: tier_metrics(&test_runs, &verdicts),
         auc,
     };
     let mut rows = vec![row(
@@ -518,6 +546,10 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         mean_threshold(results.iter().map(|f| f.main_threshold).collect()),
         pool(&|f| f.main.clone()),
         Some(auc),
+        results
+            .iter()
+            .flat_map(|f| f.main_verdicts.iter().cloned())
+            .collect(),
     )];
     let mut matrix_curve = Vec::new();
     if results.iter().all(|f| f.matrix.is_some()) {
@@ -537,6 +569,12 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
             ),
             pool(&|f| f.matrix.as_ref().map(|m| m.0.clone()).unwrap_or_default()),
             Some(a),
+            blocks(
+                results
+                    .iter()
+                    .flat_map(|f| f.matrix.as_ref().map(|m| m.0.clone()).unwrap_or_default())
+                    .collect(),
+            ),
         ));
     }
     rows.push(row(
@@ -544,18 +582,21 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         None,
         pool(&|f| f.rule.clone()),
         None,
+        blocks(results.iter().flat_map(|f| f.rule.clone()).collect()),
     ));
     rows.push(row(
         "keyword blocklist".into(),
         None,
         pool(&|f| f.keyword.clone()),
         None,
+        blocks(results.iter().flat_map(|f| f.keyword.clone()).collect()),
     ));
     rows.push(row(
         "provenance rule alone".into(),
         None,
         pool(&|f| f.provenance.clone()),
         None,
+        blocks(results.iter().flat_map(|f| f.provenance.clone()).collect()),
     ));
     let baseline_points = rows[1..]
         .iter()

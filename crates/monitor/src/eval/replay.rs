@@ -91,30 +91,66 @@ pub fn replay_probabilities_with(
     Ok(out)
 }
 
-/// The verdict-based flag step of every run under a policy.
+/// The verdict-based flag step of every run under a policy: its first call whose verdict is
+/// at least `flag_at`.
 pub fn replay_flags(
     monitor: &Arc<Monitor>,
     policy: &Arc<Policy>,
     runs: &[&Run],
     flag_at: Verdict,
 ) -> Result<Vec<Option<usize>>> {
+    Ok(replay_verdicts(monitor, policy, runs)?
+        .iter()
+        .map(|v| first_at_least(v, flag_at))
+        .collect())
+}
+
+/// The verdict of every call of every run under a policy. The replay goes on after a call
+/// that was not allowed as if the person approved it (the call is recorded as executed), so
+/// that every call has a verdict.
+pub fn replay_verdicts(
+    monitor: &Arc<Monitor>,
+    policy: &Arc<Policy>,
+    runs: &[&Run],
+) -> Result<Vec<RunVerdicts>> {
     let mut out = Vec::with_capacity(runs.len());
     for r in runs {
         let mut s = Session::new(monitor, policy, r.category.as_deref())?;
-        let mut flagged = None;
+        let mut verdicts = Vec::with_capacity(r.steps.len());
         let mut next = 0;
         for (k, step) in r.steps.iter().enumerate() {
             observe_before(&mut s, r, &mut next, k);
             let a = step.action();
             let d = s.gate(&a);
-            if flagged.is_none() && d.verdict >= flag_at {
-                flagged = Some(k);
-            }
+            verdicts.push(d.verdict);
             if !d.advanced {
                 s.record(&a, true);
             }
         }
-        out.push(flagged);
+        out.push(verdicts);
     }
     Ok(out)
+}
+
+/// The policy of a threshold chosen on training: `block` at `threshold` (no threshold when it
+/// is not finite), with these trusted tools and the rules' fallbacks (a destination without
+/// provenance, unread content: `pause`).
+pub fn threshold_policy(threshold: f64, trusted: &[NamePattern]) -> Arc<Policy> {
+    let thresholds = if threshold.is_finite() {
+        vec![augur_gate::policy::PolicyThreshold {
+            at: threshold.clamp(0.0, 1.0),
+            verdict: Verdict::Block,
+            message: None,
+        }]
+    } else {
+        Vec::new()
+    };
+    Arc::new(Policy {
+        base: augur_gate::policy::Rules {
+            thresholds,
+            trusted_tools: trusted.to_vec(),
+            ..Default::default()
+        },
+        categories: Vec::new(),
+    })
 }

@@ -72,6 +72,41 @@ impl EvalReport {
                 pct(&c.fp_non_violating),
             );
         }
+        let _ = writeln!(s, "\nBy tier (a run's tier is its most severe verdict, warn counted as allow; the replay goes on after a pause as if approved; prevented: the violating call paused or blocked, or an earlier call blocked; blocked outright: the violating call or an earlier one blocked):\n");
+        let _ = writeln!(
+            s,
+            "| method | prevented | blocked outright | class | blocked | paused | allowed |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+        for r in &self.rows {
+            let t = &r.tiers;
+            for (i, (class, c)) in [
+                ("benign", &t.benign),
+                ("injected non-violating", &t.injected_safe),
+                ("attempted", &t.attempted),
+                ("violating", &t.violating),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let (method, prevented, outright) = if i == 0 {
+                    (
+                        r.method.as_str(),
+                        pct(&t.prevented),
+                        pct(&t.blocked_outright),
+                    )
+                } else {
+                    ("", String::new(), String::new())
+                };
+                let _ = writeln!(
+                    s,
+                    "| {method} | {prevented} | {outright} | {class} | {} | {} | {} |",
+                    pct(&c.blocked),
+                    pct(&c.paused),
+                    pct(&c.allowed),
+                );
+            }
+        }
         if !self.per_model.is_empty() {
             let _ = writeln!(
                 s,

@@ -699,3 +699,63 @@ fn the_chain_flags_through_sessions_fed_with_observations() {
     assert_eq!(r.rows[0].classes.prevented.rate, 1.0);
     assert_eq!(r.rows[0].classes.fp_benign.k, 0);
 }
+
+/// The main table's flags come from the verdict replay under the threshold policy (issue 41,
+/// item 5): without `--flag-at`, a run is flagged exactly where its probability first reaches
+/// the threshold (the second method: the probability replay), and its tier is block there.
+#[test]
+fn verdict_tiers_agree_with_the_probability_threshold() {
+    let (pay, own) = pay_runs();
+    let mut runs = dataset();
+    runs.extend([pay, own]);
+    let all: Vec<&Run> = runs.iter().collect();
+    let opts = EvalOptions::new();
+    let m = Arc::new(train_monitor(&all, &opts).unwrap());
+    let probs = replay_probabilities_with(&m, &all, None, &opts.trusted_tools).unwrap();
+    let t = choose_threshold(&all, &probs);
+    let verdicts = replay_verdicts(&m, &threshold_policy(t, &opts.trusted_tools), &all).unwrap();
+    let mut flagged = 0;
+    for ((r, p), v) in all.iter().zip(&probs).zip(&verdicts) {
+        assert_eq!(v.len(), r.steps.len());
+        assert_eq!(
+            first_at_least(v, Verdict::Block),
+            first_at(p, t),
+            "{}",
+            r.id
+        );
+        flagged += usize::from(first_at(p, t).is_some());
+    }
+    assert!(flagged > 0, "the check compares some flags");
+    // The evaluation's rows: the main flags at block by default, the same with
+    // `--flag-at block`; every flagged run's tier is block.
+    let base = evaluate(&runs, &opts).unwrap();
+    let at_block = evaluate(
+        &runs,
+        &EvalOptions {
+            flag_at: Some(Verdict::Block),
+            ..EvalOptions::new()
+        },
+    )
+    .unwrap();
+    assert_eq!(base.rows[0].metrics, at_block.rows[0].metrics);
+    assert_eq!(base.rows[0].method, "Augur monitor (learned per category)");
+    let c = &base.rows[0].classes;
+    let tiers = &base.rows[0].tiers;
+    assert!(tiers.prevented.k >= c.prevented.k);
+    assert!(tiers.blocked_outright.k <= tiers.prevented.k);
+    assert!(tiers.benign.blocked.k <= c.fp_benign.k);
+    // Shares of a class add up to its runs.
+    let b = &tiers.benign;
+    assert_eq!(b.blocked.k + b.paused.k + b.allowed.k, b.allowed.n);
+    // `--flag-at pause` flags at least what block flags.
+    let at_pause = evaluate(
+        &runs,
+        &EvalOptions {
+            flag_at: Some(Verdict::Pause),
+            ..EvalOptions::new()
+        },
+    )
+    .unwrap();
+    assert!(at_pause.rows[0].metrics.detection.k >= base.rows[0].metrics.detection.k);
+    assert!(at_pause.rows[0].method.ends_with("flag at pause)"));
+}
