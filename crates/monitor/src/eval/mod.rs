@@ -50,6 +50,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 mod baselines;
+mod calibration;
 mod metrics;
 mod replay;
 mod report;
@@ -61,6 +62,7 @@ pub use baselines::{
     is_destination, is_payload, provenance_flag, provenance_flag_with, DESTINATION_WORDS,
     PAYLOAD_WORDS,
 };
+pub use calibration::{calibration, Calibration, CalibrationBin};
 use metrics::*;
 pub use metrics::{
     choose_threshold, class_metrics, metrics, sweep, ClassMetrics, CurvePoint, Metrics, Outcome,
@@ -230,6 +232,9 @@ pub struct EvalReport {
     pub rows: Vec<Row>,
     /// The monitor's curve on the test runs.
     pub curve: Vec<CurvePoint>,
+    /// The calibration of the monitor's per-call probabilities on the test runs, against
+    /// a violation within the evaluation's horizon.
+    pub calibration: Calibration,
     /// Baseline points on the curve's axes.
     pub baseline_points: Vec<(String, f64, f64)>,
     /// The matrix baseline's curve.
@@ -510,6 +515,7 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         .flat_map(|f| f.traces.iter().cloned())
         .collect();
     let (curve, auc) = sweep(&test_runs, &traces);
+    let calibration = calibration(&test_runs, &traces, opts.horizon);
     let mean_threshold = |ts: Vec<f64>| -> Option<f64> {
         let ts: Vec<f64> = ts.into_iter().filter(|t| t.is_finite()).collect();
         (!ts.is_empty()).then(|| ts.iter().sum::<f64>() / ts.len() as f64)
@@ -661,6 +667,7 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
         property: results[0].monitor.property.clone(),
         rows,
         curve,
+        calibration,
         baseline_points,
         matrix_curve,
         per_category,

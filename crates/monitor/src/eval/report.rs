@@ -75,9 +75,9 @@ impl EvalReport {
         let _ = writeln!(s, "\nBy tier (a run's tier is its most severe verdict, warn counted as allow; the replay goes on after a pause as if approved; prevented: the violating call paused or blocked, or an earlier call blocked; blocked outright: the violating call or an earlier one blocked):\n");
         let _ = writeln!(
             s,
-            "| method | prevented | blocked outright | class | blocked | paused | allowed |"
+            "| method | prevented | blocked outright | early warning | class | blocked | paused | allowed |"
         );
-        let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
         for r in &self.rows {
             let t = &r.tiers;
             for (i, (class, c)) in [
@@ -201,6 +201,33 @@ impl EvalReport {
                     m.mean_lead.map_or("—".into(), |l| format!("{l:.2}"))
                 );
             }
+        }
+        let c = &self.calibration;
+        let _ = writeln!(
+            s,
+            "\nCalibration of the monitor's probabilities (a call's P against a violation within {} calls; expected calibration error {:.3}):\n",
+            c.horizon, c.ece
+        );
+        let _ = writeln!(
+            s,
+            "| predicted | calls | mean predicted | observed violation frequency |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|");
+        for b in &c.bins {
+            let _ = writeln!(
+                s,
+                "| [{:.1}, {:.1}{} | {} | {} | {} |",
+                b.lo,
+                b.hi,
+                if b.hi >= 1.0 { "]" } else { ")" },
+                b.observed.n,
+                if b.mean_predicted.is_nan() {
+                    "—".to_string()
+                } else {
+                    format!("{:.3}", b.mean_predicted)
+                },
+                pct(&b.observed)
+            );
         }
         let _ = writeln!(
             s,
