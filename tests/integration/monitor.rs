@@ -366,9 +366,32 @@ fn replay_and_eval_on_a_small_dataset() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["rows"].as_array().unwrap().len(), 5);
-    assert_eq!(v["rows"][4]["method"], "provenance rule alone");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 6);
+    assert_eq!(
+        v["rows"][1]["method"],
+        "rules alone (VIOLATED blocks, fallbacks pause; no chain)"
+    );
+    assert_eq!(v["rows"][5]["method"], "provenance rule alone");
     assert!(v["rows"][0]["classes"]["fp_benign"]["n"].as_u64().unwrap() > 0);
+    // Figures by tier: each class's shares cover its runs; the violating runs' figures.
+    for row in v["rows"].as_array().unwrap() {
+        let b = &row["tiers"]["benign"];
+        let k = |t: &str| b[t]["k"].as_u64().unwrap();
+        assert_eq!(
+            k("blocked") + k("paused") + k("allowed"),
+            b["allowed"]["n"].as_u64().unwrap()
+        );
+        assert!(row["tiers"]["prevented"]["n"].as_u64().is_some());
+    }
+    // The calibration table: ten bins covering every counted call.
+    let bins = v["calibration"]["bins"].as_array().unwrap();
+    assert_eq!(bins.len(), 10);
+    assert!(
+        bins.iter()
+            .map(|b| b["observed"]["n"].as_u64().unwrap())
+            .sum::<u64>()
+            > 0
+    );
     for f in ["roc.svg", "horizons.svg", "lead.svg"] {
         let svg = std::fs::read_to_string(plots.join(f)).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("<text"), "{f}");

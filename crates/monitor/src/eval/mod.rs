@@ -70,7 +70,7 @@ pub use metrics::{
 };
 pub use replay::{
     first_at, observe_before, replay_flags, replay_probabilities, replay_probabilities_with,
-    replay_verdicts, threshold_policy, RunProbabilities,
+    replay_rule_verdicts, replay_verdicts, threshold_policy, RunProbabilities,
 };
 pub use tiers::{
     first_at_least, flag_verdicts, tier, tier_metrics, RunVerdicts, TierMetrics, TierShares,
@@ -340,6 +340,7 @@ struct FoldResult {
     runs: Vec<usize>,
     main: Vec<Option<usize>>,
     main_verdicts: Vec<RunVerdicts>,
+    rules_alone: Vec<RunVerdicts>,
     main_threshold: f64,
     traces: Vec<RunProbabilities>,
     keyword: Vec<Option<usize>>,
@@ -377,6 +378,7 @@ fn run_fold(
             )
         }
     };
+    let rules_alone = replay_rule_verdicts(&monitor, trusted, &te)?;
     let flag_at = opts.flag_at();
     let main: Vec<Option<usize>> = main_verdicts
         .iter()
@@ -469,6 +471,7 @@ fn run_fold(
         runs: test.to_vec(),
         main,
         main_verdicts,
+        rules_alone,
         main_threshold,
         traces,
         keyword,
@@ -557,6 +560,22 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
             .flat_map(|f| f.main_verdicts.iter().cloned())
             .collect(),
     )];
+    // The rules alone, flagged at the same verdict as the monitor.
+    let rules_alone: Vec<RunVerdicts> = results
+        .iter()
+        .flat_map(|f| f.rules_alone.iter().cloned())
+        .collect();
+    let rules_flags: Vec<Option<usize>> = rules_alone
+        .iter()
+        .map(|v| first_at_least(v, opts.flag_at()))
+        .collect();
+    rows.push(row(
+        "rules alone (VIOLATED blocks, fallbacks pause; no chain)".into(),
+        None,
+        outcomes(&test_runs, rules_flags.into_iter()),
+        None,
+        rules_alone,
+    ));
     let mut matrix_curve = Vec::new();
     if results.iter().all(|f| f.matrix.is_some()) {
         let tr: Vec<RunProbabilities> = results

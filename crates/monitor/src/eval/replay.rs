@@ -132,6 +132,38 @@ pub fn replay_verdicts(
     Ok(out)
 }
 
+/// The verdicts of the rules alone, without the chain (issue 41, item 4's comparison): `block`
+/// where the classifier's rules reach VIOLATED, `pause` where the rules' fallbacks pause (a
+/// destination no text held after untrusted content, unread content), `allow` elsewhere,
+/// whatever the chain's probability.
+pub fn replay_rule_verdicts(
+    monitor: &Arc<Monitor>,
+    trusted: &[NamePattern],
+    runs: &[&Run],
+) -> Result<Vec<RunVerdicts>> {
+    let policy = threshold_policy(f64::INFINITY, trusted);
+    let mut out = Vec::with_capacity(runs.len());
+    for r in runs {
+        let mut s = Session::new(monitor, &policy, r.category.as_deref())?;
+        let mut verdicts = Vec::with_capacity(r.steps.len());
+        let mut next = 0;
+        for (k, step) in r.steps.iter().enumerate() {
+            observe_before(&mut s, r, &mut next, k);
+            let a = step.action();
+            let d = s.gate(&a);
+            let violated = d
+                .risk_after
+                .is_some_and(|(level, _)| level == RiskLevel::Violated);
+            verdicts.push(if violated { Verdict::Block } else { d.verdict });
+            if !d.advanced {
+                s.record(&a, true);
+            }
+        }
+        out.push(verdicts);
+    }
+    Ok(out)
+}
+
 /// The policy of a threshold chosen on training: `block` at `threshold` (no threshold when it
 /// is not finite), with these trusted tools and the rules' fallbacks (a destination without
 /// provenance, unread content: `pause`).

@@ -89,18 +89,19 @@ impl EvalReport {
             .into_iter()
             .enumerate()
             {
-                let (method, prevented, outright) = if i == 0 {
+                let (method, prevented, outright, early) = if i == 0 {
                     (
                         r.method.as_str(),
                         pct(&t.prevented),
                         pct(&t.blocked_outright),
+                        pct(&t.early),
                     )
                 } else {
-                    ("", String::new(), String::new())
+                    ("", String::new(), String::new(), String::new())
                 };
                 let _ = writeln!(
                     s,
-                    "| {method} | {prevented} | {outright} | {class} | {} | {} | {} |",
+                    "| {method} | {prevented} | {outright} | {early} | {class} | {} | {} | {} |",
                     pct(&c.blocked),
                     pct(&c.paused),
                     pct(&c.allowed),
