@@ -7,7 +7,10 @@
 //! - provenance: observing a 10 kB tool result (values new to the store, and values already
 //!   stored), and the provenance of one argument;
 //! - the injection signal (issue 41): `injection::detect` on the same 10 kB tool result (no
-//!   hit: the whole text is scanned) and on it with an injection in its middle.
+//!   hit: the whole text is scanned) and on it with an injection in its middle;
+//! - what a pre-screen of the injection rules would cost (`injection pre-screen`): the key
+//!   words a sound pre-screen has to search for, with a packed searcher and with an automaton,
+//!   over the same text (docs/monitor.md says why no pre-screen is built).
 //!
 //! Run with `cargo bench -p augur-gate` (or `cargo bench --bench gate`). Times are the benchmark
 //! thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not wall time. Compiling, replaying runs and
@@ -26,6 +29,11 @@ use std::sync::Arc;
 #[path = "../../../benches/support/thread_cpu.rs"]
 mod thread_cpu;
 use thread_cpu::ThreadCpu;
+#[path = "support/prescreen.rs"]
+mod prescreen;
+use prescreen::{
+    count_keys, packed_searchers, prescreen_fold, tool_result_10kb, PRESCREEN_KEYS, RARE_KEYS,
+};
 
 type C = Criterion<ThreadCpu>;
 
@@ -117,24 +125,6 @@ fn bench_gate(c: &mut C) {
     g.finish();
 }
 
-/// A 10 kB tool result: an inbox listing with addresses, links, amounts, IBANs and prose.
-fn tool_result_10kb() -> String {
-    let mut s = String::new();
-    let mut i = 0;
-    while s.len() < 10_000 {
-        s.push_str(&format!(
-            "- id: '{i}'\n  sender: person{i}@example{m}.com\n  subject: Meeting notes {i}\n  body: Hi, \
-             please review the draft at https://www.docs{m}.example.org/d/{i}/edit before Friday. \
-             The invoice of $1,{i:03}.50 goes to IBAN DE89370400440532013{i:03}, call +1 555 010 {i:04}. \
-             Attached: /shared/reports/q{m}.pdf. Thanks, and see you at the meeting room.\n",
-            m = i % 7
-        ));
-        i += 1;
-    }
-    s.truncate(10_000);
-    s
-}
-
 fn bench_provenance(c: &mut C) {
     let text = tool_result_10kb();
     let origin = Origin::Tool {
@@ -188,9 +178,59 @@ fn bench_injection(c: &mut C) {
     g.finish();
 }
 
+fn bench_prescreen(c: &mut C) {
+    use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+    let text = tool_result_10kb();
+    let mut folded = vec![0u8; text.len()];
+    prescreen_fold(text.as_bytes(), &mut folded);
+    let all = packed_searchers(PRESCREEN_KEYS);
+    let dfa = AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::DFA))
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(PRESCREEN_KEYS)
+        .expect("an automaton of the keys");
+    let rare = packed_searchers(RARE_KEYS);
+    eprintln!(
+        "injection pre-screen: {} keys in {} packed searchers, {} key words found in the 10 kB \
+         text; {} of the 32 rare keys",
+        PRESCREEN_KEYS.len(),
+        all.len(),
+        count_keys(&all, &folded),
+        count_keys(&rare, &folded)
+    );
+    let mut buf = vec![0u8; text.len()];
+    let mut g = c.benchmark_group("injection pre-screen");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("fold 10 kB into a buffer", |b| {
+        b.iter(|| {
+            prescreen_fold(black_box(text.as_bytes()), &mut buf);
+            black_box(buf[0])
+        })
+    });
+    g.bench_function("fold, then the keys with packed searchers", |b| {
+        b.iter(|| {
+            prescreen_fold(black_box(text.as_bytes()), &mut buf);
+            black_box(count_keys(&all, &buf))
+        })
+    });
+    g.bench_function("fold, then the keys with an automaton", |b| {
+        b.iter(|| {
+            prescreen_fold(black_box(text.as_bytes()), &mut buf);
+            black_box(dfa.find_iter(&buf[..]).count())
+        })
+    });
+    g.bench_function("fold, then 32 rare keys with one packed searcher", |b| {
+        b.iter(|| {
+            prescreen_fold(black_box(text.as_bytes()), &mut buf);
+            black_box(count_keys(&rare, &buf))
+        })
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(ThreadCpu);
-    targets = bench_gate, bench_provenance, bench_injection
+    targets = bench_gate, bench_provenance, bench_injection, bench_prescreen
 }
 criterion_main!(benches);
