@@ -15,6 +15,9 @@
 //! - **… a signal blocks only the values in its window (W bytes)**: as above, but a delegated
 //!   result with a signal pauses its values that do not occur within W bytes of the signal's
 //!   evidence (the participants of a calendar event whose description holds an injection);
+//! - **… a signal blocks only the values within its extent**: as above, with the window the
+//!   detector reports (`InjectionSignal::extent`: the instruction's chained cues and its last
+//!   sentence);
 //! - **no signal: pause (any source)**: any result without a signal pauses (not a rule the issue
 //!   allows: undelegated untrusted content must block; shown as the signal's upper bound).
 //!
@@ -41,6 +44,9 @@ enum Rule {
     AllBlock,
     /// Delegated and no signal in the window (`None`: anywhere in the result) pauses.
     Delegated(Option<usize>),
+    /// Delegated and the value not within the signal's extent (the instruction's cues and
+    /// its last sentence) pauses.
+    DelegatedExtent,
     NoSignalAnySource,
 }
 
@@ -91,7 +97,8 @@ fn verdicts(
     let mut next = 0;
     let mut delegated: HashSet<u32> = HashSet::new();
     // Per result step with a signal: its text and the evidence's span.
-    let mut signals: HashMap<u32, (String, std::ops::Range<usize>)> = HashMap::new();
+    let mut signals: HashMap<u32, (String, std::ops::Range<usize>, std::ops::Range<usize>)> =
+        HashMap::new();
     let mut request = String::new();
     let mut out = Vec::with_capacity(run.steps.len());
     for (k, step) in run.steps.iter().enumerate() {
@@ -113,7 +120,7 @@ fn verdicts(
             };
             if o.source == ObservationSource::Tool {
                 if let Some(s) = augur_gate::injection::detect(&o.text) {
-                    signals.insert(at, (o.text.clone(), s.span));
+                    signals.insert(at, (o.text.clone(), s.span, s.extent));
                 }
             }
             match run.steps.get(at as usize) {
@@ -168,10 +175,15 @@ fn verdicts(
                 let source = e.untrusted.map(|s| s.step);
                 // Whether the value comes from the signal's text (within `w` bytes of its
                 // evidence; `None`: anywhere in the result).
+                // `Some(usize::MAX)`: within the signal's extent.
                 let from_signal = |s: u32, w: Option<usize>| {
-                    signals.get(&s).is_some_and(|(text, span)| {
+                    signals.get(&s).is_some_and(|(text, span, extent)| {
                         let Some(w) = w else { return true };
-                        let win = window(text, span.clone(), w);
+                        let win = if w == usize::MAX {
+                            window(text, extent.clone(), 0)
+                        } else {
+                            window(text, span.clone(), w)
+                        };
                         let mut vs = Vec::new();
                         leaves(v, &mut vs);
                         vs.iter().any(|l| match l {
@@ -189,6 +201,11 @@ fn verdicts(
                 let this = match (rule, source) {
                     (Rule::Delegated(w), Some(s))
                         if delegated.contains(&s) && !from_signal(s, w) =>
+                    {
+                        Verdict::Pause
+                    }
+                    (Rule::DelegatedExtent, Some(s))
+                        if delegated.contains(&s) && !from_signal(s, Some(usize::MAX)) =>
                     {
                         Verdict::Pause
                     }
@@ -233,6 +250,10 @@ fn main() {
         ),
         (Rule::Delegated(Some(150)), "… within 150 bytes".into()),
         (Rule::Delegated(Some(300)), "… within 300 bytes".into()),
+        (
+            Rule::DelegatedExtent,
+            "… within its extent (the instruction's cues and last sentence)".into(),
+        ),
         (
             Rule::NoSignalAnySource,
             "no signal: pause, any source (upper bound)".into(),
