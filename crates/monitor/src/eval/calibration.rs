@@ -89,17 +89,7 @@ mod tests {
     use super::*;
 
     fn run(label: Label, violation: Option<usize>) -> Run {
-        Run {
-            id: "r".into(),
-            category: None,
-            label,
-            violation_step: violation,
-            steps: Vec::new(),
-            model: None,
-            injected: None,
-            attempt_step: None,
-            observations: Vec::new(),
-        }
+        crate::eval::tests::bare_run(label, None, violation, None)
     }
 
     fn trace(ps: &[f64]) -> RunProbabilities {

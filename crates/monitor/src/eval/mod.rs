@@ -848,4 +848,4 @@ fn pooled_markov_order(runs: &[Run], rounds: &[Round], opts: &EvalOptions) -> Ve
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -113,23 +113,7 @@ pub fn replay_verdicts(
     policy: &Arc<Policy>,
     runs: &[&Run],
 ) -> Result<Vec<RunVerdicts>> {
-    let mut out = Vec::with_capacity(runs.len());
-    for r in runs {
-        let mut s = Session::new(monitor, policy, r.category.as_deref())?;
-        let mut verdicts = Vec::with_capacity(r.steps.len());
-        let mut next = 0;
-        for (k, step) in r.steps.iter().enumerate() {
-            observe_before(&mut s, r, &mut next, k);
-            let a = step.action();
-            let d = s.gate(&a);
-            verdicts.push(d.verdict);
-            if !d.advanced {
-                s.record(&a, true);
-            }
-        }
-        out.push(verdicts);
-    }
-    Ok(out)
+    replay_decisions(monitor, policy, runs, |d| d.verdict)
 }
 
 /// The verdicts of the rules alone, without the chain (issue 41, item 4's comparison): `block`
@@ -142,24 +126,42 @@ pub fn replay_rule_verdicts(
     runs: &[&Run],
 ) -> Result<Vec<RunVerdicts>> {
     let policy = threshold_policy(f64::INFINITY, trusted);
+    replay_decisions(monitor, &policy, runs, |d| {
+        let violated = d
+            .risk_after
+            .is_some_and(|(level, _)| level == RiskLevel::Violated);
+        if violated {
+            Verdict::Block
+        } else {
+            d.verdict
+        }
+    })
+}
+
+/// Every run replayed through a session under `policy`, its observations fed before each
+/// call, each call's decision mapped by `of`; a call not allowed is recorded as executed
+/// (approved) and the replay goes on.
+fn replay_decisions<T>(
+    monitor: &Arc<Monitor>,
+    policy: &Arc<Policy>,
+    runs: &[&Run],
+    of: impl Fn(&augur_gate::session::Decision) -> T,
+) -> Result<Vec<Vec<T>>> {
     let mut out = Vec::with_capacity(runs.len());
     for r in runs {
-        let mut s = Session::new(monitor, &policy, r.category.as_deref())?;
-        let mut verdicts = Vec::with_capacity(r.steps.len());
+        let mut s = Session::new(monitor, policy, r.category.as_deref())?;
+        let mut per_call = Vec::with_capacity(r.steps.len());
         let mut next = 0;
         for (k, step) in r.steps.iter().enumerate() {
             observe_before(&mut s, r, &mut next, k);
             let a = step.action();
             let d = s.gate(&a);
-            let violated = d
-                .risk_after
-                .is_some_and(|(level, _)| level == RiskLevel::Violated);
-            verdicts.push(if violated { Verdict::Block } else { d.verdict });
+            per_call.push(of(&d));
             if !d.advanced {
                 s.record(&a, true);
             }
         }
-        out.push(verdicts);
+        out.push(per_call);
     }
     Ok(out)
 }

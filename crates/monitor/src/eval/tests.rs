@@ -3,6 +3,26 @@ use crate::runs::RunStep;
 use proptest::prelude::*;
 use serde_json::json;
 
+/// A run with no steps or observations: its ground truth only.
+pub(super) fn bare_run(
+    label: Label,
+    injected: Option<bool>,
+    violation_step: Option<usize>,
+    attempt_step: Option<usize>,
+) -> Run {
+    Run {
+        id: "r".into(),
+        category: None,
+        label,
+        violation_step,
+        steps: Vec::new(),
+        model: None,
+        injected,
+        attempt_step,
+        observations: Vec::new(),
+    }
+}
+
 fn o(label: Label, v: Option<usize>, f: Option<usize>) -> Outcome {
     Outcome {
         label,

@@ -123,17 +123,7 @@ mod tests {
     use Verdict::{Allow as A, Block as B, Pause as P, Warn as W};
 
     fn run(label: Label, injected: bool, violation: Option<usize>, attempt: Option<usize>) -> Run {
-        Run {
-            id: "r".into(),
-            category: None,
-            label,
-            violation_step: violation,
-            steps: Vec::new(),
-            model: None,
-            injected: Some(injected),
-            attempt_step: attempt,
-            observations: Vec::new(),
-        }
+        crate::eval::tests::bare_run(label, Some(injected), violation, attempt)
     }
 
     #[test]
