@@ -10,10 +10,11 @@
 //! that both find the same values.
 
 use super::classify::classify;
-use super::found::{in_range8, Found, Mode};
+use super::found::{Found, Mode};
 use super::groups::Groups;
 use super::parts::{amount_range, is_number, trim_end};
 use super::shapes::{is_quote, quoted_phrase, whole_phrase};
+use super::simd::{stop_byte, stop_mask};
 use super::ValueKind;
 use serde_json::Value;
 
@@ -60,7 +61,9 @@ const CLASS: [u8; 256] = {
     t
 };
 
-/// Bytes of plain text: separators, commas and bytes of class 0 except capitals.
+/// Bytes of plain text: separators, commas and bytes of class 0 except capitals (the
+/// definition the skip's [`stop_byte`] is tested against).
+#[cfg(test)]
 const PLAIN: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
@@ -70,35 +73,6 @@ const PLAIN: [bool; 256] = {
     }
     t
 };
-
-/// Are all eight bytes ASCII lower-case letters or spaces (all [`PLAIN`])? (The test of
-/// [`other_than_lower_or_space8`].)
-#[cfg(test)]
-pub(super) fn lower_or_space8(w: u64) -> bool {
-    other_than_lower_or_space8(w) == 0
-}
-
-/// The high bit of each of the eight bytes that is neither an ASCII lower-case letter nor a
-/// space (exact per byte: the first one is at `trailing_zeros() / 8`).
-#[inline]
-pub(super) fn other_than_lower_or_space8(w: u64) -> u64 {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let lower = in_range8(w, b'a', b'z');
-    // High bit set for a byte that is not a space (exact: no borrow between bytes).
-    let x = w ^ 0x2020_2020_2020_2020;
-    let not_space = ((x & LOW7) + LOW7) | x;
-    !(lower | !not_space) & HIGH
-}
-
-/// The high bit of each of the eight bytes that is a space (exact per byte).
-#[inline]
-pub(super) fn spaces8(w: u64) -> u64 {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let x = w ^ 0x2020_2020_2020_2020;
-    !(((x & LOW7) + LOW7) | x) & HIGH
-}
 
 /// [`CLASS`] of eight bytes, one per byte of a little-endian word.
 #[inline]
@@ -196,55 +170,47 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             // only clears the previous token, as an inert token does), and one `.` or `:`
             // after a letter at the end of a token (`Friday.`, `sender:`: trailing
             // punctuation, dropped before the token's classes are looked at).
-            let mut j = i;
-            // The start of the token `j` is in: after the last separator or comma passed.
-            let mut tok = i;
-            loop {
-                // Lower-case letters and spaces eight bytes at a time, up to the first other
-                // byte; that byte (or one of the last seven) is looked at alone.
-                while let Some(w) = text.get(j..j + 8) {
-                    let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-                    let other = other_than_lower_or_space8(w);
-                    // The spaces passed: those before the first other byte.
-                    let passed = match other {
-                        0 => u64::MAX,
-                        o => (1u64 << o.trailing_zeros()) - 1,
-                    };
-                    let spaces = spaces8(w) & passed;
-                    if spaces != 0 {
-                        tok = j + (63 - spaces.leading_zeros() as usize) / 8 + 1;
-                    }
-                    if other != 0 {
-                        j += (other.trailing_zeros() / 8) as usize;
-                        break;
-                    }
-                    j += 8;
-                }
-                let Some(&b) = text.get(j) else { break };
-                if PLAIN[b as usize] {
+            // The bytes the skip may stop at ([`stop_mask`]: the bytes that are not plain,
+            // and the quotes) sixteen at a time; only those are looked at one by one.
+            let mut stop = n;
+            let mut k = i;
+            'skip: while k < n {
+                let mut m = if k + 16 <= n {
+                    stop_mask(text, k)
+                } else {
+                    text[k..]
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |m, (x, &b)| m | (u64::from(stop_byte(b)) << x))
+                };
+                while m != 0 {
+                    let j = k + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let b = text[j];
                     if is_quote(b) {
                         quoted_phrase(text, j, out);
+                        continue;
                     }
-                    if BOUNDARY[b as usize] {
-                        tok = j + 1;
+                    let next = text.get(j + 1).copied();
+                    if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
+                        continue;
                     }
-                    j += 1;
-                    continue;
+                    if matches!(b, b'.' | b':')
+                        && j > i
+                        && text[j - 1].is_ascii_alphabetic()
+                        && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
+                    {
+                        continue;
+                    }
+                    stop = j;
+                    break 'skip;
                 }
-                let next = text.get(j + 1).copied();
-                if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
-                    j += 2;
-                    continue;
-                }
-                if matches!(b, b'.' | b':')
-                    && j > i
-                    && text[j - 1].is_ascii_alphabetic()
-                    && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
-                {
-                    j += 1;
-                    continue;
-                }
-                break;
+                k += 16;
+            }
+            // The start of the token `stop` is in: after the last separator or comma before it.
+            let mut tok = stop;
+            while tok > i && !BOUNDARY[text[tok - 1] as usize] {
+                tok -= 1;
             }
             // Back to the start of the token holding the byte the skip stopped at.
             let j = tok;
@@ -392,21 +358,11 @@ pub(super) fn json_leaves(v: &Value, out: &mut impl FnMut(&[u8], Found)) {
 mod tests {
     use super::*;
 
-    /// The space mask flags exactly the spaces, whatever their neighbours.
+    /// The skip stops at exactly the bytes that are not plain, and at the quotes.
     #[test]
-    fn the_space_mask_flags_exactly_the_spaces() {
+    fn the_skip_stops_at_the_bytes_that_are_not_plain_and_at_quotes() {
         for b in 0..=255u8 {
-            for pos in 0..8 {
-                for fill in [b'a', b' ', 0x20 ^ 0x80, 0xa0, 0, 0xff] {
-                    let mut w = [fill; 8];
-                    w[pos] = b;
-                    let want = w
-                        .iter()
-                        .enumerate()
-                        .fold(0u64, |m, (k, &x)| m | (u64::from(x == b' ') << (8 * k + 7)));
-                    assert_eq!(spaces8(u64::from_le_bytes(w)), want, "{b:#x} at {pos}");
-                }
-            }
+            assert_eq!(stop_byte(b), !PLAIN[b as usize] || is_quote(b), "{b:#x}");
         }
     }
 }
