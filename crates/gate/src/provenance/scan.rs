@@ -147,6 +147,14 @@ pub(super) const TRAILING: [u8; 256] = {
     t
 };
 
+/// Is `t` at most six ASCII digits (or empty)? Such a token holds no value ([`classify`]
+/// finds none in it: the property tests compare with the reference scanner, which classifies
+/// every token).
+#[inline]
+fn short_number(t: &[u8]) -> bool {
+    t.len() <= 6 && t.iter().all(u8::is_ascii_digit)
+}
+
 /// Scan `text` once; call `out` for every value found (possibly twice for one value).
 pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
     let mut groups = Groups::default();
@@ -274,7 +282,10 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                     .fold(0u8, |a, &b| a | CLASS[b as usize])
             };
             let end = trim_end(text, s, i);
-            if core & C_VALUE != 0 {
+            // A number of at most six digits (`0`, `555`, `2024.`) is no value: not an
+            // amount without a symbol or code, an identifier (≥ 7 digits) or a token (which
+            // has a letter); its only part is in the groups below.
+            if core & C_VALUE != 0 && !short_number(&text[s..end]) {
                 classify(text, (s, end, i), flags, out);
             }
             groups.token(text, (s, end, i), flags, out);
@@ -363,6 +374,32 @@ mod tests {
     fn the_skip_stops_at_the_bytes_that_are_not_plain_and_at_quotes() {
         for b in 0..=255u8 {
             assert_eq!(stop_byte(b), !PLAIN[b as usize] || is_quote(b), "{b:#x}");
+        }
+    }
+
+    /// The tokens `scan` does not classify: numbers of at most six digits, whatever
+    /// punctuation ends them, yield nothing when classified.
+    #[test]
+    fn short_numbers_classified_yield_nothing() {
+        for len in 1..=6 {
+            for digit in b'0'..=b'9' {
+                for tail in ["", ".", ":", ",", ".)", "!", "?", "'", ";"] {
+                    let mut t: Vec<u8> = (0..len)
+                        .map(|k| digit.wrapping_add(k as u8 * 3) % 10 + b'0')
+                        .collect();
+                    t.extend_from_slice(tail.as_bytes());
+                    let end = trim_end(&t, 0, t.len());
+                    assert!(short_number(&t[..end]));
+                    let flags = t.iter().fold(0, |a, &b| a | CLASS[b as usize]);
+                    let mut found = Vec::new();
+                    classify(&t, (0, end, t.len()), flags, &mut |f| found.push(f));
+                    assert!(
+                        found.is_empty(),
+                        "{:?}: {found:?}",
+                        String::from_utf8_lossy(&t)
+                    );
+                }
+            }
         }
     }
 }
