@@ -278,14 +278,7 @@ pub(super) fn lower8(w: u64) -> u64 {
 /// The eight bytes of `b` from `i`, little-endian.
 #[inline(always)]
 fn word_at(b: &[u8], i: usize) -> u64 {
-    u64::from_le_bytes([
-        b[i],
-        b[i + 1],
-        b[i + 2],
-        b[i + 3],
-        b[i + 4],
-        b[i + 5],
-        b[i + 6],
-        b[i + 7],
-    ])
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[i..i + 8]);
+    u64::from_le_bytes(w)
 }
