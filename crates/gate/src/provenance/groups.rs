@@ -80,6 +80,10 @@ impl Groups {
         for &b in t {
             let k = GROUP[b as usize];
             all &= k;
+            if all == 0 {
+                // In no group kind: the digits are not looked at.
+                break;
+            }
             digits += usize::from(k & G_DIGIT);
         }
         // Spaced IBAN: `DE89 3704 0044 0532 0130 00`.
