@@ -4,7 +4,7 @@
 use super::found::{Found, Mode};
 use super::parts::{
     amount_range, host_len, is_date_like, is_email_local, is_file_extension, is_number,
-    skip_www_host, trim_tail, CURRENCY_SYMBOLS,
+    skip_www_host, trim_tail, CURRENCY_SYMBOLS, HOST, H_LABEL,
 };
 use super::scan::{C_AT, C_COLON, C_DIGIT, C_DOT, C_OTHER, C_SLASH};
 use super::shapes::{label_run, token, token_mode};
@@ -151,7 +151,13 @@ pub(super) fn path_or_domain(
         }
     };
     // 4. A domain (with an optional path) — unless it is a file name.
-    let (www, hl) = skip_www_host(text, a, end);
+    // A host starts with a label byte: without one there is none to read (what
+    // `skip_www_host` would find: no `www.`, no host).
+    let (www, hl) = if HOST[t[0] as usize] & H_LABEL != 0 {
+        skip_www_host(text, a, end)
+    } else {
+        (a, 0)
+    };
     let host_then = (www + hl < end).then(|| text[www + hl]);
     if !rooted
         && hl > 0
