@@ -14,7 +14,9 @@ use super::found::{Found, Mode};
 use super::groups::Groups;
 use super::parts::{amount_range, is_number, trim_end};
 use super::shapes::{is_quote, quoted_phrase, whole_phrase};
-use super::simd::{stop_byte, stop_mask};
+#[cfg(test)]
+use super::simd::stop_byte;
+use super::simd::{stop_mask, stop_mask_tail};
 use super::ValueKind;
 use serde_json::Value;
 
@@ -62,7 +64,7 @@ const CLASS: [u8; 256] = {
 };
 
 /// Bytes of plain text: separators, commas and bytes of class 0 except capitals (the
-/// definition the skip's [`stop_byte`] is tested against).
+/// definition the skip's `stop_byte` is tested against).
 #[cfg(test)]
 const PLAIN: [bool; 256] = {
     let mut t = [false; 256];
@@ -186,10 +188,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                 let mut m = if k + 16 <= n {
                     stop_mask(text, k)
                 } else {
-                    text[k..]
-                        .iter()
-                        .enumerate()
-                        .fold(0u64, |m, (x, &b)| m | (u64::from(stop_byte(b)) << x))
+                    stop_mask_tail(&text[k..])
                 };
                 while m != 0 {
                     let j = k + m.trailing_zeros() as usize;

@@ -33,7 +33,8 @@ pub(super) fn bits(v: u8x16) -> u64 {
 }
 
 /// The bytes at which the scanner's skip of plain text stops, as bit `i` for `text[k + i]`
-/// (`k + 16 <= text.len()`): the bytes that are not plain ([`stop_byte`]) and the quotes.
+/// (`k + 16 <= text.len()`): the bytes that are not plain (`stop_byte`, its test) and the
+/// quotes.
 #[inline(always)]
 pub(super) fn stop_mask(text: &[u8], k: usize) -> u64 {
     let v = load(text, k);
@@ -48,9 +49,18 @@ pub(super) fn stop_mask(text: &[u8], k: usize) -> u64 {
     bits(value | quote) | bits(v)
 }
 
+/// [`stop_mask`] of the fewer than sixteen bytes `t` (a text's last bytes): read padded with
+/// spaces, which the skip does not stop at.
+#[inline]
+pub(super) fn stop_mask_tail(t: &[u8]) -> u64 {
+    let mut a = [b' '; 16];
+    a[..t.len()].copy_from_slice(t);
+    stop_mask(&a, 0)
+}
+
 /// The byte test [`stop_mask`] stands for: a digit, a capital, one of `. @ : / \ ~ $ + #`, a
 /// non-ASCII byte, or a quote.
-#[inline]
+#[cfg(test)]
 pub(super) fn stop_byte(b: u8) -> bool {
     b >= 0x80
         || b.is_ascii_digit()
@@ -88,6 +98,10 @@ mod tests {
             );
             assert_eq!(bits(v), of(&|b| b >= 0x80));
             assert_eq!(stop_mask(&text, 0), of(&stop_byte));
+            for len in 0..16 {
+                let tail = of(&stop_byte) & ((1u64 << len) - 1);
+                assert_eq!(stop_mask_tail(&text[..len]), tail, "{start} {len}");
+            }
         }
     }
 }
