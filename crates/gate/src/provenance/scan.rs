@@ -1,8 +1,10 @@
 //! The value scanner: one pass over the bytes splits tokens (separators, commas that are not
 //! thousands separators) while collecting each token's byte classes (eight bytes' classes in
-//! one word at a time); a token whose classes cannot make a value (a plain word) costs only
-//! that pass and an update of the cross-token state (spaced IBANs, spaced phone numbers,
-//! amounts beside a currency code). A found value is normalised once, on the stack
+//! one word at a time); plain text (lower-case words, separators) is passed sixteen bytes at a
+//! time by a vector mask of the bytes that may matter (`simd::stop_mask`), and a number of at
+//! most six digits is not classified; a token whose classes cannot make a value (a plain word)
+//! costs only that pass and an update of the cross-token state (spaced IBANs, spaced phone
+//! numbers, amounts beside a currency code). A found value is normalised once, on the stack
 //! ([`Found::normalise_into`]), then keyed eight bytes at a time and compared with `==`; a value
 //! too long for the buffer is keyed and compared straight from the text while normalising.
 //!
