@@ -299,7 +299,7 @@ struct Keyed<'a> {
 
 impl<'a> Keyed<'a> {
     /// Normalise `f` once (into `buf` when it fits) and key it; `None` when it is empty.
-    #[inline]
+    #[inline(always)]
     fn new(f: &Found, text: &[u8], keys: HashKeys, buf: &'a mut NormBuf) -> Option<Keyed<'a>> {
         match f.normalise_into(text, buf) {
             Some(len) => {

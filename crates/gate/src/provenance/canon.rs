@@ -100,7 +100,7 @@ fn needs_reference(text: &[u8]) -> bool {
         let hit = match text[i] {
             0x80..=0xff => true,
             b'%' | b'[' | b'(' | b'{' | b'<' | b'\\' => rewrite_at(text, i),
-            b':' => scheme_before(text, i).is_some() && url_needs(text, i + 1),
+            b':' => scheme_before_reference(text, i).is_some() && url_needs_reference(text, i + 1),
             b'x' | b'X' => label_start(text, i) && starts_with_ci(&text[i..], b"xn--"),
             _ => false,
         };
@@ -110,6 +110,46 @@ fn needs_reference(text: &[u8]) -> bool {
         i += 1;
     }
     false
+}
+
+/// [`scheme_before`] as it was before the length match: part of [`needs_reference`].
+#[cfg(test)]
+fn scheme_before_reference(text: &[u8], colon: usize) -> Option<usize> {
+    let mut a = colon;
+    while a > 0 && text[a - 1].is_ascii_alphabetic() && colon - a < 5 {
+        a -= 1;
+    }
+    if a > 0 && (text[a - 1].is_ascii_alphanumeric() || matches!(text[a - 1], b'+' | b'.' | b'-')) {
+        return None;
+    }
+    let s = &text[a..colon];
+    let known = [&b"http"[..], b"https", b"ftp", b"ws", b"wss"];
+    (known.iter().any(|k| s.eq_ignore_ascii_case(k))
+        && matches!(text.get(colon + 1), Some(b'/' | b'\\')))
+    .then_some(a)
+}
+
+/// [`url_needs`] as it was before the one-pass authority: part of [`needs_reference`].
+#[cfg(test)]
+fn url_needs_reference(text: &[u8], i: usize) -> bool {
+    let slashes = text[i..]
+        .iter()
+        .take_while(|&&c| c == b'/' || c == b'\\')
+        .count();
+    if slashes != 2 || text[i..i + 2] != *b"//" {
+        return true;
+    }
+    let a = i + 2;
+    let e = a + text[a..]
+        .iter()
+        .take_while(|&&c| !url_end(c) && !matches!(c, b'/' | b'\\' | b'?' | b'#'))
+        .count();
+    let auth = &text[a..e];
+    if auth.contains(&b'@') || text.get(e) == Some(&b'\\') {
+        return true;
+    }
+    let host_end = auth.iter().position(|&c| c == b':').unwrap_or(auth.len());
+    ipv4(&auth[..host_end]).is_some_and(|ip| !is_dotted_quad(&auth[..host_end], ip))
 }
 
 /// Would the byte at `i` (one of `% [ ( { < \`) start a rewrite?
@@ -274,18 +314,53 @@ fn scheme_before(text: &[u8], colon: usize) -> Option<usize> {
         return None;
     }
     let s = &text[a..colon];
-    let known = [&b"http"[..], b"https", b"ftp", b"ws", b"wss"];
-    (known.iter().any(|k| s.eq_ignore_ascii_case(k))
-        && matches!(text.get(colon + 1), Some(b'/' | b'\\')))
-    .then_some(a)
+    let known = match s.len() {
+        2 => s.eq_ignore_ascii_case(b"ws"),
+        3 => s.eq_ignore_ascii_case(b"ftp") || s.eq_ignore_ascii_case(b"wss"),
+        4 => s.eq_ignore_ascii_case(b"http"),
+        5 => s.eq_ignore_ascii_case(b"https"),
+        _ => false,
+    };
+    (known && matches!(text.get(colon + 1), Some(b'/' | b'\\'))).then_some(a)
 }
 
-/// Where the authority starting at `a` ends (a browser ends it at `/ \ ? #`).
+/// Bytes of an authority: bit 0 ends it ([`url_end`], `/ \ ? #`), bit 1 is `@`.
+const AUTHORITY: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        let end = c.is_ascii_whitespace()
+            || matches!(
+                c,
+                b'"' | b'\'' | b'<' | b'>' | b'`' | b'/' | b'\\' | b'?' | b'#'
+            );
+        t[i] = end as u8 | (((c == b'@') as u8) << 1);
+        i += 1;
+    }
+    t
+};
+
+/// Where the authority starting at `a` ends (a browser ends it at `/ \ ? #`), and whether it
+/// holds an `@`.
+#[inline]
+fn authority(text: &[u8], a: usize) -> (usize, bool) {
+    let mut e = a;
+    let mut at = 0;
+    while let Some(&c) = text.get(e) {
+        let k = AUTHORITY[c as usize];
+        if k & 1 != 0 {
+            break;
+        }
+        at |= k;
+        e += 1;
+    }
+    (e, at != 0)
+}
+
+/// Where the authority starting at `a` ends.
 fn authority_end(text: &[u8], a: usize) -> usize {
-    a + text[a..]
-        .iter()
-        .take_while(|&&c| !url_end(c) && !matches!(c, b'/' | b'\\' | b'?' | b'#'))
-        .count()
+    authority(text, a).0
 }
 
 fn url_end(c: u8) -> bool {
@@ -294,18 +369,19 @@ fn url_end(c: u8) -> bool {
 
 /// Does the URL whose scheme's `:` is just before `i` need a rewrite?
 fn url_needs(text: &[u8], i: usize) -> bool {
-    let slashes = text[i..]
-        .iter()
-        .take_while(|&&c| c == b'/' || c == b'\\')
-        .count();
-    if slashes != 2 || text[i..i + 2] != *b"//" {
+    // Exactly `//` after the scheme.
+    if text.get(i..i + 2) != Some(b"//") || matches!(text.get(i + 2), Some(b'/' | b'\\')) {
         return true;
     }
     let a = i + 2;
-    let e = authority_end(text, a);
-    let auth = &text[a..e];
-    if auth.contains(&b'@') || text.get(e) == Some(&b'\\') {
+    let (e, at) = authority(text, a);
+    if at || text.get(e) == Some(&b'\\') {
         return true;
+    }
+    let auth = &text[a..e];
+    // Only a host that starts with a digit may be an IPv4 address in another spelling.
+    if !auth.first().is_some_and(u8::is_ascii_digit) {
+        return false;
     }
     let host_end = auth.iter().position(|&c| c == b':').unwrap_or(auth.len());
     ipv4(&auth[..host_end]).is_some_and(|ip| !is_dotted_quad(&auth[..host_end], ip))
@@ -470,7 +546,9 @@ mod tests {
                 "a", "b c ", "x", "xn", "xn--", "XN--bcher", "-", "--", ":", "://", ":\\", "http", "https:",
                 "https://", "https:\\\\h", "//", "%", "%40", "%2540", "%zz", "[at]", "[", "(dot)", "(",
                 "{", "<at>", "<", "\\", "é", "\u{200b}", "a@b", "1.2.3.4", "0x7f000001",
-                "https://a@b/", "http://3405803783/", "w", "........",
+                "https://a@b/", "http://3405803783/", "w", "........", "ftp://", "WSS://", "Ws:/",
+                "https:///", "http://1.2.3.4:80/", "http://0300.0250.1.1/", "http://a\\", "@", "?", "#",
+                "\t", "\"", "hTTp", "sftp://", "8", "127.1", ".",
             ]), 0..80),
             pad in 0usize..40,
         ) {
@@ -491,6 +569,16 @@ mod tests {
             String::from_utf8_lossy(&out).into_owned()
         } else {
             s.to_string()
+        }
+    }
+
+    /// The authority table is the byte tests it stands for.
+    #[test]
+    fn the_authority_table_is_the_byte_tests() {
+        for c in 0..=255u8 {
+            let end = url_end(c) || matches!(c, b'/' | b'\\' | b'?' | b'#');
+            assert_eq!(AUTHORITY[c as usize] & 1 != 0, end, "{c:#x}");
+            assert_eq!(AUTHORITY[c as usize] & 2 != 0, c == b'@', "{c:#x}");
         }
     }
 

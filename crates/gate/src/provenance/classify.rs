@@ -4,7 +4,7 @@
 use super::found::{Found, Mode};
 use super::parts::{
     amount_range, host_len, is_date_like, is_email_local, is_file_extension, is_number,
-    skip_www_host, trim_tail, CURRENCY_SYMBOLS,
+    skip_www_host, trim_tail, CURRENCY_SYMBOLS, HOST, H_LABEL,
 };
 use super::scan::{C_AT, C_COLON, C_DIGIT, C_DOT, C_OTHER, C_SLASH};
 use super::shapes::{label_run, token, token_mode};
@@ -107,7 +107,11 @@ pub(super) fn classify(
     if a >= end {
         return;
     }
-    if flags & (C_DOT | C_SLASH | C_COLON | C_OTHER) != 0 && path_or_domain(text, a, end, out) {
+    // The token's `/` and `\` are all in `text[a..end]` (neither is leading or trailing
+    // punctuation): its flags say whether it has one.
+    if flags & (C_DOT | C_SLASH | C_COLON | C_OTHER) != 0
+        && path_or_domain(text, a, end, flags & C_SLASH != 0, out)
+    {
         return;
     }
     let mut found = false;
@@ -122,16 +126,18 @@ pub(super) fn classify(
     }
 }
 
-/// A file path, or a domain with an optional path, at `text[a..end]`: pushed, and true.
+/// A file path, or a domain with an optional path, at `text[a..end]` (`has_slash`: it holds
+/// a `/` or a `\`): pushed, and true.
 pub(super) fn path_or_domain(
     text: &[u8],
     a: usize,
     end: usize,
+    has_slash: bool,
     out: &mut impl FnMut(Found),
 ) -> bool {
     let t = &text[a..end];
+    debug_assert_eq!(has_slash, t.contains(&b'/') || t.contains(&b'\\'));
     // 3. A file path.
-    let has_slash = t.contains(&b'/') || t.contains(&b'\\');
     let rooted = match t {
         [b'/', ..] | [b'~' | b'.', b'/', ..] | [b'.', b'.', b'/', ..] => true,
         [l, b':', b'\\', ..] => l.is_ascii_alphabetic(),
@@ -145,7 +151,13 @@ pub(super) fn path_or_domain(
         }
     };
     // 4. A domain (with an optional path) — unless it is a file name.
-    let (www, hl) = skip_www_host(text, a, end);
+    // A host starts with a label byte: without one there is none to read (what
+    // `skip_www_host` would find: no `www.`, no host).
+    let (www, hl) = if HOST[t[0] as usize] & H_LABEL != 0 {
+        skip_www_host(text, a, end)
+    } else {
+        (a, 0)
+    };
     let host_then = (www + hl < end).then(|| text[www + hl]);
     if !rooted
         && hl > 0

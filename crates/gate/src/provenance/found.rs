@@ -135,7 +135,9 @@ impl Found {
         // the mode keeps (lower-casing leaves digits and `.` as they are).
         let mut n = 0;
         for &b in t {
-            buf.0[n] = b.to_ascii_lowercase();
+            // `n` is below the value's length (at most `INLINE`, a power of two) when a byte
+            // is written: the mask changes nothing and spares the bounds check.
+            buf.0[n & (INLINE - 1)] = LOWER[b as usize];
             n += usize::from(KEEP[b as usize] & need != 0);
         }
         Some(n)
@@ -195,6 +197,19 @@ impl NormBuf {
         Some(finalise(acc))
     }
 }
+
+/// ASCII lower case of each byte, as a table.
+const LOWER: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u8).to_ascii_lowercase();
+        i += 1;
+    }
+    t
+};
+
+const _: () = assert!(INLINE.is_power_of_two());
 
 /// Bytes each [`Mode`] other than `Lower` keeps (bits): digits (`Digits`), letters and digits
 /// (`AlnumLower`), digits and `.` (`Amount`).
@@ -278,14 +293,7 @@ pub(super) fn lower8(w: u64) -> u64 {
 /// The eight bytes of `b` from `i`, little-endian.
 #[inline(always)]
 fn word_at(b: &[u8], i: usize) -> u64 {
-    u64::from_le_bytes([
-        b[i],
-        b[i + 1],
-        b[i + 2],
-        b[i + 3],
-        b[i + 4],
-        b[i + 5],
-        b[i + 6],
-        b[i + 7],
-    ])
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[i..i + 8]);
+    u64::from_le_bytes(w)
 }

@@ -49,6 +49,7 @@ pub(super) struct Groups {
 
 impl Groups {
     /// The token `text[s..e]`, `text[s..end]` without its trailing punctuation.
+    #[inline]
     pub(super) fn token(
         &mut self,
         text: &[u8],
@@ -73,6 +74,19 @@ impl Groups {
             self.prev = None;
             return;
         }
+        self.live_token(text, (s, end, e), has_digit, out);
+    }
+
+    /// [`token`](Self::token) for a token that is not inert (apart, so that the inert
+    /// tokens, most of them, take the short path inline).
+    #[inline(never)]
+    fn live_token(
+        &mut self,
+        text: &[u8],
+        (s, end, e): (usize, usize, usize),
+        has_digit: bool,
+        out: &mut impl FnMut(Found),
+    ) {
         let t = &text[s..end.max(s)];
         let gap_single = |from: usize| s == from + 1 && text[from] == b' ';
         // One pass: which of the group kinds every byte of `t` has, and its digits.
@@ -80,6 +94,10 @@ impl Groups {
         for &b in t {
             let k = GROUP[b as usize];
             all &= k;
+            if all == 0 {
+                // In no group kind: the digits are not looked at.
+                break;
+            }
             digits += usize::from(k & G_DIGIT);
         }
         // Spaced IBAN: `DE89 3704 0044 0532 0130 00`.

@@ -102,16 +102,20 @@ pub(super) fn host_len(s: &[u8]) -> usize {
     let mut all_numeric = true;
     let mut host_end = 0;
     let (mut last_len, mut last_alpha) = (0, false);
-    let (mut start, mut digits_only, mut alpha_only) = (0, true, true);
     let mut i = 0;
     loop {
-        let k = s.get(i).map_or(0, |&b| HOST[b as usize]);
-        if k & H_LABEL != 0 {
-            digits_only &= k == H_DIGIT;
-            alpha_only &= k == H_ALPHA;
+        // One label: its bytes' kinds or-ed (all digits: `H_DIGIT`; all letters: `H_ALPHA`).
+        let start = i;
+        let mut kinds = 0;
+        let k = loop {
+            let k = s.get(i).map_or(0, |&b| HOST[b as usize]);
+            if k & H_LABEL == 0 {
+                break k;
+            }
+            kinds |= k;
             i += 1;
-            continue;
-        }
+        };
+        let (digits_only, alpha_only) = (kinds == H_DIGIT, kinds == H_ALPHA);
         // A dot or the end of the host closes the label `s[start..i]`.
         let len = i - start;
         if len == 0 {
@@ -136,7 +140,6 @@ pub(super) fn host_len(s: &[u8]) -> usize {
             break;
         }
         i += 1;
-        (start, digits_only, alpha_only) = (i, true, true);
     }
     let ipv4 = labels == 4 && all_numeric;
     let named = labels >= 2 && (2..=24).contains(&last_len) && last_alpha;

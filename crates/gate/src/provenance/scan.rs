@@ -1,8 +1,10 @@
 //! The value scanner: one pass over the bytes splits tokens (separators, commas that are not
 //! thousands separators) while collecting each token's byte classes (eight bytes' classes in
-//! one word at a time); a token whose classes cannot make a value (a plain word) costs only
-//! that pass and an update of the cross-token state (spaced IBANs, spaced phone numbers,
-//! amounts beside a currency code). A found value is normalised once, on the stack
+//! one word at a time); plain text (lower-case words, separators) is passed sixteen bytes at a
+//! time by a vector mask of the bytes that may matter (`simd::stop_mask`), and a number of at
+//! most six digits is not classified; a token whose classes cannot make a value (a plain word)
+//! costs only that pass and an update of the cross-token state (spaced IBANs, spaced phone
+//! numbers, amounts beside a currency code). A found value is normalised once, on the stack
 //! ([`Found::normalise_into`]), then keyed eight bytes at a time and compared with `==`; a value
 //! too long for the buffer is keyed and compared straight from the text while normalising.
 //!
@@ -10,10 +12,13 @@
 //! that both find the same values.
 
 use super::classify::classify;
-use super::found::{in_range8, Found, Mode};
+use super::found::{Found, Mode};
 use super::groups::Groups;
 use super::parts::{amount_range, is_number, trim_end};
 use super::shapes::{is_quote, quoted_phrase, whole_phrase};
+#[cfg(test)]
+use super::simd::stop_byte;
+use super::simd::{stop_mask, stop_mask_tail};
 use super::ValueKind;
 use serde_json::Value;
 
@@ -60,7 +65,9 @@ const CLASS: [u8; 256] = {
     t
 };
 
-/// Bytes of plain text: separators, commas and bytes of class 0 except capitals.
+/// Bytes of plain text: separators, commas and bytes of class 0 except capitals (the
+/// definition the skip's `stop_byte` is tested against).
+#[cfg(test)]
 const PLAIN: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
@@ -70,35 +77,6 @@ const PLAIN: [bool; 256] = {
     }
     t
 };
-
-/// Are all eight bytes ASCII lower-case letters or spaces (all [`PLAIN`])? (The test of
-/// [`other_than_lower_or_space8`].)
-#[cfg(test)]
-pub(super) fn lower_or_space8(w: u64) -> bool {
-    other_than_lower_or_space8(w) == 0
-}
-
-/// The high bit of each of the eight bytes that is neither an ASCII lower-case letter nor a
-/// space (exact per byte: the first one is at `trailing_zeros() / 8`).
-#[inline]
-pub(super) fn other_than_lower_or_space8(w: u64) -> u64 {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let lower = in_range8(w, b'a', b'z');
-    // High bit set for a byte that is not a space (exact: no borrow between bytes).
-    let x = w ^ 0x2020_2020_2020_2020;
-    let not_space = ((x & LOW7) + LOW7) | x;
-    !(lower | !not_space) & HIGH
-}
-
-/// The high bit of each of the eight bytes that is a space (exact per byte).
-#[inline]
-pub(super) fn spaces8(w: u64) -> u64 {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let x = w ^ 0x2020_2020_2020_2020;
-    !(((x & LOW7) + LOW7) | x) & HIGH
-}
 
 /// [`CLASS`] of eight bytes, one per byte of a little-endian word.
 #[inline]
@@ -173,6 +151,14 @@ pub(super) const TRAILING: [u8; 256] = {
     t
 };
 
+/// Is `t` at most six ASCII digits (or empty)? Such a token holds no value ([`classify`]
+/// finds none in it: the property tests compare with the reference scanner, which classifies
+/// every token).
+#[inline]
+fn short_number(t: &[u8]) -> bool {
+    t.len() <= 6 && t.iter().all(u8::is_ascii_digit)
+}
+
 /// Scan `text` once; call `out` for every value found (possibly twice for one value).
 pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
     let mut groups = Groups::default();
@@ -196,55 +182,44 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             // only clears the previous token, as an inert token does), and one `.` or `:`
             // after a letter at the end of a token (`Friday.`, `sender:`: trailing
             // punctuation, dropped before the token's classes are looked at).
-            let mut j = i;
-            // The start of the token `j` is in: after the last separator or comma passed.
-            let mut tok = i;
-            loop {
-                // Lower-case letters and spaces eight bytes at a time, up to the first other
-                // byte; that byte (or one of the last seven) is looked at alone.
-                while let Some(w) = text.get(j..j + 8) {
-                    let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-                    let other = other_than_lower_or_space8(w);
-                    // The spaces passed: those before the first other byte.
-                    let passed = match other {
-                        0 => u64::MAX,
-                        o => (1u64 << o.trailing_zeros()) - 1,
-                    };
-                    let spaces = spaces8(w) & passed;
-                    if spaces != 0 {
-                        tok = j + (63 - spaces.leading_zeros() as usize) / 8 + 1;
-                    }
-                    if other != 0 {
-                        j += (other.trailing_zeros() / 8) as usize;
-                        break;
-                    }
-                    j += 8;
-                }
-                let Some(&b) = text.get(j) else { break };
-                if PLAIN[b as usize] {
+            // The bytes the skip may stop at ([`stop_mask`]: the bytes that are not plain,
+            // and the quotes) sixteen at a time; only those are looked at one by one.
+            let mut stop = n;
+            let mut k = i;
+            'skip: while k < n {
+                let mut m = if k + 16 <= n {
+                    stop_mask(text, k)
+                } else {
+                    stop_mask_tail(&text[k..])
+                };
+                while m != 0 {
+                    let j = k + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let b = text[j];
                     if is_quote(b) {
                         quoted_phrase(text, j, out);
+                        continue;
                     }
-                    if BOUNDARY[b as usize] {
-                        tok = j + 1;
+                    let next = text.get(j + 1).copied();
+                    if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
+                        continue;
                     }
-                    j += 1;
-                    continue;
+                    if matches!(b, b'.' | b':')
+                        && j > i
+                        && text[j - 1].is_ascii_alphabetic()
+                        && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
+                    {
+                        continue;
+                    }
+                    stop = j;
+                    break 'skip;
                 }
-                let next = text.get(j + 1).copied();
-                if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
-                    j += 2;
-                    continue;
-                }
-                if matches!(b, b'.' | b':')
-                    && j > i
-                    && text[j - 1].is_ascii_alphabetic()
-                    && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
-                {
-                    j += 1;
-                    continue;
-                }
-                break;
+                k += 16;
+            }
+            // The start of the token `stop` is in: after the last separator or comma before it.
+            let mut tok = stop;
+            while tok > i && !BOUNDARY[text[tok - 1] as usize] {
+                tok -= 1;
             }
             // Back to the start of the token holding the byte the skip stopped at.
             let j = tok;
@@ -308,7 +283,10 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                     .fold(0u8, |a, &b| a | CLASS[b as usize])
             };
             let end = trim_end(text, s, i);
-            if core & C_VALUE != 0 {
+            // A number of at most six digits (`0`, `555`, `2024.`) is no value: not an
+            // amount without a symbol or code, an identifier (≥ 7 digits) or a token (which
+            // has a letter); its only part is in the groups below.
+            if core & C_VALUE != 0 && !short_number(&text[s..end]) {
                 classify(text, (s, end, i), flags, out);
             }
             groups.token(text, (s, end, i), flags, out);
@@ -392,19 +370,35 @@ pub(super) fn json_leaves(v: &Value, out: &mut impl FnMut(&[u8], Found)) {
 mod tests {
     use super::*;
 
-    /// The space mask flags exactly the spaces, whatever their neighbours.
+    /// The skip stops at exactly the bytes that are not plain, and at the quotes.
     #[test]
-    fn the_space_mask_flags_exactly_the_spaces() {
+    fn the_skip_stops_at_the_bytes_that_are_not_plain_and_at_quotes() {
         for b in 0..=255u8 {
-            for pos in 0..8 {
-                for fill in [b'a', b' ', 0x20 ^ 0x80, 0xa0, 0, 0xff] {
-                    let mut w = [fill; 8];
-                    w[pos] = b;
-                    let want = w
-                        .iter()
-                        .enumerate()
-                        .fold(0u64, |m, (k, &x)| m | (u64::from(x == b' ') << (8 * k + 7)));
-                    assert_eq!(spaces8(u64::from_le_bytes(w)), want, "{b:#x} at {pos}");
+            assert_eq!(stop_byte(b), !PLAIN[b as usize] || is_quote(b), "{b:#x}");
+        }
+    }
+
+    /// The tokens `scan` does not classify: numbers of at most six digits, whatever
+    /// punctuation ends them, yield nothing when classified.
+    #[test]
+    fn short_numbers_classified_yield_nothing() {
+        for len in 1..=6 {
+            for digit in b'0'..=b'9' {
+                for tail in ["", ".", ":", ",", ".)", "!", "?", "'", ";"] {
+                    let mut t: Vec<u8> = (0..len)
+                        .map(|k| digit.wrapping_add(k as u8 * 3) % 10 + b'0')
+                        .collect();
+                    t.extend_from_slice(tail.as_bytes());
+                    let end = trim_end(&t, 0, t.len());
+                    assert!(short_number(&t[..end]));
+                    let flags = t.iter().fold(0, |a, &b| a | CLASS[b as usize]);
+                    let mut found = Vec::new();
+                    classify(&t, (0, end, t.len()), flags, &mut |f| found.push(f));
+                    assert!(
+                        found.is_empty(),
+                        "{:?}: {found:?}",
+                        String::from_utf8_lossy(&t)
+                    );
                 }
             }
         }

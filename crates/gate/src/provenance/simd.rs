@@ -21,7 +21,6 @@ pub(super) fn eq(v: u8x16, b: u8) -> u8x16 {
 
 /// Lanes in `lo..=hi` (all ones) or not (zero).
 #[inline(always)]
-#[cfg(test)]
 pub(super) fn in_range(v: u8x16, lo: u8, hi: u8) -> u8x16 {
     let d = v - u8x16::splat(lo);
     d.min(u8x16::splat(hi - lo)).cmp_eq(d)
@@ -31,6 +30,45 @@ pub(super) fn in_range(v: u8x16, lo: u8, hi: u8) -> u8x16 {
 #[inline(always)]
 pub(super) fn bits(v: u8x16) -> u64 {
     u64::from(v.move_mask() as u32 & 0xffff)
+}
+
+/// The bytes at which the scanner's skip of plain text stops, as bit `i` for `text[k + i]`
+/// (`k + 16 <= text.len()`): the bytes that are not plain (`stop_byte`, its test) and the
+/// quotes.
+#[inline(always)]
+pub(super) fn stop_mask(text: &[u8], k: usize) -> u64 {
+    let v = load(text, k);
+    // `. /` digits `:`, `@` and capitals, `# $`, and `+ \ ~`; non-ASCII by its high bit.
+    let value = in_range(v, b'.', b':')
+        | in_range(v, b'@', b'Z')
+        | in_range(v, b'#', b'$')
+        | eq(v, b'+')
+        | eq(v, b'\\')
+        | eq(v, b'~');
+    let quote = eq(v, b'"') | eq(v, b'\'') | eq(v, b'`');
+    bits(value | quote) | bits(v)
+}
+
+/// [`stop_mask`] of the fewer than sixteen bytes `t` (a text's last bytes): read padded with
+/// spaces, which the skip does not stop at.
+#[inline]
+pub(super) fn stop_mask_tail(t: &[u8]) -> u64 {
+    let mut a = [b' '; 16];
+    a[..t.len()].copy_from_slice(t);
+    stop_mask(&a, 0)
+}
+
+/// The byte test [`stop_mask`] stands for: a digit, a capital, one of `. @ : / \ ~ $ + #`, a
+/// non-ASCII byte, or a quote.
+#[cfg(test)]
+pub(super) fn stop_byte(b: u8) -> bool {
+    b >= 0x80
+        || b.is_ascii_digit()
+        || b.is_ascii_uppercase()
+        || matches!(
+            b,
+            b'.' | b'@' | b':' | b'/' | b'\\' | b'~' | b'$' | b'+' | b'#' | b'"' | b'\'' | b'`'
+        )
 }
 
 #[cfg(test)]
@@ -59,6 +97,11 @@ mod tests {
                 of(&|b| (b'.'..=b':').contains(&b))
             );
             assert_eq!(bits(v), of(&|b| b >= 0x80));
+            assert_eq!(stop_mask(&text, 0), of(&stop_byte));
+            for len in 0..16 {
+                let tail = of(&stop_byte) & ((1u64 << len) - 1);
+                assert_eq!(stop_mask_tail(&text[..len]), tail, "{start} {len}");
+            }
         }
     }
 }

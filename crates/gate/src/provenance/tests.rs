@@ -864,25 +864,6 @@ proptest! {
 }
 
 #[test]
-fn eight_plain_bytes_at_once() {
-    // Every byte value at every position, beside lower-case letters and spaces.
-    for b in 0..=255u8 {
-        for pos in 0..8 {
-            for fill in [b'a', b' ', b'z'] {
-                let mut w = [fill; 8];
-                w[pos] = b;
-                let want = b == b' ' || b.is_ascii_lowercase();
-                assert_eq!(
-                    scan::lower_or_space8(u64::from_le_bytes(w)),
-                    want,
-                    "{b:#x} at {pos}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
 fn eight_bytes_lower_cased_at_once() {
     for b in 0..=255u8 {
         for pos in 0..8 {
@@ -1116,29 +1097,6 @@ fn capitalised_words_and_trailing_colons_beside_values_agree_with_the_reference(
                         "{t:?}"
                     );
                 }
-            }
-        }
-    }
-}
-
-#[test]
-fn the_first_byte_other_than_lower_case_or_space_is_found_exactly() {
-    // The plain-text skip jumps to `trailing_zeros() / 8`: the mask must flag exactly the
-    // bytes that are neither a lower-case letter nor a space, whatever their neighbours.
-    for b in 0..=255u8 {
-        for pos in 0..8 {
-            for fill in [b'a', b' ', b'z', b'A', 0x80, 0xff] {
-                let mut w = [fill; 8];
-                w[pos] = b;
-                let want = w.iter().enumerate().fold(0u64, |m, (k, &x)| {
-                    let other = !(x == b' ' || x.is_ascii_lowercase());
-                    m | (u64::from(other) << (8 * k + 7))
-                });
-                assert_eq!(
-                    scan::other_than_lower_or_space8(u64::from_le_bytes(w)),
-                    want,
-                    "{b:#x} at {pos} in {fill:#x}"
-                );
             }
         }
     }
