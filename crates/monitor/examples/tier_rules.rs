@@ -29,11 +29,10 @@
 //! candidate tier rules".)
 
 use augur_gate::classifier::Classifier;
-use augur_gate::dtr::{Reversibility, ToolEscalation};
 use augur_gate::policy::Verdict;
-use augur_gate::provenance::{ArgProvenance, Origin, Provenance, ValueKind};
+use augur_gate::provenance::{ArgProvenance, Origin, Provenance};
 use augur_gate::words::NamePattern;
-use augur_monitor::eval::{is_destination, is_payload, tier_metrics, Rate};
+use augur_monitor::eval::{flagged_arguments, tier_metrics, Rate};
 use augur_monitor::runs::{read_runs_file, ObservationSource, Run, RunStep};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -151,69 +150,46 @@ fn verdicts(
             delegated.insert(k as u32);
         }
         let mut verdict = Verdict::Allow;
-        if let Some(map) = args.as_object() {
-            let risky = classifier.classify(tool, args).is_none_or(|c| {
-                c.implication.t >= ToolEscalation::FileWrite
-                    || c.implication.r == Reversibility::Irreversible
-            });
-            for (name, v) in map {
-                let dest = is_destination(name);
-                if !dest && !is_payload(name) {
-                    continue;
-                }
-                let ArgProvenance::Untrusted(e) = store.provenance_of(v) else {
-                    continue;
-                };
-                let network = dest
-                    && matches!(
-                        e.kind,
-                        ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain
-                    );
-                if !(risky || network) {
-                    continue;
-                }
-                let source = e.untrusted.map(|s| s.step);
-                // Whether the value comes from the signal's text (within `w` bytes of its
-                // evidence; `None`: anywhere in the result).
-                // `Some(usize::MAX)`: within the signal's extent.
-                let from_signal = |s: u32, w: Option<usize>| {
-                    signals.get(&s).is_some_and(|(text, span, extent)| {
-                        let Some(w) = w else { return true };
-                        let win = if w == usize::MAX {
-                            window(text, extent.clone(), 0)
-                        } else {
-                            window(text, span.clone(), w)
-                        };
-                        let mut vs = Vec::new();
-                        leaves(v, &mut vs);
-                        vs.iter().any(|l| match l {
-                            Value::String(x) => {
-                                let x = x.to_lowercase();
-                                x.len() >= 3
-                                    && (win.contains(&x)
-                                        || x.split_whitespace()
-                                            .any(|t| t.len() >= 6 && win.contains(t)))
-                            }
-                            _ => false,
-                        })
+        for (_, v, e) in flagged_arguments(classifier, &store, tool, args) {
+            let source = e.untrusted.map(|s| s.step);
+            // Whether the value comes from the signal's text (within `w` bytes of its
+            // evidence; `None`: anywhere in the result).
+            // `Some(usize::MAX)`: within the signal's extent.
+            let from_signal = |s: u32, w: Option<usize>| {
+                signals.get(&s).is_some_and(|(text, span, extent)| {
+                    let Some(w) = w else { return true };
+                    let win = if w == usize::MAX {
+                        window(text, extent.clone(), 0)
+                    } else {
+                        window(text, span.clone(), w)
+                    };
+                    let mut vs = Vec::new();
+                    leaves(v, &mut vs);
+                    vs.iter().any(|l| match l {
+                        Value::String(x) => {
+                            let x = x.to_lowercase();
+                            x.len() >= 3
+                                && (win.contains(&x)
+                                    || x.split_whitespace()
+                                        .any(|t| t.len() >= 6 && win.contains(t)))
+                        }
+                        _ => false,
                     })
-                };
-                let this = match (rule, source) {
-                    (Rule::Delegated(w), Some(s))
-                        if delegated.contains(&s) && !from_signal(s, w) =>
-                    {
-                        Verdict::Pause
-                    }
-                    (Rule::DelegatedExtent, Some(s))
-                        if delegated.contains(&s) && !from_signal(s, Some(usize::MAX)) =>
-                    {
-                        Verdict::Pause
-                    }
-                    (Rule::NoSignalAnySource, Some(s)) if !from_signal(s, None) => Verdict::Pause,
-                    _ => Verdict::Block,
-                };
-                verdict = verdict.max(this);
-            }
+                })
+            };
+            let this = match (rule, source) {
+                (Rule::Delegated(w), Some(s)) if delegated.contains(&s) && !from_signal(s, w) => {
+                    Verdict::Pause
+                }
+                (Rule::DelegatedExtent, Some(s))
+                    if delegated.contains(&s) && !from_signal(s, Some(usize::MAX)) =>
+                {
+                    Verdict::Pause
+                }
+                (Rule::NoSignalAnySource, Some(s)) if !from_signal(s, None) => Verdict::Pause,
+                _ => Verdict::Block,
+            };
+            verdict = verdict.max(this);
         }
         out.push(verdict);
     }

@@ -146,39 +146,59 @@ pub fn provenance_flag_with(
     run: &Run,
 ) -> Option<usize> {
     use crate::runs::RunStep;
-    use augur_gate::dtr::{Reversibility, ToolEscalation};
-    use augur_gate::provenance::{ArgProvenance, Provenance, ValueKind};
-    let mut store = Provenance::new();
+    let mut store = augur_gate::provenance::Provenance::new();
     let mut next = 0;
     for (k, step) in run.steps.iter().enumerate() {
         feed(&mut store, trusted, run, &mut next, k);
         let RunStep::Tool { tool, args } = step else {
             continue;
         };
-        let Some(map) = args.as_object() else {
-            continue;
-        };
-        let risky = classifier.classify(tool, args).is_none_or(|c| {
-            c.implication.t >= ToolEscalation::FileWrite
-                || c.implication.r == Reversibility::Irreversible
-        });
-        for (name, v) in map {
-            let dest = is_destination(name);
-            if !dest && !is_payload(name) {
-                continue;
-            }
-            if let ArgProvenance::Untrusted(e) = store.provenance_of(v) {
-                if risky
-                    || (dest
-                        && matches!(
-                            e.kind,
-                            ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain
-                        ))
-                {
-                    return Some(k);
-                }
-            }
+        if !flagged_arguments(classifier, &store, tool, args).is_empty() {
+            return Some(k);
         }
     }
     None
+}
+
+/// The arguments for which the provenance rule flags a call (see [`provenance_flag`]): each
+/// destination or payload argument of provenance *untrusted* when the call writes or cannot
+/// be undone, or a destination whose untrusted value is a URL or a domain; with the name,
+/// the value and the store's evidence.
+pub fn flagged_arguments<'a>(
+    classifier: &Classifier,
+    store: &augur_gate::provenance::Provenance,
+    tool: &str,
+    args: &'a serde_json::Value,
+) -> Vec<(
+    &'a str,
+    &'a serde_json::Value,
+    augur_gate::provenance::Evidence,
+)> {
+    use augur_gate::dtr::{Reversibility, ToolEscalation};
+    use augur_gate::provenance::{ArgProvenance, ValueKind};
+    let Some(map) = args.as_object() else {
+        return Vec::new();
+    };
+    let risky = classifier.classify(tool, args).is_none_or(|c| {
+        c.implication.t >= ToolEscalation::FileWrite
+            || c.implication.r == Reversibility::Irreversible
+    });
+    let mut out = Vec::new();
+    for (name, v) in map {
+        let dest = is_destination(name);
+        if !dest && !is_payload(name) {
+            continue;
+        }
+        if let ArgProvenance::Untrusted(e) = store.provenance_of(v) {
+            let network = dest
+                && matches!(
+                    e.kind,
+                    ValueKind::Url | ValueKind::Domain | ValueKind::MailDomain
+                );
+            if risky || network {
+                out.push((name.as_str(), v, e));
+            }
+        }
+    }
+    out
 }

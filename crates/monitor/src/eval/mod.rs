@@ -59,8 +59,8 @@ mod train;
 
 use baselines::*;
 pub use baselines::{
-    is_destination, is_payload, provenance_flag, provenance_flag_with, DESTINATION_WORDS,
-    PAYLOAD_WORDS,
+    flagged_arguments, is_destination, is_payload, provenance_flag, provenance_flag_with,
+    DESTINATION_WORDS, PAYLOAD_WORDS,
 };
 pub use calibration::{calibration, Calibration, CalibrationBin};
 use metrics::*;
