@@ -272,6 +272,45 @@ pub struct RoundReport {
     /// The SHA-256 of the round's monitor as Augur writes it (the monitor file's text without
     /// its last newline): `augur monitor learn` on the training runs writes that file.
     pub monitor_sha256: String,
+    /// The PAC status of its learned rows over all its tables (`(ε, δ)` of
+    /// [`EvalOptions::pac`]): how many hold their bound, are short of it (observed too few
+    /// times), were never observed, or are determined by validity.
+    pub pac: PacCounts,
+}
+
+/// Rows of learned tables by PAC status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PacCounts {
+    /// Rows observed often enough for the bound.
+    pub holds: usize,
+    /// Rows observed, but fewer times than the bound asks.
+    pub short: usize,
+    /// Rows never observed (smoothing or the uniform fallback).
+    pub unobserved: usize,
+    /// Rows fixed by validity (nothing to learn).
+    pub determined: usize,
+}
+
+impl PacCounts {
+    /// The counts of every learned table of `monitor`.
+    pub fn of(monitor: &Monitor) -> PacCounts {
+        use augur_gate::monitor::PacStatus;
+        let mut c = PacCounts::default();
+        for l in monitor
+            .tables
+            .iter()
+            .filter_map(|t| t.learning.as_deref())
+            .flatten()
+        {
+            match l.pac {
+                PacStatus::Holds => c.holds += 1,
+                PacStatus::Short => c.short += 1,
+                PacStatus::Unobserved => c.unobserved += 1,
+                PacStatus::Determined => c.determined += 1,
+            }
+        }
+        c
+    }
 }
 
 /// A run the monitor flagged, with why.
@@ -674,6 +713,7 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
             train: tr.iter().map(|&i| runs[i].id.clone()).collect(),
             test_runs: te.len(),
             monitor_sha256: augur_gate::sha256_hex([f.monitor.to_json().as_bytes()]),
+            pac: PacCounts::of(&f.monitor),
         })
         .collect();
     let horizon_curves = level_curves(&results[0].monitor);

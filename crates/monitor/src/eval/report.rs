@@ -232,6 +232,27 @@ impl EvalReport {
         }
         let _ = writeln!(
             s,
+            "\nThe rounds' learned rows by PAC status (`augur monitor learn` on a round's training runs lists its short rows):\n"
+        );
+        let _ = writeln!(
+            s,
+            "| round | training runs | hold the bound | short of it | unobserved | determined |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|---|");
+        for (i, r) in self.rounds.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                i + 1,
+                r.train.len(),
+                r.pac.holds,
+                r.pac.short,
+                r.pac.unobserved,
+                r.pac.determined
+            );
+        }
+        let _ = writeln!(
+            s,
             "\nMarkov-order check (next-state accuracy on test transitions):\n"
         );
         let _ = writeln!(s, "| order | accuracy |");

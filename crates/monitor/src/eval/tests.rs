@@ -219,6 +219,17 @@ fn the_monitor_separates_the_synthetic_runs() {
     .unwrap();
     assert_eq!(k.test_runs, runs.len());
     assert_eq!(k.markov_order.len(), 3);
+    // Each round's rows by PAC status cover every learned row of its monitor (180 per table),
+    // and the small training set leaves rows short of the default (0.1, 0.05) bound.
+    for round in &k.rounds {
+        let p = round.pac;
+        let rows = p.holds + p.short + p.unobserved + p.determined;
+        assert_eq!(rows % 180, 0, "{p:?}");
+        assert!(rows >= 180 && p.short > 0 && p.unobserved > 0, "{p:?}");
+    }
+    assert!(k
+        .to_text()
+        .contains("| round | training runs | hold the bound |"));
 }
 
 #[test]
