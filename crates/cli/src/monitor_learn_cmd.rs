@@ -57,9 +57,8 @@ struct TableStatus<'a> {
     table: &'a Table,
     runs: usize,
     observed: usize,
-    holds: usize,
-    determined: usize,
-    unobserved: usize,
+    /// Its rows by PAC status.
+    pac: augur_monitor::eval::PacCounts,
     /// (model state, observations, more needed), most needed first.
     short: Vec<(usize, u64, u64)>,
 }
@@ -67,7 +66,6 @@ struct TableStatus<'a> {
 impl<'a> TableStatus<'a> {
     fn new(table: &'a Table, runs: &[Run]) -> TableStatus<'a> {
         let learning = table.learning.as_deref().unwrap_or(&[]);
-        let count = |p: PacStatus| learning.iter().filter(|l| l.pac == p).count();
         let mut short: Vec<(usize, u64, u64)> = learning
             .iter()
             .enumerate()
@@ -85,9 +83,7 @@ impl<'a> TableStatus<'a> {
                 None => runs.len(),
             },
             observed: learning.iter().filter(|l| l.observations > 0).count(),
-            holds: count(PacStatus::Holds),
-            determined: count(PacStatus::Determined),
-            unobserved: count(PacStatus::Unobserved),
+            pac: augur_monitor::eval::PacCounts::of_rows(learning),
             short,
         }
     }
@@ -111,8 +107,8 @@ impl<'a> TableStatus<'a> {
             .collect();
         json!({"category": self.table.category, "runs": self.runs,
                "states": self.table.model.states, "observed": self.observed,
-               "holds": self.holds, "short": self.short.len(), "determined": self.determined,
-               "unobserved": self.unobserved, "more_needed": self.more_needed(),
+               "holds": self.pac.holds, "short": self.short.len(), "determined": self.pac.determined,
+               "unobserved": self.pac.unobserved, "more_needed": self.more_needed(),
                "initial_value": self.table.value[self.table.initial as usize],
                "short_states": short})
     }
@@ -253,11 +249,11 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
             s.runs.to_string(),
             format!("{:.6}", s.table.value[s.table.initial as usize]),
             format!("{} of {}", s.observed, s.table.model.states),
-            s.holds.to_string(),
+            s.pac.holds.to_string(),
             s.short.len().to_string(),
             s.more_needed().to_string(),
-            s.determined.to_string(),
-            s.unobserved.to_string(),
+            s.pac.determined.to_string(),
+            s.pac.unobserved.to_string(),
         ]);
     }
     write!(out, "{}", crate::table::render(&t, "  "))?;

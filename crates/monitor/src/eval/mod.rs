@@ -294,14 +294,22 @@ pub struct PacCounts {
 impl PacCounts {
     /// The counts of every learned table of `monitor`.
     pub fn of(monitor: &Monitor) -> PacCounts {
+        PacCounts::of_rows(
+            monitor
+                .tables
+                .iter()
+                .filter_map(|t| t.learning.as_deref())
+                .flatten(),
+        )
+    }
+
+    /// The counts of these rows (one table's `learning`, say).
+    pub fn of_rows<'a>(
+        rows: impl IntoIterator<Item = &'a augur_gate::monitor::LearningStatus>,
+    ) -> PacCounts {
         use augur_gate::monitor::PacStatus;
         let mut c = PacCounts::default();
-        for l in monitor
-            .tables
-            .iter()
-            .filter_map(|t| t.learning.as_deref())
-            .flatten()
-        {
+        for l in rows {
             match l.pac {
                 PacStatus::Holds => c.holds += 1,
                 PacStatus::Short => c.short += 1,
