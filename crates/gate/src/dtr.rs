@@ -281,11 +281,16 @@ impl SafetyState {
         use ToolEscalation as T;
         let (d, t, r) = (self.d, self.t, self.r);
         let irrev = r == R::Irreversible;
-        if d >= D::Credentials && t >= T::Network && irrev {
+        // Rules 1, 2 and 13 (data moved somewhere it cannot be taken back from) do not apply
+        // when the action's destination is the user's (p = USER, issue 41): a payment or a
+        // send the user asked for, to whom they named, is decided by that provenance, not
+        // by the verb.
+        let elsewhere = self.p != Prov::User;
+        if elsewhere && d >= D::Credentials && t >= T::Network && irrev {
             (RiskLevel::Violated, 1)
-        } else if d >= D::Sensitive && t >= T::Network && irrev {
+        } else if elsewhere && d >= D::Sensitive && t >= T::Network && irrev {
             (RiskLevel::Violated, 2)
-        } else if d >= D::Credentials && t >= T::FileWrite && irrev {
+        } else if elsewhere && d >= D::Credentials && t >= T::FileWrite && irrev {
             (RiskLevel::Violated, 13)
         } else if self.p == Prov::Untrusted && (t >= T::FileWrite || irrev) {
             (RiskLevel::Violated, 14)
@@ -573,12 +578,20 @@ mod tests {
         );
     }
 
-    /// Rule 14: p = UNTRUSTED with t ≥ FILE_WRITE or r = IRREVERSIBLE is VIOLATED; p = USER
-    /// and p = NONE leave SafetyDrift's levels as they are.
+    /// Rule 14: p = UNTRUSTED with t ≥ FILE_WRITE or r = IRREVERSIBLE is VIOLATED; p = NONE
+    /// leaves SafetyDrift's levels as they are, and p = USER too except that rules 1, 2 and
+    /// 13 do not apply (the destination is the user's, issue 41): those states take the level
+    /// of the next rule that holds, never VIOLATED.
     #[test]
     fn rule_14_makes_untrusted_writes_and_irreversible_actions_violated() {
         for st in SafetyState::all() {
-            assert_eq!(st.with_p(Prov::User).risk(), st.risk(), "{st}");
+            let user = st.with_p(Prov::User).risk();
+            if matches!(st.risk().1, 1 | 2 | 13) {
+                assert!(user.0 < RiskLevel::Violated, "{st}: {user:?}");
+                assert!(user.0 >= RiskLevel::Elevated, "{st}: {user:?}");
+            } else {
+                assert_eq!(user, st.risk(), "{st}");
+            }
             let u = st.with_p(Prov::Untrusted);
             if st.t >= T::FileWrite || st.r == R::Irreversible {
                 assert_eq!(u.risk_level(), RiskLevel::Violated, "{u}");
@@ -590,11 +603,12 @@ mod tests {
             }
         }
         // Counted by hand: t ≥ FILE_WRITE: 5 d × 3 t × 3 r = 45, plus t = READ_ONLY with
-        // r = IRREVERSIBLE: 5 → 50 VIOLATED states with p = UNTRUSTED (4 in each other layer).
+        // r = IRREVERSIBLE: 5 → 50 VIOLATED states with p = UNTRUSTED, 4 with p = NONE (rules
+        // 1, 2 and 13) and none with p = USER.
         let violated = SafetyState::all_p()
             .filter(|s| s.risk_level() == RiskLevel::Violated)
             .count();
-        assert_eq!(violated, 50 + 4 + 4);
+        assert_eq!(violated, 50 + 4);
         assert_eq!(
             s(D::None, T::ReadOnly, R::FullyReversible)
                 .with_p(Prov::Untrusted)

@@ -15,6 +15,8 @@
 //! - [`Classifier`]: TOML rules mapping a tool call to implications `(d', t', r')`.
 //! - [`Policy`]: thresholds → verdicts, horizon, always-block/allow lists, enforcement mode.
 //! - [`provenance::Provenance`]: the values a session has seen and where each was first seen.
+//! - [`intent::Intent`]: what the user's request named and delegated, the injection signals
+//!   seen, and the tier (block / pause / the user's) of a call's untrusted values.
 //! - [`Session`]: one agent run; [`Session::gate`] returns a [`Decision`] without allocating.
 //! - [`SessionStore`] and [`journal`]: many sessions with limits, surviving a restart.
 //! - [`builtin`]: the monitors compiled into the binary (the gateway's and the Claude Code
@@ -43,6 +45,7 @@ pub mod classifier;
 pub mod dtr;
 mod error;
 pub mod injection;
+pub mod intent;
 pub mod journal;
 pub mod monitor;
 pub mod policy;

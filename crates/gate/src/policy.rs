@@ -55,6 +55,12 @@ pub const DEFAULT_TRUSTED_TOOLS: &[&str] = &[
     "get my profile",
     "get my contact info",
     "get my account info",
+    // The user's own account number: no argument, nothing a third party writes (issue 41:
+    // the user's identity from tools trusted by whole name).
+    "get iban",
+    "get my iban",
+    "get account number",
+    "get my account number",
 ];
 
 /// The default trusted-tool patterns, compiled (whole names).

@@ -4,5 +4,6 @@
 mod adaptive;
 mod injection_fixture;
 mod provenance_collision;
+mod tiers;
 mod trust;
 mod unseen_tools;

@@ -392,8 +392,13 @@ impl Classifier {
             return CallProvenance::NONE;
         }
         let mut best = CallProvenance::NONE;
+        // A destination no text of the user's holds (the agent's own, or no text's): the
+        // call is not USER on its payload alone (issue 41: USER exempts it from the
+        // exfiltration rules, so the destination must be the user's).
+        let mut dest_not_user = false;
         for (name, v) in map {
-            if !name_has_word(name, dest) && !name_has_word(name, pay) {
+            let is_dest = name_has_word(name, dest);
+            if !is_dest && !name_has_word(name, pay) {
                 continue;
             }
             let mut ap = prov.provenance_of(v);
@@ -415,6 +420,9 @@ impl Classifier {
                 ArgProvenance::User(_) => Prov::User,
                 ArgProvenance::Untrusted(_) => Prov::Untrusted,
             };
+            if is_dest && p == Prov::None && has_content(v) {
+                dest_not_user = true;
+            }
             if p > best.p {
                 best = CallProvenance {
                     p,
@@ -425,6 +433,9 @@ impl Classifier {
                     break;
                 }
             }
+        }
+        if best.p == Prov::User && dest_not_user {
+            return CallProvenance::NONE;
         }
         best
     }
@@ -656,6 +667,18 @@ impl Classifier {
 
 /// Does an argument name have one of `words` (lower case) among its words? `*` is every
 /// name.
+/// Whether an argument holds something: a number, a boolean, a non-blank string, or an array
+/// or object with such a leaf.
+fn has_content(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(_) | Value::Number(_) => true,
+        Value::String(s) => !s.trim().is_empty(),
+        Value::Array(a) => a.iter().any(has_content),
+        Value::Object(m) => m.values().any(has_content),
+    }
+}
+
 pub(crate) fn name_has_word(name: &str, words: &[String]) -> bool {
     if words.is_empty() {
         return false;

@@ -70,6 +70,13 @@ pub enum Fired {
     /// earlier arguments), in a session that has read untrusted text: a rewrite or split of
     /// a value of that text that the store cannot recognise looks like this.
     NoProvenance,
+    /// Paused (issue 41): a destination or payload value came from a result the user's
+    /// request delegated ([`crate::intent`]), which either carried an instruction to the
+    /// assistant elsewhere or was used for an action the request does not ask for.
+    Delegated,
+    /// Paused (issue 41): a call that writes or cannot be undone, which the request does not
+    /// ask for, after an instruction to the assistant was seen in an untrusted result.
+    AfterInjection,
     /// Failed closed.
     FailClosed(FailReason),
 }

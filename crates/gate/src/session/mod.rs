@@ -43,6 +43,7 @@ mod decision;
 mod reasons;
 mod report;
 mod snapshot;
+mod why;
 
 pub use action::{Action, InlineName, ToolCall};
 pub use decision::{Decision, FailReason, Fired, Pending, ProvenanceHit, Summary};
@@ -51,8 +52,9 @@ pub use report::{report, AuditRecord, ContinuationReport, DecisionReport};
 pub use snapshot::{FullSnapshot, SessionSnapshot, Unread};
 
 use crate::classifier::{ArgHit, CallProvenance, Classification, Matched};
-use crate::dtr::{Prov, Reversibility, RiskLevel, SafetyState};
+use crate::dtr::{Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation};
 use crate::error::{GateError, Result};
+use crate::intent::{Intent, Tier, TierHit};
 use crate::monitor::{Mapping, Monitor, PacStatus, Table};
 use crate::policy::{Policy, Rules, Verdict};
 use crate::provenance::{
@@ -102,6 +104,18 @@ pub struct Session {
     /// The destination argument and its text that made the latest decision pause for having
     /// no provenance ([`Fired::NoProvenance`]).
     untraced_hit: Option<(InlineName, InlineName)>,
+    /// What the user's request named and delegated, and the injection signals seen
+    /// ([`crate::intent`]).
+    intent: Intent,
+    /// The argument, its text and the tier of the latest decision's untrusted value (issue
+    /// 41), when it has one.
+    tier_hit: Option<(InlineName, InlineName, TierHit)>,
+    /// The latest decision is a call the request does not ask for, after an injection
+    /// signal.
+    after_signal: bool,
+    /// The argument, and its text, of the latest decision that occurs inside an instruction
+    /// to the assistant ([`Intent::argument_in_an_instruction`]).
+    injected_arg: Option<(InlineName, InlineName)>,
 }
 
 impl Session {
@@ -171,6 +185,10 @@ impl Session {
             unread: None,
             unread_hit: None,
             untraced_hit: None,
+            intent: Intent::new(),
+            tier_hit: None,
+            after_signal: false,
+            injected_arg: None,
         })
     }
 
@@ -223,6 +241,10 @@ impl Session {
         self.unread = None;
         self.unread_hit = None;
         self.untraced_hit = None;
+        self.intent = Intent::new();
+        self.tier_hit = None;
+        self.after_signal = false;
+        self.injected_arg = None;
     }
 
     /// Observe text the agent saw (see the module documentation): the user's request, the
@@ -254,12 +276,25 @@ impl Session {
         let name = tool.unwrap_or("");
         let step = step.or(self.step.checked_sub(1)).unwrap_or(0);
         let origin = match source {
-            ObservationSource::User => Origin::User,
+            ObservationSource::User => {
+                self.intent.observe_request(&String::from_utf8_lossy(text));
+                Origin::User
+            }
             ObservationSource::System => Origin::System,
             ObservationSource::Tool if self.rules().trusts(name) => {
                 Origin::TrustedTool { tool: name, step }
             }
-            ObservationSource::Tool => Origin::Tool { tool: name, step },
+            ObservationSource::Tool => {
+                // A result without its call's arguments: delegated by the tool's name alone.
+                self.intent.observe_result(
+                    step,
+                    name,
+                    &Value::Null,
+                    &String::from_utf8_lossy(text),
+                    &self.prov,
+                );
+                Origin::Tool { tool: name, step }
+            }
         };
         self.prov.observe_bytes(origin, text)
     }
@@ -283,6 +318,13 @@ impl Session {
         let origin = if self.rules().trusts(tool) {
             Origin::TrustedTool { tool, step }
         } else {
+            self.intent.observe_result(
+                step,
+                tool,
+                args,
+                &String::from_utf8_lossy(text),
+                &self.prov,
+            );
             Origin::Tool { tool, step }
         };
         self.prov.observe_result(origin, text, args)
@@ -599,11 +641,49 @@ impl Session {
                     else {
                         return self.fail(tool, FailReason::Unmapped);
                     };
-                    let cp = if tracks {
+                    let mut cp = if tracks {
                         Some(cl.call_provenance(&c, call.args, &self.prov, self.prov_lost))
                     } else {
                         None
                     };
+                    // Issue 41's tiers: an untrusted value from content the user delegated.
+                    self.tier_hit = None;
+                    self.after_signal = false;
+                    if let Some(cp) = cp.as_mut() {
+                        let imp = c.implication;
+                        let changes = imp.t >= ToolEscalation::FileWrite
+                            || imp.r == Reversibility::Irreversible;
+                        if cp.p == Prov::Untrusted && !self.prov_lost {
+                            self.tier_hit = self.call_tier(cl, &c, call.args);
+                            if let Some((_, _, h)) = &self.tier_hit {
+                                if h.tier <= Tier::Delegated {
+                                    // The user's by delegation: decided as a USER value (a
+                                    // delegated one also pauses, below).
+                                    cp.p = Prov::User;
+                                }
+                            }
+                        }
+                        // Any argument inside an instruction to the assistant: the call is the
+                        // injection's (the file id it asked to delete).
+                        self.injected_arg = None;
+                        if changes && cp.p != Prov::Untrusted {
+                            if let Some((name, v, _)) =
+                                self.intent.argument_in_an_instruction(call.args)
+                            {
+                                self.injected_arg = Some((InlineName::new(name), shown_text(v)));
+                                cp.p = Prov::Untrusted;
+                                cp.arg = Some(name);
+                            }
+                        }
+                        // A state change, not a read over the network (a fetch changes
+                        // nothing).
+                        let fetch = imp.t == ToolEscalation::Network
+                            && imp.r == Reversibility::FullyReversible;
+                        self.after_signal = changes
+                            && !fetch
+                            && cp.p != Prov::Untrusted
+                            && self.intent.after_signal(call.name).is_some();
+                    }
                     // Content the session could not read: a destination or payload value not
                     // seen in trusted text may have come from it (pause at least).
                     let unseen = match (&cp, &self.unread) {
@@ -632,6 +712,23 @@ impl Session {
             }
         };
         self.decide(tool, dtr_after, state_after, classification, hit, None)
+    }
+
+    /// The tier of a call's most severe untrusted destination or payload value, with its
+    /// argument's name and text (see [`crate::intent`]).
+    fn call_tier(
+        &self,
+        cl: &crate::classifier::Classifier,
+        c: &Classification,
+        args: &Value,
+    ) -> Option<(InlineName, InlineName, TierHit)> {
+        let (name, v, h) = self.intent.call_tier(cl, c, args, &self.prov)?;
+        Some((InlineName::new(name), shown_text(v), h))
+    }
+
+    /// The session's intent: what the request named and delegated ([`crate::intent`]).
+    pub fn intent(&self) -> &Intent {
+        &self.intent
     }
 
     /// [`Session::gate`] for a tool call already classified: the table lookup, the policy and
@@ -669,6 +766,9 @@ impl Session {
         });
         if provenance.is_none() {
             self.unread_hit = None;
+            self.tier_hit = None;
+            self.after_signal = false;
+            self.injected_arg = None;
         }
         let state_after = self.state_of(next);
         self.decide(Some(tool), next, state_after, Some(c), hit, provenance)
@@ -742,9 +842,17 @@ impl Session {
         // Unread content (an image, a blob) may have supplied a value the store cannot
         // trace: such a value is paused at least, whatever the chain says.
         // So is a destination no text held, after untrusted text (the fallback of issue 40).
+        // So is a value from delegated content (issue 41), and an unrequested change after an
+        // instruction to the assistant was seen.
+        let delegated = self
+            .tier_hit
+            .as_ref()
+            .is_some_and(|(_, _, h)| h.tier == Tier::Delegated);
         for (hit, why) in [
             (self.unread_hit.is_some(), Fired::ContentUnread),
             (self.untraced_hit.is_some(), Fired::NoProvenance),
+            (delegated, Fired::Delegated),
+            (self.after_signal, Fired::AfterInjection),
         ] {
             if provenance.is_some()
                 && hit
@@ -882,126 +990,6 @@ impl Session {
             previous: d.previous.map(|_| self.names[slot ^ 1].as_str()),
             raiser: d.raiser.map(|_| self.names[2].as_str()),
         }
-    }
-
-    /// The provenance part of the latest decision's reason, when its p is not NONE: which
-    /// argument, which value, where it was first seen ("recipient us13… first appeared in the
-    /// result of `read_file` at step 2; the user's request does not contain it").
-    pub fn provenance_reason(&self, d: &Decision) -> Option<String> {
-        self.provenance_reason_with(d, false)
-    }
-
-    fn provenance_reason_with(&self, d: &Decision, mask: bool) -> Option<String> {
-        let h = d.provenance.filter(|h| h.p != Prov::None)?;
-        let arg = self.prov_arg.as_str();
-        Some(match h.evidence {
-            ArgProvenance::Untrusted(e) if e.at_cap && self.prov_lost => format!(
-                "{arg} holds a {} value not seen in trusted text since the session was restored (the restart lost what the session had observed: fails closed)",
-                e.kind.as_str()
-            ),
-            ev => self.prov.explain_with(arg, &ev, mask),
-        })
-    }
-
-    /// Why the latest decision paused for content the session could not read
-    /// ([`Fired::ContentUnread`]): which argument, which value, what was unread.
-    pub fn unread_reason(&self, d: &Decision) -> Option<String> {
-        self.unread_reason_with(d, false)
-    }
-
-    fn unread_reason_with(&self, d: &Decision, mask: bool) -> Option<String> {
-        if d.fired != Fired::ContentUnread {
-            return None;
-        }
-        let (arg, shown, e) = self.unread_hit.as_ref()?;
-        let u = self.unread.as_ref()?;
-        let value =
-            e.id.and_then(|i| self.prov.value_text(i))
-                .unwrap_or_else(|| shown.as_str().to_string());
-        let value = if mask {
-            crate::provenance::mask_value(&value)
-        } else {
-            value
-        };
-        let at = u.step.map_or_else(String::new, |s| format!(" at step {s}"));
-        Some(format!(
-            "{} {value} was not seen in trusted text, and the session could not read {} in {}{at}, which may have supplied it: ask the user",
-            arg.as_str(),
-            u.what,
-            u.source
-        ))
-    }
-
-    /// The reason of the session's latest decision, for a person (allocates).
-    pub fn reason(&self, d: &Decision) -> String {
-        self.reason_with(d, false)
-    }
-
-    /// [`Session::reason`] with every argument value masked ([`crate::provenance::mask_value`]):
-    /// what an audit log writes (the reason shown to a person keeps the values).
-    pub fn reason_masked(&self, d: &Decision) -> String {
-        self.reason_with(d, true)
-    }
-
-    fn reason_with(&self, d: &Decision, mask: bool) -> String {
-        let mut r = render_reason(&self.monitor, self.rules(), d, &self.names(d));
-        if let Some(p) = self.provenance_reason_with(d, mask) {
-            r.push_str("; ");
-            r.push_str(&p);
-        }
-        if let Some(u) = self.unread_reason_with(d, mask) {
-            r.push_str("; ");
-            r.push_str(&u);
-        }
-        if let Some(u) = self.untraced_reason_with(d, mask) {
-            r.push_str("; ");
-            r.push_str(&u);
-        }
-        r
-    }
-
-    /// Why the latest decision paused for a destination without provenance
-    /// ([`Fired::NoProvenance`]).
-    fn untraced_reason_with(&self, d: &Decision, mask: bool) -> Option<String> {
-        if d.fired != Fired::NoProvenance {
-            return None;
-        }
-        let (arg, shown) = self.untraced_hit.as_ref()?;
-        let value = if mask {
-            crate::provenance::mask_value(shown.as_str())
-        } else {
-            shown.as_str().to_string()
-        };
-        Some(format!(
-            "{} {value} occurs in no text the session saw (not the user's, no tool result's, not an earlier call's), and the session has read untrusted text: it may be a rewritten or split value of that text (fallback of issue 40): ask the user",
-            arg.as_str()
-        ))
-    }
-
-    /// The latest decision as owned, serialisable data with names and the reason (for JSON
-    /// front-ends).
-    pub fn report(&self, d: &Decision, session: &str) -> DecisionReport {
-        let mut r = report(&self.monitor, self.rules(), d, session, &self.names(d));
-        if let Some(h) = d.provenance {
-            r.provenance = Some(h.p);
-            if let Some(p) = self.provenance_reason(d) {
-                r.reason.push_str("; ");
-                r.reason.push_str(&p);
-                r.provenance_reason = Some(p);
-            }
-        }
-        for u in [self.unread_reason(d), self.untraced_reason_with(d, false)]
-            .into_iter()
-            .flatten()
-        {
-            r.reason.push_str("; ");
-            r.reason.push_str(&u);
-            r.provenance_reason = Some(match r.provenance_reason.take() {
-                Some(p) => format!("{p}; {u}"),
-                None => u,
-            });
-        }
-        r
     }
 }
 

@@ -129,6 +129,20 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>
                 d.verdict
             );
         }
+        Fired::Delegated => {
+            let _ = write!(
+                s,
+                ", {phrase} = {value}; a value it sends comes from content the user's request delegated → {}",
+                d.verdict
+            );
+        }
+        Fired::AfterInjection => {
+            let _ = write!(
+                s,
+                ", {phrase} = {value}; the request does not ask for it and an instruction to the assistant was seen → {}",
+                d.verdict
+            );
+        }
         Fired::FailClosed(_) => {}
     }
     if d.bounds[1] - d.bounds[0] > 1e-9 {

@@ -107,6 +107,8 @@ pub fn report(
         Fired::Unobserved => "unobserved state".into(),
         Fired::ContentUnread => "unread content".into(),
         Fired::NoProvenance => "no provenance".into(),
+        Fired::Delegated => "delegated content".into(),
+        Fired::AfterInjection => "after an injection".into(),
         Fired::FailClosed(why) => format!(
             "fail_closed: {}",
             serde_json::to_value(why)

@@ -113,6 +113,18 @@ pub(super) fn feed(
     next: &mut usize,
     k: usize,
 ) {
+    feed_with(store, None, trusted, run, next, k);
+}
+
+/// [`feed`], with the user's intent fed too (as a session feeds it).
+pub(super) fn feed_with(
+    store: &mut augur_gate::provenance::Provenance,
+    mut intent: Option<&mut augur_gate::intent::Intent>,
+    trusted: &[NamePattern],
+    run: &Run,
+    next: &mut usize,
+    k: usize,
+) {
     use crate::runs::{ObservationSource, RunStep};
     use augur_gate::provenance::Origin;
     while let Some(o) = run.observations.get(*next).filter(|o| o.before_step <= k) {
@@ -127,6 +139,18 @@ pub(super) fn feed(
             }
             ObservationSource::Tool => Origin::Tool { tool, step },
         };
+        if let Some(intent) = intent.as_deref_mut() {
+            match (&origin, run.steps.get(step as usize)) {
+                (Origin::User, _) => intent.observe_request(&o.text),
+                (Origin::Tool { .. }, Some(RunStep::Tool { args, .. })) => {
+                    intent.observe_result(step, tool, args, &o.text, store)
+                }
+                (Origin::Tool { .. }, _) => {
+                    intent.observe_result(step, tool, &serde_json::Value::Null, &o.text, store)
+                }
+                _ => {}
+            }
+        }
         // A tool's result vouches for nothing its own call carried (no laundering).
         match run.steps.get(step as usize) {
             Some(RunStep::Tool { args, .. }) if o.source == ObservationSource::Tool => {

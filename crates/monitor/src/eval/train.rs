@@ -70,17 +70,20 @@ pub fn trajectory_p(
     run: &Run,
 ) -> Vec<SafetyState> {
     let mut store = augur_gate::provenance::Provenance::new();
+    let mut intent = augur_gate::intent::Intent::new();
     let mut next = 0;
     let mut s = SafetyState::START;
     let mut out = vec![s];
     for (k, step) in run.steps.iter().enumerate() {
-        feed(&mut store, trusted, run, &mut next, k);
+        feed_with(&mut store, Some(&mut intent), trusted, run, &mut next, k);
         let crate::runs::RunStep::Tool { tool, args } = step else {
             break;
         };
         match classifier.classify_with(tool, args, Some(&store)) {
             Some(c) => {
                 let p = classifier.call_provenance(&c, args, &store, false).p;
+                // Decided as a session decides it (issue 41: a value the user delegated).
+                let p = intent.decided_p(classifier, &c, args, &store, p);
                 s = augur_gate::session::absorbing(s, s.update_p(c.implication, p));
                 out.push(s);
             }
