@@ -165,17 +165,14 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
     let n = text.len();
     let mut i = 0;
     while i < n {
-        while i < n && CLASS[text[i] as usize] == C_SEP {
-            if is_quote(text[i]) {
-                quoted_phrase(text, i, out);
-            }
-            i += 1;
-        }
         if groups.iban.is_none() && groups.phone.is_none() {
             // Plain text (lower-case words, separators, commas: no digit, no value byte, no
             // capital) holds no value and only inert tokens; with no group being read, skip it
-            // to the start of the token holding the next other byte. A skipped token would
-            // only have cleared the previous token.
+            // (from the separators after the last token on) to the start of the token holding
+            // the next other byte. A skipped token would only have cleared the previous token
+            // (`groups.prev`), which needs nothing to be done: the previous token pairs only
+            // with a token at most two spaces after it, and a skipped token between them
+            // puts them at least three bytes apart.
             //
             // Also skipped: a capital followed by a lower-case letter (its token has a
             // lower-case letter, so it is no currency code, and it holds no value class: it
@@ -205,7 +202,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                         continue;
                     }
                     if matches!(b, b'.' | b':')
-                        && j > i
+                        && j > 0
                         && text[j - 1].is_ascii_alphabetic()
                         && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
                     {
@@ -216,20 +213,20 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                 }
                 k += 16;
             }
-            // The start of the token `stop` is in: after the last separator or comma before it.
+            // The start of the token `stop` is in: after the last separator or comma before
+            // it (`i` itself when it is no separator and the token goes on to `stop`).
             let mut tok = stop;
             while tok > i && !BOUNDARY[text[tok - 1] as usize] {
                 tok -= 1;
             }
-            // Back to the start of the token holding the byte the skip stopped at.
-            let j = tok;
-            debug_assert!(j == i || BOUNDARY[text[j - 1] as usize]);
-            if j > i {
-                // The token at `j` holds the byte the skip stopped at (or is the last one):
-                // read it now (skipping again from `j` would stop at the same byte and come
-                // back to `j`).
-                groups.prev = None;
-                i = j;
+            debug_assert!(tok == n || !BOUNDARY[text[tok] as usize] || tok == i);
+            i = tok;
+        } else {
+            while i < n && CLASS[text[i] as usize] == C_SEP {
+                if is_quote(text[i]) {
+                    quoted_phrase(text, i, out);
+                }
+                i += 1;
             }
         }
         let s = i;
@@ -282,7 +279,11 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                     .iter()
                     .fold(0u8, |a, &b| a | CLASS[b as usize])
             };
-            let end = trim_end(text, s, i);
+            let end = if TRAILING[last as usize] == 0 {
+                i
+            } else {
+                trim_end(text, s, i)
+            };
             // A number of at most six digits (`0`, `555`, `2024.`) is no value: not an
             // amount without a symbol or code, an identifier (≥ 7 digits) or a token (which
             // has a letter); its only part is in the groups below.
@@ -365,6 +366,9 @@ pub(super) fn json_leaves(v: &Value, out: &mut impl FnMut(&[u8], Found)) {
         Value::Bool(_) | Value::Null => {}
     }
 }
+
+#[cfg(test)]
+pub(super) mod before;
 
 #[cfg(test)]
 mod tests {
