@@ -233,6 +233,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
         // The classes of the token's bytes read eight at a time, or-ed per byte lane (folded
         // into one byte of flags once, below).
         let mut lanes = 0u64;
+        let mut boundary = None;
         loop {
             // Eight bytes at a time: their classes in one word, the token going on while none
             // is a separator or a comma.
@@ -244,14 +245,21 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                     let p = stop.trailing_zeros() / 8;
                     lanes |= w & ((1u64 << (8 * p)) - 1);
                     i += p as usize;
+                    boundary = Some((w >> (8 * p)) as u8);
                     break;
                 }
                 lanes |= w;
                 i += 8;
             }
-            // One byte: the separator or comma found above, or one of the last seven bytes.
-            let Some(&b) = text.get(i) else { break };
-            let c = CLASS[b as usize];
+            // One byte: the separator or comma found above (its class read with the word's),
+            // or one of the last seven bytes.
+            let c = match boundary.take() {
+                Some(c) => c,
+                None => match text.get(i) {
+                    Some(&b) => CLASS[b as usize],
+                    None => break,
+                },
+            };
             if c == C_SEP {
                 break;
             }
