@@ -78,6 +78,31 @@ const PLAIN: [bool; 256] = {
     t
 };
 
+/// What the plain-text skip does at a byte of its mask ([`stop_mask`]): read the quoted
+/// phrase a quote may open and go on (`S_QUOTE`), go on past a capital before a lower-case
+/// letter (`S_CAPITAL`) or a `.` or `:` after a letter at a token's end (`S_END`), else stop.
+const S_QUOTE: u8 = 1;
+const S_CAPITAL: u8 = 2;
+const S_END: u8 = 3;
+const SKIP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if matches!(b, b'"' | b'\'' | b'`') {
+            S_QUOTE
+        } else if b.is_ascii_uppercase() {
+            S_CAPITAL
+        } else if b == b'.' || b == b':' {
+            S_END
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
 /// [`CLASS`] of eight bytes, one per byte of a little-endian word.
 #[inline]
 fn class8(w: &[u8]) -> u64 {
@@ -192,21 +217,22 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                 while m != 0 {
                     let j = k + m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let b = text[j];
-                    if is_quote(b) {
-                        quoted_phrase(text, j, out);
-                        continue;
-                    }
-                    let next = text.get(j + 1).copied();
-                    if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
-                        continue;
-                    }
-                    if matches!(b, b'.' | b':')
-                        && j > 0
-                        && text[j - 1].is_ascii_alphabetic()
-                        && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
-                    {
-                        continue;
+                    match SKIP[text[j] as usize] {
+                        S_QUOTE => {
+                            quoted_phrase(text, j, out);
+                            continue;
+                        }
+                        S_CAPITAL if text.get(j + 1).is_some_and(u8::is_ascii_lowercase) => {
+                            continue;
+                        }
+                        S_END
+                            if j > 0
+                                && text[j - 1].is_ascii_alphabetic()
+                                && text.get(j + 1).is_none_or(|&x| CLASS[x as usize] == C_SEP) =>
+                        {
+                            continue;
+                        }
+                        _ => {}
                     }
                     stop = j;
                     break 'skip;
@@ -234,6 +260,8 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
         // into one byte of flags once, below).
         let mut lanes = 0u64;
         let mut boundary = None;
+        // Whether the token ends at a comma (which is then passed).
+        let mut comma = false;
         loop {
             // Eight bytes at a time: their classes in one word, the token going on while none
             // is a separator or a comma.
@@ -269,6 +297,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                     && text[i - 1].is_ascii_digit()
                     && text.get(i + 1).is_some_and(u8::is_ascii_digit))
             {
+                comma = true;
                 break;
             }
             lanes |= u64::from(c);
@@ -300,7 +329,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             }
             groups.token(text, (s, end, i), flags, out);
         }
-        if i < n && text[i] == b',' {
+        if comma {
             i += 1;
         }
     }
@@ -387,6 +416,8 @@ mod tests {
     fn the_skip_stops_at_the_bytes_that_are_not_plain_and_at_quotes() {
         for b in 0..=255u8 {
             assert_eq!(stop_byte(b), !PLAIN[b as usize] || is_quote(b), "{b:#x}");
+            // The skip's table reads quotes as `is_quote` does.
+            assert_eq!(SKIP[b as usize] == S_QUOTE, is_quote(b), "{b:#x}");
         }
     }
 
