@@ -11,6 +11,7 @@ use super::shapes::{label_run, token, token_mode};
 use super::ValueKind;
 /// Classify one token `text[s..e]` (separators already removed; `text[s..end]` without its
 /// trailing punctuation); push what it holds.
+#[inline(always)]
 pub(super) fn classify(
     text: &[u8],
     (s, end, e): (usize, usize, usize),
@@ -128,6 +129,7 @@ pub(super) fn classify(
 
 /// A file path, or a domain with an optional path, at `text[a..end]` (`has_slash`: it holds
 /// a `/` or a `\`): pushed, and true.
+#[inline(always)]
 pub(super) fn path_or_domain(
     text: &[u8],
     a: usize,
@@ -204,6 +206,7 @@ pub(super) fn path_or_domain(
 }
 
 /// Money with a symbol, an IBAN, an identifier or phone number at `text[a..end]`.
+#[inline(always)]
 pub(super) fn value_with_digits(text: &[u8], a: usize, end: usize, out: &mut impl FnMut(Found)) {
     let t = &text[a..end];
     // 5. Money with a symbol: `$1,000.00`, `100€`. (Every symbol starts with `$`, 0xc2 or

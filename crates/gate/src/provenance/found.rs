@@ -103,7 +103,7 @@ impl Found {
 
     /// Normalise into `buf` (one branch-free pass): the normalised length, or `None` when
     /// the value's bytes do not fit [`INLINE`] (then the streaming methods above serve).
-    #[inline]
+    #[inline(always)]
     pub(super) fn normalise_into(&self, text: &[u8], buf: &mut NormBuf) -> Option<usize> {
         let t = &text[self.start..self.end];
         if t.len() > INLINE {
@@ -132,9 +132,24 @@ impl Found {
             Mode::Amount => K_AMOUNT,
         };
         // Every byte is written at the next position; the position moves on only for a byte
-        // the mode keeps (lower-casing leaves digits and `.` as they are).
+        // the mode keeps (lower-casing leaves digits and `.` as they are). Eight bytes the
+        // mode keeps all of (an IBAN's or identifier's letters and digits) go as one word.
         let mut n = 0;
-        for &b in t {
+        let mut words = t.chunks_exact(8);
+        for c in &mut words {
+            let w = word_at(c, 0);
+            if kept8(w, self.mode) {
+                // `n + 8` is at most the bytes read so far, at most `INLINE`.
+                buf.0[n..n + 8].copy_from_slice(&lower8(w).to_le_bytes());
+                n += 8;
+                continue;
+            }
+            for &b in c {
+                buf.0[n & (INLINE - 1)] = LOWER[b as usize];
+                n += usize::from(KEEP[b as usize] & need != 0);
+            }
+        }
+        for &b in words.remainder() {
             // `n` is below the value's length (at most `INLINE`, a power of two) when a byte
             // is written: the mask changes nothing and spares the bounds check.
             buf.0[n & (INLINE - 1)] = LOWER[b as usize];
@@ -172,7 +187,7 @@ impl NormBuf {
 
     /// The key of its first `len` bytes (what [`key_of_bytes`](super::hash::key_of_bytes)
     /// gives for them): eight bytes at a time, the last word read whole and masked.
-    #[inline]
+    #[inline(always)]
     pub(super) fn key(&self, len: usize, keys: HashKeys) -> Option<u64> {
         if len == 0 {
             return None;
@@ -284,6 +299,20 @@ pub(super) fn in_range8(w: u64, lo: u8, hi: u8) -> u64 {
     ge & !gt & !w & HIGH
 }
 
+/// Does `mode` (not [`Mode::Lower`]) keep all eight bytes of `w` (each of them as its lower
+/// case, as [`KEEP`] says byte by byte)?
+#[inline]
+fn kept8(w: u64, mode: Mode) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let digits = in_range8(w, b'0', b'9');
+    let kept = match mode {
+        Mode::Lower | Mode::Digits => digits,
+        Mode::AlnumLower => digits | in_range8(lower8(w), b'a', b'z'),
+        Mode::Amount => digits | in_range8(w, b'.', b'.'),
+    };
+    kept == HIGH
+}
+
 /// ASCII lower case of eight bytes at once (non-ASCII bytes unchanged).
 #[inline]
 pub(super) fn lower8(w: u64) -> u64 {
@@ -296,4 +325,49 @@ fn word_at(b: &[u8], i: usize) -> u64 {
     let mut w = [0u8; 8];
     w.copy_from_slice(&b[i..i + 8]);
     u64::from_le_bytes(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// [`kept8`] is [`KEEP`] of each of the eight bytes.
+    fn check_kept8(w: u64) {
+        for (mode, need) in [
+            (Mode::Digits, K_DIGIT),
+            (Mode::AlnumLower, K_ALNUM),
+            (Mode::Amount, K_AMOUNT),
+        ] {
+            let bytewise = w
+                .to_le_bytes()
+                .iter()
+                .all(|&b| KEEP[b as usize] & need != 0);
+            assert_eq!(kept8(w, mode), bytewise, "{w:#018x} {mode:?}");
+        }
+    }
+
+    /// Every byte value at every position of a word otherwise kept by every mode.
+    #[test]
+    fn kept8_is_keep_of_each_byte_at_every_position() {
+        for pos in 0..8 {
+            for b in 0..=255u8 {
+                let mut bytes = *b"01234567";
+                bytes[pos] = b;
+                check_kept8(u64::from_le_bytes(bytes));
+            }
+        }
+    }
+
+    proptest! {
+        /// Any word, and words of kept bytes with one byte changed.
+        #[test]
+        fn kept8_is_keep_of_each_byte(w in any::<u64>(), s in "[0-9a-zA-Z.]{8}", pos in 0..8usize, b in any::<u8>()) {
+            check_kept8(w);
+            let mut bytes: [u8; 8] = s.as_bytes().try_into().expect("eight bytes");
+            check_kept8(u64::from_le_bytes(bytes));
+            bytes[pos] = b;
+            check_kept8(u64::from_le_bytes(bytes));
+        }
+    }
 }

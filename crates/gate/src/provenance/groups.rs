@@ -79,7 +79,7 @@ impl Groups {
 
     /// [`token`](Self::token) for a token that is not inert (apart, so that the inert
     /// tokens, most of them, take the short path inline).
-    #[inline(never)]
+    #[inline(always)]
     fn live_token(
         &mut self,
         text: &[u8],
@@ -89,8 +89,11 @@ impl Groups {
     ) {
         let t = &text[s..end.max(s)];
         let gap_single = |from: usize| s == from + 1 && text[from] == b' ';
-        // One pass: which of the group kinds every byte of `t` has, and its digits.
-        let (mut all, mut digits) = (G_ALL, 0usize);
+        // One pass: which of the group kinds every byte of `t` has, and its digits. A token
+        // longer than four bytes is no IBAN group (the only use of `G_ALNUM`): without that
+        // kind, a token with a letter is in none and its first letter ends the pass.
+        let mut all = if t.len() > 4 { G_ALL & !G_ALNUM } else { G_ALL };
+        let mut digits = 0usize;
         for &b in t {
             let k = GROUP[b as usize];
             all &= k;

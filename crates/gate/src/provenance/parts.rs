@@ -38,11 +38,20 @@ pub(super) const fn pack_lower(s: &[u8]) -> u64 {
     k
 }
 
+/// [`FILE_EXTENSIONS`] packed ([`pack_lower`]) and sorted, for a binary search.
 pub(super) const FILE_EXTENSION_KEYS: [u64; FILE_EXTENSIONS.len()] = {
     let mut k = [0u64; FILE_EXTENSIONS.len()];
     let mut i = 0;
     while i < k.len() {
         k[i] = pack_lower(FILE_EXTENSIONS[i]);
+        // Insertion sort (a `const` context has no `sort`).
+        let mut j = i;
+        while j > 0 && k[j - 1] > k[j] {
+            let t = k[j];
+            k[j] = k[j - 1];
+            k[j - 1] = t;
+            j -= 1;
+        }
         i += 1;
     }
     k
@@ -52,7 +61,7 @@ pub(super) const FILE_EXTENSION_KEYS: [u64; FILE_EXTENSIONS.len()] = {
 #[inline]
 pub(super) fn is_file_extension(ext: &[u8]) -> bool {
     // Every extension has 1–4 bytes (checked by a test).
-    ext.len() <= 4 && FILE_EXTENSION_KEYS.contains(&pack_lower(ext))
+    ext.len() <= 4 && FILE_EXTENSION_KEYS.binary_search(&pack_lower(ext)).is_ok()
 }
 
 pub(super) fn eq_ignore_case_in(s: &[u8], list: &[&[u8]]) -> bool {
@@ -152,6 +161,7 @@ pub(super) fn host_len(s: &[u8]) -> usize {
 
 /// Strip a leading `www.` (any case) if a host follows: the start and the length of the host
 /// there (each host read once).
+#[inline(always)]
 pub(super) fn skip_www_host(s: &[u8], a: usize, b: usize) -> (usize, usize) {
     if b - a > 4 && s[a..a + 4].eq_ignore_ascii_case(b"www.") {
         let hl = host_len(&s[a + 4..b]);
@@ -181,6 +191,7 @@ pub(super) fn is_number(t: &[u8]) -> bool {
 
 /// The canonical range of a plain number `t[a..b]`: leading zeros and trailing decimal zeros
 /// (and a trailing `.`) dropped. Numbers with more than one `.` are not amounts.
+#[inline(always)]
 pub(super) fn amount_range(t: &[u8], mut a: usize, mut b: usize) -> Option<(usize, usize)> {
     // `,` (a thousands separator) is invisible here: the normalised form drops it.
     let dots = t[a..b].iter().filter(|&&x| x == b'.').count();

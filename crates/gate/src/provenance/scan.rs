@@ -78,6 +78,31 @@ const PLAIN: [bool; 256] = {
     t
 };
 
+/// What the plain-text skip does at a byte of its mask ([`stop_mask`]): read the quoted
+/// phrase a quote may open and go on (`S_QUOTE`), go on past a capital before a lower-case
+/// letter (`S_CAPITAL`) or a `.` or `:` after a letter at a token's end (`S_END`), else stop.
+const S_QUOTE: u8 = 1;
+const S_CAPITAL: u8 = 2;
+const S_END: u8 = 3;
+const SKIP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if matches!(b, b'"' | b'\'' | b'`') {
+            S_QUOTE
+        } else if b.is_ascii_uppercase() {
+            S_CAPITAL
+        } else if b == b'.' || b == b':' {
+            S_END
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
 /// [`CLASS`] of eight bytes, one per byte of a little-endian word.
 #[inline]
 fn class8(w: &[u8]) -> u64 {
@@ -165,17 +190,14 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
     let n = text.len();
     let mut i = 0;
     while i < n {
-        while i < n && CLASS[text[i] as usize] == C_SEP {
-            if is_quote(text[i]) {
-                quoted_phrase(text, i, out);
-            }
-            i += 1;
-        }
         if groups.iban.is_none() && groups.phone.is_none() {
             // Plain text (lower-case words, separators, commas: no digit, no value byte, no
             // capital) holds no value and only inert tokens; with no group being read, skip it
-            // to the start of the token holding the next other byte. A skipped token would
-            // only have cleared the previous token.
+            // (from the separators after the last token on) to the start of the token holding
+            // the next other byte. A skipped token would only have cleared the previous token
+            // (`groups.prev`), which needs nothing to be done: the previous token pairs only
+            // with a token at most two spaces after it, and a skipped token between them
+            // puts them at least three bytes apart.
             //
             // Also skipped: a capital followed by a lower-case letter (its token has a
             // lower-case letter, so it is no currency code, and it holds no value class: it
@@ -195,47 +217,51 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                 while m != 0 {
                     let j = k + m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let b = text[j];
-                    if is_quote(b) {
-                        quoted_phrase(text, j, out);
-                        continue;
-                    }
-                    let next = text.get(j + 1).copied();
-                    if b.is_ascii_uppercase() && next.is_some_and(|x| x.is_ascii_lowercase()) {
-                        continue;
-                    }
-                    if matches!(b, b'.' | b':')
-                        && j > i
-                        && text[j - 1].is_ascii_alphabetic()
-                        && next.is_none_or(|x| CLASS[x as usize] == C_SEP)
-                    {
-                        continue;
+                    match SKIP[text[j] as usize] {
+                        S_QUOTE => {
+                            quoted_phrase(text, j, out);
+                            continue;
+                        }
+                        S_CAPITAL if text.get(j + 1).is_some_and(u8::is_ascii_lowercase) => {
+                            continue;
+                        }
+                        S_END
+                            if j > 0
+                                && text[j - 1].is_ascii_alphabetic()
+                                && text.get(j + 1).is_none_or(|&x| CLASS[x as usize] == C_SEP) =>
+                        {
+                            continue;
+                        }
+                        _ => {}
                     }
                     stop = j;
                     break 'skip;
                 }
                 k += 16;
             }
-            // The start of the token `stop` is in: after the last separator or comma before it.
+            // The start of the token `stop` is in: after the last separator or comma before
+            // it (`i` itself when it is no separator and the token goes on to `stop`).
             let mut tok = stop;
             while tok > i && !BOUNDARY[text[tok - 1] as usize] {
                 tok -= 1;
             }
-            // Back to the start of the token holding the byte the skip stopped at.
-            let j = tok;
-            debug_assert!(j == i || BOUNDARY[text[j - 1] as usize]);
-            if j > i {
-                // The token at `j` holds the byte the skip stopped at (or is the last one):
-                // read it now (skipping again from `j` would stop at the same byte and come
-                // back to `j`).
-                groups.prev = None;
-                i = j;
+            debug_assert!(tok == n || !BOUNDARY[text[tok] as usize] || tok == i);
+            i = tok;
+        } else {
+            while i < n && CLASS[text[i] as usize] == C_SEP {
+                if is_quote(text[i]) {
+                    quoted_phrase(text, i, out);
+                }
+                i += 1;
             }
         }
         let s = i;
         // The classes of the token's bytes read eight at a time, or-ed per byte lane (folded
         // into one byte of flags once, below).
         let mut lanes = 0u64;
+        let mut boundary = None;
+        // Whether the token ends at a comma (which is then passed).
+        let mut comma = false;
         loop {
             // Eight bytes at a time: their classes in one word, the token going on while none
             // is a separator or a comma.
@@ -247,14 +273,21 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                     let p = stop.trailing_zeros() / 8;
                     lanes |= w & ((1u64 << (8 * p)) - 1);
                     i += p as usize;
+                    boundary = Some((w >> (8 * p)) as u8);
                     break;
                 }
                 lanes |= w;
                 i += 8;
             }
-            // One byte: the separator or comma found above, or one of the last seven bytes.
-            let Some(&b) = text.get(i) else { break };
-            let c = CLASS[b as usize];
+            // One byte: the separator or comma found above (its class read with the word's),
+            // or one of the last seven bytes.
+            let c = match boundary.take() {
+                Some(c) => c,
+                None => match text.get(i) {
+                    Some(&b) => CLASS[b as usize],
+                    None => break,
+                },
+            };
             if c == C_SEP {
                 break;
             }
@@ -264,6 +297,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                     && text[i - 1].is_ascii_digit()
                     && text.get(i + 1).is_some_and(u8::is_ascii_digit))
             {
+                comma = true;
                 break;
             }
             lanes |= u64::from(c);
@@ -282,7 +316,11 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
                     .iter()
                     .fold(0u8, |a, &b| a | CLASS[b as usize])
             };
-            let end = trim_end(text, s, i);
+            let end = if TRAILING[last as usize] == 0 {
+                i
+            } else {
+                trim_end(text, s, i)
+            };
             // A number of at most six digits (`0`, `555`, `2024.`) is no value: not an
             // amount without a symbol or code, an identifier (≥ 7 digits) or a token (which
             // has a letter); its only part is in the groups below.
@@ -291,7 +329,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             }
             groups.token(text, (s, end, i), flags, out);
         }
-        if i < n && text[i] == b',' {
+        if comma {
             i += 1;
         }
     }
@@ -367,6 +405,9 @@ pub(super) fn json_leaves(v: &Value, out: &mut impl FnMut(&[u8], Found)) {
 }
 
 #[cfg(test)]
+pub(super) mod before;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -375,6 +416,8 @@ mod tests {
     fn the_skip_stops_at_the_bytes_that_are_not_plain_and_at_quotes() {
         for b in 0..=255u8 {
             assert_eq!(stop_byte(b), !PLAIN[b as usize] || is_quote(b), "{b:#x}");
+            // The skip's table reads quotes as `is_quote` does.
+            assert_eq!(SKIP[b as usize] == S_QUOTE, is_quote(b), "{b:#x}");
         }
     }
 

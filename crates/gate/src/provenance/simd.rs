@@ -38,14 +38,15 @@ pub(super) fn bits(v: u8x16) -> u64 {
 #[inline(always)]
 pub(super) fn stop_mask(text: &[u8], k: usize) -> u64 {
     let v = load(text, k);
-    // `. /` digits `:`, `@` and capitals, `# $`, and `+ \ ~`; non-ASCII by its high bit.
+    // `. /` digits `:`, `@` and capitals, `" # $` (a quote and two value bytes side by
+    // side), `+ \ ~`, the other two quotes; non-ASCII by its high bit.
     let value = in_range(v, b'.', b':')
         | in_range(v, b'@', b'Z')
-        | in_range(v, b'#', b'$')
+        | in_range(v, b'"', b'$')
         | eq(v, b'+')
         | eq(v, b'\\')
         | eq(v, b'~');
-    let quote = eq(v, b'"') | eq(v, b'\'') | eq(v, b'`');
+    let quote = eq(v, b'\'') | eq(v, b'`');
     bits(value | quote) | bits(v)
 }
 

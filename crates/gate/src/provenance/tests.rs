@@ -597,8 +597,43 @@ fn fragments() -> impl Strategy<Value = Vec<u8>> {
     proptest::collection::vec(fragment(), 0..24).prop_map(|v| v.concat())
 }
 
+/// Every value `scan` finds, of every kind, in order: (kind, range, mode).
+fn found_all(
+    text: &[u8],
+    scan: impl Fn(&[u8], &mut dyn FnMut(Found)),
+) -> Vec<(ValueKind, usize, usize, found::Mode)> {
+    let mut out = Vec::new();
+    scan(text, &mut |f: Found| {
+        out.push((f.kind, f.start, f.end, f.mode))
+    });
+    out
+}
+
+/// The scanner and its token loop as it was before the block-wise token reader
+/// (`scan::before`): the same values of every kind, tokens and phrases included, in order.
+fn check_scan_before(text: &[u8]) -> Result<(), TestCaseError> {
+    let new = found_all(text, |t, out| scan(t, &mut |f| out(f)));
+    let old = found_all(text, |t, out| scan::before::scan(t, &mut |f| out(f)));
+    prop_assert_eq!(new, old, "{:?}", String::from_utf8_lossy(text));
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// The scanner finds what its token loop before the block-wise reader found.
+    #[test]
+    fn the_scanner_agrees_with_its_loop_before_the_block_wise_reader(text in fragments()) {
+        check_scan_before(&text)?;
+    }
+
+    /// The same on any bytes at all.
+    #[test]
+    fn the_scanner_agrees_with_its_loop_before_on_any_bytes(
+        text in proptest::collection::vec(any::<u8>(), 0..400),
+    ) {
+        check_scan_before(&text)?;
+    }
 
     /// The fast scanner finds what the reference scanner (the code before issue 25 item 7)
     /// finds: the same values, kinds and normalised forms, in the same order.

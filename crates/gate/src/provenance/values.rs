@@ -204,7 +204,9 @@ pub(super) fn email_domain(text: &[u8], f: &Found, out: &mut impl FnMut(Found)) 
     if f.kind != ValueKind::Email {
         return;
     }
-    if let Some(at) = text[f.start..f.end].iter().rposition(|&b| b == b'@') {
+    // An address the scanner found has one `@` (neither its local part nor its host holds
+    // another): the first is the last.
+    if let Some(at) = text[f.start..f.end].iter().position(|&b| b == b'@') {
         let a = f.start + at + 1;
         if a < f.end {
             out(Found {
