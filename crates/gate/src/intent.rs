@@ -276,6 +276,14 @@ impl Intent {
         Intent::default()
     }
 
+    /// Forget everything (a session's reset), keeping the memory.
+    pub fn clear(&mut self) {
+        self.request.clear();
+        self.results.clear();
+        self.first_signal = None;
+        self.cut = false;
+    }
+
     /// The request as kept (folded).
     pub fn request(&self) -> &str {
         &self.request

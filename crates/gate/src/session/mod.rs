@@ -241,7 +241,7 @@ impl Session {
         self.unread = None;
         self.unread_hit = None;
         self.untraced_hit = None;
-        self.intent = Intent::new();
+        self.intent.clear();
         self.tier_hit = None;
         self.after_signal = false;
         self.injected_arg = None;
@@ -844,21 +844,26 @@ impl Session {
         // So is a destination no text held, after untrusted text (the fallback of issue 40).
         // So is a value from delegated content (issue 41), and an unrequested change after an
         // instruction to the assistant was seen.
-        let delegated = self
-            .tier_hit
-            .as_ref()
-            .is_some_and(|(_, _, h)| h.tier == Tier::Delegated);
-        for (hit, why) in [
-            (self.unread_hit.is_some(), Fired::ContentUnread),
-            (self.untraced_hit.is_some(), Fired::NoProvenance),
-            (delegated, Fired::Delegated),
-            (self.after_signal, Fired::AfterInjection),
-        ] {
-            if provenance.is_some()
-                && hit
-                && verdict < Verdict::Pause
-                && !matches!(fired, Fired::AlwaysBlock(_))
-            {
+        if provenance.is_some()
+            && verdict < Verdict::Pause
+            && !matches!(fired, Fired::AlwaysBlock(_))
+        {
+            let delegated = self
+                .tier_hit
+                .as_ref()
+                .is_some_and(|(_, _, h)| h.tier == Tier::Delegated);
+            let why = if self.unread_hit.is_some() {
+                Some(Fired::ContentUnread)
+            } else if self.untraced_hit.is_some() {
+                Some(Fired::NoProvenance)
+            } else if delegated {
+                Some(Fired::Delegated)
+            } else if self.after_signal {
+                Some(Fired::AfterInjection)
+            } else {
+                None
+            };
+            if let Some(why) = why {
                 verdict = Verdict::Pause;
                 fired = why;
             }
