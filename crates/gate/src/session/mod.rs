@@ -116,6 +116,28 @@ pub struct Session {
     /// The argument, and its text, of the latest decision that occurs inside an instruction
     /// to the assistant ([`Intent::argument_in_an_instruction`]).
     injected_arg: Option<(InlineName, InlineName)>,
+    /// Delegated values the person approved (issue 41: the same value to the same tool is not
+    /// asked twice in a session): keys of (tool, value), at most [`APPROVALS_MAX`]; not
+    /// journaled (a restored session asks again).
+    approved: Vec<u64>,
+    /// The latest decision's delegated value was approved before.
+    approved_hit: bool,
+    /// The key of the latest decision's delegated value, not yet approved.
+    delegated_key: Option<u64>,
+    /// The key a `record(executed = true)` of the pending paused call approves.
+    pending_approval: Option<u64>,
+}
+
+/// Approvals kept per session (see [`Session::record`]); past it the person is asked again.
+pub const APPROVALS_MAX: usize = 256;
+
+/// The key of a delegated value sent by a tool (no allocation).
+fn approval_key(tool: &str, value: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    tool.hash(&mut h);
+    value.hash(&mut h);
+    h.finish()
 }
 
 impl Session {
@@ -189,6 +211,10 @@ impl Session {
             tier_hit: None,
             after_signal: false,
             injected_arg: None,
+            approved: Vec::new(),
+            approved_hit: false,
+            delegated_key: None,
+            pending_approval: None,
         })
     }
 
@@ -245,6 +271,10 @@ impl Session {
         self.tier_hit = None;
         self.after_signal = false;
         self.injected_arg = None;
+        self.approved.clear();
+        self.approved_hit = false;
+        self.delegated_key = None;
+        self.pending_approval = None;
     }
 
     /// Observe text the agent saw (see the module documentation): the user's request, the
@@ -679,6 +709,20 @@ impl Session {
                         // nothing).
                         let fetch = imp.t == ToolEscalation::Network
                             && imp.r == Reversibility::FullyReversible;
+                        // A delegated value the person approved for this tool before: not
+                        // asked again.
+                        self.approved_hit = false;
+                        self.delegated_key = None;
+                        if let Some((_, shown, h)) = &self.tier_hit {
+                            if h.tier == Tier::Delegated {
+                                let k = approval_key(call.name, shown.as_str());
+                                if self.approved.contains(&k) {
+                                    self.approved_hit = true;
+                                } else {
+                                    self.delegated_key = Some(k);
+                                }
+                            }
+                        }
                         self.after_signal = changes
                             && !fetch
                             && cp.p != Prov::Untrusted
@@ -769,6 +813,8 @@ impl Session {
             self.tier_hit = None;
             self.after_signal = false;
             self.injected_arg = None;
+            self.approved_hit = false;
+            self.delegated_key = None;
         }
         let state_after = self.state_of(next);
         self.decide(Some(tool), next, state_after, Some(c), hit, provenance)
@@ -848,10 +894,11 @@ impl Session {
             && verdict < Verdict::Pause
             && !matches!(fired, Fired::AlwaysBlock(_))
         {
-            let delegated = self
-                .tier_hit
-                .as_ref()
-                .is_some_and(|(_, _, h)| h.tier == Tier::Delegated);
+            let delegated = !self.approved_hit
+                && self
+                    .tier_hit
+                    .as_ref()
+                    .is_some_and(|(_, _, h)| h.tier == Tier::Delegated);
             let why = if self.unread_hit.is_some() {
                 Some(Fired::ContentUnread)
             } else if self.untraced_hit.is_some() {
@@ -903,6 +950,11 @@ impl Session {
             slot,
             hit,
         });
+        self.pending_approval = if fired == Fired::Delegated {
+            self.delegated_key
+        } else {
+            None
+        };
         if advanced {
             self.dtr = dtr_after;
             self.state = state_after;
@@ -938,6 +990,13 @@ impl Session {
             Some(p) if self.names[p.slot as usize].as_str() == action.tool().unwrap_or("") => {
                 match (p.advanced, executed) {
                     (false, true) => {
+                        // A paused delegated value the person approved: not asked again for
+                        // this tool in this session (the value stays untrusted elsewhere).
+                        if let Some(k) = self.pending_approval.take() {
+                            if self.approved.len() < APPROVALS_MAX && !self.approved.contains(&k) {
+                                self.approved.push(k);
+                            }
+                        }
                         if self.monitor.mapping == Mapping::Abstraction {
                             (self.dtr, self.state) = p.after;
                         } else {

@@ -152,6 +152,9 @@ impl Session {
                     .signal(step)
                     .map_or("an instruction to the assistant", |s| s.description.as_str())
             ),
+            Tier::Delegated if self.approved_hit => {
+                format!("{from}; the person approved it for `{tool}` earlier in this session")
+            }
             Tier::Delegated => match self.intent.signal(step) {
                 Some(s) => format!(
                     "{from} (that result also carried {}, elsewhere): ask the user before `{tool}` uses it",
