@@ -602,8 +602,9 @@ fn same_word(a: &str, b: &str) -> bool {
             .is_some_and(is_b)
 }
 
-/// `needle` occurs in `hay` between non-alphanumeric characters (or the ends).
-fn occurs_word_bounded(hay: &str, needle: &str) -> bool {
+/// `needle` occurs in `hay` between non-alphanumeric ASCII characters (or the ends): how the
+/// request is searched for what a call names.
+pub fn occurs_word_bounded(hay: &str, needle: &str) -> bool {
     let b = hay.as_bytes();
     let mut from = 0;
     while let Some(i) = hay[from..].find(needle) {

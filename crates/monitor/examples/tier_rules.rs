@@ -29,6 +29,7 @@
 //! candidate tier rules".)
 
 use augur_gate::classifier::Classifier;
+use augur_gate::intent::occurs_word_bounded;
 use augur_gate::policy::Verdict;
 use augur_gate::provenance::{ArgProvenance, Origin, Provenance};
 use augur_gate::words::NamePattern;
@@ -55,22 +56,6 @@ fn leaves<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
         Value::Array(a) => a.iter().for_each(|x| leaves(x, out)),
         _ => out.push(v),
     }
-}
-
-/// `needle` occurs in `hay` between non-alphanumeric bytes (or the ends).
-fn occurs_word_bounded(hay: &str, needle: &str) -> bool {
-    let b = hay.as_bytes();
-    let mut from = 0;
-    while let Some(i) = hay[from..].find(needle) {
-        let (a, e) = (from + i, from + i + needle.len());
-        let before = a == 0 || !b[a - 1].is_ascii_alphanumeric();
-        let after = e == b.len() || !b[e].is_ascii_alphanumeric();
-        if before && after {
-            return true;
-        }
-        from = a + 1;
-    }
-    false
 }
 
 /// The text of `text` within `w` bytes of `span`, lower-cased.
