@@ -189,6 +189,13 @@ pub const ASKS: &[(&[&str], &[&str])] = &[
     ),
 ];
 
+/// Whether a call classified `c` only reads over the network (a fetch: `NETWORK`, fully
+/// reversible): it changes nothing, so it is no state change for [`Intent::after_signal`],
+/// and a delegated URL it fetches as given is the user's ([`Act::Fetch`]).
+pub fn is_fetch(c: &Classification) -> bool {
+    c.implication.t == ToolEscalation::Network && c.implication.r == Reversibility::FullyReversible
+}
+
 /// What a call does with a value the user delegated (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Act {
@@ -464,12 +471,7 @@ impl Intent {
         let mut worst: Option<(&'a str, &'a Value, TierHit)> = None;
         // What a value the user delegated may do without asking (see the module
         // documentation): pay, or fetch.
-        let imp = c.implication;
-        let act = if imp.t == ToolEscalation::Network && imp.r == Reversibility::FullyReversible {
-            Act::Fetch
-        } else {
-            Act::Ask
-        };
+        let act = if is_fetch(c) { Act::Fetch } else { Act::Ask };
         for (name, v) in map {
             if !name_has_word(name, dest) && !name_has_word(name, pay) {
                 continue;

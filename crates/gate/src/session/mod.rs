@@ -707,8 +707,7 @@ impl Session {
                         }
                         // A state change, not a read over the network (a fetch changes
                         // nothing).
-                        let fetch = imp.t == ToolEscalation::Network
-                            && imp.r == Reversibility::FullyReversible;
+                        let fetch = crate::intent::is_fetch(&c);
                         // A delegated value the person approved for this tool before: not
                         // asked again.
                         self.approved_hit = false;

@@ -14,11 +14,7 @@ impl Session {
     fn provenance_reason_with(&self, d: &Decision, mask: bool) -> Option<String> {
         let h = d.provenance.filter(|h| h.p != Prov::None)?;
         if let Some((arg, shown)) = &self.injected_arg {
-            let value = if mask {
-                crate::provenance::mask_value(shown.as_str())
-            } else {
-                shown.as_str().to_string()
-            };
+            let value = shown_or_masked(shown.as_str(), mask);
             let s = self.intent.argument_in_an_instruction_of(shown.as_str());
             return Some(format!(
                 "{} {value} occurs inside {}{}: block",
@@ -57,11 +53,7 @@ impl Session {
         let value =
             e.id.and_then(|i| self.prov.value_text(i))
                 .unwrap_or_else(|| shown.as_str().to_string());
-        let value = if mask {
-            crate::provenance::mask_value(&value)
-        } else {
-            value
-        };
+        let value = shown_or_masked(&value, mask);
         let at = u.step.map_or_else(String::new, |s| format!(" at step {s}"));
         Some(format!(
             "{} {value} was not seen in trusted text, and the session could not read {} in {}{at}, which may have supplied it: ask the user",
@@ -84,21 +76,17 @@ impl Session {
 
     fn reason_with(&self, d: &Decision, mask: bool) -> String {
         let mut r = render_reason(&self.monitor, self.rules(), d, &self.names(d));
-        if let Some(p) = self.provenance_reason_with(d, mask) {
+        for part in [
+            self.provenance_reason_with(d, mask),
+            self.unread_reason_with(d, mask),
+            self.untraced_reason_with(d, mask),
+            self.intent_reason_with(d, mask),
+        ]
+        .into_iter()
+        .flatten()
+        {
             r.push_str("; ");
-            r.push_str(&p);
-        }
-        if let Some(u) = self.unread_reason_with(d, mask) {
-            r.push_str("; ");
-            r.push_str(&u);
-        }
-        if let Some(u) = self.untraced_reason_with(d, mask) {
-            r.push_str("; ");
-            r.push_str(&u);
-        }
-        if let Some(u) = self.intent_reason_with(d, mask) {
-            r.push_str("; ");
-            r.push_str(&u);
+            r.push_str(&part);
         }
         r
     }
@@ -125,11 +113,7 @@ impl Session {
             .id
             .and_then(|i| self.prov.value_text(i))
             .unwrap_or_else(|| shown.as_str().to_string());
-        let value = if mask {
-            crate::provenance::mask_value(&value)
-        } else {
-            value
-        };
+        let value = shown_or_masked(&value, mask);
         let arg = arg.as_str();
         let step = h.step?;
         let source = self
@@ -176,11 +160,7 @@ impl Session {
             return None;
         }
         let (arg, shown) = self.untraced_hit.as_ref()?;
-        let value = if mask {
-            crate::provenance::mask_value(shown.as_str())
-        } else {
-            shown.as_str().to_string()
-        };
+        let value = shown_or_masked(shown.as_str(), mask);
         Some(format!(
             "{} {value} occurs in no text the session saw (not the user's, no tool result's, not an earlier call's), and the session has read untrusted text: it may be a rewritten or split value of that text (fallback of issue 40): ask the user",
             arg.as_str()
@@ -215,5 +195,14 @@ impl Session {
             });
         }
         r
+    }
+}
+
+/// A value as a reason shows it: masked for the audit ([`crate::provenance::mask_value`]).
+fn shown_or_masked(value: &str, mask: bool) -> String {
+    if mask {
+        crate::provenance::mask_value(value)
+    } else {
+        value.to_string()
     }
 }
