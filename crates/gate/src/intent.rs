@@ -11,8 +11,10 @@
 //!   occurs in the request between non-alphanumeric characters (a path, a file name, an
 //!   address, a sender, a channel, a URL, a subject the user wrote), or (b) one of its argument
 //!   values is of user provenance, or (c) one of its argument values came from a delegated
-//!   result that carried no injection signal (the user's source pointed there: the web page a
-//!   named message links to). A tool's name is not a source: "summarise my inbox" delegates
+//!   result that carried no injection signal, or one of its string arguments (four characters
+//!   or more) occurs word-bounded in such a result's text (the user's source pointed there:
+//!   the web page a named message links to, the channel a named to-do page names; at most
+//!   [`DELEGATED_TEXT_MAX`] bytes of that text are kept). A tool's name is not a source: "summarise my inbox" delegates
 //!   nothing (an inbox, a transaction history, a file listing hold anyone's text);
 //! - **injection signals**: every untrusted result is read by [`crate::injection::detect`]; a
 //!   signal's extent (the instruction's cues and its last sentence, at most [`EXTENT_MAX`]
@@ -28,13 +30,17 @@
 //!   result carried an instruction elsewhere (the participants of an event whose description
 //!   holds one); a payment is decided the same way, by where its recipient came from, not by
 //!   its verb;
+//! - a recipient of a record the user authored in any result ([`crate::counterparty`]: a
+//!   payee the user's own account paid, `sender: me`; a contact of a message the user
+//!   sent), unless an instruction to the assistant names it too: [`Tier::Known`], decided as
+//!   the user's value (a bank's known payee);
 //! - delegated, and the call only reads over the network (a fetch: `NETWORK`, fully
 //!   reversible) with the argument exactly the value the source held (no path or query the
 //!   agent added): [`Tier::Requested`], decided as the user's value (a page a named message
 //!   links to).
 //!
-//! A call's tier is its most severe value's; values of tier Delegated or Requested are decided
-//! as USER by the chain (so that an approved pause does not drive the session into VIOLATED).
+//! A call's tier is its most severe value's; values of tier Known, Delegated or Requested are
+//! decided as USER by the chain (so that an approved pause does not drive the session into VIOLATED).
 //! Two more rules: any argument of a call that writes or cannot be undone (not only its
 //! destination and payload) whose distinctive value occurs inside an instruction's extent
 //! blocks ([`Intent::argument_in_an_instruction`]: the file id an injection asked to delete);
@@ -98,6 +104,13 @@ pub const RESULTS_MAX: usize = 4096;
 
 /// Bytes of a signal's extent kept.
 pub const EXTENT_MAX: usize = 2048;
+
+/// Bytes of delegated results' text kept per session (folded), for rule (c) of the module
+/// documentation.
+pub const DELEGATED_TEXT_MAX: usize = 64 * 1024;
+
+/// Counterparties of the user's own records kept per session ([`crate::counterparty`]).
+pub const COUNTERPARTIES_MAX: usize = 256;
 
 /// Words of a tool's name that say nothing of what it acts on.
 pub const GENERIC: &[&str] = &[
@@ -210,6 +223,9 @@ pub enum Act {
 /// severe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Tier {
+    /// A counterparty of the user's own record in a result (a payee the user's account
+    /// already paid, [`crate::counterparty`]), not inside an instruction: the user's choice.
+    Known,
     /// From a delegated result without a signal, for an action the user asked for: the
     /// user's by delegation.
     Requested,
@@ -226,6 +242,7 @@ impl Tier {
     /// `requested`, `delegated`, `injected` or `untrusted`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Tier::Known => "known",
             Tier::Requested => "requested",
             Tier::Delegated => "delegated",
             Tier::Injected => "injected",
@@ -273,6 +290,12 @@ pub struct Intent {
     results: Vec<ResultRecord>,
     /// The first signal of the session.
     first_signal: Option<Box<SignalSeen>>,
+    /// Counterparties of records the user authored (canonical: [`counterparty_key`]), with
+    /// the step of the result that showed them.
+    counterparties: Vec<(Box<str>, u32)>,
+    /// The text of delegated results without a signal (folded, at most
+    /// [`DELEGATED_TEXT_MAX`] bytes): what the user's sources name.
+    delegated_text: String,
     /// A limit was hit (the request or the results were cut).
     cut: bool,
 }
@@ -288,6 +311,8 @@ impl Intent {
         self.request.clear();
         self.results.clear();
         self.first_signal = None;
+        self.counterparties.clear();
+        self.delegated_text.clear();
         self.cut = false;
     }
 
@@ -337,6 +362,7 @@ impl Intent {
         store: &Provenance,
     ) {
         let delegated = self.args_delegated(args, store);
+        self.observe_counterparties(step, text, store);
         let signal = injection::detect(text).map(|s| {
             let ext = clamp(text, s.extent.clone(), EXTENT_MAX);
             Box::new(SignalSeen {
@@ -350,6 +376,9 @@ impl Intent {
             if self.first_signal.is_none() {
                 self.first_signal = Some(s.clone());
             }
+        }
+        if delegated && signal.is_none() {
+            self.keep_delegated_text(text);
         }
         if !delegated && signal.is_none() {
             return;
@@ -372,6 +401,86 @@ impl Intent {
             delegated,
             signal,
         });
+    }
+
+    /// Keep a delegated result's text (folded), within [`DELEGATED_TEXT_MAX`]; what is cut
+    /// names nothing (its sources are not delegated: they block).
+    fn keep_delegated_text(&mut self, text: &str) {
+        let room = DELEGATED_TEXT_MAX.saturating_sub(self.delegated_text.len());
+        if room <= 1 {
+            self.cut = true;
+            return;
+        }
+        let folded = fold_lower(text);
+        let mut end = folded.len().min(room - 1);
+        while !folded.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end < folded.len() {
+            self.cut = true;
+        }
+        self.delegated_text.push(' ');
+        self.delegated_text.push_str(&folded[..end]);
+    }
+
+    /// Keep the counterparties of the records in `text` the user authored
+    /// ([`crate::counterparty`]): the author is `me` or a value of user provenance.
+    fn observe_counterparties(&mut self, step: u32, text: &str, store: &Provenance) {
+        let is_user = |v: &str| {
+            matches!(
+                store.provenance_of(&Value::String(v.to_string())),
+                ArgProvenance::User(_)
+            )
+        };
+        let (list, cut) = (&mut self.counterparties, &mut self.cut);
+        crate::counterparty::scan(text, &is_user, &mut |v| {
+            let k = counterparty_key(v);
+            if k.len() < 3 || list.iter().any(|(x, _)| **x == *k) {
+                return;
+            }
+            if list.len() >= COUNTERPARTIES_MAX {
+                // Not kept: the value stays untrusted (it blocks).
+                *cut = true;
+                return;
+            }
+            list.push((k.into_boxed_str(), step));
+        });
+    }
+
+    /// The step of the result that showed `v` (a string) as a counterparty of the user's own
+    /// record.
+    pub fn counterparty(&self, v: &Value) -> Option<u32> {
+        let Value::String(s) = v else { return None };
+        if self.counterparties.is_empty() {
+            return None;
+        }
+        let same: &dyn Fn(&str) -> bool = if s.is_ascii() {
+            // The key of an ASCII string, compared without building it.
+            &|x: &str| {
+                let mut k = s
+                    .trim()
+                    .bytes()
+                    .filter(|b| !matches!(b, b' ' | b'-'))
+                    .map(|b| b.to_ascii_lowercase());
+                x.bytes().all(|b| k.next() == Some(b)) && k.next().is_none()
+            }
+        } else {
+            let k = counterparty_key(s);
+            return self
+                .counterparties
+                .iter()
+                .find(|(x, _)| **x == *k)
+                .map(|&(_, step)| step);
+        };
+        self.counterparties
+            .iter()
+            .find(|(x, _)| same(x))
+            .map(|&(_, step)| step)
+    }
+
+    /// [`Intent::counterparty`] of a string.
+    pub fn counterparty_of_text(&self, v: &str) -> Option<u32> {
+        self.counterparty(&Value::String(v.to_string()))
     }
 
     /// Whether the result of the call at `step` is delegated.
@@ -440,6 +549,11 @@ impl Intent {
             if let Value::String(s) = v {
                 let s = fold_lower(s.trim());
                 if s.len() >= 3 && occurs_word_bounded(&self.request, &s) {
+                    found = true;
+                    return;
+                }
+                // Named by a source the user delegated (the channel a named page points to).
+                if s.len() >= 4 && occurs_word_bounded(&self.delegated_text, &s) {
                     found = true;
                     return;
                 }
@@ -530,16 +644,42 @@ impl Intent {
 
     /// The p a call is decided on (issue 41): `p` as [`Classifier::call_provenance`] gave it,
     /// except that an UNTRUSTED call whose untrusted values are all the user's by delegation
-    /// ([`Tier::Requested`] or [`Tier::Delegated`]) is decided as USER (a delegated one
-    /// also pauses, in the session).
+    /// ([`Tier::Known`], [`Tier::Requested`] or [`Tier::Delegated`]) is decided as USER (a
+    /// delegated one also pauses, in the session), and a call that changes state with no
+    /// tracked value (NONE) whose destinations the request names
+    /// ([`Intent::request_names_destinations`]), or that the session's fallback pauses (a
+    /// destination nothing traces after untrusted text, where the exfiltration rules would
+    /// decide by the verb from `current`, the session's state before the call), is decided as
+    /// USER.
     pub fn decided_p(
         &self,
+        current: crate::dtr::SafetyState,
         cl: &Classifier,
         c: &Classification,
         args: &Value,
         store: &Provenance,
         p: Prov,
     ) -> Prov {
+        if p == Prov::None {
+            let changes = c.implication.t >= ToolEscalation::FileWrite
+                || c.implication.r == Reversibility::Irreversible;
+            if changes && self.request_names_destinations(cl, c, args).is_some() {
+                return Prov::User;
+            }
+            // The session's fallback: a destination nothing traces, after untrusted text,
+            // pauses and is decided as the user's once approved.
+            let by_verb = matches!(
+                current.update_p(c.implication, Prov::None).risk(),
+                (crate::dtr::RiskLevel::Violated, 1 | 2 | 13)
+            );
+            if by_verb
+                && store.seen_untrusted()
+                && (cl.untraced_destination(c, args, store).is_some()
+                    || cl.plain_destination(c, args, store).is_some())
+            {
+                return Prov::User;
+            }
+        }
         if p != Prov::Untrusted {
             return p;
         }
@@ -549,10 +689,52 @@ impl Intent {
         }
     }
 
+    /// Whether the request names every destination of a call classified `c` (each string of
+    /// its destination arguments, three characters or more, folded, occurs in the request
+    /// between non-alphanumeric characters: "send them the difference" after "Apple called"
+    /// pays `Apple`), and it has one: the destination is the user's, though no value of it
+    /// is distinctive enough to be tracked. The name of the first such argument.
+    pub fn request_names_destinations<'a>(
+        &self,
+        cl: &Classifier,
+        c: &Classification,
+        args: &'a Value,
+    ) -> Option<&'a str> {
+        if self.request.trim().is_empty() {
+            return None;
+        }
+        let map = args.as_object()?;
+        let dest = cl.destination_words(c);
+        let mut first = None;
+        for (name, v) in map {
+            if !name_has_word(name, dest) {
+                continue;
+            }
+            let mut all = true;
+            let mut any = false;
+            each_leaf(v, &mut |l| {
+                let named = match l {
+                    Value::String(s) => named_in(&self.request, s, 3),
+                    _ => false,
+                };
+                all &= named;
+                any |= named;
+            });
+            if !(all && any) {
+                return None;
+            }
+            first.get_or_insert(name.as_str());
+        }
+        first
+    }
+
     /// The tier of an argument `v` of a call to `tool`: its most severe untrusted value's
     /// (`None`: no value of it is untrusted).
     pub fn tier_of(&self, store: &Provenance, v: &Value, act: Act) -> Option<TierHit> {
         let mut worst: Option<TierHit> = None;
+        let known = self.counterparty(v).is_some()
+            && v.as_str()
+                .is_none_or(|t| self.argument_in_an_instruction_of(t).is_none());
         store.values_of(v, &mut |e: Evidence| {
             if e.trusted.is_some() || (e.untrusted.is_none() && !e.at_cap) {
                 return;
@@ -568,7 +750,17 @@ impl Intent {
                     _ if act == Act::Fetch && value_is_argument(store, &e, v) => Tier::Requested,
                     _ => Tier::Delegated,
                 },
+                // First seen in a result nobody named, but a source the user delegated
+                // (without a signal) holds it too: that source vouches for it as much as
+                // for its own values.
+                _ if self.in_delegated_text(store, &e, v) => Tier::Delegated,
                 _ => Tier::Untrusted,
+            };
+            // A payee the user's own record names, unless an instruction names it too.
+            let tier = if known && tier != Tier::Injected {
+                Tier::Known
+            } else {
+                tier
             };
             if worst.is_none_or(|w| tier > w.tier) {
                 worst = Some(TierHit {
@@ -580,6 +772,36 @@ impl Intent {
         });
         worst
     }
+}
+
+impl Intent {
+    /// Whether a value (its stored canonical text, else the argument's string, three
+    /// characters or more) occurs word-bounded in the text of the delegated results without a
+    /// signal.
+    fn in_delegated_text(&self, store: &Provenance, e: &Evidence, v: &Value) -> bool {
+        if self.delegated_text.is_empty() {
+            return false;
+        }
+        if v.as_str()
+            .is_some_and(|s| named_in(&self.delegated_text, s, 3))
+        {
+            return true;
+        }
+        e.id.and_then(|i| store.value_text(i)).is_some_and(|t| {
+            let t = t.trim_end_matches('…');
+            let t = t.split_once("://").map_or(t, |(_, r)| r);
+            named_in(&self.delegated_text, t.trim_end_matches('/'), 3)
+        })
+    }
+}
+
+/// How counterparties are compared: folded, lower case, without spaces and hyphens (an IBAN
+/// written in groups).
+fn counterparty_key(s: &str) -> String {
+    fold_lower(s.trim())
+        .chars()
+        .filter(|c| !matches!(c, ' ' | '-'))
+        .collect()
 }
 
 /// Lower case after [`crate::words::fold`].
@@ -602,6 +824,29 @@ fn same_word(a: &str, b: &str) -> bool {
         || a.strip_suffix("es")
             .or_else(|| a.strip_suffix("ES"))
             .is_some_and(is_b)
+}
+
+/// [`occurs_word_bounded`] of `needle` folded and lower-cased in `hay` (already folded and
+/// lower case), trimmed. Allocates nothing for ASCII text (folding leaves it as it is).
+fn named_in(hay: &str, needle: &str, min_len: usize) -> bool {
+    let needle = needle.trim();
+    if !needle.is_ascii() {
+        let n = fold_lower(needle);
+        return n.len() >= min_len && occurs_word_bounded(hay, &n);
+    }
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    if n.len() < min_len || n.len() > h.len() {
+        return false;
+    }
+    (0..=h.len() - n.len()).any(|a| {
+        let e = a + n.len();
+        (a == 0 || !h[a - 1].is_ascii_alphanumeric())
+            && (e == h.len() || !h[e].is_ascii_alphanumeric())
+            && h[a..e]
+                .iter()
+                .zip(n)
+                .all(|(x, y)| *x == y.to_ascii_lowercase())
+    })
 }
 
 /// `needle` occurs in `hay` between non-alphanumeric ASCII characters (or the ends): how the

@@ -42,6 +42,7 @@
 pub mod builtin;
 pub mod burned;
 pub mod classifier;
+pub mod counterparty;
 pub mod dtr;
 mod error;
 pub mod injection;

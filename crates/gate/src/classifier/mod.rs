@@ -517,6 +517,32 @@ impl Classifier {
             .map(|(name, v)| (name.as_str(), v))
     }
 
+    /// The first destination argument of a call that writes or cannot be undone whose value
+    /// holds no tracked value at all (`unknown`, `IBAN_PLACEHOLDER`, a name, or nothing: a
+    /// `null` recipient): a destination nothing says is anyone's, which a session that read
+    /// untrusted text pauses on like [`Classifier::untraced_destination`]'s.
+    pub fn plain_destination<'a>(
+        &self,
+        c: &Classification,
+        args: &'a Value,
+        prov: &Provenance,
+    ) -> Option<(&'a str, &'a Value)> {
+        let imp = c.implication;
+        if imp.t < ToolEscalation::Network && imp.r != Reversibility::Irreversible {
+            return None;
+        }
+        let map = args.as_object()?;
+        let dest = self.destination_words(c);
+        map.iter()
+            .filter(|(name, _)| name_has_word(name, dest))
+            .find(|(_, v)| {
+                let mut any = false;
+                prov.values_of(v, &mut |_| any = true);
+                !any
+            })
+            .map(|(name, v)| (name.as_str(), v))
+    }
+
     /// Scan every argument string once for every pattern (see [`ArgScan`]).
     fn scan_args(&self, args: &Value) -> Hits {
         let mut h = Hits {

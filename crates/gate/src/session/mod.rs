@@ -683,6 +683,16 @@ impl Session {
                         let imp = c.implication;
                         let changes = imp.t >= ToolEscalation::FileWrite
                             || imp.r == Reversibility::Irreversible;
+                        // A destination the request names, too plain to be tracked (`Apple`):
+                        // the user's.
+                        if changes && cp.p == Prov::None {
+                            if let Some(name) =
+                                self.intent.request_names_destinations(cl, &c, call.args)
+                            {
+                                cp.p = Prov::User;
+                                cp.arg = Some(name);
+                            }
+                        }
                         if cp.p == Prov::Untrusted && !self.prov_lost {
                             self.tier_hit = self.call_tier(cl, &c, call.args);
                             if let Some((_, _, h)) = &self.tier_hit {
@@ -736,12 +746,29 @@ impl Session {
                         _ => None,
                     };
                     // The named fallback: a destination no text held, after untrusted text.
+                    // A payment or a send is then decided by that provenance, not by its verb
+                    // (issue 41): it pauses, decided as the user's value once the person
+                    // approves (as a delegated value), instead of the exfiltration rules'
+                    // block. So does a destination too plain to be tracked (`unknown`, a
+                    // placeholder): nothing says whose it is.
+                    let by_verb = matches!(
+                        self.dtr.update_p(c.implication, Prov::None).risk(),
+                        (RiskLevel::Violated, 1 | 2 | 13)
+                    );
                     let untraced = match &cp {
-                        Some(cp) if cp.p == Prov::None && self.prov.seen_untrusted() => {
-                            cl.untraced_destination(&c, call.args, &self.prov)
-                        }
+                        Some(cp) if cp.p == Prov::None && self.prov.seen_untrusted() => cl
+                            .untraced_destination(&c, call.args, &self.prov)
+                            .or_else(|| {
+                                by_verb
+                                    .then(|| cl.plain_destination(&c, call.args, &self.prov))
+                                    .flatten()
+                            }),
                         _ => None,
                     };
+                    if let (Some(cp), Some((arg, _)), true) = (cp.as_mut(), untraced, by_verb) {
+                        cp.p = Prov::User;
+                        cp.arg = Some(arg);
+                    }
                     self.untraced_hit =
                         untraced.map(|(arg, v)| (InlineName::new(arg), shown_text(v)));
                     self.unread_hit = unseen.map(|(arg, v, e)| {

@@ -129,6 +129,15 @@ impl Session {
         let from = format!(
             "{arg} {value} comes from the result of `{source}` at step {step}, a source the user's request named"
         );
+        if h.tier == Tier::Known {
+            let at = self
+                .intent
+                .counterparty_of_text(shown.as_str())
+                .unwrap_or(step);
+            return Some(format!(
+                "{arg} {value} is a recipient of a record the user authored (sender: the user) in the result at step {at}: a payee or contact the user already chose, decided as the user's value"
+            ));
+        }
         Some(match h.tier {
             Tier::Injected => format!(
                 "{from}, but it is inside {}: block",
@@ -149,7 +158,7 @@ impl Session {
             Tier::Requested => {
                 format!("{from}, fetched exactly as it was given: decided as the user's value")
             }
-            Tier::Untrusted => return None,
+            Tier::Untrusted | Tier::Known => return None,
         })
     }
 

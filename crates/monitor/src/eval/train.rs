@@ -83,7 +83,7 @@ pub fn trajectory_p(
             Some(c) => {
                 let p = classifier.call_provenance(&c, args, &store, false).p;
                 // Decided as a session decides it (issue 41: a value the user delegated).
-                let p = intent.decided_p(classifier, &c, args, &store, p);
+                let p = intent.decided_p(s, classifier, &c, args, &store, p);
                 s = augur_gate::session::absorbing(s, s.update_p(c.implication, p));
                 out.push(s);
             }
