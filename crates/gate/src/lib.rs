@@ -17,6 +17,8 @@
 //! - [`provenance::Provenance`]: the values a session has seen and where each was first seen.
 //! - [`intent::Intent`]: what the user's request named and delegated, the injection signals
 //!   seen, and the tier (block / pause / the user's) of a call's untrusted values.
+//! - [`counterparty`]: the recipients of records the user authored in a result (known
+//!   payees and contacts), which the intent decides as the user's.
 //! - [`Session`]: one agent run; [`Session::gate`] returns a [`Decision`] without allocating.
 //! - [`SessionStore`] and [`journal`]: many sessions with limits, surviving a restart.
 //! - [`builtin`]: the monitors compiled into the binary (the gateway's and the Claude Code
