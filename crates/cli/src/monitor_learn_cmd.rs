@@ -7,7 +7,10 @@ use crate::error::CliError;
 use crate::monitor_cmd::{load_policy, monitor_options, user};
 use augur_gate::monitor::{PacStatus, Table};
 use augur_gate::{Policy, Session};
-use augur_monitor::eval::{choose_threshold, first_at, replay_probabilities_with, train_monitor};
+use augur_monitor::eval::{
+    choose_ask_at, choose_threshold, first_at, replay_probabilities_with, threshold_policy,
+    train_monitor, ASK_SHARE,
+};
 use augur_monitor::runs::{read_runs_file, Label, Run};
 use augur_source::number::Approx;
 use clap::Args;
@@ -39,7 +42,7 @@ pub struct LearnArgs {
     /// Also write the policy to gate the learned monitor with: `--policy`'s (or an empty one)
     /// with its `thresholds` replaced by one `block` at the threshold `monitor eval` chooses
     /// on these runs (P = 1, the rules' VIOLATED states, when no threshold tells the runs
-    /// apart).
+    /// apart) and `ask_at` as `monitor eval` chooses it (the pause tier's threshold).
     #[arg(long, value_name = "POLICY.toml")]
     policy_out: Option<PathBuf>,
     /// Constants, method, precision, JSON summary and limits of the compilation, as for
@@ -172,8 +175,16 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .count()
     };
     let (unsafe_flagged, safe_flagged) = (flagged(Label::Unsafe), flagged(Label::Safe));
+    // The pause tier's `ask_at`, as `monitor eval` chooses it on its training runs.
+    let ask_at = choose_ask_at(
+        &monitor,
+        &threshold_policy(threshold, trusted),
+        &refs,
+        ASK_SHARE,
+    )
+    .map_err(user)?;
     if let Some(path) = &a.policy_out {
-        write_policy(a, &monitor, threshold, path)?;
+        write_policy(a, &monitor, threshold, ask_at, path)?;
     }
     let tables: Vec<TableStatus<'_>> = monitor
         .tables
@@ -199,6 +210,7 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "tables": tables.iter().map(TableStatus::to_json).collect::<Vec<_>>(),
             "threshold": {"at": threshold.is_finite().then_some(threshold),
                           "unsafe_flagged": unsafe_flagged, "safe_flagged": safe_flagged},
+            "ask_at": ask_at.map(ask_value),
             "seconds": secs});
         writeln!(out, "{doc}")?;
         return Ok(());
@@ -300,6 +312,21 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "no threshold flags an unsafe run of these runs before a safe one: the chain does not tell them apart"
         )?;
     }
+    writeln!(
+        out,
+        "pause tier as `monitor eval` chooses it on these runs (a value from content the user delegated, an unrequested change after an injection): {}",
+        match ask_at {
+            None => format!(
+                "every such call asked (at most {:.0}% of the safe runs pause)",
+                ASK_SHARE * 100.0
+            ),
+            Some(x) => format!(
+                "asked from P ≥ {:.4}, warned below (the lowest at which at most {:.0}% of the safe runs pause)",
+                ask_value(x),
+                ASK_SHARE * 100.0
+            ),
+        }
+    )?;
     let policy_arg = a
         .policy_out
         .as_ref()
@@ -308,9 +335,13 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(p) = &a.policy_out {
         writeln!(
             out,
-            "wrote {}: block at P ≥ {}",
+            "wrote {}: block at P ≥ {}{}",
             p.display(),
-            block_at(threshold)
+            block_at(threshold),
+            ask_at.map_or(String::new(), |x| format!(
+                ", ask from P ≥ {}",
+                ask_value(x)
+            ))
         )?;
     }
     writeln!(
@@ -321,6 +352,16 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
         a.output.display()
     )?;
     Ok(())
+}
+
+/// The `ask_at` written and shown: the chosen one, or 1 when no threshold keeps the share
+/// (then only certain states are asked).
+fn ask_value(ask_at: f64) -> f64 {
+    if ask_at.is_finite() {
+        ask_at
+    } else {
+        1.0
+    }
 }
 
 /// The block threshold `--policy-out` writes: the chosen one, or 1 (the rules' VIOLATED
@@ -339,6 +380,7 @@ fn write_policy(
     a: &LearnArgs,
     monitor: &Arc<augur_gate::Monitor>,
     threshold: f64,
+    ask_at: Option<f64>,
     path: &std::path::Path,
 ) -> Result<(), CliError> {
     let mut doc: toml::Table = match &a.policy {
@@ -362,6 +404,14 @@ fn write_policy(
         "thresholds".into(),
         toml::Value::Array(vec![toml::Value::Table(block)]),
     );
+    match ask_at {
+        Some(x) => {
+            doc.insert("ask_at".into(), toml::Value::Float(ask_value(x)));
+        }
+        None => {
+            doc.remove("ask_at");
+        }
+    }
     let text = format!(
         "# Written by `augur monitor learn {}`: block at the threshold `monitor eval` chooses on\n\
          # these runs (training figures, optimistic: measure with `monitor eval` before relying on it).\n{}",

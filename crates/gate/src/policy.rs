@@ -6,6 +6,8 @@
 //!                        # the compiled property's value (F properties only)
 //! mode = "reflect"       # stop (default) | reflect | user_inspection
 //! unobserved = "warn"    # optional: at least this verdict in a state never observed in training
+//! ask_at = 0.25          # optional: the chain's probability from which a value from content
+//!                        # the user delegated is asked (pause); below it, warn (issue 41)
 //! always_block = ["delete production database", "wipe"]   # tool name patterns
 //! always_allow = ["get current day"]
 //! trusted_tools = ["list contacts"]  # optional: tools whose results are the user's own data
@@ -187,6 +189,12 @@ pub struct Rules {
     pub unobserved: Option<Verdict>,
     /// Tools whose results are trusted observations (the user's own data); whole names.
     pub trusted_tools: Vec<NamePattern>,
+    /// The chain's probability from which the session asks (pauses) about a value from
+    /// content the user delegated, or an unrequested change after an injection (issue 41's
+    /// pause tier); below it such a call is warned, not asked. `None` (the default): always
+    /// asked. `monitor eval` and `monitor learn` choose it on training runs: the lowest whose
+    /// share of benign runs paused is at most 10%.
+    pub ask_at: Option<f64>,
 }
 
 impl Default for Rules {
@@ -211,6 +219,7 @@ impl Default for Rules {
             mode: Mode::Stop,
             unobserved: None,
             trusted_tools: default_trusted_tools(),
+            ask_at: None,
         }
     }
 }
@@ -260,6 +269,7 @@ struct RawRules {
     horizon: Option<Spanned<i64>>,
     mode: Option<Spanned<String>>,
     unobserved: Option<Spanned<String>>,
+    ask_at: Option<Spanned<f64>>,
     always_block: Option<Vec<Spanned<String>>>,
     always_allow: Option<Vec<Spanned<String>>>,
     thresholds: Option<Spanned<Vec<Spanned<RawThreshold>>>>,
@@ -273,6 +283,7 @@ struct RawPolicy {
     horizon: Option<Spanned<i64>>,
     mode: Option<Spanned<String>>,
     unobserved: Option<Spanned<String>>,
+    ask_at: Option<Spanned<f64>>,
     always_block: Option<Vec<Spanned<String>>>,
     always_allow: Option<Vec<Spanned<String>>>,
     thresholds: Option<Spanned<Vec<Spanned<RawThreshold>>>>,
@@ -315,6 +326,7 @@ impl Ctx<'_> {
         horizon: &Option<Spanned<i64>>,
         mode: &Option<Spanned<String>>,
         unobserved: &Option<Spanned<String>>,
+        ask_at: &Option<Spanned<f64>>,
         always_block: &Option<Vec<Spanned<String>>>,
         always_allow: &Option<Vec<Spanned<String>>>,
         thresholds: &Option<Spanned<Vec<Spanned<RawThreshold>>>>,
@@ -365,6 +377,16 @@ impl Ctx<'_> {
                     ),
                 )
             })?);
+        }
+        if let Some(a) = ask_at {
+            let v = *a.get_ref();
+            if !(0.0..=1.0).contains(&v) {
+                return Err(self.err(
+                    a.span(),
+                    format!("ask_at {} is not a probability in [0, 1]", exact(v)),
+                ));
+            }
+            into.ask_at = Some(v);
         }
         if let Some(l) = always_block {
             into.always_block = self.patterns(l)?;
@@ -471,6 +493,7 @@ impl Policy {
             &r.horizon,
             &r.mode,
             &r.unobserved,
+            &r.ask_at,
             &r.always_block,
             &r.always_allow,
             &r.thresholds,
@@ -485,6 +508,7 @@ impl Policy {
                 &c.horizon,
                 &c.mode,
                 &c.unobserved,
+                &c.ask_at,
                 &c.always_block,
                 &c.always_allow,
                 &c.thresholds,
@@ -528,8 +552,15 @@ thresholds = [{ at = 0.8, verdict = "block", message = "too risky" }, { at = 0.2
 [category.banking]
 thresholds = [{ at = 0.5, verdict = "pause" }]
 mode = "user_inspection"
+ask_at = 0.5
 "#;
         let p = Policy::parse(src, "p.toml").unwrap();
+        assert_eq!(p.base.ask_at, None);
+        assert_eq!(p.rules_for(Some("banking")).ask_at, Some(0.5));
+        let e = Policy::parse("ask_at = 1.5\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ask_at 1.5 is not a probability"), "{e}");
         assert_eq!(p.base.horizon, Some(3));
         assert_eq!(p.base.mode, Mode::Reflect);
         assert_eq!(p.base.unobserved, Some(Verdict::Warn));

@@ -937,7 +937,16 @@ impl Session {
                 None
             };
             if let Some(why) = why {
-                verdict = Verdict::Pause;
+                // The pause tier's two rules are asked from the policy's `ask_at` on (the
+                // chain decides how worried to be); below it, warned. The fail-closed
+                // fallbacks (content unread, no provenance) always pause.
+                let asked = !matches!(why, Fired::Delegated | Fired::AfterInjection)
+                    || rules.ask_at.is_none_or(|a| decided >= a);
+                verdict = if asked {
+                    Verdict::Pause
+                } else {
+                    verdict.max(Verdict::Warn)
+                };
                 fired = why;
             }
         }

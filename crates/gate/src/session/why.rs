@@ -102,8 +102,13 @@ impl Session {
         let tool = self.names(d).tool;
         if d.fired == Fired::AfterInjection {
             let s = self.intent.first_signal()?;
+            let then = if d.verdict < Verdict::Pause {
+                "not asked, the chain's probability being below the policy's ask_at (warn)"
+            } else {
+                "ask the user"
+            };
             return Some(format!(
-                "the user's request does not ask for `{tool}`, and the result of `{}` at step {} carried {}: ask the user",
+                "the user's request does not ask for `{tool}`, and the result of `{}` at step {} carried {}: {then}",
                 s.tool, s.step, s.description
             ));
         }
@@ -148,6 +153,9 @@ impl Session {
             Tier::Delegated if self.approved_hit => {
                 format!("{from}; the person approved it for `{tool}` earlier in this session")
             }
+            Tier::Delegated if d.verdict < Verdict::Pause => format!(
+                "{from}: not asked, the chain's probability being below the policy's ask_at (warn)"
+            ),
             Tier::Delegated => match self.intent.signal(step) {
                 Some(s) => format!(
                     "{from} (that result also carried {}, elsewhere): ask the user before `{tool}` uses it",

@@ -69,8 +69,9 @@ pub use metrics::{
     Rate,
 };
 pub use replay::{
-    first_at, observe_before, replay_flags, replay_probabilities, replay_probabilities_with,
-    replay_rule_verdicts, replay_verdicts, threshold_policy, RunProbabilities,
+    choose_ask_at, first_at, observe_before, replay_flags, replay_probabilities,
+    replay_probabilities_with, replay_rule_verdicts, replay_verdicts, threshold_policy,
+    threshold_policy_asking, RunProbabilities, ASK_SHARE,
 };
 pub use tiers::{
     first_at_least, flag_verdicts, tier, tier_metrics, RunVerdicts, TierMetrics, TierShares,
@@ -276,6 +277,9 @@ pub struct RoundReport {
     /// [`EvalOptions::pac`]): how many hold their bound, are short of it (observed too few
     /// times), were never observed, or are determined by validity.
     pub pac: PacCounts,
+    /// The policy's `ask_at` the round chose on its training runs ([`choose_ask_at`]; `None`:
+    /// every value from delegated content asked, or a `--policy` given).
+    pub ask_at: Option<f64>,
 }
 
 /// Rows of learned tables by PAC status.
@@ -389,6 +393,7 @@ struct FoldResult {
     main_verdicts: Vec<RunVerdicts>,
     rules_alone: Vec<RunVerdicts>,
     main_threshold: f64,
+    ask_at: Option<f64>,
     traces: Vec<RunProbabilities>,
     keyword: Vec<Option<usize>>,
     rule: Vec<Option<usize>>,
@@ -412,6 +417,7 @@ fn run_fold(
         replay_probabilities_with(m, runs, h, trusted)
     };
     let traces = replay(&monitor, &te, None)?;
+    let mut ask_at = None;
     let (main_verdicts, main_threshold) = match &opts.policy {
         Some(p) => (
             replay_verdicts(&monitor, &Arc::new(p.clone()), &te)?,
@@ -419,8 +425,11 @@ fn run_fold(
         ),
         None => {
             let t = choose_threshold(&tr, &replay(&monitor, &tr, None)?);
+            // The chain decides the pause tier (issue 41, item 4): asked from `ask_at` on.
+            let ask = choose_ask_at(&monitor, &threshold_policy(t, trusted), &tr, ASK_SHARE)?;
+            ask_at = ask;
             (
-                replay_verdicts(&monitor, &threshold_policy(t, trusted), &te)?,
+                replay_verdicts(&monitor, &threshold_policy_asking(t, ask, trusted), &te)?,
                 t,
             )
         }
@@ -520,6 +529,7 @@ fn run_fold(
         main_verdicts,
         rules_alone,
         main_threshold,
+        ask_at,
         traces,
         keyword,
         rule,
@@ -722,6 +732,7 @@ pub fn evaluate(runs: &[Run], opts: &EvalOptions) -> Result<EvalReport> {
             test_runs: te.len(),
             monitor_sha256: augur_gate::sha256_hex([f.monitor.to_json().as_bytes()]),
             pac: PacCounts::of(&f.monitor),
+            ask_at: f.ask_at,
         })
         .collect();
     let horizon_curves = level_curves(&results[0].monitor);
