@@ -333,21 +333,7 @@ impl Intent {
 
     /// Add trusted user text (the request) to what the user named.
     pub fn observe_request(&mut self, text: &str) {
-        if self.request.len() >= REQUEST_MAX {
-            self.cut = true;
-            return;
-        }
-        let folded = fold_lower(text);
-        let room = REQUEST_MAX - self.request.len();
-        let mut end = folded.len().min(room);
-        while !folded.is_char_boundary(end) {
-            end -= 1;
-        }
-        if end < folded.len() {
-            self.cut = true;
-        }
-        self.request.push(' ');
-        self.request.push_str(&folded[..end]);
+        self.cut |= push_folded(&mut self.request, text, REQUEST_MAX);
     }
 
     /// Record the untrusted result `text` of the call to `tool` at `step` with `args`: is it
@@ -406,21 +392,7 @@ impl Intent {
     /// Keep a delegated result's text (folded), within [`DELEGATED_TEXT_MAX`]; what is cut
     /// names nothing (its sources are not delegated: they block).
     fn keep_delegated_text(&mut self, text: &str) {
-        let room = DELEGATED_TEXT_MAX.saturating_sub(self.delegated_text.len());
-        if room <= 1 {
-            self.cut = true;
-            return;
-        }
-        let folded = fold_lower(text);
-        let mut end = folded.len().min(room - 1);
-        while !folded.is_char_boundary(end) {
-            end -= 1;
-        }
-        if end < folded.len() {
-            self.cut = true;
-        }
-        self.delegated_text.push(' ');
-        self.delegated_text.push_str(&folded[..end]);
+        self.cut |= push_folded(&mut self.delegated_text, text, DELEGATED_TEXT_MAX);
     }
 
     /// Keep the counterparties of the records in `text` the user authored
@@ -802,6 +774,23 @@ fn counterparty_key(s: &str) -> String {
         .chars()
         .filter(|c| !matches!(c, ' ' | '-'))
         .collect()
+}
+
+/// Append a space and `text` folded and lower-cased to `dst`, keeping `dst` within `max`
+/// bytes (on a character boundary); whether anything was cut.
+fn push_folded(dst: &mut String, text: &str, max: usize) -> bool {
+    let room = max.saturating_sub(dst.len());
+    if room <= 1 {
+        return true;
+    }
+    let folded = fold_lower(text);
+    let mut end = folded.len().min(room - 1);
+    while !folded.is_char_boundary(end) {
+        end -= 1;
+    }
+    dst.push(' ');
+    dst.push_str(&folded[..end]);
+    end < folded.len()
 }
 
 /// Lower case after [`crate::words::fold`].

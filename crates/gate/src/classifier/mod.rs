@@ -493,28 +493,19 @@ impl Classifier {
         args: &'a Value,
         prov: &Provenance,
     ) -> Option<(&'a str, &'a Value)> {
-        let imp = c.implication;
-        if imp.t < ToolEscalation::Network && imp.r != Reversibility::Irreversible {
-            return None;
-        }
-        let map = args.as_object()?;
-        let dest = self.destination_words(c);
-        map.iter()
-            .filter(|(name, _)| name_has_word(name, dest))
-            .find(|(_, v)| {
-                // A distinctive value: a bare number (an id, an amount) is not one.
-                let mut any = false;
-                prov.values_of(v, &mut |e| {
-                    any |= e.kind != crate::provenance::ValueKind::Amount
-                });
-                // A value only the agent's own earlier arguments held is no more traced
-                // than one never seen: it may be an attacker's value the agent rewrote.
-                any && matches!(
-                    prov.provenance_of(v),
-                    ArgProvenance::None | ArgProvenance::Agent(_)
-                )
-            })
-            .map(|(name, v)| (name.as_str(), v))
+        self.destination_where(c, args, |v| {
+            // A distinctive value: a bare number (an id, an amount) is not one.
+            let mut any = false;
+            prov.values_of(v, &mut |e| {
+                any |= e.kind != crate::provenance::ValueKind::Amount
+            });
+            // A value only the agent's own earlier arguments held is no more traced than one
+            // never seen: it may be an attacker's value the agent rewrote.
+            any && matches!(
+                prov.provenance_of(v),
+                ArgProvenance::None | ArgProvenance::Agent(_)
+            )
+        })
     }
 
     /// The first destination argument of a call that writes or cannot be undone whose value
@@ -527,19 +518,29 @@ impl Classifier {
         args: &'a Value,
         prov: &Provenance,
     ) -> Option<(&'a str, &'a Value)> {
+        self.destination_where(c, args, |v| {
+            let mut any = false;
+            prov.values_of(v, &mut |_| any = true);
+            !any
+        })
+    }
+
+    /// The first destination argument of a network or irreversible call classified `c` whose
+    /// value satisfies `pred`.
+    fn destination_where<'a>(
+        &self,
+        c: &Classification,
+        args: &'a Value,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Option<(&'a str, &'a Value)> {
         let imp = c.implication;
         if imp.t < ToolEscalation::Network && imp.r != Reversibility::Irreversible {
             return None;
         }
-        let map = args.as_object()?;
         let dest = self.destination_words(c);
-        map.iter()
-            .filter(|(name, _)| name_has_word(name, dest))
-            .find(|(_, v)| {
-                let mut any = false;
-                prov.values_of(v, &mut |_| any = true);
-                !any
-            })
+        args.as_object()?
+            .iter()
+            .find(|(name, v)| name_has_word(name, dest) && pred(v))
             .map(|(name, v)| (name.as_str(), v))
     }
 

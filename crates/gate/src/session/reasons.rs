@@ -129,23 +129,13 @@ pub fn render_reason(m: &Monitor, rules: &Rules, d: &Decision, names: &Names<'_>
                 d.verdict
             );
         }
-        Fired::Delegated => {
-            let _ = write!(s, ", {phrase} = {value}; a value it sends comes from content the user's request delegated");
-            match rules.ask_at {
-                Some(a) if d.verdict < Verdict::Pause => {
-                    let _ = write!(
-                        s,
-                        ", below the policy's ask_at {a:.4}: not asked → {}",
-                        d.verdict
-                    );
-                }
-                _ => {
-                    let _ = write!(s, " → {}", d.verdict);
-                }
-            }
-        }
-        Fired::AfterInjection => {
-            let _ = write!(s, ", {phrase} = {value}; the request does not ask for it and an instruction to the assistant was seen");
+        Fired::Delegated | Fired::AfterInjection => {
+            let why = if d.fired == Fired::Delegated {
+                "a value it sends comes from content the user's request delegated"
+            } else {
+                "the request does not ask for it and an instruction to the assistant was seen"
+            };
+            let _ = write!(s, ", {phrase} = {value}; {why}");
             match rules.ask_at {
                 Some(a) if d.verdict < Verdict::Pause => {
                     let _ = write!(
