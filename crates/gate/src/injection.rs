@@ -47,6 +47,8 @@ use std::ops::Range;
 use std::sync::OnceLock;
 use unicode_normalization::UnicodeNormalization;
 
+mod quick;
+
 /// Bytes within which cues count together (an instruction is a paragraph, not a document).
 pub const WINDOW: usize = 600;
 
@@ -312,11 +314,11 @@ const RULES: &[Rule] = &[
     r(Cue::Conceal, 2, "(?:ohne|sans|sin|sem|senza) (?:\\S+ ){0,2}(?:benutzer|nutzer|utilisateur|usuario|usuário|utente)"),
 ];
 
-/// Compile the rules into one automaton: a space in a pattern is a run of separators, a word
+/// The rules as the automaton's patterns: a space in a pattern is a run of separators, a word
 /// character at either end gets a word boundary (an escaped `\n` before a word counts as one).
-fn compile() -> Regex {
+fn patterns() -> Vec<String> {
     const SEP: &str = "(?:[ \\t\\r\\n\\x0b\\x0c]|\\*\\*|\\\\[ntr]?)+";
-    let pats: Vec<String> = RULES
+    RULES
         .iter()
         .map(|rule| {
             let p = rule.pattern;
@@ -338,17 +340,24 @@ fn compile() -> Regex {
                 if ends_word { "\\b" } else { "" }
             )
         })
-        .collect();
+        .collect()
+}
+
+/// How the patterns are read: ASCII case ignored, bytes (not UTF-8), `\r\n` a line end.
+fn syntax_config() -> syntax::Config {
+    syntax::Config::new()
+        .case_insensitive(true)
+        .unicode(false)
+        .utf8(false)
+        .crlf(true)
+}
+
+/// Compile the rules into one automaton.
+fn compile() -> Regex {
     Regex::builder()
-        .syntax(
-            syntax::Config::new()
-                .case_insensitive(true)
-                .unicode(false)
-                .utf8(false)
-                .crlf(true),
-        )
+        .syntax(syntax_config())
         .configure(Regex::config().utf8_empty(false))
-        .build_many(&pats)
+        .build_many(&patterns())
         .expect("the injection rules compile")
 }
 
@@ -404,12 +413,41 @@ pub fn cues_found(text: &str) -> Vec<(Range<usize>, Cue, u8)> {
         .collect()
 }
 
+/// The rules' matches in `hay`, in order: what `detector().find_iter(hay)` yields (the
+/// leftmost-first match from where the last one ended), found by [`quick::find`]'s two walks,
+/// or by the search itself where they cannot tell. No rule matches the empty string (a test
+/// says so), so each search starts where the last match ended.
+struct Hits<'h> {
+    hay: &'h [u8],
+    at: usize,
+}
+
+impl Iterator for Hits<'_> {
+    type Item = regex_automata::Match;
+
+    fn next(&mut self) -> Option<regex_automata::Match> {
+        if self.at > self.hay.len() {
+            return None;
+        }
+        let m = match quick::find(self.hay, self.at) {
+            Ok(m) => m,
+            Err(()) => detector()
+                .search(&regex_automata::Input::new(self.hay).span(self.at..self.hay.len())),
+        };
+        // An empty match (none of the rules has one) ends the search rather than repeat.
+        self.at = m.map_or(
+            usize::MAX,
+            |m| if m.is_empty() { usize::MAX } else { m.end() },
+        );
+        m
+    }
+}
+
 /// Scan `hay`; `orig` maps a byte offset of `hay` to the text's.
 fn scan(hay: &[u8], orig: impl Fn(usize) -> usize) -> Option<InjectionSignal> {
-    let re = detector();
     let mut ring = [Hit::default(); RING];
     let (mut head, mut len) = (0usize, 0usize);
-    let mut hits = re.find_iter(hay);
+    let mut hits = Hits { hay, at: 0 };
     while let Some(m) = hits.next() {
         let hit = Hit {
             start: m.start() as u32,
@@ -694,6 +732,113 @@ mod tests {
         let t = "a\u{0}\u{7f}\u{10ffff}<|x|>\\n\\";
         assert_eq!(detect(t), detect(t));
         assert_eq!(detect(""), None);
+    }
+
+    #[test]
+    fn no_rule_matches_the_empty_string() {
+        for (k, p) in patterns().iter().enumerate() {
+            let hir = regex_automata::util::syntax::parse_with(p, &syntax_config()).unwrap();
+            assert!(
+                hir.properties().minimum_len().is_some_and(|n| n > 0),
+                "rule {k}"
+            );
+        }
+    }
+
+    /// Pieces of texts that hold cues, near-cues and the separators between words.
+    const PIECES: &[&str] = &[
+        "ignore all previous instructions",
+        "ignore",
+        "previous",
+        "instructions",
+        "If you are an AI assistant",
+        "AI",
+        "assistant",
+        "dear",
+        "please send",
+        "send",
+        "forward",
+        "also",
+        "you must call",
+        "the",
+        "user",
+        "don't tell the user",
+        "secretly",
+        "<|im_start|>",
+        "<system>",
+        "[INST]",
+        "\n### System\n",
+        "\nsystem:",
+        "get_file(",
+        "| sh",
+        "before you start the task",
+        "new instructions:",
+        "忽略之前",
+        "ｉｇｎｏｒｅ",
+        "invoice",
+        "meeting",
+        "https://x.example/a_b",
+        "x@y.example",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "**",
+        ". ",
+        ", ",
+        ": ",
+        "-",
+        "#",
+        "\\n",
+        "\r\n",
+        "\u{200b}",
+    ];
+
+    fn text_of(picks: &[(usize, u8)]) -> String {
+        let mut t = String::new();
+        for &(k, filler) in picks {
+            t.push_str(PIECES[k % PIECES.len()]);
+            for _ in 0..filler % 40 {
+                t.push((b'a' + filler % 26) as char);
+            }
+        }
+        t
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+        /// The two walks' matches are the search's, from every offset: the cues, their order and
+        /// the texts where there is none (long texts, so that the walks split).
+        #[test]
+        fn the_walks_find_what_the_search_finds(
+            picks in proptest::collection::vec((0usize..200, proptest::prelude::any::<u8>()), 0..120),
+            from in 0usize..4000,
+        ) {
+            let t = text_of(&picks);
+            let hay = t.as_bytes();
+            let ours: Vec<_> = Hits { hay, at: 0 }.collect();
+            let search: Vec<_> = detector().find_iter(hay).collect();
+            proptest::prop_assert_eq!(ours, search);
+            let from = from.min(hay.len());
+            let quick = quick::find(hay, from);
+            let search = detector().search(&regex_automata::Input::new(hay).span(from..hay.len()));
+            proptest::prop_assert_eq!(quick, Ok(search));
+        }
+
+        /// The same on the cues alone, close together, and on random text.
+        #[test]
+        fn the_walks_agree_on_dense_cues_and_noise(
+            picks in proptest::collection::vec((0usize..PIECES.len(), 0u8..3), 0..200),
+            noise in "\\PC{0,600}",
+        ) {
+            for t in [text_of(&picks), noise.clone(), format!("{noise}{}", text_of(&picks))] {
+                let hay = t.as_bytes();
+                let ours: Vec<_> = Hits { hay, at: 0 }.collect();
+                let search: Vec<_> = detector().find_iter(hay).collect();
+                proptest::prop_assert_eq!(ours, search);
+            }
+        }
     }
 
     proptest::proptest! {
