@@ -178,6 +178,41 @@ fn bench_injection(c: &mut C) {
     g.finish();
 }
 
+/// The intent's share of a session's observation of an untrusted result (issue 41): the
+/// records the user authored ([`augur_gate::counterparty::scan`]), on the 10 kB result and on
+/// a 10 kB transaction history (records of its own).
+fn bench_counterparty(c: &mut C) {
+    let text = tool_result_10kb();
+    let mut history = String::new();
+    let mut i = 0u64;
+    while history.len() < 10_000 {
+        history.push_str(&format!(
+            "- amount: {}.0\n  date: '2022-03-0{}'\n  id: {i}\n  recipient: SE35500000000549100{:05}\n  \
+             recurring: false\n  sender: {}\n  subject: Payment {i}\n",
+            10 + i,
+            1 + i % 9,
+            i,
+            if i % 2 == 0 { "me" } else { "GB29NWBK60161331926819" }
+        ));
+        i += 1;
+    }
+    let mut g = c.benchmark_group("counterparty");
+    for (name, t) in [
+        ("10 kB tool result", &text),
+        ("10 kB transaction history", &history),
+    ] {
+        g.throughput(Throughput::Bytes(t.len() as u64));
+        g.bench_function(format!("scan, {name}"), |b| {
+            b.iter(|| {
+                let mut n = 0usize;
+                augur_gate::counterparty::scan(black_box(t), &|_| false, &mut |_| n += 1);
+                n
+            })
+        });
+    }
+    g.finish();
+}
+
 fn bench_prescreen(c: &mut C) {
     use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
     let text = tool_result_10kb();
@@ -231,6 +266,6 @@ fn bench_prescreen(c: &mut C) {
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(ThreadCpu);
-    targets = bench_gate, bench_provenance, bench_injection, bench_prescreen
+    targets = bench_gate, bench_provenance, bench_injection, bench_counterparty, bench_prescreen
 }
 criterion_main!(benches);
