@@ -192,7 +192,7 @@ fn bench_counterparty(c: &mut C) {
             10 + i,
             1 + i % 9,
             i,
-            if i % 2 == 0 { "me" } else { "GB29NWBK60161331926819" }
+            if i.is_multiple_of(2) { "me" } else { "GB29NWBK60161331926819" }
         ));
         i += 1;
     }
