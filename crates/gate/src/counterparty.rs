@@ -297,6 +297,44 @@ mod tests {
         assert_eq!(all("{ sender: me", &[]), Vec::<String>::new());
     }
 
+    proptest::proptest! {
+        /// Whatever a record's free-text value says — lines that look like keys, list items,
+        /// `sender: me` — written as a dumper writes a multi-line value (its lines indented
+        /// deeper than the record's keys) or as a JSON string, it adds no counterparty: only
+        /// the authored record's own recipient is found.
+        #[test]
+        fn a_value_s_text_never_makes_a_counterparty(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::string::string_regex("(- )?(sender|from|recipient|to|payee): (me|X[0-9]{1,3})").unwrap(),
+                    proptest::string::string_regex("[ -~]{0,40}").unwrap(),
+                ],
+                0..8,
+            ),
+            extra in 0usize..4,
+        ) {
+            // The planted lines never name the real recipient: X followed by digits only.
+            let pad = " ".repeat(4 + extra);
+            let body: String = lines
+                .iter()
+                .map(|l| format!("\n{pad}{}", l.trim_start()))
+                .collect();
+            let yaml = format!(
+                "- amount: 1\n  recipient: me\n  sender: GB29\n  subject: '{}'\n\
+                 - amount: 2\n  recipient: REAL1\n  sender: me\n  subject: '{}'",
+                body.replace('\'', "''"),
+                body.replace('\'', "''")
+            );
+            proptest::prop_assert_eq!(all(&yaml, &[]), vec!["REAL1".to_string()]);
+            let json = serde_json::json!([
+                {"sender": "GB29", "recipient": "me", "subject": lines.join("\n")},
+                {"sender": "me", "recipient": "REAL1", "subject": lines.join("\n")},
+            ])
+            .to_string();
+            proptest::prop_assert_eq!(all(&json, &[]), vec!["REAL1".to_string()]);
+        }
+    }
+
     #[test]
     fn a_record_without_its_author_gives_nothing() {
         assert!(all("recipient: US122000000121212121212\nsubject: Rent", &[]).is_empty());
