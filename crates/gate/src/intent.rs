@@ -646,8 +646,7 @@ impl Intent {
             );
             if by_verb
                 && store.seen_untrusted()
-                && (cl.untraced_destination(c, args, store).is_some()
-                    || cl.plain_destination(c, args, store).is_some())
+                && cl.untraced_destination(c, args, store, true).is_some()
             {
                 return Prov::User;
             }

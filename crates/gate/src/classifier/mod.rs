@@ -486,42 +486,32 @@ impl Classifier {
     /// whose values no text held (provenance none: not the user's, no tool result's, not the
     /// agent's earlier arguments): what the fallback of issue 40 pauses on in a session that
     /// has read untrusted text. An argument with no value the store reads (a plain word) is
-    /// not one. Allocates nothing.
+    /// not one, unless `plain`: then a destination holding no tracked value at all
+    /// (`unknown`, `IBAN_PLACEHOLDER`, a name, or nothing: a `null` recipient) is one too — a
+    /// destination nothing says is anyone's (issue 41: where the exfiltration rules would
+    /// decide by the verb). Allocates nothing.
     pub fn untraced_destination<'a>(
         &self,
         c: &Classification,
         args: &'a Value,
         prov: &Provenance,
+        plain: bool,
     ) -> Option<(&'a str, &'a Value)> {
         self.destination_where(c, args, |v| {
             // A distinctive value: a bare number (an id, an amount) is not one.
-            let mut any = false;
+            let (mut any, mut distinctive) = (false, false);
             prov.values_of(v, &mut |e| {
-                any |= e.kind != crate::provenance::ValueKind::Amount
+                any = true;
+                distinctive |= e.kind != crate::provenance::ValueKind::Amount;
             });
             // A value only the agent's own earlier arguments held is no more traced than one
             // never seen: it may be an attacker's value the agent rewrote.
-            any && matches!(
-                prov.provenance_of(v),
-                ArgProvenance::None | ArgProvenance::Agent(_)
-            )
-        })
-    }
-
-    /// The first destination argument of a call that writes or cannot be undone whose value
-    /// holds no tracked value at all (`unknown`, `IBAN_PLACEHOLDER`, a name, or nothing: a
-    /// `null` recipient): a destination nothing says is anyone's, which a session that read
-    /// untrusted text pauses on like [`Classifier::untraced_destination`]'s.
-    pub fn plain_destination<'a>(
-        &self,
-        c: &Classification,
-        args: &'a Value,
-        prov: &Provenance,
-    ) -> Option<(&'a str, &'a Value)> {
-        self.destination_where(c, args, |v| {
-            let mut any = false;
-            prov.values_of(v, &mut |_| any = true);
-            !any
+            (plain && !any)
+                || (distinctive
+                    && matches!(
+                        prov.provenance_of(v),
+                        ArgProvenance::None | ArgProvenance::Agent(_)
+                    ))
         })
     }
 

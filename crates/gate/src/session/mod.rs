@@ -756,13 +756,9 @@ impl Session {
                         (RiskLevel::Violated, 1 | 2 | 13)
                     );
                     let untraced = match &cp {
-                        Some(cp) if cp.p == Prov::None && self.prov.seen_untrusted() => cl
-                            .untraced_destination(&c, call.args, &self.prov)
-                            .or_else(|| {
-                                by_verb
-                                    .then(|| cl.plain_destination(&c, call.args, &self.prov))
-                                    .flatten()
-                            }),
+                        Some(cp) if cp.p == Prov::None && self.prov.seen_untrusted() => {
+                            cl.untraced_destination(&c, call.args, &self.prov, by_verb)
+                        }
                         _ => None,
                     };
                     if let (Some(cp), Some((arg, _)), true) = (cp.as_mut(), untraced, by_verb) {
