@@ -210,7 +210,7 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "tables": tables.iter().map(TableStatus::to_json).collect::<Vec<_>>(),
             "threshold": {"at": threshold.is_finite().then_some(threshold),
                           "unsafe_flagged": unsafe_flagged, "safe_flagged": safe_flagged},
-            "ask_at": ask_at.map(ask_value),
+            "ask_at": ask_at,
             "seconds": secs});
         writeln!(out, "{doc}")?;
         return Ok(());
@@ -322,7 +322,7 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
             ),
             Some(x) => format!(
                 "asked from P ≥ {:.4}, warned below (the lowest at which at most {:.0}% of the safe runs pause)",
-                ask_value(x),
+                x,
                 ASK_SHARE * 100.0
             ),
         }
@@ -338,10 +338,7 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "wrote {}: block at P ≥ {}{}",
             p.display(),
             block_at(threshold),
-            ask_at.map_or(String::new(), |x| format!(
-                ", ask from P ≥ {}",
-                ask_value(x)
-            ))
+            ask_at.map_or(String::new(), |x| format!(", ask from P ≥ {x}"))
         )?;
     }
     writeln!(
@@ -352,16 +349,6 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
         a.output.display()
     )?;
     Ok(())
-}
-
-/// The `ask_at` written and shown: the chosen one, or 1 when no threshold keeps the share
-/// (then only certain states are asked).
-fn ask_value(ask_at: f64) -> f64 {
-    if ask_at.is_finite() {
-        ask_at
-    } else {
-        1.0
-    }
 }
 
 /// The block threshold `--policy-out` writes: the chosen one, or 1 (the rules' VIOLATED
@@ -406,7 +393,7 @@ fn write_policy(
     );
     match ask_at {
         Some(x) => {
-            doc.insert("ask_at".into(), toml::Value::Float(ask_value(x)));
+            doc.insert("ask_at".into(), toml::Value::Float(x));
         }
         None => {
             doc.remove("ask_at");

@@ -112,8 +112,7 @@ impl EvalReport {
             .rounds
             .iter()
             .map(|r| match r.ask_at {
-                Some(a) if a.is_finite() => format!("{a:.4}"),
-                Some(_) => "never".into(),
+                Some(a) => format!("{a:.4}"),
                 None => "always".into(),
             })
             .collect();

@@ -815,7 +815,8 @@ fn verdict_tiers_agree_with_the_probability_threshold() {
 /// benign training runs paused is at most 10%. Benign runs that e-mail an address from the
 /// file their request names pause (a delegated value); with one such run in ten the share is
 /// 10% (every one asked: `None`), with two it is 20% and no threshold at or below their
-/// probability keeps it within 10% (`∞`: none asked, the calls are warned).
+/// probability keeps it within 10% (1: only a certain violation would be asked; the calls
+/// are warned).
 #[test]
 fn the_ask_threshold_is_the_lowest_within_the_benign_share() {
     use crate::runs::ObservationSource::{Tool, User};
@@ -848,7 +849,7 @@ fn the_ask_threshold_is_the_lowest_within_the_benign_share() {
     };
     let trusted = augur_gate::policy::default_trusted_tools();
     let opts = EvalOptions::default();
-    for (delegated, want) in [(1, None), (2, Some(f64::INFINITY))] {
+    for (delegated, want) in [(1, None), (2, Some(1.0))] {
         let mut runs: Vec<Run> = (0..10).map(|i| benign(i, i < delegated)).collect();
         runs.push(pay.clone());
         let refs: Vec<&Run> = runs.iter().collect();
