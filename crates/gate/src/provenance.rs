@@ -575,11 +575,13 @@ impl Provenance {
         } else {
             scanned
         };
-        // Room for a new value per 64 bytes read (within the cap), so that a value-dense
-        // result does not grow the table step by step; reserved when the first new value is
-        // stored (an observation of stored values allocates nothing).
+        // Room for a new value per 48 bytes read (within the cap), so that a value-dense
+        // result does not grow the table step by step (an e-mail listing holds one per 57
+        // bytes or so: the entries are not moved while it is read, and the index, two slots
+        // per value rounded up to a power of two, keeps its size); reserved when the first new
+        // value is stored (an observation of stored values allocates nothing).
         let room =
-            (scanned.len() / 64).min(self.limits.max_values.saturating_sub(self.entries.len()));
+            (scanned.len() / 48).min(self.limits.max_values.saturating_sub(self.entries.len()));
         let mut reserved = false;
         let Provenance {
             limits,

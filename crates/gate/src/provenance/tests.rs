@@ -1020,13 +1020,14 @@ fn the_text_budget_is_a_cap_that_fails_closed() {
 
 #[test]
 fn the_index_keeps_every_key_through_growth_and_clustering() {
-    // Keys that share their high bits (one home slot, long probe runs) and keys spread out;
-    // replacing a key's id returns the old one, and every key is found after each growth.
+    // Keys that share their high bits (one home slot, long probe runs: their tags differ in
+    // bits 32-47) and keys spread out; replacing a key's id returns the old one, and every key
+    // is found after each growth.
     let mut ix = super::index::Index::default();
     let keys: Vec<u64> = (0..2000u64)
         .map(|i| {
             if i % 2 == 0 {
-                (0xabcd_u64 << 48) | i
+                (0xabcd_u64 << 48) | (i << 32) | 0x1234
             } else {
                 i.wrapping_mul(0x9e37_79b9_7f4a_7c15)
             }
@@ -1047,6 +1048,41 @@ fn the_index_keeps_every_key_through_growth_and_clustering() {
         assert_eq!(ix.insert(k, n as u32 + 10_000), Some(n as u32));
         assert_eq!(ix.get(k), Some(n as u32 + 10_000));
     }
+}
+
+#[test]
+fn keys_of_one_tag_share_a_slot_and_the_store_tells_their_values_apart() {
+    // The index keys a slot by the key's high 32 bits: two keys that differ only below them
+    // share it (the later insert returns the earlier id, the store's chain).
+    let mut ix = super::index::Index::default();
+    assert_eq!(ix.insert(0x1111_2222_0000_0001, 7), None);
+    assert_eq!(ix.insert(0x1111_2222_0000_0002, 9), Some(7));
+    assert_eq!(ix.get(0x1111_2222_ffff_ffff), Some(9));
+    assert_eq!(ix.get(0x1111_2223_0000_0001), None);
+    // Through the store: many values, every one found as itself (its sighting), whatever
+    // chain its tag shares.
+    let mut p = Provenance::new();
+    let text: String = (0..3000)
+        .map(|i| format!("user{i}@host{}.example ", i % 37))
+        .collect();
+    p.observe(
+        Origin::Tool {
+            tool: "read_inbox",
+            step: 3,
+        },
+        &text,
+    );
+    for i in (0..3000).step_by(7) {
+        let v = json!(format!("user{i}@host{}.example", i % 37));
+        assert!(
+            matches!(p.provenance_of(&v), ArgProvenance::Untrusted(_)),
+            "{v}"
+        );
+    }
+    assert!(matches!(
+        p.provenance_of(&json!("user3001@host0.example")),
+        ArgProvenance::None
+    ));
 }
 
 #[test]
