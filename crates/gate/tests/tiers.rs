@@ -183,7 +183,7 @@ fn an_unrequested_change_after_an_injection_pauses() {
 
 #[test]
 fn a_restored_session_has_no_intent_and_blocks_as_before() {
-    let mut s = named_bill_session();
+    let s = named_bill_session();
     let m = s.monitor().clone();
     let mut r = Session::restore(&m, &Arc::new(Policy::default()), &s.snapshot()).unwrap();
     let (v, _, why) = gate(&mut r, "send_money", pay("UK12345678901234567890"));
