@@ -90,7 +90,7 @@
 //! ```
 
 use crate::classifier::{name_has_word, Classification, Classifier};
-use crate::dtr::Prov;
+use crate::dtr::{Prov, SafetyState};
 use crate::dtr::{Reversibility, ToolEscalation};
 use crate::injection;
 use crate::provenance::{ArgProvenance, Evidence, Provenance};
@@ -422,37 +422,15 @@ impl Intent {
     /// The step of the result that showed `v` (a string) as a counterparty of the user's own
     /// record.
     pub fn counterparty(&self, v: &Value) -> Option<u32> {
-        let Value::String(s) = v else { return None };
-        if self.counterparties.is_empty() {
-            return None;
-        }
-        let same: &dyn Fn(&str) -> bool = if s.is_ascii() {
-            // The key of an ASCII string, compared without building it.
-            &|x: &str| {
-                let mut k = s
-                    .trim()
-                    .bytes()
-                    .filter(|b| !matches!(b, b' ' | b'-'))
-                    .map(|b| b.to_ascii_lowercase());
-                x.bytes().all(|b| k.next() == Some(b)) && k.next().is_none()
-            }
-        } else {
-            let k = counterparty_key(s);
-            return self
-                .counterparties
-                .iter()
-                .find(|(x, _)| **x == *k)
-                .map(|&(_, step)| step);
-        };
-        self.counterparties
-            .iter()
-            .find(|(x, _)| same(x))
-            .map(|&(_, step)| step)
+        self.counterparty_of_text(v.as_str()?)
     }
 
-    /// [`Intent::counterparty`] of a string.
-    pub fn counterparty_of_text(&self, v: &str) -> Option<u32> {
-        self.counterparty(&Value::String(v.to_string()))
+    /// [`Intent::counterparty`] of a string. Allocates nothing for ASCII text.
+    pub fn counterparty_of_text(&self, s: &str) -> Option<u32> {
+        self.counterparties
+            .iter()
+            .find(|(x, _)| is_counterparty_key(x, s))
+            .map(|&(_, step)| step)
     }
 
     /// Whether the result of the call at `step` is delegated.
@@ -625,7 +603,7 @@ impl Intent {
     /// USER.
     pub fn decided_p(
         &self,
-        current: crate::dtr::SafetyState,
+        current: SafetyState,
         cl: &Classifier,
         c: &Classification,
         args: &Value,
@@ -640,11 +618,7 @@ impl Intent {
             }
             // The session's fallback: a destination nothing traces, after untrusted text,
             // pauses and is decided as the user's once approved.
-            let by_verb = matches!(
-                current.update_p(c.implication, Prov::None).risk(),
-                (crate::dtr::RiskLevel::Violated, 1 | 2 | 13)
-            );
-            if by_verb
+            if violated_by_verb(current, c.implication)
                 && store.seen_untrusted()
                 && cl.untraced_destination(c, args, store, true).is_some()
             {
@@ -790,6 +764,30 @@ fn push_folded(dst: &mut String, text: &str, max: usize) -> bool {
     dst.push(' ');
     dst.push_str(&folded[..end]);
     end < folded.len()
+}
+
+/// Whether `stored` is [`counterparty_key`] of `s`, compared without building it for ASCII
+/// text (folding leaves it as it is).
+fn is_counterparty_key(stored: &str, s: &str) -> bool {
+    if !s.is_ascii() {
+        return *stored == *counterparty_key(s);
+    }
+    let mut k = s
+        .trim()
+        .bytes()
+        .filter(|b| !matches!(b, b' ' | b'-'))
+        .map(|b| b.to_ascii_lowercase());
+    stored.bytes().all(|b| k.next() == Some(b)) && k.next().is_none()
+}
+
+/// Whether the exfiltration rules (SafetyDrift's 1, 2 and 13) would decide a call with
+/// implication `imp` from `current` by its verb alone (p = NONE): where issue 40's fallback
+/// decides instead, after untrusted text.
+pub fn violated_by_verb(current: SafetyState, imp: crate::dtr::Implication) -> bool {
+    matches!(
+        current.update_p(imp, Prov::None).risk(),
+        (crate::dtr::RiskLevel::Violated, 1 | 2 | 13)
+    )
 }
 
 /// Lower case after [`crate::words::fold`].

@@ -751,10 +751,7 @@ impl Session {
                     // approves (as a delegated value), instead of the exfiltration rules'
                     // block. So does a destination too plain to be tracked (`unknown`, a
                     // placeholder): nothing says whose it is.
-                    let by_verb = matches!(
-                        self.dtr.update_p(c.implication, Prov::None).risk(),
-                        (RiskLevel::Violated, 1 | 2 | 13)
-                    );
+                    let by_verb = crate::intent::violated_by_verb(self.dtr, c.implication);
                     let untraced = match &cp {
                         Some(cp) if cp.p == Prov::None && self.prov.seen_untrusted() => {
                             cl.untraced_destination(&c, call.args, &self.prov, by_verb)
