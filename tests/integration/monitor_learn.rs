@@ -62,7 +62,7 @@ fn learn_then_gate() {
         "{text}"
     );
     assert!(
-        text.contains("learned the 180-state (d, t, r, p) chain"),
+        text.contains("learned the 960-state (d, t, r, p, i, u) chain"),
         "{text}"
     );
     let o = util::augur(&[
@@ -215,7 +215,7 @@ fn pac_status_of_the_learned_rows() {
         assert_eq!(s["category"], t["category"]);
         let learning = t["learning"].as_array().unwrap();
         let count = |p: &str| learning.iter().filter(|l| l["pac"] == p).count();
-        assert_eq!(s["states"], 180);
+        assert_eq!(s["states"], 960);
         assert_eq!(s["holds"], count("holds"));
         assert_eq!(s["short"], count("short"));
         assert_eq!(s["unobserved"], count("unobserved"));

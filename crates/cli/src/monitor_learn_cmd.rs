@@ -197,7 +197,7 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .collect();
     let calls: usize = runs.iter().map(|r| r.steps.len()).sum();
     let chain = if opts.provenance {
-        "180-state (d, t, r, p)"
+        "960-state (d, t, r, p, i, u)"
     } else {
         "60-state (d, t, r)"
     };
@@ -317,11 +317,11 @@ pub fn run(a: &LearnArgs, out: &mut dyn Write) -> Result<(), CliError> {
         "pause tier as `monitor eval` chooses it on these runs (a value from content the user delegated, an unrequested change after an injection): {}",
         match ask_at {
             None => format!(
-                "every such call asked (at most {:.0}% of the safe runs pause)",
+                "every such call asked (at most {:.0}% of the benign and of the injected safe runs pause)",
                 ASK_SHARE * 100.0
             ),
             Some(x) => format!(
-                "asked from P ≥ {:.4}, warned below (the lowest at which at most {:.0}% of the safe runs pause)",
+                "asked from P ≥ {:.4}, warned below (the lowest at which at most {:.0}% of the benign and of the injected safe runs pause)",
                 x,
                 ASK_SHARE * 100.0
             ),

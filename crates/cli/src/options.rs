@@ -203,14 +203,16 @@ pub struct ChainArgs {
     /// per-horizon breakdown).
     #[arg(long, value_name = "H", default_value_t = 5)]
     pub horizon: u32,
-    /// Laplace smoothing parameter α ≥ 0, added to every valid transition of every row.
-    #[arg(long, value_name = "A", default_value_t = 0.1)]
+    /// Laplace smoothing parameter α ≥ 0, added to every valid transition of every row (the
+    /// chain's rows have up to 960 valid successors: 0.01 keeps a row's added mass under 10
+    /// observations).
+    #[arg(long, value_name = "A", default_value_t = 0.01)]
     pub alpha: f64,
     /// Classifier rules (TOML); default: the built-in rules, models/classifier.toml.
     #[arg(long, value_name = "RULES")]
     pub classifier: Option<std::path::PathBuf>,
-    /// Learn the 60-state (d, t, r) chain of version-1 monitors instead of the 180-state
-    /// (d, t, r, p) chain with provenance.
+    /// Learn the 60-state (d, t, r) chain of version-1 monitors instead of the 960-state
+    /// chain with provenance and the predicates delegated, i and u.
     #[arg(long)]
     pub no_provenance: bool,
 }

@@ -174,7 +174,46 @@ pub struct Implication {
     pub r: Reversibility,
 }
 
-/// A safety state `(d, t, r, p)`; one of 5·4·3·3 = 180 (60 with p = NONE).
+/// The learned chain's predicates beside `(d, t, r, p)` (issue 41, item 4): what the rules
+/// decide on besides the state, given to the chain so that its probability can tell them
+/// apart. They never change a risk level ([`SafetyState::risk`] ignores them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Predicates {
+    /// The latest action's destination or payload value is the user's by delegation: it came
+    /// from content the user named (a delegated result, [`crate::intent::Tier::Requested`] or
+    /// [`crate::intent::Tier::Delegated`]); p is USER. The chain's fourth provenance class,
+    /// DELEGATED.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub delegated: bool,
+    /// `i`: an instruction to the assistant was seen in content the user did not write
+    /// ([`crate::intent::Intent::first_signal`]), at this step or before (never unset).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub signal: bool,
+    /// The latest action changes state (it writes or cannot be undone, and is not a fetch)
+    /// and the user's request does not ask for its kind of action
+    /// ([`crate::intent::Intent::requested`]); false when no request is known.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unrequested: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Predicates {
+    /// No predicate holds.
+    pub fn is_empty(&self) -> bool {
+        *self == Predicates::default()
+    }
+
+    /// The predicates' names in the order of the chain's valuations (`p` = 3 is `delegated`;
+    /// `i` and `u` are columns of their own).
+    pub const NAMES: [&'static str; 3] = ["delegated", "signal", "unrequested"];
+}
+
+/// A safety state `(d, t, r, p)`; one of 5·4·3·3 = 180 (60 with p = NONE), with the learned
+/// chain's [`Predicates`] (960 chain states, [`SafetyState::chain_index`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SafetyState {
     /// Data exposure so far (never decreases).
@@ -187,6 +226,9 @@ pub struct SafetyState {
     /// states of version-1 sessions: NONE).
     #[serde(default, skip_serializing_if = "Prov::is_none")]
     pub p: Prov,
+    /// The chain's predicates (absent in saved states before issue 41's chain: none hold).
+    #[serde(default, skip_serializing_if = "Predicates::is_empty")]
+    pub x: Predicates,
 }
 
 impl Prov {
@@ -200,6 +242,11 @@ impl Prov {
 pub const NUM_DTR_STATES: usize = 60;
 /// Number of `(d, t, r, p)` safety states.
 pub const NUM_DTRP_STATES: usize = 180;
+/// Number of the learned chain's states: `(d, t, r)` × p ∈ {NONE, USER, UNTRUSTED,
+/// DELEGATED} × `i` × `u` (see [`SafetyState::chain_index`]).
+pub const NUM_CHAIN_STATES: usize = 960;
+/// The chain's provenance classes: p's levels and DELEGATED (p = USER by delegation).
+pub const CHAIN_PROV_LEVELS: [&str; 4] = ["NONE", "USER", "UNTRUSTED", "DELEGATED"];
 
 impl Default for SafetyState {
     fn default() -> Self {
@@ -214,6 +261,11 @@ impl SafetyState {
         t: ToolEscalation::ReadOnly,
         r: Reversibility::FullyReversible,
         p: Prov::None,
+        x: Predicates {
+            delegated: false,
+            signal: false,
+            unrequested: false,
+        },
     };
 
     /// The state `(d, t, r)` with p = NONE.
@@ -223,6 +275,7 @@ impl SafetyState {
             t,
             r,
             p: Prov::None,
+            x: Predicates::default(),
         }
     }
 
@@ -245,7 +298,75 @@ impl SafetyState {
             t: ToolEscalation::from_index(i / 3 % 4)?,
             r: Reversibility::from_index(i % 3)?,
             p: Prov::from_index(p)?,
+            x: Predicates::default(),
         })
+    }
+
+    /// The same state with the chain's predicates `x`.
+    pub fn with_x(self, x: Predicates) -> SafetyState {
+        SafetyState { x, ..self }
+    }
+
+    /// The chain's provenance class: p's index, or 3 (DELEGATED) for a USER value the user
+    /// delegated.
+    pub fn chain_class(self) -> usize {
+        if self.x.delegated && self.p == Prov::User {
+            3
+        } else {
+            self.p.index()
+        }
+    }
+
+    /// The learned chain's index `240·(i + 2·u) + 60·class + 12·d + 3·t + r` in `0..960`
+    /// ([`SafetyState::chain_class`]; `delegated` counts only with p = USER). The first 180
+    /// are the `(d, t, r, p)` indices: with no predicate, `chain_index() == index()`.
+    pub fn chain_index(self) -> usize {
+        let base = self.chain_class() * NUM_DTR_STATES
+            + self.d.index() * 12
+            + self.t.index() * 3
+            + self.r.index();
+        base + 240 * (usize::from(self.x.signal) + 2 * usize::from(self.x.unrequested))
+    }
+
+    /// The state of chain index `i` (`None` for `i ≥ 960`).
+    pub fn from_chain_index(i: usize) -> Option<SafetyState> {
+        if i >= NUM_CHAIN_STATES {
+            return None;
+        }
+        let (x, base) = (i / 240, i % 240);
+        let (class, rest) = (base / NUM_DTR_STATES, base % NUM_DTR_STATES);
+        let s = SafetyState::from_index(if class == 3 {
+            NUM_DTR_STATES + rest
+        } else {
+            base
+        })?;
+        Some(s.with_x(Predicates {
+            delegated: class == 3,
+            signal: x & 1 == 1,
+            unrequested: x & 2 == 2,
+        }))
+    }
+
+    /// All 960 chain states, in chain index order.
+    pub fn all_chain() -> impl Iterator<Item = SafetyState> {
+        (0..NUM_CHAIN_STATES).filter_map(SafetyState::from_chain_index)
+    }
+
+    /// The state's name in the learned chain: its [`fmt::Display`] name, with `DELEGATED`
+    /// for the delegated class and `·i`, `·u` for the predicates that hold.
+    pub fn chain_name(self) -> String {
+        let mut s = format!("{}·{}·{}", self.d, self.t, self.r);
+        if self.chain_class() != 0 {
+            s.push('·');
+            s.push_str(CHAIN_PROV_LEVELS[self.chain_class()]);
+        }
+        if self.x.signal {
+            s.push_str("·i");
+        }
+        if self.x.unrequested {
+            s.push_str("·u");
+        }
+        s
     }
 
     /// The 60 states with p = NONE, in index order.
@@ -263,13 +384,15 @@ impl SafetyState {
         self.update_p(a, Prov::None)
     }
 
-    /// The update with the action's provenance: `(max(d, d'), max(t, t'), r', p')`.
+    /// The update with the action's provenance: `(max(d, d'), max(t, t'), r', p')` (no
+    /// predicate: give them with [`SafetyState::with_x`]).
     pub fn update_p(self, a: Implication, p: Prov) -> SafetyState {
         SafetyState {
             d: self.d.max(a.d),
             t: self.t.max(a.t),
             r: a.r,
             p,
+            x: Predicates::default(),
         }
     }
 
@@ -615,6 +738,64 @@ mod tests {
                 .risk(),
             (RiskLevel::Safe, 12)
         );
+    }
+
+    /// The 960 chain states: the index round-trips, every state has its own name, the
+    /// first 180 are the `(d, t, r, p)` states, DELEGATED is p = USER with `delegated`, and
+    /// the predicates never change a risk level.
+    #[test]
+    fn chain_index_round_trips_over_the_960_states() {
+        let all: Vec<_> = SafetyState::all_chain().collect();
+        assert_eq!(all.len(), NUM_CHAIN_STATES);
+        for (i, st) in all.iter().enumerate() {
+            assert_eq!(st.chain_index(), i, "{}", st.chain_name());
+            assert_eq!(SafetyState::from_chain_index(i), Some(*st));
+            if i < NUM_DTRP_STATES {
+                assert_eq!(SafetyState::from_index(i), Some(*st));
+                assert_eq!(st.chain_name(), st.to_string());
+            }
+            if st.x.delegated {
+                assert_eq!(st.p, Prov::User);
+                assert_eq!(st.chain_class(), 3);
+            }
+            let plain = st.with_x(Predicates::default());
+            assert_eq!(st.risk(), plain.risk());
+            assert_eq!(st.index(), plain.index());
+        }
+        assert_eq!(SafetyState::from_chain_index(NUM_CHAIN_STATES), None);
+        let names: std::collections::HashSet<String> = all.iter().map(|s| s.chain_name()).collect();
+        assert_eq!(names.len(), NUM_CHAIN_STATES);
+        // `delegated` without p = USER is not a class of its own: the plain state's index.
+        let odd = s(D::None, T::Network, R::Irreversible).with_x(Predicates {
+            delegated: true,
+            ..Predicates::default()
+        });
+        assert_eq!(odd.chain_index(), odd.index());
+        let named = s(D::Internal, T::Network, R::Irreversible)
+            .with_p(Prov::User)
+            .with_x(Predicates {
+                delegated: true,
+                signal: true,
+                unrequested: true,
+            });
+        assert_eq!(
+            named.chain_name(),
+            "INTERNAL·NETWORK·IRREVERSIBLE·DELEGATED·i·u"
+        );
+        assert_eq!(named.chain_index(), 720 + 180 + 2 * 12 + 3 * 3 + 2);
+    }
+
+    #[test]
+    fn predicates_are_written_only_when_one_holds() {
+        let st = s(D::Internal, T::Network, R::Irreversible).with_p(Prov::User);
+        assert!(!serde_json::to_string(&st).unwrap().contains("\"x\""));
+        let x = st.with_x(Predicates {
+            signal: true,
+            ..Predicates::default()
+        });
+        let text = serde_json::to_string(&x).unwrap();
+        assert!(text.contains(r#""x":{"signal":true}"#), "{text}");
+        assert_eq!(serde_json::from_str::<SafetyState>(&text).unwrap(), x);
     }
 
     #[test]

@@ -90,7 +90,7 @@
 //! ```
 
 use crate::classifier::{name_has_word, Classification, Classifier};
-use crate::dtr::{Prov, SafetyState};
+use crate::dtr::{Predicates, Prov, SafetyState};
 use crate::dtr::{Reversibility, ToolEscalation};
 use crate::injection;
 use crate::provenance::{ArgProvenance, Evidence, Provenance};
@@ -467,6 +467,26 @@ impl Intent {
     pub fn after_signal(&self, tool: &str) -> Option<&SignalSeen> {
         let s = self.first_signal.as_deref()?;
         (!self.request.trim().is_empty() && !self.requested(tool)).then_some(s)
+    }
+
+    /// The learned chain's predicates of a call to `tool` classified `c` (issue 41, item 4):
+    /// `delegated` as the caller found it (the call's value is the user's by delegation),
+    /// `signal` when an instruction to the assistant was seen in the session so far, and
+    /// `unrequested` when the call changes state (writes or cannot be undone, and is not a
+    /// fetch) and the request, when one is known, does not ask for its kind of action
+    /// ([`Intent::requested`]). The session and the training trajectories both call it, so
+    /// that the chain is learned on the states sessions look up.
+    pub fn predicates(&self, tool: &str, c: &Classification, delegated: bool) -> Predicates {
+        let changes = c.implication.t >= ToolEscalation::FileWrite
+            || c.implication.r == Reversibility::Irreversible;
+        Predicates {
+            delegated,
+            signal: self.first_signal.is_some(),
+            unrequested: changes
+                && !is_fetch(c)
+                && !self.request.trim().is_empty()
+                && !self.requested(tool),
+        }
     }
 
     /// A content word of the tool's name occurs in the request.

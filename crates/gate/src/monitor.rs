@@ -174,10 +174,16 @@ pub struct ProvenanceSection {
     pub levels: Vec<String>,
     /// The risk rule that makes an untrusted write or irreversible action VIOLATED (14).
     pub risk_rule: u8,
+    /// The learned chain's predicates, when its tables are over the 960 chain states
+    /// ([`crate::dtr::SafetyState::chain_index`]): `["delegated", "signal", "unrequested"]`
+    /// (issue 41). Absent: the 180 `(d, t, r, p)` states. A reader that does not know the
+    /// field rejects the file (it would look the states up wrongly).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub predicates: Vec<String>,
 }
 
 impl ProvenanceSection {
-    /// The section this Augur writes.
+    /// The section this Augur writes for 180-state tables.
     pub fn current() -> ProvenanceSection {
         ProvenanceSection {
             levels: crate::dtr::Prov::ALL
@@ -185,7 +191,24 @@ impl ProvenanceSection {
                 .map(|p| p.as_str().to_string())
                 .collect(),
             risk_rule: 14,
+            predicates: Vec::new(),
         }
+    }
+
+    /// The section this Augur writes for the 960-state chain's tables.
+    pub fn with_predicates() -> ProvenanceSection {
+        ProvenanceSection {
+            predicates: crate::dtr::Predicates::NAMES
+                .iter()
+                .map(|p| p.to_string())
+                .collect(),
+            ..ProvenanceSection::current()
+        }
+    }
+
+    /// Whether the tables are over the 960 chain states.
+    pub fn has_predicates(&self) -> bool {
+        !self.predicates.is_empty()
     }
 }
 
@@ -411,6 +434,17 @@ impl Monitor {
     pub fn tracks_provenance(&self) -> bool {
         matches!(self.mapping, Mapping::Dtr | Mapping::RiskLevel)
             && self.sections.provenance.is_some()
+    }
+
+    /// Whether its tables are over the learned chain's 960 states, `(d, t, r, p)` with the
+    /// predicates delegated, `i` and `u` (issue 41; [`ProvenanceSection::predicates`]).
+    pub fn chain_predicates(&self) -> bool {
+        self.mapping == Mapping::Dtr
+            && self
+                .sections
+                .provenance
+                .as_ref()
+                .is_some_and(ProvenanceSection::has_predicates)
     }
 
     /// The embedded classifier when it is an *older* version of one of Augur's built-in rule
@@ -662,9 +696,26 @@ impl Monitor {
                     format!("provenance risk_rule must be {}", want.risk_rule),
                 ));
             }
+            let chain = ProvenanceSection::with_predicates();
+            if p.has_predicates() && p.predicates != chain.predicates {
+                return Err(bad(
+                    at.key("predicates"),
+                    format!(
+                        "provenance predicates must be {:?} (or absent)",
+                        chain.predicates
+                    ),
+                ));
+            }
+            if p.has_predicates() && self.mapping != Mapping::Dtr {
+                return Err(bad(
+                    at.key("predicates"),
+                    "the chain's predicates need a `dtr` monitor".to_string(),
+                ));
+            }
         }
         let h = self.horizon_max as usize;
         let abstract_states = match self.mapping {
+            Mapping::Dtr if self.chain_predicates() => crate::dtr::NUM_CHAIN_STATES,
             Mapping::Dtr if self.sections.provenance.is_some() => crate::dtr::NUM_DTRP_STATES,
             Mapping::Dtr => crate::dtr::NUM_DTR_STATES,
             Mapping::RiskLevel => 5,

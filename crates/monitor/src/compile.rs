@@ -14,8 +14,8 @@ use augur_dtmc::Dtmc;
 use augur_expr::Value;
 use augur_gate::classifier::Classifier;
 use augur_gate::dtr::{
-    DataExposure, Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation, NUM_DTRP_STATES,
-    NUM_DTR_STATES,
+    DataExposure, Predicates, Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation,
+    NUM_CHAIN_STATES, NUM_DTRP_STATES, NUM_DTR_STATES,
 };
 use augur_gate::monitor::{
     EmbeddedFile, ExplanationTable, ExplanationsSection, IntervalSource, LearningStatus, Mapping,
@@ -296,6 +296,9 @@ fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
     };
     if let (Some(d), Some(t), Some(r)) = (col("d"), col("t"), col("r")) {
         let p = col("p");
+        // The chain's predicates (issue 41): `i` and `u` columns, and p = 3 for DELEGATED.
+        let (i, u) = (col("i"), col("u"));
+        let chain = i.is_some() && u.is_some();
         let mut out = Vec::with_capacity(n);
         for s in 0..n {
             let x = row(s)?;
@@ -303,10 +306,17 @@ fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
                 Value::Int(i) => usize::try_from(*i).ok(),
                 _ => None,
             };
+            let flag = |c: Option<usize>| match c.map(|c| idx(&x[c])) {
+                None => Some(false),
+                Some(Some(0)) => Some(false),
+                Some(Some(1)) => Some(true),
+                Some(_) => None,
+            };
             let st = (|| {
-                let prov = match p {
-                    Some(p) => Prov::from_index(idx(&x[p])?)?,
-                    None => Prov::None,
+                let (prov, delegated) = match p.map(|p| idx(&x[p])) {
+                    Some(Some(3)) if chain => (Prov::User, true),
+                    Some(v) => (Prov::from_index(v?)?, false),
+                    None => (Prov::None, false),
                 };
                 Some(
                     SafetyState::new(
@@ -314,10 +324,15 @@ fn dtr_of_states(dtmc: &Dtmc) -> std::result::Result<Vec<SafetyState>, String> {
                         ToolEscalation::from_index(idx(&x[t])?)?,
                         Reversibility::from_index(idx(&x[r])?)?,
                     )
-                    .with_p(prov),
+                    .with_p(prov)
+                    .with_x(Predicates {
+                        delegated,
+                        signal: flag(i)?,
+                        unrequested: flag(u)?,
+                    }),
                 )
             })()
-            .ok_or_else(|| format!("state {s}: d, t, r (and p) are not level indices"))?;
+            .ok_or_else(|| format!("state {s}: d, t, r (and p, i, u) are not level indices"))?;
             out.push(st);
         }
         return Ok(out);
@@ -572,13 +587,13 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
             let d = sources[0].model.dtmc();
             if risk_label_states(d).is_some() {
                 Mapping::RiskLevel
-            } else if (d.num_states() == NUM_DTR_STATES || d.num_states() == NUM_DTRP_STATES)
+            } else if [NUM_DTR_STATES, NUM_DTRP_STATES, NUM_CHAIN_STATES].contains(&d.num_states())
                 && dtr_of_states(d).is_ok()
             {
                 Mapping::Dtr
             } else {
                 return Err(MonitorError::Model(format!(
-                    "{}: cannot tell how actions map to its {} states: it is neither the risk-level chain (one state labelled each of safe, mild, elevated, critical, violated) nor a 60-state (d, t, r) or 180-state (d, t, r, p) model; give --states and, for --states abstraction, --abstraction SPEC",
+                    "{}: cannot tell how actions map to its {} states: it is neither the risk-level chain (one state labelled each of safe, mild, elevated, critical, violated) nor a 60-state (d, t, r), 180-state (d, t, r, p) or 960-state chain (d, t, r, p, i, u) model; give --states and, for --states abstraction, --abstraction SPEC",
                     sources[0].name,
                     d.num_states()
                 )));
@@ -648,10 +663,15 @@ pub fn compile_dtmcs(sources: Vec<Source>, opts: &CompileOptions) -> Result<Moni
         }),
         pac: Some([opts.pac.0, opts.pac.1]),
         sections: Sections {
-            provenance: ((mapping == Mapping::Dtr
-                && tables.iter().any(|t| t.map.len() == NUM_DTRP_STATES))
-                || (mapping == Mapping::RiskLevel && opts.provenance))
-                .then(ProvenanceSection::current),
+            provenance: if mapping == Mapping::Dtr
+                && tables.iter().any(|t| t.map.len() == NUM_CHAIN_STATES)
+            {
+                Some(ProvenanceSection::with_predicates())
+            } else {
+                ((mapping == Mapping::Dtr && tables.iter().any(|t| t.map.len() == NUM_DTRP_STATES))
+                    || (mapping == Mapping::RiskLevel && opts.provenance))
+                    .then(ProvenanceSection::current)
+            },
             robust: opts.robust.map(|r| RobustSection {
                 confidence: r.confidence,
                 tables: robust,
@@ -717,10 +737,11 @@ fn compile_table(
                 names = a.valid_states().iter().map(|&c| a.state_name(c)).collect();
             }
         }
-        // A (d, t, r) state is named by its triple: CREDENTIALS·NETWORK·IRREVERSIBLE.
+        // A (d, t, r) state is named by its triple: CREDENTIALS·NETWORK·IRREVERSIBLE (with p,
+        // and a chain state with its predicates: `…·DELEGATED·i·u`).
         Mapping::Dtr => {
             if let Ok(dtr) = dtr_of_states(dtmc) {
-                names = dtr.iter().map(|s| s.to_string()).collect();
+                names = dtr.iter().map(|s| s.chain_name()).collect();
             }
         }
         Mapping::RiskLevel => {}
@@ -1065,23 +1086,32 @@ fn state_map(
             .to_vec(),
         Mapping::Dtr => {
             let dtr = dtr_of_states(dtmc).map_err(|m| MonitorError::Model(format!("{name}: --states dtr: {m}")))?;
-            // A model with a p valuation is a (d, t, r, p) model: all 180 states.
-            let size = if dtmc.valuations.as_ref().is_some_and(|v| v.names.iter().any(|n| n == "p")) {
+            // A model with a p valuation is a (d, t, r, p) model: all 180 states; with i and u
+            // too, the 960-state chain (issue 41).
+            let has = |name: &str| dtmc.valuations.as_ref().is_some_and(|v| v.names.iter().any(|n| n == name));
+            let chain = has("i") && has("u");
+            let size = if chain {
+                NUM_CHAIN_STATES
+            } else if has("p") {
                 NUM_DTRP_STATES
             } else {
                 NUM_DTR_STATES
             };
             let mut map = vec![u32::MAX; size];
             for (s, st) in dtr.iter().enumerate() {
-                let slot = &mut map[st.index()];
+                let slot = &mut map[if chain { st.chain_index() } else { st.index() }];
                 if *slot != u32::MAX {
                     return Err(MonitorError::Model(format!("{name}: states {} and {s} are both {st}", *slot)));
                 }
                 *slot = s as u32;
             }
             if let Some(i) = map.iter().position(|&s| s == u32::MAX) {
-                let st = SafetyState::from_index(i).unwrap_or_default();
-                return Err(MonitorError::Model(format!("{name}: --states dtr: no state is {st} (a (d, t, r) model has all 60 states, a (d, t, r, p) model all 180)")));
+                let st = if chain {
+                    SafetyState::from_chain_index(i).unwrap_or_default().chain_name()
+                } else {
+                    SafetyState::from_index(i).unwrap_or_default().to_string()
+                };
+                return Err(MonitorError::Model(format!("{name}: --states dtr: no state is {st} (a (d, t, r) model has all 60 states, a (d, t, r, p) model all 180, a (d, t, r, p, i, u) chain all 960)")));
             }
             map
         }

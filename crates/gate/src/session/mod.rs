@@ -18,7 +18,7 @@
 //! request and system prompt (trusted), each tool result (untrusted, unless the policy's
 //! `trusted_tools` names the tool) — into the session's provenance store
 //! ([`crate::provenance::Provenance`]). With a monitor that tracks provenance
-//! ([`Monitor::tracks_provenance`]: the 180-state `(d, t, r, p)` monitors) every gated call
+//! ([`Monitor::tracks_provenance`]: the 180-state `(d, t, r, p)` monitors and the 960-state chains) every gated call
 //! gets its p ([`crate::classifier::Classifier::call_provenance`]) and the decision's reason
 //! says which argument, which value and where it was first seen. Memory: one store per
 //! session, at most [`ProvenanceLimits::max_values`](crate::provenance::ProvenanceLimits)
@@ -52,7 +52,7 @@ pub use report::{report, AuditRecord, ContinuationReport, DecisionReport};
 pub use snapshot::{FullSnapshot, SessionSnapshot, Unread};
 
 use crate::classifier::{ArgHit, CallProvenance, Classification, Matched};
-use crate::dtr::{Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation};
+use crate::dtr::{Predicates, Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation};
 use crate::error::{GateError, Result};
 use crate::intent::{Intent, Tier, TierHit};
 use crate::monitor::{Mapping, Monitor, PacStatus, Table};
@@ -815,7 +815,6 @@ impl Session {
             return self.fail(Some(tool), FailReason::ToolCallForAbstraction);
         }
         let p = cp.map_or(Prov::None, |cp| cp.p);
-        let next = absorbing(self.dtr, self.dtr.update_p(c.implication, p));
         let hit = match c.matched {
             Matched::Rule { arg, .. } => arg,
             Matched::Default => None,
@@ -835,6 +834,18 @@ impl Session {
             self.approved_hit = false;
             self.delegated_key = None;
         }
+        // The learned chain's predicates (issue 41), for a monitor whose tables have them.
+        let x = if self.monitor.chain_predicates() {
+            let delegated = p == Prov::User
+                && self
+                    .tier_hit
+                    .as_ref()
+                    .is_some_and(|(_, _, h)| matches!(h.tier, Tier::Requested | Tier::Delegated));
+            self.intent.predicates(tool, &c, delegated)
+        } else {
+            Predicates::default()
+        };
+        let next = absorbing(self.dtr, self.dtr.update_p(c.implication, p).with_x(x));
         let state_after = self.state_of(next);
         self.decide(Some(tool), next, state_after, Some(c), hit, provenance)
     }
@@ -842,6 +853,7 @@ impl Session {
     /// The model state of a safety state (classifier monitors).
     fn state_of(&self, s: SafetyState) -> u32 {
         let idx = match self.monitor.mapping {
+            Mapping::Dtr if self.monitor.chain_predicates() => s.chain_index(),
             Mapping::Dtr => s.index(),
             _ => s.risk_level().index(),
         };
@@ -1129,6 +1141,7 @@ fn no_lower(cur: SafetyState, next: SafetyState) -> SafetyState {
         t: next.t.max(cur.t),
         r: next.r,
         p: next.p,
+        x: next.x,
     };
     if next.risk_level() < cur.risk_level() {
         SafetyState {

@@ -36,7 +36,7 @@ use crate::runs::{Label, Run};
 use augur_dtmc::{Dtmc, Valuations};
 use augur_expr::{Type, Value as EValue};
 use augur_gate::classifier::Classifier;
-use augur_gate::dtr::{RiskLevel, SafetyState, NUM_DTRP_STATES, NUM_DTR_STATES};
+use augur_gate::dtr::{RiskLevel, SafetyState, NUM_CHAIN_STATES, NUM_DTRP_STATES, NUM_DTR_STATES};
 use augur_gate::monitor::{Mapping, Monitor};
 use augur_gate::policy::{Policy, Verdict};
 use augur_gate::session::{Fired, Session};
@@ -78,8 +78,8 @@ pub use tiers::{
 };
 use train::*;
 pub use train::{
-    dtr_valid, folds, learn_dtr, learn_dtrp, level_curves, markov_order, split, train_monitor,
-    trajectory, trajectory_p,
+    chain_valid, dtr_valid, folds, learn_chain, learn_dtr, learn_dtrp, level_curves, markov_order,
+    split, train_monitor, trajectory, trajectory_p,
 };
 
 /// The default keyword blocklist of the keyword baseline (tool-name word patterns).
@@ -123,7 +123,8 @@ pub struct EvalOptions {
     pub load: augur_check::LoadOptions,
     /// See [`EvalOptions::load`].
     pub check: augur_check::CheckOptions,
-    /// Learn the 180-state `(d, t, r, p)` chain (default) rather than the 60-state one.
+    /// Learn the 960-state chain `(d, t, r, p, i, u)` with provenance and the predicates
+    /// (default) rather than the 60-state one.
     pub provenance: bool,
     /// Tools whose results are trusted observations (without a policy; with one, its
     /// `trusted_tools`): by default [`augur_gate::policy::DEFAULT_TRUSTED_TOOLS`].
@@ -134,13 +135,13 @@ pub struct EvalOptions {
 }
 
 impl EvalOptions {
-    /// Defaults: `P=? [ F<=5 "VIOLATED" ]`, H = 5, α = 0.1, 30% test, seed 1, default classifier
+    /// Defaults: `P=? [ F<=5 "VIOLATED" ]`, H = 5, α = 0.01, 30% test, seed 1, default classifier
     /// and keywords, no matrix baseline, threshold chosen on training.
     pub fn new() -> EvalOptions {
         EvalOptions {
             property: "P=? [ F<=5 \"VIOLATED\" ]".into(),
             horizon: 5,
-            alpha: 0.1,
+            alpha: 0.01,
             test_fraction: 0.3,
             seed: 1,
             folds: None,

@@ -1,6 +1,8 @@
 //! Training: splits and folds, runs to (d, t, r, p) trajectories, the learned chains, the compiled monitor.
 
 use super::*;
+use augur_gate::dtr::{Predicates, Prov};
+use augur_gate::intent::Tier;
 
 /// Stratified split by label: `(train, test)` run indices.
 pub fn split(runs: &[Run], test_fraction: f64, seed: u64) -> (Vec<usize>, Vec<usize>) {
@@ -83,8 +85,17 @@ pub fn trajectory_p(
             Some(c) => {
                 let p = classifier.call_provenance(&c, args, &store, false).p;
                 // Decided as a session decides it (issue 41: a value the user delegated).
+                let raw = p;
                 let p = intent.decided_p(s, classifier, &c, args, &store, p);
-                s = augur_gate::session::absorbing(s, s.update_p(c.implication, p));
+                // The chain's predicates, as a session finds them (issue 41, item 4).
+                let delegated =
+                    raw == Prov::Untrusted
+                        && p == Prov::User
+                        && intent.call_tier(classifier, &c, args, &store).is_some_and(
+                            |(_, _, h)| matches!(h.tier, Tier::Requested | Tier::Delegated),
+                        );
+                let x = intent.predicates(tool, &c, delegated);
+                s = augur_gate::session::absorbing(s, s.update_p(c.implication, p).with_x(x));
                 out.push(s);
             }
             None => break,
@@ -108,35 +119,87 @@ pub fn dtr_valid(from: u32, to: u32) -> bool {
     !(a.risk_level() == RiskLevel::Violated && b.risk_level() != RiskLevel::Violated)
 }
 
+/// Validity over the learned chain's 960 states ([`SafetyState::chain_index`]): as
+/// [`dtr_valid`], and `i` (an instruction seen) is never unset.
+pub fn chain_valid(from: u32, to: u32) -> bool {
+    let (Some(a), Some(b)) = (
+        SafetyState::from_chain_index(from as usize),
+        SafetyState::from_chain_index(to as usize),
+    ) else {
+        return false;
+    };
+    if b.d < a.d || b.t < a.t || (a.x.signal && !b.x.signal) {
+        return false;
+    }
+    !(a.risk_level() == RiskLevel::Violated && b.risk_level() != RiskLevel::Violated)
+}
+
 /// Learn the 60-state `(d, t, r)` chain from trajectories, labelled with the risk levels
 /// (`SAFE` .. `VIOLATED`) and valued with `d`, `t`, `r`.
 pub fn learn_dtr(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, TransitionCounts)> {
-    learn_states(trajectories, alpha, false)
+    learn_states(trajectories, alpha, States::Dtr)
 }
 
 /// Learn the 180-state `(d, t, r, p)` chain from trajectories, labelled with the risk levels
-/// and valued with `d`, `t`, `r`, `p`.
+/// and valued with `d`, `t`, `r`, `p` (the predicates are left out).
 pub fn learn_dtrp(trajectories: &[&[SafetyState]], alpha: f64) -> Result<(Dtmc, TransitionCounts)> {
-    learn_states(trajectories, alpha, true)
+    learn_states(trajectories, alpha, States::Dtrp)
+}
+
+/// Learn the 960-state chain of issue 41 from trajectories ([`trajectory_p`]'s, which carry
+/// the predicates): labelled with the risk levels and valued with `d`, `t`, `r`, `p` (3 is
+/// DELEGATED), `i` and `u` (0 or 1).
+pub fn learn_chain(
+    trajectories: &[&[SafetyState]],
+    alpha: f64,
+) -> Result<(Dtmc, TransitionCounts)> {
+    learn_states(trajectories, alpha, States::Chain)
+}
+
+/// The state spaces a chain is learned over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum States {
+    /// The 60 `(d, t, r)` states.
+    Dtr,
+    /// The 180 `(d, t, r, p)` states.
+    Dtrp,
+    /// The 960 chain states.
+    Chain,
 }
 
 pub(super) fn learn_states(
     trajectories: &[&[SafetyState]],
     alpha: f64,
-    with_p: bool,
+    space: States,
 ) -> Result<(Dtmc, TransitionCounts)> {
-    let n = if with_p {
-        NUM_DTRP_STATES
-    } else {
-        NUM_DTR_STATES
+    let n = match space {
+        States::Dtr => NUM_DTR_STATES,
+        States::Dtrp => NUM_DTRP_STATES,
+        States::Chain => NUM_CHAIN_STATES,
     };
-    let states = || (0..n).filter_map(SafetyState::from_index);
-    let validity = |i: u32, j: u32| dtr_valid(i, j);
+    let chain = space == States::Chain;
+    let index = |s: &SafetyState| if chain { s.chain_index() } else { s.index() };
+    let states = || {
+        (0..n).filter_map(move |i| {
+            if chain {
+                SafetyState::from_chain_index(i)
+            } else {
+                SafetyState::from_index(i)
+            }
+        })
+    };
+    let validity = |i: u32, j: u32| {
+        if chain {
+            chain_valid(i, j)
+        } else {
+            dtr_valid(i, j)
+        }
+    };
     let mut counts = TransitionCounts::new(n);
     let mut buf = Vec::new();
     for t in trajectories {
         buf.clear();
-        buf.extend(t.iter().map(|s| s.index() as u32));
+        buf.extend(t.iter().map(|s| index(s) as u32));
         counts
             .try_observe_trace(&buf, &validity)
             .map_err(|e| MonitorError::Eval(e.to_string()))?;
@@ -145,19 +208,26 @@ pub(super) fn learn_states(
     let learned = learn_with(&counts, &validity, alpha, Unobserved::Uniform)
         .map_err(|e| MonitorError::Eval(e.to_string()))?;
     let mut dtmc = learned.dtmc;
+    if chain {
+        dtmc = back_off(&counts, &dtmc, trajectories, alpha)?;
+    }
     dtmc.labels = RiskLevel::ALL
         .iter()
         .map(|l| {
             let mut set = FixedBitSet::with_capacity(n);
             for s in states() {
                 if s.risk_level() == *l {
-                    set.insert(s.index());
+                    set.insert(index(&s));
                 }
             }
             (l.as_str().to_string(), set)
         })
         .collect();
-    let cols = if with_p { 4 } else { 3 };
+    let cols = match space {
+        States::Dtr => 3,
+        States::Dtrp => 4,
+        States::Chain => 6,
+    };
     let mut values = Vec::with_capacity(n * cols);
     for s in states() {
         values.extend([
@@ -165,16 +235,69 @@ pub(super) fn learn_states(
             EValue::Int(s.t.index() as i64),
             EValue::Int(s.r.index() as i64),
         ]);
-        if with_p {
-            values.push(EValue::Int(s.p.index() as i64));
+        if space != States::Dtr {
+            values.push(EValue::Int(s.chain_class() as i64));
+        }
+        if chain {
+            values.push(EValue::Int(i64::from(s.x.signal)));
+            values.push(EValue::Int(i64::from(s.x.unrequested)));
         }
     }
-    let names: Vec<String> = ["d", "t", "r", "p"][..cols]
+    let names: Vec<String> = ["d", "t", "r", "p", "i", "u"][..cols]
         .iter()
         .map(|x| x.to_string())
         .collect();
     dtmc.valuations = Some(Valuations::new(names, vec![Type::Int; cols], values));
     Ok((dtmc, counts))
+}
+
+/// The chain's rows that no training run observed, backed off to coarser data (issue 41):
+/// such a chain state takes the row of its `(d, t, r, p)` state (the predicates dropped,
+/// DELEGATED read as USER), learned from the same trajectories projected the same way, and
+/// lifted into the chain: every successor keeps `i` when it held (an instruction seen stays
+/// seen) and has no other predicate. A uniform row over an unseen state's valid successors
+/// (up to 960) would put a quarter to a third of its next step in VIOLATED states, whatever
+/// the runs say; the coarse state's row is what they say of the same `(d, t, r, p)`. Observed
+/// and determined rows are the chain's own.
+fn back_off(
+    counts: &TransitionCounts,
+    chain: &Dtmc,
+    trajectories: &[&[SafetyState]],
+    alpha: f64,
+) -> Result<Dtmc> {
+    let projected: Vec<Vec<SafetyState>> = trajectories
+        .iter()
+        .map(|t| t.iter().map(|s| s.with_x(Predicates::default())).collect())
+        .collect();
+    let refs: Vec<&[SafetyState]> = projected.iter().map(Vec::as_slice).collect();
+    let (coarse, _) = learn_states(&refs, alpha, States::Dtrp)?;
+    let n = chain.num_states();
+    let err = |e: augur_dtmc::DtmcError| MonitorError::Eval(e.to_string());
+    let mut b = augur_dtmc::DtmcBuilder::with_capacity(n, chain.num_transitions());
+    for s in 0..n {
+        let own = counts.row_total(s as u32) > 0 || counts.determined().contains(&(s as u32));
+        let st = SafetyState::from_chain_index(s)
+            .ok_or_else(|| MonitorError::Eval(format!("chain state {s} out of range")))?;
+        if own {
+            b.add_row(s as u32, chain.successors(s)).map_err(err)?;
+        } else {
+            let keep = Predicates {
+                signal: st.x.signal,
+                ..Predicates::default()
+            };
+            for (to, p) in coarse.successors(st.index()) {
+                let to = SafetyState::from_index(to as usize)
+                    .ok_or_else(|| MonitorError::Eval(format!("state {to} out of range")))?
+                    .with_x(keep)
+                    .chain_index();
+                b.add_transition(s as u32, to as u32, p).map_err(err)?;
+            }
+        }
+    }
+    for &i in &chain.initial {
+        b.add_initial(i).map_err(err)?;
+    }
+    Ok(b.build().map_err(err)?.0)
 }
 
 /// Learn the per-category monitors (plus the fallback on all training runs) and compile them:
@@ -192,7 +315,12 @@ pub fn train_monitor(runs: &[&Run], opts: &EvalOptions) -> Result<Monitor> {
             }
         })
         .collect();
-    let learn = |ts: &[&[SafetyState]]| learn_states(ts, opts.alpha, opts.provenance);
+    let space = if opts.provenance {
+        States::Chain
+    } else {
+        States::Dtr
+    };
+    let learn = |ts: &[&[SafetyState]]| learn_states(ts, opts.alpha, space);
     let mut by_cat: BTreeMap<String, Vec<&[SafetyState]>> = BTreeMap::new();
     for (r, t) in runs.iter().zip(&trajs) {
         if let Some(c) = &r.category {
@@ -305,13 +433,16 @@ pub fn level_curves(m: &Monitor) -> Vec<(String, Vec<f64>)> {
     for level in &RiskLevel::ALL[..4] {
         let mut acc = vec![0.0; h];
         let mut w = 0.0;
-        let states: Vec<SafetyState> = if t.map.len() == NUM_DTRP_STATES {
+        let chain = t.map.len() == NUM_CHAIN_STATES;
+        let states: Vec<SafetyState> = if chain {
+            SafetyState::all_chain().collect()
+        } else if t.map.len() == NUM_DTRP_STATES {
             SafetyState::all_p().collect()
         } else {
             SafetyState::all().collect()
         };
         for s in states.into_iter().filter(|s| s.risk_level() == *level) {
-            let ms = t.map[s.index()] as usize;
+            let ms = t.map[if chain { s.chain_index() } else { s.index() }] as usize;
             let obs = t.learning.as_ref().map_or(1, |l| l[ms].observations) as f64;
             if obs == 0.0 {
                 continue;
