@@ -841,7 +841,11 @@ impl Session {
                     .tier_hit
                     .as_ref()
                     .is_some_and(|(_, _, h)| matches!(h.tier, Tier::Requested | Tier::Delegated));
-            self.intent.predicates(tool, &c, delegated)
+            let mut x = self.intent.predicates(tool, &c, delegated);
+            // `i` is never unset: a restored session (its intent not journaled) keeps the
+            // signal its state had.
+            x.signal |= self.dtr.x.signal;
+            x
         } else {
             Predicates::default()
         };
