@@ -107,31 +107,34 @@ pub fn trajectory_p(
 /// Validity over the `(d, t, r)` and `(d, t, r, p)` states: d and t never decrease; VIOLATED
 /// is absorbing.
 pub fn dtr_valid(from: u32, to: u32) -> bool {
-    let (Some(a), Some(b)) = (
+    match (
         SafetyState::from_index(from as usize),
         SafetyState::from_index(to as usize),
-    ) else {
-        return false;
-    };
-    if b.d < a.d || b.t < a.t {
-        return false;
+    ) {
+        (Some(a), Some(b)) => step_valid(a, b),
+        _ => false,
     }
-    !(a.risk_level() == RiskLevel::Violated && b.risk_level() != RiskLevel::Violated)
 }
 
 /// Validity over the learned chain's 960 states ([`SafetyState::chain_index`]): as
 /// [`dtr_valid`], and `i` (an instruction seen) is never unset.
 pub fn chain_valid(from: u32, to: u32) -> bool {
-    let (Some(a), Some(b)) = (
+    match (
         SafetyState::from_chain_index(from as usize),
         SafetyState::from_chain_index(to as usize),
-    ) else {
-        return false;
-    };
-    if b.d < a.d || b.t < a.t || (a.x.signal && !b.x.signal) {
-        return false;
+    ) {
+        (Some(a), Some(b)) => step_valid(a, b),
+        _ => false,
     }
-    !(a.risk_level() == RiskLevel::Violated && b.risk_level() != RiskLevel::Violated)
+}
+
+/// Whether a run can step from `a` to `b`: d, t and `i` never decrease, VIOLATED is
+/// absorbing (the states of [`dtr_valid`] have no `i`).
+fn step_valid(a: SafetyState, b: SafetyState) -> bool {
+    b.d >= a.d
+        && b.t >= a.t
+        && (b.x.signal || !a.x.signal)
+        && !(a.risk_level() == RiskLevel::Violated && b.risk_level() != RiskLevel::Violated)
 }
 
 /// Learn the 60-state `(d, t, r)` chain from trajectories, labelled with the risk levels
