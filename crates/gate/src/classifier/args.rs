@@ -112,15 +112,62 @@ pub(super) struct Hits {
 pub(super) const INDEXED_RULES: usize = 512;
 
 /// Name patterns by their first word, so a call looks at the few patterns that can match
-/// instead of all of them.
+/// instead of all of them: the rules' `tools` patterns and, apart, their `unless` patterns.
 #[derive(Clone, Debug, Default)]
 pub(super) struct NameIndex {
+    /// The `tools` patterns.
+    pub(super) tools: WordIndex,
+    /// The `unless` patterns.
+    pub(super) unless: WordIndex,
+    /// Rules without name patterns (argument patterns only): always candidates.
+    pub(super) any_name: [u64; INDEXED_RULES / 64],
+}
+
+/// Patterns of the rules by their first word.
+#[derive(Clone, Debug, Default)]
+pub(super) struct WordIndex {
     /// Lower-case first word → (rule, pattern) whose first word is exactly it.
     pub(super) exact: rustc_hash::FxHashMap<Box<[u8]>, Vec<(u16, u16)>>,
     /// Patterns whose first word is a `word*` prefix, by the prefix's first byte (lower case).
     pub(super) prefix: rustc_hash::FxHashMap<u8, Vec<(u16, u16)>>,
-    /// Rules without name patterns (argument patterns only): always candidates.
-    pub(super) any_name: [u64; INDEXED_RULES / 64],
+}
+
+impl WordIndex {
+    fn add(&mut self, r: usize, patterns: &[NamePattern]) {
+        for (p, pat) in patterns.iter().enumerate() {
+            let key = (r as u16, p as u16);
+            match pat.exact_first_word() {
+                Some(w) => self.exact.entry(w.as_bytes().into()).or_default().push(key),
+                None => self.prefix.entry(pat.first_byte()).or_default().push(key),
+            }
+        }
+    }
+
+    /// Set, in `hits`, the bit of every rule one of whose patterns (`patterns(rule)`)
+    /// matches the name's words from word `i` on (`lw`: that word in lower case).
+    pub(super) fn mark<'r>(
+        &self,
+        lw: &[u8],
+        name: &str,
+        words: &[(u16, u16)],
+        i: usize,
+        patterns: impl Fn(usize) -> &'r [NamePattern],
+        hits: &mut [u64; INDEXED_RULES / 64],
+    ) {
+        let exact = self.exact.get(lw).map_or(&[][..], Vec::as_slice);
+        let prefix = lw
+            .first()
+            .and_then(|b| self.prefix.get(b))
+            .map_or(&[][..], Vec::as_slice);
+        for &(r, p) in exact.iter().chain(prefix) {
+            let r = r as usize;
+            if hits[r / 64] >> (r % 64) & 1 == 0
+                && patterns(r)[p as usize].matches_at(name, words, i)
+            {
+                hits[r / 64] |= 1 << (r % 64);
+            }
+        }
+    }
 }
 
 impl NameIndex {
@@ -130,13 +177,8 @@ impl NameIndex {
             if rule.tools.is_empty() {
                 ix.any_name[r / 64] |= 1 << (r % 64);
             }
-            for (p, pat) in rule.tools.iter().enumerate() {
-                let key = (r as u16, p as u16);
-                match pat.exact_first_word() {
-                    Some(w) => ix.exact.entry(w.as_bytes().into()).or_default().push(key),
-                    None => ix.prefix.entry(pat.first_byte()).or_default().push(key),
-                }
-            }
+            ix.tools.add(r, &rule.tools);
+            ix.unless.add(r, &rule.unless);
         }
         ix
     }

@@ -238,8 +238,10 @@ impl Classifier {
         let mut buf = [(0u16, 0u16); MAX_WORDS];
         let n = split_words(tool, &mut buf);
         let words = &buf[..n];
-        // The rules whose name patterns match, found through the index.
+        // The rules whose name patterns match, and those an `unless` pattern excepts, found
+        // through the index.
         let mut named = self.index.any_name;
+        let mut excepted = [0u64; INDEXED_RULES / 64];
         let mut lower = [0u8; 64];
         let mut unindexed = self.rules.len() > INDEXED_RULES;
         for (i, &(s, e)) in words.iter().enumerate() {
@@ -251,29 +253,23 @@ impl Classifier {
             let lw = &mut lower[..w.len()];
             lw.copy_from_slice(w);
             lw.make_ascii_lowercase();
-            if let Some(cands) = self.index.exact.get(&*lw) {
-                for &(r, p) in cands {
-                    if self.rules[r as usize].tools[p as usize].matches_at(tool, words, i) {
-                        named[r as usize / 64] |= 1 << (r % 64);
-                    }
-                }
-            }
-            if let Some(cands) = lw.first().and_then(|b| self.index.prefix.get(b)) {
-                for &(r, p) in cands {
-                    if self.rules[r as usize].tools[p as usize].matches_at(tool, words, i) {
-                        named[r as usize / 64] |= 1 << (r % 64);
-                    }
-                }
-            }
+            let rules = &self.rules;
+            self.index
+                .tools
+                .mark(lw, tool, words, i, |r| &rules[r].tools, &mut named);
+            self.index
+                .unless
+                .mark(lw, tool, words, i, |r| &rules[r].unless, &mut excepted);
         }
         let mut hits: Option<Hits> = None;
         'rules: for (i, rule) in self.rules.iter().enumerate() {
             let name_ok = if unindexed || i >= INDEXED_RULES {
-                rule.tools.is_empty() || rule.tools.iter().any(|p| p.matches_words(tool, words))
+                (rule.tools.is_empty() || rule.tools.iter().any(|p| p.matches_words(tool, words)))
+                    && !rule.unless.iter().any(|p| p.matches_words(tool, words))
             } else {
-                named[i / 64] >> (i % 64) & 1 == 1
+                named[i / 64] >> (i % 64) & 1 == 1 && excepted[i / 64] >> (i % 64) & 1 == 0
             };
-            if !name_ok || rule.unless.iter().any(|p| p.matches_words(tool, words)) {
+            if !name_ok {
                 continue;
             }
             let mut first_hit = None;

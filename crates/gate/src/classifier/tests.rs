@@ -477,6 +477,33 @@ fn classify_reference(cl: &Classifier, tool: &str, args: &Value) -> Option<Class
     })
 }
 
+/// A rule's `unless` patterns (found through their own index) except the names they match,
+/// wherever the excepting word is among the name's words, and only those: the next rule
+/// decides. Each case also agrees with the reference.
+#[test]
+fn unless_patterns_except_the_names_they_match() {
+    let cl = c();
+    for (tool, rule) in [
+        ("schedule_transaction", "scheduled-payment"),
+        ("get_scheduled_transactions", "read-financial"),
+        ("list_scheduled_payments", "read-internal"),
+        ("send_money", "payment"),
+        ("check_payment_status", "read-internal"),
+        ("lookUpPayment", "default"),
+        ("is_payment_due", "default"),
+        ("payment_preview", "payment"),
+        ("update_password", "change-credentials"),
+        ("get_password", "read-secret-store"),
+    ] {
+        assert_eq!(rule_of(&cl, tool, json!({})), rule, "{tool}");
+        assert_eq!(
+            cl.classify(tool, &json!({})),
+            classify_reference(&cl, tool, &json!({})),
+            "{tool}"
+        );
+    }
+}
+
 proptest::proptest! {
     #[test]
     fn the_fast_paths_agree_with_the_reference(
@@ -484,6 +511,8 @@ proptest::proptest! {
             "send", "email", "get", "read", "file", "delete", "payment", "Money", "update", "password",
             "user", "info", "post", "webpage", "hotel", "list", "merge", "sort", "drop", "box", "x",
             "run", "shell", "write", "chmod", "invite", "http", "request",
+            // Words of `unless` patterns (indexed apart from the `tools` ones).
+            "look", "up", "check", "is", "has", "find", "preview", "schedule", "transaction",
         ]), 1..4),
         sep in proptest::sample::select(vec!["_", "-", " ", ""]),
         vals in proptest::collection::vec(proptest::sample::select(vec![
