@@ -217,6 +217,15 @@ impl NamePattern {
             .map(|w| w.word.as_str())
     }
 
+    /// The word (lower case) of a pattern `^word`: one whole word anchored at the name's
+    /// start, which matches exactly the names whose first word is it.
+    pub(crate) fn first_word_only(&self) -> Option<&str> {
+        match self.words.as_slice() {
+            [w] if self.anchor_start && !self.anchor_end && !w.prefix => Some(&w.word),
+            _ => None,
+        }
+    }
+
     /// The first byte of the first word (lower case).
     pub(crate) fn first_byte(&self) -> u8 {
         self.words

@@ -112,73 +112,99 @@ pub(super) struct Hits {
 pub(super) const INDEXED_RULES: usize = 512;
 
 /// Name patterns by their first word, so a call looks at the few patterns that can match
-/// instead of all of them: the rules' `tools` patterns and, apart, their `unless` patterns.
+/// instead of all of them.
 #[derive(Clone, Debug, Default)]
 pub(super) struct NameIndex {
-    /// The `tools` patterns.
-    pub(super) tools: WordIndex,
-    /// The `unless` patterns.
-    pub(super) unless: WordIndex,
-    /// Rules without name patterns (argument patterns only): always candidates.
-    pub(super) any_name: [u64; INDEXED_RULES / 64],
-}
-
-/// Patterns of the rules by their first word.
-#[derive(Clone, Debug, Default)]
-pub(super) struct WordIndex {
     /// Lower-case first word → (rule, pattern) whose first word is exactly it.
     pub(super) exact: rustc_hash::FxHashMap<Box<[u8]>, Vec<(u16, u16)>>,
     /// Patterns whose first word is a `word*` prefix, by the prefix's first byte (lower case).
     pub(super) prefix: rustc_hash::FxHashMap<u8, Vec<(u16, u16)>>,
+    /// Rules without name patterns (argument patterns only): always candidates.
+    pub(super) any_name: [u64; INDEXED_RULES / 64],
+    /// The rules' `unless` patterns.
+    pub(super) unless: UnlessLists,
 }
 
-impl WordIndex {
-    fn add(&mut self, r: usize, patterns: &[NamePattern]) {
-        for (p, pat) in patterns.iter().enumerate() {
-            let key = (r as u16, p as u16);
-            match pat.exact_first_word() {
-                Some(w) => self.exact.entry(w.as_bytes().into()).or_default().push(key),
-                None => self.prefix.entry(pat.first_byte()).or_default().push(key),
-            }
-        }
-    }
+/// The distinct `unless` lists of the rules, each judged at most once per call: rules share
+/// lists (the default rules' read verbs, `^get`, `^list`, ..., are one list of 22 patterns
+/// on a dozen rules), and a list's `^word` patterns are one lookup of the name's first word.
+#[derive(Clone, Debug, Default)]
+pub(super) struct UnlessLists {
+    /// Per rule, the index of its list (`u16::MAX`: none).
+    pub(super) of_rule: Vec<u16>,
+    pub(super) lists: Vec<UnlessList>,
+}
 
-    /// Set, in `hits`, the bit of every rule one of whose patterns (`patterns(rule)`)
-    /// matches the name's words from word `i` on (`lw`: that word in lower case).
-    pub(super) fn mark<'r>(
-        &self,
-        lw: &[u8],
-        name: &str,
-        words: &[(u16, u16)],
-        i: usize,
-        patterns: impl Fn(usize) -> &'r [NamePattern],
-        hits: &mut [u64; INDEXED_RULES / 64],
-    ) {
-        let exact = self.exact.get(lw).map_or(&[][..], Vec::as_slice);
-        let prefix = lw
-            .first()
-            .and_then(|b| self.prefix.get(b))
-            .map_or(&[][..], Vec::as_slice);
-        for &(r, p) in exact.iter().chain(prefix) {
-            let r = r as usize;
-            if hits[r / 64] >> (r % 64) & 1 == 0
-                && patterns(r)[p as usize].matches_at(name, words, i)
-            {
-                hits[r / 64] |= 1 << (r % 64);
+/// One `unless` list.
+#[derive(Clone, Debug, Default)]
+pub(super) struct UnlessList {
+    /// The words of its `^word` patterns (lower case): the list excepts a name whose first
+    /// word, in lower case, is one of them.
+    pub(super) first_words: rustc_hash::FxHashSet<Box<[u8]>>,
+    /// Its other patterns, tried one by one.
+    pub(super) rest: Vec<NamePattern>,
+}
+
+/// Most distinct `unless` lists whose judgements a call remembers (beyond, a list is judged
+/// for each rule that has it).
+pub(super) const REMEMBERED_LISTS: usize = 64;
+
+impl UnlessLists {
+    fn build(rules: &[Rule]) -> UnlessLists {
+        let mut ids: rustc_hash::FxHashMap<Vec<&str>, u16> = Default::default();
+        let mut u = UnlessLists::default();
+        for rule in rules {
+            if rule.unless.is_empty() {
+                u.of_rule.push(u16::MAX);
+                continue;
             }
+            let key: Vec<&str> = rule.unless.iter().map(NamePattern::as_str).collect();
+            let next = u.lists.len() as u16;
+            let id = *ids.entry(key).or_insert(next);
+            if id == next {
+                let mut list = UnlessList::default();
+                for p in &rule.unless {
+                    match p.first_word_only() {
+                        Some(w) => {
+                            list.first_words.insert(w.as_bytes().into());
+                        }
+                        None => list.rest.push(p.clone()),
+                    }
+                }
+                u.lists.push(list);
+            }
+            u.of_rule.push(id);
         }
+        u
+    }
+}
+
+impl UnlessList {
+    /// Whether it excepts the name `name` (split into `words`), whose first word in lower
+    /// case is `first` (`None`: the name has no word).
+    pub(super) fn excepts(&self, name: &str, words: &[(u16, u16)], first: Option<&[u8]>) -> bool {
+        first.is_some_and(|w| self.first_words.contains(w))
+            || self.rest.iter().any(|p| p.matches_words(name, words))
     }
 }
 
 impl NameIndex {
     pub(super) fn build(rules: &[Rule]) -> NameIndex {
-        let mut ix = NameIndex::default();
+        let mut ix = NameIndex {
+            unless: UnlessLists::build(rules),
+            ..NameIndex::default()
+        };
         for (r, rule) in rules.iter().enumerate().take(INDEXED_RULES) {
             if rule.tools.is_empty() {
                 ix.any_name[r / 64] |= 1 << (r % 64);
             }
-            ix.tools.add(r, &rule.tools);
-            ix.unless.add(r, &rule.unless);
+            for (p, pat) in rule.tools.iter().enumerate() {
+                let key = (r as u16, p as u16);
+                match pat.exact_first_word() {
+                    Some(w) => ix.exact.entry(w.as_bytes().into()).or_default().push(key),
+                    None => ix.prefix.entry(pat.first_byte()).or_default().push(key),
+                }
+            }
         }
         ix
     }

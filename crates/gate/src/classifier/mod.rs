@@ -83,7 +83,8 @@ mod parse;
 
 pub use args::ArgPattern;
 use args::{
-    url_outside, ArgMatcher, ArgScan, Hits, NameIndex, INDEXED_RULES, SCANNED_PATTERNS, URL_MARKERS,
+    url_outside, ArgMatcher, ArgScan, Hits, NameIndex, INDEXED_RULES, REMEMBERED_LISTS,
+    SCANNED_PATTERNS, URL_MARKERS,
 };
 pub use declared::{join, Declared, ToolDeclaration, ToolProfile};
 
@@ -238,10 +239,8 @@ impl Classifier {
         let mut buf = [(0u16, 0u16); MAX_WORDS];
         let n = split_words(tool, &mut buf);
         let words = &buf[..n];
-        // The rules whose name patterns match, and those an `unless` pattern excepts, found
-        // through the index.
+        // The rules whose name patterns match, found through the index.
         let mut named = self.index.any_name;
-        let mut excepted = [0u64; INDEXED_RULES / 64];
         let mut lower = [0u8; 64];
         let mut unindexed = self.rules.len() > INDEXED_RULES;
         for (i, &(s, e)) in words.iter().enumerate() {
@@ -253,23 +252,67 @@ impl Classifier {
             let lw = &mut lower[..w.len()];
             lw.copy_from_slice(w);
             lw.make_ascii_lowercase();
-            let rules = &self.rules;
-            self.index
-                .tools
-                .mark(lw, tool, words, i, |r| &rules[r].tools, &mut named);
-            self.index
-                .unless
-                .mark(lw, tool, words, i, |r| &rules[r].unless, &mut excepted);
+            if let Some(cands) = self.index.exact.get(&*lw) {
+                for &(r, p) in cands {
+                    if self.rules[r as usize].tools[p as usize].matches_at(tool, words, i) {
+                        named[r as usize / 64] |= 1 << (r % 64);
+                    }
+                }
+            }
+            if let Some(cands) = lw.first().and_then(|b| self.index.prefix.get(b)) {
+                for &(r, p) in cands {
+                    if self.rules[r as usize].tools[p as usize].matches_at(tool, words, i) {
+                        named[r as usize / 64] |= 1 << (r % 64);
+                    }
+                }
+            }
         }
+        // The name's first word in lower case (for the `unless` lists' `^word` patterns).
+        let first = match words.first() {
+            Some(&(s, e)) if ((e - s) as usize) <= lower.len() => {
+                let lw = &mut lower[..(e - s) as usize];
+                lw.copy_from_slice(&tool.as_bytes()[s as usize..e as usize]);
+                lw.make_ascii_lowercase();
+                Some(&*lw)
+            }
+            Some(_) => {
+                unindexed = true;
+                None
+            }
+            None => None,
+        };
+        // The `unless` lists judged so far, and which of them except the name.
+        let (mut judged, mut excepts) = (0u64, 0u64);
         let mut hits: Option<Hits> = None;
         'rules: for (i, rule) in self.rules.iter().enumerate() {
             let name_ok = if unindexed || i >= INDEXED_RULES {
-                (rule.tools.is_empty() || rule.tools.iter().any(|p| p.matches_words(tool, words)))
-                    && !rule.unless.iter().any(|p| p.matches_words(tool, words))
+                rule.tools.is_empty() || rule.tools.iter().any(|p| p.matches_words(tool, words))
             } else {
-                named[i / 64] >> (i % 64) & 1 == 1 && excepted[i / 64] >> (i % 64) & 1 == 0
+                named[i / 64] >> (i % 64) & 1 == 1
             };
             if !name_ok {
+                continue;
+            }
+            let excepted = if unindexed {
+                rule.unless.iter().any(|p| p.matches_words(tool, words))
+            } else {
+                match self.index.unless.of_rule[i] {
+                    u16::MAX => false,
+                    u if (u as usize) < REMEMBERED_LISTS => {
+                        let bit = 1u64 << u;
+                        if judged & bit == 0 {
+                            judged |= bit;
+                            let list = &self.index.unless.lists[u as usize];
+                            if list.excepts(tool, words, first) {
+                                excepts |= bit;
+                            }
+                        }
+                        excepts & bit != 0
+                    }
+                    u => self.index.unless.lists[u as usize].excepts(tool, words, first),
+                }
+            };
+            if excepted {
                 continue;
             }
             let mut first_hit = None;
