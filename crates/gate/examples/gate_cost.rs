@@ -33,14 +33,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let (Some(mode), Some(n)) = (
-        args.get(1),
-        args.get(2).and_then(|n| n.parse::<usize>().ok()),
-    ) else {
-        eprintln!("usage: gate_cost send|read|builtin|observe-new|observe-stored|none N");
-        std::process::exit(2);
-    };
+    let (mode, n) =
+        prescreen::mode_and_count("gate_cost send|read|builtin|observe-new|observe-stored|none N");
     let file = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/safetydrift-60.json"

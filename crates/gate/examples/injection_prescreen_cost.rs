@@ -22,14 +22,8 @@ use prescreen::{
 use std::hint::black_box;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let (Some(mode), Some(n)) = (
-        args.get(1),
-        args.get(2).and_then(|n| n.parse::<usize>().ok()),
-    ) else {
-        eprintln!("usage: injection_prescreen_cost detect|keys|automaton|rare|none N");
-        std::process::exit(1);
-    };
+    let (mode, n) =
+        prescreen::mode_and_count("injection_prescreen_cost detect|keys|automaton|rare|none N");
     let text = tool_result_10kb();
     let mut buf = vec![0u8; text.len()];
     // Setup common to every mode (so that `none` subtracts it).

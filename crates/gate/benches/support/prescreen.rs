@@ -1,6 +1,7 @@
-//! Shared by the gate bench and the `injection_prescreen_cost` example: the 10 kB tool result
-//! of the observe and injection benches, and what a pre-screen of the injection rules would
-//! search for (docs/monitor.md, "Issue 41: the injection signal", says why none is built).
+//! Shared by the gate bench and the instruction-count examples (`examples/*_cost.rs`): the
+//! 10 kB tool result of the observe and injection benches, and what a pre-screen of the
+//! injection rules would search for (docs/monitor.md, "Issue 41: the injection signal", says
+//! why none is built).
 #![allow(dead_code)]
 
 /// A 10 kB tool result: an inbox listing with addresses, links, amounts, IBANs and prose.
@@ -300,4 +301,20 @@ pub fn packed_searchers(keys: &[&str]) -> Vec<aho_corasick::packed::Searcher> {
 /// The key words `searchers` find in `hay`.
 pub fn count_keys(searchers: &[aho_corasick::packed::Searcher], hay: &[u8]) -> usize {
     searchers.iter().map(|s| s.find_iter(hay).count()).sum()
+}
+
+/// The `MODE N` arguments of the instruction-count drivers (`examples/*_cost.rs`); exits
+/// with `usage` when they are missing or `N` is not a count.
+pub fn mode_and_count(usage: &str) -> (String, usize) {
+    let args: Vec<String> = std::env::args().collect();
+    match (
+        args.get(1),
+        args.get(2).and_then(|n| n.parse::<usize>().ok()),
+    ) {
+        (Some(mode), Some(n)) => (mode.clone(), n),
+        _ => {
+            eprintln!("usage: {usage}");
+            std::process::exit(1);
+        }
+    }
 }
