@@ -811,9 +811,10 @@ fn gate_line(
 }
 
 /// An observation line, `{"session": "S", "observe": {"source": "user"|"system"|"tool",
-/// "tool": "read_file", "step": 2, "text": "..."}}`: the text goes into the session's
-/// provenance store; the answer is one line, `{"session": "S", "observed": true, "values": N,
-/// "new": M, "skipped": B}` (B: bytes beyond the store's scan limit, not read).
+/// "tool": "read_file", "step": 2, "args": {...}, "text": "..."}}`: the text goes into the
+/// session's provenance store (`args`, optional: the arguments of the call whose result it
+/// is); the answer is one line, `{"session": "S", "observed": true, "values": N, "new": M,
+/// "skipped": B}` (B: bytes beyond the store's scan limit, not read).
 fn observe_line(
     store: &mut SessionStore,
     id: &str,
@@ -827,7 +828,7 @@ fn observe_line(
             lineno,
             &bad_line(
                 lineno,
-                "`observe` must be an object {\"source\", \"text\", \"tool\"?, \"step\"?}",
+                "`observe` must be an object {\"source\", \"text\", \"tool\"?, \"step\"?, \"args\"?}",
             ),
         );
     };
@@ -871,9 +872,38 @@ fn observe_line(
             }
         },
     };
+    // The arguments of the call whose result it is (as an action's: an object, or a JSON
+    // string holding one): with them the result's values are judged as the session's own
+    // tool results are (issue 41: a call on what the request named delegates its result; a
+    // trusted tool vouches for none of its own arguments' values).
+    let args = match o.get("args") {
+        None | Some(Value::Null) => None,
+        Some(a) => match ToolCall::parse_args(a.clone()) {
+            Ok(v @ Value::Object(_)) => Some(v),
+            Ok(_) => {
+                return line_error(
+                    lineno,
+                    &bad_line(
+                        lineno,
+                        "`observe.args` must be an object (the call's arguments)",
+                    ),
+                )
+            }
+            Err(e) => return line_error(lineno, &bad_line(lineno, format!("`observe.args`: {e}"))),
+        },
+    };
+    if args.is_some() && source != ObservationSource::Tool {
+        return line_error(
+            lineno,
+            &bad_line(lineno, "`observe.args` belongs to a tool observation"),
+        );
+    }
     match store.get(id, category, now) {
         Ok(s) => {
-            let st = s.observe_at(source, tool, step, text.as_bytes());
+            let st = match (&args, tool) {
+                (Some(a), Some(t)) => s.observe_result(t, step, a, text.as_bytes()),
+                _ => s.observe_at(source, tool, step, text.as_bytes()),
+            };
             json!({"session": id, "observed": true, "values": st.found, "new": st.new, "skipped": st.skipped})
         }
         Err(SessionRefused::Expired) => {

@@ -757,6 +757,16 @@ impl NativeMonitor {
         })
     }
 
+    /// The built-in gateway monitor (`augur monitor gate`'s and `augur mcp --upstream`'s
+    /// default): the risk-level chain with provenance, the user's intent and its tiers.
+    #[staticmethod]
+    fn gateway(py: Python<'_>) -> PyResult<NativeMonitor> {
+        let m = augur_gate::builtin::gateway_monitor().map_err(|e| monitor_err(py, e))?;
+        Ok(NativeMonitor {
+            monitor: Arc::new(m),
+        })
+    }
+
     /// Saves it.
     fn save(&self, py: Python<'_>, path: &str) -> PyResult<()> {
         self.monitor
@@ -944,14 +954,16 @@ impl NativeSession {
     }
 
     /// Observes text the agent saw (`source`: "user", "system" or "tool"; `tool` names the
-    /// tool of a tool result); returns `{"values", "new", "skipped"}` as JSON.
-    #[pyo3(signature = (source, text, tool=None))]
+    /// tool of a tool result; `args_json`, the arguments of the call whose result it is);
+    /// returns `{"values", "new", "skipped"}` as JSON.
+    #[pyo3(signature = (source, text, tool=None, args_json=None))]
     fn observe(
         &self,
         py: Python<'_>,
         source: &str,
         text: &str,
         tool: Option<&str>,
+        args_json: Option<&str>,
     ) -> PyResult<String> {
         use augur_gate::provenance::ObservationSource as O;
         let source = match source {
@@ -973,7 +985,21 @@ impl NativeSession {
                 ToolError::param("observe: a tool result needs `tool`"),
             ));
         }
-        let st = self.lock(py)?.session.observe(source, tool, text);
+        if args_json.is_some() && source != O::Tool {
+            return Err(py_err(
+                py,
+                ToolError::param("observe: `args` belongs to a tool result"),
+            ));
+        }
+        let st = match (args_json, tool) {
+            (Some(a), Some(t)) => {
+                let args = args_value(py, Some(a))?;
+                self.lock(py)?
+                    .session
+                    .observe_result(t, None, &args, text.as_bytes())
+            }
+            _ => self.lock(py)?.session.observe(source, tool, text),
+        };
         json_str(
             py,
             &serde_json::json!({"values": st.found, "new": st.new, "skipped": st.skipped}),

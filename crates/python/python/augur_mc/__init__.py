@@ -560,7 +560,13 @@ class Session:
         s = None if state is None else json.dumps(state)
         return self._native.record(tool, _args_json(args), s, executed)
 
-    def observe(self, source: str, text: str, tool: Optional[str] = None) -> Dict[str, int]:
+    def observe(
+        self,
+        source: str,
+        text: str,
+        tool: Optional[str] = None,
+        args: Union[None, str, Mapping[str, Any]] = None,
+    ) -> Dict[str, int]:
         """Observe text the agent saw: ``source`` is ``"user"`` (the user's request),
         ``"system"`` (the system prompt) or ``"tool"`` (a tool's result; ``tool`` names the tool).
         The user's request and system prompt are trusted; a tool's result is untrusted unless
@@ -569,9 +575,14 @@ class Session:
         destination or payload holds a value seen only in untrusted text is VIOLATED (risk
         rule 14) and the decision's ``reason`` says which argument, which value and where it was
         first seen. Returns ``{"values", "new", "skipped"}``: values found, values stored for
-        the first time, bytes beyond the scan limit not read. A bad ``source`` (or a tool result
-        without ``tool``) raises :class:`ParameterError`."""
-        return json.loads(self._native.observe(source, text, tool))
+        the first time, bytes beyond the scan limit not read. ``args``, for a tool's result:
+        the arguments of the call whose result it is (a dict, or a JSON string holding one, as
+        for :meth:`gate`); with them a call on a source the user's request named makes its
+        result *delegated* (a later call that uses its values pauses instead of blocking), and
+        a trusted tool vouches for none of its own arguments' values. A bad ``source`` (or a
+        tool result without ``tool``, or ``args`` with another source) raises
+        :class:`ParameterError`."""
+        return json.loads(self._native.observe(source, text, tool, _args_json(args)))
 
     def approve(self, pause_id: str) -> bool:
         """A person approved the paused action ``pause_id`` (the ``pause_id`` of the PAUSE
@@ -690,6 +701,13 @@ class Monitor:
     def default(cls) -> "Monitor":
         """SafetyDrift's 5-state risk-level chain with ``P=? [ F<=5 "violated" ]``."""
         return cls(_native.NativeMonitor.default())
+
+    @classmethod
+    def gateway(cls) -> "Monitor":
+        """The built-in gateway monitor, ``augur monitor gate``'s and ``augur mcp
+        --upstream``'s default: the risk-level chain with provenance (observe what the agent
+        saw, with :meth:`Session.observe`), the user's intent and its verdict tiers."""
+        return cls(_native.NativeMonitor.gateway())
 
     def save(self, path: PathLike) -> None:
         self._native.save(os.fspath(path))

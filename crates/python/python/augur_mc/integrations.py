@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 from . import Action, Decision, Session
 
@@ -56,8 +56,14 @@ def result_text(result: Any) -> str:
         return str(result)
 
 
-def _observe(session: Session, name: str, result: Any) -> None:
-    session.observe("tool", result_text(result), tool=name)
+def _observe(session: Session, name: str, result: Any, args: Any) -> None:
+    # With the call's arguments: a call on a source the user named delegates its result.
+    session.observe("tool", result_text(result), tool=name, args=_plain(args))
+
+
+def _plain(args: Any) -> Any:
+    """The call's arguments as JSON can write them (objects it cannot by ``str``)."""
+    return json.loads(json.dumps(args, default=str))
 
 
 def guard_langchain_tool(tool: Any, session: Session, refuse_at: Action = Action.PAUSE) -> Any:
@@ -80,6 +86,7 @@ def guard_langchain_tool(tool: Any, session: Session, refuse_at: Action = Action
         handle_tool_error: Any = getattr(inner, "handle_tool_error", False)
 
         def _call(self, args: Any, kwargs: Any) -> Any:
+            """The gated call's arguments (a dict) and the input for ``inner``."""
             kwargs.pop("run_manager", None)
             call = dict(kwargs)
             if args:
@@ -87,16 +94,18 @@ def guard_langchain_tool(tool: Any, session: Session, refuse_at: Action = Action
             d = _gate(session, inner.name, call)
             if d.action >= refuse_at:
                 raise ToolException(d.reason)
-            return call if not args else args[0]
+            return call, (call if not args else args[0])
 
         def _run(self, *args: Any, **kwargs: Any) -> Any:
-            result = inner.invoke(self._call(args, kwargs))
-            _observe(session, inner.name, result)
+            call, tool_input = self._call(args, kwargs)
+            result = inner.invoke(tool_input)
+            _observe(session, inner.name, result, call)
             return result
 
         async def _arun(self, *args: Any, **kwargs: Any) -> Any:
-            result = await inner.ainvoke(self._call(args, kwargs))
-            _observe(session, inner.name, result)
+            call, tool_input = self._call(args, kwargs)
+            result = await inner.ainvoke(tool_input)
+            _observe(session, inner.name, result, call)
             return result
 
     return Guarded()
@@ -117,10 +126,13 @@ def guarded_function_tool(
     tool_name = name or func.__name__
     sig = inspect.signature(func)
 
-    def refused(args: Any, kwargs: Any) -> Optional[str]:
+    def arguments(args: Any, kwargs: Any) -> Dict[str, Any]:
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
-        d = _gate(session, tool_name, dict(bound.arguments))
+        return dict(bound.arguments)
+
+    def refused(args: Any, kwargs: Any) -> Optional[str]:
+        d = _gate(session, tool_name, arguments(args, kwargs))
         if d.action >= refuse_at:
             return f"refused by the monitor: {d.reason}"
         return None
@@ -133,7 +145,7 @@ def guarded_function_tool(
             if no is not None:
                 return no
             result = await func(*args, **kwargs)
-            _observe(session, tool_name, result)
+            _observe(session, tool_name, result, arguments(args, kwargs))
             return result
 
     else:
@@ -144,7 +156,7 @@ def guarded_function_tool(
             if no is not None:
                 return no
             result = func(*args, **kwargs)
-            _observe(session, tool_name, result)
+            _observe(session, tool_name, result, arguments(args, kwargs))
             return result
 
     tool = function_tool(gated, name_override=tool_name)
