@@ -477,9 +477,10 @@ fn classify_reference(cl: &Classifier, tool: &str, args: &Value) -> Option<Class
     })
 }
 
-/// A rule's `unless` patterns (found through their own index) except the names they match,
-/// wherever the excepting word is among the name's words, and only those: the next rule
-/// decides. Each case also agrees with the reference.
+/// A rule's `unless` patterns (a list shared by rules, judged once per call: its `^word`
+/// patterns by a lookup of the name's first word, the others one by one) except the names
+/// they match, and only those: the next rule decides. Each case also agrees with the
+/// reference, which tries every pattern of every rule.
 #[test]
 fn unless_patterns_except_the_names_they_match() {
     let cl = c();
@@ -511,7 +512,7 @@ proptest::proptest! {
             "send", "email", "get", "read", "file", "delete", "payment", "Money", "update", "password",
             "user", "info", "post", "webpage", "hotel", "list", "merge", "sort", "drop", "box", "x",
             "run", "shell", "write", "chmod", "invite", "http", "request",
-            // Words of `unless` patterns (indexed apart from the `tools` ones).
+            // Words of `unless` patterns (`^get`, `^look up`, ...).
             "look", "up", "check", "is", "has", "find", "preview", "schedule", "transaction",
         ]), 1..4),
         sep in proptest::sample::select(vec!["_", "-", " ", ""]),
