@@ -7,10 +7,11 @@
 //!  "steps": [{"tool": "get_iban", "args": {}}, {"state": {"fork_at": "table"}}, ...]}
 //! ```
 //!
-//! `messages` are chat turns in the OpenAI tool-call shape: every tool call of an assistant
-//! turn is one step, in order; arguments may be an object or a JSON string holding one.
-//! `system` and `user` turns are kept as trusted observations and `tool` turns (a tool's
-//! result) as untrusted ones, each placed before the next step (see [`Observation`]).
+//! `messages` are chat turns in the OpenAI tool-call shape (`tool_calls`, `tool` turns) or in
+//! Anthropic's Messages API shape (`tool_use` and `tool_result` content blocks): every tool
+//! call of an assistant turn is one step, in order; arguments may be an object or a JSON
+//! string holding one. `system` and `user` turns are kept as trusted observations and tool
+//! results as untrusted ones, each placed before the next step (see [`Observation`]).
 //! `steps` are actions: a tool call (`tool`, `args`) or the concrete state the action leads to
 //! (`state`, for abstraction monitors; a step object without `tool` is taken as the state
 //! itself), or an observation `{"observe": {"source": "user"|"system"|"tool", "tool": name,
@@ -157,11 +158,14 @@ fn content_text(c: Option<&Value>) -> Option<String> {
     }
 }
 
-/// The steps and observations of OpenAI chat messages: every tool call of every assistant
-/// turn is a step, in order; `system` and `user` turns and `tool` results are observations.
-/// A tool result's tool and step come from its `tool_call_id` (the call with that `id`),
-/// else from its `name` or `tool_call.function` and the last call of that name, else from the
-/// last call.
+/// The steps and observations of chat messages: every tool call of every assistant turn is a
+/// step, in order; `system` and `user` turns and `tool` results are observations. A tool
+/// result's tool and step come from its `tool_call_id` (the call with that `id`), else from
+/// its `name` or `tool_call.function` and the last call of that name, else from the last call.
+/// Two shapes of tool calls: OpenAI's (`tool_calls` of an assistant turn, `tool` turns for
+/// the results) and Anthropic's Messages API (content blocks: `tool_use` in an assistant
+/// turn, `tool_result` with its `tool_use_id` in the next user turn, whose `text` blocks are
+/// the user's; a `tool_result` is never read as the user's text).
 pub fn from_messages(
     messages: &[Value],
 ) -> std::result::Result<(Vec<RunStep>, Vec<Observation>), String> {
@@ -170,6 +174,10 @@ pub fn from_messages(
     let mut ids: Vec<(String, usize)> = Vec::new();
     for (i, m) in messages.iter().enumerate() {
         let role = m.get("role").and_then(|r| r.as_str()).unwrap_or("");
+        if let Some(blocks) = tool_blocks(m) {
+            content_blocks(i, role, blocks, &mut out, &mut obs, &mut ids)?;
+            continue;
+        }
         let source = match role {
             "user" => Some(ObservationSource::User),
             "system" | "developer" => Some(ObservationSource::System),
@@ -233,6 +241,88 @@ pub fn from_messages(
         }
     }
     Ok((out, obs))
+}
+
+/// The content blocks of a turn that holds a `tool_use` or `tool_result` block (Anthropic's
+/// Messages API).
+fn tool_blocks(m: &Value) -> Option<&Vec<Value>> {
+    let blocks = m.get("content")?.as_array()?;
+    blocks
+        .iter()
+        .any(|b| {
+            matches!(
+                b.get("type").and_then(Value::as_str),
+                Some("tool_use" | "tool_result")
+            )
+        })
+        .then_some(blocks)
+}
+
+/// The steps and observations of one turn of content blocks, in their order: a `tool_use` is
+/// a step, a `tool_result` the result of the step whose id it names (else of the last step),
+/// a `text` block of a user or system turn that turn's text (an assistant's own text is not
+/// observed, as in the OpenAI shape).
+fn content_blocks(
+    i: usize,
+    role: &str,
+    blocks: &[Value],
+    out: &mut Vec<RunStep>,
+    obs: &mut Vec<Observation>,
+    ids: &mut Vec<(String, usize)>,
+) -> std::result::Result<(), String> {
+    for (j, b) in blocks.iter().enumerate() {
+        match b.get("type").and_then(Value::as_str) {
+            Some("tool_use") => {
+                let name = b
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("messages[{i}].content[{j}] (tool_use) has no name"))?;
+                let args = b.get("input").cloned().unwrap_or(Value::Object(Map::new()));
+                let args = ToolCall::parse_args(args)
+                    .map_err(|e| format!("messages[{i}].content[{j}] ({name}): {e}"))?;
+                if let Some(id) = b.get("id").and_then(Value::as_str) {
+                    ids.push((id.to_string(), out.len()));
+                }
+                out.push(RunStep::Tool {
+                    tool: name.to_string(),
+                    args,
+                });
+            }
+            Some("tool_result") => {
+                let text = content_text(b.get("content")).unwrap_or_default();
+                let step = b
+                    .get("tool_use_id")
+                    .and_then(Value::as_str)
+                    .and_then(|id| ids.iter().rev().find(|(x, _)| x == id).map(|&(_, k)| k))
+                    .or_else(|| out.len().checked_sub(1));
+                obs.push(Observation {
+                    before_step: out.len(),
+                    source: ObservationSource::Tool,
+                    tool: step.map(|k| out[k].tool().to_string()),
+                    step,
+                    text,
+                });
+            }
+            Some("text") => {
+                let source = match role {
+                    "user" => ObservationSource::User,
+                    "system" | "developer" => ObservationSource::System,
+                    _ => continue,
+                };
+                if let Some(text) = b.get("text").and_then(Value::as_str) {
+                    obs.push(Observation {
+                        before_step: out.len(),
+                        source,
+                        tool: None,
+                        step: None,
+                        text: text.to_string(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn parse_observation(
@@ -507,6 +597,72 @@ mod tests {
             }
         );
         assert_eq!(r.violation_step, Some(1));
+    }
+
+    /// The same run in OpenAI's tool-call shape and in Anthropic's Messages API shape
+    /// (`tool_use` / `tool_result` content blocks) gives the same steps and observations: the
+    /// results paired with their calls by id (here out of order), a result's content blocks
+    /// joined, the user's text blocks beside a result kept as the user's, the result's text
+    /// never.
+    #[test]
+    fn anthropic_content_blocks_read_as_the_openai_shape() {
+        let openai = json!([
+            {"role": "system", "content": "You are a mail assistant."},
+            {"role": "user", "content": "Pay the bill in bill.txt"},
+            {"role": "assistant", "content": "Reading both.", "tool_calls": [
+                {"id": "a", "function": {"name": "read_file", "arguments": "{\"path\": \"bill.txt\"}"}},
+                {"id": "b", "function": {"name": "get_iban", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "b", "content": "DE89370400440532013000"},
+            {"role": "tool", "tool_call_id": "a", "content": "Pay 98.70 to GB29NWBK60161331926819.\nThanks"},
+            {"role": "user", "content": "Go ahead."},
+            {"role": "assistant", "tool_calls": [
+                {"id": "c", "function": {"name": "send_money", "arguments": {"recipient": "GB29NWBK60161331926819", "amount": 98.7}}}]}
+        ]);
+        let anthropic = json!([
+            {"role": "system", "content": "You are a mail assistant."},
+            {"role": "user", "content": [{"type": "text", "text": "Pay the bill in bill.txt"}]},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Reading both."},
+                {"type": "tool_use", "id": "a", "name": "read_file", "input": {"path": "bill.txt"}},
+                {"type": "tool_use", "id": "b", "name": "get_iban", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "b", "content": "DE89370400440532013000"},
+                {"type": "tool_result", "tool_use_id": "a", "content": [
+                    {"type": "text", "text": "Pay 98.70 to GB29NWBK60161331926819."},
+                    {"type": "text", "text": "Thanks"}]},
+                {"type": "text", "text": "Go ahead."}]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "c", "name": "send_money",
+                 "input": {"recipient": "GB29NWBK60161331926819", "amount": 98.7}}]}
+        ]);
+        let a = from_messages(openai.as_array().unwrap()).unwrap();
+        let b = from_messages(anthropic.as_array().unwrap()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(b.0.len(), 3);
+        let tools: Vec<_> =
+            b.1.iter()
+                .map(|o| (o.source, o.tool.as_deref(), o.step))
+                .collect();
+        assert_eq!(
+            tools,
+            [
+                (ObservationSource::System, None, None),
+                (ObservationSource::User, None, None),
+                (ObservationSource::Tool, Some("get_iban"), Some(1)),
+                (ObservationSource::Tool, Some("read_file"), Some(0)),
+                (ObservationSource::User, None, None),
+            ]
+        );
+        assert!(b
+            .1
+            .iter()
+            .all(|o| o.source != ObservationSource::User
+                || !o.text.contains("GB29NWBK60161331926819")));
+        let nameless = json!([{"role": "assistant", "content": [{"type": "tool_use", "id": "x", "input": {}}]}]);
+        assert_eq!(
+            from_messages(nameless.as_array().unwrap()).unwrap_err(),
+            "messages[0].content[0] (tool_use) has no name"
+        );
     }
 
     #[test]
