@@ -41,10 +41,7 @@ fn gate_bytes(m: &Path, input: Vec<u8>) -> (std::process::ExitStatus, Vec<Value>
     });
     let o = child.wait_with_output().unwrap();
     writer.join().unwrap();
-    let ls = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let ls = util::stdout_json_lines(&o);
     (
         o.status,
         ls,

@@ -25,10 +25,7 @@ fn compile_risk(dir: &Path) -> PathBuf {
 }
 
 fn lines(o: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    util::stdout_json_lines(o)
 }
 
 #[test]
@@ -559,10 +556,7 @@ fn replay_reads_anthropic_content_blocks_as_openai_tool_calls() {
         runs.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = util::stdout_json_lines(&o);
     let of = |id: &str| -> Vec<Value> {
         lines
             .iter()

@@ -28,10 +28,7 @@ fn gate(monitor: &Path, policy: &str, input: &str) -> Vec<Value> {
         input,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    util::stdout_json_lines(&o)
 }
 
 fn read(p: &Path) -> Value {

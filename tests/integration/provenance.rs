@@ -82,10 +82,7 @@ fn gate_lines(m: &Path, input: &str) -> Vec<Value> {
         input,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    util::stdout_json_lines(&o)
 }
 
 struct Gate {
@@ -174,10 +171,7 @@ fn gate_blocks_a_destination_from_a_tool_result_with_the_reason() {
     ]
     .join("\n");
     let o = util::augur_stdin(&["monitor", "gate", "--monitor", m.to_str().unwrap()], &bad);
-    let ls: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let ls: Vec<Value> = util::stdout_json_lines(&o);
     assert_eq!(ls.len(), 5);
     let msgs: Vec<&str> = ls[..4]
         .iter()
@@ -386,10 +380,7 @@ fn an_observation_with_its_calls_arguments_delegates_the_named_source() {
         let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
         let o = util::augur_stdin(&["monitor", "gate"], &input);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        util::stdout_json_lines(&o)
     };
     let bill = "Bill for December: 98.70, to UK12345678901234567890.";
     let with = run(true, bill);
@@ -413,12 +404,9 @@ fn an_observation_with_its_calls_arguments_delegates_the_named_source() {
         r#"{"session": "S", "observe": {"source": "user", "text": "x", "args": {"a": 1}}}"#,
     ];
     let o = util::augur_stdin(&["monitor", "gate"], &(bad.join("\n") + "\n"));
-    let msgs: Vec<String> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            v["error"]["message"].as_str().unwrap().to_string()
-        })
+    let msgs: Vec<String> = util::stdout_json_lines(&o)
+        .iter()
+        .map(|v| v["error"]["message"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(
         msgs,

@@ -113,6 +113,21 @@ pub fn stdout_json(o: &Output) -> Json {
     })
 }
 
+/// Standard output parsed as JSON Lines, one document a line.
+pub fn stdout_json_lines(o: &Output) -> Vec<Json> {
+    stdout(o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| {
+                panic!(
+                    "a stdout line is not JSON ({e}): {l}\nstderr:\n{}",
+                    stderr(o)
+                )
+            })
+        })
+        .collect()
+}
+
 /// Whether `CI=true`: then a missing `../shared` is a failure, not a skip.
 pub fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
