@@ -73,7 +73,7 @@ def main():
     else:
         if not args.no_build:
             subprocess.run(
-                ["cargo", "build", "--release", "--quiet", "--bin", "augur"], cwd=ROOT, check=True
+                ["cargo", "build", "--release", "--quiet", "--bin", "augur", "--features", "parquet"], cwd=ROOT, check=True
             )
         augur = os.path.join(ROOT, "target", "release", "augur")
     tmp = None

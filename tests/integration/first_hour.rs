@@ -350,3 +350,21 @@ fn the_models_warnings_are_in_the_json_report() {
     ]));
     assert!(doc.get("warnings").is_none(), "{doc}");
 }
+
+// ---------- optional features (issue 42, item 4) ----------
+
+/// `augur --version` lists the optional cargo features the binary was built with: `+` on, `-`
+/// off, as this test crate (the same package, the same features) was built.
+#[test]
+fn version_lists_the_optional_features_as_built() {
+    let out = util::augur(&["--version"]);
+    assert!(out.status.success());
+    let mark = |on: bool, name: &str| format!("{}{name}", if on { '+' } else { '-' });
+    let expected = format!(
+        "augur {} (features: {} {})\n",
+        env!("CARGO_PKG_VERSION"),
+        mark(cfg!(feature = "parquet"), "parquet"),
+        mark(cfg!(feature = "http-upstream"), "http-upstream")
+    );
+    assert_eq!(util::stdout(&out), expected);
+}

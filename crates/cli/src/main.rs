@@ -33,11 +33,34 @@ use error::CliError;
 use std::io::Write;
 use std::process::ExitCode;
 
+/// The version line's text: the package version and the optional cargo features this binary
+/// was built with, `+` on and `-` off (as ripgrep lists its own).
+macro_rules! version_line {
+    ($parquet:literal, $http:literal) => {
+        concat!(
+            env!("CARGO_PKG_VERSION"),
+            " (features: ",
+            $parquet,
+            "parquet ",
+            $http,
+            "http-upstream)"
+        )
+    };
+}
+#[cfg(all(feature = "parquet", feature = "http-upstream"))]
+const VERSION: &str = version_line!("+", "+");
+#[cfg(all(feature = "parquet", not(feature = "http-upstream")))]
+const VERSION: &str = version_line!("+", "-");
+#[cfg(all(not(feature = "parquet"), feature = "http-upstream"))]
+const VERSION: &str = version_line!("-", "+");
+#[cfg(not(any(feature = "parquet", feature = "http-upstream")))]
+const VERSION: &str = version_line!("-", "-");
+
 /// Augur: a probabilistic model checker for discrete-time Markov chains.
 #[derive(Debug, Parser)]
 #[command(
     name = "augur",
-    version,
+    version = VERSION,
     about,
     long_about = None,
     after_help = "Exit codes: 0 success, 1 user error (bad file, property or option; a limit \

@@ -22,24 +22,11 @@ use rustc_hash::FxHashMap;
 
 use crate::{
     id_less, intern_column, order_values, read_steps, ColumnarFormat, Columns, Interner,
-    ParquetSource, Result, Role, StepTable,
+    ParquetSource, Result, Role, StepsRead,
 };
 
 /// Above this many states, pairs are counted in a hash map rather than a dense matrix.
 const DENSE_MAX_STATES: usize = 1024;
-
-/// What [`count_steps`] gives: the first-order counts of the table's traces, or, when they
-/// cannot be counted while reading, the table itself.
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)]
-pub enum StepsRead {
-    /// The counts (states numbered by first appearance along the traces, as the learner
-    /// numbers them), for `augur_learn::pipeline::learn_from_indexed_counts`.
-    Counted(IndexedCounts),
-    /// The table, read whole by [`read_steps`] (not a Parquet file, several state columns,
-    /// trace ids that are not increasing strings, rows not in order, or an error to report).
-    Table(StepTable),
-}
 
 /// Counts the first-order transitions of a step table's traces while reading it (a Parquet
 /// file in order, see the module's documentation), else reads the table ([`read_steps`]).
@@ -359,7 +346,7 @@ fn join(parts: Vec<Part>) -> Option<IndexedCounts> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::write_steps_parquet;
+    use crate::{write_steps_parquet, StepTable};
     use augur_learn::pipeline::{
         count_from_indexed, count_from_indexed_counts, IndexedTraces, LearnOptions,
     };

@@ -102,6 +102,13 @@ pub enum ColumnarError {
     /// A file whose extension is neither Parquet's nor Arrow IPC's.
     #[error("{0}: not a columnar trace file (expected .parquet, .arrow, .ipc or .feather)")]
     NotColumnar(String),
+    /// A Parquet or Arrow IPC file given to a build without the cargo feature `parquet`.
+    #[error(
+        "{0}: this build of Augur reads and writes no Parquet or Arrow files; build it with the \
+         cargo feature `parquet` (`cargo install --path . --features parquet`, or \
+         `cargo build --release --features parquet`)"
+    )]
+    NotBuilt(String),
 }
 
 /// Result alias of this crate.

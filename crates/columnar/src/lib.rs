@@ -34,30 +34,53 @@
 //! assert_eq!(table.trace_states(0), [0, 1]);
 //! assert_eq!((table.row(0), table.row(1)), (2, 1));
 //! ```
+//!
+//! The readers and writers need the cargo feature `parquet` (on by default in this crate; the
+//! `augur` binary turns it on with its own feature `parquet`). Without it the same functions
+//! exist and return [`ColumnarError::NotBuilt`], which says how to build them in: the
+//! dependency on Arrow and Parquet is about a fifth of a cold release build.
 #![deny(missing_docs)]
 
+#[cfg(feature = "parquet")]
 mod count;
+#[cfg(feature = "parquet")]
 mod counts;
+#[cfg(feature = "parquet")]
 mod decode;
 mod error;
+#[cfg(feature = "parquet")]
 mod read;
+#[cfg(feature = "parquet")]
 mod source;
 mod table;
+#[cfg(not(feature = "parquet"))]
+mod without;
+#[cfg(feature = "parquet")]
 mod write;
 
-pub use count::{count_steps, StepsRead};
-
+#[cfg(feature = "parquet")]
+pub use count::count_steps;
+#[cfg(feature = "parquet")]
 pub use counts::{read_counts_parquet, write_counts_parquet, COUNTS_COLUMNS};
 pub use error::{ColumnarError, Result};
+#[cfg(feature = "parquet")]
 pub use read::read_steps;
-pub use table::{ColumnarFormat, Columns, StepTable};
+pub use table::{ColumnarFormat, Columns, StepTable, StepsRead};
+#[cfg(not(feature = "parquet"))]
+pub use without::{
+    count_steps, read_counts_parquet, read_steps, write_counts_parquet, write_steps_parquet,
+};
+#[cfg(feature = "parquet")]
 pub use write::{write_steps_parquet, ROW_GROUP_ROWS};
 
+#[cfg(feature = "parquet")]
 pub(crate) use decode::{intern_column, order_values, Interner, Role};
+#[cfg(feature = "parquet")]
 pub(crate) use read::id_less;
+#[cfg(feature = "parquet")]
 pub(crate) use source::{threads, ParquetSource};
 
-#[cfg(test)]
+#[cfg(all(test, feature = "parquet"))]
 mod tests {
     use super::*;
     use crate::read::split;

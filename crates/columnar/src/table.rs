@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use augur_abstraction::{Step, StepKind, Trace};
+use augur_learn::pipeline::IndexedCounts;
 
 use crate::{ColumnarError, Result};
 
@@ -145,6 +146,7 @@ impl StepTable {
     }
 
     /// Renumbers the states by first appearance in `states` (trace after trace).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     pub(crate) fn number_states_in_order(&mut self) {
         let mut map = vec![u32::MAX; self.state_names.len()];
         let mut names = Vec::with_capacity(self.state_names.len());
@@ -158,4 +160,17 @@ impl StepTable {
         }
         self.state_names = names;
     }
+}
+
+/// What [`crate::count_steps`] gives: the first-order counts of the table's traces, or, when they
+/// cannot be counted while reading, the table itself.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum StepsRead {
+    /// The counts (states numbered by first appearance along the traces, as the learner
+    /// numbers them), for `augur_learn::pipeline::learn_from_indexed_counts`.
+    Counted(IndexedCounts),
+    /// The table, read whole by [`crate::read_steps`] (not a Parquet file, several state columns,
+    /// trace ids that are not increasing strings, rows not in order, or an error to report).
+    Table(StepTable),
 }

@@ -39,7 +39,8 @@ pub struct UpstreamSpec {
 pub fn check_url(url: &str) -> std::result::Result<(), String> {
     if !cfg!(feature = "http-upstream") {
         return Err(format!(
-            "`{url}`: this build of Augur has no HTTP upstreams (cargo feature `http-upstream`)"
+            "`{url}`: this build of Augur has no HTTP upstreams; build it with the cargo feature \
+             `http-upstream` (`cargo build --release --features http-upstream`)"
         ));
     }
     let rest = url
