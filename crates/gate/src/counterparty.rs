@@ -72,14 +72,38 @@ const PER_RECORD: usize = 16;
 /// `is_user(value)` says whether an author value is the user's (besides [`SELF_WORDS`]).
 /// Allocates nothing for text that has no author key.
 pub fn scan(text: &str, is_user: &dyn Fn(&str) -> bool, found: &mut dyn FnMut(&str)) {
+    scan_records(text, is_user, found, &mut |_| {});
+}
+
+/// A record of a result, whoever wrote it (what [`scan_records`] reports).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthoredRecord<'a> {
+    /// The value of its first author key ([`AUTHOR_KEYS`]), unquoted.
+    pub author: &'a str,
+    /// Its text: its lines in a block mapping, the object (as JSON) in a JSON result.
+    pub text: &'a str,
+    /// Where its text is in the result (`None`: a JSON object, written again).
+    pub span: Option<std::ops::Range<usize>>,
+}
+
+/// [`scan`], and `record` called with every record that has an author key, whoever the
+/// author is (the records of a result whose author the user's request names are the user's
+/// sources: [`crate::intent`]). The same reading of records as [`scan`]'s: text inside a
+/// value is never a record. Allocates nothing for block mappings.
+pub fn scan_records(
+    text: &str,
+    is_user: &dyn Fn(&str) -> bool,
+    found: &mut dyn FnMut(&str),
+    record: &mut dyn FnMut(AuthoredRecord<'_>),
+) {
     let t = text.trim_start();
     if t.starts_with('{') || t.starts_with('[') {
         if let Ok(v) = serde_json::from_str::<Value>(t) {
-            scan_json(&v, is_user, found);
+            scan_json(&v, is_user, found, record);
             return;
         }
     }
-    scan_block(text, is_user, found);
+    scan_block(text, is_user, found, record);
 }
 
 fn is_author(value: &str, is_user: &dyn Fn(&str) -> bool) -> bool {
@@ -91,9 +115,28 @@ fn key_is(key: &str, keys: &[&str]) -> bool {
     keys.iter().any(|k| key.eq_ignore_ascii_case(k))
 }
 
-fn scan_json(v: &Value, is_user: &dyn Fn(&str) -> bool, found: &mut dyn FnMut(&str)) {
+fn scan_json(
+    v: &Value,
+    is_user: &dyn Fn(&str) -> bool,
+    found: &mut dyn FnMut(&str),
+    record: &mut dyn FnMut(AuthoredRecord<'_>),
+) {
     match v {
         Value::Object(m) => {
+            let author = m
+                .iter()
+                .find(|(k, _)| key_is(k, AUTHOR_KEYS))
+                .and_then(|(_, x)| x.as_str())
+                .map(str::trim)
+                .filter(|a| !a.is_empty());
+            if let Some(author) = author {
+                let text = v.to_string();
+                record(AuthoredRecord {
+                    author,
+                    text: &text,
+                    span: None,
+                });
+            }
             let authored = m.iter().any(|(k, x)| {
                 key_is(k, AUTHOR_KEYS) && x.as_str().is_some_and(|s| is_author(s, is_user))
             });
@@ -113,9 +156,10 @@ fn scan_json(v: &Value, is_user: &dyn Fn(&str) -> bool, found: &mut dyn FnMut(&s
                     }
                 }
             }
-            m.values().for_each(|x| scan_json(x, is_user, found));
+            m.values()
+                .for_each(|x| scan_json(x, is_user, found, record));
         }
-        Value::Array(a) => a.iter().for_each(|x| scan_json(x, is_user, found)),
+        Value::Array(a) => a.iter().for_each(|x| scan_json(x, is_user, found, record)),
         _ => {}
     }
 }
@@ -130,6 +174,10 @@ struct Record<'a> {
     n: usize,
     /// The last key was a recipient key with its values on the lines below.
     list_open: bool,
+    /// Its first author key's value, whoever it is ("" : none yet).
+    author: &'a str,
+    /// The byte offset of its first line.
+    start: usize,
 }
 
 impl<'a> Record<'a> {
@@ -141,26 +189,50 @@ impl<'a> Record<'a> {
         }
     }
 
-    fn flush(&mut self, found: &mut dyn FnMut(&str)) {
+    /// Ends the record at byte `end` of `text` and starts the next one there.
+    fn flush(
+        &mut self,
+        text: &'a str,
+        end: usize,
+        found: &mut dyn FnMut(&str),
+        record: &mut dyn FnMut(AuthoredRecord<'_>),
+    ) {
         if self.authored {
             self.recipients[..self.n].iter().for_each(|v| found(v));
+        }
+        if !self.author.is_empty() && self.start < end {
+            record(AuthoredRecord {
+                author: self.author,
+                text: &text[self.start..end],
+                span: Some(self.start..end),
+            });
         }
         self.authored = false;
         self.n = 0;
         self.list_open = false;
+        self.author = "";
+        self.start = end;
     }
 }
 
-fn scan_block(text: &str, is_user: &dyn Fn(&str) -> bool, found: &mut dyn FnMut(&str)) {
+fn scan_block<'a>(
+    text: &'a str,
+    is_user: &dyn Fn(&str) -> bool,
+    found: &mut dyn FnMut(&str),
+    record: &mut dyn FnMut(AuthoredRecord<'_>),
+) {
     let mut rec = Record::default();
     let mut started = false;
     // The last key's value was empty: a block collection may follow.
     let mut opens_block = false;
+    let base = text.as_ptr() as usize;
     for line in text.lines() {
         let body = line.trim_start_matches(' ');
         if body.trim().is_empty() {
             continue;
         }
+        // Where this line starts in `text` (`lines` gives subslices of it).
+        let at = line.as_ptr() as usize - base;
         let indent = line.len() - body.len();
         if let Some(rest) = body.strip_prefix("- ").or((body == "-").then_some("")) {
             let content = rest.trim_start_matches(' ');
@@ -174,7 +246,7 @@ fn scan_block(text: &str, is_user: &dyn Fn(&str) -> bool, found: &mut dyn FnMut(
                 // Inside the value above (a multi-line scalar): never a record.
                 continue;
             }
-            rec.flush(found);
+            rec.flush(text, at, found, record);
             rec.indent = key_indent;
             started = true;
             if content.is_empty() {
@@ -185,7 +257,7 @@ fn scan_block(text: &str, is_user: &dyn Fn(&str) -> bool, found: &mut dyn FnMut(
             continue;
         }
         if !started || indent < rec.indent {
-            rec.flush(found);
+            rec.flush(text, at, found, record);
             rec.indent = indent;
             started = true;
         } else if indent > rec.indent {
@@ -194,7 +266,7 @@ fn scan_block(text: &str, is_user: &dyn Fn(&str) -> bool, found: &mut dyn FnMut(
         }
         opens_block = read_key(&mut rec, body, is_user);
     }
-    rec.flush(found);
+    rec.flush(text, text.len(), found, record);
 }
 
 /// Reads one `key: value` line into the record; whether its value is empty (a block
@@ -205,6 +277,9 @@ fn read_key<'a>(rec: &mut Record<'a>, content: &'a str, is_user: &dyn Fn(&str) -
         return false;
     };
     let value = value.trim();
+    if key_is(key, AUTHOR_KEYS) && rec.author.is_empty() {
+        rec.author = unquote(value);
+    }
     if key_is(key, AUTHOR_KEYS) && is_author(unquote(value), is_user) {
         rec.authored = true;
     } else if key_is(key, RECIPIENT_KEYS) {
