@@ -20,10 +20,17 @@ use unicode_normalization::UnicodeNormalization;
 /// bidi controls, variation selectors, tags), and with Cyrillic and Greek letters that look
 /// like Latin ones read as those (`ѕеnd` is `send`). So a look-alike name or address cannot
 /// slip past a rule written in ASCII.
+#[inline]
 pub fn fold(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
         return Cow::Borrowed(text);
     }
+    fold_non_ascii(text)
+}
+
+/// [`fold`] of text with a non-ASCII character.
+#[inline(never)]
+fn fold_non_ascii(text: &str) -> Cow<'_, str> {
     Cow::Owned(
         // Invisible characters go first, so that they cannot keep a letter and its accent
         // apart from the composition, then again after it (compatibility forms of them).

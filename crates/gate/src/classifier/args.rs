@@ -118,6 +118,15 @@ pub(super) struct Hits {
     pub(super) needle: [u16; SCANNED_PATTERNS],
 }
 
+impl Hits {
+    /// Nothing found or searched yet.
+    pub(super) const EMPTY: Hits = Hits {
+        found: 0,
+        searched: 0,
+        needle: [0; SCANNED_PATTERNS],
+    };
+}
+
 /// Most rules the name index handles (beyond, rules are tried one by one).
 pub(super) const INDEXED_RULES: usize = 512;
 

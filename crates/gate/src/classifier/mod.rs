@@ -320,7 +320,7 @@ impl Classifier {
             }
             let mut first_hit = None;
             if !rule.args.is_empty() && hits.is_none() && self.scan.automaton.is_some() {
-                hits = Some(self.scan_args(args));
+                self.scan_args_into(args, hits.insert(Hits::EMPTY));
             }
             for &k in &rule.args {
                 let found = match &mut hits {
@@ -577,14 +577,17 @@ impl Classifier {
     }
 
     /// Scan every argument string once for every pattern (see [`ArgScan`]).
+    #[cfg(test)]
     fn scan_args(&self, args: &Value) -> Hits {
-        let mut h = Hits {
-            found: 0,
-            searched: !self.scan.apart,
-            needle: [0; SCANNED_PATTERNS],
-        };
-        self.scan_value(args, self.scan.unkeyed, &mut h);
+        let mut h = Hits::EMPTY;
+        self.scan_args_into(args, &mut h);
         h
+    }
+
+    /// [`Classifier::scan_args`] into `h` (no copy of the hits).
+    fn scan_args_into(&self, args: &Value, h: &mut Hits) {
+        h.searched = !self.scan.apart;
+        self.scan_value(args, self.scan.unkeyed, h);
     }
 
     fn scan_value(&self, v: &Value, eligible: u64, h: &mut Hits) {
@@ -626,15 +629,25 @@ impl Classifier {
         if dfa.is_match(sid) {
             self.scan_matches(dfa, sid, s, 0, want, h);
         }
-        for (i, &b) in s.as_bytes().iter().enumerate() {
-            sid = dfa.next_state(Anchored::No, sid, b);
-            if dfa.is_special(sid) {
-                if dfa.is_dead(sid) {
-                    return;
+        let hay = s.as_bytes();
+        let mut i = 0;
+        while i < hay.len() {
+            // Up to the next special state (a match) with nothing but transitions in the
+            // loop, so that it keeps its values in registers.
+            let mut special = false;
+            while i < hay.len() {
+                sid = dfa.next_state(Anchored::No, sid, hay[i]);
+                i += 1;
+                if dfa.is_special(sid) {
+                    special = true;
+                    break;
                 }
-                if dfa.is_match(sid) {
-                    self.scan_matches(dfa, sid, s, i + 1, want, h);
-                }
+            }
+            if !special || dfa.is_dead(sid) {
+                return;
+            }
+            if dfa.is_match(sid) {
+                self.scan_matches(dfa, sid, s, i, want, h);
             }
         }
     }
