@@ -20,10 +20,17 @@ use unicode_normalization::UnicodeNormalization;
 /// bidi controls, variation selectors, tags), and with Cyrillic and Greek letters that look
 /// like Latin ones read as those (`ѕеnd` is `send`). So a look-alike name or address cannot
 /// slip past a rule written in ASCII.
+#[inline]
 pub fn fold(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
         return Cow::Borrowed(text);
     }
+    fold_non_ascii(text)
+}
+
+/// [`fold`] of text with a non-ASCII character.
+#[inline(never)]
+fn fold_non_ascii(text: &str) -> Cow<'_, str> {
     Cow::Owned(
         // Invisible characters go first, so that they cannot keep a letter and its accent
         // apart from the composition, then again after it (compatibility forms of them).
@@ -95,26 +102,34 @@ pub const MAX_WORDS: usize = 24;
 /// The words of `text` as byte ranges, into `out`; returns how many.
 pub fn split_words(text: &str, out: &mut [(u16, u16); MAX_WORDS]) -> usize {
     let b = text.as_bytes();
+    let len = b.len().min(u16::MAX as usize);
+    let b = &b[..len];
     let mut n = 0;
     let mut i = 0;
-    let len = b.len().min(u16::MAX as usize);
     while i < len && n < MAX_WORDS {
-        while i < len && !is_word_byte(b[i]) {
+        while i < len && BYTE_CLASS[b[i] as usize] == NOT_WORD {
             i += 1;
         }
         if i >= len {
             break;
         }
         let start = i;
+        let mut prev = BYTE_CLASS[b[i] as usize];
         i += 1;
-        while i < len
-            && is_word_byte(b[i])
-            && !(b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
-            && !(b[i - 1].is_ascii_uppercase()
-                && b[i].is_ascii_uppercase()
-                && i + 1 < len
-                && b[i + 1].is_ascii_lowercase())
-        {
+        while i < len {
+            let c = BYTE_CLASS[b[i] as usize];
+            // A word ends at a non-word byte, at a lower-to-upper case change, and before the
+            // capital that starts a capitalised word after an acronym (`HTTPPost`).
+            if c == NOT_WORD
+                || (c == UPPER
+                    && (prev == LOWER
+                        || (prev == UPPER
+                            && i + 1 < len
+                            && BYTE_CLASS[b[i + 1] as usize] == LOWER)))
+            {
+                break;
+            }
+            prev = c;
             i += 1;
         }
         out[n] = (start as u16, i as u16);
@@ -123,8 +138,35 @@ pub fn split_words(text: &str, out: &mut [(u16, u16); MAX_WORDS]) -> usize {
     n
 }
 
+/// The classes of bytes [`split_words`] tells apart.
+const NOT_WORD: u8 = 0;
+const LOWER: u8 = 1;
+const UPPER: u8 = 2;
+/// A digit or a non-ASCII byte.
+const OTHER_WORD: u8 = 3;
+
+/// Each byte's class (see [`is_word_byte`]).
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [NOT_WORD; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = if b.is_ascii_lowercase() {
+            LOWER
+        } else if b.is_ascii_uppercase() {
+            UPPER
+        } else if is_word_byte(b) {
+            OTHER_WORD
+        } else {
+            NOT_WORD
+        };
+        c += 1;
+    }
+    t
+};
+
 /// Letters, digits and any non-ASCII byte (so non-English names stay whole words).
-fn is_word_byte(c: u8) -> bool {
+const fn is_word_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c >= 0x80
 }
 
@@ -135,6 +177,18 @@ struct PatternWord {
     word: String,
     /// `word*`: matches any word starting with it.
     prefix: bool,
+}
+
+impl PatternWord {
+    /// Whether it matches the word `w` (ASCII case aside).
+    fn matches(&self, w: &[u8]) -> bool {
+        let pw = self.word.as_bytes();
+        if self.prefix {
+            w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
+        } else {
+            w.eq_ignore_ascii_case(pw)
+        }
+    }
 }
 
 /// A compiled name pattern.
@@ -246,17 +300,34 @@ impl NamePattern {
         self.words_match(name, &words[start..start + m])
     }
 
+    /// [`NamePattern::matches_at`] for a pattern whose first word (exact, not a `word*`
+    /// prefix) is known to equal word `start` of `name` (ASCII case aside): the name index
+    /// found it under that word. Only the other words are compared.
+    pub(crate) fn matches_at_after_first(
+        &self,
+        name: &str,
+        words: &[(u16, u16)],
+        start: usize,
+    ) -> bool {
+        let m = self.words.len();
+        if start + m > words.len()
+            || (self.anchor_start && start != 0)
+            || (self.anchor_end && start + m != words.len())
+        {
+            return false;
+        }
+        self.words[1..]
+            .iter()
+            .zip(&words[start + 1..start + m])
+            .all(|(p, &(s, e))| p.matches(&name.as_bytes()[s as usize..e as usize]))
+    }
+
     /// Whether the pattern's words match `words` (as many as the pattern has), one by one.
     fn words_match(&self, name: &str, words: &[(u16, u16)]) -> bool {
-        self.words.iter().zip(words).all(|(p, &(s, e))| {
-            let w = &name.as_bytes()[s as usize..e as usize];
-            let pw = p.word.as_bytes();
-            if p.prefix {
-                w.len() >= pw.len() && w[..pw.len()].eq_ignore_ascii_case(pw)
-            } else {
-                w.eq_ignore_ascii_case(pw)
-            }
-        })
+        self.words
+            .iter()
+            .zip(words)
+            .all(|(p, &(s, e))| p.matches(&name.as_bytes()[s as usize..e as usize]))
     }
 
     /// Whether the pattern matches a name already split by [`split_words`].
@@ -323,6 +394,53 @@ mod tests {
             .iter()
             .map(|&(a, b)| &s[a as usize..b as usize])
             .collect()
+    }
+
+    /// The plain definition of [`split_words`], byte by byte (what the table-driven loop must
+    /// agree with).
+    fn split_words_reference(text: &str, out: &mut [(u16, u16); MAX_WORDS]) -> usize {
+        let b = text.as_bytes();
+        let mut n = 0;
+        let mut i = 0;
+        let len = b.len().min(u16::MAX as usize);
+        while i < len && n < MAX_WORDS {
+            while i < len && !is_word_byte(b[i]) {
+                i += 1;
+            }
+            if i >= len {
+                break;
+            }
+            let start = i;
+            i += 1;
+            while i < len
+                && is_word_byte(b[i])
+                && !(b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
+                && !(b[i - 1].is_ascii_uppercase()
+                    && b[i].is_ascii_uppercase()
+                    && i + 1 < len
+                    && b[i + 1].is_ascii_lowercase())
+            {
+                i += 1;
+            }
+            out[n] = (start as u16, i as u16);
+            n += 1;
+        }
+        n
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn split_words_agrees_with_the_reference(
+            text in "([a-zA-Z0-9_ .-]|é|ß|\\u{200B}){0,40}",
+            many in 0usize..3,
+        ) {
+            // Long names too: past MAX_WORDS words the rest is ignored.
+            let text = text.repeat(1 + many * 10);
+            let (mut fast, mut slow) = ([(0u16, 0u16); MAX_WORDS], [(0u16, 0u16); MAX_WORDS]);
+            let n = split_words(&text, &mut fast);
+            let m = split_words_reference(&text, &mut slow);
+            proptest::prop_assert_eq!(&fast[..n], &slow[..m], "{:?}", text);
+        }
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub struct ArgPattern {
     pub(super) keys: Vec<String>,
 }
 
+/// The owner of the automaton's `@` needle (see [`ArgScan::email`]).
+pub(super) const AT_OWNER: u16 = u16::MAX - 1;
+
 /// Most argument patterns scanned in one pass (beyond, each pattern searches on its own).
 pub(super) const SCANNED_PATTERNS: usize = 64;
 
@@ -41,14 +44,18 @@ pub(super) const SCANNED_PATTERNS: usize = 64;
 /// arguments are read once whatever the number of patterns.
 #[derive(Clone, Debug, Default)]
 pub(super) struct ArgScan {
-    /// All needles; automaton pattern `i` is `owners[i]`.
-    pub(super) automaton: Option<AhoCorasick>,
+    /// All needles; automaton pattern `i` is `owners[i]`. A DFA searched by a loop of our own
+    /// (every match, overlapping, as `find_overlapping_iter` reports them, in the same order).
+    pub(super) automaton: Option<aho_corasick::dfa::DFA>,
     /// (argument pattern, needle index in it) of each automaton pattern.
     pub(super) owners: Vec<(u16, u16)>,
     /// Patterns that look at every argument.
     pub(super) unkeyed: u64,
-    /// Patterns that are e-mail or regex matchers (searched one by one, only when a rule whose
-    /// name patterns match the call needs them).
+    /// Patterns that are regex or argument-name matchers (searched one by one, only when a
+    /// rule whose name patterns match the call needs them).
+    pub(super) apart: u64,
+    /// Patterns that are e-mail matchers (an `@` is a needle of the automaton, owned by
+    /// pattern [`AT_OWNER`]: every eligible e-mail pattern judges the address around it).
     pub(super) email: u64,
     /// Lower-case argument name → the keyed patterns that list it.
     pub(super) keyed: rustc_hash::FxHashMap<Box<[u8]>, u64>,
@@ -78,9 +85,8 @@ impl ArgScan {
                         scan.owners.push((p as u16, j as u16));
                     }
                 }
-                ArgMatcher::Email { .. } | ArgMatcher::Regex { .. } | ArgMatcher::Names { .. } => {
-                    scan.email |= 1 << p
-                }
+                ArgMatcher::Regex { .. } | ArgMatcher::Names { .. } => scan.apart |= 1 << p,
+                ArgMatcher::Email { .. } => scan.email |= 1 << p,
                 ArgMatcher::Url { .. } => scan.url |= 1 << p,
             }
         }
@@ -90,22 +96,35 @@ impl ArgScan {
                 scan.owners.push((u16::MAX, k as u16));
             }
         }
-        scan.automaton = AhoCorasickBuilder::new()
+        if scan.email != 0 {
+            needles.push("@");
+            scan.owners.push((AT_OWNER, 0));
+        }
+        scan.automaton = aho_corasick::dfa::Builder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
+            .prefilter(false)
             .build(&needles)
             .ok();
         scan
     }
 }
 
-/// The result of scanning a call's arguments: per pattern, the first hit. E-mail and regex
-/// patterns are searched when a rule first needs them (`searched`).
+/// The result of scanning a call's arguments: per pattern, the first hit. Regex and
+/// argument-name patterns are searched when a rule first needs them (`searched`).
 pub(super) struct Hits {
     pub(super) found: u64,
     pub(super) searched: u64,
     pub(super) needle: [u16; SCANNED_PATTERNS],
+}
+
+impl Hits {
+    /// Nothing found or searched yet.
+    pub(super) const EMPTY: Hits = Hits {
+        found: 0,
+        searched: 0,
+        needle: [0; SCANNED_PATTERNS],
+    };
 }
 
 /// Most rules the name index handles (beyond, rules are tried one by one).
@@ -250,32 +269,11 @@ impl ArgPattern {
             ArgMatcher::Regex { set } => set.iter().position(|re| re.is_match(s)).map(|i| i as u16),
             // Argument names are looked at by `find` alone.
             ArgMatcher::Names { .. } => None,
-            ArgMatcher::Email { except } => {
-                let mut from = 0;
-                while let Some(at) = s[from..].find('@').map(|i| i + from) {
-                    from = at + 1;
-                    let local = hay[..at]
-                        .iter()
-                        .rev()
-                        .take_while(|&&c| is_local_char(c))
-                        .count();
-                    if local > 0 && hay.get(at + 1) == Some(&b'[') {
-                        // An address literal, `user@[192.0.2.1]`, `user@[IPv6:2001:db8::1]`.
-                        if hay[at + 2..].contains(&b']') {
-                            return Some(u16::MAX);
-                        }
-                    }
-                    let dlen = hay[at + 1..]
-                        .iter()
-                        .take_while(|&&c| is_host_char(c))
-                        .count();
-                    let domain = s[at + 1..at + 1 + dlen].trim_end_matches('.');
-                    if local > 0 && domain.contains('.') && !excepted(domain, except) {
-                        return Some(u16::MAX);
-                    }
-                }
-                None
-            }
+            ArgMatcher::Email { except } => hay
+                .iter()
+                .enumerate()
+                .any(|(at, &c)| c == b'@' && email_at(s, at, except))
+                .then_some(u16::MAX),
             ArgMatcher::Url { except, markers } => markers
                 .find_iter(s)
                 .any(|m| url_outside(s, m.start(), m.len(), except))
@@ -292,6 +290,25 @@ fn has_value(v: &Value) -> bool {
         Value::Array(a) => !a.is_empty(),
         _ => true,
     }
+}
+
+/// Whether the `@` at byte `at` of `s` is an address's (a local part before it, then a domain
+/// with a dot or an address literal, `user@[192.0.2.1]`) whose domain is not one of `except`.
+pub(super) fn email_at(s: &str, at: usize, except: &[String]) -> bool {
+    let hay = s.as_bytes();
+    if at == 0 || !is_local_char(hay[at - 1]) {
+        return false;
+    }
+    if hay.get(at + 1) == Some(&b'[') && hay[at + 2..].contains(&b']') {
+        // An address literal, `user@[192.0.2.1]`, `user@[IPv6:2001:db8::1]`.
+        return true;
+    }
+    let dlen = hay[at + 1..]
+        .iter()
+        .take_while(|&&c| is_host_char(c))
+        .count();
+    let domain = s[at + 1..at + 1 + dlen].trim_end_matches('.');
+    domain.contains('.') && !excepted(domain, except)
 }
 
 /// What starts a URL.

@@ -70,7 +70,8 @@ use crate::dtr::{DataExposure, Implication, Prov, Reversibility, ToolEscalation}
 use crate::error::{GateError, Result};
 use crate::provenance::{ArgProvenance, Evidence, Provenance};
 use crate::words::{on_boundaries, split_words, NamePattern, MAX_WORDS};
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Anchored, MatchKind};
 use augur_source::Span;
 use serde::Deserialize;
 use serde_json::Value;
@@ -83,8 +84,8 @@ mod parse;
 
 pub use args::ArgPattern;
 use args::{
-    url_outside, ArgMatcher, ArgScan, Hits, NameIndex, INDEXED_RULES, REMEMBERED_LISTS,
-    SCANNED_PATTERNS, URL_MARKERS,
+    email_at, url_outside, ArgMatcher, ArgScan, Hits, NameIndex, AT_OWNER, INDEXED_RULES,
+    REMEMBERED_LISTS, SCANNED_PATTERNS, URL_MARKERS,
 };
 pub use declared::{join, Declared, ToolDeclaration, ToolProfile};
 
@@ -254,7 +255,9 @@ impl Classifier {
             lw.make_ascii_lowercase();
             if let Some(cands) = self.index.exact.get(&*lw) {
                 for &(r, p) in cands {
-                    if self.rules[r as usize].tools[p as usize].matches_at(tool, words, i) {
+                    // Found under this word: its first word is this word.
+                    let pat = &self.rules[r as usize].tools[p as usize];
+                    if pat.matches_at_after_first(tool, words, i) {
                         named[r as usize / 64] |= 1 << (r % 64);
                     }
                 }
@@ -317,13 +320,13 @@ impl Classifier {
             }
             let mut first_hit = None;
             if !rule.args.is_empty() && hits.is_none() && self.scan.automaton.is_some() {
-                hits = Some(self.scan_args(args));
+                self.scan_args_into(args, hits.insert(Hits::EMPTY));
             }
             for &k in &rule.args {
                 let found = match &mut hits {
                     Some(h) => {
                         if h.searched >> k & 1 == 0 {
-                            // An e-mail or regex pattern: searched now, once per call.
+                            // A regex or argument-name pattern: searched now, once per call.
                             h.searched |= 1 << k;
                             if let Some(n) = self.patterns[k as usize].find(args) {
                                 h.found |= 1 << k;
@@ -574,14 +577,17 @@ impl Classifier {
     }
 
     /// Scan every argument string once for every pattern (see [`ArgScan`]).
+    #[cfg(test)]
     fn scan_args(&self, args: &Value) -> Hits {
-        let mut h = Hits {
-            found: 0,
-            searched: !self.scan.email,
-            needle: [0; SCANNED_PATTERNS],
-        };
-        self.scan_value(args, self.scan.unkeyed, &mut h);
+        let mut h = Hits::EMPTY;
+        self.scan_args_into(args, &mut h);
         h
+    }
+
+    /// [`Classifier::scan_args`] into `h` (no copy of the hits).
+    fn scan_args_into(&self, args: &Value, h: &mut Hits) {
+        h.searched = !self.scan.apart;
+        self.scan_value(args, self.scan.unkeyed, h);
     }
 
     fn scan_value(&self, v: &Value, eligible: u64, h: &mut Hits) {
@@ -605,49 +611,97 @@ impl Classifier {
     }
 
     fn scan_str(&self, s: &str, eligible: u64, h: &mut Hits) {
-        {
-            {
-                // E-mail and regex patterns are searched apart (see `Hits`).
-                let want = eligible & !h.found & !self.scan.email;
-                if want == 0 {
-                    return;
+        // Regex and argument-name patterns are searched apart (see `Hits`).
+        let want = eligible & !h.found & !self.scan.apart;
+        if want == 0 {
+            return;
+        }
+        let Some(dfa) = &self.scan.automaton else {
+            return;
+        };
+        let folded = crate::words::fold(s);
+        let s: &str = folded.as_ref();
+        // Every match of every needle, overlapping, by end and then in the automaton's order
+        // (what `find_overlapping_iter` reports, without its per-byte bookkeeping).
+        let Ok(mut sid) = dfa.start_state(Anchored::No) else {
+            return;
+        };
+        if dfa.is_match(sid) {
+            self.scan_matches(dfa, sid, s, 0, want, h);
+        }
+        let hay = s.as_bytes();
+        let mut i = 0;
+        while i < hay.len() {
+            // Up to the next special state (a match) with nothing but transitions in the
+            // loop, so that it keeps its values in registers.
+            let mut special = false;
+            while i < hay.len() {
+                sid = dfa.next_state(Anchored::No, sid, hay[i]);
+                i += 1;
+                if dfa.is_special(sid) {
+                    special = true;
+                    break;
                 }
-                let folded = crate::words::fold(s);
-                let s: &str = folded.as_ref();
-                if let Some(ac) = &self.scan.automaton {
-                    let hay = s.as_bytes();
-                    for m in ac.find_overlapping_iter(s) {
-                        let (p, j) = self.scan.owners[m.pattern().as_usize()];
-                        if p == u16::MAX {
-                            // A URL start: every eligible URL pattern judges its host.
-                            let mut urls = want & self.scan.url & !h.found;
-                            while urls != 0 {
-                                let q = urls.trailing_zeros() as usize;
-                                urls &= urls - 1;
-                                if let ArgMatcher::Url { except, .. } = &self.patterns[q].matcher {
-                                    if url_outside(
-                                        s,
-                                        m.start(),
-                                        URL_MARKERS[j as usize].len(),
-                                        except,
-                                    ) {
-                                        h.found |= 1 << q;
-                                        h.needle[q] = u16::MAX;
-                                    }
-                                }
-                            }
-                            continue;
-                        }
-                        let bit = 1u64 << p;
-                        if want & bit != 0
-                            && h.found & bit == 0
-                            && on_boundaries(hay, m.start(), m.end())
-                        {
-                            h.found |= bit;
-                            h.needle[p as usize] = j;
+            }
+            if !special || dfa.is_dead(sid) {
+                return;
+            }
+            if dfa.is_match(sid) {
+                self.scan_matches(dfa, sid, s, i, want, h);
+            }
+        }
+    }
+
+    /// The needles that match in state `sid`, ending at byte `end` of `s`.
+    #[inline(never)]
+    fn scan_matches(
+        &self,
+        dfa: &aho_corasick::dfa::DFA,
+        sid: StateID,
+        s: &str,
+        end: usize,
+        want: u64,
+        h: &mut Hits,
+    ) {
+        let hay = s.as_bytes();
+        for k in 0..dfa.match_len(sid) {
+            let pid = dfa.match_pattern(sid, k);
+            let start = end - dfa.pattern_len(pid);
+            let (p, j) = self.scan.owners[pid.as_usize()];
+            if p == u16::MAX {
+                // A URL start: every eligible URL pattern judges its host.
+                let mut urls = want & self.scan.url & !h.found;
+                while urls != 0 {
+                    let q = urls.trailing_zeros() as usize;
+                    urls &= urls - 1;
+                    if let ArgMatcher::Url { except, .. } = &self.patterns[q].matcher {
+                        if url_outside(s, start, URL_MARKERS[j as usize].len(), except) {
+                            h.found |= 1 << q;
+                            h.needle[q] = u16::MAX;
                         }
                     }
                 }
+                continue;
+            }
+            if p == AT_OWNER {
+                // An `@`: every eligible e-mail pattern judges the address around it.
+                let mut emails = want & self.scan.email & !h.found;
+                while emails != 0 {
+                    let q = emails.trailing_zeros() as usize;
+                    emails &= emails - 1;
+                    if let ArgMatcher::Email { except } = &self.patterns[q].matcher {
+                        if email_at(s, start, except) {
+                            h.found |= 1 << q;
+                            h.needle[q] = u16::MAX;
+                        }
+                    }
+                }
+                continue;
+            }
+            let bit = 1u64 << p;
+            if want & bit != 0 && h.found & bit == 0 && on_boundaries(hay, start, end) {
+                h.found |= bit;
+                h.needle[p as usize] = j;
             }
         }
     }

@@ -534,6 +534,97 @@ proptest::proptest! {
     }
 }
 
+/// A rule set whose e-mail and URL patterns have `except` lists and `keys`, beside
+/// `contains` patterns (what the one-pass scan reads together).
+const SCAN_RULES: &str = r#"
+version = 1
+default = { d = "INTERNAL", t = "FILE_WRITE", r = "PARTIALLY" }
+[patterns.outside]
+email = true
+except = ["corp.example"]
+[patterns.to_outside]
+email = true
+keys = ["to", "cc"]
+[patterns.link]
+url = true
+except = ["corp.example"]
+[patterns.word]
+contains = ["invoice", "secret", "@corp"]
+[patterns.keyed_word]
+contains = ["post", "x"]
+keys = ["method", "to"]
+[[rule]]
+id = "a"
+tools = ["send"]
+args = ["to_outside", "word"]
+implies = { d = "SENSITIVE", t = "NETWORK", r = "IRREVERSIBLE" }
+[[rule]]
+id = "b"
+tools = ["send", "post"]
+args = ["outside", "keyed_word"]
+implies = { d = "INTERNAL", t = "NETWORK", r = "IRREVERSIBLE" }
+[[rule]]
+id = "c"
+args = ["link", "outside"]
+implies = { d = "PUBLIC", t = "NETWORK", r = "IRREVERSIBLE" }
+[[rule]]
+id = "d"
+args = ["to_outside"]
+implies = { d = "INTERNAL", t = "NETWORK", r = "PARTIALLY" }
+"#;
+
+proptest::proptest! {
+    /// The one-pass scan (an automaton whose needles include the URL starts and `@`, read by
+    /// a loop of our own) finds, for each pattern it reads, what the pattern searched on its
+    /// own finds (the same needle), and classifies as the reference does.
+    #[test]
+    fn the_one_pass_scan_agrees_with_each_pattern_on_its_own(
+        default_rules in proptest::bool::ANY,
+        tool in proptest::sample::select(vec!["send_email", "post", "read_file", "x"]),
+        vals in proptest::collection::vec(proptest::sample::select(vec![
+            "bob@gmail.com", "joe@corp.example", "joe@mail.corp.example.", "a@b", "a@b.c",
+            "x@[10.0.0.1]", "x@[unclosed", "@home.example", "mail me: joe@evil.example.",
+            "\u{FF4A}\u{FF4F}\u{FF45}\u{FF20}evil.example", "a@b@c.d", "name@localhost",
+            "https://user@corp.example@evil.example/", "www.corp.example", "http://[::1]/",
+            "the secret invoice", "POST", "x", "@corp", "bücher@bücher.de", "",
+            "see https://evil.example/?q=1 or mail ann@evil.example",
+        ]), 0..4),
+        keys in proptest::collection::vec(proptest::sample::select(vec![
+            "to", "CC", "method", "body", "a@evil.example", "url", "recipients",
+        ]), 1..4),
+        nest in proptest::bool::ANY,
+    ) {
+        let cl = if default_rules {
+            Classifier::default_rules()
+        } else {
+            Classifier::parse(SCAN_RULES, "scan.toml").unwrap()
+        };
+        let mut map = serde_json::Map::new();
+        for (i, k) in keys.iter().enumerate() {
+            let v = vals.get(i).copied().unwrap_or("");
+            let v = if nest { json!({"inner": [v, {"to": v}]}) } else { json!(v) };
+            map.insert((*k).to_string(), v);
+        }
+        map.insert("all".into(), json!(vals));
+        let args = Value::Object(map);
+        let h = cl.scan_args(&args);
+        for (k, pat) in cl.patterns.iter().enumerate() {
+            if cl.scan.apart >> k & 1 == 1 {
+                continue;
+            }
+            let scanned = (h.found >> k & 1 == 1).then(|| h.needle[k]);
+            proptest::prop_assert_eq!(scanned, pat.find(&args), "{} {}", pat.name, args);
+        }
+        proptest::prop_assert_eq!(
+            cl.classify(tool, &args),
+            classify_reference(&cl, tool, &args),
+            "{} {}",
+            tool,
+            args
+        );
+    }
+}
+
 fn store() -> Provenance {
     use crate::provenance::Origin;
     let mut p = Provenance::new();
