@@ -31,8 +31,7 @@
 pub(super) fn needs(text: &[u8]) -> bool {
     let n = text.len();
     let mut k = 0;
-    // Sixteen bytes and the one after them (`starts` looks at the next byte).
-    while k + 17 <= n {
+    while k + 16 <= n {
         let mut m = start_mask(text, k);
         while m != 0 {
             if needs_at(text, k + m.trailing_zeros() as usize) {
@@ -45,33 +44,29 @@ pub(super) fn needs(text: &[u8]) -> bool {
     (k..n).any(|i| needs_at(text, i))
 }
 
-/// [`starts`] of `text[k + i]` and `text[k + i + 1]` as bit `i`, for `i < 16`
-/// (`k + 17 <= text.len()`).
+/// [`starts`] of `text[k + i]` as bit `i`, for `i < 16` (`k + 16 <= text.len()`): one
+/// load, one compare per byte value (what follows a `:` or a `-` is read by [`needs_at`]).
 #[inline]
 fn start_mask(text: &[u8], k: usize) -> u64 {
     use super::simd::{bits, eq, load};
-    let (b, c) = (load(text, k), load(text, k + 1));
-    let any = eq(b, b'%') | eq(b, b'[') | eq(b, b'(') | eq(b, b'{') | eq(b, b'<') | eq(b, b'\\');
-    let colon = eq(b, b':') & (eq(c, b'/') | eq(c, b'\\'));
-    let dash = eq(b, b'-') & eq(c, b'-');
+    let b = load(text, k);
+    let any = eq(b, b'%')
+        | eq(b, b'[')
+        | eq(b, b'(')
+        | eq(b, b'{')
+        | eq(b, b'<')
+        | eq(b, b'\\')
+        | eq(b, b':')
+        | eq(b, b'-');
     // Non-ASCII bytes: their high bit is the mask's bit.
-    bits(any | colon | dash) | bits(b)
+    bits(any | b)
 }
 
-/// May a rewrite start at a byte `b` followed by `c`? A superset of [`needs_at`]: a non-ASCII
-/// byte, one of `% [ ( { < \`, a `:` before `/` or `\` (a scheme's), or `--` (an `xn--`
-/// label's).
+/// May a rewrite start at a byte `b`? A superset of [`needs_at`] (its test): a non-ASCII
+/// byte, one of `% [ ( { < \`, a `:` (a scheme's) or a `-` (an `xn--` label's).
 #[cfg(test)]
-fn starts(b: u8, c: u8) -> bool {
-    (b >= 0x80)
-        | (b == b'%')
-        | (b == b'[')
-        | (b == b'(')
-        | (b == b'{')
-        | (b == b'<')
-        | (b == b'\\')
-        | ((b == b':') & ((c == b'/') | (c == b'\\')))
-        | ((b == b'-') & (c == b'-'))
+fn starts(b: u8) -> bool {
+    b >= 0x80 || matches!(b, b'%' | b'[' | b'(' | b'{' | b'<' | b'\\' | b':' | b'-')
 }
 
 /// Does a rewrite start at (or, for an `xn--` label, two bytes before) `text[i]`?
@@ -80,7 +75,12 @@ fn needs_at(text: &[u8], i: usize) -> bool {
     match text[i] {
         0x80..=0xff => true,
         b'%' | b'[' | b'(' | b'{' | b'<' | b'\\' => rewrite_at(text, i),
-        b':' => scheme_before(text, i).is_some() && url_needs(text, i + 1),
+        // A scheme's `:` is followed by `/` or a backslash (read first: most colons are not).
+        b':' => {
+            matches!(text.get(i + 1), Some(b'/' | b'\\'))
+                && scheme_before(text, i).is_some()
+                && url_needs(text, i + 1)
+        }
         // The `--` of an `xn--` label that starts a label.
         b'-' => {
             i >= 2
@@ -582,17 +582,31 @@ mod tests {
         }
     }
 
-    /// The mask is the byte test, for every pair of bytes at every lane.
+    /// The mask is the byte test, for every byte at every lane.
     #[test]
     fn the_start_mask_is_the_start_test() {
         for b in 0..=255u8 {
+            for lane in 0..16 {
+                let mut text = [b'a'; 16];
+                text[lane] = b;
+                let bit = start_mask(&text, 0) >> lane & 1 == 1;
+                assert_eq!(bit, starts(b), "{b:#04x} at {lane}");
+                assert_eq!(start_mask(&text, 0) & !(1 << lane), 0, "{b:#04x} at {lane}");
+            }
+        }
+    }
+
+    /// No rewrite starts at a byte the mask leaves out, whatever bytes stand around it.
+    #[test]
+    fn needs_at_is_false_where_the_mask_is() {
+        for b in (0..=255u8).filter(|&b| !starts(b)) {
             for c in 0..=255u8 {
-                for lane in [0usize, 7, 15] {
-                    let mut text = [b'a'; 17];
-                    text[lane] = b;
-                    text[lane + 1] = c;
-                    let bit = start_mask(&text, 0) >> lane & 1 == 1;
-                    assert_eq!(bit, starts(b, c), "{b:#04x} {c:#04x} at {lane}");
+                for text in [
+                    [b'x', b'n', b, c, c],
+                    [c, c, b, c, c],
+                    [b'-', b'-', b, c, b'-'],
+                ] {
+                    assert!(!needs_at(&text, 2), "{b:#04x} {c:#04x} {text:?}");
                 }
             }
         }
