@@ -34,7 +34,8 @@ pub(super) fn needs(text: &[u8]) -> bool {
     while k + 16 <= n {
         let mut m = start_mask(text, k);
         while m != 0 {
-            if needs_at(text, k + m.trailing_zeros() as usize) {
+            let i = k + m.trailing_zeros() as usize;
+            if !passed(text, i) && needs_at(text, i) {
                 return true;
             }
             m &= m - 1;
@@ -67,6 +68,18 @@ fn start_mask(text: &[u8], k: usize) -> u64 {
 #[cfg(test)]
 fn starts(b: u8) -> bool {
     b >= 0x80 || matches!(b, b'%' | b'[' | b'(' | b'{' | b'<' | b'\\' | b':' | b'-')
+}
+
+/// Is `text[i]` a `:` or a `-` of the mask that [`needs_at`] would pass at once (a `:` before
+/// neither `/` nor a backslash, a `-` before no `-`: most of them)? Read inline, before the
+/// call.
+#[inline(always)]
+fn passed(text: &[u8], i: usize) -> bool {
+    match text[i] {
+        b':' => !matches!(text.get(i + 1), Some(b'/' | b'\\')),
+        b'-' => text.get(i + 1) != Some(&b'-'),
+        _ => false,
+    }
 }
 
 /// Does a rewrite start at (or, for an `xn--` label, two bytes before) `text[i]`?
@@ -306,22 +319,40 @@ fn spelled_at(text: &[u8], i: usize) -> Option<(u8, usize)> {
 /// The scheme ending at the `:` at `colon`, when it is one whose URLs a browser reads with
 /// backslashes as slashes: its start.
 fn scheme_before(text: &[u8], colon: usize) -> Option<usize> {
+    // The letters before the colon (at most five), lower-cased (`| 0x20`) and packed while
+    // they are read, the last in the lowest byte.
     let mut a = colon;
-    while a > 0 && text[a - 1].is_ascii_alphabetic() && colon - a < 5 {
+    let mut key = 0u64;
+    while a > 0 && colon - a < 5 {
+        let c = text[a - 1];
+        if !c.is_ascii_alphabetic() {
+            break;
+        }
+        key |= u64::from(c | 0x20) << (8 * (colon - a));
         a -= 1;
     }
     if a > 0 && (text[a - 1].is_ascii_alphanumeric() || matches!(text[a - 1], b'+' | b'.' | b'-')) {
         return None;
     }
-    let s = &text[a..colon];
-    let known = match s.len() {
-        2 => s.eq_ignore_ascii_case(b"ws"),
-        3 => s.eq_ignore_ascii_case(b"ftp") || s.eq_ignore_ascii_case(b"wss"),
-        4 => s.eq_ignore_ascii_case(b"http"),
-        5 => s.eq_ignore_ascii_case(b"https"),
-        _ => false,
-    };
+    const WS: u64 = scheme_key(b"ws");
+    const FTP: u64 = scheme_key(b"ftp");
+    const WSS: u64 = scheme_key(b"wss");
+    const HTTP: u64 = scheme_key(b"http");
+    const HTTPS: u64 = scheme_key(b"https");
+    let known = matches!(key, WS | FTP | WSS | HTTP | HTTPS);
     (known && matches!(text.get(colon + 1), Some(b'/' | b'\\'))).then_some(a)
+}
+
+/// The ASCII letters `s` lower-cased and packed as [`scheme_before`] reads them (the last in
+/// the lowest byte): one key for a scheme in any case.
+const fn scheme_key(s: &[u8]) -> u64 {
+    let mut k = 0u64;
+    let mut i = 0;
+    while i < s.len() {
+        k = k << 8 | (s[i] | 0x20) as u64;
+        i += 1;
+    }
+    k
 }
 
 /// Bytes of an authority: bit 0 ends it ([`url_end`], `/ \ ? #`), bit 1 is `@`.
@@ -592,6 +623,33 @@ mod tests {
                 let bit = start_mask(&text, 0) >> lane & 1 == 1;
                 assert_eq!(bit, starts(b), "{b:#04x} at {lane}");
                 assert_eq!(start_mask(&text, 0) & !(1 << lane), 0, "{b:#04x} at {lane}");
+            }
+        }
+    }
+
+    /// The scheme before a colon as the reference reads it: the known schemes in any case,
+    /// their near misses, longer and shorter runs of letters, and what may stand before them.
+    #[test]
+    fn scheme_before_is_the_reference() {
+        let schemes = [
+            "", "w", "ws", "WS", "wS", "wss", "Wss", "ftp", "FTP", "ftps", "http", "HTTP", "hTtP",
+            "https", "HTTPS", "httpx", "htt", "sftp", "xhttps", "ws2", "wt", "ftq", "gttp",
+            "http[",
+        ];
+        for pre in ["", " ", "a", "1", "+", ".", "-", "(", "/", "é"] {
+            for s in schemes {
+                for after in [":/", ":\\", ":", ":x"] {
+                    let text = format!("{pre}{s}{after}");
+                    let colon = pre.len() + s.len();
+                    if text.as_bytes()[colon] != b':' {
+                        continue;
+                    }
+                    assert_eq!(
+                        scheme_before(text.as_bytes(), colon),
+                        scheme_before_reference(text.as_bytes(), colon),
+                        "{text:?}"
+                    );
+                }
             }
         }
     }
