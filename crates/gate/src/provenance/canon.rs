@@ -31,11 +31,11 @@
 pub(super) fn needs(text: &[u8]) -> bool {
     let n = text.len();
     let mut k = 0;
-    // Sixteen bytes and the one after them (`starts` looks at the next byte).
-    while k + 17 <= n {
+    while k + 16 <= n {
         let mut m = start_mask(text, k);
         while m != 0 {
-            if needs_at(text, k + m.trailing_zeros() as usize) {
+            let i = k + m.trailing_zeros() as usize;
+            if !passed(text, i) && needs_at(text, i) {
                 return true;
             }
             m &= m - 1;
@@ -45,33 +45,41 @@ pub(super) fn needs(text: &[u8]) -> bool {
     (k..n).any(|i| needs_at(text, i))
 }
 
-/// [`starts`] of `text[k + i]` and `text[k + i + 1]` as bit `i`, for `i < 16`
-/// (`k + 17 <= text.len()`).
+/// [`starts`] of `text[k + i]` as bit `i`, for `i < 16` (`k + 16 <= text.len()`): one
+/// load, one compare per byte value (what follows a `:` or a `-` is read by [`needs_at`]).
 #[inline]
 fn start_mask(text: &[u8], k: usize) -> u64 {
     use super::simd::{bits, eq, load};
-    let (b, c) = (load(text, k), load(text, k + 1));
-    let any = eq(b, b'%') | eq(b, b'[') | eq(b, b'(') | eq(b, b'{') | eq(b, b'<') | eq(b, b'\\');
-    let colon = eq(b, b':') & (eq(c, b'/') | eq(c, b'\\'));
-    let dash = eq(b, b'-') & eq(c, b'-');
+    let b = load(text, k);
+    let any = eq(b, b'%')
+        | eq(b, b'[')
+        | eq(b, b'(')
+        | eq(b, b'{')
+        | eq(b, b'<')
+        | eq(b, b'\\')
+        | eq(b, b':')
+        | eq(b, b'-');
     // Non-ASCII bytes: their high bit is the mask's bit.
-    bits(any | colon | dash) | bits(b)
+    bits(any | b)
 }
 
-/// May a rewrite start at a byte `b` followed by `c`? A superset of [`needs_at`]: a non-ASCII
-/// byte, one of `% [ ( { < \`, a `:` before `/` or `\` (a scheme's), or `--` (an `xn--`
-/// label's).
+/// May a rewrite start at a byte `b`? A superset of [`needs_at`] (its test): a non-ASCII
+/// byte, one of `% [ ( { < \`, a `:` (a scheme's) or a `-` (an `xn--` label's).
 #[cfg(test)]
-fn starts(b: u8, c: u8) -> bool {
-    (b >= 0x80)
-        | (b == b'%')
-        | (b == b'[')
-        | (b == b'(')
-        | (b == b'{')
-        | (b == b'<')
-        | (b == b'\\')
-        | ((b == b':') & ((c == b'/') | (c == b'\\')))
-        | ((b == b'-') & (c == b'-'))
+fn starts(b: u8) -> bool {
+    b >= 0x80 || matches!(b, b'%' | b'[' | b'(' | b'{' | b'<' | b'\\' | b':' | b'-')
+}
+
+/// Is `text[i]` a `:` or a `-` of the mask that [`needs_at`] would pass at once (a `:` before
+/// neither `/` nor a backslash, a `-` before no `-`: most of them)? Read inline, before the
+/// call.
+#[inline(always)]
+fn passed(text: &[u8], i: usize) -> bool {
+    match text[i] {
+        b':' => !matches!(text.get(i + 1), Some(b'/' | b'\\')),
+        b'-' => text.get(i + 1) != Some(&b'-'),
+        _ => false,
+    }
 }
 
 /// Does a rewrite start at (or, for an `xn--` label, two bytes before) `text[i]`?
@@ -80,7 +88,12 @@ fn needs_at(text: &[u8], i: usize) -> bool {
     match text[i] {
         0x80..=0xff => true,
         b'%' | b'[' | b'(' | b'{' | b'<' | b'\\' => rewrite_at(text, i),
-        b':' => scheme_before(text, i).is_some() && url_needs(text, i + 1),
+        // A scheme's `:` is followed by `/` or a backslash (read first: most colons are not).
+        b':' => {
+            matches!(text.get(i + 1), Some(b'/' | b'\\'))
+                && scheme_before(text, i).is_some()
+                && url_needs(text, i + 1)
+        }
         // The `--` of an `xn--` label that starts a label.
         b'-' => {
             i >= 2
@@ -306,22 +319,40 @@ fn spelled_at(text: &[u8], i: usize) -> Option<(u8, usize)> {
 /// The scheme ending at the `:` at `colon`, when it is one whose URLs a browser reads with
 /// backslashes as slashes: its start.
 fn scheme_before(text: &[u8], colon: usize) -> Option<usize> {
+    // The letters before the colon (at most five), lower-cased (`| 0x20`) and packed while
+    // they are read, the last in the lowest byte.
     let mut a = colon;
-    while a > 0 && text[a - 1].is_ascii_alphabetic() && colon - a < 5 {
+    let mut key = 0u64;
+    while a > 0 && colon - a < 5 {
+        let c = text[a - 1];
+        if !c.is_ascii_alphabetic() {
+            break;
+        }
+        key |= u64::from(c | 0x20) << (8 * (colon - a));
         a -= 1;
     }
     if a > 0 && (text[a - 1].is_ascii_alphanumeric() || matches!(text[a - 1], b'+' | b'.' | b'-')) {
         return None;
     }
-    let s = &text[a..colon];
-    let known = match s.len() {
-        2 => s.eq_ignore_ascii_case(b"ws"),
-        3 => s.eq_ignore_ascii_case(b"ftp") || s.eq_ignore_ascii_case(b"wss"),
-        4 => s.eq_ignore_ascii_case(b"http"),
-        5 => s.eq_ignore_ascii_case(b"https"),
-        _ => false,
-    };
+    const WS: u64 = scheme_key(b"ws");
+    const FTP: u64 = scheme_key(b"ftp");
+    const WSS: u64 = scheme_key(b"wss");
+    const HTTP: u64 = scheme_key(b"http");
+    const HTTPS: u64 = scheme_key(b"https");
+    let known = matches!(key, WS | FTP | WSS | HTTP | HTTPS);
     (known && matches!(text.get(colon + 1), Some(b'/' | b'\\'))).then_some(a)
+}
+
+/// The ASCII letters `s` lower-cased and packed as [`scheme_before`] reads them (the last in
+/// the lowest byte): one key for a scheme in any case.
+const fn scheme_key(s: &[u8]) -> u64 {
+    let mut k = 0u64;
+    let mut i = 0;
+    while i < s.len() {
+        k = k << 8 | (s[i] | 0x20) as u64;
+        i += 1;
+    }
+    k
 }
 
 /// Bytes of an authority: bit 0 ends it ([`url_end`], `/ \ ? #`), bit 1 is `@`.
@@ -582,17 +613,58 @@ mod tests {
         }
     }
 
-    /// The mask is the byte test, for every pair of bytes at every lane.
+    /// The mask is the byte test, for every byte at every lane.
     #[test]
     fn the_start_mask_is_the_start_test() {
         for b in 0..=255u8 {
+            for lane in 0..16 {
+                let mut text = [b'a'; 16];
+                text[lane] = b;
+                let bit = start_mask(&text, 0) >> lane & 1 == 1;
+                assert_eq!(bit, starts(b), "{b:#04x} at {lane}");
+                assert_eq!(start_mask(&text, 0) & !(1 << lane), 0, "{b:#04x} at {lane}");
+            }
+        }
+    }
+
+    /// The scheme before a colon as the reference reads it: the known schemes in any case,
+    /// their near misses, longer and shorter runs of letters, and what may stand before them.
+    #[test]
+    fn scheme_before_is_the_reference() {
+        let schemes = [
+            "", "w", "ws", "WS", "wS", "wss", "Wss", "ftp", "FTP", "ftps", "http", "HTTP", "hTtP",
+            "https", "HTTPS", "httpx", "htt", "sftp", "xhttps", "ws2", "wt", "ftq", "gttp",
+            "http[",
+        ];
+        for pre in ["", " ", "a", "1", "+", ".", "-", "(", "/", "é"] {
+            for s in schemes {
+                for after in [":/", ":\\", ":", ":x"] {
+                    let text = format!("{pre}{s}{after}");
+                    let colon = pre.len() + s.len();
+                    if text.as_bytes()[colon] != b':' {
+                        continue;
+                    }
+                    assert_eq!(
+                        scheme_before(text.as_bytes(), colon),
+                        scheme_before_reference(text.as_bytes(), colon),
+                        "{text:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// No rewrite starts at a byte the mask leaves out, whatever bytes stand around it.
+    #[test]
+    fn needs_at_is_false_where_the_mask_is() {
+        for b in (0..=255u8).filter(|&b| !starts(b)) {
             for c in 0..=255u8 {
-                for lane in [0usize, 7, 15] {
-                    let mut text = [b'a'; 17];
-                    text[lane] = b;
-                    text[lane + 1] = c;
-                    let bit = start_mask(&text, 0) >> lane & 1 == 1;
-                    assert_eq!(bit, starts(b, c), "{b:#04x} {c:#04x} at {lane}");
+                for text in [
+                    [b'x', b'n', b, c, c],
+                    [c, c, b, c, c],
+                    [b'-', b'-', b, c, b'-'],
+                ] {
+                    assert!(!needs_at(&text, 2), "{b:#04x} {c:#04x} {text:?}");
                 }
             }
         }

@@ -145,13 +145,6 @@ pub(super) fn path_or_domain(
         [l, b':', b'\\', ..] => l.is_ascii_alphabetic(),
         _ => false,
     };
-    let ext_of = |x: &[u8]| -> bool {
-        let last = x.rsplit(|&b| b == b'/' || b == b'\\').next().unwrap_or(x);
-        match last.iter().rposition(|&b| b == b'.') {
-            Some(d) if d > 0 => is_file_extension(&last[d + 1..]),
-            _ => false,
-        }
-    };
     // 4. A domain (with an optional path) — unless it is a file name.
     // A host starts with a label byte: without one there is none to read (what
     // `skip_www_host` would find: no `www.`, no host).
@@ -167,7 +160,7 @@ pub(super) fn path_or_domain(
             host_then,
             None | Some(b'/') | Some(b':') | Some(b'?') | Some(b'#')
         )
-        && !(host_then.is_none() && www == a && ext_of(&text[www..end]))
+        && !(host_then.is_none() && www == a && has_extension(&text[www..end]))
     {
         let b = trim_tail(text, www, end, true).max(www + hl);
         out(Found {
@@ -187,8 +180,8 @@ pub(super) fn path_or_domain(
         return true;
     }
     if (rooted && t.len() >= 2)
-        || (has_slash && ext_of(t))
-        || (!has_slash && ext_of(t) && t.contains(&b'.') && t[0] != b'.')
+        || (has_slash && has_extension(t))
+        || (!has_slash && has_extension(t) && t.contains(&b'.') && t[0] != b'.')
     {
         let b = trim_tail(text, a, end, true);
         if b < a + 2 {
@@ -201,6 +194,26 @@ pub(super) fn path_or_domain(
             mode: Mode::Lower,
         });
         return true;
+    }
+    false
+}
+
+/// Does the last segment of `x` (after its last `/` or `\\`) end in a file extension: a `.`
+/// that is not the segment's first byte, then one of [`FILE_EXTENSIONS`]? One pass from the
+/// end, to the segment's last dot.
+///
+/// [`FILE_EXTENSIONS`]: super::parts::FILE_EXTENSIONS
+#[inline]
+pub(super) fn has_extension(x: &[u8]) -> bool {
+    let mut i = x.len();
+    while i > 0 {
+        match x[i - 1] {
+            b'.' => {
+                return i >= 2 && !matches!(x[i - 2], b'/' | b'\\') && is_file_extension(&x[i..])
+            }
+            b'/' | b'\\' => return false,
+            _ => i -= 1,
+        }
     }
     false
 }
@@ -294,4 +307,59 @@ pub(super) fn find(h: &[u8], n: &[u8]) -> Option<usize> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The extension test as it was (the last segment split off, its last dot found): the
+    /// oracle of [`has_extension`].
+    fn has_extension_reference(x: &[u8]) -> bool {
+        let last = x.rsplit(|&b| b == b'/' || b == b'\\').next().unwrap_or(x);
+        match last.iter().rposition(|&b| b == b'.') {
+            Some(d) if d > 0 => is_file_extension(&last[d + 1..]),
+            _ => false,
+        }
+    }
+
+    /// Every string of up to five bytes from an alphabet of separators, dots, letters of
+    /// extensions and others, and longer paths and names around them.
+    #[test]
+    fn has_extension_is_the_reference() {
+        let alphabet: &[u8] = b"./\\pdfPxA1 ";
+        let mut texts: Vec<Vec<u8>> = vec![Vec::new()];
+        for _ in 0..5 {
+            let longer: Vec<Vec<u8>> = texts
+                .iter()
+                .filter(|t| t.len() == texts.last().map_or(0, Vec::len))
+                .flat_map(|t| {
+                    alphabet.iter().map(move |&b| {
+                        let mut u = t.clone();
+                        u.push(b);
+                        u
+                    })
+                })
+                .collect();
+            texts.extend(longer);
+        }
+        for t in &texts {
+            for (pre, post) in [
+                ("", ""),
+                ("/shared/q0", ""),
+                ("a.b\\c", ".txt"),
+                ("x", ".JSON"),
+            ] {
+                let mut x = pre.as_bytes().to_vec();
+                x.extend_from_slice(t);
+                x.extend_from_slice(post.as_bytes());
+                assert_eq!(
+                    has_extension(&x),
+                    has_extension_reference(&x),
+                    "{:?}",
+                    String::from_utf8_lossy(&x)
+                );
+            }
+        }
+    }
 }

@@ -149,7 +149,20 @@ impl Found {
                 n += usize::from(KEEP[b as usize] & need != 0);
             }
         }
-        for &b in words.remainder() {
+        let rest = words.remainder();
+        if !rest.is_empty() && t.len() >= 8 {
+            // The last bytes as one word when the mode keeps all of them: the text's last
+            // eight bytes shifted down, the bytes above them filled with `0` (kept by every
+            // mode), written whole (the bytes past the value's end are not part of it; `n + 8`
+            // is at most `INLINE + 8 - rest.len()`).
+            let r = rest.len();
+            let w = word_at(t, t.len() - 8) >> (8 * (8 - r)) | ZEROS << (8 * r);
+            if kept8(w, self.mode) {
+                buf.0[n..n + 8].copy_from_slice(&lower8(w).to_le_bytes());
+                return Some(n + r);
+            }
+        }
+        for &b in rest {
             // `n` is below the value's length (at most `INLINE`, a power of two) when a byte
             // is written: the mask changes nothing and spares the bounds check.
             buf.0[n & (INLINE - 1)] = LOWER[b as usize];
@@ -266,22 +279,26 @@ pub(super) fn eq_mapped(
     word: impl Fn(u64) -> u64,
     byte: impl Fn(u8) -> u8,
 ) -> bool {
-    if a.len() != b.len() {
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
-    for (p, q) in (&mut x).zip(&mut y) {
-        let p = u64::from_le_bytes([p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]]);
-        let q = u64::from_le_bytes([q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]]);
-        if word(p) != q {
+    if n < 8 {
+        let mut diff = 0;
+        for (&p, &q) in a.iter().zip(b) {
+            diff |= byte(p) ^ q;
+        }
+        return diff == 0;
+    }
+    let mut i = 0;
+    while i + 8 <= n {
+        if word(word_at(a, i)) != word_at(b, i) {
             return false;
         }
+        i += 8;
     }
-    let mut diff = 0;
-    for (&p, &q) in x.remainder().iter().zip(y.remainder()) {
-        diff |= byte(p) ^ q;
-    }
-    diff == 0
+    // The last bytes: the last eight, read again in part (`word` maps each byte alone).
+    i == n || word(word_at(a, n - 8)) == word_at(b, n - 8)
 }
 
 /// The high bit of each byte of `w` that is an ASCII byte in `lo..=hi` (`lo >= 1`), eight
@@ -312,6 +329,9 @@ fn kept8(w: u64, mode: Mode) -> bool {
     };
     kept == HIGH
 }
+
+/// Eight ASCII `0` bytes (a byte every mode keeps, as it is).
+const ZEROS: u64 = 0x3030_3030_3030_3030;
 
 /// ASCII lower case of eight bytes at once (non-ASCII bytes unchanged).
 #[inline]
@@ -355,6 +375,64 @@ mod tests {
                 let mut bytes = *b"01234567";
                 bytes[pos] = b;
                 check_kept8(u64::from_le_bytes(bytes));
+            }
+        }
+    }
+
+    /// Normalised on the stack as byte by byte ([`Mode::map`]), in every mode other than
+    /// `Lower`, for values of 1–40 bytes with any byte value at any one position (the last
+    /// bytes taken as one word when the mode keeps all of them, or byte by byte).
+    #[test]
+    fn normalise_into_is_the_mode_of_each_byte() {
+        let base = b"AB12cd34.EF56gh78.IJ90kl12.MN34op56.QR78";
+        for mode in [Mode::Digits, Mode::AlnumLower, Mode::Amount] {
+            for len in 1..=base.len() {
+                for pos in 0..len {
+                    for b in 0..=255u8 {
+                        let mut text = base[..len].to_vec();
+                        text[pos] = b;
+                        let f = Found {
+                            kind: super::super::ValueKind::Account,
+                            start: 0,
+                            end: len,
+                            mode,
+                        };
+                        let want: Vec<u8> = f.bytes(&text).collect();
+                        let mut buf = NormBuf([0xa5; INLINE + 8]);
+                        let n = f.normalise_into(&text, &mut buf).expect("short");
+                        assert_eq!(&buf.0[..n], &want[..], "{mode:?} {len} {pos} {b:#04x}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Equal mapped exactly when the mapped bytes are equal, at every length (the last
+    /// bytes read again as a whole word) and with a difference at every position.
+    #[test]
+    fn eq_mapped_is_bytewise_equality() {
+        let a: Vec<u8> = (0..40u8)
+            .map(|i| b"AbC.9zQ-"[usize::from(i % 8)] ^ (i & 0x20))
+            .collect();
+        for n in 0..=a.len() {
+            let low = a[..n].to_ascii_lowercase();
+            assert!(eq_mapped(&a[..n], &low, lower8, |b| b.to_ascii_lowercase()));
+            if n > 0 {
+                // One byte short: unequal lengths.
+                let short = &low[..n - 1];
+                assert!(!eq_mapped(&a[..n], short, lower8, |b| b.to_ascii_lowercase()));
+            }
+            for pos in 0..n {
+                for x in [1u8, 0x20, 0x80] {
+                    let mut other = low.clone();
+                    other[pos] ^= x;
+                    let equal = a[..n].to_ascii_lowercase() == other;
+                    assert_eq!(
+                        eq_mapped(&a[..n], &other, lower8, |b| b.to_ascii_lowercase()),
+                        equal,
+                        "{n} {pos} {x:#x}"
+                    );
+                }
             }
         }
     }
