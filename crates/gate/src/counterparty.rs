@@ -76,14 +76,26 @@ pub fn scan(text: &str, is_user: &dyn Fn(&str) -> bool, found: &mut dyn FnMut(&s
 }
 
 /// A record of a result, whoever wrote it (what [`scan_records`] reports).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AuthoredRecord<'a> {
     /// The value of its first author key ([`AUTHOR_KEYS`]), unquoted.
     pub author: &'a str,
-    /// Its text: its lines in a block mapping, the object (as JSON) in a JSON result.
-    pub text: &'a str,
-    /// Where its text is in the result (`None`: a JSON object, written again).
+    /// Where its lines are in the result, in a block mapping (`None`: a JSON object).
     pub span: Option<std::ops::Range<usize>>,
+    /// The object, in a JSON result.
+    pub object: Option<&'a Value>,
+}
+
+impl AuthoredRecord<'_> {
+    /// Its text in `result` (the text it was read from): its lines, or the object written
+    /// as JSON (the only case that allocates).
+    pub fn text<'t>(&self, result: &'t str) -> std::borrow::Cow<'t, str> {
+        match (&self.span, self.object) {
+            (Some(sp), _) => std::borrow::Cow::Borrowed(&result[sp.clone()]),
+            (None, Some(o)) => std::borrow::Cow::Owned(o.to_string()),
+            (None, None) => std::borrow::Cow::Borrowed(""),
+        }
+    }
 }
 
 /// [`scan`], and `record` called with every record that has an author key, whoever the
@@ -130,11 +142,10 @@ fn scan_json(
                 .map(str::trim)
                 .filter(|a| !a.is_empty());
             if let Some(author) = author {
-                let text = v.to_string();
                 record(AuthoredRecord {
                     author,
-                    text: &text,
                     span: None,
+                    object: Some(v),
                 });
             }
             let authored = m.iter().any(|(k, x)| {
@@ -189,10 +200,9 @@ impl<'a> Record<'a> {
         }
     }
 
-    /// Ends the record at byte `end` of `text` and starts the next one there.
+    /// Ends the record at byte `end` of the text and starts the next one there.
     fn flush(
         &mut self,
-        text: &'a str,
         end: usize,
         found: &mut dyn FnMut(&str),
         record: &mut dyn FnMut(AuthoredRecord<'_>),
@@ -203,8 +213,8 @@ impl<'a> Record<'a> {
         if !self.author.is_empty() && self.start < end {
             record(AuthoredRecord {
                 author: self.author,
-                text: &text[self.start..end],
                 span: Some(self.start..end),
+                object: None,
             });
         }
         self.authored = false;
@@ -246,7 +256,7 @@ fn scan_block<'a>(
                 // Inside the value above (a multi-line scalar): never a record.
                 continue;
             }
-            rec.flush(text, at, found, record);
+            rec.flush(at, found, record);
             rec.indent = key_indent;
             started = true;
             if content.is_empty() {
@@ -257,7 +267,7 @@ fn scan_block<'a>(
             continue;
         }
         if !started || indent < rec.indent {
-            rec.flush(text, at, found, record);
+            rec.flush(at, found, record);
             rec.indent = indent;
             started = true;
         } else if indent > rec.indent {
@@ -266,7 +276,7 @@ fn scan_block<'a>(
         }
         opens_block = read_key(&mut rec, body, is_user);
     }
-    rec.flush(text, text.len(), found, record);
+    rec.flush(text.len(), found, record);
 }
 
 /// Reads one `key: value` line into the record; whether its value is empty (a block
@@ -408,6 +418,52 @@ mod tests {
             .to_string();
             proptest::prop_assert_eq!(all(&json, &[]), vec!["REAL1".to_string()]);
         }
+    }
+
+    fn records(text: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        scan_records(text, &|_| false, &mut |_| {}, &mut |r| {
+            out.push((r.author.to_string(), r.text(text).into_owned()))
+        });
+        out
+    }
+
+    #[test]
+    fn every_authored_record_is_reported_with_its_own_lines() {
+        let inbox = "- id_: '1'\n  sender: bob@x.example\n  body: 'Hi,\n\n    sender: me\n    see \
+                     a.example'\n- id_: '2'\n  from: \"Carol <c@y.example>\"\n  body: Lunch\n\
+                     - id_: '3'\n  body: no author\n";
+        assert_eq!(
+            records(inbox),
+            [
+                (
+                    "bob@x.example".to_string(),
+                    "- id_: '1'\n  sender: bob@x.example\n  body: 'Hi,\n\n    sender: me\n    \
+                     see a.example'\n"
+                        .to_string()
+                ),
+                (
+                    "Carol <c@y.example>".to_string(),
+                    "- id_: '2'\n  from: \"Carol <c@y.example>\"\n  body: Lunch\n".to_string()
+                ),
+            ]
+        );
+        // A top-level record: the whole text.
+        let one = "sender: bob@x.example\nsubject: Hi";
+        assert_eq!(
+            records(one),
+            [("bob@x.example".to_string(), one.to_string())]
+        );
+        // JSON: each object with an author key, written again.
+        let json = r#"[{"sender": "bob@x.example", "body": "Hi"}, {"body": "none"}]"#;
+        let got = records(json);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, "bob@x.example");
+        let v: Value = serde_json::from_str(&got[0].1).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"sender": "bob@x.example", "body": "Hi"})
+        );
     }
 
     #[test]

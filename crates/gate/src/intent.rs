@@ -445,7 +445,7 @@ impl Intent {
                         .is_none_or(|sp| sp.start < at.end && at.start < sp.end)
                 });
                 if !holds_signal {
-                    named.push(r.text.to_string());
+                    named.push(r.text(text).into_owned());
                 }
             },
         );

@@ -851,9 +851,9 @@ fn the_ask_threshold_is_the_lowest_within_the_benign_share() {
     };
     let trusted = augur_gate::policy::default_trusted_tools();
     let opts = EvalOptions::default();
-    // 12 benign runs: one paused is 8.3% (within ASK_SHARE, 9%), two are 16.7%. Then the same
+    // 13 benign runs: one paused is 7.7% (within ASK_SHARE, 8%), two are 15.4%. Then the same
     // with the delegated runs injected (safe, no attempt): that class is bounded alike.
-    const N: usize = 12;
+    const N: usize = 13;
     for injected in [false, true] {
         for (delegated, want) in [(1, None), (2, Some(1.0))] {
             let mut runs: Vec<Run> = (0..N).map(|i| benign(i, i < delegated)).collect();
