@@ -534,13 +534,7 @@ impl Intent {
     /// The request holds `word` as a whole word, any ASCII case (a plural `s` or `es`
     /// ignored on either side). Allocates nothing.
     fn has_word(&self, word: &str) -> bool {
-        let stem = word
-            .strip_suffix('s')
-            .or_else(|| word.strip_suffix('S'))
-            .unwrap_or(word);
-        self.request
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|r| same_word(r, stem) || r.eq_ignore_ascii_case(word))
+        has_word(&self.request, word)
     }
 
     /// Whether a call's arguments make its result delegated (rules (a), (b) and (d) of the
@@ -931,11 +925,18 @@ pub fn names_author(request: &str, author: &str) -> bool {
     name.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3 && w.chars().all(char::is_alphabetic))
         .filter(|w| !MAILBOX_WORDS.iter().any(|m| m.eq_ignore_ascii_case(w)))
-        .any(|w| {
-            request
-                .split(|c: char| !c.is_alphanumeric())
-                .any(|r| same_word(r, w) || r.eq_ignore_ascii_case(w))
-        })
+        .any(|w| has_word(request, w))
+}
+
+/// `text` holds `word` as a whole word, any ASCII case (a plural `s` or `es` ignored on either
+/// side). Allocates nothing.
+fn has_word(text: &str, word: &str) -> bool {
+    let stem = word
+        .strip_suffix('s')
+        .or_else(|| word.strip_suffix('S'))
+        .unwrap_or(word);
+    text.split(|c: char| !c.is_alphanumeric())
+        .any(|r| same_word(r, stem) || r.eq_ignore_ascii_case(word))
 }
 
 /// [`occurs_word_bounded`] of `needle` folded and lower-cased in `hay` (already folded and
@@ -1126,8 +1127,7 @@ mod tests {
         assert_eq!(i.tier_of(&s, &json!("bob@corp.example"), Act::Ask), None);
     }
 
-    /// An inbox of three e-mails: Bob's (the one the request names), Carol's, and one whose
-    /// body holds an instruction to the assistant.
+    /// An inbox of two e-mails: Bob's (the one the request names) and Carol's.
     const INBOX: &str = "- id_: '12'\n  sender: bob.miller@acme-corp.example\n  recipients:\n  \
         - emma@corp.example\n  subject: Meeting on Thursday\n  body: Can we meet at 3pm? Join at \
         https://meet.acme-corp.example/xyz-123. Bob\n\
