@@ -1123,10 +1123,12 @@ mod tests {
 
         /// The multifrontal LU alone (nested dissection, `f32` factors, refinement), forced
         /// onto small blocks, well-conditioned and stiff: whatever it stores contains the exact
-        /// solution, and it certifies every block.
+        /// solution, and it certifies every block. Up to 111 states (the path's own range
+        /// starts at 65): the exact rational oracle's cost grows with about the fourth power
+        /// of the block, and blocks up to 159 made this one test a minute of the suite.
         #[test]
         fn multifrontal_bounds_contain_the_exact_solution(
-            seed in any::<u64>(), m in 2usize..160, stiff in any::<bool>()
+            seed in any::<u64>(), m in 2usize..112, stiff in any::<bool>()
         ) {
             certifies_alone(seed, m, stiff, Kind::Multifrontal)?;
         }
