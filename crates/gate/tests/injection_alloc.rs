@@ -8,8 +8,17 @@ use std::alloc::System;
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-/// One test (the counts are global).
-#[test]
+/// Run without a test harness (`harness = false` in Cargo.toml): the allocator's counts are
+/// the whole process's, and under libtest the harness's main thread, waiting for the test's
+/// result, is a second thread that can allocate inside the counted region (the likely cause
+/// of a rare failure on a loaded machine, 4 allocations of 900 bytes in all, never seen when
+/// the test binary runs alone). Here the process has one thread.
+fn main() {
+    ascii_text_without_a_hit_allocates_nothing();
+    println!("test ascii_text_without_a_hit_allocates_nothing ... ok");
+}
+
+/// The signal on ASCII text without a hit, counted.
 fn ascii_text_without_a_hit_allocates_nothing() {
     let text = "- id: 7\n  sender: anna@example.com\n  subject: Lunch\n  body: Please send me the \
                 slides before Friday and book the room. Thanks!\n"
