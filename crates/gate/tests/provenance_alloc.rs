@@ -10,11 +10,8 @@ use std::alloc::System;
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-/// Run without a test harness (`harness = false` in Cargo.toml): the allocator's counts are
-/// the whole process's, and under libtest the harness's main thread, waiting for the test's
-/// result, is a second thread that can allocate inside the counted region (the likely cause
-/// of a rare failure on a loaded machine, 4 allocations of 900 bytes in all, never seen when
-/// the test binary runs alone). Here the process has one thread.
+/// Run without a test harness (`harness = false`; the counts are the whole process's, see
+/// ARCHITECTURE.md "Tests"): the process has one thread, this one.
 fn main() {
     lookups_and_repeated_observations_allocate_nothing();
     println!("test lookups_and_repeated_observations_allocate_nothing ... ok");
