@@ -258,7 +258,7 @@ fn run_gateway(args: &McpArgs, cfg: Config) -> Result<(), CliError> {
     opts.session = cfg.sessions.first().map(|(id, _)| id.clone());
     opts.request = args.request.clone();
     opts.hook_socket = args.hook_socket.clone();
-    gateway::serve_gateway_stdio(cfg, opts, |server, session| {
+    gateway::serve_gateway_stdio(cfg, opts, &|server, session| {
         eprintln!("{}", server.startup_message());
         eprintln!("augur mcp: gateway: the connection's session is `{session}`");
     })

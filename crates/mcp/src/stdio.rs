@@ -97,6 +97,9 @@ impl ServerHandler for Handler {
 }
 
 /// Serves `server` over stdin/stdout until the client closes stdin (see [`serve`]).
+// Never inlined: the transport's futures (rmcp, tokio) are then compiled here, in this crate's
+// profile (unoptimised in the release build, Cargo.toml), not again in every caller's.
+#[inline(never)]
 pub fn serve_stdio(server: Server) -> std::io::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
