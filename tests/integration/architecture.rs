@@ -371,3 +371,48 @@ fn no_product_file_is_over_1200_lines() {
     );
     assert_eq!(product_lines("a\n#[cfg(test)]\nmod tests {\n}\n"), 1);
 }
+
+/// `scripts/run-tests` (what `scripts/test` runs the test binaries with) reports every test
+/// binary that fails, by exit code or by signal, after running the others: a runner that
+/// missed one would let CI pass on a failing test.
+#[test]
+fn the_test_runner_reports_every_failing_binary() {
+    let script = r#"
+import importlib.machinery, importlib.util, os, sys
+loader = importlib.machinery.SourceFileLoader("run_tests", sys.argv[1])
+spec = importlib.util.spec_from_loader("run_tests", loader)
+runner = importlib.util.module_from_spec(spec)
+loader.exec_module(runner)
+def job(label, shell, cwd):
+    env = dict(os.environ, CARGO_PKG_NAME=label)
+    return {"name": label, "label": label, "cmd": ["sh", "-c", shell], "cwd": cwd, "env": env,
+            "exe": "sh"}
+failed = runner.run([
+    job("passes", 'test "$(pwd)" = / && echo "ran in $(pwd) as $CARGO_PKG_NAME"', "/"),
+    job("exits-3", "echo boom >&2; exit 3", "/"),
+    job("segfaults", "kill -SEGV $$", "/"),
+    job("passes-too", "true", "/"),
+], 2)
+print("failed:", sorted(j["label"] for j in failed))
+"#;
+    let o = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/run-tests"))
+        .output()
+        .expect("python3 runs (a requirement of the test command)");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("failed: ['exits-3', 'segfaults']"), "{text}");
+    assert!(text.contains("ran in / as passes"), "{text}");
+    assert!(
+        text.contains("boom"),
+        "the failing binary's output is shown: {text}"
+    );
+    assert!(text.contains("exits-3 (sh)  FAILED (exit 3)"), "{text}");
+    assert!(text.contains("segfaults (sh)  FAILED (exit -11)"), "{text}");
+}
