@@ -68,8 +68,8 @@ pub use bexpr::PredicateExpr;
 pub use error::{AbstractionError, Result};
 pub use spec::{Abstraction, Predicate, VarKind, Variable, MAX_PREDICATES, MAX_STATES};
 pub use traces::{
-    jsonl_content, parse_jsonl_line, RawValue, Step, StepKind, StepSource, Trace, TraceFormat,
-    TraceReader,
+    jsonl_content, parse_jsonl_line, read_traces, RawValue, Step, StepKind, StepSource, Trace,
+    TraceFormat, TraceReader,
 };
 
 #[cfg(test)]

@@ -284,6 +284,17 @@ pub struct TraceReader<R: BufRead> {
     inner: Inner<R>,
 }
 
+/// The traces of `reader` in `format`, as [`TraceReader`] reads them, behind a trait object.
+/// The reader's code is compiled once, in this crate (optimised), rather than in each caller
+/// that names a reader type: the binary is built at a lower optimisation level.
+pub fn read_traces<'a>(
+    reader: Box<dyn BufRead + 'a>,
+    format: TraceFormat,
+    file: &str,
+) -> Box<dyn Iterator<Item = Result<Trace>> + 'a> {
+    Box::new(TraceReader::new(reader, format, file))
+}
+
 impl<R: BufRead> TraceReader<R> {
     /// A reader of `format` over `reader`; `file` names the input in errors.
     pub fn new(reader: R, format: TraceFormat, file: &str) -> Self {

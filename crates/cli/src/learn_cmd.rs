@@ -6,8 +6,7 @@ use std::io::{BufReader, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use augur_abstraction::{Abstraction, TraceFormat, TraceReader};
-use augur_formats::json::parse_json;
+use augur_abstraction::{Abstraction, TraceFormat};
 use augur_learn::counts::KeyedCounts;
 use augur_learn::learn::Unobserved;
 use augur_learn::pipeline::{
@@ -282,7 +281,7 @@ pub fn run(args: &LearnArgs, out: &mut dyn Write) -> Result<()> {
                     inner: file,
                     read: std::rc::Rc::clone(&read),
                 };
-                Box::new(TraceReader::new(BufReader::new(file), format, &file_name))
+                augur_abstraction::read_traces(Box::new(BufReader::new(file)), format, &file_name)
             }
         };
     // The sequential reader's progress: bytes read and the steps of the traces read.
@@ -449,7 +448,7 @@ pub(crate) fn read_counts(path: &std::path::Path) -> Result<KeyedCounts> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    Ok(parse_json(text, path)?)
+    Ok(KeyedCounts::from_json(text, path)?)
 }
 
 /// Writes keyed counts: as a Parquet counts table to a `.parquet` or `.pq` file, else JSON.
@@ -460,7 +459,9 @@ fn write_counts(counts: &KeyedCounts, path: &std::path::Path) -> Result<()> {
     let name = path.display().to_string();
     let file = File::create(path).with_context(|| format!("{name}: cannot create"))?;
     let mut w = std::io::BufWriter::new(file);
-    serde_json::to_writer(&mut w, counts).with_context(|| format!("{name}: cannot write"))?;
+    counts
+        .write_json(&mut w)
+        .with_context(|| format!("{name}: cannot write"))?;
     writeln!(w)
         .and_then(|()| w.flush())
         .with_context(|| format!("{name}: cannot write"))?;

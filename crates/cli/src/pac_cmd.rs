@@ -170,12 +170,6 @@ fn model_report(
     bound: PacBound,
     out: &mut dyn Write,
 ) -> Result<bool> {
-    /// A learned model, as far as `pac` reads it.
-    #[derive(serde::Deserialize)]
-    struct Learned {
-        counts: Option<CountsJson>,
-        metadata: Option<serde_json::Value>,
-    }
     let name = path.display().to_string();
     // A Parquet counts table (`augur learn --counts-only -o counts.parquet`) is keyed counts.
     let parquet = args.counts.is_some()
@@ -211,10 +205,10 @@ fn model_report(
         keyed_names = Some(model.state_names);
         (model.counts.to_json(), None)
     } else if args.counts.is_some() {
-        (parse_json(text, path)?, None)
+        (CountsJson::from_json(text, path)?, None)
     } else {
         // (The model itself is not built: only its counts matter here.)
-        let doc: Learned = parse_json(text, path)?;
+        let doc = augur_learn::LearnedCounts::from_json(text, path)?;
         let Some(counts) = doc.counts else {
             bail!("{name}: the model has no transition counts (learn it with `augur learn` to keep them)");
         };
@@ -347,7 +341,7 @@ fn width_report(args: &PacArgs, target: f64, out: &mut dyn Write) -> Result<bool
     let (model, counts, names, confidence, entry_delta) = if args.counts.is_some() {
         let text = std::fs::read_to_string(path).with_context(|| format!("{name}: cannot read"))?;
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let keyed: KeyedCounts = parse_json(text, path)?;
+        let keyed = KeyedCounts::from_json(text, path)?;
         keyed.check().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let opts = LearnOptions {
             order: keyed.order,

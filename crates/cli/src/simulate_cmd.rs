@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use augur_learn::simulate::{state_names, Simulator};
+use augur_learn::simulate::{state_names, write_trace_jsonl, Simulator};
 use serde_json::json;
 
 /// Arguments of `augur simulate`.
@@ -97,16 +97,7 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let mut steps_total = 0u64;
     for (i, trace) in sim.take(args.traces).enumerate() {
         steps_total += trace.len() as u64;
-        let steps: Vec<_> = trace
-            .iter()
-            .map(|&s| json!({"state": names[s as usize]}))
-            .collect();
-        let mut t = json!({"id": format!("sim-{i}"), "steps": steps});
-        if let Some(c) = &args.category {
-            t["category"] = json!(c);
-        }
-        serde_json::to_writer(&mut *w, &t)?;
-        writeln!(w)?;
+        write_trace_jsonl(&mut *w, i, &trace, &names, args.category.as_deref())?;
     }
     w.flush()?;
     summary(args, out, steps_total)

@@ -105,6 +105,17 @@ pub struct GroupCounts {
 }
 
 impl KeyedCounts {
+    /// Parses a counts file's text (`path` names it in errors). Here rather than with a
+    /// generic parser in the caller, so that the reading is compiled once, optimised.
+    pub fn from_json(text: &str, path: &std::path::Path) -> Result<KeyedCounts> {
+        Ok(augur_formats::json::parse_json(text, path)?)
+    }
+
+    /// Writes the counts as one line of JSON (without its line break).
+    pub fn write_json(&self, w: &mut dyn std::io::Write) -> serde_json::Result<()> {
+        serde_json::to_writer(w, self)
+    }
+
     /// Counts of the given order and groups, with the current format and version.
     pub fn new(order: usize, end_state: Option<String>, groups: Vec<GroupCounts>) -> Self {
         KeyedCounts {

@@ -42,19 +42,20 @@ pub struct ReadProgress {
 /// (at least 1), as [`Counter`] counts them one at a time, calling `progress` after each
 /// block.
 pub(crate) fn count_jsonl(
-    input: impl Read,
+    mut input: impl Read,
     file: &str,
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
     threads: usize,
     progress: &mut dyn FnMut(ReadProgress),
 ) -> Result<Counted> {
-    count_jsonl_in_blocks(input, file, spec, opts, threads, BLOCK, progress)
+    count_jsonl_in_blocks(&mut input, file, spec, opts, threads, BLOCK, progress)
 }
 
-/// [`count_jsonl`], reading blocks of `block` bytes.
+/// [`count_jsonl`], reading blocks of `block` bytes. Not generic: it is compiled once, here
+/// (optimised), whatever reader the binary hands over, rather than in each caller.
 fn count_jsonl_in_blocks(
-    mut input: impl Read,
+    input: &mut dyn Read,
     file: &str,
     spec: Option<&Abstraction>,
     opts: &LearnOptions,
@@ -80,7 +81,7 @@ fn count_jsonl_in_blocks(
             message: format!("cannot read: {e}"),
         })
     };
-    let mut eof = match fill(&mut input, &mut cur, &mut filled) {
+    let mut eof = match fill(input, &mut cur, &mut filled) {
         Ok(eof) => eof,
         Err(e) => return Err(read_error(e, line, &cur[..filled])),
     };
@@ -96,7 +97,7 @@ fn count_jsonl_in_blocks(
                     // A line longer than the buffer: make room for more of it.
                     cur.resize(cur.len() * 2, 0);
                     let before = filled;
-                    eof = match fill(&mut input, &mut cur, &mut filled) {
+                    eof = match fill(input, &mut cur, &mut filled) {
                         Ok(eof) => eof,
                         Err(e) => return Err(read_error(e, line, &cur[..filled])),
                     };
@@ -131,7 +132,7 @@ fn count_jsonl_in_blocks(
             let more = if eof {
                 Ok(true)
             } else {
-                fill(&mut input, &mut next, &mut next_filled)
+                fill(input, &mut next, &mut next_filled)
             };
             // A panic in a counting thread is a bug: pass it on rather than lose a part.
             let counted: Vec<Result<(Counter<'_>, usize)>> = handles
@@ -170,7 +171,7 @@ fn count_jsonl_in_blocks(
 
 /// Reads from `input` into `buf[*filled..]` until the buffer is full or the input ends
 /// (`true`), retrying interrupted reads.
-fn fill(input: &mut impl Read, buf: &mut [u8], filled: &mut usize) -> std::io::Result<bool> {
+fn fill(input: &mut dyn Read, buf: &mut [u8], filled: &mut usize) -> std::io::Result<bool> {
     while *filled < buf.len() {
         match input.read(&mut buf[*filled..]) {
             Ok(0) => return Ok(true),
@@ -899,8 +900,15 @@ mod tests {
         threads: usize,
         block: usize,
     ) -> String {
-        let counted =
-            count_jsonl_in_blocks(text, "t.jsonl", spec, opts, threads, block, &mut |_| {});
+        let counted = count_jsonl_in_blocks(
+            &mut &text[..],
+            "t.jsonl",
+            spec,
+            opts,
+            threads,
+            block,
+            &mut |_| {},
+        );
         learned_text(counted.and_then(|c| learn_counted(c, spec, opts)))
     }
 
@@ -1145,7 +1153,7 @@ mod tests {
         };
         let reader = TraceReader::new(&text[..], TraceFormat::JsonLines, "t.jsonl");
         let want = crate::pipeline::count_from_traces(reader, "t.jsonl", None, &opts).unwrap();
-        let c = count_jsonl_in_blocks(&text[..], "t.jsonl", None, &opts, 2, 40, &mut |_| {});
+        let c = count_jsonl_in_blocks(&mut &text[..], "t.jsonl", None, &opts, 2, 40, &mut |_| {});
         let got = keyed_outcome(c.unwrap(), None, &opts);
         assert_eq!(
             serde_json::to_string(&got.counts).unwrap(),
@@ -1193,7 +1201,7 @@ mod tests {
                 assert!(want.starts_with("error"), "{want}");
                 for (threads, block) in [(2, 64), (3, 100)] {
                     let c = count_jsonl_in_blocks(
-                        Failing { text, ok },
+                        &mut Failing { text, ok },
                         "t.jsonl",
                         None,
                         &opts,
@@ -1216,7 +1224,10 @@ mod tests {
         let text = b"{\"steps\": [{\"state\": \"a\"}, {\"state\": \"b\"}]}\n".repeat(100);
         let mut seen = Vec::new();
         let opts = LearnOptions::default();
-        count_jsonl_in_blocks(&text[..], "t", None, &opts, 2, 1000, &mut |p| seen.push(p)).unwrap();
+        count_jsonl_in_blocks(&mut &text[..], "t", None, &opts, 2, 1000, &mut |p| {
+            seen.push(p)
+        })
+        .unwrap();
         assert!(seen.len() > 3);
         assert_eq!(
             seen.last().copied(),

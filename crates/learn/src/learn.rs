@@ -455,6 +455,24 @@ impl TransitionCounts {
     }
 }
 
+/// The transition counts and metadata of a learned model's JSON, as far as `augur pac` reads
+/// them (the model itself is not built).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct LearnedCounts {
+    /// The `"counts"` field, if the model kept its counts.
+    pub counts: Option<CountsJson>,
+    /// The `"metadata"` field.
+    pub metadata: Option<serde_json::Value>,
+}
+
+impl LearnedCounts {
+    /// Parses a learned model's text (`path` names it in errors). Here rather than with a
+    /// generic parser in the caller, so that the reading is compiled once, optimised.
+    pub fn from_json(text: &str, path: &std::path::Path) -> Result<LearnedCounts> {
+        Ok(augur_formats::json::parse_json(text, path)?)
+    }
+}
+
 /// The counts as stored in a learned model's JSON (`"counts"` field).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CountsJson {
@@ -477,6 +495,13 @@ pub struct CountsJson {
     /// States with at most one valid successor (rows fixed by validity, exempt from PAC).
     #[serde(default)]
     pub determined: Vec<u32>,
+}
+
+impl CountsJson {
+    /// Parses a counts file's text (`path` names it in errors), compiled once here.
+    pub fn from_json(text: &str, path: &std::path::Path) -> Result<CountsJson> {
+        Ok(augur_formats::json::parse_json(text, path)?)
+    }
 }
 
 /// The most transitions [`learn`] and [`learn_with`] make: 2^24 (about 200 MB in memory).

@@ -56,6 +56,6 @@ pub mod simulate;
 
 pub use error::{LearnError, Result};
 pub use learn::{
-    learn, learn_with, AllValid, CountsJson, LearnReport, Learned, TransitionCounts, Unobserved,
-    Validity,
+    learn, learn_with, AllValid, CountsJson, LearnReport, Learned, LearnedCounts, TransitionCounts,
+    Unobserved, Validity,
 };

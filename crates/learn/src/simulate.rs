@@ -24,6 +24,29 @@ use crate::error::{LearnError, Result};
 use augur_dtmc::{Dtmc, Valuations};
 use augur_expr::Value;
 
+/// Writes trace number `i` of a simulation (`trace`, its states' indices into `names`) as one
+/// line of the JSON Lines trace format, line break included:
+/// `{"category": C, "id": "sim-I", "steps": [{"state": NAME}, ...]}` (`category` only when
+/// given). Compiled here, optimised, rather than in the binary.
+pub fn write_trace_jsonl(
+    w: &mut dyn std::io::Write,
+    i: usize,
+    trace: &[u32],
+    names: &[String],
+    category: Option<&str>,
+) -> std::io::Result<()> {
+    let steps: Vec<_> = trace
+        .iter()
+        .map(|&s| serde_json::json!({"state": names[s as usize]}))
+        .collect();
+    let mut t = serde_json::json!({"id": format!("sim-{i}"), "steps": steps});
+    if let Some(c) = category {
+        t["category"] = serde_json::json!(c);
+    }
+    serde_json::to_writer(&mut *w, &t)?;
+    writeln!(w)
+}
+
 /// An endless iterator of simulated traces (take as many as needed).
 #[derive(Debug)]
 pub struct Simulator<'a> {
@@ -172,6 +195,23 @@ mod tests {
     use super::*;
     use crate::learn::{learn, TransitionCounts};
     use fixedbitset::FixedBitSet;
+
+    #[test]
+    fn a_trace_is_written_as_one_line_of_the_trace_format() {
+        let names = ["idle".to_string(), "say \"hi\"".to_string()];
+        let mut out = Vec::new();
+        write_trace_jsonl(&mut out, 7, &[0, 1, 1], &names, None).unwrap();
+        write_trace_jsonl(&mut out, 8, &[1], &names, Some("benign")).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            concat!(
+                r#"{"id":"sim-7","steps":[{"state":"idle"},{"state":"say \"hi\""},{"state":"say \"hi\""}]}"#,
+                "\n",
+                r#"{"category":"benign","id":"sim-8","steps":[{"state":"say \"hi\""}]}"#,
+                "\n"
+            )
+        );
+    }
 
     fn chain() -> Dtmc {
         // 0 -> {0: 1/2, 1: 1/2}? Built from counts: 0->0 once, 0->1 once, 1->2 once, 2 absorbing.

@@ -169,7 +169,22 @@ fn first_carrying(steps: &[RunStep], ids: &HashSet<String>) -> Option<usize> {
 
 /// Convert one export file (`agentdojo-<model>.jsonl`, or its gzip `agentdojo-<model>.jsonl.gz`
 /// once the caller has decompressed it); run ids are `<model>:<suite>:<line>`.
-pub fn convert(reader: impl BufRead, file: &str, tasks: &Tasks, out: &mut Converted) -> Result<()> {
+pub fn convert(
+    mut reader: impl BufRead,
+    file: &str,
+    tasks: &Tasks,
+    out: &mut Converted,
+) -> Result<()> {
+    convert_lines(&mut reader, file, tasks, out)
+}
+
+/// [`convert`], compiled once here (optimised) whatever the reader's type.
+fn convert_lines(
+    reader: &mut dyn BufRead,
+    file: &str,
+    tasks: &Tasks,
+    out: &mut Converted,
+) -> Result<()> {
     let mut file_model: Option<String> = None;
     let model = model_of_file(file);
     for (i, line) in reader.lines().enumerate() {
