@@ -28,10 +28,11 @@ pub(super) fn classify(
         .flatten()
     {
         let colon = s + p;
-        let mut a = colon;
-        while a > s && text[a - 1].is_ascii_alphabetic() {
-            a -= 1;
-        }
+        // The scheme: the letters before the colon.
+        let a = s + tok[..p]
+            .iter()
+            .rposition(|b| !b.is_ascii_alphabetic())
+            .map_or(0, |q| q + 1);
         let mut hs = colon + 3;
         if a == colon || hs >= end {
             return;
