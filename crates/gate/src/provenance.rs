@@ -301,9 +301,9 @@ impl<'a> Keyed<'a> {
     /// Normalise `f` once (into `buf` when it fits) and key it; `None` when it is empty.
     #[inline(always)]
     fn new(f: &Found, text: &[u8], keys: HashKeys, buf: &'a mut NormBuf) -> Option<Keyed<'a>> {
-        match f.normalise_into(text, buf) {
-            Some(len) => {
-                let key = buf.key(len, keys)?;
+        match f.normalise_keyed(text, buf, keys) {
+            Some((len, key)) => {
+                let key = key?;
                 Some(Keyed {
                     key,
                     norm: Some(&buf.0[..len]),

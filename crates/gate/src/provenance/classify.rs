@@ -3,8 +3,8 @@
 
 use super::found::{Found, Mode};
 use super::parts::{
-    amount_range, host_len, is_date_like, is_email_local, is_file_extension, is_number,
-    skip_www_host, trim_tail, CURRENCY_SYMBOLS, HOST, H_LABEL,
+    amount_range, host_len, is_date_like, is_file_extension, is_number, skip_www_host, trim_tail,
+    CURRENCY_SYMBOLS, EMAIL_LOCAL, HOST, H_LABEL,
 };
 use super::scan::{C_AT, C_COLON, C_DIGIT, C_DOT, C_OTHER, C_SLASH};
 use super::shapes::{label_run, token, token_mode};
@@ -28,10 +28,11 @@ pub(super) fn classify(
         .flatten()
     {
         let colon = s + p;
-        let mut a = colon;
-        while a > s && text[a - 1].is_ascii_alphabetic() {
-            a -= 1;
-        }
+        // The scheme: the letters before the colon.
+        let a = s + tok[..p]
+            .iter()
+            .rposition(|b| !b.is_ascii_alphabetic())
+            .map_or(0, |q| q + 1);
         let mut hs = colon + 3;
         if a == colon || hs >= end {
             return;
@@ -74,10 +75,12 @@ pub(super) fn classify(
         .flatten()
     {
         let at = s + p;
-        let mut a = at;
-        while a > s && is_email_local(text[a - 1]) {
-            a -= 1;
-        }
+        // The local part: back from the `@` to the last byte before it that is not one of
+        // an address's (in one pass over the bytes before it, through a table).
+        let mut a = s + tok[..p]
+            .iter()
+            .rposition(|&b| !EMAIL_LOCAL[b as usize])
+            .map_or(0, |q| q + 1);
         while a < at && text[a] == b'.' {
             a += 1;
         }

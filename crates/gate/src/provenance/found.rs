@@ -131,36 +131,29 @@ impl Found {
             Mode::AlnumLower => K_ALNUM,
             Mode::Amount => K_AMOUNT,
         };
-        // Every byte is written at the next position; the position moves on only for a byte
-        // the mode keeps (lower-casing leaves digits and `.` as they are). Eight bytes the
-        // mode keeps all of (an IBAN's or identifier's letters and digits) go as one word.
+        // Eight bytes at a time: the bytes the mode keeps (an IBAN's or identifier's letters
+        // and digits; a phone number's or amount's digits without the spaces, dashes or
+        // commas between them) lower-cased and closed up in one word ([`compact8`]), written
+        // whole at the next position (the bytes past what is kept are not part of the
+        // value: `buf.0[..n]` is, and the next word overwrites them).
         let mut n = 0;
         let mut words = t.chunks_exact(8);
         for c in &mut words {
-            let w = word_at(c, 0);
-            if kept8(w, self.mode) {
-                // `n + 8` is at most the bytes read so far, at most `INLINE`.
-                buf.0[n..n + 8].copy_from_slice(&lower8(w).to_le_bytes());
-                n += 8;
-                continue;
-            }
-            for &b in c {
-                buf.0[n & (INLINE - 1)] = LOWER[b as usize];
-                n += usize::from(KEEP[b as usize] & need != 0);
-            }
+            let (w, kept) = compact8(word_at(c, 0), self.mode);
+            // `n + 8` is at most the bytes read so far, at most `INLINE`.
+            buf.0[n..n + 8].copy_from_slice(&w.to_le_bytes());
+            n += kept;
         }
         let rest = words.remainder();
         if !rest.is_empty() && t.len() >= 8 {
-            // The last bytes as one word when the mode keeps all of them: the text's last
-            // eight bytes shifted down, the bytes above them filled with `0` (kept by every
-            // mode), written whole (the bytes past the value's end are not part of it; `n + 8`
-            // is at most `INLINE + 8 - rest.len()`).
+            // The last bytes as one word: the text's last eight bytes shifted down, the bytes
+            // above them filled with `0` (kept by every mode, and past the value's end once
+            // closed up: `n + 8` is at most `INLINE + 8 - rest.len()`).
             let r = rest.len();
             let w = word_at(t, t.len() - 8) >> (8 * (8 - r)) | ZEROS << (8 * r);
-            if kept8(w, self.mode) {
-                buf.0[n..n + 8].copy_from_slice(&lower8(w).to_le_bytes());
-                return Some(n + r);
-            }
+            let (w, kept) = compact8(w, self.mode);
+            buf.0[n..n + 8].copy_from_slice(&w.to_le_bytes());
+            return Some(n + kept - (8 - r));
         }
         for &b in rest {
             // `n` is below the value's length (at most `INLINE`, a power of two) when a byte
@@ -169,6 +162,59 @@ impl Found {
             n += usize::from(KEEP[b as usize] & need != 0);
         }
         Some(n)
+    }
+
+    /// [`normalise_into`](Self::normalise_into) and the key of the normalised bytes
+    /// ([`NormBuf::key`]; `None` when they are empty): in [`Mode::Lower`] in one pass, each
+    /// word keyed as it is written (the last one masked to the value's bytes).
+    #[inline(always)]
+    pub(super) fn normalise_keyed(
+        &self,
+        text: &[u8],
+        buf: &mut NormBuf,
+        keys: HashKeys,
+    ) -> Option<(usize, Option<u64>)> {
+        if self.mode != Mode::Lower {
+            let len = self.normalise_into(text, buf)?;
+            return Some((len, buf.key(len, keys)));
+        }
+        let t = &text[self.start..self.end];
+        let len = t.len();
+        if len > INLINE {
+            return None;
+        }
+        if len == 0 {
+            return Some((0, None));
+        }
+        let mut acc = keys.k0;
+        let mut i = 0;
+        while i + 8 <= len {
+            let w = lower8(word_at(t, i));
+            buf.0[i..i + 8].copy_from_slice(&w.to_le_bytes());
+            acc = fold_mul(acc ^ w, keys.k1);
+            i += 8;
+        }
+        let rest = len - i;
+        let w = if rest == 0 {
+            0
+        } else {
+            // The last bytes, as one word: read on into the text when it goes on for eight
+            // bytes, else the value's last eight bytes shifted down (or byte by byte when
+            // the value is shorter); the bytes past the value's end masked off.
+            let raw = match text.get(self.start + i..self.start + i + 8) {
+                Some(w) => word_at(w, 0) & (u64::MAX >> (64 - 8 * rest)),
+                None if len >= 8 => word_at(t, len - 8) >> (8 * (8 - rest)),
+                None => {
+                    let mut a = [0u8; 8];
+                    a[..rest].copy_from_slice(&t[i..]);
+                    u64::from_le_bytes(a)
+                }
+            };
+            lower8(raw)
+        };
+        buf.0[i..i + 8].copy_from_slice(&w.to_le_bytes());
+        let acc = fold_mul(acc ^ w, keys.k1) ^ len as u64;
+        Some((len, Some(finalise(acc))))
     }
 
     /// Append the normalised bytes to `out`.
@@ -316,18 +362,45 @@ pub(super) fn in_range8(w: u64, lo: u8, hi: u8) -> u64 {
     ge & !gt & !w & HIGH
 }
 
-/// Does `mode` (not [`Mode::Lower`]) keep all eight bytes of `w` (each of them as its lower
-/// case, as [`KEEP`] says byte by byte)?
-#[inline]
-fn kept8(w: u64, mode: Mode) -> bool {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
+/// The high bit of each byte of `w` that `mode` (not [`Mode::Lower`]) keeps (as its lower
+/// case, as [`KEEP`] says byte by byte).
+#[inline(always)]
+fn kept_mask8(w: u64, mode: Mode) -> u64 {
     let digits = in_range8(w, b'0', b'9');
-    let kept = match mode {
+    match mode {
         Mode::Lower | Mode::Digits => digits,
         Mode::AlnumLower => digits | in_range8(lower8(w), b'a', b'z'),
         Mode::Amount => digits | in_range8(w, b'.', b'.'),
-    };
-    kept == HIGH
+    }
+}
+
+/// Does `mode` (not [`Mode::Lower`]) keep all eight bytes of `w`?
+#[cfg(test)]
+fn kept8(w: u64, mode: Mode) -> bool {
+    kept_mask8(w, mode) == HIGH8
+}
+
+/// The high bit of each byte.
+const HIGH8: u64 = 0x8080_8080_8080_8080;
+
+/// The bytes of `w` that `mode` (not [`Mode::Lower`]) keeps, lower-cased and closed up in
+/// order from the lowest byte (what [`Mode::map`] gives byte by byte), and how many: each
+/// dropped byte, from the highest down, is taken out by moving the bytes above it down one
+/// (the bytes above the kept ones are left over, not part of the result).
+#[inline(always)]
+fn compact8(w: u64, mode: Mode) -> (u64, usize) {
+    let mut drop = !kept_mask8(w, mode) & HIGH8;
+    let mut v = lower8(w);
+    let mut kept = 8;
+    while drop != 0 {
+        // The highest dropped byte: the bytes below it stay, those above move down.
+        let q = (63 - drop.leading_zeros()) & !7;
+        let below = (1u64 << q) - 1;
+        v = (v & below) | ((v >> 8) & !below);
+        drop &= below;
+        kept -= 1;
+    }
+    (v, kept)
 }
 
 /// Eight ASCII `0` bytes (a byte every mode keeps, as it is).
@@ -401,6 +474,44 @@ mod tests {
                         let mut buf = NormBuf([0xa5; INLINE + 8]);
                         let n = f.normalise_into(&text, &mut buf).expect("short");
                         assert_eq!(&buf.0[..n], &want[..], "{mode:?} {len} {pos} {b:#04x}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Normalised and keyed in one pass as in two ([`Found::normalise_into`], then
+    /// [`NormBuf::key`]), in every mode, at every length up to 40 bytes, with the text ending
+    /// at the value or going on after it, and with stale bytes in the buffer.
+    #[test]
+    fn normalise_keyed_is_normalise_then_key() {
+        use super::super::hash::key_of_bytes;
+        let keys = HashKeys {
+            k0: 0x0123_4567_89ab_cdef,
+            k1: 0x9e37_79b9_7f4a_7c15,
+        };
+        let base = b"Ab1.-C d2\xE9Fg3,hI4@jK5/lM6:nO7 pQ8.rS9";
+        for mode in [Mode::Lower, Mode::Digits, Mode::AlnumLower, Mode::Amount] {
+            for start in 0..3 {
+                for len in 0..=base.len() - start {
+                    for after in [0, 1, 7, 8] {
+                        let end = start + len;
+                        let text = &base[..(end + after).min(base.len())];
+                        let f = Found {
+                            kind: super::super::ValueKind::Token,
+                            start,
+                            end,
+                            mode,
+                        };
+                        let want: Vec<u8> = f.bytes(text).collect();
+                        let mut buf = NormBuf([0xa5; INLINE + 8]);
+                        let (n, key) = f.normalise_keyed(text, &mut buf, keys).expect("short");
+                        assert_eq!(&buf.0[..n], &want[..], "{mode:?} {start} {len} {after}");
+                        assert_eq!(
+                            key,
+                            key_of_bytes(&want, keys),
+                            "{mode:?} {start} {len} {after}"
+                        );
                     }
                 }
             }

@@ -3,9 +3,20 @@
 
 use super::scan::TRAILING;
 #[inline]
-pub(super) fn is_email_local(b: u8) -> bool {
+pub(super) const fn is_email_local(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'%' | b'+' | b'-')
 }
+
+/// [`is_email_local`] as a table.
+pub(super) const EMAIL_LOCAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = is_email_local(i as u8);
+        i += 1;
+    }
+    t
+};
 
 pub(super) const CURRENCY_CODES: &[&[u8]] = &[
     b"USD", b"EUR", b"GBP", b"CHF", b"JPY", b"CAD", b"AUD", b"CNY", b"INR", b"SEK", b"NOK", b"DKK",

@@ -105,7 +105,7 @@ const SKIP: [u8; 256] = {
 
 /// [`CLASS`] of eight bytes, one per byte of a little-endian word.
 #[inline]
-fn class8(w: &[u8]) -> u64 {
+fn class8(w: &[u8; 8]) -> u64 {
     let c = |k: usize| u64::from(CLASS[w[k] as usize]) << (8 * k);
     c(0) | c(1) | c(2) | c(3) | c(4) | c(5) | c(6) | c(7)
 }
@@ -241,10 +241,10 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             }
             // The start of the token `stop` is in: after the last separator or comma before
             // it (`i` itself when it is no separator and the token goes on to `stop`).
-            let mut tok = stop;
-            while tok > i && !BOUNDARY[text[tok - 1] as usize] {
-                tok -= 1;
-            }
+            let tok = i + text[i..stop]
+                .iter()
+                .rposition(|&b| BOUNDARY[b as usize])
+                .map_or(0, |p| p + 1);
             debug_assert!(tok == n || !BOUNDARY[text[tok] as usize] || tok == i);
             i = tok;
         } else {
@@ -265,7 +265,7 @@ pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
         loop {
             // Eight bytes at a time: their classes in one word, the token going on while none
             // is a separator or a comma.
-            while let Some(w) = text.get(i..i + 8) {
+            while let Some(w) = text.get(i..).and_then(<[u8]>::first_chunk::<8>) {
                 let w = class8(w);
                 let stop = w & BOUNDARY8;
                 if stop != 0 {

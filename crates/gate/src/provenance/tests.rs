@@ -547,6 +547,20 @@ fn check_keys(text: &[u8]) -> Result<(), TestCaseError> {
                 }
             }
         }
+        // Normalised and keyed in one pass: the same bytes and key.
+        buf.0.fill(0xa5);
+        match f.normalise_keyed(text, &mut buf, keys) {
+            Some((len, key)) => {
+                if buf.0[..len] != bytes[..] || key != hash::key_of_bytes(&bytes, keys) {
+                    bad.get_or_insert(bytes.clone());
+                }
+            }
+            None => {
+                if f.end - f.start <= found::INLINE {
+                    bad.get_or_insert(bytes.clone());
+                }
+            }
+        }
         let mut other = bytes.clone();
         if let Some(last) = other.last_mut() {
             *last ^= 1;

@@ -93,7 +93,7 @@ pub(in crate::provenance) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
             // Eight bytes at a time: their classes in one word, the token going on while none
             // is a separator or a comma.
             while let Some(w) = text.get(i..i + 8) {
-                let w = super::class8(w);
+                let w = super::class8(w.try_into().expect("eight bytes"));
                 let stop = w & BOUNDARY8;
                 if stop != 0 {
                     // The bytes before the first separator or comma belong to the token.
