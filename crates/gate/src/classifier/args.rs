@@ -16,13 +16,59 @@ pub(super) enum ArgMatcher {
     /// (not null, `false`, empty text or an empty list).
     Names { words: Vec<String> },
     /// Any of the regular expressions (the `regex` crate's syntax).
-    Regex { set: Vec<regex::Regex> },
+    Regex { set: Vec<PatternRegex> },
     /// An http(s):// or www. URL whose host is not one of `except` (`markers` finds the
     /// URL starts).
     Url {
         except: Vec<String>,
         markers: AhoCorasick,
     },
+}
+
+/// A pattern's regular expression, compiled while its file is read or when first searched.
+#[derive(Clone, Debug)]
+pub(super) struct PatternRegex {
+    pub(super) source: Box<str>,
+    /// `None` once compiling failed: only a deferred expression can (the built-in set's,
+    /// which its tests compile), and it then counts as found (fails closed).
+    re: std::sync::OnceLock<Option<regex::Regex>>,
+}
+
+/// The one way a pattern's regular expression is compiled (its size bounded).
+pub(super) fn build_regex(source: &str) -> std::result::Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(source).size_limit(1 << 20).build()
+}
+
+impl PatternRegex {
+    /// An expression already compiled.
+    pub(super) fn compiled(source: &str, re: regex::Regex) -> PatternRegex {
+        PatternRegex {
+            source: source.into(),
+            re: std::sync::OnceLock::from(Some(re)),
+        }
+    }
+
+    /// An expression compiled when first searched.
+    pub(super) fn deferred(source: &str) -> PatternRegex {
+        PatternRegex {
+            source: source.into(),
+            re: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether the expression matches somewhere in `s`.
+    pub(super) fn is_match(&self, s: &str) -> bool {
+        match self.re.get_or_init(|| build_regex(&self.source).ok()) {
+            Some(re) => re.is_match(s),
+            None => true,
+        }
+    }
+
+    /// Whether it compiles and matches no empty text (what reading a file checks).
+    #[cfg(test)]
+    pub(super) fn checks(&self) -> bool {
+        build_regex(&self.source).is_ok_and(|re| !re.is_match(""))
+    }
 }
 
 /// A named argument pattern.

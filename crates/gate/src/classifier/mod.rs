@@ -84,8 +84,8 @@ mod parse;
 
 pub use args::ArgPattern;
 use args::{
-    email_at, url_outside, ArgMatcher, ArgScan, Hits, NameIndex, AT_OWNER, INDEXED_RULES,
-    REMEMBERED_LISTS, SCANNED_PATTERNS, URL_MARKERS,
+    build_regex, email_at, url_outside, ArgMatcher, ArgScan, Hits, NameIndex, PatternRegex,
+    AT_OWNER, INDEXED_RULES, REMEMBERED_LISTS, SCANNED_PATTERNS, URL_MARKERS,
 };
 pub use declared::{join, Declared, ToolDeclaration, ToolProfile};
 

@@ -105,7 +105,9 @@ impl Classifier {
     /// The built-in default rule set.
     pub fn default_rules() -> Classifier {
         // The default file is part of the crate and is tested; failing here is a build bug.
-        Classifier::parse(DEFAULT_RULES, "<default classifier>")
+        // Its regular expressions are compiled when first searched (a hook's process gates
+        // one call, which needs few of them): `default_regexes_compile` checks them all.
+        Classifier::parse_in(DEFAULT_RULES, "<default classifier>", Compile::WhenSearched)
             .unwrap_or_else(|e| panic!("the built-in classifier does not parse: {}", e.render()))
     }
 
@@ -117,6 +119,10 @@ impl Classifier {
 
     /// Parse a rule set; every error is located in `file`.
     pub fn parse(src: &str, file: &str) -> Result<Classifier> {
+        Classifier::parse_in(src, file, Compile::Now)
+    }
+
+    fn parse_in(src: &str, file: &str, compile: Compile) -> Result<Classifier> {
         let raw: RawClassifier = toml::from_str(src).map_err(|e| GateError::toml(file, src, &e))?;
         if let Some(v) = &raw.version {
             if *v.get_ref() != 1 {
@@ -148,7 +154,7 @@ impl Classifier {
         };
         let mut patterns: Vec<ArgPattern> = Vec::new();
         for (name, p) in &raw.patterns {
-            patterns.push(parse_pattern(file, src, name, p)?);
+            patterns.push(parse_pattern(file, src, name, p, compile)?);
         }
         // Patterns of the default set that this file does not redefine.
         if let Some(b) = &base {
@@ -260,12 +266,22 @@ pub(super) fn parse_cond(text: &str) -> std::result::Result<ProvCond, String> {
     })
 }
 
+/// When a rule file's regular expressions are compiled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Compile {
+    /// While the file is read: an error is located in it (a user's file).
+    Now,
+    /// When first searched (the built-in rule set, whose expressions its tests compile).
+    WhenSearched,
+}
+
 /// Compiles argument pattern `name` of a rule file (`file`, text `src`).
 pub(super) fn parse_pattern(
     file: &str,
     src: &str,
     name: &str,
     p: &Spanned<RawPattern>,
+    compile: Compile,
 ) -> Result<ArgPattern> {
     let span = Span::from(p.span());
     let p = p.get_ref();
@@ -316,19 +332,20 @@ pub(super) fn parse_pattern(
         }
         let mut set = Vec::new();
         for r in res {
-            let re = regex::RegexBuilder::new(r.get_ref())
-                .size_limit(1 << 20)
-                .build()
-                .map_err(|e| {
-                    let msg = e.to_string();
-                    let last = msg.lines().last().unwrap_or("").trim().to_string();
-                    GateError::at(
-                        file,
-                        src,
-                        Span::from(r.span()),
-                        format!("pattern `{name}`: not a regular expression: {last}"),
-                    )
-                })?;
+            if compile == Compile::WhenSearched {
+                set.push(PatternRegex::deferred(r.get_ref()));
+                continue;
+            }
+            let re = build_regex(r.get_ref()).map_err(|e| {
+                let msg = e.to_string();
+                let last = msg.lines().last().unwrap_or("").trim().to_string();
+                GateError::at(
+                    file,
+                    src,
+                    Span::from(r.span()),
+                    format!("pattern `{name}`: not a regular expression: {last}"),
+                )
+            })?;
             if re.is_match("") {
                 return Err(GateError::at(
                     file,
@@ -337,7 +354,7 @@ pub(super) fn parse_pattern(
                     "a regular expression that matches empty text matches everything",
                 ));
             }
-            set.push(re);
+            set.push(PatternRegex::compiled(r.get_ref(), re));
         }
         ArgMatcher::Regex { set }
     } else if let Some(needles) = &p.contains {

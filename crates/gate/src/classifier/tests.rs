@@ -234,8 +234,12 @@ fn every_default_rule_decides_its_example() {
         ),
     ];
     let cl = c();
+    // The built-in set compiles its regular expressions when first searched, a file at once:
+    // read as a file, the same text decides every example alike.
+    let now = Classifier::parse(DEFAULT_RULES, "classifier.toml").unwrap();
     for (tool, args, want) in cases {
         assert_eq!(rule_of(&cl, tool, args.clone()), *want, "{tool} {args}");
+        assert_eq!(rule_of(&now, tool, args.clone()), *want, "{tool} {args}");
     }
     for r in cl.rules() {
         assert!(
@@ -244,6 +248,29 @@ fn every_default_rule_decides_its_example() {
             r.id
         );
     }
+}
+
+/// What reading a rule file checks of each expression, for the built-in set's, which are
+/// compiled only when first searched.
+#[test]
+fn default_regexes_compile_and_match_no_empty_text() {
+    let mut n = 0;
+    for p in &c().patterns {
+        if let ArgMatcher::Regex { set } = &p.matcher {
+            for re in set {
+                assert!(re.checks(), "pattern {}: {}", p.name, re.source);
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 10, "{n} expressions");
+}
+
+#[test]
+fn a_deferred_expression_that_does_not_compile_counts_as_found() {
+    assert!(PatternRegex::deferred("(unclosed").is_match("anything"));
+    assert!(PatternRegex::deferred("abc").is_match("xabcx"));
+    assert!(!PatternRegex::deferred("abc").is_match("xyz"));
 }
 
 #[test]
