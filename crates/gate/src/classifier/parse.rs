@@ -106,7 +106,8 @@ impl Classifier {
     pub fn default_rules() -> Classifier {
         // The default file is part of the crate and is tested; failing here is a build bug.
         // Its regular expressions are compiled when first searched (a hook's process gates
-        // one call, which needs few of them): `default_regexes_compile` checks them all.
+        // one call, which needs few of them): `default_regexes_compile_and_match_no_empty_text`
+        // checks them all.
         Classifier::parse_in(DEFAULT_RULES, "<default classifier>", Compile::WhenSearched)
             .unwrap_or_else(|e| panic!("the built-in classifier does not parse: {}", e.render()))
     }
