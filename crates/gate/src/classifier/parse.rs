@@ -104,12 +104,23 @@ pub(super) fn implies(file: &str, src: &str, raw: &RawImplies) -> Result<Implica
 impl Classifier {
     /// The built-in default rule set.
     pub fn default_rules() -> Classifier {
+        Classifier::built_in(true)
+    }
+
+    /// The built-in set; `indexed: false` leaves out the name index and the argument
+    /// automaton, for a file that extends it (which builds its own over both).
+    fn built_in(indexed: bool) -> Classifier {
         // The default file is part of the crate and is tested; failing here is a build bug.
         // Its regular expressions are compiled when first searched (a hook's process gates
         // one call, which needs few of them): `default_regexes_compile_and_match_no_empty_text`
         // checks them all.
-        Classifier::parse_in(DEFAULT_RULES, "<default classifier>", Compile::WhenSearched)
-            .unwrap_or_else(|e| panic!("the built-in classifier does not parse: {}", e.render()))
+        Classifier::parse_in(
+            DEFAULT_RULES,
+            "<default classifier>",
+            Compile::WhenSearched,
+            indexed,
+        )
+        .unwrap_or_else(|e| panic!("the built-in classifier does not parse: {}", e.render()))
     }
 
     /// Read a rule set from a file.
@@ -120,10 +131,10 @@ impl Classifier {
 
     /// Parse a rule set; every error is located in `file`.
     pub fn parse(src: &str, file: &str) -> Result<Classifier> {
-        Classifier::parse_in(src, file, Compile::Now)
+        Classifier::parse_in(src, file, Compile::Now, true)
     }
 
-    fn parse_in(src: &str, file: &str, compile: Compile) -> Result<Classifier> {
+    fn parse_in(src: &str, file: &str, compile: Compile, indexed: bool) -> Result<Classifier> {
         let raw: RawClassifier = toml::from_str(src).map_err(|e| GateError::toml(file, src, &e))?;
         if let Some(v) = &raw.version {
             if *v.get_ref() != 1 {
@@ -140,7 +151,7 @@ impl Classifier {
         }
         let base = match &raw.extends {
             None => None,
-            Some(e) if e.get_ref() == "default" => Some(Classifier::default_rules()),
+            Some(e) if e.get_ref() == "default" => Some(Classifier::built_in(false)),
             Some(e) => {
                 return Err(GateError::at(
                     file,
@@ -226,8 +237,11 @@ impl Classifier {
             (None, None) => payloads.clone(),
             (w, b) => words(w, b.as_ref().map(|b| &b.3)),
         };
-        let index = NameIndex::build(&rules);
-        let scan = ArgScan::build(&patterns);
+        let (index, scan) = if indexed {
+            (NameIndex::build(&rules), ArgScan::build(&patterns))
+        } else {
+            Default::default()
+        };
         Ok(Classifier {
             source: src.to_string(),
             file: file.to_string(),
