@@ -187,7 +187,8 @@ fn short_number(t: &[u8]) -> bool {
 /// Scan `text` once; call `out` for every value found (possibly twice for one value).
 ///
 /// Never inlined into its caller: in one codegen unit LLVM otherwise inlines it into
-/// `observe_inner`, and the merged function costs about 2.5% more instructions.
+/// `observe_inner`, and the merged function costs about 0.6% more instructions (346.5 k
+/// against 344.3 k per 10 kB observation, `gate_cost observe-stored`).
 #[inline(never)]
 pub(super) fn scan(text: &[u8], out: &mut impl FnMut(Found)) {
     let mut groups = Groups::default();
