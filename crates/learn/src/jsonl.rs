@@ -979,7 +979,7 @@ mod tests {
         }
     }
 
-    /// 20 000 simulated traces of SafetyDrift's chain, named states, with categories, a few
+    /// 5 000 simulated traces of SafetyDrift's chain, named states, with categories, a few
     /// bad lines and odd but valid ones among them.
     fn simulated(names: &dyn Fn(usize) -> String, bad: bool) -> Vec<u8> {
         let model = augur_formats::explicit::read_prism_explicit(
@@ -990,7 +990,7 @@ mod tests {
         .0;
         let sim = Simulator::new(&model, 7, 12).unwrap();
         let mut text = Vec::new();
-        for (i, trace) in sim.take(20_000).enumerate() {
+        for (i, trace) in sim.take(5_000).enumerate() {
             let steps: Vec<_> = trace
                 .iter()
                 .map(|&s| serde_json::json!({"state": names(s as usize)}))
@@ -1001,7 +1001,7 @@ mod tests {
             }
             text.extend(serde_json::to_vec(&t).unwrap());
             text.push(b'\n');
-            if bad && i % 4999 == 17 {
+            if bad && i % 1249 == 17 {
                 text.extend(b"{\"steps\": [{\"state\": \"s0\"}, {\"x\": 1}]}\n");
                 text.extend(b"{\"steps\": [{\"state\": 3}]}\n");
                 text.extend(b"not json\n\n \t\n");
@@ -1020,10 +1020,12 @@ mod tests {
         .0;
         let names = state_names(&model);
         let text = simulated(&|s| names[s].clone(), false);
-        // Several blocks of a few parts each.
+        // Several blocks of a few parts each (a quarter of the text it once was, with blocks
+        // a quarter of the size: as many blocks, a quarter of the time).
+        assert!(text.len() > 4 << 18, "{} bytes", text.len());
         for opts in option_sets() {
             let want = sequential(&text, None, &opts);
-            for (threads, block) in [(2, 1 << 20), (3, 300_000)] {
+            for (threads, block) in [(2, 1 << 18), (3, 75_000)] {
                 assert_eq!(
                     parallel(&text, None, &opts, threads, block),
                     want,
@@ -1036,7 +1038,7 @@ mod tests {
         for opts in option_sets() {
             let want = sequential(&text, None, &opts);
             assert!(want.contains("skipped") || want.starts_with("error"));
-            assert_eq!(parallel(&text, None, &opts, 2, 300_000), want, "{opts:?}");
+            assert_eq!(parallel(&text, None, &opts, 2, 75_000), want, "{opts:?}");
         }
     }
 
@@ -1054,13 +1056,13 @@ mod tests {
         for opts in option_sets().into_iter().step_by(3) {
             let want = sequential(&text, Some(&spec), &opts);
             assert!(!want.starts_with("error"), "{want}");
-            assert_eq!(parallel(&text, Some(&spec), &opts, 2, 1 << 18), want);
+            assert_eq!(parallel(&text, Some(&spec), &opts, 2, 1 << 16), want);
         }
         text.extend(b"{\"steps\": [{\"state\": \"{open,toggled}\"}]}\n");
         for opts in option_sets().into_iter().step_by(3) {
             let want = sequential(&text, Some(&spec), &opts);
             assert!(want.contains("not a valid abstract state"), "{want}");
-            assert_eq!(parallel(&text, Some(&spec), &opts, 2, 1 << 18), want);
+            assert_eq!(parallel(&text, Some(&spec), &opts, 2, 1 << 16), want);
         }
     }
 
