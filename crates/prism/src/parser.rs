@@ -134,6 +134,10 @@ pub fn parse_model(text: &str, file_name: &str) -> Result<PrismModel> {
 /// [`parse_model`], with the fast path for commands ([`crate::fast`]) or pest alone (`fast`
 /// false: the reference the fast path is tested against).
 pub(crate) fn parse_model_with(text: &str, file_name: &str, fast: bool) -> Result<PrismModel> {
+    // pest's error detail is one switch for the whole process, which the expression and
+    // property parsers turn on: on here too, so that a model's syntax error reads the same
+    // whatever was parsed before it (in a long-lived process, on another thread).
+    pest::set_error_detail(true);
     let syntax = |e: SyntaxError| PrismError::at_span(file_name, text, e.span, e.message);
     augur_expr::syntax::check_nesting(text).map_err(syntax)?;
     // The whole model's parse, for its error (the same message whichever declaration fails).
