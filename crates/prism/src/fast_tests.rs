@@ -17,6 +17,11 @@ fn show(read: &Result<PrismModel>) -> String {
 
 /// Both readers give the same answer on `text`; returns pest's model.
 fn assert_same(text: &str) -> Result<PrismModel> {
+    // pest's error detail is a process-wide switch that the expression and property parsers
+    // turn on (`parse_expr`): set here, so that another test of this binary turning it on
+    // between the two reads cannot make their messages differ ("expected operator" against
+    // "expected `)` or operator").
+    pest::set_error_detail(true);
     let (fast, pest) = (
         parse_model_with(text, "m.pm", true),
         parse_model_with(text, "m.pm", false),
