@@ -3,24 +3,35 @@
 
 use super::*;
 use crate::parser::parse_model_with;
+use crate::{PrismModel, Result};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// Both readers' answers on `text`: the syntax tree (or the error message) each gives.
-fn both(text: &str) -> (String, String) {
-    let show = |fast| match parse_model_with(text, "m.pm", fast) {
+/// One reader's answer on `text`: the syntax tree (or the error message) it gives.
+fn show(read: &Result<PrismModel>) -> String {
+    match read {
         Ok(m) => format!("{:?}", m.ast),
         Err(e) => format!("error: {e}"),
-    };
-    (show(true), show(false))
+    }
 }
 
-fn assert_same(text: &str) {
-    let (fast, pest) = both(text);
-    assert!(
-        fast == pest,
-        "fast path and pest differ on\n{text}\nfast: {fast}\npest: {pest}"
+/// Both readers give the same answer on `text`; returns pest's model.
+fn assert_same(text: &str) -> Result<PrismModel> {
+    // pest's error detail is a process-wide switch that the expression and property parsers
+    // turn on (`parse_expr`): set here, so that another test of this binary turning it on
+    // between the two reads cannot make their messages differ ("expected operator" against
+    // "expected `)` or operator").
+    pest::set_error_detail(true);
+    let (fast, pest) = (
+        parse_model_with(text, "m.pm", true),
+        parse_model_with(text, "m.pm", false),
     );
+    let (fast_shown, pest_shown) = (show(&fast), show(&pest));
+    assert!(
+        fast_shown == pest_shown,
+        "fast path and pest differ on\n{text}\nfast: {fast_shown}\npest: {pest_shown}"
+    );
+    pest
 }
 
 /// The words of the alternatives of `rule` in a pest grammar (`"word"` literals, in order).
@@ -86,8 +97,8 @@ fn fast_path_and_pest_agree_on_every_model_and_its_mutations() {
     let (mut commands, mut fast) = (0, 0);
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
-        assert_same(&text);
-        if let Ok(m) = parse_model_with(&text, "m.pm", false) {
+        // pest's model of the file, read once for the comparison and the commands.
+        if let Ok(m) = assert_same(&text) {
             for c in m.ast.modules.iter().flat_map(|m| &m.commands) {
                 commands += 1;
                 fast += usize::from(command(&text[c.span.start..]).is_some());
@@ -116,7 +127,7 @@ fn fast_path_and_pest_agree_on_every_model_and_its_mutations() {
             if !text.is_char_boundary(end) {
                 continue;
             }
-            assert_same(&format!("{}{piece}{}", &text[..at], &text[end..]));
+            let _ = assert_same(&format!("{}{piece}{}", &text[..at], &text[end..]));
         }
     }
     // The fast path reads (nearly) every command of the real models.
@@ -212,9 +223,9 @@ proptest! {
     ) {
         let body = cmds.join("\n  ");
         let text = format!("dtmc\nconst int N = 2;\nmodule m\n  x : [0..N];\n  {body}\nendmodule\n");
-        assert_same(&text);
+        let _ = assert_same(&text);
         let at = (text.len() - 10).min(cut + 30);
-        assert_same(&format!("{}{insert}{}", &text[..at], &text[at..]));
+        let _ = assert_same(&format!("{}{insert}{}", &text[..at], &text[at..]));
     }
 }
 
@@ -244,7 +255,7 @@ fn generated_commands_often_parse() {
     for _ in 0..300 {
         let c = strategy.new_tree(&mut runner).unwrap().current();
         let text = format!("dtmc\nconst int N = 2;\nmodule m\n  x : [0..N];\n  {c}\nendmodule\n");
-        assert_same(&text);
+        let _ = assert_same(&text);
         ok += usize::from(parse_model_with(&text, "m.pm", false).is_ok());
     }
     assert!(ok >= 100, "{ok} of 300 parse");

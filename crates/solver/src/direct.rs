@@ -1010,26 +1010,85 @@ mod tests {
         (sys, lo, hi)
     }
 
-    /// The exact solution of the block with the outside states at `out`.
-    fn exact_solution(sys: &System, m: usize, out: &[f64]) -> Vec<BigRational> {
+    /// The exact solutions of the block with the outside states at `lo` and at `hi`, in one
+    /// elimination: each row of `I − A` and its two right-hand sides scaled to integers, then
+    /// fraction-free (Bareiss) Gaussian elimination with both sides carried along, and
+    /// integer back-substitution (`det · x` is an integer vector by Cramer's rule). Dense and
+    /// independent of the paths under test and of [`exact::solve`].
+    fn exact_solutions(
+        sys: &System,
+        m: usize,
+        lo: &[f64],
+        hi: &[f64],
+    ) -> (Vec<BigRational>, Vec<BigRational>) {
+        use num_bigint::BigInt;
+        use num_traits::One;
         let q = |x: f64| exact::to_rational(x).unwrap();
-        let mut es = ExactSystem::default();
+        // Row i: the m coefficients of I − A, then the two right-hand sides.
+        let mut a: Vec<Vec<BigInt>> = Vec::with_capacity(m);
         for i in 0..m {
-            let mut row = Vec::new();
-            let mut b = q(sys.b[i]);
+            let mut row = vec![BigRational::zero(); m + 2];
+            row[i] = BigRational::one() - q(sys.diag[i]);
+            row[m] = q(sys.b[i]);
+            row[m + 1] = q(sys.b[i]);
             for e in sys.ptr[i] as usize..sys.ptr[i + 1] as usize {
-                let j = sys.col[e] as usize;
+                let (j, v) = (sys.col[e] as usize, q(sys.val[e]));
                 if j < m {
-                    row.push((j as u32, q(sys.val[e])));
+                    row[j] -= v;
                 } else {
-                    b += q(sys.val[e]) * q(out[j]);
+                    row[m] += &v * q(lo[j]);
+                    row[m + 1] += v * q(hi[j]);
                 }
             }
-            es.rows.push(row);
-            es.diag.push(q(sys.diag[i]));
-            es.b.push(b);
+            // The least common multiple of the row's denominators.
+            let mut scale = BigInt::one();
+            for v in &row {
+                scale *= (v * BigRational::from_integer(scale.clone())).denom();
+            }
+            a.push(
+                row.into_iter()
+                    .map(|v| (v * BigRational::from_integer(scale.clone())).to_integer())
+                    .collect(),
+            );
         }
-        exact::solve(es, None, &Interrupt::default()).unwrap()
+        let mut prev = BigInt::one();
+        for k in 0..m {
+            let p = (k..m)
+                .find(|&i| !a[i][k].is_zero())
+                .expect("a singular block");
+            a.swap(k, p);
+            let (top, rest) = a.split_at_mut(k + 1);
+            let pivot = &top[k];
+            for row in rest.iter_mut() {
+                let f = std::mem::take(&mut row[k]);
+                for j in k + 1..m + 2 {
+                    if f.is_zero() {
+                        if !row[j].is_zero() {
+                            row[j] = &pivot[k] * &row[j] / &prev;
+                        }
+                    } else {
+                        row[j] = (&pivot[k] * &row[j] - &f * &pivot[j]) / &prev;
+                    }
+                }
+            }
+            prev = a[k][k].clone();
+        }
+        // `prev` is the determinant (up to the sign of the row swaps, which cancels).
+        let det = BigRational::from_integer(prev.clone());
+        let mut y = vec![vec![BigInt::zero(); m]; 2];
+        for (side, y) in y.iter_mut().enumerate() {
+            for i in (0..m).rev() {
+                let mut v = &prev * &a[i][m + side];
+                for j in i + 1..m {
+                    v -= &a[i][j] * &y[j];
+                }
+                y[i] = v / &a[i][i];
+            }
+        }
+        let mut x = y
+            .into_iter()
+            .map(|y| y.into_iter().map(|v| BigRational::from_integer(v) / &det));
+        (x.next().unwrap().collect(), x.next().unwrap().collect())
     }
 
     /// Solves the random block with the given path (`None`: the default routing) and checks
@@ -1054,8 +1113,7 @@ mod tests {
             &mut scratch,
             only,
         );
-        let xl = exact_solution(&sys, m, &lo);
-        let xh = exact_solution(&sys, m, &hi);
+        let (xl, xh) = exact_solutions(&sys, m, &lo, &hi);
         for k in 0..m {
             let (l, h) = (
                 exact::to_rational(lo[k]).unwrap(),
