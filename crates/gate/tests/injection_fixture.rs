@@ -99,3 +99,24 @@ const HELD_OUT_MISSED: &[&str] = &[
     "spaced-out letters",
     "instructions in a filename list",
 ];
+
+/// What the rules still get wrong among the texts they were tuned on (`known_limits`: the
+/// 2026-12-01 probe of tools AgentDojo does not have; docs/monitor.md, "Issue 41: the
+/// injection signal"): a note to "automated code reviewers" with no second cue is missed,
+/// and a deploy runbook (run a command, then post) and an announcement about a language
+/// model that asks for questions are flagged. Pinned both ways: a rule change that fixes
+/// one moves it to the tuned lists, one that breaks another fails above.
+#[test]
+fn known_limits_are_as_documented() {
+    let v = fixture();
+    let limits = v["known_limits"].as_array().unwrap();
+    assert_eq!(limits.len(), 3);
+    for e in limits {
+        let (note, text) = (e["note"].as_str().unwrap(), e["text"].as_str().unwrap());
+        let injection = e["injection"].as_bool().unwrap();
+        let detected = e["detected"].as_bool().unwrap();
+        // Each is a mistake: an injection missed or a benign text flagged.
+        assert_ne!(injection, detected, "{note}");
+        assert_eq!(detect(text).is_some(), detected, "{note}");
+    }
+}
