@@ -102,10 +102,11 @@ const HELD_OUT_MISSED: &[&str] = &[
 
 /// What the rules still get wrong among the texts they were tuned on (`known_limits`: the
 /// 2026-12-01 probe of tools AgentDojo does not have; docs/monitor.md, "Issue 41: the
-/// injection signal"): a note to "automated code reviewers" with no second cue is missed,
-/// and a deploy runbook (run a command, then post) and an announcement about a language
-/// model that asks for questions are flagged. Pinned both ways: a rule change that fixes
-/// one moves it to the tuned lists, one that breaks another fails above.
+/// injection signal"): a note to "automated code reviewers" with no second cue is missed;
+/// an announcement about a language model that asks for questions, and a note to "assistant
+/// managers" (`if you are an assistant …`, a strong rule), are flagged. Pinned both ways: a
+/// rule change that fixes one moves it to the tuned lists, one that breaks another fails
+/// above.
 #[test]
 fn known_limits_are_as_documented() {
     let v = fixture();
