@@ -279,7 +279,7 @@ const RULES: &[Rule] = &[
     r(Cue::Override, 1, "before (?:you )?(?:can |do |start |begin |continue |proceed |answer |respond |reply |finish |complete |solve |summari[sz]e |perform |handle |carry |go on |move on )(?:\\w+ ){0,3}(?:tasks?|request|question|summary|answer|response|reply|instructions?|user)"),
     r(Cue::Override, 1, "(?:do|perform|complete|execute|carry out|follow) (?:the )?(?:following|these|below) (?:(?:steps|actions|tasks|instructions|things) )?(?:first|immediately|right away|now|instead|before)"),
     r(Cue::Override, 1, "(?:from now on|going forward|for the rest of (?:this|the) (?:conversation|session|task)),? you (?:must|should|will|are|shall)"),
-    r(Cue::Override, 1, "you are (?:now (?:a|an|the|in|my|acting|operating)|(?:now )?(?:authori[sz]ed|permitted|allowed|cleared) to)"),
+    r(Cue::Override, 1, "you are now (?:a|an|the|in|my|acting|operating|authori[sz]ed)"),
     r(Cue::Override, 1, "(?:highest|top|absolute|maximum) priority"),
     r(Cue::Override, 2, "(?:ignoriere|ignorieren sie|vergiss|vergessen sie|missachte|missachten sie) (?:(?:alle|die|deine|ihre|bisherigen|vorherigen|obigen|früheren|vorigen) )*(?:anweisungen|instruktionen|befehle|regeln|vorgaben)"),
     r(Cue::Override, 2, "(?:ignore|ignorez|oublie|oubliez) (?:(?:toutes|tous|les|vos|tes) )*(?:instructions|consignes|règles|directives)(?: précédentes| antérieures)?"),
