@@ -107,8 +107,21 @@ fn the_dependency_table_matches_the_manifests() {
 fn metadata() -> &'static serde_json::Value {
     static META: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
     META.get_or_init(|| {
+        // The host's graph only: offline, `cargo metadata` without a platform filter needs
+        // the manifests of every platform's crates (`android_system_properties`, ...), which a
+        // fresh machine's build never downloads.
+        let version = std::process::Command::new(env!("CARGO"))
+            .arg("-vV")
+            .output()
+            .expect("running cargo -vV");
+        let version = String::from_utf8_lossy(&version.stdout);
+        let host = version
+            .lines()
+            .find_map(|l| l.strip_prefix("host: "))
+            .expect("cargo -vV names the host");
         let out = std::process::Command::new(env!("CARGO"))
             .args(["metadata", "--format-version", "1", "--offline"])
+            .args(["--filter-platform", host])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .expect("running cargo metadata");
