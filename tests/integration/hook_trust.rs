@@ -450,3 +450,51 @@ fn forged_prompts_are_refused_by_the_gateway() {
         assert_ne!(decision(&via(&pre(s, "t6", "Bash", curl(OWN)))).0, "deny");
     }
 }
+
+/// One process per hook event: the session's intent (the request, the instruction to the
+/// assistant a result carried) is kept in the state file beside the provenance store, so a
+/// state change the request does not ask for, after a `Read` whose result spoke to the
+/// assistant, is put to the user by the next process too (until 2026-12-02 every event started
+/// with no intent, and the change went through). The same change after notes without the
+/// instruction is not asked about.
+#[test]
+fn an_instruction_seen_in_one_hook_run_is_remembered_by_the_next() {
+    // A local write the request does not ask for (no destination any text held: a network
+    // call would be paused by the fallback of issue 40 after any untrusted text).
+    let write = json!({"file_path": "/home/u/p/TODO.md", "content": "- call the venue"});
+    let request = "Give me the gist of what we decided at the meeting.";
+    let mut answers = Vec::new();
+    for notes in [NOTES, "Meeting notes: ship on Friday."] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let s = "intent";
+        quiet(&builtin(d, &prompt(s, request)));
+        decision(&builtin(d, &pre(s, "t1", "Read", read_input())));
+        let read = json!({"type": "text", "file": {"filePath": "/home/u/p/notes.txt",
+                                                    "content": notes, "numLines": 2}});
+        quiet(&builtin(d, &post(s, "t1", "Read", read_input(), read)));
+        let state = state_json(&d.join("state.json"));
+        let intent = &state["sessions"][s]["state"]["intent"]["intent"];
+        assert!(
+            intent["request"]
+                .as_str()
+                .unwrap()
+                .contains("what we decided"),
+            "{intent}"
+        );
+        assert_eq!(
+            intent["first_signal"].is_object(),
+            notes == NOTES,
+            "{intent}"
+        );
+        answers.push(decision(&builtin(d, &pre(s, "t2", "Write", write.clone()))));
+    }
+    let (v, why) = &answers[0];
+    assert_eq!(v, "ask", "{why}");
+    assert!(
+        why.contains("does not ask for `Write`") && why.contains("`Read`"),
+        "{why}"
+    );
+    let (v, why) = &answers[1];
+    assert!(v == "allow" || v == "warn", "{v}: {why}");
+}

@@ -4,6 +4,7 @@
 mod adaptive;
 mod injection_fixture;
 mod provenance_collision;
+mod session_text;
 mod tiers;
 mod trust;
 mod unseen_tools;

@@ -49,7 +49,7 @@ pub use action::{Action, InlineName, ToolCall};
 pub use decision::{Decision, FailReason, Fired, Pending, ProvenanceHit, Summary};
 pub use reasons::{continuation, describe_step, dtr_action, render_reason, Names};
 pub use report::{report, AuditRecord, ContinuationReport, DecisionReport};
-pub use snapshot::{FullSnapshot, SessionSnapshot, Unread};
+pub use snapshot::{FullSnapshot, IntentState, SessionSnapshot, Unread};
 
 use crate::classifier::{ArgHit, CallProvenance, Classification, Matched};
 use crate::dtr::{Predicates, Prov, Reversibility, RiskLevel, SafetyState, ToolEscalation};
@@ -418,6 +418,7 @@ impl Session {
             observations: self.observations,
             provenance_lost: self.prov_lost || self.observations > 0,
             unread: self.unread.clone(),
+            signal: self.intent.first_signal().cloned(),
         }
     }
 
@@ -428,6 +429,11 @@ impl Session {
         FullSnapshot {
             session,
             provenance: self.prov.snapshot(),
+            intent: Some(IntentState {
+                intent: self.intent.clone(),
+                approved: self.approved.clone(),
+                pending_approval: self.pending_approval,
+            }),
         }
     }
 
@@ -442,6 +448,20 @@ impl Session {
         s.prov = Provenance::from_snapshot(&snap.provenance)
             .map_err(|e| GateError::Mismatch(format!("provenance: {e}")))?;
         s.prov_lost = snap.session.provenance_lost;
+        // A file written before the intent was kept has none: the session knows only the
+        // signal its session part holds, as a journal's does (failing closed).
+        if let Some(i) = &snap.intent {
+            i.intent.check_limits().map_err(GateError::Mismatch)?;
+            if i.approved.len() > APPROVALS_MAX {
+                return Err(GateError::Mismatch(format!(
+                    "the intent holds {} approvals, over the limit of {APPROVALS_MAX}",
+                    i.approved.len()
+                )));
+            }
+            s.intent = i.intent.clone();
+            s.approved = i.approved.clone();
+            s.pending_approval = i.pending_approval;
+        }
         Ok(s)
     }
 
@@ -453,6 +473,8 @@ impl Session {
     }
 
     /// A session in the state `snap` holds (an open session: a closed one is not journaled).
+    /// Its provenance store is lost when it had observed anything, and of its intent it keeps
+    /// only the first instruction to the assistant seen (`snap.signal`): both fail closed.
     /// Errors, with the reason, when the snapshot does not fit the monitor and the policy: a
     /// category without a table, a model state out of range, a model state that is not the
     /// one its `(d, t, r)` maps to, a name slot out of range.
@@ -526,6 +548,11 @@ impl Session {
         // anything has lost it, and fails closed (unknown values count as untrusted).
         s.prov_lost = snap.provenance_lost || snap.observations > 0;
         s.unread = snap.unread.clone();
+        // Nor its intent but its first signal: knowing no request, it pauses every state change
+        // after it (a restart never allows what the session before it would have paused).
+        if let Some(sig) = &snap.signal {
+            s.intent = Intent::with_signal(sig.clone());
+        }
         Ok(s)
     }
 
@@ -707,9 +734,11 @@ impl Session {
                         // injection's (the file id it asked to delete).
                         self.injected_arg = None;
                         if changes && cp.p != Prov::Untrusted {
-                            if let Some((name, v, _)) =
-                                self.intent.argument_in_an_instruction(call.args)
-                            {
+                            if let Some((name, v, _)) = self.intent.argument_in_an_instruction(
+                                call.args,
+                                &self.prov,
+                                !Intent::name_says_action(call.name),
+                            ) {
                                 self.injected_arg = Some((InlineName::new(name), shown_text(v)));
                                 cp.p = Prov::Untrusted;
                                 cp.arg = Some(name);
@@ -732,9 +761,19 @@ impl Session {
                                 }
                             }
                         }
+                        // A tool whose name does not say what it does (`Bash` running `curl`)
+                        // is asked for when the user's own words gave its destination (no
+                        // tier: not delegated); a named action is judged by its name alone.
+                        let to_the_users = cp.p == Prov::User
+                            && !Intent::name_says_action(call.name)
+                            && self.tier_hit.is_none()
+                            && cp.arg.is_some_and(|a| {
+                                crate::classifier::name_has_word(a, cl.destination_words(&c))
+                            });
                         self.after_signal = changes
                             && !fetch
                             && cp.p != Prov::Untrusted
+                            && !to_the_users
                             && self.intent.after_signal(call.name).is_some();
                     }
                     // Content the session could not read: a destination or payload value not

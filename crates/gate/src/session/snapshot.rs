@@ -3,6 +3,7 @@
 use super::{Pending, Summary};
 use crate::classifier::ArgHit;
 use crate::dtr::SafetyState;
+use crate::intent::{Intent, SignalSeen};
 use crate::provenance::ProvenanceSnapshot;
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +39,11 @@ pub struct SessionSnapshot {
     /// [`Session::mark_unread`](super::Session::mark_unread)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unread: Option<Unread>,
+    /// The first instruction to the assistant seen in content the user did not write (issue
+    /// 41): the one part of the session's intent a journal keeps, so that a restored session
+    /// still pauses the state changes after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<SignalSeen>,
 }
 
 /// Content a session could not read (an image, audio, a binary blob, a result past the size
@@ -64,4 +70,24 @@ pub struct FullSnapshot {
     pub session: SessionSnapshot,
     /// Its provenance store.
     pub provenance: ProvenanceSnapshot,
+    /// Its intent and the person's approvals (absent in files written before they were
+    /// kept: the session then knows only `session.signal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<IntentState>,
+}
+
+/// What a session knows of the user's intent, as plain data (part of a [`FullSnapshot`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntentState {
+    /// The request, the delegated results, the signals seen.
+    pub intent: Intent,
+    /// Keys of the delegated values a person approved, by tool (not asked again). Keys are
+    /// the standard library's `DefaultHasher` of (tool, value): a binary built with another
+    /// Rust release may key them differently, and then asks again.
+    #[serde(default)]
+    pub approved: Vec<u64>,
+    /// The key of the delegated value of the paused call awaiting its record.
+    #[serde(default)]
+    pub pending_approval: Option<u64>,
 }

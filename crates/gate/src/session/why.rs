@@ -107,8 +107,13 @@ impl Session {
             } else {
                 "ask the user"
             };
+            let asked = if self.intent.request().trim().is_empty() {
+                "no request of the user's is known (none was given, or the session was restored), so nothing asks for".to_string()
+            } else {
+                "the user's request does not ask for".to_string()
+            };
             return Some(format!(
-                "the user's request does not ask for `{tool}`, and the result of `{}` at step {} carried {}: {then}",
+                "{asked} `{tool}`, and the result of `{}` at step {} carried {}: {then}",
                 s.tool, s.step, s.description
             ));
         }
