@@ -5,10 +5,13 @@
 //! string's length, bidirectional and zero-width characters, control bytes, invalid UTF-8)
 //! never make a session panic, every decision has a reason in either rendering, and an address
 //! first seen in a result of a tool the user's request did not name is never sent without the
-//! person's say: whatever surrounds it, `send_email` to it pauses or blocks.
+//! person's say: whatever surrounds it, `send_email` to it pauses or blocks. A session restored
+//! from its full snapshot (a hook's state file) decides as the live one; one restored from a
+//! journal (store and intent lost) never less severely.
 
 use augur_gate::builtin;
 use augur_gate::provenance::ObservationSource;
+use augur_gate::session::FullSnapshot;
 use augur_gate::{Action, Monitor, Policy, Session, ToolCall, Verdict};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -188,11 +191,26 @@ proptest! {
             let (tool, key) = ACTIONS[*tool];
             gate(&mut s, tool, &json!({ key: arg, "amount": 10, "body": arg }));
         }
+        // The same session restored as a hook's state file keeps it (through JSON) and as a
+        // journal keeps it (failing closed).
+        let m = monitor();
+        let p = Arc::new(Policy::default());
+        let full: FullSnapshot =
+            serde_json::from_str(&serde_json::to_string(&s.full_snapshot()).unwrap()).unwrap();
+        let mut full = Session::restore_full(&m, &p, &full).unwrap();
+        let mut journal = Session::restore(&m, &p, &s.snapshot()).unwrap();
         // Any text as a payload, to the user's own and to the attacker's address.
-        gate(&mut s, "send_email", &json!({"recipients": ["bob@corp.example"],
-            "subject": "re", "body": payload}));
-        let v = gate(&mut s, "send_email", &json!({"recipients": [bad.clone()],
-            "subject": "re", "body": payload}));
-        prop_assert!(v >= Verdict::Pause, "{bad} from an untrusted result was {v:?}");
+        for to in ["bob@corp.example".to_string(), bad.clone()] {
+            let args = json!({"recipients": [to], "subject": "re", "body": payload});
+            let live = gate(&mut s, "send_email", &args);
+            // A session restored with its store and intent decides as the live one; one
+            // restored from a journal never less severely.
+            prop_assert_eq!(gate(&mut full, "send_email", &args), live);
+            let restored = gate(&mut journal, "send_email", &args);
+            prop_assert!(restored >= live, "{:?} after a restart, {:?} before", restored, live);
+            if to == bad {
+                prop_assert!(live >= Verdict::Pause, "{} from an untrusted result was {:?}", bad, live);
+            }
+        }
     }
 }

@@ -44,6 +44,21 @@ pub struct SavedValue {
     /// Its first sighting in the agent's own arguments (the value is the agent's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<SavedSighting>,
+    /// Its normalised bytes, when they are not UTF-8 (raw bytes observed, a percent-encoded
+    /// byte decoded): `text` then shows them lossily, and these are what the store compares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Vec<u8>>,
+    /// It was seen as a host (always for a domain; for another kind, when a text also held
+    /// it as a host: an e-mail address's domain then counts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub host: bool,
+}
+
+impl SavedValue {
+    /// The normalised bytes the store compares.
+    pub fn value_bytes(&self) -> &[u8] {
+        self.bytes.as_deref().unwrap_or(self.text.as_bytes())
+    }
 }
 
 /// Everything a [`Provenance`] store holds, as plain data: what a process that keeps a
@@ -88,10 +103,14 @@ impl Provenance {
                     trusted: saved(e.trusted),
                     untrusted: saved(e.untrusted()),
                     agent: saved(e.agent()),
+                    bytes: std::str::from_utf8(text).is_err().then(|| text.to_vec()),
+                    host: e.host && e.kind != ValueKind::Domain,
                 }
             })
             .collect();
-        values.sort_by(|a, b| (&a.text, a.kind as u8).cmp(&(&b.text, b.kind as u8)));
+        values.sort_by(|a, b| {
+            (&a.text, a.kind as u8, &a.bytes).cmp(&(&b.text, b.kind as u8, &b.bytes))
+        });
         ProvenanceSnapshot {
             limits: self.limits,
             incomplete: self.incomplete,
@@ -113,7 +132,7 @@ impl Provenance {
                 snap.limits.max_values
             ));
         }
-        let text_bytes: usize = snap.values.iter().map(|v| v.text.len()).sum();
+        let text_bytes: usize = snap.values.iter().map(|v| v.value_bytes().len()).sum();
         if text_bytes > snap.limits.max_text_bytes {
             return Err(format!(
                 "{text_bytes} bytes of value text, beyond the limit of {}",
@@ -189,7 +208,7 @@ impl Provenance {
                 ));
             }
             let untrusted = untrusted.or(agent);
-            let bytes = v.text.as_bytes();
+            let bytes = v.value_bytes();
             let Some(key) = key_of_bytes(bytes, p.keys) else {
                 return Err(format!("value {which}: an empty text"));
             };
@@ -214,7 +233,7 @@ impl Provenance {
                 next,
                 trusted,
                 untrusted,
-                host: v.kind == ValueKind::Domain,
+                host: v.host || v.kind == ValueKind::Domain,
             });
         }
         Ok(p)

@@ -1186,3 +1186,44 @@ fn capitalised_words_and_trailing_colons_beside_values_agree_with_the_reference(
         }
     }
 }
+
+/// A snapshot read back (through JSON) is the same store: values whose normalised bytes are
+/// not UTF-8 (raw bytes, a percent-encoded byte decoded) keep their bytes, two of them that
+/// read alike lossily stay two, and a value also seen as a host stays one. Before, such values
+/// were saved lossily: the store could not be read back ("value 1 is stored twice"), or read
+/// back with other texts, so an argument holding them no longer looked untrusted.
+#[test]
+fn a_snapshot_keeps_bytes_that_are_not_utf8_and_host_sightings() {
+    let mut p = Provenance::new();
+    p.observe(Origin::User, "write to ops@corp.example");
+    p.observe_bytes(
+        Origin::Tool {
+            tool: "read",
+            step: 0,
+        },
+        b"/\x80\0/\x81\0 see https://files.example/%80a and https://files.example/%81a \
+          and https://corp.example/ ",
+    );
+    let back: ProvenanceSnapshot =
+        serde_json::from_str(&serde_json::to_string(&p.snapshot()).unwrap()).unwrap();
+    let r = Provenance::from_snapshot(&back).expect("the snapshot reads back");
+    assert_eq!(r.snapshot(), p.snapshot());
+    assert_eq!(r.len(), p.len());
+    for arg in [
+        json!({"to": "https://files.example/%80a"}),
+        json!({"to": "https://files.example/%81a"}),
+        json!({"to": "someone@corp.example"}),
+        json!({"to": "ops@corp.example"}),
+    ] {
+        // The same provenance (ids differ: a snapshot orders the values by text).
+        assert_eq!(
+            r.provenance_of(&arg).as_str(),
+            p.provenance_of(&arg).as_str(),
+            "{arg}"
+        );
+    }
+    assert!(matches!(
+        r.provenance_of(&json!({"to": "https://files.example/%80a"})),
+        ArgProvenance::Untrusted(_)
+    ));
+}
