@@ -140,11 +140,19 @@ fn attacker(n: u16) -> String {
 
 /// Gate `tool` with `args`: its decision must have a reason, plain and masked.
 fn gate(s: &mut Session, tool: &str, args: &Value) -> Verdict {
+    gate_approving(s, tool, args, false)
+}
+
+/// [`gate`], a person approving a pause when `approve` (the call then runs).
+fn gate_approving(s: &mut Session, tool: &str, args: &Value, approve: bool) -> Verdict {
     let action = Action::Tool(ToolCall::new(tool, args));
     let d = s.gate(&action);
     assert!(!s.reason(&d).is_empty());
     assert!(!s.reason_masked(&d).is_empty());
-    s.record(&action, d.verdict <= Verdict::Warn);
+    s.record(
+        &action,
+        d.verdict <= Verdict::Warn || (approve && d.verdict == Verdict::Pause),
+    );
     d.verdict
 }
 
@@ -163,7 +171,7 @@ proptest! {
         planted_in in any::<prop::sample::Index>(),
         n in any::<u16>(),
         payload in piece_text(),
-        calls in prop::collection::vec((0usize..ACTIONS.len(), piece_text()), 0..4),
+        calls in prop::collection::vec((0usize..ACTIONS.len(), piece_text(), any::<bool>()), 0..4),
         shout in any::<bool>(),
     ) {
         let mut s = Session::new(&monitor(), &Arc::new(Policy::default()), None).unwrap();
@@ -187,9 +195,10 @@ proptest! {
             }
         }
         // Writes, sends and payments with generated arguments.
-        for (tool, arg) in &calls {
+        for (tool, arg, approve) in &calls {
             let (tool, key) = ACTIONS[*tool];
-            gate(&mut s, tool, &json!({ key: arg, "amount": 10, "body": arg }));
+            let args = json!({ key: arg, "amount": 10, "body": arg });
+            gate_approving(&mut s, tool, &args, *approve);
         }
         // The same session restored as a hook's state file keeps it (through JSON) and as a
         // journal keeps it (failing closed).
