@@ -186,6 +186,11 @@ def test_faults_are_clear_errors_and_the_upstream_is_restarted(tmp_path):
         # Both upstreams have read_inbox: both are prefixed; the others keep their names.
         assert {"mail__read_inbox", "notes__read_inbox", "list_notes", "sleep_then"} <= tools
         assert "read_inbox" not in tools
+        # The user's request names the calls below: the inbox read here carries an instruction
+        # to the assistant, after which a session told no request pauses every state change.
+        r = await s.call_tool("begin_task", {"request": "Test the upstreams: sleep_then, garbage, huge, "
+                                             "list my notes and read my inbox."})
+        assert not _is_error(r), _text(r)
 
         # 1. Killed mid-call.
         first = _pids(tmp_path)
