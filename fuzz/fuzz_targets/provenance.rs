@@ -1,6 +1,7 @@
 //! The provenance store on any bytes (issue 25, item 7 and "Bad input"): the input is observed
 //! as an untrusted tool result by a store with small limits, then as the user's request by
-//! another, and looked up as an argument. Findings: a panic; a store over its limits; a value
+//! another, and looked up as an argument, and its snapshot is read back. Findings: a panic; a
+//! store over its limits; a snapshot that does not read back as the same store; a value
 //! found in untrusted text that looks like the user's or like nothing (fail open); a value
 //! found in the user's text that the store does not know.
 #![no_main]
@@ -17,6 +18,10 @@ fuzz_target!(|data: &[u8]| {
     let st = untrusted.observe_bytes(Origin::Tool { tool: "t", step: 0 }, data);
     assert!(untrusted.len() <= limits.max_values);
     assert_eq!(st.scanned + st.skipped, data.len());
+    // A store's snapshot reads back as the same store (a hook's state file; bytes that are
+    // not UTF-8 included).
+    let back = Provenance::from_snapshot(&untrusted.snapshot()).expect("its own snapshot");
+    assert_eq!(back.snapshot(), untrusted.snapshot());
     let mut user = Provenance::with_limits(limits);
     user.observe_bytes(Origin::User, data);
     assert!(user.len() <= limits.max_values);
